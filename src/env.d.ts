@@ -1,0 +1,9 @@
+// Secrets and dev-only vars are not in wrangler.toml, so `wrangler types` cannot see them.
+interface Env {
+  /** "account:token,account:token" — set with `wrangler secret put WAYMARK_TOKENS`. */
+  WAYMARK_TOKENS?: string;
+  /** Set only by `npm start` (wrangler dev); binds to the account "dev". */
+  WAYMARK_DEV_TOKEN?: string;
+  /** Key for share-link and session signatures; falls back to a per-deployment derivation when unset. */
+  WAYMARK_SHARE_SECRET?: string;
+}

@@ -1,0 +1,2 @@
+import { expect, it } from "vitest";
+it("runs in node", () => { expect(process.versions.node.startsWith("22")).toBe(true); });

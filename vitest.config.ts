@@ -1,0 +1,40 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Two projects: code that runs on Cloudflare is tested inside workerd; the local
+// helper, the end-to-end chain (wrangler dev + real clients) and the browser tests
+// run in Node.
+export default defineConfig({
+  test: {
+    reporters: ["default", "./test/support/summary-reporter.ts"],
+    projects: [
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                WAYMARK_TOKENS: "acme:token-acme,globex:token-globex",
+                WAYMARK_DEV_TOKEN: "",
+                WAYMARK_SHARE_SECRET: "test-share-secret",
+              },
+            },
+          }),
+        ],
+        test: {
+          name: "workerd",
+          include: ["test/{domain,mcp,workflow,worker,pages}/**/*.test.ts"],
+        },
+      },
+      {
+        test: {
+          name: "node",
+          include: ["test/{e2e,browser}/**/*.test.ts", "client-helper/test/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
