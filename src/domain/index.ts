@@ -1,0 +1,4 @@
+export * from "./changes";
+export * from "./overlap";
+export * from "./paths";
+export * from "./scope";
