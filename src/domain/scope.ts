@@ -136,7 +136,7 @@ function matchesWord(words: ReadonlySet<string>, lowerPath: string): boolean {
 /** Every dot-prefix of a file name is a stem, so "auth" and "auth.test" both match auth.test.ts. */
 function hasStem(words: ReadonlySet<string>, fileName: string): boolean {
 	for (
-		let dot = fileName.indexOf(".");
+		let dot = fileName.indexOf(".", 1);
 		dot > 0;
 		dot = fileName.indexOf(".", dot + 1)
 	) {
