@@ -7,3 +7,7 @@ interface Env {
   /** Key for share-link and session signatures; falls back to a per-deployment derivation when unset. */
   WAYMARK_SHARE_SECRET?: string;
 }
+interface Env {
+  /** Extra browser origins allowed to call /mcp, comma separated. */
+  WAYMARK_ALLOWED_ORIGINS?: string;
+}

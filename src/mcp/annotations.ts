@@ -1,0 +1,4 @@
+import type { ToolAnnotations } from "@modelcontextprotocol/server";
+
+/** Writing tools only append to Waymark's own record: not destructive, no outside world. */
+export const WRITES: ToolAnnotations = { destructiveHint: false, openWorldHint: false };

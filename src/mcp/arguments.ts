@@ -1,0 +1,120 @@
+import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { type ErrorCode, type Result, fail, ok } from "../errors";
+
+/** Keys whose values the helper fills; null there is data (an absent file), not "unset". */
+const HELPER_FIELDS = new Set(["snapshot", "changes"]);
+/** Our own bounds are enforced and documented but not advertised: every byte of tools/list costs the agent context. */
+const UNADVERTISED_KEYWORDS = new Set(["$schema", "maxLength", "maxItems", "minLength", "minItems", "pattern", "additionalProperties"]);
+
+function stripKeywords(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(stripKeywords);
+  if (node === null || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (!UNADVERTISED_KEYWORDS.has(key)) out[key] = key === "properties" ? mapValues(value, stripKeywords) : stripKeywords(value);
+  }
+  return out;
+}
+
+function mapValues(record: unknown, fn: (v: unknown) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record as Record<string, unknown>)) out[key] = fn(value);
+  return out;
+}
+
+/**
+ * What the SDK sees of a tool's input: zod's JSON Schema, trimmed, with a validator
+ * that lets everything through. We validate ourselves in `parseArguments` so every
+ * failure carries our error code and names the field and the rule.
+ */
+export function advertise(schema: z.ZodType, helperFields: Record<string, string> = {}): StandardSchemaWithJSON {
+  const json = stripKeywords(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" })) as Record<string, unknown>;
+  const properties = json.properties as Record<string, unknown>;
+  // Helper-only inputs are advertised as opaque objects; the helper hides them from agents entirely.
+  for (const [field, description] of Object.entries(helperFields)) properties[field] = { type: "object", description };
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "waymark",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
+type JsonType = "string" | "number" | "boolean" | "object" | "array";
+
+/**
+ * A tool's advertised output schema: top-level fields and their JSON types only.
+ * Results are built by our own code (and tested), so the full nested shape would
+ * only spend the agent's context.
+ */
+export function outputShape(fields: Record<string, JsonType>): StandardSchemaWithJSON {
+  const properties: Record<string, { type: JsonType }> = {};
+  for (const [name, type] of Object.entries(fields)) properties[name] = { type };
+  const json = { type: "object", properties };
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "waymark",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
+/** JSON null for an optional field means "not given" (the reference says parent_task_id is null for top-level tasks). */
+function dropNulls(value: unknown, insideHelperData = false): unknown {
+  if (Array.isArray(value)) return value.map((v) => dropNulls(v, insideHelperData));
+  if (value === null || typeof value !== "object" || insideHelperData) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (v !== null) out[key] = dropNulls(v, HELPER_FIELDS.has(key));
+  }
+  return out;
+}
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
+  return out || "arguments";
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined ? "is required" : `must be ${issue.expected === "array" ? "an array" : `a ${issue.expected}`}`;
+    case "too_big":
+      return issue.origin === "string"
+        ? `must be at most ${issue.maximum} characters`
+        : issue.origin === "array"
+          ? `must have at most ${issue.maximum} items`
+          : `must be ${issue.inclusive ? "≤" : "<"} ${issue.maximum}`;
+    case "too_small":
+      return issue.origin === "string" ? "must not be empty" : issue.origin === "array" ? `must have at least ${issue.minimum} items` : `must be ${issue.inclusive ? "≥" : ">"} ${issue.minimum}`;
+    case "invalid_value":
+      return `must be one of: ${issue.values.map(String).join(", ")}`;
+    case "unrecognized_keys":
+      return `unknown field(s): ${issue.keys.join(", ")}`;
+    case "invalid_union":
+      return "does not match any accepted shape";
+    default:
+      return issue.message;
+  }
+}
+
+/** Validates tool arguments; the error names each failing field and the rule it broke. */
+export function parseArguments<T>(schema: z.ZodType<T>, args: unknown): Result<T> {
+  const parsed = schema.safeParse(dropNulls(args ?? {}));
+  if (parsed.success) return ok(parsed.data);
+  const issues = parsed.error.issues;
+  const tooLarge = issues.some((i) => i.code === "too_big" && i.origin === "array" && HELPER_FIELDS.has(String(i.path[0])));
+  const code: ErrorCode = tooLarge ? "PAYLOAD_TOO_LARGE" : "INPUT_VALIDATION_ERROR";
+  const shown = issues.slice(0, 5).map((i) => {
+    const path = i.code === "unrecognized_keys" ? fieldPath(i.path) : fieldPath(i.path);
+    return `${path}: ${describeIssue(i)}`;
+  });
+  const more = issues.length > shown.length ? ` (+${issues.length - shown.length} more)` : "";
+  return fail(code, `${shown.join("; ")}${more}`);
+}

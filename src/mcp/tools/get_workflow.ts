@@ -1,0 +1,58 @@
+import type { McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { ResumeInfo } from "../../workflow/object";
+import type { WorkflowSummary } from "../../workflow/view";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { type ToolContext, errorResult, fromRpc, notFoundResult, toolResult, workflowStub } from "../context";
+import { workflowId } from "../fields";
+
+export const getWorkflowInput = z.strictObject({
+  workflow_id: workflowId.optional(),
+});
+
+const RECENT = 5;
+
+const output = outputShape(
+  { workflows: "array", workflow: "object", open_tasks: "array", recent_decisions: "array", recent_issues: "array", next_steps: "array", totals: "object" });
+
+function renderResume(info: ResumeInfo): string {
+  const lines = [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`];
+  for (const t of info.open_tasks) lines.push(`open: ${t.task_id} ${t.name}${t.parent_task_id ? ` (sub of ${t.parent_task_id})` : ""}`);
+  for (const d of info.recent_decisions) lines.push(`decided: ${d.question} → ${d.chosen}`);
+  for (const i of info.recent_issues) lines.push(`issue${i.requires_human_review ? " (needs review)" : ""}: ${i.description}`);
+  for (const step of info.next_steps) lines.push(`next: ${step}`);
+  return lines.join("\n");
+}
+
+function renderList(workflows: WorkflowSummary[]): string {
+  if (workflows.length === 0) return "no open workflows";
+  return workflows.map((w) => `${w.id} "${w.name}" ${w.open_tasks} open task(s), updated ${w.updated_at}`).join("\n");
+}
+
+export function registerGetWorkflow(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    "get_workflow",
+    {
+      description: "Resume after context loss: open tasks, recent decisions/issues, next steps. No id: your open workflows.",
+      inputSchema: advertise(getWorkflowInput),
+      outputSchema: output,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      const parsed = parseArguments(getWorkflowInput, args);
+      if (!parsed.ok) return errorResult(parsed);
+      const id = parsed.value.workflow_id;
+      if (id === undefined) {
+        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+        const workflows = await account.listWorkflows({ openOnly: true, limit: 20 });
+        const structured = {
+          workflows: workflows.map((w) => ({ workflow_id: w.id, name: w.name, updated_at: w.updated_at, open_tasks: w.open_tasks, reviews_needed: w.reviews_needed })),
+        };
+        return toolResult(structured, renderList(workflows));
+      }
+      const stub = workflowStub(ctx, id);
+      if (!stub) return notFoundResult("workflow_id", id);
+      return fromRpc(() => stub.resume(ctx.account, RECENT), renderResume);
+    },
+  );
+}

@@ -1,0 +1,47 @@
+import type { McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { LIMITS } from "../../limits";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { type ToolContext, errorResult, fromRpc, notFoundResult, workflowStub } from "../context";
+import { WRITES } from "../annotations";
+import { HELPER_ONLY, idempotencyKey, requiredText, snapshotSchema, taskId, text, workflowId } from "../fields";
+
+export const startTaskInput = z.strictObject({
+  workflow_id: workflowId.describe("Parent workflow ID"),
+  parent_task_id: taskId.describe("Parent task ID (null if top-level task)").optional(),
+  name: requiredText(LIMITS.NAME, "Task name (e.g., 'Implement Stripe integration')"),
+  goal: requiredText(LIMITS.LONG_TEXT, "Precise goal of this task"),
+  areas: z
+    .array(requiredText(LIMITS.AREA))
+    .max(LIMITS.AREAS)
+    .describe("Code areas this task will touch (e.g., ['auth', 'api'])")
+    .optional(),
+  snapshot: snapshotSchema.optional(),
+  idempotency_key: idempotencyKey,
+});
+
+const output = outputShape({ task_id: "string", snapshot_id: "string", snapshot_type: "string", started_at: "string", warnings: "array" });
+
+export function registerStartTask(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    "start_task",
+    {
+      description: "Start a new task and create a Git snapshot. Call before each task or subtask.",
+      inputSchema: advertise(startTaskInput, { snapshot: HELPER_ONLY }),
+      outputSchema: output,
+      annotations: WRITES,
+    },
+    async (args) => {
+      const parsed = parseArguments(startTaskInput, args);
+      if (!parsed.ok) return errorResult(parsed);
+      const input = parsed.value;
+      const stub = workflowStub(ctx, input.workflow_id);
+      if (!stub) return notFoundResult("workflow_id", input.workflow_id);
+      return fromRpc(
+        () => stub.startTask(ctx.account, input),
+        (out) =>
+          [`task_id: ${out.task_id}`, `snapshot: ${out.snapshot_type} ${out.snapshot_id}`, ...(out.warnings ?? []).map((w) => `warning: ${w}`)].join("\n"),
+      );
+    },
+  );
+}

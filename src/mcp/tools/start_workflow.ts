@@ -1,0 +1,42 @@
+import type { McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { newWorkflowId, workflowIdForKey } from "../../ids";
+import { LIMITS } from "../../limits";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { type ToolContext, errorResult, fromRpc, workflowStub } from "../context";
+import { WRITES } from "../annotations";
+import { idempotencyKey, requiredText, text } from "../fields";
+
+export const startWorkflowInput = z.strictObject({
+  name: requiredText(LIMITS.NAME, "Short workflow name (e.g., 'Auth system refactor')"),
+  description: text(LIMITS.DESCRIPTION, "Detailed description of the workflow goal").optional(),
+  plan: z
+    .array(z.strictObject({ step: requiredText(LIMITS.NAME), goal: requiredText(LIMITS.SHORT_TEXT) }))
+    .max(LIMITS.PLAN_STEPS)
+    .describe("Optional implementation plan as steps")
+    .optional(),
+  idempotency_key: idempotencyKey,
+});
+
+const output = outputShape({ workflow_id: "string", created_at: "string" });
+
+export function registerStartWorkflow(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    "start_workflow",
+    {
+      description: "Initialize a new workflow tracking session. Call once per piece of work.",
+      inputSchema: advertise(startWorkflowInput),
+      outputSchema: output,
+      annotations: WRITES,
+    },
+    async (args) => {
+      const parsed = parseArguments(startWorkflowInput, args);
+      if (!parsed.ok) return errorResult(parsed);
+      const input = parsed.value;
+      const id = input.idempotency_key ? await workflowIdForKey(ctx.account, input.idempotency_key) : newWorkflowId();
+      const stub = workflowStub(ctx, id);
+      if (!stub) return errorResult({ ok: false, code: "INTERNAL", message: "could not allocate a workflow id" });
+      return fromRpc(() => stub.startWorkflow(ctx.account, id, input), (out) => `workflow_id: ${out.workflow_id}\ncreated_at: ${out.created_at}`);
+    },
+  );
+}

@@ -1,0 +1,63 @@
+import type { Changes, Snapshot } from "../domain/changes";
+import type { DecisionCategory, IssueType, PlanStep, TaskMetadata, TaskOutcome } from "./view";
+
+/** Validated inputs of the WorkflowObject's RPC methods (the MCP layer validates and passes these). */
+export interface Idempotent {
+  idempotency_key?: string;
+}
+
+export interface StartWorkflowInput extends Idempotent {
+  name: string;
+  description?: string;
+  plan?: PlanStep[];
+}
+
+export interface StartTaskInput extends Idempotent {
+  workflow_id: string;
+  parent_task_id?: string;
+  name: string;
+  goal: string;
+  areas?: string[];
+  snapshot?: Snapshot;
+}
+
+export interface LogDecisionInput extends Idempotent {
+  task_id: string;
+  category: DecisionCategory;
+  question: string;
+  options_considered?: string[];
+  chosen: string;
+  reasoning: string;
+  trade_offs?: string;
+}
+
+export interface LogIssueInput extends Idempotent {
+  task_id: string;
+  type: IssueType;
+  description: string;
+  resolution: string;
+  requires_human_review?: boolean;
+}
+
+export interface LogMilestoneInput extends Idempotent {
+  task_id: string;
+  message: string;
+  progress?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface CompleteTaskInput extends Idempotent {
+  task_id: string;
+  status: "success" | "partial_success" | "failed";
+  outcome: TaskOutcome;
+  metadata?: TaskMetadata;
+  changes?: Changes;
+}
+
+export interface CompleteWorkflowInput extends Idempotent {
+  workflow_id: string;
+  status: "success" | "partial_success" | "failed";
+  summary: string;
+  achievements?: string[];
+  limitations?: string[];
+}

@@ -1,0 +1,131 @@
+/**
+ * SQLite schema of one WorkflowObject (one Durable Object per workflow).
+ *
+ * Versioned and idempotent: `migrate` applies, in one transaction each, the
+ * migrations whose version is above the stored one. Never edit a shipped
+ * migration; append a new one. docs/storage.md explains every table.
+ */
+export interface Migration {
+  version: number;
+  statements: string[];
+}
+
+export const WORKFLOW_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    statements: [
+      // Exactly one row: the workflow this object holds.
+      `CREATE TABLE workflow (
+        id TEXT PRIMARY KEY,
+        account TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT,
+        plan TEXT NOT NULL DEFAULT '[]',
+        status TEXT NOT NULL DEFAULT 'active',
+        outcome TEXT,
+        created_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        updated_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT REFERENCES tasks(id),
+        name TEXT NOT NULL,
+        goal TEXT NOT NULL,
+        areas TEXT NOT NULL DEFAULT '[]',
+        status TEXT NOT NULL DEFAULT 'in_progress',
+        snapshot_type TEXT NOT NULL,
+        snapshot_head TEXT,
+        snapshot_meta TEXT,
+        started_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        duration_seconds INTEGER,
+        outcome TEXT,
+        metadata TEXT,
+        files_changed TEXT,
+        verification TEXT
+      )`,
+      "CREATE INDEX tasks_parent ON tasks(parent_id)",
+      // What the helper saw dirty or untracked at start_task; one row per path.
+      `CREATE TABLE snapshot_entries (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        path TEXT NOT NULL,
+        head_mode TEXT, head_blob TEXT,
+        worktree_mode TEXT, worktree_blob TEXT,
+        PRIMARY KEY (task_id, path)
+      )`,
+      // The net change per path, as attributed at complete_task.
+      `CREATE TABLE file_changes (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        path TEXT NOT NULL,
+        status TEXT NOT NULL,
+        before_mode TEXT, before_blob TEXT,
+        after_mode TEXT, after_blob TEXT,
+        committed INTEGER NOT NULL,
+        in_scope INTEGER NOT NULL,
+        PRIMARY KEY (task_id, path)
+      )`,
+      `CREATE TABLE decisions (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        category TEXT NOT NULL,
+        question TEXT NOT NULL,
+        options TEXT NOT NULL DEFAULT '[]',
+        chosen TEXT NOT NULL,
+        reasoning TEXT NOT NULL,
+        trade_offs TEXT,
+        created_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE issues (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        type TEXT NOT NULL,
+        description TEXT NOT NULL,
+        resolution TEXT NOT NULL,
+        requires_human_review INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE milestones (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        message TEXT NOT NULL,
+        progress REAL,
+        metadata TEXT,
+        created_at INTEGER NOT NULL
+      )`,
+      "CREATE INDEX decisions_task ON decisions(task_id)",
+      "CREATE INDEX issues_task ON issues(task_id)",
+      "CREATE INDEX milestones_task ON milestones(task_id)",
+      // Append-only. seq is gap-free: rows are never deleted and every insert
+      // happens inside the transaction of the write it records.
+      `CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        task_id TEXT,
+        data TEXT NOT NULL
+      )`,
+      // Results of mutating calls by idempotency key: a retry gets the first answer.
+      `CREATE TABLE idempotency (
+        key TEXT PRIMARY KEY,
+        tool TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        result TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      )`,
+    ],
+  },
+];
+
+export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): void {
+  storage.sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+  const row = storage.sql.exec<{ version: number }>("SELECT max(version) AS version FROM schema_version").one();
+  const current = row.version ?? 0;
+  for (const migration of migrations) {
+    if (migration.version <= current) continue;
+    storage.transactionSync(() => {
+      for (const statement of migration.statements) storage.sql.exec(statement);
+      storage.sql.exec("INSERT INTO schema_version (version) VALUES (?)", migration.version);
+    });
+  }
+}
