@@ -1,12 +1,5 @@
 /** Stable error codes every tool failure carries (documented in the README). */
-export const ERROR_CODES = [
-  "INPUT_VALIDATION_ERROR",
-  "NOT_FOUND",
-  "CONFLICT",
-  "UNAUTHORIZED",
-  "PAYLOAD_TOO_LARGE",
-  "INTERNAL",
-] as const;
+export const ERROR_CODES = ["INPUT_VALIDATION_ERROR", "NOT_FOUND", "CONFLICT", "UNAUTHORIZED", "PAYLOAD_TOO_LARGE", "INTERNAL"] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface Failure {

@@ -2,21 +2,21 @@ import { type PathChange, sameFileState } from "./changes";
 import { comparePaths } from "./paths";
 
 export interface TaskWindow {
-	task_id: string;
-	started_at: number;
-	/** null: the task is still open. */
-	completed_at: number | null;
-	/** Ids of its ancestor tasks. */
-	ancestors: readonly string[];
+  task_id: string;
+  started_at: number;
+  /** null: the task is still open. */
+  completed_at: number | null;
+  /** Ids of its ancestor tasks. */
+  ancestors: readonly string[];
 }
 export interface CompletedTaskChanges {
-	window: TaskWindow;
-	changes: readonly PathChange[];
+  window: TaskWindow;
+  changes: readonly PathChange[];
 }
 export interface Overlap {
-	path: string;
-	task_id: string;
-	same_change: boolean;
+  path: string;
+  task_id: string;
+  same_change: boolean;
 }
 
 /**
@@ -25,15 +25,11 @@ export interface Overlap {
  * sequential, not concurrent.
  */
 export function tasksOverlap(left: TaskWindow, right: TaskWindow): boolean {
-	if (left.task_id === right.task_id) return false;
-	if (
-		left.ancestors.includes(right.task_id) ||
-		right.ancestors.includes(left.task_id)
-	)
-		return false;
-	const leftEnd = left.completed_at ?? Number.POSITIVE_INFINITY;
-	const rightEnd = right.completed_at ?? Number.POSITIVE_INFINITY;
-	return left.started_at < rightEnd && right.started_at < leftEnd;
+  if (left.task_id === right.task_id) return false;
+  if (left.ancestors.includes(right.task_id) || right.ancestors.includes(left.task_id)) return false;
+  const leftEnd = left.completed_at ?? Number.POSITIVE_INFINITY;
+  const rightEnd = right.completed_at ?? Number.POSITIVE_INFINITY;
+  return left.started_at < rightEnd && right.started_at < leftEnd;
 }
 
 /**
@@ -44,38 +40,34 @@ export function tasksOverlap(left: TaskWindow, right: TaskWindow): boolean {
  * overlaps are sorted by path, then task id.
  */
 export function attributeOverlaps(
-	completing: CompletedTaskChanges,
-	completedOthers: readonly CompletedTaskChanges[],
+  completing: CompletedTaskChanges,
+  completedOthers: readonly CompletedTaskChanges[],
 ): { kept: PathChange[]; overlaps: Overlap[] } {
-	const completingByPath = new Map(
-		completing.changes.map((change) => [change.path, change]),
-	);
-	const seenBefore = new Set<string>();
-	const overlaps: Overlap[] = [];
-	for (const other of completedOthers) {
-		if (!tasksOverlap(completing.window, other.window)) continue;
-		for (const otherChange of other.changes) {
-			const change = completingByPath.get(otherChange.path);
-			if (change === undefined) continue;
-			const sameChange =
-				sameFileState(change.before, otherChange.before) &&
-				sameFileState(change.after, otherChange.after);
-			if (sameChange) seenBefore.add(change.path);
-			overlaps.push({
-				path: change.path,
-				task_id: other.window.task_id,
-				same_change: sameChange,
-			});
-		}
-	}
-	overlaps.sort(
-		(left, right) =>
-			comparePaths(left.path, right.path) ||
-			comparePaths(left.task_id, right.task_id) ||
-			Number(left.same_change) - Number(right.same_change),
-	);
-	return {
-		kept: completing.changes.filter((change) => !seenBefore.has(change.path)),
-		overlaps,
-	};
+  const completingByPath = new Map(completing.changes.map((change) => [change.path, change]));
+  const seenBefore = new Set<string>();
+  const overlaps: Overlap[] = [];
+  for (const other of completedOthers) {
+    if (!tasksOverlap(completing.window, other.window)) continue;
+    for (const otherChange of other.changes) {
+      const change = completingByPath.get(otherChange.path);
+      if (change === undefined) continue;
+      const sameChange = sameFileState(change.before, otherChange.before) && sameFileState(change.after, otherChange.after);
+      if (sameChange) seenBefore.add(change.path);
+      overlaps.push({
+        path: change.path,
+        task_id: other.window.task_id,
+        same_change: sameChange,
+      });
+    }
+  }
+  overlaps.sort(
+    (left, right) =>
+      comparePaths(left.path, right.path) ||
+      comparePaths(left.task_id, right.task_id) ||
+      Number(left.same_change) - Number(right.same_change),
+  );
+  return {
+    kept: completing.changes.filter((change) => !seenBefore.has(change.path)),
+    overlaps,
+  };
 }

@@ -1,28 +1,28 @@
 // picomatch/posix: the plain entry point probes navigator/process for Windows, which would make
 // matching depend on the host; repo paths are always "/"-separated.
 import picomatch from "picomatch/posix";
-import { comparePaths } from "./paths";
+import { sortPaths } from "./paths";
 
 export interface ScopeVerification {
-	scope_match: boolean;
-	unexpected_files: string[];
-	warnings: string[];
+  scope_match: boolean;
+  unexpected_files: string[];
+  warnings: string[];
 }
 
 const GLOB_CHARACTERS = /[*?[\]{}!]/;
 
 /** The areas of one task, compiled once so that checking n paths costs O(n), not O(n × areas). */
 interface AreaMatcher {
-	/** Lowercased bare words: a word matches a whole path segment or a file's stem. */
-	words: Set<string>;
-	globs: ((path: string) => boolean)[];
+  /** Lowercased bare words: a word matches a whole path segment or a file's stem. */
+  words: Set<string>;
+  globs: ((path: string) => boolean)[];
 }
 
 interface CompiledScope {
-	included: AreaMatcher;
-	excluded: AreaMatcher;
-	/** Only exclusions declared: everything else is in scope. */
-	includesEverything: boolean;
+  included: AreaMatcher;
+  excluded: AreaMatcher;
+  /** Only exclusions declared: everything else is in scope. */
+  includesEverything: boolean;
 }
 
 /**
@@ -33,114 +33,85 @@ interface CompiledScope {
  * any depth. A leading "!" excludes what follows. Case-insensitive. Advisory: it only reports.
  * No areas declared (undefined, [] or only blank ones) means no scope: everything matches.
  */
-export function checkScope(
-	areas: readonly string[] | undefined,
-	paths: readonly string[],
-): ScopeVerification {
-	const declared = declaredAreas(areas);
-	if (declared.length === 0)
-		return { scope_match: true, unexpected_files: [], warnings: [] };
-	const scope = compileScope(declared);
-	const unexpected = new Set<string>();
-	for (const path of paths) {
-		if (!inScope(scope, path)) unexpected.add(path);
-	}
-	const unexpectedFiles = [...unexpected].sort(comparePaths);
-	return {
-		scope_match: unexpectedFiles.length === 0,
-		unexpected_files: unexpectedFiles,
-		warnings:
-			unexpectedFiles.length === 0
-				? []
-				: [
-						`${unexpectedFiles.length} file(s) changed outside declared scope (${declared.join(", ")})`,
-					],
-	};
+export function checkScope(areas: readonly string[] | undefined, paths: readonly string[]): ScopeVerification {
+  const declared = declaredAreas(areas);
+  if (declared.length === 0) return { scope_match: true, unexpected_files: [], warnings: [] };
+  const scope = compileScope(declared);
+  const unexpected = new Set<string>();
+  for (const path of paths) {
+    if (!inScope(scope, path)) unexpected.add(path);
+  }
+  const unexpectedFiles = sortPaths([...unexpected]);
+  return {
+    scope_match: unexpectedFiles.length === 0,
+    unexpected_files: unexpectedFiles,
+    warnings:
+      unexpectedFiles.length === 0 ? [] : [`${unexpectedFiles.length} file(s) changed outside declared scope (${declared.join(", ")})`],
+  };
 }
 
 /** Whether one area alone lets the path in ("!x" lets in everything but x; a blank area nothing). */
 export function matchesArea(area: string, path: string): boolean {
-	const declared = declaredAreas([area]);
-	return declared.length > 0 && inScope(compileScope(declared), path);
+  const declared = declaredAreas([area]);
+  return declared.length > 0 && inScope(compileScope(declared), path);
 }
 
 function declaredAreas(areas: readonly string[] | undefined): string[] {
-	return (areas ?? [])
-		.map((area) => area.trim())
-		.filter((area) => area !== "" && area !== "!");
+  return (areas ?? []).map((area) => area.trim()).filter((area) => area !== "" && area !== "!");
 }
 
 function compileScope(areas: readonly string[]): CompiledScope {
-	const included: AreaMatcher = { words: new Set(), globs: [] };
-	const excluded: AreaMatcher = { words: new Set(), globs: [] };
-	for (const area of areas) {
-		const excludes = area.startsWith("!");
-		addArea(
-			excludes ? excluded : included,
-			excludes ? area.slice(1).trim() : area,
-		);
-	}
-	return {
-		included,
-		excluded,
-		includesEverything:
-			included.words.size === 0 && included.globs.length === 0,
-	};
+  const included: AreaMatcher = { words: new Set(), globs: [] };
+  const excluded: AreaMatcher = { words: new Set(), globs: [] };
+  for (const area of areas) {
+    const excludes = area.startsWith("!");
+    addArea(excludes ? excluded : included, excludes ? area.slice(1).trim() : area);
+  }
+  return {
+    included,
+    excluded,
+    includesEverything: included.words.size === 0 && included.globs.length === 0,
+  };
 }
 
 function addArea(matcher: AreaMatcher, area: string): void {
-	if (!area.includes("/") && !GLOB_CHARACTERS.test(area)) {
-		matcher.words.add(area.toLowerCase());
-		return;
-	}
-	const glob = area.replace(/^(?:\.?\/)+/, "").replace(/\/+$/, "");
-	if (glob === "") {
-		matcher.globs.push(() => true);
-		return;
-	}
-	// A glob without "/" may match at any depth, as in .gitignore; whatever a glob matches takes
-	// everything beneath it along, since a matched directory means its contents.
-	const anchored = area.includes("/") ? glob : `**/${glob}`;
-	matcher.globs.push(
-		picomatch([anchored, `${anchored}/**`], { dot: true, nocase: true }),
-	);
+  if (!area.includes("/") && !GLOB_CHARACTERS.test(area)) {
+    matcher.words.add(area.toLowerCase());
+    return;
+  }
+  const glob = area.replace(/^(?:\.?\/)+/, "").replace(/\/+$/, "");
+  if (glob === "") {
+    matcher.globs.push(() => true);
+    return;
+  }
+  // A glob without "/" may match at any depth, as in .gitignore; whatever a glob matches takes
+  // everything beneath it along, since a matched directory means its contents.
+  const anchored = area.includes("/") ? glob : `**/${glob}`;
+  matcher.globs.push(picomatch([anchored, `${anchored}/**`], { dot: true, nocase: true }));
 }
 
 function inScope(scope: CompiledScope, path: string): boolean {
-	const lowerPath = path.toLowerCase();
-	if (matches(scope.excluded, path, lowerPath)) return false;
-	return scope.includesEverything || matches(scope.included, path, lowerPath);
+  const lowerPath = path.toLowerCase();
+  if (matches(scope.excluded, path, lowerPath)) return false;
+  return scope.includesEverything || matches(scope.included, path, lowerPath);
 }
 
-function matches(
-	matcher: AreaMatcher,
-	path: string,
-	lowerPath: string,
-): boolean {
-	return (
-		matchesWord(matcher.words, lowerPath) ||
-		matcher.globs.some((glob) => glob(path))
-	);
+function matches(matcher: AreaMatcher, path: string, lowerPath: string): boolean {
+  return matchesWord(matcher.words, lowerPath) || matcher.globs.some((glob) => glob(path));
 }
 
 function matchesWord(words: ReadonlySet<string>, lowerPath: string): boolean {
-	if (words.size === 0) return false;
-	const segments = lowerPath.split("/");
-	if (segments.some((segment) => words.has(segment))) return true;
-	const fileName = segments[segments.length - 1] ?? "";
-	return (
-		hasStem(words, fileName) || hasStem(words, fileName.replace(/^\.+/, ""))
-	);
+  if (words.size === 0) return false;
+  const segments = lowerPath.split("/");
+  if (segments.some((segment) => words.has(segment))) return true;
+  const fileName = segments[segments.length - 1] ?? "";
+  return hasStem(words, fileName) || hasStem(words, fileName.replace(/^\.+/, ""));
 }
 
 /** Every dot-prefix of a file name is a stem, so "auth" and "auth.test" both match auth.test.ts. */
 function hasStem(words: ReadonlySet<string>, fileName: string): boolean {
-	for (
-		let dot = fileName.indexOf(".", 1);
-		dot > 0;
-		dot = fileName.indexOf(".", dot + 1)
-	) {
-		if (words.has(fileName.slice(0, dot))) return true;
-	}
-	return false;
+  for (let dot = fileName.indexOf(".", 1); dot > 0; dot = fileName.indexOf(".", dot + 1)) {
+    if (words.has(fileName.slice(0, dot))) return true;
+  }
+  return false;
 }

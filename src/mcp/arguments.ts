@@ -1,6 +1,6 @@
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { type ErrorCode, type Result, fail, ok } from "../errors";
+import { type ErrorCode, fail, ok, type Result } from "../errors";
 
 /** Keys whose values the helper fills; null there is data (an absent file), not "unset". */
 const HELPER_FIELDS = new Set(["snapshot", "changes"]);
@@ -92,7 +92,11 @@ function describeIssue(issue: z.core.$ZodIssue): string {
           ? `must have at most ${issue.maximum} items`
           : `must be ${issue.inclusive ? "≤" : "<"} ${issue.maximum}`;
     case "too_small":
-      return issue.origin === "string" ? "must not be empty" : issue.origin === "array" ? `must have at least ${issue.minimum} items` : `must be ${issue.inclusive ? "≥" : ">"} ${issue.minimum}`;
+      return issue.origin === "string"
+        ? "must not be empty"
+        : issue.origin === "array"
+          ? `must have at least ${issue.minimum} items`
+          : `must be ${issue.inclusive ? "≥" : ">"} ${issue.minimum}`;
     case "invalid_value":
       return `must be one of: ${issue.values.map(String).join(", ")}`;
     case "unrecognized_keys":

@@ -40,7 +40,11 @@ export async function fromRpc<T extends object>(call: () => Promise<Result<T>>, 
     return result.ok ? toolResult(result.value, render(result.value)) : errorResult(result);
   } catch (error) {
     console.error("tool call failed", error);
-    return errorResult({ ok: false, code: "INTERNAL", message: "the workflow store failed to answer; the call may be retried (with the same idempotency_key)" });
+    return errorResult({
+      ok: false,
+      code: "INTERNAL",
+      message: "the workflow store failed to answer; the call may be retried (with the same idempotency_key)",
+    });
   }
 }
 

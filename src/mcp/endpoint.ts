@@ -41,14 +41,17 @@ export function originAllowed(request: Request, env: Env): boolean {
   const origin = request.headers.get("Origin");
   if (origin === null) return true;
   const own = new URL(request.url).origin;
-  const extra = (env.WAYMARK_ALLOWED_ORIGINS ?? "").split(",").map((o) => o.trim()).filter(Boolean);
+  const extra = (env.WAYMARK_ALLOWED_ORIGINS ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
   return origin === own || extra.includes(origin);
 }
 
 const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="waymark", error="invalid_token"' };
 
 /** POST /mcp: Origin check, bearer auth, bounded body, then the stateless MCP handler. */
-export async function handleMcp(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+export async function handleMcp(request: Request, env: Env): Promise<Response> {
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
   const token = bearerToken(request);
   const account = token ? await accountForToken(env, token) : null;

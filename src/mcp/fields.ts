@@ -35,7 +35,10 @@ export const taskId = z.string().min(1).max(64);
 export const boundedObject = (description: string) =>
   z
     .record(z.string(), z.unknown())
-    .refine((value) => JSON.stringify(value).length <= LIMITS.METADATA_JSON_BYTES, `must serialize to at most ${LIMITS.METADATA_JSON_BYTES} bytes of JSON`)
+    .refine(
+      (value) => JSON.stringify(value).length <= LIMITS.METADATA_JSON_BYTES,
+      `must serialize to at most ${LIMITS.METADATA_JSON_BYTES} bytes of JSON`,
+    )
     .describe(description);
 
 // ── Helper data (docs/attribution.md) ───────────────────────────────────────
@@ -54,7 +57,11 @@ export const snapshotSchema = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("git"),
     head: commitId,
-    branch: z.string().max(LIMITS.NAME * 2).nullable().optional(),
+    branch: z
+      .string()
+      .max(LIMITS.NAME * 2)
+      .nullable()
+      .optional(),
     dirty: z.array(dirtyEntry).max(LIMITS.CHANGE_ENTRIES),
   }),
   z.strictObject({ type: z.literal("checksum"), files: z.number().int().min(0), digest: z.string().max(128) }),

@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import { type PathChange, computeNetChanges, summarizeChanges, type FilesChanged, type Snapshot } from "../domain/changes";
-import { type CompletedTaskChanges, attributeOverlaps } from "../domain/overlap";
+import { computeNetChanges, type FilesChanged, type PathChange, type Snapshot, summarizeChanges } from "../domain/changes";
+import { attributeOverlaps, type CompletedTaskChanges } from "../domain/overlap";
 import { checkScope } from "../domain/scope";
-import { type Failure, type Result, WaymarkError, fail, ok } from "../errors";
+import { type Failure, fail, ok, type Result, WaymarkError } from "../errors";
 import { newRowId, newTaskId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import type {
@@ -14,7 +14,7 @@ import type {
   StartTaskInput,
   StartWorkflowInput,
 } from "./inputs";
-import { WORKFLOW_MIGRATIONS, migrate } from "./schema";
+import { migrate, WORKFLOW_MIGRATIONS } from "./schema";
 import { type Sql, sqlFor } from "./sql";
 import type {
   DecisionView,
@@ -176,7 +176,12 @@ export class WorkflowObject extends DurableObject<Env> {
       const snapshot = input.snapshot;
       const snapshotType = snapshot?.type ?? "none";
       const head = snapshot?.type === "git" ? snapshot.head : null;
-      const meta = snapshot?.type === "checksum" ? { files: snapshot.files, digest: snapshot.digest } : snapshot?.type === "git" ? { branch: snapshot.branch ?? null, dirty: snapshot.dirty.length } : null;
+      const meta =
+        snapshot?.type === "checksum"
+          ? { files: snapshot.files, digest: snapshot.digest }
+          : snapshot?.type === "git"
+            ? { branch: snapshot.branch ?? null, dirty: snapshot.dirty.length }
+            : null;
       this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at)
         VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
                 ${snapshotType}, ${head}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
@@ -199,7 +204,9 @@ export class WorkflowObject extends DurableObject<Env> {
         started_at: iso(now),
       };
       if (!snapshot) {
-        output.warnings = ["No snapshot: file changes will not be computed. Run the agent through the Waymark helper (npx waymark-helper mcp) to record them."];
+        output.warnings = [
+          "No snapshot: file changes will not be computed. Run the agent through the Waymark helper (npx waymark-helper mcp) to record them.",
+        ];
       }
       return output;
     });
@@ -258,7 +265,10 @@ export class WorkflowObject extends DurableObject<Env> {
           `task_id: task ${task.id} was already completed (${task.status}) at ${isoOrNull(task.completed_at)}; retry with the same idempotency_key to get the first result`,
         );
       }
-      const openChildren = this.sql<{ id: string; name: string }>`SELECT id, name FROM tasks WHERE parent_id = ${task.id} AND status = 'in_progress' ORDER BY started_at`;
+      const openChildren = this.sql<{
+        id: string;
+        name: string;
+      }>`SELECT id, name FROM tasks WHERE parent_id = ${task.id} AND status = 'in_progress' ORDER BY started_at`;
       if (openChildren.length > 0) {
         const names = openChildren.map((c) => `${c.id} (${c.name})`).join(", ");
         throw new WaymarkError("CONFLICT", `task_id: subtasks still open: ${names}; complete them first`);
@@ -280,13 +290,20 @@ export class WorkflowObject extends DurableObject<Env> {
         if (attributed.overlaps.length > 0) {
           overlapping = attributed.overlaps;
           const others = [...new Set(attributed.overlaps.map((o) => o.task_id))].join(", ");
-          warnings.push(`${attributed.overlaps.length} file(s) also changed by concurrently open task(s) ${others}; identical changes are attributed once, to the task that completed first.`);
+          warnings.push(
+            `${attributed.overlaps.length} file(s) also changed by concurrently open task(s) ${others}; identical changes are attributed once, to the task that completed first.`,
+          );
         }
       } else {
-        warnings.push("File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.");
+        warnings.push(
+          "File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.",
+        );
       }
       const areas = JSON.parse(task.areas) as string[];
-      const scope = checkScope(areas, changes.map((c) => c.path));
+      const scope = checkScope(
+        areas,
+        changes.map((c) => c.path),
+      );
       const unexpected = new Set(scope.unexpected_files);
       const filesChanged = summarizeChanges(changes);
       const verification: Verification = {
@@ -296,7 +313,9 @@ export class WorkflowObject extends DurableObject<Env> {
       };
       if (overlapping) verification.overlapping = overlapping;
       if (input.outcome.manual_review_needed) {
-        verification.warnings.push(`Manual review needed${input.outcome.manual_review_reason ? `: ${input.outcome.manual_review_reason}` : "."}`);
+        verification.warnings.push(
+          `Manual review needed${input.outcome.manual_review_reason ? `: ${input.outcome.manual_review_reason}` : "."}`,
+        );
       }
       for (const change of changes) {
         this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope)
@@ -321,15 +340,22 @@ export class WorkflowObject extends DurableObject<Env> {
     const result = this.write("complete_workflow", input.idempotency_key, hash, () => {
       const workflow = this.ownedWorkflow(account, "workflow_id", input.workflow_id);
       if (workflow.status !== "active") {
-        throw new WaymarkError("CONFLICT", `workflow_id: workflow ${workflow.id} was already completed (${workflow.status}); retry with the same idempotency_key to get the first result`);
+        throw new WaymarkError(
+          "CONFLICT",
+          `workflow_id: workflow ${workflow.id} was already completed (${workflow.status}); retry with the same idempotency_key to get the first result`,
+        );
       }
       const open = this.sql<{ id: string; name: string }>`SELECT id, name FROM tasks WHERE status = 'in_progress' ORDER BY started_at`;
       if (open.length > 0) {
-        throw new WaymarkError("CONFLICT", `workflow_id: tasks still open: ${open.map((t) => `${t.id} (${t.name})`).join(", ")}; complete them first`);
+        throw new WaymarkError(
+          "CONFLICT",
+          `workflow_id: tasks still open: ${open.map((t) => `${t.id} (${t.name})`).join(", ")}; complete them first`,
+        );
       }
       const now = Date.now();
       const outcome = { summary: input.summary, achievements: input.achievements ?? [], limitations: input.limitations ?? [] };
-      this.sql`UPDATE workflow SET status = ${input.status}, outcome = ${JSON.stringify(outcome)}, completed_at = ${now}, updated_at = ${now}`;
+      this
+        .sql`UPDATE workflow SET status = ${input.status}, outcome = ${JSON.stringify(outcome)}, completed_at = ${now}, updated_at = ${now}`;
       this.appendEvent(now, "workflow.completed", null, this.header());
       return {
         workflow_id: workflow.id,
@@ -365,7 +391,8 @@ export class WorkflowObject extends DurableObject<Env> {
     const header = this.header();
     const open = this.sql<TaskRow>`SELECT * FROM tasks WHERE status = 'in_progress' ORDER BY started_at`;
     const lastMilestone = (taskId: string) =>
-      this.sql<{ message: string }>`SELECT message FROM milestones WHERE task_id = ${taskId} ORDER BY created_at DESC, id DESC LIMIT 1`[0]?.message;
+      this.sql<{ message: string }>`SELECT message FROM milestones WHERE task_id = ${taskId} ORDER BY created_at DESC, id DESC LIMIT 1`[0]
+        ?.message;
     const decisions = this.sql<{ task_id: string; question: string; chosen: string }>`
       SELECT task_id, question, chosen FROM decisions ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
     const issues = this.sql<{ task_id: string; type: string; description: string; requires_human_review: number }>`
@@ -386,7 +413,12 @@ export class WorkflowObject extends DurableObject<Env> {
         };
       }),
       recent_decisions: decisions.map((d) => ({ task_id: d.task_id, question: d.question, chosen: d.chosen })),
-      recent_issues: issues.map((i) => ({ task_id: i.task_id, type: i.type, description: i.description, requires_human_review: i.requires_human_review === 1 })),
+      recent_issues: issues.map((i) => ({
+        task_id: i.task_id,
+        type: i.type,
+        description: i.description,
+        requires_human_review: i.requires_human_review === 1,
+      })),
       next_steps: nextSteps,
       totals: this.totals(),
     });
@@ -417,7 +449,7 @@ export class WorkflowObject extends DurableObject<Env> {
       const after = Number((JSON.parse(message) as { after?: unknown }).after);
       if (Number.isFinite(after) && after >= 0) this.sendCatchUp(socket, after);
     } catch {
-      socket.send(JSON.stringify({ type: "error", message: "expected {\"after\": <seq>}" }));
+      socket.send(JSON.stringify({ type: "error", message: 'expected {"after": <seq>}' }));
     }
   }
 
@@ -463,7 +495,13 @@ export class WorkflowObject extends DurableObject<Env> {
     const rows = this.sql<{ seq: number; at: number; type: string; task_id: string | null; data: string }>`
       SELECT seq, at, type, task_id, data FROM events WHERE seq > ${fromSeq} ORDER BY seq LIMIT ${limit + 1}`;
     const page = rows.slice(0, limit);
-    const events = page.map((r) => ({ seq: r.seq, at: iso(r.at), type: r.type as EventType, task_id: r.task_id, data: JSON.parse(r.data) as WorkflowEvent["data"] }));
+    const events = page.map((r) => ({
+      seq: r.seq,
+      at: iso(r.at),
+      type: r.type as EventType,
+      task_id: r.task_id,
+      data: JSON.parse(r.data) as WorkflowEvent["data"],
+    }));
     return { events, next_seq: events.at(-1)?.seq ?? fromSeq, has_more: rows.length > limit };
   }
 
@@ -479,7 +517,8 @@ export class WorkflowObject extends DurableObject<Env> {
         if (replayed) return replayed;
         const value = mutate();
         if (key !== undefined) {
-          this.sql`INSERT INTO idempotency (key, tool, request_hash, result, created_at) VALUES (${key}, ${tool}, ${hash}, ${JSON.stringify(value)}, ${Date.now()})`;
+          this
+            .sql`INSERT INTO idempotency (key, tool, request_hash, result, created_at) VALUES (${key}, ${tool}, ${hash}, ${JSON.stringify(value)}, ${Date.now()})`;
         }
         return ok(value);
       });
@@ -492,7 +531,11 @@ export class WorkflowObject extends DurableObject<Env> {
 
   private replay<T>(tool: string, key: string | undefined, hash: string): Result<T> | null {
     if (key === undefined) return null;
-    const row = this.sql<{ tool: string; request_hash: string; result: string }>`SELECT tool, request_hash, result FROM idempotency WHERE key = ${key}`[0];
+    const row = this.sql<{
+      tool: string;
+      request_hash: string;
+      result: string;
+    }>`SELECT tool, request_hash, result FROM idempotency WHERE key = ${key}`[0];
     if (!row) return null;
     if (row.tool !== tool || row.request_hash !== hash) {
       return fail("CONFLICT", `idempotency_key: "${key}" was already used for a different ${row.tool} request`);
@@ -568,7 +611,13 @@ export class WorkflowObject extends DurableObject<Env> {
 
   private storedSnapshot(task: TaskRow): Snapshot | null {
     if (task.snapshot_type === "git") {
-      const rows = this.sql<{ path: string; head_mode: string | null; head_blob: string | null; worktree_mode: string | null; worktree_blob: string | null }>`
+      const rows = this.sql<{
+        path: string;
+        head_mode: string | null;
+        head_blob: string | null;
+        worktree_mode: string | null;
+        worktree_blob: string | null;
+      }>`
         SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
       const meta = parse<{ branch: string | null }>(task.snapshot_meta);
       return {
@@ -591,7 +640,10 @@ export class WorkflowObject extends DurableObject<Env> {
 
   private changesWithoutSnapshot(type: string, input: CompleteTaskInput): PathChange[] {
     if (type === "git") {
-      throw new WaymarkError("INPUT_VALIDATION_ERROR", "changes: git changes need the git snapshot of start_task, and this task was started without one");
+      throw new WaymarkError(
+        "INPUT_VALIDATION_ERROR",
+        "changes: git changes need the git snapshot of start_task, and this task was started without one",
+      );
     }
     // A checksum comparison made on the machine stands on its own.
     return computeNetChanges({ type: "checksum", files: 0, digest: "" }, input.changes as NonNullable<CompleteTaskInput["changes"]>);
@@ -607,14 +659,28 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private window(task: TaskRow, completedAt: number | null) {
-    return { task_id: task.id, started_at: task.started_at, completed_at: completedAt ?? task.completed_at, ancestors: this.ancestors(task.id) };
+    return {
+      task_id: task.id,
+      started_at: task.started_at,
+      completed_at: completedAt ?? task.completed_at,
+      ancestors: this.ancestors(task.id),
+    };
   }
 
   private completedOthers(taskId: string): CompletedTaskChanges[] {
     const tasks = this.sql<TaskRow>`SELECT * FROM tasks WHERE id != ${taskId} AND status != 'in_progress' ORDER BY completed_at`;
     if (tasks.length === 0) return [];
     const byTask = new Map<string, PathChange[]>();
-    const rows = this.sql<{ task_id: string; path: string; status: string; before_mode: string | null; before_blob: string | null; after_mode: string | null; after_blob: string | null; committed: number }>`
+    const rows = this.sql<{
+      task_id: string;
+      path: string;
+      status: string;
+      before_mode: string | null;
+      before_blob: string | null;
+      after_mode: string | null;
+      after_blob: string | null;
+      committed: number;
+    }>`
       SELECT task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed FROM file_changes WHERE task_id != ${taskId}`;
     for (const r of rows) {
       const list = byTask.get(r.task_id) ?? [];
@@ -666,7 +732,8 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private decisions(id?: string): DecisionView[] {
-    const rows = id === undefined ? this.sql`SELECT * FROM decisions ORDER BY created_at, id` : this.sql`SELECT * FROM decisions WHERE id = ${id}`;
+    const rows =
+      id === undefined ? this.sql`SELECT * FROM decisions ORDER BY created_at, id` : this.sql`SELECT * FROM decisions WHERE id = ${id}`;
     return rows.map((r) => ({
       id: String(r.id),
       task_id: String(r.task_id),
@@ -681,7 +748,8 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private issues(id?: string): IssueView[] {
-    const rows = id === undefined ? this.sql`SELECT * FROM issues ORDER BY created_at, id` : this.sql`SELECT * FROM issues WHERE id = ${id}`;
+    const rows =
+      id === undefined ? this.sql`SELECT * FROM issues ORDER BY created_at, id` : this.sql`SELECT * FROM issues WHERE id = ${id}`;
     return rows.map((r) => ({
       id: String(r.id),
       task_id: String(r.task_id),
@@ -694,7 +762,8 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private milestones(id?: string): MilestoneView[] {
-    const rows = id === undefined ? this.sql`SELECT * FROM milestones ORDER BY created_at, id` : this.sql`SELECT * FROM milestones WHERE id = ${id}`;
+    const rows =
+      id === undefined ? this.sql`SELECT * FROM milestones ORDER BY created_at, id` : this.sql`SELECT * FROM milestones WHERE id = ${id}`;
     return rows.map((r) => ({
       id: String(r.id),
       task_id: String(r.task_id),
@@ -711,8 +780,12 @@ export class WorkflowObject extends DurableObject<Env> {
              sum(CASE WHEN parent_id IS NULL THEN duration_seconds ELSE 0 END) AS duration FROM tasks`[0];
     const files = this.sql<{ n: number }>`SELECT count(DISTINCT path) AS n FROM file_changes`[0]?.n ?? 0;
     const decisions = this.sql<{ n: number }>`SELECT count(*) AS n FROM decisions`[0]?.n ?? 0;
-    const issues = this.sql<{ n: number; review: number | null }>`SELECT count(*) AS n, sum(requires_human_review) AS review FROM issues`[0];
-    const reviewTasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1`[0]?.n ?? 0;
+    const issues = this.sql<{
+      n: number;
+      review: number | null;
+    }>`SELECT count(*) AS n, sum(requires_human_review) AS review FROM issues`[0];
+    const reviewTasks =
+      this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1`[0]?.n ?? 0;
     return {
       tasks: t?.tasks ?? 0,
       open_tasks: t?.open ?? 0,

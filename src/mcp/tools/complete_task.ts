@@ -2,10 +2,10 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { LIMITS } from "../../limits";
 import type { CompleteTaskOutput } from "../../workflow/object";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { type ToolContext, errorResult, fromRpc, notFoundResult, shortList, taskStub } from "../context";
 import { WRITES } from "../annotations";
-import { HELPER_ONLY, changesSchema, idempotencyKey, requiredText, taskId, text, textList } from "../fields";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { errorResult, fromRpc, notFoundResult, shortList, type ToolContext, taskStub } from "../context";
+import { changesSchema, HELPER_ONLY, idempotencyKey, requiredText, taskId, text, textList } from "../fields";
 
 const shortTextList = z.array(requiredText(LIMITS.NAME)).max(LIMITS.LIST_ITEMS * 2);
 
@@ -24,7 +24,10 @@ export const completeTaskInput = z.strictObject({
     .strictObject({
       packages_added: shortTextList.optional(),
       packages_removed: shortTextList.optional(),
-      commands_executed: z.array(requiredText(LIMITS.SHORT_TEXT)).max(LIMITS.LIST_ITEMS * 2).optional(),
+      commands_executed: z
+        .array(requiredText(LIMITS.SHORT_TEXT))
+        .max(LIMITS.LIST_ITEMS * 2)
+        .optional(),
       tests_status: z.enum(["passed", "failed", "not_run"]).optional(),
     })
     .optional(),
@@ -32,8 +35,13 @@ export const completeTaskInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const fileList = z.array(z.string());
-const output = outputShape({ task_id: "string", status: "string", duration_seconds: "number", files_changed: "object", verification: "object" });
+const output = outputShape({
+  task_id: "string",
+  status: "string",
+  duration_seconds: "number",
+  files_changed: "object",
+  verification: "object",
+});
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;

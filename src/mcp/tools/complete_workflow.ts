@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { LIMITS } from "../../limits";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { type ToolContext, errorResult, fromRpc, notFoundResult, workflowStub } from "../context";
 import { WRITES } from "../annotations";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { errorResult, fromRpc, notFoundResult, type ToolContext, workflowStub } from "../context";
 import { idempotencyKey, requiredText, textList, workflowId } from "../fields";
 
 export const completeWorkflowInput = z.strictObject({
@@ -15,7 +15,13 @@ export const completeWorkflowInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({ workflow_id: "string", status: "string", completed_at: "string", duration_seconds: "number", totals: "object" });
+const output = outputShape({
+  workflow_id: "string",
+  status: "string",
+  completed_at: "string",
+  duration_seconds: "number",
+  totals: "object",
+});
 
 export function registerCompleteWorkflow(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -33,7 +39,8 @@ export function registerCompleteWorkflow(server: McpServer, ctx: ToolContext): v
       if (!stub) return notFoundResult("workflow_id", parsed.value.workflow_id);
       return fromRpc(
         () => stub.completeWorkflow(ctx.account, parsed.value),
-        (out) => `${out.workflow_id} ${out.status}: ${out.totals.tasks} tasks, ${out.totals.files_changed} files, ${out.totals.reviews_needed} reviews needed`,
+        (out) =>
+          `${out.workflow_id} ${out.status}: ${out.totals.tasks} tasks, ${out.totals.files_changed} files, ${out.totals.reviews_needed} reviews needed`,
       );
     },
   );

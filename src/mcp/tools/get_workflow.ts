@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { ResumeInfo } from "../../workflow/object";
 import type { WorkflowSummary } from "../../workflow/view";
 import { advertise, outputShape, parseArguments } from "../arguments";
-import { type ToolContext, errorResult, fromRpc, notFoundResult, toolResult, workflowStub } from "../context";
+import { errorResult, fromRpc, notFoundResult, type ToolContext, toolResult, workflowStub } from "../context";
 import { workflowId } from "../fields";
 
 export const getWorkflowInput = z.strictObject({
@@ -12,8 +12,15 @@ export const getWorkflowInput = z.strictObject({
 
 const RECENT = 5;
 
-const output = outputShape(
-  { workflows: "array", workflow: "object", open_tasks: "array", recent_decisions: "array", recent_issues: "array", next_steps: "array", totals: "object" });
+const output = outputShape({
+  workflows: "array",
+  workflow: "object",
+  open_tasks: "array",
+  recent_decisions: "array",
+  recent_issues: "array",
+  next_steps: "array",
+  totals: "object",
+});
 
 function renderResume(info: ResumeInfo): string {
   const lines = [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`];
@@ -46,7 +53,13 @@ export function registerGetWorkflow(server: McpServer, ctx: ToolContext): void {
         const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
         const workflows = await account.listWorkflows({ openOnly: true, limit: 20 });
         const structured = {
-          workflows: workflows.map((w) => ({ workflow_id: w.id, name: w.name, updated_at: w.updated_at, open_tasks: w.open_tasks, reviews_needed: w.reviews_needed })),
+          workflows: workflows.map((w) => ({
+            workflow_id: w.id,
+            name: w.name,
+            updated_at: w.updated_at,
+            open_tasks: w.open_tasks,
+            reviews_needed: w.reviews_needed,
+          })),
         };
         return toolResult(structured, renderList(workflows));
       }

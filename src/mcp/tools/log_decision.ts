@@ -9,7 +9,11 @@ export const logDecisionInput = z.strictObject({
   task_id: taskId,
   category: z.enum(["architecture", "library_choice", "trade_off", "workaround", "other"]),
   question: requiredText(LIMITS.SHORT_TEXT, "The decision question (e.g., 'Which auth library to use?')"),
-  options_considered: z.array(requiredText(LIMITS.SHORT_TEXT)).max(LIMITS.OPTIONS).describe("Options evaluated (e.g., ['NextAuth', 'Clerk', 'Custom'])").optional(),
+  options_considered: z
+    .array(requiredText(LIMITS.SHORT_TEXT))
+    .max(LIMITS.OPTIONS)
+    .describe("Options evaluated (e.g., ['NextAuth', 'Clerk', 'Custom'])")
+    .optional(),
   chosen: requiredText(LIMITS.SHORT_TEXT, "Chosen option"),
   reasoning: requiredText(LIMITS.LONG_TEXT, "Why this choice (1-2 sentences)"),
   trade_offs: text(LIMITS.LONG_TEXT, "Accepted compromises (optional)").optional(),

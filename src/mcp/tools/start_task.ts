@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { LIMITS } from "../../limits";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { type ToolContext, errorResult, fromRpc, notFoundResult, workflowStub } from "../context";
 import { WRITES } from "../annotations";
-import { HELPER_ONLY, idempotencyKey, requiredText, snapshotSchema, taskId, text, workflowId } from "../fields";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { errorResult, fromRpc, notFoundResult, type ToolContext, workflowStub } from "../context";
+import { HELPER_ONLY, idempotencyKey, requiredText, snapshotSchema, taskId, workflowId } from "../fields";
 
 export const startTaskInput = z.strictObject({
   workflow_id: workflowId.describe("Parent workflow ID"),
@@ -40,7 +40,11 @@ export function registerStartTask(server: McpServer, ctx: ToolContext): void {
       return fromRpc(
         () => stub.startTask(ctx.account, input),
         (out) =>
-          [`task_id: ${out.task_id}`, `snapshot: ${out.snapshot_type} ${out.snapshot_id}`, ...(out.warnings ?? []).map((w) => `warning: ${w}`)].join("\n"),
+          [
+            `task_id: ${out.task_id}`,
+            `snapshot: ${out.snapshot_type} ${out.snapshot_id}`,
+            ...(out.warnings ?? []).map((w) => `warning: ${w}`),
+          ].join("\n"),
       );
     },
   );

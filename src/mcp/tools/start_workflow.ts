@@ -2,9 +2,9 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { newWorkflowId, workflowIdForKey } from "../../ids";
 import { LIMITS } from "../../limits";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { type ToolContext, errorResult, fromRpc, workflowStub } from "../context";
 import { WRITES } from "../annotations";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { errorResult, fromRpc, type ToolContext, workflowStub } from "../context";
 import { idempotencyKey, requiredText, text } from "../fields";
 
 export const startWorkflowInput = z.strictObject({
@@ -36,7 +36,10 @@ export function registerStartWorkflow(server: McpServer, ctx: ToolContext): void
       const id = input.idempotency_key ? await workflowIdForKey(ctx.account, input.idempotency_key) : newWorkflowId();
       const stub = workflowStub(ctx, id);
       if (!stub) return errorResult({ ok: false, code: "INTERNAL", message: "could not allocate a workflow id" });
-      return fromRpc(() => stub.startWorkflow(ctx.account, id, input), (out) => `workflow_id: ${out.workflow_id}\ncreated_at: ${out.created_at}`);
+      return fromRpc(
+        () => stub.startWorkflow(ctx.account, id, input),
+        (out) => `workflow_id: ${out.workflow_id}\ncreated_at: ${out.created_at}`,
+      );
     },
   );
 }

@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Result } from "../../errors";
 import type { LogOutput, WorkflowObject } from "../../workflow/object";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { type ToolContext, errorResult, fromRpc, notFoundResult, taskStub } from "../context";
 import { WRITES } from "../annotations";
+import { advertise, outputShape, parseArguments } from "../arguments";
+import { errorResult, fromRpc, notFoundResult, type ToolContext, taskStub } from "../context";
 
 const output = outputShape({ id: "string", task_id: "string", warnings: "array" });
 

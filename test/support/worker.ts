@@ -1,0 +1,93 @@
+import { exports } from "cloudflare:workers";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+/** Tokens configured for the workerd test project (vitest.config.ts). */
+export const TOKENS = { acme: "token-acme", globex: "token-globex" } as const;
+export const ORIGIN = "http://localhost";
+
+/** The Worker's own fetch, inside workerd. Requests built here lack Host, which the MCP handler requires. */
+export async function workerFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const headers = new Headers(request.headers);
+  if (!headers.has("Host")) headers.set("Host", new URL(request.url).host);
+  return exports.default.fetch(new Request(request, { headers }));
+}
+
+/** A raw JSON-RPC POST to /mcp; answers are parsed from JSON or SSE. */
+export async function rpc(body: unknown, options: { token?: string | null; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-06-18",
+    ...options.headers,
+  };
+  const token = options.token === undefined ? TOKENS.acme : options.token;
+  if (token !== null) headers.Authorization = `Bearer ${token}`;
+  const response = await workerFetch(`${ORIGIN}/mcp`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const json =
+    text.startsWith("event:") || text.startsWith("data:")
+      ? text
+          .split("\n")
+          .find((l) => l.startsWith("data: "))
+          ?.slice(6)
+      : text;
+  return { status: response.status, headers: response.headers, body: json ? (JSON.parse(json) as Record<string, unknown>) : null };
+}
+
+export async function connectV2(token: string = TOKENS.acme): Promise<Client> {
+  const client = new Client({ name: "waymark-test-v2", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
+    fetch: workerFetch,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+export async function connectV1(token: string = TOKENS.acme): Promise<ClientV1> {
+  const client = new ClientV1({ name: "waymark-test-v1", version: "1.0.0" });
+  const transport = new TransportV1(new URL(`${ORIGIN}/mcp`), {
+    fetch: workerFetch,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+export interface ToolCallOutcome {
+  isError: boolean;
+  text: string;
+  structured: Record<string, unknown>;
+}
+
+interface CallableClient {
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+}
+
+/** Calls a tool and flattens the result for assertions. */
+export async function call(client: CallableClient, name: string, args: Record<string, unknown>): Promise<ToolCallOutcome> {
+  const result = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content?: { type: string; text?: string }[];
+    structuredContent?: Record<string, unknown>;
+  };
+  return {
+    isError: result.isError === true,
+    text: (result.content ?? []).map((c) => c.text ?? "").join("\n"),
+    structured: result.structuredContent ?? {},
+  };
+}
+
+/** Calls a tool that must succeed and returns its structured result. */
+export async function ok<T = Record<string, unknown>>(client: CallableClient, name: string, args: Record<string, unknown>): Promise<T> {
+  const outcome = await call(client, name, args);
+  if (outcome.isError) throw new Error(`${name} failed: ${outcome.text}`);
+  return outcome.structured as T;
+}
