@@ -11,11 +11,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const VERSION = (
-	JSON.parse(
-		readFileSync(new URL("../package.json", import.meta.url), "utf8"),
-	) as { version: string }
-).version;
+export const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 const EXIT_CODES = `Exit codes:
   0  success
@@ -23,7 +19,7 @@ const EXIT_CODES = `Exit codes:
   2  usage error (unknown command or option, missing or invalid argument)`;
 
 export const HELP = {
-	main: `waymark ${VERSION} - local helper for Waymark: exact file changes of agent tasks, from git
+  main: `waymark ${VERSION} - local helper for Waymark: exact file changes of agent tasks, from git
 
 Usage:
   waymark mcp --url <endpoint> [--token <token>] [--dir <dir>] [--timeout <seconds>]
@@ -43,7 +39,7 @@ The repository is only read: index, HEAD, refs, stash and working tree stay unto
 
 ${EXIT_CODES}
 `,
-	mcp: `Usage: waymark mcp --url <endpoint> [--token <token>] [--dir <dir>] [--timeout <seconds>]
+  mcp: `Usage: waymark mcp --url <endpoint> [--token <token>] [--dir <dir>] [--timeout <seconds>]
 
 Runs a stdio MCP server for an agent. It lists the endpoint's tools (without the
 helper-only inputs start_task.snapshot and complete_task.changes), forwards every call,
@@ -63,7 +59,7 @@ so a restart between start_task and complete_task loses nothing.
 
 ${EXIT_CODES}
 `,
-	snapshot: `Usage: waymark snapshot [--dir <dir>]
+  snapshot: `Usage: waymark snapshot [--dir <dir>]
 
 Prints a snapshot of <dir> (default: the working directory) as JSON on stdout: for a git
 repository HEAD, branch and every dirty or untracked path with its HEAD and on-disk state;
@@ -75,7 +71,7 @@ Options:
 
 ${EXIT_CODES}
 `,
-	changes: `Usage: waymark changes --since <snapshot file | ->
+  changes: `Usage: waymark changes --since <snapshot file | ->
 
 Prints the changes since a snapshot from 'waymark snapshot' as JSON on stdout:
 { "changes": <what the helper sends to the edge>,
@@ -92,202 +88,164 @@ ${EXIT_CODES}
 class UsageError extends Error {}
 
 type Io = {
-	stdout: (text: string) => void;
-	stderr: (text: string) => void;
-	stdin: () => Promise<string>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  stdin: () => Promise<string>;
 };
 
 const defaultIo: Io = {
-	stdout: (text) => process.stdout.write(text),
-	stderr: (text) => process.stderr.write(text),
-	stdin: async () => {
-		const chunks: Buffer[] = [];
-		for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-		return Buffer.concat(chunks).toString("utf8");
-	},
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  stdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  },
 };
 
 type Parsed = { help: boolean; get: (name: string) => string | undefined };
 
 /** Every option of every command takes a string value, apart from --help. */
-function parse(
-	command: keyof typeof HELP,
-	args: string[],
-	names: string[],
-): Parsed {
-	const options: Record<
-		string,
-		{ type: "string" | "boolean"; short?: string }
-	> = { help: { type: "boolean", short: "h" } };
-	for (const name of names) options[name] = { type: "string" };
-	try {
-		const { values } = parseArgs({
-			args,
-			options,
-			allowPositionals: false,
-			strict: true,
-		});
-		const record = values as Record<string, string | boolean | undefined>;
-		return {
-			help: record.help === true,
-			get: (name) => {
-				const value = record[name];
-				return typeof value === "string" ? value : undefined;
-			},
-		};
-	} catch (error) {
-		throw new UsageError(
-			`${error instanceof Error ? error.message : String(error)}\nSee 'waymark ${command} --help'.`,
-		);
-	}
+function parse(command: keyof typeof HELP, args: string[], names: string[]): Parsed {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
+  for (const name of names) options[name] = { type: "string" };
+  try {
+    const { values } = parseArgs({
+      args,
+      options,
+      allowPositionals: false,
+      strict: true,
+    });
+    const record = values as Record<string, string | boolean | undefined>;
+    return {
+      help: record.help === true,
+      get: (name) => {
+        const value = record[name];
+        return typeof value === "string" ? value : undefined;
+      },
+    };
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\nSee 'waymark ${command} --help'.`);
+  }
 }
 
 function isLocalSnapshot(value: unknown): value is LocalSnapshot {
-	if (!value || typeof value !== "object") return false;
-	const v = value as Record<string, unknown>;
-	if (typeof v.root !== "string") return false;
-	if (v.type === "git")
-		return (
-			Array.isArray(v.dirty) && (v.head === null || typeof v.head === "string")
-		);
-	return (
-		v.type === "checksum" && typeof v.entries === "object" && v.entries !== null
-	);
+  if (!value || typeof value !== "object") return false;
+  const v = value as Record<string, unknown>;
+  if (typeof v.root !== "string") return false;
+  if (v.type === "git") return Array.isArray(v.dirty) && (v.head === null || typeof v.head === "string");
+  return v.type === "checksum" && typeof v.entries === "object" && v.entries !== null;
 }
 
 async function readSince(source: string, io: Io): Promise<LocalSnapshot> {
-	let text: string;
-	try {
-		text = source === "-" ? await io.stdin() : await readFile(source, "utf8");
-	} catch (error) {
-		throw new UsageError(
-			`cannot read --since ${source}: ${error instanceof Error ? error.message : String(error)}`,
-		);
-	}
-	let value: unknown;
-	try {
-		value = JSON.parse(text);
-	} catch {
-		throw new UsageError(
-			`--since ${source} is not JSON; pass the output of 'waymark snapshot'`,
-		);
-	}
-	if (!isLocalSnapshot(value))
-		throw new UsageError(
-			`--since ${source} is not a snapshot from 'waymark snapshot'`,
-		);
-	return value;
+  let text: string;
+  try {
+    text = source === "-" ? await io.stdin() : await readFile(source, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read --since ${source}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--since ${source} is not JSON; pass the output of 'waymark snapshot'`);
+  }
+  if (!isLocalSnapshot(value)) throw new UsageError(`--since ${source} is not a snapshot from 'waymark snapshot'`);
+  return value;
 }
 
 function json(value: unknown): string {
-	return `${JSON.stringify(value, null, 2)}\n`;
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 async function run(argv: string[], io: Io): Promise<number> {
-	const [command, ...rest] = argv;
-	switch (command) {
-		case undefined:
-			io.stderr(HELP.main);
-			return EXIT_USAGE;
-		case "-h":
-		case "--help":
-		case "help":
-			io.stdout(HELP.main);
-			return EXIT_OK;
-		case "-v":
-		case "--version":
-			io.stdout(`${VERSION}\n`);
-			return EXIT_OK;
-		case "snapshot": {
-			const args = parse("snapshot", rest, ["dir"]);
-			if (args.help) {
-				io.stdout(HELP.snapshot);
-				return EXIT_OK;
-			}
-			const dir = resolvePath(args.get("dir") ?? process.cwd());
-			const snapshot = await takeSnapshot(dir, {
-				progress: (line) => io.stderr(`${line}\n`),
-			});
-			io.stdout(json(snapshot));
-			return EXIT_OK;
-		}
-		case "changes": {
-			const args = parse("changes", rest, ["since"]);
-			if (args.help) {
-				io.stdout(HELP.changes);
-				return EXIT_OK;
-			}
-			const source = args.get("since");
-			if (source === undefined)
-				throw new UsageError(
-					"--since is required\nSee 'waymark changes --help'.",
-				);
-			const since = await readSince(source, io);
-			const changes = await computeChanges(since, {
-				progress: (line) => io.stderr(`${line}\n`),
-			});
-			const resolved = resolveChanges(wireSnapshot(since), changes);
-			const files = resolved.files.map(({ path, status, committed }) => ({
-				path,
-				status,
-				committed,
-			}));
-			io.stdout(json({ changes, resolved: { ...resolved, files } }));
-			return EXIT_OK;
-		}
-		case "mcp": {
-			const args = parse("mcp", rest, ["url", "token", "dir", "timeout"]);
-			if (args.help) {
-				io.stdout(HELP.mcp);
-				return EXIT_OK;
-			}
-			const url = args.get("url") ?? process.env.WAYMARK_URL;
-			if (!url)
-				throw new UsageError(
-					"--url is required (or set WAYMARK_URL)\nSee 'waymark mcp --help'.",
-				);
-			if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-				throw new UsageError(
-					`--url must be an http(s) URL, got ${JSON.stringify(url)}`,
-				);
-			}
-			const timeout = Number(args.get("timeout") ?? "30");
-			if (!Number.isFinite(timeout) || timeout <= 0)
-				throw new UsageError("--timeout must be a positive number of seconds");
-			const dir = args.get("dir");
-			const token =
-				args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
-			await runMcp({
-				url,
-				token,
-				dir: dir === undefined ? undefined : resolvePath(dir),
-				timeoutMs: timeout * 1000,
-				version: VERSION,
-			});
-			return EXIT_OK;
-		}
-		default:
-			throw new UsageError(
-				`unknown command ${JSON.stringify(command)}\nSee 'waymark --help'.`,
-			);
-	}
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+      io.stderr(HELP.main);
+      return EXIT_USAGE;
+    case "-h":
+    case "--help":
+    case "help":
+      io.stdout(HELP.main);
+      return EXIT_OK;
+    case "-v":
+    case "--version":
+      io.stdout(`${VERSION}\n`);
+      return EXIT_OK;
+    case "snapshot": {
+      const args = parse("snapshot", rest, ["dir"]);
+      if (args.help) {
+        io.stdout(HELP.snapshot);
+        return EXIT_OK;
+      }
+      const dir = resolvePath(args.get("dir") ?? process.cwd());
+      const snapshot = await takeSnapshot(dir, {
+        progress: (line) => io.stderr(`${line}\n`),
+      });
+      io.stdout(json(snapshot));
+      return EXIT_OK;
+    }
+    case "changes": {
+      const args = parse("changes", rest, ["since"]);
+      if (args.help) {
+        io.stdout(HELP.changes);
+        return EXIT_OK;
+      }
+      const source = args.get("since");
+      if (source === undefined) throw new UsageError("--since is required\nSee 'waymark changes --help'.");
+      const since = await readSince(source, io);
+      const changes = await computeChanges(since, {
+        progress: (line) => io.stderr(`${line}\n`),
+      });
+      const resolved = resolveChanges(wireSnapshot(since), changes);
+      const files = resolved.files.map(({ path, status, committed }) => ({
+        path,
+        status,
+        committed,
+      }));
+      io.stdout(json({ changes, resolved: { ...resolved, files } }));
+      return EXIT_OK;
+    }
+    case "mcp": {
+      const args = parse("mcp", rest, ["url", "token", "dir", "timeout"]);
+      if (args.help) {
+        io.stdout(HELP.mcp);
+        return EXIT_OK;
+      }
+      const url = args.get("url") ?? process.env.WAYMARK_URL;
+      if (!url) throw new UsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark mcp --help'.");
+      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+        throw new UsageError(`--url must be an http(s) URL, got ${JSON.stringify(url)}`);
+      }
+      const timeout = Number(args.get("timeout") ?? "30");
+      if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError("--timeout must be a positive number of seconds");
+      const dir = args.get("dir");
+      const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
+      await runMcp({
+        url,
+        token,
+        dir: dir === undefined ? undefined : resolvePath(dir),
+        timeoutMs: timeout * 1000,
+        version: VERSION,
+      });
+      return EXIT_OK;
+    }
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}\nSee 'waymark --help'.`);
+  }
 }
 
 /** Runs one command line and returns its exit code; never throws. */
-export async function main(
-	argv: string[],
-	io: Io = defaultIo,
-): Promise<number> {
-	try {
-		return await run(argv, io);
-	} catch (error) {
-		if (error instanceof UsageError) {
-			io.stderr(`waymark: ${error.message}\n`);
-			return EXIT_USAGE;
-		}
-		io.stderr(
-			`waymark: ${error instanceof Error ? error.message : String(error)}\n`,
-		);
-		return EXIT_FAILURE;
-	}
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`waymark: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    io.stderr(`waymark: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_FAILURE;
+  }
 }

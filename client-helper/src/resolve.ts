@@ -1,10 +1,4 @@
-import type {
-	Changes,
-	DirtyEntry,
-	FileState,
-	Snapshot,
-	Transition,
-} from "./types.js";
+import type { Changes, DirtyEntry, FileState, Snapshot, Transition } from "./types.js";
 
 // The edge's resolution rule (docs/attribution.md, "How the edge resolves a path"),
 // kept here so the helper can show humans the same A/M/D list the edge will compute and
@@ -13,87 +7,75 @@ import type {
 export type ChangeStatus = "A" | "M" | "D";
 
 export type ResolvedFile = {
-	path: string;
-	status: ChangeStatus;
-	before: FileState | null;
-	after: FileState | null;
-	/** git only: true when the change is in commits and nothing is left uncommitted. */
-	committed: boolean | null;
+  path: string;
+  status: ChangeStatus;
+  before: FileState | null;
+  after: FileState | null;
+  /** git only: true when the change is in commits and nothing is left uncommitted. */
+  committed: boolean | null;
 };
 
 export type Resolution = {
-	files: ResolvedFile[];
-	added: string[];
-	modified: string[];
-	deleted: string[];
-	renamed: { from: string; to: string }[];
+  files: ResolvedFile[];
+  added: string[];
+  modified: string[];
+  deleted: string[];
+  renamed: { from: string; to: string }[];
 };
 
 export function sameState(a: FileState | null, b: FileState | null): boolean {
-	if (a === null || b === null) return a === b;
-	return a.mode === b.mode && a.blob === b.blob;
+  if (a === null || b === null) return a === b;
+  return a.mode === b.mode && a.blob === b.blob;
 }
 
-function classify(
-	before: FileState | null,
-	after: FileState | null,
-): ChangeStatus | null {
-	if (sameState(before, after)) return null;
-	if (before === null) return "A";
-	if (after === null) return "D";
-	return "M";
+function classify(before: FileState | null, after: FileState | null): ChangeStatus | null {
+  if (sameState(before, after)) return null;
+  if (before === null) return "A";
+  if (after === null) return "D";
+  return "M";
 }
 
-function byPath<T extends { path: string }>(
-	items: readonly T[],
-): Map<string, T> {
-	return new Map(items.map((item) => [item.path, item]));
+function byPath<T extends { path: string }>(items: readonly T[]): Map<string, T> {
+  return new Map(items.map((item) => [item.path, item]));
 }
 
 function comparePaths(a: string, b: string): number {
-	return a < b ? -1 : a > b ? 1 : 0;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function resolveGit(
-	startDirty: readonly DirtyEntry[],
-	committed: readonly Transition[],
-	endDirty: readonly DirtyEntry[],
-): ResolvedFile[] {
-	const start = byPath(startDirty);
-	const commits = byPath(committed);
-	const end = byPath(endDirty);
-	const paths = new Set([...start.keys(), ...commits.keys(), ...end.keys()]);
-	const files: ResolvedFile[] = [];
-	for (const path of [...paths].sort(comparePaths)) {
-		const s = start.get(path);
-		const c = commits.get(path);
-		const e = end.get(path);
-		const before = s ? s.worktree : c ? c.before : (e?.head ?? null);
-		const after = e ? e.worktree : c ? c.after : (s?.head ?? null);
-		const status = classify(before, after);
-		if (status)
-			files.push({ path, status, before, after, committed: e === undefined });
-	}
-	return files;
+function resolveGit(startDirty: readonly DirtyEntry[], committed: readonly Transition[], endDirty: readonly DirtyEntry[]): ResolvedFile[] {
+  const start = byPath(startDirty);
+  const commits = byPath(committed);
+  const end = byPath(endDirty);
+  const paths = new Set([...start.keys(), ...commits.keys(), ...end.keys()]);
+  const files: ResolvedFile[] = [];
+  for (const path of [...paths].sort(comparePaths)) {
+    const s = start.get(path);
+    const c = commits.get(path);
+    const e = end.get(path);
+    const before = s ? s.worktree : c ? c.before : (e?.head ?? null);
+    const after = e ? e.worktree : c ? c.after : (s?.head ?? null);
+    const status = classify(before, after);
+    if (status) files.push({ path, status, before, after, committed: e === undefined });
+  }
+  return files;
 }
 
-function pairRenames(
-	files: readonly ResolvedFile[],
-): { from: string; to: string }[] {
-	const added = new Map<string, string[]>();
-	for (const file of files) {
-		if (file.status !== "A" || file.after === null) continue;
-		const list = added.get(file.after.blob) ?? [];
-		list.push(file.path);
-		added.set(file.after.blob, list);
-	}
-	const renamed: { from: string; to: string }[] = [];
-	for (const file of files) {
-		if (file.status !== "D" || file.before === null) continue;
-		const to = added.get(file.before.blob)?.shift();
-		if (to !== undefined) renamed.push({ from: file.path, to });
-	}
-	return renamed;
+function pairRenames(files: readonly ResolvedFile[]): { from: string; to: string }[] {
+  const added = new Map<string, string[]>();
+  for (const file of files) {
+    if (file.status !== "A" || file.after === null) continue;
+    const list = added.get(file.after.blob) ?? [];
+    list.push(file.path);
+    added.set(file.after.blob, list);
+  }
+  const renamed: { from: string; to: string }[] = [];
+  for (const file of files) {
+    if (file.status !== "D" || file.before === null) continue;
+    const to = added.get(file.before.blob)?.shift();
+    if (to !== undefined) renamed.push({ from: file.path, to });
+  }
+  return renamed;
 }
 
 /**
@@ -101,33 +83,31 @@ function pairRenames(
  * directory the transitions are already per path; only their kind is derived.
  */
 export function resolveChanges(start: Snapshot, changes: Changes): Resolution {
-	let files: ResolvedFile[];
-	if (changes.type === "git") {
-		if (start.type !== "git")
-			throw new Error("git changes need a git start snapshot");
-		files = resolveGit(start.dirty, changes.committed, changes.dirty);
-	} else {
-		files = [];
-		for (const t of changes.transitions) {
-			const status = classify(t.before, t.after);
-			if (status)
-				files.push({
-					path: t.path,
-					status,
-					before: t.before,
-					after: t.after,
-					committed: null,
-				});
-		}
-		files.sort((a, b) => comparePaths(a.path, b.path));
-	}
-	const pick = (status: ChangeStatus): string[] =>
-		files.filter((f) => f.status === status).map((f) => f.path);
-	return {
-		files,
-		added: pick("A"),
-		modified: pick("M"),
-		deleted: pick("D"),
-		renamed: pairRenames(files),
-	};
+  let files: ResolvedFile[];
+  if (changes.type === "git") {
+    if (start.type !== "git") throw new Error("git changes need a git start snapshot");
+    files = resolveGit(start.dirty, changes.committed, changes.dirty);
+  } else {
+    files = [];
+    for (const t of changes.transitions) {
+      const status = classify(t.before, t.after);
+      if (status)
+        files.push({
+          path: t.path,
+          status,
+          before: t.before,
+          after: t.after,
+          committed: null,
+        });
+    }
+    files.sort((a, b) => comparePaths(a.path, b.path));
+  }
+  const pick = (status: ChangeStatus): string[] => files.filter((f) => f.status === status).map((f) => f.path);
+  return {
+    files,
+    added: pick("A"),
+    modified: pick("M"),
+    deleted: pick("D"),
+    renamed: pairRenames(files),
+  };
 }

@@ -4,38 +4,38 @@
 export type FileState = { mode: string; blob: string };
 
 export type DirtyEntry = {
-	path: string;
-	head: FileState | null;
-	worktree: FileState | null;
+  path: string;
+  head: FileState | null;
+  worktree: FileState | null;
 };
 
 export type Transition = {
-	path: string;
-	before: FileState | null;
-	after: FileState | null;
+  path: string;
+  before: FileState | null;
+  after: FileState | null;
 };
 
 export type GitSnapshot = {
-	type: "git";
-	head: string | null;
-	branch?: string | null;
-	dirty: DirtyEntry[];
+  type: "git";
+  head: string | null;
+  branch?: string | null;
+  dirty: DirtyEntry[];
 };
 
 export type ChecksumSnapshot = {
-	type: "checksum";
-	files: number;
-	digest: string;
+  type: "checksum";
+  files: number;
+  digest: string;
 };
 
 export type Snapshot = GitSnapshot | ChecksumSnapshot;
 
 export type GitChanges = {
-	type: "git";
-	start_head: string | null;
-	head: string | null;
-	committed: Transition[];
-	dirty: DirtyEntry[];
+  type: "git";
+  start_head: string | null;
+  head: string | null;
+  committed: Transition[];
+  dirty: DirtyEntry[];
 };
 
 export type ChecksumChanges = { type: "checksum"; transitions: Transition[] };
@@ -44,10 +44,10 @@ export type Changes = GitChanges | ChecksumChanges;
 
 /** One file of a checksum scan; mtime and size let the next scan skip re-hashing it. */
 export type ChecksumEntry = {
-	mode: string;
-	blob: string;
-	size: number;
-	mtimeMs: number;
+  mode: string;
+  blob: string;
+  size: number;
+  mtimeMs: number;
 };
 
 /**
@@ -55,9 +55,9 @@ export type ChecksumEntry = {
  * full checksum list, which never leaves the machine.
  */
 export type LocalChecksumSnapshot = ChecksumSnapshot & {
-	root: string;
-	scanned_at: number;
-	entries: Record<string, ChecksumEntry>;
+  root: string;
+  scanned_at: number;
+  entries: Record<string, ChecksumEntry>;
 };
 
 export type LocalGitSnapshot = GitSnapshot & { root: string };

@@ -1,92 +1,83 @@
 import { execFileSync } from "node:child_process";
-import {
-	chmodSync,
-	mkdirSync,
-	mkdtempSync,
-	rmSync,
-	symlinkSync,
-	unlinkSync,
-	writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 // Real repositories in temp dirs: the thing under test is the helper reading real git.
 
 const GIT_ENV = {
-	...process.env,
-	GIT_AUTHOR_NAME: "Test",
-	GIT_AUTHOR_EMAIL: "test@example.com",
-	GIT_COMMITTER_NAME: "Test",
-	GIT_COMMITTER_EMAIL: "test@example.com",
-	GIT_CONFIG_NOSYSTEM: "1",
+  ...process.env,
+  GIT_AUTHOR_NAME: "Test",
+  GIT_AUTHOR_EMAIL: "test@example.com",
+  GIT_COMMITTER_NAME: "Test",
+  GIT_COMMITTER_EMAIL: "test@example.com",
+  GIT_CONFIG_NOSYSTEM: "1",
 };
 
 const created: string[] = [];
 
 export function tempDir(prefix = "waymark-test-"): string {
-	const dir = mkdtempSync(join(tmpdir(), prefix));
-	created.push(dir);
-	return dir;
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  created.push(dir);
+  return dir;
 }
 
 export function cleanupTempDirs(): void {
-	for (const dir of created.splice(0))
-		rmSync(dir, { recursive: true, force: true });
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 export class Repo {
-	constructor(readonly dir: string) {}
+  constructor(readonly dir: string) {}
 
-	static init(): Repo {
-		const repo = new Repo(tempDir("waymark-repo-"));
-		repo.git("init", "-q", "-b", "main");
-		repo.git("config", "user.name", "Test");
-		repo.git("config", "user.email", "test@example.com");
-		repo.git("config", "commit.gpgsign", "false");
-		return repo;
-	}
+  static init(): Repo {
+    const repo = new Repo(tempDir("waymark-repo-"));
+    repo.git("init", "-q", "-b", "main");
+    repo.git("config", "user.name", "Test");
+    repo.git("config", "user.email", "test@example.com");
+    repo.git("config", "commit.gpgsign", "false");
+    return repo;
+  }
 
-	git(...args: string[]): string {
-		return execFileSync("git", args, {
-			cwd: this.dir,
-			env: GIT_ENV,
-			encoding: "utf8",
-		});
-	}
+  git(...args: string[]): string {
+    return execFileSync("git", args, {
+      cwd: this.dir,
+      env: GIT_ENV,
+      encoding: "utf8",
+    });
+  }
 
-	write(path: string, content: string): this {
-		const abs = join(this.dir, path);
-		mkdirSync(dirname(abs), { recursive: true });
-		writeFileSync(abs, content);
-		return this;
-	}
+  write(path: string, content: string): this {
+    const abs = join(this.dir, path);
+    mkdirSync(dirname(abs), { recursive: true });
+    writeFileSync(abs, content);
+    return this;
+  }
 
-	remove(path: string): this {
-		unlinkSync(join(this.dir, path));
-		return this;
-	}
+  remove(path: string): this {
+    unlinkSync(join(this.dir, path));
+    return this;
+  }
 
-	chmod(path: string, mode: number): this {
-		chmodSync(join(this.dir, path), mode);
-		return this;
-	}
+  chmod(path: string, mode: number): this {
+    chmodSync(join(this.dir, path), mode);
+    return this;
+  }
 
-	symlink(path: string, target: string): this {
-		symlinkSync(target, join(this.dir, path));
-		return this;
-	}
+  symlink(path: string, target: string): this {
+    symlinkSync(target, join(this.dir, path));
+    return this;
+  }
 
-	/** Commits only these paths, leaving every other change in the worktree as it is. */
-	commitPaths(message: string, ...paths: string[]): this {
-		this.git("add", "-A", "--", ...paths);
-		this.git("commit", "-q", "-m", message, "--", ...paths);
-		return this;
-	}
+  /** Commits only these paths, leaving every other change in the worktree as it is. */
+  commitPaths(message: string, ...paths: string[]): this {
+    this.git("add", "-A", "--", ...paths);
+    this.git("commit", "-q", "-m", message, "--", ...paths);
+    return this;
+  }
 
-	commitAll(message = "commit"): this {
-		this.git("add", "-A");
-		this.git("commit", "-q", "--allow-empty", "-m", message);
-		return this;
-	}
+  commitAll(message = "commit"): this {
+    this.git("add", "-A");
+    this.git("commit", "-q", "--allow-empty", "-m", message);
+    return this;
+  }
 }

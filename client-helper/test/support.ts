@@ -1,11 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import {
-	createServer,
-	type IncomingMessage,
-	type Server,
-	type ServerResponse,
-} from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,23 +15,17 @@ export const BIN = join(HELPER_DIR, "dist", "bin.js");
  * The machine's own Node (20 here), not the Node 22 that npm puts first on PATH: the
  * helper is published for Node >= 20 and must run there.
  */
-export const SYSTEM_NODE =
-	["/usr/local/bin/node", "/usr/bin/node"].find((p) => existsSync(p)) ??
-	process.execPath;
+export const SYSTEM_NODE = ["/usr/local/bin/node", "/usr/bin/node"].find((p) => existsSync(p)) ?? process.execPath;
 
 let built = false;
 /** Compiles the helper to dist/ once per test file: tests run the real bin, as users do. */
 export function ensureBuilt(): void {
-	if (built) return;
-	execFileSync(
-		join(REPO_ROOT, "node_modules", ".bin", "tsc"),
-		["-p", join(HELPER_DIR, "tsconfig.build.json")],
-		{
-			cwd: REPO_ROOT,
-			stdio: "inherit",
-		},
-	);
-	built = true;
+  if (built) return;
+  execFileSync(join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", join(HELPER_DIR, "tsconfig.build.json")], {
+    cwd: REPO_ROOT,
+    stdio: "inherit",
+  });
+  built = true;
 }
 
 export type Received = { tool: string; args: Record<string, unknown> };
@@ -48,180 +37,166 @@ export type Received = { tool: string; args: Record<string, unknown> };
  * tests assert on what the helper sent it.
  */
 export class FakeRemote {
-	readonly received: Received[] = [];
-	/** When > 0, that many complete_task requests are recorded and then cut off mid-flight. */
-	dropCompletes = 0;
-	private server: Server | null = null;
-	private nextTask = 1;
-	url = "";
+  readonly received: Received[] = [];
+  /** When > 0, that many complete_task requests are recorded and then cut off mid-flight. */
+  dropCompletes = 0;
+  private server: Server | null = null;
+  private nextTask = 1;
+  url = "";
 
-	constructor(readonly token: string) {}
+  constructor(readonly token: string) {}
 
-	private build(): McpServer {
-		const server = new McpServer({ name: "fake-waymark", version: "0.0.0" });
-		const record = (tool: string) => (args: Record<string, unknown>) =>
-			this.received.push({ tool, args });
-		server.registerTool(
-			"start_task",
-			{
-				description: "Start a new task",
-				inputSchema: z.object({
-					workflow_id: z.string(),
-					name: z.string(),
-					goal: z.string(),
-					areas: z.array(z.string()).optional(),
-					snapshot: z.record(z.string(), z.unknown()).optional(),
-					idempotency_key: z.string().optional(),
-				}),
-			},
-			async (args) => {
-				record("start_task")(args);
-				const task_id = `task-${this.nextTask++}`;
-				return {
-					content: [{ type: "text", text: JSON.stringify({ task_id }) }],
-					structuredContent: { task_id },
-				};
-			},
-		);
-		server.registerTool(
-			"complete_task",
-			{
-				description: "Complete a task",
-				inputSchema: z.object({
-					task_id: z.string(),
-					status: z.enum(["success", "partial_success", "failed"]),
-					outcome: z.object({ summary: z.string() }),
-					changes: z.record(z.string(), z.unknown()).optional(),
-					idempotency_key: z.string().optional(),
-				}),
-			},
-			async (args) => {
-				record("complete_task")(args);
-				return {
-					content: [
-						{
-							type: "text",
-							text: JSON.stringify({ task_id: args.task_id, ok: true }),
-						},
-					],
-				};
-			},
-		);
-		server.registerTool(
-			"log_milestone",
-			{
-				description: "Log a milestone",
-				inputSchema: z.object({ task_id: z.string(), message: z.string() }),
-			},
-			async (args) => {
-				record("log_milestone")(args);
-				return { content: [{ type: "text", text: "logged" }] };
-			},
-		);
-		server.registerResource(
-			"workflows",
-			"waymark://workflows",
-			{ mimeType: "application/json" },
-			async (uri) => ({
-				contents: [
-					{
-						uri: uri.href,
-						mimeType: "application/json",
-						text: '{"workflows":[]}',
-					},
-				],
-			}),
-		);
-		return server;
-	}
+  private build(): McpServer {
+    const server = new McpServer({ name: "fake-waymark", version: "0.0.0" });
+    const record = (tool: string) => (args: Record<string, unknown>) => this.received.push({ tool, args });
+    server.registerTool(
+      "start_task",
+      {
+        description: "Start a new task",
+        inputSchema: z.object({
+          workflow_id: z.string(),
+          name: z.string(),
+          goal: z.string(),
+          areas: z.array(z.string()).optional(),
+          snapshot: z.record(z.string(), z.unknown()).optional(),
+          idempotency_key: z.string().optional(),
+        }),
+      },
+      async (args) => {
+        record("start_task")(args);
+        const task_id = `task-${this.nextTask++}`;
+        return {
+          content: [{ type: "text", text: JSON.stringify({ task_id }) }],
+          structuredContent: { task_id },
+        };
+      },
+    );
+    server.registerTool(
+      "complete_task",
+      {
+        description: "Complete a task",
+        inputSchema: z.object({
+          task_id: z.string(),
+          status: z.enum(["success", "partial_success", "failed"]),
+          outcome: z.object({ summary: z.string() }),
+          changes: z.record(z.string(), z.unknown()).optional(),
+          idempotency_key: z.string().optional(),
+        }),
+      },
+      async (args) => {
+        record("complete_task")(args);
+        return {
+          content: [
+            {
+              type: "text",
+              text: JSON.stringify({ task_id: args.task_id, ok: true }),
+            },
+          ],
+        };
+      },
+    );
+    server.registerTool(
+      "log_milestone",
+      {
+        description: "Log a milestone",
+        inputSchema: z.object({ task_id: z.string(), message: z.string() }),
+      },
+      async (args) => {
+        record("log_milestone")(args);
+        return { content: [{ type: "text", text: "logged" }] };
+      },
+    );
+    server.registerResource("workflows", "waymark://workflows", { mimeType: "application/json" }, async (uri) => ({
+      contents: [
+        {
+          uri: uri.href,
+          mimeType: "application/json",
+          text: '{"workflows":[]}',
+        },
+      ],
+    }));
+    return server;
+  }
 
-	async start(): Promise<void> {
-		const handler = createMcpHandler(() => this.build());
-		this.server = createServer((req, res) => {
-			void this.handle(handler.fetch, req, res);
-		});
-		await new Promise<void>((resolve) =>
-			this.server?.listen(0, "127.0.0.1", resolve),
-		);
-		const { port } = this.server.address() as AddressInfo;
-		this.url = `http://127.0.0.1:${port}/mcp`;
-	}
+  async start(): Promise<void> {
+    const handler = createMcpHandler(() => this.build());
+    this.server = createServer((req, res) => {
+      void this.handle(handler.fetch, req, res);
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}/mcp`;
+  }
 
-	private async handle(
-		fetchHandler: (request: Request) => Promise<Response>,
-		req: IncomingMessage,
-		res: ServerResponse,
-	): Promise<void> {
-		const chunks: Buffer[] = [];
-		for await (const chunk of req) chunks.push(chunk as Buffer);
-		const body = Buffer.concat(chunks);
-		if (req.headers.authorization !== `Bearer ${this.token}`) {
-			res.writeHead(401, {
-				"content-type": "application/json",
-				"www-authenticate": 'Bearer realm="waymark"',
-			});
-			res.end(JSON.stringify({ error: "invalid_token" }));
-			return;
-		}
-		if (this.dropCompletes > 0 && body.includes('"complete_task"')) {
-			this.dropCompletes--;
-			this.received.push({
-				tool: "complete_task(dropped)",
-				args: JSON.parse(body.toString()).params.arguments,
-			});
-			req.socket.destroy();
-			return;
-		}
-		const headers = new Headers();
-		for (const [name, value] of Object.entries(req.headers))
-			if (typeof value === "string") headers.set(name, value);
-		const response = await fetchHandler(
-			new Request(`http://${req.headers.host}${req.url}`, {
-				method: req.method,
-				headers,
-				body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
-			}),
-		);
-		res.writeHead(response.status, Object.fromEntries(response.headers));
-		if (response.body)
-			for await (const chunk of response.body) res.write(chunk);
-		res.end();
-	}
+  private async handle(fetchHandler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    if (req.headers.authorization !== `Bearer ${this.token}`) {
+      res.writeHead(401, {
+        "content-type": "application/json",
+        "www-authenticate": 'Bearer realm="waymark"',
+      });
+      res.end(JSON.stringify({ error: "invalid_token" }));
+      return;
+    }
+    if (this.dropCompletes > 0 && body.includes('"complete_task"')) {
+      this.dropCompletes--;
+      this.received.push({
+        tool: "complete_task(dropped)",
+        args: JSON.parse(body.toString()).params.arguments,
+      });
+      req.socket.destroy();
+      return;
+    }
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
+    const response = await fetchHandler(
+      new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers,
+        body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
+      }),
+    );
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body) for await (const chunk of response.body) res.write(chunk);
+    res.end();
+  }
 
-	calls(tool: string): Received[] {
-		return this.received.filter((r) => r.tool === tool);
-	}
+  calls(tool: string): Received[] {
+    return this.received.filter((r) => r.tool === tool);
+  }
 
-	async stop(): Promise<void> {
-		const server = this.server;
-		if (!server) return;
-		server.closeAllConnections();
-		await new Promise<void>((resolve) => server.close(() => resolve()));
-	}
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 }
 
 /** A TCP server that accepts connections and never answers: the worst kind of outage. */
 export async function blackHole(): Promise<{
-	url: string;
-	stop: () => Promise<void>;
+  url: string;
+  stop: () => Promise<void>;
 }> {
-	const server = createServer(() => {});
-	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-	const { port } = server.address() as AddressInfo;
-	return {
-		url: `http://127.0.0.1:${port}/mcp`,
-		stop: async () => {
-			server.closeAllConnections();
-			await new Promise<void>((resolve) => server.close(() => resolve()));
-		},
-	};
+  const server = createServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 /** A URL on which nothing listens. */
 export async function closedPort(): Promise<string> {
-	const server = createServer();
-	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-	const { port } = server.address() as AddressInfo;
-	await new Promise<void>((resolve) => server.close(() => resolve()));
-	return `http://127.0.0.1:${port}/mcp`;
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/mcp`;
 }

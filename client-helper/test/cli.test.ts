@@ -1,0 +1,116 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+import { BIN, ensureBuilt, HELPER_DIR, REPO_ROOT, SYSTEM_NODE } from "./support.js";
+
+beforeAll(ensureBuilt);
+afterAll(cleanupTempDirs);
+
+const VERSION = (JSON.parse(readFileSync(join(HELPER_DIR, "package.json"), "utf8")) as { version: string }).version;
+
+/** The built bin on the machine's Node, as a user or a CI script runs it. */
+function waymark(args: string[], opts: { cwd?: string; input?: string } = {}) {
+  const env = { ...process.env };
+  delete env.WAYMARK_URL;
+  delete env.WAYMARK_TOKEN;
+  const r = spawnSync(SYSTEM_NODE, [BIN, ...args], { cwd: opts.cwd, input: opts.input, encoding: "utf8", env });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe("waymark CLI contract: help text and exit codes", () => {
+  it("--help documents every command and the exit codes, exit 0", () => {
+    const r = waymark(["--help"]);
+    expect(r.code).toBe(0);
+    for (const text of ["waymark mcp --url", "waymark snapshot", "waymark changes --since", "Exit codes:", "0  success"]) {
+      expect(r.stdout).toContain(text);
+    }
+    expect(r.stdout).toContain("1  runtime failure");
+    expect(r.stdout).toContain("2  usage error");
+  });
+
+  it("--version prints the package version, exit 0", () => {
+    expect(waymark(["--version"])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
+  });
+
+  it.each([
+    ["mcp", "--timeout <seconds>"],
+    ["snapshot", "--dir <dir>"],
+    ["changes", "--since <file | ->"],
+  ])("%s --help, exit 0", (command, option) => {
+    const r = waymark([command, "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Usage: waymark ${command}`);
+    expect(r.stdout).toContain(option);
+    expect(r.stdout).toContain("Exit codes:");
+  });
+
+  it.each([
+    [[], /Usage:/],
+    [["frobnicate"], /unknown command "frobnicate"/],
+    [["snapshot", "--bogus"], /Unknown option '--bogus'/],
+    [["snapshot", "extra"], /positional/],
+    [["changes"], /--since is required/],
+    [["changes", "--since", "/nonexistent/snap.json"], /cannot read --since/],
+    [["mcp"], /--url is required/],
+    [["mcp", "--url", "ftp://x"], /--url must be an http\(s\) URL/],
+    [["mcp", "--url", "http://127.0.0.1:9/mcp", "--timeout", "soon"], /--timeout must be a positive number/],
+  ])("usage error %j -> exit 2 with a message on stderr", (args, message) => {
+    const r = waymark(args as string[]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(message);
+  });
+
+  it("an invalid snapshot file -> exit 2; a runtime failure -> exit 1", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "bad.json"), '{"type":"git"}');
+    expect(waymark(["changes", "--since", join(dir, "bad.json")]).code).toBe(2);
+    writeFileSync(join(dir, "notjson.json"), "nope");
+    expect(waymark(["changes", "--since", join(dir, "notjson.json")]).code).toBe(2);
+    const r = waymark(["snapshot", "--dir", join(dir, "missing")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^waymark: .*missing/);
+  });
+
+  it("snapshot then changes --since <file> and --since - give the changes and the resolved list", () => {
+    const repo = Repo.init().write("a.txt", "a\n").write("b.txt", "b\n").commitAll("base");
+    const snap = waymark(["snapshot"], { cwd: repo.dir });
+    expect(snap.code).toBe(0);
+    const snapshot = JSON.parse(snap.stdout) as { type: string; head: string };
+    expect(snapshot).toMatchObject({ type: "git", root: repo.dir, branch: "main", dirty: [] });
+    const file = join(tempDir(), "snap.json");
+    writeFileSync(file, snap.stdout);
+    repo.write("a.txt", "a2\n").write("new name.txt", "n\n").remove("b.txt");
+    for (const r of [waymark(["changes", "--since", file]), waymark(["changes", "--since", "-"], { input: snap.stdout })]) {
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout) as { changes: { type: string; start_head: string }; resolved: Record<string, unknown> };
+      expect(out.changes).toMatchObject({ type: "git", start_head: snapshot.head, committed: [] });
+      expect(out.resolved).toMatchObject({ added: ["new name.txt"], modified: ["a.txt"], deleted: ["b.txt"], renamed: [] });
+      expect(out.resolved.files).toEqual([
+        { path: "a.txt", status: "M", committed: false },
+        { path: "b.txt", status: "D", committed: false },
+        { path: "new name.txt", status: "A", committed: false },
+      ]);
+    }
+  });
+
+  it("outside git the snapshot keeps the local checksum list so changes can compare", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "x.txt"), "x\n");
+    const snap = waymark(["snapshot", "--dir", dir]);
+    expect(snap.code).toBe(0);
+    expect(JSON.parse(snap.stdout)).toMatchObject({ type: "checksum", files: 1, root: dir, entries: { "x.txt": {} } });
+    writeFileSync(join(dir, "x.txt"), "y\n");
+    const r = waymark(["changes", "--since", "-"], { input: snap.stdout });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).resolved.modified).toEqual(["x.txt"]);
+  });
+
+  it("npx waymark --help works in the repository root (npm workspace bin)", () => {
+    const r = spawnSync("npx", ["--no-install", "waymark", "--help"], { cwd: REPO_ROOT, encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("Exit codes:");
+  });
+});
