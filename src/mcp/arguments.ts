@@ -84,7 +84,9 @@ function fieldPath(path: readonly PropertyKey[]): string {
 function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case "invalid_type":
-      return issue.input === undefined ? "is required" : `must be ${issue.expected === "array" ? "an array" : `a ${issue.expected}`}`;
+      return /received undefined$/.test(issue.message)
+        ? "is required"
+        : `must be ${issue.expected === "array" ? "an array" : `a ${issue.expected}`}`;
     case "too_big":
       return issue.origin === "string"
         ? `must be at most ${issue.maximum} characters`

@@ -1,5 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { ok } from "../../errors";
 import { newWorkflowId, workflowIdForKey } from "../../ids";
 import { LIMITS } from "../../limits";
 import { WRITES } from "../annotations";
@@ -18,7 +19,7 @@ export const startWorkflowInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({ workflow_id: "string", created_at: "string" });
+const output = outputShape({ workflow_id: "string", created_at: "string", share_url: "string" });
 
 export function registerStartWorkflow(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -37,8 +38,20 @@ export function registerStartWorkflow(server: McpServer, ctx: ToolContext): void
       const stub = workflowStub(ctx, id);
       if (!stub) return errorResult({ ok: false, code: "INTERNAL", message: "could not allocate a workflow id" });
       return fromRpc(
-        () => stub.startWorkflow(ctx.account, id, input),
-        (out) => `workflow_id: ${out.workflow_id}\ncreated_at: ${out.created_at}`,
+        async () => {
+          const started = await stub.startWorkflow(ctx.account, id, input);
+          if (!started.ok) return started;
+          // The read-only page of this workflow (issue 4); created here, managed from the dashboard.
+          const share = await stub.shareLink(ctx.account);
+          const token = share.ok ? share.value.token : null;
+          return ok(token ? { ...started.value, share_url: `${ctx.origin}/s/${token}` } : started.value);
+        },
+        (out) =>
+          [
+            `workflow_id: ${out.workflow_id}`,
+            `created_at: ${out.created_at}`,
+            ...("share_url" in out ? [`share_url: ${out.share_url}`] : []),
+          ].join("\n"),
       );
     },
   );

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import reference from "../fixtures/reference-tools.json";
+import { rpc } from "../support/worker";
+
+type JsonSchema = {
+  type?: string;
+  description?: string;
+  enum?: string[];
+  minimum?: number;
+  maximum?: number;
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+};
+type ToolDefinition = {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: Record<string, boolean>;
+};
+
+async function listTools(): Promise<ToolDefinition[]> {
+  const { body } = await rpc({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+  return (body?.result as { tools: ToolDefinition[] }).tools;
+}
+
+/** Every keyword the reference states must be ours too; we may only add optional properties. */
+function expectSchemaKeeps(ours: JsonSchema, theirs: JsonSchema, path: string): void {
+  for (const keyword of ["type", "description", "enum", "minimum", "maximum"] as const) {
+    if (theirs[keyword] !== undefined) expect(ours[keyword], `${path}.${keyword}`).toEqual(theirs[keyword]);
+  }
+  expect([...(ours.required ?? [])].sort(), `${path}.required`).toEqual([...(theirs.required ?? [])].sort());
+  if (theirs.items) expectSchemaKeeps(ours.items ?? {}, theirs.items, `${path}.items`);
+  for (const [name, property] of Object.entries(theirs.properties ?? {})) {
+    expect(ours.properties?.[name], `${path}.${name} exists`).toBeDefined();
+    expectSchemaKeeps(ours.properties?.[name] ?? {}, property, `${path}.${name}`);
+  }
+}
+
+describe("tools/list keeps the reference protocol", () => {
+  it.each(reference.map((tool) => [tool.name, tool] as const))("%s: same input schema, additions only optional", async (name, tool) => {
+    const ours = (await listTools()).find((t) => t.name === name);
+    expect(ours).toBeDefined();
+    expectSchemaKeeps(ours?.inputSchema ?? {}, tool.inputSchema as JsonSchema, name);
+    expect(ours?.description.startsWith(tool.description)).toBe(true);
+  });
+
+  it("gives every tool an output schema and annotations", async () => {
+    for (const tool of await listTools()) {
+      expect(tool.outputSchema?.type, tool.name).toBe("object");
+      expect(tool.annotations, tool.name).toBeDefined();
+    }
+    const readOnly = (await listTools()).filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
+    expect(readOnly).toEqual(["get_workflow"]);
+  });
+
+  it("stays within the context budget: at most 9 tools, about 6 KB", async () => {
+    const tools = await listTools();
+    const bytes = new TextEncoder().encode(JSON.stringify(tools)).byteLength;
+    const referenceBytes = new TextEncoder().encode(JSON.stringify(reference)).byteLength;
+    console.log(`tools/list: ${tools.length} tools, ${bytes} bytes (the six reference definitions alone: ${referenceBytes} bytes)`);
+    for (const tool of tools) console.log(`  ${tool.name}: ${new TextEncoder().encode(JSON.stringify(tool)).byteLength} bytes`);
+    expect(tools.length).toBeLessThanOrEqual(9);
+    expect(bytes).toBeLessThanOrEqual(7600);
+  });
+});

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { accountForToken, bearerToken } from "../../src/auth";
+import { LIMITS } from "../../src/limits";
+import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
+
+const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+
+describe("/mcp authentication", () => {
+  it.each([
+    ["no Authorization header", 401, null, {}],
+    ["an unknown bearer token", 401, "not-a-real-token", {}],
+    ["a Basic credential", 401, null, { Authorization: "Basic YWNtZTp0b2tlbi1hY21l" }],
+    ["an empty bearer", 401, null, { Authorization: "Bearer " }],
+    ["the dev token name when no dev token is configured", 401, "waymark-dev-token", {}],
+    ["acme's token", 200, TOKENS.acme, {}],
+    ["globex's token", 200, TOKENS.globex, {}],
+    ["acme's token from a foreign browser origin", 403, TOKENS.acme, { Origin: "https://evil.example" }],
+    ["acme's token from this deployment's own origin", 200, TOKENS.acme, { Origin: ORIGIN }],
+  ] as const)("%s → %i", async (_case, status, token, headers) => {
+    const response = await rpc(LIST, { token, headers });
+    expect(response.status).toBe(status);
+    if (status === 401) {
+      expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="waymark"/);
+      expect(JSON.stringify(response.body)).toContain("UNAUTHORIZED");
+    }
+  });
+
+  it.each([
+    ["no tokens at all", {}, "anything-long", null],
+    ["malformed entries only", { WAYMARK_TOKENS: "nocolon,:emptyaccount,Bad Name:token-12345" }, "token-12345", null],
+    ["a too-short token", { WAYMARK_TOKENS: "acme:short" }, "short", null],
+    ["a listed token", { WAYMARK_TOKENS: " acme : token-acme-1 ,\nglobex:token-globex-1" }, "token-globex-1", "globex"],
+    ["the dev token", { WAYMARK_DEV_TOKEN: "dev-token-123" }, "dev-token-123", "dev"],
+  ] as const)("token table with %s", async (_case, env, token, account) => {
+    expect(await accountForToken(env as Env, token)).toBe(account);
+  });
+
+  it("reads only well-formed bearer headers", () => {
+    expect(bearerToken(new Request(ORIGIN, { headers: { Authorization: "Bearer abc" } }))).toBe("abc");
+    expect(bearerToken(new Request(ORIGIN, { headers: { Authorization: "bearer  abc " } }))).toBe("abc");
+    expect(bearerToken(new Request(ORIGIN, { headers: { Authorization: "Bearer a b" } }))).toBeNull();
+  });
+});
+
+describe("/mcp request bounds", () => {
+  it("refuses a body whose declared length is over the limit without reading it", async () => {
+    const response = await workerFetch(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${TOKENS.acme}`,
+        "Content-Type": "application/json",
+        "Content-Length": String(LIMITS.MAX_BODY_BYTES + 1),
+      },
+      body: "{}",
+    });
+    expect(response.status).toBe(413);
+    expect(await response.text()).toContain("PAYLOAD_TOO_LARGE");
+  });
+
+  it("stops reading a streamed body once it passes the limit", async () => {
+    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent++;
+        if (sent > 20) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const response = await workerFetch(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(sent).toBeLessThan(20);
+  });
+
+  it("answers a JSON-RPC parse error to a body that is not JSON", async () => {
+    const response = await rpc("{not json", {});
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ error: { code: -32700 } });
+  });
+});
