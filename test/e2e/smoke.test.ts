@@ -1,2 +1,5 @@
 import { expect, it } from "vitest";
-it("runs in node", () => { expect(process.versions.node.startsWith("22")).toBe(true); });
+
+it("runs in node", () => {
+  expect(process.versions.node.startsWith("22")).toBe(true);
+});

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { DirtyEntry, FileState, Transition } from "../../src/domain/changes";
 import type { Result } from "../../src/errors";
@@ -41,18 +41,37 @@ describe("WorkflowObject storage", () => {
     const { id, stub } = await newWorkflow("Auth refactor");
     const parent = value(await stub.startTask(ACME, { workflow_id: id, name: "Parent", goal: "Everything", areas: ["auth"] }));
     const child = value(await stub.startTask(ACME, { workflow_id: id, parent_task_id: parent.task_id, name: "Child", goal: "A part" }));
-    value(await stub.logDecision(ACME, { task_id: child.task_id, category: "architecture", question: "Q?", chosen: "A", reasoning: "Because", options_considered: ["A", "B"] }));
-    value(await stub.logIssue(ACME, { task_id: child.task_id, type: "other", description: "D", resolution: "R", requires_human_review: true }));
+    value(
+      await stub.logDecision(ACME, {
+        task_id: child.task_id,
+        category: "architecture",
+        question: "Q?",
+        chosen: "A",
+        reasoning: "Because",
+        options_considered: ["A", "B"],
+      }),
+    );
+    value(
+      await stub.logIssue(ACME, { task_id: child.task_id, type: "other", description: "D", resolution: "R", requires_human_review: true }),
+    );
     value(await stub.logMilestone(ACME, { task_id: child.task_id, message: "Half", progress: 50, metadata: { suite: "auth" } }));
 
-    const [workflow] = await rows<{ id: string; account: string; name: string; plan: string }>(stub, "SELECT id, account, name, plan FROM workflow");
+    const [workflow] = await rows<{ id: string; account: string; name: string; plan: string }>(
+      stub,
+      "SELECT id, account, name, plan FROM workflow",
+    );
     expect(workflow).toEqual({ id, account: ACME, name: "Auth refactor", plan: JSON.stringify([{ step: "1", goal: "Do it" }]) });
-    const tasks = await rows<{ id: string; parent_id: string | null; areas: string }>(stub, "SELECT id, parent_id, areas FROM tasks ORDER BY started_at, rowid");
+    const tasks = await rows<{ id: string; parent_id: string | null; areas: string }>(
+      stub,
+      "SELECT id, parent_id, areas FROM tasks ORDER BY started_at, rowid",
+    );
     expect(tasks).toEqual([
       { id: parent.task_id, parent_id: null, areas: '["auth"]' },
       { id: child.task_id, parent_id: parent.task_id, areas: "[]" },
     ]);
-    expect(await rows(stub, "SELECT category, options, chosen FROM decisions")).toEqual([{ category: "architecture", options: '["A","B"]', chosen: "A" }]);
+    expect(await rows(stub, "SELECT category, options, chosen FROM decisions")).toEqual([
+      { category: "architecture", options: '["A","B"]', chosen: "A" },
+    ]);
     expect(await rows(stub, "SELECT requires_human_review FROM issues")).toEqual([{ requires_human_review: 1 }]);
     expect(await rows(stub, "SELECT progress, metadata FROM milestones")).toEqual([{ progress: 50, metadata: '{"suite":"auth"}' }]);
     const versions = await rows<{ version: number }>(stub, "SELECT version FROM schema_version ORDER BY version");
@@ -67,7 +86,15 @@ describe("WorkflowObject storage", () => {
     const seqs = (await rows<{ seq: number }>(stub, "SELECT seq FROM events ORDER BY seq")).map((r) => r.seq);
     expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7]);
     const types = (await rows<{ type: string }>(stub, "SELECT type FROM events ORDER BY seq")).map((r) => r.type);
-    expect(types).toEqual(["workflow.started", "task.started", "milestone.logged", "milestone.logged", "milestone.logged", "milestone.logged", "task.completed"]);
+    expect(types).toEqual([
+      "workflow.started",
+      "task.started",
+      "milestone.logged",
+      "milestone.logged",
+      "milestone.logged",
+      "milestone.logged",
+      "task.completed",
+    ]);
     const page = value(await stub.events(ACME, 2, 3));
     expect(page.events.map((e) => e.seq)).toEqual([3, 4, 5]);
     expect(page).toMatchObject({ next_seq: 5, has_more: true });
@@ -81,8 +108,12 @@ describe("WorkflowObject storage", () => {
     const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G" }));
     const before = await rows(stub, "SELECT count(*) AS n FROM events");
     expect(failure(await stub.startTask("globex", { workflow_id: id, name: "X", goal: "Y" })).code).toBe("NOT_FOUND");
-    expect(failure(await stub.logIssue("globex", { task_id: task.task_id, type: "other", description: "d", resolution: "r" })).code).toBe("NOT_FOUND");
-    expect(failure(await stub.completeTask("globex", { task_id: task.task_id, status: "failed", outcome: OUTCOME })).code).toBe("NOT_FOUND");
+    expect(failure(await stub.logIssue("globex", { task_id: task.task_id, type: "other", description: "d", resolution: "r" })).code).toBe(
+      "NOT_FOUND",
+    );
+    expect(failure(await stub.completeTask("globex", { task_id: task.task_id, status: "failed", outcome: OUTCOME })).code).toBe(
+      "NOT_FOUND",
+    );
     expect(failure(await stub.view("globex")).code).toBe("NOT_FOUND");
     expect(failure(await stub.resume("globex", 5)).code).toBe("NOT_FOUND");
     expect(await rows(stub, "SELECT count(*) AS n FROM events")).toEqual(before);
@@ -93,13 +124,19 @@ describe("WorkflowObject lifecycle rules", () => {
   it("refuses to complete a task twice, but replays the first result for the same idempotency key", async () => {
     const { id, stub } = await newWorkflow();
     const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G" }));
-    const first = value(await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME, idempotency_key: "done-1" }));
-    const replay = value(await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME, idempotency_key: "done-1" }));
+    const first = value(
+      await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME, idempotency_key: "done-1" }),
+    );
+    const replay = value(
+      await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME, idempotency_key: "done-1" }),
+    );
     expect(replay).toEqual(first);
     const again = failure(await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME }));
     expect(again.code).toBe("CONFLICT");
     expect(again.message).toMatch(/^task_id: .*already completed/);
-    const reused = failure(await stub.completeTask(ACME, { task_id: task.task_id, status: "failed", outcome: OUTCOME, idempotency_key: "done-1" }));
+    const reused = failure(
+      await stub.completeTask(ACME, { task_id: task.task_id, status: "failed", outcome: OUTCOME, idempotency_key: "done-1" }),
+    );
     expect(reused).toMatchObject({ code: "CONFLICT" });
     expect(reused.message).toMatch(/^idempotency_key:/);
     expect(await rows(stub, "SELECT count(*) AS n FROM events WHERE type = 'task.completed'")).toEqual([{ n: 1 }]);
@@ -130,10 +167,22 @@ describe("WorkflowObject lifecycle rules", () => {
     const { id, stub } = await newWorkflow();
     const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G" }));
     value(await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME }));
-    expect(failure(await stub.logDecision(ACME, { task_id: task.task_id, category: "other", question: "q", chosen: "c", reasoning: "r" })).code).toBe("CONFLICT");
+    expect(
+      failure(await stub.logDecision(ACME, { task_id: task.task_id, category: "other", question: "q", chosen: "c", reasoning: "r" })).code,
+    ).toBe("CONFLICT");
     expect(failure(await stub.logMilestone(ACME, { task_id: task.task_id, message: "late" })).code).toBe("CONFLICT");
-    expect(failure(await stub.startTask(ACME, { workflow_id: id, parent_task_id: task.task_id, name: "S", goal: "G" })).code).toBe("CONFLICT");
-    value(await stub.completeWorkflow(ACME, { workflow_id: id, status: "success", summary: "All done", achievements: ["a"], limitations: ["l"] }));
+    expect(failure(await stub.startTask(ACME, { workflow_id: id, parent_task_id: task.task_id, name: "S", goal: "G" })).code).toBe(
+      "CONFLICT",
+    );
+    value(
+      await stub.completeWorkflow(ACME, {
+        workflow_id: id,
+        status: "success",
+        summary: "All done",
+        achievements: ["a"],
+        limitations: ["l"],
+      }),
+    );
     expect(failure(await stub.startTask(ACME, { workflow_id: id, name: "Late", goal: "G" })).code).toBe("CONFLICT");
     const [wf] = await rows<{ status: string; outcome: string }>(stub, "SELECT status, outcome FROM workflow");
     expect(wf).toEqual({ status: "success", outcome: JSON.stringify({ summary: "All done", achievements: ["a"], limitations: ["l"] }) });
@@ -150,7 +199,8 @@ describe("WorkflowObject lifecycle rules", () => {
   it("accepts more than five milestones with a warning", async () => {
     const { id, stub } = await newWorkflow();
     const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G" }));
-    for (let i = 1; i <= 5; i++) expect(value(await stub.logMilestone(ACME, { task_id: task.task_id, message: `m${i}` })).warnings).toBeUndefined();
+    for (let i = 1; i <= 5; i++)
+      expect(value(await stub.logMilestone(ACME, { task_id: task.task_id, message: `m${i}` })).warnings).toBeUndefined();
     const sixth = value(await stub.logMilestone(ACME, { task_id: task.task_id, message: "m6" }));
     expect(sixth.warnings?.[0]).toMatch(/6 milestones/);
   });
@@ -208,7 +258,9 @@ describe("WorkflowObject change attribution", () => {
 
   it("rejects changes that do not match the start snapshot, and stores nothing", async () => {
     const { id, stub } = await newWorkflow();
-    const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G", snapshot: { type: "git", head: HEAD_1, dirty: [] } }));
+    const task = value(
+      await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G", snapshot: { type: "git", head: HEAD_1, dirty: [] } }),
+    );
     const refused = failure(
       await stub.completeTask(ACME, {
         task_id: task.task_id,
@@ -231,7 +283,9 @@ describe("WorkflowObject change attribution", () => {
     const b = value(await stub.startTask(ACME, { workflow_id: id, name: "B", goal: "G", snapshot }));
     const end = { type: "git" as const, start_head: HEAD_1, head: HEAD_1, committed: [] };
     const shared = dirty("shared.ts", file("s1"), file("s2"));
-    const first = value(await stub.completeTask(ACME, { task_id: a.task_id, status: "success", outcome: OUTCOME, changes: { ...end, dirty: [shared] } }));
+    const first = value(
+      await stub.completeTask(ACME, { task_id: a.task_id, status: "success", outcome: OUTCOME, changes: { ...end, dirty: [shared] } }),
+    );
     expect(first.files_changed.modified).toEqual(["shared.ts"]);
     const second = value(
       await stub.completeTask(ACME, {
