@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { repoPathProblem } from "../domain/paths";
 import { LIMITS } from "../limits";
+import type { JsonObject } from "../workflow/view";
 
 // C0 controls other than tab, newline and carriage return; they have no place in a record meant to be read.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
@@ -39,6 +40,8 @@ export const boundedObject = (description: string) =>
       (value) => JSON.stringify(value).length <= LIMITS.METADATA_JSON_BYTES,
       `must serialize to at most ${LIMITS.METADATA_JSON_BYTES} bytes of JSON`,
     )
+    // Arguments arrive as parsed JSON, so the values are JSON values.
+    .transform((value) => value as JsonObject)
     .describe(description);
 
 // ── Helper data (docs/attribution.md) ───────────────────────────────────────

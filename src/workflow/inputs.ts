@@ -1,5 +1,5 @@
 import type { Changes, Snapshot } from "../domain/changes";
-import type { DecisionCategory, IssueType, PlanStep, TaskMetadata, TaskOutcome } from "./view";
+import type { DecisionCategory, IssueType, JsonObject, PlanStep, TaskMetadata, TaskOutcome } from "./view";
 
 /** Validated inputs of the WorkflowObject's RPC methods (the MCP layer validates and passes these). */
 export interface Idempotent {
@@ -43,7 +43,7 @@ export interface LogMilestoneInput extends Idempotent {
   task_id: string;
   message: string;
   progress?: number;
-  metadata?: Record<string, unknown>;
+  metadata?: JsonObject;
 }
 
 export interface CompleteTaskInput extends Idempotent {

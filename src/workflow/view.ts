@@ -5,6 +5,9 @@ import type { Overlap } from "../domain/overlap";
 export type TaskStatus = "in_progress" | "success" | "partial_success" | "failed";
 export type WorkflowStatus = "active" | "success" | "partial_success" | "failed";
 
+/** A JSON object from an agent. Shallowly typed on purpose: a recursive type is too deep for the RPC stub types. */
+export type JsonObject = Record<string, string | number | boolean | null | object>;
+
 export interface PlanStep {
   step: string;
   goal: string;
@@ -98,7 +101,7 @@ export interface MilestoneView {
   task_id: string;
   message: string;
   progress: number | null;
-  metadata: Record<string, unknown> | null;
+  metadata: JsonObject | null;
   created_at: string;
 }
 
