@@ -22,6 +22,8 @@ export type ScanOptions = {
   previous?: LocalChecksumSnapshot | null;
   /** Where progress lines go for a long scan (default: nowhere). */
   progress?: (line: string) => void;
+  /** How long a scan stays silent before reporting progress. */
+  progressAfterMs?: number;
 };
 
 type Found = { path: string; abs: string; stats: Stats };
@@ -71,7 +73,7 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
   let lastReport = startedAt;
   const report = (final: boolean): void => {
     const now = Date.now();
-    if (!options.progress || now - startedAt < PROGRESS_AFTER_MS) return;
+    if (!options.progress || now - startedAt < (options.progressAfterMs ?? PROGRESS_AFTER_MS)) return;
     if (!final && now - lastReport < 1000) return;
     lastReport = now;
     options.progress(`waymark: checksum scan of ${root}: ${hashed}/${found.length} files hashed${final ? ", done" : ""}`);
