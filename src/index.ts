@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { handleMcp } from "./mcp/endpoint";
+import { pageRoutes } from "./pages/routes";
 
 export { AccountObject } from "./account/object";
 export { WorkflowObject } from "./workflow/object";
@@ -8,5 +9,6 @@ const app = new Hono<{ Bindings: Env }>();
 
 app.all("/mcp", (c) => handleMcp(c.req.raw, c.env));
 app.get("/health", (c) => c.json({ ok: true }));
+app.route("/", pageRoutes); // shared pages, exports, live feed, dashboard, share API (issue 4)
 
 export default app;

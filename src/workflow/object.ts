@@ -16,6 +16,7 @@ import type {
 } from "./inputs";
 import { migrate, WORKFLOW_MIGRATIONS } from "./schema";
 import { type Sql, sqlFor } from "./sql";
+import { MAX_SHARE_SECONDS, type ShareAction, type ShareInfo, ShareLinks, type ShareStatus } from "./share";
 import type {
   DecisionView,
   EventType,
@@ -435,6 +436,8 @@ export class WorkflowObject extends DurableObject<Env> {
 
   async fetch(request: Request): Promise<Response> {
     if (request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
+    const refused = await this.refuseUnshared(request);
+    if (refused) return refused;
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1]);
@@ -455,6 +458,72 @@ export class WorkflowObject extends DurableObject<Env> {
 
   async webSocketClose(socket: WebSocket, code: number): Promise<void> {
     socket.close(code === 1005 ? 1000 : code, "closing");
+  }
+
+  // ── Share links (src/workflow/share.ts) ──────────────────────────────────
+
+  // Field initializers run before the constructor body, so this builds its own sql tag.
+  private readonly shareLinks = new ShareLinks(sqlFor(this.ctx.storage), this.env, () => this.workflowRow()?.id ?? "");
+
+  /** The owner's link, created on first request (start_workflow asks right after creating the workflow). */
+  async shareLink(account: string): Promise<Result<ShareInfo>> {
+    const workflow = this.workflowRow();
+    if (!workflow || workflow.account !== account) return notFound("workflow_id", "this id");
+    await this.shareLinks.ensure();
+    return ok(await this.shareChanged(workflow.id, account));
+  }
+
+  /** Owner only. Rotating or revoking closes every open live page: they were let in by the old token. */
+  async manageShare(account: string, action: ShareAction, expiresInSeconds: number | null): Promise<Result<ShareInfo>> {
+    const workflow = this.workflowRow();
+    if (!workflow || workflow.account !== account) return notFound("workflow_id", "this id");
+    if (expiresInSeconds !== null && !(Number.isInteger(expiresInSeconds) && expiresInSeconds > 0 && expiresInSeconds <= MAX_SHARE_SECONDS)) {
+      return fail("INPUT_VALIDATION_ERROR", `expires_in_seconds: must be a whole number of seconds from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`);
+    }
+    if (action === "rotate") await this.shareLinks.rotate(expiresInSeconds);
+    else if (action === "revoke") this.shareLinks.revoke();
+    else this.shareLinks.setExpiry(expiresInSeconds);
+    if (action !== "set_expiry") this.closeFollowers();
+    const expiresAt = this.shareLinks.expiresAt();
+    if (expiresAt !== null && action !== "revoke") await this.ctx.storage.setAlarm(expiresAt);
+    return ok(await this.shareChanged(workflow.id, account));
+  }
+
+  /** The whole workflow for a share-link reader, or why not ("revoked"/"expired" → the page says "no longer shared"). */
+  async sharedView(token: string): Promise<{ status: ShareStatus | "not_found"; view: WorkflowView | null }> {
+    const status = await this.shareLinks.check(token);
+    return { status, view: status === "active" ? this.buildView() : null };
+  }
+
+  /** Expiry of the link: live pages opened with it are closed. */
+  async alarm(): Promise<void> {
+    if ((await this.shareLinks.info()).status !== "active") this.closeFollowers();
+  }
+
+  /** A WebSocket for /s/<token>/ws is accepted only while the token is valid; other callers are the Worker's own. */
+  private async refuseUnshared(request: Request): Promise<Response | null> {
+    const match = /^\/s\/([^/]+)\/ws$/.exec(new URL(request.url).pathname);
+    if (!match?.[1]) return null;
+    const status = await this.shareLinks.check(match[1]);
+    if (status === "active") return null;
+    return new Response("This workflow is no longer shared.", { status: status === "not_found" ? 404 : 410 });
+  }
+
+  private closeFollowers(): void {
+    for (const socket of this.ctx.getWebSockets()) {
+      try {
+        socket.close(4410, "no longer shared");
+      } catch {
+        // Already closing.
+      }
+    }
+  }
+
+  private async shareChanged(workflowId: string, account: string): Promise<ShareInfo> {
+    const info = await this.shareLinks.info();
+    const index = this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account));
+    await index.recordShare(workflowId, { ...info, token: null });
+    return info;
   }
 
   // ── internals ─────────────────────────────────────────────────────────────

@@ -5,6 +5,8 @@
  * migrations whose version is above the stored one. Never edit a shipped
  * migration; append a new one. docs/storage.md explains every table.
  */
+import { SHARE_MIGRATION_STATEMENTS } from "./share";
+
 export interface Migration {
   version: number;
   statements: string[];
@@ -115,6 +117,8 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  // Share links (issue 4): the current link's hash, salt, expiry and revocation.
+  { version: 2, statements: SHARE_MIGRATION_STATEMENTS },
 ];
 
 export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): void {

@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import { TOKENS, workerFetch } from "../support/worker";
+import { recordFullWorkflow, toolCaller } from "./fixture";
+
+const ORIGIN = "http://localhost";
+const acme = toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.acme);
+const path = (url: string) => new URL(url).pathname;
+
+async function shareApi(id: string, body: unknown, token: string = TOKENS.acme, headers: Record<string, string> = {}) {
+  const response = await workerFetch(`${ORIGIN}/api/workflows/${id}/share`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe("share links", () => {
+  it("start_workflow returns an unguessable share_url that opens the page", async () => {
+    const wf = await acme("start_workflow", { name: "Shared" });
+    const url = String(wf.share_url);
+    expect(url).toMatch(new RegExp(`^${ORIGIN}/s/sh_${String(wf.workflow_id).slice(3)}_[a-z2-7]{32}$`));
+    const page = await workerFetch(url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Shared");
+  });
+
+  it("a token grants one workflow only: a forged or foreign token is 404 and shows no data", async () => {
+    const a = await acme("start_workflow", { name: "Workflow A secret" });
+    const b = await acme("start_workflow", { name: "Workflow B" });
+    const tokenA = path(String(a.share_url)).slice(3);
+    const secretPartA = tokenA.slice(-32);
+    // B's routing part with A's secret part: must not open either.
+    const forged = `sh_${String(b.workflow_id).slice(3)}_${secretPartA}`;
+    for (const token of [forged, "sh_aaaaaaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "not-a-token", `${tokenA}x`]) {
+      const response = await workerFetch(`${ORIGIN}/s/${token}`);
+      expect(response.status).toBe(404);
+      const body = await response.text();
+      expect(body).toContain("no longer shared");
+      expect(body).not.toContain("Workflow");
+    }
+    // A share token is not a bearer token.
+    const mcp = await workerFetch(`${ORIGIN}/mcp`, { method: "POST", headers: { Authorization: `Bearer ${tokenA}`, "Content-Type": "application/json" }, body: "{}" });
+    expect(mcp.status).toBe(401);
+    const api = await shareApi(String(a.workflow_id), { action: "revoke" }, tokenA);
+    expect(api.status).toBe(401);
+  });
+
+  it("the owner rotates, sets an expiry and revokes; old links stop working", async () => {
+    const wf = await acme("start_workflow", { name: "Rotate me" });
+    const id = String(wf.workflow_id);
+    const first = String(wf.share_url);
+    const rotated = await shareApi(id, { action: "rotate", expires_in_seconds: 3600 });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.status).toBe("active");
+    expect(rotated.body.share_url).not.toBe(first);
+    expect(Date.parse(String(rotated.body.expires_at)) - Date.now()).toBeGreaterThan(3500_000);
+    expect((await workerFetch(first)).status).toBe(404);
+    expect((await workerFetch(String(rotated.body.share_url))).status).toBe(200);
+    const noExpiry = await shareApi(id, { action: "set_expiry", expires_in_seconds: null });
+    expect(noExpiry.body.expires_at).toBeNull();
+    const revoked = await shareApi(id, { action: "revoke" });
+    expect(revoked.body).toMatchObject({ status: "revoked", share_url: null });
+    for (const suffix of ["", "/export.json", "/export.md"]) {
+      const response = await workerFetch(`${rotated.body.share_url}${suffix}`);
+      expect(response.status).toBe(410);
+      expect(await response.text()).not.toContain("Rotate me");
+    }
+  });
+
+  it("an expired link shows the no-longer-shared page", async () => {
+    const wf = await acme("start_workflow", { name: "Expiring" });
+    const rotated = await shareApi(String(wf.workflow_id), { action: "rotate", expires_in_seconds: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const response = await workerFetch(String(rotated.body.share_url));
+    expect(response.status).toBe(410);
+    expect(await response.text()).toContain("no longer shared");
+  });
+
+  it("only the owner manages a link; bad input names the field", async () => {
+    const wf = await acme("start_workflow", { name: "Owned" });
+    const id = String(wf.workflow_id);
+    expect((await shareApi(id, { action: "revoke" }, TOKENS.globex)).status).toBe(404);
+    expect((await shareApi(id, { action: "delete" })).body.error).toContain("action:");
+    expect((await shareApi(id, { action: "rotate", expires_in_seconds: -5 })).body.error).toContain("expires_in_seconds:");
+    expect((await shareApi(id, { action: "revoke" }, TOKENS.acme, { Origin: "https://evil.example" })).status).toBe(403);
+    expect((await workerFetch(String(wf.share_url))).status).toBe(200);
+  });
+});
+
+describe("the page and exports", () => {
+  it("render everything recorded, with security headers", async () => {
+    const recorded = await recordFullWorkflow(acme, { complete: true });
+    const response = await workerFetch(recorded.shareUrl);
+    expect(response.status).toBe(200);
+    const csp = response.headers.get("Content-Security-Policy") ?? "";
+    for (const directive of ["default-src 'none'", "script-src 'nonce-", "style-src 'nonce-", "connect-src 'self'", "img-src 'self' data:", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"]) {
+      expect(csp).toContain(directive);
+    }
+    expect(csp).not.toContain("unsafe-inline");
+    expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(response.headers.get("Referrer-Policy")).toBe("no-referrer");
+    const body = await response.text();
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
+    // Every script and style element carries this response's nonce.
+    expect(body.match(/<script/g)?.length).toBe(body.match(new RegExp(`<script nonce="${nonce?.replace(/[+/=]/g, "\\$&")}"`, "g"))?.length);
+    for (const label of [
+      "Workflow name", "Workflow description", "Plan step", "Plan goal", "Root task", "Root goal", "Subtask goal", "Decision question", "Option A", "Option B",
+      "Decision reasoning", "Decision trade-offs", "Milestone message", "meta value", "Issue description", "Issue resolution", "Subtask summary", "Achievement",
+      "Limitation", "Next step", "Review reason", "package-added", "package-removed", "npm test", "src/auth/jwt.ts", "src/auth/session.ts", "README.md",
+      "src/auth/gone.ts", "src/auth/old-name.ts → src/auth/new-name.ts", "outside declared areas", "uncommitted", "Needs human review", "needs human review",
+      "Overlaps with concurrent tasks", "Workflow summary", "Workflow achievement", "Workflow limitation", "partial success", "Tests: <span class=\"tests t-passed\">passed",
+    ]) {
+      expect(body, label).toContain(label);
+    }
+    // The subtask is nested under its parent.
+    const rootAt = body.indexOf(`<li class="task s-partial_success" id="${recorded.rootTaskId}"`);
+    const childAt = body.indexOf(`id="${recorded.childTaskId}"`);
+    expect(rootAt).toBeGreaterThan(0);
+    expect(childAt).toBeGreaterThan(body.indexOf(`id="sub-${recorded.rootTaskId}"`));
+    // README.md is outside the declared areas.
+    expect(body).toMatch(/<li class="out-of-scope"><span class="fs fs-M">M<\/span> <code>README\.md<\/code>/);
+  });
+
+  it("exports JSON (the WorkflowView) and Markdown", async () => {
+    const recorded = await recordFullWorkflow(acme);
+    const json = await workerFetch(`${recorded.shareUrl}/export.json`);
+    expect(json.headers.get("Content-Type")).toContain("application/json");
+    const view = (await json.json()) as { workflow: { id: string }; tasks: unknown[]; decisions: unknown[]; issues: unknown[]; milestones: unknown[]; last_seq: number };
+    expect(view.workflow.id).toBe(recorded.workflowId);
+    expect(view.tasks).toHaveLength(3);
+    expect([view.decisions.length, view.issues.length, view.milestones.length]).toEqual([1, 1, 1]);
+    const md = await (await workerFetch(`${recorded.shareUrl}/export.md`)).text();
+    expect(md).toContain("## Workflow name");
+    expect(md).toContain("### ⚠ Needs human review");
+    expect(md).toContain("Review reason");
+    expect(md).toContain("  - A src/auth/jwt\\.ts");
+    expect(md).toContain("README\\.md (uncommitted) **⚠ outside declared areas**");
+    expect(md).toContain("### Decisions");
+  });
+
+  it("renders a 500-task workflow quickly", async () => {
+    const wf = await acme("start_workflow", { name: "Big", plan: [{ step: "1", goal: "many tasks" }] });
+    const id = String(wf.workflow_id);
+    for (let i = 0; i < 500; i++) {
+      const task = await acme("start_task", { workflow_id: id, name: `Task ${i}`, goal: `Goal ${i}`, areas: ["src"] });
+      await acme("complete_task", {
+        task_id: task.task_id,
+        status: "success",
+        outcome: { summary: `Summary ${i}`, achievements: ["a", "b"] },
+        changes: { type: "checksum", transitions: [{ path: `src/file-${i}.ts`, before: null, after: { mode: "100644", blob: "a".repeat(40) } }] },
+      });
+    }
+    const times: number[] = [];
+    for (let run = 0; run < 5; run++) {
+      const started = performance.now();
+      const response = await workerFetch(String(wf.share_url));
+      const body = await response.text();
+      times.push(performance.now() - started);
+      expect(body).toContain("Task 499");
+    }
+    times.sort((a, b) => a - b);
+    console.log(`500-task page: median ${times[2]?.toFixed(1)} ms (${times.map((t) => t.toFixed(0)).join(", ")})`);
+    expect(times[2]).toBeLessThan(1000);
+  }, 120_000);
+});
