@@ -15,12 +15,13 @@ import type {
   StartWorkflowInput,
 } from "./inputs";
 import { migrate, WORKFLOW_MIGRATIONS } from "./schema";
-import { type Sql, sqlFor } from "./sql";
 import { MAX_SHARE_SECONDS, type ShareAction, type ShareInfo, ShareLinks, type ShareStatus } from "./share";
+import { type Sql, sqlFor } from "./sql";
 import type {
   DecisionView,
   EventType,
   IssueView,
+  JsonObject,
   MilestoneView,
   TaskView,
   Verification,
@@ -284,7 +285,8 @@ export class WorkflowObject extends DurableObject<Env> {
           changes = snapshot ? computeNetChanges(snapshot, input.changes) : this.changesWithoutSnapshot(input.changes.type, input);
         } catch (error) {
           if (error instanceof WaymarkError) throw error;
-          throw new WaymarkError("INPUT_VALIDATION_ERROR", `changes: ${error instanceof Error ? error.message : String(error)}`);
+          const message = error instanceof Error ? error.message : String(error);
+          throw new WaymarkError("INPUT_VALIDATION_ERROR", message.startsWith("changes") ? message : `changes: ${message}`);
         }
         const attributed = attributeOverlaps({ window: this.window(task, now), changes }, this.completedOthers(task.id));
         changes = attributed.kept;
@@ -425,6 +427,14 @@ export class WorkflowObject extends DurableObject<Env> {
     });
   }
 
+  /** One task in full: outcome, files changed, verification. */
+  async task(account: string, taskId: string): Promise<Result<TaskView>> {
+    const workflow = this.workflowRow();
+    const task = this.taskRow(taskId);
+    if (!workflow || workflow.account !== account || !task) return notFound("task_id", taskId);
+    return ok(this.taskView(task));
+  }
+
   /** Events with seq > fromSeq, oldest first, at most `limit`. */
   async events(account: string | null, fromSeq: number, limit: number): Promise<Result<EventsPage>> {
     const workflow = this.workflowRow();
@@ -477,8 +487,14 @@ export class WorkflowObject extends DurableObject<Env> {
   async manageShare(account: string, action: ShareAction, expiresInSeconds: number | null): Promise<Result<ShareInfo>> {
     const workflow = this.workflowRow();
     if (!workflow || workflow.account !== account) return notFound("workflow_id", "this id");
-    if (expiresInSeconds !== null && !(Number.isInteger(expiresInSeconds) && expiresInSeconds > 0 && expiresInSeconds <= MAX_SHARE_SECONDS)) {
-      return fail("INPUT_VALIDATION_ERROR", `expires_in_seconds: must be a whole number of seconds from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`);
+    if (
+      expiresInSeconds !== null &&
+      !(Number.isInteger(expiresInSeconds) && expiresInSeconds > 0 && expiresInSeconds <= MAX_SHARE_SECONDS)
+    ) {
+      return fail(
+        "INPUT_VALIDATION_ERROR",
+        `expires_in_seconds: must be a whole number of seconds from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`,
+      );
     }
     if (action === "rotate") await this.shareLinks.rotate(expiresInSeconds);
     else if (action === "revoke") this.shareLinks.revoke();
@@ -838,7 +854,7 @@ export class WorkflowObject extends DurableObject<Env> {
       task_id: String(r.task_id),
       message: String(r.message),
       progress: r.progress === null ? null : Number(r.progress),
-      metadata: r.metadata === null ? null : (JSON.parse(String(r.metadata)) as Record<string, unknown>),
+      metadata: r.metadata === null ? null : (JSON.parse(String(r.metadata)) as JsonObject),
       created_at: iso(Number(r.created_at)),
     }));
   }

@@ -1,13 +1,15 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { ok, type Result } from "../../errors";
 import type { ResumeInfo } from "../../workflow/object";
-import type { WorkflowSummary } from "../../workflow/view";
+import type { TaskView, WorkflowSummary } from "../../workflow/view";
 import { advertise, outputShape, parseArguments } from "../arguments";
-import { errorResult, fromRpc, notFoundResult, type ToolContext, toolResult, workflowStub } from "../context";
-import { workflowId } from "../fields";
+import { errorResult, fromRpc, notFoundResult, shortList, type ToolContext, taskStub, toolResult, workflowStub } from "../context";
+import { taskId, workflowId } from "../fields";
 
 export const getWorkflowInput = z.strictObject({
   workflow_id: workflowId.optional(),
+  task_id: taskId.describe("One task in full (files changed, verification)").optional(),
 });
 
 const RECENT = 5;
@@ -31,6 +33,16 @@ function renderResume(info: ResumeInfo): string {
   return lines.join("\n");
 }
 
+function renderTask(task: TaskView): string {
+  const lines = [`${task.id} "${task.name}" ${task.status}${task.duration_seconds === null ? "" : ` in ${task.duration_seconds}s`}`];
+  if (task.outcome) lines.push(`summary: ${task.outcome.summary}`);
+  const files = task.files_changed;
+  if (files)
+    lines.push(`added: ${shortList(files.added)}`, `modified: ${shortList(files.modified)}`, `deleted: ${shortList(files.deleted)}`);
+  if (task.verification && !task.verification.scope_match) lines.push(`outside scope: ${shortList(task.verification.unexpected_files)}`);
+  return lines.join("\n");
+}
+
 function renderList(workflows: WorkflowSummary[]): string {
   if (workflows.length === 0) return "no open workflows";
   return workflows.map((w) => `${w.id} "${w.name}" ${w.open_tasks} open task(s), updated ${w.updated_at}`).join("\n");
@@ -48,7 +60,18 @@ export function registerGetWorkflow(server: McpServer, ctx: ToolContext): void {
     async (args) => {
       const parsed = parseArguments(getWorkflowInput, args);
       if (!parsed.ok) return errorResult(parsed);
-      const id = parsed.value.workflow_id;
+      const { workflow_id: id, task_id: wantedTask } = parsed.value;
+      if (wantedTask !== undefined) {
+        const stub = taskStub(ctx, wantedTask);
+        if (!stub) return notFoundResult("task_id", wantedTask);
+        return fromRpc(
+          async (): Promise<Result<{ task: TaskView }>> => {
+            const result = await stub.task(ctx.account, wantedTask);
+            return result.ok ? ok({ task: result.value }) : result;
+          },
+          (out) => renderTask(out.task),
+        );
+      }
       if (id === undefined) {
         const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
         const workflows = await account.listWorkflows({ openOnly: true, limit: 20 });

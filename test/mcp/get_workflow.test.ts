@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { call, connectV2, ok, TOKENS } from "../support/worker";
+
+describe("get_workflow", () => {
+  it("resumes a workflow: open tasks with their last milestone, recent logs, next steps", async () => {
+    const client = await connectV2();
+    const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", {
+      name: "Resume me",
+      plan: [{ step: "1", goal: "g" }],
+    });
+    const done = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name: "Done", goal: "g" });
+    await ok(client, "log_decision", {
+      task_id: done.task_id,
+      category: "architecture",
+      question: "Monolith?",
+      chosen: "Yes",
+      reasoning: "Small team",
+    });
+    await ok(client, "complete_task", { task_id: done.task_id, status: "success", outcome: { summary: "s", next_steps: ["Write docs"] } });
+    const open = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name: "Open", goal: "Keep going" });
+    await ok(client, "log_milestone", { task_id: open.task_id, message: "Tests running" });
+    await ok(client, "log_issue", {
+      task_id: open.task_id,
+      type: "unclear_requirement",
+      description: "Which locale?",
+      resolution: "Assumed en",
+      requires_human_review: true,
+    });
+
+    const resumed = await call(client, "get_workflow", { workflow_id });
+    expect(resumed.structured).toMatchObject({
+      workflow: { id: workflow_id, name: "Resume me", status: "active", plan: [{ step: "1", goal: "g" }] },
+      open_tasks: [{ task_id: open.task_id, name: "Open", goal: "Keep going", last_milestone: "Tests running", parent_task_id: null }],
+      recent_decisions: [{ task_id: done.task_id, question: "Monolith?", chosen: "Yes" }],
+      recent_issues: [{ description: "Which locale?", requires_human_review: true }],
+      next_steps: ["Write docs"],
+      totals: { tasks: 2, open_tasks: 1, decisions: 1, issues: 1, reviews_needed: 1 },
+    });
+    expect(resumed.text).toContain(`open: ${open.task_id} Open`);
+    expect(resumed.text.length).toBeLessThan(600);
+  });
+
+  it("returns one task in full, and only to its owner", async () => {
+    const client = await connectV2();
+    const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Detail" });
+    const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name: "T", goal: "g", areas: ["auth"] });
+    await ok(client, "complete_task", { task_id, status: "failed", outcome: { summary: "Could not", limitations: ["time"] } });
+    const detail = await ok<{ task: Record<string, unknown> }>(client, "get_workflow", { task_id });
+    expect(detail.task).toMatchObject({
+      id: task_id,
+      status: "failed",
+      areas: ["auth"],
+      outcome: { summary: "Could not", limitations: ["time"] },
+    });
+    const stranger = await call(await connectV2(TOKENS.globex), "get_workflow", { task_id });
+    expect(stranger.text).toMatch(/^NOT_FOUND: task_id: /);
+  });
+
+  it("lists the account's open workflows without an id, never another account's", async () => {
+    const globex = await connectV2(TOKENS.globex);
+    const { workflow_id } = await ok<{ workflow_id: string }>(globex, "start_workflow", { name: "Globex only" });
+    const mine = await ok<{ workflows: { workflow_id: string }[] }>(globex, "get_workflow", {});
+    expect(mine.workflows.map((w) => w.workflow_id)).toContain(workflow_id);
+    const theirs = await ok<{ workflows: { workflow_id: string }[] }>(await connectV2(TOKENS.acme), "get_workflow", {});
+    expect(theirs.workflows.map((w) => w.workflow_id)).not.toContain(workflow_id);
+  });
+});
