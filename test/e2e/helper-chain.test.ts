@@ -1,0 +1,106 @@
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
+import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
+import { type DevServer, startDevServer } from "../support/dev-server";
+
+let server: DevServer;
+
+beforeAll(async () => {
+  ensureBuilt();
+  server = await startDevServer();
+});
+afterAll(async () => {
+  await server?.stop();
+  cleanupTempDirs();
+});
+
+type Structured = Record<string, unknown>;
+
+async function tool(client: Client, name: string, args: Structured): Promise<Structured> {
+  const result = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content?: { text?: string }[];
+    structuredContent?: Structured;
+  };
+  if (result.isError) throw new Error(`${name}: ${result.content?.[0]?.text}`);
+  return result.structuredContent ?? {};
+}
+
+/** The agent's view: the helper as a stdio MCP server, run by the machine's own Node as npx would. */
+async function helperFor(repo: Repo): Promise<Client> {
+  const client = new Client({ name: "agent", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: SYSTEM_NODE,
+      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", repo.dir],
+      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token },
+    }),
+  );
+  return client;
+}
+
+describe("wrangler dev + the local helper over stdio", () => {
+  it("records exactly what a task changed: committed, staged, unstaged, untracked, deleted; ignored and pre-existing left out", async () => {
+    const repo = Repo.init()
+      .write(".gitignore", "*.log\n")
+      .write("a.ts", "a1\n")
+      .write("b.ts", "b1\n")
+      .write("c.ts", "c1\n")
+      .write("auth/login.ts", "login1\n")
+      .write("README.md", "readme\n")
+      .commitAll("initial");
+    repo.write("notes.md", "already untracked before the task\n");
+    repo.write("README.md", "already dirty before the task\n");
+
+    const agent = await helperFor(repo);
+    const { tools } = await agent.listTools();
+    const startTask = tools.find((t) => t.name === "start_task");
+    expect(Object.keys(startTask?.inputSchema.properties ?? {})).not.toContain("snapshot");
+    expect(Object.keys(tools.find((t) => t.name === "complete_task")?.inputSchema.properties ?? {})).not.toContain("changes");
+
+    const { workflow_id } = (await tool(agent, "start_workflow", { name: "Helper chain" })) as { workflow_id: string };
+    const started = (await tool(agent, "start_task", { workflow_id, name: "Login", goal: "Touch auth", areas: ["auth", "src/**"] })) as {
+      task_id: string;
+      snapshot_type: string;
+    };
+    expect(started.snapshot_type).toBe("git");
+
+    repo.write("auth/login.ts", "login2\n").write("src/new.ts", "new\n").commitPaths("feature", "auth/login.ts", "src/new.ts");
+    repo.write("a.ts", "a2\n");
+    repo.git("add", "a.ts");
+    repo.write("b.ts", "b2\n");
+    repo.write("src/untracked.ts", "untracked\n");
+    repo.remove("c.ts");
+    repo.write("debug.log", "ignored\n");
+
+    const done = (await tool(agent, "complete_task", {
+      task_id: started.task_id,
+      status: "success",
+      outcome: { summary: "Login reworked" },
+    })) as {
+      files_changed: Structured;
+      verification: Structured;
+    };
+    const expectedFiles = {
+      added: ["src/new.ts", "src/untracked.ts"],
+      modified: ["a.ts", "auth/login.ts", "b.ts"],
+      deleted: ["c.ts"],
+      renamed: [],
+      uncommitted: ["a.ts", "b.ts", "c.ts", "src/untracked.ts"],
+    };
+    const expectedVerification = { scope_match: false, unexpected_files: ["a.ts", "b.ts", "c.ts"] };
+    expect(done.files_changed).toEqual(expectedFiles);
+    expect(done.verification).toMatchObject(expectedVerification);
+
+    await agent.close();
+    const reader = await helperFor(repo);
+    const stored = (await tool(reader, "get_workflow", { task_id: started.task_id })) as {
+      task: { files_changed: Structured; verification: Structured };
+    };
+    expect(stored.task.files_changed).toEqual(expectedFiles);
+    expect(stored.task.verification).toMatchObject(expectedVerification);
+    await reader.close();
+  });
+});

@@ -1,0 +1,150 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DevServer, startDevServer } from "../support/dev-server";
+
+const run = promisify(execFile);
+
+let server: DevServer;
+
+beforeAll(async () => {
+  server = await startDevServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function connect(): Promise<Client> {
+  const client = new Client({ name: "e2e-v2", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${server.token}` } },
+    }),
+  );
+  return client;
+}
+
+type Structured = Record<string, unknown>;
+
+async function tool(client: Client | ClientV1, name: string, args: Record<string, unknown>): Promise<Structured> {
+  const result = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content?: { text?: string }[];
+    structuredContent?: Structured;
+  };
+  if (result.isError) throw new Error(`${name}: ${result.content?.[0]?.text}`);
+  return result.structuredContent ?? {};
+}
+
+describe("the whole chain through wrangler dev", () => {
+  it("records a hierarchical workflow, survives a restart, and reads it back", async () => {
+    const client = await connect();
+    const { workflow_id } = (await tool(client, "start_workflow", {
+      name: "End to end",
+      description: "A hierarchical workflow over HTTP",
+      plan: [{ step: "1", goal: "Build" }],
+    })) as { workflow_id: string };
+    const parent = (await tool(client, "start_task", { workflow_id, name: "Parent", goal: "Everything", areas: ["src/**"] })) as {
+      task_id: string;
+    };
+    const subtasks: string[] = [];
+    for (const name of ["Sub A", "Sub B"]) {
+      const sub = (await tool(client, "start_task", { workflow_id, parent_task_id: parent.task_id, name, goal: `Do ${name}` })) as {
+        task_id: string;
+      };
+      subtasks.push(sub.task_id);
+      await tool(client, "log_decision", {
+        task_id: sub.task_id,
+        category: "trade_off",
+        question: `${name}?`,
+        chosen: "yes",
+        reasoning: "simplest",
+      });
+      await tool(client, "log_issue", {
+        task_id: sub.task_id,
+        type: "bug_encountered",
+        description: `${name} bug`,
+        resolution: "patched",
+        requires_human_review: name === "Sub B",
+      });
+      await tool(client, "log_milestone", { task_id: sub.task_id, message: `${name} half way`, progress: 50 });
+    }
+    const [subA, subB] = subtasks as [string, string];
+    await tool(client, "complete_task", { task_id: subA, status: "success", outcome: { summary: "A done", next_steps: ["Ship A"] } });
+    // Sub B stays open until after the restart: get_workflow must show it.
+    await server.restart();
+
+    const resumed = await connect();
+    const state = (await tool(resumed, "get_workflow", { workflow_id })) as {
+      open_tasks: { task_id: string }[];
+      recent_issues: { requires_human_review: boolean }[];
+      next_steps: string[];
+    };
+    expect(state.open_tasks.map((t) => t.task_id)).toEqual([parent.task_id, subB]);
+    expect(state.recent_issues[0]?.requires_human_review).toBe(true);
+    expect(state.next_steps).toEqual(["Ship A"]);
+    const open = (await tool(resumed, "get_workflow", {})) as { workflows: { workflow_id: string; open_tasks: number }[] };
+    expect(open.workflows.find((w) => w.workflow_id === workflow_id)?.open_tasks).toBe(2);
+
+    await tool(resumed, "complete_task", {
+      task_id: subB,
+      status: "partial_success",
+      outcome: { summary: "B mostly done", manual_review_needed: true, manual_review_reason: "edge cases" },
+    });
+    await tool(resumed, "complete_task", { task_id: parent.task_id, status: "success", outcome: { summary: "All done" } });
+    const closed = (await tool(resumed, "complete_workflow", {
+      workflow_id,
+      status: "success",
+      summary: "Shipped",
+      achievements: ["A", "B"],
+    })) as {
+      totals: { tasks: number; open_tasks: number; decisions: number; issues: number; reviews_needed: number };
+    };
+    expect(closed.totals).toMatchObject({ tasks: 3, open_tasks: 0, decisions: 2, issues: 2, reviews_needed: 2 });
+
+    await server.restart();
+    const v1 = new ClientV1({ name: "e2e-v1", version: "1.0.0" });
+    await v1.connect(
+      new TransportV1(new URL(`${server.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }),
+    );
+    const after = (await tool(v1, "get_workflow", { workflow_id })) as {
+      workflow: { status: string };
+      open_tasks: unknown[];
+      recent_decisions: unknown[];
+    };
+    expect(after.workflow.status).toBe("success");
+    expect(after.open_tasks).toEqual([]);
+    expect(after.recent_decisions).toHaveLength(2);
+  });
+
+  it("lists the tools with the MCP Inspector CLI", async () => {
+    const { stdout } = await run(
+      "npx",
+      ["mcp-inspector", "--cli", `${server.url}/mcp`, "--method", "tools/list", "--header", `Authorization: Bearer ${server.token}`],
+      {
+        timeout: 60_000,
+        env: process.env,
+      },
+    );
+    const names = (JSON.parse(stdout) as { tools: { name: string }[] }).tools.map((t) => t.name).sort();
+    expect(names).toEqual([
+      "complete_task",
+      "complete_workflow",
+      "get_workflow",
+      "log_decision",
+      "log_issue",
+      "log_milestone",
+      "start_task",
+      "start_workflow",
+    ]);
+  });
+
+  it("refuses the Inspector without a token", async () => {
+    const response = await fetch(`${server.url}/mcp`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toContain("Bearer");
+  });
+});
