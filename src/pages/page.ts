@@ -182,7 +182,7 @@ export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Ht
   const { nonce, base } = options;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${view.workflow.name} — Waymark</title>
+<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${view.workflow.name} — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
 <body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static" data-view="${JSON.stringify(view)}">
 <p class="topbar"><span class="brand">Waymark</span> <span id="live" class="live">static</span>
@@ -201,7 +201,7 @@ ${renderReview(view)}
 /** Shown for a revoked, expired, rotated or unknown link: says so, shows nothing of the workflow. */
 export function renderGonePage(nonce: string): Html {
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not shared — Waymark</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><title>Not shared — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
 <body><main class="gone"><h1>This workflow is no longer shared</h1><p>The link was revoked, has expired or never existed. Ask the owner for a new link.</p></main></body></html>`;
 }

@@ -23,8 +23,11 @@ export function toolCaller(fetchFn: Fetch, mcpUrl: string, token: string): CallT
       body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name, arguments: args } }),
     });
     const body = await response.text();
-    const json = body.startsWith("event:") || body.startsWith("data:") ? (body.split("\n").find((l) => l.startsWith("data: ")) ?? "").slice(6) : body;
-    const message = JSON.parse(json) as { result?: { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { text?: string }[] } };
+    const json =
+      body.startsWith("event:") || body.startsWith("data:") ? (body.split("\n").find((l) => l.startsWith("data: ")) ?? "").slice(6) : body;
+    const message = JSON.parse(json) as {
+      result?: { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { text?: string }[] };
+    };
     const result = message.result;
     if (!result || result.isError) throw new Error(`${name} failed: ${json.slice(0, 500)}`);
     return result.structuredContent ?? {};
@@ -44,7 +47,13 @@ export interface RecordedWorkflow {
 
 export async function recordFullWorkflow(
   callTool: CallTool,
-  options: { text?: (label: string) => string; path?: (label: string) => string; complete?: boolean } = {},
+  options: {
+    text?: (label: string) => string;
+    path?: (label: string) => string;
+    complete?: boolean;
+    /** Called right after start_workflow, e.g. to open the page so the rest arrives live. */
+    onStarted?: (shareUrl: string) => Promise<void>;
+  } = {},
 ): Promise<RecordedWorkflow> {
   const text = options.text ?? ((label: string) => label);
   const path = options.path ?? ((label: string) => label);
@@ -57,7 +66,13 @@ export async function recordFullWorkflow(
     ],
   });
   const workflowId = String(wf.workflow_id);
-  const root = await callTool("start_task", { workflow_id: workflowId, name: text("Root task"), goal: text("Root goal"), areas: [text("auth"), "src/auth/**"] });
+  await options.onStarted?.(String(wf.share_url));
+  const root = await callTool("start_task", {
+    workflow_id: workflowId,
+    name: text("Root task"),
+    goal: text("Root goal"),
+    areas: [text("auth"), "src/auth/**"],
+  });
   const rootTaskId = String(root.task_id);
   await callTool("log_decision", {
     task_id: rootTaskId,
@@ -76,9 +91,20 @@ export async function recordFullWorkflow(
     areas: [text("area"), "src/auth/**"],
   });
   const childTaskId = String(child.task_id);
-  const sibling = await callTool("start_task", { workflow_id: workflowId, parent_task_id: rootTaskId, name: text("Sibling task"), goal: text("Sibling goal"), areas: ["src/auth/**"] });
+  const sibling = await callTool("start_task", {
+    workflow_id: workflowId,
+    parent_task_id: rootTaskId,
+    name: text("Sibling task"),
+    goal: text("Sibling goal"),
+    areas: ["src/auth/**"],
+  });
   const siblingTaskId = String(sibling.task_id);
-  await callTool("log_milestone", { task_id: childTaskId, message: text("Milestone message"), progress: 50, metadata: { [text("meta key")]: text("meta value") } });
+  await callTool("log_milestone", {
+    task_id: childTaskId,
+    message: text("Milestone message"),
+    progress: 50,
+    metadata: { [text("meta key")]: text("meta value") },
+  });
   await callTool("log_issue", {
     task_id: childTaskId,
     type: "bug_encountered",
@@ -97,7 +123,12 @@ export async function recordFullWorkflow(
       manual_review_needed: true,
       manual_review_reason: text("Review reason"),
     },
-    metadata: { packages_added: [text("package-added")], packages_removed: [text("package-removed")], commands_executed: [text("npm test")], tests_status: "passed" },
+    metadata: {
+      packages_added: [text("package-added")],
+      packages_removed: [text("package-removed")],
+      commands_executed: [text("npm test")],
+      tests_status: "passed",
+    },
     changes: {
       type: "checksum",
       transitions: [

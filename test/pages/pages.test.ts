@@ -40,7 +40,11 @@ describe("share links", () => {
       expect(body).not.toContain("Workflow");
     }
     // A share token is not a bearer token.
-    const mcp = await workerFetch(`${ORIGIN}/mcp`, { method: "POST", headers: { Authorization: `Bearer ${tokenA}`, "Content-Type": "application/json" }, body: "{}" });
+    const mcp = await workerFetch(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${tokenA}`, "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(mcp.status).toBe(401);
     const api = await shareApi(String(a.workflow_id), { action: "revoke" }, tokenA);
     expect(api.status).toBe(401);
@@ -94,7 +98,16 @@ describe("the page and exports", () => {
     const response = await workerFetch(recorded.shareUrl);
     expect(response.status).toBe(200);
     const csp = response.headers.get("Content-Security-Policy") ?? "";
-    for (const directive of ["default-src 'none'", "script-src 'nonce-", "style-src 'nonce-", "connect-src 'self'", "img-src 'self' data:", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"]) {
+    for (const directive of [
+      "default-src 'none'",
+      "script-src 'nonce-",
+      "style-src 'nonce-",
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ]) {
       expect(csp).toContain(directive);
     }
     expect(csp).not.toContain("unsafe-inline");
@@ -105,11 +118,45 @@ describe("the page and exports", () => {
     // Every script and style element carries this response's nonce.
     expect(body.match(/<script/g)?.length).toBe(body.match(new RegExp(`<script nonce="${nonce?.replace(/[+/=]/g, "\\$&")}"`, "g"))?.length);
     for (const label of [
-      "Workflow name", "Workflow description", "Plan step", "Plan goal", "Root task", "Root goal", "Subtask goal", "Decision question", "Option A", "Option B",
-      "Decision reasoning", "Decision trade-offs", "Milestone message", "meta value", "Issue description", "Issue resolution", "Subtask summary", "Achievement",
-      "Limitation", "Next step", "Review reason", "package-added", "package-removed", "npm test", "src/auth/jwt.ts", "src/auth/session.ts", "README.md",
-      "src/auth/gone.ts", "src/auth/old-name.ts → src/auth/new-name.ts", "outside declared areas", "uncommitted", "Needs human review", "needs human review",
-      "Overlaps with concurrent tasks", "Workflow summary", "Workflow achievement", "Workflow limitation", "partial success", "Tests: <span class=\"tests t-passed\">passed",
+      "Workflow name",
+      "Workflow description",
+      "Plan step",
+      "Plan goal",
+      "Root task",
+      "Root goal",
+      "Subtask goal",
+      "Decision question",
+      "Option A",
+      "Option B",
+      "Decision reasoning",
+      "Decision trade-offs",
+      "Milestone message",
+      "meta value",
+      "Issue description",
+      "Issue resolution",
+      "Subtask summary",
+      "Achievement",
+      "Limitation",
+      "Next step",
+      "Review reason",
+      "package-added",
+      "package-removed",
+      "npm test",
+      "src/auth/jwt.ts",
+      "src/auth/session.ts",
+      "README.md",
+      "src/auth/gone.ts",
+      "src/auth/old-name.ts → src/auth/new-name.ts",
+      "outside declared areas",
+      "uncommitted",
+      "Needs human review",
+      "needs human review",
+      "Overlaps with concurrent tasks",
+      "Workflow summary",
+      "Workflow achievement",
+      "Workflow limitation",
+      "partial success",
+      'Tests: <span class="tests t-passed">passed',
     ]) {
       expect(body, label).toContain(label);
     }
@@ -126,7 +173,14 @@ describe("the page and exports", () => {
     const recorded = await recordFullWorkflow(acme);
     const json = await workerFetch(`${recorded.shareUrl}/export.json`);
     expect(json.headers.get("Content-Type")).toContain("application/json");
-    const view = (await json.json()) as { workflow: { id: string }; tasks: unknown[]; decisions: unknown[]; issues: unknown[]; milestones: unknown[]; last_seq: number };
+    const view = (await json.json()) as {
+      workflow: { id: string };
+      tasks: unknown[];
+      decisions: unknown[];
+      issues: unknown[];
+      milestones: unknown[];
+      last_seq: number;
+    };
     expect(view.workflow.id).toBe(recorded.workflowId);
     expect(view.tasks).toHaveLength(3);
     expect([view.decisions.length, view.issues.length, view.milestones.length]).toEqual([1, 1, 1]);
@@ -148,7 +202,10 @@ describe("the page and exports", () => {
         task_id: task.task_id,
         status: "success",
         outcome: { summary: `Summary ${i}`, achievements: ["a", "b"] },
-        changes: { type: "checksum", transitions: [{ path: `src/file-${i}.ts`, before: null, after: { mode: "100644", blob: "a".repeat(40) } }] },
+        changes: {
+          type: "checksum",
+          transitions: [{ path: `src/file-${i}.ts`, before: null, after: { mode: "100644", blob: "a".repeat(40) } }],
+        },
       });
     }
     const times: number[] = [];

@@ -13,6 +13,7 @@ export const XSS_PAYLOADS = [
   "</style></script><script>window.__xss=7</script>",
   '<iframe srcdoc="<script>parent.__xss=8</script>"></iframe>',
   "<details open ontoggle=window.__xss=9>",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection payload, meant literally
   "${window.__xss=10}",
   "{{constructor.constructor('window.__xss=11')()}}",
   "\u202e<b>gnp.exe</b>\u200b<scr\u200bipt>window.__xss=12</script>",

@@ -1,0 +1,153 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CallTool, recordFullWorkflow, toolCaller } from "../pages/fixture";
+import { type DevServer, startDevServer } from "../support/dev-server";
+import { launchChromium, skipBrowser } from "./browser";
+import type { DomDocument, DomWindow } from "./dom";
+
+declare const document: DomDocument;
+declare const window: DomWindow;
+
+/** The shared page in real Chromium against a real `wrangler dev`: render, live updates, reconnect catch-up, revocation. */
+describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
+  let server: DevServer;
+  let browser: Browser;
+  let callTool: CallTool;
+
+  beforeAll(async () => {
+    [server, browser] = await Promise.all([startDevServer(), launchChromium()]);
+    callTool = toolCaller(fetch, `${server.url}/mcp`, server.token);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  async function openLive(url: string): Promise<Page> {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("console", (m) =>
+      m.type() === "error" && !m.text().includes("WebSocket") && !m.text().includes("410") ? errors.push(m.text()) : undefined,
+    );
+    await page.goto(url);
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    (page as Page & { errors?: string[] }).errors = errors;
+    return page;
+  }
+
+  const seqOf = (page: Page) => page.evaluate(() => Number(document.getElementById("wm")?.dataset.seq));
+  const countIds = (page: Page, id: string) => page.evaluate((x) => document.querySelectorAll(`[id="${x}"]`).length, id);
+
+  it("renders a full workflow", async () => {
+    const recorded = await recordFullWorkflow(callTool, { complete: true });
+    const page = await openLive(recorded.shareUrl);
+    const text = await page.locator("main").innerText();
+    for (const label of [
+      "Workflow name",
+      "Plan goal",
+      "Root task",
+      "Subtask goal",
+      "Decision reasoning",
+      "Milestone message",
+      "Issue resolution",
+      "Review reason",
+      "README.md",
+      "outside declared areas",
+      "Workflow summary",
+    ]) {
+      expect(text, label).toContain(label);
+    }
+    expect(await page.locator(`[id="sub-${recorded.rootTaskId}"] > [id="${recorded.childTaskId}"]`).count()).toBe(1);
+    expect(await page.locator("#wf-review").isVisible()).toBe(true);
+    // Laptop and phone widths both lay out without horizontal scrolling.
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 800 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    }
+    expect((page as Page & { errors?: string[] }).errors).toEqual([]);
+    await page.close();
+  });
+
+  it("shows a tool call live, without reload", async () => {
+    const wf = await callTool("start_workflow", { name: "Live one" });
+    const page = await openLive(String(wf.share_url));
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: `Live task ${i}`, goal: "appear live" });
+      await page.waitForSelector(`[id="${String(task.task_id)}"]`, { timeout: 5000 });
+      latencies.push(performance.now() - started);
+      await callTool("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: `done ${i}` } });
+      await page.waitForFunction((id) => document.getElementById(`body-${id}`)?.textContent?.includes("success"), String(task.task_id));
+    }
+    latencies.sort((a, b) => a - b);
+    console.log(`live update latency (tool call start → DOM): median ${latencies[2]?.toFixed(0)} ms, max ${latencies[4]?.toFixed(0)} ms`);
+    expect(latencies[2]).toBeLessThan(500);
+    expect(await page.locator("#wf-totals").innerText()).toContain("5\ntasks");
+    await page.close();
+  });
+
+  it("catches up after its socket drops: nothing missed, nothing twice", async () => {
+    const wf = await callTool("start_workflow", { name: "Reconnecting" });
+    const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Long task", goal: "gets milestones" });
+    const page = await openLive(String(wf.share_url));
+    const milestoneIds: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      await page.evaluate(() => (window as unknown as { waymarkLive: { disconnect(): void } }).waymarkLive.disconnect());
+      for (let i = 0; i < 3; i++) {
+        const ms = await callTool("log_milestone", { task_id: task.task_id, message: `round ${round} step ${i}` });
+        milestoneIds.push(String(ms.id));
+      }
+      await page.waitForFunction((n) => document.querySelectorAll(".milestone").length === n, milestoneIds.length, { timeout: 15_000 });
+    }
+    for (const id of milestoneIds) expect(await countIds(page, id)).toBe(1);
+    const view = (await (await fetch(`${String(wf.share_url)}/export.json`)).json()) as { last_seq: number };
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    expect(await seqOf(page)).toBe(view.last_seq);
+    await page.close();
+  });
+
+  it("catches up after the server restarts", async () => {
+    const wf = await callTool("start_workflow", { name: "Survives restarts" });
+    const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Task", goal: "outlive the server" });
+    const page = await openLive(String(wf.share_url));
+    await server.restart();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push(
+        String(
+          (
+            await callTool("log_decision", {
+              task_id: task.task_id,
+              category: "other",
+              question: `after restart ${i}`,
+              chosen: "yes",
+              reasoning: "r",
+            })
+          ).id,
+        ),
+      );
+    await page.waitForFunction((n) => document.querySelectorAll(".decision").length === n, ids.length, { timeout: 30_000 });
+    for (const id of ids) expect(await countIds(page, id)).toBe(1);
+    expect(await page.locator("main").innerText()).toContain("after restart 3");
+    await page.close();
+  }, 120_000);
+
+  it("a revoked link stops working, also on an open page", async () => {
+    const wf = await callTool("start_workflow", { name: "Soon private" });
+    const page = await openLive(String(wf.share_url));
+    const revoke = await fetch(`${server.url}/api/workflows/${String(wf.workflow_id)}/share`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ action: "revoke" }),
+    });
+    expect(revoke.status).toBe(200);
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "gone", undefined, { timeout: 5000 });
+    expect(await page.locator("body").innerText()).not.toContain("Soon private");
+    const reload = await page.reload();
+    expect(reload?.status()).toBe(410);
+    expect(await page.locator("body").innerText()).toContain("no longer shared");
+    await page.close();
+  });
+});
