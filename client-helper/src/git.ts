@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Transition } from "./types.js";
 
 // Every query here is read-only and runs with --no-optional-locks (and
@@ -217,6 +219,37 @@ export async function gitHead(root: string): Promise<string | null> {
   } catch (error) {
     if (error instanceof GitError && error.exitCode === 1) return null;
     throw error;
+  }
+}
+
+const SHA = /^[0-9a-f]{40}$/;
+
+/**
+ * HEAD read straight from the files of a plain `.git` directory (no process spawn).
+ * Undefined whenever the layout is not the simple one (linked worktree, reftable,
+ * unborn branch, symbolic ref chains): the caller then asks git. Callers must check
+ * the value against another source (status's branch.oid) since refs may move at any time.
+ */
+export async function headFromFiles(root: string): Promise<string | undefined> {
+  try {
+    const gitDir = join(root, ".git");
+    const head = (await readFile(join(gitDir, "HEAD"), "utf8")).trim();
+    if (SHA.test(head)) return head;
+    const ref = /^ref: (refs\/heads\/[^\s]+)$/.exec(head)?.[1];
+    if (!ref) return undefined;
+    try {
+      const loose = (await readFile(join(gitDir, ref), "utf8")).trim();
+      return SHA.test(loose) ? loose : undefined;
+    } catch {
+      const packed = await readFile(join(gitDir, "packed-refs"), "utf8");
+      for (const line of packed.split("\n")) {
+        const [sha, name] = line.split(" ");
+        if (name === ref && sha && SHA.test(sha)) return sha;
+      }
+      return undefined;
+    }
+  } catch {
+    return undefined;
   }
 }
 

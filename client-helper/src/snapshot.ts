@@ -8,10 +8,11 @@ import {
   gitStatus,
   gitSubmoduleHead,
   gitToplevel,
+  headFromFiles,
   type StatusRecord,
   type StatusResult,
 } from "./git.js";
-import { hashPath, isMissing, mapLimit } from "./hash.js";
+import { hashPathQuick, isMissing, mapLimit } from "./hash.js";
 import type {
   Changes,
   ChecksumSnapshot,
@@ -89,7 +90,7 @@ async function worktreeState(root: string, plan: Plan): Promise<FileState | null
     const commit = await gitSubmoduleHead(abs);
     return commit ? { mode: GITLINK, blob: commit } : null;
   }
-  const state = await hashPath(abs);
+  const state = await hashPathQuick(abs);
   if (state && plan.modeHint && REGULAR.has(plan.modeHint) && REGULAR.has(state.mode)) {
     return { mode: plan.modeHint, blob: state.blob };
   }
@@ -121,16 +122,14 @@ export type SnapshotOptions = ScanOptions;
 export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): Promise<LocalSnapshot> {
   // Checked first: a missing directory must fail, not read as an empty checksum scan.
   if (!(await stat(dir)).isDirectory()) throw new Error(`not a directory: ${dir}`);
-  const root = await gitToplevel(dir);
-  if (root === null) return scanDirectory(dir, options);
-  const status = await gitStatus(root);
-  return {
-    type: "git",
-    root,
-    head: status.head,
-    branch: status.branch,
-    dirty: await dirtyEntries(root, status),
-  };
+  // Porcelain status paths are relative to the repository root whatever the working
+  // directory, so status can run in `dir` alongside the top-level lookup.
+  const [root, status] = await Promise.allSettled([gitToplevel(dir), gitStatus(dir)]);
+  if (root.status === "rejected") throw root.reason;
+  if (root.value === null) return scanDirectory(dir, options);
+  if (status.status === "rejected") throw status.reason;
+  const { head, branch } = status.value;
+  return { type: "git", root: root.value, head, branch, dirty: await dirtyEntries(root.value, status.value) };
 }
 
 /** What goes to the edge at start_task: never the local checksum list. */
@@ -159,7 +158,7 @@ async function gitChanges(since: LocalGitSnapshot): Promise<GitChanges> {
   // status and the commit diff run concurrently against the HEAD read just before; if
   // a commit lands in between, status reports another HEAD and the pair is taken again.
   for (let attempt = 1; ; attempt++) {
-    const headNow = await gitHead(root);
+    const headNow = (await headFromFiles(root)) ?? (await gitHead(root));
     const [status, committed] = await Promise.all([gitStatus(root), diff(headNow)]);
     if (status.head !== headNow && attempt < 3) continue;
     return {

@@ -314,3 +314,17 @@ describe("resolution rule on the wire types", () => {
     ]);
   });
 });
+
+describe("HEAD read from .git files (no spawn) agrees with git", () => {
+  it("loose ref, packed ref, detached HEAD; unknown (unborn) falls back", async () => {
+    const { headFromFiles } = await import("../src/git.js");
+    const repo = baseRepo();
+    const head = repo.git("rev-parse", "HEAD").trim();
+    expect(await headFromFiles(repo.dir)).toBe(head);
+    repo.git("pack-refs", "--all");
+    expect(await headFromFiles(repo.dir)).toBe(head);
+    repo.git("checkout", "-q", "--detach");
+    expect(await headFromFiles(repo.dir)).toBe(head);
+    expect(await headFromFiles(Repo.init().dir)).toBeUndefined();
+  });
+});
