@@ -56,6 +56,15 @@ const dirtyEntry = z.strictObject({ path: repoPath, head: fileState, worktree: f
 const transition = z.strictObject({ path: repoPath, before: fileState, after: fileState });
 const commitId = objectId.nullable();
 
+/** One entry per path: a path listed twice would make the snapshot ambiguous. */
+function uniquePaths<T extends { path: string }>(entries: T[], ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  entries.forEach((entry, index) => {
+    if (seen.has(entry.path)) ctx.addIssue({ code: "custom", path: [index, "path"], message: `"${entry.path}" is listed more than once` });
+    seen.add(entry.path);
+  });
+}
+
 export const snapshotSchema = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("git"),
@@ -65,7 +74,7 @@ export const snapshotSchema = z.discriminatedUnion("type", [
       .max(LIMITS.NAME * 2)
       .nullable()
       .optional(),
-    dirty: z.array(dirtyEntry).max(LIMITS.CHANGE_ENTRIES),
+    dirty: z.array(dirtyEntry).max(LIMITS.CHANGE_ENTRIES).superRefine(uniquePaths),
   }),
   z.strictObject({ type: z.literal("checksum"), files: z.number().int().min(0), digest: z.string().max(128) }),
 ]);

@@ -165,6 +165,18 @@ const cases: Case[] = [
     /^changes\.transitions: must have at most 25000 items/,
   ],
   [
+    "a path listed twice in a snapshot",
+    "start_task",
+    () => ({
+      workflow_id: workflowId,
+      name: "n",
+      goal: "g",
+      snapshot: { type: "git", head: sha, dirty: [{ path: "a.ts", head: null, worktree: null }, { path: "a.ts", head: null, worktree: null }] },
+    }),
+    "INPUT_VALIDATION_ERROR",
+    /^snapshot\.dirty\[1\]\.path: "a\.ts" is listed more than once/,
+  ],
+  [
     "malformed workflow id",
     "start_task",
     () => ({ workflow_id: "wf_nope", name: "n", goal: "g" }),
