@@ -22,7 +22,9 @@ type ToolDefinition = {
 
 async function listTools(): Promise<ToolDefinition[]> {
   const { body } = await rpc({ jsonrpc: "2.0", id: 1, method: "tools/list" });
-  return (body?.result as { tools: ToolDefinition[] }).tools;
+  const result = body?.result as { tools: ToolDefinition[] } | undefined;
+  if (!result) throw new Error(`tools/list failed: ${JSON.stringify(body)}`);
+  return result.tools;
 }
 
 /** Every keyword the reference states must be ours too; we may only add optional properties. */

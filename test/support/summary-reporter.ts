@@ -12,7 +12,8 @@ export default class SummaryReporter implements Reporter {
     let skipped = 0;
     for (const testModule of testModules) {
       const tests = [...testModule.children.allTests()];
-      if (testModule.errors().length > 0 || (testModule.state() === "failed" && tests.every((t) => t.result().state !== "failed"))) failed++;
+      if (testModule.errors().length > 0 || (testModule.state() === "failed" && tests.every((t) => t.result().state !== "failed")))
+        failed++;
       for (const test of tests) {
         const state = test.result().state;
         if (state === "passed") passed++;
