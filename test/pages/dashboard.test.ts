@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { TOKENS, workerFetch } from "../support/worker";
+import { toolCaller } from "./fixture";
+
+const ORIGIN = "http://localhost";
+const acme = toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.acme);
+
+async function login(token: string, headers: Record<string, string> = { Origin: ORIGIN }) {
+  return workerFetch(`${ORIGIN}/login`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams({ token }).toString(),
+    redirect: "manual",
+  });
+}
+
+async function session(token: string = TOKENS.acme): Promise<string> {
+  const response = await login(token);
+  const cookie = response.headers.get("Set-Cookie") ?? "";
+  return cookie.split(";")[0] ?? "";
+}
+
+const form = (cookie: string, fields: Record<string, string>, origin = ORIGIN) => ({
+  method: "POST",
+  headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie, Origin: origin },
+  body: new URLSearchParams(fields).toString(),
+  redirect: "manual" as const,
+});
+
+describe("dashboard", () => {
+  it("needs a session; the login form sets a signed HttpOnly SameSite=Strict cookie", async () => {
+    const anonymous = await workerFetch(`${ORIGIN}/dashboard`, { redirect: "manual" });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get("Location")).toBe("/login");
+    const bad = await login("wrong-token");
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("Set-Cookie")).toBeNull();
+    const good = await login(TOKENS.acme);
+    expect(good.status).toBe(303);
+    const cookie = good.headers.get("Set-Cookie") ?? "";
+    expect(cookie).toMatch(/^waymark_session=v1\.acme\.\d+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    // Secure everywhere but http://localhost.
+    const secure = await workerFetch("https://waymark.example/login", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: "https://waymark.example" },
+      body: new URLSearchParams({ token: TOKENS.acme }).toString(),
+      redirect: "manual",
+    });
+    expect(secure.headers.get("Set-Cookie")).toContain("; Secure");
+    expect(cookie).not.toContain(TOKENS.acme);
+  });
+
+  it("refuses cross-site form posts and forged cookies", async () => {
+    expect((await login(TOKENS.acme, { Origin: "https://evil.example" })).status).toBe(403);
+    expect((await login(TOKENS.acme, { "Sec-Fetch-Site": "cross-site" })).status).toBe(403);
+    const cookie = await session();
+    const forged = cookie.replace("v1.acme.", "v1.globex.");
+    const page = await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: forged }, redirect: "manual" });
+    expect(page.status).toBe(303);
+    const wf = await acme("start_workflow", { name: "csrf target" });
+    const csrf = await workerFetch(
+      `${ORIGIN}/dashboard/workflows/${String(wf.workflow_id)}/share`,
+      form(cookie, { action: "revoke" }, "https://evil.example"),
+    );
+    expect(csrf.status).toBe(403);
+    expect((await workerFetch(String(wf.share_url))).status).toBe(200);
+  });
+
+  it("lists the account's workflows and manages their links", async () => {
+    const wf = await acme("start_workflow", { name: "<b>Dashboard</b> listed" });
+    const other = await toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.globex)("start_workflow", { name: "Globex only" });
+    const id = String(wf.workflow_id);
+    const cookie = await session();
+    const list = await (await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } })).text();
+    expect(list).toContain("&lt;b&gt;Dashboard&lt;/b&gt; listed");
+    expect(list).not.toContain("Globex only");
+    expect(list).not.toContain(String(other.workflow_id));
+
+    const rotated = await workerFetch(
+      `${ORIGIN}/dashboard/workflows/${id}/share`,
+      form(cookie, { action: "rotate", expires_in_seconds: "86400" }),
+    );
+    expect(rotated.status).toBe(303);
+    const shownPage = await (await workerFetch(`${ORIGIN}${rotated.headers.get("Location")}`, { headers: { Cookie: cookie } })).text();
+    const newUrl = /href="(http:\/\/localhost\/s\/sh_[a-z2-7_]+)"/.exec(shownPage)?.[1];
+    expect(newUrl).toBeDefined();
+    expect(newUrl).not.toBe(wf.share_url);
+    expect(shownPage).toContain("active, expires");
+    expect((await workerFetch(String(wf.share_url))).status).toBe(404);
+    expect((await workerFetch(String(newUrl))).status).toBe(200);
+
+    await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(cookie, { action: "revoke" }));
+    expect((await workerFetch(String(newUrl))).status).toBe(410);
+    const after = await (await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } })).text();
+    expect(after).toContain(">revoked<");
+
+    // Another account cannot manage this workflow even with a valid session.
+    const globex = await session(TOKENS.globex);
+    const foreign = await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(globex, { action: "rotate" }));
+    expect(foreign.status).toBe(404);
+
+    const logout = await workerFetch(`${ORIGIN}/logout`, form(cookie, {}));
+    expect(logout.headers.get("Set-Cookie")).toMatch(/^waymark_session=; .*Max-Age=0/);
+  });
+});
