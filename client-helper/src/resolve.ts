@@ -56,26 +56,44 @@ function resolveGit(startDirty: readonly DirtyEntry[], committed: readonly Trans
     const before = s ? s.worktree : c ? c.before : (e?.head ?? null);
     const after = e ? e.worktree : c ? c.after : (s?.head ?? null);
     const status = classify(before, after);
-    if (status) files.push({ path, status, before, after, committed: e === undefined });
+    // Committed only if a commit carried it: a dirty file the task restored is clean without any commit.
+    if (status) files.push({ path, status, before, after, committed: c !== undefined && e === undefined });
   }
   return files;
 }
 
+const EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+
+function entryKind(mode: string): string {
+  return mode === "120000" || mode === "160000" ? mode : "file";
+}
+
+/**
+ * Renames shown to humans: only the unambiguous ones (one deleted and one added entry of the
+ * same kind with the same non-empty blob). The edge pairs the ambiguous cases too
+ * (docs/attribution.md); this list is for display, the edge's is the record.
+ */
 function pairRenames(files: readonly ResolvedFile[]): { from: string; to: string }[] {
-  const added = new Map<string, string[]>();
+  const candidates = new Map<string, { from: string[]; to: string[] }>();
+  const note = (state: FileState | null, side: "from" | "to", path: string) => {
+    if (state === null || state.blob === EMPTY_BLOB) return;
+    const key = `${entryKind(state.mode)} ${state.blob}`;
+    const entry = candidates.get(key) ?? { from: [], to: [] };
+    entry[side].push(path);
+    candidates.set(key, entry);
+  };
   for (const file of files) {
-    if (file.status !== "A" || file.after === null) continue;
-    const list = added.get(file.after.blob) ?? [];
-    list.push(file.path);
-    added.set(file.after.blob, list);
+    if (file.status === "D") note(file.before, "from", file.path);
+    if (file.status === "A") note(file.after, "to", file.path);
   }
   const renamed: { from: string; to: string }[] = [];
-  for (const file of files) {
-    if (file.status !== "D" || file.before === null) continue;
-    const to = added.get(file.before.blob)?.shift();
-    if (to !== undefined) renamed.push({ from: file.path, to });
+  for (const { from, to } of candidates.values()) {
+    const [onlyFrom] = from;
+    const [onlyTo] = to;
+    if (from.length === 1 && to.length === 1 && onlyFrom !== undefined && onlyTo !== undefined)
+      renamed.push({ from: onlyFrom, to: onlyTo });
   }
-  return renamed;
+  return renamed.sort((a, b) => comparePaths(a.from, b.from));
 }
 
 /**

@@ -129,6 +129,20 @@ describe("attribution table, one row at a time (real git)", () => {
     expect(start.type === "git" && start.dirty.map((d) => d.path)).toEqual(["a.txt", "b.txt", "pre-untracked.txt", "src/c.ts"]);
   });
 
+  it("untracked at start and deleted, dirty at start and restored: listed, and not as committed", async () => {
+    const repo = baseRepo();
+    repo.write("scratch.txt", "scratch\n").write("a.txt", "a dirty\n");
+    const { res } = await task(repo, (r) => {
+      r.remove("scratch.txt");
+      r.git("checkout", "--", "a.txt");
+    });
+    expectFiles(res, { deleted: ["scratch.txt"], modified: ["a.txt"] });
+    expect(res.files.map((f) => [f.path, f.committed])).toEqual([
+      ["a.txt", false],
+      ["scratch.txt", false],
+    ]);
+  });
+
   it("dirty at start and committed as-is during the task -> not listed", async () => {
     const repo = baseRepo().write("a.txt", "dirty at start\n").write("pre-untracked.txt", "u\n");
     const { res } = await task(repo, (r) => r.commitAll("commit the old dirt"));
