@@ -110,8 +110,30 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
+/**
+ * Deeper than any real argument: the deepest input, metadata, is at most 4 KB of JSON. Checked
+ * before anything else because dropNulls and the validators recurse: 5,000 levels of `[[[…]]]`
+ * overflowed the stack and the tool answered without an error code.
+ */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** Whether a JSON value nests deeper than `limit` objects/arrays; iterative, so any depth is safe. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, depth] = item;
+    if (node === null || typeof node !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Validates tool arguments; the error names each failing field and the rule it broke. */
 export function parseArguments<T>(schema: z.ZodType<T>, args: unknown): Result<T> {
+  if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+    return fail("INPUT_VALIDATION_ERROR", `arguments: must not nest deeper than ${MAX_ARGUMENT_DEPTH} levels of objects and arrays`);
+  }
   const parsed = schema.safeParse(dropNulls(args ?? {}));
   if (parsed.success) return ok(parsed.data);
   const issues = parsed.error.issues;
