@@ -1,8 +1,7 @@
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CallTool, recordFullWorkflow, toolCaller } from "../pages/fixture";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { launchChromium, skipBrowser } from "./browser";
+import { skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument, DomWindow } from "./dom";
 
 declare const document: DomDocument;
@@ -10,21 +9,11 @@ declare const window: DomWindow;
 
 /** The shared page in real Chromium against a real `wrangler dev`: render, live updates, reconnect catch-up, revocation. */
 describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
-  let server: DevServer;
-  let browser: Browser;
-  let callTool: CallTool;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startDevServer(), launchChromium()]);
-    callTool = toolCaller(fetch, `${server.url}/mcp`, server.token);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  const env = useServerAndBrowser();
+  const callTool: CallTool = (name, args) => env.callTool(name, args);
 
   async function openLive(url: string): Promise<Page> {
-    const page = await browser.newPage();
+    const page = await env.browser().newPage();
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     page.on("console", (m) =>
@@ -112,7 +101,7 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     const wf = await callTool("start_workflow", { name: "Survives restarts" });
     const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Task", goal: "outlive the server" });
     const page = await openLive(String(wf.share_url));
-    await server.restart();
+    await env.server().restart();
     const ids: string[] = [];
     for (let i = 0; i < 4; i++)
       ids.push(
@@ -137,9 +126,9 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
   it("a revoked link stops working, also on an open page", async () => {
     const wf = await callTool("start_workflow", { name: "Soon private" });
     const page = await openLive(String(wf.share_url));
-    const revoke = await fetch(`${server.url}/api/workflows/${String(wf.workflow_id)}/share`, {
+    const revoke = await fetch(`${env.server().url}/api/workflows/${String(wf.workflow_id)}/share`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+      headers: { Authorization: `Bearer ${env.server().token}`, "Content-Type": "application/json" },
       body: JSON.stringify({ action: "revoke" }),
     });
     expect(revoke.status).toBe(200);

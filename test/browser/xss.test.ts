@@ -1,9 +1,8 @@
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CallTool, recordFullWorkflow, toolCaller } from "../pages/fixture";
 import { asRepoPath, XSS_PAYLOADS } from "../pages/xss-corpus";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { launchChromium, skipBrowser } from "./browser";
+import { skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument, DomWindow } from "./dom";
 
 declare const document: DomDocument;
@@ -16,18 +15,8 @@ declare const window: DomWindow;
  * payloads must be inert because they are escaped, not merely because the CSP blocks them.
  */
 describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
-  let server: DevServer;
-  let browser: Browser;
-  let callTool: CallTool;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startDevServer(), launchChromium()]);
-    callTool = toolCaller(fetch, `${server.url}/mcp`, server.token);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  const env = useServerAndBrowser();
+  const callTool: CallTool = (name, args) => env.callTool(name, args);
 
   async function trapped(page: Page): Promise<{ xss: unknown; violations: string[]; dialogs: string[] }> {
     return page.evaluate(() => {
@@ -37,7 +26,7 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
   }
 
   async function newTrappedPage(dialogs: string[]): Promise<Page> {
-    const page = await browser.newPage();
+    const page = await env.browser().newPage();
     page.on("dialog", (d) => {
       dialogs.push(d.message());
       void d.dismiss();
