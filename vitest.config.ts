@@ -23,7 +23,7 @@ export default defineConfig({
         ],
         test: {
           name: "workerd",
-          include: ["test/{domain,mcp,workflow,worker,pages}/**/*.test.ts"],
+          include: ["test/{domain,mcp,workflow,worker,pages,account}/**/*.test.ts"],
         },
       },
       {

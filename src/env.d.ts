@@ -6,6 +6,10 @@ interface Env {
   WAYMARK_DEV_TOKEN?: string;
   /** Key for share-link and session signatures; falls back to a per-deployment derivation when unset. */
   WAYMARK_SHARE_SECRET?: string;
+  /** "true" lets webhooks target private/loopback hosts (local development and tests only). */
+  WAYMARK_WEBHOOK_ALLOW_PRIVATE?: string;
+  /** Base delay of webhook retries in ms (doubles per attempt); tests shorten it. */
+  WAYMARK_WEBHOOK_RETRY_BASE_MS?: string;
 }
 interface Env {
   /** Extra browser origins allowed to call /mcp, comma separated. */

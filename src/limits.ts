@@ -22,4 +22,24 @@ export const LIMITS = {
   LOGS_PER_TASK: 200,
   MILESTONES_ADVISED: 5,
   EVENTS_PAGE: 500,
+  // Metrics reported at complete_task (issue 5).
+  METRIC_TOKENS: 10_000_000_000,
+  METRIC_COST_USD: 1_000_000,
+  // Memory: the account's full-text index of past work.
+  MEMORY_DOCUMENTS: 50_000,
+  MEMORY_TITLE: 300,
+  MEMORY_BODY: 2000,
+  SEARCH_QUERY: 500,
+  SEARCH_TERMS: 32,
+  SEARCH_RESULTS: 20,
+  RELATED_ITEMS: 3,
+  RELATED_TEXT: 160,
+  // Webhooks (per account).
+  WEBHOOKS: 10,
+  WEBHOOK_URL: 2048,
+  WEBHOOK_ATTEMPTS: 6,
+  WEBHOOK_QUEUE: 1000,
+  WEBHOOK_TIMEOUT_MS: 10_000,
+  WEBHOOK_RETRY_BASE_MS: 30_000,
+  WEBHOOK_ERROR: 300,
 } as const;

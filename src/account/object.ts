@@ -1,8 +1,50 @@
 import { DurableObject } from "cloudflare:workers";
+import { fail, ok, type Result } from "../errors";
 import { type Migration, migrate } from "../workflow/schema";
 import { type ShareInfo, shareStatus } from "../workflow/share";
 import { type Sql, sqlFor } from "../workflow/sql";
 import type { WorkflowSummary } from "../workflow/view";
+import { MEMORY_MIGRATION_STATEMENTS, type MemoryDocument, type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
+import {
+  allowPrivateTargets,
+  type Notification,
+  type RegisteredWebhook,
+  retryBaseMs,
+  type Sender,
+  WEBHOOK_MIGRATION_STATEMENTS,
+  type WebhookEvent,
+  type WebhookStatus,
+  Webhooks,
+  webhookUrlProblem,
+} from "./webhooks";
+
+/** What a workflow object pushes with its summary after a write (issue 5). */
+export interface WorkflowPush {
+  documents?: MemoryDocument[];
+  notifications?: Notification[];
+}
+
+/** Usage over all the account's workflows. */
+export interface AccountTotals {
+  workflows: number;
+  open_workflows: number;
+  tasks: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+/** An open workflow that start_workflow found under the same name. */
+export interface ResumeCandidate {
+  workflow_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+  open_tasks: number;
+}
+
+/** The key two workflow names are compared by: trimmed, case-folded. */
+export const nameKey = (name: string) => name.trim().toLowerCase();
 
 /** A dashboard row: the summary plus the state of the workflow's share link. */
 export interface DashboardRow extends WorkflowSummary {
@@ -40,23 +82,126 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE workflows ADD COLUMN share_revoked_at TEXT",
     ],
   },
+  // Issue 5: resume by name (name_key = trimmed, case-folded name; backfilled here for ASCII,
+  // rewritten with JavaScript's case folding by the next push), usage totals, memory.
+  {
+    version: 3,
+    statements: [
+      "ALTER TABLE workflows ADD COLUMN name_key TEXT",
+      "UPDATE workflows SET name_key = lower(trim(name))",
+      "CREATE INDEX workflows_name_key ON workflows(name_key, status)",
+      "ALTER TABLE workflows ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE workflows ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE workflows ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0",
+      ...MEMORY_MIGRATION_STATEMENTS,
+    ],
+  },
+  // Issue 5: webhooks and their delivery queue.
+  { version: 4, statements: WEBHOOK_MIGRATION_STATEMENTS },
 ];
 
 export class AccountObject extends DurableObject<Env> {
   private readonly sql: Sql;
+  private readonly memory: MemoryIndex;
+  private readonly webhooks: Webhooks;
+  /** How webhook requests leave; a test may substitute a recorder. */
+  sender: Sender = (url, init) => fetch(url, init);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = sqlFor(ctx.storage);
+    this.memory = new MemoryIndex(this.sql);
+    this.webhooks = new Webhooks(this.sql, retryBaseMs(env));
     ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, ACCOUNT_MIGRATIONS));
   }
 
-  async recordWorkflow(_account: string, summary: WorkflowSummary): Promise<void> {
+  /**
+   * The workflow object's push after a write: its summary, the memory documents its new
+   * events changed and the webhook notifications they raise. Replays are harmless:
+   * documents upsert by entity id, notifications are keyed by event.
+   */
+  async recordWorkflow(account: string, summary: WorkflowSummary, push: WorkflowPush = {}): Promise<void> {
     const s = summary;
-    this.sql`INSERT INTO workflows (id, name, status, created_at, updated_at, open_tasks, tasks, reviews_needed)
-      VALUES (${s.id}, ${s.name}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks}, ${s.reviews_needed})
-      ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status, updated_at = excluded.updated_at,
-        open_tasks = excluded.open_tasks, tasks = excluded.tasks, reviews_needed = excluded.reviews_needed`;
+    let queued = false;
+    this.ctx.storage.transactionSync(() => {
+      this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
+          input_tokens, output_tokens, cost_usd)
+        VALUES (${s.id}, ${s.name}, ${nameKey(s.name)}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
+          ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd})
+        ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
+          updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
+          reviews_needed = excluded.reviews_needed, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+          cost_usd = excluded.cost_usd`;
+      if (push.documents) this.memory.upsert(push.documents);
+      if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications);
+    });
+    if (queued) await this.scheduleDelivery(Date.now());
+  }
+
+  /** The most recently updated open workflow whose name matches (trimmed, case-insensitive), if any. */
+  async openWorkflowNamed(name: string): Promise<ResumeCandidate | null> {
+    const row = this.sql<Record<string, SqlStorageValue>>`
+      SELECT * FROM workflows WHERE name_key = ${nameKey(name)} AND status = 'active' ORDER BY updated_at DESC LIMIT 1`[0];
+    if (!row) return null;
+    const s = summaryFromRow(row);
+    return { workflow_id: s.id, name: s.name, created_at: s.created_at, updated_at: s.updated_at, open_tasks: s.open_tasks };
+  }
+
+  async totals(): Promise<AccountTotals> {
+    const row = this.sql<{
+      workflows: number;
+      open: number | null;
+      tasks: number | null;
+      input_tokens: number | null;
+      output_tokens: number | null;
+      cost_usd: number | null;
+    }>`SELECT count(*) AS workflows, sum(status = 'active') AS open, sum(tasks) AS tasks, sum(input_tokens) AS input_tokens,
+        sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd FROM workflows`[0];
+    return {
+      workflows: row?.workflows ?? 0,
+      open_workflows: row?.open ?? 0,
+      tasks: row?.tasks ?? 0,
+      input_tokens: row?.input_tokens ?? 0,
+      output_tokens: row?.output_tokens ?? 0,
+      cost_usd: roundCost(row?.cost_usd ?? 0),
+    };
+  }
+
+  // ── Memory ────────────────────────────────────────────────────────────────
+
+  async search(query: string, limit: number): Promise<{ match: "all" | "any"; results: MemoryHit[] }> {
+    return this.memory.search(query, limit);
+  }
+
+  async related(input: { workflow_id: string; task_id: string; name: string; goal: string; areas: string[] }): Promise<RelatedItem[]> {
+    return this.memory.related(input);
+  }
+
+  // ── Webhooks ──────────────────────────────────────────────────────────────
+
+  async registerWebhook(url: string, events: WebhookEvent[]): Promise<Result<RegisteredWebhook>> {
+    const problem = webhookUrlProblem(url, allowPrivateTargets(this.env));
+    if (problem) return fail("INPUT_VALIDATION_ERROR", problem);
+    return this.webhooks.register(url, events);
+  }
+
+  async listWebhooks(): Promise<WebhookStatus[]> {
+    return this.webhooks.list();
+  }
+
+  async deleteWebhook(id: string): Promise<Result<{ id: string; deleted: true }>> {
+    return this.webhooks.remove(id) ? ok({ id, deleted: true }) : fail("NOT_FOUND", `id: no webhook ${id} in this account`);
+  }
+
+  /** Delivers what is due, then sleeps until the next retry. */
+  async alarm(): Promise<void> {
+    const next = await this.webhooks.deliverDue(this.sender);
+    if (next !== null) await this.scheduleDelivery(next);
+  }
+
+  private async scheduleDelivery(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
   async listWorkflows(options: { openOnly?: boolean; limit?: number } = {}): Promise<WorkflowSummary[]> {
@@ -104,5 +249,13 @@ function summaryFromRow(r: Record<string, SqlStorageValue>): WorkflowSummary {
     open_tasks: Number(r.open_tasks),
     tasks: Number(r.tasks),
     reviews_needed: Number(r.reviews_needed),
+    input_tokens: Number(r.input_tokens ?? 0),
+    output_tokens: Number(r.output_tokens ?? 0),
+    cost_usd: Number(r.cost_usd ?? 0),
   };
+}
+
+/** Costs are sums of floats: shown to the micro-dollar. */
+export function roundCost(usd: number): number {
+  return Math.round(usd * 1e6) / 1e6;
 }

@@ -1,4 +1,18 @@
 /** Display formats shared by the server page, the Markdown export and (mirrored) the live client script. */
+/** Usage reported at complete_task (issue 5): "1200 in · 300 out tokens · model · $0.0123"; live-client.ts mirrors it. */
+export function formatUsage(m: {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  model: string | null;
+  cost_usd: number | null;
+}): string {
+  const parts: string[] = [];
+  if (m.input_tokens !== null || m.output_tokens !== null) parts.push(`${m.input_tokens ?? 0} in · ${m.output_tokens ?? 0} out tokens`);
+  if (m.model !== null) parts.push(m.model);
+  if (m.cost_usd !== null) parts.push(`$${m.cost_usd.toFixed(4)}`);
+  return parts.join(" · ");
+}
+
 export function formatDuration(seconds: number | null): string {
   if (seconds === null) return "";
   const s = Math.max(0, Math.round(seconds));

@@ -82,7 +82,23 @@ export const LIVE_SCRIPT = `(function () {
     function cell(value, label) { return el("div", null, el("b", null, value), el("span", null, label)); }
     return el("div", { id: "wf-totals", class: "totals" }, cell(duration(seconds) || "0s", "duration"), cell(all.length, "tasks"),
       cell(all.filter(function (t) { return t.status === "in_progress"; }).length, "open"), cell(files.size, "files changed"),
-      cell(decisionCount.size, "decisions"), cell(issues.size, "issues"), cell(reviews, "reviews needed"));
+      cell(decisionCount.size, "decisions"), cell(issues.size, "issues"), cell(reviews, "reviews needed"),
+      usageCells(all, cell));
+  }
+
+  // Usage (issue 5): mirrors renderTotals and formatUsage in page.ts / format.ts.
+  function usageCells(all, cell) {
+    var tokens = 0, cost = 0;
+    all.forEach(function (t) { if (t.metrics) { tokens += (t.metrics.input_tokens || 0) + (t.metrics.output_tokens || 0); cost += t.metrics.cost_usd || 0; } });
+    return tokens > 0 || cost > 0 ? [cell(tokens, "tokens"), cell("$" + cost.toFixed(4), "cost")] : null;
+  }
+
+  function usage(m) {
+    var parts = [];
+    if (m.input_tokens !== null || m.output_tokens !== null) parts.push((m.input_tokens || 0) + " in · " + (m.output_tokens || 0) + " out tokens");
+    if (m.model !== null) parts.push(m.model);
+    if (m.cost_usd !== null) parts.push("$" + m.cost_usd.toFixed(4));
+    return parts.join(" · ");
   }
 
   function review() {
@@ -132,6 +148,7 @@ export const LIVE_SCRIPT = `(function () {
         m.tests_status ? el("p", null, "Tests: ", el("span", { class: "tests t-" + m.tests_status }, m.tests_status.replace("_", " "))) : null,
         labelled("Packages added", list(m.packages_added)), labelled("Packages removed", list(m.packages_removed)),
         labelled("Commands", list(m.commands_executed, "commands"))) : null,
+      t.metrics ? el("p", { class: "metrics muted" }, "Usage: " + usage(t.metrics)) : null,
       files(t),
       v && v.warnings.length ? el("div", { class: "field warnings" }, el("h4", null, "Warnings"), list(v.warnings)) : null);
   }

@@ -1,5 +1,5 @@
 import type { TaskView, WorkflowView } from "../workflow/view";
-import { formatDuration, formatTime, STATUS_LABEL } from "./format";
+import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 
 /**
  * The workflow as a pull-request-ready Markdown summary. Agent text is untrusted here
@@ -47,7 +47,11 @@ export function renderMarkdown(view: WorkflowView): string {
   const out: string[] = [];
   out.push(`## ${esc(w.name)}`, "");
   out.push(
-    `**Status:** ${STATUS_LABEL[w.status] ?? w.status} · **Duration:** ${formatDuration(t.duration_seconds) || "0s"} · **Tasks:** ${t.tasks} (${t.open_tasks} open) · **Files changed:** ${t.files_changed} · **Reviews needed:** ${t.reviews_needed}`,
+    `**Status:** ${STATUS_LABEL[w.status] ?? w.status} · **Duration:** ${formatDuration(t.duration_seconds) || "0s"} · **Tasks:** ${t.tasks} (${t.open_tasks} open) · **Files changed:** ${t.files_changed} · **Reviews needed:** ${t.reviews_needed}${
+      t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0
+        ? ` · **Tokens:** ${t.input_tokens + t.output_tokens} · **Cost:** $${t.cost_usd.toFixed(4)}`
+        : ""
+    }`,
   );
   out.push("", `Started ${formatTime(w.created_at)}${w.completed_at ? `, completed ${formatTime(w.completed_at)}` : ""}.`);
   if (w.description) out.push("", esc(w.description));
@@ -77,6 +81,7 @@ export function renderMarkdown(view: WorkflowView): string {
     if (files.length > 0) out.push("  - Files:", ...files.map((line) => `  ${line}`));
     for (const o of task.verification?.overlapping ?? []) out.push(`  - Overlap: ${esc(o.path)} also changed by ${esc(o.task_id)}`);
     if (task.metadata?.tests_status) out.push(`  - Tests: ${task.metadata.tests_status.replace("_", " ")}`);
+    if (task.metrics) out.push(`  - Usage: ${esc(formatUsage(task.metrics))}`);
   }
 
   if (view.decisions.length > 0) {

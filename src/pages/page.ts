@@ -1,6 +1,6 @@
 import { html, raw } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView, Totals, WorkflowHeader, WorkflowView } from "../workflow/view";
-import { formatDuration, formatTime, STATUS_LABEL } from "./format";
+import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
 import { PAGE_STYLE } from "./style";
 
@@ -49,7 +49,12 @@ export function renderTotals(t: Totals): Html {
     ${cell(formatDuration(t.duration_seconds) || "0s", "duration")}${cell(t.tasks, "tasks")}${cell(t.open_tasks, "open")}${cell(
       t.files_changed,
       "files changed",
-    )}${cell(t.decisions, "decisions")}${cell(t.issues, "issues")}${cell(t.reviews_needed, "reviews needed")}
+    )}${cell(t.decisions, "decisions")}${cell(t.issues, "issues")}${cell(t.reviews_needed, "reviews needed")}${
+      // Usage totals (issue 5), only once some task reported metrics.
+      t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0
+        ? html`${cell(t.input_tokens + t.output_tokens, "tokens")}${cell(`$${t.cost_usd.toFixed(4)}`, "cost")}`
+        : ""
+    }
   </div>`;
 }
 
@@ -117,6 +122,7 @@ export function renderTaskBody(t: TaskView): Html {
           )}${labelled("Packages removed", list(m.packages_removed))}${labelled("Commands", list(m.commands_executed, "commands"))}</div>`
         : ""
     }
+    ${t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : ""}
     ${renderFiles(t)}
     ${v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : ""}
   </div>`;

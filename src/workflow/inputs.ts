@@ -1,5 +1,5 @@
 import type { Changes, Snapshot } from "../domain/changes";
-import type { DecisionCategory, IssueType, JsonObject, PlanStep, TaskMetadata, TaskOutcome } from "./view";
+import type { DecisionCategory, IssueType, JsonObject, PlanStep, TaskMetadata, TaskMetrics, TaskOutcome } from "./view";
 
 /** Validated inputs of the WorkflowObject's RPC methods (the MCP layer validates and passes these). */
 export interface Idempotent {
@@ -10,6 +10,8 @@ export interface StartWorkflowInput extends Idempotent {
   name: string;
   description?: string;
   plan?: PlanStep[];
+  /** Create a new workflow even when an open one has the same name (the MCP layer checks; the object ignores it). */
+  force_new?: boolean;
 }
 
 export interface StartTaskInput extends Idempotent {
@@ -51,6 +53,7 @@ export interface CompleteTaskInput extends Idempotent {
   status: "success" | "partial_success" | "failed";
   outcome: TaskOutcome;
   metadata?: TaskMetadata;
+  metrics?: Partial<TaskMetrics>;
   changes?: Changes;
 }
 

@@ -1,4 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
+import { documentsFromEvents } from "../account/memory";
+import { roundCost } from "../account/object";
+import { notificationsFromEvents } from "../account/webhooks";
 import { computeNetChanges, type FilesChanged, type PathChange, type Snapshot, summarizeChanges } from "../domain/changes";
 import { attributeOverlaps, type CompletedTaskChanges } from "../domain/overlap";
 import { checkScope } from "../domain/scope";
@@ -92,6 +95,10 @@ type TaskRow = {
   metadata: string | null;
   files_changed: string | null;
   verification: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  model: string | null;
+  cost_usd: number | null;
 };
 type WorkflowRow = {
   id: string;
@@ -328,7 +335,9 @@ export class WorkflowObject extends DurableObject<Env> {
       const duration = Math.max(0, Math.round((now - task.started_at) / 1000));
       this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${now}, duration_seconds = ${duration},
         outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
-        files_changed = ${JSON.stringify(filesChanged)}, verification = ${JSON.stringify(verification)}
+        files_changed = ${JSON.stringify(filesChanged)}, verification = ${JSON.stringify(verification)},
+        input_tokens = ${input.metrics?.input_tokens ?? null}, output_tokens = ${input.metrics?.output_tokens ?? null},
+        model = ${input.metrics?.model ?? null}, cost_usd = ${input.metrics?.cost_usd ?? null}
         WHERE id = ${task.id}`;
       this.touch(now);
       this.appendEvent(now, "task.completed", task.id, this.taskView(this.requireTask(task.id)));
@@ -436,10 +445,11 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /** Events with seq > fromSeq, oldest first, at most `limit`. */
-  async events(account: string | null, fromSeq: number, limit: number): Promise<Result<EventsPage>> {
+  async events(account: string | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
     const workflow = this.workflowRow();
     if (!workflow || (account !== null && workflow.account !== account)) return notFound("workflow_id", "this id");
-    return ok(this.eventsAfter(fromSeq, limit));
+    const lastSeq = this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0;
+    return ok({ ...this.eventsAfter(fromSeq, limit), last_seq: lastSeq });
   }
 
   // ── Live followers (WebSocket hibernation) ───────────────────────────────
@@ -636,8 +646,18 @@ export class WorkflowObject extends DurableObject<Env> {
     const workflow = this.workflowRow();
     if (workflow) {
       const account = this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(workflow.account));
-      await account.recordWorkflow(workflow.account, this.summaryOf(workflow));
+      // Memory documents and webhook notifications travel with the summary: one call, and the
+      // account index is current before the tool answers.
+      const documents = documentsFromEvents(workflow.id, events, (taskId) => this.taskContext(taskId));
+      const notifications = notificationsFromEvents(events, this.header());
+      await account.recordWorkflow(workflow.account, this.summaryOf(workflow), { documents, notifications });
     }
+  }
+
+  /** A task's name and areas, indexed with its decisions and issues. */
+  private taskContext(taskId: string): string {
+    const task = this.taskRow(taskId);
+    return task ? `${task.name}\n${(JSON.parse(task.areas) as string[]).join(" ")}` : "";
   }
 
   private logOnTask(
@@ -813,6 +833,10 @@ export class WorkflowObject extends DurableObject<Env> {
       metadata: parse(t.metadata),
       files_changed: parse(t.files_changed),
       verification: parse(t.verification),
+      metrics:
+        t.input_tokens === null && t.output_tokens === null && t.model === null && t.cost_usd === null
+          ? null
+          : { input_tokens: t.input_tokens, output_tokens: t.output_tokens, model: t.model, cost_usd: t.cost_usd },
     };
   }
 
@@ -860,9 +884,17 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private totals(): WorkflowView["totals"] {
-    const t = this.sql<{ tasks: number; open: number; duration: number | null }>`
+    const t = this.sql<{
+      tasks: number;
+      open: number;
+      duration: number | null;
+      input_tokens: number | null;
+      output_tokens: number | null;
+      cost_usd: number | null;
+    }>`
       SELECT count(*) AS tasks, sum(status = 'in_progress') AS open,
-             sum(CASE WHEN parent_id IS NULL THEN duration_seconds ELSE 0 END) AS duration FROM tasks`[0];
+             sum(CASE WHEN parent_id IS NULL THEN duration_seconds ELSE 0 END) AS duration,
+             sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd FROM tasks`[0];
     const files = this.sql<{ n: number }>`SELECT count(DISTINCT path) AS n FROM file_changes`[0]?.n ?? 0;
     const decisions = this.sql<{ n: number }>`SELECT count(*) AS n FROM decisions`[0]?.n ?? 0;
     const issues = this.sql<{
@@ -879,6 +911,9 @@ export class WorkflowObject extends DurableObject<Env> {
       decisions,
       issues: issues?.n ?? 0,
       reviews_needed: (issues?.review ?? 0) + reviewTasks,
+      input_tokens: t?.input_tokens ?? 0,
+      output_tokens: t?.output_tokens ?? 0,
+      cost_usd: roundCost(t?.cost_usd ?? 0),
     };
   }
 
@@ -907,6 +942,9 @@ export class WorkflowObject extends DurableObject<Env> {
       open_tasks: totals.open_tasks,
       tasks: totals.tasks,
       reviews_needed: totals.reviews_needed,
+      input_tokens: totals.input_tokens,
+      output_tokens: totals.output_tokens,
+      cost_usd: totals.cost_usd,
     };
   }
 }

@@ -119,6 +119,16 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Share links (issue 4): the current link's hash, salt, expiry and revocation.
   { version: 2, statements: SHARE_MIGRATION_STATEMENTS },
+  // Usage per task, as the agent reports it at complete_task (issue 5); NULL when not reported.
+  {
+    version: 3,
+    statements: [
+      "ALTER TABLE tasks ADD COLUMN input_tokens INTEGER",
+      "ALTER TABLE tasks ADD COLUMN output_tokens INTEGER",
+      "ALTER TABLE tasks ADD COLUMN model TEXT",
+      "ALTER TABLE tasks ADD COLUMN cost_usd REAL",
+    ],
+  },
 ];
 
 export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): void {

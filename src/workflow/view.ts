@@ -47,6 +47,14 @@ export interface TaskMetadata {
   tests_status?: "passed" | "failed" | "not_run";
 }
 
+/** Usage the agent reported at complete_task; each task reports its own, not its subtasks'. */
+export interface TaskMetrics {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  model: string | null;
+  cost_usd: number | null;
+}
+
 export interface Verification {
   scope_match: boolean;
   unexpected_files: string[];
@@ -69,6 +77,7 @@ export interface TaskView {
   metadata: TaskMetadata | null;
   files_changed: FilesChanged | null;
   verification: Verification | null;
+  metrics: TaskMetrics | null;
 }
 
 export type DecisionCategory = "architecture" | "library_choice" | "trade_off" | "workaround" | "other";
@@ -113,6 +122,10 @@ export interface Totals {
   decisions: number;
   issues: number;
   reviews_needed: number;
+  /** Sums over the tasks that reported metrics (0 when none did). */
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
 }
 
 export interface WorkflowView {
@@ -153,4 +166,7 @@ export interface WorkflowSummary {
   open_tasks: number;
   tasks: number;
   reviews_needed: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
 }

@@ -8,6 +8,7 @@ const EXPECTED_TOOLS = [
   "log_decision",
   "log_issue",
   "log_milestone",
+  "search",
   "start_task",
   "start_workflow",
 ];

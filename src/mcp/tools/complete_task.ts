@@ -7,6 +7,8 @@ import { advertise, outputShape, parseArguments } from "../arguments";
 import { errorResult, fromRpc, notFoundResult, shortList, type ToolContext, taskStub } from "../context";
 import { changesSchema, HELPER_ONLY, idempotencyKey, requiredText, taskId, text, textList } from "../fields";
 
+const METRICS_DESCRIPTION = "Your usage: {input_tokens, output_tokens, model, cost_usd}";
+
 const shortTextList = z.array(requiredText(LIMITS.NAME)).max(LIMITS.LIST_ITEMS * 2);
 
 export const completeTaskInput = z.strictObject({
@@ -29,6 +31,14 @@ export const completeTaskInput = z.strictObject({
         .max(LIMITS.LIST_ITEMS * 2)
         .optional(),
       tests_status: z.enum(["passed", "failed", "not_run"]).optional(),
+    })
+    .optional(),
+  metrics: z
+    .strictObject({
+      input_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
+      output_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
+      model: requiredText(LIMITS.NAME).optional(),
+      cost_usd: z.number().min(0).max(LIMITS.METRIC_COST_USD).optional(),
     })
     .optional(),
   changes: changesSchema.optional(),
@@ -64,7 +74,8 @@ export function registerCompleteTask(server: McpServer, ctx: ToolContext): void 
     "complete_task",
     {
       description: "Complete a task and compute file changes via Git diff. Complete subtasks first.",
-      inputSchema: advertise(completeTaskInput, { changes: HELPER_ONLY }),
+      // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
+      inputSchema: advertise(completeTaskInput, { changes: HELPER_ONLY, metrics: METRICS_DESCRIPTION }),
       outputSchema: output,
       annotations: WRITES,
     },

@@ -1,6 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import type { RelatedItem } from "../../account/memory";
+import { ok, type Result } from "../../errors";
 import { LIMITS } from "../../limits";
+import type { StartTaskInput } from "../../workflow/inputs";
+import type { StartTaskOutput } from "../../workflow/object";
 import { WRITES } from "../annotations";
 import { advertise, outputShape, parseArguments } from "../arguments";
 import { errorResult, fromRpc, notFoundResult, type ToolContext, workflowStub } from "../context";
@@ -20,7 +24,34 @@ export const startTaskInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({ task_id: "string", snapshot_id: "string", snapshot_type: "string", started_at: "string", warnings: "array" });
+const output = outputShape({
+  task_id: "string",
+  snapshot_id: "string",
+  snapshot_type: "string",
+  started_at: "string",
+  warnings: "array",
+  related: "array",
+});
+
+/**
+ * Earlier decisions and issues of the account relevant to this task (memory, BM25), so the
+ * agent learns from past work without another call. Best effort: the task is started either way.
+ */
+async function relatedWork(ctx: ToolContext, input: StartTaskInput, taskId: string): Promise<RelatedItem[]> {
+  try {
+    const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+    return await account.related({
+      workflow_id: input.workflow_id,
+      task_id: taskId,
+      name: input.name,
+      goal: input.goal,
+      areas: input.areas ?? [],
+    });
+  } catch (error) {
+    console.error("related work lookup failed", error);
+    return [];
+  }
+}
 
 export function registerStartTask(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -38,12 +69,18 @@ export function registerStartTask(server: McpServer, ctx: ToolContext): void {
       const stub = workflowStub(ctx, input.workflow_id);
       if (!stub) return notFoundResult("workflow_id", input.workflow_id);
       return fromRpc(
-        () => stub.startTask(ctx.account, input),
+        async (): Promise<Result<StartTaskOutput & { related?: RelatedItem[] }>> => {
+          const started = await stub.startTask(ctx.account, input);
+          if (!started.ok) return started;
+          const related = await relatedWork(ctx, input, started.value.task_id);
+          return ok(related.length > 0 ? { ...started.value, related } : started.value);
+        },
         (out) =>
           [
             `task_id: ${out.task_id}`,
             `snapshot: ${out.snapshot_type} ${out.snapshot_id}`,
             ...(out.warnings ?? []).map((w) => `warning: ${w}`),
+            ...(out.related ?? []).map((r) => `related ${r.kind} (${r.task_id ?? r.workflow_id}): ${r.text}`),
           ].join("\n"),
       );
     },

@@ -1,11 +1,12 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import type { ResumeCandidate } from "../../account/object";
 import { ok } from "../../errors";
 import { newWorkflowId, workflowIdForKey } from "../../ids";
 import { LIMITS } from "../../limits";
 import { WRITES } from "../annotations";
 import { advertise, outputShape, parseArguments } from "../arguments";
-import { errorResult, fromRpc, type ToolContext, workflowStub } from "../context";
+import { errorResult, fromRpc, type ToolContext, toolResult, workflowStub } from "../context";
 import { idempotencyKey, requiredText, text } from "../fields";
 
 export const startWorkflowInput = z.strictObject({
@@ -16,10 +17,26 @@ export const startWorkflowInput = z.strictObject({
     .max(LIMITS.PLAN_STEPS)
     .describe("Optional implementation plan as steps")
     .optional(),
+  force_new: z.boolean().describe("Even if an open one has this name").optional(),
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({ workflow_id: "string", created_at: "string", share_url: "string" });
+const output = outputShape({
+  workflow_id: "string",
+  created_at: "string",
+  share_url: "string",
+  resumed: "boolean",
+  resume_candidate: "object",
+});
+
+/** Why no workflow was created: what the agent reads when the structured result is ignored. */
+function renderResumed(candidate: ResumeCandidate): string {
+  return [
+    `An open workflow with this name exists: ${candidate.workflow_id} "${candidate.name}" (${candidate.open_tasks} open task(s), updated ${candidate.updated_at}).`,
+    "No new workflow was created. Call get_workflow to resume it, or start_workflow with force_new: true.",
+    `workflow_id: ${candidate.workflow_id}`,
+  ].join("\n");
+}
 
 export function registerStartWorkflow(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -35,6 +52,20 @@ export function registerStartWorkflow(server: McpServer, ctx: ToolContext): void
       if (!parsed.ok) return errorResult(parsed);
       const input = parsed.value;
       const id = input.idempotency_key ? await workflowIdForKey(ctx.account, input.idempotency_key) : newWorkflowId();
+      if (!input.force_new) {
+        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+        const candidate = await account.openWorkflowNamed(input.name);
+        // A retry of the call that created `candidate` (same idempotency key) replays below instead.
+        if (candidate && candidate.workflow_id !== id) {
+          const structured = {
+            workflow_id: candidate.workflow_id,
+            created_at: candidate.created_at,
+            resumed: true,
+            resume_candidate: candidate,
+          };
+          return toolResult(structured, renderResumed(candidate));
+        }
+      }
       const stub = workflowStub(ctx, id);
       if (!stub) return errorResult({ ok: false, code: "INTERNAL", message: "could not allocate a workflow id" });
       return fromRpc(

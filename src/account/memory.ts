@@ -1,0 +1,297 @@
+import { LIMITS } from "../limits";
+import type { Sql } from "../workflow/sql";
+import type { DecisionView, IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../workflow/view";
+
+/**
+ * Memory: the account's full-text index (SQLite FTS5, BM25 ranking) over its workflows'
+ * tasks, decisions, issues and outcomes. Workflow objects push documents after each write;
+ * a document is keyed by the id of the entity it describes, so a replayed push replaces
+ * it instead of adding a twin.
+ */
+export type MemoryKind = "workflow" | "task" | "decision" | "issue";
+
+export interface MemoryDocument {
+  /** Id of the entity (wf_…, tk_…, dc_…, is_…). */
+  id: string;
+  kind: MemoryKind;
+  workflow_id: string;
+  task_id: string | null;
+  /** Weighted higher in ranking: a task's name, a decision's question, an issue's description. */
+  title: string;
+  body: string;
+  /** Where it happened (a decision's task name and areas): ranks lowest, so it helps recall more than order. */
+  context: string;
+  /** What a result shows: "<question> → <chosen>", "<description> → <resolution>", … */
+  text: string;
+  at: string;
+}
+
+export interface MemoryHit {
+  kind: MemoryKind;
+  id: string;
+  workflow_id: string;
+  task_id: string | null;
+  text: string;
+  at: string;
+}
+
+/** What start_task returns about earlier work: compact on purpose (it costs the agent context). */
+export interface RelatedItem {
+  kind: "decision" | "issue";
+  task_id: string | null;
+  workflow_id: string;
+  text: string;
+}
+
+export const MEMORY_MIGRATION_STATEMENTS = [
+  `CREATE TABLE memory_docs (
+    rowid INTEGER PRIMARY KEY,
+    entity_id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    workflow_id TEXT NOT NULL,
+    task_id TEXT,
+    text TEXT NOT NULL,
+    at TEXT NOT NULL
+  )`,
+  "CREATE INDEX memory_docs_kind ON memory_docs(kind)",
+  // rowid = memory_docs.rowid. Porter stemming so "migrating" finds "migration"; accents folded.
+  "CREATE VIRTUAL TABLE memory_fts USING fts5(title, body, context, tokenize = 'porter unicode61 remove_diacritics 2')",
+];
+
+const clip = (value: string, max: number) => (value.length <= max ? value : `${value.slice(0, max - 1)}…`);
+
+// ── Query text → FTS5 MATCH expression ─────────────────────────────────────
+
+/**
+ * User text as FTS5 terms: split on whitespace, every term double-quoted with its inner
+ * quotes doubled, so nothing the user types (`step-3`, `NEAR`, `*`, `OR`, `col:x`, `"`) is
+ * ever read as FTS syntax. A quoted term is a phrase of the tokenizer's tokens (`step-3` →
+ * "step" then "3"); a term without a letter or digit has no tokens and is dropped.
+ */
+export function ftsTerms(text: string, max: number = LIMITS.SEARCH_TERMS): string[] {
+  const seen = new Set<string>();
+  const terms: string[] = [];
+  for (const raw of text.split(/\s+/)) {
+    if (!/[\p{L}\p{N}]/u.test(raw)) continue;
+    const key = raw.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    terms.push(`"${raw.replaceAll('"', '""')}"`);
+    if (terms.length >= max) break;
+  }
+  return terms;
+}
+
+/** Every term must match (implicit AND); null when nothing searchable remains. */
+export function matchAll(text: string): string | null {
+  const terms = ftsTerms(text);
+  return terms.length > 0 ? terms.join(" ") : null;
+}
+
+/** Any term may match, BM25 ranks documents matching more (and rarer) terms first. */
+export function matchAny(text: string): string | null {
+  const terms = ftsTerms(text);
+  return terms.length > 0 ? terms.join(" OR ") : null;
+}
+
+// Words that carry no topic; left out of the related-work query so they do not pull in everything.
+const STOPWORDS = new Set(
+  "a an and are as at be by for from how in into is it of on or that the this to with without we our use using via new add make".split(" "),
+);
+
+/** The related-work query of a new task: its name, goal and areas, minus filler words. */
+export function relatedQuery(parts: readonly string[]): string | null {
+  const words = parts
+    .join(" ")
+    .split(/[\s/*,.;:()[\]{}]+/)
+    .filter((w) => w.length > 1 && !STOPWORDS.has(w.toLowerCase()));
+  return matchAny(words.join(" "));
+}
+
+// ── Events → documents (run by the workflow object) ────────────────────────
+
+function taskDocument(task: TaskView): MemoryDocument {
+  const outcome = task.outcome;
+  const body = [
+    task.goal,
+    task.areas.join(" "),
+    outcome?.summary ?? "",
+    ...(outcome?.achievements ?? []),
+    ...(outcome?.limitations ?? []),
+    ...(outcome?.next_steps ?? []),
+  ];
+  const summary = outcome ? ` (${task.status}): ${outcome.summary}` : `: ${task.goal}`;
+  return {
+    id: task.id,
+    kind: "task",
+    workflow_id: "",
+    task_id: task.id,
+    title: task.name,
+    body: body.filter(Boolean).join("\n"),
+    context: "",
+    text: `${task.name}${summary}`,
+    at: task.completed_at ?? task.started_at,
+  };
+}
+
+function decisionDocument(d: DecisionView, context: string): MemoryDocument {
+  return {
+    id: d.id,
+    kind: "decision",
+    workflow_id: "",
+    task_id: d.task_id,
+    title: d.question,
+    body: [d.chosen, d.reasoning, d.trade_offs ?? "", d.options_considered.join(" "), d.category].filter(Boolean).join("\n"),
+    context,
+    text: `${d.question} → ${d.chosen}`,
+    at: d.created_at,
+  };
+}
+
+function issueDocument(i: IssueView, context: string): MemoryDocument {
+  return {
+    id: i.id,
+    kind: "issue",
+    workflow_id: "",
+    task_id: i.task_id,
+    title: i.description,
+    body: [i.resolution, i.type.replaceAll("_", " ")].join("\n"),
+    context,
+    text: `${i.description} → ${i.resolution}`,
+    at: i.created_at,
+  };
+}
+
+function workflowDocument(w: WorkflowHeader): MemoryDocument {
+  const body = [w.description ?? "", ...w.plan.map((p) => p.goal), w.outcome?.summary ?? "", ...(w.outcome?.achievements ?? [])];
+  return {
+    id: w.id,
+    kind: "workflow",
+    workflow_id: w.id,
+    task_id: null,
+    title: w.name,
+    body: body.filter(Boolean).join("\n"),
+    context: "",
+    text: w.outcome ? `${w.name} (${w.status}): ${w.outcome.summary}` : w.name,
+    at: w.completed_at ?? w.created_at,
+  };
+}
+
+/**
+ * The documents a batch of events changes. `taskContext` gives a task's name and areas,
+ * indexed with its decisions and issues so a new task on the same topic finds them.
+ */
+export function documentsFromEvents(
+  workflowId: string,
+  events: readonly WorkflowEvent[],
+  taskContext: (taskId: string) => string,
+): MemoryDocument[] {
+  const byId = new Map<string, MemoryDocument>();
+  for (const event of events) {
+    let doc: MemoryDocument | null = null;
+    if (event.type === "workflow.started" || event.type === "workflow.completed") doc = workflowDocument(event.data as WorkflowHeader);
+    else if (event.type === "task.started" || event.type === "task.completed") doc = taskDocument(event.data as TaskView);
+    else if (event.type === "decision.logged") {
+      const d = event.data as DecisionView;
+      doc = decisionDocument(d, taskContext(d.task_id));
+    } else if (event.type === "issue.logged") {
+      const i = event.data as IssueView;
+      doc = issueDocument(i, taskContext(i.task_id));
+    }
+    // The last state of an entity wins within a batch.
+    if (doc) byId.set(doc.id, { ...doc, workflow_id: workflowId });
+  }
+  return [...byId.values()];
+}
+
+// ── The index (inside the AccountObject) ───────────────────────────────────
+
+// BM25 column weights: what an entry is about counts most, where it happened least.
+const TITLE_WEIGHT = 4;
+const BODY_WEIGHT = 1;
+const CONTEXT_WEIGHT = 0.25;
+
+type HitRow = { entity_id: string; kind: string; workflow_id: string; task_id: string | null; text: string; at: string; score: number };
+
+export class MemoryIndex {
+  constructor(private readonly sql: Sql) {}
+
+  /** Upserts by entity id: the row keeps its rowid, its FTS entry is replaced. */
+  upsert(documents: readonly MemoryDocument[]): void {
+    for (const doc of documents) {
+      const title = clip(doc.title, LIMITS.MEMORY_TITLE);
+      const body = clip(doc.body, LIMITS.MEMORY_BODY);
+      const text = clip(doc.text, LIMITS.MEMORY_TITLE);
+      const row = this.sql<{ rowid: number }>`
+        INSERT INTO memory_docs (entity_id, kind, workflow_id, task_id, text, at)
+        VALUES (${doc.id}, ${doc.kind}, ${doc.workflow_id}, ${doc.task_id}, ${text}, ${doc.at})
+        ON CONFLICT (entity_id) DO UPDATE SET kind = excluded.kind, workflow_id = excluded.workflow_id,
+          task_id = excluded.task_id, text = excluded.text, at = excluded.at
+        RETURNING rowid`[0];
+      if (!row) continue;
+      this.sql`DELETE FROM memory_fts WHERE rowid = ${row.rowid}`;
+      const context = clip(doc.context, LIMITS.MEMORY_TITLE);
+      this.sql`INSERT INTO memory_fts (rowid, title, body, context) VALUES (${row.rowid}, ${title}, ${body}, ${context})`;
+    }
+    this.prune();
+  }
+
+  /** Keeps the newest MEMORY_DOCUMENTS documents; the oldest go first. */
+  private prune(): void {
+    const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM memory_docs`[0]?.n ?? 0;
+    const excess = count - LIMITS.MEMORY_DOCUMENTS;
+    if (excess <= 0) return;
+    const cutoff = this.sql<{ rowid: number }>`SELECT rowid FROM memory_docs ORDER BY rowid LIMIT 1 OFFSET ${excess - 1}`[0]?.rowid;
+    if (cutoff === undefined) return;
+    this.sql`DELETE FROM memory_fts WHERE rowid <= ${cutoff}`;
+    this.sql`DELETE FROM memory_docs WHERE rowid <= ${cutoff}`;
+  }
+
+  /**
+   * Explicit search: documents containing every term, best first; when none does, documents
+   * containing any term (the result says which).
+   */
+  search(query: string, limit: number): { match: "all" | "any"; results: MemoryHit[] } {
+    const bounded = Math.min(Math.max(Math.trunc(limit), 1), LIMITS.SEARCH_RESULTS);
+    const all = matchAll(query);
+    if (all === null) return { match: "all", results: [] };
+    const results = this.rank(all, bounded);
+    if (results.length > 0 || ftsTerms(query).length < 2) return { match: "all", results };
+    return { match: "any", results: this.rank(matchAny(query) ?? all, bounded) };
+  }
+
+  private rank(match: string, limit: number): MemoryHit[] {
+    const rows = this.sql<HitRow>`
+      SELECT d.entity_id, d.kind, d.workflow_id, d.task_id, d.text, d.at, bm25(memory_fts, ${TITLE_WEIGHT}, ${BODY_WEIGHT}, ${CONTEXT_WEIGHT}) AS score
+      FROM memory_fts JOIN memory_docs d ON d.rowid = memory_fts.rowid
+      WHERE memory_fts MATCH ${match}
+      ORDER BY score, d.rowid DESC LIMIT ${limit}`;
+    return rows.map(hitOf);
+  }
+
+  /**
+   * Earlier decisions and issues most relevant to a new task (BM25 over its name, goal and
+   * areas), never the task's own, and ranked ahead when they come from another workflow:
+   * the same workflow's recent logs are one get_workflow away already.
+   */
+  related(input: { workflow_id: string; task_id: string; name: string; goal: string; areas: readonly string[] }): RelatedItem[] {
+    const match = relatedQuery([input.name, input.goal, ...input.areas]);
+    if (match === null) return [];
+    const rows = this.sql<HitRow>`
+      SELECT d.entity_id, d.kind, d.workflow_id, d.task_id, d.text, d.at, bm25(memory_fts, ${TITLE_WEIGHT}, ${BODY_WEIGHT}, ${CONTEXT_WEIGHT}) AS score
+      FROM memory_fts JOIN memory_docs d ON d.rowid = memory_fts.rowid
+      WHERE memory_fts MATCH ${match} AND d.kind IN ('decision', 'issue') AND coalesce(d.task_id, '') != ${input.task_id}
+      ORDER BY score * (CASE WHEN d.workflow_id = ${input.workflow_id} THEN 0.5 ELSE 1.0 END), d.rowid DESC
+      LIMIT ${LIMITS.RELATED_ITEMS}`;
+    return rows.map((r) => ({
+      kind: r.kind as RelatedItem["kind"],
+      task_id: r.task_id,
+      workflow_id: r.workflow_id,
+      text: clip(r.text, LIMITS.RELATED_TEXT),
+    }));
+  }
+}
+
+function hitOf(r: HitRow): MemoryHit {
+  return { kind: r.kind as MemoryKind, id: r.entity_id, workflow_id: r.workflow_id, task_id: r.task_id, text: r.text, at: r.at };
+}

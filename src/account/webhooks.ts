@@ -1,0 +1,342 @@
+import { fail, ok, type Result } from "../errors";
+import { randomToken } from "../ids";
+import { LIMITS } from "../limits";
+import type { Sql } from "../workflow/sql";
+import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../workflow/view";
+
+/**
+ * Webhooks: an account registers URLs that receive a signed POST when an issue needs human
+ * review, a task fails or a workflow completes. Deliveries wait in a bounded queue in the
+ * AccountObject and are retried with exponential backoff from its alarm.
+ *
+ * Signature (Stripe-style, so a captured request cannot be replayed later with a new time):
+ *   Waymark-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
+ */
+export const WEBHOOK_EVENTS = ["issue.needs_review", "task.failed", "workflow.completed"] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** What happened, as the workflow object reports it; `key` makes a replayed push deliver nothing twice. */
+export interface Notification {
+  key: string;
+  event: WebhookEvent;
+  workflow: { id: string; name: string; status: string };
+  task?: { id: string; name: string; status: string; summary: string | null };
+  issue?: { id: string; task_id: string; type: string; description: string; resolution: string };
+}
+
+export interface WebhookStatus {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  created_at: string;
+  /** "ok" after a 2xx, "retrying" while a failed delivery waits, "failed" after the last attempt failed; null before any. */
+  last_status: "ok" | "retrying" | "failed" | null;
+  last_http_status: number | null;
+  last_attempt_at: string | null;
+  last_error: string | null;
+  delivered: number;
+  failed: number;
+  pending: number;
+}
+
+export interface RegisteredWebhook {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  created_at: string;
+  /** Shown once, at registration. */
+  secret: string;
+}
+
+export const WEBHOOK_MIGRATION_STATEMENTS = [
+  `CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    events TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_status TEXT,
+    last_http_status INTEGER,
+    last_attempt_at INTEGER,
+    last_error TEXT,
+    delivered INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0
+  )`,
+  `CREATE TABLE webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    webhook_id TEXT NOT NULL,
+    source_key TEXT NOT NULL,
+    event TEXT NOT NULL,
+    body TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (webhook_id, source_key)
+  )`,
+  "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at)",
+];
+
+// ── Events → notifications (run by the workflow object) ───────────────────
+
+export function notificationsFromEvents(events: readonly WorkflowEvent[], workflow: WorkflowHeader): Notification[] {
+  const about = { id: workflow.id, name: workflow.name, status: workflow.status };
+  const out: Notification[] = [];
+  for (const event of events) {
+    const key = `${workflow.id}:${event.seq}`;
+    if (event.type === "issue.logged") {
+      const issue = event.data as IssueView;
+      if (!issue.requires_human_review) continue;
+      out.push({
+        key,
+        event: "issue.needs_review",
+        workflow: about,
+        issue: { id: issue.id, task_id: issue.task_id, type: issue.type, description: issue.description, resolution: issue.resolution },
+      });
+    } else if (event.type === "task.completed") {
+      const task = event.data as TaskView;
+      if (task.status !== "failed") continue;
+      out.push({
+        key,
+        event: "task.failed",
+        workflow: about,
+        task: { id: task.id, name: task.name, status: task.status, summary: task.outcome?.summary ?? null },
+      });
+    } else if (event.type === "workflow.completed") {
+      out.push({ key, event: "workflow.completed", workflow: about });
+    }
+  }
+  return out;
+}
+
+// ── URL rules ─────────────────────────────────────────────────────────────
+
+const PRIVATE_IPV4 = [
+  /^10\./,
+  /^127\./,
+  /^0\./,
+  /^169\.254\./,
+  /^192\.168\./,
+  /^172\.(1[6-9]|2\d|3[01])\./,
+  /^100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\./,
+];
+
+/** Hosts that name this machine or a private network: a webhook there could probe the deployment's surroundings. */
+export function isPrivateHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host.endsWith(".internal")) return true;
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) return PRIVATE_IPV4.some((range) => range.test(host));
+  if (host.includes(":")) {
+    return host === "::" || host === "::1" || /^f[cd]/.test(host) || /^fe[89ab]/.test(host) || host.startsWith("::ffff:");
+  }
+  return false;
+}
+
+/** Why `url` cannot be a webhook target, or null. */
+export function webhookUrlProblem(url: unknown, allowPrivate: boolean): string | null {
+  if (typeof url !== "string" || url.length === 0) return "url: is required (an http(s) URL)";
+  if (url.length > LIMITS.WEBHOOK_URL) return `url: must be at most ${LIMITS.WEBHOOK_URL} characters`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "url: must be an absolute http(s) URL";
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return "url: must use http or https";
+  if (parsed.username || parsed.password) return "url: must not contain credentials";
+  if (!allowPrivate && isPrivateHost(parsed.hostname)) {
+    return "url: private, loopback and link-local hosts are refused (set WAYMARK_WEBHOOK_ALLOW_PRIVATE=true to allow them)";
+  }
+  return null;
+}
+
+export function webhookEventsProblem(events: unknown): string | null {
+  if (events === undefined || events === null) return null;
+  if (!Array.isArray(events) || events.length === 0) return `events: must be a non-empty array of: ${WEBHOOK_EVENTS.join(", ")}`;
+  const unknown = events.filter((e) => !(WEBHOOK_EVENTS as readonly unknown[]).includes(e));
+  return unknown.length > 0 ? `events: unknown event(s) ${unknown.map(String).join(", ")}; accepted: ${WEBHOOK_EVENTS.join(", ")}` : null;
+}
+
+// ── Signing ───────────────────────────────────────────────────────────────
+
+const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+
+export async function signWebhook(secret: string, unixSeconds: number, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${unixSeconds}.${body}`));
+  return `t=${unixSeconds},v1=${hex(mac)}`;
+}
+
+// ── Queue ─────────────────────────────────────────────────────────────────
+
+type WebhookRow = {
+  id: string;
+  url: string;
+  secret: string;
+  events: string;
+  created_at: number;
+  last_status: string | null;
+  last_http_status: number | null;
+  last_attempt_at: number | null;
+  last_error: string | null;
+  delivered: number;
+  failed: number;
+};
+type DeliveryRow = { id: string; webhook_id: string; event: string; body: string; attempts: number };
+
+/** Sends one request; the AccountObject uses fetch, tests substitute a recorder. */
+export type Sender = (url: string, init: RequestInit) => Promise<Response>;
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const DELIVERIES_PER_ALARM = 20;
+
+export class Webhooks {
+  constructor(
+    private readonly sql: Sql,
+    private readonly retryBaseMs: number,
+  ) {}
+
+  register(url: string, events: WebhookEvent[]): Result<RegisteredWebhook> {
+    const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM webhooks`[0]?.n ?? 0;
+    if (count >= LIMITS.WEBHOOKS)
+      return fail("PAYLOAD_TOO_LARGE", `url: at most ${LIMITS.WEBHOOKS} webhooks per account; delete one first`);
+    const id = `wh_${randomToken(16)}`;
+    const secret = `whsec_${randomToken(40)}`;
+    const now = Date.now();
+    this
+      .sql`INSERT INTO webhooks (id, url, secret, events, created_at) VALUES (${id}, ${url}, ${secret}, ${JSON.stringify(events)}, ${now})`;
+    return ok({ id, url, events, created_at: new Date(now).toISOString(), secret });
+  }
+
+  list(): WebhookStatus[] {
+    const pending = new Map(
+      this.sql<{ webhook_id: string; n: number }>`SELECT webhook_id, count(*) AS n FROM webhook_deliveries GROUP BY webhook_id`.map((r) => [
+        r.webhook_id,
+        r.n,
+      ]),
+    );
+    return this.sql<WebhookRow>`SELECT * FROM webhooks ORDER BY created_at, id`.map((w) => ({
+      id: w.id,
+      url: w.url,
+      events: JSON.parse(w.events) as WebhookEvent[],
+      created_at: new Date(w.created_at).toISOString(),
+      last_status: w.last_status as WebhookStatus["last_status"],
+      last_http_status: w.last_http_status,
+      last_attempt_at: isoOrNull(w.last_attempt_at),
+      last_error: w.last_error,
+      delivered: w.delivered,
+      failed: w.failed,
+      pending: pending.get(w.id) ?? 0,
+    }));
+  }
+
+  remove(id: string): boolean {
+    const found = this.sql<{ id: string }>`DELETE FROM webhooks WHERE id = ${id} RETURNING id`.length > 0;
+    if (found) this.sql`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`;
+    return found;
+  }
+
+  /** Queues one delivery per subscribed webhook; returns whether anything was queued (the caller sets the alarm). */
+  enqueue(account: string, notifications: readonly Notification[]): boolean {
+    if (notifications.length === 0) return false;
+    const hooks = this.sql<{ id: string; events: string }>`SELECT id, events FROM webhooks`;
+    let queued = false;
+    const now = Date.now();
+    for (const notification of notifications) {
+      for (const hook of hooks) {
+        if (!(JSON.parse(hook.events) as string[]).includes(notification.event)) continue;
+        const id = `whd_${randomToken(16)}`;
+        const { key: _key, ...payload } = notification;
+        const body = JSON.stringify({ id, created_at: new Date(now).toISOString(), account, ...payload });
+        const inserted = this.sql<{ id: string }>`
+          INSERT INTO webhook_deliveries (id, webhook_id, source_key, event, body, next_attempt_at, created_at)
+          VALUES (${id}, ${hook.id}, ${notification.key}, ${notification.event}, ${body}, ${now}, ${now})
+          ON CONFLICT (webhook_id, source_key) DO NOTHING RETURNING id`;
+        if (inserted.length > 0) queued = true;
+      }
+    }
+    this.dropOverflow();
+    return queued;
+  }
+
+  /** Bounded queue: beyond WEBHOOK_QUEUE pending deliveries the oldest are given up (and counted as failed). */
+  private dropOverflow(): void {
+    const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM webhook_deliveries`[0]?.n ?? 0;
+    const excess = count - LIMITS.WEBHOOK_QUEUE;
+    if (excess <= 0) return;
+    const dropped = this.sql<{ webhook_id: string }>`
+      DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries ORDER BY created_at, id LIMIT ${excess})
+      RETURNING webhook_id`;
+    for (const d of dropped) {
+      this.sql`UPDATE webhooks SET failed = failed + 1, last_status = 'failed',
+        last_error = ${`dropped: more than ${LIMITS.WEBHOOK_QUEUE} deliveries pending`} WHERE id = ${d.webhook_id}`;
+    }
+  }
+
+  /** Attempts the due deliveries; returns when the next one is due (null: queue empty). */
+  async deliverDue(send: Sender, now = Date.now()): Promise<number | null> {
+    const due = this.sql<DeliveryRow>`
+      SELECT id, webhook_id, event, body, attempts FROM webhook_deliveries WHERE next_attempt_at <= ${now}
+      ORDER BY next_attempt_at, created_at LIMIT ${DELIVERIES_PER_ALARM}`;
+    await Promise.all(due.map((d) => this.attempt(send, d)));
+    return this.sql<{ at: number | null }>`SELECT min(next_attempt_at) AS at FROM webhook_deliveries`[0]?.at ?? null;
+  }
+
+  private async attempt(send: Sender, delivery: DeliveryRow): Promise<void> {
+    const hook = this.sql<WebhookRow>`SELECT * FROM webhooks WHERE id = ${delivery.webhook_id}`[0];
+    if (!hook) {
+      this.sql`DELETE FROM webhook_deliveries WHERE id = ${delivery.id}`;
+      return;
+    }
+    const attempts = delivery.attempts + 1;
+    const signature = await signWebhook(hook.secret, Math.floor(Date.now() / 1000), delivery.body);
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await send(hook.url, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "User-Agent": "Waymark-Webhooks/1",
+          "Waymark-Event": delivery.event,
+          "Waymark-Delivery": delivery.id,
+          "Waymark-Signature": signature,
+        },
+        body: delivery.body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(LIMITS.WEBHOOK_TIMEOUT_MS),
+      });
+      status = response.status;
+      await response.body?.cancel();
+      if (status < 200 || status >= 300) error = `HTTP ${status}`;
+    } catch (caught) {
+      error = (caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)).slice(0, LIMITS.WEBHOOK_ERROR);
+    }
+    const now = Date.now();
+    // The hook may have been deleted while the request was in flight.
+    if (!this.sql<{ id: string }>`SELECT id FROM webhooks WHERE id = ${hook.id}`[0]) return;
+    if (error === null) {
+      this.sql`DELETE FROM webhook_deliveries WHERE id = ${delivery.id}`;
+      this.sql`UPDATE webhooks SET last_status = 'ok', last_http_status = ${status}, last_attempt_at = ${now}, last_error = NULL,
+        delivered = delivered + 1 WHERE id = ${hook.id}`;
+    } else if (attempts >= LIMITS.WEBHOOK_ATTEMPTS) {
+      this.sql`DELETE FROM webhook_deliveries WHERE id = ${delivery.id}`;
+      this.sql`UPDATE webhooks SET last_status = 'failed', last_http_status = ${status}, last_attempt_at = ${now},
+        last_error = ${`${error} (gave up after ${attempts} attempts)`}, failed = failed + 1 WHERE id = ${hook.id}`;
+    } else {
+      const next = now + this.retryBaseMs * 2 ** (attempts - 1);
+      this.sql`UPDATE webhook_deliveries SET attempts = ${attempts}, next_attempt_at = ${next} WHERE id = ${delivery.id}`;
+      this.sql`UPDATE webhooks SET last_status = 'retrying', last_http_status = ${status}, last_attempt_at = ${now},
+        last_error = ${`${error} (attempt ${attempts} of ${LIMITS.WEBHOOK_ATTEMPTS})`} WHERE id = ${hook.id}`;
+    }
+  }
+}
+
+/** The backoff base: WAYMARK_WEBHOOK_RETRY_BASE_MS when set (tests shorten it), else LIMITS.WEBHOOK_RETRY_BASE_MS. */
+export function retryBaseMs(env: Env): number {
+  const configured = Number(env.WAYMARK_WEBHOOK_RETRY_BASE_MS ?? "");
+  return Number.isFinite(configured) && configured >= 10 ? configured : LIMITS.WEBHOOK_RETRY_BASE_MS;
+}
+
+export function allowPrivateTargets(env: Env): boolean {
+  return env.WAYMARK_WEBHOOK_ALLOW_PRIVATE === "true";
+}

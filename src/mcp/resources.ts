@@ -1,0 +1,178 @@
+import {
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ReadResourceResult,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  UriTemplate,
+  type Variables,
+} from "@modelcontextprotocol/server";
+import { WEBHOOK_EVENTS } from "../account/webhooks";
+import type { Result } from "../errors";
+import { isWorkflowId } from "../ids";
+import { LIMITS } from "../limits";
+import type { ToolContext } from "./context";
+
+/**
+ * MCP resources (issue 5): each workflow as `waymark://workflows/{id}` (its WorkflowView as
+ * JSON), its event log as `waymark://workflows/{id}/events{?from_seq,limit}` (a page after
+ * `from_seq`, with `next_seq` to continue from, like the live page's feed) and the server's
+ * self-description as `waymark://server/info`. Resources cost nothing in tools/list.
+ */
+export const SERVER_INFO_URI = "waymark://server/info";
+const JSON_TYPE = "application/json";
+
+export const workflowUri = (id: string) => `waymark://workflows/${id}`;
+
+/**
+ * The SDK's template matcher needs every query variable present and in order; a follower
+ * reasonably sends `?from_seq=12` alone. This one reads the query with URLSearchParams
+ * (unknown parameters are kept, so the reader can refuse them by name).
+ */
+class EventsTemplate extends UriTemplate {
+  constructor() {
+    super("waymark://workflows/{id}/events{?from_seq,limit}");
+  }
+
+  override match(uri: string): Variables | null {
+    const match = /^waymark:\/\/workflows\/([^/?#]+)\/events(?:\?([^#]*))?$/.exec(uri);
+    if (!match?.[1]) return null;
+    const variables: Variables = { id: match[1] };
+    for (const [name, value] of new URLSearchParams(match[2] ?? "")) variables[name] = value;
+    return variables;
+  }
+}
+
+function json(uri: URL, value: unknown): ReadResourceResult {
+  return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(value) }] };
+}
+
+function invalid(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `INPUT_VALIDATION_ERROR: ${message}`);
+}
+
+function notFound(uri: URL, id: string): ResourceNotFoundError {
+  return new ResourceNotFoundError(uri.href, `NOT_FOUND: no workflow ${id} in this account`);
+}
+
+/** A failed RPC result as an MCP error: NOT_FOUND → resource not found, the rest → invalid params / internal. */
+function unwrap<T>(uri: URL, id: string, result: Result<T>): T {
+  if (result.ok) return result.value;
+  if (result.code === "NOT_FOUND") throw notFound(uri, id);
+  if (result.code === "INTERNAL") throw new ProtocolError(ProtocolErrorCode.InternalError, `INTERNAL: ${result.message}`);
+  throw invalid(result.message);
+}
+
+function single(variables: Variables, name: string): string | undefined {
+  const value = variables[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A whole number in [min, max] from a query parameter, or the default when absent. */
+function integerParameter(variables: Variables, name: string, fallback: number, min: number, max: number): number {
+  const raw = single(variables, name);
+  if (raw === undefined || raw === "") return fallback;
+  const value = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw invalid(`${name}: must be a whole number from ${min} to ${max}, got "${raw.slice(0, 40)}"`);
+  }
+  return value;
+}
+
+export interface ServerDescription {
+  name: string;
+  version: string;
+  tools: readonly string[];
+}
+
+export function serverInfo(server: ServerDescription) {
+  return {
+    server: { name: server.name, version: server.version },
+    protocol_versions: SUPPORTED_PROTOCOL_VERSIONS,
+    transports: { http: { path: "/mcp", stateless: true, json_and_sse: true } },
+    features: {
+      tools: server.tools,
+      resources: [SERVER_INFO_URI, "waymark://workflows/{id}", "waymark://workflows/{id}/events{?from_seq,limit}"],
+      idempotency_keys: true,
+      resume_by_name: true,
+      memory_search: true,
+      metrics: true,
+      share_pages: true,
+      webhooks: { events: WEBHOOK_EVENTS, api: "/api/webhooks" },
+    },
+    limits: {
+      max_input_bytes: LIMITS.MAX_BODY_BYTES,
+      tool_count: server.tools.length,
+      events_page: LIMITS.EVENTS_PAGE,
+      tasks_per_workflow: LIMITS.TASKS_PER_WORKFLOW,
+      logs_per_task: LIMITS.LOGS_PER_TASK,
+      change_entries: LIMITS.CHANGE_ENTRIES,
+      search_results: LIMITS.SEARCH_RESULTS,
+      related_items: LIMITS.RELATED_ITEMS,
+      memory_documents: LIMITS.MEMORY_DOCUMENTS,
+      webhooks: LIMITS.WEBHOOKS,
+      webhook_attempts: LIMITS.WEBHOOK_ATTEMPTS,
+      webhook_queue: LIMITS.WEBHOOK_QUEUE,
+    },
+  };
+}
+
+const LISTED_WORKFLOWS = 200;
+
+export function registerResources(server: McpServer, ctx: ToolContext, description: ServerDescription): void {
+  server.registerResource(
+    "server-info",
+    SERVER_INFO_URI,
+    { title: "Waymark server info", description: "Version, protocol versions, features, limits", mimeType: JSON_TYPE },
+    (uri) => json(uri, serverInfo(description)),
+  );
+
+  const workflowStub = (uri: URL, id: string) => {
+    if (!isWorkflowId(id)) throw notFound(uri, id);
+    return ctx.env.WORKFLOW.get(ctx.env.WORKFLOW.idFromName(id));
+  };
+
+  server.registerResource(
+    "workflow",
+    new ResourceTemplate("waymark://workflows/{id}", {
+      list: async () => {
+        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+        const workflows = await account.listWorkflows({ limit: LISTED_WORKFLOWS });
+        return {
+          resources: workflows.map((w) => ({
+            uri: workflowUri(w.id),
+            name: w.name,
+            description: `${w.status}, ${w.open_tasks} open task(s) of ${w.tasks}, updated ${w.updated_at}`,
+            mimeType: JSON_TYPE,
+          })),
+        };
+      },
+    }),
+    { description: "A workflow in full (tasks, decisions, issues, milestones, totals)", mimeType: JSON_TYPE },
+    async (uri, variables) => {
+      const id = single(variables, "id") ?? "";
+      return json(uri, unwrap(uri, id, await workflowStub(uri, id).view(ctx.account)));
+    },
+  );
+
+  server.registerResource(
+    "workflow-events",
+    new ResourceTemplate(new EventsTemplate(), { list: undefined }),
+    {
+      description: `A workflow's event log after from_seq (default 0), at most limit (default and max ${LIMITS.EVENTS_PAGE}); continue from next_seq`,
+      mimeType: JSON_TYPE,
+    },
+    async (uri, variables) => {
+      const id = single(variables, "id") ?? "";
+      const unknown = Object.keys(variables).filter((name) => !["id", "from_seq", "limit"].includes(name));
+      if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(", ")}; accepted: from_seq, limit`);
+      const fromSeq = integerParameter(variables, "from_seq", 0, 0, Number.MAX_SAFE_INTEGER);
+      const limit = integerParameter(variables, "limit", LIMITS.EVENTS_PAGE, 1, LIMITS.EVENTS_PAGE);
+      const page = unwrap(uri, id, await workflowStub(uri, id).events(ctx.account, fromSeq, limit));
+      if (fromSeq > page.last_seq) throw invalid(`from_seq: ${fromSeq} is beyond the last event (seq ${page.last_seq})`);
+      return json(uri, { events: page.events, next_seq: page.next_seq, has_more: page.has_more });
+    },
+  );
+}
