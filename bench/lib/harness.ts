@@ -259,6 +259,117 @@ export async function pool<T>(count: number, width: number, job: (index: number)
   return results;
 }
 
+// ── the two load shapes (bench/load.mjs at full size, bench/run.mjs, test/e2e/load.test.ts smaller) ──
+
+export interface AgentsResult {
+  agents: number;
+  workflows: number;
+  calls: number;
+  seconds: number;
+  latency: Summary;
+  byTool: Record<string, Summary>;
+  errors: string[];
+  problems: string[];
+}
+
+export interface WritersResult {
+  writers: number;
+  calls: number;
+  seconds: number;
+  events: number;
+  latency: Summary;
+  errors: string[];
+  problems: string[];
+}
+
+export async function loadAgents(target: Target, options: { agents: number; workflows: number; tasks: number }): Promise<AgentsResult> {
+  const recorder = new Recorder();
+  const started = performance.now();
+  const done: Acked[] = [];
+  const results = await pool(options.agents, options.agents, async (i) => {
+    const client = await connect(target);
+    for (let w = 0; w < options.workflows; w++) {
+      done.push(await runAgentWorkflow(client, { label: `agent${i}-w${w}`, tasks: options.tasks, recorder }));
+    }
+    await client.close();
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const errors = results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
+  const problems: string[] = [];
+  for (const acked of done) problems.push(...(await verifyWorkflow(acked)));
+  return {
+    agents: options.agents,
+    workflows: options.workflows,
+    calls: recorder.all().length,
+    seconds,
+    latency: summarize(recorder.all()),
+    byTool: recorder.summaries(),
+    errors,
+    problems,
+  };
+}
+
+export async function loadWriters(target: Target, options: { writers: number; writes: number }): Promise<WritersResult> {
+  const owner = await connect(target);
+  const wf = await timed(owner, null, "start_workflow", { name: "Many writers" });
+  const acked = newAcked(String(wf.workflow_id), String(wf.share_url));
+  const shared: string[] = [];
+  for (const name of ["Shared A", "Shared B"]) {
+    shared.push(
+      String((await timed(owner, null, "start_task", { workflow_id: acked.workflowId, name, goal: "take many writes" })).task_id),
+    );
+  }
+  acked.tasks.push(...shared);
+  const recorder = new Recorder();
+  const started = performance.now();
+  const results = await pool(options.writers, options.writers, async (w) => {
+    const client = await connect(target);
+    for (let i = 0; i < options.writes; i++) {
+      const taskId = shared[(w + i) % 2] as string;
+      if (i % 4 === 3) {
+        const d = await timed(client, recorder, "log_decision", {
+          task_id: taskId,
+          category: "trade_off",
+          question: `w${w} #${i}?`,
+          chosen: "y",
+          reasoning: "r",
+        });
+        acked.decisions.push(String(d.id));
+      } else {
+        const m = await timed(client, recorder, "log_milestone", { task_id: taskId, message: `writer ${w} #${i}`, progress: i });
+        acked.milestones.push(String(m.id));
+      }
+    }
+    const own = await timed(client, recorder, "start_task", {
+      workflow_id: acked.workflowId,
+      parent_task_id: shared[0],
+      name: `Writer ${w}`,
+      goal: "own",
+    });
+    acked.tasks.push(String(own.task_id));
+    await timed(client, recorder, "complete_task", {
+      task_id: own.task_id,
+      status: "success",
+      outcome: { summary: `writer ${w}` },
+      changes: checksumChanges(`src/writer${w}`, 1),
+    });
+    acked.completed.set(String(own.task_id), 1);
+    await client.close();
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const events = await readEvents(acked.shareUrl);
+  const view = await exportView(acked.shareUrl);
+  return {
+    writers: options.writers,
+    calls: recorder.all().length,
+    seconds,
+    events: events.length,
+    latency: summarize(recorder.all()),
+    errors: results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : [])),
+    problems: checkConsistency(view, events, acked),
+  };
+}
+
 // ── reading a workflow back through its share link ───────────────────────────
 
 export interface EventLite {
