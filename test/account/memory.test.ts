@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ftsTerms, type MemoryDocument, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
 import { sessionCookie } from "../../src/pages/session";
 import { call, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { workflowSummary } from "./fixtures";
 
 const account = (name: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(name));
 
@@ -68,7 +69,7 @@ describe("the memory index", () => {
   ];
 
   it("searches safely whatever the user types (table)", async () => {
-    await stub.recordWorkflow("memory-index", summary("wf_memorytestaaaaaaaaaaa", "Memory"), { documents: corpus });
+    await stub.recordWorkflow("memory-index", workflowSummary("wf_memorytestaaaaaaaaaaa", "Memory"), { documents: corpus });
     const cases: [string, string[]][] = [
       ["jwt", ["dc_1"]],
       ["JWT library", ["dc_1"]],
@@ -103,32 +104,15 @@ describe("the memory index", () => {
 
   it("upserts by entity id: a replayed push does not duplicate, a changed entity replaces its text", async () => {
     const before = (await stub.search("jwt", 10)).results.length;
-    await stub.recordWorkflow("memory-index", summary("wf_memorytestaaaaaaaaaaa", "Memory"), { documents: corpus });
+    await stub.recordWorkflow("memory-index", workflowSummary("wf_memorytestaaaaaaaaaaa", "Memory"), { documents: corpus });
     expect((await stub.search("jwt", 10)).results.length).toBe(before);
-    await stub.recordWorkflow("memory-index", summary("wf_memorytestaaaaaaaaaaa", "Memory"), {
+    await stub.recordWorkflow("memory-index", workflowSummary("wf_memorytestaaaaaaaaaaa", "Memory"), {
       documents: [doc("dc_1", "Which token library?", "paseto")],
     });
     expect((await stub.search("jwt", 10)).results).toEqual([]);
     expect((await stub.search("paseto", 10)).results.map((r) => r.id)).toEqual(["dc_1"]);
   });
 });
-
-function summary(id: string, name: string) {
-  const now = new Date().toISOString();
-  return {
-    id,
-    name,
-    status: "active" as const,
-    created_at: now,
-    updated_at: now,
-    open_tasks: 0,
-    tasks: 0,
-    reviews_needed: 0,
-    input_tokens: 0,
-    output_tokens: 0,
-    cost_usd: 0,
-  };
-}
 
 describe("memory through the tools", () => {
   it("start_task returns earlier decisions and issues of other workflows, compactly, in both forms", async () => {
