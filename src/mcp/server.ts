@@ -7,7 +7,6 @@ import { registerGetWorkflow } from "./tools/get_workflow";
 import { registerLogDecision } from "./tools/log_decision";
 import { registerLogIssue } from "./tools/log_issue";
 import { registerLogMilestone } from "./tools/log_milestone";
-import { registerSearch } from "./tools/search";
 import { registerStartTask } from "./tools/start_task";
 import { registerStartWorkflow } from "./tools/start_workflow";
 
@@ -23,14 +22,13 @@ const TOOLS: Record<string, (server: McpServer, ctx: ToolContext) => void> = {
   complete_task: registerCompleteTask,
   complete_workflow: registerCompleteWorkflow,
   get_workflow: registerGetWorkflow,
-  search: registerSearch,
 };
 
 /** One server per request (the endpoint is stateless); tools act for the authenticated account. */
 export function buildMcpServer(ctx: ToolContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
-      "Waymark records your work: start_workflow once, start_task before each task (declare areas), log_decision/log_issue/log_milestone sparingly, complete_task when done. After losing context, call get_workflow. search finds past work. Every writing tool accepts idempotency_key: a retry with the same key returns the first result. Areas are words (auth) or path globs (src/api/**).",
+      "Waymark records your work: start_workflow once, start_task before each task (declare areas), log_decision/log_issue/log_milestone sparingly, complete_task when done. After losing context, call get_workflow; get_workflow with query searches past work. Every writing tool accepts idempotency_key: a retry with the same key returns the first result. Areas are words (auth) or path globs (src/api/**).",
   });
   for (const register of Object.values(TOOLS)) register(server, ctx);
   registerResources(server, ctx, { ...SERVER_INFO, tools: Object.keys(TOOLS) });

@@ -207,23 +207,23 @@ describe("memory through the tools", () => {
     expect(c.related?.map((r) => r.workflow_id)).toContain(wf.workflow_id);
   });
 
-  it("search tool: results, any-term fallback, bad input named", async () => {
+  it("get_workflow query: results, any-term fallback, bad input named", async () => {
     const client = await connectV2();
-    const found = await ok<{ match: string; results: { kind: string; text: string }[] }>(client, "search", { query: "jwt library" });
+    const found = await ok<{ match: string; results: { kind: string; text: string }[] }>(client, "get_workflow", { query: "jwt library" });
     expect(found.match).toBe("all");
     expect(found.results[0]?.text).toBe("Which JWT library? → jose");
-    const tricky = await call(client, "search", { query: 'NEAR("jwt" *) OR step-3 : ^' });
+    const tricky = await call(client, "get_workflow", { query: 'NEAR("jwt" *) OR step-3 : ^' });
     expect(tricky.isError).toBe(false);
-    const empty = await call(client, "search", { query: "" });
+    const empty = await call(client, "get_workflow", { query: "" });
     expect(empty.isError).toBe(true);
     expect(empty.text).toBe("INPUT_VALIDATION_ERROR: query: must not be empty");
-    const big = await call(client, "search", { query: "x", limit: 21 });
+    const big = await call(client, "get_workflow", { query: "x", limit: 21 });
     expect(big.text).toBe("INPUT_VALIDATION_ERROR: limit: must be ≤ 20");
   });
 
-  it("search is per account", async () => {
+  it("get_workflow query is per account", async () => {
     const globex = await connectV2(TOKENS.globex);
-    const found = await ok<{ results: unknown[] }>(globex, "search", { query: "jwt" });
+    const found = await ok<{ results: unknown[] }>(globex, "get_workflow", { query: "jwt" });
     expect(found.results).toEqual([]);
   });
 });

@@ -137,7 +137,6 @@ describe("the whole chain through wrangler dev", () => {
       "log_decision",
       "log_issue",
       "log_milestone",
-      "search",
       "start_task",
       "start_workflow",
     ]);

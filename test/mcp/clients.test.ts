@@ -8,7 +8,6 @@ const EXPECTED_TOOLS = [
   "log_decision",
   "log_issue",
   "log_milestone",
-  "search",
   "start_task",
   "start_workflow",
 ];

@@ -45,13 +45,7 @@ export const completeTaskInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({
-  task_id: "string",
-  status: "string",
-  duration_seconds: "number",
-  files_changed: "object",
-  verification: "object",
-});
+const output = outputShape({ task_id: "string", duration_seconds: "number", files_changed: "object", verification: "object" });
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;

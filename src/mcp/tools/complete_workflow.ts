@@ -15,13 +15,7 @@ export const completeWorkflowInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({
-  workflow_id: "string",
-  status: "string",
-  completed_at: "string",
-  duration_seconds: "number",
-  totals: "object",
-});
+const output = outputShape({ workflow_id: "string", status: "string", totals: "object" });
 
 export function registerCompleteWorkflow(server: McpServer, ctx: ToolContext): void {
   server.registerTool(

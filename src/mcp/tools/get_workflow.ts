@@ -1,28 +1,25 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import type { MemoryHit } from "../../account/memory";
 import { ok, type Result } from "../../errors";
+import { LIMITS } from "../../limits";
 import type { ResumeInfo } from "../../workflow/object";
 import type { TaskView, WorkflowSummary } from "../../workflow/view";
 import { advertise, outputShape, parseArguments } from "../arguments";
 import { errorResult, fromRpc, notFoundResult, shortList, type ToolContext, taskStub, toolResult, workflowStub } from "../context";
-import { taskId, workflowId } from "../fields";
+import { requiredText, taskId, workflowId } from "../fields";
 
 export const getWorkflowInput = z.strictObject({
   workflow_id: workflowId.optional(),
-  task_id: taskId.describe("One task in full (files changed, verification)").optional(),
+  task_id: taskId.describe("One task in full").optional(),
+  query: requiredText(LIMITS.SEARCH_QUERY, "Search past tasks, decisions, issues").optional(),
+  limit: z.number().int().min(1).max(LIMITS.SEARCH_RESULTS).optional(),
 });
 
 const RECENT = 5;
 
-const output = outputShape({
-  workflows: "array",
-  workflow: "object",
-  open_tasks: "array",
-  recent_decisions: "array",
-  recent_issues: "array",
-  next_steps: "array",
-  totals: "object",
-});
+// Four shapes (resume, one task, search, list): the README documents each.
+const output = outputShape({});
 
 function renderResume(info: ResumeInfo): string {
   const lines = [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`];
@@ -43,6 +40,12 @@ function renderTask(task: TaskView): string {
   return lines.join("\n");
 }
 
+function renderSearch(out: { match: "all" | "any"; results: MemoryHit[] }): string {
+  if (out.results.length === 0) return "no matches";
+  const lines = out.results.map((r) => `${r.kind} ${r.id} (${r.workflow_id}): ${r.text}`);
+  return out.match === "any" ? ["no result has every word; results with some:", ...lines].join("\n") : lines.join("\n");
+}
+
 function renderList(workflows: WorkflowSummary[]): string {
   if (workflows.length === 0) return "no open workflows";
   return workflows.map((w) => `${w.id} "${w.name}" ${w.open_tasks} open task(s), updated ${w.updated_at}`).join("\n");
@@ -52,7 +55,7 @@ export function registerGetWorkflow(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
     "get_workflow",
     {
-      description: "Resume after context loss: open tasks, recent decisions/issues, next steps. No id: your open workflows.",
+      description: "Resume after context loss (workflow_id), one task in full (task_id), search past work (query), or list your open workflows (no input).",
       inputSchema: advertise(getWorkflowInput),
       outputSchema: output,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -60,7 +63,11 @@ export function registerGetWorkflow(server: McpServer, ctx: ToolContext): void {
     async (args) => {
       const parsed = parseArguments(getWorkflowInput, args);
       if (!parsed.ok) return errorResult(parsed);
-      const { workflow_id: id, task_id: wantedTask } = parsed.value;
+      const { workflow_id: id, task_id: wantedTask, query, limit } = parsed.value;
+      if (query !== undefined) {
+        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+        return fromRpc(async () => ok(await account.search(query, limit ?? 5)), renderSearch);
+      }
       if (wantedTask !== undefined) {
         const stub = taskStub(ctx, wantedTask);
         if (!stub) return notFoundResult("task_id", wantedTask);

@@ -24,14 +24,7 @@ export const startTaskInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({
-  task_id: "string",
-  snapshot_id: "string",
-  snapshot_type: "string",
-  started_at: "string",
-  warnings: "array",
-  related: "array",
-});
+const output = outputShape({ task_id: "string", snapshot_id: "string", snapshot_type: "string", started_at: "string" });
 
 /**
  * Earlier decisions and issues of the account relevant to this task (memory, BM25), so the

@@ -21,13 +21,7 @@ export const startWorkflowInput = z.strictObject({
   idempotency_key: idempotencyKey,
 });
 
-const output = outputShape({
-  workflow_id: "string",
-  created_at: "string",
-  share_url: "string",
-  resumed: "boolean",
-  resume_candidate: "object",
-});
+const output = outputShape({ workflow_id: "string", created_at: "string", share_url: "string" });
 
 /** Why no workflow was created: what the agent reads when the structured result is ignored. */
 function renderResumed(candidate: ResumeCandidate): string {

@@ -6,7 +6,7 @@ import { WRITES } from "../annotations";
 import { advertise, outputShape, parseArguments } from "../arguments";
 import { errorResult, fromRpc, notFoundResult, type ToolContext, taskStub } from "../context";
 
-const output = outputShape({ id: "string", task_id: "string", warnings: "array" });
+const output = outputShape({ id: "string" });
 
 interface TaskLogTool<I extends { task_id: string }> {
   name: string;
