@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CallTool, recordFullWorkflow, toolCaller } from "../pages/fixture";
+import { describe, expect, it } from "vitest";
+import { type CallTool, recordFullWorkflow } from "../pages/fixture";
 import { skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument, DomWindow } from "./dom";
 

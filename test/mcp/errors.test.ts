@@ -171,7 +171,14 @@ const cases: Case[] = [
       workflow_id: workflowId,
       name: "n",
       goal: "g",
-      snapshot: { type: "git", head: sha, dirty: [{ path: "a.ts", head: null, worktree: null }, { path: "a.ts", head: null, worktree: null }] },
+      snapshot: {
+        type: "git",
+        head: sha,
+        dirty: [
+          { path: "a.ts", head: null, worktree: null },
+          { path: "a.ts", head: null, worktree: null },
+        ],
+      },
     }),
     "INPUT_VALIDATION_ERROR",
     /^snapshot\.dirty\[1\]\.path: "a\.ts" is listed more than once/,

@@ -55,7 +55,8 @@ export function registerGetWorkflow(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
     "get_workflow",
     {
-      description: "Resume after context loss (workflow_id), one task in full (task_id), search past work (query), or list your open workflows (no input).",
+      description:
+        "Resume after context loss (workflow_id), one task in full (task_id), search past work (query), or list your open workflows (no input).",
       inputSchema: advertise(getWorkflowInput),
       outputSchema: output,
       annotations: { readOnlyHint: true, openWorldHint: false },
