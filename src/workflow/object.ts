@@ -113,6 +113,9 @@ type WorkflowRow = {
   updated_at: number;
 };
 
+/** How long a failed push to the account index waits before the alarm tries again. */
+const ACCOUNT_SYNC_RETRY_MS = 10_000;
+
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
@@ -448,8 +451,7 @@ export class WorkflowObject extends DurableObject<Env> {
   async events(account: string | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
     const workflow = this.workflowRow();
     if (!workflow || (account !== null && workflow.account !== account)) return notFound("workflow_id", "this id");
-    const lastSeq = this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0;
-    return ok({ ...this.eventsAfter(fromSeq, limit), last_seq: lastSeq });
+    return ok({ ...this.eventsAfter(fromSeq, limit), last_seq: this.lastSeq() });
   }
 
   // ── Live followers (WebSocket hibernation) ───────────────────────────────
@@ -510,8 +512,7 @@ export class WorkflowObject extends DurableObject<Env> {
     else if (action === "revoke") this.shareLinks.revoke();
     else this.shareLinks.setExpiry(expiresInSeconds);
     if (action !== "set_expiry") this.closeFollowers();
-    const expiresAt = this.shareLinks.expiresAt();
-    if (expiresAt !== null && action !== "revoke") await this.ctx.storage.setAlarm(expiresAt);
+    if (action !== "revoke") await this.scheduleAlarm(null);
     return ok(await this.shareChanged(workflow.id, account));
   }
 
@@ -524,6 +525,8 @@ export class WorkflowObject extends DurableObject<Env> {
   /** Expiry of the link: live pages opened with it are closed. */
   async alarm(): Promise<void> {
     if ((await this.shareLinks.info()).status !== "active") this.closeFollowers();
+    if (this.workflowRow() && this.syncedSeq() < this.lastSeq()) await this.syncAccount();
+    await this.scheduleAlarm(null);
   }
 
   /** A WebSocket for /s/<token>/ws is accepted only while the token is valid; other callers are the Worker's own. */
@@ -581,7 +584,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private pendingEvents: WorkflowEvent[] = [];
 
   private appendEvent(now: number, type: EventType, taskId: string | null, data: WorkflowEvent["data"]): void {
-    const seq = (this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0) + 1;
+    const seq = this.lastSeq() + 1;
     this.sql`INSERT INTO events (seq, at, type, task_id, data) VALUES (${seq}, ${now}, ${type}, ${taskId}, ${JSON.stringify(data)})`;
     this.pendingEvents.push({ seq, at: iso(now), type, task_id: taskId, data });
   }
@@ -643,15 +646,51 @@ export class WorkflowObject extends DurableObject<Env> {
     this.pendingEvents = [];
     if (!result.ok || events.length === 0) return;
     this.broadcast(events);
+    await this.syncAccount();
+  }
+
+  /**
+   * Pushes the summary, memory documents and webhook notifications of every event the account
+   * index has not acknowledged yet. The account applies them idempotently (documents by entity
+   * id, notifications by workflow and seq), so pushing a range twice is harmless. A failure never
+   * fails the tool call whose write is already committed: an alarm retries, and the next write
+   * carries the backlog too.
+   */
+  private async syncAccount(): Promise<void> {
     const workflow = this.workflowRow();
-    if (workflow) {
-      const account = this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(workflow.account));
-      // Memory documents and webhook notifications travel with the summary: one call, and the
-      // account index is current before the tool answers.
-      const documents = documentsFromEvents(workflow.id, events, (taskId) => this.taskContext(taskId));
-      const notifications = notificationsFromEvents(events, this.header());
-      await account.recordWorkflow(workflow.account, this.summaryOf(workflow), { documents, notifications });
+    if (!workflow) return;
+    const account = this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(workflow.account));
+    try {
+      for (;;) {
+        const page = this.eventsAfter(this.syncedSeq(), LIMITS.EVENTS_PAGE);
+        const documents = documentsFromEvents(workflow.id, page.events, (taskId) => this.taskContext(taskId));
+        const notifications = notificationsFromEvents(page.events, this.header());
+        await account.recordWorkflow(workflow.account, this.summaryOf(this.workflowRow() ?? workflow), { documents, notifications });
+        this.sql`INSERT INTO account_sync (id, synced_seq) VALUES (1, ${page.next_seq})
+          ON CONFLICT (id) DO UPDATE SET synced_seq = max(synced_seq, excluded.synced_seq)`;
+        if (!page.has_more) return;
+      }
+    } catch (error) {
+      console.error("account index push failed; retrying from the alarm", error);
+      await this.scheduleAlarm(Date.now() + ACCOUNT_SYNC_RETRY_MS);
     }
+  }
+
+  private lastSeq(): number {
+    return this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0;
+  }
+
+  private syncedSeq(): number {
+    return this.sql<{ synced_seq: number }>`SELECT synced_seq FROM account_sync WHERE id = 1`[0]?.synced_seq ?? 0;
+  }
+
+  /** One alarm serves both timers: a link's expiry and an account push retry; the earliest wins. */
+  private async scheduleAlarm(retryAt: number | null): Promise<void> {
+    const expiry = this.shareLinks.expiresAt();
+    const times = [retryAt, expiry !== null && expiry > Date.now() ? expiry : null].filter((t): t is number => t !== null);
+    const current = await this.ctx.storage.getAlarm();
+    const next = Math.min(...times, current ?? Number.POSITIVE_INFINITY);
+    if (Number.isFinite(next) && next !== current) await this.ctx.storage.setAlarm(next);
   }
 
   /** A task's name and areas, indexed with its decisions and issues. */
@@ -919,7 +958,7 @@ export class WorkflowObject extends DurableObject<Env> {
 
   private buildView(): WorkflowView {
     const tasks = this.sql<TaskRow>`SELECT * FROM tasks ORDER BY started_at, id`.map((t) => this.taskView(t));
-    const lastSeq = this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0;
+    const lastSeq = this.lastSeq();
     return {
       workflow: this.header(),
       tasks,

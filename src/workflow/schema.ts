@@ -129,6 +129,12 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE tasks ADD COLUMN cost_usd REAL",
     ],
   },
+  // Outbox position: the last event the account index acknowledged. Events after it are pushed
+  // again (idempotently) until the account takes them, so a failed push loses nothing.
+  {
+    version: 4,
+    statements: ["CREATE TABLE account_sync (id INTEGER PRIMARY KEY CHECK (id = 1), synced_seq INTEGER NOT NULL)"],
+  },
 ];
 
 export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): void {
