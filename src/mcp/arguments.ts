@@ -23,6 +23,18 @@ function mapValues(record: unknown, fn: (v: unknown) => unknown): Record<string,
   return out;
 }
 
+/** A fixed JSON Schema for tools/list, with a validator that lets everything through. */
+function advertised(json: Record<string, unknown>): StandardSchemaWithJSON {
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "waymark",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
 /**
  * What the SDK sees of a tool's input: zod's JSON Schema, trimmed, with a validator
  * that lets everything through. We validate ourselves in `parseArguments` so every
@@ -33,14 +45,7 @@ export function advertise(schema: z.ZodType, helperFields: Record<string, string
   const properties = json.properties as Record<string, unknown>;
   // Helper-only inputs are advertised as opaque objects; the helper hides them from agents entirely.
   for (const [field, description] of Object.entries(helperFields)) properties[field] = { type: "object", description };
-  return {
-    "~standard": {
-      version: 1,
-      vendor: "waymark",
-      validate: (value: unknown) => ({ value }),
-      jsonSchema: { input: () => json, output: () => json },
-    },
-  };
+  return advertised(json);
 }
 
 type JsonType = "string" | "number" | "boolean" | "object" | "array";
@@ -54,14 +59,7 @@ export function outputShape(fields: Record<string, JsonType>): StandardSchemaWit
   const properties: Record<string, { type: JsonType }> = {};
   for (const [name, type] of Object.entries(fields)) properties[name] = { type };
   const json = { type: "object", properties };
-  return {
-    "~standard": {
-      version: 1,
-      vendor: "waymark",
-      validate: (value: unknown) => ({ value }),
-      jsonSchema: { input: () => json, output: () => json },
-    },
-  };
+  return advertised(json);
 }
 
 /** JSON null for an optional field means "not given" (the reference says parent_task_id is null for top-level tasks). */

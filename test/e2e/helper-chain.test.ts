@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import { callTool, type Structured } from "../support/mcp-client";
 
 let server: DevServer;
 
@@ -16,16 +17,8 @@ afterAll(async () => {
   cleanupTempDirs();
 });
 
-type Structured = Record<string, unknown>;
-
 async function tool(client: Client, name: string, args: Structured): Promise<Structured> {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    content?: { text?: string }[];
-    structuredContent?: Structured;
-  };
-  if (result.isError) throw new Error(`${name}: ${result.content?.[0]?.text}`);
-  return result.structuredContent ?? {};
+  return (await callTool(client, name, args)).structured;
 }
 
 /** The agent's view: the helper as a stdio MCP server, run by the machine's own Node as npx would. */

@@ -1,6 +1,6 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import { callTool, connectToDevServer } from "../support/mcp-client";
 
 /** Memory, resume and resources end to end: wrangler dev with data on disk, across a restart. */
 let server: DevServer;
@@ -12,25 +12,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function connect(): Promise<Client> {
-  const client = new Client({ name: "e2e-memory", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${server.token}` } },
-    }),
-  );
-  return client;
-}
-
-async function tool(client: Client, name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    content?: { text?: string }[];
-    structuredContent?: Record<string, unknown>;
-  };
-  if (result.isError) throw new Error(`${name}: ${result.content?.[0]?.text}`);
-  return { structured: result.structuredContent ?? {}, text: result.content?.map((c) => c.text ?? "").join("\n") ?? "" };
-}
+const connect = () => connectToDevServer(server, "e2e-memory");
+const tool = callTool;
 
 describe("memory, resume and resources through wrangler dev", () => {
   it("remembers decisions across a restart and offers them to a new task; resumes by name; follows events", async () => {

@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import { callTool, connectToDevServer, type Structured } from "../support/mcp-client";
+import { EXPECTED_TOOLS } from "../support/tools";
 
 const run = promisify(execFile);
 
@@ -17,26 +19,10 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function connect(): Promise<Client> {
-  const client = new Client({ name: "e2e-v2", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${server.token}` } },
-    }),
-  );
-  return client;
-}
+const connect = () => connectToDevServer(server, "e2e-v2");
 
-type Structured = Record<string, unknown>;
-
-async function tool(client: Client | ClientV1, name: string, args: Record<string, unknown>): Promise<Structured> {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    content?: { text?: string }[];
-    structuredContent?: Structured;
-  };
-  if (result.isError) throw new Error(`${name}: ${result.content?.[0]?.text}`);
-  return result.structuredContent ?? {};
+async function tool(client: Client | ClientV1, name: string, args: Structured): Promise<Structured> {
+  return (await callTool(client, name, args)).structured;
 }
 
 describe("the whole chain through wrangler dev", () => {
@@ -130,16 +116,7 @@ describe("the whole chain through wrangler dev", () => {
       },
     );
     const names = (JSON.parse(stdout) as { tools: { name: string }[] }).tools.map((t) => t.name).sort();
-    expect(names).toEqual([
-      "complete_task",
-      "complete_workflow",
-      "get_workflow",
-      "log_decision",
-      "log_issue",
-      "log_milestone",
-      "start_task",
-      "start_workflow",
-    ]);
+    expect(names).toEqual([...EXPECTED_TOOLS]);
   });
 
   it("refuses the Inspector without a token", async () => {
