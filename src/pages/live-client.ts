@@ -15,9 +15,11 @@ export const LIVE_SCRIPT = `(function () {
   var root = document.getElementById("wm");
   if (!root) return;
   var base = root.dataset.base;
-  var view = JSON.parse(root.dataset.view);
-  root.removeAttribute("data-view");
-  var lastSeq = view.last_seq;
+  // The model comes from export.json rather than a second copy inside the page (half the bytes of a
+  // large workflow). It may be newer than the HTML: lastSeq stays the HTML's, so the socket replays
+  // whatever happened in between, and replays are harmless because entities are upserted by id.
+  var view = null;
+  var lastSeq = Number(root.dataset.seq);
   var socket = null;
   var attempt = 0;
   var retryTimer = null;
@@ -52,9 +54,15 @@ export const LIVE_SCRIPT = `(function () {
   function taskName(id) { var t = tasks.get(id); return t ? t.name : id; }
   function link(id, text, cls) { return el("a", { href: "#" + id, class: cls || null }, text); }
 
-  var tasks = new Map(view.tasks.map(function (t) { return [t.id, t]; }));
-  var issues = new Map(view.issues.map(function (i) { return [i.id, i]; }));
-  var decisionCount = new Set(view.decisions.map(function (d) { return d.id; }));
+  var tasks = new Map();
+  var issues = new Map();
+  var decisionCount = new Set();
+  function useModel(v) {
+    view = v;
+    tasks = new Map(v.tasks.map(function (t) { return [t.id, t]; }));
+    issues = new Map(v.issues.map(function (i) { return [i.id, i]; }));
+    decisionCount = new Set(v.decisions.map(function (d) { return d.id; }));
+  }
 
   function header(w) {
     return el("div", { id: "wf-header" },
@@ -282,6 +290,17 @@ export const LIVE_SCRIPT = `(function () {
     get state() { return root.dataset.state; },
     disconnect: function () { if (socket) socket.close(); },
   };
+  function start() {
+    if (stopped) return;
+    fetch(base + "/export.json", { cache: "no-store" }).then(function (r) {
+      if (r.status === 404 || r.status === 410) return gone();
+      if (!r.ok) throw new Error("status " + r.status);
+      return r.json().then(function (v) { useModel(v); connect(); });
+    }).catch(function () {
+      setState("reconnecting", "reconnecting…");
+      retryTimer = setTimeout(start, Math.min(10000, 250 * Math.pow(2, attempt++)));
+    });
+  }
   setState("connecting", "connecting…");
-  connect();
+  start();
 })();`;

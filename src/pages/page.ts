@@ -190,7 +190,7 @@ export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Ht
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${view.workflow.name} — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static" data-view="${JSON.stringify(view)}">
+<body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static">
 <p class="topbar"><span class="brand">Waymark</span> <span id="live" class="live">static</span>
 <a href="${base}/export.md">Markdown</a> <a href="${base}/export.json">JSON</a></p>
 ${renderHeader(view.workflow)}
