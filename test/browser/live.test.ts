@@ -58,6 +58,32 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     await page.close();
   });
 
+  it("loads its model after the HTML: events in between are shown once, none lost", async () => {
+    const wf = await callTool("start_workflow", { name: "Race" });
+    const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Racing task", goal: "g" });
+    const page = await env.browser().newPage();
+    // Hold the model back until tool calls have landed after the HTML was rendered.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/export.json", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(String(wf.share_url));
+    const htmlSeq = await seqOf(page);
+    await callTool("log_milestone", { task_id: task.task_id, message: "landed between HTML and model" });
+    await callTool("log_decision", { task_id: task.task_id, category: "other", question: "Between?", chosen: "Yes", reasoning: "r" });
+    release();
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    await page.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq + 2, htmlSeq);
+    const text = await page.locator("main").innerText();
+    expect(text.split("landed between HTML and model").length - 1).toBe(1);
+    expect(text.split("Between?").length - 1).toBe(1);
+    await page.close();
+  });
+
   it("shows a tool call live, without reload", async () => {
     const wf = await callTool("start_workflow", { name: "Live one" });
     const page = await openLive(String(wf.share_url));
