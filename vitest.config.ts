@@ -14,7 +14,7 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
-                WAYMARK_TOKENS: "acme:token-acme,globex:token-globex",
+                WAYMARK_TOKENS: "acme:token-acme-0123456789,globex:token-globex-0123456789",
                 WAYMARK_DEV_TOKEN: "",
                 WAYMARK_SHARE_SECRET: "test-share-secret",
               },

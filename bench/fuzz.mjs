@@ -22,7 +22,7 @@ const { values } = parseArgs({
 });
 const seed = Number(values.seed);
 const count = Number(values.count);
-const tokens = { acme: "token-acme-123", globex: "token-globex-123" };
+const tokens = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" };
 const server = await startDevServer({ vars: { WAYMARK_TOKENS: `acme:${tokens.acme},globex:${tokens.globex}` } });
 let report;
 try {

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { accountForToken, bearerToken } from "../auth";
+import { authenticateBearer, bearerToken, UNAUTHORIZED_HEADERS } from "../auth";
 import { LIMITS } from "../limits";
 import { sameOrigin, securityHeaders } from "../pages/security";
 import { sessionAccount } from "../pages/session";
@@ -21,16 +21,19 @@ export const accountRoutes = new Hono<Env_>();
 const headers = securityHeaders(null);
 const MAX_WEBHOOK_BODY = 8 * 1024;
 
-const error = (c: Ctx, status: 400 | 401 | 403 | 404 | 413, message: string, extra: Record<string, string> = {}) =>
+const error = (c: Ctx, status: 400 | 401 | 403 | 404 | 413 | 429, message: string, extra: Record<string, string> = {}) =>
   c.json({ error: message }, status, { ...headers, ...extra });
 
 /** The caller's account from the bearer token, or (when `cookie` is allowed) the dashboard session; else the error to answer. */
 async function authenticate(c: Ctx, cookie: boolean): Promise<string | Response> {
   if (!sameOrigin(c.req.raw)) return error(c, 403, "FORBIDDEN: cross-origin request");
-  const token = bearerToken(c.req.raw);
-  const account = token ? await accountForToken(c.env, token) : cookie ? await sessionAccount(c.env, c.req.raw) : null;
-  if (account) return account;
-  return error(c, 401, "UNAUTHORIZED: send Authorization: Bearer <token>", { "WWW-Authenticate": 'Bearer realm="waymark"' });
+  if (cookie && bearerToken(c.req.raw) === null) {
+    const account = await sessionAccount(c.env, c.req.raw);
+    if (account) return account;
+  }
+  const auth = await authenticateBearer(c.env, c.req.raw);
+  if (auth.ok) return auth.account;
+  return error(c, auth.status, auth.message, auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" });
 }
 
 const accountStub = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));

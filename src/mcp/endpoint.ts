@@ -1,5 +1,5 @@
 import { createMcpHandler } from "agents/mcp/server";
-import { accountForToken, bearerToken } from "../auth";
+import { UNAUTHORIZED_HEADERS, authenticateBearer } from "../auth";
 import { LIMITS } from "../limits";
 import { buildMcpServer } from "./server";
 
@@ -48,17 +48,13 @@ export function originAllowed(request: Request, env: Env): boolean {
   return origin === own || extra.includes(origin);
 }
 
-const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="waymark", error="invalid_token"' };
 
 /** POST /mcp: Origin check, bearer auth, bounded body, then the stateless MCP handler. */
 export async function handleMcp(request: Request, env: Env): Promise<Response> {
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
-  const token = bearerToken(request);
-  const account = token ? await accountForToken(env, token) : null;
-  if (!account) {
-    const message = token ? "UNAUTHORIZED: invalid bearer token" : "UNAUTHORIZED: send Authorization: Bearer <token>";
-    return jsonRpcError(401, -32001, message, UNAUTHORIZED_HEADERS);
-  }
+  const auth = await authenticateBearer(env, request);
+  if (!auth.ok) return jsonRpcError(auth.status, -32001, auth.message, auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" });
+  const account = auth.account;
   let parsedBody: unknown;
   let forwarded = request;
   if (request.method === "POST") {

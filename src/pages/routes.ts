@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { accountForToken, bearerToken } from "../auth";
+import { accountForToken, authAttemptAllowed, authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
 import { isWorkflowId } from "../ids";
 import { MAX_SHARE_SECONDS, type ShareAction, type ShareInfo, workflowOfShareToken } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
@@ -113,13 +113,11 @@ const apiHeaders = securityHeaders(null);
 
 async function apiAccount(c: Ctx): Promise<string | Response> {
   if (!sameOrigin(c.req.raw)) return c.json({ error: "FORBIDDEN: cross-origin request" }, 403, apiHeaders);
-  const token = bearerToken(c.req.raw);
-  const account = token ? await accountForToken(c.env, token) : null;
-  if (!account)
-    return c.json({ error: "UNAUTHORIZED: send Authorization: Bearer <token>" }, 401, {
-      ...apiHeaders,
-      "WWW-Authenticate": 'Bearer realm="waymark"',
-    });
+  const auth = await authenticateBearer(c.env, c.req.raw);
+  if (!auth.ok) {
+    return c.json({ error: auth.message }, auth.status, { ...apiHeaders, ...(auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" }) });
+  }
+  const account = auth.account;
   if (!isWorkflowId(c.req.param("id") ?? "")) return c.json({ error: "NOT_FOUND: no such workflow in this account" }, 404, apiHeaders);
   return account;
 }
@@ -169,6 +167,11 @@ pageRoutes.get("/login", async (c) => {
 
 pageRoutes.post("/login", async (c) => {
   if (!sameOrigin(c.req.raw)) return c.text("Forbidden: cross-site form", 403, securityHeaders(null));
+  // Every login spends an attempt: people log in rarely, guessers often.
+  if (!(await authAttemptAllowed(c.env, c.req.raw))) {
+    const nonce = newNonce();
+    return htmlResponse(await renderLoginPage(nonce, "Too many attempts. Wait a minute and try again.").toString(), 429, nonce, { "Retry-After": "60" });
+  }
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token.trim() : "";
   const account = token ? await accountForToken(c.env, token) : null;

@@ -1,3 +1,4 @@
+import { accountExists } from "../auth";
 import { hmacBase64Url, shareSecret } from "../workflow/share";
 
 /**
@@ -49,5 +50,7 @@ export async function sessionAccount(env: Env, request: Request, now = Date.now(
   const [account, expiry, mac] = [match[1], match[2], match[3]];
   if (Number(expiry) <= now) return null;
   const expected = await hmacBase64Url(await shareSecret(env), `session\n${account}\n${expiry}`);
-  return equalMacs(mac, expected) ? account : null;
+  if (!equalMacs(mac, expected)) return null;
+  // A session ends with its account: removing an account's tokens logs it out everywhere.
+  return (await accountExists(env, account)) ? account : null;
 }

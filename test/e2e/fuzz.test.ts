@@ -9,7 +9,7 @@ import { type DevServer, startDevServer } from "../support/dev-server";
  * node bench/fuzz.mjs --seed 20261122 --count 1000.
  */
 const SEED = 20261122;
-const TOKENS = { acme: "token-acme-123", globex: "token-globex-123" };
+const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" };
 let server: DevServer;
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 /** Tokens configured for the workerd test project (vitest.config.ts). */
-export const TOKENS = { acme: "token-acme", globex: "token-globex" } as const;
+export const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" } as const;
 export const ORIGIN = "http://localhost";
 
 /** The Worker's own fetch, inside workerd. Requests built here lack Host, which the MCP handler requires. */

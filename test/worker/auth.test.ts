@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { accountForToken, bearerToken } from "../../src/auth";
 import { LIMITS } from "../../src/limits";
+import { sessionAccount, sessionCookie } from "../../src/pages/session";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
@@ -27,10 +28,10 @@ describe("/mcp authentication", () => {
 
   it.each([
     ["no tokens at all", {}, "anything-long", null],
-    ["malformed entries only", { WAYMARK_TOKENS: "nocolon,:emptyaccount,Bad Name:token-12345" }, "token-12345", null],
-    ["a too-short token", { WAYMARK_TOKENS: "acme:short" }, "short", null],
-    ["a listed token", { WAYMARK_TOKENS: " acme : token-acme-1 ,\nglobex:token-globex-1" }, "token-globex-1", "globex"],
-    ["the dev token", { WAYMARK_DEV_TOKEN: "dev-token-123" }, "dev-token-123", "dev"],
+    ["malformed entries only", { WAYMARK_TOKENS: "nocolon,:emptyaccount,Bad Name:token-1234567890ab" }, "token-1234567890ab", null],
+    ["a 15-character token (16 needed)", { WAYMARK_TOKENS: "acme:0123456789abcde" }, "0123456789abcde", null],
+    ["a listed token", { WAYMARK_TOKENS: " acme : token-acme-0000000001 ,\nglobex:token-globex-000000001" }, "token-globex-000000001", "globex"],
+    ["the dev token", { WAYMARK_DEV_TOKEN: "dev-token-0123456789" }, "dev-token-0123456789", "dev"],
   ] as const)("token table with %s", async (_case, env, token, account) => {
     expect(await accountForToken(env as Env, token)).toBe(account);
   });
@@ -81,5 +82,27 @@ describe("/mcp request bounds", () => {
     const response = await rpc("{not json", {});
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ error: { code: -32700 } });
+  });
+});
+
+describe("authentication attempts and sessions", () => {
+  it("answers 429 once an address has spent its failed attempts, and still lets others in", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const response = await rpc(LIST, { token: `wrong-token-guess-${i}`, headers: { "CF-Connecting-IP": "203.0.113.9" } });
+      statuses.push(response.status);
+    }
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+    const elsewhere = await rpc(LIST, { token: TOKENS.acme, headers: { "CF-Connecting-IP": "198.51.100.4" } });
+    expect(elsewhere.status).toBe(200);
+  });
+
+  it("ends a dashboard session when its account's tokens are removed", async () => {
+    const env = { WAYMARK_TOKENS: `acme:${TOKENS.acme}`, WAYMARK_SHARE_SECRET: "session-test-secret" } as Env;
+    const cookie = (await sessionCookie(env, `${ORIGIN}/login`, "acme")).split(";")[0] ?? "";
+    const request = new Request(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } });
+    expect(await sessionAccount(env, request)).toBe("acme");
+    expect(await sessionAccount({ ...env, WAYMARK_TOKENS: `globex:${TOKENS.globex}` } as Env, request)).toBeNull();
   });
 });
