@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { LocalSnapshot } from "./types.js";
@@ -25,8 +25,33 @@ function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
+/** A task never completed (the agent gave up, the workflow was abandoned) leaves its record this long. */
+export const RECORD_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
+const TEMP_MAX_AGE_MS = 24 * 3600 * 1000;
+
+/** Removes records older than RECORD_MAX_AGE_MS and temp files of interrupted writes; returns how many went. */
+export async function pruneCache(root: string, now = Date.now()): Promise<number> {
+  let removed = 0;
+  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const folder of folders) {
+    if (!folder.isDirectory()) continue;
+    const dir = join(root, folder.name);
+    for (const name of await readdir(dir).catch(() => [])) {
+      const maxAge = name.endsWith(".tmp") ? TEMP_MAX_AGE_MS : name.endsWith(".json") ? RECORD_MAX_AGE_MS : null;
+      if (maxAge === null) continue;
+      const info = await stat(join(dir, name)).catch(() => null);
+      if (info && now - info.mtimeMs > maxAge) {
+        await rm(join(dir, name), { force: true });
+        removed++;
+      }
+    }
+  }
+  return removed;
+}
+
 export class TaskStore {
   private readonly memory = new Map<string, TaskRecord>();
+  private pruned = false;
 
   constructor(
     private readonly endpoint: string,
@@ -44,6 +69,11 @@ export class TaskStore {
 
   async save(record: TaskRecord): Promise<void> {
     this.memory.set(record.task_id, record);
+    if (!this.pruned) {
+      this.pruned = true;
+      // Housekeeping never delays or fails a tool call.
+      void pruneCache(this.root).catch(() => {});
+    }
     const folder = this.folder(record.dir);
     await mkdir(folder, { recursive: true, mode: 0o700 });
     const target = this.file(record.dir, record.task_id);
