@@ -74,7 +74,11 @@ export async function authenticateBearer(env: Env, request: Request): Promise<Au
   if (!(await authAttemptAllowed(env, request))) {
     return { ok: false, status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
   }
-  return { ok: false, status: 401, message: token ? "UNAUTHORIZED: invalid bearer token" : "UNAUTHORIZED: send Authorization: Bearer <token>" };
+  return {
+    ok: false,
+    status: 401,
+    message: token ? "UNAUTHORIZED: invalid bearer token" : "UNAUTHORIZED: send Authorization: Bearer <token>",
+  };
 }
 
 export const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="waymark", error="invalid_token"' };

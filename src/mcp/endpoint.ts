@@ -1,5 +1,5 @@
 import { createMcpHandler } from "agents/mcp/server";
-import { UNAUTHORIZED_HEADERS, authenticateBearer } from "../auth";
+import { authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
 import { LIMITS } from "../limits";
 import { buildMcpServer } from "./server";
 
@@ -48,12 +48,12 @@ export function originAllowed(request: Request, env: Env): boolean {
   return origin === own || extra.includes(origin);
 }
 
-
 /** POST /mcp: Origin check, bearer auth, bounded body, then the stateless MCP handler. */
 export async function handleMcp(request: Request, env: Env): Promise<Response> {
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
   const auth = await authenticateBearer(env, request);
-  if (!auth.ok) return jsonRpcError(auth.status, -32001, auth.message, auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" });
+  if (!auth.ok)
+    return jsonRpcError(auth.status, -32001, auth.message, auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" });
   const account = auth.account;
   let parsedBody: unknown;
   let forwarded = request;

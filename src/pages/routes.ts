@@ -115,7 +115,10 @@ async function apiAccount(c: Ctx): Promise<string | Response> {
   if (!sameOrigin(c.req.raw)) return c.json({ error: "FORBIDDEN: cross-origin request" }, 403, apiHeaders);
   const auth = await authenticateBearer(c.env, c.req.raw);
   if (!auth.ok) {
-    return c.json({ error: auth.message }, auth.status, { ...apiHeaders, ...(auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" }) });
+    return c.json({ error: auth.message }, auth.status, {
+      ...apiHeaders,
+      ...(auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" }),
+    });
   }
   const account = auth.account;
   if (!isWorkflowId(c.req.param("id") ?? "")) return c.json({ error: "NOT_FOUND: no such workflow in this account" }, 404, apiHeaders);
@@ -170,7 +173,9 @@ pageRoutes.post("/login", async (c) => {
   // Every login spends an attempt: people log in rarely, guessers often.
   if (!(await authAttemptAllowed(c.env, c.req.raw))) {
     const nonce = newNonce();
-    return htmlResponse(await renderLoginPage(nonce, "Too many attempts. Wait a minute and try again.").toString(), 429, nonce, { "Retry-After": "60" });
+    return htmlResponse(await renderLoginPage(nonce, "Too many attempts. Wait a minute and try again.").toString(), 429, nonce, {
+      "Retry-After": "60",
+    });
   }
   const form = await c.req.parseBody();
   const token = typeof form.token === "string" ? form.token.trim() : "";

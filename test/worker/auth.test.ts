@@ -30,7 +30,12 @@ describe("/mcp authentication", () => {
     ["no tokens at all", {}, "anything-long", null],
     ["malformed entries only", { WAYMARK_TOKENS: "nocolon,:emptyaccount,Bad Name:token-1234567890ab" }, "token-1234567890ab", null],
     ["a 15-character token (16 needed)", { WAYMARK_TOKENS: "acme:0123456789abcde" }, "0123456789abcde", null],
-    ["a listed token", { WAYMARK_TOKENS: " acme : token-acme-0000000001 ,\nglobex:token-globex-000000001" }, "token-globex-000000001", "globex"],
+    [
+      "a listed token",
+      { WAYMARK_TOKENS: " acme : token-acme-0000000001 ,\nglobex:token-globex-000000001" },
+      "token-globex-000000001",
+      "globex",
+    ],
     ["the dev token", { WAYMARK_DEV_TOKEN: "dev-token-0123456789" }, "dev-token-0123456789", "dev"],
   ] as const)("token table with %s", async (_case, env, token, account) => {
     expect(await accountForToken(env as Env, token)).toBe(account);
