@@ -1,6 +1,8 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Result } from "../../src/errors";
 import { LIMITS } from "../../src/limits";
+import { fromRpc } from "../../src/mcp/context";
 import { call, connectV2, ok, rpc, TOKENS } from "../support/worker";
 
 let acme: Client;
@@ -268,5 +270,20 @@ describe("tool errors carry a stable code and name the field and the rule", () =
       const bytes = JSON.stringify({ content: [{ type: "text", text: result.text }], structuredContent: result.structured }).length;
       expect(bytes).toBeLessThan(300);
     }
+  });
+});
+
+describe("INTERNAL", () => {
+  it("maps a store that fails to answer to INTERNAL, without leaking the exception", async () => {
+    const result = await fromRpc(
+      async (): Promise<Result<{ id: string }>> => {
+        throw new Error("SQLITE_FULL: secret internals at /var/lib/x");
+      },
+      () => "unused",
+    );
+    expect(result.isError).toBe(true);
+    const text = (result.content?.[0] as { text: string }).text;
+    expect(text).toMatch(/^INTERNAL: .*retried .*idempotency_key/);
+    expect(text).not.toContain("SQLITE_FULL");
   });
 });
