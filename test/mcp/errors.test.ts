@@ -282,8 +282,8 @@ describe("INTERNAL", () => {
       () => "unused",
     );
     expect(result.isError).toBe(true);
-    const text = (result.content?.[0] as { text: string }).text;
-    expect(text).toMatch(/^INTERNAL: .*retried .*idempotency_key/);
+    const text = JSON.stringify(result.content);
+    expect(text).toMatch(/"INTERNAL: .*retried .*idempotency_key/);
     expect(text).not.toContain("SQLITE_FULL");
   });
 });
