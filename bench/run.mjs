@@ -7,12 +7,12 @@
 //   npm run bench [-- --quick]      --quick: 50 calls per tool, 100-task page, 10 live samples,
 //                                   helper at 1k/10k files, 10 agents of load
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { browserMissing, launchChromium } from "../test/support/chromium.ts";
 import { startDevServer } from "../test/support/dev-server.ts";
 import { callTool, checksumChanges, connect, healthRoundTrip, loadAgents, pool, Recorder, summarize, timed } from "./lib/harness.ts";
 
@@ -30,22 +30,6 @@ const size = {
   loadAgents: quick ? 10 : 50,
   loadWorkflows: quick ? 1 : 2,
 };
-// Debian's chromium with the flags of docs/platform notes (test/browser/ uses the same).
-const CHROMIUM = process.env.WAYMARK_CHROMIUM ?? "/usr/bin/chromium";
-const skipBrowser = !existsSync(CHROMIUM);
-const launchChromium = () =>
-  chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
 const log = (message) => process.stderr.write(`${message}\n`);
 const rows = [];
 const row = (area, measure, value, floor = "", ratio = "") => rows.push({ area, measure, value, floor, ratio });
@@ -161,7 +145,7 @@ try {
   row("", `GET /s/:token/export.json, n=${json.length}`, pct(summarize(json)), ms(h.median), x(summarize(json).median, h.median));
 
   // 3. Live update: from sending log_milestone to its text in the page's DOM, in Chromium.
-  if (skipBrowser) {
+  if (browserMissing) {
     row("live update (Chromium)", "skipped: no /usr/bin/chromium", "");
   } else {
     log(`live update: ${size.liveSamples} samples`);

@@ -1,31 +1,13 @@
-import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { type CallTool, toolCaller } from "../pages/fixture";
+import { browserMissing, CHROMIUM, launchChromium } from "../support/chromium";
 import { type DevServer, startDevServer } from "../support/dev-server";
 
-/** Debian's chromium (apt-get install -y chromium), driven by playwright-core. */
-export const CHROMIUM = process.env.WAYMARK_CHROMIUM ?? "/usr/bin/chromium";
+export { browserMissing, CHROMIUM, launchChromium };
 
 /** Locally a missing browser skips the browser tests; in CI (CI=true) it fails them. */
-export const browserMissing = !existsSync(CHROMIUM);
 export const skipBrowser = browserMissing && process.env.CI !== "true";
-
-export async function launchChromium(): Promise<Browser> {
-  if (browserMissing) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (required when CI=true)`);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-}
 
 /** Inside a describe: one wrangler dev and one Chromium for the block, and a tool caller for the dev account. */
 export function useServerAndBrowser(): { server: () => DevServer; browser: () => Browser; callTool: CallTool } {
