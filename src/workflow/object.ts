@@ -298,7 +298,7 @@ export class WorkflowObject extends DurableObject<Env> {
           const message = error instanceof Error ? error.message : String(error);
           throw new WaymarkError("INPUT_VALIDATION_ERROR", message.startsWith("changes") ? message : `changes: ${message}`);
         }
-        const attributed = attributeOverlaps({ window: this.window(task, now), changes }, this.completedOthers(task.id));
+        const attributed = attributeOverlaps({ window: this.window(task, now), changes }, this.completedDuring(task));
         changes = attributed.kept;
         if (attributed.overlaps.length > 0) {
           overlapping = attributed.overlaps;
@@ -811,12 +811,19 @@ export class WorkflowObject extends DurableObject<Env> {
     };
   }
 
-  private completedOthers(taskId: string): CompletedTaskChanges[] {
-    const tasks = this.sql<TaskRow>`SELECT * FROM tasks WHERE id != ${taskId} AND status != 'in_progress' ORDER BY completed_at`;
-    if (tasks.length === 0) return [];
-    const byTask = new Map<string, PathChange[]>();
-    const rows = this.sql<{
-      task_id: string;
+  /**
+   * The completed tasks whose window can intersect this one's: those that completed after it
+   * started (touching windows are sequential, docs/attribution.md). A workflow run task after
+   * task reads nothing here, however many tasks it has.
+   */
+  private completedDuring(task: TaskRow): CompletedTaskChanges[] {
+    const tasks = this.sql<TaskRow>`
+      SELECT * FROM tasks WHERE id != ${task.id} AND status != 'in_progress' AND completed_at > ${task.started_at} ORDER BY completed_at`;
+    return tasks.map((t) => ({ window: this.window(t, null), changes: this.storedChanges(t.id) }));
+  }
+
+  private storedChanges(taskId: string): PathChange[] {
+    return this.sql<{
       path: string;
       status: string;
       before_mode: string | null;
@@ -824,20 +831,15 @@ export class WorkflowObject extends DurableObject<Env> {
       after_mode: string | null;
       after_blob: string | null;
       committed: number;
-    }>`
-      SELECT task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed FROM file_changes WHERE task_id != ${taskId}`;
-    for (const r of rows) {
-      const list = byTask.get(r.task_id) ?? [];
-      list.push({
+    }>`SELECT path, status, before_mode, before_blob, after_mode, after_blob, committed FROM file_changes WHERE task_id = ${taskId}`.map(
+      (r) => ({
         path: r.path,
         status: r.status as PathChange["status"],
         before: r.before_mode !== null && r.before_blob !== null ? { mode: r.before_mode, blob: r.before_blob } : null,
         after: r.after_mode !== null && r.after_blob !== null ? { mode: r.after_mode, blob: r.after_blob } : null,
         committed: r.committed === 1,
-      });
-      byTask.set(r.task_id, list);
-    }
-    return tasks.map((t) => ({ window: this.window(t, null), changes: byTask.get(t.id) ?? [] }));
+      }),
+    );
   }
 
   private header(): WorkflowHeader {
