@@ -306,7 +306,13 @@ describe("WorkflowObject change attribution", () => {
   it("keeps a change that a task made after an earlier task completed: sequential tasks never overlap", async () => {
     const { id, stub } = await newWorkflow();
     const snapshot = { type: "git" as const, head: HEAD_1, dirty: [] };
-    const changes = { type: "git" as const, start_head: HEAD_1, head: HEAD_1, committed: [], dirty: [dirty("same.ts", file("1"), file("2"))] };
+    const changes = {
+      type: "git" as const,
+      start_head: HEAD_1,
+      head: HEAD_1,
+      committed: [],
+      dirty: [dirty("same.ts", file("1"), file("2"))],
+    };
     const first = value(await stub.startTask(ACME, { workflow_id: id, name: "First", goal: "G", snapshot }));
     value(await stub.completeTask(ACME, { task_id: first.task_id, status: "success", outcome: OUTCOME, changes }));
     const second = value(await stub.startTask(ACME, { workflow_id: id, name: "Second", goal: "G", snapshot }));
