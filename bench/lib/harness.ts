@@ -4,12 +4,14 @@
  * `wrangler dev`, latency statistics, a seeded PRNG, full agent workflows that remember every
  * acknowledged write, and a consistency check of a workflow read back through its share link.
  *
- * It imports only packages and Node built-ins: the benches import it as `harness.ts`, the tests
- * without an extension, and neither may import a sibling `.ts` file through the other's rules.
+ * It imports packages, Node built-ins and the import-free test/support/tool-outcome.ts (with its
+ * extension, which Node's type stripping needs); the benches import it as `harness.ts`, the tests
+ * without an extension.
  * Every request goes to the `url` it is given, which callers take from a local dev server.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { callToolOutcome } from "../../test/support/tool-outcome.ts";
 
 export interface Target {
   /** http://127.0.0.1:<port> */
@@ -95,24 +97,7 @@ export async function connect(target: Target, token = target.token): Promise<Cli
   return client;
 }
 
-export interface Outcome {
-  isError: boolean;
-  text: string;
-  structured: Record<string, unknown>;
-}
-
-export async function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<Outcome> {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    content?: { type: string; text?: string }[];
-    structuredContent?: Record<string, unknown>;
-  };
-  return {
-    isError: result.isError === true,
-    text: (result.content ?? []).map((c) => c.text ?? "").join("\n"),
-    structured: result.structuredContent ?? {},
-  };
-}
+export const callTool = callToolOutcome;
 
 /** Calls a tool that must succeed, timing it into `recorder` under the tool's name. */
 export async function timed(

@@ -8,7 +8,6 @@ import {
   crashDevServer,
   exportView,
   newAcked,
-  type Outcome,
   pool,
   Recorder,
   readEvents,
@@ -21,6 +20,7 @@ import { type DroppingProxy, startDroppingProxy } from "../../bench/lib/proxy";
 import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import type { ToolOutcome } from "../support/tool-outcome";
 
 /**
  * Faults against a real `wrangler dev` on 127.0.0.1 (the full runs are bench/faults.mjs):
@@ -56,7 +56,7 @@ async function helperFor(repo: Repo, url: string, timeoutSeconds: number): Promi
   return client;
 }
 
-const must = (outcome: Outcome, what: string) => {
+const must = (outcome: ToolOutcome, what: string) => {
   if (outcome.isError) throw new Error(`${what}: ${outcome.text}`);
   return outcome.structured;
 };
@@ -157,7 +157,7 @@ describe("faults through wrangler dev", () => {
     const agent = await helperFor(repo, server.url, 2);
     const task = await openTask(agent, repo, "frozen");
     signalDevServer(port, "SIGSTOP");
-    let failed: Outcome;
+    let failed: ToolOutcome;
     const started = performance.now();
     try {
       failed = await callTool(agent, "complete_task", task.complete);

@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import type { DevServer } from "./dev-server";
+import { callToolOutcome } from "./tool-outcome";
 
 /** An SDK v2 client on a running `wrangler dev`, negotiating the newest protocol it can. */
 export async function connectToDevServer(server: DevServer, name = "e2e"): Promise<Client> {
@@ -21,11 +22,7 @@ export async function callTool(
   name: string,
   args: Structured,
 ): Promise<{ structured: Structured; text: string }> {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    content?: { text?: string }[];
-    structuredContent?: Structured;
-  };
-  if (result.isError) throw new Error(`${name}: ${result.content?.[0]?.text}`);
-  return { structured: result.structuredContent ?? {}, text: result.content?.map((c) => c.text ?? "").join("\n") ?? "" };
+  const outcome = await callToolOutcome(client, name, args);
+  if (outcome.isError) throw new Error(`${name}: ${outcome.text}`);
+  return { structured: outcome.structured, text: outcome.text };
 }

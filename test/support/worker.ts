@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type CallableClient, callToolOutcome } from "./tool-outcome";
 
 /** Tokens configured for the workerd test project (vitest.config.ts). */
 export const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" } as const;
@@ -61,29 +62,9 @@ export async function connectV1(token: string = TOKENS.acme): Promise<ClientV1> 
   return client;
 }
 
-export interface ToolCallOutcome {
-  isError: boolean;
-  text: string;
-  structured: Record<string, unknown>;
-}
-
-interface CallableClient {
-  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
-}
-
+export type { CallableClient, ToolOutcome as ToolCallOutcome } from "./tool-outcome";
 /** Calls a tool and flattens the result for assertions. */
-export async function call(client: CallableClient, name: string, args: Record<string, unknown>): Promise<ToolCallOutcome> {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    content?: { type: string; text?: string }[];
-    structuredContent?: Record<string, unknown>;
-  };
-  return {
-    isError: result.isError === true,
-    text: (result.content ?? []).map((c) => c.text ?? "").join("\n"),
-    structured: result.structuredContent ?? {},
-  };
-}
+export const call = callToolOutcome;
 
 /** Calls a tool that must succeed and returns its structured result. */
 export async function ok<T = Record<string, unknown>>(client: CallableClient, name: string, args: Record<string, unknown>): Promise<T> {
