@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import type { Dirent, Stats } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import type { Transition } from "@waymark/protocol/wire";
 import { gitMode, hashPath, isMissing, mapLimit } from "./hash.js";
-import type { ChecksumEntry, LocalChecksumSnapshot, Transition } from "./types.js";
+import type { ChecksumEntry, LocalChecksumSnapshot } from "./local.js";
 
 // Snapshot of a directory that is not a git repository: path -> {mode, blob}. The full
 // list stays on the machine; only its size and digest go to the edge.

@@ -2,10 +2,11 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
+import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
+import type { Changes, Snapshot } from "@waymark/protocol/wire";
+import type { LocalSnapshot } from "./local.js";
 import { runMcp } from "./mcp.js";
-import { resolveChanges } from "./resolve.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
-import type { LocalSnapshot } from "./types.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -86,6 +87,14 @@ ${EXIT_CODES}
 } as const;
 
 class UsageError extends Error {}
+
+export type Resolution = FilesChanged & { files: PathChange[] };
+
+/** The A/M/D list the edge will record for these observations (the shared attribution rule). */
+export function resolveChanges(start: Snapshot, changes: Changes): Resolution {
+  const files = computeNetChanges(start, changes);
+  return { ...summarizeChanges(files), files };
+}
 
 type Io = {
   stdout: (text: string) => void;

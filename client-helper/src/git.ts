@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Transition } from "./types.js";
+import type { Transition } from "@waymark/protocol/wire";
 
 // Every query here is read-only and runs with --no-optional-locks (and
 // GIT_OPTIONAL_LOCKS=0): an agent may be running `git add`/`git commit` in the same

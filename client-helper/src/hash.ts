@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream, lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { lstat, readFile, readlink } from "node:fs/promises";
-import type { FileState } from "./types.js";
+import type { FileState } from "@waymark/protocol/wire";
 
 /** Files above this size are streamed so one huge file cannot exhaust memory. */
 const STREAM_THRESHOLD = 8 * 1024 * 1024;

@@ -3,19 +3,14 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { HELPER_INPUTS } from "@waymark/protocol/wire";
+import type { LocalSnapshot } from "./local.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { TaskStore } from "./store.js";
-import type { LocalSnapshot } from "./types.js";
 
 // The stdio MCP server an agent is configured with: it forwards everything to the
 // remote endpoint and adds what the agent cannot be trusted to report itself.
-
-/** Inputs the helper fills in; agents never see them and cannot supply them. */
-export const HIDDEN_INPUTS: Readonly<Record<string, string>> = {
-  start_task: "snapshot",
-  complete_task: "changes",
-};
 
 export type McpOptions = {
   url: string;
@@ -27,9 +22,13 @@ export type McpOptions = {
   log?: (line: string) => void;
 };
 
+function helperInputOf(tool: string): string | undefined {
+  return Object.hasOwn(HELPER_INPUTS, tool) ? HELPER_INPUTS[tool as keyof typeof HELPER_INPUTS] : undefined;
+}
+
 /** The tool as listed to the agent: the helper-only input removed from its schema. */
 export function hideHelperInputs(tool: Tool): Tool {
-  const hidden = HIDDEN_INPUTS[tool.name];
+  const hidden = helperInputOf(tool.name);
   const schema = tool.inputSchema;
   if (!hidden || !schema.properties || !(hidden in schema.properties)) return tool;
   const { [hidden]: _removed, ...properties } = schema.properties;

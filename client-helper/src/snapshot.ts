@@ -1,5 +1,6 @@
 import { lstat, stat } from "node:fs/promises";
 import { join } from "node:path";
+import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
 import {
   fileState,
@@ -13,17 +14,7 @@ import {
   type StatusResult,
 } from "./git.js";
 import { hashPathQuick, isMissing, mapLimit } from "./hash.js";
-import type {
-  Changes,
-  ChecksumSnapshot,
-  DirtyEntry,
-  FileState,
-  GitChanges,
-  LocalGitSnapshot,
-  LocalSnapshot,
-  Snapshot,
-  Transition,
-} from "./types.js";
+import type { LocalGitSnapshot, LocalSnapshot } from "./local.js";
 
 const HASH_CONCURRENCY = 32;
 const GITLINK = "160000";

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { LocalSnapshot } from "./types.js";
+import type { LocalSnapshot } from "./local.js";
 
 // Per-task state that must survive a helper restart between start_task and
 // complete_task. It lives in the user's cache dir, never inside their repository.

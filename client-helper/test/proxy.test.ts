@@ -3,9 +3,9 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { resolveChanges } from "../src/resolve.js";
-import type { Changes, Snapshot } from "../src/types.js";
+import { resolveChanges } from "../src/cli.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, blackHole, closedPort, ensureBuilt, FakeRemote, SYSTEM_NODE } from "./support.js";
 

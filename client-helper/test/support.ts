@@ -18,13 +18,10 @@ export const BIN = join(HELPER_DIR, "dist", "bin.js");
 export const SYSTEM_NODE = ["/usr/local/bin/node", "/usr/bin/node"].find((p) => existsSync(p)) ?? process.execPath;
 
 let built = false;
-/** Compiles the helper to dist/ once per test file: tests run the real bin, as users do. */
+/** Builds the helper's dist/ once per test file: tests run the real bin, as users do. */
 export function ensureBuilt(): void {
   if (built) return;
-  execFileSync(join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", join(HELPER_DIR, "tsconfig.build.json")], {
-    cwd: REPO_ROOT,
-    stdio: "inherit",
-  });
+  execFileSync(process.execPath, [join(HELPER_DIR, "build.mjs")], { cwd: HELPER_DIR, stdio: "inherit" });
   built = true;
 }
 
