@@ -4,12 +4,14 @@ import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snap
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
 import {
   fileState,
+  type GitContext,
   gitDiffCommits,
   gitHead,
   gitStatus,
   gitSubmoduleHead,
   gitToplevel,
   headFromFiles,
+  inertContext,
   type StatusRecord,
   type StatusResult,
 } from "./git.js";
@@ -63,12 +65,11 @@ function planFor(record: StatusRecord): Plan {
       };
     case "untracked":
       // An untracked nested repository is reported as "dir/": git would record a gitlink.
-      if (record.path.endsWith("/")) return { path: record.path.slice(0, -1), head: null, submodule: true };
-      return { path: record.path, head: null };
+      return record.directory ? { path: record.path, head: null, submodule: true } : { path: record.path, head: null };
   }
 }
 
-async function worktreeState(root: string, plan: Plan): Promise<FileState | null> {
+async function worktreeState(context: GitContext, root: string, plan: Plan): Promise<FileState | null> {
   if (plan.known !== undefined) return plan.known;
   const abs = join(root, plan.path);
   if (plan.submodule) {
@@ -78,7 +79,7 @@ async function worktreeState(root: string, plan: Plan): Promise<FileState | null
       if (isMissing(error)) return null;
       throw error;
     }
-    const commit = await gitSubmoduleHead(abs);
+    const commit = await gitSubmoduleHead(context, abs);
     return commit ? { mode: GITLINK, blob: commit } : null;
   }
   const state = await hashPathQuick(abs);
@@ -89,7 +90,7 @@ async function worktreeState(root: string, plan: Plan): Promise<FileState | null
 }
 
 /** Turns status records into DirtyEntries, hashing only files whose worktree differs from the index. */
-export async function dirtyEntries(root: string, status: StatusResult): Promise<DirtyEntry[]> {
+export async function dirtyEntries(context: GitContext, root: string, status: StatusResult): Promise<DirtyEntry[]> {
   const plans = new Map<string, Plan>();
   for (const record of status.records) {
     const plan = planFor(record);
@@ -103,7 +104,7 @@ export async function dirtyEntries(root: string, status: StatusResult): Promise<
   return mapLimit(list, HASH_CONCURRENCY, async (plan) => ({
     path: plan.path,
     head: plan.head,
-    worktree: await worktreeState(root, plan),
+    worktree: await worktreeState(context, root, plan),
   }));
 }
 
@@ -115,12 +116,14 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (!(await stat(dir)).isDirectory()) throw new Error(`not a directory: ${dir}`);
   // Porcelain status paths are relative to the repository root whatever the working
   // directory, so status can run in `dir` alongside the top-level lookup.
-  const [root, status] = await Promise.allSettled([gitToplevel(dir), gitStatus(dir)]);
+  const context = await inertContext(dir);
+  const [root, status] = await Promise.allSettled([gitToplevel(context), gitStatus(context)]);
   if (root.status === "rejected") throw root.reason;
   if (root.value === null) return scanDirectory(dir, options);
   if (status.status === "rejected") throw status.reason;
   const { head, branch } = status.value;
-  return { type: "git", root: root.value, head, branch, dirty: await dirtyEntries(root.value, status.value) };
+  const rootContext = { ...context, cwd: root.value };
+  return { type: "git", root: root.value, head, branch, dirty: await dirtyEntries(rootContext, root.value, status.value) };
 }
 
 /** What goes to the edge at start_task: never the local checksum list. */
@@ -144,20 +147,21 @@ export function wireSnapshot(snapshot: LocalSnapshot): Snapshot {
 
 async function gitChanges(since: LocalGitSnapshot): Promise<GitChanges> {
   const root = since.root;
+  const context = await inertContext(root);
   const diff = (to: string | null): Promise<Transition[]> =>
-    to === since.head ? Promise.resolve([]) : gitDiffCommits(root, since.head, to);
+    to === since.head ? Promise.resolve([]) : gitDiffCommits(context, since.head, to);
   // status and the commit diff run concurrently against the HEAD read just before; if
   // a commit lands in between, status reports another HEAD and the pair is taken again.
   for (let attempt = 1; ; attempt++) {
-    const headNow = (await headFromFiles(root)) ?? (await gitHead(root));
-    const [status, committed] = await Promise.all([gitStatus(root), diff(headNow)]);
+    const headNow = (await headFromFiles(root)) ?? (await gitHead(context));
+    const [status, committed] = await Promise.all([gitStatus(context), diff(headNow)]);
     if (status.head !== headNow && attempt < 3) continue;
     return {
       type: "git",
       start_head: since.head,
       head: status.head,
       committed: status.head === headNow ? committed : await diff(status.head),
-      dirty: await dirtyEntries(root, status),
+      dirty: await dirtyEntries(context, root, status),
     };
   }
 }
