@@ -54,8 +54,11 @@ export function cleanGitEnv(inherited: NodeJS.ProcessEnv = process.env): NodeJS.
   return env;
 }
 
-/** Where git runs and with which environment (overrides of the repository's command-bearing config included). */
-export type GitContext = { cwd: string; env: NodeJS.ProcessEnv };
+/**
+ * Where git runs and with which environment (overrides of the repository's command-bearing
+ * config included), and the two settings that decide which mode git records for a file.
+ */
+export type GitContext = { cwd: string; env: NodeJS.ProcessEnv; fileMode: boolean; symlinks: boolean };
 
 export function runGit(context: GitContext, args: readonly string[], input?: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -98,8 +101,8 @@ const COMMAND_KEYS: readonly { pattern: RegExp; disabled: string }[] = [
   { pattern: /^credential\.helper$/, disabled: "" },
   { pattern: /^gpg\.(.+\.)?program$/, disabled: "" },
 ];
-const COMMAND_KEYS_REGEXP =
-  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*)$";
+const READ_KEYS_REGEXP =
+  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*)$";
 const UNTRUSTED_SCOPES = new Set(["local", "worktree"]);
 
 export type ConfigEntry = { scope: string; key: string; value: string | null };
@@ -163,7 +166,14 @@ export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = p
   let entries: ConfigEntry[] = [];
   try {
     entries = parseConfigList(
-      await runGit({ cwd: dir, env }, ["config", "--includes", "--show-scope", "--null", "--get-regexp", COMMAND_KEYS_REGEXP]),
+      await runGit({ cwd: dir, env, fileMode: true, symlinks: true }, [
+        "config",
+        "--includes",
+        "--show-scope",
+        "--null",
+        "--get-regexp",
+        READ_KEYS_REGEXP,
+      ]),
     );
   } catch (error) {
     // Exit 1 means no key matched. Other failures (no git, dubious ownership) surface from the next query.
@@ -171,7 +181,66 @@ export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = p
       if (!(isErrno(error) && error.code === "ENOENT")) throw error;
     }
   }
-  return { cwd: dir, env: withConfig(env, untrustedCommandOverrides(entries)) };
+  return {
+    cwd: dir,
+    env: withConfig(env, untrustedCommandOverrides(entries)),
+    fileMode: booleanSetting(entries, "core.filemode"),
+    symlinks: booleanSetting(entries, "core.symlinks"),
+  };
+}
+
+/** git's reading of a boolean key: the last value wins, a key without value is true, default true. */
+function booleanSetting(entries: readonly ConfigEntry[], key: string): boolean {
+  let value = true;
+  for (const entry of entries) {
+    if (entry.key !== key) continue;
+    value = entry.value === null || /^(true|yes|on|1)$/i.test(entry.value.trim());
+  }
+  return value;
+}
+
+/**
+ * git's blob ids of regular files in the work tree, computed as `git add` would (autocrlf,
+ * eol and text attributes, ident, trusted clean filters) without writing any object:
+ * `git hash-object --stdin-paths`, one process for the whole batch. null for a file that is
+ * gone by the time git reads it.
+ */
+export async function gitHashFiles(context: GitContext, paths: readonly Uint8Array[]): Promise<(string | null)[]> {
+  if (paths.length === 0) return [];
+  const input = Buffer.concat(paths.flatMap((path) => [stdinPath(path), NEWLINE]));
+  try {
+    const ids = (await runGit(context, ["hash-object", "--stdin-paths"], input)).toString("latin1").split("\n");
+    if (ids.length - 1 === paths.length) return ids.slice(0, paths.length);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+  }
+  // A file vanished mid-batch (an agent is working here): hash one by one, so only it is lost.
+  if (paths.length === 1) return [null];
+  const ids: (string | null)[] = [];
+  for (const path of paths) ids.push(...(await gitHashFiles(context, [path])));
+  return ids;
+}
+
+const NEWLINE = Buffer.from("\n");
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * A path as one line of --stdin-paths: as is, or C-quoted when a newline, a leading quote or
+ * a trailing carriage return would otherwise change it (git unquotes lines that start with ").
+ */
+function stdinPath(path: Uint8Array): Buffer {
+  const bytes = Buffer.from(path);
+  const needsQuotes = bytes.includes(0x0a) || bytes[0] === QUOTE || bytes[bytes.length - 1] === 0x0d;
+  if (!needsQuotes) return bytes;
+  const out: number[] = [QUOTE];
+  for (const byte of bytes) {
+    if (byte === QUOTE || byte === BACKSLASH) out.push(BACKSLASH, byte);
+    else if (byte < 0x20 || byte === 0x7f) out.push(BACKSLASH, ...Buffer.from(byte.toString(8).padStart(3, "0")));
+    else out.push(byte);
+  }
+  out.push(QUOTE);
+  return Buffer.from(out);
 }
 
 /** Splits -z output into its NUL-terminated fields (bytes, never decoded). */
@@ -432,4 +501,43 @@ export async function gitSubmoduleHead(context: GitContext, dir: string): Promis
 
 function isErrno(error: unknown): error is NodeJS.ErrnoException {
   return error instanceof Error && "code" in error;
+}
+
+/** An index entry whose worktree changes `git status` does not report. */
+export type HiddenEntry = { path: string; flag: "skip-worktree" | "assume-unchanged"; index: FileState };
+
+/**
+ * Index entries flagged skip-worktree (`S`/`s`) or assume-unchanged (lowercase tag), from
+ * `git ls-files -v -s -z` ("<tag> <mode> <object> <stage>\t<path>"). status trusts those
+ * flags and never looks at such files, so edits to them (or an agent hiding an edit with
+ * `git update-index --assume-unchanged`) would go unseen. Unflagged entries (tag `H`) are
+ * skipped without being decoded.
+ */
+export async function gitHiddenEntries(context: GitContext): Promise<HiddenEntry[]> {
+  const out = await runGit(context, ["ls-files", "-v", "-s", "-z"]);
+  const hidden: HiddenEntry[] = [];
+  let start = 0;
+  while (start < out.length) {
+    let end = out.indexOf(NUL, start);
+    if (end < 0) end = out.length;
+    const tag = out[start] as number;
+    if (tag !== 0x48 /* H */) {
+      const tab = out.indexOf(0x09, start);
+      if (tab > start && tab < end) {
+        const [tagText, mode, object, stage] = out.toString("latin1", start, tab).split(" ");
+        const skip = tagText === "S" || tagText === "s";
+        const assumed = tagText !== undefined && tagText !== tagText.toUpperCase();
+        const state = mode && object ? fileState(mode, object) : null;
+        if ((skip || assumed) && stage === "0" && state !== null) {
+          hidden.push({
+            path: encodePathBytes(out.subarray(tab + 1, end)),
+            flag: skip ? "skip-worktree" : "assume-unchanged",
+            index: state,
+          });
+        }
+      }
+    }
+    start = end + 1;
+  }
+  return hidden;
 }

@@ -39,11 +39,22 @@ export class Repo {
   }
 
   git(...args: string[]): string {
+    return this.gitWith({}, ...args);
+  }
+
+  /** git with extra environment (a global config file, say) on top of the fixtures' own. */
+  gitWith(env: NodeJS.ProcessEnv, ...args: string[]): string {
     return execFileSync("git", args, {
       cwd: this.dir,
-      env: GIT_ENV,
+      env: { ...GIT_ENV, ...env },
       encoding: "utf8",
     });
+  }
+
+  /** Writes a file whose name is given as bytes (names that are not UTF-8). */
+  writeBytes(name: Buffer, content: string): this {
+    writeFileSync(Buffer.concat([Buffer.from(`${this.dir}/`), name]), content);
+    return this;
   }
 
   write(path: string, content: string): this {
