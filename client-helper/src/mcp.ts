@@ -3,10 +3,11 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
-import { HELPER_INPUTS } from "@waymark/protocol/wire";
+import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
 import type { LocalSnapshot } from "./local.js";
+import { outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { Remote, RemoteFailure } from "./remote.js";
-import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
+import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { TaskStore } from "./store.js";
 
 // The stdio MCP server an agent is configured with: it forwards everything to the
@@ -167,7 +168,7 @@ export class HelperProxy {
     return this.options.dir ?? process.cwd();
   }
 
-  private async snapshot(dir: string): Promise<LocalSnapshot | null> {
+  private async snapshot(dir: string): Promise<LocalSnapshot | Unavailable> {
     try {
       const previous = this.lastScan?.type === "checksum" ? this.lastScan : null;
       const snapshot = await takeSnapshot(dir, {
@@ -177,21 +178,27 @@ export class HelperProxy {
       if (snapshot.type === "checksum") this.lastScan = snapshot;
       return snapshot;
     } catch (error) {
-      // The task is still recorded; the edge says file changes were not computed.
-      this.log(`waymark: could not snapshot ${dir}: ${error instanceof Error ? error.message : String(error)}`);
-      return null;
+      // The task is still recorded; the edge is told what happened instead of seeing no helper at all.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.log(`waymark: could not snapshot ${dir}: ${reason}`);
+      return unavailable(reason);
     }
   }
 
   private async startTask(input: Record<string, unknown>): Promise<CallToolResult> {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
-    const local = await this.snapshot(dir);
-    if (local) args.snapshot = wireSnapshot(local);
-    const result = await this.remote.request("tools/call", {
-      name: "start_task",
-      arguments: args,
-    });
+    const observed = await this.snapshot(dir);
+    const local = observed.type === "unavailable" ? null : observed;
+    const sent: Snapshot = local ? outgoingSnapshot(local) : (observed as Unavailable);
+    args.snapshot = sent;
+    const result = withWarnings(
+      await this.remote.request("tools/call", {
+        name: "start_task",
+        arguments: args,
+      }),
+      sent.type === "unavailable" ? [sent.reason] : (sent.warnings ?? []),
+    );
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId && local) {
       await this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
@@ -224,21 +231,29 @@ export class HelperProxy {
       }
       args.idempotency_key = record.idempotency_key;
     }
+    let changes: Changes;
     if (record.snapshot) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
-        args.changes = await computeChanges(record.snapshot, {
-          previous,
-          progress: this.log,
-        });
+        changes = outgoingChanges(record.snapshot, await computeChanges(record.snapshot, { previous, progress: this.log }));
       } catch (error) {
-        this.log(`waymark: could not compute changes of task ${taskId}: ${error instanceof Error ? error.message : String(error)}`);
+        const reason = error instanceof Error ? error.message : String(error);
+        this.log(`waymark: could not compute changes of task ${taskId}: ${reason}`);
+        changes = unavailable(reason);
       }
+    } else {
+      changes = unavailable(
+        `the helper has no start snapshot of task ${taskId} in ${dir}: the task was started without the helper, the start snapshot failed, or it was started from another machine or cache directory ($XDG_CACHE_HOME/waymark). Start tasks through the helper in the project directory to record their file changes.`,
+      );
     }
-    const result = await this.remote.request("tools/call", {
-      name: "complete_task",
-      arguments: args,
-    });
+    args.changes = changes;
+    const result = withWarnings(
+      await this.remote.request("tools/call", {
+        name: "complete_task",
+        arguments: args,
+      }),
+      changes.type === "unavailable" ? [changes.reason] : (changes.warnings ?? []),
+    );
     if (!result.isError) await this.store.remove(taskId, record.dir).catch(() => {});
     return result;
   }
@@ -247,6 +262,22 @@ export class HelperProxy {
     await this.remote.close();
     await this.server.close();
   }
+}
+
+function unavailable(reason: string): Unavailable {
+  return { type: "unavailable", reason: readableWarning(reason) };
+}
+
+/**
+ * The helper's own warnings shown to the agent in the tool result's text, unless the edge
+ * already repeated them (it records them with the task too).
+ */
+function withWarnings(result: CallToolResult, warnings: readonly string[]): CallToolResult {
+  if (result.isError || warnings.length === 0) return result;
+  const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
+  const missing = warnings.filter((warning) => !text.includes(warning));
+  if (missing.length === 0) return result;
+  return { ...result, content: [...result.content, { type: "text", text: missing.map((w) => `warning: ${w}`).join("\n") }] };
 }
 
 /** Serves the proxy on stdin/stdout until the client closes stdin. */

@@ -37,6 +37,8 @@ export class FakeRemote {
   readonly received: Received[] = [];
   /** When > 0, that many complete_task requests are recorded and then cut off mid-flight. */
   dropCompletes = 0;
+  /** Bodies above this many bytes are refused with 413, as the edge refuses them. */
+  maxBodyBytes = Number.POSITIVE_INFINITY;
   private server: Server | null = null;
   private nextTask = 1;
   url = "";
@@ -135,6 +137,11 @@ export class FakeRemote {
         "www-authenticate": 'Bearer realm="waymark"',
       });
       res.end(JSON.stringify({ error: "invalid_token" }));
+      return;
+    }
+    if (body.length > this.maxBodyBytes) {
+      res.writeHead(413, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: "payload too large" }));
       return;
     }
     if (this.dropCompletes > 0 && body.includes('"complete_task"')) {
