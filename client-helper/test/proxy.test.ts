@@ -343,7 +343,10 @@ describe("waymark mcp (stdio proxy, real child process)", () => {
     expect(done.isError).toBeFalsy();
     const sent = lastCall("complete_task");
     expect(sent.task_id).toBe("never-started-here");
-    expect(sent.changes).toEqual({ type: "unavailable", reason: expect.stringContaining("has no start snapshot of task never-started-here") });
+    expect(sent.changes).toEqual({
+      type: "unavailable",
+      reason: expect.stringContaining("has no start snapshot of task never-started-here"),
+    });
   });
 
   it("works for SDK v1 clients too", async () => {
