@@ -26,7 +26,6 @@ const RACY_WINDOW_MS = 2000;
 const SLICE_MS = 50;
 const CHUNK = 1024 * 1024;
 const GIT_DIR_NAME = Buffer.from(".git");
-const SLASH = Buffer.from("/");
 
 export type ScanOptions = {
   /** A previous scan of the same directory: files whose stat data did not move keep their blob id. */
@@ -39,8 +38,13 @@ export type ScanOptions = {
 
 const chunkBuffer = Buffer.allocUnsafe(CHUNK);
 
-/** git's blob id of a file's content, read in chunks so a huge file never sits in memory whole. */
-function hashFile(path: Buffer): string | null {
+type Hashed = { blob: string; stats: Stats };
+
+/**
+ * git's blob id of a regular file's content and the stat data of what was read (from the open
+ * file, so no second lookup by name), in chunks so a huge file never sits in memory whole.
+ */
+function hashFile(path: string | Buffer): Hashed | null {
   let fd: number;
   try {
     fd = openSync(path, "r");
@@ -49,27 +53,26 @@ function hashFile(path: Buffer): string | null {
     throw error;
   }
   try {
-    // The size git hashes is the size read; fstat of the open file is the one that matches it.
-    const length = fstatSync(fd).size;
-    const hash = createHash("sha1").update(`blob ${length}\0`);
-    let remaining = length;
+    const stats = fstatSync(fd);
+    const hash = createHash("sha1").update(`blob ${stats.size}\0`);
+    let remaining = stats.size;
     while (remaining > 0) {
       const read = readSync(fd, chunkBuffer, 0, Math.min(CHUNK, remaining), null);
       if (read === 0) break;
       hash.update(chunkBuffer.subarray(0, read));
       remaining -= read;
     }
-    return hash.digest("hex");
+    return { blob: hash.digest("hex"), stats };
   } finally {
     closeSync(fd);
   }
 }
 
-function blobOf(path: Buffer, mode: string): string | null {
-  if (mode !== "120000") return hashFile(path);
+function hashLink(path: string | Buffer): Hashed | null {
   try {
+    const stats = lstatSync(path);
     const target = readlinkSync(path, { encoding: "buffer" });
-    return createHash("sha1").update(`blob ${target.length}\0`).update(target).digest("hex");
+    return { blob: createHash("sha1").update(`blob ${target.length}\0`).update(target).digest("hex"), stats };
   } catch (error) {
     if (isMissing(error)) return null;
     throw error;
@@ -90,10 +93,34 @@ function unchanged(before: ChecksumEntry, stats: Stats, mode: string, previousSc
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** One directory's entries: names as text (fast), or as bytes when one is not valid UTF-8. */
+type Listing = { dirents: Dirent<string>[]; bytes: false } | { dirents: Dirent<Buffer>[]; bytes: true };
+
+function list(dir: string | Buffer): Listing | null {
+  try {
+    const dirents = readdirSync(dir, { withFileTypes: true });
+    // Node decodes names as UTF-8 with replacement: a U+FFFD may stand for bytes that are not UTF-8.
+    if (!dirents.some((dirent) => dirent.name.includes("\ufffd"))) return { dirents, bytes: false };
+    return { dirents: readdirSync(dir, { withFileTypes: true, encoding: "buffer" }), bytes: true };
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/** A directory to walk: its absolute path and its repo-relative wire path ("" at the root), as text or bytes. */
+type Pending = { abs: string | Buffer; rel: string | Buffer };
+
+function join2(parent: string | Buffer, name: string | Buffer, separator: string): string | Buffer {
+  if (typeof parent === "string" && typeof name === "string") return parent === "" ? name : `${parent}${separator}${name}`;
+  const parentBytes = typeof parent === "string" ? Buffer.from(parent) : parent;
+  const nameBytes = typeof name === "string" ? Buffer.from(name) : name;
+  return parentBytes.length === 0 ? nameBytes : Buffer.concat([parentBytes, Buffer.from(separator), nameBytes]);
+}
+
 export async function scanDirectory(root: string, options: ScanOptions = {}): Promise<LocalChecksumSnapshot> {
   const startedAt = Date.now();
   const previous = options.previous?.root === root ? options.previous : null;
-  const rootBytes = Buffer.from(`${root}${sep}`);
   const entries = new Map<string, ChecksumEntry>();
   let seen = 0;
   let hashed = 0;
@@ -106,45 +133,46 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
     lastReport = now;
     options.progress(`waymark: checksum scan of ${root}: ${hashed}/${seen} files hashed${final ? ", done" : ""}`);
   };
-  const pending: Buffer[] = [Buffer.alloc(0)];
+  const pending: Pending[] = [{ abs: root, rel: "" }];
   while (pending.length > 0) {
-    const relative = pending.pop() as Buffer;
-    let dirents: Dirent<Buffer>[];
-    try {
-      dirents = readdirSync(Buffer.concat([rootBytes, relative]), { withFileTypes: true, encoding: "buffer" });
-    } catch (error) {
-      if (isMissing(error)) continue;
-      throw error;
-    }
-    for (const dirent of dirents) {
-      if (dirent.name.equals(GIT_DIR_NAME)) continue;
-      const path = relative.length === 0 ? dirent.name : Buffer.concat([relative, SLASH, dirent.name]);
+    const { abs: dirAbs, rel: dirRel } = pending.pop() as Pending;
+    const listing = list(dirAbs);
+    if (listing === null) continue;
+    for (const dirent of listing.dirents) {
+      const name = dirent.name;
+      if (typeof name === "string" ? name === ".git" : name.equals(GIT_DIR_NAME)) continue;
+      const abs = join2(dirAbs, name, sep);
+      const rel = join2(dirRel, name, "/");
       if (dirent.isDirectory()) {
-        pending.push(path);
+        pending.push({ abs, rel });
         continue;
       }
-      if (!dirent.isFile() && !dirent.isSymbolicLink()) continue;
-      const abs = Buffer.concat([rootBytes, path]);
-      let stats: Stats;
-      try {
-        stats = lstatSync(abs);
-      } catch (error) {
-        if (isMissing(error)) continue;
-        throw error;
-      }
-      const mode = gitMode(stats);
-      if (mode === null) continue;
-      seen++;
-      const key = encodePathBytes(path);
+      const link = dirent.isSymbolicLink();
+      if (!dirent.isFile() && !link) continue;
+      const key = typeof rel === "string" ? rel : encodePathBytes(rel);
       const before = previous?.entries[key];
-      if (before && previous && unchanged(before, stats, mode, previous.scanned_at)) {
-        entries.set(key, before);
-      } else {
-        const blob = blobOf(abs, mode);
-        hashed++;
-        if (blob !== null) {
-          entries.set(key, { mode, blob, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino });
+      if (before && previous) {
+        let stats: Stats;
+        try {
+          stats = lstatSync(abs);
+        } catch (error) {
+          if (isMissing(error)) continue;
+          throw error;
         }
+        const mode = gitMode(stats);
+        if (mode !== null && unchanged(before, stats, mode, previous.scanned_at)) {
+          seen++;
+          entries.set(key, before);
+          continue;
+        }
+      }
+      const result = link ? hashLink(abs) : hashFile(abs);
+      const mode = result ? gitMode(result.stats) : null;
+      seen++;
+      hashed++;
+      if (result && mode !== null) {
+        const { stats } = result;
+        entries.set(key, { mode, blob: result.blob, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino });
       }
       if (Date.now() - sliceStart > SLICE_MS) {
         report(false);
@@ -155,16 +183,16 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
   }
   report(true);
   const sorted: Record<string, ChecksumEntry> = {};
-  const digest = createHash("sha256");
+  const lines: string[] = [];
   for (const path of [...entries.keys()].sort()) {
     const entry = entries.get(path) as ChecksumEntry;
     sorted[path] = entry;
-    digest.update(`${entry.mode} ${entry.blob} ${path}\0`);
+    lines.push(`${entry.mode} ${entry.blob} ${path}\0`);
   }
   return {
     type: "checksum",
     files: entries.size,
-    digest: digest.digest("hex"),
+    digest: createHash("sha256").update(lines.join("")).digest("hex"),
     root,
     scanned_at: startedAt,
     entries: sorted,
