@@ -3,9 +3,10 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
 import type { LocalSnapshot } from "./local.js";
-import { outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
+import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { TaskStore } from "./store.js";
@@ -188,22 +189,28 @@ export class HelperProxy {
   private async startTask(input: Record<string, unknown>): Promise<CallToolResult> {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
+    const startedAt = Date.now();
     const observed = await this.snapshot(dir);
     const local = observed.type === "unavailable" ? null : observed;
     const sent: Snapshot = local ? outgoingSnapshot(local) : (observed as Unavailable);
+    if (local && sent.type !== "unavailable") {
+      const open = await this.store.concurrent(local.root, "", startedAt, null).catch(() => []);
+      if (open.length > 0) sent.concurrent = open;
+    }
     args.snapshot = sent;
     const result = withWarnings(
       await this.remote.request("tools/call", {
         name: "start_task",
         arguments: args,
       }),
-      sent.type === "unavailable" ? [sent.reason] : (sent.warnings ?? []),
+      helperWarnings(sent),
     );
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId && local) {
       await this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
         this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
       });
+      await this.store.markStarted(local.root, taskId, startedAt).catch(() => {});
     }
     return result;
   }
@@ -232,10 +239,17 @@ export class HelperProxy {
       args.idempotency_key = record.idempotency_key;
     }
     let changes: Changes;
-    if (record.snapshot) {
+    let changed: string[] = [];
+    const start = record.snapshot;
+    if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
-        changes = outgoingChanges(record.snapshot, await computeChanges(record.snapshot, { previous, progress: this.log }));
+        const observed = await computeChanges(start, { previous, progress: this.log });
+        changed = changedPaths(start, observed);
+        changes = outgoingChanges(start, observed);
+        const mark = await this.store.mark(start.root, taskId).catch(() => null);
+        const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
+        if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         this.log(`waymark: could not compute changes of task ${taskId}: ${reason}`);
@@ -252,8 +266,12 @@ export class HelperProxy {
         name: "complete_task",
         arguments: args,
       }),
-      changes.type === "unavailable" ? [changes.reason] : (changes.warnings ?? []),
+      helperWarnings(changes),
     );
+    if (!result.isError && start) {
+      const mark = (await this.store.mark(start.root, taskId).catch(() => null)) ?? { task_id: taskId, started_at: 0, completed_at: null };
+      await this.store.markCompleted(start.root, mark, changed).catch(() => {});
+    }
     if (!result.isError) await this.store.remove(taskId, record.dir).catch(() => {});
     return result;
   }

@@ -33,6 +33,12 @@ export function outgoingSnapshot(local: LocalSnapshot): Snapshot {
   return { ...wire, dirty: [], dirty_omitted: wire.dirty.length };
 }
 
+/** The paths a task changed per the shared rule (before any ceiling), to compare with other tasks. */
+export function changedPaths(start: LocalSnapshot, changes: Changes): string[] {
+  if (changes.type === "unavailable") return [];
+  return computeNetChanges(wireSnapshot(start), changes).map((change) => change.path);
+}
+
 /** The end observations as sent: as they are when they and the start snapshot fit, else resolved here. */
 export function outgoingChanges(start: LocalSnapshot, changes: Changes): Changes {
   const sentStart = outgoingSnapshot(start);

@@ -5,8 +5,19 @@
  * (docs/attribution.md, "How the edge resolves a path"), the files_changed summary with
  * renames paired, and the per-directory summary of lists too large to send.
  */
-import { comparePaths, decodeWirePath, ESCAPED_PATH_PREFIX, encodePathBytes, isEscapedPath, sortPaths } from "./paths";
-import type { Changes, DirtyEntry, FileState, GitChanges, GitSnapshot, NetTransition, Snapshot, Transition, Truncation } from "./wire";
+import { comparePaths, decodeWirePath, displayPath, ESCAPED_PATH_PREFIX, encodePathBytes, isEscapedPath, sortPaths } from "./paths";
+import type {
+  Changes,
+  ConcurrentTask,
+  DirtyEntry,
+  FileState,
+  GitChanges,
+  GitSnapshot,
+  NetTransition,
+  Snapshot,
+  Transition,
+  Truncation,
+} from "./wire";
 import { WIRE_LIMITS } from "./wire";
 
 export type ChangeStatus = "A" | "M" | "D";
@@ -72,11 +83,24 @@ export function computeNetChanges(snapshot: Snapshot, changes: Changes): PathCha
   throw new ChangesMismatchError(`changes.type: must match the start snapshot's type ("${snapshot.type}"), got "${changes.type}"`);
 }
 
-/** What the helper reported about its own observations, to show next to the files it found. */
+/**
+ * What the helper reported about its own observations, to show next to the files it found:
+ * its warnings, and the other tasks open on the same working tree during this one.
+ */
 export function helperWarnings(data: Snapshot | Changes | null | undefined): string[] {
   if (!data) return [];
   if (data.type === "unavailable") return [data.reason];
-  return data.warnings ?? [];
+  return [...(data.warnings ?? []), ...(data.concurrent ?? []).map(describeConcurrentTask)];
+}
+
+function describeConcurrentTask(task: ConcurrentTask): string {
+  const window = `from ${new Date(task.started_at).toISOString()} to ${task.completed_at === null ? "now (still open)" : new Date(task.completed_at).toISOString()}`;
+  const opening = `Task ${task.task_id} was also open on this working tree ${window}: changes made there in that time may be attributed to both tasks.`;
+  if (task.shared_paths === undefined) return opening;
+  const count = task.shared_count ?? task.shared_paths.length;
+  if (count === 0) return `${opening} No file changed by both.`;
+  const named = task.shared_paths.map(displayPath).join(", ");
+  return `${opening} Changed by both (${count}): ${named}${count > task.shared_paths.length ? ", …" : ""}.`;
 }
 
 /** The summary of what the helper could not list, if anything. */

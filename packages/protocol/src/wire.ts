@@ -24,6 +24,10 @@ export const WIRE_LIMITS = {
   BRANCH_CHARS: 1000,
   WARNINGS: 10,
   WARNING_CHARS: 1000,
+  /** Other tasks open on the same working tree that one report names. */
+  CONCURRENT_TASKS: 20,
+  /** Paths named per overlapping task (the count is exact beyond it). */
+  SHARED_PATHS: 50,
   METRIC_TOKENS: 10_000_000_000,
   METRIC_COST_USD: 1_000_000,
   MODEL_CHARS: 200,
@@ -84,6 +88,21 @@ export const truncationSchema = z.strictObject({
   other: z.number().int().min(0),
 });
 
+/**
+ * Another task whose window overlapped this one on the same working tree, as the helper
+ * recorded it on this machine (any workflow, any agent using the same endpoint). Times are
+ * epoch milliseconds; `shared_paths` are files both tasks changed, known once the other task
+ * completed (`shared_count` is exact when the list is cut).
+ */
+export const concurrentTaskSchema = z.strictObject({
+  task_id: z.string().min(1).max(64).refine(isReadableText, READABLE_TEXT_RULE),
+  started_at: z.number().int().min(0),
+  completed_at: z.number().int().min(0).nullable(),
+  shared_paths: z.array(repoPathSchema).max(WIRE_LIMITS.SHARED_PATHS).optional(),
+  shared_count: z.number().int().min(0).optional(),
+});
+const concurrentSchema = z.array(concurrentTaskSchema).max(WIRE_LIMITS.CONCURRENT_TASKS);
+
 /** One entry per path: a path listed twice would make the snapshot ambiguous. */
 function uniquePaths<T extends { path: string }>(entries: T[], ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
@@ -104,12 +123,14 @@ export const gitSnapshotSchema = z.strictObject({
    */
   dirty_omitted: z.number().int().min(1).optional(),
   warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
 });
 export const checksumSnapshotSchema = z.strictObject({
   type: z.literal("checksum"),
   files: z.number().int().min(0),
   digest: z.string().max(128),
   warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
 });
 /** The helper ran and could not observe the project; `reason` says what happened and how to fix it. */
 export const unavailableSchema = z.strictObject({
@@ -125,11 +146,13 @@ export const gitChangesSchema = z.strictObject({
   committed: z.array(transitionSchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
   dirty: z.array(dirtyEntrySchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
   warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
 });
 export const checksumChangesSchema = z.strictObject({
   type: z.literal("checksum"),
   transitions: z.array(transitionSchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
   warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
 });
 /**
  * Changes the helper resolved itself with the shared attribution rule, for any start snapshot:
@@ -140,6 +163,7 @@ export const netChangesSchema = z.strictObject({
   transitions: z.array(netTransitionSchema).max(WIRE_LIMITS.CHANGE_ENTRIES).superRefine(uniquePaths),
   truncated: truncationSchema.optional(),
   warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
 });
 export const changesSchema = z.discriminatedUnion("type", [gitChangesSchema, checksumChangesSchema, netChangesSchema, unavailableSchema]);
 
@@ -148,6 +172,7 @@ export type DirtyEntry = z.infer<typeof dirtyEntrySchema>;
 export type Transition = z.infer<typeof transitionSchema>;
 export type NetTransition = z.infer<typeof netTransitionSchema>;
 export type Truncation = z.infer<typeof truncationSchema>;
+export type ConcurrentTask = z.infer<typeof concurrentTaskSchema>;
 export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
 export type ChecksumSnapshot = z.infer<typeof checksumSnapshotSchema>;
 export type Unavailable = z.infer<typeof unavailableSchema>;
