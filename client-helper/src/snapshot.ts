@@ -6,8 +6,8 @@
  * disk are computed the way git would record them (its content conversions and mode rules).
  */
 import { lstatSync, readlinkSync, type Stats } from "node:fs";
-import { lstat, stat } from "node:fs/promises";
-import { relative, sep } from "node:path";
+import { lstat, realpath, stat } from "node:fs/promises";
+import { isAbsolute, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire";
@@ -231,8 +231,7 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (root.status === "rejected") throw explainGitFailure(root.reason, dir);
   if (root.value === null) return scanDirectory(dir, options);
   const rootContext = { ...context, cwd: root.value };
-  const projectInRepository = relative(root.value, dir).split(sep).join("/");
-  if (projectInRepository !== "" && (await gitIgnoresDirectory(rootContext, projectInRepository))) {
+  if (await ignoredByRepository(rootContext, root.value, dir)) {
     const scan = await scanDirectory(dir, options);
     scan.warnings = [
       `The project directory ${dir} is ignored by the enclosing git repository at ${root.value}, so git cannot see its files: changes were compared by checksums instead. Make it a repository of its own (git init) or stop ignoring it to get commit-level detail.`,
@@ -250,6 +249,17 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
     dirty: await dirtyEntries(rootContext, root.value, status.value, hidden.value),
   };
   return snapshot;
+}
+
+/**
+ * True when the project directory lies inside the repository's work tree but git ignores it
+ * (a project kept in an ignored folder of an enclosing repository): git then sees none of its files.
+ */
+async function ignoredByRepository(context: GitContext, root: string, dir: string): Promise<boolean> {
+  // git reports the top level with symlinks resolved: compare like with like.
+  const inside = relative(await realpath(root), await realpath(dir));
+  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return false;
+  return gitIgnoresDirectory(context, inside.split(sep).join("/")).catch(() => false);
 }
 
 /** A branch name is context for people; an absurdly long one is cut rather than refused. */

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { displayPath } from "@waymark/protocol/paths";
 import { type Changes, changesSchema, type Snapshot, snapshotSchema } from "@waymark/protocol/wire";
@@ -125,5 +125,16 @@ describe("the project directory itself is observed", () => {
     expect(start.type !== "unavailable" && start.warnings?.[0]).toMatch(/ignored by the enclosing git repository/);
     expect(changes.type !== "unavailable" && changes.warnings?.[0]).toMatch(/compared by checksums/);
     expect(listed).toEqual(["M a.txt", "A b.txt"]);
+  });
+});
+
+describe("the project directory reached through a symlink", () => {
+  it("a subdirectory of a repository opened through a symlinked path is observed with git", async () => {
+    const repo = Repo.init().write("pkg/a.txt", "a\n").commitAll("base");
+    const link = join(tempDir(), "linked");
+    symlinkSync(repo.dir, link);
+    const { start, listed } = await task(join(link, "pkg"), () => repo.write("pkg/a.txt", "a2\n"));
+    expect(start.type).toBe("git");
+    expect(listed).toEqual(["M pkg/a.txt"]);
   });
 });
