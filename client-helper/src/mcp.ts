@@ -186,6 +186,16 @@ export class HelperProxy {
     }
   }
 
+  /** Forwards a call with the helper's data attached, and shows the agent what the helper has to say about it. */
+  private async callWithHelperData(
+    tool: keyof typeof HELPER_INPUTS,
+    args: Record<string, unknown>,
+    data: Snapshot | Changes,
+  ): Promise<CallToolResult> {
+    const result = await this.remote.request("tools/call", { name: tool, arguments: { ...args, [HELPER_INPUTS[tool]]: data } });
+    return withWarnings(result, helperWarnings(data));
+  }
+
   private async startTask(input: Record<string, unknown>): Promise<CallToolResult> {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
@@ -197,14 +207,7 @@ export class HelperProxy {
       const open = await this.store.concurrent(local.root, "", startedAt, null).catch(() => []);
       if (open.length > 0) sent.concurrent = open;
     }
-    args.snapshot = sent;
-    const result = withWarnings(
-      await this.remote.request("tools/call", {
-        name: "start_task",
-        arguments: args,
-      }),
-      helperWarnings(sent),
-    );
+    const result = await this.callWithHelperData("start_task", args, sent);
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId && local) {
       await this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
@@ -260,14 +263,7 @@ export class HelperProxy {
         `the helper has no start snapshot of task ${taskId} in ${dir}: the task was started without the helper, the start snapshot failed, or it was started from another machine or cache directory ($XDG_CACHE_HOME/waymark). Start tasks through the helper in the project directory to record their file changes.`,
       );
     }
-    args.changes = changes;
-    const result = withWarnings(
-      await this.remote.request("tools/call", {
-        name: "complete_task",
-        arguments: args,
-      }),
-      helperWarnings(changes),
-    );
+    const result = await this.callWithHelperData("complete_task", args, changes);
     if (!result.isError && start) {
       const mark = (await this.store.mark(start.root, taskId).catch(() => null)) ?? { task_id: taskId, started_at: 0, completed_at: null };
       await this.store.markCompleted(start.root, mark, changed).catch(() => {});
