@@ -1,9 +1,12 @@
 /**
  * @module changes
  * Change attribution at the edge: the shared rule of @waymark/protocol/attribution applied to
- * the helper's wire data (@waymark/protocol/wire). Kept as a module of its own so the edge
- * imports one place for the rule and the types it works on.
+ * the helper's wire data (@waymark/protocol/wire), plus the edge's reading of what the helper
+ * sent or did not send (warnings to record with the task).
  */
+import { ChangesMismatchError, computeNetChanges, helperWarnings, type PathChange, truncationOf } from "@waymark/protocol/attribution";
+import type { Changes, Snapshot, Truncation } from "@waymark/protocol/wire";
+
 export {
   type ChangeStatus,
   ChangesMismatchError,
@@ -21,6 +24,7 @@ export type {
   Changes,
   ChecksumChanges,
   ChecksumSnapshot,
+  ConcurrentTask,
   DirtyEntry,
   FileState,
   GitChanges,
@@ -32,3 +36,41 @@ export type {
   Truncation,
   Unavailable,
 } from "@waymark/protocol/wire";
+
+export const NO_SNAPSHOT_WARNING =
+  "No snapshot: file changes will not be computed. Run the agent through the Waymark helper (npx waymark-helper mcp) to record them.";
+export const NO_HELPER_DATA_WARNING =
+  "File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.";
+
+/** Warnings of start_task: no helper at all, or what the helper said about its snapshot. */
+export function startWarnings(snapshot: Snapshot | undefined): string[] {
+  return snapshot === undefined ? [NO_SNAPSHOT_WARNING] : helperWarnings(snapshot);
+}
+
+export interface HelperAttribution {
+  changes: PathChange[];
+  /** The helper's summary of changes too many to list; goes into files_changed as it is. */
+  truncated?: Truncation;
+  warnings: string[];
+}
+
+/**
+ * What a task changed according to the helper's data: `snapshot` is the start snapshot as
+ * stored (null when the task started without one), `changes` what complete_task carried.
+ * Never claims "without helper data" when the helper sent anything, even an explanation.
+ * Throws ChangesMismatchError (its message names the field) when the data cannot be compared.
+ */
+export function attributeHelperData(snapshot: Snapshot | null, changes: Changes | undefined): HelperAttribution {
+  if (changes === undefined) return { changes: [], warnings: [NO_HELPER_DATA_WARNING] };
+  if (snapshot === null || snapshot.type === "unavailable") {
+    if (changes.type === "git") {
+      throw new ChangesMismatchError("changes: git changes need the git snapshot of start_task, and this task was started without one");
+    }
+    // A checksum comparison or a resolution made on the machine stands on its own.
+    snapshot = { type: "checksum", files: 0, digest: "" };
+  }
+  const attribution: HelperAttribution = { changes: computeNetChanges(snapshot, changes), warnings: helperWarnings(changes) };
+  const truncated = truncationOf(changes);
+  if (truncated) attribution.truncated = truncated;
+  return attribution;
+}

@@ -1,6 +1,6 @@
 import { limitChanges } from "@waymark/protocol/attribution";
 import { describe, expect, it } from "vitest";
-import { type ChangeStatus, computeNetChanges, summarizeChanges, truncationOf } from "../../src/domain/changes";
+import { attributeHelperData, type ChangeStatus, computeNetChanges, summarizeChanges, truncationOf } from "../../src/domain/changes";
 
 type Entry = { path: string; status: ChangeStatus };
 const entries = (paths: string[], status: ChangeStatus = "A"): Entry[] => paths.map((path) => ({ path, status }));
@@ -84,5 +84,52 @@ describe("the truncated marker reaches files_changed", () => {
       uncommitted: [],
       truncated,
     });
+  });
+});
+
+describe("attributeHelperData: the edge's reading of what the helper sent", () => {
+  const state = { mode: "100644", blob: "2".repeat(40) };
+  const git = { type: "git" as const, head: "a".repeat(40), dirty: [] };
+  it.each([
+    { case: "no helper data at all", snapshot: git, changes: undefined, paths: [], warning: /without helper data/ },
+    {
+      case: "the helper could not observe: its reason, never 'without helper data'",
+      snapshot: git,
+      changes: { type: "unavailable" as const, reason: "the start commit is gone" },
+      paths: [],
+      warning: /^the start commit is gone$/,
+    },
+    {
+      case: "net changes for a task started without a snapshot",
+      snapshot: null,
+      changes: { type: "net" as const, transitions: [{ path: "x", before: null, after: state }] },
+      paths: ["x"],
+      warning: undefined,
+    },
+    {
+      case: "a concurrent task on the same working tree becomes a warning",
+      snapshot: git,
+      changes: {
+        type: "git" as const,
+        start_head: "a".repeat(40),
+        head: "a".repeat(40),
+        committed: [],
+        dirty: [],
+        concurrent: [{ task_id: "tk_other", started_at: 0, completed_at: null }],
+      },
+      paths: [],
+      warning: /Task tk_other was also open on this working tree/,
+    },
+  ])("$case", ({ snapshot, changes, paths, warning }) => {
+    const result = attributeHelperData(snapshot, changes);
+    expect(result.changes.map((c) => c.path)).toEqual(paths);
+    if (warning) expect(result.warnings.join("\n")).toMatch(warning);
+    else expect(result.warnings).toEqual([]);
+    if (changes) expect(result.warnings.join("\n")).not.toMatch(/without helper data/);
+  });
+
+  it("git changes without a start snapshot are refused, naming the field", () => {
+    const changes = { type: "git" as const, start_head: null, head: null, committed: [], dirty: [] };
+    expect(() => attributeHelperData(null, changes)).toThrow(/^changes: git changes need the git snapshot/);
   });
 });
