@@ -5,7 +5,7 @@
  * end, the same plus the commits since. Outside what git tracks, a checksum scan. States on
  * disk are computed the way git would record them (its content conversions and mode rules).
  */
-import { lstatSync, readlinkSync, type Stats } from "node:fs";
+import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { lstat, realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
@@ -138,7 +138,7 @@ async function worktreeStates(context: GitContext, root: string, plans: readonly
     toHash.map(({ index }) => decodeWirePath((plans[index] as Plan).path) ?? new Uint8Array()),
   );
   toHash.forEach(({ index, mode }, at) => {
-    const blob = blobs[at];
+    const blob = blobs[at] ?? rawBlob(fsPath(root, (plans[index] as Plan).path));
     states[index] = blob ? { mode, blob } : null;
   });
   await Promise.all(
@@ -155,6 +155,16 @@ async function worktreeStates(context: GitContext, root: string, plans: readonly
     }),
   );
   return states;
+}
+
+/** The blob id of a file git could not hash: its raw content, or null when it is really gone (an agent deleted it meanwhile). */
+function rawBlob(path: Buffer): string | null {
+  try {
+    return blobId(readFileSync(path));
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
 }
 
 /** Turns status records (and hidden index entries) into DirtyEntries, hashing only what git did not already compare. */
