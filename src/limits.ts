@@ -42,4 +42,14 @@ export const LIMITS = {
   WEBHOOK_TIMEOUT_MS: 10_000,
   WEBHOOK_RETRY_BASE_MS: 30_000,
   WEBHOOK_ERROR: 300,
+  // Quotas and retention (workflow object and account index).
+  IDEMPOTENCY_TTL_MS: 7 * 24 * 3600 * 1000,
+  WORKFLOW_EVENTS: 100_000,
+  WORKFLOW_BYTES: 64 * 1024 * 1024,
+  ACCOUNT_WORKFLOWS: 10_000,
+  ACCOUNT_BYTES: 2 * 1024 * 1024 * 1024,
+  // Live followers: bounded catch-up and sockets.
+  LIVE_PAGE_BYTES: 512 * 1024,
+  LIVE_SOCKETS_PER_WORKFLOW: 100,
+  LIVE_SOCKETS_PER_CLIENT: 8,
 } as const;

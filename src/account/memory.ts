@@ -1,6 +1,6 @@
 import { LIMITS } from "../limits";
-import type { Sql } from "../workflow/sql";
-import type { DecisionView, IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../workflow/view";
+import type { Sql } from "../storage/sql";
+import type { DecisionView, IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
 
 /**
  * Memory: the account's full-text index (SQLite FTS5, BM25 ranking) over its workflows'

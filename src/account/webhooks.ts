@@ -1,8 +1,8 @@
 import { fail, ok, type Result } from "../errors";
 import { randomToken } from "../ids";
 import { LIMITS } from "../limits";
-import type { Sql } from "../workflow/sql";
-import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../workflow/view";
+import type { Sql } from "../storage/sql";
+import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
 
 /**
  * Webhooks: an account registers URLs that receive a signed POST when an issue needs human
