@@ -22,7 +22,7 @@ export const LIMITS = {
   LOGS_PER_TASK: 200,
   MILESTONES_ADVISED: 5,
   EVENTS_PAGE: 500,
-  // Metrics reported at complete_task (issue 5).
+  // Metrics reported at complete_task.
   METRIC_TOKENS: 10_000_000_000,
   METRIC_COST_USD: 1_000_000,
   // Memory: the account's full-text index of past work.

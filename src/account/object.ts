@@ -18,7 +18,7 @@ import {
   webhookUrlProblem,
 } from "./webhooks";
 
-/** What a workflow object pushes with its summary after a write (issue 5). */
+/** What a workflow object pushes with its summary after a write. */
 export interface WorkflowPush {
   documents?: MemoryDocument[];
   notifications?: Notification[];
@@ -82,7 +82,7 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE workflows ADD COLUMN share_revoked_at TEXT",
     ],
   },
-  // Issue 5: resume by name (name_key = trimmed, case-folded name; backfilled here for ASCII,
+  // Resume by name (name_key = trimmed, case-folded name; backfilled here for ASCII,
   // rewritten with JavaScript's case folding by the next push), usage totals, memory.
   {
     version: 3,

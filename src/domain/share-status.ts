@@ -21,3 +21,12 @@ export function shareStatus(row: { revoked_at: number | null; expires_at: number
   if (row.expires_at !== null && row.expires_at <= now) return "expired";
   return "active";
 }
+
+/** Longest expiry accepted: a year. Longer-lived sharing is "no expiry". */
+export const MAX_SHARE_SECONDS = 365 * 24 * 3600;
+
+/** Why an expiry (seconds from now, null for none) is refused, or null. */
+export function expiryProblem(seconds: number | null): string | null {
+  if (seconds === null || (Number.isInteger(seconds) && seconds > 0 && seconds <= MAX_SHARE_SECONDS)) return null;
+  return `expires_in_seconds: must be a whole number of seconds from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`;
+}

@@ -13,6 +13,9 @@ export interface EventsPage {
   has_more: boolean;
 }
 
+/** What an event adds on the wire around its data (seq, time, type, task id, JSON framing). */
+const EVENT_ENVELOPE_BYTES = 200;
+
 type EventRow = { seq: number; at: number; type: string; task_id: string | null; data: string };
 
 export class EventLog {
@@ -40,7 +43,7 @@ export class EventLog {
     const events: WorkflowEvent[] = [];
     let bytes = 0;
     for (const row of rows.slice(0, limit)) {
-      bytes += row.data.length;
+      bytes += row.data.length + EVENT_ENVELOPE_BYTES;
       if (events.length > 0 && bytes > maxBytes) break;
       events.push({
         seq: row.seq,

@@ -6,9 +6,19 @@
  */
 import type { PathChange, Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
-import type { DecisionView, IssueView, JsonObject, MilestoneView, TaskView, WorkflowHeader, WorkflowSummary } from "../domain/view";
+import type {
+  DecisionView,
+  IssueView,
+  JsonObject,
+  MilestoneView,
+  TaskView,
+  WorkflowHeader,
+  WorkflowSummary,
+  WorkflowView,
+} from "../domain/view";
 import { WaymarkError } from "../errors";
 import type { Sql } from "../storage/sql";
+import type { LogDecisionInput, LogIssueInput, LogMilestoneInput, StartTaskInput } from "./inputs";
 import type { RunningTotals } from "./totals";
 
 export type TaskRow = {
@@ -77,6 +87,9 @@ type ChangeRow = {
   after_blob: string | null;
   committed: number;
 };
+
+/** Two blob ids, two modes and the row's own cost: what a snapshot entry stores besides its path. */
+const SNAPSHOT_ENTRY_OVERHEAD = 100;
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
@@ -187,6 +200,19 @@ export class WorkflowRecords {
       output_tokens: t.output_tokens,
       cost_usd: t.cost_usd,
       bytes_stored: totals.usage().bytes_stored,
+    };
+  }
+
+  /** The whole workflow, for pages, exports and the workflow resource. */
+  view(totals: RunningTotals, lastSeq: number): WorkflowView {
+    return {
+      workflow: this.header(),
+      tasks: this.tasks(),
+      decisions: this.decisions(),
+      issues: this.issues(),
+      milestones: this.milestones(),
+      totals: totals.read(),
+      last_seq: lastSeq,
     };
   }
 
@@ -302,6 +328,50 @@ export class WorkflowRecords {
         committed: r.committed === 1,
       }),
     );
+  }
+
+  /** Stores a new task and its start snapshot; returns the bytes the snapshot entries take. */
+  insertTask(taskId: string, input: StartTaskInput, now: number): number {
+    const snapshot = input.snapshot;
+    const meta =
+      snapshot?.type === "checksum"
+        ? { files: snapshot.files, digest: snapshot.digest }
+        : snapshot?.type === "git"
+          ? { branch: snapshot.branch ?? null, dirty: snapshot.dirty.length }
+          : null;
+    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at)
+      VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
+              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
+    if (snapshot?.type !== "git") return 0;
+    let bytes = 0;
+    for (const entry of snapshot.dirty) {
+      this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
+        VALUES (${taskId}, ${entry.path}, ${entry.head?.mode ?? null}, ${entry.head?.blob ?? null},
+                ${entry.worktree?.mode ?? null}, ${entry.worktree?.blob ?? null})
+        ON CONFLICT (task_id, path) DO UPDATE SET head_mode = excluded.head_mode, head_blob = excluded.head_blob,
+          worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
+      bytes += entry.path.length + SNAPSHOT_ENTRY_OVERHEAD;
+    }
+    return bytes;
+  }
+
+  insertDecision(id: string, taskId: string, input: LogDecisionInput, now: number): DecisionView | null {
+    this.sql`INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
+      VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
+              ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now})`;
+    return this.decision(id);
+  }
+
+  insertIssue(id: string, taskId: string, input: LogIssueInput, now: number): IssueView | null {
+    this.sql`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at)
+      VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})`;
+    return this.issue(id);
+  }
+
+  insertMilestone(id: string, taskId: string, input: LogMilestoneInput, now: number): MilestoneView | null {
+    this.sql`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at)
+      VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now})`;
+    return this.milestone(id);
   }
 
   /** Stores a task's attributed changes; returns how many paths no earlier task had changed. */

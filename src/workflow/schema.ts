@@ -112,9 +112,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       )`,
     ],
   },
-  // Share links (issue 4): the current link's hash, salt, expiry and revocation.
+  // Share links: the current link's hash, salt, expiry and revocation.
   { version: 2, statements: SHARE_MIGRATION_STATEMENTS },
-  // Usage per task, as the agent reports it at complete_task (issue 5); NULL when not reported.
+  // Usage per task, as the agent reports it at complete_task; NULL when not reported.
   {
     version: 3,
     statements: [

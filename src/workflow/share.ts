@@ -10,10 +10,10 @@
  * dashboard show the current link again later (it needs the server secret to do so);
  * if the secret changes, existing links keep working but can no longer be re-displayed.
  */
-import { type ShareInfo, type ShareStatus, shareStatus } from "../domain/share-status";
+import { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus } from "../domain/share-status";
 import type { Sql } from "../storage/sql";
 
-export { type ShareInfo, type ShareStatus, shareStatus };
+export { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus };
 
 const SHARE_TOKEN = /^sh_([a-z2-7]{20})_([a-z2-7]{32})$/;
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
@@ -77,9 +77,6 @@ export const SHARE_MIGRATION_STATEMENTS = [
 ];
 
 type ShareRow = { token_hash: string; salt: string; created_at: number; expires_at: number | null; revoked_at: number | null };
-
-/** Longest expiry accepted: a year. Longer-lived sharing is "no expiry". */
-export const MAX_SHARE_SECONDS = 365 * 24 * 3600;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

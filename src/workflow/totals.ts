@@ -6,7 +6,7 @@
  */
 
 import { roundCost, type Totals } from "../domain/view";
-import { WaymarkError } from "../errors";
+import { type Failure, fail, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 
@@ -86,4 +86,15 @@ export class RunningTotals {
   issueLogged(review: boolean): void {
     this.sql`UPDATE totals SET issues = issues + 1, reviews_needed = reviews_needed + ${review ? 1 : 0} WHERE id = 1`;
   }
+}
+
+/** Why the account may not start another workflow, or null. Checked when a workflow starts. */
+export function accountQuotaFailure(usage: { workflows: number; bytes_stored: number }): Failure | null {
+  if (usage.workflows >= LIMITS.ACCOUNT_WORKFLOWS) {
+    return fail("QUOTA_EXCEEDED", `account: at most ${LIMITS.ACCOUNT_WORKFLOWS} workflows per account`);
+  }
+  if (usage.bytes_stored >= LIMITS.ACCOUNT_BYTES) {
+    return fail("QUOTA_EXCEEDED", `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account`);
+  }
+  return null;
 }
