@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { LIMITS } from "../../../src/limits";
 import { changesSchema, snapshotSchema } from "../../../src/mcp/fields";
+import { globProblem } from "./glob";
 
 // C0 controls other than tab, newline and carriage return; they have no place in a record meant to be read.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
@@ -78,7 +79,12 @@ export const startTaskInput = z.strictObject({
   name: requiredText(LIMITS.NAME, "Task name (e.g., 'Implement Stripe integration')"),
   goal: requiredText(LIMITS.LONG_TEXT, "Precise goal of this task"),
   areas: z
-    .array(requiredText(LIMITS.AREA))
+    .array(
+      requiredText(LIMITS.AREA).superRefine((area, ctx) => {
+        const problem = globProblem(area);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+    )
     .max(LIMITS.AREAS)
     .describe("Code areas this task will touch (e.g., ['auth', 'api'])")
     .optional(),
