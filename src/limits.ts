@@ -52,4 +52,6 @@ export const LIMITS = {
   LIVE_PAGE_BYTES: 512 * 1024,
   LIVE_SOCKETS_PER_WORKFLOW: 100,
   LIVE_SOCKETS_PER_CLIENT: 8,
+  // Scope check: automaton steps one complete_task may spend matching paths against areas.
+  SCOPE_MATCH_STEPS: 20_000_000,
 } as const;
