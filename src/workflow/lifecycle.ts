@@ -5,6 +5,8 @@
  * store the net changes and the outcome, update the running totals, and tell earlier tasks
  * that overlapped with this one, so overlap is reported on both.
  */
+
+import type { CompleteTaskInput, StartTaskInput } from "@waymark/protocol/tools";
 import { AttributionInputError, attributeTask } from "../domain/attribution";
 import type { Snapshot } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
@@ -13,7 +15,6 @@ import { WaymarkError } from "../errors";
 import { newTaskId } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import type { CompleteTaskInput, StartTaskInput } from "./inputs";
 import { iso, notFoundError, type TaskRow, taskView, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, StartTaskOutput } from "./results";
 import type { RunningTotals } from "./totals";

@@ -16,6 +16,15 @@
  * relies on (no await between a commit and its broadcast).
  */
 import { DurableObject } from "cloudflare:workers";
+import type {
+  CompleteTaskInput,
+  CompleteWorkflowInput,
+  LogDecisionInput,
+  LogIssueInput,
+  LogMilestoneInput,
+  StartTaskInput,
+  StartWorkflowInput,
+} from "@waymark/protocol/tools";
 import { expiryProblem } from "../domain/share-status";
 import type { TaskView, WorkflowSummary, WorkflowView } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
@@ -27,15 +36,6 @@ import { AccountOutbox } from "./account-outbox";
 import { EventLog, type EventsPage } from "./event-log";
 import { LiveFollowers } from "./followers";
 import { IdempotencyRecords, requestHash } from "./idempotency";
-import type {
-  CompleteTaskInput,
-  CompleteWorkflowInput,
-  LogDecisionInput,
-  LogIssueInput,
-  LogMilestoneInput,
-  StartTaskInput,
-  StartWorkflowInput,
-} from "./inputs";
 import { TaskLifecycle } from "./lifecycle";
 import { iso, notFoundError, type TaskRow, taskView, WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";

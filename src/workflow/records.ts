@@ -4,6 +4,8 @@
  * Every query the object runs on its entities lives here, so a new column means editing
  * the schema, this file and the view type.
  */
+
+import type { LogDecisionInput, LogIssueInput, LogMilestoneInput, StartTaskInput } from "@waymark/protocol/tools";
 import type { PathChange, Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
 import type {
@@ -18,7 +20,6 @@ import type {
 } from "../domain/view";
 import { WaymarkError } from "../errors";
 import type { Sql } from "../storage/sql";
-import type { LogDecisionInput, LogIssueInput, LogMilestoneInput, StartTaskInput } from "./inputs";
 import type { RunningTotals } from "./totals";
 
 export type TaskRow = {
