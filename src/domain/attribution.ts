@@ -1,0 +1,92 @@
+/**
+ * @module domain/attribution
+ * What one completing task changed, as a pure function of what the helper observed:
+ * (start snapshot, end changes, declared areas, concurrent tasks) → files_changed,
+ * verification and the net changes to store. The workflow object only reads its inputs
+ * from storage and writes the answer back.
+ */
+import {
+  attributeHelperData,
+  type Changes,
+  ChangesMismatchError,
+  type FilesChanged,
+  NO_HELPER_DATA_WARNING,
+  type PathChange,
+  type Snapshot,
+  summarizeChanges,
+  type Truncation,
+} from "./changes";
+import { attributeOverlaps, type CompletedTaskChanges, type TaskWindow } from "./overlap";
+import { checkScope } from "./scope";
+import type { Verification } from "./view";
+
+export interface AttributionInput {
+  /** The start snapshot stored at start_task; null when the task started without one. */
+  snapshot: Snapshot | null;
+  /** What the helper observed at complete_task; null when the caller sent nothing. */
+  changes: Changes | null;
+  areas: readonly string[];
+  task: TaskWindow;
+  /** Tasks of the same workflow that completed while this one was open. */
+  concurrent: readonly CompletedTaskChanges[];
+  manualReview?: { needed: boolean; reason?: string };
+}
+
+export interface Attribution {
+  changes: PathChange[];
+  files_changed: FilesChanged;
+  verification: Verification;
+  /** Paths outside the declared scope, for storage. */
+  unexpected: Set<string>;
+}
+
+/** The input cannot be attributed: the message names the field and the rule. */
+export class AttributionInputError extends Error {
+  override name = "AttributionInputError";
+}
+
+export function attributeTask(input: AttributionInput): Attribution {
+  const warnings: string[] = [];
+  let changes: PathChange[] = [];
+  let truncated: Truncation | undefined;
+  let overlapping: Verification["overlapping"];
+  if (input.changes) {
+    try {
+      // The helper's data as the shared contract reads it: net changes, its own warnings, its summary of lists too large to send.
+      const helper = attributeHelperData(input.snapshot, input.changes);
+      changes = helper.changes;
+      truncated = helper.truncated;
+      warnings.push(...helper.warnings);
+    } catch (error) {
+      if (error instanceof ChangesMismatchError || error instanceof AttributionInputError) {
+        throw new AttributionInputError(error.message.startsWith("changes") ? error.message : `changes: ${error.message}`);
+      }
+      throw error;
+    }
+    const attributed = attributeOverlaps({ window: input.task, changes }, input.concurrent);
+    changes = attributed.kept;
+    if (attributed.overlaps.length > 0) {
+      overlapping = attributed.overlaps;
+      const others = [...new Set(attributed.overlaps.map((o) => o.task_id))].join(", ");
+      warnings.push(
+        `${attributed.overlaps.length} file(s) also changed by concurrently open task(s) ${others}; identical changes are attributed once, to the task that completed first.`,
+      );
+    }
+  } else {
+    warnings.push(NO_HELPER_DATA_WARNING);
+  }
+  const scope = checkScope(
+    input.areas,
+    changes.map((c) => c.path),
+  );
+  const verification: Verification = {
+    scope_match: scope.scope_match,
+    unexpected_files: scope.unexpected_files,
+    warnings: [...scope.warnings, ...warnings],
+  };
+  if (overlapping) verification.overlapping = overlapping;
+  if (input.manualReview?.needed) {
+    verification.warnings.push(`Manual review needed${input.manualReview.reason ? `: ${input.manualReview.reason}` : "."}`);
+  }
+  return { changes, files_changed: summarizeChanges(changes, truncated), verification, unexpected: new Set(scope.unexpected_files) };
+}
