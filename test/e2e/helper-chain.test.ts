@@ -8,9 +8,11 @@ import { type DevServer, startDevServer } from "../support/dev-server";
 import { callTool, type Structured } from "../support/mcp-client";
 
 let server: DevServer;
+let cacheHome: string;
 
 beforeAll(async () => {
   ensureBuilt();
+  cacheHome = tempDir("waymark-cache-");
   server = await startDevServer();
 });
 afterAll(async () => {
@@ -29,7 +31,8 @@ async function helperFor(repo: Repo | string): Promise<Client> {
     new StdioClientTransport({
       command: SYSTEM_NODE,
       args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", typeof repo === "string" ? repo : repo.dir],
-      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token },
+      // One cache for the file, never the user's: it is what lets two helper processes see each other's tasks.
+      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
     }),
   );
   return client;
@@ -120,8 +123,13 @@ describe("wrangler dev + the local helper over stdio", () => {
       for (let file = 0; file < 500; file++) repo.write(`out/d${dir}/f${file}.js`, `${dir}/${file}\n`);
     }
     const done = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "built" } });
-    expect((done.structured.files_changed as { added: string[] }).added).toHaveLength(20_000);
+    const filesChanged = done.structured.files_changed as { added: string[]; truncated?: { omitted: number; directories: unknown[] } };
+    expect(filesChanged.added).toHaveLength(20_000);
+    expect(filesChanged.truncated?.omitted).toBe(30_000);
+    expect(filesChanged.truncated?.directories.length).toBeGreaterThan(0);
     expect(done.text).toContain("counted per directory in files_changed.truncated");
+    const stored = (await tool(agent, "get_workflow", { task_id })) as { task: { files_changed: { truncated?: { omitted: number } } } };
+    expect(stored.task.files_changed.truncated?.omitted).toBe(30_000);
     const closed = await tool(agent, "complete_workflow", { workflow_id, status: "success", summary: "done" });
     expect(closed.status).toBe("success");
     await agent.close();
@@ -138,6 +146,29 @@ describe("wrangler dev + the local helper over stdio", () => {
       outcome: { summary: "s" },
     });
     expect(done.text).not.toMatch(/without helper data/);
+    expect((done.structured.verification as { warnings: string[] }).warnings.join("\n")).toContain("has no start snapshot");
     await agent.close();
+  });
+
+  it("two workflows' tasks on one working tree: both record the overlap", async () => {
+    const repo = Repo.init().write("shared.ts", "s\n").commitAll("base");
+    const first = await helperFor(repo);
+    const second = await helperFor(repo);
+    const one = (await tool(first, "start_workflow", { name: "First agent" })) as { workflow_id: string };
+    const two = (await tool(second, "start_workflow", { name: "Second agent" })) as { workflow_id: string };
+    const taskOne = (await tool(first, "start_task", { workflow_id: one.workflow_id, name: "a", goal: "g" })) as { task_id: string };
+    const taskTwo = (await tool(second, "start_task", { workflow_id: two.workflow_id, name: "b", goal: "g" })) as { task_id: string };
+    repo.write("shared.ts", "both\n");
+    const doneOne = (await tool(first, "complete_task", { task_id: taskOne.task_id, status: "success", outcome: { summary: "s" } })) as {
+      verification: { warnings: string[] };
+    };
+    const doneTwo = (await tool(second, "complete_task", { task_id: taskTwo.task_id, status: "success", outcome: { summary: "s" } })) as {
+      verification: { warnings: string[] };
+    };
+    expect(doneOne.verification.warnings.join("\n")).toContain(`Task ${taskTwo.task_id} was also open on this working tree`);
+    expect(doneTwo.verification.warnings.join("\n")).toContain(`Task ${taskOne.task_id} was also open on this working tree`);
+    expect(doneTwo.verification.warnings.join("\n")).toContain("Changed by both (1): shared.ts");
+    await first.close();
+    await second.close();
   });
 });
