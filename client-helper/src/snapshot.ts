@@ -13,6 +13,7 @@ import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snap
 import { WIRE_LIMITS } from "@waymark/protocol/wire";
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
 import {
+  cleanGitEnv,
   fileState,
   type GitContext,
   GitError,
@@ -234,14 +235,20 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
     throw error;
   });
   if (!info.isDirectory()) throw new ObservationError(`the project path ${dir} is not a directory; point --dir at the project folder.`);
-  const context = await inertContext(dir);
-  // Porcelain status paths are relative to the repository root whatever the working
-  // directory, so status can run in `dir` alongside the top-level lookup.
-  const [root, status, hidden] = await Promise.allSettled([gitToplevel(context), gitStatus(context), gitHiddenEntries(context)]);
+  // The top-level lookup runs nothing the repository could define, so it need not wait for the config read.
+  const plain: GitContext = { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
+  const [root, context] = await Promise.allSettled([gitToplevel(plain), inertContext(dir)]);
   if (root.status === "rejected") throw explainGitFailure(root.reason, dir);
+  if (context.status === "rejected") throw explainGitFailure(context.reason, dir);
   if (root.value === null) return scanDirectory(dir, options);
-  const rootContext = { ...context, cwd: root.value };
-  if (await ignoredByRepository(rootContext, root.value, dir)) {
+  // Porcelain status paths are relative to the repository root whatever the working directory.
+  const rootContext = { ...context.value, cwd: root.value };
+  const [status, hidden, ignored] = await Promise.allSettled([
+    gitStatus(rootContext),
+    gitHiddenEntries(rootContext),
+    ignoredByRepository(rootContext, root.value, dir),
+  ]);
+  if (ignored.status === "fulfilled" && ignored.value) {
     const scan = await scanDirectory(dir, options);
     scan.warnings = [
       `The project directory ${dir} is ignored by the enclosing git repository at ${root.value}, so git cannot see its files: changes were compared by checksums instead. Make it a repository of its own (git init) or stop ignoring it to get commit-level detail.`,
