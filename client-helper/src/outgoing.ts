@@ -28,9 +28,15 @@ function fits(lists: readonly (readonly unknown[])[]): boolean {
 
 /** The start snapshot as sent: whole, or with its dirty list left on the machine when too large. */
 export function outgoingSnapshot(local: LocalSnapshot): Snapshot {
-  const wire = wireSnapshot(local);
+  const wire = withReadableWarnings(wireSnapshot(local));
   if (wire.type !== "git" || fits([wire.dirty])) return wire;
   return { ...wire, dirty: [], dirty_omitted: wire.dirty.length };
+}
+
+/** The helper's warnings as the edge accepts them (they may quote directory names, which may hold anything). */
+function withReadableWarnings<Data extends Snapshot | Changes>(data: Data): Data {
+  if (data.type === "unavailable" || data.warnings === undefined) return data;
+  return { ...data, warnings: data.warnings.slice(0, WIRE_LIMITS.WARNINGS).map(readableWarning) };
 }
 
 /** The paths a task changed per the shared rule (before any ceiling), to compare with other tasks. */
@@ -43,9 +49,9 @@ export function changedPaths(start: LocalSnapshot, changes: Changes): string[] {
 export function outgoingChanges(start: LocalSnapshot, changes: Changes): Changes {
   const sentStart = outgoingSnapshot(start);
   const startWhole = !(sentStart.type === "git" && sentStart.dirty_omitted !== undefined);
-  if (changes.type === "git" && startWhole && fits([changes.committed, changes.dirty])) return changes;
-  if (changes.type === "checksum" && fits([changes.transitions])) return changes;
-  if (changes.type !== "git" && changes.type !== "checksum") return changes;
+  if (changes.type === "git" && startWhole && fits([changes.committed, changes.dirty])) return withReadableWarnings(changes);
+  if (changes.type === "checksum" && fits([changes.transitions])) return withReadableWarnings(changes);
+  if (changes.type !== "git" && changes.type !== "checksum") return withReadableWarnings(changes);
   const net = computeNetChanges(wireSnapshot(start), changes);
   const toWire = (change: PathChange): NetTransition => {
     const transition: NetTransition = { path: change.path, before: change.before, after: change.after };
@@ -61,6 +67,6 @@ export function outgoingChanges(start: LocalSnapshot, changes: Changes): Changes
       `${net.length} files changed, more than the ${WIRE_LIMITS.HELPER_LIST_ENTRIES} (or ${WIRE_LIMITS.HELPER_LIST_BYTES / 1024 / 1024} MiB) the helper lists: ${listed.length} are listed, the other ${truncated.omitted} are counted per directory in files_changed.truncated. A build output or dependency folder that is not ignored is the usual cause: add it to .gitignore.`,
     );
   }
-  if (warnings.length > 0) out.warnings = warnings.slice(0, WIRE_LIMITS.WARNINGS).map(readableWarning);
-  return out;
+  if (warnings.length > 0) out.warnings = warnings;
+  return withReadableWarnings(out);
 }

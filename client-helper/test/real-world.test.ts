@@ -138,3 +138,15 @@ describe("the project directory reached through a symlink", () => {
     expect(listed).toEqual(["M pkg/a.txt"]);
   });
 });
+
+describe("warnings quoting a directory name", () => {
+  it("a project folder named with a control character, ignored by its enclosing repository: start and end data still pass the edge's rules", async () => {
+    const outer = Repo.init().write(".gitignore", "build/\n").commitAll("outer");
+    const project = join(outer.dir, "build", "bell\u0007here");
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, "a.txt"), "a\n");
+    const { start, listed } = await task(project, () => writeFileSync(join(project, "a.txt"), "a2\n"));
+    expect(start.type !== "unavailable" && start.warnings?.[0]).toContain("bell?here");
+    expect(listed).toEqual(["M a.txt"]);
+  });
+});
