@@ -43,5 +43,5 @@ export const LIMITS = {
   WEBHOOK_RETRY_BASE_MS: 30_000,
   WEBHOOK_ERROR: 300,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
-  SCOPE_MATCH_STEPS: 20_000_000,
+  SCOPE_MATCH_STEPS: 10_000_000,
 } as const;
