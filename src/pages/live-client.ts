@@ -244,13 +244,17 @@ export const LIVE_SCRIPT = `(function () {
       var seq = msg.event.seq;
       if (seq <= lastSeq) return;
       if (seq !== lastSeq + 1) {
-        if (!gapRequested && socket && socket.readyState === 1) { gapRequested = true; socket.send(JSON.stringify({ after: lastSeq })); }
+        // The server sends each socket every event once, in order: a gap means a lost socket.
+        if (!gapRequested && socket) { gapRequested = true; socket.close(); }
         return;
       }
       apply(msg.event);
       lastSeq = seq;
       root.dataset.seq = String(lastSeq);
       refreshSummaries();
+    } else if (msg.type === "more") {
+      // Catch-up comes in pages: ask for the next one once this one is applied.
+      if (socket && socket.readyState === 1) socket.send(JSON.stringify({ after: lastSeq }));
     } else if (msg.type === "caught_up") {
       gapRequested = false;
       attempt = 0;

@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import { accountForToken, authAttemptAllowed, authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
 import { isWorkflowId } from "../ids";
+import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
 import { MAX_SHARE_SECONDS, type ShareAction, type ShareInfo, workflowOfShareToken } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
 import { renderDashboard, renderLoginPage, type ShownLink } from "./dashboard";
@@ -74,9 +75,15 @@ pageRoutes.get("/s/:token/ws", async (c) => {
   if (c.req.header("Upgrade") !== "websocket") return c.text("expected a WebSocket upgrade", 426);
   // A browser WebSocket carries Origin: only this origin's pages may open the feed.
   if (!sameOrigin(c.req.raw)) return c.text("forbidden origin", 403);
-  const workflowId = workflowOfShareToken(c.req.param("token"));
+  const token = c.req.param("token");
+  const workflowId = workflowOfShareToken(token);
   if (!workflowId) return c.text("This workflow is no longer shared.", 404);
-  return workflowStub(c.env, workflowId).fetch(c.req.raw);
+  // The object never looks at this URL: it checks the token header on every request.
+  const after = /^\d{1,15}$/.test(c.req.query("after") ?? "") ? (c.req.query("after") as string) : "0";
+  const live = new Request(`https://workflow.internal/live?after=${after}`, {
+    headers: { Upgrade: "websocket", [SHARE_TOKEN_HEADER]: token, [CLIENT_HEADER]: c.req.header("CF-Connecting-IP") ?? "local" },
+  });
+  return workflowStub(c.env, workflowId).fetch(live);
 });
 
 // ── Share management: shared by the dashboard and the JSON API ─────────────

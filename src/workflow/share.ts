@@ -10,21 +10,13 @@
  * dashboard show the current link again later (it needs the server secret to do so);
  * if the secret changes, existing links keep working but can no longer be re-displayed.
  */
-import type { Sql } from "./sql";
+import { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus } from "../domain/share-status";
+import type { Sql } from "../storage/sql";
+
+export { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus };
 
 const SHARE_TOKEN = /^sh_([a-z2-7]{20})_([a-z2-7]{32})$/;
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
-
-export type ShareStatus = "active" | "revoked" | "expired" | "none";
-
-/** What the owner sees of a link; `token` is null when it cannot be re-derived (secret changed) or the link is not active. */
-export interface ShareInfo {
-  status: ShareStatus;
-  token: string | null;
-  created_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
 
 export type ShareAction = "rotate" | "revoke" | "set_expiry";
 
@@ -72,13 +64,6 @@ export async function deriveShareToken(secret: string, workflowId: string, salt:
   return `sh_${workflowId.slice(3)}_${secretPart}`;
 }
 
-export function shareStatus(row: { revoked_at: number | null; expires_at: number | null } | null, now: number): ShareStatus {
-  if (!row) return "none";
-  if (row.revoked_at !== null) return "revoked";
-  if (row.expires_at !== null && row.expires_at <= now) return "expired";
-  return "active";
-}
-
 export const SHARE_MIGRATION_STATEMENTS = [
   // At most one row: the current link of this workflow. Only the salt and the token's hash are kept.
   `CREATE TABLE share_link (
@@ -92,9 +77,6 @@ export const SHARE_MIGRATION_STATEMENTS = [
 ];
 
 type ShareRow = { token_hash: string; salt: string; created_at: number; expires_at: number | null; revoked_at: number | null };
-
-/** Longest expiry accepted: a year. Longer-lived sharing is "no expiry". */
-export const MAX_SHARE_SECONDS = 365 * 24 * 3600;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
