@@ -18,7 +18,7 @@ describe("scope check against a pathological area", () => {
       areas: ["**/*a*a*a*a*a*a*a*a*a*b", "src/**"],
       snapshot: { type: "checksum", files: 0, digest: "d" },
     });
-    const paths = Array.from({ length: 100 }, (_, index) => `${"a".repeat(40)}/`.repeat(90) + `a${index}`);
+    const paths = Array.from({ length: 100 }, (_, index) => `${`${"a".repeat(40)}/`.repeat(90)}a${index}`);
     paths.push("src/ok.ts", `${"a".repeat(3000)}b`);
     const blob = "b".repeat(40);
     const done = await ok<{ verification: { scope_match: boolean; unexpected_files: string[]; warnings: string[] } }>(
