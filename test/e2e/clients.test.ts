@@ -13,11 +13,15 @@ import { type DevServer, startDevServer } from "../support/dev-server";
 const REPO_ROOT = resolve(import.meta.dirname, "../..");
 const VENV = join(REPO_ROOT, "node_modules/.cache/waymark-python-clients");
 const PYTHON = join(VENV, "bin/python");
+const PIP = join(VENV, "bin/pip");
 const PACKAGES = ["mcp==2.3.0", "fastmcp==4.0.10"];
 
+/** Why the clients cannot run here, or null; creates the virtualenv when python3 can. */
 function pythonMissing(): string | null {
-  const probe = spawnSync("python3", ["-m", "venv", "--help"], { stdio: "ignore" });
-  return probe.status === 0 ? null : "python3 with the venv module is not installed";
+  if (existsSync(PIP)) return null;
+  if (spawnSync("python3", ["--version"], { stdio: "ignore" }).status !== 0) return "python3 is not installed";
+  const venv = spawnSync("python3", ["-m", "venv", "--clear", VENV], { stdio: "ignore" });
+  return venv.status === 0 ? null : "python3 cannot create a virtualenv (install python3-venv)";
 }
 
 const missing = pythonMissing();
@@ -26,10 +30,9 @@ describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skippe
   let server: DevServer;
 
   beforeAll(async () => {
-    if (!existsSync(PYTHON)) execFileSync("python3", ["-m", "venv", VENV], { stdio: "inherit" });
     const ready = spawnSync(PYTHON, ["-c", "import fastmcp, mcp"], { stdio: "ignore" }).status === 0;
     if (!ready) {
-      execFileSync(join(VENV, "bin/pip"), ["install", "-q", "--disable-pip-version-check", "--retries", "0", ...PACKAGES], {
+      execFileSync(PIP, ["install", "-q", "--disable-pip-version-check", "--retries", "0", ...PACKAGES], {
         stdio: "inherit",
         timeout: 900_000,
       });
