@@ -53,5 +53,7 @@ export const LIMITS = {
   LIVE_SOCKETS_PER_WORKFLOW: 100,
   LIVE_SOCKETS_PER_CLIENT: 8,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
-  SCOPE_MATCH_STEPS: 20_000_000,
+  SCOPE_MATCH_STEPS: 10_000_000,
+  // get_workflow {workflow_id}: completed tasks listed when resuming.
+  RESUME_COMPLETED: 20,
 } as const;
