@@ -58,7 +58,14 @@ export function cleanGitEnv(inherited: NodeJS.ProcessEnv = process.env): NodeJS.
  * Where git runs and with which environment (overrides of the repository's command-bearing
  * config included), and the two settings that decide which mode git records for a file.
  */
-export type GitContext = { cwd: string; env: NodeJS.ProcessEnv; fileMode: boolean; symlinks: boolean };
+export type GitContext = {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  fileMode: boolean;
+  symlinks: boolean;
+  /** core.excludesFile as the repository's own config sets it (ignore rules outside the working tree). */
+  localExcludesFile?: string;
+};
 
 export function runGit(context: GitContext, args: readonly string[], input?: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -102,7 +109,7 @@ const COMMAND_KEYS: readonly { pattern: RegExp; disabled: string }[] = [
   { pattern: /^gpg\.(.+\.)?program$/, disabled: "" },
 ];
 const READ_KEYS_REGEXP =
-  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*)$";
+  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*)$";
 const UNTRUSTED_SCOPES = new Set(["local", "worktree"]);
 
 export type ConfigEntry = { scope: string; key: string; value: string | null };
@@ -186,6 +193,8 @@ export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = p
     env: withConfig(env, untrustedCommandOverrides(entries)),
     fileMode: booleanSetting(entries, "core.filemode"),
     symlinks: booleanSetting(entries, "core.symlinks"),
+    localExcludesFile:
+      entries.filter((entry) => entry.key === "core.excludesfile" && UNTRUSTED_SCOPES.has(entry.scope)).at(-1)?.value ?? "",
   };
 }
 
@@ -256,11 +265,13 @@ export function splitNul(out: Buffer): Buffer[] {
   return fields;
 }
 
-/** The repository's top-level directory, or null when `dir` is not inside a git work tree. */
-export async function gitToplevel(context: GitContext): Promise<string | null> {
+/** The repository's top-level directory and git directory, or null when `dir` is not inside a git work tree. */
+export async function gitToplevel(context: GitContext): Promise<{ root: string; gitDir: string } | null> {
   try {
-    const out = await runGit(context, ["rev-parse", "--show-toplevel"]);
-    return out.toString("utf8").replace(/\n$/, "");
+    const [root = "", gitDir = ""] = (await runGit(context, ["rev-parse", "--show-toplevel", "--absolute-git-dir"]))
+      .toString("utf8")
+      .split("\n");
+    return { root, gitDir };
   } catch (error) {
     // No git at all, or not a repository: both mean "use checksums". Anything else
     // (dubious ownership, corrupt repository) must surface rather than silently

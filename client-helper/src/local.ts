@@ -22,6 +22,11 @@ export type LocalChecksumSnapshot = ChecksumSnapshot & {
   entries: Record<string, ChecksumEntry>;
 };
 
-export type LocalGitSnapshot = GitSnapshot & { root: string };
+export type LocalGitSnapshot = GitSnapshot & {
+  root: string;
+  git_dir?: string;
+  /** Digest of the ignore rules that live outside the working tree (info/exclude, a local core.excludesFile). */
+  ignore_rules?: string;
+};
 
 export type LocalSnapshot = LocalGitSnapshot | LocalChecksumSnapshot;

@@ -5,9 +5,11 @@
  * end, the same plus the commits since. Outside what git tracks, a checksum scan. States on
  * disk are computed the way git would record them (its content conversions and mode rules).
  */
+
+import { createHash } from "node:crypto";
 import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { lstat, realpath, stat } from "node:fs/promises";
-import { isAbsolute, relative, sep } from "node:path";
+import { lstat, readFile, realpath, stat } from "node:fs/promises";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire";
@@ -241,17 +243,18 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (root.status === "rejected") throw explainGitFailure(root.reason, dir);
   if (context.status === "rejected") throw explainGitFailure(context.reason, dir);
   if (root.value === null) return scanDirectory(dir, options);
+  const { root: top, gitDir } = root.value;
   // Porcelain status paths are relative to the repository root whatever the working directory.
-  const rootContext = { ...context.value, cwd: root.value };
+  const rootContext = { ...context.value, cwd: top };
   const [status, hidden, ignored] = await Promise.allSettled([
     gitStatus(rootContext),
     gitHiddenEntries(rootContext),
-    ignoredByRepository(rootContext, root.value, dir),
+    ignoredByRepository(rootContext, top, dir),
   ]);
   if (ignored.status === "fulfilled" && ignored.value) {
     const scan = await scanDirectory(dir, options);
     scan.warnings = [
-      `The project directory ${dir} is ignored by the enclosing git repository at ${root.value}, so git cannot see its files: changes were compared by checksums instead. Make it a repository of its own (git init) or stop ignoring it to get commit-level detail.`,
+      `The project directory ${dir} is ignored by the enclosing git repository at ${top}, so git cannot see its files: changes were compared by checksums instead. Make it a repository of its own (git init) or stop ignoring it to get commit-level detail.`,
     ];
     return scan;
   }
@@ -260,10 +263,12 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   const { head, branch } = status.value;
   const snapshot: LocalGitSnapshot = {
     type: "git",
-    root: root.value,
+    root: top,
     head,
     branch: clipBranch(branch),
-    dirty: await dirtyEntries(rootContext, root.value, status.value, hidden.value),
+    dirty: await dirtyEntries(rootContext, top, status.value, hidden.value),
+    git_dir: gitDir,
+    ignore_rules: await ignoreRulesDigest(rootContext, gitDir),
   };
   return snapshot;
 }
@@ -297,6 +302,19 @@ export function wireSnapshot(snapshot: LocalSnapshot): Snapshot {
   return wire;
 }
 
+/**
+ * A digest of the ignore rules kept outside the working tree: .git/info/exclude and a
+ * core.excludesFile set by the repository's config. Edits to them are not file changes, yet
+ * they decide which new files status reports, so a change during a task is worth a warning.
+ */
+async function ignoreRulesDigest(context: GitContext, gitDir: string): Promise<string> {
+  const exclude = await readFile(join(gitDir, "info", "exclude")).catch(() => Buffer.from("(none)"));
+  return createHash("sha256")
+    .update(`${context.localExcludesFile ?? ""}\0`)
+    .update(exclude)
+    .digest("hex");
+}
+
 async function gitChanges(since: LocalGitSnapshot): Promise<GitChanges> {
   const root = since.root;
   const context = await inertContext(root);
@@ -323,13 +341,19 @@ async function gitChanges(since: LocalGitSnapshot): Promise<GitChanges> {
       gitHiddenEntries(context),
     ]);
     if (status.head !== headNow && attempt < 3) continue;
-    return {
+    const changes: GitChanges = {
       type: "git",
       start_head: since.head,
       head: status.head,
       committed: status.head === headNow ? committed : await diff(status.head),
       dirty: await dirtyEntries(context, root, status, hidden),
     };
+    if (since.git_dir && since.ignore_rules && since.ignore_rules !== (await ignoreRulesDigest(context, since.git_dir))) {
+      changes.warnings = [
+        `The repository's own ignore rules (${join(since.git_dir, "info", "exclude")} or core.excludesFile in its config) changed during the task: files they now ignore are not listed. Check that no new file was hidden this way.`,
+      ];
+    }
+    return changes;
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { displayPath } from "@waymark/protocol/paths";
 import { type Changes, changesSchema, type Snapshot, snapshotSchema } from "@waymark/protocol/wire";
@@ -81,6 +81,22 @@ describe("files git hides from status", () => {
     repo.write("hidden.txt", "before the task\n");
     const { listed } = await task(repo.dir, () => repo.write("other.txt", "o\n"));
     expect(listed).toEqual(["A other.txt"]);
+  });
+
+  it("a new file hidden by editing .git/info/exclude during the task is flagged", async () => {
+    const repo = Repo.init().write("a.txt", "a\n").commitAll("base");
+    const { listed, changes } = await task(repo.dir, () => {
+      repo.write("secret.txt", "hidden\n");
+      appendFileSync(join(repo.dir, ".git", "info", "exclude"), "secret.txt\n");
+    });
+    expect(listed).toEqual([]);
+    expect(changes.type !== "unavailable" && changes.warnings?.[0]).toMatch(/ignore rules .*changed during the task/);
+  });
+
+  it("ignore rules left alone: no such warning", async () => {
+    const repo = Repo.init().write("a.txt", "a\n").commitAll("base");
+    const { changes } = await task(repo.dir, () => repo.write("b.txt", "b\n"));
+    expect(changes.type !== "unavailable" && changes.warnings).toBeUndefined();
   });
 
   it("a sparse checkout's absent skip-worktree files are not deletions", async () => {
