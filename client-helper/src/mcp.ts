@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { noteTaskCompleted, noteTaskStarted } from "./hooks/record.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { TaskStore } from "./store.js";
@@ -194,6 +195,8 @@ export class HelperProxy {
       arguments: args,
     });
     const taskId = result.isError ? undefined : taskIdOf(result);
+    // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
+    if (taskId) await noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log);
     if (taskId && local) {
       await this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
         this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
@@ -241,6 +244,8 @@ export class HelperProxy {
       arguments: args,
     });
     if (!result.isError) await this.store.remove(taskId, record.dir).catch(() => {});
+    // Hooks: the task's edited paths and transcript usage are kept locally.
+    if (!result.isError) await noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log);
     return result;
   }
 
