@@ -57,7 +57,8 @@ export function removeBlock(content: string, markers: Markers): string | null {
     const rest = before.endsWith("\n") ? before.slice(0, -1) : before;
     return rest === "" ? null : rest;
   }
-  return `${before}${after}`;
+  // The user wrote after the block: take out the blank line init put before it, if it is still there.
+  return `${before.endsWith("\n\n") ? before.slice(0, -1) : before}${after}`;
 }
 
 function markersOf(block: string): Markers {
