@@ -117,7 +117,7 @@ describe("waymark init", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("--- a/CLAUDE.md\n+++ b/CLAUDE.md\n@@ -1,3 +1,21 @@\n # House rules\n \n Use tabs.\n+\n+<!-- waymark:begin");
     expect(run.stdout).toContain('--- a/.mcp.json\n+++ b/.mcp.json\n');
-    expect(run.stdout).toMatch(/^\+ {6}"waymark": \{$/m);
+    expect(run.stdout).toMatch(/^\+\t\t"waymark": \{$/m);
     expect(run.stdout).toContain("would write .mcp.json, .claude/settings.json, CLAUDE.md");
     expect(snapshotTree(s.repo.dir, s.home, s.cache)).toEqual(before);
   });
