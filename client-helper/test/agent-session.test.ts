@@ -10,6 +10,9 @@ import { PRICE_TABLE_DATE } from "../src/usage/prices.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, blackHole, ensureBuilt, SYSTEM_NODE } from "./support.js";
 
+/** The environment reference the configuration carries instead of the token (Claude Code syntax). */
+const CLAUDE_TOKEN_REF = ["$", "{WAYMARK_TOKEN}"].join("");
+
 // A project set up with `waymark init`, then a Claude-Code-style session against a real
 // `wrangler dev`: the hook payloads are the ones Claude Code documents (common fields
 // session_id, transcript_path, cwd, permission_mode, hook_event_name; PostToolUse adds
@@ -46,7 +49,12 @@ function childEnv(token: string | null = server.token): Record<string, string> {
 
 function waymark(args: string[], options: { token?: string | null; input?: string } = {}) {
   const started = Date.now();
-  const result = spawnSync(SYSTEM_NODE, [BIN, ...args], { cwd: repo.dir, encoding: "utf8", input: options.input, env: childEnv(options.token) });
+  const result = spawnSync(SYSTEM_NODE, [BIN, ...args], {
+    cwd: repo.dir,
+    encoding: "utf8",
+    input: options.input,
+    env: childEnv(options.token),
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr, ms: Date.now() - started };
 }
 
@@ -77,7 +85,14 @@ function assistantLine(at: number, id: string, usage: Record<string, number>): s
     uuid: `uuid-${id}`,
     timestamp: new Date(at).toISOString(),
     requestId: `req_${id}`,
-    message: { id, type: "message", role: "assistant", model: "claude-sonnet-4-5-20250929", content: [{ type: "text", text: "ok" }], usage },
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5-20250929",
+      content: [{ type: "text", text: "ok" }],
+      usage,
+    },
   });
 }
 
@@ -121,7 +136,9 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
       writeFileSync(path, JSON.stringify(settings, null, 2));
       const doctor = waymark(["doctor"]);
       expect(doctor.code).toBe(1);
-      expect(doctor.stdout).toContain("FAIL Claude Code: .claude/settings.json: the PostToolUse hook does not run this helper; no Stop hook");
+      expect(doctor.stdout).toContain(
+        "FAIL Claude Code: .claude/settings.json: the PostToolUse hook does not run this helper; no Stop hook",
+      );
       expect(doctor.stdout).toContain(`fix: run: waymark init --url ${server.url}/mcp --agent claude`);
     } finally {
       writeFileSync(path, original);
@@ -130,17 +147,27 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
 
   it("records the agent's own edits and the transcript's usage for the task, reminds at stop, resumes at start", async () => {
     const mcp = JSON.parse(readFileSync(join(repo.dir, ".mcp.json"), "utf8")).mcpServers.waymark;
-    expect(mcp.env).toEqual({ WAYMARK_TOKEN: "${WAYMARK_TOKEN}" });
+    expect(mcp.env).toEqual({ WAYMARK_TOKEN: CLAUDE_TOKEN_REF });
     const quiet = hook("SessionStart", { hook_event_name: "SessionStart", source: "startup" });
     expect(quiet).toMatchObject({ code: 0, stdout: "" });
 
-    const transport = new StdioClientTransport({ command: SYSTEM_NODE, args: [BIN, ...mcp.args.slice(3)], cwd: repo.dir, env: childEnv(), stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: SYSTEM_NODE,
+      args: [BIN, ...mcp.args.slice(3)],
+      cwd: repo.dir,
+      env: childEnv(),
+      stderr: "pipe",
+    });
     const client = new Client({ name: "claude-code-like", version: "1.0.0" });
     await client.connect(transport);
     try {
       const { workflow_id } = await call(client, "start_workflow", { name: "Hooks demo" });
       const before = Date.now();
-      const { task_id } = await call(client, "start_task", { workflow_id, name: "Edit two files", goal: "Change the README and add a module" });
+      const { task_id } = await call(client, "start_task", {
+        workflow_id,
+        name: "Edit two files",
+        goal: "Change the README and add a module",
+      });
       expect(typeof task_id).toBe("string");
 
       // The agent's tools edit two files; a command generates a third one.
@@ -161,7 +188,12 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
         tool_response: { filePath: join(repo.dir, "README.md"), success: true },
         tool_use_id: "toolu_02",
       });
-      hook("PostToolUse", { hook_event_name: "PostToolUse", tool_name: "Write", tool_input: { file_path: "/etc/outside-the-repo" }, tool_use_id: "toolu_03" });
+      hook("PostToolUse", {
+        hook_event_name: "PostToolUse",
+        tool_name: "Write",
+        tool_input: { file_path: "/etc/outside-the-repo" },
+        tool_use_id: "toolu_03",
+      });
       repo.write("generated.txt", "made by a build step\n");
 
       // The transcript: two responses inside the task (one written twice while streaming), one before it.
@@ -172,9 +204,24 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
         transcript,
         [
           assistantLine(before - 60_000, "msg_earlier", { input_tokens: 9999, output_tokens: 9999 }),
-          assistantLine(at - 30, "msg_1", { input_tokens: 12, output_tokens: 5, cache_creation_input_tokens: 1000, cache_read_input_tokens: 0 }),
-          assistantLine(at - 20, "msg_1", { input_tokens: 12, output_tokens: 400, cache_creation_input_tokens: 1000, cache_read_input_tokens: 0 }),
-          assistantLine(at - 10, "msg_2", { input_tokens: 3, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 5000 }),
+          assistantLine(at - 30, "msg_1", {
+            input_tokens: 12,
+            output_tokens: 5,
+            cache_creation_input_tokens: 1000,
+            cache_read_input_tokens: 0,
+          }),
+          assistantLine(at - 20, "msg_1", {
+            input_tokens: 12,
+            output_tokens: 400,
+            cache_creation_input_tokens: 1000,
+            cache_read_input_tokens: 0,
+          }),
+          assistantLine(at - 10, "msg_2", {
+            input_tokens: 3,
+            output_tokens: 100,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 5000,
+          }),
         ].join("\n"),
       );
 
@@ -199,7 +246,10 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
       const journal = new Journal(realpathSync(repo.dir), join(cache, "waymark"));
       expect((await journal.editedPaths(String(task_id))).paths).toEqual(["src/a.ts", "README.md"]);
 
-      const done = await client.callTool({ name: "complete_task", arguments: { task_id, status: "success", outcome: { summary: "Two files changed." } } });
+      const done = await client.callTool({
+        name: "complete_task",
+        arguments: { task_id, status: "success", outcome: { summary: "Two files changed." } },
+      });
       expect(done.isError).toBeFalsy();
 
       const record = await journal.completed(String(task_id));

@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "./support.js";
 
+/** The environment references the configurations carry instead of the token (Claude Code and Cursor syntax). */
+const CLAUDE_TOKEN_REF = ["$", "{WAYMARK_TOKEN}"].join("");
+const CURSOR_TOKEN_REF = ["$", "{env:WAYMARK_TOKEN}"].join("");
+
 const URL_ = "https://waymark.example.com";
 const SECRET = "wm_secret_token_that_must_never_be_written";
 
@@ -20,11 +24,20 @@ function setup(): Setup {
 /** The helper as a child process with a fake home: nothing of the real user's is read or written. */
 function waymark(s: Setup, args: string[], extraEnv: Record<string, string> = {}) {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith("WAYMARK_") && key !== "CODEX_HOME") env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !key.startsWith("WAYMARK_") && key !== "CODEX_HOME") env[key] = value;
   const result = spawnSync(SYSTEM_NODE, [BIN, ...args], {
     cwd: s.repo.dir,
     encoding: "utf8",
-    env: { ...env, HOME: s.home, XDG_CACHE_HOME: s.cache, XDG_CONFIG_HOME: join(s.home, ".config"), WAYMARK_TOKEN: SECRET, PATH: "/usr/bin:/bin", ...extraEnv },
+    env: {
+      ...env,
+      HOME: s.home,
+      XDG_CACHE_HOME: s.cache,
+      XDG_CONFIG_HOME: join(s.home, ".config"),
+      WAYMARK_TOKEN: SECRET,
+      PATH: "/usr/bin:/bin",
+      ...extraEnv,
+    },
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -74,21 +87,34 @@ describe("waymark init", () => {
     expect(mcp.mcpServers.waymark).toEqual({
       type: "stdio",
       command: "npx",
-      args: ["-y", "--package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz", "waymark", "mcp", "--url", "https://waymark.example.com/mcp"],
-      env: { WAYMARK_TOKEN: "${WAYMARK_TOKEN}" },
+      args: [
+        "-y",
+        "--package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz",
+        "waymark",
+        "mcp",
+        "--url",
+        "https://waymark.example.com/mcp",
+      ],
+      env: { WAYMARK_TOKEN: CLAUDE_TOKEN_REF },
     });
     const settings = JSON.parse(readFileSync(join(s.repo.dir, ".claude", "settings.json"), "utf8"));
     expect(Object.keys(settings.hooks)).toEqual(["SessionStart", "PostToolUse", "Stop"]);
-    expect(settings.hooks.PostToolUse[0].matcher).toBe("Edit|Write|MultiEdit|NotebookEdit");
+    expect(settings.hooks.PostToolUse[0]).toMatchObject({
+      matcher: "Edit|Write|MultiEdit|NotebookEdit",
+      hooks: [{ type: "command", async: true }],
+    });
+    expect(settings.hooks.SessionStart[0].hooks[0].async).toBeUndefined();
     expect(settings.hooks.Stop[0].hooks[0].command).toBe(
       "npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark hook stop --agent claude --url https://waymark.example.com/mcp",
     );
     const cursor = JSON.parse(readFileSync(join(s.repo.dir, ".cursor", "mcp.json"), "utf8"));
-    expect(cursor.mcpServers.waymark.env).toEqual({ WAYMARK_TOKEN: "${env:WAYMARK_TOKEN}" });
+    expect(cursor.mcpServers.waymark.env).toEqual({ WAYMARK_TOKEN: CURSOR_TOKEN_REF });
     const cursorHooks = JSON.parse(readFileSync(join(s.repo.dir, ".cursor", "hooks.json"), "utf8"));
     expect(cursorHooks.version).toBe(1);
     expect(Object.keys(cursorHooks.hooks)).toEqual(["sessionStart", "afterFileEdit", "stop"]);
-    expect(readFileSync(join(s.repo.dir, ".cursor", "rules", "waymark.mdc"), "utf8")).toMatch(/^---\ndescription: .+\nalwaysApply: true\n---\n<!-- waymark:begin/);
+    expect(readFileSync(join(s.repo.dir, ".cursor", "rules", "waymark.mdc"), "utf8")).toMatch(
+      /^---\ndescription: .+\nalwaysApply: true\n---\n<!-- waymark:begin/,
+    );
     const codex = readFileSync(join(s.home, ".codex", "config.toml"), "utf8");
     expect(codex).toContain('[mcp_servers.waymark]\ncommand = "npx"\n');
     expect(codex).toContain('env_vars = ["WAYMARK_TOKEN"]');
@@ -115,8 +141,10 @@ describe("waymark init", () => {
     const before = snapshotTree(s.repo.dir, s.home, s.cache);
     const run = waymark(s, ["init", "--url", URL_, "--agent", "claude", "--dry-run"]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain("--- a/CLAUDE.md\n+++ b/CLAUDE.md\n@@ -1,3 +1,21 @@\n # House rules\n \n Use tabs.\n+\n+<!-- waymark:begin");
-    expect(run.stdout).toContain('--- a/.mcp.json\n+++ b/.mcp.json\n');
+    expect(run.stdout).toContain(
+      "--- a/CLAUDE.md\n+++ b/CLAUDE.md\n@@ -1,3 +1,21 @@\n # House rules\n \n Use tabs.\n+\n+<!-- waymark:begin",
+    );
+    expect(run.stdout).toContain("--- a/.mcp.json\n+++ b/.mcp.json\n");
     expect(run.stdout).toMatch(/^\+\t\t"waymark": \{$/m);
     expect(run.stdout).toContain("would write .mcp.json, .claude/settings.json, CLAUDE.md");
     expect(snapshotTree(s.repo.dir, s.home, s.cache)).toEqual(before);
@@ -133,7 +161,9 @@ describe("waymark init", () => {
     expect(settings.hooks.PostToolUse[0]).toEqual({ matcher: "Write", hooks: [{ type: "command", command: "prettier --write" }] });
     expect(settings.hooks.PostToolUse).toHaveLength(2);
     expect(readFileSync(join(s.repo.dir, "CLAUDE.md"), "utf8")).toMatch(/^# House rules\n\nUse tabs.\n\n<!-- waymark:begin/);
-    expect(readFileSync(join(s.home, ".codex", "config.toml"), "utf8")).toMatch(/^model = "gpt-5"\n\n\[mcp_servers.docs\]\ncommand = "docs-mcp"\n\n# waymark:begin/);
+    expect(readFileSync(join(s.home, ".codex", "config.toml"), "utf8")).toMatch(
+      /^model = "gpt-5"\n\n\[mcp_servers.docs\]\ncommand = "docs-mcp"\n\n# waymark:begin/,
+    );
     expect(JSON.parse(readFileSync(join(s.repo.dir, ".cursor", "hooks.json"), "utf8")).hooks.stop[0]).toEqual({ command: "./notify.sh" });
   });
 

@@ -26,13 +26,30 @@ describe("price table", () => {
     expect(priceOf(model)).toMatchObject({ input, output });
   });
 
-  it.each(["gpt-5", "claude-opus-4x", "claude-sonnet-40", "", "<synthetic>", "claude-opus"])("an unknown model (%j) has no price and no cost", (model) => {
-    expect(priceOf(model)).toBeNull();
-    expect(costOf(model, { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_creation_1h_input_tokens: 0, cache_read_input_tokens: 0 })).toBeNull();
-  });
+  it.each(["gpt-5", "claude-opus-4x", "claude-sonnet-40", "", "<synthetic>", "claude-opus"])(
+    "an unknown model (%j) has no price and no cost",
+    (model) => {
+      expect(priceOf(model)).toBeNull();
+      expect(
+        costOf(model, {
+          input_tokens: 1,
+          output_tokens: 1,
+          cache_creation_input_tokens: 0,
+          cache_creation_1h_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        }),
+      ).toBeNull();
+    },
+  );
 
   it("prices 1-hour cache writes apart from 5-minute ones", () => {
-    const tokens = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 3_000_000, cache_creation_1h_input_tokens: 1_000_000, cache_read_input_tokens: 1_000_000 };
+    const tokens = {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 3_000_000,
+      cache_creation_1h_input_tokens: 1_000_000,
+      cache_read_input_tokens: 1_000_000,
+    };
     // Opus 4.6: 2M × $6.25 + 1M × $10 + 1M × $0.50
     expect(costOf("claude-opus-4-6", tokens)).toBe(23);
   });
@@ -111,7 +128,10 @@ describe("transcriptUsage", () => {
 
   it("gives no cost when a model of the window is not in the table", async () => {
     const other = join(dir, "other.jsonl");
-    writeFileSync(other, `${assistant("2026-11-23T10:05:00Z", "m1", "claude-opus-4-6", u(1, 1))}\n${assistant("2026-11-23T10:06:00Z", "m2", "some-new-model", u(1, 1))}\n`);
+    writeFileSync(
+      other,
+      `${assistant("2026-11-23T10:05:00Z", "m1", "claude-opus-4-6", u(1, 1))}\n${assistant("2026-11-23T10:06:00Z", "m2", "some-new-model", u(1, 1))}\n`,
+    );
     const usage = await transcriptUsage(other, from, to);
     expect(usage?.input_tokens).toBe(2);
     expect(usage?.cost_usd).toBeNull();

@@ -27,7 +27,12 @@ export async function noteTaskStarted(
   }
 }
 
-export async function noteTaskCompleted(dir: string, taskId: string, cacheDir: string | undefined, log: (line: string) => void): Promise<void> {
+export async function noteTaskCompleted(
+  dir: string,
+  taskId: string,
+  cacheDir: string | undefined,
+  log: (line: string) => void,
+): Promise<void> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir);
     await journal.taskCompleted(taskId, Date.now());

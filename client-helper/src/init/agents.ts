@@ -12,7 +12,7 @@
  * Each file edit can be applied, undone and checked (for `waymark doctor`).
  */
 import { join, relative } from "node:path";
-import { MARKDOWN_MARKERS, TOML_MARKERS, blockBody, hasBlock, removeBlock, upsertBlock } from "./blocks.js";
+import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
 import { type Endpoint, helperCommand, helperCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import {
@@ -151,14 +151,16 @@ function mcpServerEdit(agent: AgentName, path: string, server: JsonObject): File
   );
 }
 
-type MatcherHooks = { event: string; matcher?: string; command: string };
+/** `async`: Claude Code runs the hook in the background; for hooks that only record, never answer. */
+type MatcherHooks = { event: string; matcher?: string; command: string; async?: boolean };
 
 /** Claude Code's (and Codex's) hooks layout: event → [{matcher?, hooks: [{type, command, timeout}]}]. */
 function matcherHooksEdit(agent: AgentName, path: string, hooks: MatcherHooks[]): FileEdit {
-  const ours = (group: unknown) => isObject(group) && Array.isArray(group.hooks) && group.hooks.some((h) => isObject(h) && isOurCommand(h.command));
+  const ours = (group: unknown) =>
+    isObject(group) && Array.isArray(group.hooks) && group.hooks.some((h) => isObject(h) && isOurCommand(h.command));
   const group = (hook: MatcherHooks) => ({
     ...(hook.matcher ? { matcher: hook.matcher } : {}),
-    hooks: [{ type: "command", command: hook.command, timeout: 10 }],
+    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
   });
   return jsonEdit(
     agent,
@@ -247,14 +249,18 @@ function codexConfigEdit(ctx: Context): FileEdit {
     apply: (content) => {
       const outside = content === null ? "" : (removeBlock(content, TOML_MARKERS) ?? "");
       if (table.test(outside)) {
-        throw new Error(`${path} already defines [mcp_servers.${SERVER_NAME}] outside Waymark's block; remove that table, then run waymark init again`);
+        throw new Error(
+          `${path} already defines [mcp_servers.${SERVER_NAME}] outside Waymark's block; remove that table, then run waymark init again`,
+        );
       }
       return upsertBlock(content, block);
     },
     remove: (content) => (content === null ? null : removeBlock(content, TOML_MARKERS)),
     check: (content) => {
       if (content === null || !hasBlock(content, TOML_MARKERS)) return `no [mcp_servers.${SERVER_NAME}] block`;
-      return blockBody(content, TOML_MARKERS) === blockBody(block, TOML_MARKERS) ? null : `the [mcp_servers.${SERVER_NAME}] block does not run this helper`;
+      return blockBody(content, TOML_MARKERS) === blockBody(block, TOML_MARKERS)
+        ? null
+        : `the [mcp_servers.${SERVER_NAME}] block does not run this helper`;
     },
   };
 }
@@ -281,7 +287,13 @@ export function agentEdits(agent: AgentName, ctx: Context): FileEdit[] {
         mcpServerEdit("claude", project(".mcp.json"), { type: "stdio", command, args, env: { [TOKEN_VARIABLE]: `\${${TOKEN_VARIABLE}}` } }),
         matcherHooksEdit("claude", project(".claude", "settings.json"), [
           { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hookCommand(ctx, "claude", "session-start") },
-          { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit", command: hookCommand(ctx, "claude", "post-tool-use") },
+          // Recording an edit answers nothing: it runs in the background and never delays the agent.
+          {
+            event: "PostToolUse",
+            matcher: "Edit|Write|MultiEdit|NotebookEdit",
+            command: hookCommand(ctx, "claude", "post-tool-use"),
+            async: true,
+          },
           { event: "Stop", command: hookCommand(ctx, "claude", "stop") },
         ]),
         markdownEdit("claude", project("CLAUDE.md")),

@@ -57,6 +57,11 @@ type Io = { stdout: (text: string) => void; stderr: (text: string) => void; stdi
 
 class SetupUsageError extends Error {}
 
+function help(io: Io, command: SetupCommand): number {
+  io.stdout(SETUP_HELP[command]);
+  return 0;
+}
+
 function options(command: SetupCommand, args: string[], strings: string[], booleans: string[]) {
   const spec: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
   for (const name of strings) spec[name] = { type: "string" };
@@ -71,9 +76,13 @@ function options(command: SetupCommand, args: string[], strings: string[], boole
 
 function agentList(value: string | undefined): AgentName[] | null {
   if (value === undefined) return null;
-  const names = value.split(",").map((name) => name.trim().toLowerCase()).filter((name) => name !== "");
+  const names = value
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== "");
   for (const name of names) {
-    if (!(AGENTS as readonly string[]).includes(name)) throw new SetupUsageError(`--agent: unknown agent ${JSON.stringify(name)} (known: ${AGENTS.join(", ")})`);
+    if (!(AGENTS as readonly string[]).includes(name))
+      throw new SetupUsageError(`--agent: unknown agent ${JSON.stringify(name)} (known: ${AGENTS.join(", ")})`);
   }
   if (names.length === 0) throw new SetupUsageError("--agent needs at least one agent name");
   return [...new Set(names)] as AgentName[];
@@ -84,10 +93,13 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
   switch (command) {
     case "init": {
       const { values } = options(command, args, ["url", "agent", "dir"], ["dry-run", "remove"]);
-      if (values.help) return io.stdout(SETUP_HELP.init), 0;
+      if (values.help) return help(io, "init");
       const dir = resolve((values.dir as string | undefined) ?? process.cwd());
       // Removal recognises Waymark's blocks and entries by their marks, whatever endpoint they name.
-      const url = (values.url as string | undefined) ?? (env.WAYMARK_URL || undefined) ?? (values.remove ? ((await configuredUrl(dir)) ?? "http://localhost") : undefined);
+      const url =
+        (values.url as string | undefined) ??
+        (env.WAYMARK_URL || undefined) ??
+        (values.remove ? ((await configuredUrl(dir)) ?? "http://localhost") : undefined);
       if (!url) throw new SetupUsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark init --help'.");
       try {
         return await runInit({
@@ -107,7 +119,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
     }
     case "doctor": {
       const { values } = options(command, args, ["url", "dir"], []);
-      if (values.help) return io.stdout(SETUP_HELP.doctor), 0;
+      if (values.help) return help(io, "doctor");
       return runDoctor({
         dir: resolve((values.dir as string | undefined) ?? process.cwd()),
         url: (values.url as string | undefined) ?? (env.WAYMARK_URL || undefined),
@@ -121,7 +133,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
       // Whatever goes wrong here, the agent's tool call or session must go on: exit 0.
       try {
         const { values, positionals } = options(command, args, ["agent", "url"], []);
-        if (values.help) return io.stdout(SETUP_HELP.hook), 0;
+        if (values.help) return help(io, "hook");
         const event = positionals[0] as HookEvent;
         const agent = ((values.agent as string | undefined) ?? "claude") as HookAgent;
         if (!HOOK_EVENTS.includes(event) || !HOOK_AGENTS.includes(agent)) {

@@ -36,17 +36,36 @@ async function checkEndpoint(origin: string, timeoutMs: number): Promise<Check> 
   try {
     const response = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(timeoutMs) });
     await response.body?.cancel();
-    if (response.ok) return { name: "endpoint", ok: true, detail: `${origin}/health answered ${response.status} in ${Date.now() - started} ms` };
-    return { name: "endpoint", ok: false, detail: `${origin}/health answered HTTP ${response.status}`, fix: "check --url: it must be the Waymark endpoint's address" };
+    if (response.ok)
+      return { name: "endpoint", ok: true, detail: `${origin}/health answered ${response.status} in ${Date.now() - started} ms` };
+    return {
+      name: "endpoint",
+      ok: false,
+      detail: `${origin}/health answered HTTP ${response.status}`,
+      fix: "check --url: it must be the Waymark endpoint's address",
+    };
   } catch (error) {
-    const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : String((error as Error).cause ?? error);
-    return { name: "endpoint", ok: false, detail: `cannot reach ${origin}/health: ${reason}`, fix: "check that the endpoint is up and that --url (or WAYMARK_URL) is right" };
+    const reason =
+      error instanceof Error && error.name === "TimeoutError"
+        ? `no answer within ${timeoutMs} ms`
+        : String((error as Error).cause ?? error);
+    return {
+      name: "endpoint",
+      ok: false,
+      detail: `cannot reach ${origin}/health: ${reason}`,
+      fix: "check that the endpoint is up and that --url (or WAYMARK_URL) is right",
+    };
   }
 }
 
 async function checkToken(url: string, token: string | undefined, version: string, timeoutMs: number): Promise<Check> {
   if (!token) {
-    return { name: "token", ok: false, detail: `${TOKEN_VARIABLE} is not set`, fix: `export ${TOKEN_VARIABLE}=<your Waymark token> where your agent starts (e.g. your shell profile)` };
+    return {
+      name: "token",
+      ok: false,
+      detail: `${TOKEN_VARIABLE} is not set`,
+      fix: `export ${TOKEN_VARIABLE}=<your Waymark token> where your agent starts (e.g. your shell profile)`,
+    };
   }
   const remote = new Remote({ url, token, timeoutMs, version });
   try {
@@ -54,9 +73,19 @@ async function checkToken(url: string, token: string | undefined, version: strin
     return { name: "token", ok: true, detail: `accepted by ${url} (${result.tools.length} tools)` };
   } catch (error) {
     if (error instanceof RemoteFailure && error.code === "UNAUTHORIZED") {
-      return { name: "token", ok: false, detail: `${url} rejected the token in ${TOKEN_VARIABLE}`, fix: `set ${TOKEN_VARIABLE} to a valid token of your Waymark account (a revoked or mistyped token is refused)` };
+      return {
+        name: "token",
+        ok: false,
+        detail: `${url} rejected the token in ${TOKEN_VARIABLE}`,
+        fix: `set ${TOKEN_VARIABLE} to a valid token of your Waymark account (a revoked or mistyped token is refused)`,
+      };
     }
-    return { name: "token", ok: false, detail: `could not check the token: ${error instanceof Error ? error.message : String(error)}`, fix: "fix the endpoint check first" };
+    return {
+      name: "token",
+      ok: false,
+      detail: `could not check the token: ${error instanceof Error ? error.message : String(error)}`,
+      fix: "fix the endpoint check first",
+    };
   } finally {
     await remote.close();
   }
@@ -64,15 +93,29 @@ async function checkToken(url: string, token: string | undefined, version: strin
 
 async function checkGit(dir: string): Promise<Check[]> {
   const version = await git(["--version"], dir);
-  if (!version) return [{ name: "git", ok: false, detail: "git is not installed or not on PATH", fix: "install git: file changes are computed from it (outside git the helper compares checksums)" }];
+  if (!version)
+    return [
+      {
+        name: "git",
+        ok: false,
+        detail: "git is not installed or not on PATH",
+        fix: "install git: file changes are computed from it (outside git the helper compares checksums)",
+      },
+    ];
   const top = await git(["rev-parse", "--show-toplevel"], dir);
-  if (!top) return [{ name: "git", ok: true, detail: `${version}; ${dir} is not a git repository (file changes will be compared by checksums)` }];
+  if (!top)
+    return [{ name: "git", ok: true, detail: `${version}; ${dir} is not a git repository (file changes will be compared by checksums)` }];
   const [branch, root, remote] = await Promise.all([
     git(["symbolic-ref", "--quiet", "--short", "HEAD"], top),
     git(["rev-list", "--max-parents=0", "HEAD"], top),
     git(["remote", "get-url", "origin"], top),
   ]);
-  const identity = [`top level ${top}`, `branch ${branch ?? "(detached)"}`, `root commit ${root ? root.split("\n")[0]?.slice(0, 12) : "(none yet)"}`, `origin ${remote ?? "(none)"}`];
+  const identity = [
+    `top level ${top}`,
+    `branch ${branch ?? "(detached)"}`,
+    `root commit ${root ? root.split("\n")[0]?.slice(0, 12) : "(none yet)"}`,
+    `origin ${remote ?? "(none)"}`,
+  ];
   return [
     { name: "git", ok: true, detail: version },
     { name: "repository", ok: true, detail: identity.join(", ") },
@@ -97,14 +140,26 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promis
     results.set(agent, files);
   }
   if (configured.length === 0) {
-    return [{ name: "agents", ok: false, detail: "no agent is set up for Waymark in this project", fix: `run: waymark init --url ${ctx.endpoint.mcp}` }];
+    return [
+      {
+        name: "agents",
+        ok: false,
+        detail: "no agent is set up for Waymark in this project",
+        fix: `run: waymark init --url ${ctx.endpoint.mcp}`,
+      },
+    ];
   }
   for (const agent of configured) {
     for (const file of results.get(agent) ?? []) {
       checks.push(
         file.problem === null
           ? { name: AGENT_LABELS[agent], ok: true, detail: `${file.label} runs waymark-helper ${ctx.version}` }
-          : { name: AGENT_LABELS[agent], ok: false, detail: `${file.label}: ${file.problem}`, fix: `run: waymark init --url ${ctx.endpoint.mcp} --agent ${agent}` },
+          : {
+              name: AGENT_LABELS[agent],
+              ok: false,
+              detail: `${file.label}: ${file.problem}`,
+              fix: `run: waymark init --url ${ctx.endpoint.mcp} --agent ${agent}`,
+            },
       );
     }
   }
@@ -116,13 +171,22 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
   const url = options.url ?? (await configuredUrl(options.dir));
   const checks: Check[] = [];
   if (!url) {
-    checks.push({ name: "endpoint", ok: false, detail: "no endpoint: no --url, no WAYMARK_URL, no waymark server in .mcp.json", fix: "pass --url <endpoint>, or run waymark init --url <endpoint>" });
+    checks.push({
+      name: "endpoint",
+      ok: false,
+      detail: "no endpoint: no --url, no WAYMARK_URL, no waymark server in .mcp.json",
+      fix: "pass --url <endpoint>, or run waymark init --url <endpoint>",
+    });
     checks.push(...(await checkGit(options.dir)));
   } else {
     const ctx = await initContext(options.dir, url, options.version, options.env);
     const endpoint = await checkEndpoint(ctx.endpoint.origin, timeoutMs);
     checks.push(endpoint);
-    checks.push(endpoint.ok ? await checkToken(ctx.endpoint.mcp, options.token, options.version, timeoutMs) : { name: "token", ok: false, detail: "not checked: the endpoint cannot be reached", fix: "fix the endpoint check first" });
+    checks.push(
+      endpoint.ok
+        ? await checkToken(ctx.endpoint.mcp, options.token, options.version, timeoutMs)
+        : { name: "token", ok: false, detail: "not checked: the endpoint cannot be reached", fix: "fix the endpoint check first" },
+    );
     checks.push(...(await checkGit(ctx.project)));
     checks.push(...(await checkAgents(ctx)));
   }

@@ -19,7 +19,9 @@ export function parseJsonFile(path: string, content: string | null): JsonObject 
   try {
     value = JSON.parse(content);
   } catch (error) {
-    throw new Error(`${path} is not valid JSON (${error instanceof Error ? error.message : String(error)}); fix it, then run waymark init again`);
+    throw new Error(
+      `${path} is not valid JSON (${error instanceof Error ? error.message : String(error)}); fix it, then run waymark init again`,
+    );
   }
   if (!isObject(value)) throw new Error(`${path} must hold a JSON object`);
   return value;

@@ -90,7 +90,13 @@ async function readBackup(env: NodeJS.ProcessEnv, path: string): Promise<Backup 
 async function missingFolders(path: string): Promise<string[]> {
   const missing: string[] = [];
   for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
-    if (await stat(dir).then(() => true, () => false)) break;
+    if (
+      await stat(dir).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     missing.push(dir);
   }
   return missing;
@@ -120,8 +126,7 @@ async function write(planned: Planned, options: InitOptions, createdDirs: Set<st
   }
   const created = await missingFolders(edit.path);
   // A file init already wrote keeps the bytes it had before the first init.
-  const original: Backup =
-    backup !== null && backup.after === before ? { ...backup, after } : { before, after, created_dirs: created };
+  const original: Backup = backup !== null && backup.after === before ? { ...backup, after } : { before, after, created_dirs: created };
   await mkdir(dirname(backupPath), { recursive: true, mode: 0o700 });
   await writeFile(backupPath, JSON.stringify(original), { mode: 0o600 });
   await mkdir(dirname(edit.path), { recursive: true });
@@ -168,7 +173,10 @@ export async function runInit(options: InitOptions): Promise<number> {
       else await write(planned, options, createdDirs);
     }
     const evidence = options.agents || options.remove ? "" : ` (found ${why[agent].join(", ")})`;
-    const summary = changed.length === 0 ? "already up to date" : `${options.dryRun ? `would ${options.remove ? "remove from" : "write"}` : verb} ${changed.join(", ")}`;
+    const summary =
+      changed.length === 0
+        ? "already up to date"
+        : `${options.dryRun ? `would ${options.remove ? "remove from" : "write"}` : verb} ${changed.join(", ")}`;
     options.out(`${AGENT_LABELS[agent]}${evidence}: ${summary}\n`);
     for (const problem of problems) options.out(`  error: ${problem}\n`);
     failed ||= problems.length > 0;
