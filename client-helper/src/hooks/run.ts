@@ -145,7 +145,9 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
     case "stop": {
       // The agent already continued once because of a stop hook: let it stop this time.
       const continued = payload.stop_hook_active === true || (typeof payload.loop_count === "number" && payload.loop_count > 0);
-      const due = continued ? [] : await needReminder(journal);
+      // Cursor also stops on "aborted" and "error": the user stopped it, or it failed; no reminder then.
+      const interrupted = typeof payload.status === "string" && payload.status !== "completed";
+      const due = continued || interrupted ? [] : await needReminder(journal);
       if (due.length === 0) return options.agent === "cursor" ? "{}" : null;
       for (const task of due) await journal.markReminded(task, now());
       if (options.agent === "cursor") return JSON.stringify({ followup_message: reminder(due) });
