@@ -151,74 +151,67 @@ function mcpServerEdit(agent: AgentName, path: string, server: JsonObject): File
   );
 }
 
-/** `async`: Claude Code runs the hook in the background; for hooks that only record, never answer. */
-type MatcherHooks = { event: string; matcher?: string; command: string; async?: boolean };
+/** One hook init installs; `async`: Claude Code runs it in the background (for hooks that only record). */
+type HookSpec = { event: string; matcher?: string; command: string; async?: boolean };
 
-/** Claude Code's (and Codex's) hooks layout: event → [{matcher?, hooks: [{type, command, timeout}]}]. */
-function matcherHooksEdit(agent: AgentName, path: string, hooks: MatcherHooks[]): FileEdit {
-  const ours = (group: unknown) =>
-    isObject(group) && Array.isArray(group.hooks) && group.hooks.some((h) => isObject(h) && isOurCommand(h.command));
-  const group = (hook: MatcherHooks) => ({
-    ...(hook.matcher ? { matcher: hook.matcher } : {}),
-    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
-  });
+/** A hook entry that runs `waymark hook`, in either layout. */
+function isOurs(entry: unknown): boolean {
+  if (!isObject(entry)) return false;
+  if (isOurCommand(entry.command)) return true;
+  return Array.isArray(entry.hooks) && entry.hooks.some((hook) => isObject(hook) && isOurCommand(hook.command));
+}
+
+/**
+ * Hooks in `hooks.<event>: [entry, ...]`, one entry of ours per event, built by `entry`:
+ * Claude Code's and Codex's layout ({matcher?, hooks: [{type, command, timeout}]}) or
+ * Cursor's ({command}, with the file's `version`).
+ */
+function eventHooksEdit(
+  agent: AgentName,
+  path: string,
+  hooks: HookSpec[],
+  entry: (hook: HookSpec) => JsonObject,
+  versioned: boolean,
+): FileEdit {
   return jsonEdit(
     agent,
     path,
     "project",
     (root) => {
+      if (versioned && root.version === undefined) root.version = 1;
       const events = objectAt(root, "hooks", path);
-      for (const hook of hooks) upsertEntry(arrayAt(events, hook.event, `${path} hooks`), group(hook), ours);
+      for (const hook of hooks) upsertEntry(arrayAt(events, hook.event, `${path} hooks`), entry(hook), isOurs);
     },
     (root) => {
       const events = root.hooks;
-      if (!isObject(events)) return;
-      for (const hook of hooks) removeEntries(events, hook.event, ours);
+      if (isObject(events)) for (const hook of hooks) removeEntries(events, hook.event, isOurs);
       deleteIfEmpty(root, "hooks");
+      if (versioned && root.hooks === undefined && root.version === 1 && Object.keys(root).length === 1) delete root.version;
     },
     (root) => {
       const events = isObject(root.hooks) ? root.hooks : {};
       const problems: string[] = [];
       for (const hook of hooks) {
         const list = Array.isArray(events[hook.event]) ? (events[hook.event] as unknown[]) : [];
-        const found = list.find(ours);
+        const found = list.find(isOurs);
         if (!found) problems.push(`no ${hook.event} hook`);
-        else if (!sameJson(found, group(hook))) problems.push(`the ${hook.event} hook does not run this helper`);
+        else if (!sameJson(found, entry(hook))) problems.push(`the ${hook.event} hook does not run this helper`);
       }
       return problems.length === 0 ? null : problems.join("; ");
     },
   );
 }
 
-function cursorHooksEdit(path: string, hooks: { event: string; command: string }[]): FileEdit {
-  const ours = (entry: unknown) => isObject(entry) && isOurCommand(entry.command);
-  return jsonEdit(
-    "cursor",
-    path,
-    "project",
-    (root) => {
-      if (root.version === undefined) root.version = 1;
-      const events = objectAt(root, "hooks", path);
-      for (const hook of hooks) upsertEntry(arrayAt(events, hook.event, `${path} hooks`), { command: hook.command }, ours);
-    },
-    (root) => {
-      const events = root.hooks;
-      if (isObject(events)) for (const hook of hooks) removeEntries(events, hook.event, ours);
-      deleteIfEmpty(root, "hooks");
-      if (root.hooks === undefined && root.version === 1 && Object.keys(root).length === 1) delete root.version;
-    },
-    (root) => {
-      const events = isObject(root.hooks) ? root.hooks : {};
-      const problems: string[] = [];
-      for (const hook of hooks) {
-        const list = Array.isArray(events[hook.event]) ? (events[hook.event] as unknown[]) : [];
-        const found = list.find(ours);
-        if (!found) problems.push(`no ${hook.event} hook`);
-        else if (!sameJson(found, { command: hook.command })) problems.push(`the ${hook.event} hook does not run this helper`);
-      }
-      return problems.length === 0 ? null : problems.join("; ");
-    },
-  );
+function matcherHooksEdit(agent: AgentName, path: string, hooks: HookSpec[]): FileEdit {
+  const entry = (hook: HookSpec) => ({
+    ...(hook.matcher ? { matcher: hook.matcher } : {}),
+    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
+  });
+  return eventHooksEdit(agent, path, hooks, entry, false);
+}
+
+function cursorHooksEdit(path: string, hooks: HookSpec[]): FileEdit {
+  return eventHooksEdit("cursor", path, hooks, (hook) => ({ command: hook.command }), true);
 }
 
 /** A TOML basic string (JSON's escapes are TOML's). */
