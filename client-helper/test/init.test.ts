@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
-import { BIN, ensureBuilt, SYSTEM_NODE } from "./support.js";
+import { BIN, closedPort, ensureBuilt, SYSTEM_NODE } from "./support.js";
 
 /** The environment references the configurations carry instead of the token (Claude Code and Cursor syntax). */
 const CLAUDE_TOKEN_REF = ["$", "{WAYMARK_TOKEN}"].join("");
@@ -255,5 +255,29 @@ describe("waymark init", () => {
     expect(existsSync(join(s.repo.dir, ".mcp.json"))).toBe(true);
     expect(existsSync(join(s.repo.dir, "packages", "app", ".mcp.json"))).toBe(false);
     expect(execFileSync("git", ["status", "--porcelain"], { cwd: s.repo.dir, encoding: "utf8" })).toContain(".mcp.json");
+  });
+});
+
+describe("waymark doctor without a reachable endpoint", () => {
+  it("fails the endpoint check with its fix, skips the token, still checks git and the hooks", async () => {
+    const s = setup();
+    const url = (await closedPort()).replace(/\/mcp$/, "");
+    expect(waymark(s, ["init", "--url", url, "--agent", "cursor"]).code).toBe(0);
+    const doctor = waymark(s, ["doctor"]);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain(`FAIL endpoint: cannot reach ${url}/health`);
+    expect(doctor.stdout).toContain("fix: check that the endpoint is up");
+    expect(doctor.stdout).toContain("FAIL token: not checked: the endpoint cannot be reached");
+    expect(doctor.stdout).toMatch(/ok {3}git: git version/);
+    expect(doctor.stdout).toContain("ok   Cursor: .cursor/hooks.json runs waymark-helper 0.1.0");
+    expect(doctor.stdout).not.toContain("Claude Code");
+  });
+
+  it("with nothing set up, says to run init", () => {
+    const s = setup();
+    const doctor = waymark(s, ["doctor", "--url", "http://127.0.0.1:9"]);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain("FAIL agents: no agent is set up for Waymark in this project");
+    expect(doctor.stdout).toContain("fix: run: waymark init --url http://127.0.0.1:9/mcp");
   });
 });
