@@ -58,11 +58,16 @@ function waymark(args: string[], options: { token?: string | null; input?: strin
   return { code: result.status, stdout: result.stdout, stderr: result.stderr, ms: Date.now() - started };
 }
 
-/** The command an installed hook runs, with the local build in place of the endpoint's tarball. */
-function installedHook(event: string): string[] {
+function installedCommand(event: string): string {
   const settings = JSON.parse(readFileSync(join(repo.dir, ".claude", "settings.json"), "utf8"));
-  const command: string = settings.hooks[event][0].hooks[0].command;
-  const words = command.split(" ");
+  return settings.hooks[event][0].hooks[0].command;
+}
+
+/** The arguments an installed hook gives the helper (its npx fallback, with the local build in place of the endpoint's tarball). */
+function installedHook(event: string): string[] {
+  const [fast, fallback] = installedCommand(event).split(" 2>/dev/null || ");
+  expect(fast).toMatch(/^node "\$\{XDG_CACHE_HOME:-\$HOME\/\.cache\}\/waymark\/helper-0\.1\.0\.mjs" hook /);
+  const words = (fallback ?? "").split(" ");
   expect(words.slice(0, 4)).toEqual(["npx", "-y", `--package=${server.url}/helper/waymark-helper-0.1.0.tgz`, "waymark"]);
   return words.slice(4);
 }
@@ -272,6 +277,41 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("after one run through npx, hooks start from the launcher in the cache dir, without npm", () => {
+    // The runs above went through the helper directly, as npx would start it: the launcher is there.
+    const launcher = readFileSync(join(cache, "waymark", "helper-0.1.0.mjs"), "utf8");
+    expect(launcher).toContain(`import "file://${realpathSync(BIN)}";`);
+    const [fast] = installedCommand("Stop").split(" 2>/dev/null || ");
+    const started = Date.now();
+    const run = spawnSync("bash", ["-c", fast ?? ""], {
+      cwd: repo.dir,
+      encoding: "utf8",
+      input: JSON.stringify({ session_id: SESSION, cwd: repo.dir, hook_event_name: "Stop", stop_hook_active: false }),
+      env: childEnv(),
+    });
+    console.log(`Stop hook through the launcher: ${Date.now() - started} ms (process included)`);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe("");
+  });
+
+  it("a launcher that cannot load falls back to npx, which gets the whole payload", () => {
+    const fakeHome = tempDir("waymark-home-");
+    const bin = tempDir("waymark-bin-");
+    mkdirSync(join(fakeHome, ".cache", "waymark"), { recursive: true });
+    writeFileSync(join(fakeHome, ".cache", "waymark", "helper-0.1.0.mjs"), 'import "file:///nowhere/bin.js";\n');
+    // A stand-in for npx that shows what it was given.
+    writeFileSync(join(bin, "npx"), '#!/bin/sh\necho "npx $*"\ncat\n', { mode: 0o755 });
+    const run = spawnSync("bash", ["-c", installedCommand("Stop")], {
+      encoding: "utf8",
+      input: '{"hook_event_name":"Stop"}',
+      env: { PATH: `${bin}:${process.env.PATH}`, HOME: fakeHome },
+    });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      `npx -y --package=${server.url}/helper/waymark-helper-0.1.0.tgz waymark hook stop --agent claude --url ${server.url}/mcp\n{"hook_event_name":"Stop"}`,
+    );
   });
 
   it("a hook never fails the agent and never waits on a dead endpoint", async () => {

@@ -105,7 +105,8 @@ describe("waymark init", () => {
     });
     expect(settings.hooks.SessionStart[0].hooks[0].async).toBeUndefined();
     expect(settings.hooks.Stop[0].hooks[0].command).toBe(
-      "npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark hook stop --agent claude --url https://waymark.example.com/mcp",
+      `node "${"$"}{XDG_CACHE_HOME:-$HOME/.cache}/waymark/helper-0.1.0.mjs" hook stop --agent claude --url https://waymark.example.com/mcp 2>/dev/null` +
+        " || npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark hook stop --agent claude --url https://waymark.example.com/mcp",
     );
     const cursor = JSON.parse(readFileSync(join(s.repo.dir, ".cursor", "mcp.json"), "utf8"));
     expect(cursor.mcpServers.waymark.env).toEqual({ WAYMARK_TOKEN: CURSOR_TOKEN_REF });

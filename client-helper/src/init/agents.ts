@@ -13,7 +13,7 @@
  */
 import { join, relative } from "node:path";
 import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
-import { type Endpoint, helperCommand, helperCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
+import { type Endpoint, helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import {
   arrayAt,
@@ -63,7 +63,7 @@ function mcpArgs(ctx: Context): { command: string; args: string[] } {
 }
 
 export function hookCommand(ctx: Context, agent: AgentName, event: string): string {
-  return helperCommandLine(ctx.endpoint, ctx.version, ["hook", event, "--agent", agent, "--url", ctx.endpoint.mcp]);
+  return hookCommandLine(ctx.endpoint, ctx.version, ["hook", event, "--agent", agent, "--url", ctx.endpoint.mcp]);
 }
 
 function isOurCommand(value: unknown): boolean {

@@ -6,6 +6,7 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { ensureLauncher } from "../hooks/launcher.js";
 import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/run.js";
 import { AGENTS, type AgentName } from "./agents.js";
 import { runDoctor } from "./doctor.js";
@@ -141,6 +142,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
           return 0;
         }
         const input = await io.stdin();
+        await ensureLauncher(version);
         const result = await runHook(event, input, {
           agent,
           url: values.url as string | undefined,

@@ -6,6 +6,7 @@
  * and runs this helper version. Exit code 1 when any check fails.
  */
 import { execFile } from "node:child_process";
+import { launcherPath } from "../hooks/launcher.js";
 import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
 import { TOKEN_VARIABLE } from "./endpoint.js";
@@ -122,6 +123,19 @@ async function checkGit(dir: string): Promise<Check[]> {
   ];
 }
 
+/** Informational: whether hooks can start without npm (see hooks/launcher). */
+async function fastPathCheck(version: string): Promise<Check> {
+  const launcher = launcherPath(version);
+  const present = await readOrNull(launcher).catch(() => null);
+  return {
+    name: "hooks fast path",
+    ok: true,
+    detail: present
+      ? `${launcher} (hooks start without npm)`
+      : "none yet: the first hook run through npx writes it (until then each hook pays npm's start-up, about a second)",
+  };
+}
+
 async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promise<Check[]> {
   const checks: Check[] = [];
   const configured: AgentName[] = [];
@@ -149,6 +163,7 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promis
       },
     ];
   }
+  checks.push(await fastPathCheck(ctx.version));
   for (const agent of configured) {
     for (const file of results.get(agent) ?? []) {
       checks.push(

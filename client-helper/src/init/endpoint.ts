@@ -6,6 +6,7 @@
  * `<origin>/helper/waymark-helper-<version>.tgz`; `helperPackageSpec` is the single place
  * that says so.
  */
+import { launcherShellPath } from "../hooks/launcher.js";
 
 export type Endpoint = {
   /** `https://waymark.example.com` */
@@ -40,6 +41,16 @@ export function helperCommand(endpoint: Endpoint, version: string, args: readonl
 export function helperCommandLine(endpoint: Endpoint, version: string, args: readonly string[]): string {
   const { command, args: all } = helperCommand(endpoint, version, args);
   return [command, ...all].map(shellQuote).join(" ");
+}
+
+/**
+ * A hook's command line: the launcher a previous hook run left in the cache dir when there
+ * is one (fast: no npm start-up), else npx. The hook always exits 0, so the fallback only
+ * runs when the launcher is missing or cannot load.
+ */
+export function hookCommandLine(endpoint: Endpoint, version: string, args: readonly string[]): string {
+  const fast = ["node", launcherShellPath(version), ...args.map(shellQuote)].join(" ");
+  return `${fast} 2>/dev/null || ${helperCommandLine(endpoint, version, args)}`;
 }
 
 function shellQuote(word: string): string {
