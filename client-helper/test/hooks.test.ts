@@ -1,4 +1,4 @@
-import { mkdirSync, realpathSync } from "node:fs";
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Journal } from "../src/hooks/journal.js";
@@ -63,7 +63,13 @@ describe("hooks", () => {
       hook_event_name: "afterFileEdit",
       file_path: join(repo.dir, "src", "a b.ts"),
     });
-    expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/a b.ts", "sub/rel.ts"]);
+    // The agent may know the repository through a symbolic link.
+    const link = join(tempDir("waymark-link-"), "checkout");
+    symlinkSync(repo.dir, link);
+    writeFileSync(join(repo.dir, "linked.ts"), "");
+    await run("claude", "post-tool-use", { cwd: link, tool_name: "Write", tool_input: { file_path: join(link, "linked.ts") } });
+    await run("claude", "post-tool-use", { cwd: link, tool_name: "Write", tool_input: { file_path: join(link, "gone.ts") } });
+    expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/a b.ts", "sub/rel.ts", "linked.ts", "gone.ts"]);
   });
 
   it("with no task open, edits are not recorded and stop says nothing", async () => {

@@ -10,7 +10,7 @@
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { appendFile, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { cacheRoot } from "../store.js";
 import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
 
@@ -42,7 +42,7 @@ function hash(text: string): string {
 }
 
 /** The repository top level of a directory (git), else the directory itself; real path either way. */
-export async function repositoryRoot(dir: string, timeoutMs = 200): Promise<string> {
+export async function repositoryRoot(dir: string, timeoutMs = 1000): Promise<string> {
   const top = await new Promise<string | null>((done) => {
     execFile(
       "git",
@@ -125,9 +125,25 @@ export class Journal {
     await writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: at });
   }
 
-  /** Repository-relative form of a path an agent tool reported (absolute, or relative to cwd); null outside the repository. */
-  relativePath(path: string, cwd: string): string | null {
+  /**
+   * Repository-relative form of a path an agent tool reported (absolute, or relative to
+   * cwd); null outside the repository. The root is a real path, so a path given through a
+   * symbolic link (macOS's /tmp, a linked checkout) is resolved before it is compared.
+   */
+  async relativePath(path: string, cwd: string): Promise<string | null> {
     const absolute = isAbsolute(path) ? path : resolve(cwd, path);
+    const lexical = this.inside(absolute);
+    if (lexical !== null) return lexical;
+    const real = await realpath(absolute).catch(() =>
+      realpath(dirname(absolute)).then(
+        (dir) => join(dir, basename(absolute)),
+        () => null,
+      ),
+    );
+    return real === null ? null : this.inside(real);
+  }
+
+  private inside(absolute: string): string | null {
     const inside = relative(this.root, absolute);
     if (inside === "" || inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) return null;
     return inside.split(sep).join("/");

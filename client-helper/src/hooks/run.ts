@@ -137,7 +137,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       const edited = editedFiles(payload, options.agent);
       if (edited) {
         const cwd = workingDirectory(payload);
-        const paths = edited.paths.map((path) => journal.relativePath(path, cwd)).filter((path): path is string => path !== null);
+        const relative = await Promise.all(edited.paths.map((path) => journal.relativePath(path, cwd)));
+        const paths = relative.filter((path): path is string => path !== null);
         await journal.recordEdits(paths, edited.tool, now());
       }
       return options.agent === "cursor" ? "{}" : null;
