@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
-import { noteTaskCompleted, noteTaskStarted } from "./hooks/record.js";
+import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { TaskStore } from "./store.js";
@@ -228,6 +228,8 @@ export class HelperProxy {
       }
       args.idempotency_key = record.idempotency_key;
     }
+    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
+    if (args.metrics === undefined) args.metrics = await transcriptMetrics(dir, taskId, this.options.cacheDir);
     if (record.snapshot) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;

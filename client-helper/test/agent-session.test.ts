@@ -273,6 +273,19 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
         price_table_date: PRICE_TABLE_DATE,
       });
       expect(await journal.openTasks()).toEqual([]);
+
+      // The edge got the real usage (the agent reported none) and the files git saw change,
+      // among them one no edit tool of the agent touched.
+      const { task } = (await call(client, "get_workflow", { task_id })) as { task: Record<string, unknown> };
+      expect(task.metrics).toEqual({
+        input_tokens: 15 + 1000 + 5000,
+        output_tokens: 500,
+        model: "claude-sonnet-4-5-20250929",
+        cost_usd: 0.012795,
+      });
+      const files = task.files_changed as { added: string[]; modified: string[] };
+      expect([...files.added].sort()).toEqual(["generated.txt", "src/a.ts"]);
+      expect(files.modified).toEqual(["README.md"]);
       expect(hook("Stop", { hook_event_name: "Stop", stop_hook_active: false }).stdout).toBe("");
     } finally {
       await client.close();

@@ -148,3 +148,20 @@ export async function transcriptUsage(transcriptPath: string, fromMs: number, to
   usage.cost_usd = cost === null ? null : Math.round(cost * 1_000_000) / 1_000_000;
   return usage;
 }
+
+/** The metrics `complete_task` accepts today. */
+export type EdgeMetrics = { input_tokens: number; output_tokens: number; model?: string; cost_usd?: number };
+
+/**
+ * Transcript usage in the shape `complete_task` accepts: every prompt token the model read
+ * (uncached, cache writes and cache reads) counts as input; cost and model only when known.
+ */
+export function edgeMetrics(usage: TranscriptUsage): EdgeMetrics {
+  const metrics: EdgeMetrics = {
+    input_tokens: usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens,
+    output_tokens: usage.output_tokens,
+  };
+  if (usage.model) metrics.model = usage.model;
+  if (usage.cost_usd !== null) metrics.cost_usd = usage.cost_usd;
+  return metrics;
+}
