@@ -42,4 +42,7 @@ export const LIMITS = {
   WEBHOOK_TIMEOUT_MS: 10_000,
   WEBHOOK_RETRY_BASE_MS: 30_000,
   WEBHOOK_ERROR: 300,
+  // Bodies of the dashboard forms and the JSON APIs other than /mcp, refused before parsing.
+  FORM_BODY_BYTES: 4096,
+  API_BODY_BYTES: 8192,
 } as const;

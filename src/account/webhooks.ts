@@ -1,3 +1,4 @@
+import { isSpecialPurposeHost } from "../domain/network";
 import { fail, ok, type Result } from "../errors";
 import { randomToken } from "../ids";
 import { LIMITS } from "../limits";
@@ -143,7 +144,7 @@ export function webhookUrlProblem(url: unknown, allowPrivate: boolean): string |
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return "url: must use http or https";
   if (parsed.username || parsed.password) return "url: must not contain credentials";
-  if (!allowPrivate && isPrivateHost(parsed.hostname)) {
+  if (!allowPrivate && isSpecialPurposeHost(parsed.hostname)) {
     return "url: private, loopback and link-local hosts are refused (set WAYMARK_WEBHOOK_ALLOW_PRIVATE=true to allow them)";
   }
   return null;
