@@ -61,21 +61,27 @@ accountRoutes.get("/api/webhooks", bearerOnly, async (c) => {
 });
 
 /** The URL and event rules live with the webhooks (the account object checks the URL again against its own env). */
-const newWebhook = z.strictObject({
-  url: z.unknown().superRefine((url, ctx) => {
-    const problem = webhookUrlProblem(url, true);
-    if (problem) ctx.addIssue({ code: "custom", message: problem.replace(/^url: /, "") });
-  }),
-  events: z.unknown().superRefine((events, ctx) => {
-    const problem = webhookEventsProblem(events);
-    if (problem) ctx.addIssue({ code: "custom", message: problem.replace(/^events: /, "") });
-  }),
-});
+const newWebhook = z.strictObject(
+  {
+    url: z.string({ error: "is required (an http(s) URL)" }).superRefine((url, ctx) => {
+      const problem = webhookUrlProblem(url, true);
+      if (problem) ctx.addIssue({ code: "custom", message: problem.replace(/^url: /, "") });
+    }),
+    events: z
+      .unknown()
+      .optional()
+      .superRefine((events, ctx) => {
+        const problem = webhookEventsProblem(events);
+        if (problem) ctx.addIssue({ code: "custom", message: problem.replace(/^events: /, "") });
+      }),
+  },
+  { error: 'must be a JSON object {"url": "https://…", "events"?: [...]}' },
+);
 
 accountRoutes.post("/api/webhooks", limitBody(LIMITS.API_BODY_BYTES), bearerOnly, jsonBody(newWebhook), async (c) => {
   const body = c.req.valid("json");
   const events = (body.events as WebhookEvent[] | undefined) ?? [...WEBHOOK_EVENTS];
-  const result = await accountStub(c.env, c.var.account).registerWebhook(body.url as string, [...new Set(events)]);
+  const result = await accountStub(c.env, c.var.account).registerWebhook(body.url, [...new Set(events)]);
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value, 201);
 });

@@ -118,20 +118,23 @@ pageRoutes.get("/s/:token/ws", async (c) => {
 const SECONDS_RULE = `must be a whole number from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`;
 
 /** {action, expires_in_seconds?}: JSON gives a number or null, the dashboard's form a string ("" = never). */
-const shareRequest = z.strictObject({
-  action: z.enum(["rotate", "revoke", "set_expiry"], { error: 'must be "rotate", "revoke" or "set_expiry"' }),
-  expires_in_seconds: z
-    .preprocess(
-      (value) => (value === "" ? null : typeof value === "string" && /^\d{1,12}$/.test(value) ? Number(value) : value),
-      z
-        .number({ error: SECONDS_RULE })
-        .int({ error: SECONDS_RULE })
-        .min(1, { error: SECONDS_RULE })
-        .max(MAX_SHARE_SECONDS, { error: SECONDS_RULE })
-        .nullable(),
-    )
-    .optional(),
-});
+const shareRequest = z.strictObject(
+  {
+    action: z.enum(["rotate", "revoke", "set_expiry"], { error: 'must be "rotate", "revoke" or "set_expiry"' }),
+    expires_in_seconds: z
+      .preprocess(
+        (value) => (value === "" ? null : typeof value === "string" && /^\d{1,12}$/.test(value) ? Number(value) : value),
+        z
+          .number({ error: SECONDS_RULE })
+          .int({ error: SECONDS_RULE })
+          .min(1, { error: SECONDS_RULE })
+          .max(MAX_SHARE_SECONDS, { error: SECONDS_RULE })
+          .nullable(),
+      )
+      .optional(),
+  },
+  { error: 'must be a JSON object {"action": ..., "expires_in_seconds"?: ...}' },
+);
 
 function shareUrl(c: Ctx, info: ShareInfo): string | null {
   return info.token ? `${new URL(c.req.url).origin}/s/${info.token}` : null;
