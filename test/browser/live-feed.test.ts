@@ -24,17 +24,18 @@ function openFeed(url: string, waitMs = 1500): Promise<Feed> {
       resolve(feed);
     };
     const timer = setTimeout(done, waitMs);
-    socket.onopen = () => {
+    // Node's WebSocket, typed here by the Workers types: listeners rather than on* properties.
+    socket.addEventListener("open", () => {
       feed.opened = true;
-    };
-    socket.onmessage = (message) => {
+    });
+    socket.addEventListener("message", (message) => {
       if (String(message.data).includes('"type":"event"')) feed.events++;
-    };
-    socket.onclose = (event) => {
+    });
+    socket.addEventListener("close", (event) => {
       feed.closeCode = event.code;
       done();
-    };
-    socket.onerror = () => undefined;
+    });
+    socket.addEventListener("error", () => undefined);
   });
 }
 
