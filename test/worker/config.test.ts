@@ -14,13 +14,17 @@ describe("deployment configuration", () => {
     ["a short share secret in development", { WAYMARK_SHARE_SECRET: "short", WAYMARK_DEV_TOKEN: "dev-token-0123456789" }, "is 5 bytes"],
     ["no host names in production", { WAYMARK_HOSTNAMES: "" }, "WAYMARK_HOSTNAMES is not set"],
   ])("refuses to serve anything with %s, saying why", async (_case, overrides, message) => {
-    for (const path of ["/health", "/mcp", "/s/sh_aaaaaaaaaaaaaaaaaaaa_bbbbbbbb_cccccccccccccccccccccccccc", "/login", "/api/webhooks"]) {
+    for (const path of ["/health", "/s/sh_aaaaaaaaaaaaaaaaaaaa_bbbbbbbb_cccccccccccccccccccccccccc", "/login", "/api/webhooks"]) {
       const response = await serve(path, overrides);
       expect(response.status).toBe(500);
       const body = (await response.json()) as { code: string; message: string };
       expect(body.code).toBe("MISCONFIGURED");
       expect(body.message).toContain(message);
     }
+    // MCP clients get it as a JSON-RPC error.
+    const mcp = await serve("/mcp", overrides);
+    expect(mcp.status).toBe(500);
+    expect(((await mcp.json()) as { error: { message: string } }).error.message).toContain(`MISCONFIGURED: ${message.slice(0, 20)}`);
   });
 
   it("development derives a share secret when none is set, and serves loopback names only", async () => {
