@@ -24,7 +24,9 @@ describe("deployment configuration", () => {
     // MCP clients get it as a JSON-RPC error.
     const mcp = await serve("/mcp", overrides);
     expect(mcp.status).toBe(500);
-    expect(((await mcp.json()) as { error: { message: string } }).error.message).toContain(`MISCONFIGURED: ${message.slice(0, 20)}`);
+    const rpcMessage = ((await mcp.json()) as { error: { message: string } }).error.message;
+    expect(rpcMessage).toMatch(/^MISCONFIGURED: WAYMARK_/);
+    expect(rpcMessage).toContain(message);
   });
 
   it("development derives a share secret when none is set, and serves loopback names only", async () => {
