@@ -1,4 +1,5 @@
 /**
+ * @module crypto
  * The Worker's hashing and signing helpers, in one place: SHA-256, HMAC-SHA-256, the
  * lower-case RFC 4648 base32 alphabet that ids and share tokens use, and a constant-time
  * comparison. Everything runs on WebCrypto, in the Worker and in the Durable Objects alike.

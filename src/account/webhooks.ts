@@ -1,11 +1,5 @@
-import { isSpecialPurposeHost } from "../domain/network";
-import { fail, ok, type Result } from "../errors";
-import { randomToken } from "../ids";
-import { LIMITS } from "../limits";
-import type { Sql } from "../workflow/sql";
-import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../workflow/view";
-
 /**
+ * @module account/webhooks
  * Webhooks: an account registers URLs that receive a signed POST when an issue needs human
  * review, a task fails or a workflow completes. Deliveries wait in a bounded queue in the
  * AccountObject and are retried with exponential backoff from its alarm.
@@ -13,6 +7,14 @@ import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../work
  * Signature (Stripe-style, so a captured request cannot be replayed later with a new time):
  *   Waymark-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
  */
+
+import { isSpecialPurposeHost } from "../domain/network";
+import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
+import { fail, ok, type Result } from "../errors";
+import { randomToken } from "../ids";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+
 export const WEBHOOK_EVENTS = ["issue.needs_review", "task.failed", "workflow.completed"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

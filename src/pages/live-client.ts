@@ -7,7 +7,8 @@
  *  - the page after any number of events is the page a fresh load would show;
  *  - nothing is missed or shown twice: each swap shows one whole state, and the socket
  *    reconnects (exponential backoff) from the seq of the state on screen;
- *  - one blocks request is in flight at a time; events arriving meanwhile are coalesced;
+ *  - one blocks request is in flight at a time; events arriving meanwhile are coalesced,
+ *    and a paged catch-up ({"type":"more"} → {"after": n}) is swapped in once, at its end;
  *  - close code 4410, or a 404/410 for the blocks, means the link is no longer valid: the
  *    workflow's content is removed from the page.
  * Markup comes only from the server, which escaped every agent-written value; it is
@@ -24,6 +25,7 @@ export const LIVE_SCRIPT = `(function () {
   var socket = null;
   var attempt = 0;
   var fetching = false;
+  var catchingUp = true;
   var stopped = false;
   var liveBadge = document.getElementById("live");
 
@@ -107,8 +109,13 @@ export const LIVE_SCRIPT = `(function () {
     try { msg = JSON.parse(message.data); } catch (e) { return; }
     if (msg.type === "event" && msg.event && typeof msg.event.seq === "number") {
       knownSeq = Math.max(knownSeq, msg.event.seq);
-      refresh();
+      // While catching up, one swap at the end shows it all.
+      if (!catchingUp) refresh();
+    } else if (msg.type === "more") {
+      // Catch-up comes in pages: ask for the next one.
+      if (socket && socket.readyState === 1) socket.send(JSON.stringify({ after: msg.seq }));
     } else if (msg.type === "caught_up") {
+      catchingUp = false;
       attempt = 0;
       setState("live", "live");
       refresh();
@@ -118,6 +125,7 @@ export const LIVE_SCRIPT = `(function () {
   function connect() {
     if (stopped) return;
     var opened = false;
+    catchingUp = true;
     var ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + base + "/ws?after=" + shownSeq);
     socket = ws;
     ws.onopen = function () { opened = true; };

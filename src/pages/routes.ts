@@ -11,6 +11,7 @@ import { type Context, Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { z } from "zod";
 import { accountForToken, failedAttemptWithinBudget } from "../auth";
+import { clientKey } from "../domain/network";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import { originAllowed } from "../http/origins";
@@ -18,6 +19,7 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody, limitBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
+import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
 import { MAX_SHARE_SECONDS, type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
 import { renderDashboard, renderLoginPage, type ShownLink } from "./dashboard";
@@ -108,7 +110,12 @@ pageRoutes.get("/s/:token/ws", async (c) => {
   const workflowId = await verifiedWorkflow(c);
   if (!workflowId) return c.text("This workflow is no longer shared.", 404);
   const live = new Request(`https://workflow.internal/live?after=${query.data.after ?? "0"}`, {
-    headers: { Upgrade: "websocket", "Waymark-Share-Token": c.req.param("token") },
+    headers: {
+      Upgrade: "websocket",
+      [SHARE_TOKEN_HEADER]: c.req.param("token"),
+      // Live pages are capped per client; clientKey groups an IPv6 /64 like the login limiter.
+      [CLIENT_HEADER]: clientKey(c.req.header("CF-Connecting-IP") ?? "") ?? "local",
+    },
   });
   return workflowStub(c.env, workflowId).fetch(live);
 });

@@ -12,23 +12,15 @@
  * later; if the secret changes, existing links stop verifying and must be rotated.
  */
 import { base32, constantTimeEqual, hmacSha256, sha256, sha256Hex } from "../crypto";
-import type { Sql } from "./sql";
+import { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus } from "../domain/share-status";
+import type { Sql } from "../storage/sql";
+
+export { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus };
 
 const SHARE_TOKEN = /^sh_([a-z2-7]{20})_([a-z2-7]{8})_([a-z2-7]{26})$/;
 
 /** The secret must carry at least this many bytes of entropy in production. */
 export const MIN_SHARE_SECRET_BYTES = 32;
-
-export type ShareStatus = "active" | "revoked" | "expired" | "none";
-
-/** What the owner sees of a link; `token` is null when it cannot be re-derived (secret changed) or the link is not active. */
-export interface ShareInfo {
-  status: ShareStatus;
-  token: string | null;
-  created_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
 
 export type ShareAction = "rotate" | "revoke" | "set_expiry";
 
@@ -85,13 +77,6 @@ export async function verifiedShareWorkflow(secret: string, token: string): Prom
   return constantTimeEqual(match[3], await shareMac(secret, workflowId, match[2])) ? workflowId : null;
 }
 
-export function shareStatus(row: { revoked_at: number | null; expires_at: number | null } | null, now: number): ShareStatus {
-  if (!row) return "none";
-  if (row.revoked_at !== null) return "revoked";
-  if (row.expires_at !== null && row.expires_at <= now) return "expired";
-  return "active";
-}
-
 export const SHARE_MIGRATION_STATEMENTS = [
   // At most one row: the current link of this workflow. Only the salt and the token's hash are kept.
   `CREATE TABLE share_link (
@@ -105,9 +90,6 @@ export const SHARE_MIGRATION_STATEMENTS = [
 ];
 
 type ShareRow = { token_hash: string; salt: string; created_at: number; expires_at: number | null; revoked_at: number | null };
-
-/** Longest expiry accepted: a year. Longer-lived sharing is "no expiry". */
-export const MAX_SHARE_SECONDS = 365 * 24 * 3600;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

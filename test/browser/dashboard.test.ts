@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
-import { type CallTool, toolCaller } from "../pages/fixture";
+import type { CallTool } from "../pages/fixture";
 import { freePort, startDevServer } from "../support/dev-server";
 import { launchChromium, skipBrowser, useServerAndBrowser } from "./browser";
 

@@ -1,8 +1,10 @@
+import { env } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { Result } from "../../src/errors";
 import { LIMITS } from "../../src/limits";
-import { fromRpc } from "../../src/mcp/context";
+import { defineTool } from "../../src/mcp/define";
 import { call, connectV2, ok, rpc, TOKENS } from "../support/worker";
 
 let acme: Client;
@@ -275,12 +277,18 @@ describe("tool errors carry a stable code and name the field and the rule", () =
 
 describe("INTERNAL", () => {
   it("maps a store that fails to answer to INTERNAL, without leaking the exception", async () => {
-    const result = await fromRpc(
-      async (): Promise<Result<{ id: string }>> => {
+    const failing = defineTool({
+      name: "failing",
+      description: "d",
+      input: z.strictObject({}),
+      output: {},
+      annotations: {},
+      run: async (): Promise<Result<Record<string, never>>> => {
         throw new Error("SQLITE_FULL: secret internals at /var/lib/x");
       },
-      () => "unused",
-    );
+      render: () => "unused",
+    });
+    const result = await failing.call({}, { env, account: "acme", origin: "http://localhost" });
     expect(result.isError).toBe(true);
     const text = JSON.stringify(result.content);
     expect(text).toMatch(/"INTERNAL: .*retried .*idempotency_key/);
