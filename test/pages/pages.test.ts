@@ -98,11 +98,13 @@ describe("share links", () => {
     expect(noExpiry.body.expires_at).toBeNull();
     const revoked = await shareApi(id, { action: "revoke" });
     expect(revoked.body).toMatchObject({ status: "revoked", share_url: null });
-    for (const suffix of ["", "/export.json", "/export.md"]) {
+    for (const suffix of ["", "/export.json", "/export.md", "/blocks"]) {
       const response = await workerFetch(`${rotated.body.share_url}${suffix}`);
       expect(response.status).toBe(410);
       expect(await response.text()).not.toContain("Rotate me");
     }
+    // The live page asks with HEAD whether its link still works.
+    expect((await workerFetch(`${rotated.body.share_url}/blocks`, { method: "HEAD" })).status).toBe(410);
   });
 
   it("an expired link shows the no-longer-shared page", async () => {

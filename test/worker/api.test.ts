@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TOKENS, workerFetch } from "../support/worker";
+import { streamedBody } from "./streamed-body";
 
 const ORIGIN = "http://localhost";
 const bearer = { Authorization: `Bearer ${TOKENS.acme}` };
@@ -7,15 +8,7 @@ const bearer = { Authorization: `Bearer ${TOKENS.acme}` };
 /** The JSON APIs other than /mcp: bounded bodies, `{code, message}` errors, hostile query text. */
 describe("account API bounds and errors", () => {
   it("refuses a streamed oversized webhook body after reading little of it", async () => {
-    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
-    let pulled = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        pulled++;
-        if (pulled > 16) controller.close();
-        else controller.enqueue(chunk);
-      },
-    });
+    const { body, pulled } = streamedBody(16);
     const response = await workerFetch(`${ORIGIN}/api/webhooks`, {
       method: "POST",
       headers: { ...bearer, "Content-Type": "application/json" },
@@ -24,7 +17,7 @@ describe("account API bounds and errors", () => {
     } as RequestInit);
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual({ code: "PAYLOAD_TOO_LARGE", message: "body: must be at most 8192 bytes" });
-    expect(pulled).toBeLessThan(4);
+    expect(pulled()).toBeLessThan(4);
   });
 
   it.each([

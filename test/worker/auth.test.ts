@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { accountForToken, bearerToken, credentialsFingerprint } from "../../src/auth";
 import { LIMITS } from "../../src/limits";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
+import { streamedBody } from "./streamed-body";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
@@ -63,15 +64,7 @@ describe("/mcp request bounds", () => {
   });
 
   it("stops reading a streamed body once it passes the limit", async () => {
-    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        sent++;
-        if (sent > 20) controller.close();
-        else controller.enqueue(chunk);
-      },
-    });
+    const { body, pulled } = streamedBody(20);
     const response = await workerFetch(`${ORIGIN}/mcp`, {
       method: "POST",
       headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
@@ -79,7 +72,7 @@ describe("/mcp request bounds", () => {
       duplex: "half",
     } as RequestInit);
     expect(response.status).toBe(413);
-    expect(sent).toBeLessThan(20);
+    expect(pulled()).toBeLessThan(20);
   });
 
   it("answers a JSON-RPC parse error to a body that is not JSON", async () => {
