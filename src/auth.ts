@@ -81,7 +81,8 @@ export async function authenticateBearer(env: Env, request: Request): Promise<Au
   const token = bearerToken(request);
   const account = token ? await accountForToken(env, token) : null;
   if (account) return { ok: true, account };
-  if (!(await failedAttemptWithinBudget(env, request))) {
+  // Only a presented token is a guess; a request without one (an expired page polling) costs nothing.
+  if (token !== null && !(await failedAttemptWithinBudget(env, request))) {
     return { ok: false, status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
   }
   return {
