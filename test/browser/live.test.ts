@@ -160,6 +160,29 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     await page.close();
   });
 
+  it("catches up in pages after a long disconnection (more than one page of events)", async () => {
+    const wf = await callTool("start_workflow", { name: "Long absence" });
+    const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Verbose task", goal: "writes a lot" });
+    const context = await env.browser().newContext();
+    const page = await context.newPage();
+    await page.goto(String(wf.share_url));
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    await context.setOffline(true);
+    await page.evaluate(() => (window as unknown as { waymarkLive: { disconnect(): void } }).waymarkLive.disconnect());
+    // ~4 KB per event: well over one catch-up page (LIMITS.LIVE_PAGE_BYTES).
+    const reasoning = "r".repeat(3900);
+    const count = 150;
+    for (let i = 0; i < count; i++) {
+      await callTool("log_decision", { task_id: task.task_id, category: "other", question: `Q${i}`, chosen: "yes", reasoning });
+    }
+    await context.setOffline(false);
+    const view = (await (await fetch(`${String(wf.share_url)}/export.json`)).json()) as { last_seq: number };
+    await page.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, view.last_seq, { timeout: 30_000 });
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    expect(await page.locator(".decision").count()).toBe(count);
+    await context.close();
+  }, 120_000);
+
   it("catches up after the server restarts", async () => {
     const wf = await callTool("start_workflow", { name: "Survives restarts" });
     const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Task", goal: "outlive the server" });
