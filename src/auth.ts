@@ -1,4 +1,5 @@
 /**
+ * @module auth
  * Accounts and their credentials: bearer tokens. WAYMARK_TOKENS (a secret) lists "account:token" pairs separated by
  * commas or newlines; WAYMARK_DEV_TOKEN (set only by `npm start`) maps to "dev".
  * With neither configured every request is refused: the endpoint fails closed.

@@ -1,4 +1,5 @@
 /**
+ * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, the account API, shared pages and the
  * dashboard. Bodies are capped before parsing: /mcp by its own bound, everything else

@@ -1,4 +1,5 @@
 /**
+ * @module account/routes
  * Account-level JSON API, mounted by src/index.ts:
  *   GET    /api/search?q=…&limit=…   memory search; bearer token or the dashboard's session cookie
  *   GET    /api/webhooks             webhooks and their delivery status; bearer token

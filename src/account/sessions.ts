@@ -1,4 +1,5 @@
 /**
+ * @module account/sessions
  * Dashboard sessions of one account, kept server-side in its AccountObject so that
  * signing out really ends a session: a replayed cookie names a session that no longer
  * exists. Stored with the object's key-value API (no schema migration), at most

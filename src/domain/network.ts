@@ -1,4 +1,5 @@
 /**
+ * @module domain/network
  * Addresses and host names, classified without resolving anything: which hosts a
  * server-side request (a webhook delivery) must never target, and which key a client
  * address is rate-limited under. Pure functions over text; IPv6 is compared by value, so

@@ -1,4 +1,5 @@
 /**
+ * @module http/auth
  * The one authentication middleware of the JSON API and the dashboard. A bearer token
  * (scripts, agents) or, where the route allows it, the dashboard's session cookie; the
  * account lands in `c.var.account`. The API answers `{code, message}` with 401/429, the

@@ -1,4 +1,5 @@
 /**
+ * @module http/guard
  * The first middleware of every request: refuses to serve a misconfigured deployment,
  * requests for a Host this deployment does not answer (DNS rebinding), and browser
  * requests from an origin it does not trust. Form posts are checked further by hono/csrf

@@ -1,4 +1,5 @@
 /**
+ * @module http/origins
  * Which hosts and browser origins this deployment answers, against DNS rebinding and
  * cross-site requests. A rebinding page is served from the attacker's name resolved to
  * 127.0.0.1, so its requests carry `Host: attacker.example:8787`: only names this

@@ -1,4 +1,5 @@
 /**
+ * @module http/types
  * The Hono environment of every route: the Worker's bindings, and what the middleware
  * chain hands to handlers (the authenticated account and, for pages, the CSP nonce).
  */

@@ -1,4 +1,5 @@
 /**
+ * @module http/validate
  * Request validation with hono/validator and zod: the first problem becomes a
  * `{code: "INPUT_VALIDATION_ERROR", message: "<field>: <rule>"}` answer (JSON APIs) or a
  * plain-text 400 (dashboard forms). Body size is bounded before anything is parsed.

@@ -1,4 +1,8 @@
-/** Display formats shared by the server page and the Markdown export. */
+/**
+ * @module pages/format
+ * Display formats shared by the server page, the dashboard and the Markdown export.
+ */
+
 /** Usage reported at complete_task: "1200 in · 300 out tokens · model · $0.0123". */
 export function formatUsage(m: {
   input_tokens: number | null;

@@ -1,4 +1,5 @@
 /**
+ * @module pages/live-client
  * The live page script, inlined with the response's CSP nonce. It renders nothing itself:
  * the server's renderer (page.ts) is the only one. The workflow object's WebSocket says
  * that events happened (seq numbers); the script then fetches the page's blocks rendered

@@ -1,4 +1,5 @@
 /**
+ * @module pages/markdown
  * The workflow as a pull-request-ready Markdown summary. Agent text is untrusted here
  * too: every character Markdown or inline HTML could act on is backslash-escaped or
  * turned into an entity, and line breaks are folded, so an agent cannot add headings,

@@ -1,4 +1,5 @@
 /**
+ * @module pages/page
  * The shared workflow page, rendered on the server with hono/html: every interpolated
  * value is escaped, and agent text is only ever interpolated. `raw` is used for the
  * static stylesheet and script only. This is the page's only renderer: the live client

@@ -1,4 +1,5 @@
 /**
+ * @module pages/routes
  * Shared workflow pages (/s/:token…), the owner's dashboard (/login, /dashboard) and the
  * share-management JSON API (/api/workflows/:id/share). Mounted by src/index.ts.
  *
