@@ -2,8 +2,8 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, the account API, shared pages and the
- * dashboard. Bodies are capped before parsing: /mcp by its own bound, everything else
- * by API_BODY_BYTES at most (routes lower it further).
+ * dashboard. Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES),
+ * everything else by API_BODY_BYTES.
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";

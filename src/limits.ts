@@ -54,7 +54,6 @@ export const LIMITS = {
   LIVE_SOCKETS_PER_CLIENT: 8,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
   SCOPE_MATCH_STEPS: 20_000_000,
-  // Bodies of the dashboard forms and the JSON APIs other than /mcp, refused before parsing.
-  FORM_BODY_BYTES: 4096,
+  // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
   API_BODY_BYTES: 8192,
 } as const;

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import type { AppEnv } from "../http/types";
-import { jsonBody, jsonQuery, limitBody } from "../http/validate";
+import { jsonBody, jsonQuery } from "../http/validate";
 import { LIMITS } from "../limits";
 import { dataHeaders, noStore } from "../pages/security";
 import { WEBHOOK_EVENTS, type WebhookEvent, webhookEventsProblem, webhookUrlProblem } from "./webhooks";
@@ -79,7 +79,7 @@ const newWebhook = z.strictObject(
   { error: 'must be a JSON object {"url": "https://…", "events"?: [...]}' },
 );
 
-accountRoutes.post("/api/webhooks", limitBody(LIMITS.API_BODY_BYTES), bearerOnly, jsonBody(newWebhook), async (c) => {
+accountRoutes.post("/api/webhooks", bearerOnly, jsonBody(newWebhook), async (c) => {
   const body = c.req.valid("json");
   const events = (body.events as WebhookEvent[] | undefined) ?? [...WEBHOOK_EVENTS];
   const result = await accountStub(c.env, c.var.account).registerWebhook(body.url, [...new Set(events)]);

@@ -40,12 +40,9 @@ export function jsonQuery<S extends z.ZodType>(schema: S) {
 }
 
 /** Refuses a body over `maxBytes` (declared or streamed) before any handler reads it. */
-export function limitBody(maxBytes: number, answer: "json" | "text" = "json"): MiddlewareHandler {
+export function limitBody(maxBytes: number): MiddlewareHandler {
   return bodyLimit({
     maxSize: maxBytes,
-    onError: (c: Context) =>
-      answer === "json"
-        ? apiError(c, "PAYLOAD_TOO_LARGE", `body: must be at most ${maxBytes} bytes`)
-        : c.text(`The form is larger than ${maxBytes} bytes.`, 413),
+    onError: (c: Context) => apiError(c, "PAYLOAD_TOO_LARGE", `body: must be at most ${maxBytes} bytes`),
   });
 }

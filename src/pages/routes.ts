@@ -17,9 +17,8 @@ import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import { originAllowed } from "../http/origins";
 import type { AppEnv } from "../http/types";
-import { formBody, jsonBody, limitBody } from "../http/validate";
+import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
-import { LIMITS } from "../limits";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
 import { MAX_SHARE_SECONDS, type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
@@ -39,7 +38,6 @@ const nonceOf = (c: Ctx) => c.get("secureHeadersNonce") ?? "";
 
 /** Browsers post forms from our no-referrer pages with `Origin: null` and `Sec-Fetch-Site: same-origin`; both are accepted. */
 const formCsrf = csrf({ origin: (origin, c) => originAllowed(c.env, origin), secFetchSite: "same-origin" });
-const smallForm = limitBody(LIMITS.FORM_BODY_BYTES, "text");
 
 for (const path of ["/s/*", "/login", "/logout", "/dashboard", "/dashboard/*"]) pageRoutes.use(path, noStore);
 pageRoutes.use("/api/workflows/*", noStore, dataHeaders);
@@ -171,7 +169,7 @@ pageRoutes.get("/api/workflows/:id/share", apiAccount, async (c) => {
   return c.json(shareJson(c, id, result.value));
 });
 
-pageRoutes.post("/api/workflows/:id/share", limitBody(LIMITS.API_BODY_BYTES), apiAccount, jsonBody(shareRequest), async (c) => {
+pageRoutes.post("/api/workflows/:id/share", apiAccount, jsonBody(shareRequest), async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return noSuchWorkflow(c);
   const request = c.req.valid("json");
@@ -191,7 +189,7 @@ pageRoutes.get("/login", async (c) => {
 
 const loginForm = z.object({ token: z.string({ error: "is required" }).max(1024, { error: "must be at most 1024 characters" }) });
 
-pageRoutes.post("/login", formCsrf, smallForm, formBody(loginForm), async (c) => {
+pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
   const token = c.req.valid("form").token.trim();
   const account = token ? await accountForToken(c.env, token) : null;
   if (account) {
@@ -204,7 +202,7 @@ pageRoutes.post("/login", formCsrf, smallForm, formBody(loginForm), async (c) =>
   return c.html(renderLoginPage(nonceOf(c), "That token is not valid."), 401);
 });
 
-pageRoutes.post("/logout", formCsrf, smallForm, async (c) => {
+pageRoutes.post("/logout", formCsrf, async (c) => {
   await endSession(c, await currentSession(c));
   return c.redirect("/login", 303);
 });
@@ -221,7 +219,7 @@ pageRoutes.get("/dashboard", dashboardAccount, async (c) => {
   return c.html(await shown(renderDashboard(nonceOf(c), account, rows, link)));
 });
 
-pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, smallForm, dashboardAccount, formBody(shareRequest), async (c) => {
+pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardAccount, formBody(shareRequest), async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return c.text("no such workflow", 404);
   const request = c.req.valid("form");
