@@ -127,6 +127,18 @@ describe("dashboard", () => {
     expect(search.status).toBe(401);
   });
 
+  it("successful sign-ins cost nothing; one client's failures lock out no one else", async () => {
+    const from = (ip: string | null) => (ip ? { Origin: ORIGIN, "CF-Connecting-IP": ip } : { Origin: ORIGIN });
+    for (let i = 0; i < 40; i++) expect((await login(TOKENS.acme, from("203.0.113.40"))).status).toBe(303);
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await login(`wrong-token-${i}-0123456789`, from("203.0.113.41"))).status);
+    expect(statuses.at(-1)).toBe(429);
+    expect((await login(TOKENS.acme, from("198.51.100.41"))).status).toBe(303);
+    // Calls from inside the deployment carry no client address: they are not pooled under one key.
+    for (let i = 0; i < 40; i++) await login(`wrong-token-${i}-0123456789`, from(null));
+    expect((await login(TOKENS.acme, from(null))).status).toBe(303);
+  });
+
   it("refuses an oversized login body before parsing it", async () => {
     const { body, pulled } = streamedBody(16, 0x61);
     const started = performance.now();
