@@ -65,8 +65,14 @@ describe("DNS rebinding against the development server", () => {
   ])("Host %s → %i on /mcp, even with the right token", async (host, status) => {
     const answer = await mcp({ Host: host.replace("PORT", port) });
     expect(answer.status).toBe(status);
-    if (status === 403)
-      expect(JSON.parse(answer.body)).toEqual({ code: "FORBIDDEN", message: "Host: not a host name this server answers to" });
+    if (status === 403) {
+      // MCP clients read a JSON-RPC error.
+      expect(JSON.parse(answer.body)).toEqual({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "FORBIDDEN: Host: not a host name this server answers to" },
+        id: null,
+      });
+    }
   });
 
   it.each(["/health", "/dashboard", "/login", "/s/sh_aaaaaaaaaaaaaaaaaaaa_bbbbbbbb_cccccccccccccccccccccccccc", "/api/webhooks"])(
