@@ -128,7 +128,7 @@ describe("dashboard", () => {
   });
 
   it("successful sign-ins cost nothing; one client's failures lock out no one else", async () => {
-    const from = (ip: string | null) => (ip ? { Origin: ORIGIN, "CF-Connecting-IP": ip } : { Origin: ORIGIN });
+    const from = (ip: string | null): Record<string, string> => (ip ? { Origin: ORIGIN, "CF-Connecting-IP": ip } : { Origin: ORIGIN });
     for (let i = 0; i < 40; i++) expect((await login(TOKENS.acme, from("203.0.113.40"))).status).toBe(303);
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) statuses.push((await login(`wrong-token-${i}-0123456789`, from("203.0.113.41"))).status);
