@@ -53,7 +53,7 @@ export const LIMITS = {
   LIVE_SOCKETS_PER_WORKFLOW: 100,
   LIVE_SOCKETS_PER_CLIENT: 8,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
-  SCOPE_MATCH_STEPS: 20_000_000,
+  SCOPE_MATCH_STEPS: 10_000_000,
   // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
   API_BODY_BYTES: 8192,
 } as const;

@@ -65,6 +65,9 @@ function contextOf(authInfo: AuthInfo | undefined): ToolContext {
   return context;
 }
 
+/** Non-streaming decodes keep no state between calls, so one decoder serves every request. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
 /** Built once per isolate: nothing in it depends on the request. */
 const handler = createMcpHandler(({ authInfo }) => buildMcpServer(contextOf(authInfo)), {
   route: "/mcp",
@@ -105,7 +108,7 @@ export async function handleMcp(request: Request, env: Env): Promise<Response> {
   if (body === null) return jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`);
   let parsedBody: unknown;
   try {
-    parsedBody = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+    parsedBody = JSON.parse(UTF8.decode(body));
   } catch {
     return jsonRpcError(400, -32700, "Parse error: the body is not valid UTF-8 JSON");
   }

@@ -130,6 +130,9 @@ export function serverInfo(server: ServerDescription) {
 
 const LISTED_WORKFLOWS = 200;
 
+/** Parsed once per isolate: it depends on nothing in the request. */
+const EVENTS_TEMPLATE = new ResourceTemplate(new EventsTemplate(), { list: undefined });
+
 export function registerResources(server: McpServer, ctx: ToolContext, description: ServerDescription): void {
   server.registerResource(
     "server-info",
@@ -168,7 +171,7 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
 
   server.registerResource(
     "workflow-events",
-    new ResourceTemplate(new EventsTemplate(), { list: undefined }),
+    EVENTS_TEMPLATE,
     {
       description: `A workflow's event log after from_seq (default 0), at most limit (default and max ${LIMITS.EVENTS_PAGE}); continue from next_seq`,
       mimeType: JSON_TYPE,

@@ -295,3 +295,29 @@ describe("INTERNAL", () => {
     expect(text).not.toContain("SQLITE_FULL");
   });
 });
+
+describe("defineTool", () => {
+  it("validates before running: a tool's run never sees input its schema refuses", async () => {
+    const runs: unknown[] = [];
+    const tool = defineTool({
+      name: "echo",
+      description: "d",
+      input: z.strictObject({ name: z.string().min(1) }),
+      output: { name: "string" },
+      annotations: {},
+      run: async (input: { name: string }) => {
+        runs.push(input);
+        return { ok: true as const, value: input };
+      },
+      render: (out) => out.name,
+    });
+    const context = { env, account: "acme", origin: "http://localhost" };
+    expect((await tool.call({ name: "" }, context)).content).toEqual([
+      { type: "text", text: "INPUT_VALIDATION_ERROR: name: must not be empty" },
+    ]);
+    expect((await tool.call({ name: "x", extra: 1 }, context)).isError).toBe(true);
+    expect(runs).toEqual([]);
+    expect(await tool.call({ name: "x" }, context)).toEqual({ structuredContent: { name: "x" }, content: [{ type: "text", text: "x" }] });
+    expect(runs).toEqual([{ name: "x" }]);
+  });
+});

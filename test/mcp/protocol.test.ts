@@ -12,7 +12,7 @@ describe("MCP protocol correctness", () => {
       method: "initialize",
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
     });
-    const capabilities = (body?.result as { capabilities: Record<string, Record<string, unknown>> }).capabilities;
+    const capabilities = (body?.result as { capabilities: Record<string, Record<string, unknown>> } | undefined)?.capabilities ?? {};
     expect(capabilities.tools?.listChanged).not.toBe(true);
     expect(capabilities.resources?.listChanged).not.toBe(true);
     expect(capabilities.resources?.subscribe).not.toBe(true);
@@ -26,7 +26,7 @@ describe("MCP protocol correctness", () => {
     const { status, body } = await rpc({ jsonrpc: "2.0", id: 7, method: "initialize", ...(params && { params }) });
     expect(status).toBe(400);
     expect(body).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32602 } });
-    const message = (body?.error as { message: string }).message;
+    const message = (body?.error as { message: string } | undefined)?.message ?? "";
     expect(message).toMatch(/protocolVersion/);
     expect(message).not.toContain("\n");
     expect(message.length).toBeLessThan(120);
@@ -103,7 +103,7 @@ describe("MCP protocol correctness", () => {
         method: "initialize",
         params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } },
       });
-      expect((body?.result as { protocolVersion: string }).protocolVersion, version).toBe(version);
+      expect((body?.result as { protocolVersion: string } | undefined)?.protocolVersion, version).toBe(version);
     }
   });
 });

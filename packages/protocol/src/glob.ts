@@ -20,7 +20,14 @@ type CharToken =
   | { kind: "star" }
   | { kind: "class"; negated: boolean; ranges: [string, string][] };
 
-type SegmentPattern = { kind: "globstar" } | { kind: "segment"; tokens: CharToken[] };
+/** A segment pattern keeps its dedupe stamps, so matching allocates nothing per call. */
+interface TokenList {
+  tokens: CharToken[];
+  stamp: Uint32Array;
+  generation: number;
+}
+
+type SegmentPattern = { kind: "globstar" } | { kind: "segment"; list: TokenList };
 
 /** Counts the automaton's steps; lets tests prove the bound structurally instead of by timing. */
 export interface MatchCounter {
@@ -62,70 +69,68 @@ export function compileGlob(pattern: string): { glob: CompiledGlob } | { problem
  */
 function matchSegments(patterns: readonly SegmentPattern[], segments: readonly string[], counter?: MatchCounter): boolean {
   const end = patterns.length;
-  let active = closure(patterns, [0]);
-  if (end > 0 && active.includes(end)) return true;
+  const stamp = new Uint32Array(end + 1);
+  let generation = 1;
+  const add = (list: number[], position: number) => {
+    if (stamp[position] === generation) return;
+    stamp[position] = generation;
+    list.push(position);
+    // A globstar may match no segment at all: reaching it reaches what follows.
+    if (patterns[position]?.kind === "globstar") add(list, position + 1);
+  };
+  let active: number[] = [];
+  add(active, 0);
+  if (end > 0 && stamp[end] === generation) return true;
   for (const segment of segments) {
+    generation++;
     const next: number[] = [];
     for (const position of active) {
       const pattern = patterns[position];
       if (!pattern) continue;
       if (counter) counter.steps++;
-      const target = pattern.kind === "globstar" ? position : matchSegment(pattern.tokens, segment, counter) ? position + 1 : -1;
-      if (target >= 0 && !next.includes(target)) next.push(target);
+      if (pattern.kind === "globstar") add(next, position);
+      else if (matchSegment(pattern.list, segment, counter)) add(next, position + 1);
     }
-    active = closure(patterns, next);
-    if (active.includes(end)) return true;
-    if (active.length === 0) return false;
+    if (stamp[end] === generation) return true;
+    if (next.length === 0) return false;
+    active = next;
   }
   return false;
 }
 
-/** A globstar may match no segment at all: whoever reaches it also reaches what follows. */
-function closure(patterns: readonly SegmentPattern[], positions: number[]): number[] {
-  for (let index = 0; index < positions.length; index++) {
-    const position = positions[index] as number;
-    if (patterns[position]?.kind === "globstar" && !positions.includes(position + 1)) positions.push(position + 1);
-  }
-  return positions;
-}
-
 /**
- * The same simulation within one segment, over characters, with the active positions kept as a
- * bit set (`*` keeps its position active and may also be skipped). Each character costs one step
- * per active position: at most the segment's token count.
+ * The same simulation within one segment, over characters. Only active positions are visited, so
+ * the work is exactly the counted steps: per character at most the segment pattern's token count.
  */
-function matchSegment(tokens: readonly CharToken[], segment: string, counter?: MatchCounter): boolean {
-  const size = tokens.length + 1;
-  let active = new Uint8Array(size);
-  let next = new Uint8Array(size);
-  active[0] = 1;
-  starClosure(tokens, active);
+function matchSegment(list: TokenList, segment: string, counter?: MatchCounter): boolean {
+  const { tokens, stamp } = list;
+  const end = tokens.length;
+  // Generation stamps dedupe positions without clearing an array per character.
+  let generation = ++list.generation;
+  let active: number[] = [];
+  const add = (positions: number[], position: number) => {
+    if (stamp[position] === generation) return;
+    stamp[position] = generation;
+    positions.push(position);
+    // A star may match nothing: reaching it reaches what follows (stars never follow stars).
+    if (tokens[position]?.kind === "star") add(positions, position + 1);
+  };
+  add(active, 0);
   for (const char of segment) {
-    next.fill(0);
-    let any = false;
-    for (let position = 0; position < tokens.length; position++) {
-      if (!active[position]) continue;
-      if (counter) counter.steps++;
-      const token = tokens[position] as CharToken;
-      if (token.kind === "star") {
-        next[position] = 1;
-        any = true;
-      } else if (tokenMatches(token, char)) {
-        next[position + 1] = 1;
-        any = true;
-      }
+    generation = ++list.generation;
+    const next: number[] = [];
+    for (const position of active) {
+      const token = tokens[position];
+      if (!token) continue;
+      // A class costs one step per range it tests.
+      if (counter) counter.steps += token.kind === "class" ? token.ranges.length : 1;
+      if (token.kind === "star") add(next, position);
+      else if (tokenMatches(token, char)) add(next, position + 1);
     }
-    if (!any) return false;
-    starClosure(tokens, next);
-    [active, next] = [next, active];
+    if (next.length === 0) return false;
+    active = next;
   }
-  return active[tokens.length] === 1;
-}
-
-function starClosure(tokens: readonly CharToken[], positions: Uint8Array): void {
-  for (let position = 0; position < tokens.length; position++) {
-    if (positions[position] && tokens[position]?.kind === "star") positions[position + 1] = 1;
-  }
+  return active.includes(end);
 }
 
 function tokenMatches(token: Exclude<CharToken, { kind: "star" }>, char: string): boolean {
@@ -147,7 +152,10 @@ function parsePattern(pattern: string): SegmentPattern[] {
     if (segment === "**") {
       // Consecutive globstars mean the same as one.
       if (out[out.length - 1]?.kind !== "globstar") out.push({ kind: "globstar" });
-    } else out.push({ kind: "segment", tokens: parseSegment(segment) });
+    } else {
+      const tokens = parseSegment(segment);
+      out.push({ kind: "segment", list: { tokens, stamp: new Uint32Array(tokens.length + 1), generation: 0 } });
+    }
   }
   return out;
 }
