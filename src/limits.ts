@@ -54,4 +54,8 @@ export const LIMITS = {
   LIVE_SOCKETS_PER_CLIENT: 8,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
   SCOPE_MATCH_STEPS: 10_000_000,
+  // get_workflow {workflow_id}: completed tasks listed when resuming.
+  RESUME_COMPLETED: 20,
+  // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
+  API_BODY_BYTES: 8192,
 } as const;

@@ -30,6 +30,9 @@ function renderResume(info: GetWorkflowOutput): string {
   const lines = info.workflow ? [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`] : [];
   for (const t of info.open_tasks ?? [])
     lines.push(`open: ${t.task_id} ${t.name}${t.parent_task_id ? ` (sub of ${t.parent_task_id})` : ""}`);
+  for (const t of info.completed_tasks ?? []) lines.push(`done: ${t.task_id} ${t.name} (${t.status})${t.summary ? `: ${t.summary}` : ""}`);
+  for (const p of info.plan_progress ?? [])
+    lines.push(`plan ${p.step}: ${p.done_by.length > 0 ? `done by ${p.done_by.join(", ")}` : "not done yet"}`);
   for (const d of info.recent_decisions ?? []) lines.push(`decided: ${d.question} → ${d.chosen}`);
   for (const i of info.recent_issues ?? []) lines.push(`issue${i.requires_human_review ? " (needs review)" : ""}: ${i.description}`);
   for (const step of info.next_steps ?? []) lines.push(`next: ${step}`);
@@ -85,6 +88,8 @@ export const getWorkflowTool = defineTool({
   output: {
     workflow: "object",
     open_tasks: "array",
+    completed_tasks: "array",
+    plan_progress: "array",
     recent_decisions: "array",
     recent_issues: "array",
     next_steps: "array",
