@@ -214,6 +214,8 @@ export class HelperProxy {
         arguments: args,
       });
     const dir = await this.projectDir();
+    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
+    if (args.metrics === undefined) args.metrics = await transcriptMetrics(dir, taskId, this.options.cacheDir);
     const record = (await this.store.load(taskId, dir)) ?? {
       task_id: taskId,
       dir,
@@ -228,8 +230,6 @@ export class HelperProxy {
       }
       args.idempotency_key = record.idempotency_key;
     }
-    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-    if (args.metrics === undefined) args.metrics = await transcriptMetrics(dir, taskId, this.options.cacheDir);
     if (record.snapshot) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
