@@ -175,7 +175,9 @@ export async function runInit(options: InitOptions): Promise<number> {
     const evidence = options.agents || options.remove ? "" : ` (found ${why[agent].join(", ")})`;
     const summary =
       changed.length === 0
-        ? "already up to date"
+        ? options.remove
+          ? "nothing of Waymark's to remove"
+          : "already up to date"
         : `${options.dryRun ? `would ${options.remove ? "remove from" : "write"}` : verb} ${changed.join(", ")}`;
     options.out(`${AGENT_LABELS[agent]}${evidence}: ${summary}\n`);
     for (const problem of problems) options.out(`  error: ${problem}\n`);
