@@ -56,4 +56,6 @@ export const LIMITS = {
   SCOPE_MATCH_STEPS: 10_000_000,
   // get_workflow {workflow_id}: completed tasks listed when resuming.
   RESUME_COMPLETED: 20,
+  // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
+  API_BODY_BYTES: 8192,
 } as const;

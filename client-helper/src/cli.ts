@@ -4,6 +4,7 @@ import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
+import { isSetupCommand, runSetupCommand } from "./init/commands.js";
 import type { LocalSnapshot } from "./local.js";
 import { runMcp } from "./mcp.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
@@ -26,6 +27,9 @@ Usage:
   waymark mcp --url <endpoint> [--token <token>] [--dir <dir>] [--timeout <seconds>]
   waymark snapshot [--dir <dir>]
   waymark changes --since <snapshot file | ->
+  waymark init --url <endpoint> [--agent <list>] [--dry-run] [--remove]
+  waymark doctor [--url <endpoint>]
+  waymark hook <event>
   waymark <command> --help
   waymark --help | --version
 
@@ -34,6 +38,9 @@ Commands:
             adds a snapshot to start_task and the file changes to complete_task
   snapshot  print a snapshot of a directory as JSON
   changes   print the changes since a snapshot as JSON, with the resolved A/M/D list
+  init      set a project up for its agents: MCP server entry, instructions, hooks
+  doctor    check endpoint, token, git, repository identity and the installed hooks
+  hook      what the installed hooks run (reads the agent's hook payload on stdin)
 
 Only paths, git modes and blob ids (SHA-1 of contents) leave the machine, never contents.
 The repository is only read: index, HEAD, refs, stash and working tree stay untouched.
@@ -169,6 +176,7 @@ function json(value: unknown): string {
 
 async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
+  if (isSetupCommand(command)) return runSetupCommand(command, rest, io, VERSION);
   switch (command) {
     case undefined:
       io.stderr(HELP.main);

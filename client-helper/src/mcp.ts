@@ -5,6 +5,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotoc
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
+import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { Remote, RemoteFailure } from "./remote.js";
@@ -209,6 +210,8 @@ export class HelperProxy {
     }
     const result = await this.callWithHelperData("start_task", args, sent);
     const taskId = result.isError ? undefined : taskIdOf(result);
+    // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
+    if (taskId) await noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log);
     if (taskId && local) {
       await this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
         this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
@@ -227,6 +230,8 @@ export class HelperProxy {
         arguments: args,
       });
     const dir = await this.projectDir();
+    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
+    if (args.metrics === undefined) args.metrics = await transcriptMetrics(dir, taskId, this.options.cacheDir);
     const record = (await this.store.load(taskId, dir)) ?? {
       task_id: taskId,
       dir,
@@ -269,6 +274,8 @@ export class HelperProxy {
       await this.store.markCompleted(start.root, mark, changed).catch(() => {});
     }
     if (!result.isError) await this.store.remove(taskId, record.dir).catch(() => {});
+    // Hooks: the task's edited paths and transcript usage are kept locally.
+    if (!result.isError) await noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log);
     return result;
   }
 

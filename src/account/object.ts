@@ -5,6 +5,7 @@ import { fail, ok, type Result } from "../errors";
 import { type Migration, migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { MEMORY_MIGRATION_STATEMENTS, type MemoryDocument, type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
+import { DashboardSessions } from "./sessions";
 import {
   allowPrivateTargets,
   type Notification,
@@ -229,6 +230,22 @@ export class AccountObject extends DurableObject<Env> {
   async recordShare(workflowId: string, share: ShareInfo): Promise<void> {
     this.sql`UPDATE workflows SET share_created_at = ${share.created_at}, share_expires_at = ${share.expires_at},
       share_revoked_at = ${share.revoked_at} WHERE id = ${workflowId}`;
+  }
+
+  // ── Dashboard sessions (src/account/sessions.ts) ─────────────────────────
+
+  private readonly sessions = new DashboardSessions(this.ctx.storage);
+
+  async startSession(expiresAt: number): Promise<string> {
+    return this.sessions.start(expiresAt);
+  }
+
+  async sessionActive(id: string): Promise<boolean> {
+    return this.sessions.active(id);
+  }
+
+  async endSession(id: string): Promise<void> {
+    await this.sessions.end(id);
   }
 
   async dashboardRows(limit = 200): Promise<DashboardRow[]> {

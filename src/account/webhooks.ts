@@ -8,6 +8,7 @@
  *   Waymark-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
  */
 
+import { isSpecialPurposeHost } from "../domain/network";
 import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { randomToken } from "../ids";
@@ -145,7 +146,7 @@ export function webhookUrlProblem(url: unknown, allowPrivate: boolean): string |
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return "url: must use http or https";
   if (parsed.username || parsed.password) return "url: must not contain credentials";
-  if (!allowPrivate && isPrivateHost(parsed.hostname)) {
+  if (!allowPrivate && isSpecialPurposeHost(parsed.hostname)) {
     return "url: private, loopback and link-local hosts are refused (set WAYMARK_WEBHOOK_ALLOW_PRIVATE=true to allow them)";
   }
   return null;
