@@ -13,6 +13,7 @@ import { createReadStream } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
+import type { Metrics } from "@waymark/protocol/wire";
 import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
 
 export type TranscriptUsage = {
@@ -150,7 +151,8 @@ export async function transcriptUsage(transcriptPath: string, fromMs: number, to
 }
 
 /** The metrics `complete_task` accepts today. */
-export type EdgeMetrics = { input_tokens: number; output_tokens: number; model?: string; cost_usd?: number };
+/** The metrics shape of the wire contract, with both token counts known. */
+export type EdgeMetrics = Metrics & Required<Pick<Metrics, "input_tokens" | "output_tokens">>;
 
 /**
  * Transcript usage in the shape `complete_task` accepts: every prompt token the model read
