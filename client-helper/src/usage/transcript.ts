@@ -150,8 +150,7 @@ export async function transcriptUsage(transcriptPath: string, fromMs: number, to
   return usage;
 }
 
-/** The metrics `complete_task` accepts today. */
-/** The metrics shape of the wire contract, with both token counts known. */
+/** The metrics `complete_task` accepts (the wire contract's shape), with both token counts known. */
 export type EdgeMetrics = Metrics & Required<Pick<Metrics, "input_tokens" | "output_tokens">>;
 
 /**
