@@ -4,6 +4,9 @@
  */
 export const LIMITS = {
   MAX_BODY_BYTES: 8 * 1024 * 1024,
+  // Objects and arrays in one /mcp body: the helper's largest lists need ~250,000; parsing more is
+  // how a small body becomes hundreds of MiB of isolate memory ([{},{},…]).
+  MAX_JSON_CONTAINERS: 400_000,
   NAME: 200,
   DESCRIPTION: 4000,
   LONG_TEXT: 4000,

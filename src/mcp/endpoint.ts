@@ -93,6 +93,13 @@ function initializeProblem(body: unknown): { id: JsonRpcId; message: string } | 
   return { id, message: 'Invalid params: initialize requires params.protocolVersion (a string such as "2025-11-25")' };
 }
 
+/** An upper bound on the objects and arrays a JSON text holds (brackets inside strings count too). */
+function containerCount(body: Uint8Array): number {
+  let count = 0;
+  for (const byte of body) if (byte === 0x7b || byte === 0x5b) count++;
+  return count;
+}
+
 /** POST /mcp: Origin check, bearer auth, bounded body, then the stateless MCP handler. */
 export async function handleMcp(request: Request, env: Env): Promise<Response> {
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
@@ -106,6 +113,15 @@ export async function handleMcp(request: Request, env: Env): Promise<Response> {
   }
   const body = await readBounded(request, LIMITS.MAX_BODY_BYTES);
   if (body === null) return jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`);
+  // Parsing allocates per object and array: cap how many the body can hold before parsing it.
+  const containers = containerCount(body);
+  if (containers > LIMITS.MAX_JSON_CONTAINERS) {
+    return jsonRpcError(
+      413,
+      -32600,
+      `PAYLOAD_TOO_LARGE: request body holds ${containers} JSON objects or arrays; at most ${LIMITS.MAX_JSON_CONTAINERS}`,
+    );
+  }
   let parsedBody: unknown;
   try {
     parsedBody = JSON.parse(UTF8.decode(body));
