@@ -7,12 +7,8 @@
  * Cases that must be refused all aim at one "target" workflow of account acme, whose event log
  * is compared before and after. Cases whose input is odd but legal (unicode, FTS syntax in text)
  * go to a "scratch" workflow and may be accepted, but must then store the text exactly.
- * Like harness.ts, it imports only packages and built-ins (see there why).
  */
-// Type-only: erased by Node's type stripping, so the extensionless path is never loaded at run time.
-import type { Random } from "./harness";
-
-const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+import { pick, type Random } from "./stats.ts";
 
 export interface FuzzTarget {
   url: string;

@@ -1,7 +1,9 @@
-// Times the edge's per-task work (computeNetChanges + summarizeChanges + checkScope) on
-// synthetic observations of 1k / 10k / 50k entries. Run: node bench/domain.mjs [entries…]
-// The TypeScript is bundled in memory with esbuild (already installed with wrangler), so the
-// bench measures the same code the Worker runs, without a build step or a loader.
+/**
+ * Times the edge's per-task work (computeNetChanges + summarizeChanges + checkScope) on
+ * synthetic observations of 1k / 10k / 50k entries. Run: npx node bench/domain.ts [entries…]
+ * The TypeScript is bundled in memory with esbuild (already installed with wrangler), so the
+ * bench measures the same code the Worker runs, without a build step or a loader.
+ */
 import { build } from "esbuild";
 
 const bundle = await build({

@@ -1,11 +1,12 @@
-#!/usr/bin/env node
-// `npm run bench`: every benchmark measured in one run, printed as ONE table and written to
-// bench/results/latest.json (BENCHMARKS.md is the committed record). Against floors measured
-// in the same run: tool calls vs a GET /health round trip through the same `wrangler dev`,
-// the helper vs `git status`. Slowness never fails it; errors do (exit code 1).
-//
-//   npm run bench [-- --quick]      --quick: 50 calls per tool, 100-task page, 10 live samples,
-//                                   helper at 1k/10k files, 10 agents of load
+/**
+ * `npm run bench`: every benchmark measured in one run, printed as ONE table and written to
+ * bench/results/latest.json (BENCHMARKS.md is the committed record). Against floors measured
+ * in the same run: tool calls vs a GET /health round trip through the same `wrangler dev`,
+ * the helper vs `git status`. Slowness never fails it; errors do (exit code 1).
+ *
+ *   npm run bench [-- --quick]      --quick: 50 calls per tool, 100-task page, 10 live samples,
+ *                                   helper at 1k/10k files, 10 agents of load
+ */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -197,7 +198,7 @@ try {
     }
   }
 
-  // 4. Load: concurrent agents with whole workflows (bench/load.mjs has the writers-on-one-workflow run too).
+  // 4. Load: concurrent agents with whole workflows (bench/load.ts has the writers-on-one-workflow run too).
   log(`load: ${size.loadAgents} agents × ${size.loadWorkflows} workflows`);
   const load = await loadAgents(server, { agents: size.loadAgents, workflows: size.loadWorkflows, tasks: 3 });
   results.load = load;
@@ -214,7 +215,7 @@ try {
 }
 
 // ── the helper vs git, and the edge's per-task work (no server running) ─────────
-log("helper: building client-helper and running bench/helper.mjs");
+log("helper: building client-helper and running bench/helper.ts");
 execFileSync(
   process.execPath,
   [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "client-helper", "tsconfig.build.json")],
@@ -225,7 +226,7 @@ execFileSync(
 );
 mkdirSync(join(here, "results"), { recursive: true });
 const helperJson = join(here, "results", "helper.json");
-execFileSync(process.execPath, [join(here, "helper.mjs"), "--sizes", size.helperSizes, "--runs", size.helperRuns, "--json", helperJson], {
+execFileSync(process.execPath, [join(here, "helper.ts"), "--sizes", size.helperSizes, "--runs", size.helperRuns, "--json", helperJson], {
   stdio: ["ignore", "ignore", "inherit"],
 });
 const helper = JSON.parse(readFileSync(helperJson, "utf8"));
@@ -236,8 +237,8 @@ for (const [i, r] of helper.results.entries()) {
   row("", `changes, ${r.files.toLocaleString("en")} files`, ms(r.changes_ms), ms(r.floor_ms), x(r.changes_ms, r.floor_ms));
 }
 
-log("domain: running bench/domain.mjs");
-const domainOut = execFileSync(process.execPath, [join(here, "domain.mjs"), "1000", "10000", "50000"]).toString();
+log("domain: running bench/domain.ts");
+const domainOut = execFileSync(process.execPath, [join(here, "domain.ts"), "1000", "10000", "50000"]).toString();
 const domain = [];
 for (const line of domainOut.split("\n").slice(1)) {
   const cells = line.trim().split(/\s+/).map(Number);
