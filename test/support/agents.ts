@@ -184,6 +184,8 @@ export interface AgentsResult {
   calls: number;
   seconds: number;
   latency: Summary;
+  /** Every call's latency, ms (to pool rounds). */
+  samples: number[];
   byTool: Record<string, Summary>;
   errors: string[];
   problems: string[];
@@ -220,6 +222,7 @@ export async function loadAgents(target: Target, options: { agents: number; work
     calls: recorder.all().length,
     seconds,
     latency: summarize(recorder.all()),
+    samples: recorder.all(),
     byTool: recorder.summaries(),
     errors,
     problems,

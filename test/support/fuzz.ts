@@ -39,7 +39,7 @@ export interface FuzzCase {
   method: string;
   path: string;
   headers: Record<string, string>;
-  body?: string | Uint8Array;
+  body?: string | Uint8Array<ArrayBuffer>;
   expect: Expect;
   /** For accepted odd text: the value that must be stored exactly. */
   echo?: string;
@@ -143,7 +143,7 @@ function toolCase(label: string, token: string, name: string, args: unknown, exp
   };
 }
 
-function rawCase(label: string, body: string | Uint8Array, headers: Record<string, string>, method = "POST", path = "/mcp"): FuzzCase {
+function rawCase(label: string, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string>, method = "POST", path = "/mcp"): FuzzCase {
   return { label, method, path, headers, body: method === "GET" ? undefined : body, expect: "refuse" };
 }
 
@@ -227,7 +227,7 @@ export function generate(random: Random, t: FuzzTarget): FuzzCase {
   switch (family) {
     case 0: {
       // Broken JSON-RPC at the HTTP level.
-      const broken: [string, string | Uint8Array][] = [
+      const broken: [string, string | Uint8Array<ArrayBuffer>][] = [
         ["empty body", ""],
         ["not json", "hello"],
         ["truncated", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log_milestone"'],
