@@ -111,6 +111,9 @@ for (const r of results) {
   );
 }
 if (values.json) {
-  writeFileSync(values.json, `${JSON.stringify({ git: gitVersion, node: process.version, cpus: cpus().length, runs, results }, null, 2)}\n`);
+  writeFileSync(
+    values.json,
+    `${JSON.stringify({ git: gitVersion, node: process.version, cpus: cpus().length, runs, results }, null, 2)}\n`,
+  );
   console.error(`wrote ${values.json}`);
 }

@@ -11,8 +11,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { startDevServer } from "../test/support/dev-server.ts";
 import { loadAgents, loadWriters } from "../test/support/agents.ts";
+import { startDevServer } from "../test/support/dev-server.ts";
 
 const { values } = parseArgs({
   options: {

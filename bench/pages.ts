@@ -19,7 +19,12 @@ try {
   const client = await connect(server);
   const wf = await timed(client, null, "start_workflow", { name: `Bench ${tasks} tasks`, plan: [{ step: "1", goal: "many tasks" }] });
   for (let i = 0; i < tasks; i++) {
-    const task = await timed(client, null, "start_task", { workflow_id: wf.workflow_id, name: `Task ${i}`, goal: `Goal ${i}`, areas: ["src"] });
+    const task = await timed(client, null, "start_task", {
+      workflow_id: wf.workflow_id,
+      name: `Task ${i}`,
+      goal: `Goal ${i}`,
+      areas: ["src"],
+    });
     await timed(client, null, "complete_task", {
       task_id: task.task_id,
       status: "success",

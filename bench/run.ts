@@ -68,7 +68,9 @@ function machine() {
     memory_gib: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
     git: execFileSync("git", ["--version"]).toString().trim(),
-    commit: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: import.meta.dirname }).toString().trim(),
+    commit: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: import.meta.dirname })
+      .toString()
+      .trim(),
     date: new Date().toISOString().slice(0, 10),
   };
 }

@@ -21,7 +21,9 @@ export interface OldBuild {
 }
 
 export function checkOutOldBuild(ref: string): OldBuild {
-  const commit = execFileSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], { cwd: ROOT }).toString().trim();
+  const commit = execFileSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], { cwd: ROOT })
+    .toString()
+    .trim();
   const dir = mkdtempSync(join(tmpdir(), "waymark-old-build-"));
   try {
     const archive = execFileSync("git", ["archive", "--format=tar", commit], { cwd: ROOT, maxBuffer: 1 << 30 });

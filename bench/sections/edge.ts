@@ -124,5 +124,9 @@ export async function edge(context: BenchContext): Promise<void> {
     value,
     ratio: lastDone && lastDone !== last ? `${ms(lastDone.per_match_ms ?? Number.NaN)} at ${lastDone.path_bytes} bytes` : "",
   });
-  context.results.edge = { timings, target_ms_at_50k: EDGE_TARGET_MS, worst_scope_match: { area: HOSTILE_AREA, deadline_ms: deadlineMs, ladder } };
+  context.results.edge = {
+    timings,
+    target_ms_at_50k: EDGE_TARGET_MS,
+    worst_scope_match: { area: HOSTILE_AREA, deadline_ms: deadlineMs, ladder },
+  };
 }

@@ -60,7 +60,12 @@ async function buildWorkflow(clients: Client[], completed: number, runId: string
   });
   const failed = built.find((r) => r.status === "rejected");
   if (failed) throw new Error(`building a workflow of ${completed} tasks failed: ${String((failed as PromiseRejectedResult).reason)}`);
-  const open = await must(first, "start_task", { workflow_id: workflowId, name: "Open", goal: "takes the milestones", idempotency_key: key("open") });
+  const open = await must(first, "start_task", {
+    workflow_id: workflowId,
+    name: "Open",
+    goal: "takes the milestones",
+    idempotency_key: key("open"),
+  });
   return { completed, workflowId, openTaskId: String(open.task_id), shareUrl: String(wf.share_url) };
 }
 
@@ -98,7 +103,7 @@ export async function growth(context: BenchContext, server: Target & { url: stri
     const last = i === sizes.length - 1;
     context.table.add({
       area: i === 0 ? `log_milestone vs workflow size${context.quick ? " (--quick sizes)" : ""}` : "",
-      measure: `${count(n)} completed tasks, n=${s.n}`,
+      measure: `${count(n)} completed tasks, n=${s.n}${i === 0 ? " (floor: GET /health)" : ` (floor: ${count(sizes[0] ?? 0)} tasks)`}`,
       value: percentiles(s),
       floor: i === 0 ? ms(health.median) : ms(smallest.median),
       ratio: i === 0 ? times(s.median, health.median) : times(s.median, smallest.median),
@@ -142,7 +147,14 @@ export async function growth(context: BenchContext, server: Target & { url: stri
       method = memory.method;
     }
     const s = summarize(durations);
-    served[label] = { tasks: big.completed + 1, bytes: size, time: s, workerd_peak_above_before_bytes: peakAbove, workerd_rss_before_bytes: resident, method };
+    served[label] = {
+      tasks: big.completed + 1,
+      bytes: size,
+      time: s,
+      workerd_peak_above_before_bytes: peakAbove,
+      workerd_rss_before_bytes: resident,
+      method,
+    };
     context.table.add({
       area: label === "share page" ? `${count(big.completed + 1)}-task workflow` : "",
       measure: `GET ${label} (${bytes(size)}), n=${s.n}`,
@@ -152,7 +164,7 @@ export async function growth(context: BenchContext, server: Target & { url: stri
     });
     context.table.add({
       measure: `  workerd peak memory while serving ${label}`,
-      value: pid === null ? "workerd not found" : `+${bytes(peakAbove)} (over ${bytes(resident)} resident; ${method}, whole process)`,
+      value: pid === null ? "workerd not found" : `+${bytes(peakAbove)} above ${bytes(resident)} resident (${method}, whole process)`,
     });
   }
 

@@ -27,10 +27,14 @@ const RATIO_TARGET = 1.5;
 
 export function buildHelper(context: BenchContext): void {
   context.log("helper: building client-helper");
-  execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "client-helper", "tsconfig.build.json")], {
-    cwd: ROOT,
-    stdio: "inherit",
-  });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "client-helper", "tsconfig.build.json")],
+    {
+      cwd: ROOT,
+      stdio: "inherit",
+    },
+  );
 }
 
 async function helperClient(server: Target, dir: string, cache: string): Promise<Client> {
@@ -46,7 +50,11 @@ async function helperClient(server: Target, dir: string, cache: string): Promise
   return client;
 }
 
-async function timedCall(client: Client, name: string, args: Record<string, unknown>): Promise<{ ms: number; structured: Record<string, unknown> }> {
+async function timedCall(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ ms: number; structured: Record<string, unknown> }> {
   const t0 = performance.now();
   const outcome = await callToolOutcome(client, name, args);
   const elapsed = performance.now() - t0;
@@ -72,10 +80,19 @@ export async function helperCalls(context: BenchContext, server: Target): Promis
     const edited = Array.from({ length: files / 100 }, (_, k) => filePath((k * 97) % files));
     for (let i = -2; i < samples; i++) {
       const floorMs = await time(() => gitStatus(repo));
-      const task = await timedCall(client, "start_task", { workflow_id: wf.structured.workflow_id, name: `Task ${i}`, goal: "g", areas: ["d1/**"] });
+      const task = await timedCall(client, "start_task", {
+        workflow_id: wf.structured.workflow_id,
+        name: `Task ${i}`,
+        goal: "g",
+        areas: ["d1/**"],
+      });
       const log = await timedCall(client, "log_milestone", { task_id: task.structured.task_id, message: "halfway" });
       for (const path of edited) writeFileSync(join(repo, path), `task ${i} edit of ${path}\n`);
-      const done = await timedCall(client, "complete_task", { task_id: task.structured.task_id, status: "success", outcome: { summary: "s" } });
+      const done = await timedCall(client, "complete_task", {
+        task_id: task.structured.task_id,
+        status: "success",
+        outcome: { summary: "s" },
+      });
       if (i < 0) continue; // warm-up
       status.push(floorMs);
       milestone.push(log.ms);
@@ -83,9 +100,16 @@ export async function helperCalls(context: BenchContext, server: Target): Promis
       complete.push(done.ms);
       const changed = done.structured.files_changed as { modified?: unknown[] } | undefined;
       if (i === 0 && (changed?.modified?.length ?? 0) !== edited.length)
-        context.fail(`complete_task through the helper reported ${changed?.modified?.length ?? 0} modified files, expected ${edited.length}`);
+        context.fail(
+          `complete_task through the helper reported ${changed?.modified?.length ?? 0} modified files, expected ${edited.length}`,
+        );
     }
-    const s = { git_status: summarize(status), log_milestone: summarize(milestone), start_task: summarize(start), complete_task: summarize(complete) };
+    const s = {
+      git_status: summarize(status),
+      log_milestone: summarize(milestone),
+      start_task: summarize(start),
+      complete_task: summarize(complete),
+    };
     const floor = s.git_status.median + s.log_milestone.median;
     context.table.add({
       area: `through the helper (waymark mcp), ${count(files)} files`,
@@ -173,8 +197,19 @@ export function gitSnapshots(context: BenchContext, resultsDir: string): void {
   };
   for (const [i, r] of helper.results.entries()) {
     const area = i === 0 ? `helper (${helper.git.replace("git version ", "git ")}), 1% changed` : "";
-    context.table.add({ area, measure: `snapshot, ${count(r.files)} files`, value: ms(r.snapshot_ms), floor: ms(r.floor_ms), ratio: times(r.snapshot_ms, r.floor_ms) });
-    context.table.add({ measure: `changes, ${count(r.files)} files`, value: ms(r.changes_ms), floor: ms(r.floor_ms), ratio: times(r.changes_ms, r.floor_ms) });
+    context.table.add({
+      area,
+      measure: `snapshot, ${count(r.files)} files`,
+      value: ms(r.snapshot_ms),
+      floor: ms(r.floor_ms),
+      ratio: times(r.snapshot_ms, r.floor_ms),
+    });
+    context.table.add({
+      measure: `changes, ${count(r.files)} files`,
+      value: ms(r.changes_ms),
+      floor: ms(r.floor_ms),
+      ratio: times(r.changes_ms, r.floor_ms),
+    });
   }
   context.results.helper = helper;
 }

@@ -2,7 +2,8 @@
  * Load as an A/B in one run: concurrent agents, each running whole workflows (start_workflow;
  * per task start_task, log_decision, log_issue, two log_milestone, complete_task with files;
  * get_workflow; complete_workflow), against this build and against an old build served side by
- * side from a temporary checkout. Rounds alternate A B B A so drift in machine load hits both.
+ * side from a temporary checkout. After a warm-up of both, rounds alternate A B B A so drift in
+ * machine load hits both alike.
  * 0 errors and every workflow read back consistent; calls/s and p99 per side; target: this
  * build ≥ 1.5x the old build's calls/s.
  */
@@ -22,7 +23,8 @@ interface Side {
 
 export async function loadAB(context: BenchContext, current: DevServer, oldRef: string): Promise<void> {
   const agents = context.quick ? 10 : 50;
-  const roundsPerSide = context.quick ? 1 : 2;
+  // Full size: 50 agents × 2 rounds × 21 calls = 2,100 calls per side.
+  const roundsPerSide = 2;
   const tasks = 3;
   context.log(`load A/B: checking out ${oldRef}`);
   const old = checkOutOldBuild(oldRef);
@@ -31,7 +33,9 @@ export async function loadAB(context: BenchContext, current: DevServer, oldRef: 
     oldServer = await startDevServer({ root: old.dir });
     const a: Side = { label: "this build", rounds: [] };
     const b: Side = { label: `old build ${oldRef} (${old.commit.slice(0, 7)})`, rounds: [] };
-    const order = roundsPerSide === 1 ? [a, b] : [a, b, b, a];
+    // Both servers warm (first requests compile the Worker and open its storage) before any round counts.
+    for (const server of [current, oldServer]) await loadAgents(server, { agents: Math.max(2, agents / 5), workflows: 1, tasks: 1 });
+    const order = Array.from({ length: roundsPerSide }, (_, r) => (r % 2 === 0 ? [a, b] : [b, a])).flat();
     for (const side of order) {
       const server = side === a ? current : oldServer;
       context.log(`load A/B: ${agents} agents on ${side.label}`);

@@ -43,7 +43,12 @@ export async function toolLatency(context: BenchContext, server: Target): Promis
   context.table.add({ area: "tool call (SDK v2, wrangler dev)", measure: `GET /health floor, n=${floor.n}`, value: percentiles(floor) });
   for (const [tool, s] of Object.entries(summaries)) {
     if (tool === FLOOR) continue;
-    context.table.add({ measure: `${tool}, n=${s.n}`, value: percentiles(s), floor: ms(floor.median), ratio: times(s.median, floor.median) });
+    context.table.add({
+      measure: `${tool}, n=${s.n}`,
+      value: percentiles(s),
+      floor: ms(floor.median),
+      ratio: times(s.median, floor.median),
+    });
   }
   for (const tool of ["log_decision", "log_issue", "log_milestone"]) {
     const s = summaries[tool] as Summary;

@@ -7,13 +7,13 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
+import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type Acked, callTool, connect, newAcked, pool, runAgentWorkflow } from "../support/agents";
 import { crashDevServer, type DevServer, signalDevServer, startDevServer, waitDown } from "../support/dev-server";
 import { type DroppingProxy, startDroppingProxy } from "../support/dropping-proxy";
 import { exportView, readEvents, verifyWorkflow } from "../support/readback";
 import { Recorder } from "../support/stats";
-import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
-import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import type { ToolOutcome } from "../support/tool-outcome";
 
 let server: DevServer;

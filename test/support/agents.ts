@@ -289,4 +289,3 @@ export async function loadWriters(target: Target, options: { writers: number; wr
     problems: checkConsistency(view, events, acked),
   };
 }
-

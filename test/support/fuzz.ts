@@ -143,7 +143,13 @@ function toolCase(label: string, token: string, name: string, args: unknown, exp
   };
 }
 
-function rawCase(label: string, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string>, method = "POST", path = "/mcp"): FuzzCase {
+function rawCase(
+  label: string,
+  body: string | Uint8Array<ArrayBuffer>,
+  headers: Record<string, string>,
+  method = "POST",
+  path = "/mcp",
+): FuzzCase {
   return { label, method, path, headers, body: method === "GET" ? undefined : body, expect: "refuse" };
 }
 

@@ -68,4 +68,3 @@ export function prng(seed: number): Random {
 }
 
 export const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-
