@@ -176,7 +176,7 @@ export async function pool<T>(count: number, width: number, job: (index: number)
   return results;
 }
 
-// ── the two load shapes (bench/load.mjs at full size, bench/run.mjs, test/e2e/load.test.ts smaller) ──
+// ── the two load shapes (bench/load.ts at full size, the load A/B of npm run bench, test/e2e/load.test.ts smaller) ──
 
 export interface AgentsResult {
   agents: number;
