@@ -36,7 +36,7 @@ async function must(client: Client, name: string, args: Record<string, unknown>)
   }
 }
 
-async function buildWorkflow(clients: Client[], completed: number, runId: string): Promise<BuiltWorkflow> {
+async function buildWorkflow(context: BenchContext, clients: Client[], completed: number, runId: string): Promise<BuiltWorkflow> {
   const key = (what: string) => `${runId}-${completed}-${what}`;
   const first = clients[0] as Client;
   const wf = await must(first, "start_workflow", { name: `${completed} completed tasks`, idempotency_key: key("wf") });
@@ -57,6 +57,7 @@ async function buildWorkflow(clients: Client[], completed: number, runId: string
       changes: checksumChanges(`src/t${i}`, 2),
       idempotency_key: key(`complete-${i}`),
     });
+    if ((i + 1) % 500 === 0) context.log(`growth: ${count(i + 1)} of ${count(completed)} tasks built`);
   });
   const failed = built.find((r) => r.status === "rejected");
   if (failed) throw new Error(`building a workflow of ${completed} tasks failed: ${String((failed as PromiseRejectedResult).reason)}`);
@@ -77,7 +78,7 @@ export async function growth(context: BenchContext, server: Target & { url: stri
   const started = performance.now();
   context.log(`growth: building workflows of ${sizes.join(" / ")} completed tasks${context.quick ? " (--quick sizes)" : ""}`);
   // The three are built side by side (each workflow is its own object); progress goes to stderr.
-  const workflows = await Promise.all(sizes.map((n) => buildWorkflow(clients, n, runId)));
+  const workflows = await Promise.all(sizes.map((n) => buildWorkflow(context, clients, n, runId)));
   const buildSeconds = (performance.now() - started) / 1000;
   context.log(`growth: built in ${buildSeconds.toFixed(0)} s`);
 
