@@ -10,12 +10,13 @@
  * once with the same key, so a retry never doubles a task).
  */
 import type { Client } from "@modelcontextprotocol/client";
-import { checksumChanges, connect, healthRoundTrip, pool, type Target, timed } from "../../test/support/agents.ts";
-import { workerdPid } from "../../test/support/dev-server.ts";
+import { checksumChanges, connect, healthRoundTrip, pool, timed } from "../../test/support/agents.ts";
+import { type DevServer, workerdPid } from "../../test/support/dev-server.ts";
 import { Recorder, type Summary, summarize } from "../../test/support/stats.ts";
 import { measureCatchUp } from "../lib/catch-up.ts";
 import type { BenchContext } from "../lib/context.ts";
-import { peakMemoryDuring } from "../lib/memory.ts";
+import { Inspector, type IsolateHeap } from "../lib/isolate-heap.ts";
+import { type PeakMemory, peakMemoryDuring } from "../lib/memory.ts";
 import { atMost, bytes, count, ms, percentiles, times } from "../lib/table.ts";
 
 const RATIO_TARGET = 1.1;
@@ -70,7 +71,71 @@ async function buildWorkflow(context: BenchContext, clients: Client[], completed
   return { completed, workflowId, openTaskId: String(open.task_id), shareUrl: String(wf.share_url) };
 }
 
-export async function growth(context: BenchContext, server: Target & { url: string }): Promise<void> {
+interface Serving {
+  bytes: number;
+  time: Summary;
+  /** The Worker isolate's heap, sampled through the inspector (null when it could not be read). */
+  isolate: IsolateHeap | null;
+  isolateError?: string;
+  /** The workerd process running the Worker: resident set before the first request, peak over all. */
+  process: PeakMemory | null;
+}
+
+/**
+ * `gets` timed GETs of `url` on a freshly restarted server (same data), after one GET of
+ * `warmUrl` (a small workflow) has loaded the Worker's code: the memory figures then show
+ * what serving the big workflow costs, not what the run before left behind.
+ */
+async function measureServing(server: DevServer, url: string, warmUrl: string, gets: number): Promise<Serving> {
+  await server.restart();
+  await (await fetch(warmUrl)).arrayBuffer();
+  const pid = workerdPid(Number(new URL(server.url).port));
+  let inspector: Inspector | null = null;
+  let isolateError: string | undefined;
+  try {
+    inspector = await Inspector.open(server.inspectorUrl());
+  } catch (error) {
+    isolateError = error instanceof Error ? error.message : String(error);
+  }
+  const durations: number[] = [];
+  let size = 0;
+  let isolate = null as IsolateHeap | null;
+  let workerd = null as PeakMemory | null;
+  const fetchOnce = async () => {
+    const t0 = performance.now();
+    const response = await fetch(url, { signal: AbortSignal.timeout(120_000) });
+    const body = await response.arrayBuffer();
+    if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+    return { ms: performance.now() - t0, size: body.byteLength };
+  };
+  const withHeap = async () => {
+    if (!inspector) return await fetchOnce();
+    const { value, heap } = await inspector.during(fetchOnce);
+    if (!isolate) isolate = heap;
+    else {
+      isolate.peakUsed = Math.max(isolate.peakUsed, heap.peakUsed);
+      isolate.peakTotal = Math.max(isolate.peakTotal, heap.peakTotal);
+      isolate.samples += heap.samples;
+    }
+    return value;
+  };
+  try {
+    for (let i = 0; i < gets; i++) {
+      const measured = pid === null ? { value: await withHeap(), memory: null } : await peakMemoryDuring(pid, withHeap);
+      durations.push(measured.value.ms);
+      size = measured.value.size;
+      if (measured.memory) {
+        // Growth over what the restarted process held before the first big request.
+        workerd = workerd ? { ...workerd, peak: Math.max(workerd.peak, measured.memory.peak) } : measured.memory;
+      }
+    }
+  } finally {
+    inspector?.close();
+  }
+  return { bytes: size, time: summarize(durations), isolate, isolateError, process: workerd };
+}
+
+export async function growth(context: BenchContext, server: DevServer): Promise<void> {
   const sizes = context.quick ? [0, 200, 1000] : [0, 1000, 4999];
   const samples = context.quick ? 30 : 100;
   const runId = `bench-${Date.now().toString(36)}`;
@@ -114,58 +179,35 @@ export async function growth(context: BenchContext, server: Target & { url: stri
 
   // The biggest workflow's page and export: time, size, and workerd's peak memory.
   const big = workflows.at(-1) as BuiltWorkflow;
-  const pid = workerdPid(Number(new URL(server.url).port));
   const gets = context.quick ? 3 : 5;
-  const served: Record<string, unknown> = {};
+  const small = workflows[0] as BuiltWorkflow;
+  const served: Record<string, Serving> = {};
   for (const [label, suffix] of [
     ["share page", ""],
     ["export.json", "/export.json"],
   ] as const) {
-    const durations: number[] = [];
-    let size = 0;
-    let peakAbove = 0;
-    let resident = 0;
-    let method = "";
-    for (let i = 0; i < gets; i++) {
-      const fetchOnce = async () => {
-        const t0 = performance.now();
-        const response = await fetch(`${big.shareUrl}${suffix}`, { signal: AbortSignal.timeout(120_000) });
-        const body = await response.arrayBuffer();
-        if (!response.ok) throw new Error(`${label} of the ${big.completed + 1}-task workflow answered ${response.status}`);
-        return { ms: performance.now() - t0, size: body.byteLength };
-      };
-      if (pid === null) {
-        const r = await fetchOnce();
-        durations.push(r.ms);
-        size = r.size;
-        continue;
-      }
-      const { value, memory } = await peakMemoryDuring(pid, fetchOnce);
-      durations.push(value.ms);
-      size = value.size;
-      peakAbove = Math.max(peakAbove, memory.peak - memory.before);
-      resident = memory.before;
-      method = memory.method;
-    }
-    const s = summarize(durations);
-    served[label] = {
-      tasks: big.completed + 1,
-      bytes: size,
-      time: s,
-      workerd_peak_above_before_bytes: peakAbove,
-      workerd_rss_before_bytes: resident,
-      method,
-    };
+    context.log(`growth: restarting the server before measuring the ${label}`);
+    const serving = await measureServing(server, `${big.shareUrl}${suffix}`, `${small.shareUrl}${suffix}`, gets);
+    served[label] = serving;
+    const s = serving.time;
     context.table.add({
       area: label === "share page" ? `${count(big.completed + 1)}-task workflow` : "",
-      measure: `GET ${label} (${bytes(size)}), n=${s.n}`,
+      measure: `GET ${label} (${bytes(serving.bytes)}), n=${s.n}`,
       value: percentiles(s),
       floor: ms(health.median),
       ratio: times(s.median, health.median),
     });
+    const heap = serving.isolate;
     context.table.add({
-      measure: `  workerd peak memory while serving ${label}`,
-      value: pid === null ? "workerd not found" : `+${bytes(peakAbove)} above ${bytes(resident)} resident (${method}, whole process)`,
+      measure: "  Worker isolate heap (V8, via inspector)",
+      value: heap
+        ? `used ${bytes(heap.before.usedSize)} → peak ${bytes(heap.peakUsed)}; committed ${bytes(heap.before.totalSize)} → ${bytes(heap.peakTotal)}`
+        : `not measurable: ${serving.isolateError ?? "unknown"}`,
+    });
+    const proc = serving.process;
+    context.table.add({
+      measure: "  workerd process (VmHWM)",
+      value: proc ? `+${bytes(proc.peak - proc.before)} above ${bytes(proc.before)} resident (${proc.method})` : "workerd not found",
     });
   }
 

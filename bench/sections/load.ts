@@ -3,7 +3,7 @@
  * per task start_task, log_decision, log_issue, two log_milestone, complete_task with files;
  * get_workflow; complete_workflow), against this build and against an old build served side by
  * side from a temporary checkout. After a warm-up of both, rounds alternate A B B A so drift in
- * machine load hits both alike.
+ * machine load hits both alike (A B B A A B B A at full size).
  * 0 errors and every workflow read back consistent; calls/s and p99 per side; target: this
  * build ≥ 1.5x the old build's calls/s.
  */
@@ -23,8 +23,9 @@ interface Side {
 
 export async function loadAB(context: BenchContext, current: DevServer, oldRef: string): Promise<void> {
   const agents = context.quick ? 10 : 50;
-  // Full size: 50 agents × 2 rounds × 21 calls = 2,100 calls per side.
-  const roundsPerSide = 2;
+  // Full size: 50 agents × 4 rounds × 21 calls = 4,200 calls per side; short alternating rounds
+  // keep the load other processes put on the machine from favouring one side.
+  const roundsPerSide = context.quick ? 2 : 4;
   const tasks = 3;
   context.log(`load A/B: checking out ${oldRef}`);
   const old = checkOutOldBuild(oldRef);

@@ -23,6 +23,8 @@ export interface DevServer {
   restart(): Promise<void>;
   /** wrangler's output so far (for assertion messages). */
   output(): string;
+  /** wrangler's DevTools inspector for the Worker's isolate (a new port after each restart). */
+  inspectorUrl(): string;
 }
 
 export interface DevServerOptions {
@@ -64,8 +66,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   let output = "";
   let child: ChildProcess | null = null;
 
+  let inspectorPort = 0;
   const launch = async () => {
-    const inspectorPort = await freePort();
+    inspectorPort = await freePort();
     const args = [
       "wrangler",
       "dev",
@@ -120,6 +123,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     url,
     token,
     output: () => output,
+    inspectorUrl: () => `ws://127.0.0.1:${inspectorPort}/ws`,
     async stop() {
       if (child) await kill(child);
       child = null;
@@ -205,7 +209,11 @@ export async function waitDown(target: { url: string }, timeoutMs = 10_000): Pro
   throw new Error(`${target.url} still answers ${timeoutMs} ms after the crash`);
 }
 
-/** The workerd process of the dev server on `port` (it runs the Worker and its Durable Objects). */
+/**
+ * The workerd process that runs the Worker and its Durable Objects for the dev server on
+ * `port`. `wrangler dev` starts two: one for its own proxy (listening on the port) and this
+ * one, which it starts with an inspector address.
+ */
 export function workerdPid(port: number): number | null {
   const group = devServerGroup(port);
   if (group === null) return null;
@@ -215,7 +223,8 @@ export function workerdPid(port: number): number | null {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgrp === group && comm === "workerd") return Number(entry);
+      if (pgrp !== group || comm !== "workerd") continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("--inspector-addr")) return Number(entry);
     } catch {
       // The process ended while we looked.
     }
