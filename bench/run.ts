@@ -6,11 +6,11 @@
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
  *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,edge,checksum,helper]
- *                 [-- --old-ref <git ref>]
+ *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
  * --old-ref: the build the load A/B compares with (default: 6413a27, main when this bench
- * was written).
+ * was written). --server-var: a binding for this build's server (repeatable).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -35,8 +35,19 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     only: { type: "string" },
     "old-ref": { type: "string", default: "6413a27" },
+    "server-var": { type: "string", multiple: true, default: [] },
   },
 });
+// NAME=value bindings for this build's server (e.g. to raise per-account quotas for a long run).
+const serverVars: Record<string, string> = {};
+for (const binding of values["server-var"]) {
+  const at = binding.indexOf("=");
+  if (at < 1) {
+    console.error(`--server-var takes NAME=value, got ${binding}`);
+    process.exit(2);
+  }
+  serverVars[binding.slice(0, at)] = binding.slice(at + 1);
+}
 const only = values.only?.split(",").map((s) => s.trim()) ?? [...SECTIONS];
 const unknown = only.filter((s) => !(SECTIONS as readonly string[]).includes(s));
 if (unknown.length > 0) {
@@ -91,7 +102,7 @@ if (wanted("helper-calls") || wanted("checksum") || wanted("helper")) buildHelpe
 
 // Through wrangler dev (this build).
 if (SECTIONS.slice(0, 5).some(wanted)) {
-  const server: DevServer = await startDevServer();
+  const server: DevServer = await startDevServer({ vars: serverVars });
   try {
     let logMilestoneMedian = Number.NaN;
     await section("tools", async () => {
