@@ -16,7 +16,10 @@ export default defineConfig({
               bindings: {
                 WAYMARK_TOKENS: "acme:token-acme-0123456789,globex:token-globex-0123456789",
                 WAYMARK_DEV_TOKEN: "",
-                WAYMARK_SHARE_SECRET: "test-share-secret",
+                WAYMARK_SHARE_SECRET: "test-share-secret-of-at-least-32-bytes",
+                // Production mode (no dev token): the hosts and origin the tests call.
+                WAYMARK_HOSTNAMES: "localhost,waymark.example",
+                WAYMARK_ALLOWED_ORIGINS: "http://localhost",
               },
             },
           }),

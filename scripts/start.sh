@@ -1,6 +1,22 @@
 #!/bin/sh
-# `npm start [-- wrangler dev flags]`: the local Waymark server on workerd, data kept
-# in .wrangler/state. The development token is WAYMARK_DEV_TOKEN (default below).
+# `npm start [-- wrangler dev flags]`: the local Waymark server on workerd, data kept in
+# .wrangler/state. The development token is WAYMARK_DEV_TOKEN when set; otherwise a random
+# one generated on the first start, kept in .wrangler/dev-token (readable by you only) and
+# reused afterwards. Only loopback host names are served (DNS rebinding protection): open
+# http://127.0.0.1:8787 or http://localhost:8787. WAYMARK_STATE_DIR moves both (tests).
+set -eu
 export WRANGLER_SEND_METRICS=false
-exec wrangler dev --persist-to .wrangler/state \
-  --var "WAYMARK_DEV_TOKEN:${WAYMARK_DEV_TOKEN:-waymark-dev-token}" "$@"
+STATE_DIR=${WAYMARK_STATE_DIR:-.wrangler}
+TOKEN_FILE="$STATE_DIR/dev-token"
+if [ -z "${WAYMARK_DEV_TOKEN:-}" ]; then
+  if [ ! -s "$TOKEN_FILE" ]; then
+    mkdir -p "$STATE_DIR"
+    # 32 random bytes as base64url: 43 characters, in a file only the user can read.
+    (umask 077 && head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' > "$TOKEN_FILE")
+    echo "Waymark: generated a development token in $TOKEN_FILE"
+  fi
+  WAYMARK_DEV_TOKEN=$(cat "$TOKEN_FILE")
+fi
+echo "Waymark dev token: $WAYMARK_DEV_TOKEN"
+echo "  agents: Authorization: Bearer <token>; dashboard: http://127.0.0.1:8787/login (or the --port you chose)"
+exec wrangler dev --persist-to "$STATE_DIR/state" --var "WAYMARK_DEV_TOKEN:$WAYMARK_DEV_TOKEN" "$@"

@@ -1,8 +1,14 @@
 /**
- * Bearer tokens. WAYMARK_TOKENS (a secret) lists "account:token" pairs separated by
+ * @module auth
+ * Accounts and their credentials: bearer tokens. WAYMARK_TOKENS (a secret) lists "account:token" pairs separated by
  * commas or newlines; WAYMARK_DEV_TOKEN (set only by `npm start`) maps to "dev".
  * With neither configured every request is refused: the endpoint fails closed.
+ * Failed attempts (never successful ones) are rate-limited per client: per IPv4 address,
+ * per IPv6 /64.
  */
+import { sha256Hex } from "./crypto";
+import { clientKey } from "./domain/network";
+
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Shorter tokens are ignored: a bearer token must not be guessable over HTTP. */
@@ -11,11 +17,6 @@ export const MIN_TOKEN_LENGTH = 16;
 type TokenTable = Map<string, string>; // sha-256(token) hex → account
 
 let cached: { source: string; table: Promise<TokenTable> } | null = null;
-
-async function sha256Hex(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 async function buildTable(tokens: string, devToken: string): Promise<TokenTable> {
   const table: TokenTable = new Map();
@@ -48,30 +49,41 @@ export async function accountForToken(env: Env, token: string): Promise<string |
   return table.get(await sha256Hex(token)) ?? null;
 }
 
-/** Whether an account still has a token: a dashboard session ends when its account is removed. */
-export async function accountExists(env: Env, account: string): Promise<boolean> {
-  for (const configured of (await tokenTable(env)).values()) if (configured === account) return true;
-  return false;
+/**
+ * A fingerprint of the account's current tokens, or null when it has none. A dashboard
+ * session carries the fingerprint it was opened under, so adding, rotating or removing
+ * any of the account's tokens ends its sessions.
+ */
+export async function credentialsFingerprint(env: Env, account: string): Promise<string | null> {
+  const hashes = [...(await tokenTable(env)).entries()].filter(([, owner]) => owner === account).map(([hash]) => hash);
+  if (hashes.length === 0) return null;
+  return (await sha256Hex(`credentials\n${account}\n${hashes.sort().join("\n")}`)).slice(0, 32);
 }
 
 /**
- * Spends one of the caller's authentication attempts (per client IP, AUTH_LIMITER in
- * wrangler.toml: failed bearer tokens and every login). False once the budget is spent.
+ * Charges one failed authentication attempt to the client (AUTH_LIMITER in wrangler.toml)
+ * and says whether it is still within its budget. Successful attempts are never charged.
+ * Cloudflare's edge and `wrangler dev` always set CF-Connecting-IP; a request without it
+ * came from inside the deployment (tests, service bindings) and is not limited, rather
+ * than putting every such caller under one shared key that one of them could exhaust.
  */
-export async function authAttemptAllowed(env: Env, request: Request): Promise<boolean> {
-  if (!env.AUTH_LIMITER) return true;
-  const key = request.headers.get("CF-Connecting-IP") ?? "local";
+export async function failedAttemptWithinBudget(env: Env, request: Request): Promise<boolean> {
+  const ip = request.headers.get("CF-Connecting-IP");
+  if (!env.AUTH_LIMITER || ip === null) return true;
+  const key = clientKey(ip);
+  if (key === null) return true;
   return (await env.AUTH_LIMITER.limit({ key })).success;
 }
 
 export type Authentication = { ok: true; account: string } | { ok: false; status: 401 | 429; message: string };
 
-/** The account of the request's bearer token; a failure costs an attempt, and too many answer 429. */
+/** The account of the request's bearer token; a failure costs an attempt, and too many failures answer 429. */
 export async function authenticateBearer(env: Env, request: Request): Promise<Authentication> {
   const token = bearerToken(request);
   const account = token ? await accountForToken(env, token) : null;
   if (account) return { ok: true, account };
-  if (!(await authAttemptAllowed(env, request))) {
+  // Only a presented token is a guess; a request without one (an expired page polling) costs nothing.
+  if (token !== null && !(await failedAttemptWithinBudget(env, request))) {
     return { ok: false, status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
   }
   return {

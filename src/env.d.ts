@@ -4,7 +4,7 @@ interface Env {
   WAYMARK_TOKENS?: string;
   /** Set only by `npm start` (wrangler dev); binds to the account "dev". */
   WAYMARK_DEV_TOKEN?: string;
-  /** Key for share-link and session signatures; falls back to a per-deployment derivation when unset. */
+  /** Key for share-link and session signatures, 32+ bytes; required unless WAYMARK_DEV_TOKEN is set (development derives one). */
   WAYMARK_SHARE_SECRET?: string;
   /** "true" lets webhooks target private/loopback hosts (local development and tests only). */
   WAYMARK_WEBHOOK_ALLOW_PRIVATE?: string;
@@ -14,4 +14,8 @@ interface Env {
 interface Env {
   /** Extra browser origins allowed to call /mcp, comma separated. */
   WAYMARK_ALLOWED_ORIGINS?: string;
+}
+interface Env {
+  /** Host names this deployment answers to, comma separated (production); development accepts loopback names only. */
+  WAYMARK_HOSTNAMES?: string;
 }

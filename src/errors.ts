@@ -1,5 +1,17 @@
-/** Stable error codes every tool failure carries (documented in the README). */
-export const ERROR_CODES = ["INPUT_VALIDATION_ERROR", "NOT_FOUND", "CONFLICT", "UNAUTHORIZED", "PAYLOAD_TOO_LARGE", "INTERNAL"] as const;
+/**
+ * @module errors
+ * Stable error codes every tool failure carries (documented in the README), and the Result
+ * type Durable Object RPC returns instead of throwing.
+ */
+export const ERROR_CODES = [
+  "INPUT_VALIDATION_ERROR",
+  "NOT_FOUND",
+  "CONFLICT",
+  "UNAUTHORIZED",
+  "PAYLOAD_TOO_LARGE",
+  "QUOTA_EXCEEDED",
+  "INTERNAL",
+] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface Failure {

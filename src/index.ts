@@ -1,16 +1,43 @@
+/**
+ * @module index
+ * The Worker: one guard for every request (deployment configuration, Host allowlist,
+ * browser origins), then the MCP endpoint, the account API, shared pages and the
+ * dashboard. Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES),
+ * everything else by API_BODY_BYTES.
+ */
 import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./account/routes";
+import { apiErrorResponse } from "./http/errors";
+import { requestGuard } from "./http/guard";
+import type { AppEnv } from "./http/types";
+import { limitBody } from "./http/validate";
+import { LIMITS } from "./limits";
 import { handleMcp } from "./mcp/endpoint";
 import { pageRoutes } from "./pages/routes";
 
 export { AccountObject } from "./account/object";
 export { WorkflowObject } from "./workflow/object";
 
-const app = new Hono<{ Bindings: Env }>();
+const app = new Hono<AppEnv>();
+
+app.use("*", requestGuard);
+const otherBodies = limitBody(LIMITS.API_BODY_BYTES);
+app.use("*", (c, next) => (c.req.path === "/mcp" ? next() : otherBodies(c, next)));
 
 app.all("/mcp", (c) => handleMcp(c.req.raw, c.env));
 app.get("/health", (c) => c.json({ ok: true }));
-app.route("/", accountRoutes); // memory search and webhooks API (issue 5)
-app.route("/", pageRoutes); // shared pages, exports, live feed, dashboard, share API (issue 4)
+app.route("/", accountRoutes);
+app.route("/", pageRoutes);
+
+/** Malformed bodies (hono's parsers throw 400) answer like every other input problem. */
+app.onError((error) => {
+  if (error instanceof HTTPException && error.status === 400) {
+    return apiErrorResponse("INPUT_VALIDATION_ERROR", `body: ${error.message || "is malformed"}`);
+  }
+  if (error instanceof HTTPException) return error.getResponse();
+  console.error(error);
+  return apiErrorResponse("INTERNAL", "the request failed; it can be retried");
+});
 
 export default app;

@@ -22,7 +22,7 @@ export const LIMITS = {
   LOGS_PER_TASK: 200,
   MILESTONES_ADVISED: 5,
   EVENTS_PAGE: 500,
-  // Metrics reported at complete_task (issue 5).
+  // Metrics reported at complete_task.
   METRIC_TOKENS: 10_000_000_000,
   METRIC_COST_USD: 1_000_000,
   // Memory: the account's full-text index of past work.
@@ -42,4 +42,20 @@ export const LIMITS = {
   WEBHOOK_TIMEOUT_MS: 10_000,
   WEBHOOK_RETRY_BASE_MS: 30_000,
   WEBHOOK_ERROR: 300,
+  // Quotas and retention (workflow object and account index).
+  IDEMPOTENCY_TTL_MS: 7 * 24 * 3600 * 1000,
+  WORKFLOW_EVENTS: 100_000,
+  WORKFLOW_BYTES: 64 * 1024 * 1024,
+  ACCOUNT_WORKFLOWS: 10_000,
+  ACCOUNT_BYTES: 2 * 1024 * 1024 * 1024,
+  // Live followers: bounded catch-up and sockets.
+  LIVE_PAGE_BYTES: 512 * 1024,
+  LIVE_SOCKETS_PER_WORKFLOW: 100,
+  LIVE_SOCKETS_PER_CLIENT: 8,
+  // Scope check: automaton steps one complete_task may spend matching paths against areas.
+  SCOPE_MATCH_STEPS: 10_000_000,
+  // get_workflow {workflow_id}: completed tasks listed when resuming.
+  RESUME_COMPLETED: 20,
+  // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
+  API_BODY_BYTES: 8192,
 } as const;

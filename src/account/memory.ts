@@ -1,13 +1,15 @@
-import { LIMITS } from "../limits";
-import type { Sql } from "../workflow/sql";
-import type { DecisionView, IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../workflow/view";
-
 /**
+ * @module account/memory
  * Memory: the account's full-text index (SQLite FTS5, BM25 ranking) over its workflows'
  * tasks, decisions, issues and outcomes. Workflow objects push documents after each write;
  * a document is keyed by the id of the entity it describes, so a replayed push replaces
  * it instead of adding a twin.
  */
+
+import type { DecisionView, IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+
 export type MemoryKind = "workflow" | "task" | "decision" | "issue";
 
 export interface MemoryDocument {

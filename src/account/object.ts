@@ -1,10 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
+import { type ShareInfo, shareStatus } from "../domain/share-status";
+import { roundCost, type WorkflowSummary } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
-import { type Migration, migrate } from "../workflow/schema";
-import { type ShareInfo, shareStatus } from "../workflow/share";
-import { type Sql, sqlFor } from "../workflow/sql";
-import type { WorkflowSummary } from "../workflow/view";
+import { type Migration, migrate } from "../storage/migrations";
+import { type Sql, sqlFor } from "../storage/sql";
 import { MEMORY_MIGRATION_STATEMENTS, type MemoryDocument, type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
+import { DashboardSessions } from "./sessions";
 import {
   allowPrivateTargets,
   type Notification,
@@ -18,7 +19,7 @@ import {
   webhookUrlProblem,
 } from "./webhooks";
 
-/** What a workflow object pushes with its summary after a write (issue 5). */
+/** What a workflow object pushes with its summary after a write. */
 export interface WorkflowPush {
   documents?: MemoryDocument[];
   notifications?: Notification[];
@@ -82,7 +83,7 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE workflows ADD COLUMN share_revoked_at TEXT",
     ],
   },
-  // Issue 5: resume by name (name_key = trimmed, case-folded name; backfilled here for ASCII,
+  // Resume by name (name_key = trimmed, case-folded name; backfilled here for ASCII,
   // rewritten with JavaScript's case folding by the next push), usage totals, memory.
   {
     version: 3,
@@ -96,8 +97,10 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       ...MEMORY_MIGRATION_STATEMENTS,
     ],
   },
-  // Issue 5: webhooks and their delivery queue.
+  // Webhooks and their delivery queue.
   { version: 4, statements: WEBHOOK_MIGRATION_STATEMENTS },
+  // Bytes each workflow stores, pushed with its summary: the account's storage quota.
+  { version: 5, statements: ["ALTER TABLE workflows ADD COLUMN bytes_stored INTEGER NOT NULL DEFAULT 0"] },
 ];
 
 export class AccountObject extends DurableObject<Env> {
@@ -125,13 +128,13 @@ export class AccountObject extends DurableObject<Env> {
     let queued = false;
     this.ctx.storage.transactionSync(() => {
       this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
-          input_tokens, output_tokens, cost_usd)
+          input_tokens, output_tokens, cost_usd, bytes_stored)
         VALUES (${s.id}, ${s.name}, ${nameKey(s.name)}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
-          ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd})
+          ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${s.bytes_stored ?? 0})
         ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
           updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
           reviews_needed = excluded.reviews_needed, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-          cost_usd = excluded.cost_usd`;
+          cost_usd = excluded.cost_usd, bytes_stored = excluded.bytes_stored`;
       if (push.documents) this.memory.upsert(push.documents);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications);
     });
@@ -145,6 +148,15 @@ export class AccountObject extends DurableObject<Env> {
     if (!row) return null;
     const s = summaryFromRow(row);
     return { workflow_id: s.id, name: s.name, created_at: s.created_at, updated_at: s.updated_at, open_tasks: s.open_tasks };
+  }
+
+  /** What the account's quotas count: workflows and the bytes they store. */
+  async usage(): Promise<{ workflows: number; bytes_stored: number }> {
+    const row = this.sql<{
+      workflows: number;
+      bytes: number | null;
+    }>`SELECT count(*) AS workflows, sum(bytes_stored) AS bytes FROM workflows`[0];
+    return { workflows: row?.workflows ?? 0, bytes_stored: row?.bytes ?? 0 };
   }
 
   async totals(): Promise<AccountTotals> {
@@ -220,6 +232,22 @@ export class AccountObject extends DurableObject<Env> {
       share_revoked_at = ${share.revoked_at} WHERE id = ${workflowId}`;
   }
 
+  // ── Dashboard sessions (src/account/sessions.ts) ─────────────────────────
+
+  private readonly sessions = new DashboardSessions(this.ctx.storage);
+
+  async startSession(expiresAt: number): Promise<string> {
+    return this.sessions.start(expiresAt);
+  }
+
+  async sessionActive(id: string): Promise<boolean> {
+    return this.sessions.active(id);
+  }
+
+  async endSession(id: string): Promise<void> {
+    await this.sessions.end(id);
+  }
+
   async dashboardRows(limit = 200): Promise<DashboardRow[]> {
     const rows = this.sql<
       Record<string, SqlStorageValue>
@@ -252,10 +280,6 @@ function summaryFromRow(r: Record<string, SqlStorageValue>): WorkflowSummary {
     input_tokens: Number(r.input_tokens ?? 0),
     output_tokens: Number(r.output_tokens ?? 0),
     cost_usd: Number(r.cost_usd ?? 0),
+    bytes_stored: Number(r.bytes_stored ?? 0),
   };
-}
-
-/** Costs are sums of floats: shown to the micro-dollar. */
-export function roundCost(usd: number): number {
-  return Math.round(usd * 1e6) / 1e6;
 }

@@ -1,10 +1,5 @@
-import { fail, ok, type Result } from "../errors";
-import { randomToken } from "../ids";
-import { LIMITS } from "../limits";
-import type { Sql } from "../workflow/sql";
-import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../workflow/view";
-
 /**
+ * @module account/webhooks
  * Webhooks: an account registers URLs that receive a signed POST when an issue needs human
  * review, a task fails or a workflow completes. Deliveries wait in a bounded queue in the
  * AccountObject and are retried with exponential backoff from its alarm.
@@ -12,6 +7,14 @@ import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../work
  * Signature (Stripe-style, so a captured request cannot be replayed later with a new time):
  *   Waymark-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
  */
+
+import { isSpecialPurposeHost } from "../domain/network";
+import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
+import { fail, ok, type Result } from "../errors";
+import { randomToken } from "../ids";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+
 export const WEBHOOK_EVENTS = ["issue.needs_review", "task.failed", "workflow.completed"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
@@ -143,7 +146,7 @@ export function webhookUrlProblem(url: unknown, allowPrivate: boolean): string |
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return "url: must use http or https";
   if (parsed.username || parsed.password) return "url: must not contain credentials";
-  if (!allowPrivate && isPrivateHost(parsed.hostname)) {
+  if (!allowPrivate && isSpecialPurposeHost(parsed.hostname)) {
     return "url: private, loopback and link-local hosts are refused (set WAYMARK_WEBHOOK_ALLOW_PRIVATE=true to allow them)";
   }
   return null;

@@ -1,6 +1,10 @@
-// picomatch/posix: the plain entry point probes navigator/process for Windows, which would make
-// matching depend on the host; repo paths are always "/"-separated.
-import picomatch from "picomatch/posix";
+/**
+ * @module scope — the advisory scope check: which changed paths fall outside the areas a task
+ * declared. Areas are untrusted (an agent writes them), so globs go through a matcher that is
+ * linear in the path's length, and one check spends at most LIMITS.SCOPE_MATCH_STEPS steps.
+ */
+import { type CompiledGlob, compileGlob, type MatchCounter } from "@waymark/protocol/glob";
+import { LIMITS } from "../limits";
 import { sortPaths } from "./paths";
 
 export interface ScopeVerification {
@@ -15,7 +19,7 @@ const GLOB_CHARACTERS = /[*?[\]{}!]/;
 interface AreaMatcher {
   /** Lowercased bare words: a word matches a whole path segment or a file's stem. */
   words: Set<string>;
-  globs: ((path: string) => boolean)[];
+  globs: CompiledGlob[];
 }
 
 interface CompiledScope {
@@ -33,27 +37,32 @@ interface CompiledScope {
  * any depth. A leading "!" excludes what follows. Case-insensitive. Advisory: it only reports.
  * No areas declared (undefined, [] or only blank ones) means no scope: everything matches.
  */
-export function checkScope(areas: readonly string[] | undefined, paths: readonly string[]): ScopeVerification {
+export function checkScope(
+  areas: readonly string[] | undefined,
+  paths: readonly string[],
+  budget: number = LIMITS.SCOPE_MATCH_STEPS,
+): ScopeVerification {
   const declared = declaredAreas(areas);
   if (declared.length === 0) return { scope_match: true, unexpected_files: [], warnings: [] };
   const scope = compileScope(declared);
   const unexpected = new Set<string>();
+  const counter: MatchCounter = { steps: 0 };
+  let unchecked = 0;
   for (const path of paths) {
-    if (!inScope(scope, path)) unexpected.add(path);
+    if (counter.steps > budget) unchecked++;
+    else if (!inScope(scope, path, counter)) unexpected.add(path);
   }
   const unexpectedFiles = sortPaths([...unexpected]);
-  return {
-    scope_match: unexpectedFiles.length === 0,
-    unexpected_files: unexpectedFiles,
-    warnings:
-      unexpectedFiles.length === 0 ? [] : [`${unexpectedFiles.length} file(s) changed outside declared scope (${declared.join(", ")})`],
-  };
+  const warnings =
+    unexpectedFiles.length === 0 ? [] : [`${unexpectedFiles.length} file(s) changed outside declared scope (${declared.join(", ")})`];
+  if (unchecked > 0) warnings.push(`scope not checked for ${unchecked} file(s): the declared areas are too costly to match`);
+  return { scope_match: unexpectedFiles.length === 0 && unchecked === 0, unexpected_files: unexpectedFiles, warnings };
 }
 
 /** Whether one area alone lets the path in ("!x" lets in everything but x; a blank area nothing). */
-export function matchesArea(area: string, path: string): boolean {
+export function matchesArea(area: string, path: string, counter?: MatchCounter): boolean {
   const declared = declaredAreas([area]);
-  return declared.length > 0 && inScope(compileScope(declared), path);
+  return declared.length > 0 && inScope(compileScope(declared), path, counter);
 }
 
 function declaredAreas(areas: readonly string[] | undefined): string[] {
@@ -80,24 +89,22 @@ function addArea(matcher: AreaMatcher, area: string): void {
     return;
   }
   const glob = area.replace(/^(?:\.?\/)+/, "").replace(/\/+$/, "");
-  if (glob === "") {
-    matcher.globs.push(() => true);
-    return;
-  }
   // A glob without "/" may match at any depth, as in .gitignore; whatever a glob matches takes
-  // everything beneath it along, since a matched directory means its contents.
-  const anchored = area.includes("/") ? glob : `**/${glob}`;
-  matcher.globs.push(picomatch([anchored, `${anchored}/**`], { dot: true, nocase: true }));
+  // everything beneath it along (the matcher's rule), since a matched directory means its contents.
+  const anchored = glob === "" ? "**" : area.includes("/") ? glob : `**/${glob}`;
+  const compiled = compileGlob(anchored);
+  // start_task refuses such areas; one stored before that rule matches nothing.
+  if ("glob" in compiled) matcher.globs.push(compiled.glob);
 }
 
-function inScope(scope: CompiledScope, path: string): boolean {
+function inScope(scope: CompiledScope, path: string, counter?: MatchCounter): boolean {
   const lowerPath = path.toLowerCase();
-  if (matches(scope.excluded, path, lowerPath)) return false;
-  return scope.includesEverything || matches(scope.included, path, lowerPath);
+  if (matches(scope.excluded, lowerPath, counter)) return false;
+  return scope.includesEverything || matches(scope.included, lowerPath, counter);
 }
 
-function matches(matcher: AreaMatcher, path: string, lowerPath: string): boolean {
-  return matchesWord(matcher.words, lowerPath) || matcher.globs.some((glob) => glob(path));
+function matches(matcher: AreaMatcher, lowerPath: string, counter?: MatchCounter): boolean {
+  return matchesWord(matcher.words, lowerPath) || matcher.globs.some((glob) => glob.matches(lowerPath, counter));
 }
 
 function matchesWord(words: ReadonlySet<string>, lowerPath: string): boolean {

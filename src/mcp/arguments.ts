@@ -1,3 +1,7 @@
+/**
+ * @module arguments — how tool inputs meet the SDK: the JSON Schemas advertised in tools/list
+ * (computed once per isolate) and our own validation, whose errors name the field and the rule.
+ */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { type ErrorCode, fail, ok, type Result } from "../errors";
@@ -5,7 +9,16 @@ import { type ErrorCode, fail, ok, type Result } from "../errors";
 /** Keys whose values the helper fills; null there is data (an absent file), not "unset". */
 const HELPER_FIELDS = new Set(["snapshot", "changes"]);
 /** Our own bounds are enforced and documented but not advertised: every byte of tools/list costs the agent context. */
-const UNADVERTISED_KEYWORDS = new Set(["$schema", "maxLength", "maxItems", "minLength", "minItems", "pattern", "additionalProperties"]);
+const UNADVERTISED_KEYWORDS = new Set([
+  "$schema",
+  "maxLength",
+  "maxItems",
+  "minLength",
+  "minItems",
+  "pattern",
+  "additionalProperties",
+  "propertyNames",
+]);
 
 function stripKeywords(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(stripKeywords);
@@ -48,18 +61,21 @@ export function advertise(schema: z.ZodType, helperFields: Record<string, string
   return advertised(json);
 }
 
-type JsonType = "string" | "number" | "boolean" | "object" | "array";
+export type JsonType = "string" | "number" | "boolean" | "object" | "array";
+/** One advertised output field: its JSON type, or its type and a terse description (for fields a reader could not guess). */
+export type OutputField = JsonType | readonly [JsonType, string];
 
 /**
- * A tool's advertised output schema: top-level fields and their JSON types only.
- * Results are built by our own code (and tested), so the full nested shape would
- * only spend the agent's context.
+ * A tool's advertised output schema: every top-level field it can return, with its JSON type
+ * (typed clients drop fields the schema does not list). Nested shapes are left open: results
+ * are built by our own code (and tested), so spelling them out would only spend the agent's context.
  */
-export function outputShape(fields: Record<string, JsonType>): StandardSchemaWithJSON {
-  const properties: Record<string, { type: JsonType }> = {};
-  for (const [name, type] of Object.entries(fields)) properties[name] = { type };
-  const json = { type: "object", properties };
-  return advertised(json);
+export function outputShape(fields: Record<string, OutputField>): StandardSchemaWithJSON {
+  const properties: Record<string, { type: JsonType; description?: string }> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    properties[name] = typeof field === "string" ? { type: field } : { type: field[0], description: field[1] };
+  }
+  return advertised({ type: "object", properties });
 }
 
 /** JSON null for an optional field means "not given" (the reference says parent_task_id is null for top-level tasks). */

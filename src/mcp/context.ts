@@ -1,5 +1,9 @@
+/**
+ * @module context — what a tool acts with: the authenticated account, the bindings, and the
+ * stubs of the Durable Objects it talks to; plus the two shapes a tool result takes.
+ */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { Failure, Result } from "../errors";
+import { type Failure, fail } from "../errors";
 import { isWorkflowId, workflowOfTask } from "../ids";
 
 /** What a tool needs to act for the authenticated account. */
@@ -20,32 +24,23 @@ export function taskStub(ctx: ToolContext, taskId: string) {
   return workflowId ? workflowStub(ctx, workflowId) : null;
 }
 
-export function errorResult(failure: Failure): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: `${failure.code}: ${failure.message}` }] };
+/** The account's own object: its index of workflows and its memory of past work. */
+export function accountStub(ctx: ToolContext) {
+  return ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
 }
 
-export function notFoundResult(field: string, id: string): CallToolResult {
-  return errorResult({ ok: false, code: "NOT_FOUND", message: `${field}: no workflow or task ${id} in this account` });
+/** An id that cannot be this account's: the same answer as another account's id, so nothing leaks. */
+export function notFound(field: string, id: string): Failure {
+  return fail("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
+}
+
+export function errorResult(failure: Failure): CallToolResult {
+  return { isError: true, content: [{ type: "text", text: `${failure.code}: ${failure.message}` }] };
 }
 
 /** Structured result plus the short text form agents read when their client ignores structuredContent. */
 export function toolResult(structured: object, text: string): CallToolResult {
   return { structuredContent: structured as Record<string, unknown>, content: [{ type: "text", text }] };
-}
-
-/** Maps an RPC result to a tool result; an exception becomes INTERNAL without leaking internals. */
-export async function fromRpc<T extends object>(call: () => Promise<Result<T>>, render: (value: T) => string): Promise<CallToolResult> {
-  try {
-    const result = await call();
-    return result.ok ? toolResult(result.value, render(result.value)) : errorResult(result);
-  } catch (error) {
-    console.error("tool call failed", error);
-    return errorResult({
-      ok: false,
-      code: "INTERNAL",
-      message: "the workflow store failed to answer; the call may be retried (with the same idempotency_key)",
-    });
-  }
 }
 
 /** "a, b, c (+4 more)" — keeps results within a few hundred bytes. */

@@ -1,6 +1,12 @@
+/**
+ * @module endpoint — POST /mcp: Origin check, bearer auth, a bounded body, the protocol checks
+ * the SDK answers badly, then the stateless MCP handler (one per isolate) with the account's context.
+ */
+import type { AuthInfo } from "@modelcontextprotocol/server";
 import { createMcpHandler } from "agents/mcp/server";
 import { authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
 import { LIMITS } from "../limits";
+import type { ToolContext } from "./context";
 import { buildMcpServer } from "./server";
 
 type JsonRpcId = string | number | null;
@@ -48,31 +54,68 @@ export function originAllowed(request: Request, env: Env): boolean {
   return origin === own || extra.includes(origin);
 }
 
+/** The account's context rides on the request's AuthInfo to the per-request server the handler builds. */
+interface WaymarkAuthInfo extends AuthInfo {
+  extra: { context: ToolContext };
+}
+
+function contextOf(authInfo: AuthInfo | undefined): ToolContext {
+  const context = (authInfo as WaymarkAuthInfo | undefined)?.extra?.context;
+  if (!context) throw new Error("MCP request without an authenticated context");
+  return context;
+}
+
+/** Non-streaming decodes keep no state between calls, so one decoder serves every request. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** Built once per isolate: nothing in it depends on the request. */
+const handler = createMcpHandler(({ authInfo }) => buildMcpServer(contextOf(authInfo)), {
+  route: "/mcp",
+  corsOptions: false,
+  // Origin was validated by handleMcp against this deployment's own origin.
+  allowedOriginHostnames: "*",
+});
+
+/** Stateless Streamable HTTP: every exchange is one POST; there is no stream to GET and no session to DELETE. */
+const ALLOWED_METHODS = "POST";
+
+/**
+ * A 2025-era `initialize` must name the protocol version it wants. The SDK would answer a missing
+ * one with -32603 and a schema dump; this is the one-line -32602 the spec calls for.
+ */
+function initializeProblem(body: unknown): { id: JsonRpcId; message: string } | null {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return null;
+  const message = body as { method?: unknown; id?: unknown; params?: { protocolVersion?: unknown } };
+  if (message.method !== "initialize") return null;
+  const id = typeof message.id === "string" || typeof message.id === "number" ? message.id : null;
+  const version = message.params?.protocolVersion;
+  if (typeof version === "string" && version !== "") return null;
+  return { id, message: 'Invalid params: initialize requires params.protocolVersion (a string such as "2025-11-25")' };
+}
+
 /** POST /mcp: Origin check, bearer auth, bounded body, then the stateless MCP handler. */
 export async function handleMcp(request: Request, env: Env): Promise<Response> {
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
   const auth = await authenticateBearer(env, request);
   if (!auth.ok)
     return jsonRpcError(auth.status, -32001, auth.message, auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" });
-  const account = auth.account;
-  let parsedBody: unknown;
-  let forwarded = request;
-  if (request.method === "POST") {
-    const body = await readBounded(request, LIMITS.MAX_BODY_BYTES);
-    if (body === null) return jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`);
-    try {
-      parsedBody = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
-    } catch {
-      return jsonRpcError(400, -32700, "Parse error: the body is not valid UTF-8 JSON");
-    }
-    forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });
+  if (request.method !== "POST") {
+    return jsonRpcError(405, -32000, `Method not allowed: this stateless endpoint answers ${ALLOWED_METHODS} only`, {
+      Allow: ALLOWED_METHODS,
+    });
   }
-  const origin = new URL(request.url).origin;
-  const handler = createMcpHandler(() => buildMcpServer({ env, account, origin }), {
-    route: "/mcp",
-    corsOptions: false,
-    // Origin was validated above against this deployment's own origin.
-    allowedOriginHostnames: "*",
-  });
-  return handler.fetch(forwarded, parsedBody === undefined ? undefined : { parsedBody });
+  const body = await readBounded(request, LIMITS.MAX_BODY_BYTES);
+  if (body === null) return jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`);
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(UTF8.decode(body));
+  } catch {
+    return jsonRpcError(400, -32700, "Parse error: the body is not valid UTF-8 JSON");
+  }
+  const badInitialize = initializeProblem(parsedBody);
+  if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
+  const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin };
+  const authInfo: WaymarkAuthInfo = { token: "", clientId: auth.account, scopes: [], extra: { context } };
+  const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });
+  return handler.fetch(forwarded, { parsedBody, authInfo });
 }

@@ -1,3 +1,9 @@
+/**
+ * @module resources — MCP resources: each workflow as `waymark://workflows/{id}` (its WorkflowView as
+ * JSON), its event log as `waymark://workflows/{id}/events{?from_seq,limit}` (a page after
+ * `from_seq`, with `next_seq` to continue from, like the live page's feed) and the server's
+ * self-description as `waymark://server/info`. Resources cost nothing in tools/list.
+ */
 import {
   type McpServer,
   ProtocolError,
@@ -15,12 +21,6 @@ import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
 import type { ToolContext } from "./context";
 
-/**
- * MCP resources (issue 5): each workflow as `waymark://workflows/{id}` (its WorkflowView as
- * JSON), its event log as `waymark://workflows/{id}/events{?from_seq,limit}` (a page after
- * `from_seq`, with `next_seq` to continue from, like the live page's feed) and the server's
- * self-description as `waymark://server/info`. Resources cost nothing in tools/list.
- */
 export const SERVER_INFO_URI = "waymark://server/info";
 const JSON_TYPE = "application/json";
 
@@ -87,10 +87,19 @@ export interface ServerDescription {
   tools: readonly string[];
 }
 
+/**
+ * The revisions the SDK's handler serves through `server/discover` (the 2026 era); the SDK does not
+ * export this list, so a test checks it against what a negotiating client actually gets.
+ */
+const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const;
+
+/** Every protocol version this endpoint negotiates, newest first. */
+export const PROTOCOL_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
+
 export function serverInfo(server: ServerDescription) {
   return {
     server: { name: server.name, version: server.version },
-    protocol_versions: SUPPORTED_PROTOCOL_VERSIONS,
+    protocol_versions: PROTOCOL_VERSIONS,
     transports: { http: { path: "/mcp", stateless: true, json_and_sse: true } },
     features: {
       tools: server.tools,
@@ -120,6 +129,9 @@ export function serverInfo(server: ServerDescription) {
 }
 
 const LISTED_WORKFLOWS = 200;
+
+/** Parsed once per isolate: it depends on nothing in the request. */
+const EVENTS_TEMPLATE = new ResourceTemplate(new EventsTemplate(), { list: undefined });
 
 export function registerResources(server: McpServer, ctx: ToolContext, description: ServerDescription): void {
   server.registerResource(
@@ -159,7 +171,7 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
 
   server.registerResource(
     "workflow-events",
-    new ResourceTemplate(new EventsTemplate(), { list: undefined }),
+    EVENTS_TEMPLATE,
     {
       description: `A workflow's event log after from_seq (default 0), at most limit (default and max ${LIMITS.EVENTS_PAGE}); continue from next_seq`,
       mimeType: JSON_TYPE,

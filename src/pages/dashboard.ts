@@ -1,10 +1,14 @@
+/**
+ * @module pages/dashboard
+ * The owner's pages: sign-in and the list of the account's workflows with their share
+ * links and the forms that manage them. Escaped like page.ts.
+ */
 import { html, raw } from "hono/html";
 import type { DashboardRow } from "../account/object";
 import type { ShareInfo } from "../workflow/share";
 import { formatTime, STATUS_LABEL } from "./format";
 import { PAGE_STYLE } from "./style";
 
-/** The owner's pages: login and the list of the account's workflows with their share links. Escaped like page.ts. */
 type Html = ReturnType<typeof html>;
 
 /** Expiry choices offered by the dashboard (seconds; "" = never). The JSON API takes any value up to a year. */

@@ -1,5 +1,9 @@
-/** Display formats shared by the server page, the Markdown export and (mirrored) the live client script. */
-/** Usage reported at complete_task (issue 5): "1200 in · 300 out tokens · model · $0.0123"; live-client.ts mirrors it. */
+/**
+ * @module pages/format
+ * Display formats shared by the server page, the dashboard and the Markdown export.
+ */
+
+/** Usage reported at complete_task: "1200 in · 300 out tokens · model · $0.0123". */
 export function formatUsage(m: {
   input_tokens: number | null;
   output_tokens: number | null;
@@ -34,3 +38,13 @@ export const STATUS_LABEL: Record<string, string> = {
   partial_success: "partial success",
   failed: "failed",
 };
+
+/**
+ * Bidirectional-text controls (LRE…RLO, LRI…PDI, LRM, RLM, ALM) can make agent text read
+ * differently from what it is ("Trojan Source"). They are shown as visible code points.
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+export function revealBidiControls(text: string): string {
+  return text.replace(BIDI_CONTROLS, (c) => `[U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}]`);
+}

@@ -1,20 +1,27 @@
-import type { TaskView, WorkflowView } from "../workflow/view";
-import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
-
 /**
+ * @module pages/markdown
  * The workflow as a pull-request-ready Markdown summary. Agent text is untrusted here
  * too: every character Markdown or inline HTML could act on is backslash-escaped or
  * turned into an entity, and line breaks are folded, so an agent cannot add headings,
- * links, images, HTML or break out of a list item.
+ * links, images, HTML or break out of a list item. GitHub's autolinks (e-mail addresses,
+ * `www.`, `scheme:`) ignore backslashes, so a WORD JOINER (U+2060, invisible) is put
+ * where they would start; bidi controls are shown as code points.
  */
+import type { TaskView, WorkflowView } from "../workflow/view";
+import { formatDuration, formatTime, formatUsage, revealBidiControls, STATUS_LABEL } from "./format";
+
 const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|~:^=$"'@]/g;
+const WORD_JOINER = "\u2060";
 
 export function escapeMarkdown(text: string): string {
-  return text
+  return revealBidiControls(text)
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")
     .replace(MARKDOWN_SPECIAL, (c) => `\\${c}`)
+    .replace(/\\@/g, `${WORD_JOINER}\\@${WORD_JOINER}`)
+    .replace(/\\:/g, `\\:${WORD_JOINER}`)
+    .replace(/(w)(w)(w)\\\./gi, `$1${WORD_JOINER}$2$3\\.`)
     .replace(/\s*[\r\n\u2028\u2029]+\s*/g, " ")
     .trim();
 }

@@ -1,15 +1,17 @@
+/**
+ * @module pages/page
+ * The shared workflow page, rendered on the server with hono/html: every interpolated
+ * value is escaped, and agent text is only ever interpolated. `raw` is used for the
+ * static stylesheet and script only. This is the page's only renderer: the live client
+ * (live-client.ts) fetches `renderWorkflowBlocks` again after events and swaps in what
+ * changed, keyed by the element ids given here.
+ */
 import { html, raw } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView, Totals, WorkflowHeader, WorkflowView } from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
 import { PAGE_STYLE } from "./style";
 
-/**
- * The shared workflow page, rendered on the server with hono/html: every interpolated
- * value is escaped, and agent text is only ever interpolated. `raw` is used for the
- * static stylesheet and script only. Element ids and classes here are the contract with
- * the live client (live-client.ts), which re-renders the same blocks from events.
- */
 type Html = ReturnType<typeof html>;
 
 const statusBadge = (status: string) => html`<span class="badge s-${status}">${STATUS_LABEL[status] ?? status}</span>`;
@@ -50,7 +52,7 @@ export function renderTotals(t: Totals): Html {
       t.files_changed,
       "files changed",
     )}${cell(t.decisions, "decisions")}${cell(t.issues, "issues")}${cell(t.reviews_needed, "reviews needed")}${
-      // Usage totals (issue 5), only once some task reported metrics.
+      // Usage totals only once some task reported metrics.
       t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0
         ? html`${cell(t.input_tokens + t.output_tokens, "tokens")}${cell(`$${t.cost_usd.toFixed(4)}`, "cost")}`
         : ""
@@ -182,9 +184,19 @@ export interface PageOptions {
   base: string;
 }
 
-export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Html {
+/** Everything the page shows of the workflow, as blocks with stable ids (the live client swaps them by id). */
+export function renderWorkflowBlocks(view: WorkflowView): Html {
   const names = new Map(view.tasks.map((t) => [t.id, t.name]));
   const taskName = (id: string) => names.get(id) ?? id;
+  return html`${renderHeader(view.workflow)}
+${renderTotals(view.totals)}
+${renderReview(view)}
+<section id="wf-tasks"><h2>Tasks</h2>${renderTaskTree(view)}</section>
+<section id="wf-decisions"><h2>Decisions</h2><ol class="cards" id="decisions">${view.decisions.map((d) => renderDecision(d, taskName(d.task_id)))}</ol></section>
+<section id="wf-issues"><h2>Issues</h2><ol class="cards" id="issues">${view.issues.map((i) => renderIssue(i, taskName(i.task_id)))}</ol></section>`;
+}
+
+export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Html {
   const { nonce, base } = options;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -193,12 +205,7 @@ export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Ht
 <body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static">
 <p class="topbar"><span class="brand">Waymark</span> <span id="live" class="live">static</span>
 <a href="${base}/export.md">Markdown</a> <a href="${base}/export.json">JSON</a></p>
-${renderHeader(view.workflow)}
-${renderTotals(view.totals)}
-${renderReview(view)}
-<section><h2>Tasks</h2>${renderTaskTree(view)}</section>
-<section><h2>Decisions</h2><ol class="cards" id="decisions">${view.decisions.map((d) => renderDecision(d, taskName(d.task_id)))}</ol></section>
-<section><h2>Issues</h2><ol class="cards" id="issues">${view.issues.map((i) => renderIssue(i, taskName(i.task_id)))}</ol></section>
+<div id="wf-blocks">${renderWorkflowBlocks(view)}</div>
 </main>
 <script nonce="${nonce}">${raw(LIVE_SCRIPT)}</script>
 </body></html>`;

@@ -1,98 +1,146 @@
-import { type Context, Hono } from "hono";
-import { accountForToken, authAttemptAllowed, authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
-import { isWorkflowId } from "../ids";
-import { MAX_SHARE_SECONDS, type ShareAction, type ShareInfo, workflowOfShareToken } from "../workflow/share";
-import type { WorkflowView } from "../workflow/view";
-import { renderDashboard, renderLoginPage, type ShownLink } from "./dashboard";
-import { renderMarkdown } from "./markdown";
-import { renderGonePage, renderWorkflowPage } from "./page";
-import { newNonce, sameOrigin, securityHeaders } from "./security";
-import { clearedSessionCookie, sessionAccount, sessionCookie } from "./session";
-
 /**
+ * @module pages/routes
  * Shared workflow pages (/s/:token…), the owner's dashboard (/login, /dashboard) and the
  * share-management JSON API (/api/workflows/:id/share). Mounted by src/index.ts.
  *
  * Access rules: a share token reads one workflow (page, exports, live socket) and nothing
- * else; the dashboard needs a session cookie; the JSON API needs the bearer token.
+ * else, and it is verified here (HMAC) before any Durable Object is touched; whether the
+ * link is still active is the workflow object's answer. The dashboard needs a session
+ * cookie, the JSON API a bearer token (src/http/auth.ts). Forms pass hono/csrf.
  */
-type Env_ = { Bindings: Env };
-type Ctx = Context<Env_>;
+import { type Context, Hono } from "hono";
+import { csrf } from "hono/csrf";
+import { z } from "zod";
+import { accountForToken, failedAttemptWithinBudget } from "../auth";
+import { clientKey } from "../domain/network";
+import { requireAccount } from "../http/auth";
+import { apiError } from "../http/errors";
+import { originAllowed } from "../http/origins";
+import type { AppEnv } from "../http/types";
+import { formBody, jsonBody } from "../http/validate";
+import { isWorkflowId } from "../ids";
+import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
+import { MAX_SHARE_SECONDS, type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
+import type { WorkflowView } from "../workflow/view";
+import { renderDashboard, renderLoginPage, type ShownLink } from "./dashboard";
+import { revealBidiControls } from "./format";
+import { renderMarkdown } from "./markdown";
+import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
+import { dataHeaders, noStore, pageHeaders } from "./security";
+import { currentSession, endSession, sessionCookie } from "./session";
 
-export const pageRoutes = new Hono<Env_>();
+type Ctx = Context<AppEnv>;
+
+export const pageRoutes = new Hono<AppEnv>();
 
 const workflowStub = (env: Env, workflowId: string) => env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
+const nonceOf = (c: Ctx) => c.get("secureHeadersNonce") ?? "";
 
-function htmlResponse(body: string, status: number, nonce: string, extra: Record<string, string> = {}): Response {
-  return new Response(body, { status, headers: { "Content-Type": "text/html; charset=utf-8", ...securityHeaders(nonce), ...extra } });
-}
+/** Browsers post forms from our no-referrer pages with `Origin: null` and `Sec-Fetch-Site: same-origin`; both are accepted. */
+const formCsrf = csrf({ origin: (origin, c) => originAllowed(c.env, origin), secFetchSite: "same-origin" });
 
-async function gone(status: 404 | 410): Promise<Response> {
-  const nonce = newNonce();
-  return htmlResponse(await renderGonePage(nonce).toString(), status, nonce);
-}
-
-type Shared = { ok: true; view: WorkflowView } | { ok: false; response: Response };
-
-/** The workflow a share token opens, or the "no longer shared" answer (410 revoked/expired, 404 unknown). */
-async function sharedView(env: Env, token: string): Promise<Shared> {
-  const workflowId = workflowOfShareToken(token);
-  if (!workflowId) return { ok: false, response: await gone(404) };
-  const { status, view } = await workflowStub(env, workflowId).sharedView(token);
-  if (status === "active" && view) return { ok: true, view };
-  return { ok: false, response: await gone(status === "not_found" || status === "none" ? 404 : 410) };
-}
+for (const path of ["/s/*", "/login", "/logout", "/dashboard", "/dashboard/*"]) pageRoutes.use(path, noStore);
+pageRoutes.use("/api/workflows/*", noStore, dataHeaders);
 
 // ── Shared pages ────────────────────────────────────────────────────────────
 
-pageRoutes.get("/s/:token", async (c) => {
-  const shared = await sharedView(c.env, c.req.param("token"));
-  if (!shared.ok) return shared.response;
-  const nonce = newNonce();
-  const body = await renderWorkflowPage(shared.view, { nonce, base: `/s/${c.req.param("token")}` }).toString();
-  return htmlResponse(body, 200, nonce);
+/** The workflow of a genuine share token (HMAC checked, no storage touched), or null. */
+async function verifiedWorkflow(c: Ctx): Promise<string | null> {
+  return verifiedShareWorkflow(await shareSecret(c.env), c.req.param("token") ?? "");
+}
+
+type Shared = { ok: true; view: WorkflowView } | { ok: false; status: 404 | 410 };
+
+/** The workflow a share token opens, or why not (410 revoked/expired, 404 unknown or forged). */
+async function sharedView(c: Ctx): Promise<Shared> {
+  const workflowId = await verifiedWorkflow(c);
+  if (!workflowId) return { ok: false, status: 404 };
+  const { status, view } = await workflowStub(c.env, workflowId).sharedView(c.req.param("token") ?? "");
+  if (status === "active" && view) return { ok: true, view };
+  return { ok: false, status: status === "not_found" || status === "none" ? 404 : 410 };
+}
+
+const gonePage = (c: Ctx, status: 404 | 410) => c.html(renderGonePage(nonceOf(c)), status);
+
+/** Agent text on pages: bidi controls become visible code points (the markup itself has none). */
+const shown = async (rendered: ReturnType<typeof renderWorkflowBlocks>) => revealBidiControls((await rendered).toString());
+
+pageRoutes.get("/s/:token", pageHeaders, async (c) => {
+  const shared = await sharedView(c);
+  if (!shared.ok) return gonePage(c, shared.status);
+  return c.html(await shown(renderWorkflowPage(shared.view, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })));
 });
 
-pageRoutes.get("/s/:token/export.json", async (c) => {
-  const shared = await sharedView(c.env, c.req.param("token"));
-  if (!shared.ok) return shared.response;
-  return new Response(JSON.stringify(shared.view, null, 2), {
-    headers: { "Content-Type": "application/json; charset=utf-8", ...securityHeaders(null) },
-  });
+/** The page's blocks rendered now: the live page swaps them in after events (one renderer for both). */
+pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
+  const shared = await sharedView(c);
+  if (!shared.ok) return c.text("This workflow is no longer shared.", shared.status);
+  return c.html(await shown(renderWorkflowBlocks(shared.view)), 200, { "Waymark-Seq": String(shared.view.last_seq) });
 });
 
-pageRoutes.get("/s/:token/export.md", async (c) => {
-  const shared = await sharedView(c.env, c.req.param("token"));
-  if (!shared.ok) return shared.response;
-  return new Response(renderMarkdown(shared.view), {
-    headers: { "Content-Type": "text/markdown; charset=utf-8", ...securityHeaders(null) },
-  });
+pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
+  const shared = await sharedView(c);
+  if (!shared.ok) return gonePage(c, shared.status);
+  return c.body(JSON.stringify(shared.view, null, 2), 200, { "Content-Type": "application/json; charset=utf-8" });
 });
 
-/** The live feed: the workflow object checks the token itself (so a revoke cannot slip between check and accept). */
+pageRoutes.get("/s/:token/export.md", dataHeaders, async (c) => {
+  const shared = await sharedView(c);
+  if (!shared.ok) return gonePage(c, shared.status);
+  return c.body(renderMarkdown(shared.view), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+});
+
+const liveQuery = z.object({
+  after: z
+    .string()
+    .regex(/^\d{1,15}$/, "must be a whole number ≥ 0")
+    .optional(),
+});
+
+/**
+ * The live feed. Routing is on the decoded path, so `/s/<token>/%77s` lands here too and
+ * gets the same checks. The object is never shown the browser's URL: it gets the verified
+ * token in a header and a fixed internal URL, and re-checks the token before accepting.
+ */
 pageRoutes.get("/s/:token/ws", async (c) => {
-  if (c.req.header("Upgrade") !== "websocket") return c.text("expected a WebSocket upgrade", 426);
-  // A browser WebSocket carries Origin: only this origin's pages may open the feed.
-  if (!sameOrigin(c.req.raw)) return c.text("forbidden origin", 403);
-  const workflowId = workflowOfShareToken(c.req.param("token"));
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") return c.text("expected a WebSocket upgrade", 426);
+  const query = liveQuery.safeParse({ after: c.req.query("after") });
+  if (!query.success) return c.text("after: must be a whole number ≥ 0", 400);
+  const workflowId = await verifiedWorkflow(c);
   if (!workflowId) return c.text("This workflow is no longer shared.", 404);
-  return workflowStub(c.env, workflowId).fetch(c.req.raw);
+  const live = new Request(`https://workflow.internal/live?after=${query.data.after ?? "0"}`, {
+    headers: {
+      Upgrade: "websocket",
+      [SHARE_TOKEN_HEADER]: c.req.param("token"),
+      // Live pages are capped per client; clientKey groups an IPv6 /64 like the login limiter.
+      [CLIENT_HEADER]: clientKey(c.req.header("CF-Connecting-IP") ?? "") ?? "local",
+    },
+  });
+  return workflowStub(c.env, workflowId).fetch(live);
 });
 
 // ── Share management: shared by the dashboard and the JSON API ─────────────
 
-type ShareRequest = { action: ShareAction; expiresInSeconds: number | null };
+const SECONDS_RULE = `must be a whole number from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`;
 
-/** Validates {action, expires_in_seconds}; the message names the field and the rule. */
-function parseShareRequest(action: unknown, expires: unknown): ShareRequest | string {
-  if (action !== "rotate" && action !== "revoke" && action !== "set_expiry") return 'action: must be "rotate", "revoke" or "set_expiry"';
-  if (expires === undefined || expires === null || expires === "") return { action, expiresInSeconds: null };
-  const seconds = typeof expires === "string" ? Number(expires) : expires;
-  if (typeof seconds !== "number" || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_SHARE_SECONDS) {
-    return `expires_in_seconds: must be a whole number from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`;
-  }
-  return { action, expiresInSeconds: seconds };
-}
+/** {action, expires_in_seconds?}: JSON gives a number or null, the dashboard's form a string ("" = never). */
+const shareRequest = z.strictObject(
+  {
+    action: z.enum(["rotate", "revoke", "set_expiry"], { error: 'must be "rotate", "revoke" or "set_expiry"' }),
+    expires_in_seconds: z
+      .preprocess(
+        (value) => (value === "" ? null : typeof value === "string" && /^\d{1,12}$/.test(value) ? Number(value) : value),
+        z
+          .number({ error: SECONDS_RULE })
+          .int({ error: SECONDS_RULE })
+          .min(1, { error: SECONDS_RULE })
+          .max(MAX_SHARE_SECONDS, { error: SECONDS_RULE })
+          .nullable(),
+      )
+      .optional(),
+  },
+  { error: 'must be a JSON object {"action": ..., "expires_in_seconds"?: ...}' },
+);
 
 function shareUrl(c: Ctx, info: ShareInfo): string | null {
   return info.token ? `${new URL(c.req.url).origin}/s/${info.token}` : null;
@@ -109,115 +157,74 @@ function shareJson(c: Ctx, workflowId: string, info: ShareInfo) {
   };
 }
 
-const apiHeaders = securityHeaders(null);
+const apiAccount = requireAccount({ bearer: true, session: false, otherwise: "json" });
+const dashboardAccount = requireAccount({ bearer: false, session: true, otherwise: "login" });
+const noSuchWorkflow = (c: Ctx) => apiError(c, "NOT_FOUND", "workflow_id: no such workflow in this account");
 
-async function apiAccount(c: Ctx): Promise<string | Response> {
-  if (!sameOrigin(c.req.raw)) return c.json({ error: "FORBIDDEN: cross-origin request" }, 403, apiHeaders);
-  const auth = await authenticateBearer(c.env, c.req.raw);
-  if (!auth.ok) {
-    return c.json({ error: auth.message }, auth.status, {
-      ...apiHeaders,
-      ...(auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" }),
-    });
-  }
-  const account = auth.account;
-  if (!isWorkflowId(c.req.param("id") ?? "")) return c.json({ error: "NOT_FOUND: no such workflow in this account" }, 404, apiHeaders);
-  return account;
-}
-
-pageRoutes.get("/api/workflows/:id/share", async (c) => {
-  const account = await apiAccount(c);
-  if (account instanceof Response) return account;
+pageRoutes.get("/api/workflows/:id/share", apiAccount, async (c) => {
   const id = c.req.param("id");
-  const result = await workflowStub(c.env, id).shareLink(account);
-  if (!result.ok) return c.json({ error: `${result.code}: ${result.message}` }, 404, apiHeaders);
-  return c.json(shareJson(c, id, result.value), 200, apiHeaders);
+  if (!isWorkflowId(id)) return noSuchWorkflow(c);
+  const result = await workflowStub(c.env, id).shareLink(c.var.account);
+  if (!result.ok) return apiError(c, result.code, result.message);
+  return c.json(shareJson(c, id, result.value));
 });
 
-pageRoutes.post("/api/workflows/:id/share", async (c) => {
-  const account = await apiAccount(c);
-  if (account instanceof Response) return account;
-  let body: Record<string, unknown>;
-  try {
-    const parsed: unknown = await c.req.json();
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
-    body = parsed as Record<string, unknown>;
-  } catch {
-    return c.json(
-      { error: 'INPUT_VALIDATION_ERROR: body must be a JSON object {"action": ..., "expires_in_seconds"?: ...}' },
-      400,
-      apiHeaders,
-    );
-  }
-  const request = parseShareRequest(body.action, body.expires_in_seconds);
-  if (typeof request === "string") return c.json({ error: `INPUT_VALIDATION_ERROR: ${request}` }, 400, apiHeaders);
+pageRoutes.post("/api/workflows/:id/share", apiAccount, jsonBody(shareRequest), async (c) => {
   const id = c.req.param("id");
-  const result = await workflowStub(c.env, id).manageShare(account, request.action, request.expiresInSeconds);
-  if (!result.ok) return c.json({ error: `${result.code}: ${result.message}` }, result.code === "NOT_FOUND" ? 404 : 400, apiHeaders);
-  return c.json(shareJson(c, id, result.value), 200, apiHeaders);
+  if (!isWorkflowId(id)) return noSuchWorkflow(c);
+  const request = c.req.valid("json");
+  const result = await workflowStub(c.env, id).manageShare(c.var.account, request.action, request.expires_in_seconds ?? null);
+  if (!result.ok) return apiError(c, result.code, result.message);
+  return c.json(shareJson(c, id, result.value));
 });
 
 // ── Dashboard ───────────────────────────────────────────────────────────────
 
-const redirect = (location: string, extra: Record<string, string> = {}) =>
-  new Response(null, { status: 303, headers: { Location: location, ...securityHeaders(null), ...extra } });
+for (const path of ["/login", "/logout", "/dashboard", "/dashboard/*"]) pageRoutes.use(path, pageHeaders);
 
 pageRoutes.get("/login", async (c) => {
-  if (await sessionAccount(c.env, c.req.raw)) return redirect("/dashboard");
-  const nonce = newNonce();
-  return htmlResponse(await renderLoginPage(nonce, null).toString(), 200, nonce);
+  if (await currentSession(c)) return c.redirect("/dashboard", 303);
+  return c.html(renderLoginPage(nonceOf(c), null));
 });
 
-pageRoutes.post("/login", async (c) => {
-  if (!sameOrigin(c.req.raw)) return c.text("Forbidden: cross-site form", 403, securityHeaders(null));
-  // Every login spends an attempt: people log in rarely, guessers often.
-  if (!(await authAttemptAllowed(c.env, c.req.raw))) {
-    const nonce = newNonce();
-    return htmlResponse(await renderLoginPage(nonce, "Too many attempts. Wait a minute and try again.").toString(), 429, nonce, {
-      "Retry-After": "60",
-    });
-  }
-  const form = await c.req.parseBody();
-  const token = typeof form.token === "string" ? form.token.trim() : "";
+const loginForm = z.object({ token: z.string({ error: "is required" }).max(1024, { error: "must be at most 1024 characters" }) });
+
+pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
+  const token = c.req.valid("form").token.trim();
   const account = token ? await accountForToken(c.env, token) : null;
-  if (!account) {
-    const nonce = newNonce();
-    return htmlResponse(await renderLoginPage(nonce, "That token is not valid.").toString(), 401, nonce);
+  if (account) {
+    c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, account));
+    return c.redirect("/dashboard", 303);
   }
-  return redirect("/dashboard", { "Set-Cookie": await sessionCookie(c.env, c.req.url, account) });
+  if (!(await failedAttemptWithinBudget(c.env, c.req.raw))) {
+    return c.html(renderLoginPage(nonceOf(c), "Too many failed attempts. Wait a minute and try again."), 429, { "Retry-After": "60" });
+  }
+  return c.html(renderLoginPage(nonceOf(c), "That token is not valid."), 401);
 });
 
-pageRoutes.post("/logout", (c) => {
-  if (!sameOrigin(c.req.raw)) return c.text("Forbidden: cross-site form", 403, securityHeaders(null));
-  return redirect("/login", { "Set-Cookie": clearedSessionCookie(c.req.url) });
+pageRoutes.post("/logout", formCsrf, async (c) => {
+  await endSession(c, await currentSession(c));
+  return c.redirect("/login", 303);
 });
 
-pageRoutes.get("/dashboard", async (c) => {
-  const account = await sessionAccount(c.env, c.req.raw);
-  if (!account) return redirect("/login");
-  const index = c.env.ACCOUNT.get(c.env.ACCOUNT.idFromName(account));
-  const rows = await index.dashboardRows();
-  let shown: ShownLink | null = null;
+pageRoutes.get("/dashboard", dashboardAccount, async (c) => {
+  const account = c.var.account;
+  const rows = await c.env.ACCOUNT.get(c.env.ACCOUNT.idFromName(account)).dashboardRows();
+  let link: ShownLink | null = null;
   const shownId = c.req.query("shown") ?? "";
   if (isWorkflowId(shownId)) {
     const result = await workflowStub(c.env, shownId).shareLink(account);
-    if (result.ok) shown = { workflowId: shownId, info: result.value, url: shareUrl(c, result.value) };
+    if (result.ok) link = { workflowId: shownId, info: result.value, url: shareUrl(c, result.value) };
   }
-  const nonce = newNonce();
-  return htmlResponse(await renderDashboard(nonce, account, rows, shown).toString(), 200, nonce);
+  return c.html(await shown(renderDashboard(nonceOf(c), account, rows, link)));
 });
 
-pageRoutes.post("/dashboard/workflows/:id/share", async (c) => {
-  if (!sameOrigin(c.req.raw)) return c.text("Forbidden: cross-site form", 403, securityHeaders(null));
-  const account = await sessionAccount(c.env, c.req.raw);
-  if (!account) return redirect("/login");
+pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardAccount, formBody(shareRequest), async (c) => {
   const id = c.req.param("id");
-  if (!isWorkflowId(id)) return c.text("no such workflow", 404, securityHeaders(null));
-  const form = await c.req.parseBody();
-  const request = parseShareRequest(form.action, form.expires_in_seconds);
-  if (typeof request === "string") return c.text(request, 400, securityHeaders(null));
-  const result = await workflowStub(c.env, id).manageShare(account, request.action, request.expiresInSeconds);
-  if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400, securityHeaders(null));
+  if (!isWorkflowId(id)) return c.text("no such workflow", 404);
+  const request = c.req.valid("form");
+  const result = await workflowStub(c.env, id).manageShare(c.var.account, request.action, request.expires_in_seconds ?? null);
+  if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
   // Rotation shows the new link straight away; the other actions return to the row.
-  return redirect(request.action === "revoke" ? `/dashboard#${id}` : `/dashboard?shown=${id}#${id}`);
+  return c.redirect(request.action === "revoke" ? `/dashboard#${id}` : `/dashboard?shown=${id}#${id}`, 303);
 });

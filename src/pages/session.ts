@@ -1,56 +1,67 @@
-import { accountExists } from "../auth";
-import { hmacBase64Url, shareSecret } from "../workflow/share";
-
 /**
- * Browser sessions of the dashboard: a cookie "v1.<account>.<expiry ms>.<HMAC>", signed
- * with the share secret (src/workflow/share.ts). HttpOnly, SameSite=Strict, and Secure
- * except on http://localhost / 127.0.0.1 where browsers would drop a Secure cookie.
- * Nothing is stored server-side; a session ends at its expiry, at logout (cookie cleared)
- * or for everyone when the secret changes.
+ * @module pages/session
+ * Browser sessions of the dashboard. The cookie (hono/cookie, signed with a key derived
+ * from the share secret) names the account, a session id kept server-side in the
+ * account's object (src/account/sessions.ts) and the fingerprint of the account's tokens
+ * at sign-in. A session ends at its expiry, at sign-out (the id is deleted, so a replayed
+ * cookie is refused), and when the account's tokens change or are removed.
+ * HttpOnly, SameSite=Strict; over https the name carries the `__Host-` prefix (Secure,
+ * Path=/, no Domain: a sibling subdomain cannot plant one), over http://localhost it is
+ * a plain cookie, which browsers would otherwise drop.
  */
+import type { Context } from "hono";
+import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie";
+import { credentialsFingerprint } from "../auth";
+import { hex, hmacSha256 } from "../crypto";
+import type { AppEnv } from "../http/types";
+import { shareSecret } from "../workflow/share";
+
 export const SESSION_COOKIE = "waymark_session";
 export const SESSION_SECONDS = 12 * 3600;
+const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32})$/;
 
-function isLocalHttp(url: URL): boolean {
-  return url.protocol === "http:" && (url.hostname === "localhost" || url.hostname === "127.0.0.1" || url.hostname === "[::1]");
+type Ctx = Context<AppEnv>;
+
+export interface Session {
+  account: string;
+  id: string;
 }
 
-function cookieAttributes(url: URL, maxAge: number): string {
-  return `Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${isLocalHttp(url) ? "" : "; Secure"}`;
+const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
+
+async function cookieKey(env: Env): Promise<string> {
+  return hex(await hmacSha256(await shareSecret(env), "dashboard-session-cookie"));
 }
 
-/** Constant-time comparison of two MACs (same length base64url strings). */
-function equalMacs(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}
+const overHttps = (url: string) => new URL(url).protocol === "https:";
+const prefixFor = (url: string) => (overHttps(url) ? "host" : undefined);
 
+/** Opens a session for `account` and returns its Set-Cookie header value. */
 export async function sessionCookie(env: Env, requestUrl: string, account: string, now = Date.now()): Promise<string> {
-  const expiry = now + SESSION_SECONDS * 1000;
-  const mac = await hmacBase64Url(await shareSecret(env), `session\n${account}\n${expiry}`);
-  return `${SESSION_COOKIE}=v1.${account}.${expiry}.${mac}; ${cookieAttributes(new URL(requestUrl), SESSION_SECONDS)}`;
+  const fingerprint = await credentialsFingerprint(env, account);
+  if (fingerprint === null) throw new Error(`account ${account} has no token`);
+  const id = await accountObject(env, account).startSession(now + SESSION_SECONDS * 1000);
+  return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${fingerprint}`, await cookieKey(env), {
+    prefix: prefixFor(requestUrl),
+    path: "/",
+    httpOnly: true,
+    sameSite: "Strict",
+    maxAge: SESSION_SECONDS,
+  });
 }
 
-export function clearedSessionCookie(requestUrl: string): string {
-  return `${SESSION_COOKIE}=; ${cookieAttributes(new URL(requestUrl), 0)}`;
-}
-
-/** The account of a valid, unexpired session cookie, or null. */
-export async function sessionAccount(env: Env, request: Request, now = Date.now()): Promise<string | null> {
-  const cookies = request.headers.get("Cookie") ?? "";
-  const value = cookies
-    .split(";")
-    .map((c) => c.trim())
-    .find((c) => c.startsWith(`${SESSION_COOKIE}=`))
-    ?.slice(SESSION_COOKIE.length + 1);
-  const match = value ? /^v1\.([a-z0-9][a-z0-9_-]{0,63})\.(\d{1,16})\.([A-Za-z0-9_-]{43})$/.exec(value) : null;
+/** The request's live session, or null (no cookie, bad signature, tokens changed, signed out or expired). */
+export async function currentSession(c: Ctx): Promise<Session | null> {
+  const value = await getSignedCookie(c, await cookieKey(c.env), SESSION_COOKIE, prefixFor(c.req.url));
+  const match = typeof value === "string" ? VALUE.exec(value) : null;
   if (!match?.[1] || !match[2] || !match[3]) return null;
-  const [account, expiry, mac] = [match[1], match[2], match[3]];
-  if (Number(expiry) <= now) return null;
-  const expected = await hmacBase64Url(await shareSecret(env), `session\n${account}\n${expiry}`);
-  if (!equalMacs(mac, expected)) return null;
-  // A session ends with its account: removing an account's tokens logs it out everywhere.
-  return (await accountExists(env, account)) ? account : null;
+  const [account, id, fingerprint] = [match[1], match[2], match[3]];
+  if ((await credentialsFingerprint(c.env, account)) !== fingerprint) return null;
+  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id } : null;
+}
+
+/** Sign-out: the session ends server-side and the browser forgets the cookie. */
+export async function endSession(c: Ctx, session: Session | null): Promise<void> {
+  if (session) await accountObject(c.env, session.account).endSession(session.id);
+  deleteCookie(c, SESSION_COOKIE, { prefix: prefixFor(c.req.url), path: "/", httpOnly: true, sameSite: "Strict" });
 }

@@ -1,4 +1,7 @@
-/** The page's stylesheet: plain CSS, readable from a phone to a wide laptop screen. Served in a nonce'd <style>. */
+/**
+ * @module pages/style
+ * The page's stylesheet: plain CSS, readable from a phone to a wide laptop screen. Served in a nonce'd <style>.
+ */
 export const PAGE_STYLE = `
 :root{--fg:#1d2125;--muted:#626f86;--line:#dcdfe4;--bg:#fff;--soft:#f7f8f9;--ok:#1f845a;--warn:#a54800;--bad:#c9372c;--run:#0c66e4}
 *{box-sizing:border-box}

@@ -1,16 +1,11 @@
 /**
- * SQLite schema of one WorkflowObject (one Durable Object per workflow).
- *
- * Versioned and idempotent: `migrate` applies, in one transaction each, the
- * migrations whose version is above the stored one. Never edit a shipped
- * migration; append a new one. docs/storage.md explains every table.
+ * @module workflow/schema
+ * SQLite schema of one WorkflowObject (one Durable Object per workflow), applied by
+ * storage/migrations. Never edit a shipped migration; append a new one. docs/storage.md
+ * explains every table.
  */
+import type { Migration } from "../storage/migrations";
 import { SHARE_MIGRATION_STATEMENTS } from "./share";
-
-export interface Migration {
-  version: number;
-  statements: string[];
-}
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -117,9 +112,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       )`,
     ],
   },
-  // Share links (issue 4): the current link's hash, salt, expiry and revocation.
+  // Share links: the current link's hash, salt, expiry and revocation.
   { version: 2, statements: SHARE_MIGRATION_STATEMENTS },
-  // Usage per task, as the agent reports it at complete_task (issue 5); NULL when not reported.
+  // Usage per task, as the agent reports it at complete_task; NULL when not reported.
   {
     version: 3,
     statements: [
@@ -135,17 +130,48 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     version: 4,
     statements: ["CREATE TABLE account_sync (id INTEGER PRIMARY KEY CHECK (id = 1), synced_seq INTEGER NOT NULL)"],
   },
+  // Totals kept up to date inside each write's transaction, so no write or read recomputes
+  // them over the whole workflow; changed_paths makes "distinct files changed" incremental.
+  // events and bytes_stored feed the per-workflow quotas. Backfilled from existing rows.
+  {
+    version: 5,
+    statements: [
+      `CREATE TABLE totals (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        tasks INTEGER NOT NULL DEFAULT 0,
+        open_tasks INTEGER NOT NULL DEFAULT 0,
+        duration_seconds INTEGER NOT NULL DEFAULT 0,
+        files_changed INTEGER NOT NULL DEFAULT 0,
+        decisions INTEGER NOT NULL DEFAULT 0,
+        issues INTEGER NOT NULL DEFAULT 0,
+        reviews_needed INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        events INTEGER NOT NULL DEFAULT 0,
+        bytes_stored INTEGER NOT NULL DEFAULT 0
+      )`,
+      "CREATE TABLE changed_paths (path TEXT PRIMARY KEY)",
+      "INSERT INTO changed_paths (path) SELECT DISTINCT path FROM file_changes",
+      `INSERT INTO totals (id, tasks, open_tasks, duration_seconds, files_changed, decisions, issues, reviews_needed,
+          input_tokens, output_tokens, cost_usd, events, bytes_stored)
+        SELECT 1,
+          (SELECT count(*) FROM tasks),
+          (SELECT count(*) FROM tasks WHERE status = 'in_progress'),
+          (SELECT coalesce(sum(duration_seconds), 0) FROM tasks WHERE parent_id IS NULL),
+          (SELECT count(*) FROM changed_paths),
+          (SELECT count(*) FROM decisions),
+          (SELECT count(*) FROM issues),
+          (SELECT coalesce(sum(requires_human_review), 0) FROM issues)
+            + (SELECT count(*) FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1),
+          (SELECT coalesce(sum(input_tokens), 0) FROM tasks),
+          (SELECT coalesce(sum(output_tokens), 0) FROM tasks),
+          (SELECT coalesce(sum(cost_usd), 0) FROM tasks),
+          (SELECT count(*) FROM events),
+          (SELECT coalesce(sum(length(data)), 0) FROM events)`,
+      "CREATE INDEX tasks_completed ON tasks(completed_at)",
+      "CREATE INDEX tasks_status ON tasks(status, started_at)",
+      "CREATE INDEX idempotency_created ON idempotency(created_at)",
+    ],
+  },
 ];
-
-export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): void {
-  storage.sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-  const row = storage.sql.exec<{ version: number }>("SELECT max(version) AS version FROM schema_version").one();
-  const current = row.version ?? 0;
-  for (const migration of migrations) {
-    if (migration.version <= current) continue;
-    storage.transactionSync(() => {
-      for (const statement of migration.statements) storage.sql.exec(statement);
-      storage.sql.exec("INSERT INTO schema_version (version) VALUES (?)", migration.version);
-    });
-  }
-}

@@ -1,82 +1,80 @@
 /**
  * Share links: read-only access to one workflow's page, exports and live feed.
  *
- *   token: sh_<the workflow id's 20-char random part>_<32 base32 chars>
+ *   token: sh_<the workflow id's 20-char random part>_<8-char generation>_<26-char MAC>
  *
- * The first part routes the token to its WorkflowObject with no lookup. The secret part
- * is HMAC(share secret, workflow id + a random salt): the object stores only the salt and
- * the SHA-256 of the whole token. Verification hashes the presented token and compares
- * hashes, so timing says nothing about the token. Keeping the salt lets the owner's
- * dashboard show the current link again later (it needs the server secret to do so);
- * if the secret changes, existing links keep working but can no longer be re-displayed.
+ * The first part routes the token to its WorkflowObject with no lookup. The generation
+ * is derived from the link's random salt (a new one at every rotation) and the MAC is
+ * HMAC(share secret, workflow id + generation): the Worker rejects a forged or mangled
+ * token before any object is touched (`verifiedShareWorkflow`), and the object, which
+ * stores only the salt and the SHA-256 of the whole token, still decides revoke, rotate
+ * and expiry. Keeping the salt lets the owner's dashboard show the current link again
+ * later; if the secret changes, existing links stop verifying and must be rotated.
  */
-import type { Sql } from "./sql";
+import { base32, constantTimeEqual, hmacSha256, sha256, sha256Hex } from "../crypto";
+import { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus } from "../domain/share-status";
+import type { Sql } from "../storage/sql";
 
-const SHARE_TOKEN = /^sh_([a-z2-7]{20})_([a-z2-7]{32})$/;
-const ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
+export { MAX_SHARE_SECONDS, type ShareInfo, type ShareStatus, shareStatus };
 
-export type ShareStatus = "active" | "revoked" | "expired" | "none";
+const SHARE_TOKEN = /^sh_([a-z2-7]{20})_([a-z2-7]{8})_([a-z2-7]{26})$/;
 
-/** What the owner sees of a link; `token` is null when it cannot be re-derived (secret changed) or the link is not active. */
-export interface ShareInfo {
-  status: ShareStatus;
-  token: string | null;
-  created_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
+/** The secret must carry at least this many bytes of entropy in production. */
+export const MIN_SHARE_SECRET_BYTES = 32;
 
 export type ShareAction = "rotate" | "revoke" | "set_expiry";
 
-/** The workflow a share token points at, or null when it is not a share token at all. */
+/** The workflow a share token points at, or null when it does not have a share token's shape (nothing is verified). */
 export function workflowOfShareToken(token: string): string | null {
   const match = SHARE_TOKEN.exec(token);
   return match ? `wf_${match[1]}` : null;
 }
 
-export async function sha256Hex(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function hmac(secret: string, message: string): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message)));
-}
-
-/** base64url HMAC-SHA-256, for signed cookies. */
-export async function hmacBase64Url(secret: string, message: string): Promise<string> {
-  const bytes = await hmac(secret, message);
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
 /**
- * The key for share tokens and session cookies. WAYMARK_SHARE_SECRET when set; otherwise
- * derived from the token table (a secret already), so a deployment works without extra
- * setup — changing the tokens then also ends every browser session.
+ * The key for share tokens and session cookies: WAYMARK_SHARE_SECRET, at least 32 bytes.
+ * In development (`npm start` sets WAYMARK_DEV_TOKEN) one is derived from the dev token
+ * when none is set. Anything else throws: the Worker answers every request with the
+ * reason rather than signing links with a guessable key.
  */
 export async function shareSecret(env: Env): Promise<string> {
-  if (env.WAYMARK_SHARE_SECRET && env.WAYMARK_SHARE_SECRET.length >= 16) return env.WAYMARK_SHARE_SECRET;
-  if (env.WAYMARK_SHARE_SECRET) return sha256Hex(`waymark-share-secret\n${env.WAYMARK_SHARE_SECRET}`);
-  return sha256Hex(`waymark-share-secret\n${env.WAYMARK_TOKENS ?? ""}\n${env.WAYMARK_DEV_TOKEN ?? ""}`);
+  const problem = shareSecretProblem(env);
+  if (problem) throw new Error(problem);
+  return env.WAYMARK_SHARE_SECRET || sha256Hex(`waymark-share-secret\n${env.WAYMARK_DEV_TOKEN}`);
+}
+
+/** Why the configured share secret cannot be used, or null. */
+export function shareSecretProblem(env: Pick<Env, "WAYMARK_SHARE_SECRET" | "WAYMARK_DEV_TOKEN">): string | null {
+  const secret = env.WAYMARK_SHARE_SECRET ?? "";
+  if (secret === "" && env.WAYMARK_DEV_TOKEN) return null;
+  if (secret === "")
+    return `WAYMARK_SHARE_SECRET is not set: set it to ${MIN_SHARE_SECRET_BYTES}+ random bytes (wrangler secret put WAYMARK_SHARE_SECRET)`;
+  const bytes = new TextEncoder().encode(secret).length;
+  if (bytes < MIN_SHARE_SECRET_BYTES) {
+    return `WAYMARK_SHARE_SECRET is ${bytes} bytes: it must be at least ${MIN_SHARE_SECRET_BYTES} (e.g. openssl rand -base64 48)`;
+  }
+  return null;
+}
+
+async function shareMac(secret: string, workflowId: string, generation: string): Promise<string> {
+  return base32(await hmacSha256(secret, `share-token\n${workflowId}\n${generation}`), 26);
 }
 
 /** The token for a workflow and salt under `secret`: deterministic, so the owner can be shown it again. */
 export async function deriveShareToken(secret: string, workflowId: string, salt: string): Promise<string> {
-  const bytes = await hmac(secret, `share-token\n${workflowId}\n${salt}`);
-  let secretPart = "";
-  for (let i = 0; i < 32; i++) secretPart += ALPHABET[(bytes[i] ?? 0) & 31];
-  return `sh_${workflowId.slice(3)}_${secretPart}`;
+  const generation = base32(await sha256(`share-generation\n${salt}`), 8);
+  return `sh_${workflowId.slice(3)}_${generation}_${await shareMac(secret, workflowId, generation)}`;
 }
 
-export function shareStatus(row: { revoked_at: number | null; expires_at: number | null } | null, now: number): ShareStatus {
-  if (!row) return "none";
-  if (row.revoked_at !== null) return "revoked";
-  if (row.expires_at !== null && row.expires_at <= now) return "expired";
-  return "active";
+/**
+ * The workflow of a token this deployment minted, or null for anything else (wrong shape,
+ * forged or mangled MAC, another secret). Needs no storage: the Worker calls it before it
+ * touches any object. Whether the link is still active is the object's answer.
+ */
+export async function verifiedShareWorkflow(secret: string, token: string): Promise<string | null> {
+  const match = SHARE_TOKEN.exec(token);
+  if (!match?.[1] || !match[2] || !match[3]) return null;
+  const workflowId = `wf_${match[1]}`;
+  return constantTimeEqual(match[3], await shareMac(secret, workflowId, match[2])) ? workflowId : null;
 }
 
 export const SHARE_MIGRATION_STATEMENTS = [
@@ -92,9 +90,6 @@ export const SHARE_MIGRATION_STATEMENTS = [
 ];
 
 type ShareRow = { token_hash: string; salt: string; created_at: number; expires_at: number | null; revoked_at: number | null };
-
-/** Longest expiry accepted: a year. Longer-lived sharing is "no expiry". */
-export const MAX_SHARE_SECONDS = 365 * 24 * 3600;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

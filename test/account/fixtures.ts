@@ -1,4 +1,4 @@
-import type { WorkflowStatus, WorkflowSummary } from "../../src/workflow/view";
+import type { WorkflowStatus, WorkflowSummary } from "../../src/domain/view";
 
 /** A workflow summary as a workflow object pushes it, for tests that talk to the AccountObject directly. */
 export function workflowSummary(id: string, name: string, status: WorkflowStatus = "active"): WorkflowSummary {
@@ -15,5 +15,6 @@ export function workflowSummary(id: string, name: string, status: WorkflowStatus
     input_tokens: 0,
     output_tokens: 0,
     cost_usd: 0,
+    bytes_stored: 0,
   };
 }

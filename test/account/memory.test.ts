@@ -5,6 +5,9 @@ import { sessionCookie } from "../../src/pages/session";
 import { call, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
+/** REST errors are {code, message}; the assertions read them as one line. */
+const errorText = (body: unknown) => `${(body as { code: string }).code}: ${(body as { message: string }).message}`;
+
 const account = (name: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(name));
 
 function doc(id: string, title: string, body = "", kind: MemoryDocument["kind"] = "decision"): MemoryDocument {
@@ -249,8 +252,8 @@ describe("GET /api/search", () => {
     const auth = { headers: { Authorization: `Bearer ${TOKENS.acme}` } };
     const missing = await workerFetch(`${ORIGIN}/api/search`, auth);
     expect(missing.status).toBe(400);
-    expect(((await missing.json()) as { error: string }).error).toBe("INPUT_VALIDATION_ERROR: q: is required (the words to search for)");
+    expect(errorText(await missing.json())).toBe("INPUT_VALIDATION_ERROR: q: is required (the words to search for)");
     const limit = await workerFetch(`${ORIGIN}/api/search?q=a&limit=99`, auth);
-    expect(((await limit.json()) as { error: string }).error).toBe("INPUT_VALIDATION_ERROR: limit: must be a whole number from 1 to 20");
+    expect(errorText(await limit.json())).toBe("INPUT_VALIDATION_ERROR: limit: must be a whole number from 1 to 20");
   });
 });

@@ -58,16 +58,16 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     await page.close();
   });
 
-  it("loads its model after the HTML: events in between are shown once, none lost", async () => {
+  it("loads nothing but the HTML, then catches up: events in between are shown once, none lost", async () => {
     const wf = await callTool("start_workflow", { name: "Race" });
     const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Racing task", goal: "g" });
     const page = await env.browser().newPage();
-    // Hold the model back until tool calls have landed after the HTML was rendered.
+    // Hold the re-rendered blocks back until more tool calls have landed after the HTML was rendered.
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    await page.route("**/export.json", async (route) => {
+    await page.route("**/blocks", async (route) => {
       await held;
       await route.continue();
     });
@@ -82,6 +82,43 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     expect(text.split("landed between HTML and model").length - 1).toBe(1);
     expect(text.split("Between?").length - 1).toBe(1);
     await page.close();
+  });
+
+  /** #wf-blocks as a canonical tree: tags, sorted attributes, text; whitespace between elements ignored. */
+  const blocksTree = (page: Page) =>
+    page.evaluate(() => {
+      type Node = { nodeType: number; textContent: string | null; childNodes: ArrayLike<Node> };
+      type Element = Node & { tagName: string; attributes: ArrayLike<{ name: string; value: string }> };
+      const walk = (node: Node): string => {
+        if (node.nodeType === 3) return (node.textContent ?? "").trim() ? JSON.stringify(node.textContent) : "";
+        if (node.nodeType !== 1) return "";
+        const element = node as Element;
+        const attributes = Array.from(element.attributes, (a) => `${a.name}=${JSON.stringify(a.value)}`).sort();
+        return `<${element.tagName} ${attributes.join(" ")}>${Array.from(element.childNodes, walk).join("")}</${element.tagName}>`;
+      };
+      return walk(document.getElementById("wf-blocks") as unknown as Node);
+    });
+
+  it("after every kind of live event, the page is the same DOM as a fresh load of the same state", async () => {
+    let live: Page | undefined;
+    const recorded = await recordFullWorkflow(callTool, {
+      complete: true,
+      onStarted: async (shareUrl) => {
+        live = await openLive(shareUrl);
+      },
+    });
+    if (!live) throw new Error("the page was not opened");
+    const view = (await (await fetch(`${recorded.shareUrl}/export.json`)).json()) as { last_seq: number };
+    expect(view.last_seq).toBeGreaterThan(10);
+    await live.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, view.last_seq);
+    const fresh = await env.browser().newPage();
+    await fresh.goto(recorded.shareUrl);
+    expect(await seqOf(fresh)).toBe(view.last_seq);
+    const [liveTree, freshTree] = [await blocksTree(live), await blocksTree(fresh)];
+    expect(liveTree.length).toBeGreaterThan(2000);
+    expect(liveTree).toBe(freshTree);
+    expect((live as Page & { errors?: string[] }).errors).toEqual([]);
+    await Promise.all([live.close(), fresh.close()]);
   });
 
   it("shows a tool call live, without reload", async () => {
@@ -122,6 +159,29 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     expect(await seqOf(page)).toBe(view.last_seq);
     await page.close();
   });
+
+  it("catches up in pages after a long disconnection (more than one page of events)", async () => {
+    const wf = await callTool("start_workflow", { name: "Long absence" });
+    const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Verbose task", goal: "writes a lot" });
+    const context = await env.browser().newContext();
+    const page = await context.newPage();
+    await page.goto(String(wf.share_url));
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    await context.setOffline(true);
+    await page.evaluate(() => (window as unknown as { waymarkLive: { disconnect(): void } }).waymarkLive.disconnect());
+    // ~4 KB per event: well over one catch-up page (LIMITS.LIVE_PAGE_BYTES).
+    const reasoning = "r".repeat(3900);
+    const count = 150;
+    for (let i = 0; i < count; i++) {
+      await callTool("log_decision", { task_id: task.task_id, category: "other", question: `Q${i}`, chosen: "yes", reasoning });
+    }
+    await context.setOffline(false);
+    const view = (await (await fetch(`${String(wf.share_url)}/export.json`)).json()) as { last_seq: number };
+    await page.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, view.last_seq, { timeout: 30_000 });
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    expect(await page.locator(".decision").count()).toBe(count);
+    await context.close();
+  }, 120_000);
 
   it("catches up after the server restarts", async () => {
     const wf = await callTool("start_workflow", { name: "Survives restarts" });

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { revealBidiControls as shown } from "../../src/pages/format";
 import { type CallTool, recordFullWorkflow } from "../pages/fixture";
 import { asRepoPath, XSS_PAYLOADS } from "../pages/xss-corpus";
 import { skipBrowser, useServerAndBrowser } from "./browser";
@@ -65,11 +66,12 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
       expect(trap.violations, phase).toEqual([]);
       expect(dialogs, phase).toEqual([]);
       const name = await page.locator(".wf-name").textContent();
-      expect(name).toBe(payload);
-      expect(await page.locator(`[id="body-${recorded.childTaskId}"] h3`).textContent()).toBe(payload);
-      expect(await page.locator(".decision strong").first().textContent()).toBe(payload);
+      // Shown as written, except that bidi controls are revealed as code points.
+      expect(name).toBe(shown(payload));
+      expect(await page.locator(`[id="body-${recorded.childTaskId}"] h3`).textContent()).toBe(shown(payload));
+      expect(await page.locator(".decision strong").first().textContent()).toBe(shown(payload));
       const codes = await page.locator(".filelist code").allTextContents();
-      expect(codes).toContain(asRepoPath(payload, "README.md"));
+      expect(codes).toContain(shown(asRepoPath(payload, "README.md")));
       // No element, attribute or URL came from the payload.
       const injected = await page.evaluate(() => ({
         scripts: document.scripts.length,
@@ -146,7 +148,7 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
     expect(trap.violations).toEqual([]);
     expect(dialogs).toEqual([]);
     const files = await page.locator(".filelist code").allTextContents();
-    expect(files.sort()).toEqual(XSS_PAYLOADS.map((p, i) => asRepoPath(p, `f${i}`)).sort());
+    expect(files.sort()).toEqual(XSS_PAYLOADS.map((p, i) => shown(asRepoPath(p, `f${i}`))).sort());
     await page.close();
   });
 });

@@ -1,3 +1,5 @@
+import { compileGlob, expandBraces, globProblem, MAX_BRACE_EXPANSIONS } from "@waymark/protocol/glob";
+import picomatch from "picomatch/posix";
 import { describe, expect, it } from "vitest";
 import { checkScope, matchesArea } from "../../src/domain/scope";
 
@@ -144,5 +146,111 @@ describe("checkScope", () => {
       index % 2 === 0 ? `src/area${index % 50}/file${index}.ts` : `src/generated/file${index}.ts`,
     ).concat(["outside/x.ts"]);
     expect(checkScope(areas, paths).unexpected_files).toEqual(["outside/x.ts"]);
+  });
+});
+
+describe("glob syntax (the linear matcher)", () => {
+  it.each([
+    { area: "src/**/test/*.ts", path: "src/a/b/test/x.ts", matches: true },
+    { area: "src/**/test/*.ts", path: "src/test/x.ts", matches: true },
+    { area: "src/**/test/*.ts", path: "src/a/test/b/c.js", matches: false },
+    { area: "src/**/**/x.ts", path: "src/x.ts", matches: true },
+    { area: "src/*/**", path: "src/a", matches: true },
+    { area: "src/**", path: "src", matches: true },
+    { area: "src/a**b.ts", path: "src/axxb.ts", matches: true },
+    { area: "src/a**b.ts", path: "src/ax/b.ts", matches: false },
+    { area: "src/[!a]*.ts", path: "src/b.ts", matches: true },
+    { area: "src/[^a]*.ts", path: "src/a.ts", matches: false },
+    { area: "src/[a-c]x.ts", path: "src/Bx.ts", matches: true },
+    { area: "src/[a-c]x.ts", path: "src/dx.ts", matches: false },
+    { area: "src/[]x.ts", path: "src/[]x.ts", matches: true },
+    { area: "src/\\*.ts", path: "src/*.ts", matches: true },
+    { area: "src/\\*.ts", path: "src/a.ts", matches: false },
+    { area: "src/{a,{b,c}}/**", path: "src/c/x.ts", matches: true },
+    { area: "src/{a,b}{1,2}.ts", path: "src/b2.ts", matches: true },
+    { area: "src/{a}.ts", path: "src/{a}.ts", matches: true },
+    { area: "src/{a,b.ts", path: "src/{a,b.ts", matches: true },
+    { area: "src/?.ts", path: "src/é.ts", matches: true },
+    { area: "src/?.ts", path: "src/ab.ts", matches: false },
+  ])("$area ~ $path → $matches", ({ area, path, matches }) => {
+    expect(matchesArea(area, path)).toBe(matches);
+  });
+
+  it.each([
+    { pattern: "{a,b}", expanded: ["a", "b"] },
+    { pattern: "x{a,{b,c}}y", expanded: ["xay", "xby", "xcy"] },
+    { pattern: "{a,b}{c,d}", expanded: ["ac", "ad", "bc", "bd"] },
+    { pattern: "{a}", expanded: ["{a}"] },
+    { pattern: "\\{a,b}", expanded: ["\\{a,b}"] },
+    { pattern: "{a,b}{c,d}{e,f}{g,h}", expanded: null },
+  ])("braces: $pattern", ({ pattern, expanded }) => {
+    expect(expandBraces(pattern)).toEqual(expanded);
+  });
+
+  it("refuses areas whose braces expand past the cap, by name", () => {
+    expect(globProblem("{a,b}{c,d}{e,f}")).toBe(null);
+    expect(globProblem("{a,b}{c,d}{e,f}{g,h}")).toBe(`braces expand to more than ${MAX_BRACE_EXPANSIONS} patterns`);
+  });
+
+  // Except where picomatch is inconsistent: it lets "a/**" match "a" but not "*/**" match "a" (here
+  // a trailing globstar always also matches the directory itself), and "**/[!a]" does not match "b"
+  // there. The tables above pin those cases down.
+  it("agrees with picomatch on random patterns and paths without braces", () => {
+    // A fixed pseudo-random sequence, so a failure replays.
+    let seed = 42;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pick = <T>(items: readonly T[]) => items[random(items.length)] as T;
+    const segmentPattern = () => Array.from({ length: 1 + random(4) }, () => pick(["a", "b", "*", "?", "[ab]", "[a-b]"])).join("");
+    const disagreements: string[] = [];
+    for (let round = 0; round < 3000; round++) {
+      const pattern = [...Array.from({ length: random(3) }, () => (random(4) === 0 ? "**" : segmentPattern())), segmentPattern()].join("/");
+      const path = Array.from({ length: 1 + random(4) }, () =>
+        Array.from({ length: 1 + random(4) }, () => pick(["a", "b", "A"])).join(""),
+      ).join("/");
+      const expected = picomatch([pattern, `${pattern}/**`], { dot: true, nocase: true })(path);
+      const compiled = compileGlob(pattern);
+      const actual = "glob" in compiled && compiled.glob.matches(path);
+      if (actual !== expected) disagreements.push(`${pattern} ~ ${path}: picomatch ${expected}`);
+    }
+    expect(disagreements.slice(0, 10)).toEqual([]);
+  });
+});
+
+describe("untrusted areas cost linear time", () => {
+  const attack = "**/*a*a*a*a*a*a*a*a*a*b";
+  const steps = (area: string, path: string) => {
+    const counter = { steps: 0 };
+    expect(matchesArea(area, path, counter)).toBe(false);
+    return counter.steps;
+  };
+
+  it.each([
+    { shape: "one long segment", path: (n: number) => "a".repeat(n) },
+    { shape: "many short segments", path: (n: number) => Array.from({ length: n / 10 }, () => "a".repeat(9)).join("/") },
+    { shape: "deep directories", path: (n: number) => `${"a/".repeat(n / 2 - 1)}a` },
+  ])("$shape: doubling the path at most doubles the steps, within path × pattern", ({ path }) => {
+    const small = steps(attack, path(2000));
+    const large = steps(attack, path(4000));
+    expect(large).toBeLessThanOrEqual(2 * small + 100);
+    expect(large).toBeLessThanOrEqual(4000 * attack.length);
+  });
+
+  it("the worst area allowed stays within path × pattern steps", () => {
+    const worst = `**/${"*a".repeat(98)}b`;
+    const path = "a".repeat(4000);
+    expect(steps(worst, path)).toBeLessThanOrEqual(path.length * worst.length);
+  });
+
+  it("stops at the step budget and says which files went unchecked", () => {
+    const paths = Array.from({ length: 50 }, (_, index) => `${"a".repeat(2000)}${index}`);
+    const verification = checkScope([attack], paths, 100_000);
+    expect(verification.scope_match).toBe(false);
+    expect(verification.warnings.at(-1)).toMatch(/^scope not checked for \d+ file\(s\): the declared areas are too costly to match$/);
+    const unchecked = Number(/for (\d+) file/.exec(verification.warnings.at(-1) ?? "")?.[1]);
+    expect(unchecked + verification.unexpected_files.length).toBe(paths.length);
+    expect(unchecked).toBeGreaterThan(40);
   });
 });

@@ -1,8 +1,10 @@
+import { env } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { Result } from "../../src/errors";
 import { LIMITS } from "../../src/limits";
-import { fromRpc } from "../../src/mcp/context";
+import { defineTool } from "../../src/mcp/define";
 import { call, connectV2, ok, rpc, TOKENS } from "../support/worker";
 
 let acme: Client;
@@ -275,15 +277,47 @@ describe("tool errors carry a stable code and name the field and the rule", () =
 
 describe("INTERNAL", () => {
   it("maps a store that fails to answer to INTERNAL, without leaking the exception", async () => {
-    const result = await fromRpc(
-      async (): Promise<Result<{ id: string }>> => {
+    const failing = defineTool({
+      name: "failing",
+      description: "d",
+      input: z.strictObject({}),
+      output: {},
+      annotations: {},
+      run: async (): Promise<Result<Record<string, never>>> => {
         throw new Error("SQLITE_FULL: secret internals at /var/lib/x");
       },
-      () => "unused",
-    );
+      render: () => "unused",
+    });
+    const result = await failing.call({}, { env, account: "acme", origin: "http://localhost" });
     expect(result.isError).toBe(true);
     const text = JSON.stringify(result.content);
     expect(text).toMatch(/"INTERNAL: .*retried .*idempotency_key/);
     expect(text).not.toContain("SQLITE_FULL");
+  });
+});
+
+describe("defineTool", () => {
+  it("validates before running: a tool's run never sees input its schema refuses", async () => {
+    const runs: unknown[] = [];
+    const tool = defineTool({
+      name: "echo",
+      description: "d",
+      input: z.strictObject({ name: z.string().min(1) }),
+      output: { name: "string" },
+      annotations: {},
+      run: async (input: { name: string }) => {
+        runs.push(input);
+        return { ok: true as const, value: input };
+      },
+      render: (out) => out.name,
+    });
+    const context = { env, account: "acme", origin: "http://localhost" };
+    expect((await tool.call({ name: "" }, context)).content).toEqual([
+      { type: "text", text: "INPUT_VALIDATION_ERROR: name: must not be empty" },
+    ]);
+    expect((await tool.call({ name: "x", extra: 1 }, context)).isError).toBe(true);
+    expect(runs).toEqual([]);
+    expect(await tool.call({ name: "x" }, context)).toEqual({ structuredContent: { name: "x" }, content: [{ type: "text", text: "x" }] });
+    expect(runs).toEqual([{ name: "x" }]);
   });
 });

@@ -37,6 +37,12 @@ describe("get_workflow", () => {
       totals: { tasks: 2, open_tasks: 1, decisions: 1, issues: 1, reviews_needed: 1 },
     });
     expect(resumed.text).toContain(`open: ${open.task_id} Open`);
+    // What is already done, so an agent that lost its context does not redo it.
+    expect(resumed.structured).toMatchObject({
+      completed_tasks: [{ task_id: done.task_id, name: "Done", status: "success", summary: "s", parent_task_id: null }],
+      plan_progress: [{ step: "1", goal: "g", done_by: [done.task_id] }],
+    });
+    expect(resumed.text).toContain(`done: ${done.task_id} Done (success): s`);
     expect(resumed.text.length).toBeLessThan(600);
   });
 
@@ -63,5 +69,38 @@ describe("get_workflow", () => {
     expect(mine.workflows.map((w) => w.workflow_id)).toContain(workflow_id);
     const theirs = await ok<{ workflows: { workflow_id: string }[] }>(await connectV2(TOKENS.acme), "get_workflow", {});
     expect(theirs.workflows.map((w) => w.workflow_id)).not.toContain(workflow_id);
+  });
+
+  it("resume lists completed tasks newest first, bounded, and ties plan steps to the tasks named after them", async () => {
+    const client = await connectV2();
+    const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", {
+      name: "Plan progress",
+      plan: [
+        { step: "1", goal: "Install NextAuth v5" },
+        { step: "2", goal: "Migrate callbacks" },
+        { step: "3", goal: "Write the docs" },
+      ],
+    });
+    const names = ["1. Install NextAuth v5", "Callbacks", ...Array.from({ length: 22 }, (_, i) => `Chore ${i}`)];
+    const ids: string[] = [];
+    for (const name of names) {
+      const goal = name === "Callbacks" ? "Migrate callbacks to the new API" : "g";
+      const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name, goal });
+      await ok(client, "complete_task", { task_id: task.task_id, status: "success", outcome: { summary: `${name} done.\nDetails…` } });
+      ids.push(task.task_id);
+    }
+    const resumed = await call(client, "get_workflow", { workflow_id });
+    const completed = (resumed.structured as { completed_tasks: { task_id: string; summary: string }[] }).completed_tasks;
+    expect(completed).toHaveLength(20);
+    expect(completed[0]).toMatchObject({ task_id: ids.at(-1), summary: "Chore 21 done." });
+    expect(resumed.structured).toMatchObject({
+      plan_progress: [
+        { step: "1", done_by: [ids[0]] },
+        { step: "2", done_by: [ids[1]] },
+        { step: "3", done_by: [] },
+      ],
+    });
+    expect(resumed.text).toContain(`plan 1: done by ${ids[0]}`);
+    expect(resumed.text).toContain("plan 3: not done yet");
   });
 });

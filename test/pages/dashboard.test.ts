@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TOKENS, workerFetch } from "../support/worker";
+import { streamedBody } from "../worker/streamed-body";
 import { toolCaller } from "./fixture";
 
 const ORIGIN = "http://localhost";
@@ -28,7 +29,7 @@ const form = (cookie: string, fields: Record<string, string>, origin = ORIGIN) =
 });
 
 describe("dashboard", () => {
-  it("needs a session; the login form sets a signed HttpOnly SameSite=Strict cookie", async () => {
+  it("needs a session; the login form sets a signed HttpOnly SameSite=Strict cookie (__Host- over https)", async () => {
     const anonymous = await workerFetch(`${ORIGIN}/dashboard`, { redirect: "manual" });
     expect(anonymous.status).toBe(303);
     expect(anonymous.headers.get("Location")).toBe("/login");
@@ -38,15 +39,25 @@ describe("dashboard", () => {
     const good = await login(TOKENS.acme);
     expect(good.status).toBe(303);
     const cookie = good.headers.get("Set-Cookie") ?? "";
-    expect(cookie).toMatch(/^waymark_session=v1\.acme\.\d+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
-    // Secure everywhere but http://localhost.
+    expect(cookie).toMatch(
+      /^waymark_session=acme\.[a-z2-7]{26}\.[0-9a-f]{32}\.[A-Za-z0-9%+/]+; Max-Age=43200; Path=\/; HttpOnly; SameSite=Strict$/,
+    );
+    // Over https: the __Host- prefix (Secure, Path=/, no Domain), so a sibling subdomain cannot plant one.
     const secure = await workerFetch("https://waymark.example/login", {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: "https://waymark.example" },
       body: new URLSearchParams({ token: TOKENS.acme }).toString(),
       redirect: "manual",
     });
-    expect(secure.headers.get("Set-Cookie")).toContain("; Secure");
+    const secureCookie = secure.headers.get("Set-Cookie") ?? "";
+    expect(secureCookie).toMatch(/^__Host-waymark_session=acme\./);
+    expect(secureCookie).toContain("; Secure");
+    expect(secureCookie).not.toContain("Domain");
+    const plainOverHttps = await workerFetch("https://waymark.example/dashboard", {
+      headers: { Cookie: cookie.split(";")[0] ?? "" },
+      redirect: "manual",
+    });
+    expect(plainOverHttps.status).toBe(303);
     expect(cookie).not.toContain(TOKENS.acme);
   });
 
@@ -54,9 +65,10 @@ describe("dashboard", () => {
     expect((await login(TOKENS.acme, { Origin: "https://evil.example" })).status).toBe(403);
     expect((await login(TOKENS.acme, { "Sec-Fetch-Site": "cross-site" })).status).toBe(403);
     const cookie = await session();
-    const forged = cookie.replace("v1.acme.", "v1.globex.");
-    const page = await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: forged }, redirect: "manual" });
-    expect(page.status).toBe(303);
+    for (const forged of [cookie.replace("waymark_session=acme.", "waymark_session=globex."), cookie.replace(/.%3D$/, "A%3D")]) {
+      const page = await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: forged }, redirect: "manual" });
+      expect(page.status).toBe(303);
+    }
     const wf = await acme("start_workflow", { name: "csrf target" });
     const csrf = await workerFetch(
       `${ORIGIN}/dashboard/workflows/${String(wf.workflow_id)}/share`,
@@ -100,6 +112,45 @@ describe("dashboard", () => {
     expect(foreign.status).toBe(404);
 
     const logout = await workerFetch(`${ORIGIN}/logout`, form(cookie, {}));
-    expect(logout.headers.get("Set-Cookie")).toMatch(/^waymark_session=; .*Max-Age=0/);
+    expect(logout.headers.get("Set-Cookie")).toMatch(/^waymark_session=; Max-Age=0/);
+  });
+
+  it("sign-out ends the session server-side: the old cookie, replayed, is refused", async () => {
+    const cookie = await session();
+    const before = await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie }, redirect: "manual" });
+    expect(before.status).toBe(200);
+    expect((await workerFetch(`${ORIGIN}/logout`, form(cookie, {}))).status).toBe(303);
+    const replayed = await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie }, redirect: "manual" });
+    expect(replayed.status).toBe(303);
+    expect(replayed.headers.get("Location")).toBe("/login");
+    const search = await workerFetch(`${ORIGIN}/api/search?q=anything`, { headers: { Cookie: cookie } });
+    expect(search.status).toBe(401);
+  });
+
+  it("successful sign-ins cost nothing; one client's failures lock out no one else", async () => {
+    const from = (ip: string | null): Record<string, string> => (ip ? { Origin: ORIGIN, "CF-Connecting-IP": ip } : { Origin: ORIGIN });
+    for (let i = 0; i < 40; i++) expect((await login(TOKENS.acme, from("203.0.113.40"))).status).toBe(303);
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await login(`wrong-token-${i}-0123456789`, from("203.0.113.41"))).status);
+    expect(statuses.at(-1)).toBe(429);
+    expect((await login(TOKENS.acme, from("198.51.100.41"))).status).toBe(303);
+    // Calls from inside the deployment carry no client address: they are not pooled under one key.
+    for (let i = 0; i < 40; i++) await login(`wrong-token-${i}-0123456789`, from(null));
+    expect((await login(TOKENS.acme, from(null))).status).toBe(303);
+  });
+
+  it("refuses an oversized login body before parsing it", async () => {
+    const { body, pulled } = streamedBody(16, 0x61);
+    const started = performance.now();
+    const response = await workerFetch(`${ORIGIN}/login`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN },
+      body,
+      duplex: "half",
+      redirect: "manual",
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(pulled()).toBeLessThan(4);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

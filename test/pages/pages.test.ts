@@ -1,3 +1,4 @@
+import { env, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TOKENS, workerFetch } from "../support/worker";
 import { recordFullWorkflow, toolCaller } from "./fixture";
@@ -19,7 +20,7 @@ describe("share links", () => {
   it("start_workflow returns an unguessable share_url that opens the page", async () => {
     const wf = await acme("start_workflow", { name: "Shared" });
     const url = String(wf.share_url);
-    expect(url).toMatch(new RegExp(`^${ORIGIN}/s/sh_${String(wf.workflow_id).slice(3)}_[a-z2-7]{32}$`));
+    expect(url).toMatch(new RegExp(`^${ORIGIN}/s/sh_${String(wf.workflow_id).slice(3)}_[a-z2-7]{8}_[a-z2-7]{26}$`));
     const page = await workerFetch(url);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Shared");
@@ -29,10 +30,16 @@ describe("share links", () => {
     const a = await acme("start_workflow", { name: "Workflow A secret" });
     const b = await acme("start_workflow", { name: "Workflow B" });
     const tokenA = path(String(a.share_url)).slice(3);
-    const secretPartA = tokenA.slice(-32);
+    const secretPartA = tokenA.slice(-35);
     // B's routing part with A's secret part: must not open either.
     const forged = `sh_${String(b.workflow_id).slice(3)}_${secretPartA}`;
-    for (const token of [forged, "sh_aaaaaaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "not-a-token", `${tokenA}x`]) {
+    for (const token of [
+      forged,
+      "sh_aaaaaaaaaaaaaaaaaaaa_bbbbbbbb_cccccccccccccccccccccccccc",
+      "not-a-token",
+      `${tokenA}x`,
+      `${tokenA.slice(0, -1)}${tokenA.endsWith("a") ? "b" : "a"}`,
+    ]) {
       const response = await workerFetch(`${ORIGIN}/s/${token}`);
       expect(response.status).toBe(404);
       const body = await response.text();
@@ -50,6 +57,32 @@ describe("share links", () => {
     expect(api.status).toBe(401);
   });
 
+  it("anonymous requests with made-up tokens create no Durable Object (checked before any storage)", async () => {
+    const random = (n: number) =>
+      Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => "abcdefghijklmnopqrstuvwxyz234567"[b & 31]).join("");
+    const before = (await listDurableObjectIds(env.WORKFLOW)).length;
+    for (let i = 0; i < 30; i++) {
+      // Both the shape of today's tokens and the older two-part shape.
+      for (const token of [`sh_${random(20)}_${random(8)}_${random(26)}`, `sh_${random(20)}_${random(32)}`]) {
+        for (const suffix of ["", "/export.json", "/export.md", "/blocks"]) {
+          expect((await workerFetch(`${ORIGIN}/s/${token}${suffix}`)).status).toBe(404);
+        }
+      }
+    }
+    expect((await listDurableObjectIds(env.WORKFLOW)).length).toBe(before);
+  });
+
+  it("refuses an oversized share-API body before parsing it", async () => {
+    const wf = await acme("start_workflow", { name: "Body cap" });
+    const response = await workerFetch(`${ORIGIN}/api/workflows/${String(wf.workflow_id)}/share`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ action: "rotate", padding: "x".repeat(64 * 1024) }),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({ code: "PAYLOAD_TOO_LARGE", message: "body: must be at most 8192 bytes" });
+  });
+
   it("the owner rotates, sets an expiry and revokes; old links stop working", async () => {
     const wf = await acme("start_workflow", { name: "Rotate me" });
     const id = String(wf.workflow_id);
@@ -65,11 +98,13 @@ describe("share links", () => {
     expect(noExpiry.body.expires_at).toBeNull();
     const revoked = await shareApi(id, { action: "revoke" });
     expect(revoked.body).toMatchObject({ status: "revoked", share_url: null });
-    for (const suffix of ["", "/export.json", "/export.md"]) {
+    for (const suffix of ["", "/export.json", "/export.md", "/blocks"]) {
       const response = await workerFetch(`${rotated.body.share_url}${suffix}`);
       expect(response.status).toBe(410);
       expect(await response.text()).not.toContain("Rotate me");
     }
+    // The live page asks with HEAD whether its link still works.
+    expect((await workerFetch(`${rotated.body.share_url}/blocks`, { method: "HEAD" })).status).toBe(410);
   });
 
   it("an expired link shows the no-longer-shared page", async () => {
@@ -85,8 +120,12 @@ describe("share links", () => {
     const wf = await acme("start_workflow", { name: "Owned" });
     const id = String(wf.workflow_id);
     expect((await shareApi(id, { action: "revoke" }, TOKENS.globex)).status).toBe(404);
-    expect((await shareApi(id, { action: "delete" })).body.error).toContain("action:");
-    expect((await shareApi(id, { action: "rotate", expires_in_seconds: -5 })).body.error).toContain("expires_in_seconds:");
+    expect((await shareApi(id, { action: "delete" })).body).toEqual({
+      code: "INPUT_VALIDATION_ERROR",
+      message: 'action: must be "rotate", "revoke" or "set_expiry"',
+    });
+    expect((await shareApi(id, { action: "rotate", expires_in_seconds: -5 })).body.message).toMatch(/^expires_in_seconds: /);
+    expect((await shareApi(id, { action: "rotate", extra: 1 })).body.message).toBe("extra: unknown field");
     expect((await shareApi(id, { action: "revoke" }, TOKENS.acme, { Origin: "https://evil.example" })).status).toBe(403);
     expect((await workerFetch(String(wf.share_url))).status).toBe(200);
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { accountForToken, bearerToken } from "../../src/auth";
+import { accountForToken, bearerToken, credentialsFingerprint } from "../../src/auth";
 import { LIMITS } from "../../src/limits";
-import { sessionAccount, sessionCookie } from "../../src/pages/session";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
+import { streamedBody } from "./streamed-body";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
@@ -64,15 +64,7 @@ describe("/mcp request bounds", () => {
   });
 
   it("stops reading a streamed body once it passes the limit", async () => {
-    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        sent++;
-        if (sent > 20) controller.close();
-        else controller.enqueue(chunk);
-      },
-    });
+    const { body, pulled } = streamedBody(20);
     const response = await workerFetch(`${ORIGIN}/mcp`, {
       method: "POST",
       headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
@@ -80,7 +72,7 @@ describe("/mcp request bounds", () => {
       duplex: "half",
     } as RequestInit);
     expect(response.status).toBe(413);
-    expect(sent).toBeLessThan(20);
+    expect(pulled()).toBeLessThan(20);
   });
 
   it("answers a JSON-RPC parse error to a body that is not JSON", async () => {
@@ -103,11 +95,34 @@ describe("authentication attempts and sessions", () => {
     expect(elsewhere.status).toBe(200);
   });
 
-  it("ends a dashboard session when its account's tokens are removed", async () => {
-    const env = { WAYMARK_TOKENS: `acme:${TOKENS.acme}`, WAYMARK_SHARE_SECRET: "session-test-secret" } as Env;
-    const cookie = (await sessionCookie(env, `${ORIGIN}/login`, "acme")).split(";")[0] ?? "";
-    const request = new Request(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } });
-    expect(await sessionAccount(env, request)).toBe("acme");
-    expect(await sessionAccount({ ...env, WAYMARK_TOKENS: `globex:${TOKENS.globex}` } as Env, request)).toBeNull();
+  it("does not charge successful authentications", async () => {
+    const ip = { "CF-Connecting-IP": "203.0.113.77" };
+    for (let i = 0; i < 40; i++) expect((await rpc(LIST, { token: TOKENS.acme, headers: ip })).status).toBe(200);
+    expect((await rpc(LIST, { token: "wrong-token-after-successes", headers: ip })).status).toBe(401);
+  });
+
+  it("keys IPv6 clients by /64: new addresses in one /64 share one budget", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const headers = { "CF-Connecting-IP": `2001:db8:aa:bb:${(i + 1).toString(16)}::${i + 1}` };
+      statuses.push((await rpc(LIST, { token: `wrong-v6-guess-${i}`, headers })).status);
+    }
+    expect(statuses.at(-1)).toBe(429);
+    const otherPrefix = await rpc(LIST, { token: "wrong-elsewhere", headers: { "CF-Connecting-IP": "2001:db8:aa:bc::1" } });
+    expect(otherPrefix.status).toBe(401);
+  });
+
+  it("changing, adding or removing an account's tokens changes its credentials fingerprint (sessions end)", async () => {
+    const base = { WAYMARK_TOKENS: `acme:${TOKENS.acme},globex:${TOKENS.globex}` } as Env;
+    const before = await credentialsFingerprint(base, "acme");
+    expect(before).toMatch(/^[0-9a-f]{32}$/);
+    expect(await credentialsFingerprint({ WAYMARK_TOKENS: `globex:${TOKENS.globex},acme:${TOKENS.acme}` } as Env, "acme")).toBe(before);
+    expect(
+      await credentialsFingerprint({ WAYMARK_TOKENS: `acme:rotated-token-0123456789,globex:${TOKENS.globex}` } as Env, "acme"),
+    ).not.toBe(before);
+    expect(await credentialsFingerprint({ WAYMARK_TOKENS: `acme:${TOKENS.acme},acme:second-token-0123456789` } as Env, "acme")).not.toBe(
+      before,
+    );
+    expect(await credentialsFingerprint({ WAYMARK_TOKENS: `globex:${TOKENS.globex}` } as Env, "acme")).toBeNull();
   });
 });

@@ -9,6 +9,7 @@ import type { WorkflowObject } from "../../src/workflow/object";
 // The workflow object pushes its events to the account index through an outbox: the
 // account acknowledges a seq, and everything after it is pushed again until taken.
 // Here the account "loses" what it was sent, as if those pushes had failed.
+// Pushes for log writes happen off the reply path; flushAccount waits for them.
 
 const ACCOUNT = "acme";
 
@@ -32,6 +33,8 @@ async function setUp() {
       reasoning: "r",
     }),
   );
+  // Pushes after log writes run off the reply path; wait for them before looking.
+  await workflow.flushAccount();
   return { id, workflow, account, task };
 }
 
@@ -67,6 +70,7 @@ describe("account index outbox", () => {
     await losePushes(id, workflow, account);
     expect(await found(account, id)).toEqual([]);
     value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "later" }));
+    await workflow.flushAccount();
     expect(await found(account, id)).toEqual([`Outbox for ${id}? → Yes`]);
   });
 

@@ -299,6 +299,10 @@ describe("WorkflowObject change attribution", () => {
     expect(second.files_changed.added).toEqual(["only-b.ts"]);
     expect(second.verification.overlapping).toEqual([{ path: "shared.ts", task_id: a.task_id, same_change: true }]);
     expect(second.verification.warnings.join(" ")).toMatch(/concurrently open/);
+    // The task that completed first learns of the overlap too.
+    const earlier = value(await stub.task(ACME, a.task_id));
+    expect(earlier.verification?.overlapping).toEqual([{ path: "shared.ts", task_id: b.task_id, same_change: true }]);
+    expect(earlier.verification?.warnings.join(" ")).toMatch(new RegExp(`also changed by task ${b.task_id}`));
     const view = value(await stub.view(ACME));
     expect(view.totals.files_changed).toBe(2);
   });

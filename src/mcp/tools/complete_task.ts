@@ -1,51 +1,13 @@
-import type { McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
-import { LIMITS } from "../../limits";
+/** @module complete_task — closes a task and reports the files it changed, checked against its declared areas. */
+import { completeTaskInput } from "@waymark/protocol/tools";
 import type { CompleteTaskOutput } from "../../workflow/object";
 import { WRITES } from "../annotations";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { errorResult, fromRpc, notFoundResult, shortList, type ToolContext, taskStub } from "../context";
-import { changesSchema, HELPER_ONLY, idempotencyKey, requiredText, taskId, text, textList } from "../fields";
+import { notFound, shortList, taskStub } from "../context";
+import { defineTool } from "../define";
+import { HELPER_ONLY } from "../fields";
 
+// metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
 const METRICS_DESCRIPTION = "Your usage: {input_tokens, output_tokens, model, cost_usd}";
-
-const shortTextList = z.array(requiredText(LIMITS.NAME)).max(LIMITS.LIST_ITEMS * 2);
-
-export const completeTaskInput = z.strictObject({
-  task_id: taskId,
-  status: z.enum(["success", "partial_success", "failed"]),
-  outcome: z.strictObject({
-    summary: requiredText(LIMITS.LONG_TEXT, "Summary of what was accomplished (2-4 sentences)"),
-    achievements: textList("Concrete achievements (empty array if none)").optional(),
-    limitations: textList("Limitations/compromises (empty array if none)").optional(),
-    manual_review_needed: z.boolean().describe("Does a human need to review before continuing?").optional(),
-    manual_review_reason: text(LIMITS.SHORT_TEXT, "Why manual review is needed").optional(),
-    next_steps: textList("Suggested next steps (optional)").optional(),
-  }),
-  metadata: z
-    .strictObject({
-      packages_added: shortTextList.optional(),
-      packages_removed: shortTextList.optional(),
-      commands_executed: z
-        .array(requiredText(LIMITS.SHORT_TEXT))
-        .max(LIMITS.LIST_ITEMS * 2)
-        .optional(),
-      tests_status: z.enum(["passed", "failed", "not_run"]).optional(),
-    })
-    .optional(),
-  metrics: z
-    .strictObject({
-      input_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
-      output_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
-      model: requiredText(LIMITS.NAME).optional(),
-      cost_usd: z.number().min(0).max(LIMITS.METRIC_COST_USD).optional(),
-    })
-    .optional(),
-  changes: changesSchema.optional(),
-  idempotency_key: idempotencyKey,
-});
-
-const output = outputShape({ task_id: "string", duration_seconds: "number", files_changed: "object", verification: "object" });
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;
@@ -63,22 +25,22 @@ function render(out: CompleteTaskOutput): string {
   return lines.join("\n");
 }
 
-export function registerCompleteTask(server: McpServer, ctx: ToolContext): void {
-  server.registerTool(
-    "complete_task",
-    {
-      description: "Complete a task and compute file changes via Git diff. Complete subtasks first.",
-      // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
-      inputSchema: advertise(completeTaskInput, { changes: HELPER_ONLY, metrics: METRICS_DESCRIPTION }),
-      outputSchema: output,
-      annotations: WRITES,
-    },
-    async (args) => {
-      const parsed = parseArguments(completeTaskInput, args);
-      if (!parsed.ok) return errorResult(parsed);
-      const stub = taskStub(ctx, parsed.value.task_id);
-      if (!stub) return notFoundResult("task_id", parsed.value.task_id);
-      return fromRpc(() => stub.completeTask(ctx.account, parsed.value), render);
-    },
-  );
-}
+export const completeTaskTool = defineTool({
+  name: "complete_task",
+  description: "Complete a task and compute file changes via Git diff. Complete subtasks first.",
+  input: completeTaskInput,
+  opaqueInputs: { changes: HELPER_ONLY, metrics: METRICS_DESCRIPTION },
+  output: {
+    task_id: "string",
+    status: "string",
+    duration_seconds: "number",
+    files_changed: "object",
+    verification: "object",
+  },
+  annotations: WRITES,
+  run: async (input, ctx) => {
+    const stub = taskStub(ctx, input.task_id);
+    return stub ? stub.completeTask(ctx.account, input) : notFound("task_id", input.task_id);
+  },
+  render,
+});

@@ -1,32 +1,41 @@
-import type { McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+/**
+ * @module get_workflow — the one reading tool, in four modes chosen by the input: resume a workflow
+ * (workflow_id), one task in full (task_id), search past work (query), or the open workflows (nothing).
+ */
+import { getWorkflowInput } from "@waymark/protocol/tools";
 import type { MemoryHit } from "../../account/memory";
 import { ok, type Result } from "../../errors";
-import { LIMITS } from "../../limits";
 import type { ResumeInfo } from "../../workflow/object";
-import type { TaskView, WorkflowSummary } from "../../workflow/view";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { errorResult, fromRpc, notFoundResult, shortList, type ToolContext, taskStub, toolResult, workflowStub } from "../context";
-import { requiredText, taskId, workflowId } from "../fields";
-
-export const getWorkflowInput = z.strictObject({
-  workflow_id: workflowId.optional(),
-  task_id: taskId.describe("One task in full").optional(),
-  query: requiredText(LIMITS.SEARCH_QUERY, "Search past tasks, decisions, issues").optional(),
-  limit: z.number().int().min(1).max(LIMITS.SEARCH_RESULTS).optional(),
-});
+import type { TaskView } from "../../workflow/view";
+import { READS } from "../annotations";
+import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";
+import { defineTool } from "../define";
 
 const RECENT = 5;
+const DEFAULT_SEARCH_RESULTS = 5;
+const LISTED_WORKFLOWS = 20;
 
-// Four shapes (resume, one task, search, list): the README documents each.
-const output = outputShape({});
+interface OpenWorkflow {
+  workflow_id: string;
+  name: string;
+  updated_at: string;
+  open_tasks: number;
+  reviews_needed: number;
+}
 
-function renderResume(info: ResumeInfo): string {
-  const lines = [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`];
-  for (const t of info.open_tasks) lines.push(`open: ${t.task_id} ${t.name}${t.parent_task_id ? ` (sub of ${t.parent_task_id})` : ""}`);
-  for (const d of info.recent_decisions) lines.push(`decided: ${d.question} → ${d.chosen}`);
-  for (const i of info.recent_issues) lines.push(`issue${i.requires_human_review ? " (needs review)" : ""}: ${i.description}`);
-  for (const step of info.next_steps) lines.push(`next: ${step}`);
+/** Each mode fills its own fields; the README documents each shape. */
+type GetWorkflowOutput = Partial<ResumeInfo & { task: TaskView; match: "all" | "any"; results: MemoryHit[]; workflows: OpenWorkflow[] }>;
+
+function renderResume(info: GetWorkflowOutput): string {
+  const lines = info.workflow ? [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`] : [];
+  for (const t of info.open_tasks ?? [])
+    lines.push(`open: ${t.task_id} ${t.name}${t.parent_task_id ? ` (sub of ${t.parent_task_id})` : ""}`);
+  for (const t of info.completed_tasks ?? []) lines.push(`done: ${t.task_id} ${t.name} (${t.status})${t.summary ? `: ${t.summary}` : ""}`);
+  for (const p of info.plan_progress ?? [])
+    lines.push(`plan ${p.step}: ${p.done_by.length > 0 ? `done by ${p.done_by.join(", ")}` : "not done yet"}`);
+  for (const d of info.recent_decisions ?? []) lines.push(`decided: ${d.question} → ${d.chosen}`);
+  for (const i of info.recent_issues ?? []) lines.push(`issue${i.requires_human_review ? " (needs review)" : ""}: ${i.description}`);
+  for (const step of info.next_steps ?? []) lines.push(`next: ${step}`);
   return lines.join("\n");
 }
 
@@ -40,63 +49,68 @@ function renderTask(task: TaskView): string {
   return lines.join("\n");
 }
 
-function renderSearch(out: { match: "all" | "any"; results: MemoryHit[] }): string {
-  if (out.results.length === 0) return "no matches";
-  const lines = out.results.map((r) => `${r.kind} ${r.id} (${r.workflow_id}): ${r.text}`);
-  return out.match === "any" ? ["no result has every word; results with some:", ...lines].join("\n") : lines.join("\n");
+function renderSearch(match: "all" | "any" | undefined, results: MemoryHit[]): string {
+  if (results.length === 0) return "no matches";
+  const lines = results.map((r) => `${r.kind} ${r.id} (${r.workflow_id}): ${r.text}`);
+  return match === "any" ? ["no result has every word; results with some:", ...lines].join("\n") : lines.join("\n");
 }
 
-function renderList(workflows: WorkflowSummary[]): string {
+function renderList(workflows: OpenWorkflow[]): string {
   if (workflows.length === 0) return "no open workflows";
-  return workflows.map((w) => `${w.id} "${w.name}" ${w.open_tasks} open task(s), updated ${w.updated_at}`).join("\n");
+  return workflows.map((w) => `${w.workflow_id} "${w.name}" ${w.open_tasks} open task(s), updated ${w.updated_at}`).join("\n");
 }
 
-export function registerGetWorkflow(server: McpServer, ctx: ToolContext): void {
-  server.registerTool(
-    "get_workflow",
-    {
-      description:
-        "Resume after context loss (workflow_id), one task in full (task_id), search past work (query), or list your open workflows (no input).",
-      inputSchema: advertise(getWorkflowInput),
-      outputSchema: output,
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
-    async (args) => {
-      const parsed = parseArguments(getWorkflowInput, args);
-      if (!parsed.ok) return errorResult(parsed);
-      const { workflow_id: id, task_id: wantedTask, query, limit } = parsed.value;
-      if (query !== undefined) {
-        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
-        return fromRpc(async () => ok(await account.search(query, limit ?? 5)), renderSearch);
-      }
-      if (wantedTask !== undefined) {
-        const stub = taskStub(ctx, wantedTask);
-        if (!stub) return notFoundResult("task_id", wantedTask);
-        return fromRpc(
-          async (): Promise<Result<{ task: TaskView }>> => {
-            const result = await stub.task(ctx.account, wantedTask);
-            return result.ok ? ok({ task: result.value }) : result;
-          },
-          (out) => renderTask(out.task),
-        );
-      }
-      if (id === undefined) {
-        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
-        const workflows = await account.listWorkflows({ openOnly: true, limit: 20 });
-        const structured = {
-          workflows: workflows.map((w) => ({
-            workflow_id: w.id,
-            name: w.name,
-            updated_at: w.updated_at,
-            open_tasks: w.open_tasks,
-            reviews_needed: w.reviews_needed,
-          })),
-        };
-        return toolResult(structured, renderList(workflows));
-      }
-      const stub = workflowStub(ctx, id);
-      if (!stub) return notFoundResult("workflow_id", id);
-      return fromRpc(() => stub.resume(ctx.account, RECENT), renderResume);
-    },
-  );
+function render(out: GetWorkflowOutput): string {
+  if (out.task) return renderTask(out.task);
+  if (out.results) return renderSearch(out.match, out.results);
+  if (out.workflows) return renderList(out.workflows);
+  return renderResume(out);
 }
+
+async function openWorkflows(ctx: ToolContext): Promise<Result<GetWorkflowOutput>> {
+  const workflows = await accountStub(ctx).listWorkflows({ openOnly: true, limit: LISTED_WORKFLOWS });
+  return ok({
+    workflows: workflows.map((w) => ({
+      workflow_id: w.id,
+      name: w.name,
+      updated_at: w.updated_at,
+      open_tasks: w.open_tasks,
+      reviews_needed: w.reviews_needed,
+    })),
+  });
+}
+
+export const getWorkflowTool = defineTool({
+  name: "get_workflow",
+  description:
+    "Resume after context loss (workflow_id), one task in full (task_id), search past work (query), or list your open workflows (no input).",
+  input: getWorkflowInput,
+  output: {
+    workflow: "object",
+    open_tasks: "array",
+    completed_tasks: "array",
+    plan_progress: "array",
+    recent_decisions: "array",
+    recent_issues: "array",
+    next_steps: "array",
+    totals: "object",
+    task: "object",
+    match: ["string", "all|any words matched"],
+    results: "array",
+    workflows: "array",
+  },
+  annotations: READS,
+  run: async (input, ctx): Promise<Result<GetWorkflowOutput>> => {
+    if (input.query !== undefined) return ok(await accountStub(ctx).search(input.query, input.limit ?? DEFAULT_SEARCH_RESULTS));
+    if (input.task_id !== undefined) {
+      const stub = taskStub(ctx, input.task_id);
+      if (!stub) return notFound("task_id", input.task_id);
+      const task = await stub.task(ctx.account, input.task_id);
+      return task.ok ? ok({ task: task.value }) : task;
+    }
+    if (input.workflow_id === undefined) return openWorkflows(ctx);
+    const stub = workflowStub(ctx, input.workflow_id);
+    return stub ? stub.resume(ctx.account, RECENT) : notFound("workflow_id", input.workflow_id);
+  },
+  render,
+});

@@ -1,39 +1,36 @@
-import type { McpServer } from "@modelcontextprotocol/server";
+/** @module task_log — the shape the three log tools share: validate, route by task id, append, answer in one line. */
 import type { z } from "zod";
 import type { Result } from "../../errors";
 import type { LogOutput, WorkflowObject } from "../../workflow/object";
 import { WRITES } from "../annotations";
-import { advertise, outputShape, parseArguments } from "../arguments";
-import { errorResult, fromRpc, notFoundResult, type ToolContext, taskStub } from "../context";
-
-const output = outputShape({ id: "string" });
+import type { OutputField } from "../arguments";
+import { notFound, taskStub } from "../context";
+import { defineTool, type ToolDefinition } from "../define";
 
 interface TaskLogTool<I extends { task_id: string }> {
   name: string;
   description: string;
   input: z.ZodType<I>;
   record: (stub: DurableObjectStub<WorkflowObject>, account: string, input: I) => Promise<Result<LogOutput>>;
+  /** Whether this log can answer with warnings (only milestones do: past the advised count). */
+  warns?: boolean;
 }
 
-/** The three log tools share their shape: validate, route by task id, append, answer in one short line. */
-export function registerTaskLog<I extends { task_id: string }>(server: McpServer, ctx: ToolContext, tool: TaskLogTool<I>): void {
-  server.registerTool(
-    tool.name,
-    {
-      description: tool.description,
-      inputSchema: advertise(tool.input),
-      outputSchema: output,
-      annotations: WRITES,
+export function defineTaskLog<I extends { task_id: string }>(tool: TaskLogTool<I>): ToolDefinition {
+  return defineTool<I, LogOutput>({
+    name: tool.name,
+    description: tool.description,
+    input: tool.input,
+    // Typed as every LogOutput field; the two logs that never warn do not advertise `warnings`.
+    output: (tool.warns ? { id: "string", task_id: "string", warnings: "array" } : { id: "string", task_id: "string" }) as Record<
+      keyof LogOutput,
+      OutputField
+    >,
+    annotations: WRITES,
+    run: async (input, ctx): Promise<Result<LogOutput>> => {
+      const stub = taskStub(ctx, input.task_id);
+      return stub ? tool.record(stub, ctx.account, input) : notFound("task_id", input.task_id);
     },
-    async (args) => {
-      const parsed = parseArguments(tool.input, args);
-      if (!parsed.ok) return errorResult(parsed);
-      const stub = taskStub(ctx, parsed.value.task_id);
-      if (!stub) return notFoundResult("task_id", parsed.value.task_id);
-      return fromRpc(
-        () => tool.record(stub, ctx.account, parsed.value),
-        (out) => [`logged ${out.id} on ${out.task_id}`, ...(out.warnings ?? []).map((w) => `warning: ${w}`)].join("\n"),
-      );
-    },
-  );
+    render: (out) => [`logged ${out.id} on ${out.task_id}`, ...(out.warnings ?? []).map((w) => `warning: ${w}`)].join("\n"),
+  });
 }

@@ -1,7 +1,12 @@
+/**
+ * @module storage/sql
+ * The `sql` tagged template every Durable Object's storage collaborators take: values become
+ * bound parameters, never text, so no caller can build SQL from user input by accident.
+ */
+
 export type SqlValue = string | number | null;
 type Row = Record<string, SqlStorageValue>;
 
-/** `sql` tagged template bound to one object's storage: values become bound parameters, never text. */
 export function sqlFor(storage: DurableObjectStorage) {
   return function sql<T extends Row = Row>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] {
     return storage.sql.exec<T>(strings.join("?"), ...values).toArray();

@@ -1,0 +1,199 @@
+/**
+ * @module tools — the input contract of Waymark's MCP tools: one zod schema per tool, with the
+ * input types inferred from them (the Worker validates with these; the WorkflowObject's RPC
+ * methods take the inferred types). Text rules (bounded, well-formed, not blank) are declared
+ * once here. The helper-only inputs (`snapshot`, `changes`) come from the wire contract.
+ */
+import { z } from "zod";
+import { LIMITS } from "../../../src/limits";
+import { changesSchema, snapshotSchema } from "../../../src/mcp/fields";
+import { globProblem } from "./glob";
+
+// C0 controls other than tab, newline and carriage return; they have no place in a record meant to be read.
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const wellFormedText = (s: string) => s.isWellFormed() && !CONTROL_CHARACTERS.test(s);
+const TEXT_RULE = "must be valid Unicode text without control characters";
+
+/** Agent-written text: bounded, well-formed. */
+export const text = (max: number, description?: string) => {
+  const schema = z.string().max(max).refine(wellFormedText, TEXT_RULE);
+  return description ? schema.describe(description) : schema;
+};
+/** Text that must say something: not empty and not only whitespace. */
+export const requiredText = (max: number, description?: string) => {
+  const schema = z
+    .string()
+    .min(1)
+    .max(max)
+    .refine(wellFormedText, TEXT_RULE)
+    .refine((s) => s === "" || s.trim() !== "", "must not be blank");
+  return description ? schema.describe(description) : schema;
+};
+export const textList = (description?: string) => {
+  const schema = z.array(text(LIMITS.LIST_ITEM)).max(LIMITS.LIST_ITEMS);
+  return description ? schema.describe(description) : schema;
+};
+
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(LIMITS.IDEMPOTENCY_KEY)
+  .regex(/^[A-Za-z0-9._:-]+$/, "must use only letters, digits and . _ : -")
+  .optional();
+
+export const workflowId = z.string().min(1).max(64);
+export const taskId = z.string().min(1).max(64);
+
+/** A JSON object from an agent, shallowly typed (a recursive type is too deep for RPC stub types). */
+export type JsonObject = Record<string, string | number | boolean | null | object>;
+
+/** A JSON object of bounded serialized size (metadata bags). */
+export const boundedObject = (description: string) =>
+  z
+    .record(z.string(), z.unknown())
+    .refine(
+      (value) => JSON.stringify(value).length <= LIMITS.METADATA_JSON_BYTES,
+      `must serialize to at most ${LIMITS.METADATA_JSON_BYTES} bytes of JSON`,
+    )
+    // Arguments arrive as parsed JSON, so the values are JSON values.
+    .transform((value) => value as JsonObject)
+    .describe(description);
+
+const taskStatus = z.enum(["success", "partial_success", "failed"]);
+
+export const startWorkflowInput = z.strictObject({
+  name: requiredText(LIMITS.NAME, "Short workflow name (e.g., 'Auth system refactor')"),
+  description: text(LIMITS.DESCRIPTION, "Detailed description of the workflow goal").optional(),
+  plan: z
+    .array(z.strictObject({ step: requiredText(LIMITS.NAME), goal: requiredText(LIMITS.SHORT_TEXT) }))
+    .max(LIMITS.PLAN_STEPS)
+    .describe("Optional implementation plan as steps")
+    .optional(),
+  force_new: z.boolean().describe("Even if an open one has this name").optional(),
+  idempotency_key: idempotencyKey,
+});
+
+export const startTaskInput = z.strictObject({
+  workflow_id: workflowId.describe("Parent workflow ID"),
+  parent_task_id: taskId.describe("Parent task ID (null if top-level task)").optional(),
+  name: requiredText(LIMITS.NAME, "Task name (e.g., 'Implement Stripe integration')"),
+  goal: requiredText(LIMITS.LONG_TEXT, "Precise goal of this task"),
+  areas: z
+    .array(
+      requiredText(LIMITS.AREA).superRefine((area, ctx) => {
+        const problem = globProblem(area);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+    )
+    .max(LIMITS.AREAS)
+    .describe("Code areas this task will touch (e.g., ['auth', 'api'])")
+    .optional(),
+  snapshot: snapshotSchema.optional(),
+  idempotency_key: idempotencyKey,
+});
+
+export const logDecisionInput = z.strictObject({
+  task_id: taskId,
+  category: z.enum(["architecture", "library_choice", "trade_off", "workaround", "other"]),
+  question: requiredText(LIMITS.SHORT_TEXT, "The decision question (e.g., 'Which auth library to use?')"),
+  options_considered: z
+    .array(requiredText(LIMITS.SHORT_TEXT))
+    .max(LIMITS.OPTIONS)
+    .describe("Options evaluated (e.g., ['NextAuth', 'Clerk', 'Custom'])")
+    .optional(),
+  chosen: requiredText(LIMITS.SHORT_TEXT, "Chosen option"),
+  reasoning: requiredText(LIMITS.LONG_TEXT, "Why this choice (1-2 sentences)"),
+  trade_offs: text(LIMITS.LONG_TEXT, "Accepted compromises (optional)").optional(),
+  idempotency_key: idempotencyKey,
+});
+
+export const logIssueInput = z.strictObject({
+  task_id: taskId,
+  type: z.enum(["documentation_gap", "bug_encountered", "dependency_conflict", "unclear_requirement", "other"]),
+  description: requiredText(LIMITS.LONG_TEXT, "Description of the issue"),
+  resolution: requiredText(LIMITS.LONG_TEXT, "How the issue was resolved/worked around"),
+  requires_human_review: z.boolean().describe("Does a human need to review this resolution?").optional(),
+  idempotency_key: idempotencyKey,
+});
+
+export const logMilestoneInput = z.strictObject({
+  task_id: taskId,
+  message: requiredText(LIMITS.SHORT_TEXT, "Short message (e.g., 'Running tests...')"),
+  progress: z.number().min(0).max(100).describe("Estimated progress (0-100)").optional(),
+  metadata: boundedObject("Optional additional data").optional(),
+  idempotency_key: idempotencyKey,
+});
+
+const shortTextList = z.array(requiredText(LIMITS.NAME)).max(LIMITS.LIST_ITEMS * 2);
+
+export const completeTaskInput = z.strictObject({
+  task_id: taskId,
+  status: taskStatus,
+  outcome: z.strictObject({
+    summary: requiredText(LIMITS.LONG_TEXT, "Summary of what was accomplished (2-4 sentences)"),
+    achievements: textList("Concrete achievements (empty array if none)").optional(),
+    limitations: textList("Limitations/compromises (empty array if none)").optional(),
+    manual_review_needed: z.boolean().describe("Does a human need to review before continuing?").optional(),
+    manual_review_reason: text(LIMITS.SHORT_TEXT, "Why manual review is needed").optional(),
+    next_steps: textList("Suggested next steps (optional)").optional(),
+  }),
+  metadata: z
+    .strictObject({
+      packages_added: shortTextList.optional(),
+      packages_removed: shortTextList.optional(),
+      commands_executed: z
+        .array(requiredText(LIMITS.SHORT_TEXT))
+        .max(LIMITS.LIST_ITEMS * 2)
+        .optional(),
+      tests_status: z.enum(["passed", "failed", "not_run"]).optional(),
+    })
+    .optional(),
+  metrics: z
+    .strictObject({
+      input_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
+      output_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
+      model: requiredText(LIMITS.NAME).optional(),
+      cost_usd: z.number().min(0).max(LIMITS.METRIC_COST_USD).optional(),
+    })
+    .optional(),
+  changes: changesSchema.optional(),
+  idempotency_key: idempotencyKey,
+});
+
+export const completeWorkflowInput = z.strictObject({
+  workflow_id: workflowId,
+  status: taskStatus,
+  summary: requiredText(LIMITS.LONG_TEXT, "What the whole workflow achieved (2-4 sentences)"),
+  achievements: textList().optional(),
+  limitations: textList().optional(),
+  idempotency_key: idempotencyKey,
+});
+
+const SELECTORS = ["workflow_id", "task_id", "query"] as const;
+
+/** One mode per call: resume a workflow, one task, a search, or (nothing given) the open workflows. */
+export const getWorkflowInput = z
+  .strictObject({
+    workflow_id: workflowId.optional(),
+    task_id: taskId.describe("One task in full").optional(),
+    query: requiredText(LIMITS.SEARCH_QUERY, "Search past tasks, decisions, issues").optional(),
+    limit: z.number().int().min(1).max(LIMITS.SEARCH_RESULTS).optional(),
+  })
+  .superRefine((input, ctx) => {
+    const given = SELECTORS.filter((field) => input[field] !== undefined);
+    if (given.length > 1) {
+      ctx.addIssue({ code: "custom", path: [], message: `give at most one of workflow_id, task_id, query (got ${given.join(", ")})` });
+    }
+    if (input.limit !== undefined && input.query === undefined) {
+      ctx.addIssue({ code: "custom", path: ["limit"], message: "only applies with query" });
+    }
+  });
+
+export type StartWorkflowInput = z.infer<typeof startWorkflowInput>;
+export type StartTaskInput = z.infer<typeof startTaskInput>;
+export type LogDecisionInput = z.infer<typeof logDecisionInput>;
+export type LogIssueInput = z.infer<typeof logIssueInput>;
+export type LogMilestoneInput = z.infer<typeof logMilestoneInput>;
+export type CompleteTaskInput = z.infer<typeof completeTaskInput>;
+export type CompleteWorkflowInput = z.infer<typeof completeWorkflowInput>;
+export type GetWorkflowInput = z.infer<typeof getWorkflowInput>;

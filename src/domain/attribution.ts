@@ -1,0 +1,97 @@
+/**
+ * @module domain/attribution
+ * What one completing task changed, as a pure function of what the helper observed:
+ * (start snapshot, end changes, declared areas, concurrent tasks) → files_changed,
+ * verification and the net changes to store. The workflow object only reads its inputs
+ * from storage and writes the answer back.
+ */
+import {
+  type Changes,
+  ChangesMismatchError,
+  computeNetChanges,
+  type FilesChanged,
+  type PathChange,
+  type Snapshot,
+  summarizeChanges,
+} from "./changes";
+import { attributeOverlaps, type CompletedTaskChanges, type TaskWindow } from "./overlap";
+import { checkScope } from "./scope";
+import type { Verification } from "./view";
+
+export interface AttributionInput {
+  /** The start snapshot stored at start_task; null when the task started without one. */
+  snapshot: Snapshot | null;
+  /** What the helper observed at complete_task; null when the caller sent nothing. */
+  changes: Changes | null;
+  areas: readonly string[];
+  task: TaskWindow;
+  /** Tasks of the same workflow that completed while this one was open. */
+  concurrent: readonly CompletedTaskChanges[];
+  manualReview?: { needed: boolean; reason?: string };
+}
+
+export interface Attribution {
+  changes: PathChange[];
+  files_changed: FilesChanged;
+  verification: Verification;
+  /** Paths outside the declared scope, for storage. */
+  unexpected: Set<string>;
+}
+
+/** The input cannot be attributed: the message names the field and the rule. */
+export class AttributionInputError extends Error {
+  override name = "AttributionInputError";
+}
+
+export const NO_HELPER_DATA_WARNING =
+  "File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.";
+
+function netChanges(snapshot: Snapshot | null, changes: Changes): PathChange[] {
+  if (snapshot) return computeNetChanges(snapshot, changes);
+  if (changes.type === "git") {
+    throw new AttributionInputError("changes: git changes need the git snapshot of start_task, and this task was started without one");
+  }
+  // A checksum comparison made on the machine stands on its own.
+  return computeNetChanges({ type: "checksum", files: 0, digest: "" }, changes);
+}
+
+export function attributeTask(input: AttributionInput): Attribution {
+  const warnings: string[] = [];
+  let changes: PathChange[] = [];
+  let overlapping: Verification["overlapping"];
+  if (input.changes) {
+    try {
+      changes = netChanges(input.snapshot, input.changes);
+    } catch (error) {
+      if (error instanceof ChangesMismatchError || error instanceof AttributionInputError) {
+        throw new AttributionInputError(error.message.startsWith("changes") ? error.message : `changes: ${error.message}`);
+      }
+      throw error;
+    }
+    const attributed = attributeOverlaps({ window: input.task, changes }, input.concurrent);
+    changes = attributed.kept;
+    if (attributed.overlaps.length > 0) {
+      overlapping = attributed.overlaps;
+      const others = [...new Set(attributed.overlaps.map((o) => o.task_id))].join(", ");
+      warnings.push(
+        `${attributed.overlaps.length} file(s) also changed by concurrently open task(s) ${others}; identical changes are attributed once, to the task that completed first.`,
+      );
+    }
+  } else {
+    warnings.push(NO_HELPER_DATA_WARNING);
+  }
+  const scope = checkScope(
+    input.areas,
+    changes.map((c) => c.path),
+  );
+  const verification: Verification = {
+    scope_match: scope.scope_match,
+    unexpected_files: scope.unexpected_files,
+    warnings: [...scope.warnings, ...warnings],
+  };
+  if (overlapping) verification.overlapping = overlapping;
+  if (input.manualReview?.needed) {
+    verification.warnings.push(`Manual review needed${input.manualReview.reason ? `: ${input.manualReview.reason}` : "."}`);
+  }
+  return { changes, files_changed: summarizeChanges(changes), verification, unexpected: new Set(scope.unexpected_files) };
+}

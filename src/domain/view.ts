@@ -1,0 +1,186 @@
+/**
+ * @module domain/view
+ * The read model of one workflow: what get_workflow, pages, exports, events and the account
+ * index are made of. Times are ISO 8601. Both the workflow object and the account index speak
+ * it, so it sits below both.
+ */
+import type { FilesChanged } from "./changes";
+import type { Overlap } from "./overlap";
+
+export type TaskStatus = "in_progress" | "success" | "partial_success" | "failed";
+export type WorkflowStatus = "active" | "success" | "partial_success" | "failed";
+
+/** A JSON object from an agent. Shallowly typed on purpose: a recursive type is too deep for the RPC stub types. */
+export type JsonObject = Record<string, string | number | boolean | null | object>;
+
+export interface PlanStep {
+  step: string;
+  goal: string;
+}
+
+export interface WorkflowOutcome {
+  summary: string;
+  achievements: string[];
+  limitations: string[];
+}
+
+export interface WorkflowHeader {
+  id: string;
+  name: string;
+  description: string | null;
+  plan: PlanStep[];
+  status: WorkflowStatus;
+  outcome: WorkflowOutcome | null;
+  created_at: string;
+  completed_at: string | null;
+  updated_at: string;
+}
+
+export interface TaskOutcome {
+  summary: string;
+  achievements?: string[];
+  limitations?: string[];
+  manual_review_needed?: boolean;
+  manual_review_reason?: string;
+  next_steps?: string[];
+}
+
+export interface TaskMetadata {
+  packages_added?: string[];
+  packages_removed?: string[];
+  commands_executed?: string[];
+  tests_status?: "passed" | "failed" | "not_run";
+}
+
+/** Usage the agent reported at complete_task; each task reports its own, not its subtasks'. */
+export interface TaskMetrics {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  model: string | null;
+  cost_usd: number | null;
+}
+
+export interface Verification {
+  scope_match: boolean;
+  unexpected_files: string[];
+  warnings: string[];
+  overlapping?: Overlap[];
+}
+
+export interface TaskView {
+  id: string;
+  parent_task_id: string | null;
+  name: string;
+  goal: string;
+  areas: string[];
+  status: TaskStatus;
+  snapshot_type: "git" | "checksum" | "none";
+  started_at: string;
+  completed_at: string | null;
+  duration_seconds: number | null;
+  outcome: TaskOutcome | null;
+  metadata: TaskMetadata | null;
+  files_changed: FilesChanged | null;
+  verification: Verification | null;
+  metrics: TaskMetrics | null;
+}
+
+export type DecisionCategory = "architecture" | "library_choice" | "trade_off" | "workaround" | "other";
+export type IssueType = "documentation_gap" | "bug_encountered" | "dependency_conflict" | "unclear_requirement" | "other";
+
+export interface DecisionView {
+  id: string;
+  task_id: string;
+  category: DecisionCategory;
+  question: string;
+  options_considered: string[];
+  chosen: string;
+  reasoning: string;
+  trade_offs: string | null;
+  created_at: string;
+}
+
+export interface IssueView {
+  id: string;
+  task_id: string;
+  type: IssueType;
+  description: string;
+  resolution: string;
+  requires_human_review: boolean;
+  created_at: string;
+}
+
+export interface MilestoneView {
+  id: string;
+  task_id: string;
+  message: string;
+  progress: number | null;
+  metadata: JsonObject | null;
+  created_at: string;
+}
+
+export interface Totals {
+  tasks: number;
+  open_tasks: number;
+  duration_seconds: number;
+  files_changed: number;
+  decisions: number;
+  issues: number;
+  reviews_needed: number;
+  /** Sums over the tasks that reported metrics (0 when none did). */
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export interface WorkflowView {
+  workflow: WorkflowHeader;
+  tasks: TaskView[];
+  decisions: DecisionView[];
+  issues: IssueView[];
+  milestones: MilestoneView[];
+  totals: Totals;
+  last_seq: number;
+}
+
+export type EventType =
+  | "workflow.started"
+  | "workflow.completed"
+  | "task.started"
+  | "task.completed"
+  /** A completed task's record changed afterwards (e.g. a later task reported an overlap with it). */
+  | "task.updated"
+  | "decision.logged"
+  | "issue.logged"
+  | "milestone.logged";
+
+/** One entry of the append-only log; `data` is the full entity after the change, so a follower can upsert by id. */
+export interface WorkflowEvent {
+  seq: number;
+  at: string;
+  type: EventType;
+  task_id: string | null;
+  data: WorkflowHeader | TaskView | DecisionView | IssueView | MilestoneView;
+}
+
+/** What the account index keeps per workflow (dashboard, get_workflow without id). */
+export interface WorkflowSummary {
+  id: string;
+  name: string;
+  status: WorkflowStatus;
+  created_at: string;
+  updated_at: string;
+  open_tasks: number;
+  tasks: number;
+  reviews_needed: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  /** Bytes of the workflow's event log and snapshots: counts toward the account's storage quota. */
+  bytes_stored: number;
+}
+
+/** Costs are sums of floats: shown to the micro-dollar. */
+export function roundCost(usd: number): number {
+  return Math.round(usd * 1e6) / 1e6;
+}

@@ -1,0 +1,65 @@
+/**
+ * @module define — the one way to define a tool. A definition is built once per isolate (its
+ * JSON Schemas included); every call goes through the same path: validate the arguments with the
+ * tool's zod schema, run, and map any failure — a refusal or an exception — to one error shape.
+ */
+import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
+import type { z } from "zod";
+import { fail, type Result } from "../errors";
+import { advertise, type OutputField, outputShape, parseArguments } from "./arguments";
+import { errorResult, type ToolContext, toolResult } from "./context";
+
+export interface ToolSpec<I, O extends object> {
+  name: string;
+  /** Terse: every byte of tools/list costs each agent context. */
+  description: string;
+  input: z.ZodType<I>;
+  /** Inputs advertised as opaque objects with this description (helper data; shapes too costly to spell out). */
+  opaqueInputs?: Record<string, string>;
+  /** Every top-level field the result can carry. */
+  output: Record<keyof O & string, OutputField>;
+  annotations: ToolAnnotations;
+  run: (input: I, ctx: ToolContext) => Promise<Result<O>>;
+  /** The short text form of a successful result. */
+  render: (output: O) => string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  config: {
+    description: string;
+    inputSchema: StandardSchemaWithJSON;
+    outputSchema: StandardSchemaWithJSON;
+    annotations: ToolAnnotations;
+  };
+  call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
+}
+
+const STORE_FAILED = "the workflow store failed to answer; the call may be retried (with the same idempotency_key)";
+
+export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefinition {
+  return {
+    name: spec.name,
+    config: {
+      description: spec.description,
+      inputSchema: advertise(spec.input, spec.opaqueInputs),
+      outputSchema: outputShape(spec.output),
+      annotations: spec.annotations,
+    },
+    call: (args, ctx) => runTool(spec, args, ctx),
+  };
+}
+
+/** Validate, run, answer: a refusal keeps its code; an exception becomes INTERNAL without leaking internals. */
+async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
+  const parsed = parseArguments(spec.input, args);
+  if (!parsed.ok) return errorResult(parsed);
+  let result: Result<O>;
+  try {
+    result = await spec.run(parsed.value, ctx);
+  } catch (error) {
+    console.error(`${spec.name} failed`, error);
+    result = fail("INTERNAL", STORE_FAILED);
+  }
+  return result.ok ? toolResult(result.value, spec.render(result.value)) : errorResult(result);
+}

@@ -1,0 +1,69 @@
+/**
+ * @module orchestration — the tool steps that span two Durable Objects, kept in one place:
+ * start_workflow consults the account's index (resume by name) before creating the workflow
+ * and its share link; start_task asks the account's memory for related earlier work once the
+ * task exists. Everything else a tool does is one call to one object.
+ */
+import type { StartTaskInput, StartWorkflowInput } from "@waymark/protocol/tools";
+import type { RelatedItem } from "../account/memory";
+import type { ResumeCandidate } from "../account/object";
+import { fail, ok, type Result } from "../errors";
+import { newWorkflowId, workflowIdForKey } from "../ids";
+import type { StartTaskOutput, StartWorkflowOutput } from "../workflow/object";
+import { accountStub, notFound, type ToolContext, workflowStub } from "./context";
+
+export interface StartedWorkflow extends StartWorkflowOutput {
+  share_url?: string;
+  /** Set when an open workflow of the same name was returned instead of a new one. */
+  resumed?: true;
+  resume_candidate?: ResumeCandidate;
+}
+
+export interface StartedTask extends StartTaskOutput {
+  related?: RelatedItem[];
+}
+
+/** Resume by name unless `force_new`; otherwise create the workflow and its read-only share link. */
+export async function startWorkflow(ctx: ToolContext, input: StartWorkflowInput): Promise<Result<StartedWorkflow>> {
+  const id = input.idempotency_key ? await workflowIdForKey(ctx.account, input.idempotency_key) : newWorkflowId();
+  if (!input.force_new) {
+    const candidate = await accountStub(ctx).openWorkflowNamed(input.name);
+    // A retry of the call that created `candidate` (same idempotency key) replays below instead.
+    if (candidate && candidate.workflow_id !== id) {
+      return ok({ workflow_id: candidate.workflow_id, created_at: candidate.created_at, resumed: true, resume_candidate: candidate });
+    }
+  }
+  const stub = workflowStub(ctx, id);
+  if (!stub) return fail("INTERNAL", "could not allocate a workflow id");
+  const started = await stub.startWorkflow(ctx.account, id, input);
+  if (!started.ok) return started;
+  const share = await stub.shareLink(ctx.account);
+  const token = share.ok ? share.value.token : null;
+  return ok(token ? { ...started.value, share_url: `${ctx.origin}/s/${token}` } : started.value);
+}
+
+/** Start the task, then attach the account's most relevant earlier decisions and issues. */
+export async function startTask(ctx: ToolContext, input: StartTaskInput): Promise<Result<StartedTask>> {
+  const stub = workflowStub(ctx, input.workflow_id);
+  if (!stub) return notFound("workflow_id", input.workflow_id);
+  const started = await stub.startTask(ctx.account, input);
+  if (!started.ok) return started;
+  const related = await relatedWork(ctx, input, started.value.task_id);
+  return ok(related.length > 0 ? { ...started.value, related } : started.value);
+}
+
+/** Best effort: the task is started either way, so a failing memory costs only the suggestions. */
+async function relatedWork(ctx: ToolContext, input: StartTaskInput, taskId: string): Promise<RelatedItem[]> {
+  try {
+    return await accountStub(ctx).related({
+      workflow_id: input.workflow_id,
+      task_id: taskId,
+      name: input.name,
+      goal: input.goal,
+      areas: input.areas ?? [],
+    });
+  } catch (error) {
+    console.error("related work lookup failed", error);
+    return [];
+  }
+}

@@ -1,0 +1,409 @@
+/**
+ * @module workflow/records
+ * Typed rows of one workflow's SQLite and their mapping to the read model (domain/view).
+ * Every query the object runs on its entities lives here, so a new column means editing
+ * the schema, this file and the view type.
+ */
+
+import type { LogDecisionInput, LogIssueInput, LogMilestoneInput, StartTaskInput } from "@waymark/protocol/tools";
+import type { PathChange, Snapshot } from "../domain/changes";
+import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
+import type {
+  DecisionView,
+  IssueView,
+  JsonObject,
+  MilestoneView,
+  TaskView,
+  WorkflowHeader,
+  WorkflowSummary,
+  WorkflowView,
+} from "../domain/view";
+import { WaymarkError } from "../errors";
+import type { Sql } from "../storage/sql";
+import type { RunningTotals } from "./totals";
+
+export type TaskRow = {
+  id: string;
+  parent_id: string | null;
+  name: string;
+  goal: string;
+  areas: string;
+  status: string;
+  snapshot_type: string;
+  snapshot_head: string | null;
+  snapshot_meta: string | null;
+  started_at: number;
+  completed_at: number | null;
+  duration_seconds: number | null;
+  outcome: string | null;
+  metadata: string | null;
+  files_changed: string | null;
+  verification: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  model: string | null;
+  cost_usd: number | null;
+};
+
+export type WorkflowRow = {
+  id: string;
+  account: string;
+  name: string;
+  description: string | null;
+  plan: string;
+  status: string;
+  outcome: string | null;
+  created_at: number;
+  completed_at: number | null;
+  updated_at: number;
+};
+
+type DecisionRow = {
+  id: string;
+  task_id: string;
+  category: string;
+  question: string;
+  options: string;
+  chosen: string;
+  reasoning: string;
+  trade_offs: string | null;
+  created_at: number;
+};
+type IssueRow = {
+  id: string;
+  task_id: string;
+  type: string;
+  description: string;
+  resolution: string;
+  requires_human_review: number;
+  created_at: number;
+};
+type MilestoneRow = { id: string; task_id: string; message: string; progress: number | null; metadata: string | null; created_at: number };
+type ChangeRow = {
+  path: string;
+  status: string;
+  before_mode: string | null;
+  before_blob: string | null;
+  after_mode: string | null;
+  after_blob: string | null;
+  committed: number;
+};
+
+/** Two blob ids, two modes and the row's own cost: what a snapshot entry stores besides its path. */
+const SNAPSHOT_ENTRY_OVERHEAD = 100;
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
+const state = (mode: string | null, blob: string | null) => (mode !== null && blob !== null ? { mode, blob } : null);
+
+export function notFoundError(field: string, id: string): WaymarkError {
+  return new WaymarkError("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
+}
+
+export function taskView(t: TaskRow): TaskView {
+  return {
+    id: t.id,
+    parent_task_id: t.parent_id,
+    name: t.name,
+    goal: t.goal,
+    areas: JSON.parse(t.areas) as string[],
+    status: t.status as TaskView["status"],
+    snapshot_type: t.snapshot_type as TaskView["snapshot_type"],
+    started_at: iso(t.started_at),
+    completed_at: isoOrNull(t.completed_at),
+    duration_seconds: t.duration_seconds,
+    outcome: parse(t.outcome),
+    metadata: parse(t.metadata),
+    files_changed: parse(t.files_changed),
+    verification: parse(t.verification),
+    metrics:
+      t.input_tokens === null && t.output_tokens === null && t.model === null && t.cost_usd === null
+        ? null
+        : { input_tokens: t.input_tokens, output_tokens: t.output_tokens, model: t.model, cost_usd: t.cost_usd },
+  };
+}
+
+function decisionView(r: DecisionRow): DecisionView {
+  return {
+    id: r.id,
+    task_id: r.task_id,
+    category: r.category as DecisionView["category"],
+    question: r.question,
+    options_considered: JSON.parse(r.options) as string[],
+    chosen: r.chosen,
+    reasoning: r.reasoning,
+    trade_offs: r.trade_offs,
+    created_at: iso(r.created_at),
+  };
+}
+
+function issueView(r: IssueRow): IssueView {
+  return {
+    id: r.id,
+    task_id: r.task_id,
+    type: r.type as IssueView["type"],
+    description: r.description,
+    resolution: r.resolution,
+    requires_human_review: r.requires_human_review === 1,
+    created_at: iso(r.created_at),
+  };
+}
+
+function milestoneView(r: MilestoneRow): MilestoneView {
+  return {
+    id: r.id,
+    task_id: r.task_id,
+    message: r.message,
+    progress: r.progress,
+    metadata: parse<JsonObject>(r.metadata),
+    created_at: iso(r.created_at),
+  };
+}
+
+export class WorkflowRecords {
+  constructor(private readonly sql: Sql) {}
+
+  workflow(): WorkflowRow | null {
+    return this.sql<WorkflowRow>`SELECT * FROM workflow LIMIT 1`[0] ?? null;
+  }
+
+  header(): WorkflowHeader {
+    const w = this.workflow();
+    if (!w) throw new WaymarkError("INTERNAL", "workflow row missing");
+    return {
+      id: w.id,
+      name: w.name,
+      description: w.description,
+      plan: JSON.parse(w.plan) as WorkflowHeader["plan"],
+      status: w.status as WorkflowHeader["status"],
+      outcome: parse(w.outcome),
+      created_at: iso(w.created_at),
+      completed_at: isoOrNull(w.completed_at),
+      updated_at: iso(w.updated_at),
+    };
+  }
+
+  summary(totals: RunningTotals): WorkflowSummary {
+    const w = this.workflow();
+    if (!w) throw new WaymarkError("INTERNAL", "workflow row missing");
+    const t = totals.read();
+    return {
+      id: w.id,
+      name: w.name,
+      status: w.status as WorkflowSummary["status"],
+      created_at: iso(w.created_at),
+      updated_at: iso(w.updated_at),
+      open_tasks: t.open_tasks,
+      tasks: t.tasks,
+      reviews_needed: t.reviews_needed,
+      input_tokens: t.input_tokens,
+      output_tokens: t.output_tokens,
+      cost_usd: t.cost_usd,
+      bytes_stored: totals.usage().bytes_stored,
+    };
+  }
+
+  /** The whole workflow, for pages, exports and the workflow resource. */
+  view(totals: RunningTotals, lastSeq: number): WorkflowView {
+    return {
+      workflow: this.header(),
+      tasks: this.tasks(),
+      decisions: this.decisions(),
+      issues: this.issues(),
+      milestones: this.milestones(),
+      totals: totals.read(),
+      last_seq: lastSeq,
+    };
+  }
+
+  touch(now: number): void {
+    this.sql`UPDATE workflow SET updated_at = ${now}`;
+  }
+
+  task(id: string): TaskRow | null {
+    return this.sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`[0] ?? null;
+  }
+
+  /** A task the current write just wrote: its absence is a bug, not a caller's mistake. */
+  written(id: string): TaskRow {
+    const task = this.task(id);
+    if (!task) throw new WaymarkError("INTERNAL", `task ${id} vanished during a write`);
+    return task;
+  }
+
+  tasks(): TaskView[] {
+    return this.sql<TaskRow>`SELECT * FROM tasks ORDER BY started_at, id`.map(taskView);
+  }
+
+  openTasks(): TaskRow[] {
+    return this.sql<TaskRow>`SELECT * FROM tasks WHERE status = 'in_progress' ORDER BY started_at`;
+  }
+
+  openChildren(taskId: string): { id: string; name: string }[] {
+    return this.sql<{ id: string; name: string }>`
+      SELECT id, name FROM tasks WHERE parent_id = ${taskId} AND status = 'in_progress' ORDER BY started_at`;
+  }
+
+  decision(id: string): DecisionView | null {
+    const row = this.sql<DecisionRow>`SELECT * FROM decisions WHERE id = ${id}`[0];
+    return row ? decisionView(row) : null;
+  }
+
+  decisions(): DecisionView[] {
+    return this.sql<DecisionRow>`SELECT * FROM decisions ORDER BY created_at, id`.map(decisionView);
+  }
+
+  issue(id: string): IssueView | null {
+    const row = this.sql<IssueRow>`SELECT * FROM issues WHERE id = ${id}`[0];
+    return row ? issueView(row) : null;
+  }
+
+  issues(): IssueView[] {
+    return this.sql<IssueRow>`SELECT * FROM issues ORDER BY created_at, id`.map(issueView);
+  }
+
+  milestone(id: string): MilestoneView | null {
+    const row = this.sql<MilestoneRow>`SELECT * FROM milestones WHERE id = ${id}`[0];
+    return row ? milestoneView(row) : null;
+  }
+
+  milestones(): MilestoneView[] {
+    return this.sql<MilestoneRow>`SELECT * FROM milestones ORDER BY created_at, id`.map(milestoneView);
+  }
+
+  lastMilestone(taskId: string): string | undefined {
+    return this.sql<{ message: string }>`
+      SELECT message FROM milestones WHERE task_id = ${taskId} ORDER BY created_at DESC, id DESC LIMIT 1`[0]?.message;
+  }
+
+  /** How many rows of one log kind a task has (the kinds are fixed table names, never input). */
+  logCount(table: "decisions" | "issues" | "milestones", taskId: string): number {
+    if (table === "decisions") return this.sql<{ n: number }>`SELECT count(*) AS n FROM decisions WHERE task_id = ${taskId}`[0]?.n ?? 0;
+    if (table === "issues") return this.sql<{ n: number }>`SELECT count(*) AS n FROM issues WHERE task_id = ${taskId}`[0]?.n ?? 0;
+    return this.sql<{ n: number }>`SELECT count(*) AS n FROM milestones WHERE task_id = ${taskId}`[0]?.n ?? 0;
+  }
+
+  /** A task's name and areas, indexed with its decisions and issues. */
+  taskContext(taskId: string): string {
+    const task = this.task(taskId);
+    return task ? `${task.name}\n${(JSON.parse(task.areas) as string[]).join(" ")}` : "";
+  }
+
+  storedSnapshot(task: TaskRow): Snapshot | null {
+    if (task.snapshot_type === "git") {
+      const rows = this.sql<{
+        path: string;
+        head_mode: string | null;
+        head_blob: string | null;
+        worktree_mode: string | null;
+        worktree_blob: string | null;
+      }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
+      const meta = parse<{ branch: string | null }>(task.snapshot_meta);
+      return {
+        type: "git",
+        head: task.snapshot_head,
+        branch: meta?.branch ?? null,
+        dirty: rows.map((r) => ({
+          path: r.path,
+          head: state(r.head_mode, r.head_blob),
+          worktree: state(r.worktree_mode, r.worktree_blob),
+        })),
+      };
+    }
+    if (task.snapshot_type === "checksum") {
+      const meta = parse<{ files: number; digest: string }>(task.snapshot_meta);
+      return { type: "checksum", files: meta?.files ?? 0, digest: meta?.digest ?? "" };
+    }
+    return null;
+  }
+
+  storedChanges(taskId: string): PathChange[] {
+    return this.sql<ChangeRow>`
+      SELECT path, status, before_mode, before_blob, after_mode, after_blob, committed FROM file_changes WHERE task_id = ${taskId}`.map(
+      (r) => ({
+        path: r.path,
+        status: r.status as PathChange["status"],
+        before: state(r.before_mode, r.before_blob),
+        after: state(r.after_mode, r.after_blob),
+        committed: r.committed === 1,
+      }),
+    );
+  }
+
+  /** Stores a new task and its start snapshot; returns the bytes the snapshot entries take. */
+  insertTask(taskId: string, input: StartTaskInput, now: number): number {
+    const snapshot = input.snapshot;
+    const meta =
+      snapshot?.type === "checksum"
+        ? { files: snapshot.files, digest: snapshot.digest }
+        : snapshot?.type === "git"
+          ? { branch: snapshot.branch ?? null, dirty: snapshot.dirty.length }
+          : null;
+    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at)
+      VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
+              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
+    if (snapshot?.type !== "git") return 0;
+    let bytes = 0;
+    for (const entry of snapshot.dirty) {
+      this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
+        VALUES (${taskId}, ${entry.path}, ${entry.head?.mode ?? null}, ${entry.head?.blob ?? null},
+                ${entry.worktree?.mode ?? null}, ${entry.worktree?.blob ?? null})
+        ON CONFLICT (task_id, path) DO UPDATE SET head_mode = excluded.head_mode, head_blob = excluded.head_blob,
+          worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
+      bytes += entry.path.length + SNAPSHOT_ENTRY_OVERHEAD;
+    }
+    return bytes;
+  }
+
+  insertDecision(id: string, taskId: string, input: LogDecisionInput, now: number): DecisionView | null {
+    this.sql`INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
+      VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
+              ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now})`;
+    return this.decision(id);
+  }
+
+  insertIssue(id: string, taskId: string, input: LogIssueInput, now: number): IssueView | null {
+    this.sql`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at)
+      VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})`;
+    return this.issue(id);
+  }
+
+  insertMilestone(id: string, taskId: string, input: LogMilestoneInput, now: number): MilestoneView | null {
+    this.sql`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at)
+      VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now})`;
+    return this.milestone(id);
+  }
+
+  /** Stores a task's attributed changes; returns how many paths no earlier task had changed. */
+  storeChanges(taskId: string, changes: readonly PathChange[], unexpected: ReadonlySet<string>): number {
+    let newPaths = 0;
+    for (const c of changes) {
+      this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope)
+        VALUES (${taskId}, ${c.path}, ${c.status}, ${c.before?.mode ?? null}, ${c.before?.blob ?? null},
+                ${c.after?.mode ?? null}, ${c.after?.blob ?? null}, ${c.committed ? 1 : 0}, ${unexpected.has(c.path) ? 0 : 1})`;
+      newPaths += this.sql`INSERT INTO changed_paths (path) VALUES (${c.path}) ON CONFLICT (path) DO NOTHING RETURNING path`.length;
+    }
+    return newPaths;
+  }
+
+  window(task: TaskRow, completedAt: number | null): TaskWindow {
+    const ancestors = this.sql<{ id: string }>`
+      WITH RECURSIVE up(id, parent_id) AS (
+        SELECT id, parent_id FROM tasks WHERE id = ${task.id}
+        UNION ALL SELECT t.id, t.parent_id FROM tasks t JOIN up ON t.id = up.parent_id
+      ) SELECT id FROM up WHERE id != ${task.id}`.map((r) => r.id);
+    return { task_id: task.id, started_at: task.started_at, completed_at: completedAt ?? task.completed_at, ancestors };
+  }
+
+  /**
+   * The completed tasks whose window can intersect this one's: those that completed after it
+   * started (touching windows are sequential, docs/attribution.md). A workflow run task after
+   * task reads nothing here, however many tasks it has.
+   */
+  completedDuring(task: TaskRow): CompletedTaskChanges[] {
+    const tasks = this.sql<TaskRow>`
+      SELECT * FROM tasks WHERE id != ${task.id} AND status != 'in_progress' AND completed_at > ${task.started_at} ORDER BY completed_at`;
+    return tasks.map((t) => ({ window: this.window(t, null), changes: this.storedChanges(t.id) }));
+  }
+}

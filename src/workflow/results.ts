@@ -1,0 +1,38 @@
+/**
+ * @module workflow/results
+ * What the WorkflowObject's write methods return (inside a Result): the structured results the
+ * MCP tools answer with.
+ */
+import type { FilesChanged } from "../domain/changes";
+import type { Verification, WorkflowView } from "../domain/view";
+
+export interface StartWorkflowOutput {
+  workflow_id: string;
+  created_at: string;
+}
+export interface StartTaskOutput {
+  task_id: string;
+  snapshot_id: string;
+  snapshot_type: "git" | "checksum" | "none";
+  started_at: string;
+  warnings?: string[];
+}
+export interface LogOutput {
+  id: string;
+  task_id: string;
+  warnings?: string[];
+}
+export interface CompleteTaskOutput {
+  task_id: string;
+  status: string;
+  duration_seconds: number;
+  files_changed: FilesChanged;
+  verification: Verification;
+}
+export interface CompleteWorkflowOutput {
+  workflow_id: string;
+  status: string;
+  completed_at: string;
+  duration_seconds: number;
+  totals: WorkflowView["totals"];
+}

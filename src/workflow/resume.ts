@@ -1,0 +1,102 @@
+/**
+ * @module workflow/resume
+ * What an agent that lost its context reads to pick up a workflow: what is still open (tasks
+ * with their last milestone), what is already done (the latest completed tasks with a one-line
+ * outcome, and which plan steps they fulfilled where names allow), recent decisions and issues,
+ * the next steps of the latest completed tasks, and totals. Lists are bounded whatever the
+ * workflow's size.
+ */
+import { planProgress, type StepProgress } from "../domain/plan";
+import type { WorkflowHeader, WorkflowView } from "../domain/view";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+import { iso, type WorkflowRecords } from "./records";
+import type { RunningTotals } from "./totals";
+
+export interface ResumeInfo {
+  workflow: Pick<WorkflowHeader, "id" | "name" | "status" | "description" | "plan">;
+  open_tasks: { task_id: string; parent_task_id: string | null; name: string; goal: string; started_at: string; last_milestone?: string }[];
+  /** Newest first, at most LIMITS.RESUME_COMPLETED; `summary` is the outcome's first line, shortened. */
+  completed_tasks: {
+    task_id: string;
+    parent_task_id: string | null;
+    name: string;
+    status: string;
+    summary: string;
+    completed_at: string;
+  }[];
+  /** Present when the workflow has a plan. */
+  plan_progress?: StepProgress[];
+  recent_decisions: { task_id: string; question: string; chosen: string }[];
+  recent_issues: { task_id: string; type: string; description: string; requires_human_review: boolean }[];
+  next_steps: string[];
+  totals: WorkflowView["totals"];
+}
+
+export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTotals, recent: number): ResumeInfo {
+  const header = records.header();
+  const decisions = sql<{ task_id: string; question: string; chosen: string }>`
+    SELECT task_id, question, chosen FROM decisions ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
+  const issues = sql<{ task_id: string; type: string; description: string; requires_human_review: number }>`
+    SELECT task_id, type, description, requires_human_review FROM issues ORDER BY requires_human_review DESC, created_at DESC LIMIT ${recent}`;
+  const completed = sql<{
+    id: string;
+    parent_id: string | null;
+    name: string;
+    goal: string;
+    status: string;
+    outcome: string | null;
+    completed_at: number;
+  }>`
+    SELECT id, parent_id, name, goal, status, outcome, completed_at FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC`;
+  const lastDone = sql<{ outcome: string }>`
+    SELECT outcome FROM tasks WHERE outcome IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
+  return {
+    workflow: { id: header.id, name: header.name, status: header.status, description: header.description, plan: header.plan },
+    open_tasks: records.openTasks().map((t) => {
+      const milestone = records.lastMilestone(t.id);
+      return {
+        task_id: t.id,
+        parent_task_id: t.parent_id,
+        name: t.name,
+        goal: t.goal,
+        started_at: iso(t.started_at),
+        ...(milestone === undefined ? {} : { last_milestone: milestone }),
+      };
+    }),
+    completed_tasks: completed.slice(0, LIMITS.RESUME_COMPLETED).map((t) => ({
+      task_id: t.id,
+      parent_task_id: t.parent_id,
+      name: t.name,
+      status: t.status,
+      summary: oneLine(t.outcome === null ? "" : ((JSON.parse(t.outcome) as { summary?: string }).summary ?? "")),
+      completed_at: iso(t.completed_at),
+    })),
+    ...(header.plan.length === 0
+      ? {}
+      : {
+          plan_progress: planProgress(
+            header.plan,
+            completed
+              .filter((t) => t.status !== "failed")
+              .reverse()
+              .map((t) => ({ task_id: t.id, name: t.name, goal: t.goal })),
+          ),
+        }),
+    recent_decisions: decisions.map((d) => ({ task_id: d.task_id, question: d.question, chosen: d.chosen })),
+    recent_issues: issues.map((i) => ({
+      task_id: i.task_id,
+      type: i.type,
+      description: i.description,
+      requires_human_review: i.requires_human_review === 1,
+    })),
+    next_steps: lastDone.flatMap((t) => (JSON.parse(t.outcome) as { next_steps?: string[] }).next_steps ?? []).slice(0, recent),
+    totals: totals.read(),
+  };
+}
+
+/** The first line of a text, at most LIMITS.RELATED_TEXT characters: enough to know what was done. */
+function oneLine(text: string): string {
+  const first = text.split("\n", 1)[0]?.trim() ?? "";
+  return first.length > LIMITS.RELATED_TEXT ? `${first.slice(0, LIMITS.RELATED_TEXT - 1)}…` : first;
+}

@@ -1,0 +1,95 @@
+/**
+ * @module workflow/writer
+ * How every write of a workflow runs: authorize, replay or mutate, count, commit, fan out.
+ *
+ * The invariant live followers rely on is enforced here: the mutation runs synchronously in
+ * one transaction and its events are broadcast before the first `await` after the commit, so
+ * no other request can interleave between a commit and its broadcast (followers see events in
+ * seq order, each once). The account index is updated off the reply path, except for the
+ * events resume-by-name depends on.
+ */
+import type { EventType, WorkflowEvent } from "../domain/view";
+import { ok, type Result, WaymarkError } from "../errors";
+import type { AccountOutbox } from "./account-outbox";
+import { needsPromptPush } from "./account-outbox";
+import type { EventLog } from "./event-log";
+import type { LiveFollowers } from "./followers";
+import { type IdempotencyRecords, requestHash } from "./idempotency";
+import type { RunningTotals } from "./totals";
+
+/** What a write's mutation can do besides SQL: record events and count stored bytes. */
+export interface WriteScope {
+  now: number;
+  emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"]): void;
+  countBytes(bytes: number): void;
+}
+
+export interface WriteOptions {
+  /** Writes that open new work are refused past the workflow's quota; completions never are. */
+  enforceQuota: boolean;
+}
+
+export class Writer {
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly idempotency: IdempotencyRecords,
+    private readonly log: EventLog,
+    private readonly totals: RunningTotals,
+    private readonly followers: LiveFollowers,
+    private readonly outbox: AccountOutbox,
+  ) {}
+
+  /**
+   * Runs a mutation atomically. `authorize` runs first, inside the transaction, so an
+   * idempotent replay is only ever returned to the workflow's owner. With an idempotency key a
+   * retry of the same request returns the stored first result; the same key with other input
+   * is a CONFLICT. A WaymarkError thrown anywhere rolls everything back and becomes the result.
+   */
+  async run<C, T>(
+    tool: string,
+    input: { idempotency_key?: string },
+    authorize: () => C,
+    mutate: (context: C, scope: WriteScope) => T,
+    options: WriteOptions = { enforceQuota: true },
+  ): Promise<Result<T>> {
+    const hash = await requestHash(tool, input);
+    let events: WorkflowEvent[] = [];
+    let result: Result<T>;
+    try {
+      result = this.ctx.storage.transactionSync(() => {
+        const context = authorize();
+        const replayed = this.idempotency.replay<T>(tool, input.idempotency_key, hash);
+        if (replayed) return replayed;
+        const written: WorkflowEvent[] = [];
+        let bytes = 0;
+        const scope: WriteScope = {
+          now: Date.now(),
+          emit: (type, taskId, data) => {
+            const appended = this.log.append(scope.now, type, taskId, data);
+            written.push(appended.event);
+            bytes += appended.bytes;
+          },
+          countBytes: (n) => {
+            bytes += n;
+          },
+        };
+        const value = mutate(context, scope);
+        this.totals.countWrite(written.length, bytes, options.enforceQuota);
+        this.idempotency.record(tool, input.idempotency_key, hash, value, scope.now);
+        events = written;
+        return ok(value);
+      });
+    } catch (error) {
+      if (error instanceof WaymarkError) return error.toFailure();
+      throw error;
+    }
+    // No await between the commit above and this broadcast.
+    this.followers.broadcast(events);
+    if (events.length > 0) {
+      const pushed = this.outbox.flush();
+      if (needsPromptPush(events)) await pushed;
+      else this.ctx.waitUntil(pushed);
+    }
+    return result;
+  }
+}

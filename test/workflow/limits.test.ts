@@ -1,0 +1,234 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { AccountObject } from "../../src/account/object";
+import type { Result } from "../../src/errors";
+import { newWorkflowId } from "../../src/ids";
+import { LIMITS } from "../../src/limits";
+import type { WorkflowObject } from "../../src/workflow/object";
+import { file } from "../domain/fixtures";
+
+// Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
+// methods as the MCP layer calls them.
+
+const ACME = "acme";
+const GLOBEX = "globex";
+
+function stubFor(workflowId: string): DurableObjectStub<WorkflowObject> {
+  return env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
+}
+
+function value<T>(result: Result<T>): T {
+  if (!result.ok) throw new Error(`${result.code}: ${result.message}`);
+  return result.value;
+}
+
+function failure<T>(result: Result<T>): { code: string; message: string } {
+  if (result.ok) throw new Error(`expected a failure, got ${JSON.stringify(result.value)}`);
+  return { code: result.code, message: result.message };
+}
+
+async function newTask(account = ACME) {
+  const id = newWorkflowId();
+  const stub = stubFor(id);
+  value(await stub.startWorkflow(account, id, { name: `Limits ${id}` }));
+  const task = value(await stub.startTask(account, { workflow_id: id, name: "T", goal: "G" }));
+  return { id, stub, taskId: task.task_id };
+}
+
+async function exec<T>(stub: DurableObjectStub<WorkflowObject>, query: string, ...params: (string | number)[]): Promise<T[]> {
+  return runInDurableObject(stub, async (_i, state) => state.storage.sql.exec(query, ...params).toArray() as T[]);
+}
+
+describe("idempotency records", () => {
+  it("never replay a stored result to another account, nor reveal that the key exists", async () => {
+    const { stub, taskId } = await newTask();
+    const input = { task_id: taskId, message: "secret progress", idempotency_key: "k-shared-1" };
+    const first = value(await stub.logMilestone(ACME, input));
+    // The attacker knows (or guesses) the task id and the key, and replays the same request.
+    const attack = failure(await stub.logMilestone(GLOBEX, input));
+    expect(attack.code).toBe("NOT_FOUND");
+    expect(attack.message).not.toContain(first.id);
+    // A different request under the same key answers exactly like an unknown task would.
+    const probe = failure(await stub.logMilestone(GLOBEX, { ...input, message: "other" }));
+    expect(probe).toEqual({ code: "NOT_FOUND", message: `task_id: no workflow or task ${taskId} in this account` });
+  });
+
+  it("expire: past the retention a key can be used again", async () => {
+    const { stub, taskId } = await newTask();
+    const first = value(await stub.logMilestone(ACME, { task_id: taskId, message: "one", idempotency_key: "k-expire" }));
+    expect(value(await stub.logMilestone(ACME, { task_id: taskId, message: "one", idempotency_key: "k-expire" })).id).toBe(first.id);
+    await exec(stub, "UPDATE idempotency SET created_at = ?", Date.now() - LIMITS.IDEMPOTENCY_TTL_MS - 1);
+    const later = value(await stub.logMilestone(ACME, { task_id: taskId, message: "two", idempotency_key: "k-expire" }));
+    expect(later.id).not.toBe(first.id);
+  });
+});
+
+describe("quotas", () => {
+  it("refuse new work past the workflow's event quota with QUOTA_EXCEEDED, store nothing, and still let tasks complete", async () => {
+    const { id, stub, taskId } = await newTask();
+    await exec(stub, "UPDATE totals SET events = ?", LIMITS.WORKFLOW_EVENTS);
+    const before = (await exec<{ n: number }>(stub, "SELECT count(*) AS n FROM events"))[0]?.n;
+    const refused = failure(
+      await stub.logDecision(ACME, { task_id: taskId, category: "other", question: "Q", chosen: "A", reasoning: "R" }),
+    );
+    expect(refused.code).toBe("QUOTA_EXCEEDED");
+    expect(refused.message).toMatch(/^workflow: at most 100000 events per workflow/);
+    expect(failure(await stub.startTask(ACME, { workflow_id: id, name: "More", goal: "G" })).code).toBe("QUOTA_EXCEEDED");
+    const after = (await exec<{ n: number }>(stub, "SELECT count(*) AS n FROM events"))[0]?.n;
+    expect(after).toBe(before);
+    value(await stub.completeTask(ACME, { task_id: taskId, status: "success", outcome: { summary: "Done anyway." } }));
+    value(await stub.completeWorkflow(ACME, { workflow_id: id, status: "success", summary: "Closed." }));
+  });
+
+  it("refuse new work past the workflow's byte quota", async () => {
+    const { stub, taskId } = await newTask();
+    await exec(stub, "UPDATE totals SET bytes_stored = ?", LIMITS.WORKFLOW_BYTES);
+    const refused = failure(await stub.logMilestone(ACME, { task_id: taskId, message: "one byte too many" }));
+    expect(refused.code).toBe("QUOTA_EXCEEDED");
+    expect(refused.message).toMatch(/bytes stored per workflow/);
+  });
+
+  it("refuse a new workflow once the account stores its quota of bytes", async () => {
+    const account = `quota-${Date.now()}`;
+    const index = env.ACCOUNT.get(env.ACCOUNT.idFromName(account)) as DurableObjectStub<AccountObject>;
+    const { stub } = await newTask(account);
+    await stub.flushAccount();
+    await runInDurableObject(index, async (_i, state) => {
+      state.storage.sql.exec("UPDATE workflows SET bytes_stored = ?", LIMITS.ACCOUNT_BYTES);
+    });
+    const id = newWorkflowId();
+    const refused = failure(await stubFor(id).startWorkflow(account, id, { name: "One more" }));
+    expect(refused).toEqual({ code: "QUOTA_EXCEEDED", message: `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account` });
+    expect(failure(await stubFor(id).view(account)).code).toBe("NOT_FOUND");
+  });
+});
+
+describe("running totals", () => {
+  it("equal a recomputation over the whole workflow after every kind of write", async () => {
+    const { id, stub, taskId } = await newTask();
+    const child = value(await stub.startTask(ACME, { workflow_id: id, parent_task_id: taskId, name: "Child", goal: "G" }));
+    value(
+      await stub.logIssue(ACME, { task_id: child.task_id, type: "other", description: "D", resolution: "R", requires_human_review: true }),
+    );
+    value(await stub.logDecision(ACME, { task_id: child.task_id, category: "other", question: "Q", chosen: "A", reasoning: "R" }));
+    const changes = {
+      type: "checksum" as const,
+      transitions: [
+        { path: "a.ts", before: null, after: file("a") },
+        { path: "b.ts", before: file("b1"), after: file("b2") },
+      ],
+    };
+    value(
+      await stub.completeTask(ACME, {
+        task_id: child.task_id,
+        status: "failed",
+        outcome: { summary: "S", manual_review_needed: true },
+        changes,
+        metrics: { input_tokens: 10, output_tokens: 5, cost_usd: 0.25 },
+      }),
+    );
+    value(
+      await stub.completeTask(ACME, {
+        task_id: taskId,
+        status: "success",
+        outcome: { summary: "S" },
+        changes: { type: "checksum", transitions: [changes.transitions[0] as (typeof changes.transitions)[0]] },
+        metrics: { input_tokens: 1, output_tokens: 2, cost_usd: 0.5 },
+      }),
+    );
+    const view = value(await stub.view(ACME));
+    const [recomputed] = await exec<Record<string, number>>(
+      stub,
+      `SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM tasks WHERE status = 'in_progress') AS open_tasks,
+        (SELECT count(DISTINCT path) FROM file_changes) AS files_changed, (SELECT count(*) FROM decisions) AS decisions,
+        (SELECT count(*) FROM issues) AS issues,
+        (SELECT sum(requires_human_review) FROM issues) + (SELECT count(*) FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1) AS reviews_needed,
+        (SELECT sum(input_tokens) FROM tasks) AS input_tokens, (SELECT sum(output_tokens) FROM tasks) AS output_tokens,
+        (SELECT sum(cost_usd) FROM tasks) AS cost_usd,
+        (SELECT sum(duration_seconds) FROM tasks WHERE parent_id IS NULL) AS duration_seconds`,
+    );
+    expect(view.totals).toEqual(recomputed);
+    expect(view.totals).toMatchObject({
+      tasks: 2,
+      open_tasks: 0,
+      files_changed: 2,
+      decisions: 1,
+      issues: 1,
+      reviews_needed: 2,
+      cost_usd: 0.75,
+    });
+  });
+});
+
+type LiveMessage = { type: string; seq?: number; event?: { seq: number } };
+
+async function follow(stub: DurableObjectStub<WorkflowObject>, token: string | null, client = "203.0.113.7", after = 0) {
+  const headers: Record<string, string> = { Upgrade: "websocket", "Waymark-Client": client };
+  if (token) headers["Waymark-Share-Token"] = token;
+  const response = await stub.fetch(new Request(`https://workflow.internal/live?after=${after}`, { headers }));
+  const socket = response.webSocket;
+  if (!socket) return { status: response.status, socket: null, messages: [] as LiveMessage[], bytes: () => 0 };
+  const messages: LiveMessage[] = [];
+  let bytes = 0;
+  socket.accept();
+  socket.addEventListener("message", (m) => {
+    const text = String(m.data);
+    bytes += text.length;
+    messages.push(JSON.parse(text) as LiveMessage);
+  });
+  return { status: response.status, socket, messages, bytes: () => bytes };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe("live followers", () => {
+  it("are refused without a verified share token, whatever the URL says", async () => {
+    const { stub } = await newTask();
+    expect((await follow(stub, null)).status).toBe(403);
+    expect((await follow(stub, `sh_${"a".repeat(20)}_${"b".repeat(32)}`)).status).toBe(404);
+    const token = value(await stub.shareLink(ACME)).token as string;
+    expect((await follow(stub, token)).status).toBe(101);
+    value(await stub.manageShare(ACME, "revoke", null));
+    expect((await follow(stub, token)).status).toBe(410);
+  });
+
+  it("catch up in pages pulled by the follower, and repeated {after: 0} requests send nothing again", async () => {
+    const { stub, taskId } = await newTask();
+    // ~5 KB per event: 150 of them take two pages of at most LIVE_PAGE_BYTES.
+    const metadata = { blob: "x".repeat(LIMITS.METADATA_JSON_BYTES - 20) };
+    for (let i = 0; i < 150; i++) value(await stub.logMilestone(ACME, { task_id: taskId, message: `m${i}`, metadata }));
+    const token = value(await stub.shareLink(ACME)).token as string;
+    const live = await follow(stub, token);
+    await settle();
+    const firstPage = live.messages.at(-1);
+    expect(firstPage?.type).toBe("more");
+    expect(live.bytes()).toBeLessThan(LIMITS.LIVE_PAGE_BYTES + 10_000);
+    live.socket?.send(JSON.stringify({ after: firstPage?.seq }));
+    await settle();
+    expect(live.messages.at(-1)).toMatchObject({ type: "caught_up" });
+    const events = live.messages.filter((m) => m.type === "event").map((m) => m.event?.seq);
+    expect(events).toEqual([...new Array(events.length).keys()].map((i) => i + 1));
+    const once = live.bytes();
+    // The amplification attack: an 11-byte message asking for the whole log again, 30 times.
+    for (let i = 0; i < 30; i++) live.socket?.send('{"after":0}');
+    await settle();
+    expect(live.bytes()).toBe(once);
+    // New events still arrive, once each.
+    value(await stub.logMilestone(ACME, { task_id: taskId, message: "after" }));
+    await settle();
+    const seqs = live.messages.filter((m) => m.type === "event").map((m) => m.event?.seq);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seqs.at(-1)).toBe(events.length + 1);
+  });
+
+  it("are capped per client", async () => {
+    const { stub } = await newTask();
+    const token = value(await stub.shareLink(ACME)).token as string;
+    const opened = [];
+    for (let i = 0; i < LIMITS.LIVE_SOCKETS_PER_CLIENT; i++) opened.push(await follow(stub, token, "198.51.100.9"));
+    expect(opened.every((o) => o.status === 101)).toBe(true);
+    expect((await follow(stub, token, "198.51.100.9")).status).toBe(429);
+    expect((await follow(stub, token, "198.51.100.10")).status).toBe(101);
+  });
+});
