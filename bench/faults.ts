@@ -41,8 +41,10 @@ function follow(shareUrl: string) {
     const after = seen.at(-1) ?? 0;
     socket = new WebSocket(`${shareUrl.replace(/^http/, "ws")}/ws?after=${after}`);
     socket.addEventListener("message", (m) => {
-      const body = JSON.parse(String(m.data)) as { type: string; event?: { seq: number } };
+      const body = JSON.parse(String(m.data)) as { type: string; event?: { seq: number }; seq?: number };
       if (body.type === "event" && body.event && body.event.seq > (seen.at(-1) ?? 0)) seen.push(body.event.seq);
+      // A paged catch-up announces each further page; the follower pulls it.
+      if (body.type === "more") socket?.send(JSON.stringify({ after: body.seq }));
     });
   };
   open();

@@ -13,7 +13,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { checksumChanges, connect, healthRoundTrip, pool, timed } from "../../test/support/agents.ts";
 import { type DevServer, workerdPid } from "../../test/support/dev-server.ts";
 import { Recorder, type Summary, summarize } from "../../test/support/stats.ts";
-import { measureCatchUp } from "../lib/catch-up.ts";
+import { type CatchUpBytes, measureCatchUp } from "../lib/catch-up.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { Inspector, type IsolateHeap } from "../lib/isolate-heap.ts";
 import { type PeakMemory, peakMemoryDuring } from "../lib/memory.ts";
@@ -211,19 +211,27 @@ export async function growth(context: BenchContext, server: DevServer): Promise<
     });
   }
 
-  // One live socket: catch-up from 0, then ten {"after":0}.
-  const catchUp = await measureCatchUp(big.shareUrl, { resends: 10, idleMs: 3000, deadlineMs: 120_000 });
-  context.table.add({
-    area: "live socket on that workflow",
-    measure: `catch-up from after=0 (${count(catchUp.events)} events)`,
-    value: bytes(catchUp.first),
-  });
-  context.table.add({
-    measure: `then ${catchUp.resends} × {"after":0} (${catchUp.resendCatchUps} caught_up answered)`,
-    value: bytes(catchUp.afterResends),
-    floor: bytes(catchUp.first),
-    ratio: times(catchUp.afterResends, catchUp.first),
-  });
+  // One live socket: catch-up from 0, then ten {"after":0}. A failure here is reported in its
+  // row; the figures above stay.
+  let catchUp: CatchUpBytes | { error: string };
+  try {
+    catchUp = await measureCatchUp(big.shareUrl, { resends: 10, idleMs: 3000, deadlineMs: 120_000 });
+    context.table.add({
+      area: "live socket on that workflow",
+      measure: `catch-up from after=0 (${count(catchUp.events)} events, ${catchUp.pages + 1} page(s))`,
+      value: bytes(catchUp.first),
+    });
+    context.table.add({
+      measure: `then ${catchUp.resends} × {"after":0} (${catchUp.resendCatchUps} caught_up answered)`,
+      value: bytes(catchUp.afterResends),
+      floor: bytes(catchUp.first),
+      ratio: times(catchUp.afterResends, catchUp.first),
+    });
+  } catch (error) {
+    catchUp = { error: error instanceof Error ? error.message : String(error) };
+    context.fail(`catch-up: ${catchUp.error}`);
+    context.table.add({ area: "live socket on that workflow", measure: "catch-up failed (see PROBLEM)", value: "" });
+  }
   context.results.growth = {
     sizes,
     build_seconds: buildSeconds,

@@ -37,7 +37,11 @@ export async function exportView(shareUrl: string): Promise<ViewLite> {
   return (await response.json()) as ViewLite;
 }
 
-/** The whole event log from the workflow object's live feed (catch-up from `after`, until "caught_up"). */
+/**
+ * The whole event log from the workflow object's live feed: catch-up from `after` until
+ * "caught_up", pulling each further page the object announces with {"type":"more","seq":n}
+ * by answering {"after":n} (an object that sends everything at once never announces one).
+ */
 export function readEvents(shareUrl: string, after = 0, timeoutMs = 30_000): Promise<EventLite[]> {
   const wsUrl = `${shareUrl.replace(/^http/, "ws")}/ws?after=${after}`;
   return new Promise((resolve, reject) => {
@@ -49,8 +53,9 @@ export function readEvents(shareUrl: string, after = 0, timeoutMs = 30_000): Pro
     }, timeoutMs);
     // addEventListener: the one shape both Node's WebSocket and the workers types (which type-check this file) agree on.
     socket.addEventListener("message", (message) => {
-      const body = JSON.parse(String(message.data)) as { type: string; event?: EventLite };
+      const body = JSON.parse(String(message.data)) as { type: string; event?: EventLite; seq?: number };
       if (body.type === "event" && body.event) events.push(body.event);
+      if (body.type === "more") socket.send(JSON.stringify({ after: body.seq }));
       if (body.type === "caught_up") {
         clearTimeout(timer);
         socket.close();
