@@ -14,7 +14,7 @@ export interface Row {
   target: string;
 }
 
-export interface Target {
+export interface Verdict {
   /** e.g. "≤ 5 ms", "≤ 1.1x" */
   label: string;
   met: boolean;
@@ -29,18 +29,18 @@ export const bytes = (n: number): string =>
 export const count = (n: number): string => n.toLocaleString("en");
 
 /** "≤ limit unit" held against a value. */
-export function atMost(value: number, limit: number, unit: string): Target {
+export function atMost(value: number, limit: number, unit: string): Verdict {
   return { label: `≤ ${limit}${unit}`, met: Number.isFinite(value) && value <= limit };
 }
 
-export function atLeast(value: number, limit: number, unit: string): Target {
+export function atLeast(value: number, limit: number, unit: string): Verdict {
   return { label: `≥ ${limit}${unit}`, met: Number.isFinite(value) && value >= limit };
 }
 
 export class Table {
   readonly rows: Row[] = [];
 
-  add(row: { area?: string; measure: string; value: string; floor?: string; ratio?: string; target?: Target }): void {
+  add(row: { area?: string; measure: string; value: string; floor?: string; ratio?: string; target?: Verdict }): void {
     this.rows.push({
       area: row.area ?? "",
       measure: row.measure,
