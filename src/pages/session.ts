@@ -2,30 +2,40 @@
  * @module pages/session
  * Browser sessions of the dashboard. The cookie (hono/cookie, signed with a key derived
  * from the share secret) names the account, a session id kept server-side in the
- * account's object (src/account/sessions.ts) and the fingerprint of the account's tokens
- * at sign-in. A session ends at its expiry, at sign-out (the id is deleted, so a replayed
- * cookie is refused), and when the account's tokens change or are removed.
+ * account's object (src/account/sessions.ts), the credential it was opened with (the
+ * fingerprint of the account's bootstrap tokens, or the managed token's id) and that
+ * credential's scopes, which the session carries. A session ends at its expiry, at sign-out
+ * (the id is deleted, so a replayed cookie is refused), when the account's bootstrap tokens
+ * change, and when the managed token it was opened with is revoked or expires.
  * HttpOnly, SameSite=Strict; over https the name carries the `__Host-` prefix (Secure,
  * Path=/, no Domain: a sibling subdomain cannot plant one), over http://localhost it is
  * a plain cookie, which browsers would otherwise drop.
  */
 import type { Context } from "hono";
 import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie";
-import { credentialsFingerprint } from "../auth";
+import { credentialsFingerprint, managedTokenActive, type Principal } from "../auth";
 import { hex, hmacSha256 } from "../crypto";
+import { ALL_SCOPES, normalizeScopes, type Scope } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { shareSecret } from "../workflow/share";
 
 export const SESSION_COOKIE = "waymark_session";
 export const SESSION_SECONDS = 12 * 3600;
-const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32})$/;
+const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32}|[a-z2-7]{12})\.([rwa]{1,3})$/;
+const FINGERPRINT = /^[0-9a-f]{32}$/;
+const SCOPE_LETTERS: Record<Scope, string> = { read: "r", write: "w", admin: "a" };
 
 type Ctx = Context<AppEnv>;
 
 export interface Session {
   account: string;
   id: string;
+  /** The scopes of the token the session was opened with. */
+  scopes: Scope[];
 }
+
+const scopeCode = (scopes: readonly Scope[]) => normalizeScopes(scopes).map((scope) => SCOPE_LETTERS[scope]).join("");
+const scopesOf = (code: string) => normalizeScopes((Object.keys(SCOPE_LETTERS) as Scope[]).filter((scope) => code.includes(SCOPE_LETTERS[scope])));
 
 const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 
@@ -36,12 +46,14 @@ async function cookieKey(env: Env): Promise<string> {
 const overHttps = (url: string) => new URL(url).protocol === "https:";
 const prefixFor = (url: string) => (overHttps(url) ? "host" : undefined);
 
-/** Opens a session for `account` and returns its Set-Cookie header value. */
-export async function sessionCookie(env: Env, requestUrl: string, account: string, now = Date.now()): Promise<string> {
-  const fingerprint = await credentialsFingerprint(env, account);
-  if (fingerprint === null) throw new Error(`account ${account} has no token`);
+/** Opens a session for the principal a token proved (an account name: a bootstrap token's) and returns its Set-Cookie header value. */
+export async function sessionCookie(env: Env, requestUrl: string, proved: Principal | string, now = Date.now()): Promise<string> {
+  const principal: Principal = typeof proved === "string" ? { account: proved, scopes: ALL_SCOPES, tokenId: null } : proved;
+  const { account } = principal;
+  const credential = principal.tokenId ?? (await credentialsFingerprint(env, account));
+  if (credential === null) throw new Error(`account ${account} has no token`);
   const id = await accountObject(env, account).startSession(now + SESSION_SECONDS * 1000);
-  return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${fingerprint}`, await cookieKey(env), {
+  return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${credential}.${scopeCode(principal.scopes)}`, await cookieKey(env), {
     prefix: prefixFor(requestUrl),
     path: "/",
     httpOnly: true,
@@ -54,10 +66,13 @@ export async function sessionCookie(env: Env, requestUrl: string, account: strin
 export async function currentSession(c: Ctx): Promise<Session | null> {
   const value = await getSignedCookie(c, await cookieKey(c.env), SESSION_COOKIE, prefixFor(c.req.url));
   const match = typeof value === "string" ? VALUE.exec(value) : null;
-  if (!match?.[1] || !match[2] || !match[3]) return null;
-  const [account, id, fingerprint] = [match[1], match[2], match[3]];
-  if ((await credentialsFingerprint(c.env, account)) !== fingerprint) return null;
-  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id } : null;
+  if (!match?.[1] || !match[2] || !match[3] || !match[4]) return null;
+  const [account, id, credential] = [match[1], match[2], match[3]];
+  const credentialLive = FINGERPRINT.test(credential)
+    ? (await credentialsFingerprint(c.env, account)) === credential
+    : await managedTokenActive(c.env, account, credential);
+  if (!credentialLive) return null;
+  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id, scopes: scopesOf(match[4]) } : null;
 }
 
 /** Sign-out: the session ends server-side and the browser forgets the cookie. */
