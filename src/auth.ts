@@ -103,10 +103,12 @@ export function forgetVerifiedToken(id: string): void {
   for (const [hash, entry] of verified) if (entry.principal.tokenId === id) verified.delete(hash);
 }
 
-/** Whether a dashboard session opened with managed token `id` may go on (the token is still active). */
-export async function managedTokenActive(env: Env, account: string, id: string, now = Date.now()): Promise<boolean> {
-  for (const entry of verified.values()) if (entry.principal.tokenId === id && entry.until > now) return true;
-  return accountObject(env, account).tokenActive(id);
+/** The scopes of managed token `id` while it is active, else null: a dashboard session opened with it goes on with them. */
+export async function managedTokenScopes(env: Env, account: string, id: string, now = Date.now()): Promise<readonly Scope[] | null> {
+  for (const entry of verified.values()) {
+    if (entry.principal.tokenId === id && entry.principal.account === account && entry.until > now) return entry.principal.scopes;
+  }
+  return accountObject(env, account).activeTokenScopes(id);
 }
 
 /** The account a bearer token belongs to, or null. */

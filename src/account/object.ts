@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { type ShareInfo, shareStatus } from "../domain/share-status";
 import { roundCost, type WorkflowSummary } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
+import type { Scope } from "../http/scopes";
 import { type Migration, migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { MEMORY_MIGRATION_STATEMENTS, type MemoryDocument, type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
@@ -272,8 +273,8 @@ export class AccountObject extends DurableObject<Env> {
     return this.tokens.verify(id, hash);
   }
 
-  async tokenActive(id: string): Promise<boolean> {
-    return this.tokens.active(id);
+  async activeTokenScopes(id: string): Promise<Scope[] | null> {
+    return this.tokens.activeScopes(id);
   }
 
   async touchToken(id: string): Promise<void> {

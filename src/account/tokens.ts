@@ -132,11 +132,12 @@ export class ApiTokens {
     return { scopes: infoFromRow(row).scopes, expiresAt };
   }
 
-  /** Whether the token still exists unrevoked and unexpired (dashboard sessions opened with it). */
-  active(id: string, now = Date.now()): boolean {
-    const row = this.sql<Row>`SELECT revoked_at, expires_at FROM api_tokens WHERE id = ${id}`[0];
-    if (!row || row.revoked_at !== null) return false;
-    return row.expires_at === null || Date.parse(String(row.expires_at)) > now;
+  /** The token's scopes while it is unrevoked and unexpired, else null (dashboard sessions opened with it). */
+  activeScopes(id: string, now = Date.now()): Scope[] | null {
+    const row = this.sql<Row>`SELECT * FROM api_tokens WHERE id = ${id}`[0];
+    if (!row || row.revoked_at !== null) return null;
+    if (row.expires_at !== null && Date.parse(String(row.expires_at)) <= now) return null;
+    return infoFromRow(row).scopes;
   }
 
   /** Records a use; a no-op when the last one is under a minute old, so a busy token costs one write a minute. */

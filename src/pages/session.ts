@@ -2,9 +2,9 @@
  * @module pages/session
  * Browser sessions of the dashboard. The cookie (hono/cookie, signed with a key derived
  * from the share secret) names the account, a session id kept server-side in the
- * account's object (src/account/sessions.ts), the credential it was opened with (the
- * fingerprint of the account's bootstrap tokens, or the managed token's id) and that
- * credential's scopes, which the session carries. A session ends at its expiry, at sign-out
+ * account's object (src/account/sessions.ts) and the credential it was opened with: the
+ * fingerprint of the account's bootstrap tokens (all scopes) or the managed token's id (the
+ * session has that token's scopes, read when the session is checked). A session ends at its expiry, at sign-out
  * (the id is deleted, so a replayed cookie is refused), when the account's bootstrap tokens
  * change, and when the managed token it was opened with is revoked or expires.
  * HttpOnly, SameSite=Strict; over https the name carries the `__Host-` prefix (Secure,
@@ -13,17 +13,16 @@
  */
 import type { Context } from "hono";
 import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie";
-import { credentialsFingerprint, managedTokenActive, type Principal } from "../auth";
+import { credentialsFingerprint, managedTokenScopes, type Principal } from "../auth";
 import { hex, hmacSha256 } from "../crypto";
-import { ALL_SCOPES, normalizeScopes, type Scope } from "../http/scopes";
+import { ALL_SCOPES, type Scope } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { shareSecret } from "../workflow/share";
 
 export const SESSION_COOKIE = "waymark_session";
 export const SESSION_SECONDS = 12 * 3600;
-const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32}|[a-z2-7]{12})\.([rwa]{1,3})$/;
+const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32}|[a-z2-7]{12})$/;
 const FINGERPRINT = /^[0-9a-f]{32}$/;
-const SCOPE_LETTERS: Record<Scope, string> = { read: "r", write: "w", admin: "a" };
 
 type Ctx = Context<AppEnv>;
 
@@ -31,11 +30,8 @@ export interface Session {
   account: string;
   id: string;
   /** The scopes of the token the session was opened with. */
-  scopes: Scope[];
+  scopes: readonly Scope[];
 }
-
-const scopeCode = (scopes: readonly Scope[]) => normalizeScopes(scopes).map((scope) => SCOPE_LETTERS[scope]).join("");
-const scopesOf = (code: string) => normalizeScopes((Object.keys(SCOPE_LETTERS) as Scope[]).filter((scope) => code.includes(SCOPE_LETTERS[scope])));
 
 const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 
@@ -53,7 +49,7 @@ export async function sessionCookie(env: Env, requestUrl: string, proved: Princi
   const credential = principal.tokenId ?? (await credentialsFingerprint(env, account));
   if (credential === null) throw new Error(`account ${account} has no token`);
   const id = await accountObject(env, account).startSession(now + SESSION_SECONDS * 1000);
-  return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${credential}.${scopeCode(principal.scopes)}`, await cookieKey(env), {
+  return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${credential}`, await cookieKey(env), {
     prefix: prefixFor(requestUrl),
     path: "/",
     httpOnly: true,
@@ -66,13 +62,15 @@ export async function sessionCookie(env: Env, requestUrl: string, proved: Princi
 export async function currentSession(c: Ctx): Promise<Session | null> {
   const value = await getSignedCookie(c, await cookieKey(c.env), SESSION_COOKIE, prefixFor(c.req.url));
   const match = typeof value === "string" ? VALUE.exec(value) : null;
-  if (!match?.[1] || !match[2] || !match[3] || !match[4]) return null;
+  if (!match?.[1] || !match[2] || !match[3]) return null;
   const [account, id, credential] = [match[1], match[2], match[3]];
-  const credentialLive = FINGERPRINT.test(credential)
+  const scopes = FINGERPRINT.test(credential)
     ? (await credentialsFingerprint(c.env, account)) === credential
-    : await managedTokenActive(c.env, account, credential);
-  if (!credentialLive) return null;
-  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id, scopes: scopesOf(match[4]) } : null;
+      ? ALL_SCOPES
+      : null
+    : await managedTokenScopes(c.env, account, credential);
+  if (scopes === null) return null;
+  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id, scopes } : null;
 }
 
 /** Sign-out: the session ends server-side and the browser forgets the cookie. */
