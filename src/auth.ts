@@ -83,7 +83,10 @@ export async function authenticateToken(env: Env, token: string, now = Date.now(
     const grant = await accountObject(env, ref.account).verifyToken(ref.id, hash);
     if (!grant) return null;
     if (verified.size >= VERIFIED_CACHE_ENTRIES) verified.clear();
-    entry = { principal: { account: ref.account, scopes: grant.scopes, tokenId: ref.id }, until: Math.min(now + VERIFIED_TTL_MS, grant.expiresAt ?? Infinity) };
+    entry = {
+      principal: { account: ref.account, scopes: grant.scopes, tokenId: ref.id },
+      until: Math.min(now + VERIFIED_TTL_MS, grant.expiresAt ?? Infinity),
+    };
     verified.set(hash, entry);
   }
   recordUse(env, ref.account, ref.id, now);
@@ -95,7 +98,11 @@ function recordUse(env: Env, account: string, id: string, now: number): void {
   if (now - (lastTouched.get(id) ?? 0) < TOUCH_INTERVAL_MS) return;
   if (lastTouched.size >= VERIFIED_CACHE_ENTRIES) lastTouched.clear();
   lastTouched.set(id, now);
-  waitUntil(accountObject(env, account).touchToken(id).catch((error: unknown) => console.error("recording a token's use failed", error)));
+  waitUntil(
+    accountObject(env, account)
+      .touchToken(id)
+      .catch((error: unknown) => console.error("recording a token's use failed", error)),
+  );
 }
 
 /** Drops a revoked token from this isolate's cache at once (other isolates drop it within VERIFIED_TTL_MS). */

@@ -13,8 +13,8 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { forgetVerifiedToken } from "../auth";
-import { formCsrf } from "../http/csrf";
 import { requireAccount } from "../http/auth";
+import { formCsrf } from "../http/csrf";
 import { apiError } from "../http/errors";
 import { SCOPES, type Scope } from "../http/scopes";
 import type { AppEnv } from "../http/types";
@@ -58,7 +58,12 @@ const tokenScopes = z.preprocess(
 const expiry = z
   .preprocess(
     (value) => (value === "" ? null : typeof value === "string" && /^\d{1,12}$/.test(value) ? Number(value) : value),
-    z.number({ error: SECONDS_RULE }).int({ error: SECONDS_RULE }).min(60, { error: SECONDS_RULE }).max(MAX_TOKEN_SECONDS, { error: SECONDS_RULE }).nullable(),
+    z
+      .number({ error: SECONDS_RULE })
+      .int({ error: SECONDS_RULE })
+      .min(60, { error: SECONDS_RULE })
+      .max(MAX_TOKEN_SECONDS, { error: SECONDS_RULE })
+      .nullable(),
   )
   .optional();
 

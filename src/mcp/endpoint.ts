@@ -102,7 +102,12 @@ export async function handleMcp(request: Request, env: Env, principal?: Principa
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
   const auth = principal ? { ok: true as const, ...principal } : await authenticateBearer(env, request);
   if (!auth.ok)
-    return jsonRpcError(auth.status, -32001, auth.message, auth.status === 401 ? mcpUnauthorizedHeaders(request.url) : { "Retry-After": "60" });
+    return jsonRpcError(
+      auth.status,
+      -32001,
+      auth.message,
+      auth.status === 401 ? mcpUnauthorizedHeaders(request.url) : { "Retry-After": "60" },
+    );
   if (request.method !== "POST") {
     return jsonRpcError(405, -32000, `Method not allowed: this stateless endpoint answers ${ALLOWED_METHODS} only`, {
       Allow: ALLOWED_METHODS,

@@ -42,7 +42,8 @@ function options(origin: string): OAuthProviderOptions<Env> {
     apiHandler: {
       fetch: (request: Request, env: Env, ctx: ExecutionContext) => {
         const principal = grantPrincipal((ctx as ExecutionContext & { props?: unknown }).props);
-        if (!principal) return Response.json({ error: "invalid_token", error_description: "the grant carries no account" }, { status: 401 });
+        if (!principal)
+          return Response.json({ error: "invalid_token", error_description: "the grant carries no account" }, { status: 401 });
         return handleMcp(request, env, principal);
       },
     },

@@ -67,7 +67,9 @@ const offeredScopes = (sessionScopes: readonly Scope[]) => OAUTH_SCOPES.filter((
 const hostOf = (uri: string) => {
   try {
     const url = new URL(uri);
-    return url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]" ? `a local app (${url.host})` : url.host || url.protocol;
+    return url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]"
+      ? `a local app (${url.host})`
+      : url.host || url.protocol;
   } catch {
     return uri;
   }
@@ -82,7 +84,8 @@ oauthRoutes.get(AUTHORIZE_ENDPOINT, async (c) => {
   const parsed = await parseRequest(c);
   if (!parsed.ok) return parsed.response;
   const offered = offeredScopes(session.scopes);
-  if (offered.length === 0) return c.html(renderConsentError(nonceOf(c), "The token you signed in with cannot grant read or write access."), 403);
+  if (offered.length === 0)
+    return c.html(renderConsentError(nonceOf(c), "The token you signed in with cannot grant read or write access."), 403);
   const client = await oauthApi(c.req.raw, c.env).lookupClient(parsed.request.clientId);
   return c.html(
     renderConsentPage(nonceOf(c), {

@@ -38,5 +38,9 @@ export function renderConsentPage(nonce: string, view: ConsentView): Html {
 }
 
 export function renderConsentError(nonce: string, message: string): Html {
-  return ownerPage(nonce, "Authorization failed", html`<h1>This authorization request cannot be completed</h1><p role="alert" class="alert">${message}</p>`);
+  return ownerPage(
+    nonce,
+    "Authorization failed",
+    html`<h1>This authorization request cannot be completed</h1><p role="alert" class="alert">${message}</p>`,
+  );
 }

@@ -19,6 +19,7 @@ import { originAllowed } from "../http/origins";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
+import { takeReturnPath } from "../oauth/return-path";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
 import { MAX_SHARE_SECONDS, type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
@@ -27,7 +28,6 @@ import { revealBidiControls } from "./format";
 import { renderMarkdown } from "./markdown";
 import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
-import { takeReturnPath } from "../oauth/return-path";
 import { currentSession, endSession, sessionCookie } from "./session";
 
 type Ctx = Context<AppEnv>;

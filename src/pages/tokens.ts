@@ -63,9 +63,7 @@ function tokenRow(t: TokenInfo, now: number): Html {
   return html`<tr id="token-${t.id}" class="token"><td><strong class="token-name">${t.name}</strong><br><code class="muted">${t.id}</code></td>
 <td>${t.scopes.join(", ")}</td><td>${formatTime(t.created_at)}</td><td class="last-used">${t.last_used_at ? formatTime(t.last_used_at) : "never"}</td>
 <td><span class="tag${live ? "" : " warn"}">${tokenState(t, now)}</span>${
-    live
-      ? html`<form method="post" action="/dashboard/tokens/${t.id}/revoke" class="actions"><button>Revoke</button></form>`
-      : ""
+    live ? html`<form method="post" action="/dashboard/tokens/${t.id}/revoke" class="actions"><button>Revoke</button></form>` : ""
   }</td></tr>`;
 }
 

@@ -17,10 +17,7 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
     });
 
   async function submit(page: Page, selector: string): Promise<number> {
-    const [response] = await Promise.all([
-      page.waitForResponse((r) => r.request().method() === "POST"),
-      page.locator(selector).click(),
-    ]);
+    const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === "POST"), page.locator(selector).click()]);
     await page.waitForLoadState("load");
     return response.status();
   }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser, Page } from "playwright-core";
@@ -100,7 +100,9 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     // 1. The unauthenticated connection: the 401 challenge names the protected-resource metadata.
     const challenge = await fetch(`${server.url}/mcp`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
     expect(challenge.status).toBe(401);
-    expect(challenge.headers.get("WWW-Authenticate")).toContain(`resource_metadata="${server.url}/.well-known/oauth-protected-resource/mcp"`);
+    expect(challenge.headers.get("WWW-Authenticate")).toContain(
+      `resource_metadata="${server.url}/.well-known/oauth-protected-resource/mcp"`,
+    );
     const resource = (await (await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
     expect(resource).toMatchObject({ resource: `${server.url}/mcp`, authorization_servers: [server.url] });
     const metadata = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
@@ -126,7 +128,7 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     await page.fill('input[name="token"]', server.token);
     await clickAndWait(page, 'button[type="submit"]');
     expect(new URL(page.url()).pathname).toBe("/oauth/authorize");
-    expect(await page.locator("#client-name").innerText()).toBe("E2E <Agent> & Co");
+    expect(await page.locator("#client-name").textContent()).toBe("E2E <Agent> & Co");
     await page.locator('input[name="scope"][value="write"]').check();
     await Promise.all([page.waitForURL(/\/callback\?/), page.locator("#approve").click()]);
     const code = await callback.code();
@@ -172,7 +174,7 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     // 6. The owner revokes the grant on the tokens page, by clicking; its tokens are refused.
     await page.goto(`${server.url}/dashboard/tokens`);
     const grant = page.locator("tr.grant", { hasText: "E2E <Agent> & Co" });
-    expect(await grant.innerText()).toContain("write");
+    expect(await grant.textContent()).toContain("write");
     await clickAndWait(page, 'tr.grant:has-text("E2E <Agent> & Co") button');
     expect(await page.locator("tr.grant").count()).toBe(0);
     expect((await list(renewed.access_token)).status).toBe(401);
@@ -198,7 +200,9 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     await page.goto(String(provider.authorizationUrl));
     await page.fill('input[name="token"]', reader);
     await clickAndWait(page, 'button[type="submit"]');
-    expect(await page.locator('input[name="scope"]').evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value))).toEqual(["read"]);
+    expect(await page.locator('input[name="scope"]').evaluateAll((inputs) => inputs.map((input) => input.getAttribute("value")))).toEqual([
+      "read",
+    ]);
     await Promise.all([page.waitForURL(/\/callback\?/), page.locator("#deny").click()]);
     expect(new URL(page.url()).searchParams.get("error")).toBe("access_denied");
     await context.close();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isReturnPath } from "../../src/oauth/return-path";
 import { looksLikeOAuthToken } from "../../src/oauth/provider";
+import { isReturnPath } from "../../src/oauth/return-path";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
@@ -109,7 +109,7 @@ describe("the consent page", () => {
 
   it.each([
     ["acme:grant:secret", true],
-    ["wmk_acme_aaaaaaaaaaaa_" + "a".repeat(40), false],
+    [`wmk_acme_aaaaaaaaaaaa_${"a".repeat(40)}`, false],
     ["token-acme-0123456789", false],
     ["a:b", false],
   ])("%s is routed to the OAuth provider: %s", (token, oauth) => {
@@ -117,7 +117,11 @@ describe("the consent page", () => {
   });
 
   it("shows the client escaped, refuses cross-site approval, and completes a same-site one", async () => {
-    const { body } = await register({ client_name: "<img src=x onerror=alert(1)>", redirect_uris: [CALLBACK], token_endpoint_auth_method: "none" });
+    const { body } = await register({
+      client_name: "<img src=x onerror=alert(1)>",
+      redirect_uris: [CALLBACK],
+      token_endpoint_auth_method: "none",
+    });
     const path = authorizePath(String(body.client_id));
     const cookie = await signIn();
     const page = await workerFetch(`${ORIGIN}${path}`, { headers: { Cookie: cookie } });

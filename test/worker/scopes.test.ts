@@ -41,7 +41,13 @@ beforeAll(async () => {
 const ROUTES: [string, string, () => string, Scope, unknown?][] = [
   ["GET", "/api/search?q=matrix", () => "/api/search?q=matrix", "read"],
   ["GET", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "read"],
-  ["POST", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "write", { action: "set_expiry", expires_in_seconds: null }],
+  [
+    "POST",
+    "/api/workflows/:id/share",
+    () => `/api/workflows/${workflowId}/share`,
+    "write",
+    { action: "set_expiry", expires_in_seconds: null },
+  ],
   ["GET", "/api/webhooks", () => "/api/webhooks", "admin"],
   ["POST", "/api/webhooks", () => "/api/webhooks", "admin", { url: "https://hooks.example/waymark", events: ["workflow.completed"] }],
   ["GET", "/api/tokens", () => "/api/tokens", "admin"],
@@ -59,14 +65,18 @@ describe("HTTP routes × scopes", () => {
       expect(response.status, await response.clone().text()).toBeLessThan(300);
     } else {
       expect(response.status).toBe(403);
-      expect(await response.json()).toEqual({ code: "FORBIDDEN", message: `this credential lacks the ${row.needed} scope${row.needed === "read" ? " (read or write)" : ""}` });
+      expect(await response.json()).toEqual({
+        code: "FORBIDDEN",
+        message: `this credential lacks the ${row.needed} scope${row.needed === "read" ? " (read or write)" : ""}`,
+      });
     }
   });
 
   it("DELETE /api/tokens/:id needs admin", async () => {
     const victim = await createToken(["read"], "to revoke");
     const id = victim.split("_").at(-2) ?? "";
-    for (const credential of ["read", "write"] as const) expect((await api("DELETE", `/api/tokens/${id}`, tokens[credential])).status).toBe(403);
+    for (const credential of ["read", "write"] as const)
+      expect((await api("DELETE", `/api/tokens/${id}`, tokens[credential])).status).toBe(403);
     expect((await api("DELETE", `/api/tokens/${id}`, tokens.admin)).status).toBe(200);
   });
 });
@@ -155,7 +165,13 @@ describe("dashboard sessions carry the scopes of the token they were opened with
   const PAGES: [string, string, () => string, Scope, Record<string, string>?][] = [
     ["GET", "/dashboard", () => "/dashboard", "read"],
     ["GET", "/api/search (session)", () => "/api/search?q=matrix", "read"],
-    ["POST", "/dashboard/workflows/:id/share", () => `/dashboard/workflows/${workflowId}/share`, "write", { action: "set_expiry", expires_in_seconds: "" }],
+    [
+      "POST",
+      "/dashboard/workflows/:id/share",
+      () => `/dashboard/workflows/${workflowId}/share`,
+      "write",
+      { action: "set_expiry", expires_in_seconds: "" },
+    ],
     ["GET", "/dashboard/tokens", () => "/dashboard/tokens", "admin"],
   ];
   const pageMatrix = PAGES.flatMap(([method, name, path, needed, form]) =>

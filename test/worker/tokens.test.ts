@@ -2,9 +2,9 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/object";
 import { parseManagedToken } from "../../src/account/tokens";
-import { sha256Hex } from "../../src/crypto";
 import { VERIFIED_TTL_MS } from "../../src/auth";
-import { connectV2, call, ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
+import { sha256Hex } from "../../src/crypto";
+import { call, connectV2, ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
@@ -77,7 +77,11 @@ describe("/api/tokens", () => {
     // Expiry: move a fresh token's stored expiry into the past (the smallest expiry the API accepts is a minute).
     const fresh = await api("POST", "/api/tokens", { name: "expired before first use", scopes: ["read"] });
     await runInDurableObject(acmeObject(), (_: AccountObject, state) => {
-      state.storage.sql.exec("UPDATE api_tokens SET expires_at = ? WHERE id = ?", new Date(Date.now() - 1000).toISOString(), fresh.body.id as string);
+      state.storage.sql.exec(
+        "UPDATE api_tokens SET expires_at = ? WHERE id = ?",
+        new Date(Date.now() - 1000).toISOString(),
+        fresh.body.id as string,
+      );
     });
     expect((await rpc(LIST, { token: String(fresh.body.token) })).status).toBe(401);
   });
@@ -89,9 +93,17 @@ describe("/api/tokens", () => {
     ["a control character", { name: "a\u0007b", scopes: ["read"] }, "name: must be text without control characters"],
     ["no scopes", { name: "n", scopes: [] }, "scopes: must list one or more of read, write, admin"],
     ["an unknown scope", { name: "n", scopes: ["root"] }, "scopes.0: must list one or more of read, write, admin"],
-    ["a 59-second expiry", { name: "n", scopes: ["read"], expires_in_seconds: 59 }, "expires_in_seconds: must be a whole number from 60 to 63072000, or null for no expiry"],
+    [
+      "a 59-second expiry",
+      { name: "n", scopes: ["read"], expires_in_seconds: 59 },
+      "expires_in_seconds: must be a whole number from 60 to 63072000, or null for no expiry",
+    ],
     ["an unknown field", { name: "n", scopes: ["read"], owner: "x" }, "owner: unknown field"],
-    ["an array body", [], 'body: must be a JSON object {"name": "...", "scopes": ["read"|"write"|"admin", ...], "expires_in_seconds"?: n|null}'],
+    [
+      "an array body",
+      [],
+      'body: must be a JSON object {"name": "...", "scopes": ["read"|"write"|"admin", ...], "expires_in_seconds"?: n|null}',
+    ],
   ])("refuses %s with a message naming the field", async (_case, body, message) => {
     const response = await api("POST", "/api/tokens", body);
     expect(response).toEqual({ status: 400, body: { code: "INPUT_VALIDATION_ERROR", message } });
