@@ -22,11 +22,16 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
     return response.status();
   }
 
-  it("create, use, see last use, revoke by clicking; the secret is shown once", async () => {
+  async function signedIn(): Promise<Page> {
     const page = await env.browser().newPage();
     await page.goto(`${env.server().url}/login`);
     await page.fill('input[name="token"]', env.server().token);
     await submit(page, 'button[type="submit"]');
+    return page;
+  }
+
+  it("create, use, see last use, revoke by clicking; the secret is shown once", async () => {
+    const page = await signedIn();
     await Promise.all([page.waitForURL(/\/dashboard\/tokens$/), page.locator('a[href="/dashboard/tokens"]').first().click()]);
 
     await page.fill('input[name="name"]', "CI <reporting>");
@@ -65,10 +70,7 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
   });
 
   it("a form without a scope is refused with the field named", async () => {
-    const page = await env.browser().newPage();
-    await page.goto(`${env.server().url}/login`);
-    await page.fill('input[name="token"]', env.server().token);
-    await submit(page, 'button[type="submit"]');
+    const page = await signedIn();
     await page.goto(`${env.server().url}/dashboard/tokens`);
     await page.fill('input[name="name"]', "no scopes");
     await page.locator('input[name="scopes"][value="write"]').uncheck();

@@ -142,6 +142,18 @@ describe("the consent page", () => {
     expect(await approved.text()).toMatch(/http:\/\/127\.0\.0\.1:9\/callback\?code=[^"&]+&amp;state=st-1/);
   });
 
+  it("a public client without PKCE is sent back with invalid_request", async () => {
+    const cookie = await signIn();
+    const { body } = await register();
+    const path = authorizePath(String(body.client_id)).replace(/&code_challenge=[^&]+&code_challenge_method=S256/, "");
+    const response = await workerFetch(`${ORIGIN}${path}`, { headers: { Cookie: cookie }, redirect: "manual" });
+    expect(response.status).toBe(302);
+    const location = new URL(response.headers.get("Location") ?? "");
+    expect(`${location.origin}${location.pathname}`).toBe(CALLBACK);
+    expect(location.searchParams.get("error")).toBe("invalid_request");
+    expect(location.searchParams.get("state")).toBe("st-1");
+  });
+
   it("an unknown client or an unregistered redirect is answered here, never redirected", async () => {
     const cookie = await signIn();
     const unknown = await workerFetch(`${ORIGIN}${authorizePath("no-such-client")}`, { headers: { Cookie: cookie }, redirect: "manual" });
