@@ -5,7 +5,8 @@
  *     newlines; WAYMARK_DEV_TOKEN (set only by `npm start`) maps to "dev". They hold every scope;
  *     with neither configured, and no managed token, every request is refused (fails closed).
  *   managed: `wmk_<account>_<id>_<secret>`, created from the dashboard or /api/tokens with
- *     chosen scopes (src/account/tokens.ts). The account is read from the token, so checking one
+ *     chosen scopes (src/account/tokens.ts), for an account that has a bootstrap token (removing
+ *     an account from WAYMARK_TOKENS disables its managed tokens too). The account is read from the token, so checking one
  *     is one call to that account's object. A verified token is cached in the isolate for
  *     VERIFIED_TTL_MS: revocation takes effect at once in the isolate that revoked it and within
  *     that many seconds everywhere else, and a busy token costs one object call per isolate per
@@ -53,6 +54,11 @@ function tokenTable(env: Env): Promise<TokenTable> {
   return cached.table;
 }
 
+function isConfiguredAccount(table: TokenTable, account: string): boolean {
+  for (const owner of table.values()) if (owner === account) return true;
+  return false;
+}
+
 /** Who a credential acts for and what it may do. */
 export interface Principal {
   account: string;
@@ -73,10 +79,13 @@ const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT
 /** Who a bearer token (bootstrap or managed) acts for, or null. Lookup is by hash, so timing reveals nothing about tokens. */
 export async function authenticateToken(env: Env, token: string, now = Date.now()): Promise<Principal | null> {
   const hash = await sha256Hex(token);
-  const account = (await tokenTable(env)).get(hash);
+  const table = await tokenTable(env);
+  const account = table.get(hash);
   if (account) return { account, scopes: ALL_SCOPES, tokenId: null };
   const ref = parseManagedToken(token);
-  if (!ref) return null;
+  // Accounts exist through their bootstrap tokens, so a managed token of any other name is refused
+  // before an object is addressed: a made-up token never creates storage for a made-up account.
+  if (!ref || !isConfiguredAccount(table, ref.account)) return null;
   let entry = verified.get(hash);
   if (!entry || entry.until <= now) {
     verified.delete(hash);

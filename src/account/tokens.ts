@@ -5,7 +5,7 @@
  * routes its check to the right account object from the token alone (no global table, no
  * scan): one object call verifies it. Only the SHA-256 of the whole token is stored; the
  * token itself is returned once, at creation. Revoked tokens stay listed (revoked_at set)
- * so the dashboard can show what was cut off and when.
+ * for 30 days so the dashboard can show what was cut off and when.
  */
 import { constantTimeEqual, randomBase32, sha256Hex } from "../crypto";
 import { fail, ok, type Result } from "../errors";
@@ -17,6 +17,8 @@ const ID_LENGTH = 12;
 const SECRET_LENGTH = 40;
 const FORMAT = new RegExp(`^wmk_([a-z0-9][a-z0-9_-]{0,63})_([a-z2-7]{${ID_LENGTH}})_([a-z2-7]{${SECRET_LENGTH}})$`);
 const TOKEN_ID = new RegExp(`^[a-z2-7]{${ID_LENGTH}}$`);
+/** How long a revoked or expired token stays on the list before it is deleted. */
+const KEEP_ENDED_MS = 30 * 24 * 3600 * 1000;
 /** last_used_at is written at most this often per token. */
 export const TOUCH_INTERVAL_MS = 60_000;
 
@@ -98,7 +100,12 @@ export class ApiTokens {
 
   /** A new token of `account` (the object's own account: it is part of the token). */
   async create(account: string, input: NewToken, now = Date.now()): Promise<Result<CreatedToken>> {
-    const live = this.sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens WHERE revoked_at IS NULL`[0]?.n ?? 0;
+    // Revoked and expired tokens stay listed for a while, then go: the table stays bounded.
+    const forgotten = iso(now - KEEP_ENDED_MS);
+    this.sql`DELETE FROM api_tokens WHERE revoked_at < ${forgotten} OR expires_at < ${forgotten}`;
+    const live =
+      this.sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens
+      WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${iso(now)})`[0]?.n ?? 0;
     if (live >= LIMITS.API_TOKENS) {
       return fail("QUOTA_EXCEEDED", `tokens: an account holds at most ${LIMITS.API_TOKENS} active tokens; revoke one first`);
     }

@@ -33,13 +33,6 @@ export function normalizeScopes(scopes: readonly Scope[]): Scope[] {
   return SCOPES.filter((scope) => scopes.includes(scope));
 }
 
-/** The scopes named in a space- or comma-separated list; unknown names make it null. */
-export function parseScopeList(value: string): Scope[] | null {
-  const names = value.split(/[\s,]+/).filter(Boolean);
-  if (names.length === 0 || !names.every(isScope)) return null;
-  return normalizeScopes(names as Scope[]);
-}
-
 export function missingScopeMessage(needed: Scope): string {
   return `this credential lacks the ${needed} scope${needed === "read" ? " (read or write)" : ""}`;
 }

@@ -22,6 +22,8 @@ export const REGISTER_ENDPOINT = "/oauth/register";
 export const OAUTH_SCOPES: readonly Scope[] = ["read", "write"];
 const ACCESS_TOKEN_SECONDS = 3600;
 const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
+/** Registrations are anonymous: one unused for this long expires (a client re-registers when told it is unknown). */
+const CLIENT_REGISTRATION_SECONDS = 180 * 24 * 3600;
 
 /** What a grant carries to /mcp. */
 export interface GrantProps {
@@ -55,6 +57,7 @@ function options(origin: string): OAuthProviderOptions<Env> {
     scopesSupported: [...OAUTH_SCOPES],
     accessTokenTTL: ACCESS_TOKEN_SECONDS,
     refreshTokenTTL: REFRESH_TOKEN_SECONDS,
+    clientRegistrationTTL: CLIENT_REGISTRATION_SECONDS,
     resourceMetadata: { resource: `${origin}/mcp`, authorization_servers: [origin], resource_name: "Waymark" },
   };
 }

@@ -12,6 +12,7 @@ import { AuthorizationError, type AuthRequest, authorizationErrorRedirect } from
 import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
+import { failedAttemptWithinBudget } from "../auth";
 import { formCsrf } from "../http/csrf";
 import { allows, effectiveScopes, type Scope } from "../http/scopes";
 import type { AppEnv } from "../http/types";
@@ -28,6 +29,17 @@ type Ctx = Context<AppEnv>;
 export const oauthRoutes = new Hono<AppEnv>();
 
 const toProvider = (c: Ctx) => oauthProvider(c.req.raw).fetch(c.req.raw, c.env, c.executionCtx as ExecutionContext);
+
+/**
+ * Dynamic registration is anonymous and stores a client: each one is charged to the client's
+ * address like a failed sign-in (AUTH_LIMITER), so one address cannot fill the namespace.
+ */
+oauthRoutes.post(REGISTER_ENDPOINT, async (c, next) => {
+  if (await failedAttemptWithinBudget(c.env, c.req.raw)) return next();
+  return c.json({ error: "slow_down", error_description: "too many registrations from this address; wait a minute" }, 429, {
+    "Retry-After": "60",
+  });
+});
 
 for (const path of [
   "/.well-known/oauth-protected-resource",

@@ -64,6 +64,20 @@ describe("OAuth metadata and registration", () => {
     expect(registered.body).toMatchObject({ client_name: "Worker test", redirect_uris: [CALLBACK] });
   });
 
+  it("charges anonymous registrations to the caller's address", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 35; i++) {
+      const response = await workerFetch(`${ORIGIN}/oauth/register`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "CF-Connecting-IP": "203.0.113.50" },
+        body: JSON.stringify({ client_name: `flood ${i}`, redirect_uris: [CALLBACK], token_endpoint_auth_method: "none" }),
+      });
+      statuses.push(response.status);
+    }
+    expect(statuses[0]).toBe(201);
+    expect(statuses.at(-1)).toBe(429);
+  });
+
   it("keeps the guard and the body cap on the OAuth routes", async () => {
     for (const path of ["/oauth/register", "/oauth/token", "/.well-known/oauth-authorization-server", "/oauth/authorize"]) {
       const rebound = await workerFetch(`http://attacker.example${path}`, { method: "GET" });

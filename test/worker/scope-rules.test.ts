@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseManagedToken } from "../../src/account/tokens";
 import { scopeNeeded } from "../../src/http/mcp-scopes";
-import { allows, effectiveScopes, parseScopeList, type Scope } from "../../src/http/scopes";
+import { allows, effectiveScopes, type Scope } from "../../src/http/scopes";
 
 describe("scope rules", () => {
   it.each([
@@ -29,15 +29,6 @@ describe("scope rules", () => {
     [["admin"], ["admin"]],
   ] as [Scope[], Scope[]][])("%j holds %j", (granted, effective) => {
     expect(effectiveScopes(granted)).toEqual(effective);
-  });
-
-  it.each([
-    ["write read", ["read", "write"]],
-    ["admin,read", ["read", "admin"]],
-    ["root", null],
-    ["", null],
-  ])("scope list %j → %j", (list, scopes) => {
-    expect(parseScopeList(list)).toEqual(scopes);
   });
 });
 

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/object";
 import { parseManagedToken } from "../../src/account/tokens";
-import { VERIFIED_TTL_MS } from "../../src/auth";
+import { authenticateToken, VERIFIED_TTL_MS } from "../../src/auth";
 import { sha256Hex } from "../../src/crypto";
 import { call, connectV2, ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 
@@ -84,6 +84,19 @@ describe("/api/tokens", () => {
       );
     });
     expect((await rpc(LIST, { token: String(fresh.body.token) })).status).toBe(401);
+  });
+
+  it("never addresses an object for an account without a bootstrap token", async () => {
+    const untouchable = {
+      WAYMARK_TOKENS: `acme:${TOKENS.acme}`,
+      ACCOUNT: {
+        idFromName: (name: string) => {
+          throw new Error(`addressed account ${name}`);
+        },
+      },
+    } as unknown as Env;
+    expect(await authenticateToken(untouchable, `wmk_nobody_abcdefghijk2_${"a".repeat(40)}`)).toBeNull();
+    expect(await authenticateToken(untouchable, TOKENS.acme)).toMatchObject({ account: "acme", tokenId: null });
   });
 
   it.each([
