@@ -14,6 +14,7 @@ import { z } from "zod";
 import { authenticateToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
 import { requireAccount } from "../http/auth";
+import { allows } from "../http/scopes";
 import { apiError } from "../http/errors";
 import { originAllowed } from "../http/origins";
 import type { AppEnv } from "../http/types";
@@ -197,8 +198,8 @@ pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
   const principal = token ? await authenticateToken(c.env, token) : null;
   if (principal) {
     c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, principal));
-    // An OAuth consent page sent the owner here to sign in: back to it.
-    return c.redirect(takeReturnPath(c) ?? "/dashboard", 303);
+    // An OAuth consent page sent the owner here to sign in: back to it. An admin-only token has no workflows to list.
+    return c.redirect(takeReturnPath(c) ?? (allows(principal.scopes, "read") ? "/dashboard" : "/dashboard/tokens"), 303);
   }
   if (!(await failedAttemptWithinBudget(c.env, c.req.raw))) {
     return c.html(renderLoginPage(nonceOf(c), "Too many failed attempts. Wait a minute and try again."), 429, { "Retry-After": "60" });

@@ -193,6 +193,21 @@ describe("dashboard sessions carry the scopes of the token they were opened with
     else expect(response.status).toBe(403);
   });
 
+  it.each([
+    ["read", "/dashboard"],
+    ["write", "/dashboard"],
+    ["admin", "/dashboard/tokens"],
+    ["bootstrap", "/dashboard"],
+  ] as [Credential, string][])("signing in with a %s token lands on %s", async (credential, landing) => {
+    const response = await workerFetch(`${ORIGIN}/login`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN },
+      body: new URLSearchParams({ token: tokens[credential] }).toString(),
+      redirect: "manual",
+    });
+    expect(response.headers.get("Location")).toBe(landing);
+  });
+
   it("revoking the managed token ends the sessions opened with it", async () => {
     const token = await createToken(["read"], "session then revoke");
     const cookie = await session(token);
