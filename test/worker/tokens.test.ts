@@ -122,6 +122,36 @@ describe("/api/tokens", () => {
     expect(response).toEqual({ status: 400, body: { code: "INPUT_VALIDATION_ERROR", message } });
   });
 
+  it("refuses the tokens page's forms from another site", async () => {
+    const login = await workerFetch(`${ORIGIN}/login`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN },
+      body: new URLSearchParams({ token: TOKENS.acme }).toString(),
+      redirect: "manual",
+    });
+    const cookie = (login.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
+    const { body } = await api("POST", "/api/tokens", { name: "csrf target", scopes: ["read"] });
+    const forms: [string, Record<string, string>][] = [
+      ["/dashboard/tokens", { name: "planted", scopes: "admin" }],
+      [`/dashboard/tokens/${body.id}/revoke`, {}],
+      ["/dashboard/grants/some-grant/revoke", {}],
+    ];
+    for (const [path, fields] of forms) {
+      for (const headers of [{ Origin: "https://evil.example" }, { Origin: "null", "Sec-Fetch-Site": "cross-site" }]) {
+        const response = await workerFetch(`${ORIGIN}${path}`, {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie, ...headers },
+          body: new URLSearchParams(fields).toString(),
+          redirect: "manual",
+        });
+        expect(response.status, path).toBe(403);
+      }
+    }
+    const tokens = (await api("GET", "/api/tokens")).body.tokens as { name: string; id: string; revoked_at: string | null }[];
+    expect(tokens.some((t) => t.name === "planted")).toBe(false);
+    expect(tokens.find((t) => t.id === body.id)?.revoked_at).toBeNull();
+  });
+
   it("refuses to revoke what is not the account's and caps bodies", async () => {
     const globexToken = await api("POST", "/api/tokens", { name: "globex's", scopes: ["read"] }, TOKENS.globex);
     expect((await api("DELETE", `/api/tokens/${globexToken.body.id}`)).status).toBe(404);
