@@ -72,7 +72,7 @@ export class WorkflowObject extends DurableObject<Env> {
     super(ctx, env);
     this.sql = sqlFor(ctx.storage);
     this.records = new WorkflowRecords(this.sql);
-    this.log = new EventLog(this.sql);
+    this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
     this.idempotency = new IdempotencyRecords(this.sql);
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
@@ -87,7 +87,10 @@ export class WorkflowObject extends DurableObject<Env> {
     );
     this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox);
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, WORKFLOW_MIGRATIONS));
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, WORKFLOW_MIGRATIONS);
+      this.log.backfillChain();
+    });
   }
 
   // ── RPC: tools ────────────────────────────────────────────────────────────
@@ -222,10 +225,13 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── RPC: reads ────────────────────────────────────────────────────────────
 
-  /** The whole workflow. `account` null means the caller was already authorised by a share link. */
-  async view(account: string | null): Promise<Result<WorkflowView>> {
+  /**
+   * The whole workflow with its chain head; `withEvents` adds the whole event log (JSON exports,
+   * verifiable offline). `account` null means the caller was already authorised by a share link.
+   */
+  async view(account: string | null, withEvents = false): Promise<Result<WorkflowView>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok(this.records.view(this.totals, this.log.lastSeq()));
+    return ok(this.fullView(withEvents));
   }
 
   async summary(account: string | null): Promise<Result<WorkflowSummary>> {
@@ -311,9 +317,9 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /** The whole workflow for a share-link reader, or why not ("revoked"/"expired" → the page says "no longer shared"). */
-  async sharedView(token: string): Promise<{ status: ShareStatus | "not_found"; view: WorkflowView | null }> {
+  async sharedView(token: string, withEvents = false): Promise<{ status: ShareStatus | "not_found"; view: WorkflowView | null }> {
     const status = await this.shareLinks.check(token);
-    return { status, view: status === "active" ? this.records.view(this.totals, this.log.lastSeq()) : null };
+    return { status, view: status === "active" ? this.fullView(withEvents) : null };
   }
 
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
@@ -367,6 +373,12 @@ export class WorkflowObject extends DurableObject<Env> {
   private readable(account: string | null): boolean {
     const workflow = this.records.workflow();
     return workflow !== null && (account === null || workflow.account === account);
+  }
+
+  private fullView(withEvents: boolean): WorkflowView {
+    const view: WorkflowView = { ...this.records.view(this.totals, this.log.lastSeq()), chain: this.log.chain() };
+    if (withEvents) view.events = this.log.after(0, Number.MAX_SAFE_INTEGER).events;
+    return view;
   }
 
   /** One alarm serves both timers: a link's expiry and an account push retry; the earliest wins. */
