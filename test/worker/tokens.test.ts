@@ -137,7 +137,8 @@ describe("/api/tokens", () => {
       ["/dashboard/grants/some-grant/revoke", {}],
     ];
     for (const [path, fields] of forms) {
-      for (const headers of [{ Origin: "https://evil.example" }, { Origin: "null", "Sec-Fetch-Site": "cross-site" }]) {
+      const foreign: Record<string, string>[] = [{ Origin: "https://evil.example" }, { Origin: "null", "Sec-Fetch-Site": "cross-site" }];
+      for (const headers of foreign) {
         const response = await workerFetch(`${ORIGIN}${path}`, {
           method: "POST",
           headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie, ...headers },
