@@ -32,7 +32,7 @@ export function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response 
   const first = refused[0];
   if (!first?.needed) return null;
   const id = typeof first.message.id === "string" || typeof first.message.id === "number" ? first.message.id : null;
-  const text = `FORBIDDEN: ${missingScopeMessage(first.needed)}; ask the account's admin for a token with it`;
+  const text = `FORBIDDEN: ${missingScopeMessage(first.needed)} (ask an admin for a token with it, or reconnect the app and grant it)`;
   if (messages.length === 1 && first.message.method === "tools/call") {
     return Response.json({ jsonrpc: "2.0", id, result: { isError: true, content: [{ type: "text", text }] } });
   }
