@@ -141,6 +141,10 @@ describe("the consent page", () => {
     const page = await workerFetch(`${ORIGIN}${path}`, { headers: { Cookie: cookie } });
     const text = await page.text();
     expect(page.status).toBe(200);
+    // Never framed (clickjacking an Approve button), never cached.
+    expect(page.headers.get("X-Frame-Options")).toBe("DENY");
+    expect(page.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("Cache-Control")).toBe("no-store");
     expect(text).toContain("&lt;img src=x onerror=alert(1)&gt;");
     expect(text).not.toContain("<img src=x");
     const approve = (origin: string) =>
