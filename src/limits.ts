@@ -61,4 +61,7 @@ export const LIMITS = {
   RESUME_COMPLETED: 20,
   // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
   API_BODY_BYTES: 8192,
+  // Managed API tokens: active tokens per account, name length.
+  API_TOKENS: 100,
+  TOKEN_NAME: 100,
 } as const;

@@ -4,7 +4,8 @@
  */
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import { createMcpHandler } from "agents/mcp/server";
-import { authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
+import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../auth";
+import { scopeRefusal } from "../http/mcp-scopes";
 import { LIMITS } from "../limits";
 import type { ToolContext } from "./context";
 import { buildMcpServer } from "./server";
@@ -100,12 +101,20 @@ function containerCount(body: Uint8Array): number {
   return count;
 }
 
-/** POST /mcp: Origin check, bearer auth, bounded body, then the stateless MCP handler. */
-export async function handleMcp(request: Request, env: Env): Promise<Response> {
+/**
+ * POST /mcp: Origin check, bearer auth (unless an OAuth access token was already validated:
+ * `principal`), bounded body, the caller's scopes, then the stateless MCP handler.
+ */
+export async function handleMcp(request: Request, env: Env, principal?: Principal): Promise<Response> {
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
-  const auth = await authenticateBearer(env, request);
+  const auth = principal ? { ok: true as const, ...principal } : await authenticateBearer(env, request);
   if (!auth.ok)
-    return jsonRpcError(auth.status, -32001, auth.message, auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" });
+    return jsonRpcError(
+      auth.status,
+      -32001,
+      auth.message,
+      auth.status === 401 ? mcpUnauthorizedHeaders(request.url) : { "Retry-After": "60" },
+    );
   if (request.method !== "POST") {
     return jsonRpcError(405, -32000, `Method not allowed: this stateless endpoint answers ${ALLOWED_METHODS} only`, {
       Allow: ALLOWED_METHODS,
@@ -130,6 +139,8 @@ export async function handleMcp(request: Request, env: Env): Promise<Response> {
   }
   const badInitialize = initializeProblem(parsedBody);
   if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
+  const refused = scopeRefusal(parsedBody, auth.scopes);
+  if (refused) return refused;
   const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin };
   const authInfo: WaymarkAuthInfo = { token: "", clientId: auth.account, scopes: [], extra: { context } };
   const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });
