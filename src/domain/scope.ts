@@ -135,17 +135,19 @@ function addArea(matcher: AreaMatcher, area: string): void {
 function inScope(scope: CompiledScope, path: string, counter?: MatchCounter): boolean {
   const lowerPath = path.toLowerCase();
   const nameStart = lowerPath.lastIndexOf("/") + 1;
-  const directory = directoryVerdicts(scope, lowerPath.slice(0, nameStart));
+  const directory = directoryVerdicts(scope, lowerPath, nameStart);
   const name = lowerPath.slice(nameStart);
   if (matches(scope.excluded, directory.excluded, name, counter)) return false;
   return scope.includesEverything || matches(scope.included, directory.included, name, counter);
 }
 
-/** `key`: a lowercased directory path with its trailing "/", "" for the root. */
-function directoryVerdicts(scope: CompiledScope, key: string): DirectoryVerdicts {
+/** The directory of a lowercased path whose file name starts at `nameStart`. */
+function directoryVerdicts(scope: CompiledScope, lowerPath: string, nameStart: number): DirectoryVerdicts {
   const { walkKeys, walk } = scope;
   let depth = walkKeys.length - 1;
-  if (walkKeys[depth] === key) return walk[depth] as DirectoryVerdicts;
+  const last = walkKeys[depth] as string;
+  if (last.length === nameStart && lowerPath.startsWith(last)) return walk[depth] as DirectoryVerdicts;
+  const key = lowerPath.slice(0, nameStart);
   while (depth > 0 && !key.startsWith(walkKeys[depth] as string)) depth--;
   walkKeys.length = depth + 1;
   walk.length = depth + 1;
@@ -197,7 +199,7 @@ function matches(matcher: AreaMatcher, directory: DirectoryMatch, name: string, 
 function matchesWord(words: ReadonlySet<string>, directory: DirectoryMatch, fileName: string): boolean {
   if (words.size === 0) return false;
   if (directory.wordInDirectory || words.has(fileName)) return true;
-  return hasStem(words, fileName) || hasStem(words, fileName.replace(/^\.+/, ""));
+  return hasStem(words, fileName) || (fileName.startsWith(".") && hasStem(words, fileName.replace(/^\.+/, "")));
 }
 
 /** Every dot-prefix of a file name is a stem, so "auth" and "auth.test" both match auth.test.ts. */

@@ -286,7 +286,8 @@ export function summarizeChanges(changes: readonly PathChange[], truncated?: Tru
     } else modified.push(change.path);
     if (!change.committed) uncommitted.push(change.path);
   }
-  for (const list of [added, modified, deleted, uncommitted]) sortPaths(list);
+  // Net changes come in path order, so these lists usually are already.
+  for (const list of [added, modified, deleted, uncommitted]) sortUnlessSorted(list);
   const summary: FilesChanged = { added, modified, deleted, renamed: pairRenames(deletedStates, addedStates), uncommitted };
   if (truncated) summary.truncated = truncated;
   return summary;
@@ -299,40 +300,59 @@ export function summarizeChanges(changes: readonly PathChange[], truncated?: Tru
  * executable bit may change in a rename.
  */
 function pairRenames(deletedStates: readonly PathChange[], addedStates: readonly PathChange[]): { from: string; to: string }[] {
-  const deletedByContent = groupByContent(deletedStates, (change) => change.before);
-  const addedByContent = groupByContent(addedStates, (change) => change.after);
-  const renamed: { from: string; to: string }[] = [];
-  for (const [kind, deletedByBlob] of deletedByContent) {
-    const addedByBlob = addedByContent.get(kind);
-    if (addedByBlob === undefined) continue;
-    for (const [blob, fromPaths] of deletedByBlob) {
-      const toPaths = addedByBlob.get(blob);
-      if (toPaths !== undefined) pairCandidates(fromPaths, toPaths, renamed);
-    }
-  }
-  return renamed.sort((left, right) => comparePaths(left.from, right.from));
-}
-
-/** Paths by kind of entry, then by blob: nested maps, so no key string is built per path. */
-function groupByContent(
-  changes: readonly PathChange[],
-  stateOf: (change: PathChange) => FileState | null,
-): Map<EntryKind, Map<string, string[]>> {
-  const groups = new Map<EntryKind, Map<string, string[]>>();
-  for (const change of changes) {
-    const state = stateOf(change);
+  // One index, of the added side; each deletion then looks its content up and joins its group.
+  const groups = new Map<string, RenameCandidates>();
+  for (const change of addedStates) {
+    const state = change.after;
     if (state === null || state.blob === EMPTY_BLOB) continue;
     const kind = entryKind(state.mode);
-    let byBlob = groups.get(kind);
-    if (byBlob === undefined) {
-      byBlob = new Map();
-      groups.set(kind, byBlob);
+    const first = groups.get(state.blob);
+    let group = first;
+    while (group !== undefined && group.kind !== kind) group = group.otherKind;
+    if (group === undefined) {
+      group = { kind, fromPaths: [], toPaths: [], otherKind: first };
+      groups.set(state.blob, group);
     }
-    const group = byBlob.get(state.blob);
-    if (group === undefined) byBlob.set(state.blob, [change.path]);
-    else group.push(change.path);
+    group.toPaths.push(change.path);
   }
-  return groups;
+  const matched: RenameCandidates[] = [];
+  for (const change of deletedStates) {
+    const state = change.before;
+    if (state === null) continue;
+    const kind = entryKind(state.mode);
+    let group = groups.get(state.blob);
+    while (group !== undefined && group.kind !== kind) group = group.otherKind;
+    if (group === undefined) continue;
+    if (group.fromPaths.length === 0) matched.push(group);
+    group.fromPaths.push(change.path);
+  }
+  const renamed: { from: string; to: string }[] = [];
+  for (const group of matched) pairCandidates(group.fromPaths, group.toPaths, renamed);
+  for (let index = 1; index < renamed.length; index++) {
+    if ((renamed[index - 1] as { from: string }).from > (renamed[index] as { from: string }).from) {
+      return renamed.sort((left, right) => comparePaths(left.from, right.from));
+    }
+  }
+  return renamed;
+}
+
+/** Deleted and added paths of one content and kind of entry. */
+interface RenameCandidates {
+  kind: EntryKind;
+  fromPaths: string[];
+  toPaths: string[];
+  /** The group of the same blob for another kind of entry (rare: a symlink and a file alike). */
+  otherKind: RenameCandidates | undefined;
+}
+
+/** Sorts in comparePaths order, after checking in one pass whether that is needed. */
+function sortUnlessSorted(paths: string[]): void {
+  for (let index = 1; index < paths.length; index++) {
+    if ((paths[index - 1] as string) > (paths[index] as string)) {
+      sortPaths(paths);
+      return;
+    }
+  }
 }
 
 type EntryKind = "file" | "symlink" | "gitlink";
