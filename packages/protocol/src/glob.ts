@@ -149,7 +149,19 @@ function descend(pattern: PathPattern, parent: AlternativeProgress, segment: str
 function matchName(patterns: PathPattern, directory: AlternativeProgress, name: string, counter?: MatchCounter): boolean {
   if (counter) counter.steps += directory.steps;
   if (directory.verdict !== undefined) return directory.verdict;
-  return step(patterns, directory.active, name, counter).includes(patterns.segments.length);
+  // `step` without building the positions: only whether the end is among them. Every active
+  // position is still visited, so the steps counted are the same.
+  const { segments } = patterns;
+  const end = segments.length;
+  let matched = false;
+  for (const position of directory.active) {
+    const pattern = segments[position];
+    if (!pattern) continue;
+    if (counter) counter.steps++;
+    const reached = pattern.kind === "globstar" ? position : matchSegment(pattern.list, name, counter) ? position + 1 : -1;
+    if (reached === end || (reached >= 0 && segments[reached]?.kind === "globstar" && reached + 1 === end)) matched = true;
+  }
+  return matched;
 }
 
 /** The positions reached from `active` by one segment. */
