@@ -6,18 +6,9 @@
  * (docs/attribution.md, "How the edge resolves a path"), the files_changed summary with
  * renames paired, and the per-directory summary of lists too large to send.
  */
-import {
-  comparePaths,
-  decodeWirePath,
-  displayPath,
-  ESCAPED_PATH_PREFIX,
-  encodePathBytes,
-  isEscapedPath,
-  sortPaths,
-} from "@waymark/protocol/paths";
+import { comparePaths, sortPaths } from "@waymark/protocol/paths";
 import type {
   Changes,
-  ConcurrentTask,
   DirtyEntry,
   FileState,
   GitChanges,
@@ -27,7 +18,6 @@ import type {
   Transition,
   Truncation,
 } from "@waymark/protocol/wire";
-import { WIRE_LIMITS } from "@waymark/protocol/wire";
 
 export type ChangeStatus = "A" | "M" | "D";
 export interface PathChange {
@@ -90,31 +80,6 @@ export function computeNetChanges(snapshot: Snapshot, changes: Changes): PathCha
     return netChecksumChanges(changes.transitions);
   }
   throw new ChangesMismatchError(`changes.type: must match the start snapshot's type ("${snapshot.type}"), got "${changes.type}"`);
-}
-
-/**
- * What the helper reported about its own observations, to show next to the files it found:
- * its warnings, and the other tasks open on the same working tree during this one.
- */
-export function helperWarnings(data: Snapshot | Changes | null | undefined): string[] {
-  if (!data) return [];
-  if (data.type === "unavailable") return [data.reason];
-  return [...(data.warnings ?? []), ...(data.concurrent ?? []).map(describeConcurrentTask)];
-}
-
-function describeConcurrentTask(task: ConcurrentTask): string {
-  const window = `from ${new Date(task.started_at).toISOString()} to ${task.completed_at === null ? "now (still open)" : new Date(task.completed_at).toISOString()}`;
-  const opening = `Task ${task.task_id} was also open on this working tree ${window}: changes made there in that time may be attributed to both tasks.`;
-  if (task.shared_paths === undefined) return opening;
-  const count = task.shared_count ?? task.shared_paths.length;
-  if (count === 0) return `${opening} No file changed by both.`;
-  const named = task.shared_paths.map(displayPath).join(", ");
-  return `${opening} Changed by both (${count}): ${named}${count > task.shared_paths.length ? ", …" : ""}.`;
-}
-
-/** The summary of what the helper could not list, if anything. */
-export function truncationOf(changes: Changes | null | undefined): Truncation | undefined {
-  return changes?.type === "net" ? changes.truncated : undefined;
 }
 
 function netGitChanges(snapshot: GitSnapshot, changes: GitChanges): PathChange[] {
@@ -336,72 +301,4 @@ function pairCandidates(fromPaths: string[], toPaths: string[], pairs: { from: s
 
 function baseName(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
-}
-
-/**
- * Keeps a list of changes within the helper's ceilings (WIRE_LIMITS.HELPER_LIST_ENTRIES entries,
- * `maxBytes` of serialized entries): the first ones in path order are listed, the rest are
- * counted per directory. The directory depth is the deepest (up to 3 segments) that names at
- * most WIRE_LIMITS.TRUNCATED_DIRECTORIES directories; beyond those, the largest are named and
- * the rest counted in `other`.
- */
-export function limitChanges<Entry extends { path: string; status: ChangeStatus }>(
-  entries: readonly Entry[],
-  sizeOf: (entry: Entry) => number,
-  maxBytes: number = WIRE_LIMITS.HELPER_LIST_BYTES,
-  maxEntries: number = WIRE_LIMITS.HELPER_LIST_ENTRIES,
-): { listed: Entry[]; truncated?: Truncation } {
-  let bytes = 0;
-  let count = 0;
-  while (count < entries.length && count < maxEntries) {
-    bytes += sizeOf(entries[count] as Entry);
-    if (bytes > maxBytes) break;
-    count++;
-  }
-  if (count === entries.length) return { listed: [...entries] };
-  const omitted = entries.slice(count);
-  return { listed: entries.slice(0, count), truncated: summariseByDirectory(omitted) };
-}
-
-type DirectoryCounts = { path: string; added: number; modified: number; deleted: number };
-
-function summariseByDirectory(omitted: readonly { path: string; status: ChangeStatus }[]): Truncation {
-  let groups = new Map<string, DirectoryCounts>();
-  for (let depth = 3; depth >= 1; depth--) {
-    groups = new Map();
-    for (const entry of omitted) {
-      const directory = directoryOf(entry.path, depth);
-      let counts = groups.get(directory);
-      if (counts === undefined) {
-        counts = { path: directory, added: 0, modified: 0, deleted: 0 };
-        groups.set(directory, counts);
-      }
-      if (entry.status === "A") counts.added++;
-      else if (entry.status === "D") counts.deleted++;
-      else counts.modified++;
-    }
-    if (groups.size <= WIRE_LIMITS.TRUNCATED_DIRECTORIES) break;
-  }
-  const total = (counts: DirectoryCounts) => counts.added + counts.modified + counts.deleted;
-  const byCount = [...groups.values()].sort((left, right) => total(right) - total(left) || comparePaths(left.path, right.path));
-  const named = byCount.slice(0, WIRE_LIMITS.TRUNCATED_DIRECTORIES).sort((left, right) => comparePaths(left.path, right.path));
-  const other = byCount.slice(WIRE_LIMITS.TRUNCATED_DIRECTORIES).reduce((sum, counts) => sum + total(counts), 0);
-  return { omitted: omitted.length, directories: named, other };
-}
-
-/** The first `depth` directory segments of a file's path ("" for a file at the root). */
-function directoryOf(path: string, depth: number): string {
-  const escaped = isEscapedPath(path);
-  const start = escaped ? ESCAPED_PATH_PREFIX.length : 0;
-  let end = -1;
-  for (let segment = 0; segment < depth; segment++) {
-    const next = path.indexOf("/", Math.max(end + 1, start));
-    if (next < 0) break;
-    end = next;
-  }
-  if (end < 0) return "";
-  if (!escaped) return path.slice(0, end);
-  // A directory of a name that is not UTF-8 may itself be valid UTF-8: give it its one wire form.
-  const bytes = decodeWirePath(path.slice(0, end));
-  return bytes === null ? "" : encodePathBytes(bytes);
 }
