@@ -58,4 +58,11 @@ export const LIMITS = {
   RESUME_COMPLETED: 20,
   // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
   API_BODY_BYTES: 8192,
+  // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
+  FEEDBACK_TEXT: 2000,
+  FEEDBACK_PER_WORKFLOW: 1000,
+  FEEDBACK_RESULT_BYTES: 400,
+  // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
+  DASHBOARD_PAGE: 25,
+  PATHS_PER_WORKFLOW: 5000,
 } as const;

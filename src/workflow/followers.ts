@@ -25,6 +25,9 @@ interface FollowerState {
 }
 
 const CLIENT_TAG = (client: string) => `client:${client}`;
+/** Who let a socket in: a share link (closed when the link is rotated, revoked or expires) or the owner's session. */
+export type Audience = "share" | "owner";
+const OWNER_TAG = "audience:owner";
 
 export class LiveFollowers {
   constructor(
@@ -44,8 +47,8 @@ export class LiveFollowers {
   }
 
   /** Accepts a follower that has seen events up to `after`, and sends it the first page. */
-  accept(socket: WebSocket, client: string, after: number): void {
-    this.ctx.acceptWebSocket(socket, [CLIENT_TAG(client)]);
+  accept(socket: WebSocket, client: string, after: number, audience: Audience = "share"): void {
+    this.ctx.acceptWebSocket(socket, audience === "owner" ? [CLIENT_TAG(client), OWNER_TAG] : [CLIENT_TAG(client)]);
     this.sendPage(socket, { sent: after, live: false });
   }
 
@@ -85,8 +88,10 @@ export class LiveFollowers {
     }
   }
 
+  /** Closes the sockets a share link let in; the owner's pages stay open whatever happens to the link. */
   closeAll(code: number, reason: string): void {
     for (const socket of this.ctx.getWebSockets()) {
+      if (this.ctx.getTags(socket).includes(OWNER_TAG)) continue;
       try {
         socket.close(code, reason);
       } catch {

@@ -5,6 +5,7 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
+import { FEEDBACK_MIGRATION_STATEMENTS } from "./feedback";
 import { SHARE_MIGRATION_STATEMENTS } from "./share";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
@@ -174,4 +175,6 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "CREATE INDEX idempotency_created ON idempotency(created_at)",
     ],
   },
+  // Reviewer feedback from the owner view, and when each item reached the agent.
+  { version: 6, statements: FEEDBACK_MIGRATION_STATEMENTS },
 ];
