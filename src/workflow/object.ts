@@ -280,10 +280,12 @@ export class WorkflowObject extends DurableObject<Env> {
     );
   }
 
-  /** The whole workflow with its feedback, for the owner view. */
-  async ownerView(account: string): Promise<Result<WorkflowView & { feedback: FeedbackView[] }>> {
+  /** The whole workflow with its feedback and the state of its share link (never created here), for the owner view. */
+  async ownerView(account: string): Promise<Result<WorkflowView & { feedback: FeedbackView[]; share: ShareInfo }>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok({ ...this.records.view(this.totals, this.log.lastSeq()), feedback: this.feedback.list() });
+    const share = await this.shareLinks.info();
+    // Read after the only await, so the view is one state.
+    return ok({ ...this.records.view(this.totals, this.log.lastSeq()), feedback: this.feedback.list(), share });
   }
 
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
