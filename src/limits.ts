@@ -65,4 +65,6 @@ export const LIMITS = {
   // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
   DASHBOARD_PAGE: 25,
   PATHS_PER_WORKFLOW: 5000,
+  // A file path searched for (dashboard and REST).
+  PATH_QUERY: 1024,
 } as const;

@@ -361,9 +361,11 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /** The whole workflow for a share-link reader, or why not ("revoked"/"expired" → the page says "no longer shared"). */
-  async sharedView(token: string): Promise<{ status: ShareStatus | "not_found"; view: WorkflowView | null }> {
+  async sharedView(token: string): Promise<{ status: ShareStatus | "not_found"; view: (WorkflowView & { feedback: FeedbackView[] }) | null }> {
     const status = await this.shareLinks.check(token);
-    return { status, view: status === "active" ? this.records.view(this.totals, this.log.lastSeq()) : null };
+    if (status !== "active") return { status, view: null };
+    // The reviewers' answers are part of the record a link shares.
+    return { status, view: { ...this.records.view(this.totals, this.log.lastSeq()), feedback: this.feedback.list() } };
   }
 
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
