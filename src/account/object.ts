@@ -341,7 +341,8 @@ export class AccountObject extends DurableObject<Env> {
       const found = new Map<string, DashboardMatch>();
       for (const hit of this.paths.find(query.path, query.prefix === true, LIMITS.PATHS_PER_WORKFLOW)) {
         const match = found.get(hit.workflow_id) ?? { paths: [] };
-        if ((match.paths?.length ?? 0) < 5) match.paths?.push({ path: hit.path, task_id: hit.task_id, task_name: hit.task_name, status: hit.status });
+        if ((match.paths?.length ?? 0) < 5)
+          match.paths?.push({ path: hit.path, task_id: hit.task_id, task_name: hit.task_name, status: hit.status });
         found.set(hit.workflow_id, match);
       }
       narrow(found);
@@ -401,7 +402,10 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   private storedSettings(): AccountSettings & { origin: string | null } {
-    const row = this.sql<{ share_new_workflows: number; origin: string | null }>`SELECT share_new_workflows, origin FROM settings WHERE id = 1`[0];
+    const row = this.sql<{
+      share_new_workflows: number;
+      origin: string | null;
+    }>`SELECT share_new_workflows, origin FROM settings WHERE id = 1`[0];
     return { share_new_workflows: (row?.share_new_workflows ?? 1) === 1, origin: row?.origin ?? null };
   }
 }

@@ -109,10 +109,22 @@ export function notificationsFromEvents(events: readonly WorkflowEvent[], workfl
     if (event.type === "issue.logged") {
       const issue = event.data as IssueView;
       if (!issue.requires_human_review) continue;
-      const about_issue = { id: issue.id, task_id: issue.task_id, type: issue.type, description: issue.description, resolution: issue.resolution };
+      const about_issue = {
+        id: issue.id,
+        task_id: issue.task_id,
+        type: issue.type,
+        description: issue.description,
+        resolution: issue.resolution,
+      };
       out.push({ key, event: "issue.needs_review", workflow: about, issue: about_issue });
       // One event raises two notifications: each needs its own key (deliveries are unique per webhook and key).
-      out.push({ key: `${key}:review`, event: "task.review_requested", workflow: about, issue: about_issue, review: { reason: issue.description } });
+      out.push({
+        key: `${key}:review`,
+        event: "task.review_requested",
+        workflow: about,
+        issue: about_issue,
+        review: { reason: issue.description },
+      });
     } else if (event.type === "task.completed") {
       const task = event.data as TaskView;
       const aboutTask = { id: task.id, name: task.name, status: task.status, summary: task.outcome?.summary ?? null };
@@ -312,7 +324,12 @@ export class Webhooks {
         const id = `whd_${randomToken(16)}`;
         const { key: _key, ...payload } = notification;
         const ownerUrl = origin ? `${origin}/w/${payload.workflow.id}` : null;
-        const body = deliveryBody(hook.format as WebhookFormat, { id, created_at: new Date(now).toISOString(), account }, payload, ownerUrl);
+        const body = deliveryBody(
+          hook.format as WebhookFormat,
+          { id, created_at: new Date(now).toISOString(), account },
+          payload,
+          ownerUrl,
+        );
         const inserted = this.sql<{ id: string }>`
           INSERT INTO webhook_deliveries (id, webhook_id, source_key, event, body, next_attempt_at, created_at)
           VALUES (${id}, ${hook.id}, ${notification.key}, ${notification.event}, ${body}, ${now}, ${now})

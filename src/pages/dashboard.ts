@@ -137,7 +137,8 @@ function renderFilters(f: DashboardFilters): Html {
 function renderMatch(match: DashboardMatch | undefined): Html | string {
   if (!match) return "";
   return html`<div class="match">${match.text ? html`<span class="muted">matched:</span> ${match.text}` : ""}${(match.paths ?? []).map(
-    (p) => html`<div><span class="fs fs-${p.status}">${p.status}</span> <code>${p.path}</code> <span class="muted">by ${p.task_name}</span></div>`,
+    (p) =>
+      html`<div><span class="fs fs-${p.status}">${p.status}</span> <code>${p.path}</code> <span class="muted">by ${p.task_name}</span></div>`,
   )}</div>`;
 }
 

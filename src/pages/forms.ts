@@ -48,4 +48,3 @@ export const shareRequest = z.strictObject(
 export function shareUrl(c: Ctx, info: ShareInfo): string | null {
   return info.token ? `${new URL(c.req.url).origin}/s/${info.token}` : null;
 }
-

@@ -54,14 +54,20 @@ const dashboardQuery = z.object({
   path: plainText(LIMITS.PATH_QUERY).optional(),
   status: z.enum(["", "active", "success", "partial_success", "failed"], { error: "must be a workflow status" }).optional(),
   review: z.enum(["", "1"], { error: 'must be "1" or empty' }).optional(),
-  page: z.string().regex(/^\d{1,6}$/, { error: "must be a whole number ≥ 0" }).optional(),
+  page: z
+    .string()
+    .regex(/^\d{1,6}$/, { error: "must be a whole number ≥ 0" })
+    .optional(),
 });
 
 /** Agent text on pages: bidi controls become visible code points (the markup itself has none). */
 const shown = async (rendered: PromiseLike<unknown> | unknown) => revealBidiControls(String(await rendered));
 
 const missingPage = (c: Ctx) =>
-  c.html(layout(nonceOf(c), "Not found", html`<h1>No such workflow in this account</h1><p><a href="/dashboard">All workflows</a></p>`), 404);
+  c.html(
+    layout(nonceOf(c), "Not found", html`<h1>No such workflow in this account</h1><p><a href="/dashboard">All workflows</a></p>`),
+    404,
+  );
 
 ownerRoutes.get("/dashboard", pageHeaders, dashboardAccount, async (c) => {
   const parsed = dashboardQuery.safeParse(c.req.query());
@@ -94,9 +100,7 @@ ownerRoutes.get("/dashboard", pageHeaders, dashboardAccount, async (c) => {
     const result = await workflowStub(c.env, shownId).shareLink(c.var.account);
     if (result.ok) link = { workflowId: shownId, info: result.value, url: shareUrl(c, result.value) };
   }
-  return c.html(
-    await shown(renderDashboard(nonceOf(c), { account: c.var.account, page, totals, settings, filters, shown: link })),
-  );
+  return c.html(await shown(renderDashboard(nonceOf(c), { account: c.var.account, page, totals, settings, filters, shown: link })));
 });
 
 const settingsForm = z.object({ share_new_workflows: z.literal("on", { error: 'must be "on" or absent' }).optional() });

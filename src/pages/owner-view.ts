@@ -54,7 +54,8 @@ function renderFeedbackForm(base: string, view: WorkflowView, on: string | null)
 <form method="post" action="${base}/feedback">
 <p><label>About<br><select name="target">${choices.map((c) => html`<option value="${c.value}"${c.value === selected ? html` selected` : ""}>${c.label}</option>`)}</select></label></p>
 <p class="verdicts">${(["comment", "approved", "changes_requested"] as const).map(
-    (v) => html`<label><input type="radio" name="verdict" value="${v}"${v === "comment" ? html` checked` : ""}> ${VERDICT_LABEL[v]}</label>`,
+    (v) =>
+      html`<label><input type="radio" name="verdict" value="${v}"${v === "comment" ? html` checked` : ""}> ${VERDICT_LABEL[v]}</label>`,
   )}</p>
 <p><label>Message<br><textarea name="body" rows="3" maxlength="2000" required></textarea></label></p>
 <p><button type="submit">Send feedback</button></p></form></section>`;

@@ -94,7 +94,10 @@ export interface BlockOptions {
  * Everything that asks for a human: issues flagged for review and tasks whose outcome asks for
  * manual review, each with the reviewer's latest verdict.
  */
-export function renderReview(view: Pick<WorkflowView, "tasks" | "issues"> & { feedback?: FeedbackView[] }, options: BlockOptions = {}): Html {
+export function renderReview(
+  view: Pick<WorkflowView, "tasks" | "issues"> & { feedback?: FeedbackView[] },
+  options: BlockOptions = {},
+): Html {
   const issues = view.issues.filter((i) => i.requires_human_review);
   const tasks = view.tasks.filter((t) => t.outcome?.manual_review_needed);
   const empty = issues.length === 0 && tasks.length === 0;

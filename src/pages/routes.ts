@@ -10,24 +10,22 @@
  * cookie, the JSON API a bearer token (src/http/auth.ts). Forms pass hono/csrf.
  */
 import { type Context, Hono } from "hono";
-import { csrf } from "hono/csrf";
 import { z } from "zod";
 import { accountForToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
-import { originAllowed } from "../http/origins";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
-import { MAX_SHARE_SECONDS, type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
+import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
 import { renderLoginPage } from "./dashboard";
-import { dashboardAccount, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
-import { ownerRoutes } from "./owner-routes";
 import { revealBidiControls } from "./format";
+import { dashboardAccount, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { renderMarkdown } from "./markdown";
+import { ownerRoutes } from "./owner-routes";
 import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
@@ -35,8 +33,6 @@ import { currentSession, endSession, sessionCookie } from "./session";
 type Ctx = Context<AppEnv>;
 
 export const pageRoutes = new Hono<AppEnv>();
-
-
 
 for (const path of ["/s/*", "/login", "/logout", "/dashboard", "/dashboard/*"]) pageRoutes.use(path, noStore);
 pageRoutes.use("/api/workflows/*", noStore, dataHeaders);

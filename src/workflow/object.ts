@@ -311,7 +311,8 @@ export class WorkflowObject extends DurableObject<Env> {
     const owner = request.headers.get(OWNER_ACCOUNT_HEADER);
     const token = request.headers.get(SHARE_TOKEN_HEADER);
     if (owner !== null) {
-      if (!(await this.ownerSessionOpen(owner, request.headers.get(OWNER_SESSION_HEADER)))) return new Response("forbidden", { status: 403 });
+      if (!(await this.ownerSessionOpen(owner, request.headers.get(OWNER_SESSION_HEADER))))
+        return new Response("forbidden", { status: 403 });
     } else {
       if (!token) return new Response("forbidden", { status: 403 });
       const status = await this.shareLinks.check(token);
@@ -361,7 +362,9 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /** The whole workflow for a share-link reader, or why not ("revoked"/"expired" → the page says "no longer shared"). */
-  async sharedView(token: string): Promise<{ status: ShareStatus | "not_found"; view: (WorkflowView & { feedback: FeedbackView[] }) | null }> {
+  async sharedView(
+    token: string,
+  ): Promise<{ status: ShareStatus | "not_found"; view: (WorkflowView & { feedback: FeedbackView[] }) | null }> {
     const status = await this.shareLinks.check(token);
     if (status !== "active") return { status, view: null };
     // The reviewers' answers are part of the record a link shares.

@@ -4,8 +4,8 @@
  */
 import { getWorkflowInput } from "@waymark/protocol/tools";
 import type { MemoryHit } from "../../account/memory";
-import { ok, type Result } from "../../errors";
 import type { FeedbackView } from "../../domain/view";
+import { ok, type Result } from "../../errors";
 import type { ResumeInfo } from "../../workflow/object";
 import type { TaskView } from "../../workflow/view";
 import { READS } from "../annotations";
@@ -25,7 +25,9 @@ interface OpenWorkflow {
 }
 
 /** Each mode fills its own fields; the README documents each shape. */
-type GetWorkflowOutput = Partial<ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: MemoryHit[]; workflows: OpenWorkflow[] }>;
+type GetWorkflowOutput = Partial<
+  ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: MemoryHit[]; workflows: OpenWorkflow[] }
+>;
 
 function renderResume(info: GetWorkflowOutput): string {
   const lines = info.workflow ? [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`] : [];
