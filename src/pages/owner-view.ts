@@ -63,7 +63,7 @@ function renderFeedbackForm(base: string, view: WorkflowView, on: string | null)
 
 export function renderOwnerPage(view: OwnerView, options: OwnerPageOptions): Html {
   const base = `/w/${view.workflow.id}`;
-  const panel = html`<nav class="owner-nav"><a href="/dashboard">← All workflows</a></nav>
+  const panel = html`<nav class="owner-nav topbar"><a href="/dashboard">← All workflows</a><form method="post" action="/logout"><button>Sign out</button></form></nav>
 <div class="owner-panel">${renderSharePanel(base, view.share, options.shareUrl)}${renderFeedbackForm(base, view, options.on)}</div>`;
   return renderWorkflowPage(view, { nonce: options.nonce, base, panel, blocks: { reviewBase: base } });
 }
