@@ -67,7 +67,11 @@ export function shareForms(action: string, status: ShareInfo["status"], showLink
 function shareCell(row: DashboardRow): Html {
   const s = row.share;
   return html`<span class="tag${s.status === "active" ? "" : " warn"}">${shareState(s)}</span>
-    ${shareForms(`/dashboard/workflows/${row.id}/share`, s.status, html`<a href="/dashboard?shown=${row.id}#${row.id}">Show link</a>`)}`;
+    <details class="share-manage"><summary>Manage</summary>${shareForms(
+      `/dashboard/workflows/${row.id}/share`,
+      s.status,
+      html`<a href="/dashboard?shown=${row.id}#${row.id}">Show link</a>`,
+    )}</details>`;
 }
 
 export interface ShownLink {
