@@ -102,7 +102,10 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
   async function search(page: Page, fields: { q?: string; path?: string }): Promise<string[]> {
     await page.fill('input[name="q"]', fields.q ?? "");
     await page.fill('input[name="path"]', fields.path ?? "");
-    await Promise.all([page.waitForResponse((r) => r.url().includes("/dashboard?")), page.click('form[role="search"] button[type="submit"]')]);
+    await Promise.all([
+      page.waitForResponse((r) => r.url().includes("/dashboard?")),
+      page.click('form[role="search"] button[type="submit"]'),
+    ]);
     await page.waitForLoadState("load");
     return page.locator("table.workflows tbody tr .wf-link strong").allInnerTexts();
   }
