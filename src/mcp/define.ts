@@ -38,7 +38,7 @@ export interface ToolDefinition {
 
 /** Every tool's result can carry reviewer feedback (src/mcp/feedback.ts), so every outputSchema declares it. */
 const FEEDBACK_OUTPUT: Record<string, OutputField> = {
-  reviewer_feedback: ["object", "new reviewer feedback: {items, more, full}; get_workflow {workflow_id} shows all"],
+  reviewer_feedback: "object",
 };
 
 const STORE_FAILED = "the workflow store failed to answer; the call may be retried (with the same idempotency_key)";

@@ -97,7 +97,7 @@ export const getWorkflowTool = defineTool({
     recent_decisions: "array",
     recent_issues: "array",
     next_steps: "array",
-    feedback: ["array", "all reviewer feedback on the workflow"],
+    feedback: "array",
     totals: "object",
     task: "object",
     match: ["string", "all|any words matched"],
