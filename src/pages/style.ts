@@ -37,7 +37,7 @@ a{color:var(--run)}code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospac
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 .actions form{display:inline-flex;gap:4px;margin:2px 4px 2px 0;align-items:center}
 input,button,select{font:inherit;padding:4px 8px}.linkbox{font-size:.8rem;word-break:break-all}
-.owner-nav{margin:6px 0}.owner-panel{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:8px 0 4px}
+.owner-nav{margin:6px 0}.owner-panel{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:8px 0 4px;align-items:start}
 .panel{border:1px solid var(--line);border-radius:8px;padding:4px 14px 10px;background:var(--soft)}.panel h2{margin:.5em 0;font-size:1.05rem}
 .panel select,.panel textarea{width:100%;max-width:100%}.verdicts{display:flex;flex-wrap:wrap;gap:12px}
 .badge.v-comment{background:#e9f2ff;color:var(--run)}.badge.v-approved{background:#dcfff1;color:var(--ok)}.badge.v-changes_requested{background:#ffeceb;color:var(--bad)}
