@@ -10,6 +10,7 @@ import { z } from "zod";
 import { requireAccount } from "../http/auth";
 import { originAllowed } from "../http/origins";
 import type { AppEnv } from "../http/types";
+import { isWorkflowId } from "../ids";
 import { MAX_SHARE_SECONDS, type ShareInfo } from "../workflow/share";
 
 type Ctx = Context<AppEnv>;
@@ -47,4 +48,12 @@ export const shareRequest = z.strictObject(
 
 export function shareUrl(c: Ctx, info: ShareInfo): string | null {
   return info.token ? `${new URL(c.req.url).origin}/s/${info.token}` : null;
+}
+
+/** Runs a share form's action (dashboard row or owner view) for the signed-in owner: the refusal to show, or null when done. */
+export async function applyShareForm(c: Ctx, request: z.output<typeof shareRequest>): Promise<Response | null> {
+  const id = c.req.param("id") ?? "";
+  if (!isWorkflowId(id)) return c.text("no such workflow", 404);
+  const result = await workflowStub(c.env, id).manageShare(c.var.account, request.action, request.expires_in_seconds ?? null);
+  return result.ok ? null : c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
 }

@@ -27,7 +27,7 @@ import { LIMITS } from "../limits";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
 import { revealBidiControls } from "./format";
-import { accountObject, dashboardAccount, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
+import { accountObject, applyShareForm, dashboardAccount, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { renderMarkdown } from "./markdown";
 import { renderOwnerPage } from "./owner-view";
 import { renderWorkflowBlocks } from "./page";
@@ -179,12 +179,8 @@ ownerRoutes.get("/w/:id/ws", async (c) => {
 });
 
 ownerRoutes.post("/w/:id/share", formCsrf, dashboardAccount, formBody(shareRequest), async (c) => {
-  const id = c.req.param("id");
-  if (!isWorkflowId(id)) return c.text("no such workflow", 404);
-  const request = c.req.valid("form");
-  const result = await workflowStub(c.env, id).manageShare(c.var.account, request.action, request.expires_in_seconds ?? null);
-  if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
-  return c.redirect(`/w/${id}#share`, 303);
+  const refused = await applyShareForm(c, c.req.valid("form"));
+  return refused ?? c.redirect(`/w/${c.req.param("id")}#share`, 303);
 });
 
 const TARGET = /^(workflow|task|decision|issue):([A-Za-z0-9_-]{1,64})$/;

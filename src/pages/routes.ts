@@ -23,7 +23,7 @@ import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/
 import type { WorkflowView } from "../workflow/view";
 import { renderLoginPage } from "./dashboard";
 import { revealBidiControls } from "./format";
-import { dashboardAccount, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
+import { applyShareForm, dashboardAccount, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { renderMarkdown } from "./markdown";
 import { ownerRoutes } from "./owner-routes";
 import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
@@ -180,10 +180,9 @@ pageRoutes.post("/logout", formCsrf, async (c) => {
 
 pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardAccount, formBody(shareRequest), async (c) => {
   const id = c.req.param("id");
-  if (!isWorkflowId(id)) return c.text("no such workflow", 404);
   const request = c.req.valid("form");
-  const result = await workflowStub(c.env, id).manageShare(c.var.account, request.action, request.expires_in_seconds ?? null);
-  if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
+  const refused = await applyShareForm(c, request);
+  if (refused) return refused;
   // Rotation shows the new link straight away; the other actions return to the row.
   return c.redirect(request.action === "revoke" ? `/dashboard#${id}` : `/dashboard?shown=${id}#${id}`, 303);
 });
