@@ -65,6 +65,8 @@ export const LIMITS = {
   // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
   DASHBOARD_PAGE: 25,
   PATHS_PER_WORKFLOW: 5000,
+  // Workflows one dashboard session may follow live (each is closed at sign-out).
+  OWNER_FOLLOWS: 200,
   // A file path searched for (dashboard and REST).
   PATH_QUERY: 1024,
 } as const;

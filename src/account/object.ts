@@ -154,6 +154,8 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
         origin TEXT
       )`,
       ...WEBHOOK_FORMAT_MIGRATION_STATEMENTS,
+      // Workflows whose live owner page a session opened: closed at sign-out.
+      "CREATE TABLE session_follows (session_id TEXT NOT NULL, workflow_id TEXT NOT NULL, PRIMARY KEY (session_id, workflow_id))",
     ],
   },
 ];
@@ -305,8 +307,33 @@ export class AccountObject extends DurableObject<Env> {
     return this.sessions.active(id);
   }
 
+  /** Ends the session, and closes the live owner pages it opened. */
   async endSession(id: string): Promise<void> {
     await this.sessions.end(id);
+    const followed = this.sql<{ workflow_id: string }>`DELETE FROM session_follows WHERE session_id = ${id} RETURNING workflow_id`;
+    await Promise.all(
+      followed.map(async ({ workflow_id }) => {
+        try {
+          await this.env.WORKFLOW.get(this.env.WORKFLOW.idFromName(workflow_id)).closeOwnerSockets(id);
+        } catch (error) {
+          console.error("closing a signed-out live page failed", error);
+        }
+      }),
+    );
+  }
+
+  /**
+   * Whether `session` is open; if so, notes that it follows `workflowId` live (at most
+   * OWNER_FOLLOWS per session: a socket that could not be closed at sign-out is refused).
+   */
+  async followAsOwner(session: string, workflowId: string): Promise<boolean> {
+    if (!(await this.sessions.active(session))) return false;
+    const known = this.sql`SELECT 1 FROM session_follows WHERE session_id = ${session} AND workflow_id = ${workflowId}`.length > 0;
+    if (known) return true;
+    const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM session_follows WHERE session_id = ${session}`[0]?.n ?? 0;
+    if (count >= LIMITS.OWNER_FOLLOWS) return false;
+    this.sql`INSERT INTO session_follows (session_id, workflow_id) VALUES (${session}, ${workflowId})`;
+    return true;
   }
 
   async dashboardRows(limit = 200): Promise<DashboardRow[]> {

@@ -235,7 +235,7 @@ export interface PageOptions {
   nonce: string;
   /** Base path of this page (/s/<token> or the owner's /w/<id>), for exports, blocks and the live socket. */
   base: string;
-  /** The owner view's panel (navigation, share link, feedback form), above the live blocks. */
+  /** The owner view's panel (navigation, share link, feedback form), above the live blocks; marks the page as the owner's. */
   panel?: Html;
   /** Passed to the blocks renderer (the live client fetches the same blocks from `<base>/blocks`). */
   blocks?: BlockOptions;
@@ -266,7 +266,7 @@ export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Ht
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${view.workflow.name} — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static">
+<body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static"${panel ? html` data-audience="owner"` : ""}>
 <p class="topbar"><span class="brand">Waymark</span> <span id="live" class="live">static</span>
 <a href="${base}/export.md">Markdown</a> <a href="${base}/export.json">JSON</a></p>
 ${panel ?? ""}

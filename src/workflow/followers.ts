@@ -25,9 +25,9 @@ interface FollowerState {
 }
 
 const CLIENT_TAG = (client: string) => `client:${client}`;
-/** Who let a socket in: a share link (closed when the link is rotated, revoked or expires) or the owner's session. */
-export type Audience = "share" | "owner";
+/** Sockets the owner's session let in: kept open whatever happens to the share link, closed at sign-out. */
 const OWNER_TAG = "audience:owner";
+const SESSION_TAG = (session: string) => `session:${session}`;
 
 export class LiveFollowers {
   constructor(
@@ -47,8 +47,9 @@ export class LiveFollowers {
   }
 
   /** Accepts a follower that has seen events up to `after`, and sends it the first page. */
-  accept(socket: WebSocket, client: string, after: number, audience: Audience = "share"): void {
-    this.ctx.acceptWebSocket(socket, audience === "owner" ? [CLIENT_TAG(client), OWNER_TAG] : [CLIENT_TAG(client)]);
+  accept(socket: WebSocket, client: string, after: number, ownerSession: string | null = null): void {
+    const tags = ownerSession === null ? [CLIENT_TAG(client)] : [CLIENT_TAG(client), OWNER_TAG, SESSION_TAG(ownerSession)];
+    this.ctx.acceptWebSocket(socket, tags);
     this.sendPage(socket, { sent: after, live: false });
   }
 
@@ -84,6 +85,17 @@ export class LiveFollowers {
         this.save(socket, { sent: events.at(-1)?.seq ?? state.sent, live: true });
       } catch {
         // A socket that is closing catches up when its page reconnects.
+      }
+    }
+  }
+
+  /** Closes the sockets one owner session let in (sign-out). */
+  closeSession(session: string, code: number, reason: string): void {
+    for (const socket of this.ctx.getWebSockets(SESSION_TAG(session))) {
+      try {
+        socket.close(code, reason);
+      } catch {
+        // Already closing.
       }
     }
   }

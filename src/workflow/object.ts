@@ -309,10 +309,10 @@ export class WorkflowObject extends DurableObject<Env> {
   async fetch(request: Request): Promise<Response> {
     if (request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
     const owner = request.headers.get(OWNER_ACCOUNT_HEADER);
+    const session = request.headers.get(OWNER_SESSION_HEADER);
     const token = request.headers.get(SHARE_TOKEN_HEADER);
     if (owner !== null) {
-      if (!(await this.ownerSessionOpen(owner, request.headers.get(OWNER_SESSION_HEADER))))
-        return new Response("forbidden", { status: 403 });
+      if (!(await this.ownerSessionOpen(owner, session))) return new Response("forbidden", { status: 403 });
     } else {
       if (!token) return new Response("forbidden", { status: 403 });
       const status = await this.shareLinks.check(token);
@@ -325,8 +325,13 @@ export class WorkflowObject extends DurableObject<Env> {
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     const pair = new WebSocketPair();
     const from = Number.isInteger(after) && after >= 0 ? Math.min(after, this.log.lastSeq()) : 0;
-    this.followers.accept(pair[1], client, from, owner !== null ? "owner" : "share");
+    this.followers.accept(pair[1], client, from, owner !== null ? session : null);
     return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /** Sign-out: the account's object closes the live pages this session opened. */
+  async closeOwnerSockets(session: string): Promise<void> {
+    this.followers.closeSession(session, 4401, "signed out");
   }
 
   async webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -433,11 +438,15 @@ export class WorkflowObject extends DurableObject<Env> {
     if (Number.isFinite(next) && next !== current) await this.ctx.storage.setAlarm(next);
   }
 
-  /** Whether `account` owns this workflow and `session` is one of its open dashboard sessions. */
+  /**
+   * Whether `account` owns this workflow and `session` is one of its open dashboard sessions;
+   * the account's object also notes that the session follows this workflow, so that signing
+   * out closes the socket (closeOwnerSockets).
+   */
   private async ownerSessionOpen(account: string, session: string | null): Promise<boolean> {
     const workflow = this.records.workflow();
     if (!workflow || workflow.account !== account || !session) return false;
-    return this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).sessionActive(session);
+    return this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).followAsOwner(session, workflow.id);
   }
 
   private async shareChanged(workflowId: string, account: string): Promise<ShareInfo> {

@@ -197,6 +197,9 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
     // Sign out: the owner URL now asks for the sign-in.
     expect(await submit(page, page.locator('form[action="/logout"] button'))).toBe(303);
     expect(new URL(page.url()).pathname).toBe("/login");
+    // The other tab of the ended session stops following and says why.
+    await watcher.waitForFunction(() => document.getElementById("wm")?.dataset.state === "gone");
+    expect(await watcher.locator("main h1").innerText()).toBe("You are signed out");
     const afterSignOut = await page.goto(`${url}/w/${workflowId}`);
     expect(new URL(page.url()).pathname).toBe("/login");
     expect(afterSignOut?.status()).toBe(200);

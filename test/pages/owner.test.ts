@@ -91,7 +91,7 @@ describe("the owner URL", () => {
     ).toBe(404);
   });
 
-  it("the live socket takes the session, not a share token; revoking the link closes shared pages, not the owner's", async () => {
+  it("the live socket takes the session, not a share token; revoking the link closes shared pages, not the owner's; sign-out does", async () => {
     const { id, taskId, shareUrl } = await newWorkflow("Owner socket");
     const token = new URL(shareUrl).pathname.split("/")[2] ?? "";
     const cookie = await session();
@@ -108,7 +108,11 @@ describe("the owner URL", () => {
     await acme("log_milestone", { task_id: taskId, message: "still followed" });
     await settle();
     expect(owner.messages.some((m) => m.includes("still followed"))).toBe(true);
-    owner.socket?.close();
+
+    // Signing out closes the live pages the session opened: a stale tab gets nothing more.
+    expect((await workerFetch(`${ORIGIN}/logout`, form(cookie, {}))).status).toBe(303);
+    await settle();
+    expect(owner.closed()).toBe(4401);
   });
 
   it("the object checks the owner's account and session itself: a bare or forged header is refused", async () => {
