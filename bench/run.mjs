@@ -215,14 +215,7 @@ try {
 
 // ── the helper vs git, and the edge's per-task work (no server running) ─────────
 log("helper: building client-helper and running bench/helper.mjs");
-execFileSync(
-  process.execPath,
-  [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "client-helper", "tsconfig.build.json")],
-  {
-    cwd: root,
-    stdio: "inherit",
-  },
-);
+execFileSync(process.execPath, [join(root, "client-helper", "build.mjs")], { cwd: root, stdio: "inherit" });
 mkdirSync(join(here, "results"), { recursive: true });
 const helperJson = join(here, "results", "helper.json");
 execFileSync(process.execPath, [join(here, "helper.mjs"), "--sizes", size.helperSizes, "--runs", size.helperRuns, "--json", helperJson], {

@@ -1,14 +1,20 @@
+/**
+ * @module checksum
+ * Snapshot of a directory git does not track: path -> {mode, blob} for every file, names
+ * read as bytes. The full list stays on the machine; only its size and digest go to the edge.
+ *
+ * The walk and the hashing are synchronous: for many small files, one thread reading in a
+ * tight loop beats thousands of promises through the thread pool several times over. The
+ * event loop gets a turn every few milliseconds so the MCP connection stays responsive.
+ */
 import { createHash } from "node:crypto";
-import type { Dirent, Stats } from "node:fs";
-import { lstat, readdir } from "node:fs/promises";
-import { join } from "node:path";
-import { gitMode, hashPath, isMissing, mapLimit } from "./hash.js";
-import type { ChecksumEntry, LocalChecksumSnapshot, Transition } from "./types.js";
+import { closeSync, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats } from "node:fs";
+import { sep } from "node:path";
+import { encodePathBytes } from "@waymark/protocol/paths";
+import type { Transition } from "@waymark/protocol/wire";
+import { gitMode, isMissing } from "./hash.js";
+import type { ChecksumEntry, LocalChecksumSnapshot } from "./local.js";
 
-// Snapshot of a directory that is not a git repository: path -> {mode, blob}. The full
-// list stays on the machine; only its size and digest go to the edge.
-
-const HASH_CONCURRENCY = 32;
 /** Below this much elapsed time a scan stays silent on stderr. */
 const PROGRESS_AFTER_MS = 1500;
 /**
@@ -16,9 +22,13 @@ const PROGRESS_AFTER_MS = 1500;
  * within the same timestamp granularity after that scan: re-hash it (git's "racy" rule).
  */
 const RACY_WINDOW_MS = 2000;
+/** How long the scan holds the thread before letting other work (the MCP connection) run. */
+const SLICE_MS = 50;
+const CHUNK = 1024 * 1024;
+const GIT_DIR_NAME = Buffer.from(".git");
 
 export type ScanOptions = {
-  /** A previous scan of the same directory: files with unchanged (mtime, size) keep their blob id. */
+  /** A previous scan of the same directory: files whose stat data did not move keep their blob id. */
   previous?: LocalChecksumSnapshot | null;
   /** Where progress lines go for a long scan (default: nowhere). */
   progress?: (line: string) => void;
@@ -26,96 +36,163 @@ export type ScanOptions = {
   progressAfterMs?: number;
 };
 
-type Found = { path: string; abs: string; stats: Stats };
+const chunkBuffer = Buffer.allocUnsafe(CHUNK);
 
-async function walk(root: string): Promise<Found[]> {
-  const found: Found[] = [];
-  const pending: string[] = [""];
-  while (pending.length > 0) {
-    const batch = pending.splice(0, pending.length);
-    await mapLimit(batch, HASH_CONCURRENCY, async (rel) => {
-      let dirents: Dirent[];
-      try {
-        dirents = await readdir(rel === "" ? root : join(root, rel), {
-          withFileTypes: true,
-        });
-      } catch (error) {
-        if (isMissing(error)) return;
-        throw error;
-      }
-      const files = dirents.filter((d) => d.name !== ".git");
-      await Promise.all(
-        files.map(async (d) => {
-          const path = rel === "" ? d.name : `${rel}/${d.name}`;
-          if (d.isDirectory()) {
-            pending.push(path);
-            return;
-          }
-          if (!d.isFile() && !d.isSymbolicLink()) return;
-          const abs = join(root, path);
-          try {
-            found.push({ path, abs, stats: await lstat(abs) });
-          } catch (error) {
-            if (!isMissing(error)) throw error;
-          }
-        }),
-      );
-    });
+type Hashed = { blob: string; stats: Stats };
+
+/**
+ * git's blob id of a regular file's content and the stat data of what was read (from the open
+ * file, so no second lookup by name), in chunks so a huge file never sits in memory whole.
+ */
+function hashFile(path: string | Buffer): Hashed | null {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
   }
-  return found;
+  try {
+    const stats = fstatSync(fd);
+    const hash = createHash("sha1").update(`blob ${stats.size}\0`);
+    let remaining = stats.size;
+    while (remaining > 0) {
+      const read = readSync(fd, chunkBuffer, 0, Math.min(CHUNK, remaining), null);
+      if (read === 0) break;
+      hash.update(chunkBuffer.subarray(0, read));
+      remaining -= read;
+    }
+    return { blob: hash.digest("hex"), stats };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function hashLink(path: string | Buffer): Hashed | null {
+  try {
+    const stats = lstatSync(path);
+    const target = readlinkSync(path, { encoding: "buffer" });
+    return { blob: createHash("sha1").update(`blob ${target.length}\0`).update(target).digest("hex"), stats };
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/** Same file, same content as far as the stat data can tell: git's rule (mtime, ctime, inode, size, mode). */
+function unchanged(before: ChecksumEntry, stats: Stats, mode: string, previousScan: number): boolean {
+  return (
+    before.mode === mode &&
+    before.size === stats.size &&
+    before.mtimeMs === stats.mtimeMs &&
+    before.ctimeMs === stats.ctimeMs &&
+    before.ino === stats.ino &&
+    stats.mtimeMs < previousScan - RACY_WINDOW_MS
+  );
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** One directory's entries: names as text (fast), or as bytes when one is not valid UTF-8. */
+type Listing = { dirents: Dirent<string>[]; bytes: false } | { dirents: Dirent<Buffer>[]; bytes: true };
+
+function list(dir: string | Buffer): Listing | null {
+  try {
+    const dirents = readdirSync(dir, { withFileTypes: true });
+    // Node decodes names as UTF-8 with replacement: a U+FFFD may stand for bytes that are not UTF-8.
+    if (!dirents.some((dirent) => dirent.name.includes("\ufffd"))) return { dirents, bytes: false };
+    return { dirents: readdirSync(dir, { withFileTypes: true, encoding: "buffer" }), bytes: true };
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/** A directory to walk: its absolute path and its repo-relative wire path ("" at the root), as text or bytes. */
+type Pending = { abs: string | Buffer; rel: string | Buffer };
+
+function join2(parent: string | Buffer, name: string | Buffer, separator: string): string | Buffer {
+  if (typeof parent === "string" && typeof name === "string") return parent === "" ? name : `${parent}${separator}${name}`;
+  const parentBytes = typeof parent === "string" ? Buffer.from(parent) : parent;
+  const nameBytes = typeof name === "string" ? Buffer.from(name) : name;
+  return parentBytes.length === 0 ? nameBytes : Buffer.concat([parentBytes, Buffer.from(separator), nameBytes]);
 }
 
 export async function scanDirectory(root: string, options: ScanOptions = {}): Promise<LocalChecksumSnapshot> {
   const startedAt = Date.now();
   const previous = options.previous?.root === root ? options.previous : null;
-  const found = await walk(root);
+  const entries = new Map<string, ChecksumEntry>();
+  let seen = 0;
   let hashed = 0;
   let lastReport = startedAt;
+  let sliceStart = startedAt;
   const report = (final: boolean): void => {
     const now = Date.now();
     if (!options.progress || now - startedAt < (options.progressAfterMs ?? PROGRESS_AFTER_MS)) return;
     if (!final && now - lastReport < 1000) return;
     lastReport = now;
-    options.progress(`waymark: checksum scan of ${root}: ${hashed}/${found.length} files hashed${final ? ", done" : ""}`);
+    options.progress(`waymark: checksum scan of ${root}: ${hashed}/${seen} files hashed${final ? ", done" : ""}`);
   };
-  const entries: Record<string, ChecksumEntry> = {};
-  await mapLimit(found, HASH_CONCURRENCY, async ({ path, abs, stats }) => {
-    const mode = gitMode(stats);
-    if (mode === null) return;
-    const before = previous?.entries[path];
-    if (
-      before &&
-      before.mode === mode &&
-      before.size === stats.size &&
-      before.mtimeMs === stats.mtimeMs &&
-      stats.mtimeMs < previous.scanned_at - RACY_WINDOW_MS
-    ) {
-      entries[path] = before;
-      return;
+  const pending: Pending[] = [{ abs: root, rel: "" }];
+  while (pending.length > 0) {
+    const { abs: dirAbs, rel: dirRel } = pending.pop() as Pending;
+    const listing = list(dirAbs);
+    if (listing === null) continue;
+    for (const dirent of listing.dirents) {
+      const name = dirent.name;
+      if (typeof name === "string" ? name === ".git" : name.equals(GIT_DIR_NAME)) continue;
+      const abs = join2(dirAbs, name, sep);
+      const rel = join2(dirRel, name, "/");
+      if (dirent.isDirectory()) {
+        pending.push({ abs, rel });
+        continue;
+      }
+      const link = dirent.isSymbolicLink();
+      if (!dirent.isFile() && !link) continue;
+      const key = typeof rel === "string" ? rel : encodePathBytes(rel);
+      const before = previous?.entries[key];
+      if (before && previous) {
+        let stats: Stats;
+        try {
+          stats = lstatSync(abs);
+        } catch (error) {
+          if (isMissing(error)) continue;
+          throw error;
+        }
+        const mode = gitMode(stats);
+        if (mode !== null && unchanged(before, stats, mode, previous.scanned_at)) {
+          seen++;
+          entries.set(key, before);
+          continue;
+        }
+      }
+      const result = link ? hashLink(abs) : hashFile(abs);
+      const mode = result ? gitMode(result.stats) : null;
+      seen++;
+      hashed++;
+      if (result && mode !== null) {
+        const { stats } = result;
+        entries.set(key, { mode, blob: result.blob, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino });
+      }
+      if (Date.now() - sliceStart > SLICE_MS) {
+        report(false);
+        await yieldToEventLoop();
+        sliceStart = Date.now();
+      }
     }
-    const state = await hashPath(abs, stats);
-    hashed++;
-    report(false);
-    if (state)
-      entries[path] = {
-        mode: state.mode,
-        blob: state.blob,
-        size: stats.size,
-        mtimeMs: stats.mtimeMs,
-      };
-  });
+  }
   report(true);
   const sorted: Record<string, ChecksumEntry> = {};
-  const digest = createHash("sha256");
-  for (const path of Object.keys(entries).sort()) {
-    const entry = entries[path] as ChecksumEntry;
+  const lines: string[] = [];
+  for (const path of [...entries.keys()].sort()) {
+    const entry = entries.get(path) as ChecksumEntry;
     sorted[path] = entry;
-    digest.update(`${entry.mode} ${entry.blob} ${path}\0`);
+    lines.push(`${entry.mode} ${entry.blob} ${path}\0`);
   }
   return {
     type: "checksum",
-    files: Object.keys(sorted).length,
-    digest: digest.digest("hex"),
+    files: entries.size,
+    digest: createHash("sha256").update(lines.join("")).digest("hex"),
     root,
     scanned_at: startedAt,
     entries: sorted,

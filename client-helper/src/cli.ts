@@ -2,10 +2,12 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
+import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
+import type { Changes, Snapshot } from "@waymark/protocol/wire";
+import { isSetupCommand, runSetupCommand } from "./init/commands.js";
+import type { LocalSnapshot } from "./local.js";
 import { runMcp } from "./mcp.js";
-import { resolveChanges } from "./resolve.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
-import type { LocalSnapshot } from "./types.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -25,6 +27,9 @@ Usage:
   waymark mcp --url <endpoint> [--token <token>] [--dir <dir>] [--timeout <seconds>]
   waymark snapshot [--dir <dir>]
   waymark changes --since <snapshot file | ->
+  waymark init --url <endpoint> [--agent <list>] [--dry-run] [--remove]
+  waymark doctor [--url <endpoint>]
+  waymark hook <event>
   waymark <command> --help
   waymark --help | --version
 
@@ -33,6 +38,9 @@ Commands:
             adds a snapshot to start_task and the file changes to complete_task
   snapshot  print a snapshot of a directory as JSON
   changes   print the changes since a snapshot as JSON, with the resolved A/M/D list
+  init      set a project up for its agents: MCP server entry, instructions, hooks
+  doctor    check endpoint, token, git, repository identity and the installed hooks
+  hook      what the installed hooks run (reads the agent's hook payload on stdin)
 
 Only paths, git modes and blob ids (SHA-1 of contents) leave the machine, never contents.
 The repository is only read: index, HEAD, refs, stash and working tree stay untouched.
@@ -86,6 +94,14 @@ ${EXIT_CODES}
 } as const;
 
 class UsageError extends Error {}
+
+export type Resolution = FilesChanged & { files: PathChange[] };
+
+/** The A/M/D list the edge will record for these observations (the shared attribution rule). */
+export function resolveChanges(start: Snapshot, changes: Changes): Resolution {
+  const files = computeNetChanges(start, changes);
+  return { ...summarizeChanges(files), files };
+}
 
 type Io = {
   stdout: (text: string) => void;
@@ -160,6 +176,7 @@ function json(value: unknown): string {
 
 async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
+  if (isSetupCommand(command)) return runSetupCommand(command, rest, io, VERSION);
   switch (command) {
     case undefined:
       io.stderr(HELP.main);

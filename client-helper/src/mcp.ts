@@ -3,19 +3,17 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { helperWarnings } from "@waymark/protocol/attribution";
+import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
+import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
+import type { LocalSnapshot } from "./local.js";
+import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { Remote, RemoteFailure } from "./remote.js";
-import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
+import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { TaskStore } from "./store.js";
-import type { LocalSnapshot } from "./types.js";
 
 // The stdio MCP server an agent is configured with: it forwards everything to the
 // remote endpoint and adds what the agent cannot be trusted to report itself.
-
-/** Inputs the helper fills in; agents never see them and cannot supply them. */
-export const HIDDEN_INPUTS: Readonly<Record<string, string>> = {
-  start_task: "snapshot",
-  complete_task: "changes",
-};
 
 export type McpOptions = {
   url: string;
@@ -27,9 +25,13 @@ export type McpOptions = {
   log?: (line: string) => void;
 };
 
+function helperInputOf(tool: string): string | undefined {
+  return Object.hasOwn(HELPER_INPUTS, tool) ? HELPER_INPUTS[tool as keyof typeof HELPER_INPUTS] : undefined;
+}
+
 /** The tool as listed to the agent: the helper-only input removed from its schema. */
 export function hideHelperInputs(tool: Tool): Tool {
-  const hidden = HIDDEN_INPUTS[tool.name];
+  const hidden = helperInputOf(tool.name);
   const schema = tool.inputSchema;
   if (!hidden || !schema.properties || !(hidden in schema.properties)) return tool;
   const { [hidden]: _removed, ...properties } = schema.properties;
@@ -168,7 +170,7 @@ export class HelperProxy {
     return this.options.dir ?? process.cwd();
   }
 
-  private async snapshot(dir: string): Promise<LocalSnapshot | null> {
+  private async snapshot(dir: string): Promise<LocalSnapshot | Unavailable> {
     try {
       const previous = this.lastScan?.type === "checksum" ? this.lastScan : null;
       const snapshot = await takeSnapshot(dir, {
@@ -178,26 +180,43 @@ export class HelperProxy {
       if (snapshot.type === "checksum") this.lastScan = snapshot;
       return snapshot;
     } catch (error) {
-      // The task is still recorded; the edge says file changes were not computed.
-      this.log(`waymark: could not snapshot ${dir}: ${error instanceof Error ? error.message : String(error)}`);
-      return null;
+      // The task is still recorded; the edge is told what happened instead of seeing no helper at all.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.log(`waymark: could not snapshot ${dir}: ${reason}`);
+      return unavailable(reason);
     }
+  }
+
+  /** Forwards a call with the helper's data attached, and shows the agent what the helper has to say about it. */
+  private async callWithHelperData(
+    tool: keyof typeof HELPER_INPUTS,
+    args: Record<string, unknown>,
+    data: Snapshot | Changes,
+  ): Promise<CallToolResult> {
+    const result = await this.remote.request("tools/call", { name: tool, arguments: { ...args, [HELPER_INPUTS[tool]]: data } });
+    return withWarnings(result, helperWarnings(data));
   }
 
   private async startTask(input: Record<string, unknown>): Promise<CallToolResult> {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
-    const local = await this.snapshot(dir);
-    if (local) args.snapshot = wireSnapshot(local);
-    const result = await this.remote.request("tools/call", {
-      name: "start_task",
-      arguments: args,
-    });
+    const startedAt = Date.now();
+    const observed = await this.snapshot(dir);
+    const local = observed.type === "unavailable" ? null : observed;
+    const sent: Snapshot = local ? outgoingSnapshot(local) : (observed as Unavailable);
+    if (local && sent.type !== "unavailable") {
+      const open = await this.store.concurrent(local.root, "", startedAt, null).catch(() => []);
+      if (open.length > 0) sent.concurrent = open;
+    }
+    const result = await this.callWithHelperData("start_task", args, sent);
     const taskId = result.isError ? undefined : taskIdOf(result);
+    // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
+    if (taskId) await noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log);
     if (taskId && local) {
       await this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
         this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
       });
+      await this.store.markStarted(local.root, taskId, startedAt).catch(() => {});
     }
     return result;
   }
@@ -211,6 +230,8 @@ export class HelperProxy {
         arguments: args,
       });
     const dir = await this.projectDir();
+    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
+    if (args.metrics === undefined) args.metrics = await transcriptMetrics(dir, taskId, this.options.cacheDir);
     const record = (await this.store.load(taskId, dir)) ?? {
       task_id: taskId,
       dir,
@@ -225,22 +246,36 @@ export class HelperProxy {
       }
       args.idempotency_key = record.idempotency_key;
     }
-    if (record.snapshot) {
+    let changes: Changes;
+    let changed: string[] = [];
+    const start = record.snapshot;
+    if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
-        args.changes = await computeChanges(record.snapshot, {
-          previous,
-          progress: this.log,
-        });
+        const observed = await computeChanges(start, { previous, progress: this.log });
+        changed = changedPaths(start, observed);
+        changes = outgoingChanges(start, observed);
+        const mark = await this.store.mark(start.root, taskId).catch(() => null);
+        const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
+        if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {
-        this.log(`waymark: could not compute changes of task ${taskId}: ${error instanceof Error ? error.message : String(error)}`);
+        const reason = error instanceof Error ? error.message : String(error);
+        this.log(`waymark: could not compute changes of task ${taskId}: ${reason}`);
+        changes = unavailable(reason);
       }
+    } else {
+      changes = unavailable(
+        `the helper has no start snapshot of task ${taskId} in ${dir}: the task was started without the helper, the start snapshot failed, or it was started from another machine or cache directory ($XDG_CACHE_HOME/waymark). Start tasks through the helper in the project directory to record their file changes.`,
+      );
     }
-    const result = await this.remote.request("tools/call", {
-      name: "complete_task",
-      arguments: args,
-    });
+    const result = await this.callWithHelperData("complete_task", args, changes);
+    if (!result.isError && start) {
+      const mark = (await this.store.mark(start.root, taskId).catch(() => null)) ?? { task_id: taskId, started_at: 0, completed_at: null };
+      await this.store.markCompleted(start.root, mark, changed).catch(() => {});
+    }
     if (!result.isError) await this.store.remove(taskId, record.dir).catch(() => {});
+    // Hooks: the task's edited paths and transcript usage are kept locally.
+    if (!result.isError) await noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log);
     return result;
   }
 
@@ -248,6 +283,22 @@ export class HelperProxy {
     await this.remote.close();
     await this.server.close();
   }
+}
+
+function unavailable(reason: string): Unavailable {
+  return { type: "unavailable", reason: readableWarning(reason) };
+}
+
+/**
+ * The helper's own warnings shown to the agent in the tool result's text, unless the edge
+ * already repeated them (it records them with the task too).
+ */
+function withWarnings(result: CallToolResult, warnings: readonly string[]): CallToolResult {
+  if (result.isError || warnings.length === 0) return result;
+  const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
+  const missing = warnings.filter((warning) => !text.includes(warning));
+  if (missing.length === 0) return result;
+  return { ...result, content: [...result.content, { type: "text", text: missing.map((w) => `warning: ${w}`).join("\n") }] };
 }
 
 /** Serves the proxy on stdin/stdout until the client closes stdin. */

@@ -13,7 +13,7 @@ import {
 // The connection to the remote Waymark endpoint. Every request has a hard deadline:
 // an agent waiting on a tool call must get an answer, never a hang.
 
-export type FailureCode = "UNAUTHORIZED" | "UNAVAILABLE";
+export type FailureCode = "UNAUTHORIZED" | "UNAVAILABLE" | "TOO_LARGE";
 
 /** A failure to reach or be accepted by the endpoint (as opposed to an answer from it). */
 export class RemoteFailure extends Error {
@@ -74,6 +74,13 @@ export class Remote {
       return new RemoteFailure(
         "UNAVAILABLE",
         `no answer from ${url} within ${this.seconds()}; retry later (retrying complete_task is safe).`,
+      );
+    }
+    if (status === 413) {
+      // Retrying sends the same body: saying "retry later" would be a lie.
+      return new RemoteFailure(
+        "TOO_LARGE",
+        `${url} answered HTTP 413: the request is larger than the endpoint accepts. Retrying the same call fails the same way; shorten the text fields of this call, or update the helper (it keeps its own data within the limits).`,
       );
     }
     if (status !== undefined) {

@@ -2,10 +2,16 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { LocalSnapshot } from "./types.js";
-
-// Per-task state that must survive a helper restart between start_task and
-// complete_task. It lives in the user's cache dir, never inside their repository.
+/**
+ * @module store
+ * Per-task state that must survive a helper restart between start_task and complete_task,
+ * and the marks that let every helper process on this machine see the other tasks open on
+ * the same working tree (another agent, another workflow). It lives in the user's cache dir,
+ * never inside their repository.
+ */
+import type { ConcurrentTask } from "@waymark/protocol/wire";
+import { WIRE_LIMITS } from "@waymark/protocol/wire";
+import type { LocalSnapshot } from "./local.js";
 
 export type TaskRecord = {
   task_id: string;
@@ -48,6 +54,22 @@ export async function pruneCache(root: string, now = Date.now()): Promise<number
   }
   return removed;
 }
+
+/** A task's presence on a working tree: its window and, once completed, the paths it changed. */
+export type WorktreeMark = {
+  task_id: string;
+  started_at: number;
+  completed_at: number | null;
+  changed?: string[];
+  changed_count?: number;
+};
+
+/** Paths kept per completed task to name shared files; the count stays exact beyond. */
+const MARK_PATHS = 2000;
+/** A completed task matters to tasks still open that started before it ended; a week covers any real task. */
+const COMPLETED_MARK_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
+/** A task left open this long was abandoned, not concurrent: it stops being reported (its mark is pruned at 30 days). */
+export const OPEN_MARK_MAX_AGE_MS = 3 * 24 * 3600 * 1000;
 
 export class TaskStore {
   private readonly memory = new Map<string, TaskRecord>();
@@ -94,6 +116,79 @@ export class TaskStore {
     } catch {
       return null;
     }
+  }
+
+  /** One folder per endpoint + working tree (the repository's top level, or the checksum root). */
+  private treeFolder(tree: string): string {
+    return join(this.root, `t-${hash(`${this.endpoint}\0${tree}`).slice(0, 24)}`);
+  }
+
+  private async writeMark(tree: string, mark: WorktreeMark): Promise<void> {
+    const folder = this.treeFolder(tree);
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const target = join(folder, `${hash(mark.task_id).slice(0, 40)}.json`);
+    const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
+    await writeFile(temp, JSON.stringify(mark), { mode: 0o600 });
+    await rename(temp, target);
+  }
+
+  async markStarted(tree: string, taskId: string, startedAt: number): Promise<void> {
+    await this.writeMark(tree, { task_id: taskId, started_at: startedAt, completed_at: null });
+  }
+
+  async markCompleted(tree: string, mark: WorktreeMark, changed: readonly string[]): Promise<void> {
+    await this.writeMark(tree, {
+      ...mark,
+      completed_at: Date.now(),
+      changed: changed.slice(0, MARK_PATHS),
+      changed_count: changed.length,
+    });
+  }
+
+  async mark(tree: string, taskId: string): Promise<WorktreeMark | null> {
+    try {
+      return JSON.parse(await readFile(join(this.treeFolder(tree), `${hash(taskId).slice(0, 40)}.json`), "utf8")) as WorktreeMark;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The other tasks whose window overlaps [since, now] on this working tree, with the paths
+   * both changed when the other has completed (`changed` are this task's changed paths, or
+   * null at start when none are known yet).
+   */
+  async concurrent(tree: string, taskId: string, since: number, changed: readonly string[] | null): Promise<ConcurrentTask[]> {
+    const folder = this.treeFolder(tree);
+    const names = await readdir(folder).catch(() => [] as string[]);
+    const now = Date.now();
+    const mine = changed === null ? null : new Set(changed);
+    const found: ConcurrentTask[] = [];
+    for (const name of names) {
+      if (!name.endsWith(".json")) continue;
+      let mark: WorktreeMark;
+      try {
+        mark = JSON.parse(await readFile(join(folder, name), "utf8")) as WorktreeMark;
+      } catch {
+        continue;
+      }
+      if (mark.task_id === taskId) continue;
+      if (mark.completed_at !== null && now - mark.completed_at > COMPLETED_MARK_MAX_AGE_MS) {
+        await rm(join(folder, name), { force: true });
+        continue;
+      }
+      if (mark.completed_at === null && now - mark.started_at > OPEN_MARK_MAX_AGE_MS) continue;
+      const overlaps = mark.started_at <= now && (mark.completed_at === null || mark.completed_at >= since);
+      if (!overlaps) continue;
+      const task: ConcurrentTask = { task_id: mark.task_id, started_at: mark.started_at, completed_at: mark.completed_at };
+      if (mine !== null && mark.changed !== undefined) {
+        const shared = mark.changed.filter((path) => mine.has(path));
+        task.shared_paths = shared.slice(0, WIRE_LIMITS.SHARED_PATHS);
+        task.shared_count = shared.length;
+      }
+      found.push(task);
+    }
+    return found.sort((left, right) => left.started_at - right.started_at).slice(0, WIRE_LIMITS.CONCURRENT_TASKS);
   }
 
   async remove(taskId: string, dir: string): Promise<void> {

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { afterAll, describe, expect, it } from "vitest";
+import { type Resolution, resolveChanges } from "../src/cli.js";
 import { blobId } from "../src/hash.js";
-import { type Resolution, resolveChanges } from "../src/resolve.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "../src/snapshot.js";
-import type { Changes, Snapshot } from "../src/types.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);

@@ -1,7 +1,7 @@
-import { utimesSync, writeFileSync } from "node:fs";
+import { renameSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { scanDirectory } from "../src/checksum.js";
+import { compareScans, scanDirectory } from "../src/checksum.js";
 import { blobId } from "../src/hash.js";
 import { cleanupTempDirs, tempDir } from "./fixtures.js";
 
@@ -14,19 +14,37 @@ function writeAt(path: string, content: string, seconds: number): void {
 }
 
 describe("checksum scan outside git", () => {
-  it("reuses the blob id of a file whose (mtime, size) did not move instead of re-hashing it", async () => {
+  it("re-hashes nothing when no file moved: the previous scan's ids are reused", async () => {
     const dir = tempDir();
-    const file = join(dir, "big.bin");
+    const hourAgo = Math.floor(Date.now() / 1000) - 3600;
+    for (let i = 0; i < 5; i++) writeAt(join(dir, `f${i}.txt`), `${i}`, hourAgo);
+    const first = await scanDirectory(dir);
+    const lines: string[] = [];
+    const second = await scanDirectory(dir, { previous: first, progress: (line) => lines.push(line), progressAfterMs: 0 });
+    expect(lines.at(-1)).toMatch(/: 0\/5 files hashed, done$/);
+    expect(second.digest).toBe(first.digest);
+  });
+
+  it.each([
+    { case: "same size, mtime put back (touch -d, tar x)", edit: (file: string, at: number) => writeAt(file, "bbbb", at) },
+    {
+      case: "replaced by another file of the same size and mtime (new inode)",
+      edit: (file: string, at: number) => {
+        const other = `${file}.new`;
+        writeAt(other, "bbbb", at);
+        renameSync(other, file);
+      },
+    },
+  ])("an edit the stat data hides from mtime and size is still found: $case", async ({ edit }) => {
+    const dir = tempDir();
+    const file = join(dir, "same.bin");
     const hourAgo = Math.floor(Date.now() / 1000) - 3600;
     writeAt(file, "aaaa", hourAgo);
     const first = await scanDirectory(dir);
-    // Same size, same mtime, other content: only a re-hash could notice, so an unchanged
-    // blob id proves the previous scan was reused.
-    writeAt(file, "bbbb", hourAgo);
-    const reused = await scanDirectory(dir, { previous: first });
-    expect(reused.entries["big.bin"]?.blob).toBe(blobId(Buffer.from("aaaa")));
-    const fresh = await scanDirectory(dir);
-    expect(fresh.entries["big.bin"]?.blob).toBe(blobId(Buffer.from("bbbb")));
+    edit(file, hourAgo);
+    const second = await scanDirectory(dir, { previous: first });
+    expect(second.entries["same.bin"]?.blob).toBe(blobId(Buffer.from("bbbb")));
+    expect(compareScans(first.entries, second.entries).map((t) => t.path)).toEqual(["same.bin"]);
   });
 
   it("re-hashes a file written too close to the previous scan to trust its mtime", async () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -16,8 +16,11 @@ const GIT_ENV = {
 
 const created: string[] = [];
 
-export function tempDir(prefix = "waymark-test-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+/** Memory-backed scratch space where there is one: tests that write tens of thousands of files use it. */
+export const FAST_TMP = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+
+export function tempDir(prefix = "waymark-test-", base = tmpdir()): string {
+  const dir = mkdtempSync(join(base, prefix));
   created.push(dir);
   return dir;
 }
@@ -29,8 +32,8 @@ export function cleanupTempDirs(): void {
 export class Repo {
   constructor(readonly dir: string) {}
 
-  static init(): Repo {
-    const repo = new Repo(tempDir("waymark-repo-"));
+  static init(base?: string): Repo {
+    const repo = new Repo(tempDir("waymark-repo-", base));
     repo.git("init", "-q", "-b", "main");
     repo.git("config", "user.name", "Test");
     repo.git("config", "user.email", "test@example.com");
@@ -39,11 +42,22 @@ export class Repo {
   }
 
   git(...args: string[]): string {
+    return this.gitWith({}, ...args);
+  }
+
+  /** git with extra environment (a global config file, say) on top of the fixtures' own. */
+  gitWith(env: NodeJS.ProcessEnv, ...args: string[]): string {
     return execFileSync("git", args, {
       cwd: this.dir,
-      env: GIT_ENV,
+      env: { ...GIT_ENV, ...env },
       encoding: "utf8",
     });
+  }
+
+  /** Writes a file whose name is given as bytes (names that are not UTF-8). */
+  writeBytes(name: Buffer, content: string): this {
+    writeFileSync(Buffer.concat([Buffer.from(`${this.dir}/`), name]), content);
+    return this;
   }
 
   write(path: string, content: string): this {

@@ -34,6 +34,20 @@ describe("npm pack of client-helper", () => {
     expect(files.filter((f) => f.endsWith(".ts") || f.includes("/test/"))).toEqual([]);
   });
 
+  it("bundles the shared contract: no dependency on the workspace package", () => {
+    const manifest = JSON.parse(execFileSync("tar", ["xzOf", tarball, "package/package.json"], { encoding: "utf8" })) as {
+      dependencies?: Record<string, string>;
+    };
+    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual([
+      "@modelcontextprotocol/client",
+      "@modelcontextprotocol/server",
+      "zod",
+    ]);
+    const bin = execFileSync("tar", ["xzOf", tarball, "package/dist/bin.js"], { encoding: "utf8" });
+    expect(bin).not.toContain("@waymark/protocol");
+    expect(bin).toContain("ESCAPED_PATH_PREFIX");
+  });
+
   it("npx -y ./<tarball> --help runs on the machine's Node", () => {
     expect(execFileSync(SYSTEM_NODE, ["--version"], { encoding: "utf8" })).toMatch(/^v(2\d|[3-9]\d)\./);
     const r = spawnSync("npx", ["-y", `./${tarball.split("/").pop()}`, "--help"], {

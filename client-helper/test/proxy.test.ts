@@ -3,9 +3,9 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { resolveChanges } from "../src/resolve.js";
-import type { Changes, Snapshot } from "../src/types.js";
+import { resolveChanges } from "../src/cli.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, blackHole, closedPort, ensureBuilt, FakeRemote, SYSTEM_NODE } from "./support.js";
 
@@ -329,7 +329,7 @@ describe("waymark mcp (stdio proxy, real child process)", () => {
     expect(repo.git("status", "--porcelain")).toBe("?? b.txt\n?? pre.txt\n");
   });
 
-  it("an unknown start snapshot: complete_task is forwarded without changes", async () => {
+  it("an unknown start snapshot: the agent's changes are dropped and the helper says why", async () => {
     const client = await helperV2({ args: ["--dir", Repo.init().dir] });
     const done = await client.callTool({
       name: "complete_task",
@@ -343,7 +343,10 @@ describe("waymark mcp (stdio proxy, real child process)", () => {
     expect(done.isError).toBeFalsy();
     const sent = lastCall("complete_task");
     expect(sent.task_id).toBe("never-started-here");
-    expect(sent).not.toHaveProperty("changes");
+    expect(sent.changes).toEqual({
+      type: "unavailable",
+      reason: expect.stringContaining("has no start snapshot of task never-started-here"),
+    });
   });
 
   it("works for SDK v1 clients too", async () => {

@@ -18,13 +18,10 @@ export const BIN = join(HELPER_DIR, "dist", "bin.js");
 export const SYSTEM_NODE = ["/usr/local/bin/node", "/usr/bin/node"].find((p) => existsSync(p)) ?? process.execPath;
 
 let built = false;
-/** Compiles the helper to dist/ once per test file: tests run the real bin, as users do. */
+/** Builds the helper's dist/ once per test file: tests run the real bin, as users do. */
 export function ensureBuilt(): void {
   if (built) return;
-  execFileSync(join(REPO_ROOT, "node_modules", ".bin", "tsc"), ["-p", join(HELPER_DIR, "tsconfig.build.json")], {
-    cwd: REPO_ROOT,
-    stdio: "inherit",
-  });
+  execFileSync(process.execPath, [join(HELPER_DIR, "build.mjs")], { cwd: HELPER_DIR, stdio: "inherit" });
   built = true;
 }
 
@@ -40,6 +37,8 @@ export class FakeRemote {
   readonly received: Received[] = [];
   /** When > 0, that many complete_task requests are recorded and then cut off mid-flight. */
   dropCompletes = 0;
+  /** Bodies above this many bytes are refused with 413, as the edge refuses them. */
+  maxBodyBytes = Number.POSITIVE_INFINITY;
   private server: Server | null = null;
   private nextTask = 1;
   url = "";
@@ -138,6 +137,11 @@ export class FakeRemote {
         "www-authenticate": 'Bearer realm="waymark"',
       });
       res.end(JSON.stringify({ error: "invalid_token" }));
+      return;
+    }
+    if (body.length > this.maxBodyBytes) {
+      res.writeHead(413, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: "payload too large" }));
       return;
     }
     if (this.dropCompletes > 0 && body.includes('"complete_task"')) {

@@ -6,13 +6,15 @@
  * from storage and writes the answer back.
  */
 import {
+  attributeHelperData,
   type Changes,
   ChangesMismatchError,
-  computeNetChanges,
   type FilesChanged,
+  NO_HELPER_DATA_WARNING,
   type PathChange,
   type Snapshot,
   summarizeChanges,
+  type Truncation,
 } from "./changes";
 import { attributeOverlaps, type CompletedTaskChanges, type TaskWindow } from "./overlap";
 import { checkScope } from "./scope";
@@ -43,25 +45,18 @@ export class AttributionInputError extends Error {
   override name = "AttributionInputError";
 }
 
-export const NO_HELPER_DATA_WARNING =
-  "File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.";
-
-function netChanges(snapshot: Snapshot | null, changes: Changes): PathChange[] {
-  if (snapshot) return computeNetChanges(snapshot, changes);
-  if (changes.type === "git") {
-    throw new AttributionInputError("changes: git changes need the git snapshot of start_task, and this task was started without one");
-  }
-  // A checksum comparison made on the machine stands on its own.
-  return computeNetChanges({ type: "checksum", files: 0, digest: "" }, changes);
-}
-
 export function attributeTask(input: AttributionInput): Attribution {
   const warnings: string[] = [];
   let changes: PathChange[] = [];
+  let truncated: Truncation | undefined;
   let overlapping: Verification["overlapping"];
   if (input.changes) {
     try {
-      changes = netChanges(input.snapshot, input.changes);
+      // The helper's data as the shared contract reads it: net changes, its own warnings, its summary of lists too large to send.
+      const helper = attributeHelperData(input.snapshot, input.changes);
+      changes = helper.changes;
+      truncated = helper.truncated;
+      warnings.push(...helper.warnings);
     } catch (error) {
       if (error instanceof ChangesMismatchError || error instanceof AttributionInputError) {
         throw new AttributionInputError(error.message.startsWith("changes") ? error.message : `changes: ${error.message}`);
@@ -93,5 +88,5 @@ export function attributeTask(input: AttributionInput): Attribution {
   if (input.manualReview?.needed) {
     verification.warnings.push(`Manual review needed${input.manualReview.reason ? `: ${input.manualReview.reason}` : "."}`);
   }
-  return { changes, files_changed: summarizeChanges(changes), verification, unexpected: new Set(scope.unexpected_files) };
+  return { changes, files_changed: summarizeChanges(changes, truncated), verification, unexpected: new Set(scope.unexpected_files) };
 }

@@ -1,306 +1,76 @@
-import { comparePaths, sortPaths } from "./paths";
+/**
+ * @module changes
+ * Change attribution at the edge: the shared rule of @waymark/protocol/attribution applied to
+ * the helper's wire data (@waymark/protocol/wire), plus the edge's reading of what the helper
+ * sent or did not send (warnings to record with the task).
+ */
+import { ChangesMismatchError, computeNetChanges, helperWarnings, type PathChange, truncationOf } from "@waymark/protocol/attribution";
+import type { Changes, Snapshot, Truncation } from "@waymark/protocol/wire";
 
-// The wire types below are the contract of docs/attribution.md; the helper keeps its own copy.
+export {
+  type ChangeStatus,
+  ChangesMismatchError,
+  changeStatus,
+  computeNetChanges,
+  EMPTY_BLOB,
+  type FilesChanged,
+  helperWarnings,
+  type PathChange,
+  sameFileState,
+  summarizeChanges,
+  truncationOf,
+} from "@waymark/protocol/attribution";
+export type {
+  Changes,
+  ChecksumChanges,
+  ChecksumSnapshot,
+  ConcurrentTask,
+  DirtyEntry,
+  FileState,
+  GitChanges,
+  GitSnapshot,
+  NetChanges,
+  NetTransition,
+  Snapshot,
+  Transition,
+  Truncation,
+  Unavailable,
+} from "@waymark/protocol/wire";
 
-export interface FileState {
-  mode: string;
-  blob: string;
-}
-export interface DirtyEntry {
-  path: string;
-  head: FileState | null;
-  worktree: FileState | null;
-}
-export interface Transition {
-  path: string;
-  before: FileState | null;
-  after: FileState | null;
-}
-export interface GitSnapshot {
-  type: "git";
-  head: string | null;
-  branch?: string | null;
-  dirty: DirtyEntry[];
-}
-export interface ChecksumSnapshot {
-  type: "checksum";
-  files: number;
-  digest: string;
-}
-export type Snapshot = GitSnapshot | ChecksumSnapshot;
-export interface GitChanges {
-  type: "git";
-  start_head: string | null;
-  head: string | null;
-  committed: Transition[];
-  dirty: DirtyEntry[];
-}
-export interface ChecksumChanges {
-  type: "checksum";
-  transitions: Transition[];
-}
-export type Changes = GitChanges | ChecksumChanges;
+export const NO_SNAPSHOT_WARNING =
+  "No snapshot: file changes will not be computed. Run the agent through the Waymark helper (npx waymark-helper mcp) to record them.";
+export const NO_HELPER_DATA_WARNING =
+  "File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.";
 
-export type ChangeStatus = "A" | "M" | "D";
-export interface PathChange {
-  path: string;
-  status: ChangeStatus;
-  before: FileState | null;
-  after: FileState | null;
-  committed: boolean;
-}
-export interface FilesChanged {
-  added: string[];
-  modified: string[];
-  deleted: string[];
-  renamed: { from: string; to: string }[];
-  uncommitted: string[];
+/** Warnings of start_task: no helper at all, or what the helper said about its snapshot. */
+export function startWarnings(snapshot: Snapshot | undefined): string[] {
+  return snapshot === undefined ? [NO_SNAPSHOT_WARNING] : helperWarnings(snapshot);
 }
 
-/** The end observations cannot be compared with the start snapshot; the message names the field. */
-export class ChangesMismatchError extends Error {
-  override name = "ChangesMismatchError";
-}
-
-/** git's blob id of empty content: every empty file has it, so it says nothing about renames. */
-export const EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-
-export function sameFileState(left: FileState | null, right: FileState | null): boolean {
-  if (left === null || right === null) return left === right;
-  return left.mode === right.mode && left.blob === right.blob;
-}
-
-/** null when nothing changed: equal states (reverts, add-then-delete) are not a change. */
-export function changeStatus(before: FileState | null, after: FileState | null): ChangeStatus | null {
-  if (sameFileState(before, after)) return null;
-  if (before === null) return "A";
-  return after === null ? "D" : "M";
+export interface HelperAttribution {
+  changes: PathChange[];
+  /** The helper's summary of changes too many to list; goes into files_changed as it is. */
+  truncated?: Truncation;
+  warnings: string[];
 }
 
 /**
- * Net effect of one task: resolves each path's start and end state per docs/attribution.md and
- * keeps those that differ. Sorted by path. Throws ChangesMismatchError when the kinds differ,
- * when changes.start_head is not the snapshot's head, or when a list names a path twice with
- * different states. Checksum transitions are taken as they are, committed=false.
+ * What a task changed according to the helper's data: `snapshot` is the start snapshot as
+ * stored (null when the task started without one), `changes` what complete_task carried.
+ * Never claims "without helper data" when the helper sent anything, even an explanation.
+ * Throws ChangesMismatchError (its message names the field) when the data cannot be compared.
  */
-export function computeNetChanges(snapshot: Snapshot, changes: Changes): PathChange[] {
-  if (snapshot.type === "git" && changes.type === "git") {
-    return netGitChanges(snapshot, changes);
-  }
-  if (snapshot.type === "checksum" && changes.type === "checksum") {
-    return netChecksumChanges(changes.transitions);
-  }
-  throw new ChangesMismatchError(`changes.type: must match the start snapshot's type ("${snapshot.type}"), got "${changes.type}"`);
-}
-
-function netGitChanges(snapshot: GitSnapshot, changes: GitChanges): PathChange[] {
-  if (changes.start_head !== snapshot.head) {
-    throw new ChangesMismatchError(
-      `changes.start_head: must equal the start snapshot's head (${String(snapshot.head)}), got ${String(changes.start_head)}`,
-    );
-  }
-  const startDirty = indexDirtyEntries(snapshot.dirty, "snapshot.dirty");
-  const committed = indexTransitions(changes.committed, "changes.committed");
-  const endDirty = indexDirtyEntries(changes.dirty, "changes.dirty");
-  const paths = [...startDirty.keys()];
-  for (const path of committed.keys()) {
-    if (!startDirty.has(path)) paths.push(path);
-  }
-  for (const path of endDirty.keys()) {
-    if (!startDirty.has(path) && !committed.has(path)) paths.push(path);
-  }
-
-  const netChanges: PathChange[] = [];
-  for (const path of sortPaths(paths)) {
-    const atStart = startDirty.get(path);
-    const inCommits = committed.get(path);
-    const atEnd = endDirty.get(path);
-    // Each fallback relies on what the lists leave out: a path absent from the status query
-    // has worktree = HEAD, and a path absent from the commit diff has HEAD then = HEAD now.
-    const before = atStart ? atStart.worktree : inCommits ? inCommits.before : (atEnd?.head ?? null);
-    const after = atEnd ? atEnd.worktree : inCommits ? inCommits.after : (atStart?.head ?? null);
-    const status = changeStatus(before, after);
-    if (status === null) continue;
-    netChanges.push({
-      path,
-      status,
-      before,
-      after,
-      committed: inCommits !== undefined && atEnd === undefined,
-    });
-  }
-  return netChanges;
-}
-
-function netChecksumChanges(transitions: readonly Transition[]): PathChange[] {
-  const byPath = indexTransitions(transitions, "changes.transitions");
-  const netChanges: PathChange[] = [];
-  for (const path of sortPaths([...byPath.keys()])) {
-    const transition = byPath.get(path);
-    if (transition === undefined) continue;
-    const { before, after } = transition;
-    const status = changeStatus(before, after);
-    if (status !== null) netChanges.push({ path, status, before, after, committed: false });
-  }
-  return netChanges;
-}
-
-function indexDirtyEntries(entries: readonly DirtyEntry[], field: string): Map<string, DirtyEntry> {
-  return indexByPath(entries, field, (entry) => [entry.head, entry.worktree]);
-}
-
-function indexTransitions(transitions: readonly Transition[], field: string): Map<string, Transition> {
-  return indexByPath(transitions, field, (transition) => [transition.before, transition.after]);
-}
-
-/** A path listed twice is tolerated when both entries agree; disagreeing entries leave no truth to pick. */
-function indexByPath<Entry extends { path: string }>(
-  entries: readonly Entry[],
-  field: string,
-  statesOf: (entry: Entry) => readonly [FileState | null, FileState | null],
-): Map<string, Entry> {
-  const byPath = new Map<string, Entry>();
-  entries.forEach((entry, index) => {
-    const earlier = byPath.get(entry.path);
-    if (earlier === undefined) {
-      byPath.set(entry.path, entry);
-      return;
+export function attributeHelperData(snapshot: Snapshot | null, changes: Changes | undefined): HelperAttribution {
+  if (changes === undefined) return { changes: [], warnings: [NO_HELPER_DATA_WARNING] };
+  if (snapshot === null || snapshot.type === "unavailable") {
+    if (changes.type === "git") {
+      throw new ChangesMismatchError("changes: git changes need the git snapshot of start_task, and this task was started without one");
     }
-    const [earlierFirst, earlierSecond] = statesOf(earlier);
-    const [first, second] = statesOf(entry);
-    if (!sameFileState(earlierFirst, first) || !sameFileState(earlierSecond, second)) {
-      throw new ChangesMismatchError(`${field}[${index}].path: ${JSON.stringify(entry.path)} is listed again with different states`);
-    }
-  });
-  return byPath;
-}
-
-/**
- * The reference files_changed shape plus additive fields. A D and an A with the same content
- * and the same kind of entry are paired in `renamed`; both paths stay in deleted/added too.
- * `uncommitted` lists paths whose change is not carried by a commit made during the task.
- * All lists sorted.
- */
-export function summarizeChanges(changes: readonly PathChange[]): FilesChanged {
-  const added: string[] = [];
-  const modified: string[] = [];
-  const deleted: string[] = [];
-  const uncommitted: string[] = [];
-  const addedStates: PathChange[] = [];
-  const deletedStates: PathChange[] = [];
-  for (const change of changes) {
-    if (change.status === "A") {
-      added.push(change.path);
-      addedStates.push(change);
-    } else if (change.status === "D") {
-      deleted.push(change.path);
-      deletedStates.push(change);
-    } else modified.push(change.path);
-    if (!change.committed) uncommitted.push(change.path);
+    // A checksum comparison or a resolution made on the machine stands on its own.
+    snapshot = { type: "checksum", files: 0, digest: "" };
   }
-  for (const list of [added, modified, deleted, uncommitted]) sortPaths(list);
-  return {
-    added,
-    modified,
-    deleted,
-    renamed: pairRenames(deletedStates, addedStates),
-    uncommitted,
-  };
-}
-
-/**
- * Exact-content renames only (the wire carries no contents to measure similarity). Empty files
- * are never paired: they all share one blob, so a pairing would be a guess. A regular file and a
- * symlink with equal blobs are different things, so the key includes the kind of entry; the
- * executable bit may change in a rename.
- */
-function pairRenames(deletedStates: readonly PathChange[], addedStates: readonly PathChange[]): { from: string; to: string }[] {
-  const deletedByContent = groupByContent(deletedStates, (change) => change.before);
-  const addedByContent = groupByContent(addedStates, (change) => change.after);
-  const renamed: { from: string; to: string }[] = [];
-  for (const [kind, deletedByBlob] of deletedByContent) {
-    const addedByBlob = addedByContent.get(kind);
-    if (addedByBlob === undefined) continue;
-    for (const [blob, fromPaths] of deletedByBlob) {
-      const toPaths = addedByBlob.get(blob);
-      if (toPaths !== undefined) pairCandidates(fromPaths, toPaths, renamed);
-    }
-  }
-  return renamed.sort((left, right) => comparePaths(left.from, right.from));
-}
-
-/** Paths by kind of entry, then by blob: nested maps, so no key string is built per path. */
-function groupByContent(
-  changes: readonly PathChange[],
-  stateOf: (change: PathChange) => FileState | null,
-): Map<EntryKind, Map<string, string[]>> {
-  const groups = new Map<EntryKind, Map<string, string[]>>();
-  for (const change of changes) {
-    const state = stateOf(change);
-    if (state === null || state.blob === EMPTY_BLOB) continue;
-    const kind = entryKind(state.mode);
-    let byBlob = groups.get(kind);
-    if (byBlob === undefined) {
-      byBlob = new Map();
-      groups.set(kind, byBlob);
-    }
-    const group = byBlob.get(state.blob);
-    if (group === undefined) byBlob.set(state.blob, [change.path]);
-    else group.push(change.path);
-  }
-  return groups;
-}
-
-type EntryKind = "file" | "symlink" | "gitlink";
-
-function entryKind(mode: string): EntryKind {
-  if (mode === "120000") return "symlink";
-  if (mode === "160000") return "gitlink";
-  return "file";
-}
-
-/**
- * Several identical files moved at once: prefer pairs that keep the file name (a directory
- * move), then pair the rest in path order, so the result never depends on input order.
- */
-function pairCandidates(fromPaths: string[], toPaths: string[], pairs: { from: string; to: string }[]): void {
-  const [onlyFrom] = fromPaths;
-  const [onlyTo] = toPaths;
-  if (fromPaths.length === 1 && toPaths.length === 1) {
-    if (onlyFrom !== undefined && onlyTo !== undefined) {
-      pairs.push({ from: onlyFrom, to: onlyTo });
-    }
-    return;
-  }
-  sortPaths(fromPaths);
-  sortPaths(toPaths);
-  const tosByName = new Map<string, { paths: string[]; nextUnpaired: number }>();
-  for (const to of toPaths) {
-    const name = baseName(to);
-    const sameName = tosByName.get(name);
-    if (sameName === undefined) tosByName.set(name, { paths: [to], nextUnpaired: 0 });
-    else sameName.paths.push(to);
-  }
-  const pairedTos = new Set<string>();
-  const fromsLeft: string[] = [];
-  for (const from of fromPaths) {
-    const sameName = tosByName.get(baseName(from));
-    const to = sameName?.paths[sameName.nextUnpaired];
-    if (sameName === undefined || to === undefined) {
-      fromsLeft.push(from);
-      continue;
-    }
-    sameName.nextUnpaired++;
-    pairs.push({ from, to });
-    pairedTos.add(to);
-  }
-  const tosLeft = toPaths.filter((to) => !pairedTos.has(to));
-  fromsLeft.forEach((from, index) => {
-    const to = tosLeft[index];
-    if (to !== undefined) pairs.push({ from, to });
-  });
-}
-
-function baseName(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
+  const attribution: HelperAttribution = { changes: computeNetChanges(snapshot, changes), warnings: helperWarnings(changes) };
+  const truncated = truncationOf(changes);
+  if (truncated) attribution.truncated = truncated;
+  return attribution;
 }

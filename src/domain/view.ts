@@ -74,7 +74,7 @@ export interface TaskView {
   goal: string;
   areas: string[];
   status: TaskStatus;
-  snapshot_type: "git" | "checksum" | "none";
+  snapshot_type: "git" | "checksum" | "unavailable" | "none";
   started_at: string;
   completed_at: string | null;
   duration_seconds: number | null;
@@ -141,6 +141,10 @@ export interface WorkflowView {
   milestones: MilestoneView[];
   totals: Totals;
   last_seq: number;
+  /** The head of the event log's hash chain: what an export is verified against. */
+  chain?: { algorithm: "sha256"; genesis: string; head: string; events: number };
+  /** The whole event log, in JSON exports only (with each event's hash). */
+  events?: WorkflowEvent[];
 }
 
 export type EventType =
@@ -163,6 +167,8 @@ export interface WorkflowEvent {
   type: EventType;
   task_id: string | null;
   data: WorkflowHeader | TaskView | DecisionView | IssueView | MilestoneView | FeedbackView;
+  /** This event's link in the workflow's hash chain (@waymark/protocol/chain). */
+  hash?: string;
 }
 
 /** What a reviewer's feedback is about: the whole workflow, or one of its tasks, decisions or issues. */

@@ -3,11 +3,12 @@
  * (computed once per isolate) and our own validation, whose errors name the field and the rule.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import { HELPER_INPUT_NAMES } from "@waymark/protocol/wire";
 import { z } from "zod";
 import { type ErrorCode, fail, ok, type Result } from "../errors";
 
 /** Keys whose values the helper fills; null there is data (an absent file), not "unset". */
-const HELPER_FIELDS = new Set(["snapshot", "changes"]);
+const HELPER_FIELDS = HELPER_INPUT_NAMES;
 /** Our own bounds are enforced and documented but not advertised: every byte of tools/list costs the agent context. */
 const UNADVERTISED_KEYWORDS = new Set([
   "$schema",

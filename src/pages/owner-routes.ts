@@ -126,11 +126,11 @@ ownerRoutes.get("/w/:id", pageHeaders, dashboardAccount, async (c) => {
  * What the live page and its links fetch. Without a session these answer 404 rather than
  * redirecting: the live client must not swap the sign-in page in as the workflow's blocks.
  */
-async function ownedView(c: Ctx) {
+async function ownedView(c: Ctx, withEvents = false) {
   const session = await currentSession(c);
   const id = c.req.param("id") ?? "";
   if (!session || !isWorkflowId(id)) return null;
-  const result = await workflowStub(c.env, id).ownerView(session.account);
+  const result = await workflowStub(c.env, id).ownerView(session.account, withEvents);
   return result.ok ? result.value : null;
 }
 
@@ -143,7 +143,8 @@ ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
 });
 
 ownerRoutes.get("/w/:id/export.json", dataHeaders, async (c) => {
-  const view = await ownedView(c);
+  // Like the shared export: with the event log, so the hash chain can be verified.
+  const view = await ownedView(c, true);
   if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
   const { share: _share, ...exported } = view;
   return c.body(JSON.stringify(exported, null, 2), 200, { "Content-Type": "application/json; charset=utf-8" });

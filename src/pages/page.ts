@@ -257,7 +257,16 @@ ${renderReview(view, options)}
 ${renderFeedback(view.feedback ?? [], (id) => labels.get(id) ?? id)}
 <section id="wf-tasks"><h2>Tasks</h2>${renderTaskTree(view)}</section>
 <section id="wf-decisions"><h2>Decisions</h2><ol class="cards" id="decisions">${view.decisions.map((d) => renderDecision(d, taskName(d.task_id)))}</ol></section>
-<section id="wf-issues"><h2>Issues</h2><ol class="cards" id="issues">${view.issues.map((i) => renderIssue(i, taskName(i.task_id)))}</ol></section>`;
+<section id="wf-issues"><h2>Issues</h2><ol class="cards" id="issues">${view.issues.map((i) => renderIssue(i, taskName(i.task_id)))}</ol></section>
+${renderChain(view)}`;
+}
+
+/** The event log's hash chain head: anyone can check a JSON export against it offline. */
+function renderChain(view: WorkflowView): Html {
+  if (!view.chain) return html``;
+  return html`<footer id="wf-chain" class="chain">Record: ${view.chain.events} events, hash chain head
+<code title="sha256 chain over every event">${view.chain.head}</code>. Check a JSON export offline with
+<code>waymark verify export.json</code>.</footer>`;
 }
 
 export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Html {

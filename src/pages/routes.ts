@@ -47,10 +47,10 @@ async function verifiedWorkflow(c: Ctx): Promise<string | null> {
 type Shared = { ok: true; view: WorkflowView } | { ok: false; status: 404 | 410 };
 
 /** The workflow a share token opens, or why not (410 revoked/expired, 404 unknown or forged). */
-async function sharedView(c: Ctx): Promise<Shared> {
+async function sharedView(c: Ctx, withEvents = false): Promise<Shared> {
   const workflowId = await verifiedWorkflow(c);
   if (!workflowId) return { ok: false, status: 404 };
-  const { status, view } = await workflowStub(c.env, workflowId).sharedView(c.req.param("token") ?? "");
+  const { status, view } = await workflowStub(c.env, workflowId).sharedView(c.req.param("token") ?? "", withEvents);
   if (status === "active" && view) return { ok: true, view };
   return { ok: false, status: status === "not_found" || status === "none" ? 404 : 410 };
 }
@@ -73,8 +73,9 @@ pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
   return c.html(await shown(renderWorkflowBlocks(shared.view)), 200, { "Waymark-Seq": String(shared.view.last_seq) });
 });
 
+/** The workflow with its whole event log and hash chain: `waymark verify` checks it offline. */
 pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
-  const shared = await sharedView(c);
+  const shared = await sharedView(c, true);
   if (!shared.ok) return gonePage(c, shared.status);
   return c.body(JSON.stringify(shared.view, null, 2), 200, { "Content-Type": "application/json; charset=utf-8" });
 });

@@ -2,8 +2,11 @@
  * @module workflow/event-log
  * The workflow's append-only event log. `seq` is gap-free: rows are never deleted and every
  * append happens inside the transaction of the write it records, so a follower that has seen
- * seq n has seen everything up to n.
+ * seq n has seen everything up to n. Each event also carries the hash chain of
+ * @waymark/protocol/chain (its hash covers the previous one), so an export can be verified
+ * offline against the head the page shows.
  */
+import { eventHash, genesisHash } from "@waymark/protocol/chain";
 import type { EventType, WorkflowEvent } from "../domain/view";
 import type { Sql } from "../storage/sql";
 
@@ -16,21 +19,68 @@ export interface EventsPage {
 /** What an event adds on the wire around its data (seq, time, type, task id, JSON framing). */
 const EVENT_ENVELOPE_BYTES = 200;
 
-type EventRow = { seq: number; at: number; type: string; task_id: string | null; data: string };
+type EventRow = { seq: number; at: number; type: string; task_id: string | null; data: string; hash: string | null };
+
+export interface ChainHead {
+  algorithm: "sha256";
+  genesis: string;
+  head: string;
+  events: number;
+}
 
 export class EventLog {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly workflowId: () => string,
+  ) {}
 
   /** Appends one event and returns it with its size in bytes, for the caller's fan-out and quota. */
   append(now: number, type: EventType, taskId: string | null, data: WorkflowEvent["data"]): { event: WorkflowEvent; bytes: number } {
-    const seq = this.lastSeq() + 1;
+    const last = this.last();
+    const seq = last.seq + 1;
     const json = JSON.stringify(data);
-    this.sql`INSERT INTO events (seq, at, type, task_id, data) VALUES (${seq}, ${now}, ${type}, ${taskId}, ${json})`;
-    return { event: { seq, at: new Date(now).toISOString(), type, task_id: taskId, data }, bytes: json.length };
+    const event: WorkflowEvent = { seq, at: new Date(now).toISOString(), type, task_id: taskId, data };
+    // Hashed from the stored bytes, exactly as an export will carry them.
+    const hash = eventHash(last.hash, { ...event, data: JSON.parse(json) });
+    this.sql`INSERT INTO events (seq, at, type, task_id, data, hash) VALUES (${seq}, ${now}, ${type}, ${taskId}, ${json}, ${hash})`;
+    return { event: { ...event, hash }, bytes: json.length };
   }
 
   lastSeq(): number {
     return this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0;
+  }
+
+  chain(): ChainHead {
+    const last = this.last();
+    return { algorithm: "sha256", genesis: genesisHash(this.workflowId()), head: last.hash, events: last.seq };
+  }
+
+  /**
+   * Chains events written before the log was hashed, oldest first. Runs once when the object
+   * starts after the migration that added the column; later appends chain as they go.
+   */
+  backfillChain(): void {
+    const pending = this.sql<{ n: number }>`SELECT count(*) AS n FROM events WHERE hash IS NULL`[0]?.n ?? 0;
+    if (pending === 0 || this.workflowId() === "") return;
+    let previous = genesisHash(this.workflowId());
+    for (const row of this.sql<EventRow>`SELECT seq, at, type, task_id, data, hash FROM events ORDER BY seq`) {
+      const hash =
+        row.hash ??
+        eventHash(previous, {
+          seq: row.seq,
+          at: new Date(row.at).toISOString(),
+          type: row.type,
+          task_id: row.task_id,
+          data: JSON.parse(row.data),
+        });
+      if (row.hash === null) this.sql`UPDATE events SET hash = ${hash} WHERE seq = ${row.seq}`;
+      previous = hash;
+    }
+  }
+
+  private last(): { seq: number; hash: string } {
+    const row = this.sql<{ seq: number; hash: string | null }>`SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1`[0];
+    return row ? { seq: row.seq, hash: row.hash ?? "" } : { seq: 0, hash: genesisHash(this.workflowId()) };
   }
 
   /**
@@ -39,7 +89,7 @@ export class EventLog {
    */
   after(fromSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): EventsPage {
     const rows = this.sql<EventRow>`
-      SELECT seq, at, type, task_id, data FROM events WHERE seq > ${fromSeq} ORDER BY seq LIMIT ${limit + 1}`;
+      SELECT seq, at, type, task_id, data, hash FROM events WHERE seq > ${fromSeq} ORDER BY seq LIMIT ${limit + 1}`;
     const events: WorkflowEvent[] = [];
     let bytes = 0;
     for (const row of rows.slice(0, limit)) {
@@ -51,6 +101,7 @@ export class EventLog {
         type: row.type as EventType,
         task_id: row.task_id,
         data: JSON.parse(row.data) as WorkflowEvent["data"],
+        ...(row.hash === null ? {} : { hash: row.hash }),
       });
     }
     const next = events.at(-1)?.seq ?? fromSeq;

@@ -9,6 +9,7 @@
 import type { CompleteTaskInput, StartTaskInput } from "@waymark/protocol/tools";
 import { AttributionInputError, attributeTask } from "../domain/attribution";
 import type { Snapshot } from "../domain/changes";
+import { startWarnings } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
 import type { Verification } from "../domain/view";
 import { WaymarkError } from "../errors";
@@ -52,11 +53,9 @@ export class TaskLifecycle {
       snapshot_type: input.snapshot?.type ?? "none",
       started_at: iso(w.now),
     };
-    if (!input.snapshot) {
-      output.warnings = [
-        "No snapshot: file changes will not be computed. Run the agent through the Waymark helper (npx waymark-helper mcp) to record them.",
-      ];
-    }
+    // No helper at all, or what the helper said about its snapshot (a reason it could not observe, other tasks on the working tree).
+    const warnings = startWarnings(input.snapshot);
+    if (warnings.length > 0) output.warnings = warnings;
     return output;
   }
 

@@ -81,7 +81,7 @@ export class WorkflowObject extends DurableObject<Env> {
     super(ctx, env);
     this.sql = sqlFor(ctx.storage);
     this.records = new WorkflowRecords(this.sql);
-    this.log = new EventLog(this.sql);
+    this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
     this.idempotency = new IdempotencyRecords(this.sql);
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
@@ -97,7 +97,10 @@ export class WorkflowObject extends DurableObject<Env> {
     this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox);
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
     this.feedback = new FeedbackRecords(this.sql);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, WORKFLOW_MIGRATIONS));
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, WORKFLOW_MIGRATIONS);
+      this.log.backfillChain();
+    });
   }
 
   // ── RPC: tools ────────────────────────────────────────────────────────────
@@ -232,10 +235,13 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── RPC: reads ────────────────────────────────────────────────────────────
 
-  /** The whole workflow. `account` null means the caller was already authorised by a share link. */
-  async view(account: string | null): Promise<Result<WorkflowView>> {
+  /**
+   * The whole workflow with its chain head; `withEvents` adds the whole event log (JSON exports,
+   * verifiable offline). `account` null means the caller was already authorised by a share link.
+   */
+  async view(account: string | null, withEvents = false): Promise<Result<WorkflowView>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok(this.records.view(this.totals, this.log.lastSeq()));
+    return ok(this.fullView(withEvents));
   }
 
   async summary(account: string | null): Promise<Result<WorkflowSummary>> {
@@ -281,11 +287,11 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /** The whole workflow with its feedback and the state of its share link (never created here), for the owner view. */
-  async ownerView(account: string): Promise<Result<WorkflowView & { feedback: FeedbackView[]; share: ShareInfo }>> {
+  async ownerView(account: string, withEvents = false): Promise<Result<WorkflowView & { feedback: FeedbackView[]; share: ShareInfo }>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
     const share = await this.shareLinks.info();
     // Read after the only await, so the view is one state.
-    return ok({ ...this.records.view(this.totals, this.log.lastSeq()), feedback: this.feedback.list(), share });
+    return ok({ ...this.fullView(withEvents), feedback: this.feedback.list(), share });
   }
 
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
@@ -369,11 +375,12 @@ export class WorkflowObject extends DurableObject<Env> {
   /** The whole workflow for a share-link reader, or why not ("revoked"/"expired" → the page says "no longer shared"). */
   async sharedView(
     token: string,
+    withEvents = false,
   ): Promise<{ status: ShareStatus | "not_found"; view: (WorkflowView & { feedback: FeedbackView[] }) | null }> {
     const status = await this.shareLinks.check(token);
     if (status !== "active") return { status, view: null };
     // The reviewers' answers are part of the record a link shares.
-    return { status, view: { ...this.records.view(this.totals, this.log.lastSeq()), feedback: this.feedback.list() } };
+    return { status, view: { ...this.fullView(withEvents), feedback: this.feedback.list() } };
   }
 
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
@@ -427,6 +434,12 @@ export class WorkflowObject extends DurableObject<Env> {
   private readable(account: string | null): boolean {
     const workflow = this.records.workflow();
     return workflow !== null && (account === null || workflow.account === account);
+  }
+
+  private fullView(withEvents: boolean): WorkflowView {
+    const view: WorkflowView = { ...this.records.view(this.totals, this.log.lastSeq()), chain: this.log.chain() };
+    if (withEvents) view.events = this.log.after(0, Number.MAX_SAFE_INTEGER).events;
+    return view;
   }
 
   /** One alarm serves both timers: a link's expiry and an account push retry; the earliest wins. */

@@ -13,7 +13,7 @@ export interface StartWorkflowOutput {
 export interface StartTaskOutput {
   task_id: string;
   snapshot_id: string;
-  snapshot_type: "git" | "checksum" | "none";
+  snapshot_type: "git" | "checksum" | "unavailable" | "none";
   started_at: string;
   warnings?: string[];
 }

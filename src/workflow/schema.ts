@@ -175,6 +175,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "CREATE INDEX idempotency_created ON idempotency(created_at)",
     ],
   },
+  // The event log's hash chain: each event's hash covers the previous one (@waymark/protocol/chain).
+  // Events written before this version are chained when the object next starts.
+  { version: 6, statements: ["ALTER TABLE events ADD COLUMN hash TEXT"] },
   // Reviewer feedback from the owner view, and when each item reached the agent.
-  { version: 6, statements: FEEDBACK_MIGRATION_STATEMENTS },
+  { version: 7, statements: FEEDBACK_MIGRATION_STATEMENTS },
 ];

@@ -1,15 +1,18 @@
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
+import { cleanupTempDirs, FAST_TMP, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type DevServer, startDevServer } from "../support/dev-server";
 import { callTool, type Structured } from "../support/mcp-client";
 
 let server: DevServer;
+let cacheHome: string;
 
 beforeAll(async () => {
   ensureBuilt();
+  cacheHome = tempDir("waymark-cache-");
   server = await startDevServer();
 });
 afterAll(async () => {
@@ -22,13 +25,14 @@ async function tool(client: Client, name: string, args: Structured): Promise<Str
 }
 
 /** The agent's view: the helper as a stdio MCP server, run by the machine's own Node as npx would. */
-async function helperFor(repo: Repo): Promise<Client> {
+async function helperFor(repo: Repo | string): Promise<Client> {
   const client = new Client({ name: "agent", version: "1.0.0" });
   await client.connect(
     new StdioClientTransport({
       command: SYSTEM_NODE,
-      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", repo.dir],
-      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token },
+      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", typeof repo === "string" ? repo : repo.dir],
+      // One cache for the file, never the user's: it is what lets two helper processes see each other's tasks.
+      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
     }),
   );
   return client;
@@ -95,5 +99,76 @@ describe("wrangler dev + the local helper over stdio", () => {
     expect(stored.task.files_changed).toEqual(expectedFiles);
     expect(stored.task.verification).toMatchObject(expectedVerification);
     await reader.close();
+  });
+
+  it("names that are not UTF-8, two committed together, complete at the edge byte for byte", async () => {
+    const repo = Repo.init().write("a.txt", "a\n").commitAll("base");
+    const agent = await helperFor(repo);
+    const { workflow_id } = (await tool(agent, "start_workflow", { name: "Latin-1 names" })) as { workflow_id: string };
+    const { task_id } = (await tool(agent, "start_task", { workflow_id, name: "t", goal: "g" })) as { task_id: string };
+    repo.writeBytes(Buffer.from("lat\xe9.txt", "latin1"), "e9\n").writeBytes(Buffer.from("lat\xe8.txt", "latin1"), "e8\n").commitAll("two");
+    const done = (await tool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "s" } })) as {
+      files_changed: { added: string[] };
+    };
+    expect(done.files_changed.added).toEqual(["/lat%E8.txt", "/lat%E9.txt"]);
+    await agent.close();
+  });
+
+  it("50,000 files created during a task: start_task and complete_task succeed at the edge", async () => {
+    const repo = Repo.init(FAST_TMP).write("a.txt", "a\n").commitAll("base");
+    const agent = await helperFor(repo);
+    const { workflow_id } = (await tool(agent, "start_workflow", { name: "Huge output" })) as { workflow_id: string };
+    const { task_id } = (await tool(agent, "start_task", { workflow_id, name: "build", goal: "g" })) as { task_id: string };
+    for (let dir = 0; dir < 100; dir++) {
+      for (let file = 0; file < 500; file++) repo.write(`out/d${dir}/f${file}.js`, `${dir}/${file}\n`);
+    }
+    const done = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "built" } });
+    const filesChanged = done.structured.files_changed as { added: string[]; truncated?: { omitted: number; directories: unknown[] } };
+    expect(filesChanged.added).toHaveLength(20_000);
+    expect(filesChanged.truncated?.omitted).toBe(30_000);
+    expect(filesChanged.truncated?.directories.length).toBeGreaterThan(0);
+    expect(done.text).toContain("counted per directory in files_changed.truncated");
+    const stored = (await tool(agent, "get_workflow", { task_id })) as { task: { files_changed: { truncated?: { omitted: number } } } };
+    expect(stored.task.files_changed.truncated?.omitted).toBe(30_000);
+    const closed = await tool(agent, "complete_workflow", { workflow_id, status: "success", summary: "done" });
+    expect(closed.status).toBe("success");
+    await agent.close();
+  }, 180_000);
+
+  it("a missing project directory: the task still starts and completes, and nobody is told the helper was not used", async () => {
+    const agent = await helperFor(join(tempDir(), "missing"));
+    const { workflow_id } = (await tool(agent, "start_workflow", { name: "Missing dir" })) as { workflow_id: string };
+    const started = await callTool(agent, "start_task", { workflow_id, name: "t", goal: "g" });
+    expect(started.text).toContain("does not exist");
+    const done = await callTool(agent, "complete_task", {
+      task_id: started.structured.task_id as string,
+      status: "success",
+      outcome: { summary: "s" },
+    });
+    expect(done.text).not.toMatch(/without helper data/);
+    expect((done.structured.verification as { warnings: string[] }).warnings.join("\n")).toContain("has no start snapshot");
+    await agent.close();
+  });
+
+  it("two workflows' tasks on one working tree: both record the overlap", async () => {
+    const repo = Repo.init().write("shared.ts", "s\n").commitAll("base");
+    const first = await helperFor(repo);
+    const second = await helperFor(repo);
+    const one = (await tool(first, "start_workflow", { name: "First agent" })) as { workflow_id: string };
+    const two = (await tool(second, "start_workflow", { name: "Second agent" })) as { workflow_id: string };
+    const taskOne = (await tool(first, "start_task", { workflow_id: one.workflow_id, name: "a", goal: "g" })) as { task_id: string };
+    const taskTwo = (await tool(second, "start_task", { workflow_id: two.workflow_id, name: "b", goal: "g" })) as { task_id: string };
+    repo.write("shared.ts", "both\n");
+    const doneOne = (await tool(first, "complete_task", { task_id: taskOne.task_id, status: "success", outcome: { summary: "s" } })) as {
+      verification: { warnings: string[] };
+    };
+    const doneTwo = (await tool(second, "complete_task", { task_id: taskTwo.task_id, status: "success", outcome: { summary: "s" } })) as {
+      verification: { warnings: string[] };
+    };
+    expect(doneOne.verification.warnings.join("\n")).toContain(`Task ${taskTwo.task_id} was also open on this working tree`);
+    expect(doneTwo.verification.warnings.join("\n")).toContain(`Task ${taskOne.task_id} was also open on this working tree`);
+    expect(doneTwo.verification.warnings.join("\n")).toContain("Changed by both (1): shared.ts");
+    await first.close();
+    await second.close();
   });
 });

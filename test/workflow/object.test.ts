@@ -1,5 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import type { DirtyEntry, FileState, Transition } from "../../src/domain/changes";
 import type { Result } from "../../src/errors";
@@ -335,5 +336,28 @@ describe("WorkflowObject change attribution", () => {
     const done = value(await stub.completeTask(ACME, { task_id: parent.task_id, status: "success", outcome: OUTCOME, changes }));
     expect(done.files_changed.modified).toEqual(["x.ts"]);
     expect(done.verification.overlapping).toBeUndefined();
+  });
+});
+
+describe("WorkflowObject hash chain", () => {
+  it("chains every event, exports the log with its head, and chains events written before the chain existed", async () => {
+    const { id, stub } = await newWorkflow("Chained");
+    const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G" }));
+    value(await stub.logMilestone(ACME, { task_id: task.task_id, message: "half", metadata: { é: "ü", n: 1.5 } }));
+    value(await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME }));
+    const exported = value(await stub.view(ACME, true));
+    const events = (exported.events ?? []) as ChainedEvent[];
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(exported.chain).toMatchObject({ algorithm: "sha256", events: 4, head: events.at(-1)?.hash });
+    // What a reader does offline with the JSON export.
+    const roundTripped = JSON.parse(JSON.stringify(exported)) as { events: ChainedEvent[]; chain: { head: string } };
+    expect(verifyChain(id, roundTripped.events, roundTripped.chain.head)).toMatchObject({ ok: true, events: 4 });
+    // A log from before the chain: hashes missing, filled in order when the object starts.
+    await runInDurableObject(stub, async (instance, state) => {
+      state.storage.sql.exec("UPDATE events SET hash = NULL");
+      (instance as unknown as { log: { backfillChain(): void } }).log.backfillChain();
+    });
+    const again = value(await stub.view(ACME, true));
+    expect(again.chain?.head).toBe(exported.chain?.head);
   });
 });

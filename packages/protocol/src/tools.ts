@@ -6,13 +6,8 @@
  */
 import { z } from "zod";
 import { LIMITS } from "../../../src/limits";
-import { changesSchema, snapshotSchema } from "../../../src/mcp/fields";
 import { globProblem } from "./glob";
-
-// C0 controls other than tab, newline and carriage return; they have no place in a record meant to be read.
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-const wellFormedText = (s: string) => s.isWellFormed() && !CONTROL_CHARACTERS.test(s);
-const TEXT_RULE = "must be valid Unicode text without control characters";
+import { changesSchema, metricsSchema, snapshotSchema, READABLE_TEXT_RULE as TEXT_RULE, isReadableText as wellFormedText } from "./wire";
 
 /** Agent-written text: bounded, well-formed. */
 export const text = (max: number, description?: string) => {
@@ -148,14 +143,7 @@ export const completeTaskInput = z.strictObject({
       tests_status: z.enum(["passed", "failed", "not_run"]).optional(),
     })
     .optional(),
-  metrics: z
-    .strictObject({
-      input_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
-      output_tokens: z.number().int().min(0).max(LIMITS.METRIC_TOKENS).optional(),
-      model: requiredText(LIMITS.NAME).optional(),
-      cost_usd: z.number().min(0).max(LIMITS.METRIC_COST_USD).optional(),
-    })
-    .optional(),
+  metrics: metricsSchema.optional(),
   changes: changesSchema.optional(),
   idempotency_key: idempotencyKey,
 });

@@ -4,10 +4,8 @@ import type { CompleteTaskOutput } from "../../workflow/object";
 import { WRITES } from "../annotations";
 import { notFound, shortList, taskStub } from "../context";
 import { defineTool } from "../define";
-import { HELPER_ONLY } from "../fields";
-
 // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
-const METRICS_DESCRIPTION = "Your usage: {input_tokens, output_tokens, model, cost_usd}";
+import { HELPER_ONLY, METRICS_DESCRIPTION } from "../fields";
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;

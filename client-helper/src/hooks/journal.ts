@@ -1,0 +1,229 @@
+/**
+ * @module hooks/journal
+ * What the helper remembers on this machine about the work in one repository, for the
+ * agent's hooks: the tasks open there (written when `start_task` goes through the helper),
+ * the paths the agent's own edit tools touched while each was open, the agent session and
+ * its transcript, and, once a task completes, its edited paths and transcript-derived usage.
+ * Everything lives in the user's cache dir (`<cache>/activity/<repository hash>/`), never in
+ * the repository; edits are appended, one JSON line per tool call.
+ */
+import { execFile } from "node:child_process";
+import { createHash, randomUUID } from "node:crypto";
+import { appendFile, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { cleanGitEnv } from "../git.js";
+import { cacheRoot } from "../store.js";
+import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
+
+export type OpenTask = {
+  task_id: string;
+  workflow_id: string | null;
+  name: string | null;
+  started_at: number;
+  /** When the stop hook last reminded the agent to complete this task. */
+  reminded_at?: number;
+};
+
+export type AgentSession = { agent: string; session_id: string | null; transcript_path: string | null; seen_at: number };
+
+export type CompletedTask = OpenTask & {
+  completed_at: number;
+  /** Repository-relative paths the agent's own edit tools touched while the task was open. */
+  edited_paths: string[];
+  usage: TranscriptUsage | null;
+};
+
+export type LastWorkflow = { workflow_id: string; name: string | null; seen_at: number };
+
+/** Paths kept per task; a task that edits more is still recorded, the list says so. */
+export const EDITED_PATHS_LIMIT = 5000;
+
+function hash(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The repository top level of a directory (git), else the directory itself; real path either way. */
+export async function repositoryRoot(dir: string, timeoutMs = 1000): Promise<string> {
+  const top = await new Promise<string | null>((done) => {
+    execFile(
+      "git",
+      ["-C", dir, "rev-parse", "--show-toplevel"],
+      { timeout: timeoutMs, encoding: "utf8", env: cleanGitEnv() },
+      (error, stdout) => done(error ? null : stdout.replace(/\n$/, "")),
+    );
+  });
+  return realpath(top || dir).catch(() => resolve(top || dir));
+}
+
+async function writeAtomic(path: string, value: unknown): Promise<void> {
+  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  await writeFile(temp, JSON.stringify(value), { mode: 0o600 });
+  await rename(temp, path);
+}
+
+async function readJson<T>(path: string): Promise<T | null> {
+  try {
+    return JSON.parse(await readFile(path, "utf8")) as T;
+  } catch {
+    return null;
+  }
+}
+
+export class Journal {
+  readonly folder: string;
+
+  /** `root` is the repository top level (see repositoryRoot). */
+  constructor(
+    readonly root: string,
+    cache: string = cacheRoot(),
+  ) {
+    this.folder = join(cache, "activity", hash(root).slice(0, 24));
+  }
+
+  static async forDirectory(dir: string, cache?: string): Promise<Journal> {
+    return new Journal(await repositoryRoot(dir), cache);
+  }
+
+  private taskFile(kind: "open" | "edits" | "done", taskId: string): string {
+    return join(this.folder, kind, `${hash(taskId).slice(0, 40)}.${kind === "edits" ? "jsonl" : "json"}`);
+  }
+
+  private async ensure(kind: string): Promise<void> {
+    await mkdir(join(this.folder, kind), { recursive: true, mode: 0o700 });
+  }
+
+  async taskStarted(task: OpenTask): Promise<void> {
+    await this.ensure("open");
+    await writeAtomic(this.taskFile("open", task.task_id), task);
+    if (task.workflow_id) await this.workflowSeen(task.workflow_id, null);
+  }
+
+  async workflowSeen(workflowId: string, name: string | null): Promise<void> {
+    await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    const known = await this.lastWorkflow();
+    const keep = known?.workflow_id === workflowId ? (name ?? known.name) : name;
+    await writeAtomic(join(this.folder, "workflow.json"), { workflow_id: workflowId, name: keep, seen_at: Date.now() });
+  }
+
+  lastWorkflow(): Promise<LastWorkflow | null> {
+    return readJson<LastWorkflow>(join(this.folder, "workflow.json"));
+  }
+
+  /** The tasks open in this repository, oldest first. */
+  async openTasks(): Promise<OpenTask[]> {
+    const folder = join(this.folder, "open");
+    const names = await readdir(folder).catch(() => [] as string[]);
+    const tasks: OpenTask[] = [];
+    for (const name of names) {
+      if (!name.endsWith(".json")) continue;
+      const task = await readJson<OpenTask>(join(folder, name));
+      if (task && typeof task.task_id === "string") tasks.push(task);
+    }
+    return tasks.sort((a, b) => a.started_at - b.started_at);
+  }
+
+  async markReminded(task: OpenTask, at: number): Promise<void> {
+    await writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: at });
+  }
+
+  /**
+   * Repository-relative form of a path an agent tool reported (absolute, or relative to
+   * cwd); null outside the repository. The root is a real path, so a path given through a
+   * symbolic link (macOS's /tmp, a linked checkout) is resolved before it is compared.
+   */
+  async relativePath(path: string, cwd: string): Promise<string | null> {
+    const absolute = isAbsolute(path) ? path : resolve(cwd, path);
+    const lexical = this.inside(absolute);
+    if (lexical !== null) return lexical;
+    const real = await realpath(absolute).catch(() =>
+      realpath(dirname(absolute)).then(
+        (dir) => join(dir, basename(absolute)),
+        () => null,
+      ),
+    );
+    return real === null ? null : this.inside(real);
+  }
+
+  private inside(absolute: string): string | null {
+    const inside = relative(this.root, absolute);
+    if (inside === "" || inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) return null;
+    return inside.split(sep).join("/");
+  }
+
+  /** Appends the edited paths to every open task of the repository; returns how many tasks got them. */
+  async recordEdits(paths: readonly string[], tool: string, at: number): Promise<number> {
+    if (paths.length === 0) return 0;
+    const tasks = await this.openTasks();
+    if (tasks.length === 0) return 0;
+    await this.ensure("edits");
+    const line = `${JSON.stringify({ at, tool, paths })}\n`;
+    for (const task of tasks) await appendFile(this.taskFile("edits", task.task_id), line, { mode: 0o600 });
+    return tasks.length;
+  }
+
+  /** Every path recorded for the task, in first-edit order, without repeats; the last edit time too. */
+  async editedPaths(taskId: string): Promise<{ paths: string[]; truncated: boolean; last_at: number | null }> {
+    let text = "";
+    try {
+      text = await readFile(this.taskFile("edits", taskId), "utf8");
+    } catch {
+      return { paths: [], truncated: false, last_at: null };
+    }
+    const seen = new Set<string>();
+    let lastAt: number | null = null;
+    for (const line of text.split("\n")) {
+      if (line === "") continue;
+      try {
+        const entry = JSON.parse(line) as { at?: unknown; paths?: unknown };
+        if (typeof entry.at === "number") lastAt = Math.max(lastAt ?? 0, entry.at);
+        if (!Array.isArray(entry.paths)) continue;
+        for (const path of entry.paths) if (typeof path === "string") seen.add(path);
+      } catch {
+        // A line cut by a crash: the others still count.
+      }
+    }
+    const paths = [...seen];
+    return { paths: paths.slice(0, EDITED_PATHS_LIMIT), truncated: paths.length > EDITED_PATHS_LIMIT, last_at: lastAt };
+  }
+
+  async sessionSeen(session: AgentSession): Promise<void> {
+    await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    await writeAtomic(join(this.folder, "session.json"), session);
+  }
+
+  session(): Promise<AgentSession | null> {
+    return readJson<AgentSession>(join(this.folder, "session.json"));
+  }
+
+  /**
+   * Closes a task: its edited paths and, when the agent's transcript is known, the real
+   * usage between its start and now are kept in `done/`. Returns that record (null when the
+   * task was not started through this helper on this machine).
+   */
+  async taskCompleted(taskId: string, completedAt: number): Promise<CompletedTask | null> {
+    const done = await this.summarize(taskId, completedAt);
+    if (!done) return this.completed(taskId);
+    await this.ensure("done");
+    await writeAtomic(this.taskFile("done", taskId), done);
+    await rm(this.taskFile("open", taskId), { force: true });
+    await rm(this.taskFile("edits", taskId), { force: true });
+    return done;
+  }
+
+  /**
+   * What completing the task now would record — its edited paths and the transcript usage
+   * since it started — without closing it (so a complete_task request can carry it).
+   */
+  async summarize(taskId: string, at: number): Promise<CompletedTask | null> {
+    const task = await readJson<OpenTask>(this.taskFile("open", taskId));
+    if (!task) return null;
+    const edits = await this.editedPaths(taskId);
+    const session = await this.session();
+    const usage = session?.transcript_path ? await transcriptUsage(session.transcript_path, task.started_at, at) : null;
+    return { ...task, completed_at: at, edited_paths: edits.paths, usage };
+  }
+
+  completed(taskId: string): Promise<CompletedTask | null> {
+    return readJson<CompletedTask>(this.taskFile("done", taskId));
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * @module init/commands
+ * The command lines of `waymark init`, `waymark doctor` and `waymark hook`: options,
+ * help, and exit codes (0 success, 1 failure, 2 usage error), in the style of the other
+ * commands.
+ */
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ensureLauncher } from "../hooks/launcher.js";
+import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/run.js";
+import { AGENTS, type AgentName } from "./agents.js";
+import { runDoctor } from "./doctor.js";
+import { configuredUrl, runInit } from "./run.js";
+
+export const SETUP_COMMANDS = ["init", "doctor", "hook"] as const;
+export type SetupCommand = (typeof SETUP_COMMANDS)[number];
+
+export function isSetupCommand(command: string | undefined): command is SetupCommand {
+  return (SETUP_COMMANDS as readonly (string | undefined)[]).includes(command);
+}
+
+export const SETUP_HELP: Record<SetupCommand, string> = {
+  init: `Usage: waymark init --url <endpoint> [--agent claude,cursor,codex] [--dir <dir>] [--dry-run] [--remove]
+
+Sets the project up for the agents found (Claude Code, Cursor, Codex) or named with --agent:
+the waymark MCP server entry (run from the endpoint's own helper tarball), a short
+instructions block (CLAUDE.md, AGENTS.md, .cursor/rules/waymark.mdc) and the hooks that
+record sessions and edits. Only Waymark's marked blocks and entries are written; a second
+run changes nothing. No token is written: configurations read WAYMARK_TOKEN.
+
+Options:
+  --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL)
+  --agent <list>    comma-separated: claude, cursor, codex (default: the agents found)
+  --dir <dir>       the project (default: the repository of the working directory)
+  --dry-run         print the unified diff of what would be written; write nothing
+  --remove          take out everything init wrote (files come back byte for byte)
+  -h, --help        show this help
+`,
+  doctor: `Usage: waymark doctor [--url <endpoint>] [--dir <dir>]
+
+Checks the endpoint (GET /health), the token (an authenticated tools/list), git and the
+repository's identity, and the configuration init writes (server entry, instructions,
+hooks running this helper version). Prints a fix for each failure; exit code 1 if any.
+
+Options:
+  --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL, else the project's .mcp.json)
+  --dir <dir>       the project (default: the working directory)
+  -h, --help        show this help
+`,
+  hook: `Usage: waymark hook <session-start | post-tool-use | stop> [--agent claude|cursor|codex] [--url <endpoint>]
+
+What the hooks installed by 'waymark init' run: reads the agent's hook payload (JSON) on
+stdin and answers in that agent's format. Never fails the agent: errors end with exit 0.
+`,
+};
+
+type Io = { stdout: (text: string) => void; stderr: (text: string) => void; stdin: () => Promise<string> };
+
+class SetupUsageError extends Error {}
+
+function help(io: Io, command: SetupCommand): number {
+  io.stdout(SETUP_HELP[command]);
+  return 0;
+}
+
+function options(command: SetupCommand, args: string[], strings: string[], booleans: string[]) {
+  const spec: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
+  for (const name of strings) spec[name] = { type: "string" };
+  for (const name of booleans) spec[name] = { type: "boolean" };
+  try {
+    const { values, positionals } = parseArgs({ args, options: spec, allowPositionals: command === "hook", strict: true });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (error) {
+    throw new SetupUsageError(`${error instanceof Error ? error.message : String(error)}\nSee 'waymark ${command} --help'.`);
+  }
+}
+
+function agentList(value: string | undefined): AgentName[] | null {
+  if (value === undefined) return null;
+  const names = value
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== "");
+  for (const name of names) {
+    if (!(AGENTS as readonly string[]).includes(name))
+      throw new SetupUsageError(`--agent: unknown agent ${JSON.stringify(name)} (known: ${AGENTS.join(", ")})`);
+  }
+  if (names.length === 0) throw new SetupUsageError("--agent needs at least one agent name");
+  return [...new Set(names)] as AgentName[];
+}
+
+async function run(command: SetupCommand, args: string[], io: Io, version: string): Promise<number> {
+  const env = process.env;
+  switch (command) {
+    case "init": {
+      const { values } = options(command, args, ["url", "agent", "dir"], ["dry-run", "remove"]);
+      if (values.help) return help(io, "init");
+      const dir = resolve((values.dir as string | undefined) ?? process.cwd());
+      // Removal recognises Waymark's blocks and entries by their marks, whatever endpoint they name.
+      const url =
+        (values.url as string | undefined) ??
+        (env.WAYMARK_URL || undefined) ??
+        (values.remove ? ((await configuredUrl(dir)) ?? "http://localhost") : undefined);
+      if (!url) throw new SetupUsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark init --help'.");
+      try {
+        return await runInit({
+          dir,
+          url,
+          version,
+          agents: agentList(values.agent as string | undefined),
+          dryRun: values["dry-run"] === true,
+          remove: values.remove === true,
+          env,
+          out: io.stdout,
+        });
+      } catch (error) {
+        if (error instanceof Error && error.message.startsWith("--url")) throw new SetupUsageError(error.message);
+        throw error;
+      }
+    }
+    case "doctor": {
+      const { values } = options(command, args, ["url", "dir"], []);
+      if (values.help) return help(io, "doctor");
+      return runDoctor({
+        dir: resolve((values.dir as string | undefined) ?? process.cwd()),
+        url: (values.url as string | undefined) ?? (env.WAYMARK_URL || undefined),
+        token: env.WAYMARK_TOKEN || undefined,
+        version,
+        env,
+        out: io.stdout,
+      });
+    }
+    case "hook": {
+      // Whatever goes wrong here, the agent's tool call or session must go on: exit 0.
+      try {
+        const { values, positionals } = options(command, args, ["agent", "url"], []);
+        if (values.help) return help(io, "hook");
+        const event = positionals[0] as HookEvent;
+        const agent = ((values.agent as string | undefined) ?? "claude") as HookAgent;
+        if (!HOOK_EVENTS.includes(event) || !HOOK_AGENTS.includes(agent)) {
+          io.stderr(`waymark hook: unknown event or agent (events: ${HOOK_EVENTS.join(", ")}; agents: ${HOOK_AGENTS.join(", ")})\n`);
+          return 0;
+        }
+        const input = await io.stdin();
+        await ensureLauncher(version);
+        const result = await runHook(event, input, {
+          agent,
+          url: values.url as string | undefined,
+          token: env.WAYMARK_TOKEN || undefined,
+          version,
+        });
+        io.stdout(result.stdout);
+      } catch (error) {
+        io.stderr(`waymark hook: ${error instanceof Error ? error.message : String(error)}\n`);
+      }
+      return 0;
+    }
+  }
+}
+
+/** Runs init, doctor or hook; returns the exit code and never throws. */
+export async function runSetupCommand(command: SetupCommand, args: string[], io: Io, version: string): Promise<number> {
+  try {
+    return await run(command, args, io, version);
+  } catch (error) {
+    io.stderr(`waymark: ${error instanceof Error ? error.message : String(error)}\n`);
+    return error instanceof SetupUsageError ? 2 : 1;
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * @module init/doctor
+ * `waymark doctor`: checks what recording depends on and says how to fix each failure —
+ * the endpoint answers, the token is accepted, git and the repository's identity, and the
+ * configuration `waymark init` writes (MCP server entry, instructions, hooks) is in place
+ * and runs this helper version. Exit code 1 when any check fails.
+ */
+import { execFile } from "node:child_process";
+import { cleanGitEnv } from "../git.js";
+import { launcherPath } from "../hooks/launcher.js";
+import { Remote, RemoteFailure } from "../remote.js";
+import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
+import { TOKEN_VARIABLE } from "./endpoint.js";
+import { configuredUrl, initContext, readOrNull } from "./run.js";
+
+export type DoctorOptions = {
+  dir: string;
+  url: string | undefined;
+  token: string | undefined;
+  version: string;
+  env: NodeJS.ProcessEnv;
+  out: (text: string) => void;
+  timeoutMs?: number;
+};
+
+type Check = { name: string; ok: boolean; detail: string; fix?: string };
+
+function git(args: string[], cwd: string): Promise<string | null> {
+  return new Promise((done) => {
+    execFile("git", args, { cwd, timeout: 5000, encoding: "utf8", env: cleanGitEnv() }, (error, stdout) =>
+      done(error ? null : stdout.trim()),
+    );
+  });
+}
+
+async function checkEndpoint(origin: string, timeoutMs: number): Promise<Check> {
+  const started = Date.now();
+  try {
+    const response = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+    if (response.ok)
+      return { name: "endpoint", ok: true, detail: `${origin}/health answered ${response.status} in ${Date.now() - started} ms` };
+    return {
+      name: "endpoint",
+      ok: false,
+      detail: `${origin}/health answered HTTP ${response.status}`,
+      fix: "check --url: it must be the Waymark endpoint's address",
+    };
+  } catch (error) {
+    const reason =
+      error instanceof Error && error.name === "TimeoutError"
+        ? `no answer within ${timeoutMs} ms`
+        : String((error as Error).cause ?? error);
+    return {
+      name: "endpoint",
+      ok: false,
+      detail: `cannot reach ${origin}/health: ${reason}`,
+      fix: "check that the endpoint is up and that --url (or WAYMARK_URL) is right",
+    };
+  }
+}
+
+async function checkToken(url: string, token: string | undefined, version: string, timeoutMs: number): Promise<Check> {
+  if (!token) {
+    return {
+      name: "token",
+      ok: false,
+      detail: `${TOKEN_VARIABLE} is not set`,
+      fix: `export ${TOKEN_VARIABLE}=<your Waymark token> where your agent starts (e.g. your shell profile)`,
+    };
+  }
+  const remote = new Remote({ url, token, timeoutMs, version });
+  try {
+    const result = await remote.request("tools/list", undefined);
+    return { name: "token", ok: true, detail: `accepted by ${url} (${result.tools.length} tools)` };
+  } catch (error) {
+    if (error instanceof RemoteFailure && error.code === "UNAUTHORIZED") {
+      return {
+        name: "token",
+        ok: false,
+        detail: `${url} rejected the token in ${TOKEN_VARIABLE}`,
+        fix: `set ${TOKEN_VARIABLE} to a valid token of your Waymark account (a revoked or mistyped token is refused)`,
+      };
+    }
+    return {
+      name: "token",
+      ok: false,
+      detail: `could not check the token: ${error instanceof Error ? error.message : String(error)}`,
+      fix: "fix the endpoint check first",
+    };
+  } finally {
+    await remote.close();
+  }
+}
+
+async function checkGit(dir: string): Promise<Check[]> {
+  const version = await git(["--version"], dir);
+  if (!version)
+    return [
+      {
+        name: "git",
+        ok: false,
+        detail: "git is not installed or not on PATH",
+        fix: "install git: file changes are computed from it (outside git the helper compares checksums)",
+      },
+    ];
+  const top = await git(["rev-parse", "--show-toplevel"], dir);
+  if (!top)
+    return [{ name: "git", ok: true, detail: `${version}; ${dir} is not a git repository (file changes will be compared by checksums)` }];
+  const [branch, root, remote] = await Promise.all([
+    git(["symbolic-ref", "--quiet", "--short", "HEAD"], top),
+    git(["rev-list", "--max-parents=0", "HEAD"], top),
+    git(["remote", "get-url", "origin"], top),
+  ]);
+  const identity = [
+    `top level ${top}`,
+    `branch ${branch ?? "(detached)"}`,
+    `root commit ${root ? root.split("\n")[0]?.slice(0, 12) : "(none yet)"}`,
+    `origin ${remote ?? "(none)"}`,
+  ];
+  return [
+    { name: "git", ok: true, detail: version },
+    { name: "repository", ok: true, detail: identity.join(", ") },
+  ];
+}
+
+/** Informational: whether hooks can start without npm (see hooks/launcher). */
+async function fastPathCheck(version: string): Promise<Check> {
+  const launcher = launcherPath(version);
+  const present = await readOrNull(launcher).catch(() => null);
+  return {
+    name: "hooks fast path",
+    ok: true,
+    detail: present
+      ? `${launcher} (hooks start without npm)`
+      : "none yet: the first hook run through npx writes it (until then each hook pays npm's start-up, about a second)",
+  };
+}
+
+async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promise<Check[]> {
+  const checks: Check[] = [];
+  const configured: AgentName[] = [];
+  const results = new Map<AgentName, { label: string; problem: string | null }[]>();
+  for (const agent of AGENTS) {
+    const files: { label: string; problem: string | null }[] = [];
+    let present = false;
+    for (const edit of agentEdits(agent, ctx)) {
+      const content = await readOrNull(edit.path).catch(() => null);
+      const problem = edit.check(content);
+      // An agent counts as set up when any of its files carries something of Waymark's.
+      if (content !== null && (problem === null || !/^(missing|no )/.test(problem))) present = true;
+      files.push({ label: displayPath(edit.path, ctx), problem });
+    }
+    if (present) configured.push(agent);
+    results.set(agent, files);
+  }
+  if (configured.length === 0) {
+    return [
+      {
+        name: "agents",
+        ok: false,
+        detail: "no agent is set up for Waymark in this project",
+        fix: `run: waymark init --url ${ctx.endpoint.mcp}`,
+      },
+    ];
+  }
+  checks.push(await fastPathCheck(ctx.version));
+  for (const agent of configured) {
+    for (const file of results.get(agent) ?? []) {
+      checks.push(
+        file.problem === null
+          ? { name: AGENT_LABELS[agent], ok: true, detail: `${file.label} runs waymark-helper ${ctx.version}` }
+          : {
+              name: AGENT_LABELS[agent],
+              ok: false,
+              detail: `${file.label}: ${file.problem}`,
+              fix: `run: waymark init --url ${ctx.endpoint.mcp} --agent ${agent}`,
+            },
+      );
+    }
+  }
+  return checks;
+}
+
+export async function runDoctor(options: DoctorOptions): Promise<number> {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const url = options.url ?? (await configuredUrl(options.dir));
+  const checks: Check[] = [];
+  if (!url) {
+    checks.push({
+      name: "endpoint",
+      ok: false,
+      detail: "no endpoint: no --url, no WAYMARK_URL, no waymark server in .mcp.json",
+      fix: "pass --url <endpoint>, or run waymark init --url <endpoint>",
+    });
+    checks.push(...(await checkGit(options.dir)));
+  } else {
+    const ctx = await initContext(options.dir, url, options.version, options.env);
+    const endpoint = await checkEndpoint(ctx.endpoint.origin, timeoutMs);
+    checks.push(endpoint);
+    checks.push(
+      endpoint.ok
+        ? await checkToken(ctx.endpoint.mcp, options.token, options.version, timeoutMs)
+        : { name: "token", ok: false, detail: "not checked: the endpoint cannot be reached", fix: "fix the endpoint check first" },
+    );
+    checks.push(...(await checkGit(ctx.project)));
+    checks.push(...(await checkAgents(ctx)));
+  }
+  for (const check of checks) {
+    options.out(`${check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}\n`);
+    if (!check.ok && check.fix) options.out(`     fix: ${check.fix}\n`);
+  }
+  const failures = checks.filter((check) => !check.ok).length;
+  options.out(failures === 0 ? "All checks passed.\n" : `${failures} check(s) failed.\n`);
+  return failures === 0 ? 0 : 1;
+}

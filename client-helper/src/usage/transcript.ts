@@ -1,0 +1,168 @@
+/**
+ * @module usage/transcript
+ * Real token usage of a task, read from the agent's own transcript instead of taken from
+ * the agent's claim. Claude Code writes one JSON object per line to the file it names in
+ * every hook payload (`transcript_path`); each model response is an `assistant` line whose
+ * `message` carries `model`, `id` and `usage` (`input_tokens`, `output_tokens`,
+ * `cache_creation_input_tokens`, `cache_read_input_tokens`, and `cache_creation` split by
+ * cache lifetime). One response may be written on several lines (one per content block,
+ * while it streams) with the same `message.id`: it is counted once, with its largest counts.
+ * Subagents write their own files under `<session>/subagents/`; they are counted too.
+ */
+import { createReadStream } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Metrics } from "@waymark/protocol/wire";
+import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
+
+export type TranscriptUsage = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  /** The model that produced most of the output. */
+  model: string | null;
+  /** Every model seen in the window, most output first. */
+  models: string[];
+  /** Null when any model in the window is missing from the price table. */
+  cost_usd: number | null;
+  /** How many model responses were counted. */
+  responses: number;
+  source: "transcript";
+  price_table_date: string;
+};
+
+type Response = TokenCounts & { model: string };
+
+/** Lines longer than this are not usage lines (they carry big tool results); skipped unparsed. */
+const MAX_LINE = 4 * 1024 * 1024;
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+/** The model response a transcript line records, with the key that identifies it, or null. */
+export function responseOf(line: string, fromMs: number, toMs: number): { key: string; response: Response } | null {
+  if (line.length > MAX_LINE || !line.includes('"usage"')) return null;
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (!entry || typeof entry !== "object") return null;
+  const { message, timestamp, requestId, uuid } = entry as Record<string, unknown>;
+  if (!message || typeof message !== "object") return null;
+  const { usage, model, id } = message as Record<string, unknown>;
+  if (!usage || typeof usage !== "object" || typeof model !== "string" || model === "<synthetic>") return null;
+  const at = typeof timestamp === "string" ? Date.parse(timestamp) : Number.NaN;
+  if (!Number.isFinite(at) || at < fromMs || at > toMs) return null;
+  const u = usage as Record<string, unknown>;
+  const split = u.cache_creation && typeof u.cache_creation === "object" ? (u.cache_creation as Record<string, unknown>) : {};
+  const key = typeof id === "string" ? `m:${id}` : typeof requestId === "string" ? `r:${requestId}` : `u:${String(uuid)}`;
+  return {
+    key,
+    response: {
+      model,
+      input_tokens: count(u.input_tokens),
+      output_tokens: count(u.output_tokens),
+      cache_creation_input_tokens: count(u.cache_creation_input_tokens),
+      cache_creation_1h_input_tokens: count(split.ephemeral_1h_input_tokens),
+      cache_read_input_tokens: count(u.cache_read_input_tokens),
+    },
+  };
+}
+
+async function readResponses(path: string, fromMs: number, toMs: number, into: Map<string, Response>): Promise<boolean> {
+  const stream = createReadStream(path, { encoding: "utf8" });
+  try {
+    const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const line of lines) {
+      const found = responseOf(line, fromMs, toMs);
+      if (!found) continue;
+      const known = into.get(found.key);
+      // Streaming rewrites a response with growing counts: keep the most complete one.
+      if (!known || found.response.output_tokens >= known.output_tokens) into.set(found.key, found.response);
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** The transcripts of the subagents a session started: `<dir>/<session id>/subagents/*.jsonl`. */
+async function subagentTranscripts(transcriptPath: string): Promise<string[]> {
+  const session = basename(transcriptPath).replace(/\.jsonl$/, "");
+  const folder = join(dirname(transcriptPath), session, "subagents");
+  const names = await readdir(folder).catch(() => [] as string[]);
+  return names.filter((name) => name.endsWith(".jsonl")).map((name) => join(folder, name));
+}
+
+/**
+ * Sums the tokens of every model response recorded in the transcript between fromMs and
+ * toMs (inclusive), and prices them with the dated table. Null when the transcript cannot
+ * be read.
+ */
+export async function transcriptUsage(transcriptPath: string, fromMs: number, toMs: number): Promise<TranscriptUsage | null> {
+  const responses = new Map<string, Response>();
+  if (!(await readResponses(transcriptPath, fromMs, toMs, responses))) return null;
+  for (const path of await subagentTranscripts(transcriptPath)) await readResponses(path, fromMs, toMs, responses);
+
+  const byModel = new Map<string, TokenCounts>();
+  for (const response of responses.values()) {
+    const { model, ...tokens } = response;
+    const sum = byModel.get(model) ?? {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_creation_1h_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    };
+    for (const field of Object.keys(tokens) as (keyof TokenCounts)[]) sum[field] += tokens[field];
+    byModel.set(model, sum);
+  }
+  const models = [...byModel.entries()].sort((a, b) => b[1].output_tokens - a[1].output_tokens);
+  let cost: number | null = 0;
+  const usage: TranscriptUsage = {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    model: models[0]?.[0] ?? null,
+    models: models.map(([model]) => model),
+    cost_usd: null,
+    responses: responses.size,
+    source: "transcript",
+    price_table_date: PRICE_TABLE_DATE,
+  };
+  for (const [model, tokens] of models) {
+    usage.input_tokens += tokens.input_tokens;
+    usage.output_tokens += tokens.output_tokens;
+    usage.cache_creation_input_tokens += tokens.cache_creation_input_tokens;
+    usage.cache_read_input_tokens += tokens.cache_read_input_tokens;
+    const modelCost = costOf(model, tokens);
+    cost = cost === null || modelCost === null ? null : cost + modelCost;
+  }
+  usage.cost_usd = cost === null ? null : Math.round(cost * 1_000_000) / 1_000_000;
+  return usage;
+}
+
+/** The metrics `complete_task` accepts (the wire contract's shape), with both token counts known. */
+export type EdgeMetrics = Metrics & Required<Pick<Metrics, "input_tokens" | "output_tokens">>;
+
+/**
+ * Transcript usage in the shape `complete_task` accepts: every prompt token the model read
+ * (uncached, cache writes and cache reads) counts as input; cost and model only when known.
+ */
+export function edgeMetrics(usage: TranscriptUsage): EdgeMetrics {
+  const metrics: EdgeMetrics = {
+    input_tokens: usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens,
+    output_tokens: usage.output_tokens,
+  };
+  if (usage.model) metrics.model = usage.model;
+  if (usage.cost_usd !== null) metrics.cost_usd = usage.cost_usd;
+  return metrics;
+}

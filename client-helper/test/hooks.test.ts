@@ -1,0 +1,131 @@
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { Journal } from "../src/hooks/journal.js";
+import { editedFiles, type HookAgent, runHook } from "../src/hooks/run.js";
+import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+
+afterAll(cleanupTempDirs);
+
+/** A repository with one task open in the hooks' journal, as `start_task` through the helper leaves it. */
+async function openTask(taskId = "tk_1") {
+  const repo = Repo.init();
+  const cache = tempDir("waymark-cache-");
+  const journal = new Journal(realpathSync(repo.dir), cache);
+  await journal.taskStarted({ task_id: taskId, workflow_id: "wf_1", name: "Do it", started_at: Date.now() - 60_000 });
+  const run = (agent: HookAgent, event: "session-start" | "post-tool-use" | "stop", payload: Record<string, unknown>) =>
+    runHook(event, JSON.stringify(payload), { agent, version: "0.1.0", cacheDir: cache });
+  return { repo, cache, journal, run };
+}
+
+describe("editedFiles", () => {
+  it.each([
+    [{ tool_name: "Write", tool_input: { file_path: "/r/a.ts", content: "x" } }, "claude", { tool: "Write", paths: ["/r/a.ts"] }],
+    [
+      { tool_name: "Edit", tool_input: { file_path: "/r/a.ts", old_string: "a", new_string: "b" } },
+      "claude",
+      { tool: "Edit", paths: ["/r/a.ts"] },
+    ],
+    [{ tool_name: "MultiEdit", tool_input: { file_path: "/r/a.ts", edits: [] } }, "claude", { tool: "MultiEdit", paths: ["/r/a.ts"] }],
+    [
+      { tool_name: "NotebookEdit", tool_input: { notebook_path: "/r/n.ipynb", new_source: "" } },
+      "claude",
+      { tool: "NotebookEdit", paths: ["/r/n.ipynb"] },
+    ],
+    [{ tool_name: "Read", tool_input: { file_path: "/r/a.ts" } }, "claude", null],
+    [{ tool_name: "Bash", tool_input: { command: "touch x" } }, "claude", null],
+    [{ tool_name: "Write", tool_input: {} }, "claude", null],
+    [
+      { hook_event_name: "afterFileEdit", file_path: "/r/b.ts", edits: [{ old_string: "", new_string: "x" }] },
+      "cursor",
+      { tool: "afterFileEdit", paths: ["/r/b.ts"] },
+    ],
+    [{ hook_event_name: "afterFileEdit" }, "cursor", null],
+  ])("%j (%s) → %j", (payload, agent, expected) => {
+    expect(editedFiles(payload, agent as HookAgent)).toEqual(expected);
+  });
+});
+
+describe("hooks", () => {
+  it("post-tool-use records repository-relative paths per open task, and nothing outside the repository", async () => {
+    const { repo, journal, run } = await openTask();
+    mkdirSync(join(repo.dir, "sub"));
+    await run("claude", "post-tool-use", { cwd: repo.dir, tool_name: "Write", tool_input: { file_path: join(repo.dir, "src", "a b.ts") } });
+    await run("claude", "post-tool-use", { cwd: join(repo.dir, "sub"), tool_name: "Edit", tool_input: { file_path: "rel.ts" } });
+    await run("claude", "post-tool-use", { cwd: repo.dir, tool_name: "Write", tool_input: { file_path: "/tmp/elsewhere.ts" } });
+    await run("claude", "post-tool-use", {
+      cwd: repo.dir,
+      tool_name: "Write",
+      tool_input: { file_path: join(repo.dir, "..", "sibling.ts") },
+    });
+    await run("cursor", "post-tool-use", {
+      workspace_roots: [repo.dir],
+      hook_event_name: "afterFileEdit",
+      file_path: join(repo.dir, "src", "a b.ts"),
+    });
+    // The agent may know the repository through a symbolic link.
+    const link = join(tempDir("waymark-link-"), "checkout");
+    symlinkSync(repo.dir, link);
+    writeFileSync(join(repo.dir, "linked.ts"), "");
+    await run("claude", "post-tool-use", { cwd: link, tool_name: "Write", tool_input: { file_path: join(link, "linked.ts") } });
+    await run("claude", "post-tool-use", { cwd: link, tool_name: "Write", tool_input: { file_path: join(link, "gone.ts") } });
+    expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/a b.ts", "sub/rel.ts", "linked.ts", "gone.ts"]);
+  });
+
+  it("with no task open, edits are not recorded and stop says nothing", async () => {
+    const repo = Repo.init();
+    const cache = tempDir("waymark-cache-");
+    const options = { agent: "claude" as const, version: "0.1.0", cacheDir: cache };
+    await runHook(
+      "post-tool-use",
+      JSON.stringify({ cwd: repo.dir, tool_name: "Write", tool_input: { file_path: join(repo.dir, "x") } }),
+      options,
+    );
+    expect(await runHook("stop", JSON.stringify({ cwd: repo.dir, stop_hook_active: false }), options)).toEqual({ stdout: "" });
+    expect(await runHook("session-start", JSON.stringify({ cwd: repo.dir, source: "startup" }), options)).toEqual({ stdout: "" });
+  });
+
+  it("stop reminds once per round of edits, in each agent's format", async () => {
+    const { repo, run } = await openTask();
+    const edit = () =>
+      run("claude", "post-tool-use", { cwd: repo.dir, tool_name: "Write", tool_input: { file_path: join(repo.dir, "a.ts") } });
+    const first = JSON.parse((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout);
+    expect(first).toEqual({ decision: "block", reason: expect.stringContaining('tk_1 "Do it" in workflow wf_1') });
+    expect((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).toBe("");
+    await new Promise((r) => setTimeout(r, 5));
+    await edit();
+    expect((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: true })).stdout).toBe("");
+    expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
+    await new Promise((r) => setTimeout(r, 5));
+    await edit();
+    expect(JSON.parse((await run("cursor", "stop", { workspace_roots: [repo.dir], status: "aborted", loop_count: 0 })).stdout)).toEqual({});
+    expect(JSON.parse((await run("cursor", "stop", { workspace_roots: [repo.dir], status: "completed", loop_count: 1 })).stdout)).toEqual(
+      {},
+    );
+    const cursor = JSON.parse((await run("cursor", "stop", { workspace_roots: [repo.dir], status: "completed", loop_count: 0 })).stdout);
+    expect(cursor.followup_message).toContain("complete_task");
+  });
+
+  it("session-start injects the open task in each agent's format, and records the transcript", async () => {
+    const { repo, journal, run } = await openTask();
+    const claude = JSON.parse(
+      (await run("claude", "session-start", { cwd: repo.dir, session_id: "s1", transcript_path: "/t/s1.jsonl", source: "resume" })).stdout,
+    );
+    expect(claude.hookSpecificOutput.hookEventName).toBe("SessionStart");
+    expect(claude.hookSpecificOutput.additionalContext).toContain('Open task: tk_1 "Do it" in workflow wf_1');
+    expect(claude.hookSpecificOutput.additionalContext).toContain('get_workflow {"workflow_id": "wf_1"}');
+    expect(await journal.session()).toMatchObject({ agent: "claude", session_id: "s1", transcript_path: "/t/s1.jsonl" });
+    const cursor = JSON.parse((await run("cursor", "session-start", { workspace_roots: [repo.dir], conversation_id: "c1" })).stdout);
+    expect(cursor.additional_context).toContain("tk_1");
+    const codex = JSON.parse((await run("codex", "session-start", { cwd: repo.dir, session_id: "x", source: "startup" })).stdout);
+    expect(codex.hookSpecificOutput.additionalContext).toContain("tk_1");
+  });
+
+  it.each(["", "null", "[1,2]", "{", '"text"'])("a payload like %j gets no answer and no error", async (input) => {
+    const cache = tempDir("waymark-cache-");
+    for (const event of ["session-start", "post-tool-use", "stop"] as const) {
+      expect(await runHook(event, input, { agent: "claude", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "" });
+      expect(await runHook(event, input, { agent: "cursor", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "{}\n" });
+    }
+  });
+});

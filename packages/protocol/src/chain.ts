@@ -1,0 +1,84 @@
+/**
+ * @module chain
+ * The hash chain over a workflow's event log, so that an export can be checked by someone who
+ * does not trust the server's page. Each event's hash covers the previous hash and the event's
+ * canonical bytes:
+ *
+ *   genesis  = sha256("waymark-chain\n" + workflow id)
+ *   hash(n)  = sha256(hash(n-1) + "\n" + canonical JSON of {seq, at, type, task_id, data})
+ *
+ * Canonical JSON: object keys sorted by UTF-16 code units, no whitespace, JSON.stringify's
+ * escaping for strings and numbers. Both the edge (which writes the chain) and the helper's
+ * `waymark verify` (which checks an export offline) use this module, so they cannot disagree.
+ * Synchronous (node:crypto), because the edge computes it inside a write's transaction.
+ */
+import { createHash } from "node:crypto";
+
+export const CHAIN_ALGORITHM = "sha256";
+
+export interface ChainedEvent {
+  seq: number;
+  at: string;
+  type: string;
+  task_id: string | null;
+  data: unknown;
+  hash: string;
+}
+
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+export function genesisHash(workflowId: string): string {
+  return sha256(`waymark-chain\n${workflowId}`);
+}
+
+export function eventHash(previous: string, event: Omit<ChainedEvent, "hash">): string {
+  const { seq, at, type, task_id, data } = event;
+  return sha256(`${previous}\n${canonicalJson({ seq, at, type, task_id, data })}`);
+}
+
+export type ChainVerdict = { ok: true; events: number; head: string } | { ok: false; seq: number; problem: string };
+
+/**
+ * Checks an exported log against its chain head: every event's hash, the seq order without
+ * gaps (a removed event shows as a gap), and the head. Names the first event that fails.
+ */
+export function verifyChain(workflowId: string, events: readonly ChainedEvent[], head: string): ChainVerdict {
+  let previous = genesisHash(workflowId);
+  let expectedSeq = 1;
+  const present = new Set(events.map((e) => e.seq));
+  for (const event of events) {
+    if (event.seq !== expectedSeq) {
+      return event.seq > expectedSeq && !present.has(expectedSeq)
+        ? { ok: false, seq: expectedSeq, problem: `event ${expectedSeq} is missing (the next event is ${event.seq})` }
+        : { ok: false, seq: event.seq, problem: `event ${event.seq} is out of order or repeated (expected ${expectedSeq})` };
+    }
+    const computed = eventHash(previous, event);
+    if (computed !== event.hash) {
+      return { ok: false, seq: event.seq, problem: `event ${event.seq} (${event.type}) was altered: its content does not match its hash` };
+    }
+    previous = computed;
+    expectedSeq++;
+  }
+  if (previous !== head) {
+    return {
+      ok: false,
+      seq: expectedSeq,
+      problem:
+        events.length === 0
+          ? "the export has no events but its head is not the empty chain"
+          : `the chain head does not match: events after ${expectedSeq - 1} were removed, or the head was altered`,
+    };
+  }
+  return { ok: true, events: events.length, head: previous };
+}

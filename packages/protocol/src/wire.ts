@@ -1,0 +1,194 @@
+/**
+ * @module wire
+ * The data the helper sends to the edge, declared once: the zod schemas the edge validates
+ * with and the types both sides compile against (docs/attribution.md explains each field).
+ * Also the names of the tool inputs only the helper fills in, the size ceilings that keep a
+ * task completable whatever the size of the working tree, and the metrics shape.
+ */
+import { z } from "zod";
+import { repoPathProblem } from "./paths";
+
+export const WIRE_LIMITS = {
+  /** Entries per list the edge accepts. */
+  CHANGE_ENTRIES: 25_000,
+  /**
+   * The helper's ceiling per list (documented): beyond it, or beyond HELPER_LIST_BYTES, a list
+   * is summarised per directory with an explicit `truncated` marker instead of being sent.
+   */
+  HELPER_LIST_ENTRIES: 20_000,
+  /** Serialized bytes of all the helper's lists in one request, well inside the edge's 8 MiB body limit. */
+  HELPER_LIST_BYTES: 4 * 1024 * 1024,
+  /** Directories named in a `truncated` summary; the rest are counted in `other`. */
+  TRUNCATED_DIRECTORIES: 200,
+  /** Longer branch names are cut by the helper: a name is context, never a reason to refuse a task. */
+  BRANCH_CHARS: 1000,
+  WARNINGS: 10,
+  WARNING_CHARS: 1000,
+  /** Other tasks open on the same working tree that one report names. */
+  CONCURRENT_TASKS: 20,
+  /** Paths named per overlapping task (the count is exact beyond it). */
+  SHARED_PATHS: 50,
+  METRIC_TOKENS: 10_000_000_000,
+  METRIC_COST_USD: 1_000_000,
+  MODEL_CHARS: 200,
+} as const;
+
+/** The tool inputs the helper fills in: agents never see them in tools/list and cannot supply them. */
+export const HELPER_INPUTS = { start_task: "snapshot", complete_task: "changes" } as const;
+export const HELPER_INPUT_NAMES: ReadonlySet<string> = new Set(Object.values(HELPER_INPUTS));
+/** How tools/list describes a helper-only input (the schema itself stays out of agents' context). */
+export const HELPER_ONLY = "Set by the Waymark helper only";
+
+// C0 controls other than tab, newline and carriage return have no place in a record meant to be read.
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+/** Text people will read: well-formed Unicode without control characters. */
+export function isReadableText(text: string): boolean {
+  return text.isWellFormed() && !CONTROL_CHARACTERS.test(text);
+}
+export const READABLE_TEXT_RULE = "must be valid Unicode text without control characters";
+
+export const repoPathSchema = z.string().superRefine((path, ctx) => {
+  const problem = repoPathProblem(path);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+const objectId = z.string().regex(/^[0-9a-f]{40}$|^[0-9a-f]{64}$/, "must be a 40- or 64-digit lowercase hex object id");
+const commitId = objectId.nullable();
+
+export const fileStateSchema = z.strictObject({
+  mode: z.string().regex(/^[0-7]{6}$/, "must be a 6-digit octal git mode"),
+  blob: objectId,
+});
+const presence = fileStateSchema.nullable();
+export const dirtyEntrySchema = z.strictObject({ path: repoPathSchema, head: presence, worktree: presence });
+export const transitionSchema = z.strictObject({ path: repoPathSchema, before: presence, after: presence });
+/** A transition the helper already resolved; `committed` as in docs/attribution.md (absent: not known). */
+export const netTransitionSchema = transitionSchema.extend({ committed: z.boolean().optional() });
+
+const warningsSchema = z
+  .array(z.string().max(WIRE_LIMITS.WARNING_CHARS).refine(isReadableText, READABLE_TEXT_RULE))
+  .max(WIRE_LIMITS.WARNINGS);
+
+/**
+ * What a list too large to send became: counts of the changes left out, per directory (""
+ * is the root). The changes that are listed are exact; `omitted` says how many are not.
+ */
+export const truncationSchema = z.strictObject({
+  omitted: z.number().int().min(1),
+  directories: z
+    .array(
+      z.strictObject({
+        path: z.union([z.literal(""), repoPathSchema]),
+        added: z.number().int().min(0),
+        modified: z.number().int().min(0),
+        deleted: z.number().int().min(0),
+      }),
+    )
+    .max(WIRE_LIMITS.TRUNCATED_DIRECTORIES),
+  /** Omitted changes in directories beyond the ones named. */
+  other: z.number().int().min(0),
+});
+
+/**
+ * Another task whose window overlapped this one on the same working tree, as the helper
+ * recorded it on this machine (any workflow, any agent using the same endpoint). Times are
+ * epoch milliseconds; `shared_paths` are files both tasks changed, known once the other task
+ * completed (`shared_count` is exact when the list is cut).
+ */
+export const concurrentTaskSchema = z.strictObject({
+  task_id: z.string().min(1).max(64).refine(isReadableText, READABLE_TEXT_RULE),
+  started_at: z.number().int().min(0),
+  completed_at: z.number().int().min(0).nullable(),
+  shared_paths: z.array(repoPathSchema).max(WIRE_LIMITS.SHARED_PATHS).optional(),
+  shared_count: z.number().int().min(0).optional(),
+});
+const concurrentSchema = z.array(concurrentTaskSchema).max(WIRE_LIMITS.CONCURRENT_TASKS);
+
+/** One entry per path: a path listed twice would make the snapshot ambiguous. */
+function uniquePaths<T extends { path: string }>(entries: T[], ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  entries.forEach((entry, index) => {
+    if (seen.has(entry.path)) ctx.addIssue({ code: "custom", path: [index, "path"], message: `"${entry.path}" is listed more than once` });
+    seen.add(entry.path);
+  });
+}
+
+export const gitSnapshotSchema = z.strictObject({
+  type: z.literal("git"),
+  head: commitId,
+  branch: z.string().max(WIRE_LIMITS.BRANCH_CHARS).nullable().optional(),
+  dirty: z.array(dirtyEntrySchema).max(WIRE_LIMITS.CHANGE_ENTRIES).superRefine(uniquePaths),
+  /**
+   * How many dirty entries were too many to send (then `dirty` is empty): the helper keeps them
+   * on the machine and sends resolved `net` changes at complete_task.
+   */
+  dirty_omitted: z.number().int().min(1).optional(),
+  warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
+});
+export const checksumSnapshotSchema = z.strictObject({
+  type: z.literal("checksum"),
+  files: z.number().int().min(0),
+  digest: z.string().max(128),
+  warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
+});
+/** The helper ran and could not observe the project; `reason` says what happened and how to fix it. */
+export const unavailableSchema = z.strictObject({
+  type: z.literal("unavailable"),
+  reason: z.string().min(1).max(WIRE_LIMITS.WARNING_CHARS).refine(isReadableText, READABLE_TEXT_RULE),
+});
+export const snapshotSchema = z.discriminatedUnion("type", [gitSnapshotSchema, checksumSnapshotSchema, unavailableSchema]);
+
+export const gitChangesSchema = z.strictObject({
+  type: z.literal("git"),
+  start_head: commitId,
+  head: commitId,
+  committed: z.array(transitionSchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
+  dirty: z.array(dirtyEntrySchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
+  warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
+});
+export const checksumChangesSchema = z.strictObject({
+  type: z.literal("checksum"),
+  transitions: z.array(transitionSchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
+  warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
+});
+/**
+ * Changes the helper resolved itself with the shared attribution rule, for any start snapshot:
+ * sent when the observations were too large to send whole. `truncated` summarises what is not listed.
+ */
+export const netChangesSchema = z.strictObject({
+  type: z.literal("net"),
+  transitions: z.array(netTransitionSchema).max(WIRE_LIMITS.CHANGE_ENTRIES).superRefine(uniquePaths),
+  truncated: truncationSchema.optional(),
+  warnings: warningsSchema.optional(),
+  concurrent: concurrentSchema.optional(),
+});
+export const changesSchema = z.discriminatedUnion("type", [gitChangesSchema, checksumChangesSchema, netChangesSchema, unavailableSchema]);
+
+export type FileState = z.infer<typeof fileStateSchema>;
+export type DirtyEntry = z.infer<typeof dirtyEntrySchema>;
+export type Transition = z.infer<typeof transitionSchema>;
+export type NetTransition = z.infer<typeof netTransitionSchema>;
+export type Truncation = z.infer<typeof truncationSchema>;
+export type ConcurrentTask = z.infer<typeof concurrentTaskSchema>;
+export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
+export type ChecksumSnapshot = z.infer<typeof checksumSnapshotSchema>;
+export type Unavailable = z.infer<typeof unavailableSchema>;
+export type Snapshot = z.infer<typeof snapshotSchema>;
+export type GitChanges = z.infer<typeof gitChangesSchema>;
+export type ChecksumChanges = z.infer<typeof checksumChangesSchema>;
+export type NetChanges = z.infer<typeof netChangesSchema>;
+export type Changes = z.infer<typeof changesSchema>;
+
+/** Usage an agent reports at complete_task. */
+export const metricsSchema = z.strictObject({
+  input_tokens: z.number().int().min(0).max(WIRE_LIMITS.METRIC_TOKENS).optional(),
+  output_tokens: z.number().int().min(0).max(WIRE_LIMITS.METRIC_TOKENS).optional(),
+  model: z.string().min(1).max(WIRE_LIMITS.MODEL_CHARS).refine(isReadableText, READABLE_TEXT_RULE).optional(),
+  cost_usd: z.number().min(0).max(WIRE_LIMITS.METRIC_COST_USD).optional(),
+});
+export type Metrics = z.infer<typeof metricsSchema>;
+/** How tools/list describes metrics: by key names only, the full schema would cost every agent context. */
+export const METRICS_DESCRIPTION = `Your usage: {${Object.keys(metricsSchema.shape).join(", ")}}`;
