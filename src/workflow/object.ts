@@ -345,7 +345,9 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   async webSocketClose(socket: WebSocket, code: number): Promise<void> {
-    socket.close(code === 1005 ? 1000 : code, "closing");
+    // close() takes only 1000 and 3000-4999: the codes a peer can report but never send (1005 no
+    // status, 1006 abnormal closure, …) are answered with 1000; an invalid code threw uncaught.
+    socket.close(code === 1000 || (code >= 3000 && code <= 4999) ? code : 1000, "closing");
   }
 
   // ── Share links (src/workflow/share.ts) ──────────────────────────────────

@@ -167,6 +167,22 @@ describe("feedback", () => {
     expect(view.ok && view.value.feedback).toEqual([]);
   });
 
+  it("is shown, escaped, on the owner view and on the shared page", async () => {
+    const { id, shareUrl } = await newWorkflow("Shown feedback");
+    const cookie = await session();
+    const body = `<img src=x onerror="alert(1)"> looks <b>wrong</b>`;
+    const posted = await workerFetch(`${ORIGIN}/w/${id}/feedback`, form(cookie, { target: `workflow:${id}`, verdict: "approved", body }));
+    expect(posted.status).toBe(303);
+    for (const page of [
+      await (await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } })).text(),
+      await (await workerFetch(shareUrl)).text(),
+    ]) {
+      expect(page).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt; looks &lt;b&gt;wrong&lt;/b&gt;");
+      expect(page).not.toContain("<img src=x");
+      expect(page).toMatch(/<span class="badge v-approved">approved<\/span> on <a href="#[^"]+">the workflow<\/a>/);
+    }
+  });
+
   it("reaches the agent in its next tool result, bounded, once; the rest follows; get_workflow shows all", async () => {
     const { id, taskId } = await newWorkflow("Digest");
     const cookie = await session();
