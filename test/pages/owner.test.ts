@@ -181,6 +181,10 @@ describe("feedback", () => {
       expect(page).not.toContain("<img src=x");
       expect(page).toMatch(/<span class="badge v-approved">approved<\/span> on <a href="#[^"]+">the workflow<\/a>/);
     }
+    const markdown = await (await workerFetch(`${ORIGIN}/w/${id}/export.md`, { headers: { Cookie: cookie } })).text();
+    expect(markdown).toContain("### Reviewer feedback");
+    expect(markdown).toMatch(/- \*\*approved\*\* on the workflow: .*looks/);
+    expect(markdown).not.toContain("<img");
   });
 
   it("reaches the agent in its next tool result, bounded, once; the rest follows; get_workflow shows all", async () => {
