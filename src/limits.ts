@@ -64,4 +64,15 @@ export const LIMITS = {
   // Managed API tokens: active tokens per account, name length.
   API_TOKENS: 100,
   TOKEN_NAME: 100,
+  // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
+  FEEDBACK_TEXT: 2000,
+  FEEDBACK_PER_WORKFLOW: 1000,
+  FEEDBACK_RESULT_BYTES: 400,
+  // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
+  DASHBOARD_PAGE: 25,
+  PATHS_PER_WORKFLOW: 5000,
+  // Workflows one dashboard session may follow live (each is closed at sign-out).
+  OWNER_FOLLOWS: 200,
+  // A file path searched for (dashboard and REST).
+  PATH_QUERY: 1024,
 } as const;

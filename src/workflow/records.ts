@@ -201,6 +201,7 @@ export class WorkflowRecords {
       output_tokens: t.output_tokens,
       cost_usd: t.cost_usd,
       bytes_stored: totals.usage().bytes_stored,
+      files_changed: t.files_changed,
     };
   }
 
