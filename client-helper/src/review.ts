@@ -35,7 +35,6 @@ export const CONTENT_LIMITS = {
 /** Copies of start contents left behind by a task never completed are removed after this long. */
 const COPIES_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
 const GITLINK = "160000";
-const SYMLINK = "120000";
 
 export function startContentsRoot(cacheRoot: string): string {
   return join(cacheRoot, "start-contents");

@@ -272,9 +272,9 @@ export function renderSummary(view: SummaryView, options: SummaryOptions = {}): 
     const issues = view.issues.filter((i) => i.task_id === task.id && !i.requires_human_review);
     if (issues.length > 0)
       out.push("Issues:", ...issues.map((i) => `- ${esc(i.type)}: ${esc(i.description)} (resolution: ${esc(i.resolution)})`), "");
-    subtasks.forEach((child, index) => renderTask(child, `${number}.${index + 1}`));
+    for (const [index, child] of subtasks.entries()) renderTask(child, `${number}.${index + 1}`);
   };
-  roots.forEach((task, index) => renderTask(task, `${index + 1}.`.replace(/\.$/, "")));
+  for (const [index, task] of roots.entries()) renderTask(task, String(index + 1));
   out.push("", `<sub>Recorded by Waymark${view.chain ? ` · hash chain head ${codeSpan(view.chain.head)}` : ""}</sub>`, "");
   return out.join("\n").replace(/\n{3,}/g, "\n\n");
 }
