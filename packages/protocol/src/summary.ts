@@ -180,20 +180,13 @@ function fileTable(task: SummaryTask, ownOnly: Set<string>): string[] {
 
 function commitLines(task: SummaryTask): string[] {
   const f = task.files_changed;
-  if (!f) return [];
-  const out: string[] = [];
-  if (f.branch !== undefined) out.push(`Branch: ${f.branch === null ? "detached HEAD" : codeSpan(f.branch)}`);
+  if (!f || (f.commits === undefined && f.branch === undefined)) return [];
   const commits = f.commits ?? [];
-  if (commits.length > 0 || f.branch !== undefined) {
-    out.push(
-      commits.length === 0
-        ? "Commits: none (changes left uncommitted)"
-        : `Commits (${commits.length + (f.commits_omitted ?? 0)}, not known to be pushed):`,
-    );
-    for (const c of commits)
-      out.push(`- \`${c.sha}\` ${esc(c.subject)}${c.task && c.task !== task.id ? ` (Waymark-Task: ${esc(c.task)})` : ""}`);
-    if (f.commits_omitted) out.push(`- … and ${f.commits_omitted} older`);
-  }
+  const branch = f.branch === undefined ? "" : `Branch ${f.branch === null ? "(detached HEAD)" : codeSpan(f.branch)} · `;
+  if (commits.length === 0) return [`${branch}no commits during this task`];
+  const out = [`${branch}${commits.length + (f.commits_omitted ?? 0)} commit(s) during this task (not known to be pushed):`, ""];
+  for (const c of commits) out.push(`- \`${c.sha}\` ${esc(c.subject)}${c.task && c.task !== task.id ? ` (Waymark-Task: ${esc(c.task)})` : ""}`);
+  if (f.commits_omitted) out.push(`- … and ${f.commits_omitted} older`);
   return out;
 }
 
