@@ -12,7 +12,13 @@ function gfm(markdown: string): string {
 
 const html = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-function task(id: string, parent: string | null, name: string, files: Partial<NonNullable<SummaryTask["files_changed"]>>, extra: Partial<SummaryTask> = {}): SummaryTask {
+function task(
+  id: string,
+  parent: string | null,
+  name: string,
+  files: Partial<NonNullable<SummaryTask["files_changed"]>>,
+  extra: Partial<SummaryTask> = {},
+): SummaryTask {
   return {
     id,
     parent_task_id: parent,
@@ -85,7 +91,9 @@ const view: SummaryView = {
     ),
   ],
   decisions: [{ task_id: "tk_parent", question: "Keep tax.ts?", chosen: "Rename it", reasoning: "one module", trade_offs: null }],
-  issues: [{ task_id: "tk_child", type: "bug_encountered", description: "# not a heading", resolution: "left", requires_human_review: true }],
+  issues: [
+    { task_id: "tk_child", type: "bug_encountered", description: "# not a heading", resolution: "left", requires_human_review: true },
+  ],
   totals: { tasks: 2, open_tasks: 0, duration_seconds: 3600, files_changed: 9, reviews_needed: 2 },
   chain: { head: "0".repeat(64) },
 };
@@ -96,7 +104,13 @@ describe("the PR summary renders as intended on GitHub's renderer (cmark-gfm)", 
   if (process.env.WAYMARK_SHOW_SUMMARY) process.stdout.write(`${markdown}\n`);
 
   it("shows every path verbatim in a code span, underscores, pipes and backticks included", () => {
-    for (const path of ["src/billing/tax_rules.ts", "src/billing/login_helper.ts", "docs/a|b.md", "weird `tick` name.ts", "assets/logo.png"]) {
+    for (const path of [
+      "src/billing/tax_rules.ts",
+      "src/billing/login_helper.ts",
+      "docs/a|b.md",
+      "weird `tick` name.ts",
+      "assets/logo.png",
+    ]) {
       expect(rendered).toContain(`<code>${html(path)}</code>`);
     }
     expect(markdown).not.toContain("login\\_helper");
@@ -104,9 +118,13 @@ describe("the PR summary renders as intended on GitHub's renderer (cmark-gfm)", 
 
   it("renders file tables with counts, binary files and committed/uncommitted notes", () => {
     expect(rendered.match(/<table>/g)?.length).toBe(2);
-    expect(rendered).toMatch(/<td>M<\/td>\s*<td><code>src\/billing\/login_helper\.ts<\/code><\/td>\s*<td align="right">5<\/td>\s*<td align="right">2<\/td>\s*<td>committed<\/td>/);
+    expect(rendered).toMatch(
+      /<td>M<\/td>\s*<td><code>src\/billing\/login_helper\.ts<\/code><\/td>\s*<td align="right">5<\/td>\s*<td align="right">2<\/td>\s*<td>committed<\/td>/,
+    );
     expect(rendered).toMatch(/<code>assets\/logo\.png<\/code><\/td>\s*<td align="right">binary<\/td>/);
-    expect(rendered).toMatch(/<code>docs\/a\|b\.md<\/code><\/td>\s*<td align="right">1<\/td>\s*<td align="right">0<\/td>\s*<td>uncommitted<\/td>/);
+    expect(rendered).toMatch(
+      /<code>docs\/a\|b\.md<\/code><\/td>\s*<td align="right">1<\/td>\s*<td align="right">0<\/td>\s*<td>uncommitted<\/td>/,
+    );
     expect(rendered).toContain("<strong>⚠ outside declared areas</strong>");
   });
 

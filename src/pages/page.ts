@@ -10,6 +10,7 @@ import { html, raw } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView, Totals, WorkflowHeader, WorkflowView } from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
+import { renderTaskReview, renderWorkflowLines } from "./review";
 import { PAGE_STYLE } from "./style";
 
 type Html = ReturnType<typeof html>;
@@ -126,6 +127,7 @@ export function renderTaskBody(t: TaskView): Html {
     }
     ${t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : ""}
     ${renderFiles(t)}
+    ${renderTaskReview(t)}
     ${v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : ""}
   </div>`;
 }
@@ -190,6 +192,7 @@ export function renderWorkflowBlocks(view: WorkflowView): Html {
   const taskName = (id: string) => names.get(id) ?? id;
   return html`${renderHeader(view.workflow)}
 ${renderTotals(view.totals)}
+${renderWorkflowLines(view)}
 ${renderReview(view)}
 <section id="wf-tasks"><h2>Tasks</h2>${renderTaskTree(view)}</section>
 <section id="wf-decisions"><h2>Decisions</h2><ol class="cards" id="decisions">${view.decisions.map((d) => renderDecision(d, taskName(d.task_id)))}</ol></section>

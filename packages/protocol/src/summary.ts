@@ -185,7 +185,8 @@ function commitLines(task: SummaryTask): string[] {
   const branch = f.branch === undefined ? "" : `Branch ${f.branch === null ? "(detached HEAD)" : codeSpan(f.branch)} · `;
   if (commits.length === 0) return [`${branch}no commits during this task`];
   const out = [`${branch}${commits.length + (f.commits_omitted ?? 0)} commit(s) during this task (not known to be pushed):`, ""];
-  for (const c of commits) out.push(`- \`${c.sha}\` ${esc(c.subject)}${c.task && c.task !== task.id ? ` (Waymark-Task: ${esc(c.task)})` : ""}`);
+  for (const c of commits)
+    out.push(`- \`${c.sha}\` ${esc(c.subject)}${c.task && c.task !== task.id ? ` (Waymark-Task: ${esc(c.task)})` : ""}`);
   if (f.commits_omitted) out.push(`- … and ${f.commits_omitted} older`);
   return out;
 }
