@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { isSetupCommand, runSetupCommand } from "./init/commands.js";
+import { addTaskTrailer } from "./init/commit-trailer.js";
 import type { LocalSnapshot } from "./local.js";
 import { runMcp } from "./mcp.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
@@ -295,6 +296,12 @@ async function run(argv: string[], io: Io): Promise<number> {
       if (outcome.code === 2) throw new UsageError(outcome.message);
       (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);
       return outcome.code;
+    }
+    case "commit-trailer": {
+      // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.
+      const [messageFile, source] = rest;
+      if (messageFile) await addTaskTrailer(messageFile, process.cwd(), source).catch(() => {});
+      return EXIT_OK;
     }
     case "mcp": {
       const args = parse("mcp", rest, ["url", "token", "dir", "timeout"]);
