@@ -93,7 +93,7 @@ export function attributeTask(input: AttributionInput): Attribution {
   const files_changed = summarizeChanges(changes, truncated);
   // Line counts and commits as the helper measured them, for the files this task is credited with.
   if (input.changes && input.changes.type !== "unavailable") {
-    Object.assign(files_changed, reviewFields(input.changes.review, new Set(changes.map((c) => c.path))));
+    Object.assign(files_changed, reviewFields(input.changes.review, new Set(changes.map((c) => c.path)), files_changed.renamed));
   }
   return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files) };
 }

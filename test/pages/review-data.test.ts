@@ -46,7 +46,12 @@ const REVIEW = {
 describe("line counts and commits from the helper, on complete_task, the page and the exports", () => {
   it("complete_task reports them for the files the task is credited with; page and exports show them", async () => {
     const { wf, task } = await taskWith(REVIEW);
-    const done = await acme("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: "ok" }, changes: changes(REVIEW) });
+    const done = await acme("complete_task", {
+      task_id: task.task_id,
+      status: "success",
+      outcome: { summary: "ok" },
+      changes: changes(REVIEW),
+    });
     const files = done.files_changed as Record<string, unknown>;
     expect(files.lines).toEqual([REVIEW.lines[0], REVIEW.lines[1]]);
     expect(files.line_totals).toEqual({ added: 3, removed: 1, binary: 1 });
@@ -54,7 +59,7 @@ describe("line counts and commits from the helper, on complete_task, the page an
     expect(files.branch).toBe("main");
 
     const page = await (await workerFetch(String(wf.share_url))).text();
-    expect(page).toContain("Lines <span class=\"fs-A\">+3</span> <span class=\"fs-D\">−1</span>");
+    expect(page).toContain('Lines <span class="fs-A">+3</span> <span class="fs-D">−1</span>');
     expect(page).toContain("Fix &lt;script&gt;alert(1)&lt;/script&gt;");
     expect(page).toContain("Lines changed: +3 −1, 1 binary");
     expect(page).not.toContain("not-this-task");
@@ -66,7 +71,9 @@ describe("line counts and commits from the helper, on complete_task, the page an
     expect(md).toContain("&lt;script&gt;");
     expect(md).not.toContain("<script>");
 
-    const json = JSON.parse(await (await workerFetch(`${String(wf.share_url)}/export.json`)).text()) as { tasks: { files_changed: Record<string, unknown> }[] };
+    const json = JSON.parse(await (await workerFetch(`${String(wf.share_url)}/export.json`)).text()) as {
+      tasks: { files_changed: Record<string, unknown> }[];
+    };
     expect(json.tasks[0]?.files_changed.line_totals).toEqual({ added: 3, removed: 1, binary: 1 });
   });
 

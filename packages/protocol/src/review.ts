@@ -49,11 +49,20 @@ export function sumTotals(all: readonly (LineTotals | undefined)[]): LineTotals 
 
 /**
  * The review fields for a task credited with `paths`: line counts of other paths (a change
- * attributed to a concurrent task, a path the edge did not list) are dropped.
+ * attributed to a concurrent task, a path the edge did not list) are dropped. Both sides of a
+ * rename count 0/0, as `git diff --numstat` with rename detection says: renames are paired
+ * only when the content is identical.
  */
-export function reviewFields(review: ReviewData | undefined, paths: ReadonlySet<string>): ReviewFields {
+export function reviewFields(
+  review: ReviewData | undefined,
+  paths: ReadonlySet<string>,
+  renamed: readonly { from: string; to: string }[] = [],
+): ReviewFields {
   if (!review) return {};
-  const lines = review.lines.filter((line) => paths.has(line.path));
+  const moved = new Set(renamed.flatMap((r) => [r.from, r.to]));
+  const lines = review.lines
+    .filter((line) => paths.has(line.path))
+    .map((line): LineCount => (moved.has(line.path) ? { path: line.path, added: 0, removed: 0 } : line));
   const fields: ReviewFields = { lines, line_totals: lineTotals(lines), commits: review.commits, branch: review.branch };
   if (review.commits_omitted !== undefined) fields.commits_omitted = review.commits_omitted;
   return fields;
