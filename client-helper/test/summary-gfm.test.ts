@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { codeSpan, renderSummary, type SummaryTask, type SummaryView } from "@waymark/protocol/summary";
 import { describe, expect, it } from "vitest";
+import { XSS_PAYLOADS } from "../../test/pages/xss-corpus";
 
 /** GitHub's renderer family: cmark-gfm with GitHub's extensions (Debian package cmark-gfm). */
 function gfm(markdown: string): string {
@@ -165,5 +166,34 @@ describe("the PR summary renders as intended on GitHub's renderer (cmark-gfm)", 
     expect(gfm(codeSpan(path))).toBe(`<p><code>${html(path)}</code></p>\n`);
     const table = `| f |\n|---|\n| ${codeSpan(path, true)} |\n`;
     expect(gfm(table)).toContain(`<td><code>${html(path)}</code></td>`);
+  });
+});
+
+describe("hostile paths, names, subjects and branches render as text on GFM", () => {
+  const ALLOWED_TAGS = new Set(["h2", "h3", "h4", "p", "strong", "code", "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "sub"]);
+
+  it.each(XSS_PAYLOADS)("%j", (payload) => {
+    const hostile: SummaryView = {
+      ...view,
+      decisions: [],
+      issues: [],
+      tasks: [
+        task("tk_x", null, payload, {
+          added: [`src/${payload}.ts`],
+          uncommitted: [],
+          lines: [{ path: `src/${payload}.ts`, added: 1, removed: 0 }],
+          line_totals: { added: 1, removed: 0, binary: 0 },
+          commits: [{ sha: "abc1234", subject: payload }],
+          branch: payload,
+        }),
+      ],
+    };
+    const rendered = gfm(renderSummary(hostile));
+    const tags = [...rendered.matchAll(/<\/?([a-z0-9]+)/gi)].map((m) => (m[1] as string).toLowerCase());
+    expect(tags.filter((tag) => !ALLOWED_TAGS.has(tag))).toEqual([]);
+    expect(rendered).not.toMatch(/<[^>]*\s(href|src|on[a-z]+)=/i);
+    // The path comes back as text: exactly, apart from control and bidi characters made visible.
+    const visible = codeSpan(`src/${payload}.ts`).replace(/^(`+) ?|(?: ?)(`+)$/g, "");
+    expect(rendered).toContain(`<code>${html(visible)}</code>`);
   });
 });
