@@ -85,7 +85,15 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     writeFileSync(join(repo.dir, "image.bin"), Buffer.from([0, 1, 2, 0, 3]));
     expect(repo.git("log", "-1", "--format=%B")).toContain(`Waymark-Task: ${started.task_id}`);
 
-    const done = (await tool("complete_task", { task_id: started.task_id, status: "success", outcome: { summary: "Edited" } })) as {
+    const completed = await callTool(agent, "complete_task", {
+      task_id: started.task_id,
+      status: "success",
+      outcome: { summary: "Edited" },
+    });
+    // Compactly in the text the agent reads: totals, commits, branch.
+    expect(completed.text).toContain("lines: +4 −3, 1 binary");
+    expect(completed.text).toMatch(/commits: [0-9a-f]{7,} Move notes, [0-9a-f]{7,} Edit a \(branch main\)/);
+    const done = completed.structured as {
       files_changed: {
         lines: { path: string; added?: number; removed?: number; binary?: true }[];
         commits: { subject: string; task?: string }[];
