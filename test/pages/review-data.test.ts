@@ -22,7 +22,7 @@ function changes(review: Record<string, unknown>) {
   };
 }
 
-async function taskWith(review: Record<string, unknown>) {
+async function startedTask() {
   const wf = await acme("start_workflow", { name: "Review data" });
   const task = await acme("start_task", {
     workflow_id: wf.workflow_id,
@@ -45,7 +45,7 @@ const REVIEW = {
 
 describe("line counts and commits from the helper, on complete_task, the page and the exports", () => {
   it("complete_task reports them for the files the task is credited with; page and exports show them", async () => {
-    const { wf, task } = await taskWith(REVIEW);
+    const { wf, task } = await startedTask();
     const done = await acme("complete_task", {
       task_id: task.task_id,
       status: "success",
@@ -82,7 +82,7 @@ describe("line counts and commits from the helper, on complete_task, the page an
     ["negative counts", { ...REVIEW, lines: [{ path: "src/app.ts", added: -1, removed: 0 }] }, "lines"],
     ["a control character in a subject", { ...REVIEW, commits: [{ sha: "abc1234", subject: "a\u0007b" }] }, "subject"],
   ])("refuses %s, naming the field", async (_case, review, field) => {
-    const { task } = await taskWith(review);
+    const { task } = await startedTask();
     let message = "";
     try {
       await acme("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: "ok" }, changes: changes(review) });
