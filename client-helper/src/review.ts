@@ -85,6 +85,12 @@ async function diskContent(root: string, path: string, maxBytes: number): Promis
   }
 }
 
+/** Files read and written at once. */
+const IO_BATCH = 64;
+
+/** A mode change only: git counts no lines. */
+const sameContent = (change: PathChange) => change.before !== null && change.after !== null && change.before.blob === change.after.blob;
+
 const isContent = (state: FileState | null): state is FileState => state !== null && state.mode !== GITLINK;
 
 /**
@@ -156,22 +162,35 @@ export async function countLines(
     };
     const pending: number[] = [];
     const results: (LineCount | null)[] = counted.map(() => null);
-    for (const [index, change] of counted.entries()) {
-      if (change.before && change.after && change.before.blob === change.after.blob) {
+    const sides = async (change: PathChange): Promise<[Buffer | null, Buffer | null]> => [
+      change.before ? await content(change.before, change.path, "start") : Buffer.alloc(0),
+      change.after ? await content(change.after, change.path, "end") : Buffer.alloc(0),
+    ];
+    // Files are read and written a batch at a time: one by one, 1,000 files took a second.
+    for (let from = 0; from < counted.length && bytes <= CONTENT_LIMITS.TOTAL_BYTES; from += IO_BATCH) {
+      const batch = counted.slice(from, from + IO_BATCH);
+      const read = await Promise.all(batch.map((change) => (sameContent(change) ? null : sides(change))));
+      const writes: Promise<void>[] = [];
+      for (const [offset, change] of batch.entries()) {
+        const index = from + offset;
+        const pair = read[offset];
+        if (sameContent(change)) {
+          results[index] = { path: change.path, added: 0, removed: 0 };
+          continue;
+        }
+        if (!pair) continue;
+        const [before, after] = pair;
+        if (before === null || after === null) continue;
+        bytes += before.length + after.length;
+        if (bytes > CONTENT_LIMITS.TOTAL_BYTES) break;
+        // A missing side stays absent, so git counts a whole added or removed file.
+        if (change.before) writes.push(writeFile(join(scratch, "b", String(index)), before));
+        if (change.after) writes.push(writeFile(join(scratch, "a", String(index)), after));
+        // Equal bytes (e.g. a state that only differs after git's conversions) are not reported by git: 0/0.
         results[index] = { path: change.path, added: 0, removed: 0 };
-        continue;
+        pending.push(index);
       }
-      const before = change.before ? await content(change.before, change.path, "start") : Buffer.alloc(0);
-      const after = change.after ? await content(change.after, change.path, "end") : Buffer.alloc(0);
-      if (before === null || after === null) continue;
-      bytes += before.length + after.length;
-      if (bytes > CONTENT_LIMITS.TOTAL_BYTES) break;
-      // A missing side stays absent, so git counts a whole added or removed file.
-      if (change.before) await writeFile(join(scratch, "b", String(index)), before);
-      if (change.after) await writeFile(join(scratch, "a", String(index)), after);
-      // Equal bytes (e.g. a state that only differs after git's conversions) are not reported by git: 0/0.
-      results[index] = { path: change.path, added: 0, removed: 0 };
-      pending.push(index);
+      await Promise.all(writes);
     }
     if (pending.length > 0) {
       const out = await runGit(

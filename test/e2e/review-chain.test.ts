@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
@@ -101,6 +101,8 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
       };
     };
     await agent.close();
+    // The start copy of dirty.ts (outside the repository) is gone once the task is recorded.
+    expect(readdirSync(join(cacheHome, "waymark", "start-contents"))).toEqual([]);
     const measured = Object.fromEntries(done.files_changed.lines.map((l) => [l.path, l.binary ? "binary" : `${l.added} ${l.removed}`]));
     const aAtStart = join(tempDir("waymark-copy-"), "a.ts");
     writeFileSync(aAtStart, execFileSync("git", ["show", `${startCommit}:a.ts`], { cwd: repo.dir }));
