@@ -32,7 +32,16 @@ export interface SummaryView {
   tasks: SummaryTask[];
   decisions: { task_id: string; question: string; chosen: string; reasoning: string; trade_offs: string | null }[];
   issues: { task_id: string; type: string; description: string; resolution: string; requires_human_review: boolean }[];
-  totals: { tasks: number; open_tasks: number; duration_seconds: number; files_changed: number; reviews_needed: number };
+  totals: {
+    tasks: number;
+    open_tasks: number;
+    duration_seconds: number;
+    files_changed: number;
+    reviews_needed: number;
+    input_tokens?: number;
+    output_tokens?: number;
+    cost_usd?: number;
+  };
   chain?: { head: string };
 }
 
@@ -44,6 +53,7 @@ export interface SummaryTask {
   duration_seconds: number | null;
   outcome: { summary: string; manual_review_needed?: boolean; manual_review_reason?: string } | null;
   metadata: { tests_status?: string } | null;
+  metrics?: { input_tokens: number | null; output_tokens: number | null; model: string | null; cost_usd: number | null } | null;
   files_changed: {
     added: string[];
     modified: string[];
@@ -127,6 +137,22 @@ const status = (value: string) => STATUS[value] ?? esc(value);
 /** "+120 −4" (and ", 2 binary"): a task's or a workflow's line totals. */
 export function formatLineTotals(totals: LineTotals): string {
   return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}`;
+}
+
+/** Usage totals, once some task reported usage. */
+function usageTotals(t: SummaryView["totals"]): string[] {
+  const tokens = (t.input_tokens ?? 0) + (t.output_tokens ?? 0);
+  const cost = t.cost_usd ?? 0;
+  return tokens > 0 || cost > 0 ? [`**Tokens:** ${tokens}`, `**Cost:** $${cost.toFixed(4)}`] : [];
+}
+
+/** A task's reported usage: "1200 in · 300 out tokens · model · $0.0123". */
+function formatUsage(m: NonNullable<SummaryTask["metrics"]>): string {
+  const parts: string[] = [];
+  if (m.input_tokens !== null || m.output_tokens !== null) parts.push(`${m.input_tokens ?? 0} in · ${m.output_tokens ?? 0} out tokens`);
+  if (m.model !== null) parts.push(m.model);
+  if (m.cost_usd !== null) parts.push(`$${m.cost_usd.toFixed(4)}`);
+  return parts.join(" · ");
 }
 
 type FileRow = { status: string; path: string; shown: string };
@@ -214,6 +240,7 @@ export function renderSummary(view: SummaryView, options: SummaryOptions = {}): 
       `**Tasks:** ${t.tasks}${t.open_tasks > 0 ? ` (${t.open_tasks} open)` : ""}`,
       `**Files changed:** ${t.files_changed}${measured ? ` (${formatLineTotals(lineTotals)})` : ""}`,
       `**Reviews needed:** ${t.reviews_needed}`,
+      ...usageTotals(t),
     ].join(" · "),
   );
   if (options.link) out.push("", `[Workflow page](<${options.link.replace(/[<>\s]/g, encodeURIComponent)}>)`);
@@ -254,6 +281,7 @@ export function renderSummary(view: SummaryView, options: SummaryOptions = {}): 
     const commits = commitLines(task);
     if (commits.length > 0) out.push(...commits, "");
     if (task.metadata?.tests_status) out.push(`Tests: ${esc(task.metadata.tests_status.replace("_", " "))}`, "");
+    if (task.metrics) out.push(`Usage: ${esc(formatUsage(task.metrics))}`, "");
     const decisions = view.decisions.filter((d) => d.task_id === task.id);
     if (decisions.length > 0) {
       out.push("Decisions:");
