@@ -2,10 +2,12 @@ import { DurableObject } from "cloudflare:workers";
 import { type ShareInfo, shareStatus } from "../domain/share-status";
 import { roundCost, type WorkflowSummary } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
+import type { Scope } from "../http/scopes";
 import { type Migration, migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { MEMORY_MIGRATION_STATEMENTS, type MemoryDocument, type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { DashboardSessions } from "./sessions";
+import { ApiTokens, type CreatedToken, type NewToken, TOKEN_MIGRATION_STATEMENTS, type TokenInfo, type VerifiedToken } from "./tokens";
 import {
   allowPrivateTargets,
   type Notification,
@@ -101,6 +103,8 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   { version: 4, statements: WEBHOOK_MIGRATION_STATEMENTS },
   // Bytes each workflow stores, pushed with its summary: the account's storage quota.
   { version: 5, statements: ["ALTER TABLE workflows ADD COLUMN bytes_stored INTEGER NOT NULL DEFAULT 0"] },
+  // Managed API tokens (src/account/tokens.ts).
+  { version: 6, statements: TOKEN_MIGRATION_STATEMENTS },
 ];
 
 export class AccountObject extends DurableObject<Env> {
@@ -246,6 +250,35 @@ export class AccountObject extends DurableObject<Env> {
 
   async endSession(id: string): Promise<void> {
     await this.sessions.end(id);
+  }
+
+  // ── Managed API tokens (src/account/tokens.ts) ──────────────────────────
+
+  // Built from ctx (set by super) rather than this.sql, which the constructor body assigns after field initializers run.
+  private readonly tokens = new ApiTokens(sqlFor(this.ctx.storage));
+
+  async createToken(account: string, input: NewToken): Promise<Result<CreatedToken>> {
+    return this.tokens.create(account, input);
+  }
+
+  async listTokens(): Promise<TokenInfo[]> {
+    return this.tokens.list();
+  }
+
+  async revokeToken(id: string): Promise<Result<TokenInfo>> {
+    return this.tokens.revoke(id);
+  }
+
+  async verifyToken(id: string, hash: string): Promise<VerifiedToken | null> {
+    return this.tokens.verify(id, hash);
+  }
+
+  async activeTokenScopes(id: string): Promise<Scope[] | null> {
+    return this.tokens.activeScopes(id);
+  }
+
+  async touchToken(id: string): Promise<void> {
+    this.tokens.touch(id);
   }
 
   async dashboardRows(limit = 200): Promise<DashboardRow[]> {

@@ -1,10 +1,10 @@
 /**
  * @module account/routes
  * Account-level JSON API, mounted by src/index.ts:
- *   GET    /api/search?q=…&limit=…   memory search; bearer token or the dashboard's session cookie
- *   GET    /api/webhooks             webhooks and their delivery status; bearer token
- *   POST   /api/webhooks             {url, events?} → the webhook and its secret (shown once); bearer token
- *   DELETE /api/webhooks/:id         bearer token
+ *   GET    /api/search?q=…&limit=…   memory search; bearer token or the dashboard's session cookie (read)
+ *   GET    /api/webhooks             webhooks and their delivery status; bearer token (admin)
+ *   POST   /api/webhooks             {url, events?} → the webhook and its secret (shown once); bearer token (admin)
+ *   DELETE /api/webhooks/:id         bearer token (admin)
  * Errors are `{code, message}` (src/http/errors.ts); bodies are capped before parsing.
  */
 import { Hono } from "hono";
@@ -20,8 +20,8 @@ import { WEBHOOK_EVENTS, type WebhookEvent, webhookEventsProblem, webhookUrlProb
 export const accountRoutes = new Hono<AppEnv>();
 
 const accountStub = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
-const bearerOnly = requireAccount({ bearer: true, session: false, otherwise: "json" });
-const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise: "json" });
+const bearerOnly = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "admin" });
+const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise: "json", scope: "read" });
 
 accountRoutes.use("/api/search", noStore, dataHeaders);
 accountRoutes.use("/api/webhooks", noStore, dataHeaders);

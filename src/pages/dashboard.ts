@@ -77,7 +77,7 @@ export function renderDashboard(nonce: string, account: string, rows: DashboardR
   return layout(
     nonce,
     "Dashboard",
-    html`<div class="topbar"><span class="brand">Waymark</span> <span class="muted">account ${account}</span>
+    html`<div class="topbar"><span class="brand">Waymark</span> <span class="muted">account ${account}</span> <a href="/dashboard/tokens">Tokens</a>
 <form method="post" action="/logout"><button>Sign out</button></form></div>
 <h1>Workflows</h1>
 ${

@@ -11,14 +11,16 @@
 import { type Context, Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { z } from "zod";
-import { accountForToken, failedAttemptWithinBudget } from "../auth";
+import { authenticateToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import { originAllowed } from "../http/origins";
+import { allows } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
+import { takeReturnPath } from "../oauth/return-path";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
 import { MAX_SHARE_SECONDS, type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
@@ -158,11 +160,13 @@ function shareJson(c: Ctx, workflowId: string, info: ShareInfo) {
   };
 }
 
-const apiAccount = requireAccount({ bearer: true, session: false, otherwise: "json" });
-const dashboardAccount = requireAccount({ bearer: false, session: true, otherwise: "login" });
+const apiReader = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "read" });
+const apiWriter = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "write" });
+const dashboardReader = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "read" });
+const dashboardWriter = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "write" });
 const noSuchWorkflow = (c: Ctx) => apiError(c, "NOT_FOUND", "workflow_id: no such workflow in this account");
 
-pageRoutes.get("/api/workflows/:id/share", apiAccount, async (c) => {
+pageRoutes.get("/api/workflows/:id/share", apiReader, async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return noSuchWorkflow(c);
   const result = await workflowStub(c.env, id).shareLink(c.var.account);
@@ -170,7 +174,7 @@ pageRoutes.get("/api/workflows/:id/share", apiAccount, async (c) => {
   return c.json(shareJson(c, id, result.value));
 });
 
-pageRoutes.post("/api/workflows/:id/share", apiAccount, jsonBody(shareRequest), async (c) => {
+pageRoutes.post("/api/workflows/:id/share", apiWriter, jsonBody(shareRequest), async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return noSuchWorkflow(c);
   const request = c.req.valid("json");
@@ -192,10 +196,11 @@ const loginForm = z.object({ token: z.string({ error: "is required" }).max(1024,
 
 pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
   const token = c.req.valid("form").token.trim();
-  const account = token ? await accountForToken(c.env, token) : null;
-  if (account) {
-    c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, account));
-    return c.redirect("/dashboard", 303);
+  const principal = token ? await authenticateToken(c.env, token) : null;
+  if (principal) {
+    c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, principal));
+    // An OAuth consent page sent the owner here to sign in: back to it. An admin-only token has no workflows to list.
+    return c.redirect(takeReturnPath(c) ?? (allows(principal.scopes, "read") ? "/dashboard" : "/dashboard/tokens"), 303);
   }
   if (!(await failedAttemptWithinBudget(c.env, c.req.raw))) {
     return c.html(renderLoginPage(nonceOf(c), "Too many failed attempts. Wait a minute and try again."), 429, { "Retry-After": "60" });
@@ -208,7 +213,7 @@ pageRoutes.post("/logout", formCsrf, async (c) => {
   return c.redirect("/login", 303);
 });
 
-pageRoutes.get("/dashboard", dashboardAccount, async (c) => {
+pageRoutes.get("/dashboard", dashboardReader, async (c) => {
   const account = c.var.account;
   const rows = await c.env.ACCOUNT.get(c.env.ACCOUNT.idFromName(account)).dashboardRows();
   let link: ShownLink | null = null;
@@ -220,7 +225,7 @@ pageRoutes.get("/dashboard", dashboardAccount, async (c) => {
   return c.html(await shown(renderDashboard(nonceOf(c), account, rows, link)));
 });
 
-pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardAccount, formBody(shareRequest), async (c) => {
+pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardWriter, formBody(shareRequest), async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return c.text("no such workflow", 404);
   const request = c.req.valid("form");
