@@ -10,7 +10,9 @@ import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
-import { TaskStore, type WorktreeMark } from "./store.js";
+import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
+import { recordWorkflow } from "./summary.js";
+import { attachReview, keepStartContents, startContentsOf } from "./task-review.js";
 
 // The stdio MCP server an agent is configured with: it forwards everything to the
 // remote endpoint and adds what the agent cannot be trusted to report itself.
@@ -98,6 +100,7 @@ export class HelperProxy {
       try {
         if (name === "start_task") return await this.startTask(args);
         if (name === "complete_task") return await this.completeTask(args);
+        if (name === "start_workflow") return await this.startWorkflow(args);
         return await this.remote.request("tools/call", {
           name,
           arguments: args,
@@ -197,12 +200,25 @@ export class HelperProxy {
     return withWarnings(result, helperWarnings(data));
   }
 
+  /** Forwarded as it is; its id and share link are kept for `waymark summary` in this directory. */
+  private async startWorkflow(args: Record<string, unknown>): Promise<CallToolResult> {
+    const result = await this.remote.request("tools/call", { name: "start_workflow", arguments: args });
+    if (!result.isError) await recordWorkflow(this.cache, this.options.url, await this.projectDir(), result).catch(() => {});
+    return result;
+  }
+
+  private get cache(): string {
+    return this.options.cacheDir ?? cacheRoot();
+  }
+
   private async startTask(input: Record<string, unknown>): Promise<CallToolResult> {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
     const startedAt = Date.now();
     const observed = await this.snapshot(dir);
     const local = observed.type === "unavailable" ? null : observed;
+    // Review: start contents that are in no git object are copied now, for the task's line counts.
+    if (local) await keepStartContents(local, this.cache, this.log);
     const sent: Snapshot = local ? outgoingSnapshot(local) : (observed as Unavailable);
     if (local && sent.type !== "unavailable") {
       const open = await this.store.concurrent(local.root, "", startedAt, null).catch(() => []);
@@ -267,6 +283,7 @@ export class HelperProxy {
         mark = startMark;
         changed = changedPaths(start, observed);
         changes = outgoingChanges(start, observed);
+        await attachReview(start, observed, changes, this.log);
         const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {
@@ -287,6 +304,7 @@ export class HelperProxy {
     await Promise.all([
       start && this.markCompleted(start.root, taskId, mark, changed),
       this.store.remove(taskId, record.dir).catch(() => {}),
+      start && startContentsOf(start)?.remove(),
       // Hooks: the task's edited paths and transcript usage are kept locally.
       noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
     ]);

@@ -5,6 +5,8 @@
  * verification and the net changes to store. The workflow object only reads its inputs
  * from storage and writes the answer back.
  */
+
+import { reviewFields } from "@waymark/protocol/review";
 import {
   attributeHelperData,
   type Changes,
@@ -88,5 +90,10 @@ export function attributeTask(input: AttributionInput): Attribution {
   if (input.manualReview?.needed) {
     verification.warnings.push(`Manual review needed${input.manualReview.reason ? `: ${input.manualReview.reason}` : "."}`);
   }
-  return { changes, files_changed: summarizeChanges(changes, truncated), verification, unexpected: new Set(scope.unexpected_files) };
+  const files_changed = summarizeChanges(changes, truncated);
+  // Line counts and commits as the helper measured them, for the files this task is credited with.
+  if (input.changes && input.changes.type !== "unavailable") {
+    Object.assign(files_changed, reviewFields(input.changes.review, new Set(changes.map((c) => c.path)), files_changed.renamed));
+  }
+  return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files) };
 }

@@ -1,4 +1,5 @@
 /** @module complete_task — closes a task and reports the files it changed, checked against its declared areas. */
+import { formatLineTotals } from "@waymark/protocol/summary";
 import { completeTaskInput } from "@waymark/protocol/tools";
 import type { CompleteTaskOutput } from "../../workflow/object";
 import { WRITES } from "../annotations";
@@ -18,6 +19,12 @@ function render(out: CompleteTaskOutput): string {
   ];
   if (f.renamed.length > 0) lines.push(`renamed: ${shortList(f.renamed.map((r) => `${r.from} → ${r.to}`))}`);
   if (f.uncommitted.length > 0) lines.push(`uncommitted: ${shortList(f.uncommitted)}`);
+  // Review data the helper measured (@waymark/protocol/review), compactly.
+  if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals)}`);
+  if (f.commits)
+    lines.push(
+      `commits: ${f.commits.length === 0 ? "none" : shortList(f.commits.map((c) => `${c.sha} ${c.subject}`))}${f.branch ? ` (branch ${f.branch})` : ""}`,
+    );
   lines.push(v.scope_match ? "scope: ok" : `scope: outside declared areas: ${shortList(v.unexpected_files)}`);
   for (const warning of v.warnings) lines.push(`warning: ${warning}`);
   return lines.join("\n");
