@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
@@ -63,7 +63,8 @@ export function taskIdOf(result: CallToolResult): string | undefined {
 }
 
 export class HelperProxy {
-  readonly server: McpServer;
+  /** The server instance of the current stdio connection (one per protocol era the client opened with). */
+  server: McpServer;
   private readonly remote: Remote;
   private readonly store: TaskStore;
   private readonly log: (line: string) => void;
@@ -80,12 +81,23 @@ export class HelperProxy {
       version: options.version,
     });
     this.store = new TaskStore(options.url, options.cacheDir);
-    this.server = new McpServer({ name: "waymark-helper", version: options.version }, { capabilities: { tools: {}, resources: {} } });
-    this.register();
+    this.server = this.newServer();
   }
 
-  private register(): void {
-    const server = this.server.server;
+  /**
+   * A fresh server for one connection, in whichever protocol era the client opens with
+   * (serveStdio asks for one per connection, plus a probe for 2026-07-28 discovery):
+   * every version the SDK speaks is served, so a client pinned to the newest one works.
+   */
+  newServer(): McpServer {
+    const server = new McpServer({ name: "waymark-helper", version: this.options.version }, { capabilities: { tools: {}, resources: {} } });
+    this.register(server.server);
+    this.server = server;
+    this.rootDir = null;
+    return server;
+  }
+
+  private register(server: McpServer["server"]): void {
     server.setRequestHandler("tools/list", async (request) => {
       const result = await this.forward("tools/list", request.params);
       return {
@@ -301,13 +313,25 @@ function withWarnings(result: CallToolResult, warnings: readonly string[]): Call
   return { ...result, content: [...result.content, { type: "text", text: missing.map((w) => `warning: ${w}`).join("\n") }] };
 }
 
-/** Serves the proxy on stdin/stdout until the client closes stdin. */
+/** Serves the proxy on stdin/stdout, in every protocol version the SDK speaks, until the client closes stdin. */
 export async function runMcp(options: McpOptions): Promise<void> {
   const proxy = new HelperProxy(options);
-  const closed = new Promise<void>((resolve) => {
-    proxy.server.server.onclose = () => resolve();
+  let closed: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    closed = resolve;
   });
-  await proxy.server.connect(new StdioServerTransport());
-  await closed;
+  const handle = serveStdio(
+    () => {
+      const server = proxy.newServer();
+      // Only the instance the connection is pinned to ends it (a discarded discovery probe does not).
+      server.server.onclose = () => {
+        if (proxy.server === server) closed();
+      };
+      return server;
+    },
+    { onerror: (error) => (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`waymark: ${error.message}`) },
+  );
+  await done;
+  await handle.close().catch(() => {});
   await proxy.close().catch(() => {});
 }
