@@ -37,10 +37,14 @@ export type {
   Unavailable,
 } from "@waymark/protocol/wire";
 
-export const NO_SNAPSHOT_WARNING =
-  "No snapshot: file changes will not be computed. Run the agent through the Waymark helper (npx waymark-helper mcp) to record them.";
-export const NO_HELPER_DATA_WARNING =
-  "File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.";
+/**
+ * How to run the helper, as the server's warnings say it: every endpoint serves its own
+ * version-matched helper (GET /helper/latest redirects to /helper/waymark-helper-<version>.tgz).
+ * The warnings are recorded inside the workflow, which does not know the origin it is reached by.
+ */
+export const HELPER_COMMAND = "npx -y --package=<this endpoint>/helper/latest waymark mcp --url <this endpoint>/mcp";
+export const NO_SNAPSHOT_WARNING = `No snapshot: file changes will not be computed. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) to record them.`;
+export const NO_HELPER_DATA_WARNING = `File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) so start_task and complete_task carry git snapshots.`;
 
 /** Warnings of start_task: no helper at all, or what the helper said about its snapshot. */
 export function startWarnings(snapshot: Snapshot | undefined): string[] {
