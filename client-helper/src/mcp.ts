@@ -8,7 +8,9 @@ import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@w
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
+import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance.js";
 import { Remote, RemoteFailure } from "./remote.js";
+import { readRepository } from "./repository.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { TaskStore } from "./store.js";
 
@@ -108,6 +110,7 @@ export class HelperProxy {
     server.setRequestHandler("tools/call", async (request) => {
       const { name, arguments: args = {} } = request.params;
       try {
+        if (name === "start_workflow") return await this.startWorkflow(args);
         if (name === "start_task") return await this.startTask(args);
         if (name === "complete_task") return await this.completeTask(args);
         return await this.remote.request("tools/call", {
@@ -209,13 +212,25 @@ export class HelperProxy {
     return withWarnings(result, helperWarnings(data));
   }
 
+  /** Repository identity: resume-by-name only returns an open workflow of this repository. */
+  private async startWorkflow(input: Record<string, unknown>): Promise<CallToolResult> {
+    const { repository: _ignored, ...args } = input;
+    const repository = await readRepository(await this.projectDir());
+    return this.remote.request("tools/call", { name: "start_workflow", arguments: repository ? { ...args, repository } : args });
+  }
+
   private async startTask(input: Record<string, unknown>): Promise<CallToolResult> {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
     const startedAt = Date.now();
     const observed = await this.snapshot(dir);
     const local = observed.type === "unavailable" ? null : observed;
-    const sent: Snapshot = local ? outgoingSnapshot(local) : (observed as Unavailable);
+    const sent: Snapshot = local ? outgoingSnapshot(local) : { ...(observed as Unavailable), source: helperSource(this.options.version) };
+    // Repository identity: the task records which repository and branch it ran in.
+    if (sent.type === "git") {
+      const repository = await readRepository(dir);
+      if (repository) sent.repository = repository;
+    }
     if (local && sent.type !== "unavailable") {
       const open = await this.store.concurrent(local.root, "", startedAt, null).catch(() => []);
       if (open.length > 0) sent.concurrent = open;
@@ -243,7 +258,13 @@ export class HelperProxy {
       });
     const dir = await this.projectDir();
     // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-    if (args.metrics === undefined) args.metrics = await transcriptMetrics(dir, taskId, this.options.cacheDir);
+    // Provenance: usage says whether it is the transcript's or the agent's claim.
+    if (args.metrics === undefined) {
+      const fromTranscript = await transcriptMetrics(dir, taskId, this.options.cacheDir);
+      if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
+    } else {
+      args.metrics = agentMetrics(args.metrics);
+    }
     const record = (await this.store.load(taskId, dir)) ?? {
       task_id: taskId,
       dir,
@@ -280,6 +301,8 @@ export class HelperProxy {
         `the helper has no start snapshot of task ${taskId} in ${dir}: the task was started without the helper, the start snapshot failed, or it was started from another machine or cache directory ($XDG_CACHE_HOME/waymark). Start tasks through the helper in the project directory to record their file changes.`,
       );
     }
+    // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
+    changes = withProvenance(changes, this.options.version, await agentEdits(dir, taskId, this.options.cacheDir));
     const result = await this.callWithHelperData("complete_task", args, changes);
     if (!result.isError && start) {
       const mark = (await this.store.mark(start.root, taskId).catch(() => null)) ?? { task_id: taskId, started_at: 0, completed_at: null };

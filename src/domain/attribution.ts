@@ -17,6 +17,7 @@ import {
   type Truncation,
 } from "./changes";
 import { attributeOverlaps, type CompletedTaskChanges, type TaskWindow } from "./overlap";
+import { filesProvenance } from "./provenance";
 import { checkScope } from "./scope";
 import type { Verification } from "./view";
 
@@ -88,5 +89,11 @@ export function attributeTask(input: AttributionInput): Attribution {
   if (input.manualReview?.needed) {
     verification.warnings.push(`Manual review needed${input.manualReview.reason ? `: ${input.manualReview.reason}` : "."}`);
   }
-  return { changes, files_changed: summarizeChanges(changes, truncated), verification, unexpected: new Set(scope.unexpected_files) };
+  // Provenance: computed by the helper (which version) or supplied by a client; files the agent's edit tools did not touch.
+  const provenance = filesProvenance(
+    input.changes,
+    changes.map((c) => c.path),
+  );
+  const files_changed: FilesChanged = { ...summarizeChanges(changes, truncated), ...provenance };
+  return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files) };
 }

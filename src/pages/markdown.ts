@@ -9,6 +9,7 @@
  */
 import type { TaskView, WorkflowView } from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, revealBidiControls, STATUS_LABEL } from "./format";
+import { markdownTaskProvenance, markdownWorkflowRepository } from "./provenance";
 
 const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|~:^=$"'@]/g;
 const WORD_JOINER = "\u2060";
@@ -61,6 +62,7 @@ export function renderMarkdown(view: WorkflowView): string {
     }`,
   );
   out.push("", `Started ${formatTime(w.created_at)}${w.completed_at ? `, completed ${formatTime(w.completed_at)}` : ""}.`);
+  out.push(...markdownWorkflowRepository(w));
   if (w.description) out.push("", esc(w.description));
   if (w.outcome) {
     out.push("", "### Outcome", "", esc(w.outcome.summary));
@@ -89,6 +91,7 @@ export function renderMarkdown(view: WorkflowView): string {
     for (const o of task.verification?.overlapping ?? []) out.push(`  - Overlap: ${esc(o.path)} also changed by ${esc(o.task_id)}`);
     if (task.metadata?.tests_status) out.push(`  - Tests: ${task.metadata.tests_status.replace("_", " ")}`);
     if (task.metrics) out.push(`  - Usage: ${esc(formatUsage(task.metrics))}`);
+    out.push(...markdownTaskProvenance(task));
   }
 
   if (view.decisions.length > 0) {

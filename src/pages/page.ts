@@ -10,6 +10,7 @@ import { html, raw } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView, Totals, WorkflowHeader, WorkflowView } from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
+import { renderTaskProvenance, renderWorkflowRepository } from "./provenance";
 import { PAGE_STYLE } from "./style";
 
 type Html = ReturnType<typeof html>;
@@ -26,6 +27,7 @@ export function renderHeader(w: WorkflowHeader): Html {
   return html`<div id="wf-header">
     <h1><span class="wf-name">${w.name}</span> ${statusBadge(w.status)}</h1>
     ${w.description ? html`<p class="description">${w.description}</p>` : ""}
+    ${renderWorkflowRepository(w)}
     <p class="times">Started ${formatTime(w.created_at)}${w.completed_at ? html` · completed ${formatTime(w.completed_at)}` : ""} · last activity ${formatTime(w.updated_at)}</p>
     ${
       w.plan.length > 0
@@ -126,6 +128,7 @@ export function renderTaskBody(t: TaskView): Html {
     }
     ${t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : ""}
     ${renderFiles(t)}
+    ${renderTaskProvenance(t)}
     ${v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : ""}
   </div>`;
 }

@@ -177,4 +177,16 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // The event log's hash chain: each event's hash covers the previous one (@waymark/protocol/chain).
   // Events written before this version are chained when the object next starts.
   { version: 6, statements: ["ALTER TABLE events ADD COLUMN hash TEXT"] },
+  // Provenance and repository identity (domain/provenance): the repository the helper reported
+  // for the workflow and each task (JSON), and where each task's usage figures came from.
+  // NULL on rows written before: shown as "not recorded".
+  {
+    version: 7,
+    statements: [
+      "ALTER TABLE workflow ADD COLUMN repository TEXT",
+      "ALTER TABLE tasks ADD COLUMN repository TEXT",
+      "ALTER TABLE tasks ADD COLUMN metrics_source TEXT",
+      "ALTER TABLE tasks ADD COLUMN price_table_date TEXT",
+    ],
+  },
 ];

@@ -3,6 +3,7 @@ import { startWorkflowInput } from "@waymark/protocol/tools";
 import type { ResumeCandidate } from "../../account/object";
 import { WRITES } from "../annotations";
 import { defineTool } from "../define";
+import { HELPER_ONLY } from "../fields";
 import { type StartedWorkflow, startWorkflow } from "../orchestration";
 
 /** Why no workflow was created: what the agent reads when the structured result is ignored. */
@@ -27,6 +28,7 @@ export const startWorkflowTool = defineTool({
   name: "start_workflow",
   description: "Initialize a new workflow tracking session. Call once per piece of work.",
   input: startWorkflowInput,
+  opaqueInputs: { repository: HELPER_ONLY },
   output: {
     workflow_id: "string",
     created_at: "string",
