@@ -108,6 +108,9 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   { version: 4, statements: WEBHOOK_MIGRATION_STATEMENTS },
   // Bytes each workflow stores, pushed with its summary: the account's storage quota.
   { version: 5, statements: ["ALTER TABLE workflows ADD COLUMN bytes_stored INTEGER NOT NULL DEFAULT 0"] },
+  // Resume by name within one repository: name_key becomes resumeKey (name key, NUL, fingerprint).
+  // Workflows indexed before carry no fingerprint.
+  { version: 6, statements: ["UPDATE workflows SET name_key = name_key || char(0) WHERE name_key IS NOT NULL AND instr(name_key, char(0)) = 0"] },
 ];
 
 export class AccountObject extends DurableObject<Env> {

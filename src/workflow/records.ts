@@ -134,8 +134,9 @@ export function taskView(t: TaskRow): TaskView {
             output_tokens: t.output_tokens,
             model: t.model,
             cost_usd: t.cost_usd,
-            source: t.metrics_source as TaskMetrics["source"],
-            price_table_date: t.price_table_date,
+            // Provenance, when recorded (rows written before it was kept have none).
+            ...(t.metrics_source ? { source: t.metrics_source as TaskMetrics["source"] } : {}),
+            ...(t.price_table_date ? { price_table_date: t.price_table_date } : {}),
           },
     repository: parse<TaskRepository>(t.repository),
   };
