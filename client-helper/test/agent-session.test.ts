@@ -294,6 +294,9 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
       const head = repo.git("rev-parse", "HEAD").trim();
       expect(task.repository).toMatchObject({ remote: "github.com/acme/hooks-demo", branch: "main", start_commit: head, end_commit: head });
 
+      const workflowView = (await call(client, "get_workflow", { workflow_id })) as { workflow: { repository: unknown } };
+      expect(workflowView.workflow.repository).toMatchObject({ remote: "github.com/acme/hooks-demo", branch: "main" });
+
       // The page and the Markdown export say it plainly.
       const page = await (await fetch(String(share_url))).text();
       expect(page).toContain("Repository: github.com/acme/hooks-demo · branch main");
