@@ -110,7 +110,10 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   { version: 5, statements: ["ALTER TABLE workflows ADD COLUMN bytes_stored INTEGER NOT NULL DEFAULT 0"] },
   // Resume by name within one repository: name_key becomes resumeKey (name key, NUL, fingerprint).
   // Workflows indexed before carry no fingerprint.
-  { version: 6, statements: ["UPDATE workflows SET name_key = name_key || char(0) WHERE name_key IS NOT NULL AND instr(name_key, char(0)) = 0"] },
+  {
+    version: 6,
+    statements: ["UPDATE workflows SET name_key = name_key || char(0) WHERE name_key IS NOT NULL AND instr(name_key, char(0)) = 0"],
+  },
 ];
 
 export class AccountObject extends DurableObject<Env> {
