@@ -3,7 +3,6 @@ import { startWorkflowInput } from "@waymark/protocol/tools";
 import type { ResumeCandidate } from "../../account/object";
 import { WRITES } from "../annotations";
 import { defineTool } from "../define";
-import { HELPER_ONLY } from "../fields";
 import { type StartedWorkflow, startWorkflow } from "../orchestration";
 
 /** Why no workflow was created: what the agent reads when the structured result is ignored. */
@@ -28,7 +27,8 @@ export const startWorkflowTool = defineTool({
   name: "start_workflow",
   description: "Initialize a new workflow tracking session. Call once per piece of work.",
   input: startWorkflowInput,
-  opaqueInputs: { repository: HELPER_ONLY },
+  // Repository identity is the helper's alone and costs every agent context: not advertised at all.
+  opaqueInputs: { repository: null },
   output: {
     workflow_id: "string",
     created_at: "string",
