@@ -86,6 +86,8 @@ describe("wrangler dev + the local helper over stdio", () => {
       deleted: ["c.ts"],
       renamed: [],
       uncommitted: ["a.ts", "b.ts", "c.ts", "src/untracked.ts"],
+      // Provenance: computed by this helper (no hooks ran, so no agent-edit marks).
+      source: { kind: "helper", version: "0.1.0" },
     };
     const expectedVerification = { scope_match: false, unexpected_files: ["a.ts", "b.ts", "c.ts"] };
     expect(done.files_changed).toEqual(expectedFiles);
