@@ -354,6 +354,9 @@ export async function runMcp(options: McpOptions): Promise<void> {
     },
     { onerror: (error) => (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`waymark: ${error.message}`) },
   );
+  // A connection on the 2026-07-28 revision has no instance close to report the end of stdin.
+  process.stdin.once("end", closed);
+  process.stdin.once("close", closed);
   await done;
   await handle.close().catch(() => {});
   await proxy.close().catch(() => {});
