@@ -1,13 +1,25 @@
 /**
  * @module auth
- * Accounts and their credentials: bearer tokens. WAYMARK_TOKENS (a secret) lists "account:token" pairs separated by
- * commas or newlines; WAYMARK_DEV_TOKEN (set only by `npm start`) maps to "dev".
- * With neither configured every request is refused: the endpoint fails closed.
+ * Accounts and their credentials. Two kinds of bearer token:
+ *   bootstrap: WAYMARK_TOKENS (a secret) lists "account:token" pairs separated by commas or
+ *     newlines; WAYMARK_DEV_TOKEN (set only by `npm start`) maps to "dev". They hold every scope;
+ *     with neither configured, and no managed token, every request is refused (fails closed).
+ *   managed: `wmk_<account>_<id>_<secret>`, created from the dashboard or /api/tokens with
+ *     chosen scopes (src/account/tokens.ts), for an account that has a bootstrap token (removing
+ *     an account from WAYMARK_TOKENS disables its managed tokens too). The account is read from the token, so checking one
+ *     is one call to that account's object. A verified token is cached in the isolate for
+ *     VERIFIED_TTL_MS: revocation takes effect at once in the isolate that revoked it and within
+ *     that many seconds everywhere else, and a busy token costs one object call per isolate per
+ *     interval instead of one per request. Its last use is recorded at most once a minute, after
+ *     the reply (waitUntil).
  * Failed attempts (never successful ones) are rate-limited per client: per IPv4 address,
  * per IPv6 /64.
  */
+import { waitUntil } from "cloudflare:workers";
+import { parseManagedToken, TOUCH_INTERVAL_MS } from "./account/tokens";
 import { sha256Hex } from "./crypto";
 import { clientKey } from "./domain/network";
+import { ALL_SCOPES, type Scope } from "./http/scopes";
 
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -42,11 +54,82 @@ function tokenTable(env: Env): Promise<TokenTable> {
   return cached.table;
 }
 
-/** The account a bearer token belongs to, or null. Lookup is by hash, so timing reveals nothing about tokens. */
-export async function accountForToken(env: Env, token: string): Promise<string | null> {
+function isConfiguredAccount(table: TokenTable, account: string): boolean {
+  for (const owner of table.values()) if (owner === account) return true;
+  return false;
+}
+
+/** Who a credential acts for and what it may do. */
+export interface Principal {
+  account: string;
+  scopes: readonly Scope[];
+  /** The managed token's id; null for bootstrap tokens and OAuth grants. */
+  tokenId: string | null;
+}
+
+/** How long a verified managed token is trusted without asking its account object again. */
+export const VERIFIED_TTL_MS = 10_000;
+const VERIFIED_CACHE_ENTRIES = 1000;
+
+const verified = new Map<string, { principal: Principal; until: number }>(); // sha-256(token) → grant
+const lastTouched = new Map<string, number>(); // token id → ms
+
+const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
+
+/** Who a bearer token (bootstrap or managed) acts for, or null. Lookup is by hash, so timing reveals nothing about tokens. */
+export async function authenticateToken(env: Env, token: string, now = Date.now()): Promise<Principal | null> {
+  const hash = await sha256Hex(token);
   const table = await tokenTable(env);
-  if (table.size === 0) return null;
-  return table.get(await sha256Hex(token)) ?? null;
+  const account = table.get(hash);
+  if (account) return { account, scopes: ALL_SCOPES, tokenId: null };
+  const ref = parseManagedToken(token);
+  // Accounts exist through their bootstrap tokens, so a managed token of any other name is refused
+  // before an object is addressed: a made-up token never creates storage for a made-up account.
+  if (!ref || !isConfiguredAccount(table, ref.account)) return null;
+  let entry = verified.get(hash);
+  if (!entry || entry.until <= now) {
+    verified.delete(hash);
+    const grant = await accountObject(env, ref.account).verifyToken(ref.id, hash);
+    if (!grant) return null;
+    if (verified.size >= VERIFIED_CACHE_ENTRIES) verified.clear();
+    entry = {
+      principal: { account: ref.account, scopes: grant.scopes, tokenId: ref.id },
+      until: Math.min(now + VERIFIED_TTL_MS, grant.expiresAt ?? Infinity),
+    };
+    verified.set(hash, entry);
+  }
+  recordUse(env, ref.account, ref.id, now);
+  return entry.principal;
+}
+
+/** last_used_at, at most once a minute per token and isolate, after the reply. */
+function recordUse(env: Env, account: string, id: string, now: number): void {
+  if (now - (lastTouched.get(id) ?? 0) < TOUCH_INTERVAL_MS) return;
+  if (lastTouched.size >= VERIFIED_CACHE_ENTRIES) lastTouched.clear();
+  lastTouched.set(id, now);
+  waitUntil(
+    accountObject(env, account)
+      .touchToken(id)
+      .catch((error: unknown) => console.error("recording a token's use failed", error)),
+  );
+}
+
+/** Drops a revoked token from this isolate's cache at once (other isolates drop it within VERIFIED_TTL_MS). */
+export function forgetVerifiedToken(id: string): void {
+  for (const [hash, entry] of verified) if (entry.principal.tokenId === id) verified.delete(hash);
+}
+
+/** The scopes of managed token `id` while it is active, else null: a dashboard session opened with it goes on with them. */
+export async function managedTokenScopes(env: Env, account: string, id: string, now = Date.now()): Promise<readonly Scope[] | null> {
+  for (const entry of verified.values()) {
+    if (entry.principal.tokenId === id && entry.principal.account === account && entry.until > now) return entry.principal.scopes;
+  }
+  return accountObject(env, account).activeTokenScopes(id);
+}
+
+/** The account a bearer token belongs to, or null. */
+export async function accountForToken(env: Env, token: string): Promise<string | null> {
+  return (await authenticateToken(env, token))?.account ?? null;
 }
 
 /**
@@ -75,13 +158,13 @@ export async function failedAttemptWithinBudget(env: Env, request: Request): Pro
   return (await env.AUTH_LIMITER.limit({ key })).success;
 }
 
-export type Authentication = { ok: true; account: string } | { ok: false; status: 401 | 429; message: string };
+export type Authentication = ({ ok: true } & Principal) | { ok: false; status: 401 | 429; message: string };
 
-/** The account of the request's bearer token; a failure costs an attempt, and too many failures answer 429. */
+/** The principal of the request's bearer token; a failure costs an attempt, and too many failures answer 429. */
 export async function authenticateBearer(env: Env, request: Request): Promise<Authentication> {
   const token = bearerToken(request);
-  const account = token ? await accountForToken(env, token) : null;
-  if (account) return { ok: true, account };
+  const principal = token ? await authenticateToken(env, token) : null;
+  if (principal) return { ok: true, ...principal };
   // Only a presented token is a guess; a request without one (an expired page polling) costs nothing.
   if (token !== null && !(await failedAttemptWithinBudget(env, request))) {
     return { ok: false, status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
@@ -94,6 +177,14 @@ export async function authenticateBearer(env: Env, request: Request): Promise<Au
 }
 
 export const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="waymark", error="invalid_token"' };
+
+/** Where /mcp's protected-resource metadata (RFC 9728) lives: OAuth clients start from this challenge. */
+export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp";
+
+export function mcpUnauthorizedHeaders(requestUrl: string): Record<string, string> {
+  const metadata = `${new URL(requestUrl).origin}${RESOURCE_METADATA_PATH}`;
+  return { "WWW-Authenticate": `Bearer realm="waymark", error="invalid_token", resource_metadata="${metadata}"` };
+}
 
 export function bearerToken(request: Request): string | null {
   const header = request.headers.get("Authorization");

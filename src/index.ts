@@ -1,19 +1,28 @@
 /**
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
- * browser origins), then the MCP endpoint, the account API, shared pages and the
- * dashboard. Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES),
- * everything else by API_BODY_BYTES.
+ * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
+ * the account API (tokens, webhooks, search), shared pages and the dashboard. Bodies are
+ * capped before parsing: /mcp by its own bound (MAX_BODY_BYTES), everything else by
+ * API_BODY_BYTES.
+ *
+ * /mcp takes three kinds of bearer token: bootstrap and managed tokens are checked here
+ * (src/auth.ts); an OAuth access token (`<account>:<grant>:<secret>`) goes to the OAuth
+ * provider, which validates it against its grant and hands the grant's account and scopes on.
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./account/routes";
+import { tokenRoutes } from "./account/token-routes";
+import { authenticateToken, bearerToken } from "./auth";
 import { apiErrorResponse } from "./http/errors";
 import { requestGuard } from "./http/guard";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
 import { handleMcp } from "./mcp/endpoint";
+import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
+import { oauthRoutes } from "./oauth/routes";
 import { pageRoutes } from "./pages/routes";
 
 export { AccountObject } from "./account/object";
@@ -25,8 +34,16 @@ app.use("*", requestGuard);
 const otherBodies = limitBody(LIMITS.API_BODY_BYTES);
 app.use("*", (c, next) => (c.req.path === "/mcp" ? next() : otherBodies(c, next)));
 
-app.all("/mcp", (c) => handleMcp(c.req.raw, c.env));
+app.all("/mcp", async (c) => {
+  const token = bearerToken(c.req.raw);
+  if (token && looksLikeOAuthToken(token) && !(await authenticateToken(c.env, token))) {
+    return oauthProvider(c.req.raw).fetch(c.req.raw, c.env, c.executionCtx as ExecutionContext);
+  }
+  return handleMcp(c.req.raw, c.env);
+});
 app.get("/health", (c) => c.json({ ok: true }));
+app.route("/", oauthRoutes);
+app.route("/", tokenRoutes);
 app.route("/", accountRoutes);
 app.route("/", pageRoutes);
 

@@ -4,6 +4,9 @@
  */
 export const LIMITS = {
   MAX_BODY_BYTES: 8 * 1024 * 1024,
+  // Objects and arrays in one /mcp body: the helper's largest lists need ~250,000; parsing more is
+  // how a small body becomes hundreds of MiB of isolate memory ([{},{},…]).
+  MAX_JSON_CONTAINERS: 400_000,
   NAME: 200,
   DESCRIPTION: 4000,
   LONG_TEXT: 4000,
@@ -58,4 +61,18 @@ export const LIMITS = {
   RESUME_COMPLETED: 20,
   // Bodies of every request but /mcp (dashboard forms, share and webhook APIs), refused before parsing.
   API_BODY_BYTES: 8192,
+  // Managed API tokens: active tokens per account, name length.
+  API_TOKENS: 100,
+  TOKEN_NAME: 100,
+  // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
+  FEEDBACK_TEXT: 2000,
+  FEEDBACK_PER_WORKFLOW: 1000,
+  FEEDBACK_RESULT_BYTES: 400,
+  // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
+  DASHBOARD_PAGE: 25,
+  PATHS_PER_WORKFLOW: 5000,
+  // Workflows one dashboard session may follow live (each is closed at sign-out).
+  OWNER_FOLLOWS: 200,
+  // A file path searched for (dashboard and REST).
+  PATH_QUERY: 1024,
 } as const;

@@ -12,7 +12,7 @@ import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenan
 import { Remote, RemoteFailure } from "./remote.js";
 import { readRepository } from "./repository.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
-import { TaskStore } from "./store.js";
+import { TaskStore, type WorktreeMark } from "./store.js";
 
 // The stdio MCP server an agent is configured with: it forwards everything to the
 // remote endpoint and adds what the agent cannot be trusted to report itself.
@@ -237,14 +237,17 @@ export class HelperProxy {
     }
     const result = await this.callWithHelperData("start_task", args, sent);
     const taskId = result.isError ? undefined : taskIdOf(result);
-    // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
-    if (taskId) await noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log);
-    if (taskId && local) {
-      await this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
-        this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
-      });
-      await this.store.markStarted(local.root, taskId, startedAt).catch(() => {});
-    }
+    if (taskId === undefined) return result;
+    // The local bookkeeping touches separate files, so it runs side by side.
+    await Promise.all([
+      // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
+      noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log),
+      local &&
+        this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
+          this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
+        }),
+      local && this.store.markStarted(local.root, taskId, startedAt).catch(() => {}),
+    ]);
     return result;
   }
 
@@ -258,37 +261,39 @@ export class HelperProxy {
       });
     const dir = await this.projectDir();
     // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-    // Provenance: usage says whether it is the transcript's or the agent's claim.
-    if (args.metrics === undefined) {
-      const fromTranscript = await transcriptMetrics(dir, taskId, this.options.cacheDir);
-      if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
-    } else {
-      args.metrics = agentMetrics(args.metrics);
-    }
+    // Read while the changes are computed: neither depends on the other.
+    const metrics = args.metrics === undefined ? transcriptMetrics(dir, taskId, this.options.cacheDir) : undefined;
+    // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
+    metrics?.catch(() => {});
     const record = (await this.store.load(taskId, dir)) ?? {
       task_id: taskId,
       dir,
       snapshot: null,
     };
+    let keySaved: Promise<void> | undefined;
     if (typeof args.idempotency_key !== "string") {
       if (!record.idempotency_key) {
         record.idempotency_key = randomUUID();
         // Persisted before sending: if this process dies mid-call, the retry from a new
         // helper still carries the same key.
-        await this.store.save(record).catch(() => {});
+        keySaved = this.store.save(record).catch(() => {});
       }
       args.idempotency_key = record.idempotency_key;
     }
     let changes: Changes;
     let changed: string[] = [];
+    let mark: WorktreeMark | null = null;
     const start = record.snapshot;
     if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
-        const observed = await computeChanges(start, { previous, progress: this.log });
+        const [observed, startMark] = await Promise.all([
+          computeChanges(start, { previous, progress: this.log }),
+          this.store.mark(start.root, taskId).catch(() => null),
+        ]);
+        mark = startMark;
         changed = changedPaths(start, observed);
         changes = outgoingChanges(start, observed);
-        const mark = await this.store.mark(start.root, taskId).catch(() => null);
         const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {
@@ -301,17 +306,32 @@ export class HelperProxy {
         `the helper has no start snapshot of task ${taskId} in ${dir}: the task was started without the helper, the start snapshot failed, or it was started from another machine or cache directory ($XDG_CACHE_HOME/waymark). Start tasks through the helper in the project directory to record their file changes.`,
       );
     }
+    // Provenance: usage says whether it is the transcript's or the agent's claim.
+    if (metrics !== undefined) {
+      const fromTranscript = await metrics;
+      if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
+    } else {
+      args.metrics = agentMetrics(args.metrics);
+    }
     // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
     changes = withProvenance(changes, this.options.version, await agentEdits(dir, taskId, this.options.cacheDir));
+    await keySaved;
     const result = await this.callWithHelperData("complete_task", args, changes);
-    if (!result.isError && start) {
-      const mark = (await this.store.mark(start.root, taskId).catch(() => null)) ?? { task_id: taskId, started_at: 0, completed_at: null };
-      await this.store.markCompleted(start.root, mark, changed).catch(() => {});
-    }
-    if (!result.isError) await this.store.remove(taskId, record.dir).catch(() => {});
-    // Hooks: the task's edited paths and transcript usage are kept locally.
-    if (!result.isError) await noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log);
+    if (result.isError) return result;
+    // The local bookkeeping touches separate files, so it runs side by side.
+    await Promise.all([
+      start && this.markCompleted(start.root, taskId, mark, changed),
+      this.store.remove(taskId, record.dir).catch(() => {}),
+      // Hooks: the task's edited paths and transcript usage are kept locally.
+      noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
+    ]);
     return result;
+  }
+
+  /** `mark`: the task's mark as read before the call, if it was. */
+  private async markCompleted(root: string, taskId: string, mark: WorktreeMark | null, changed: readonly string[]): Promise<void> {
+    const known = mark ?? (await this.store.mark(root, taskId).catch(() => null));
+    await this.store.markCompleted(root, known ?? { task_id: taskId, started_at: 0, completed_at: null }, changed).catch(() => {});
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,13 @@
 /**
  * @module account/routes
  * Account-level JSON API, mounted by src/index.ts:
- *   GET    /api/search?q=…&limit=…   memory search; bearer token or the dashboard's session cookie
- *   GET    /api/webhooks             webhooks and their delivery status; bearer token
- *   POST   /api/webhooks             {url, events?} → the webhook and its secret (shown once); bearer token
- *   DELETE /api/webhooks/:id         bearer token
+ *   GET    /api/search?q=…&limit=…   memory search; bearer token or the dashboard's session cookie (read)
+ *   GET    /api/workflows?q=&path=&prefix=&status=&needs_review=&page=
+ *                                    the owner view's list as JSON (rows, page, account totals); bearer or session (read)
+ *   GET    /api/paths?path=…&prefix=…  which tasks changed a file (or anything under a prefix); bearer or session (read)
+ *   GET    /api/webhooks             webhooks and their delivery status; bearer token (admin)
+ *   POST   /api/webhooks             {url, events?, format?: "json"|"slack"} → the webhook and its secret (shown once); bearer token (admin)
+ *   DELETE /api/webhooks/:id         bearer token (admin)
  * Errors are `{code, message}` (src/http/errors.ts); bodies are capped before parsing.
  */
 import { Hono } from "hono";
@@ -15,15 +18,17 @@ import type { AppEnv } from "../http/types";
 import { jsonBody, jsonQuery } from "../http/validate";
 import { LIMITS } from "../limits";
 import { dataHeaders, noStore } from "../pages/security";
-import { WEBHOOK_EVENTS, type WebhookEvent, webhookEventsProblem, webhookUrlProblem } from "./webhooks";
+import { WEBHOOK_EVENTS, WEBHOOK_FORMATS, type WebhookEvent, webhookEventsProblem, webhookUrlProblem } from "./webhooks";
 
 export const accountRoutes = new Hono<AppEnv>();
 
 const accountStub = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
-const bearerOnly = requireAccount({ bearer: true, session: false, otherwise: "json" });
-const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise: "json" });
+const bearerOnly = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "admin" });
+const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise: "json", scope: "read" });
 
 accountRoutes.use("/api/search", noStore, dataHeaders);
+accountRoutes.use("/api/workflows", noStore, dataHeaders);
+accountRoutes.use("/api/paths", noStore, dataHeaders);
 accountRoutes.use("/api/webhooks", noStore, dataHeaders);
 accountRoutes.use("/api/webhooks/*", noStore, dataHeaders);
 
@@ -57,6 +62,58 @@ accountRoutes.get("/api/search", bearerOrSession, jsonQuery(searchQuery), async 
   return c.json({ query: q, ...found });
 });
 
+const flag = z.enum(["true", "false", "1", "0"], { error: 'must be "true" or "false"' }).transform((v) => v === "true" || v === "1");
+const filePath = z
+  .string({ error: "is required (a repository-relative file path)" })
+  .min(1, { error: "is required (a repository-relative file path)" })
+  .max(LIMITS.PATH_QUERY, { error: `must be at most ${LIMITS.PATH_QUERY} characters` })
+  .refine((p) => p.isWellFormed() && !p.includes("\u0000"), { error: "must be text without NUL characters" });
+
+const workflowsQuery = z.object({
+  q: searchText.optional(),
+  path: filePath.optional(),
+  prefix: flag.optional(),
+  status: z
+    .enum(["active", "success", "partial_success", "failed"], { error: "must be active, success, partial_success or failed" })
+    .optional(),
+  needs_review: flag.optional(),
+  page: z
+    .string()
+    .regex(/^\d{1,6}$/, { error: "must be a whole number ≥ 0" })
+    .transform(Number)
+    .optional(),
+});
+
+accountRoutes.get("/api/workflows", bearerOrSession, jsonQuery(workflowsQuery), async (c) => {
+  const q = c.req.valid("query");
+  const account = accountStub(c.env, c.var.account);
+  const [page, totals] = await Promise.all([
+    account.dashboardPage({
+      text: q.q,
+      path: q.path,
+      prefix: q.prefix ?? false,
+      status: q.status,
+      needs_review: q.needs_review,
+      page: q.page,
+    }),
+    account.totals(),
+  ]);
+  const origin = new URL(c.req.url).origin;
+  return c.json({ ...page, rows: page.rows.map((r) => ({ ...r, owner_url: `${origin}/w/${r.id}` })), account_totals: totals });
+});
+
+const pathsQuery = z.object({
+  path: filePath,
+  prefix: flag.optional(),
+  limit: searchQuery.shape.limit,
+});
+
+accountRoutes.get("/api/paths", bearerOrSession, jsonQuery(pathsQuery), async (c) => {
+  const q = c.req.valid("query");
+  const results = await accountStub(c.env, c.var.account).searchPaths(q.path, q.prefix ?? false, q.limit ?? 20);
+  return c.json({ path: q.path, prefix: q.prefix ?? false, results });
+});
+
 accountRoutes.get("/api/webhooks", bearerOnly, async (c) => {
   return c.json({ webhooks: await accountStub(c.env, c.var.account).listWebhooks() });
 });
@@ -75,14 +132,15 @@ const newWebhook = z.strictObject(
         const problem = webhookEventsProblem(events);
         if (problem) ctx.addIssue({ code: "custom", message: problem.replace(/^events: /, "") });
       }),
+    format: z.enum(WEBHOOK_FORMATS, { error: `must be one of: ${WEBHOOK_FORMATS.join(", ")}` }).optional(),
   },
-  { error: 'must be a JSON object {"url": "https://…", "events"?: [...]}' },
+  { error: 'must be a JSON object {"url": "https://…", "events"?: [...], "format"?: "json" | "slack"}' },
 );
 
 accountRoutes.post("/api/webhooks", bearerOnly, jsonBody(newWebhook), async (c) => {
   const body = c.req.valid("json");
   const events = (body.events as WebhookEvent[] | undefined) ?? [...WEBHOOK_EVENTS];
-  const result = await accountStub(c.env, c.var.account).registerWebhook(body.url, [...new Set(events)]);
+  const result = await accountStub(c.env, c.var.account).registerWebhook(body.url, [...new Set(events)], body.format ?? "json");
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value, 201);
 });

@@ -1,7 +1,10 @@
 /**
  * @module account/webhooks
  * Webhooks: an account registers URLs that receive a signed POST when an issue needs human
- * review, a task fails or a workflow completes. Deliveries wait in a bounded queue in the
+ * review, a task asks for review (manual_review_needed, or an issue with requires_human_review),
+ * a task fails, a workflow completes or a reviewer leaves feedback. Payloads carry the owner
+ * view's URL. A webhook's `format` is "json" (the payload below) or "slack" (`{"text": …}`,
+ * what Slack-compatible incoming webhooks accept). Deliveries wait in a bounded queue in the
  * AccountObject and are retried with exponential backoff from its alarm.
  *
  * Signature (Stripe-style, so a captured request cannot be replayed later with a new time):
@@ -9,14 +12,23 @@
  */
 
 import { isSpecialPurposeHost } from "../domain/network";
-import type { IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
+import type { FeedbackView, IssueView, TaskView, WorkflowEvent, WorkflowHeader } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { randomToken } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 
-export const WEBHOOK_EVENTS = ["issue.needs_review", "task.failed", "workflow.completed"] as const;
+export const WEBHOOK_EVENTS = [
+  "issue.needs_review",
+  "task.failed",
+  "workflow.completed",
+  "task.review_requested",
+  "feedback.created",
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export const WEBHOOK_FORMATS = ["json", "slack"] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 /** What happened, as the workflow object reports it; `key` makes a replayed push deliver nothing twice. */
 export interface Notification {
@@ -25,12 +37,16 @@ export interface Notification {
   workflow: { id: string; name: string; status: string };
   task?: { id: string; name: string; status: string; summary: string | null };
   issue?: { id: string; task_id: string; type: string; description: string; resolution: string };
+  /** task.review_requested: why the task or issue asks for a human. */
+  review?: { reason: string };
+  feedback?: Pick<FeedbackView, "id" | "target" | "target_id" | "verdict" | "body">;
 }
 
 export interface WebhookStatus {
   id: string;
   url: string;
   events: WebhookEvent[];
+  format: WebhookFormat;
   created_at: string;
   /** "ok" after a 2xx, "retrying" while a failed delivery waits, "failed" after the last attempt failed; null before any. */
   last_status: "ok" | "retrying" | "failed" | null;
@@ -46,6 +62,7 @@ export interface RegisteredWebhook {
   id: string;
   url: string;
   events: WebhookEvent[];
+  format: WebhookFormat;
   created_at: string;
   /** Shown once, at registration. */
   secret: string;
@@ -79,6 +96,9 @@ export const WEBHOOK_MIGRATION_STATEMENTS = [
   "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at)",
 ];
 
+/** Appended later: the body format each webhook chose. */
+export const WEBHOOK_FORMAT_MIGRATION_STATEMENTS = ["ALTER TABLE webhooks ADD COLUMN format TEXT NOT NULL DEFAULT 'json'"];
+
 // ── Events → notifications (run by the workflow object) ───────────────────
 
 export function notificationsFromEvents(events: readonly WorkflowEvent[], workflow: WorkflowHeader): Notification[] {
@@ -89,20 +109,37 @@ export function notificationsFromEvents(events: readonly WorkflowEvent[], workfl
     if (event.type === "issue.logged") {
       const issue = event.data as IssueView;
       if (!issue.requires_human_review) continue;
+      const about_issue = {
+        id: issue.id,
+        task_id: issue.task_id,
+        type: issue.type,
+        description: issue.description,
+        resolution: issue.resolution,
+      };
+      out.push({ key, event: "issue.needs_review", workflow: about, issue: about_issue });
+      // One event raises two notifications: each needs its own key (deliveries are unique per webhook and key).
       out.push({
-        key,
-        event: "issue.needs_review",
+        key: `${key}:review`,
+        event: "task.review_requested",
         workflow: about,
-        issue: { id: issue.id, task_id: issue.task_id, type: issue.type, description: issue.description, resolution: issue.resolution },
+        issue: about_issue,
+        review: { reason: issue.description },
       });
     } else if (event.type === "task.completed") {
       const task = event.data as TaskView;
-      if (task.status !== "failed") continue;
+      const aboutTask = { id: task.id, name: task.name, status: task.status, summary: task.outcome?.summary ?? null };
+      if (task.status === "failed") out.push({ key, event: "task.failed", workflow: about, task: aboutTask });
+      if (task.outcome?.manual_review_needed) {
+        const reason = task.outcome.manual_review_reason || "manual review requested";
+        out.push({ key: `${key}:review`, event: "task.review_requested", workflow: about, task: aboutTask, review: { reason } });
+      }
+    } else if (event.type === "feedback.created") {
+      const f = event.data as FeedbackView;
       out.push({
         key,
-        event: "task.failed",
+        event: "feedback.created",
         workflow: about,
-        task: { id: task.id, name: task.name, status: task.status, summary: task.outcome?.summary ?? null },
+        feedback: { id: f.id, target: f.target, target_id: f.target_id, verdict: f.verdict, body: f.body },
       });
     } else if (event.type === "workflow.completed") {
       out.push({ key, event: "workflow.completed", workflow: about });
@@ -159,6 +196,38 @@ export function webhookEventsProblem(events: unknown): string | null {
   return unknown.length > 0 ? `events: unknown event(s) ${unknown.map(String).join(", ")}; accepted: ${WEBHOOK_EVENTS.join(", ")}` : null;
 }
 
+// ── Bodies ────────────────────────────────────────────────────────────────
+
+/** The one-line summary a Slack-compatible body carries (Slack's mrkdwn: `<url|label>` links, &, <, > escaped). */
+export function slackText(payload: Omit<Notification, "key">, ownerUrl: string | null): string {
+  const esc = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const name = esc(payload.workflow.name);
+  const workflow = ownerUrl ? `<${ownerUrl}|${name}>` : name;
+  const clipped = (text: string) => esc(text.length > 300 ? `${text.slice(0, 299)}…` : text);
+  switch (payload.event) {
+    case "issue.needs_review":
+      return `Issue needs review in ${workflow}: ${clipped(payload.issue?.description ?? "")}`;
+    case "task.review_requested":
+      return `Review requested in ${workflow}${payload.task ? ` for task ${esc(payload.task.name)}` : ""}: ${clipped(payload.review?.reason ?? "")}`;
+    case "task.failed":
+      return `Task failed in ${workflow}: ${esc(payload.task?.name ?? "")}${payload.task?.summary ? ` — ${clipped(payload.task.summary)}` : ""}`;
+    case "feedback.created":
+      return `Feedback (${payload.feedback?.verdict.replace("_", " ")}) on ${workflow}: ${clipped(payload.feedback?.body ?? "")}`;
+    case "workflow.completed":
+      return `Workflow ${workflow} completed (${esc(payload.workflow.status)})`;
+  }
+}
+
+function deliveryBody(
+  format: WebhookFormat,
+  envelope: { id: string; created_at: string; account: string },
+  payload: Omit<Notification, "key">,
+  ownerUrl: string | null,
+): string {
+  if (format === "slack") return JSON.stringify({ text: slackText(payload, ownerUrl) });
+  return JSON.stringify({ ...envelope, ...payload, owner_url: ownerUrl });
+}
+
 // ── Signing ───────────────────────────────────────────────────────────────
 
 const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -176,6 +245,7 @@ type WebhookRow = {
   url: string;
   secret: string;
   events: string;
+  format: string;
   created_at: number;
   last_status: string | null;
   last_http_status: number | null;
@@ -198,16 +268,16 @@ export class Webhooks {
     private readonly retryBaseMs: number,
   ) {}
 
-  register(url: string, events: WebhookEvent[]): Result<RegisteredWebhook> {
+  register(url: string, events: WebhookEvent[], format: WebhookFormat = "json"): Result<RegisteredWebhook> {
     const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM webhooks`[0]?.n ?? 0;
     if (count >= LIMITS.WEBHOOKS)
       return fail("PAYLOAD_TOO_LARGE", `url: at most ${LIMITS.WEBHOOKS} webhooks per account; delete one first`);
     const id = `wh_${randomToken(16)}`;
     const secret = `whsec_${randomToken(40)}`;
     const now = Date.now();
-    this
-      .sql`INSERT INTO webhooks (id, url, secret, events, created_at) VALUES (${id}, ${url}, ${secret}, ${JSON.stringify(events)}, ${now})`;
-    return ok({ id, url, events, created_at: new Date(now).toISOString(), secret });
+    this.sql`INSERT INTO webhooks (id, url, secret, events, format, created_at)
+      VALUES (${id}, ${url}, ${secret}, ${JSON.stringify(events)}, ${format}, ${now})`;
+    return ok({ id, url, events, format, created_at: new Date(now).toISOString(), secret });
   }
 
   list(): WebhookStatus[] {
@@ -221,6 +291,7 @@ export class Webhooks {
       id: w.id,
       url: w.url,
       events: JSON.parse(w.events) as WebhookEvent[],
+      format: w.format as WebhookFormat,
       created_at: new Date(w.created_at).toISOString(),
       last_status: w.last_status as WebhookStatus["last_status"],
       last_http_status: w.last_http_status,
@@ -238,10 +309,13 @@ export class Webhooks {
     return found;
   }
 
-  /** Queues one delivery per subscribed webhook; returns whether anything was queued (the caller sets the alarm). */
-  enqueue(account: string, notifications: readonly Notification[]): boolean {
+  /**
+   * Queues one delivery per subscribed webhook; returns whether anything was queued (the caller
+   * sets the alarm). `origin` is the deployment's public origin, for the owner view's URL.
+   */
+  enqueue(account: string, notifications: readonly Notification[], origin: string | null = null): boolean {
     if (notifications.length === 0) return false;
-    const hooks = this.sql<{ id: string; events: string }>`SELECT id, events FROM webhooks`;
+    const hooks = this.sql<{ id: string; events: string; format: string }>`SELECT id, events, format FROM webhooks`;
     let queued = false;
     const now = Date.now();
     for (const notification of notifications) {
@@ -249,7 +323,13 @@ export class Webhooks {
         if (!(JSON.parse(hook.events) as string[]).includes(notification.event)) continue;
         const id = `whd_${randomToken(16)}`;
         const { key: _key, ...payload } = notification;
-        const body = JSON.stringify({ id, created_at: new Date(now).toISOString(), account, ...payload });
+        const ownerUrl = origin ? `${origin}/w/${payload.workflow.id}` : null;
+        const body = deliveryBody(
+          hook.format as WebhookFormat,
+          { id, created_at: new Date(now).toISOString(), account },
+          payload,
+          ownerUrl,
+        );
         const inserted = this.sql<{ id: string }>`
           INSERT INTO webhook_deliveries (id, webhook_id, source_key, event, body, next_attempt_at, created_at)
           VALUES (${id}, ${hook.id}, ${notification.key}, ${notification.event}, ${body}, ${now}, ${now})

@@ -43,11 +43,13 @@ export function attributeOverlaps(
   completing: CompletedTaskChanges,
   completedOthers: readonly CompletedTaskChanges[],
 ): { kept: PathChange[]; overlaps: Overlap[] } {
+  const concurrent = completedOthers.filter((other) => tasksOverlap(completing.window, other.window));
+  // The common case, no concurrent task: nothing to index.
+  if (concurrent.length === 0) return { kept: [...completing.changes], overlaps: [] };
   const completingByPath = new Map(completing.changes.map((change) => [change.path, change]));
   const seenBefore = new Set<string>();
   const overlaps: Overlap[] = [];
-  for (const other of completedOthers) {
-    if (!tasksOverlap(completing.window, other.window)) continue;
+  for (const other of concurrent) {
     for (const otherChange of other.changes) {
       const change = completingByPath.get(otherChange.path);
       if (change === undefined) continue;

@@ -3,7 +3,7 @@
  * declared. Areas are untrusted (an agent writes them), so globs go through a matcher that is
  * linear in the path's length, and one check spends at most LIMITS.SCOPE_MATCH_STEPS steps.
  */
-import { type CompiledGlob, compileGlob, type MatchCounter } from "@waymark/protocol/glob";
+import { type CompiledGlob, compileGlob, type DirectoryProgress, type MatchCounter } from "@waymark/protocol/glob";
 import { LIMITS } from "../limits";
 import { sortPaths } from "./paths";
 
@@ -27,6 +27,28 @@ interface CompiledScope {
   excluded: AreaMatcher;
   /** Only exclusions declared: everything else is in scope. */
   includesEverything: boolean;
+  /**
+   * The directory of the last path checked and its ancestors, from the root down: keys are
+   * lowercased directory paths with a trailing "/" ("" for the root). Sorted paths walk the tree
+   * in order, so each directory is entered once and its files only match their names.
+   */
+  walkKeys: string[];
+  walk: DirectoryVerdicts[];
+}
+
+interface DirectoryVerdicts {
+  excluded: DirectoryMatch;
+  included: DirectoryMatch;
+}
+
+interface DirectoryMatch {
+  /** One of the directory's segments is a declared word. */
+  wordInDirectory: boolean;
+  /** Per glob, its automaton after the directory's segments; run when first needed. */
+  globs: (DirectoryProgress | undefined)[];
+  /** Where the globs' progress comes from: the parent directory and this directory's name. */
+  parent: DirectoryMatch | undefined;
+  segment: string;
 }
 
 /**
@@ -45,14 +67,21 @@ export function checkScope(
   const declared = declaredAreas(areas);
   if (declared.length === 0) return { scope_match: true, unexpected_files: [], warnings: [] };
   const scope = compileScope(declared);
-  const unexpected = new Set<string>();
+  let unexpectedFiles: string[] = [];
+  // Paths usually come sorted and distinct (net changes are): then the unexpected ones are too.
+  let inOrder = true;
   const counter: MatchCounter = { steps: 0 };
   let unchecked = 0;
-  for (const path of paths) {
+  for (let index = 0; index < paths.length; index++) {
+    const path = paths[index] as string;
     if (counter.steps > budget) unchecked++;
-    else if (!inScope(scope, path, counter)) unexpected.add(path);
+    else if (!inScope(scope, path, counter)) {
+      const previous = unexpectedFiles[unexpectedFiles.length - 1];
+      if (previous !== undefined && !(previous < path)) inOrder = false;
+      unexpectedFiles.push(path);
+    }
   }
-  const unexpectedFiles = sortPaths([...unexpected]);
+  if (!inOrder) unexpectedFiles = sortPaths([...new Set(unexpectedFiles)]);
   const warnings =
     unexpectedFiles.length === 0 ? [] : [`${unexpectedFiles.length} file(s) changed outside declared scope (${declared.join(", ")})`];
   if (unchecked > 0) warnings.push(`scope not checked for ${unchecked} file(s): the declared areas are too costly to match`);
@@ -80,6 +109,8 @@ function compileScope(areas: readonly string[]): CompiledScope {
     included,
     excluded,
     includesEverything: included.words.size === 0 && included.globs.length === 0,
+    walkKeys: [""],
+    walk: [{ excluded: rootMatch(excluded), included: rootMatch(included) }],
   };
 }
 
@@ -97,22 +128,78 @@ function addArea(matcher: AreaMatcher, area: string): void {
   if ("glob" in compiled) matcher.globs.push(compiled.glob);
 }
 
+/**
+ * The verdict on a path is the verdict on its directory (computed once per directory, from its
+ * parent's) followed by its file name; the glob steps counted are those of matching the whole path.
+ */
 function inScope(scope: CompiledScope, path: string, counter?: MatchCounter): boolean {
   const lowerPath = path.toLowerCase();
-  if (matches(scope.excluded, lowerPath, counter)) return false;
-  return scope.includesEverything || matches(scope.included, lowerPath, counter);
+  const nameStart = lowerPath.lastIndexOf("/") + 1;
+  const directory = directoryVerdicts(scope, lowerPath, nameStart);
+  const name = lowerPath.slice(nameStart);
+  if (matches(scope.excluded, directory.excluded, name, counter)) return false;
+  return scope.includesEverything || matches(scope.included, directory.included, name, counter);
 }
 
-function matches(matcher: AreaMatcher, lowerPath: string, counter?: MatchCounter): boolean {
-  return matchesWord(matcher.words, lowerPath) || matcher.globs.some((glob) => glob.matches(lowerPath, counter));
+/** The directory of a lowercased path whose file name starts at `nameStart`. */
+function directoryVerdicts(scope: CompiledScope, lowerPath: string, nameStart: number): DirectoryVerdicts {
+  const { walkKeys, walk } = scope;
+  let depth = walkKeys.length - 1;
+  const last = walkKeys[depth] as string;
+  if (last.length === nameStart && lowerPath.startsWith(last)) return walk[depth] as DirectoryVerdicts;
+  const key = lowerPath.slice(0, nameStart);
+  while (depth > 0 && !key.startsWith(walkKeys[depth] as string)) depth--;
+  walkKeys.length = depth + 1;
+  walk.length = depth + 1;
+  let verdicts = walk[depth] as DirectoryVerdicts;
+  for (let start = (walkKeys[depth] as string).length; start < key.length; ) {
+    const end = key.indexOf("/", start);
+    const segment = key.slice(start, end);
+    verdicts = {
+      excluded: subdirectoryMatch(scope.excluded, verdicts.excluded, segment),
+      included: subdirectoryMatch(scope.included, verdicts.included, segment),
+    };
+    start = end + 1;
+    walkKeys.push(key.slice(0, start));
+    walk.push(verdicts);
+  }
+  return verdicts;
 }
 
-function matchesWord(words: ReadonlySet<string>, lowerPath: string): boolean {
+function rootMatch(matcher: AreaMatcher): DirectoryMatch {
+  return { wordInDirectory: false, globs: matcher.globs.map((glob) => glob.enterRoot()), parent: undefined, segment: "" };
+}
+
+function subdirectoryMatch(matcher: AreaMatcher, parent: DirectoryMatch, segment: string): DirectoryMatch {
+  return {
+    wordInDirectory: parent.wordInDirectory || matcher.words.has(segment),
+    globs: matcher.globs.map(() => undefined),
+    parent,
+    segment,
+  };
+}
+
+function globProgress(matcher: AreaMatcher, directory: DirectoryMatch, index: number): DirectoryProgress {
+  const known = directory.globs[index];
+  if (known !== undefined) return known;
+  const glob = matcher.globs[index] as CompiledGlob;
+  const progress = glob.enterDirectory(globProgress(matcher, directory.parent as DirectoryMatch, index), directory.segment);
+  directory.globs[index] = progress;
+  return progress;
+}
+
+function matches(matcher: AreaMatcher, directory: DirectoryMatch, name: string, counter?: MatchCounter): boolean {
+  if (matchesWord(matcher.words, directory, name)) return true;
+  for (let index = 0; index < matcher.globs.length; index++) {
+    if ((matcher.globs[index] as CompiledGlob).matchesName(globProgress(matcher, directory, index), name, counter)) return true;
+  }
+  return false;
+}
+
+function matchesWord(words: ReadonlySet<string>, directory: DirectoryMatch, fileName: string): boolean {
   if (words.size === 0) return false;
-  const segments = lowerPath.split("/");
-  if (segments.some((segment) => words.has(segment))) return true;
-  const fileName = segments[segments.length - 1] ?? "";
-  return hasStem(words, fileName) || hasStem(words, fileName.replace(/^\.+/, ""));
+  if (directory.wordInDirectory || words.has(fileName)) return true;
+  return hasStem(words, fileName) || (fileName.startsWith(".") && hasStem(words, fileName.replace(/^\.+/, "")));
 }
 
 /** Every dot-prefix of a file name is a stem, so "auth" and "auth.test" both match auth.test.ts. */

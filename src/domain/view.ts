@@ -168,7 +168,9 @@ export type EventType =
   | "task.updated"
   | "decision.logged"
   | "issue.logged"
-  | "milestone.logged";
+  | "milestone.logged"
+  /** A reviewer answered from the owner view (src/workflow/feedback.ts). */
+  | "feedback.created";
 
 /** One entry of the append-only log; `data` is the full entity after the change, so a follower can upsert by id. */
 export interface WorkflowEvent {
@@ -176,9 +178,27 @@ export interface WorkflowEvent {
   at: string;
   type: EventType;
   task_id: string | null;
-  data: WorkflowHeader | TaskView | DecisionView | IssueView | MilestoneView;
+  data: WorkflowHeader | TaskView | DecisionView | IssueView | MilestoneView | FeedbackView;
   /** This event's link in the workflow's hash chain (@waymark/protocol/chain). */
   hash?: string;
+}
+
+/** What a reviewer's feedback is about: the whole workflow, or one of its tasks, decisions or issues. */
+export type FeedbackTarget = "workflow" | "task" | "decision" | "issue";
+/** A plain comment, or a verdict on a review item. */
+export type FeedbackVerdict = "comment" | "approved" | "changes_requested";
+
+/** One piece of reviewer feedback, written in the owner view and delivered to the agent once. */
+export interface FeedbackView {
+  id: string;
+  target: FeedbackTarget;
+  /** The id of the workflow, task, decision or issue it is about. */
+  target_id: string;
+  verdict: FeedbackVerdict;
+  body: string;
+  created_at: string;
+  /** When an agent's tool result carried it; null until then. */
+  delivered_at: string | null;
 }
 
 /** What the account index keeps per workflow (dashboard, get_workflow without id). */
@@ -198,6 +218,8 @@ export interface WorkflowSummary {
   bytes_stored: number;
   /** Repository identity: what resume-by-name compares (absent or null: none reported). */
   repository_fingerprint?: string | null;
+  /** Distinct files changed by its tasks (absent in pushes from objects older than this field). */
+  files_changed?: number;
 }
 
 /** Costs are sums of floats: shown to the micro-dollar. */

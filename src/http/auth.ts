@@ -2,13 +2,16 @@
  * @module http/auth
  * The one authentication middleware of the JSON API and the dashboard. A bearer token
  * (scripts, agents) or, where the route allows it, the dashboard's session cookie; the
- * account lands in `c.var.account`. The API answers `{code, message}` with 401/429, the
- * dashboard redirects to the sign-in page.
+ * account lands in `c.var.account` and what it may do in `c.var.scopes`. Every route names
+ * the scope it needs (src/http/scopes.ts). The API answers `{code, message}` with 401/403/429,
+ * the dashboard redirects to the sign-in page (or answers 403 when the session's token lacks
+ * the scope).
  */
 import type { MiddlewareHandler } from "hono";
 import { authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
 import { currentSession } from "../pages/session";
 import { apiError, RETRY_HEADERS } from "./errors";
+import { allows, missingScopeMessage, type Scope } from "./scopes";
 import type { AppEnv } from "./types";
 
 export interface AccountRequirement {
@@ -18,15 +21,23 @@ export interface AccountRequirement {
   bearer: boolean;
   /** What a caller without credentials gets: a JSON error or a redirect to /login. */
   otherwise: "json" | "login";
+  /** The scope the route needs. */
+  scope: Scope;
 }
 
 export function requireAccount(requirement: AccountRequirement): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const hasBearer = c.req.header("Authorization") !== undefined;
+    const refuseScope = () =>
+      requirement.otherwise === "login"
+        ? c.text(`Forbidden: the token this session was opened with lacks the ${requirement.scope} scope.`, 403)
+        : apiError(c, "FORBIDDEN", missingScopeMessage(requirement.scope));
     if (requirement.session && !hasBearer) {
       const session = await currentSession(c);
       if (session) {
+        if (!allows(session.scopes, requirement.scope)) return refuseScope();
         c.set("account", session.account);
+        c.set("scopes", session.scopes);
         c.set("session", session);
         return next();
       }
@@ -37,7 +48,9 @@ export function requireAccount(requirement: AccountRequirement): MiddlewareHandl
       const code = auth.status === 429 ? "RATE_LIMITED" : "UNAUTHORIZED";
       return apiError(c, code, auth.message.replace(/^UNAUTHORIZED: /, ""), auth.status === 429 ? RETRY_HEADERS : UNAUTHORIZED_HEADERS);
     }
+    if (!allows(auth.scopes, requirement.scope)) return refuseScope();
     c.set("account", auth.account);
+    c.set("scopes", auth.scopes);
     c.set("session", null);
     return next();
   };

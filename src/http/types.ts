@@ -4,12 +4,15 @@
  * chain hands to handlers (the authenticated account and, for pages, the CSP nonce).
  */
 import type { Session } from "../pages/session";
+import type { Scope } from "./scopes";
 
 export interface AppEnv {
   Bindings: Env;
   Variables: {
     /** Set by requireAccount: the caller's account. */
     account: string;
+    /** Set by requireAccount: what the caller's credential may do. */
+    scopes: readonly Scope[];
     /** Set by requireAccount when a dashboard session (rather than a bearer token) authenticated the call. */
     session: Session | null;
     /** Set by hono/secure-headers when a page's CSP uses a nonce. */

@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { fail, type Result } from "../errors";
 import { advertise, type OutputField, outputShape, parseArguments } from "./arguments";
 import { errorResult, type ToolContext, toolResult } from "./context";
+import { withReviewerFeedback } from "./feedback";
 
 export interface ToolSpec<I, O extends object> {
   name: string;
@@ -35,6 +36,11 @@ export interface ToolDefinition {
   call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 }
 
+/** Every tool's result can carry reviewer feedback (src/mcp/feedback.ts), so every outputSchema declares it. */
+const FEEDBACK_OUTPUT: Record<string, OutputField> = {
+  reviewer_feedback: "object",
+};
+
 const STORE_FAILED = "the workflow store failed to answer; the call may be retried (with the same idempotency_key)";
 
 export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefinition {
@@ -43,7 +49,7 @@ export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefin
     config: {
       description: spec.description,
       inputSchema: advertise(spec.input, spec.opaqueInputs),
-      outputSchema: outputShape(spec.output),
+      outputSchema: outputShape({ ...spec.output, ...FEEDBACK_OUTPUT }),
       annotations: spec.annotations,
     },
     call: (args, ctx) => runTool(spec, args, ctx),
@@ -61,5 +67,5 @@ async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown,
     console.error(`${spec.name} failed`, error);
     result = fail("INTERNAL", STORE_FAILED);
   }
-  return result.ok ? toolResult(result.value, spec.render(result.value)) : errorResult(result);
+  return result.ok ? withReviewerFeedback(toolResult(result.value, spec.render(result.value)), parsed.value, ctx) : errorResult(result);
 }

@@ -4,7 +4,8 @@
  */
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import { createMcpHandler } from "agents/mcp/server";
-import { authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
+import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../auth";
+import { scopeRefusal } from "../http/mcp-scopes";
 import { LIMITS } from "../limits";
 import type { ToolContext } from "./context";
 import { buildMcpServer } from "./server";
@@ -93,12 +94,27 @@ function initializeProblem(body: unknown): { id: JsonRpcId; message: string } | 
   return { id, message: 'Invalid params: initialize requires params.protocolVersion (a string such as "2025-11-25")' };
 }
 
-/** POST /mcp: Origin check, bearer auth, bounded body, then the stateless MCP handler. */
-export async function handleMcp(request: Request, env: Env): Promise<Response> {
+/** An upper bound on the objects and arrays a JSON text holds (brackets inside strings count too). */
+function containerCount(body: Uint8Array): number {
+  let count = 0;
+  for (const byte of body) if (byte === 0x7b || byte === 0x5b) count++;
+  return count;
+}
+
+/**
+ * POST /mcp: Origin check, bearer auth (unless an OAuth access token was already validated:
+ * `principal`), bounded body, the caller's scopes, then the stateless MCP handler.
+ */
+export async function handleMcp(request: Request, env: Env, principal?: Principal): Promise<Response> {
   if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
-  const auth = await authenticateBearer(env, request);
+  const auth = principal ? { ok: true as const, ...principal } : await authenticateBearer(env, request);
   if (!auth.ok)
-    return jsonRpcError(auth.status, -32001, auth.message, auth.status === 401 ? UNAUTHORIZED_HEADERS : { "Retry-After": "60" });
+    return jsonRpcError(
+      auth.status,
+      -32001,
+      auth.message,
+      auth.status === 401 ? mcpUnauthorizedHeaders(request.url) : { "Retry-After": "60" },
+    );
   if (request.method !== "POST") {
     return jsonRpcError(405, -32000, `Method not allowed: this stateless endpoint answers ${ALLOWED_METHODS} only`, {
       Allow: ALLOWED_METHODS,
@@ -106,6 +122,15 @@ export async function handleMcp(request: Request, env: Env): Promise<Response> {
   }
   const body = await readBounded(request, LIMITS.MAX_BODY_BYTES);
   if (body === null) return jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`);
+  // Parsing allocates per object and array: cap how many the body can hold before parsing it.
+  const containers = containerCount(body);
+  if (containers > LIMITS.MAX_JSON_CONTAINERS) {
+    return jsonRpcError(
+      413,
+      -32600,
+      `PAYLOAD_TOO_LARGE: request body holds ${containers} JSON objects or arrays; at most ${LIMITS.MAX_JSON_CONTAINERS}`,
+    );
+  }
   let parsedBody: unknown;
   try {
     parsedBody = JSON.parse(UTF8.decode(body));
@@ -114,6 +139,8 @@ export async function handleMcp(request: Request, env: Env): Promise<Response> {
   }
   const badInitialize = initializeProblem(parsedBody);
   if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
+  const refused = scopeRefusal(parsedBody, auth.scopes);
+  if (refused) return refused;
   const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin };
   const authInfo: WaymarkAuthInfo = { token: "", clientId: auth.account, scopes: [], extra: { context } };
   const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });

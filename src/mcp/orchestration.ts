@@ -1,7 +1,7 @@
 /**
  * @module orchestration — the tool steps that span two Durable Objects, kept in one place:
  * start_workflow consults the account's index (resume by name, within one repository) before creating the workflow
- * and its share link; start_task asks the account's memory for related earlier work once the
+ * and, when the account's settings say new workflows are shared (the default), its share link; start_task asks the account's memory for related earlier work once the
  * task exists. Everything else a tool does is one call to one object.
  */
 import type { StartTaskInput, StartWorkflowInput } from "@waymark/protocol/tools";
@@ -23,7 +23,7 @@ export interface StartedTask extends StartTaskOutput {
   related?: RelatedItem[];
 }
 
-/** Resume by name unless `force_new`; otherwise create the workflow and its read-only share link. */
+/** Resume by name unless `force_new`; otherwise create the workflow and, if the owner shares new workflows, its read-only link. */
 export async function startWorkflow(ctx: ToolContext, input: StartWorkflowInput): Promise<Result<StartedWorkflow>> {
   const id = input.idempotency_key ? await workflowIdForKey(ctx.account, input.idempotency_key) : newWorkflowId();
   if (!input.force_new) {
@@ -38,6 +38,8 @@ export async function startWorkflow(ctx: ToolContext, input: StartWorkflowInput)
   if (!stub) return fail("INTERNAL", "could not allocate a workflow id");
   const started = await stub.startWorkflow(ctx.account, id, input);
   if (!started.ok) return started;
+  const settings = await accountStub(ctx).settingsForNewWorkflow(ctx.origin);
+  if (!settings.share_new_workflows) return started;
   const share = await stub.shareLink(ctx.account);
   const token = share.ok ? share.value.token : null;
   return ok(token ? { ...started.value, share_url: `${ctx.origin}/s/${token}` } : started.value);

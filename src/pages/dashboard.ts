@@ -1,10 +1,11 @@
 /**
  * @module pages/dashboard
- * The owner's pages: sign-in and the list of the account's workflows with their share
- * links and the forms that manage them. Escaped like page.ts.
+ * The owner's pages: sign-in and the dashboard — the account's totals and settings, its
+ * workflows (searched by text or file path, filtered by status and needs-review, newest first,
+ * paged) with their totals, share links and the forms that manage them. Escaped like page.ts.
  */
 import { html, raw } from "hono/html";
-import type { DashboardRow } from "../account/object";
+import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/object";
 import type { ShareInfo } from "../workflow/share";
 import { formatTime, STATUS_LABEL } from "./format";
 import { PAGE_STYLE } from "./style";
@@ -20,7 +21,7 @@ export const EXPIRY_CHOICES: { label: string; seconds: string }[] = [
   { label: "30 days", seconds: "2592000" },
 ];
 
-function layout(nonce: string, title: string, body: Html): Html {
+export function layout(nonce: string, title: string, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
@@ -43,28 +44,34 @@ function expirySelect(): Html {
   return html`<select name="expires_in_seconds" aria-label="expiry">${EXPIRY_CHOICES.map((c) => html`<option value="${c.seconds}">${c.label}</option>`)}</select>`;
 }
 
-function shareCell(row: DashboardRow): Html {
-  const s = row.share;
-  const state =
-    s.status === "active"
-      ? s.expires_at
-        ? `active, expires ${formatTime(s.expires_at)}`
-        : "active"
-      : s.status === "none"
-        ? "no link yet"
-        : s.status;
-  const action = `/dashboard/workflows/${row.id}/share`;
-  return html`<span class="tag${s.status === "active" ? "" : " warn"}">${state}</span>
-    <div class="actions">
-      <form method="post" action="${action}"><input type="hidden" name="action" value="rotate">${expirySelect()}<button>${s.status === "active" ? "Rotate" : "New link"}</button></form>
+/** "active, expires …", "no link yet", "revoked", "expired". */
+export function shareState(s: Pick<ShareInfo, "status" | "expires_at">): string {
+  if (s.status === "active") return s.expires_at ? `active, expires ${formatTime(s.expires_at)}` : "active";
+  return s.status === "none" ? "no link yet" : s.status;
+}
+
+/** The forms that manage one workflow's link, posted to `action` (the dashboard's or the owner view's route). */
+export function shareForms(action: string, status: ShareInfo["status"], showLink: Html | string = ""): Html {
+  return html`<div class="actions">
+      <form method="post" action="${action}"><input type="hidden" name="action" value="rotate">${expirySelect()}<button>${status === "active" ? "Rotate" : "New link"}</button></form>
       ${
-        s.status === "active"
+        status === "active"
           ? html`<form method="post" action="${action}"><input type="hidden" name="action" value="set_expiry">${expirySelect()}<button>Set expiry</button></form>
       <form method="post" action="${action}"><input type="hidden" name="action" value="revoke"><button>Revoke</button></form>
-      <a href="/dashboard?shown=${row.id}#${row.id}">Show link</a>`
+      ${showLink}`
           : ""
       }
     </div>`;
+}
+
+function shareCell(row: DashboardRow): Html {
+  const s = row.share;
+  return html`<span class="tag${s.status === "active" ? "" : " warn"}">${shareState(s)}</span>
+    <details class="share-manage"><summary>Manage</summary>${shareForms(
+      `/dashboard/workflows/${row.id}/share`,
+      s.status,
+      html`<a href="/dashboard?shown=${row.id}#${row.id}">Show link</a>`,
+    )}</details>`;
 }
 
 export interface ShownLink {
@@ -73,13 +80,109 @@ export interface ShownLink {
   url: string | null;
 }
 
-export function renderDashboard(nonce: string, account: string, rows: DashboardRow[], shown: ShownLink | null): Html {
+/** The filters as the dashboard's form and links carry them. */
+export interface DashboardFilters {
+  q: string;
+  path: string;
+  status: string;
+  review: boolean;
+  page: number;
+}
+
+const STATUS_CHOICES = [
+  { value: "", label: "any status" },
+  { value: "active", label: "in progress" },
+  { value: "success", label: "success" },
+  { value: "partial_success", label: "partial success" },
+  { value: "failed", label: "failed" },
+];
+
+/** The dashboard URL for these filters (empty ones left out). */
+export function dashboardHref(filters: DashboardFilters, page: number): string {
+  const params = new URLSearchParams();
+  if (filters.q) params.set("q", filters.q);
+  if (filters.path) params.set("path", filters.path);
+  if (filters.status) params.set("status", filters.status);
+  if (filters.review) params.set("review", "1");
+  if (page > 0) params.set("page", String(page));
+  const query = params.toString();
+  return query ? `/dashboard?${query}` : "/dashboard";
+}
+
+const tokens = (r: { input_tokens: number; output_tokens: number }) => (r.input_tokens + r.output_tokens).toLocaleString("en-US");
+const cost = (usd: number) => `$${usd.toFixed(usd >= 100 ? 0 : 2)}`;
+
+function renderAccountTotals(t: AccountTotals): Html {
+  const cell = (value: string | number, label: string) => html`<div><b>${value}</b><span>${label}</span></div>`;
+  return html`<div class="totals" id="account-totals">${cell(t.workflows, "workflows")}${cell(t.open_workflows, "in progress")}${cell(t.tasks, "tasks")}${cell(
+    t.files_changed,
+    "files changed",
+  )}${cell(tokens(t), "tokens")}${cell(cost(t.cost_usd), "cost")}</div>`;
+}
+
+function renderSettings(settings: AccountSettings): Html {
+  return html`<details class="settings" id="settings"><summary>Account settings</summary>
+<form method="post" action="/dashboard/settings">
+<p><label><input type="checkbox" name="share_new_workflows" value="on"${settings.share_new_workflows ? html` checked` : ""}> Give new workflows a share link</label></p>
+<p class="muted">On by default. When off, start_workflow returns no share_url and nothing is readable outside this dashboard until you create a link from the workflow's page.</p>
+<p><button type="submit">Save settings</button></p></form></details>`;
+}
+
+function renderFilters(f: DashboardFilters): Html {
+  return html`<form class="filters" method="get" action="/dashboard" role="search">
+<label>Text<input type="search" name="q" value="${f.q}" placeholder="words from names, goals, decisions…"></label>
+<label>File path<input type="search" name="path" value="${f.path}" placeholder="src/billing/ or src/billing/tax.ts"></label>
+<label>Status<select name="status">${STATUS_CHOICES.map((c) => html`<option value="${c.value}"${c.value === f.status ? html` selected` : ""}>${c.label}</option>`)}</select></label>
+<label class="check"><input type="checkbox" name="review" value="1"${f.review ? html` checked` : ""}> needs review</label>
+<button type="submit">Search</button>${f.q || f.path || f.status || f.review ? html` <a href="/dashboard">Clear</a>` : ""}
+</form>`;
+}
+
+function renderMatch(match: DashboardMatch | undefined): Html | string {
+  if (!match) return "";
+  return html`<div class="match">${match.text ? html`<span class="muted">matched:</span> ${match.text}` : ""}${(match.paths ?? []).map(
+    (p) =>
+      html`<div><span class="fs fs-${p.status}">${p.status}</span> <code>${p.path}</code> <span class="muted">by ${p.task_name}</span></div>`,
+  )}</div>`;
+}
+
+function renderRow(r: DashboardPage["rows"][number]): Html {
+  return html`<tr id="${r.id}"><td><a class="wf-link" href="/w/${r.id}"><strong>${r.name}</strong></a><br><code class="muted">${r.id}</code>${renderMatch(r.match)}</td>
+<td><span class="badge s-${r.status}">${STATUS_LABEL[r.status] ?? r.status}</span></td><td>${formatTime(r.updated_at)}</td>
+<td class="num" data-label="tasks">${r.tasks}${r.open_tasks > 0 ? ` (${r.open_tasks} open)` : ""}</td>
+<td class="num" data-label="files">${r.files_changed ?? 0}</td>
+<td class="num" data-label="tokens">${tokens(r)}</td>
+<td class="num" data-label="cost">${cost(r.cost_usd)}</td>
+<td class="num" data-label="reviews">${r.reviews_needed > 0 ? html`<span class="alert">${r.reviews_needed}</span>` : "0"}</td>
+<td>${shareCell(r)}</td></tr>`;
+}
+
+function renderPager(f: DashboardFilters, page: DashboardPage): Html | string {
+  if (page.pages <= 1) return "";
+  return html`<nav class="pager" aria-label="pages">${page.page > 0 ? html`<a rel="prev" href="${dashboardHref(f, page.page - 1)}">← Newer</a>` : ""}
+<span class="muted">page ${page.page + 1} of ${page.pages}</span>${page.page + 1 < page.pages ? html`<a rel="next" href="${dashboardHref(f, page.page + 1)}">Older →</a>` : ""}</nav>`;
+}
+
+export interface DashboardData {
+  account: string;
+  page: DashboardPage;
+  totals: AccountTotals;
+  settings: AccountSettings;
+  filters: DashboardFilters;
+  shown: ShownLink | null;
+}
+
+export function renderDashboard(nonce: string, d: DashboardData): Html {
+  const { shown, filters, page } = d;
+  const filtered = Boolean(filters.q || filters.path || filters.status || filters.review);
   return layout(
     nonce,
     "Dashboard",
-    html`<div class="topbar"><span class="brand">Waymark</span> <span class="muted">account ${account}</span>
+    html`<div class="topbar"><span class="brand">Waymark</span> <span class="muted">account ${d.account}</span> <a href="/dashboard/tokens">Tokens</a>
 <form method="post" action="/logout"><button>Sign out</button></form></div>
 <h1>Workflows</h1>
+${renderAccountTotals(d.totals)}
+${renderSettings(d.settings)}
 ${
   shown
     ? html`<div class="review" id="shown-link"><h2>Share link</h2>${
@@ -90,17 +193,15 @@ ${
       }</div>`
     : ""
 }
+${renderFilters(filters)}
+<p class="muted" id="result-count">${page.total} workflow${page.total === 1 ? "" : "s"}${filtered ? " match" : ""}, newest activity first</p>
 ${
-  rows.length === 0
-    ? html`<p class="muted">No workflows yet. Agents create them with start_workflow.</p>`
-    : html`<table><thead><tr><th>Workflow</th><th>Status</th><th>Last activity</th><th>Tasks</th><th>Reviews</th><th>Share link</th></tr></thead><tbody>
-${rows.map(
-  (r) => html`<tr id="${r.id}"><td><strong>${r.name}</strong><br><code class="muted">${r.id}</code></td>
-<td><span class="badge s-${r.status}">${STATUS_LABEL[r.status] ?? r.status}</span></td><td>${formatTime(r.updated_at)}</td>
-<td>${r.tasks}${r.open_tasks > 0 ? ` (${r.open_tasks} open)` : ""}</td><td>${r.reviews_needed > 0 ? html`<span class="alert">${r.reviews_needed}</span>` : "0"}</td>
-<td>${shareCell(r)}</td></tr>`,
-)}
+  page.rows.length === 0
+    ? html`<p class="muted">${filtered ? "Nothing matches these filters." : "No workflows yet. Agents create them with start_workflow."}</p>`
+    : html`<table class="workflows"><thead><tr><th>Workflow</th><th>Status</th><th>Last activity</th><th>Tasks</th><th>Files</th><th>Tokens</th><th>Cost</th><th>Reviews</th><th>Share link</th></tr></thead><tbody>
+${page.rows.map(renderRow)}
 </tbody></table>`
-}`,
+}
+${renderPager(filters, page)}`,
   );
 }

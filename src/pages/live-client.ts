@@ -10,7 +10,7 @@
  *    reconnects (exponential backoff) from the seq of the state on screen;
  *  - one blocks request is in flight at a time; events arriving meanwhile are coalesced,
  *    and a paged catch-up ({"type":"more"} → {"after": n}) is swapped in once, at its end;
- *  - close code 4410, or a 404/410 for the blocks, means the link is no longer valid: the
+ *  - close code 4410 (or 4401 on the owner view: signed out), or a 404/410 for the blocks, means the link is no longer valid: the
  *    workflow's content is removed from the page.
  * Markup comes only from the server, which escaped every agent-written value; it is
  * parsed in an inert <template> (scripts there never run, and the CSP allows none).
@@ -35,16 +35,21 @@ export const LIVE_SCRIPT = `(function () {
     if (liveBadge) { liveBadge.textContent = label; liveBadge.className = "live " + (state === "live" ? "on" : "off"); }
   }
 
+  // The owner view (data-audience="owner") loses its feed when the session ends, not a link.
+  var owner = root.dataset.audience === "owner";
+
   function gone() {
     stopped = true;
     if (socket) try { socket.close(); } catch (e) {}
-    setState("gone", "not shared");
+    setState("gone", owner ? "signed out" : "not shared");
     var box = document.createElement("div");
     box.className = "gone";
     var title = document.createElement("h1");
-    title.textContent = "This workflow is no longer shared";
+    title.textContent = owner ? "You are signed out" : "This workflow is no longer shared";
     var text = document.createElement("p");
-    text.textContent = "The link was revoked, has expired or never existed. Ask the owner for a new link.";
+    text.textContent = owner
+      ? "Your session ended. Sign in again to follow this workflow."
+      : "The link was revoked, has expired or never existed. Ask the owner for a new link.";
     box.append(title, text);
     root.replaceChildren(box);
   }
@@ -134,7 +139,7 @@ export const LIVE_SCRIPT = `(function () {
     ws.onclose = function (e) {
       if (socket !== ws) return;
       socket = null;
-      if (e.code === 4410) return gone();
+      if (e.code === 4410 || e.code === 4401) return gone();
       setState("reconnecting", "reconnecting…");
       // A refused upgrade looks like any network failure: ask the server whether the link still works.
       var check = opened ? Promise.resolve(true) : fetch(base + "/blocks", { method: "HEAD", cache: "no-store" }).then(function (r) {

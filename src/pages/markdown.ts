@@ -7,9 +7,10 @@
  * `www.`, `scheme:`) ignore backslashes, so a WORD JOINER (U+2060, invisible) is put
  * where they would start; bidi controls are shown as code points.
  */
-import type { TaskView, WorkflowView } from "../workflow/view";
+import type { FeedbackView, TaskView, WorkflowView } from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, revealBidiControls, STATUS_LABEL } from "./format";
 import { markdownTaskProvenance, markdownWorkflowRepository } from "./provenance";
+import { VERDICT_LABEL } from "./page";
 
 const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|~:^=$"'@]/g;
 const WORD_JOINER = "\u2060";
@@ -49,7 +50,7 @@ function fileLines(t: TaskView): string[] {
 }
 
 /** No link back to the page: a PR description is often public, and the link carries the share token. */
-export function renderMarkdown(view: WorkflowView): string {
+export function renderMarkdown(view: WorkflowView & { feedback?: FeedbackView[] }): string {
   const w = view.workflow;
   const t = view.totals;
   const out: string[] = [];
@@ -79,6 +80,20 @@ export function renderMarkdown(view: WorkflowView): string {
       .map((i) => `- ${esc(i.type)}: ${esc(i.description)} (resolution: ${esc(i.resolution)})`),
   ];
   if (review.length > 0) out.push("", "### ⚠ Needs human review", "", ...review);
+  const feedback = view.feedback ?? [];
+  if (feedback.length > 0) {
+    const about = new Map<string, string>([
+      ...view.tasks.map((task): [string, string] => [task.id, `task ${task.name}`]),
+      ...view.decisions.map((d): [string, string] => [d.id, `decision ${d.question}`]),
+      ...view.issues.map((i): [string, string] => [i.id, `issue ${i.type}`]),
+    ]);
+    out.push(
+      "",
+      "### Reviewer feedback",
+      "",
+      ...feedback.map((f) => `- **${VERDICT_LABEL[f.verdict]}** on ${esc(about.get(f.target_id) ?? "the workflow")}: ${esc(f.body)}`),
+    );
+  }
 
   out.push("", "### Tasks", "");
   for (const task of view.tasks) {

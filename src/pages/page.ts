@@ -4,10 +4,21 @@
  * value is escaped, and agent text is only ever interpolated. `raw` is used for the
  * static stylesheet and script only. This is the page's only renderer: the live client
  * (live-client.ts) fetches `renderWorkflowBlocks` again after events and swaps in what
- * changed, keyed by the element ids given here.
+ * changed, keyed by the element ids given here. The owner view (owner-view.ts) is this page
+ * with an owner panel above the blocks and review links in them.
  */
 import { html, raw } from "hono/html";
-import type { DecisionView, IssueView, MilestoneView, TaskView, Totals, WorkflowHeader, WorkflowView } from "../workflow/view";
+import type {
+  DecisionView,
+  FeedbackVerdict,
+  FeedbackView,
+  IssueView,
+  MilestoneView,
+  TaskView,
+  Totals,
+  WorkflowHeader,
+  WorkflowView,
+} from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
 import { renderTaskProvenance, renderWorkflowRepository } from "./provenance";
@@ -62,18 +73,60 @@ export function renderTotals(t: Totals): Html {
   </div>`;
 }
 
-/** Everything that asks for a human: issues flagged for review and tasks whose outcome asks for manual review. */
-export function renderReview(view: Pick<WorkflowView, "tasks" | "issues">): Html {
+export const VERDICT_LABEL: Record<FeedbackVerdict, string> = {
+  comment: "comment",
+  approved: "approved",
+  changes_requested: "changes requested",
+};
+
+/** The latest verdict (approved / changes requested) per reviewed id; comments do not change it. */
+function verdicts(feedback: readonly FeedbackView[]): Map<string, FeedbackVerdict> {
+  const latest = new Map<string, FeedbackVerdict>();
+  for (const f of feedback) if (f.verdict !== "comment") latest.set(f.target_id, f.verdict);
+  return latest;
+}
+
+/** Rendering differences of the owner view: review links to the feedback form. */
+export interface BlockOptions {
+  /** Base of the owner page (/w/<id>): each review item links to its feedback form. */
+  reviewBase?: string;
+}
+
+/**
+ * Everything that asks for a human: issues flagged for review and tasks whose outcome asks for
+ * manual review, each with the reviewer's latest verdict.
+ */
+export function renderReview(
+  view: Pick<WorkflowView, "tasks" | "issues"> & { feedback?: FeedbackView[] },
+  options: BlockOptions = {},
+): Html {
   const issues = view.issues.filter((i) => i.requires_human_review);
   const tasks = view.tasks.filter((t) => t.outcome?.manual_review_needed);
   const empty = issues.length === 0 && tasks.length === 0;
+  const latest = verdicts(view.feedback ?? []);
+  const state = (id: string) => {
+    const verdict = latest.get(id);
+    const review = options.reviewBase ? html` <a class="review-link" href="${options.reviewBase}?on=${id}#feedback">Review</a>` : "";
+    return html`${verdict ? html` <span class="badge v-${verdict}">${VERDICT_LABEL[verdict]}</span>` : ""}${review}`;
+  };
   return html`<section id="wf-review" class="review"${empty ? html` hidden` : ""}>
     <h2>Needs human review</h2>
     <ul>
-      ${tasks.map((t) => html`<li><a href="#${t.id}">${t.name}</a>: ${t.outcome?.manual_review_reason || "manual review requested"}</li>`)}
-      ${issues.map((i) => html`<li><a href="#${i.id}">${i.type}</a>: ${i.description}</li>`)}
+      ${tasks.map((t) => html`<li><a href="#${t.id}">${t.name}</a>: ${t.outcome?.manual_review_reason || "manual review requested"}${state(t.id)}</li>`)}
+      ${issues.map((i) => html`<li><a href="#${i.id}">${i.type}</a>: ${i.description}${state(i.id)}</li>`)}
     </ul>
   </section>`;
+}
+
+/** Reviewer feedback, oldest first, and whether the agent has received each item yet. */
+export function renderFeedback(feedback: readonly FeedbackView[], targetName: (id: string) => string): Html {
+  return html`<section id="wf-feedback"${feedback.length === 0 ? html` hidden` : ""}><h2>Reviewer feedback</h2>
+    <ol class="cards" id="feedback-list">${feedback.map(
+      (f) => html`<li class="feedback v-${f.verdict}" id="${f.id}">
+      <p><span class="badge v-${f.verdict}">${VERDICT_LABEL[f.verdict]}</span> on <a href="#${f.target_id}">${targetName(f.target_id)}</a>
+      <span class="muted">${formatTime(f.created_at)} · ${f.delivered_at ? `delivered to the agent ${formatTime(f.delivered_at)}` : "waiting for the agent's next call"}</span></p>
+      <p class="fb-body">${f.body}</p></li>`,
+    )}</ol></section>`;
 }
 
 function renderFiles(t: TaskView): Html | string {
@@ -183,17 +236,28 @@ function renderTaskTree(view: WorkflowView): Html {
 
 export interface PageOptions {
   nonce: string;
-  /** Base path of this share link (/s/<token>), for exports and the live socket. */
+  /** Base path of this page (/s/<token> or the owner's /w/<id>), for exports, blocks and the live socket. */
   base: string;
+  /** The owner view's panel (navigation, share link, feedback form), above the live blocks; marks the page as the owner's. */
+  panel?: Html;
+  /** Passed to the blocks renderer (the live client fetches the same blocks from `<base>/blocks`). */
+  blocks?: BlockOptions;
 }
 
 /** Everything the page shows of the workflow, as blocks with stable ids (the live client swaps them by id). */
-export function renderWorkflowBlocks(view: WorkflowView): Html {
+export function renderWorkflowBlocks(view: WorkflowView & { feedback?: FeedbackView[] }, options: BlockOptions = {}): Html {
   const names = new Map(view.tasks.map((t) => [t.id, t.name]));
   const taskName = (id: string) => names.get(id) ?? id;
+  const labels = new Map<string, string>([
+    [view.workflow.id, "the workflow"],
+    ...view.tasks.map((t): [string, string] => [t.id, `task ${t.name}`]),
+    ...view.decisions.map((d): [string, string] => [d.id, `decision ${d.question}`]),
+    ...view.issues.map((i): [string, string] => [i.id, `issue ${i.type}`]),
+  ]);
   return html`${renderHeader(view.workflow)}
 ${renderTotals(view.totals)}
-${renderReview(view)}
+${renderReview(view, options)}
+${renderFeedback(view.feedback ?? [], (id) => labels.get(id) ?? id)}
 <section id="wf-tasks"><h2>Tasks</h2>${renderTaskTree(view)}</section>
 <section id="wf-decisions"><h2>Decisions</h2><ol class="cards" id="decisions">${view.decisions.map((d) => renderDecision(d, taskName(d.task_id)))}</ol></section>
 <section id="wf-issues"><h2>Issues</h2><ol class="cards" id="issues">${view.issues.map((i) => renderIssue(i, taskName(i.task_id)))}</ol></section>
@@ -209,15 +273,16 @@ function renderChain(view: WorkflowView): Html {
 }
 
 export function renderWorkflowPage(view: WorkflowView, options: PageOptions): Html {
-  const { nonce, base } = options;
+  const { nonce, base, panel } = options;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${view.workflow.name} — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static">
+<body><main id="wm" data-base="${base}" data-seq="${view.last_seq}" data-state="static"${panel ? html` data-audience="owner"` : ""}>
 <p class="topbar"><span class="brand">Waymark</span> <span id="live" class="live">static</span>
 <a href="${base}/export.md">Markdown</a> <a href="${base}/export.json">JSON</a></p>
-<div id="wf-blocks">${renderWorkflowBlocks(view)}</div>
+${panel ?? ""}
+<div id="wf-blocks">${renderWorkflowBlocks(view, options.blocks)}</div>
 </main>
 <script nonce="${nonce}">${raw(LIVE_SCRIPT)}</script>
 </body></html>`;

@@ -1,7 +1,8 @@
 /**
  * @module pages/routes
- * Shared workflow pages (/s/:token…), the owner's dashboard (/login, /dashboard) and the
- * share-management JSON API (/api/workflows/:id/share). Mounted by src/index.ts.
+ * Shared workflow pages (/s/:token…), sign-in (/login, /logout), the share forms of the
+ * dashboard and the share-management JSON API (/api/workflows/:id/share). Mounted by
+ * src/index.ts; the owner's dashboard and workflow pages (owner-routes.ts) are mounted here.
  *
  * Access rules: a share token reads one workflow (page, exports, live socket) and nothing
  * else, and it is verified here (HMAC) before any Durable Object is touched; whether the
@@ -9,22 +10,24 @@
  * cookie, the JSON API a bearer token (src/http/auth.ts). Forms pass hono/csrf.
  */
 import { type Context, Hono } from "hono";
-import { csrf } from "hono/csrf";
 import { z } from "zod";
-import { accountForToken, failedAttemptWithinBudget } from "../auth";
+import { authenticateToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
-import { originAllowed } from "../http/origins";
+import { allows } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
+import { takeReturnPath } from "../oauth/return-path";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
-import { MAX_SHARE_SECONDS, type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
+import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import type { WorkflowView } from "../workflow/view";
-import { renderDashboard, renderLoginPage, type ShownLink } from "./dashboard";
+import { renderLoginPage } from "./dashboard";
 import { revealBidiControls } from "./format";
+import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { renderMarkdown } from "./markdown";
+import { ownerRoutes } from "./owner-routes";
 import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
@@ -32,12 +35,6 @@ import { currentSession, endSession, sessionCookie } from "./session";
 type Ctx = Context<AppEnv>;
 
 export const pageRoutes = new Hono<AppEnv>();
-
-const workflowStub = (env: Env, workflowId: string) => env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
-const nonceOf = (c: Ctx) => c.get("secureHeadersNonce") ?? "";
-
-/** Browsers post forms from our no-referrer pages with `Origin: null` and `Sec-Fetch-Site: same-origin`; both are accepted. */
-const formCsrf = csrf({ origin: (origin, c) => originAllowed(c.env, origin), secFetchSite: "same-origin" });
 
 for (const path of ["/s/*", "/login", "/logout", "/dashboard", "/dashboard/*"]) pageRoutes.use(path, noStore);
 pageRoutes.use("/api/workflows/*", noStore, dataHeaders);
@@ -122,31 +119,6 @@ pageRoutes.get("/s/:token/ws", async (c) => {
 
 // ── Share management: shared by the dashboard and the JSON API ─────────────
 
-const SECONDS_RULE = `must be a whole number from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`;
-
-/** {action, expires_in_seconds?}: JSON gives a number or null, the dashboard's form a string ("" = never). */
-const shareRequest = z.strictObject(
-  {
-    action: z.enum(["rotate", "revoke", "set_expiry"], { error: 'must be "rotate", "revoke" or "set_expiry"' }),
-    expires_in_seconds: z
-      .preprocess(
-        (value) => (value === "" ? null : typeof value === "string" && /^\d{1,12}$/.test(value) ? Number(value) : value),
-        z
-          .number({ error: SECONDS_RULE })
-          .int({ error: SECONDS_RULE })
-          .min(1, { error: SECONDS_RULE })
-          .max(MAX_SHARE_SECONDS, { error: SECONDS_RULE })
-          .nullable(),
-      )
-      .optional(),
-  },
-  { error: 'must be a JSON object {"action": ..., "expires_in_seconds"?: ...}' },
-);
-
-function shareUrl(c: Ctx, info: ShareInfo): string | null {
-  return info.token ? `${new URL(c.req.url).origin}/s/${info.token}` : null;
-}
-
 function shareJson(c: Ctx, workflowId: string, info: ShareInfo) {
   return {
     workflow_id: workflowId,
@@ -158,11 +130,11 @@ function shareJson(c: Ctx, workflowId: string, info: ShareInfo) {
   };
 }
 
-const apiAccount = requireAccount({ bearer: true, session: false, otherwise: "json" });
-const dashboardAccount = requireAccount({ bearer: false, session: true, otherwise: "login" });
+const apiReader = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "read" });
+const apiWriter = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "write" });
 const noSuchWorkflow = (c: Ctx) => apiError(c, "NOT_FOUND", "workflow_id: no such workflow in this account");
 
-pageRoutes.get("/api/workflows/:id/share", apiAccount, async (c) => {
+pageRoutes.get("/api/workflows/:id/share", apiReader, async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return noSuchWorkflow(c);
   const result = await workflowStub(c.env, id).shareLink(c.var.account);
@@ -170,7 +142,7 @@ pageRoutes.get("/api/workflows/:id/share", apiAccount, async (c) => {
   return c.json(shareJson(c, id, result.value));
 });
 
-pageRoutes.post("/api/workflows/:id/share", apiAccount, jsonBody(shareRequest), async (c) => {
+pageRoutes.post("/api/workflows/:id/share", apiWriter, jsonBody(shareRequest), async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return noSuchWorkflow(c);
   const request = c.req.valid("json");
@@ -192,10 +164,13 @@ const loginForm = z.object({ token: z.string({ error: "is required" }).max(1024,
 
 pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
   const token = c.req.valid("form").token.trim();
-  const account = token ? await accountForToken(c.env, token) : null;
-  if (account) {
-    c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, account));
-    return c.redirect("/dashboard", 303);
+  const principal = token ? await authenticateToken(c.env, token) : null;
+  if (principal) {
+    c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, principal));
+    // Webhook payloads link to the owner view at the origin the owner signs in at.
+    await c.env.ACCOUNT.get(c.env.ACCOUNT.idFromName(principal.account)).recordOrigin(new URL(c.req.url).origin);
+    // An OAuth consent page sent the owner here to sign in: back to it. An admin-only token has no workflows to list.
+    return c.redirect(takeReturnPath(c) ?? (allows(principal.scopes, "read") ? "/dashboard" : "/dashboard/tokens"), 303);
   }
   if (!(await failedAttemptWithinBudget(c.env, c.req.raw))) {
     return c.html(renderLoginPage(nonceOf(c), "Too many failed attempts. Wait a minute and try again."), 429, { "Retry-After": "60" });
@@ -208,24 +183,13 @@ pageRoutes.post("/logout", formCsrf, async (c) => {
   return c.redirect("/login", 303);
 });
 
-pageRoutes.get("/dashboard", dashboardAccount, async (c) => {
-  const account = c.var.account;
-  const rows = await c.env.ACCOUNT.get(c.env.ACCOUNT.idFromName(account)).dashboardRows();
-  let link: ShownLink | null = null;
-  const shownId = c.req.query("shown") ?? "";
-  if (isWorkflowId(shownId)) {
-    const result = await workflowStub(c.env, shownId).shareLink(account);
-    if (result.ok) link = { workflowId: shownId, info: result.value, url: shareUrl(c, result.value) };
-  }
-  return c.html(await shown(renderDashboard(nonceOf(c), account, rows, link)));
-});
-
-pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardAccount, formBody(shareRequest), async (c) => {
+pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardWriter, formBody(shareRequest), async (c) => {
   const id = c.req.param("id");
-  if (!isWorkflowId(id)) return c.text("no such workflow", 404);
   const request = c.req.valid("form");
-  const result = await workflowStub(c.env, id).manageShare(c.var.account, request.action, request.expires_in_seconds ?? null);
-  if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
+  const refused = await applyShareForm(c, request);
+  if (refused) return refused;
   // Rotation shows the new link straight away; the other actions return to the row.
   return c.redirect(request.action === "revoke" ? `/dashboard#${id}` : `/dashboard?shown=${id}#${id}`, 303);
 });
+
+pageRoutes.route("/", ownerRoutes);

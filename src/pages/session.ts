@@ -2,29 +2,35 @@
  * @module pages/session
  * Browser sessions of the dashboard. The cookie (hono/cookie, signed with a key derived
  * from the share secret) names the account, a session id kept server-side in the
- * account's object (src/account/sessions.ts) and the fingerprint of the account's tokens
- * at sign-in. A session ends at its expiry, at sign-out (the id is deleted, so a replayed
- * cookie is refused), and when the account's tokens change or are removed.
+ * account's object (src/account/sessions.ts) and the credential it was opened with: the
+ * fingerprint of the account's bootstrap tokens (all scopes) or the managed token's id (the
+ * session has that token's scopes, read when the session is checked). A session ends at its expiry, at sign-out
+ * (the id is deleted, so a replayed cookie is refused), when the account's bootstrap tokens
+ * change, and when the managed token it was opened with is revoked or expires.
  * HttpOnly, SameSite=Strict; over https the name carries the `__Host-` prefix (Secure,
  * Path=/, no Domain: a sibling subdomain cannot plant one), over http://localhost it is
  * a plain cookie, which browsers would otherwise drop.
  */
 import type { Context } from "hono";
 import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie";
-import { credentialsFingerprint } from "../auth";
+import { credentialsFingerprint, managedTokenScopes, type Principal } from "../auth";
 import { hex, hmacSha256 } from "../crypto";
+import { ALL_SCOPES, type Scope } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { shareSecret } from "../workflow/share";
 
 export const SESSION_COOKIE = "waymark_session";
 export const SESSION_SECONDS = 12 * 3600;
-const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32})$/;
+const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32}|[a-z2-7]{12})$/;
+const FINGERPRINT = /^[0-9a-f]{32}$/;
 
 type Ctx = Context<AppEnv>;
 
 export interface Session {
   account: string;
   id: string;
+  /** The scopes of the token the session was opened with. */
+  scopes: readonly Scope[];
 }
 
 const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
@@ -36,12 +42,14 @@ async function cookieKey(env: Env): Promise<string> {
 const overHttps = (url: string) => new URL(url).protocol === "https:";
 const prefixFor = (url: string) => (overHttps(url) ? "host" : undefined);
 
-/** Opens a session for `account` and returns its Set-Cookie header value. */
-export async function sessionCookie(env: Env, requestUrl: string, account: string, now = Date.now()): Promise<string> {
-  const fingerprint = await credentialsFingerprint(env, account);
-  if (fingerprint === null) throw new Error(`account ${account} has no token`);
+/** Opens a session for the principal a token proved (an account name: a bootstrap token's) and returns its Set-Cookie header value. */
+export async function sessionCookie(env: Env, requestUrl: string, proved: Principal | string, now = Date.now()): Promise<string> {
+  const principal: Principal = typeof proved === "string" ? { account: proved, scopes: ALL_SCOPES, tokenId: null } : proved;
+  const { account } = principal;
+  const credential = principal.tokenId ?? (await credentialsFingerprint(env, account));
+  if (credential === null) throw new Error(`account ${account} has no token`);
   const id = await accountObject(env, account).startSession(now + SESSION_SECONDS * 1000);
-  return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${fingerprint}`, await cookieKey(env), {
+  return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${credential}`, await cookieKey(env), {
     prefix: prefixFor(requestUrl),
     path: "/",
     httpOnly: true,
@@ -55,9 +63,14 @@ export async function currentSession(c: Ctx): Promise<Session | null> {
   const value = await getSignedCookie(c, await cookieKey(c.env), SESSION_COOKIE, prefixFor(c.req.url));
   const match = typeof value === "string" ? VALUE.exec(value) : null;
   if (!match?.[1] || !match[2] || !match[3]) return null;
-  const [account, id, fingerprint] = [match[1], match[2], match[3]];
-  if ((await credentialsFingerprint(c.env, account)) !== fingerprint) return null;
-  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id } : null;
+  const [account, id, credential] = [match[1], match[2], match[3]];
+  const scopes = FINGERPRINT.test(credential)
+    ? (await credentialsFingerprint(c.env, account)) === credential
+      ? ALL_SCOPES
+      : null
+    : await managedTokenScopes(c.env, account, credential);
+  if (scopes === null) return null;
+  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id, scopes } : null;
 }
 
 /** Sign-out: the session ends server-side and the browser forgets the cookie. */

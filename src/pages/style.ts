@@ -37,6 +37,21 @@ a{color:var(--run)}code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospac
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 .actions form{display:inline-flex;gap:4px;margin:2px 4px 2px 0;align-items:center}
 input,button,select{font:inherit;padding:4px 8px}.linkbox{font-size:.8rem;word-break:break-all}
-@media (max-width:640px){body{font-size:14px}main{padding:8px 10px 40px}.subtasks{margin-left:4px;padding-left:8px}.totals{grid-template-columns:repeat(3,1fr)}
+.owner-nav{margin:6px 0}.owner-panel{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:8px 0 4px;align-items:start}
+.panel{border:1px solid var(--line);border-radius:8px;padding:4px 14px 10px;background:var(--soft)}.panel h2{margin:.5em 0;font-size:1.05rem}
+.panel select,.panel textarea{width:100%;max-width:100%}.verdicts{display:flex;flex-wrap:wrap;gap:12px}
+.badge.v-comment{background:#e9f2ff;color:var(--run)}.badge.v-approved{background:#dcfff1;color:var(--ok)}.badge.v-changes_requested{background:#ffeceb;color:var(--bad)}
+.feedback.v-changes_requested{border-left:4px solid var(--bad)}.feedback.v-approved{border-left:4px solid var(--ok)}.fb-body{white-space:pre-wrap}
+.review-link{font-size:.85rem;margin-left:6px}
+.filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:10px 0;padding:10px 12px;background:var(--soft);border-radius:8px}
+.filters label{display:flex;flex-direction:column;font-size:.8rem;color:var(--muted);gap:2px}.filters label.check{flex-direction:row;align-items:center;gap:4px;color:var(--fg);font-size:.9rem;padding-bottom:6px}
+.filters input[type=search]{min-width:220px}.settings{margin:8px 0}.settings summary{cursor:pointer;color:var(--run)}
+.match{font-size:.85rem;margin-top:4px}.num{text-align:right;white-space:nowrap}.workflows th{font-size:.8rem;color:var(--muted);font-weight:600}
+.badge,th,.tag,button{white-space:nowrap;overflow-wrap:normal}.panel .actions{display:flex;flex-wrap:wrap;gap:0 8px}.workflows td code{font-size:11px}.workflows td{padding:8px}
+.share-manage{display:inline-block;margin-left:6px;font-size:.85rem}.share-manage summary{cursor:pointer;color:var(--run)}.share-manage[open]{display:block;margin:6px 0 0}
+.pager{display:flex;gap:16px;justify-content:center;margin:14px 0}.wf-link{text-decoration:none}
+@media (max-width:900px){.owner-panel{grid-template-columns:1fr}}
+@media (max-width:640px){.filters input[type=search]{min-width:0;width:100%}.filters label{flex:1 1 100%}.num{text-align:left}
+ td.num{display:inline-block;width:auto;padding-right:12px}td.num::before{content:attr(data-label) ": ";color:var(--muted)}body{font-size:14px}main{padding:8px 10px 40px}.subtasks{margin-left:4px;padding-left:8px}.totals{grid-template-columns:repeat(3,1fr)}
  table,thead,tbody,tr,th,td{display:block}thead{display:none}tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}td{border:0;padding:3px 6px}}
 `;

@@ -12,6 +12,7 @@
  */
 import { documentsFromEvents } from "../account/memory";
 import type { AccountObject, WorkflowPush } from "../account/object";
+import { pathsFromEvents } from "../account/path-index";
 import { notificationsFromEvents } from "../account/webhooks";
 import type { WorkflowEvent } from "../domain/view";
 import { LIMITS } from "../limits";
@@ -64,6 +65,7 @@ export class AccountOutbox {
         const push: WorkflowPush = {
           documents: documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId)),
           notifications: notificationsFromEvents(page.events, this.records.header()),
+          paths: pathsFromEvents(page.events),
         };
         await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
         this.sql`INSERT INTO account_sync (id, synced_seq) VALUES (1, ${page.next_seq})

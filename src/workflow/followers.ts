@@ -25,6 +25,9 @@ interface FollowerState {
 }
 
 const CLIENT_TAG = (client: string) => `client:${client}`;
+/** Sockets the owner's session let in: kept open whatever happens to the share link, closed at sign-out. */
+const OWNER_TAG = "audience:owner";
+const SESSION_TAG = (session: string) => `session:${session}`;
 
 export class LiveFollowers {
   constructor(
@@ -44,8 +47,9 @@ export class LiveFollowers {
   }
 
   /** Accepts a follower that has seen events up to `after`, and sends it the first page. */
-  accept(socket: WebSocket, client: string, after: number): void {
-    this.ctx.acceptWebSocket(socket, [CLIENT_TAG(client)]);
+  accept(socket: WebSocket, client: string, after: number, ownerSession: string | null = null): void {
+    const tags = ownerSession === null ? [CLIENT_TAG(client)] : [CLIENT_TAG(client), OWNER_TAG, SESSION_TAG(ownerSession)];
+    this.ctx.acceptWebSocket(socket, tags);
     this.sendPage(socket, { sent: after, live: false });
   }
 
@@ -85,8 +89,21 @@ export class LiveFollowers {
     }
   }
 
+  /** Closes the sockets one owner session let in (sign-out). */
+  closeSession(session: string, code: number, reason: string): void {
+    for (const socket of this.ctx.getWebSockets(SESSION_TAG(session))) {
+      try {
+        socket.close(code, reason);
+      } catch {
+        // Already closing.
+      }
+    }
+  }
+
+  /** Closes the sockets a share link let in; the owner's pages stay open whatever happens to the link. */
   closeAll(code: number, reason: string): void {
     for (const socket of this.ctx.getWebSockets()) {
+      if (this.ctx.getTags(socket).includes(OWNER_TAG)) continue;
       try {
         socket.close(code, reason);
       } catch {

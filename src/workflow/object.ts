@@ -26,7 +26,7 @@ import type {
   StartWorkflowInput,
 } from "@waymark/protocol/tools";
 import { expiryProblem } from "../domain/share-status";
-import type { TaskView, WorkflowSummary, WorkflowView } from "../domain/view";
+import type { FeedbackView, TaskView, WorkflowSummary, WorkflowView } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
@@ -34,6 +34,7 @@ import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
 import { EventLog, type EventsPage } from "./event-log";
+import { type FeedbackDigest, FeedbackRecords, type NewFeedback } from "./feedback";
 import { LiveFollowers } from "./followers";
 import { IdempotencyRecords, requestHash } from "./idempotency";
 import { TaskLifecycle } from "./lifecycle";
@@ -51,6 +52,13 @@ export type { ResumeInfo } from "./resume";
 
 /** The header a Worker route sets after verifying a share token; the object checks it again. */
 export const SHARE_TOKEN_HEADER = "Waymark-Share-Token";
+/**
+ * The owner's live page: the Worker sets the account and the dashboard session it verified; the
+ * object checks that this account owns the workflow and asks the account's object whether the
+ * session is still open, so neither a URL nor a lone header opens the feed.
+ */
+export const OWNER_ACCOUNT_HEADER = "Waymark-Owner-Account";
+export const OWNER_SESSION_HEADER = "Waymark-Owner-Session";
 /** The client a live follower is counted against (the Worker passes CF-Connecting-IP). */
 export const CLIENT_HEADER = "Waymark-Client";
 
@@ -67,6 +75,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly outbox: AccountOutbox;
   private readonly writer: Writer;
   private readonly lifecycle: TaskLifecycle;
+  private readonly feedback: FeedbackRecords;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -87,6 +96,7 @@ export class WorkflowObject extends DurableObject<Env> {
     );
     this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox);
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
+    this.feedback = new FeedbackRecords(this.sql);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, WORKFLOW_MIGRATIONS);
       this.log.backfillChain();
@@ -240,10 +250,17 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok(this.records.summary(this.totals));
   }
 
-  /** What an agent needs to pick up after losing its context: open tasks, recent logs, next steps. */
-  async resume(account: string, recent: number): Promise<Result<ResumeInfo>> {
+  /**
+   * What an agent needs to pick up after losing its context: open tasks, recent logs, next steps,
+   * and all reviewer feedback (which counts as delivered from then on).
+   */
+  async resume(account: string, recent: number): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok(resumeInfo(this.sql, this.records, this.totals, recent));
+    const info = resumeInfo(this.sql, this.records, this.totals, recent);
+    const feedback = this.feedback.list();
+    if (feedback.length === 0) return ok(info);
+    this.feedback.markAllDelivered(Date.now());
+    return ok({ ...info, feedback });
   }
 
   /** One task in full: outcome, files changed, verification. */
@@ -256,6 +273,33 @@ export class WorkflowObject extends DurableObject<Env> {
   async events(account: string | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
     return ok({ ...this.log.after(fromSeq, limit), last_seq: this.log.lastSeq() });
+  }
+
+  // ── Reviewer feedback (src/workflow/feedback.ts) ─────────────────────────
+
+  /** Owner only: a comment or verdict on the workflow or one of its tasks, decisions or issues. */
+  async addFeedback(account: string, input: NewFeedback & { idempotency_key?: string }): Promise<Result<FeedbackView>> {
+    return this.writer.run(
+      "add_feedback",
+      input,
+      () => this.owned(account, "workflow_id", this.records.workflow()?.id ?? ""),
+      (workflow, w) => this.feedback.add(workflow.id, input, w),
+    );
+  }
+
+  /** The whole workflow with its feedback and the state of its share link (never created here), for the owner view. */
+  async ownerView(account: string, withEvents = false): Promise<Result<WorkflowView & { feedback: FeedbackView[]; share: ShareInfo }>> {
+    if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
+    const share = await this.shareLinks.info();
+    // Read after the only await, so the view is one state.
+    return ok({ ...this.fullView(withEvents), feedback: this.feedback.list(), share });
+  }
+
+  /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
+  async takeFeedback(account: string): Promise<FeedbackDigest | null> {
+    const workflow = this.records.workflow();
+    if (!workflow || workflow.account !== account) return null;
+    return this.ctx.storage.transactionSync(() => this.feedback.takeDigest(workflow.id, Date.now()));
   }
 
   /** Waits until the account index has every event (tests and tools that read the index right after a write). */
@@ -271,18 +315,30 @@ export class WorkflowObject extends DurableObject<Env> {
    */
   async fetch(request: Request): Promise<Response> {
     if (request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
+    const owner = request.headers.get(OWNER_ACCOUNT_HEADER);
+    const session = request.headers.get(OWNER_SESSION_HEADER);
     const token = request.headers.get(SHARE_TOKEN_HEADER);
-    if (!token) return new Response("forbidden", { status: 403 });
-    const status = await this.shareLinks.check(token);
-    if (status !== "active")
-      return new Response("This workflow is no longer shared.", { status: status === "not_found" || status === "none" ? 404 : 410 });
+    if (owner !== null) {
+      if (!(await this.ownerSessionOpen(owner, session))) return new Response("forbidden", { status: 403 });
+    } else {
+      if (!token) return new Response("forbidden", { status: 403 });
+      const status = await this.shareLinks.check(token);
+      if (status !== "active")
+        return new Response("This workflow is no longer shared.", { status: status === "not_found" || status === "none" ? 404 : 410 });
+    }
     const client = request.headers.get(CLIENT_HEADER) ?? "unknown";
     const refusal = this.followers.refusal(client);
     if (refusal) return new Response(`Too many live pages: ${refusal}.`, { status: 429, headers: { "Retry-After": "60" } });
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     const pair = new WebSocketPair();
-    this.followers.accept(pair[1], client, Number.isInteger(after) && after >= 0 ? Math.min(after, this.log.lastSeq()) : 0);
+    const from = Number.isInteger(after) && after >= 0 ? Math.min(after, this.log.lastSeq()) : 0;
+    this.followers.accept(pair[1], client, from, owner !== null ? session : null);
     return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /** Sign-out: the account's object closes the live pages this session opened. */
+  async closeOwnerSockets(session: string): Promise<void> {
+    this.followers.closeSession(session, 4401, "signed out");
   }
 
   async webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -290,7 +346,9 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   async webSocketClose(socket: WebSocket, code: number): Promise<void> {
-    socket.close(code === 1005 ? 1000 : code, "closing");
+    // close() takes only 1000 and 3000-4999: the codes a peer can report but never send (1005 no
+    // status, 1006 abnormal closure, …) are answered with 1000; an invalid code threw uncaught.
+    socket.close(code === 1000 || (code >= 3000 && code <= 4999) ? code : 1000, "closing");
   }
 
   // ── Share links (src/workflow/share.ts) ──────────────────────────────────
@@ -318,9 +376,14 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /** The whole workflow for a share-link reader, or why not ("revoked"/"expired" → the page says "no longer shared"). */
-  async sharedView(token: string, withEvents = false): Promise<{ status: ShareStatus | "not_found"; view: WorkflowView | null }> {
+  async sharedView(
+    token: string,
+    withEvents = false,
+  ): Promise<{ status: ShareStatus | "not_found"; view: (WorkflowView & { feedback: FeedbackView[] }) | null }> {
     const status = await this.shareLinks.check(token);
-    return { status, view: status === "active" ? this.fullView(withEvents) : null };
+    if (status !== "active") return { status, view: null };
+    // The reviewers' answers are part of the record a link shares.
+    return { status, view: { ...this.fullView(withEvents), feedback: this.feedback.list() } };
   }
 
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
@@ -389,6 +452,17 @@ export class WorkflowObject extends DurableObject<Env> {
     const current = await this.ctx.storage.getAlarm();
     const next = Math.min(...times, current ?? Number.POSITIVE_INFINITY);
     if (Number.isFinite(next) && next !== current) await this.ctx.storage.setAlarm(next);
+  }
+
+  /**
+   * Whether `account` owns this workflow and `session` is one of its open dashboard sessions;
+   * the account's object also notes that the session follows this workflow, so that signing
+   * out closes the socket (closeOwnerSockets).
+   */
+  private async ownerSessionOpen(account: string, session: string | null): Promise<boolean> {
+    const workflow = this.records.workflow();
+    if (!workflow || workflow.account !== account || !session) return false;
+    return this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).followAsOwner(session, workflow.id);
   }
 
   private async shareChanged(workflowId: string, account: string): Promise<ShareInfo> {

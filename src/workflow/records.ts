@@ -221,6 +221,7 @@ export class WorkflowRecords {
       cost_usd: t.cost_usd,
       bytes_stored: totals.usage().bytes_stored,
       repository_fingerprint: parse<{ fingerprint: string }>(w.repository)?.fingerprint ?? null,
+      files_changed: t.files_changed,
     };
   }
 

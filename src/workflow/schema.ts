@@ -5,6 +5,7 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
+import { FEEDBACK_MIGRATION_STATEMENTS } from "./feedback";
 import { SHARE_MIGRATION_STATEMENTS } from "./share";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
@@ -177,11 +178,13 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // The event log's hash chain: each event's hash covers the previous one (@waymark/protocol/chain).
   // Events written before this version are chained when the object next starts.
   { version: 6, statements: ["ALTER TABLE events ADD COLUMN hash TEXT"] },
+  // Reviewer feedback from the owner view, and when each item reached the agent.
+  { version: 7, statements: FEEDBACK_MIGRATION_STATEMENTS },
   // Provenance and repository identity (domain/provenance): the repository the helper reported
   // for the workflow and each task (JSON), and where each task's usage figures came from.
   // NULL on rows written before: shown as "not recorded".
   {
-    version: 7,
+    version: 8,
     statements: [
       "ALTER TABLE workflow ADD COLUMN repository TEXT",
       "ALTER TABLE tasks ADD COLUMN repository TEXT",

@@ -52,7 +52,8 @@ export class Writer {
     mutate: (context: C, scope: WriteScope) => T,
     options: WriteOptions = { enforceQuota: true },
   ): Promise<Result<T>> {
-    const hash = await requestHash(tool, input);
+    // Only a keyed request can be replayed, so only it needs its input hashed.
+    const hash = input.idempotency_key === undefined ? "" : await requestHash(tool, input);
     let events: WorkflowEvent[] = [];
     let result: Result<T>;
     try {

@@ -146,7 +146,9 @@ describe("/api/webhooks", () => {
 
 describe("deliveries", () => {
   it("signs and sends issue.needs_review, task.failed and workflow.completed to subscribed hooks only", async () => {
-    const all = (await (await register({ url: "https://hooks.example.com/all" })).json()) as { id: string; secret: string };
+    const all = (await (
+      await register({ url: "https://hooks.example.com/all", events: ["issue.needs_review", "task.failed", "workflow.completed"] })
+    ).json()) as { id: string; secret: string };
     const onlyDone = (await (await register({ url: "https://hooks.example.com/done", events: ["workflow.completed"] })).json()) as {
       id: string;
     };
@@ -190,6 +192,75 @@ describe("deliveries", () => {
     expect(await statusOf(onlyDone.id)).toMatchObject({ last_status: "ok", delivered: 1 });
     await api(`/api/webhooks/${all.id}`, { method: "DELETE" });
     await api(`/api/webhooks/${onlyDone.id}`, { method: "DELETE" });
+  });
+
+  it("sends task.review_requested and feedback.created with the owner URL, as JSON or as a Slack-compatible body", async () => {
+    const json = (await (
+      await register({ url: "https://hooks.example.com/review", events: ["task.review_requested", "feedback.created"] })
+    ).json()) as { id: string; format: string };
+    expect(json.format).toBe("json");
+    const slack = (await (
+      await register({ url: "https://hooks.example.com/slack", events: ["feedback.created"], format: "slack" })
+    ).json()) as {
+      id: string;
+      format: string;
+    };
+    expect(slack.format).toBe("slack");
+    const badFormat = await register({ url: "https://hooks.example.com/x", format: "teams" });
+    expect(badFormat.status).toBe(400);
+    expect(errorText(await badFormat.json())).toBe("INPUT_VALIDATION_ERROR: format: must be one of: json, slack");
+
+    const recorded = await fakeReceiver("acme");
+    const client = await connectV2();
+    const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Reviewed <hooks> & co", force_new: true });
+    const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "Schema change", goal: "g" });
+    await ok(client, "log_issue", {
+      task_id: task.task_id,
+      type: "other",
+      description: "Check the index",
+      resolution: "r",
+      requires_human_review: true,
+    });
+    await ok(client, "complete_task", {
+      task_id: task.task_id,
+      status: "success",
+      outcome: { summary: "Migrated", manual_review_needed: true, manual_review_reason: "Touches billing tables" },
+    });
+    const stub = env.WORKFLOW.get(env.WORKFLOW.idFromName(wf.workflow_id));
+    const added = await stub.addFeedback("acme", {
+      target: "task",
+      target_id: task.task_id,
+      verdict: "changes_requested",
+      body: "Add a down migration",
+    });
+    expect(added.ok).toBe(true);
+    await stub.flushAccount();
+    await until(() => recorded.length >= 4, "4 deliveries");
+    await new Promise((r) => setTimeout(r, 100));
+
+    // The origin the agent's endpoint (and the dashboard) is reached at.
+    const ownerUrl = `${ORIGIN}/w/${wf.workflow_id}`;
+    const toJson = recorded.filter((r) => r.url.endsWith("/review")).map((r) => JSON.parse(r.body));
+    expect(toJson.map((b) => b.event).sort()).toEqual(["feedback.created", "task.review_requested", "task.review_requested"]);
+    for (const body of toJson) expect(body.owner_url).toBe(ownerUrl);
+    const fromTask = toJson.find((b) => b.event === "task.review_requested" && b.task);
+    expect(fromTask).toMatchObject({ task: { id: task.task_id }, review: { reason: "Touches billing tables" } });
+    const fromIssue = toJson.find((b) => b.event === "task.review_requested" && b.issue);
+    expect(fromIssue).toMatchObject({ issue: { task_id: task.task_id }, review: { reason: "Check the index" } });
+    expect(toJson.find((b) => b.event === "feedback.created")?.feedback).toMatchObject({
+      target: "task",
+      target_id: task.task_id,
+      verdict: "changes_requested",
+      body: "Add a down migration",
+    });
+
+    const toSlack = recorded.filter((r) => r.url.endsWith("/slack"));
+    expect(toSlack).toHaveLength(1);
+    expect(JSON.parse(toSlack[0]?.body ?? "{}")).toEqual({
+      text: `Feedback (changes requested) on <${ownerUrl}|Reviewed &lt;hooks&gt; &amp; co>: Add a down migration`,
+    });
+    await api(`/api/webhooks/${json.id}`, { method: "DELETE" });
+    await api(`/api/webhooks/${slack.id}`, { method: "DELETE" });
   });
 
   it("retries with backoff after failures, then records success; gives up after 6 attempts", async () => {

@@ -40,6 +40,7 @@ describe.skipIf(skipBrowser)("dashboard forms in Chromium", () => {
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     const row = page.locator(`tr[id="${id}"]`);
     expect(await row.innerText()).toContain("Clicked workflow");
+    await row.locator(".share-manage summary").click();
 
     expect(await submit(page, row.locator('form:has(input[value="rotate"]) button'))).toBe(303);
     const rotatedUrl = await page.locator("#shown-link a").getAttribute("href");
@@ -48,10 +49,12 @@ describe.skipIf(skipBrowser)("dashboard forms in Chromium", () => {
     expect((await fetch(firstUrl)).status).toBe(404);
     expect((await fetch(String(rotatedUrl))).status).toBe(200);
 
+    await row.locator(".share-manage summary").click();
     await row.locator('form:has(input[value="set_expiry"]) select').selectOption("3600");
     expect(await submit(page, row.locator('form:has(input[value="set_expiry"]) button'))).toBe(303);
     expect(await page.locator(`tr[id="${id}"]`).innerText()).toContain("active, expires");
 
+    await page.locator(`tr[id="${id}"] .share-manage summary`).click();
     expect(await submit(page, page.locator(`tr[id="${id}"] form:has(input[value="revoke"]) button`))).toBe(303);
     expect(await page.locator(`tr[id="${id}"]`).innerText()).toContain("revoked");
     expect((await fetch(String(rotatedUrl))).status).toBe(410);

@@ -1,33 +1,21 @@
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Acked,
-  callTool,
-  connect,
-  crashDevServer,
-  exportView,
-  newAcked,
-  pool,
-  Recorder,
-  readEvents,
-  runAgentWorkflow,
-  signalDevServer,
-  verifyWorkflow,
-  waitDown,
-} from "../../bench/lib/harness";
-import { type DroppingProxy, startDroppingProxy } from "../../bench/lib/proxy";
-import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
-import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import type { ToolOutcome } from "../support/tool-outcome";
-
 /**
- * Faults against a real `wrangler dev` on 127.0.0.1 (the full runs are bench/faults.mjs):
+ * Faults against a real `wrangler dev` on 127.0.0.1 (the full runs are bench/faults.ts):
  * kill -9 of the whole server in the middle of load, then a restart on the same data; the
  * helper losing its connection during complete_task, then a retry with the same inputs.
  * (A page reconnecting after a restart is covered in Chromium by test/browser/live.test.ts.)
  */
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
+import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
+import { type Acked, callTool, connect, newAcked, pool, runAgentWorkflow } from "../support/agents";
+import { crashDevServer, type DevServer, signalDevServer, startDevServer, waitDown } from "../support/dev-server";
+import { type DroppingProxy, startDroppingProxy } from "../support/dropping-proxy";
+import { exportView, readEvents, verifyWorkflow } from "../support/readback";
+import { Recorder } from "../support/stats";
+import type { ToolOutcome } from "../support/tool-outcome";
+
 let server: DevServer;
 let port: number;
 

@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runFuzz, setupTarget } from "../../bench/lib/fuzz";
-import { prng } from "../../bench/lib/harness";
-import { type DevServer, startDevServer } from "../support/dev-server";
-
 /**
  * 1,000 malformed and hostile requests from a fixed seed against a real `wrangler dev` on
- * 127.0.0.1 with two accounts (the full 10,000 is bench/fuzz.mjs). To reproduce a failure:
- * node bench/fuzz.mjs --seed 20261122 --count 1000.
+ * 127.0.0.1 with two accounts (the full 10,000 is bench/fuzz.ts). To reproduce a failure:
+ * npx node bench/fuzz.ts --seed 20261122 --count 1000.
  */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DevServer, startDevServer } from "../support/dev-server";
+import { runFuzz, setupTarget } from "../support/fuzz";
+import { prng } from "../support/stats";
+
 const SEED = 20261122;
 const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" };
 let server: DevServer;

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadAgents, loadWriters, type Summary } from "../../bench/lib/harness";
-import { type DevServer, startDevServer } from "../support/dev-server";
-
 /**
- * Bounded load through a real `wrangler dev` on 127.0.0.1 (the full-size run is bench/load.mjs,
+ * Bounded load through a real `wrangler dev` on 127.0.0.1 (the full-size run is bench/load.ts,
  * with the same two shapes): concurrent agents with whole workflows, and concurrent writers on
  * one workflow. No call may fail, and everything acknowledged must be read back with a
  * gap-free event log. Slowness never fails it; only errors and inconsistencies do.
  */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadAgents, loadWriters } from "../support/agents";
+import { type DevServer, startDevServer } from "../support/dev-server";
+import type { Summary } from "../support/stats";
+
 let server: DevServer;
 
 beforeAll(async () => {

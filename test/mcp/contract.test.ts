@@ -58,14 +58,15 @@ describe("tools/list keeps the reference protocol", () => {
   });
 
   // 7.3 KB while output schemas listed only the reference fields; declaring every field a tool
-  // returns (typed clients drop the others: resumed, related, warnings, completed_at…) made it 8,115 bytes.
-  it("stays within the context budget: at most 9 tools, 8.2 KB", async () => {
+  // returns (typed clients drop the others: resumed, related, warnings, completed_at…) made it 8,115 bytes;
+  // reviewer_feedback, which any tool's result can carry, declared in each of the 9 schemas: 8,515 bytes.
+  it("stays within the context budget: at most 9 tools, 8.6 KB", async () => {
     const tools = await listTools();
     const bytes = new TextEncoder().encode(JSON.stringify(tools)).byteLength;
     const referenceBytes = new TextEncoder().encode(JSON.stringify(reference)).byteLength;
     console.log(`tools/list: ${tools.length} tools, ${bytes} bytes (the six reference definitions alone: ${referenceBytes} bytes)`);
     for (const tool of tools) console.log(`  ${tool.name}: ${new TextEncoder().encode(JSON.stringify(tool)).byteLength} bytes`);
     expect(tools.length).toBeLessThanOrEqual(9);
-    expect(bytes).toBeLessThanOrEqual(8200);
+    expect(bytes).toBeLessThanOrEqual(8600);
   });
 });

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { connectV2, ok, rpc } from "../support/worker";
 
 /**
- * Found by bench/fuzz.mjs: deeply nested arguments overflowed the stack in argument parsing
+ * Found by bench/fuzz.ts: deeply nested arguments overflowed the stack in argument parsing
  * (it recurses), and the tool answered "Maximum call stack size exceeded" without an error code.
  */
 let taskId: string;

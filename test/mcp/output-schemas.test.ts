@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { connectV2, rpc } from "../support/worker";
@@ -70,6 +71,38 @@ beforeAll(async () => {
   await structured("get_workflow", { query: "payments library", limit: 3 });
   await structured("get_workflow", {});
   await structured("complete_workflow", { workflow_id: workflowId, status: "success", summary: "Shipped" });
+
+  // A reviewer's comment rides on the next result of every tool; get_workflow {workflow_id} lists them all.
+  const reviewed = (await structured("start_workflow", { name: "Reviewed work" })).workflow_id as string;
+  const review = async () => {
+    const stub = env.WORKFLOW.get(env.WORKFLOW.idFromName(reviewed));
+    const added = await stub.addFeedback("acme", { target: "workflow", target_id: reviewed, verdict: "comment", body: "Please add tests" });
+    if (!added.ok) throw new Error(added.message);
+  };
+  await review();
+  await structured("start_workflow", { name: "Reviewed work" }); // resumed
+  await review();
+  const reviewedTask = (await structured("start_task", { workflow_id: reviewed, name: "Tests", goal: "Add tests" })).task_id as string;
+  await review();
+  await structured("log_decision", {
+    task_id: reviewedTask,
+    category: "library_choice",
+    question: "Which runner?",
+    chosen: "vitest",
+    reasoning: "Used already",
+  });
+  await review();
+  await structured("log_issue", { task_id: reviewedTask, type: "other", description: "Slow", resolution: "Cached" });
+  await review();
+  await structured("log_milestone", { task_id: reviewedTask, message: "half" });
+  await review();
+  await structured("get_workflow", { task_id: reviewedTask });
+  await review();
+  await structured("complete_task", { task_id: reviewedTask, status: "success", outcome: { summary: "Tested" } });
+  await review();
+  await structured("complete_workflow", { workflow_id: reviewed, status: "success", summary: "Done" });
+  await review();
+  await structured("get_workflow", { workflow_id: reviewed });
 });
 
 describe("every returned field is advertised", () => {

@@ -120,7 +120,13 @@ describe("MCP resources", () => {
     expect(info.server).toEqual({ name: "waymark", version: "0.1.0" });
     expect(info.protocol_versions).toContain("2025-06-18");
     expect(info.features.tools).toHaveLength(8);
-    expect(info.features.webhooks.events).toEqual(["issue.needs_review", "task.failed", "workflow.completed"]);
+    expect(info.features.webhooks.events).toEqual([
+      "issue.needs_review",
+      "task.failed",
+      "workflow.completed",
+      "task.review_requested",
+      "feedback.created",
+    ]);
     expect(info.limits).toMatchObject({ max_input_bytes: 8 * 1024 * 1024, tool_count: 8, events_page: 500, tasks_per_workflow: 5000 });
   });
 });

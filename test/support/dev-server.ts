@@ -1,15 +1,17 @@
+/**
+ * A real `wrangler dev` (workerd) for end-to-end tests and benches. Started from the repository
+ * root (or another checkout, for A/B benches) through npx with node_modules/.bin first on PATH
+ * (so Node 22 runs wrangler), on free ports, with data persisted in a temporary directory that
+ * survives `restart()` and is removed by `stop()`. Startup failures throw with the tail of
+ * wrangler's output. Also: finding, freezing and killing a running server's processes through
+ * /proc, for the fault tests and the memory figures of the benches.
+ */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 
-/**
- * A real `wrangler dev` (workerd) for end-to-end tests. Started from the repository root
- * through npx with node_modules/.bin first on PATH (so Node 22 runs wrangler), on free
- * ports, with data persisted in a temporary directory that survives `restart()` and is
- * removed by `stop()`. Startup failures throw with the tail of wrangler's output.
- */
 export interface DevServer {
   /** http://127.0.0.1:<port> */
   url: string;
@@ -21,6 +23,8 @@ export interface DevServer {
   restart(): Promise<void>;
   /** wrangler's output so far (for assertion messages). */
   output(): string;
+  /** wrangler's DevTools inspector for the Worker's isolate (a new port after each restart). */
+  inspectorUrl(): string;
 }
 
 export interface DevServerOptions {
@@ -32,6 +36,8 @@ export interface DevServerOptions {
   vars?: Record<string, string>;
   /** How long to wait for the server to answer /health. */
   startTimeoutMs?: number;
+  /** The checkout to serve (its wrangler.toml and node_modules); this repository by default. */
+  root?: string;
 }
 
 const REPO_ROOT = resolve(import.meta.dirname, "../..");
@@ -56,11 +62,13 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), "waymark-dev-"));
   const url = `http://127.0.0.1:${port}`;
   const timeout = options.startTimeoutMs ?? 90_000;
+  const root = options.root ?? REPO_ROOT;
   let output = "";
   let child: ChildProcess | null = null;
 
+  let inspectorPort = 0;
   const launch = async () => {
-    const inspectorPort = await freePort();
+    inspectorPort = await freePort();
     const args = [
       "wrangler",
       "dev",
@@ -76,13 +84,13 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push("--var", `WAYMARK_DEV_TOKEN:${token}`, "--show-interactive-dev-session=false");
     for (const [name, value] of Object.entries(options.vars ?? {})) args.push("--var", `${name}:${value}`);
     const proc = spawn("npx", args, {
-      cwd: REPO_ROOT,
+      cwd: root,
       // Own process group, so stop() ends npx, wrangler and workerd together.
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
       env: {
         ...process.env,
-        PATH: `${join(REPO_ROOT, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}`,
+        PATH: `${join(root, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}`,
         WRANGLER_SEND_METRICS: "false",
         CI: "true",
         NO_COLOR: "1",
@@ -115,6 +123,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     url,
     token,
     output: () => output,
+    inspectorUrl: () => `ws://127.0.0.1:${inspectorPort}/ws`,
     async stop() {
       if (child) await kill(child);
       child = null;
@@ -145,4 +154,80 @@ async function kill(proc: ChildProcess): Promise<void> {
   clearTimeout(timer);
   // workerd children may outlive npx; make sure the group is gone.
   signal("SIGKILL");
+}
+
+// ── the processes of a running server ────────────────────────────────────────
+
+/**
+ * The process group of the `wrangler dev` serving `port` (npx, wrangler and workerd share it:
+ * the dev server starts it detached). Found through /proc by the port on wrangler's command line.
+ */
+export function devServerGroup(port: number): number | null {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      const at = argv.indexOf("--port");
+      if (!argv.some((a) => a.endsWith("wrangler") || a === "dev") || at < 0 || argv[at + 1] !== String(port)) continue;
+      // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may contain spaces, so split after ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp > 1) return pgrp;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return null;
+}
+
+/** kill -9 of the whole dev server (npx, wrangler, workerd) at once: no shutdown path runs. */
+export function crashDevServer(port: number): number {
+  const group = devServerGroup(port);
+  if (group === null) throw new Error(`no wrangler dev process found for port ${port}`);
+  process.kill(-group, "SIGKILL");
+  return group;
+}
+
+/** Freezes (SIGSTOP) or thaws (SIGCONT) the dev server's process group. */
+export function signalDevServer(port: number, signal: "SIGSTOP" | "SIGCONT"): void {
+  const group = devServerGroup(port);
+  if (group === null) throw new Error(`no wrangler dev process found for port ${port}`);
+  process.kill(-group, signal);
+}
+
+/** Waits until nothing answers on the URL (after a crash). */
+export async function waitDown(target: { url: string }, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(`${target.url}/health`, { signal: AbortSignal.timeout(500) });
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${target.url} still answers ${timeoutMs} ms after the crash`);
+}
+
+/**
+ * The workerd process that runs the Worker and its Durable Objects for the dev server on
+ * `port`. `wrangler dev` starts two: one for its own proxy (listening on the port) and this
+ * one, which it starts with an inspector address.
+ */
+export function workerdPid(port: number): number | null {
+  const group = devServerGroup(port);
+  if (group === null) return null;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== group || comm !== "workerd") continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("--inspector-addr")) return Number(entry);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return null;
 }

@@ -1,17 +1,16 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+/**
+ * MCP clients for the end-to-end tests against a running `wrangler dev`: an SDK v2 client that
+ * negotiates the newest protocol it can, and a tool call that must succeed.
+ */
+import type { Client } from "@modelcontextprotocol/client";
 import type { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import type { DevServer } from "./dev-server";
-import { callToolOutcome } from "./tool-outcome";
+import { connect } from "./agents.ts";
+import type { DevServer } from "./dev-server.ts";
+import { callToolOutcome } from "./tool-outcome.ts";
 
 /** An SDK v2 client on a running `wrangler dev`, negotiating the newest protocol it can. */
-export async function connectToDevServer(server: DevServer, name = "e2e"): Promise<Client> {
-  const client = new Client({ name, version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${server.token}` } },
-    }),
-  );
-  return client;
+export function connectToDevServer(server: DevServer, name = "e2e"): Promise<Client> {
+  return connect(server, server.token, name);
 }
 
 export type Structured = Record<string, unknown>;

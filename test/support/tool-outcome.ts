@@ -1,6 +1,6 @@
 /**
  * A tool call flattened for assertions and benches. No imports: it loads in workerd, under
- * vitest in Node, and in plain Node with type stripping (bench/lib/harness.ts).
+ * vitest in Node, and in plain Node with type stripping (the benches, through test/support/agents.ts).
  */
 export interface ToolOutcome {
   isError: boolean;

@@ -75,6 +75,22 @@ describe("/mcp request bounds", () => {
     expect(pulled()).toBeLessThan(20);
   });
 
+  it("refuses a body of millions of tiny objects before parsing it", async () => {
+    // 8 MiB of [{},{},…]: ~2.8 million objects, ~400 MiB of isolate memory once parsed.
+    const bomb = `[${"{},".repeat(Math.floor((LIMITS.MAX_BODY_BYTES - 10) / 3))}{}]`;
+    const response = await workerFetch(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${TOKENS.acme}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
+      body: bomb,
+    });
+    expect(response.status).toBe(413);
+    expect(await response.text()).toMatch(/PAYLOAD_TOO_LARGE: request body holds \d+ JSON objects or arrays; at most 400000/);
+  });
+
   it("answers a JSON-RPC parse error to a body that is not JSON", async () => {
     const response = await rpc("{not json", {});
     expect(response.status).toBe(400);

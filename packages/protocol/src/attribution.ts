@@ -114,22 +114,43 @@ function netGitChanges(snapshot: GitSnapshot, changes: GitChanges): PathChange[]
       `changes.start_head: must equal the start snapshot's head (${String(snapshot.head)}), got ${String(changes.start_head)}`,
     );
   }
-  const startDirty = indexDirtyEntries(snapshot.dirty, "snapshot.dirty");
-  const committed = indexTransitions(changes.committed, "changes.committed");
-  const endDirty = indexDirtyEntries(changes.dirty, "changes.dirty");
-  const paths = [...startDirty.keys()];
-  for (const path of committed.keys()) {
-    if (!startDirty.has(path)) paths.push(path);
-  }
-  for (const path of endDirty.keys()) {
-    if (!startDirty.has(path) && !committed.has(path)) paths.push(path);
-  }
-
+  // git lists paths in order, so the three lists are merged rather than indexed and re-sorted.
+  const startDirty = inPathOrder(snapshot.dirty);
+  const committed = inPathOrder(changes.committed);
+  const endDirty = inPathOrder(changes.dirty);
+  // A conflict is reported as indexing the lists as sent would: the first list, then the first entry.
+  const explainConflict = () => {
+    indexDirtyEntries(snapshot.dirty, "snapshot.dirty");
+    indexTransitions(changes.committed, "changes.committed");
+    indexDirtyEntries(changes.dirty, "changes.dirty");
+  };
   const netChanges: PathChange[] = [];
-  for (const path of sortPaths(paths)) {
-    const atStart = startDirty.get(path);
-    const inCommits = committed.get(path);
-    const atEnd = endDirty.get(path);
+  let startIndex = 0;
+  let commitIndex = 0;
+  let endIndex = 0;
+  while (startIndex < startDirty.length || commitIndex < committed.length || endIndex < endDirty.length) {
+    const startPath = startDirty[startIndex]?.path;
+    const commitPath = committed[commitIndex]?.path;
+    const endPath = endDirty[endIndex]?.path;
+    let path = startPath as string;
+    if (path === undefined || (commitPath !== undefined && commitPath < path)) path = commitPath as string;
+    if (path === undefined || (endPath !== undefined && endPath < path)) path = endPath as string;
+
+    let atStart: DirtyEntry | undefined;
+    let inCommits: Transition | undefined;
+    let atEnd: DirtyEntry | undefined;
+    if (startPath === path) {
+      atStart = startDirty[startIndex];
+      startIndex = pastRun(startDirty, startIndex, dirtyStates, explainConflict);
+    }
+    if (commitPath === path) {
+      inCommits = committed[commitIndex];
+      commitIndex = pastRun(committed, commitIndex, transitionStates, explainConflict);
+    }
+    if (endPath === path) {
+      atEnd = endDirty[endIndex];
+      endIndex = pastRun(endDirty, endIndex, dirtyStates, explainConflict);
+    }
     // Each fallback relies on what the lists leave out: a path absent from the status query
     // has worktree = HEAD, and a path absent from the commit diff has HEAD then = HEAD now.
     const before = atStart ? atStart.worktree : inCommits ? inCommits.before : (atEnd?.head ?? null);
@@ -148,37 +169,76 @@ function netGitChanges(snapshot: GitSnapshot, changes: GitChanges): PathChange[]
 }
 
 function netChecksumChanges(transitions: readonly Transition[]): PathChange[] {
-  const byPath = indexTransitions(transitions, "changes.transitions");
-  const netChanges: PathChange[] = [];
-  for (const path of sortPaths([...byPath.keys()])) {
-    const transition = byPath.get(path);
-    if (transition === undefined) continue;
-    const { before, after } = transition;
-    const status = changeStatus(before, after);
-    if (status !== null) netChanges.push({ path, status, before, after, committed: false });
-  }
-  return netChanges;
+  return netTransitions(transitions, () => false);
 }
 
 function netResolvedChanges(transitions: readonly NetTransition[]): PathChange[] {
-  const byPath = indexTransitions(transitions, "changes.transitions");
+  return netTransitions(transitions, (transition) => transition.committed ?? false);
+}
+
+function netTransitions<Entry extends Transition>(
+  transitions: readonly Entry[],
+  committedOf: (transition: Entry) => boolean,
+): PathChange[] {
+  const ordered = inPathOrder(transitions);
   const netChanges: PathChange[] = [];
-  for (const path of sortPaths([...byPath.keys()])) {
-    const transition = byPath.get(path) as NetTransition;
-    const status = changeStatus(transition.before, transition.after);
-    if (status !== null) {
-      netChanges.push({ path, status, before: transition.before, after: transition.after, committed: transition.committed ?? false });
-    }
+  for (let index = 0; index < ordered.length; ) {
+    const transition = ordered[index] as Entry;
+    index = pastRun(ordered, index, transitionStates, () => indexTransitions(transitions, "changes.transitions"));
+    const { before, after } = transition;
+    const status = changeStatus(before, after);
+    if (status !== null) netChanges.push({ path: transition.path, status, before, after, committed: committedOf(transition) });
   }
   return netChanges;
 }
 
+/**
+ * The entries sorted by path (comparePaths). git's lists already are, and are returned as they
+ * are; a list in another order (a hand-made client, paths whose wire form sorts differently) is
+ * sorted once, stably, so that repeated paths keep their order.
+ */
+function inPathOrder<Entry extends { path: string }>(entries: readonly Entry[]): readonly Entry[] {
+  for (let index = 1; index < entries.length; index++) {
+    if ((entries[index - 1] as Entry).path > (entries[index] as Entry).path) {
+      return entries.slice().sort((left, right) => comparePaths(left.path, right.path));
+    }
+  }
+  return entries;
+}
+
+/**
+ * The index after the entries that repeat the path at `start`. A path listed twice is tolerated
+ * when both entries agree; disagreeing entries leave no truth to pick, and `explainConflict`
+ * (which indexes the list as sent, naming the entry in the client's order) throws.
+ */
+function pastRun<Entry extends { path: string }>(
+  entries: readonly Entry[],
+  start: number,
+  statesOf: (entry: Entry) => readonly [FileState | null, FileState | null],
+  explainConflict: () => unknown,
+): number {
+  const first = entries[start] as Entry;
+  let end = start + 1;
+  for (; end < entries.length && (entries[end] as Entry).path === first.path; end++) {
+    const [firstBefore, firstAfter] = statesOf(first);
+    const [before, after] = statesOf(entries[end] as Entry);
+    if (!sameFileState(firstBefore, before) || !sameFileState(firstAfter, after)) {
+      explainConflict();
+      throw new ChangesMismatchError(`${JSON.stringify(first.path)} is listed again with different states`);
+    }
+  }
+  return end;
+}
+
+const dirtyStates = (entry: DirtyEntry) => [entry.head, entry.worktree] as const;
+const transitionStates = (transition: Transition) => [transition.before, transition.after] as const;
+
 function indexDirtyEntries(entries: readonly DirtyEntry[], field: string): Map<string, DirtyEntry> {
-  return indexByPath(entries, field, (entry) => [entry.head, entry.worktree]);
+  return indexByPath(entries, field, dirtyStates);
 }
 
 function indexTransitions<Entry extends Transition>(transitions: readonly Entry[], field: string): Map<string, Entry> {
-  return indexByPath(transitions, field, (transition) => [transition.before, transition.after]);
+  return indexByPath(transitions, field, transitionStates);
 }
 
 /** A path listed twice is tolerated when both entries agree; disagreeing entries leave no truth to pick. */
@@ -226,7 +286,8 @@ export function summarizeChanges(changes: readonly PathChange[], truncated?: Tru
     } else modified.push(change.path);
     if (!change.committed) uncommitted.push(change.path);
   }
-  for (const list of [added, modified, deleted, uncommitted]) sortPaths(list);
+  // Net changes come in path order, so these lists usually are already.
+  for (const list of [added, modified, deleted, uncommitted]) sortUnlessSorted(list);
   const summary: FilesChanged = { added, modified, deleted, renamed: pairRenames(deletedStates, addedStates), uncommitted };
   if (truncated) summary.truncated = truncated;
   return summary;
@@ -239,40 +300,59 @@ export function summarizeChanges(changes: readonly PathChange[], truncated?: Tru
  * executable bit may change in a rename.
  */
 function pairRenames(deletedStates: readonly PathChange[], addedStates: readonly PathChange[]): { from: string; to: string }[] {
-  const deletedByContent = groupByContent(deletedStates, (change) => change.before);
-  const addedByContent = groupByContent(addedStates, (change) => change.after);
-  const renamed: { from: string; to: string }[] = [];
-  for (const [kind, deletedByBlob] of deletedByContent) {
-    const addedByBlob = addedByContent.get(kind);
-    if (addedByBlob === undefined) continue;
-    for (const [blob, fromPaths] of deletedByBlob) {
-      const toPaths = addedByBlob.get(blob);
-      if (toPaths !== undefined) pairCandidates(fromPaths, toPaths, renamed);
-    }
-  }
-  return renamed.sort((left, right) => comparePaths(left.from, right.from));
-}
-
-/** Paths by kind of entry, then by blob: nested maps, so no key string is built per path. */
-function groupByContent(
-  changes: readonly PathChange[],
-  stateOf: (change: PathChange) => FileState | null,
-): Map<EntryKind, Map<string, string[]>> {
-  const groups = new Map<EntryKind, Map<string, string[]>>();
-  for (const change of changes) {
-    const state = stateOf(change);
+  // One index, of the added side; each deletion then looks its content up and joins its group.
+  const groups = new Map<string, RenameCandidates>();
+  for (const change of addedStates) {
+    const state = change.after;
     if (state === null || state.blob === EMPTY_BLOB) continue;
     const kind = entryKind(state.mode);
-    let byBlob = groups.get(kind);
-    if (byBlob === undefined) {
-      byBlob = new Map();
-      groups.set(kind, byBlob);
+    const first = groups.get(state.blob);
+    let group = first;
+    while (group !== undefined && group.kind !== kind) group = group.otherKind;
+    if (group === undefined) {
+      group = { kind, fromPaths: [], toPaths: [], otherKind: first };
+      groups.set(state.blob, group);
     }
-    const group = byBlob.get(state.blob);
-    if (group === undefined) byBlob.set(state.blob, [change.path]);
-    else group.push(change.path);
+    group.toPaths.push(change.path);
   }
-  return groups;
+  const matched: RenameCandidates[] = [];
+  for (const change of deletedStates) {
+    const state = change.before;
+    if (state === null) continue;
+    const kind = entryKind(state.mode);
+    let group = groups.get(state.blob);
+    while (group !== undefined && group.kind !== kind) group = group.otherKind;
+    if (group === undefined) continue;
+    if (group.fromPaths.length === 0) matched.push(group);
+    group.fromPaths.push(change.path);
+  }
+  const renamed: { from: string; to: string }[] = [];
+  for (const group of matched) pairCandidates(group.fromPaths, group.toPaths, renamed);
+  for (let index = 1; index < renamed.length; index++) {
+    if ((renamed[index - 1] as { from: string }).from > (renamed[index] as { from: string }).from) {
+      return renamed.sort((left, right) => comparePaths(left.from, right.from));
+    }
+  }
+  return renamed;
+}
+
+/** Deleted and added paths of one content and kind of entry. */
+interface RenameCandidates {
+  kind: EntryKind;
+  fromPaths: string[];
+  toPaths: string[];
+  /** The group of the same blob for another kind of entry (rare: a symlink and a file alike). */
+  otherKind: RenameCandidates | undefined;
+}
+
+/** Sorts in comparePaths order, after checking in one pass whether that is needed. */
+function sortUnlessSorted(paths: string[]): void {
+  for (let index = 1; index < paths.length; index++) {
+    if ((paths[index - 1] as string) > (paths[index] as string)) {
+      sortPaths(paths);
+      return;
+    }
+  }
 }
 
 type EntryKind = "file" | "symlink" | "gitlink";

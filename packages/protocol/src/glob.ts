@@ -25,9 +25,38 @@ interface TokenList {
   tokens: CharToken[];
   stamp: Uint32Array;
   generation: number;
+  /** Position buffers reused by every match. */
+  active: Uint32Array;
+  next: Uint32Array;
+  /** The same automaton as bit sets, when its positions fit in one 32-bit word (nearly always). */
+  bits: SegmentBits | null;
 }
 
+/**
+ * Position p is bit p. A character moves every active star to itself and every active position
+ * whose token accepts the character to the next; a star reached also reaches what follows it.
+ */
+interface SegmentBits {
+  end: number;
+  stars: number;
+  /** Positions costing one step each (all but classes and the end). */
+  unitCost: number;
+  /** Classes cost a step per range: [bit, ranges]. */
+  classCosts: [number, number][];
+  /** For ASCII characters, the positions whose token accepts it. */
+  asciiAccepts: Int32Array;
+}
+
+const MAX_BIT_POSITIONS = 31;
+
 type SegmentPattern = { kind: "globstar" } | { kind: "segment"; list: TokenList };
+
+/** A path pattern with its own dedupe stamps, like TokenList. */
+interface PathPattern {
+  segments: SegmentPattern[];
+  stamp: Uint32Array;
+  generation: number;
+}
 
 /** Counts the automaton's steps; lets tests prove the bound structurally instead of by timing. */
 export interface MatchCounter {
@@ -37,6 +66,30 @@ export interface MatchCounter {
 export interface CompiledGlob {
   /** Whether the path, or one of its ancestor directories, matches. */
   matches(path: string, counter?: MatchCounter): boolean;
+  /** Where the automaton stands at the repository root, before any segment. */
+  enterRoot(): DirectoryProgress;
+  /**
+   * Where it stands after one more directory (a lowercased segment): computed once per
+   * directory and shared by its files and subdirectories, so each segment is matched once.
+   */
+  enterDirectory(parent: DirectoryProgress, lowerSegment: string): DirectoryProgress;
+  /**
+   * Whether the lowercased file `lowerName` in the entered directory matches: the same verdict
+   * as `matches` on its whole path, and the same steps counted, the directory's included.
+   */
+  matchesName(directory: DirectoryProgress, lowerName: string, counter?: MatchCounter): boolean;
+}
+
+/** Where each brace alternative stands after a directory's segments. */
+export type DirectoryProgress = readonly AlternativeProgress[];
+
+interface AlternativeProgress {
+  /** Decided within the directory: it matched, or no position is left to go on from. */
+  verdict: boolean | undefined;
+  /** The pattern positions reached (when undecided). */
+  active: readonly number[];
+  /** The steps the directory took, charged again to every file in it. */
+  steps: number;
 }
 
 /** Why a glob cannot be used (too many brace alternatives), or null. */
@@ -50,12 +103,21 @@ export function compileGlob(pattern: string): { glob: CompiledGlob } | { problem
   const alternatives = expandBraces(pattern);
   if (alternatives === null) return { problem: `braces expand to more than ${MAX_BRACE_EXPANSIONS} patterns` };
   const compiled = alternatives.map((alternative) => parsePattern(alternative.toLowerCase()));
+  const enterRoot = (): DirectoryProgress => compiled.map(rootProgress);
+  const enterDirectory = (parent: DirectoryProgress, lowerSegment: string): DirectoryProgress =>
+    compiled.map((pattern, index) => descend(pattern, parent[index] as AlternativeProgress, lowerSegment));
+  const matchesName = (directory: DirectoryProgress, lowerName: string, counter?: MatchCounter): boolean =>
+    compiled.some((pattern, index) => matchName(pattern, directory[index] as AlternativeProgress, lowerName, counter));
   return {
     glob: {
       matches: (path, counter) => {
         const segments = path.toLowerCase().split("/");
-        return compiled.some((segmentPatterns) => matchSegments(segmentPatterns, segments, counter));
+        const name = segments.pop() as string;
+        return matchesName(segments.reduce(enterDirectory, enterRoot()), name, counter);
       },
+      enterRoot,
+      enterDirectory,
+      matchesName,
     },
   };
 }
@@ -63,39 +125,72 @@ export function compileGlob(pattern: string): { glob: CompiledGlob } | { problem
 // ── Matching ──────────────────────────────────────────────────────────────────
 
 /**
- * Runs the pattern's segments as an automaton over the path's segments: `active` holds every
+ * The pattern's segments run as an automaton over the path's segments: `active` holds every
  * pattern position reachable so far. Reaching the end of the pattern after a whole number of
  * segments matches (the rest of the path lies beneath a matched directory).
  */
-function matchSegments(patterns: readonly SegmentPattern[], segments: readonly string[], counter?: MatchCounter): boolean {
-  const end = patterns.length;
-  const stamp = new Uint32Array(end + 1);
-  let generation = 1;
-  const add = (list: number[], position: number) => {
-    if (stamp[position] === generation) return;
-    stamp[position] = generation;
-    list.push(position);
-    // A globstar may match no segment at all: reaching it reaches what follows.
-    if (patterns[position]?.kind === "globstar") add(list, position + 1);
-  };
-  let active: number[] = [];
-  add(active, 0);
-  if (end > 0 && stamp[end] === generation) return true;
-  for (const segment of segments) {
-    generation++;
-    const next: number[] = [];
-    for (const position of active) {
-      const pattern = patterns[position];
-      if (!pattern) continue;
-      if (counter) counter.steps++;
-      if (pattern.kind === "globstar") add(next, position);
-      else if (matchSegment(pattern.list, segment, counter)) add(next, position + 1);
-    }
-    if (stamp[end] === generation) return true;
-    if (next.length === 0) return false;
-    active = next;
+function rootProgress(pattern: PathPattern): AlternativeProgress {
+  const end = pattern.segments.length;
+  const active = reachable(pattern, [0]);
+  if (end > 0 && active.includes(end)) return { verdict: true, active: [], steps: 0 };
+  return { verdict: undefined, active, steps: 0 };
+}
+
+/** One directory segment further; a decided alternative stays decided, at no cost. */
+function descend(pattern: PathPattern, parent: AlternativeProgress, segment: string): AlternativeProgress {
+  if (parent.verdict !== undefined) return parent;
+  const counter: MatchCounter = { steps: parent.steps };
+  const active = step(pattern, parent.active, segment, counter);
+  if (active.includes(pattern.segments.length)) return { verdict: true, active: [], steps: counter.steps };
+  return { verdict: active.length === 0 ? false : undefined, active, steps: counter.steps };
+}
+
+/** The last segment, a file's name, from where its directory left the automaton. */
+function matchName(patterns: PathPattern, directory: AlternativeProgress, name: string, counter?: MatchCounter): boolean {
+  if (counter) counter.steps += directory.steps;
+  if (directory.verdict !== undefined) return directory.verdict;
+  // `step` without building the positions: only whether the end is among them. Every active
+  // position is still visited, so the steps counted are the same.
+  const { segments } = patterns;
+  const end = segments.length;
+  let matched = false;
+  for (const position of directory.active) {
+    const pattern = segments[position];
+    if (!pattern) continue;
+    if (counter) counter.steps++;
+    const reached = pattern.kind === "globstar" ? position : matchSegment(pattern.list, name, counter) ? position + 1 : -1;
+    if (reached === end || (reached >= 0 && segments[reached]?.kind === "globstar" && reached + 1 === end)) matched = true;
   }
-  return false;
+  return matched;
+}
+
+/** The positions reached from `active` by one segment. */
+function step(patterns: PathPattern, active: readonly number[], segment: string, counter?: MatchCounter): number[] {
+  const next: number[] = [];
+  for (const position of active) {
+    const pattern = patterns.segments[position];
+    if (!pattern) continue;
+    if (counter) counter.steps++;
+    if (pattern.kind === "globstar") next.push(position);
+    else if (matchSegment(pattern.list, segment, counter)) next.push(position + 1);
+  }
+  return reachable(patterns, next);
+}
+
+/** The positions plus those a globstar reaches by matching no segment at all; no duplicates. */
+function reachable(patterns: PathPattern, positions: readonly number[]): number[] {
+  const stamp = patterns.stamp;
+  const generation = ++patterns.generation;
+  const out: number[] = [];
+  for (let position of positions) {
+    while (stamp[position] !== generation) {
+      stamp[position] = generation;
+      out.push(position);
+      if (patterns.segments[position]?.kind !== "globstar") break;
+      position++;
+    }
+  }
+  return out;
 }
 
 /**
@@ -103,34 +198,104 @@ function matchSegments(patterns: readonly SegmentPattern[], segments: readonly s
  * the work is exactly the counted steps: per character at most the segment pattern's token count.
  */
 function matchSegment(list: TokenList, segment: string, counter?: MatchCounter): boolean {
-  const { tokens, stamp } = list;
+  if (list.bits !== null) return matchSegmentBits(list, list.bits, segment, counter);
+  const { tokens } = list;
   const end = tokens.length;
-  // Generation stamps dedupe positions without clearing an array per character.
-  let generation = ++list.generation;
-  let active: number[] = [];
-  const add = (positions: number[], position: number) => {
-    if (stamp[position] === generation) return;
-    stamp[position] = generation;
-    positions.push(position);
-    // A star may match nothing: reaching it reaches what follows (stars never follow stars).
-    if (tokens[position]?.kind === "star") add(positions, position + 1);
-  };
-  add(active, 0);
+  // Two position buffers swapped per character; generation stamps dedupe positions without
+  // clearing anything, so matching allocates nothing.
+  let active = list.active;
+  let next = list.next;
+  let activeCount = reach(list, active, 0, 0, ++list.generation);
   for (const char of segment) {
-    generation = ++list.generation;
-    const next: number[] = [];
-    for (const position of active) {
+    const generation = ++list.generation;
+    let nextCount = 0;
+    for (let index = 0; index < activeCount; index++) {
+      const position = active[index] as number;
       const token = tokens[position];
       if (!token) continue;
       // A class costs one step per range it tests.
       if (counter) counter.steps += token.kind === "class" ? token.ranges.length : 1;
-      if (token.kind === "star") add(next, position);
-      else if (tokenMatches(token, char)) add(next, position + 1);
+      if (token.kind === "star") nextCount = reach(list, next, nextCount, position, generation);
+      else if (tokenMatches(token, char)) nextCount = reach(list, next, nextCount, position + 1, generation);
     }
-    if (next.length === 0) return false;
-    active = next;
+    if (nextCount === 0) return false;
+    [active, next] = [next, active];
+    activeCount = nextCount;
   }
-  return active.includes(end);
+  for (let index = 0; index < activeCount; index++) if (active[index] === end) return true;
+  return false;
+}
+
+/** matchSegment on bit sets: the same positions visited and the same steps counted. */
+function matchSegmentBits(list: TokenList, bits: SegmentBits, segment: string, counter?: MatchCounter): boolean {
+  const { stars, unitCost, classCosts, asciiAccepts } = bits;
+  let active = withStarsSkipped(1, stars);
+  for (let index = 0; index < segment.length; index++) {
+    const code = segment.charCodeAt(index);
+    let accepts: number;
+    if (code < 128) accepts = asciiAccepts[code] as number;
+    else {
+      const codePoint = segment.codePointAt(index) as number;
+      if (codePoint > 0xffff) index++;
+      accepts = acceptingPositions(list.tokens, String.fromCodePoint(codePoint));
+    }
+    if (counter) {
+      let steps = popCount(active & unitCost);
+      for (const [bit, ranges] of classCosts) if (active & bit) steps += ranges;
+      counter.steps += steps;
+    }
+    active = withStarsSkipped((active & stars) | ((active & accepts) << 1), stars);
+    if (active === 0) return false;
+  }
+  return (active & (1 << bits.end)) !== 0;
+}
+
+/** A star may match nothing: reaching it reaches what follows (stars never follow stars). */
+function withStarsSkipped(positions: number, stars: number): number {
+  return positions | ((positions & stars) << 1);
+}
+
+function popCount(word: number): number {
+  let count = word - ((word >>> 1) & 0x55555555);
+  count = (count & 0x33333333) + ((count >>> 2) & 0x33333333);
+  return (((count + (count >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Positions whose token (not a star) accepts the character, as bits. */
+function acceptingPositions(tokens: readonly CharToken[], char: string): number {
+  let accepts = 0;
+  tokens.forEach((token, position) => {
+    if (token.kind !== "star" && tokenMatches(token, char)) accepts |= 1 << position;
+  });
+  return accepts;
+}
+
+function segmentBits(tokens: readonly CharToken[]): SegmentBits | null {
+  if (tokens.length + 1 > MAX_BIT_POSITIONS) return null;
+  let stars = 0;
+  let unitCost = 0;
+  const classCosts: [number, number][] = [];
+  tokens.forEach((token, position) => {
+    if (token.kind === "star") stars |= 1 << position;
+    if (token.kind === "class") classCosts.push([1 << position, token.ranges.length]);
+    else unitCost |= 1 << position;
+  });
+  const asciiAccepts = new Int32Array(128);
+  for (let code = 0; code < 128; code++) asciiAccepts[code] = acceptingPositions(tokens, String.fromCharCode(code));
+  return { end: tokens.length, stars, unitCost, classCosts, asciiAccepts };
+}
+
+/** Adds a position, and the one after it when it is a star (which may match nothing); the new count. */
+function reach(list: TokenList, positions: Uint32Array, count: number, position: number, generation: number): number {
+  const { tokens, stamp } = list;
+  let added = count;
+  for (let at = position; stamp[at] !== generation; at++) {
+    stamp[at] = generation;
+    positions[added++] = at;
+    // Stars never follow stars, so this reaches at most one position more.
+    if (tokens[at]?.kind !== "star") break;
+  }
+  return added;
 }
 
 function tokenMatches(token: Exclude<CharToken, { kind: "star" }>, char: string): boolean {
@@ -146,7 +311,7 @@ function tokenMatches(token: Exclude<CharToken, { kind: "star" }>, char: string)
 
 // ── Parsing ───────────────────────────────────────────────────────────────────
 
-function parsePattern(pattern: string): SegmentPattern[] {
+function parsePattern(pattern: string): PathPattern {
   const out: SegmentPattern[] = [];
   for (const segment of splitSegments(pattern)) {
     if (segment === "**") {
@@ -154,10 +319,21 @@ function parsePattern(pattern: string): SegmentPattern[] {
       if (out[out.length - 1]?.kind !== "globstar") out.push({ kind: "globstar" });
     } else {
       const tokens = parseSegment(segment);
-      out.push({ kind: "segment", list: { tokens, stamp: new Uint32Array(tokens.length + 1), generation: 0 } });
+      const size = tokens.length + 1;
+      out.push({
+        kind: "segment",
+        list: {
+          tokens,
+          stamp: new Uint32Array(size),
+          generation: 0,
+          active: new Uint32Array(size),
+          next: new Uint32Array(size),
+          bits: segmentBits(tokens),
+        },
+      });
     }
   }
-  return out;
+  return { segments: out, stamp: new Uint32Array(out.length + 2), generation: 0 };
 }
 
 /** Splits on "/" outside classes ("[/]" is not a separator but cannot match one either). */

@@ -4,6 +4,7 @@
  */
 import { getWorkflowInput } from "@waymark/protocol/tools";
 import type { MemoryHit } from "../../account/memory";
+import type { FeedbackView } from "../../domain/view";
 import { ok, type Result } from "../../errors";
 import type { ResumeInfo } from "../../workflow/object";
 import type { TaskView } from "../../workflow/view";
@@ -24,7 +25,9 @@ interface OpenWorkflow {
 }
 
 /** Each mode fills its own fields; the README documents each shape. */
-type GetWorkflowOutput = Partial<ResumeInfo & { task: TaskView; match: "all" | "any"; results: MemoryHit[]; workflows: OpenWorkflow[] }>;
+type GetWorkflowOutput = Partial<
+  ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: MemoryHit[]; workflows: OpenWorkflow[] }
+>;
 
 function renderResume(info: GetWorkflowOutput): string {
   const lines = info.workflow ? [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`] : [];
@@ -36,6 +39,7 @@ function renderResume(info: GetWorkflowOutput): string {
   for (const d of info.recent_decisions ?? []) lines.push(`decided: ${d.question} → ${d.chosen}`);
   for (const i of info.recent_issues ?? []) lines.push(`issue${i.requires_human_review ? " (needs review)" : ""}: ${i.description}`);
   for (const step of info.next_steps ?? []) lines.push(`next: ${step}`);
+  for (const f of info.feedback ?? []) lines.push(`reviewer ${f.verdict.replace("_", " ")} on ${f.target_id}: ${f.body}`);
   return lines.join("\n");
 }
 
@@ -93,6 +97,7 @@ export const getWorkflowTool = defineTool({
     recent_decisions: "array",
     recent_issues: "array",
     next_steps: "array",
+    feedback: "array",
     totals: "object",
     task: "object",
     match: ["string", "all|any words matched"],

@@ -1,31 +1,22 @@
-#!/usr/bin/env node
-// Faults at full size against one `wrangler dev` on 127.0.0.1 with persisted data:
-// --rounds times (default 3): --agents agents (default 20) run whole workflows while a WebSocket
-// follower tails one workflow; after a seeded number of acknowledged calls the whole server
-// (npx, wrangler, workerd) is killed with SIGKILL and restarted on the same data. Then every
-// workflow written so far must read back consistent (acknowledged writes present, no
-// half-written task, counts agree, events gap-free), and the follower, reconnecting from its
-// last seq, must have every event exactly once. The helper's connection-loss cases (killed,
-// answer lost, frozen) run in test/e2e/faults.test.ts; a page in Chromium across a restart
-// in test/browser/live.test.ts. Bounded by its counts; stops by itself.
-//
-//   node bench/faults.mjs [--rounds 3] [--agents 20] [--tasks 5] [--seed 7] [--json out.json]
+/**
+ * Faults at full size against one `wrangler dev` on 127.0.0.1 with persisted data:
+ * --rounds times (default 3): --agents agents (default 20) run whole workflows while a WebSocket
+ * follower tails one workflow; after a seeded number of acknowledged calls the whole server
+ * (npx, wrangler, workerd) is killed with SIGKILL and restarted on the same data. Then every
+ * workflow written so far must read back consistent (acknowledged writes present, no
+ * half-written task, counts agree, events gap-free), and the follower, reconnecting from its
+ * last seq, must have every event exactly once. The helper's connection-loss cases (killed,
+ * answer lost, frozen) run in test/e2e/faults.test.ts; a page in Chromium across a restart
+ * in test/browser/live.test.ts. Bounded by its counts; stops by itself.
+ *
+ *   npx node bench/faults.ts [--rounds 3] [--agents 20] [--tasks 5] [--seed 7] [--json out.json]
+ */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { startDevServer } from "../test/support/dev-server.ts";
-import {
-  connect,
-  crashDevServer,
-  exportView,
-  pool,
-  prng,
-  Recorder,
-  readEvents,
-  runAgentWorkflow,
-  timed,
-  verifyWorkflow,
-  waitDown,
-} from "./lib/harness.ts";
+import { type Acked, connect, pool, runAgentWorkflow, timed } from "../test/support/agents.ts";
+import { crashDevServer, startDevServer, waitDown } from "../test/support/dev-server.ts";
+import { exportView, readEvents, verifyWorkflow } from "../test/support/readback.ts";
+import { prng, Recorder } from "../test/support/stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -40,18 +31,20 @@ const rounds = Number(values.rounds);
 const agents = Number(values.agents);
 const tasks = Number(values.tasks);
 const random = prng(Number(values.seed));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A live follower like a page: applies events in seq order, reconnects from its last seq. */
-function follow(shareUrl) {
-  const seen = [];
-  let socket = null;
+function follow(shareUrl: string) {
+  const seen: number[] = [];
+  let socket: WebSocket | null = null;
   const open = () => {
     const after = seen.at(-1) ?? 0;
     socket = new WebSocket(`${shareUrl.replace(/^http/, "ws")}/ws?after=${after}`);
     socket.addEventListener("message", (m) => {
-      const body = JSON.parse(String(m.data));
-      if (body.type === "event" && body.event.seq > (seen.at(-1) ?? 0)) seen.push(body.event.seq);
+      const body = JSON.parse(String(m.data)) as { type: string; event?: { seq: number }; seq?: number };
+      if (body.type === "event" && body.event && body.event.seq > (seen.at(-1) ?? 0)) seen.push(body.event.seq);
+      // A paged catch-up announces each further page; the follower pulls it.
+      if (body.type === "more") socket?.send(JSON.stringify({ after: body.seq }));
     });
   };
   open();
@@ -60,8 +53,8 @@ function follow(shareUrl) {
 
 const server = await startDevServer();
 const port = Number(new URL(server.url).port);
-const report = { rounds: [], problems: [] };
-const written = [];
+const report: { rounds: Record<string, number>[]; problems: string[]; follower?: Record<string, unknown> } = { rounds: [], problems: [] };
+const written: Acked[] = [];
 try {
   const owner = await connect(server);
   const followed = await timed(owner, null, "start_workflow", { name: "Followed across crashes" });
@@ -87,7 +80,7 @@ try {
     await server.restart();
     const restartMs = performance.now() - t0;
     follower.reconnect();
-    const problems = [];
+    const problems: string[] = [];
     for (const acked of written) problems.push(...(await verifyWorkflow(acked)));
     report.rounds.push({
       round,

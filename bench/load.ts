@@ -1,17 +1,18 @@
-#!/usr/bin/env node
-// Load against one fresh `wrangler dev` on 127.0.0.1:
-//  1. --agents concurrent agents (default 50), each running --workflows whole workflows of
-//     --tasks tasks (3 + 6 × tasks calls each; defaults give 50 × 2 × 21 = 2,100 calls): 0 errors,
-//     latency percentiles per tool, and every workflow read back consistent.
-//  2. --writers concurrent writers (default 50) on ONE workflow: milestones and decisions on two
-//     shared tasks, plus a subtask each: the event log is gap-free and every acknowledged write is there.
-// Bounded by its counts; stops by itself.
-//
-//   node bench/load.mjs [--agents 50] [--workflows 2] [--tasks 3] [--writers 50] [--writes 8] [--json out.json]
+/**
+ * Load against one fresh `wrangler dev` on 127.0.0.1:
+ * 1. --agents concurrent agents (default 50), each running --workflows whole workflows of
+ *     --tasks tasks (3 + 6 × tasks calls each; defaults give 50 × 2 × 21 = 2,100 calls): 0 errors,
+ *     latency percentiles per tool, and every workflow read back consistent.
+ * 2. --writers concurrent writers (default 50) on ONE workflow: milestones and decisions on two
+ *     shared tasks, plus a subtask each: the event log is gap-free and every acknowledged write is there.
+ * Bounded by its counts; stops by itself.
+ *
+ *   npx node bench/load.ts [--agents 50] [--workflows 2] [--tasks 3] [--writers 50] [--writes 8] [--json out.json]
+ */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { loadAgents, loadWriters } from "../test/support/agents.ts";
 import { startDevServer } from "../test/support/dev-server.ts";
-import { loadAgents, loadWriters } from "./lib/harness.ts";
 
 const { values } = parseArgs({
   options: {
@@ -24,7 +25,7 @@ const { values } = parseArgs({
   },
 });
 const server = await startDevServer();
-let result;
+let result: { agents: Awaited<ReturnType<typeof loadAgents>>; writers: Awaited<ReturnType<typeof loadWriters>> };
 try {
   const agents = await loadAgents(server, {
     agents: Number(values.agents),
@@ -36,7 +37,7 @@ try {
 } finally {
   await server.stop();
 }
-const ms = (x) => `${x.toFixed(1)} ms`;
+const ms = (x: number) => `${x.toFixed(1)} ms`;
 const { agents, writers } = result;
 console.log(
   `agents: ${agents.agents} × ${agents.workflows} workflows → ${agents.calls} calls in ${agents.seconds.toFixed(1)} s ` +

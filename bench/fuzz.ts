@@ -1,15 +1,16 @@
-#!/usr/bin/env node
-// Fuzz: ≥ 10,000 malformed and hostile requests from a seed against a fresh `wrangler dev` on
-// 127.0.0.1 with two accounts. Every answer must be a clear refusal (4xx JSON, JSON-RPC error,
-// or a tool error with a stable code), never a 5xx or a dropped connection, and a refused
-// request must store nothing. Bounded by --count and --max-seconds; stops by itself.
-//
-//   node bench/fuzz.mjs [--seed 1] [--count 10000] [--concurrency 4] [--max-seconds 600] [--json out.json]
+/**
+ * Fuzz: ≥ 10,000 malformed and hostile requests from a seed against a fresh `wrangler dev` on
+ * 127.0.0.1 with two accounts. Every answer must be a clear refusal (4xx JSON, JSON-RPC error,
+ * or a tool error with a stable code), never a 5xx or a dropped connection, and a refused
+ * request must store nothing. Bounded by --count and --max-seconds; stops by itself.
+ *
+ *   npx node bench/fuzz.ts [--seed 1] [--count 10000] [--concurrency 4] [--max-seconds 600] [--json out.json]
+ */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { startDevServer } from "../test/support/dev-server.ts";
-import { runFuzz, setupTarget } from "./lib/fuzz.ts";
-import { prng } from "./lib/harness.ts";
+import { runFuzz, setupTarget } from "../test/support/fuzz.ts";
+import { prng } from "../test/support/stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -24,7 +25,7 @@ const seed = Number(values.seed);
 const count = Number(values.count);
 const tokens = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" };
 const server = await startDevServer({ vars: { WAYMARK_TOKENS: `acme:${tokens.acme},globex:${tokens.globex}` } });
-let report;
+let report: Awaited<ReturnType<typeof runFuzz>>;
 try {
   const target = await setupTarget(server.url, tokens.acme, tokens.globex);
   report = await runFuzz(

@@ -7,12 +7,8 @@
  * Cases that must be refused all aim at one "target" workflow of account acme, whose event log
  * is compared before and after. Cases whose input is odd but legal (unicode, FTS syntax in text)
  * go to a "scratch" workflow and may be accepted, but must then store the text exactly.
- * Like harness.ts, it imports only packages and built-ins (see there why).
  */
-// Type-only: erased by Node's type stripping, so the extensionless path is never loaded at run time.
-import type { Random } from "./harness";
-
-const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+import { pick, type Random } from "./stats.ts";
 
 export interface FuzzTarget {
   url: string;
@@ -43,7 +39,7 @@ export interface FuzzCase {
   method: string;
   path: string;
   headers: Record<string, string>;
-  body?: string | Uint8Array;
+  body?: string | Uint8Array<ArrayBuffer>;
   expect: Expect;
   /** For accepted odd text: the value that must be stored exactly. */
   echo?: string;
@@ -147,7 +143,13 @@ function toolCase(label: string, token: string, name: string, args: unknown, exp
   };
 }
 
-function rawCase(label: string, body: string | Uint8Array, headers: Record<string, string>, method = "POST", path = "/mcp"): FuzzCase {
+function rawCase(
+  label: string,
+  body: string | Uint8Array<ArrayBuffer>,
+  headers: Record<string, string>,
+  method = "POST",
+  path = "/mcp",
+): FuzzCase {
   return { label, method, path, headers, body: method === "GET" ? undefined : body, expect: "refuse" };
 }
 
@@ -231,7 +233,7 @@ export function generate(random: Random, t: FuzzTarget): FuzzCase {
   switch (family) {
     case 0: {
       // Broken JSON-RPC at the HTTP level.
-      const broken: [string, string | Uint8Array][] = [
+      const broken: [string, string | Uint8Array<ArrayBuffer>][] = [
         ["empty body", ""],
         ["not json", "hello"],
         ["truncated", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log_milestone"'],

@@ -1,0 +1,88 @@
+/**
+ * Load as an A/B in one run: concurrent agents, each running whole workflows (start_workflow;
+ * per task start_task, log_decision, log_issue, two log_milestone, complete_task with files;
+ * get_workflow; complete_workflow), against this build and against an old build served side by
+ * side from a temporary checkout. After a warm-up of both, rounds alternate A B B A so drift in
+ * machine load hits both alike (A B B A A B B A at full size).
+ * 0 errors and every workflow read back consistent; calls/s and p99 per side; target: this
+ * build ≥ 1.5x the old build's calls/s.
+ */
+import { type AgentsResult, loadAgents } from "../../test/support/agents.ts";
+import { type DevServer, startDevServer } from "../../test/support/dev-server.ts";
+import { summarize } from "../../test/support/stats.ts";
+import type { BenchContext } from "../lib/context.ts";
+import { checkOutOldBuild } from "../lib/old-build.ts";
+import { atLeast, count, percentiles, times } from "../lib/table.ts";
+
+const TARGET = 1.5;
+
+interface Side {
+  label: string;
+  rounds: AgentsResult[];
+}
+
+export async function loadAB(context: BenchContext, current: DevServer, oldRef: string): Promise<void> {
+  const agents = context.quick ? 10 : 50;
+  // Full size: 50 agents × 4 rounds × 21 calls = 4,200 calls per side; short alternating rounds
+  // keep the load other processes put on the machine from favouring one side.
+  const roundsPerSide = context.quick ? 2 : 4;
+  const tasks = 3;
+  context.log(`load A/B: checking out ${oldRef}`);
+  const old = checkOutOldBuild(oldRef);
+  let oldServer: DevServer | null = null;
+  try {
+    oldServer = await startDevServer({ root: old.dir });
+    const a: Side = { label: "this build", rounds: [] };
+    const b: Side = { label: `old build ${oldRef} (${old.commit.slice(0, 7)})`, rounds: [] };
+    // Both servers warm (first requests compile the Worker and open its storage) before any round counts.
+    for (const server of [current, oldServer]) await loadAgents(server, { agents: Math.max(2, agents / 5), workflows: 1, tasks: 1 });
+    const order = Array.from({ length: roundsPerSide }, (_, r) => (r % 2 === 0 ? [a, b] : [b, a])).flat();
+    for (const side of order) {
+      const server = side === a ? current : oldServer;
+      context.log(`load A/B: ${agents} agents on ${side.label}`);
+      side.rounds.push(await loadAgents(server, { agents, workflows: 1, tasks }));
+    }
+    const summary = (side: Side) => {
+      const calls = side.rounds.reduce((n, r) => n + r.calls, 0);
+      const seconds = side.rounds.reduce((n, r) => n + r.seconds, 0);
+      const errors = side.rounds.flatMap((r) => r.errors);
+      const problems = side.rounds.flatMap((r) => r.problems);
+      // Percentiles over every call of every round (each round's samples are kept by tool).
+      const latency = summarize(side.rounds.flatMap((r) => r.samples));
+      return { label: side.label, calls, seconds, callsPerSecond: calls / seconds, errors, problems, latency };
+    };
+    const sa = summary(a);
+    const sb = summary(b);
+    for (const s of [sa, sb]) {
+      for (const problem of [...s.errors, ...s.problems].slice(0, 5)) context.fail(`load on ${s.label}: ${problem}`);
+    }
+    context.table.add({
+      area: `load A/B, ${agents} concurrent agents`,
+      measure: `this build: ${count(sa.calls)} calls, ${sa.callsPerSecond.toFixed(0)} calls/s, errors ${sa.errors.length}, inconsistent ${sa.problems.length}`,
+      value: percentiles(sa.latency),
+      floor: `${sb.callsPerSecond.toFixed(0)} calls/s`,
+      ratio: times(sa.callsPerSecond, sb.callsPerSecond),
+      target: atLeast(sa.callsPerSecond / sb.callsPerSecond, TARGET, "x calls/s"),
+    });
+    context.table.add({
+      measure: `${sb.label}: ${count(sb.calls)} calls, ${sb.callsPerSecond.toFixed(0)} calls/s, errors ${sb.errors.length}, inconsistent ${sb.problems.length}`,
+      value: percentiles(sb.latency),
+      ratio: `p99 ${times(sa.latency.p99, sb.latency.p99)}`,
+    });
+    context.results.load_ab = {
+      agents,
+      rounds_per_side: roundsPerSide,
+      tasks_per_workflow: tasks,
+      old_ref: oldRef,
+      old_commit: old.commit,
+      this_build: { ...sa, p99_ms: sa.latency.p99 },
+      old_build: { ...sb, p99_ms: sb.latency.p99 },
+      ratio_calls_per_second: sa.callsPerSecond / sb.callsPerSecond,
+      target: TARGET,
+      order: order.map((side) => side.label),
+    };
+  } finally {
+    await oldServer?.stop();
+    old.remove();
+  }
+}

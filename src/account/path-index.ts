@@ -1,0 +1,100 @@
+/**
+ * @module account/path-index
+ * Which task of which workflow touched a file: the account's index of changed paths, fed by
+ * the workflow outbox push (completed and updated tasks carry their net file changes), for
+ * the dashboard's and the REST API's search by exact path or path prefix.
+ *
+ * Paths are compared byte for byte (git paths are case-sensitive). A prefix search is a range
+ * scan over the primary key, so it costs the matches, not the index size.
+ */
+import type { TaskView, WorkflowEvent } from "../domain/view";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+
+/** One changed path as the workflow object pushes it. */
+export interface PathEntry {
+  path: string;
+  task_id: string;
+  task_name: string;
+  /** A, M, D or R (the new name of a rename; the old name is listed as D). */
+  status: string;
+  at: string;
+}
+
+/** A match: the path, and the task that changed it. */
+export interface PathHit extends PathEntry {
+  workflow_id: string;
+}
+
+export const PATH_INDEX_MIGRATION_STATEMENTS = [
+  `CREATE TABLE workflow_paths (
+    path TEXT NOT NULL,
+    workflow_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    task_name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (path, workflow_id, task_id)
+  )`,
+  "CREATE INDEX workflow_paths_workflow ON workflow_paths(workflow_id)",
+];
+
+/** The paths completed tasks changed, from a batch of the workflow's events (run by the workflow object). */
+export function pathsFromEvents(events: readonly WorkflowEvent[]): PathEntry[] {
+  const out: PathEntry[] = [];
+  for (const event of events) {
+    if (event.type !== "task.completed" && event.type !== "task.updated") continue;
+    const task = event.data as TaskView;
+    const files = task.files_changed;
+    if (!files) continue;
+    const entry = (path: string, status: string) => ({ path, task_id: task.id, task_name: task.name, status, at: event.at });
+    out.push(
+      ...files.added.map((p) => entry(p, "A")),
+      ...files.modified.map((p) => entry(p, "M")),
+      ...files.deleted.map((p) => entry(p, "D")),
+      ...files.renamed.flatMap((r) => [entry(r.from, "D"), entry(r.to, "R")]),
+    );
+  }
+  return out;
+}
+
+/** The largest code point: `prefix + MAX` is above every string that starts with `prefix`. */
+const MAX_CODE_POINT = "\u{10FFFF}";
+
+export class PathIndex {
+  constructor(private readonly sql: Sql) {}
+
+  /** Upserts a workflow's paths (replays are harmless), at most PATHS_PER_WORKFLOW per workflow. */
+  record(workflowId: string, entries: readonly PathEntry[]): void {
+    if (entries.length === 0) return;
+    let stored = this.sql<{ n: number }>`SELECT count(*) AS n FROM workflow_paths WHERE workflow_id = ${workflowId}`[0]?.n ?? 0;
+    for (const e of entries) {
+      if (stored >= LIMITS.PATHS_PER_WORKFLOW) return;
+      const inserted = this.sql<{ path: string }>`
+        INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
+        VALUES (${e.path}, ${workflowId}, ${e.task_id}, ${e.task_name}, ${e.status}, ${e.at})
+        ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name
+        RETURNING path`;
+      stored += inserted.length;
+    }
+  }
+
+  /**
+   * Tasks that changed `query` exactly, or, when `prefix` is set, any path starting with it
+   * (`src/billing/` finds everything under that folder). Newest first, at most `limit`.
+   */
+  find(query: string, prefix: boolean, limit: number): PathHit[] {
+    const rows = prefix
+      ? this.sql<Record<string, string>>`SELECT * FROM workflow_paths WHERE path >= ${query} AND path < ${query + MAX_CODE_POINT}
+          ORDER BY at DESC, path LIMIT ${limit}`
+      : this.sql<Record<string, string>>`SELECT * FROM workflow_paths WHERE path = ${query} ORDER BY at DESC LIMIT ${limit}`;
+    return rows.map((r) => ({
+      path: String(r.path),
+      workflow_id: String(r.workflow_id),
+      task_id: String(r.task_id),
+      task_name: String(r.task_name),
+      status: String(r.status),
+      at: String(r.at),
+    }));
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * @module account/tokens
+ * Managed API tokens of one account, kept in its AccountObject's SQLite. A token reads
+ * `wmk_<account>_<id>_<secret>`: recognisable in logs and secret scanners, and the Worker
+ * routes its check to the right account object from the token alone (no global table, no
+ * scan): one object call verifies it. Only the SHA-256 of the whole token is stored; the
+ * token itself is returned once, at creation. Revoked tokens stay listed (revoked_at set)
+ * for 30 days so the dashboard can show what was cut off and when.
+ */
+import { constantTimeEqual, randomBase32, sha256Hex } from "../crypto";
+import { fail, ok, type Result } from "../errors";
+import { normalizeScopes, type Scope } from "../http/scopes";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+
+const ID_LENGTH = 12;
+const SECRET_LENGTH = 40;
+const FORMAT = new RegExp(`^wmk_([a-z0-9][a-z0-9_-]{0,63})_([a-z2-7]{${ID_LENGTH}})_([a-z2-7]{${SECRET_LENGTH}})$`);
+const TOKEN_ID = new RegExp(`^[a-z2-7]{${ID_LENGTH}}$`);
+/** How long a revoked or expired token stays on the list before it is deleted. */
+const KEEP_ENDED_MS = 30 * 24 * 3600 * 1000;
+/** last_used_at is written at most this often per token. */
+export const TOUCH_INTERVAL_MS = 60_000;
+
+export interface ManagedTokenRef {
+  account: string;
+  id: string;
+}
+
+/** The account and token id a managed token names, or null when it does not have the format. */
+export function parseManagedToken(token: string): ManagedTokenRef | null {
+  const match = FORMAT.exec(token);
+  return match?.[1] && match[2] ? { account: match[1], id: match[2] } : null;
+}
+
+export function isTokenId(value: string): boolean {
+  return TOKEN_ID.test(value);
+}
+
+export interface TokenInfo {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface CreatedToken extends TokenInfo {
+  /** The secret, shown once. */
+  token: string;
+}
+
+export interface NewToken {
+  name: string;
+  scopes: Scope[];
+  /** ms since the epoch, or null for no expiry. */
+  expiresAt: number | null;
+}
+
+/** What a successful verification tells the Worker. */
+export interface VerifiedToken {
+  scopes: Scope[];
+  /** ms since the epoch, or null. */
+  expiresAt: number | null;
+}
+
+export const TOKEN_MIGRATION_STATEMENTS = [
+  `CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    token_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    last_used_at TEXT,
+    revoked_at TEXT
+  )`,
+];
+
+type Row = Record<string, SqlStorageValue>;
+const iso = (ms: number) => new Date(ms).toISOString();
+const text = (value: SqlStorageValue | undefined) => (value === null || value === undefined ? null : String(value));
+
+function infoFromRow(row: Row): TokenInfo {
+  return {
+    id: String(row.id),
+    name: String(row.name),
+    scopes: normalizeScopes(String(row.scopes).split(" ") as Scope[]),
+    created_at: String(row.created_at),
+    expires_at: text(row.expires_at),
+    last_used_at: text(row.last_used_at),
+    revoked_at: text(row.revoked_at),
+  };
+}
+
+export class ApiTokens {
+  constructor(private readonly sql: Sql) {}
+
+  /** A new token of `account` (the object's own account: it is part of the token). */
+  async create(account: string, input: NewToken, now = Date.now()): Promise<Result<CreatedToken>> {
+    // Revoked and expired tokens stay listed for a while, then go: the table stays bounded.
+    const forgotten = iso(now - KEEP_ENDED_MS);
+    this.sql`DELETE FROM api_tokens WHERE revoked_at < ${forgotten} OR expires_at < ${forgotten}`;
+    const live =
+      this.sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens
+      WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${iso(now)})`[0]?.n ?? 0;
+    if (live >= LIMITS.API_TOKENS) {
+      return fail("QUOTA_EXCEEDED", `tokens: an account holds at most ${LIMITS.API_TOKENS} active tokens; revoke one first`);
+    }
+    const id = randomBase32(ID_LENGTH);
+    const token = `wmk_${account}_${id}_${randomBase32(SECRET_LENGTH)}`;
+    const scopes = normalizeScopes(input.scopes);
+    const expires = input.expiresAt === null ? null : iso(input.expiresAt);
+    this.sql`INSERT INTO api_tokens (id, name, scopes, token_hash, created_at, expires_at)
+      VALUES (${id}, ${input.name}, ${scopes.join(" ")}, ${await sha256Hex(token)}, ${iso(now)}, ${expires})`;
+    return ok({ id, name: input.name, scopes, created_at: iso(now), expires_at: expires, last_used_at: null, revoked_at: null, token });
+  }
+
+  /** Active tokens first (newest first), then revoked ones. */
+  list(): TokenInfo[] {
+    return this.sql<Row>`SELECT * FROM api_tokens ORDER BY revoked_at IS NOT NULL, created_at DESC`.map(infoFromRow);
+  }
+
+  revoke(id: string, now = Date.now()): Result<TokenInfo> {
+    if (!isTokenId(id)) return fail("NOT_FOUND", `id: no token ${id.slice(0, 40)} in this account`);
+    this.sql`UPDATE api_tokens SET revoked_at = ${iso(now)} WHERE id = ${id} AND revoked_at IS NULL`;
+    const row = this.sql<Row>`SELECT * FROM api_tokens WHERE id = ${id}`[0];
+    return row ? ok(infoFromRow(row)) : fail("NOT_FOUND", `id: no token ${id} in this account`);
+  }
+
+  /** The token's grant when `hash` is its hash and it is neither revoked nor expired; read-only. */
+  verify(id: string, hash: string, now = Date.now()): VerifiedToken | null {
+    const row = this.sql<Row>`SELECT * FROM api_tokens WHERE id = ${id}`[0];
+    if (!row || !constantTimeEqual(String(row.token_hash), hash) || row.revoked_at !== null) return null;
+    const expiresAt = row.expires_at === null ? null : Date.parse(String(row.expires_at));
+    if (expiresAt !== null && expiresAt <= now) return null;
+    return { scopes: infoFromRow(row).scopes, expiresAt };
+  }
+
+  /** The token's scopes while it is unrevoked and unexpired, else null (dashboard sessions opened with it). */
+  activeScopes(id: string, now = Date.now()): Scope[] | null {
+    const row = this.sql<Row>`SELECT * FROM api_tokens WHERE id = ${id}`[0];
+    if (!row || row.revoked_at !== null) return null;
+    if (row.expires_at !== null && Date.parse(String(row.expires_at)) <= now) return null;
+    return infoFromRow(row).scopes;
+  }
+
+  /** Records a use; a no-op when the last one is under a minute old, so a busy token costs one write a minute. */
+  touch(id: string, now = Date.now()): void {
+    const cutoff = iso(now - TOUCH_INTERVAL_MS);
+    this.sql`UPDATE api_tokens SET last_used_at = ${iso(now)}
+      WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${cutoff})`;
+  }
+}

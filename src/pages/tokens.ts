@@ -1,0 +1,111 @@
+/**
+ * @module pages/tokens
+ * The admin's credentials page (/dashboard/tokens): managed API tokens (create with a name,
+ * scopes and optional expiry; the secret shown once; last use; revoke) and the OAuth grants
+ * of remote MCP clients (revoke). Also the small page frame the consent page shares.
+ * Everything interpolated is escaped by hono/html.
+ */
+import { html, raw } from "hono/html";
+import type { CreatedToken, TokenInfo } from "../account/tokens";
+import { SCOPES, type Scope } from "../http/scopes";
+import { formatTime } from "./format";
+import { PAGE_STYLE } from "./style";
+
+export type Html = ReturnType<typeof html>;
+
+/** Expiry choices of the create form (seconds; "" = never). The API takes any value in its range. */
+export const TOKEN_EXPIRY_CHOICES: { label: string; seconds: string }[] = [
+  { label: "never", seconds: "" },
+  { label: "1 day", seconds: "86400" },
+  { label: "30 days", seconds: "2592000" },
+  { label: "90 days", seconds: "7776000" },
+  { label: "1 year", seconds: "31536000" },
+];
+
+export const SCOPE_HELP: Record<Scope, string> = {
+  read: "get_workflow, MCP resources, exports, search, the dashboard",
+  write: "the agent tools that record work (implies read), share links",
+  admin: "tokens, OAuth grants, webhooks, account settings",
+};
+
+/** An owner page: the dashboard's look, a nonce'd stylesheet, no script. */
+export function ownerPage(nonce: string, title: string, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
+<body><main>${body}</main></body></html>`;
+}
+
+/** An OAuth grant as the page lists it. */
+export interface GrantRow {
+  id: string;
+  client: string;
+  scopes: string[];
+  created_at: string;
+}
+
+export interface TokensPage {
+  account: string;
+  tokens: TokenInfo[];
+  grants: GrantRow[];
+  /** The token just created: its secret is on this page and nowhere else, ever. */
+  created: CreatedToken | null;
+}
+
+function tokenState(t: TokenInfo, now: number): string {
+  if (t.revoked_at) return `revoked ${formatTime(t.revoked_at)}`;
+  if (t.expires_at && Date.parse(t.expires_at) <= now) return `expired ${formatTime(t.expires_at)}`;
+  return t.expires_at ? `active, expires ${formatTime(t.expires_at)}` : "active";
+}
+
+function tokenRow(t: TokenInfo, now: number): Html {
+  const live = !t.revoked_at && !(t.expires_at && Date.parse(t.expires_at) <= now);
+  return html`<tr id="token-${t.id}" class="token"><td><strong class="token-name">${t.name}</strong><br><code class="muted">${t.id}</code></td>
+<td>${t.scopes.join(", ")}</td><td>${formatTime(t.created_at)}</td><td class="last-used">${t.last_used_at ? formatTime(t.last_used_at) : "never"}</td>
+<td><span class="tag${live ? "" : " warn"}">${tokenState(t, now)}</span>${
+    live ? html`<form method="post" action="/dashboard/tokens/${t.id}/revoke" class="actions"><button>Revoke</button></form>` : ""
+  }</td></tr>`;
+}
+
+function grantRow(g: GrantRow): Html {
+  return html`<tr id="grant-${g.id}" class="grant"><td><strong>${g.client}</strong></td><td>${g.scopes.join(", ")}</td><td>${formatTime(g.created_at)}</td>
+<td><form method="post" action="/dashboard/grants/${g.id}/revoke" class="actions"><button>Revoke</button></form></td></tr>`;
+}
+
+export function renderTokensPage(nonce: string, page: TokensPage, now = Date.now()): Html {
+  const created = page.created;
+  return ownerPage(
+    nonce,
+    "Tokens",
+    html`<div class="topbar"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <span class="muted">account ${page.account}</span>
+<form method="post" action="/logout"><button>Sign out</button></form></div>
+<h1>API tokens</h1>
+${
+  created
+    ? html`<div class="review" id="new-token"><h2>Token “${created.name}” created</h2>
+<p>Copy it now: it is shown this once and stored only as a hash.</p>
+<p class="linkbox"><code id="new-token-secret">${created.token}</code></p></div>`
+    : ""
+}
+<form method="post" action="/dashboard/tokens" id="create-token">
+<p><label>Name<br><input name="name" required maxlength="100" size="30" placeholder="CI reporting"></label></p>
+<fieldset><legend>Scopes</legend>${SCOPES.map(
+      (scope) =>
+        html`<p><label><input type="checkbox" name="scopes" value="${scope}"${scope === "write" ? " checked" : ""}> <strong>${scope}</strong> <span class="muted">${SCOPE_HELP[scope]}</span></label></p>`,
+    )}</fieldset>
+<p><label>Expires <select name="expires_in_seconds">${TOKEN_EXPIRY_CHOICES.map((c) => html`<option value="${c.seconds}">${c.label}</option>`)}</select></label></p>
+<p><button type="submit">Create token</button></p></form>
+${
+  page.tokens.length === 0
+    ? html`<p class="muted">No managed tokens yet.</p>`
+    : html`<table id="tokens"><thead><tr><th>Name</th><th>Scopes</th><th>Created</th><th>Last used</th><th>State</th></tr></thead><tbody>
+${page.tokens.map((t) => tokenRow(t, now))}</tbody></table>`
+}
+<h2>Connected apps (OAuth)</h2>
+${
+  page.grants.length === 0
+    ? html`<p class="muted">No app is connected. Remote MCP clients (Claude.ai, ChatGPT, Claude Desktop) connect with the URL of /mcp alone and ask you here for consent.</p>`
+    : html`<table id="grants"><thead><tr><th>App</th><th>Scopes</th><th>Approved</th><th></th></tr></thead><tbody>${page.grants.map(grantRow)}</tbody></table>`
+}`,
+  );
+}

@@ -1,0 +1,164 @@
+/**
+ * @module workflow/feedback
+ * Reviewer feedback on one workflow: comments and verdicts (approved / changes requested) that
+ * the owner writes in the owner view about the workflow, a task, a decision or an issue, and
+ * their delivery to the agent.
+ *
+ * Delivery is "at most once, in the next result": the MCP layer asks for the undelivered
+ * feedback after each successful tool call on the workflow and appends a compact digest
+ * (bounded by LIMITS.FEEDBACK_RESULT_BYTES, bodies clipped) to that result; what the digest
+ * carried is marked delivered in the same transaction that read it, so two concurrent calls
+ * never both deliver one item. What did not fit stays undelivered for the next call, and
+ * get_workflow {workflow_id} shows everything (and marks it all delivered).
+ */
+import type { FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
+import { WaymarkError } from "../errors";
+import { newRowId, workflowOfTask } from "../ids";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+import { iso } from "./records";
+import type { WriteScope } from "./writer";
+
+export const FEEDBACK_MIGRATION_STATEMENTS = [
+  `CREATE TABLE feedback (
+    id TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    delivered_at INTEGER
+  )`,
+  "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
+];
+
+export interface NewFeedback {
+  target: FeedbackTarget;
+  target_id: string;
+  verdict: FeedbackVerdict;
+  body: string;
+}
+
+/** One item of the digest appended to an agent's tool result: bodies clipped, ids kept whole. */
+export interface FeedbackDigestItem {
+  id: string;
+  on: string;
+  verdict: FeedbackVerdict;
+  body: string;
+}
+
+/** What a tool result carries as `reviewer_feedback`. */
+export interface FeedbackDigest {
+  items: FeedbackDigestItem[];
+  /** Undelivered items that did not fit; they come with the next call. */
+  more: number;
+  /** Where the full text is. */
+  full: string;
+}
+
+type FeedbackRow = {
+  id: string;
+  target: string;
+  target_id: string;
+  verdict: string;
+  body: string;
+  created_at: number;
+  delivered_at: number | null;
+};
+
+const BODY_CLIP = 160;
+
+const viewOf = (r: FeedbackRow): FeedbackView => ({
+  id: r.id,
+  target: r.target as FeedbackTarget,
+  target_id: r.target_id,
+  verdict: r.verdict as FeedbackVerdict,
+  body: r.body,
+  created_at: iso(r.created_at),
+  delivered_at: r.delivered_at === null ? null : iso(r.delivered_at),
+});
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+export class FeedbackRecords {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Records feedback inside a Writer.run mutation. The target must be this workflow or one of
+   * its tasks, decisions or issues; the event carries the task it concerns (for the live pages).
+   */
+  add(workflowId: string, input: NewFeedback, w: WriteScope): FeedbackView {
+    const taskId = this.taskOfTarget(workflowId, input.target, input.target_id);
+    const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM feedback`[0]?.n ?? 0;
+    if (count >= LIMITS.FEEDBACK_PER_WORKFLOW) {
+      throw new WaymarkError("PAYLOAD_TOO_LARGE", `body: at most ${LIMITS.FEEDBACK_PER_WORKFLOW} feedback items per workflow`);
+    }
+    const id = newRowId("fb");
+    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at)
+      VALUES (${id}, ${input.target}, ${input.target_id}, ${input.verdict}, ${input.body}, ${w.now})`;
+    const view = viewOf({ id, ...input, created_at: w.now, delivered_at: null });
+    w.countBytes(input.body.length);
+    w.emit("feedback.created", taskId, view);
+    return view;
+  }
+
+  /** Everything, oldest first. */
+  list(): FeedbackView[] {
+    return this.sql<FeedbackRow>`SELECT * FROM feedback ORDER BY created_at, id`.map(viewOf);
+  }
+
+  /** Marks everything delivered (get_workflow {workflow_id} has just shown it all). */
+  markAllDelivered(now: number): void {
+    this.sql`UPDATE feedback SET delivered_at = ${now} WHERE delivered_at IS NULL`;
+  }
+
+  /**
+   * The undelivered feedback that fits in one tool result, oldest first, marked delivered; null
+   * when there is none. Call inside a transaction so that reading and marking are one step.
+   */
+  takeDigest(workflowId: string, now: number): FeedbackDigest | null {
+    const pending = this.sql<FeedbackRow>`SELECT * FROM feedback WHERE delivered_at IS NULL ORDER BY created_at, id LIMIT 50`;
+    if (pending.length === 0) return null;
+    const total = this.sql<{ n: number }>`SELECT count(*) AS n FROM feedback WHERE delivered_at IS NULL`[0]?.n ?? 0;
+    const items: FeedbackDigestItem[] = [];
+    let bytes = 0;
+    for (const row of pending) {
+      const item = { id: row.id, on: row.target_id, verdict: row.verdict as FeedbackVerdict, body: clip(row.body, BODY_CLIP) };
+      const size = JSON.stringify(item).length;
+      // The first item always goes, so feedback can never be stuck behind a budget it cannot fit.
+      if (items.length > 0 && bytes + size > LIMITS.FEEDBACK_RESULT_BYTES) break;
+      items.push(item);
+      bytes += size;
+      this.sql`UPDATE feedback SET delivered_at = ${now} WHERE id = ${row.id}`;
+    }
+    return { items, more: total - items.length, full: `get_workflow {"workflow_id": "${workflowId}"}` };
+  }
+
+  /** The task a target belongs to (null for the workflow itself); NOT_FOUND for anything outside this workflow. */
+  private taskOfTarget(workflowId: string, target: FeedbackTarget, targetId: string): string | null {
+    const missing = () => new WaymarkError("NOT_FOUND", `target_id: no ${target} ${targetId} in workflow ${workflowId}`);
+    if (target === "workflow") {
+      if (targetId !== workflowId) throw missing();
+      return null;
+    }
+    if (target === "task") {
+      if (workflowOfTask(targetId) !== workflowId || this.sql`SELECT id FROM tasks WHERE id = ${targetId}`.length === 0) throw missing();
+      return targetId;
+    }
+    const rows =
+      target === "decision"
+        ? this.sql<{ task_id: string }>`SELECT task_id FROM decisions WHERE id = ${targetId}`
+        : this.sql<{ task_id: string }>`SELECT task_id FROM issues WHERE id = ${targetId}`;
+    const taskId = rows[0]?.task_id;
+    if (!taskId) throw missing();
+    return taskId;
+  }
+}
+
+/** The digest as one short line of text appended to a tool's text result (a few hundred bytes at most). */
+export function feedbackDigestText(digest: FeedbackDigest): string {
+  const label: Record<FeedbackVerdict, string> = { comment: "comment", approved: "APPROVED", changes_requested: "CHANGES REQUESTED" };
+  const items = digest.items.map((i) => `[${label[i.verdict]} on ${i.on}] ${i.body}`);
+  const more = digest.more > 0 ? ` (+${digest.more} more)` : "";
+  return `Reviewer feedback${more}: ${items.join(" | ")} — full text: ${digest.full}`;
+}

@@ -1,0 +1,271 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../src/limits";
+import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, type WorkflowObject } from "../../src/workflow/object";
+import { TOKENS, workerFetch } from "../support/worker";
+import { toolCaller } from "./fixture";
+
+/**
+ * The owner view through the Worker: session-only access that does not depend on the share
+ * link, the owner's live socket contract (the object checks the account and the session, never
+ * the URL), the feedback form, and the feedback digest in the agent's next tool result.
+ */
+const ORIGIN = "http://localhost";
+const acme = toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.acme);
+
+async function session(token: string = TOKENS.acme): Promise<string> {
+  const response = await workerFetch(`${ORIGIN}/login`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN },
+    body: new URLSearchParams({ token }).toString(),
+    redirect: "manual",
+  });
+  return (response.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
+}
+
+const sessionId = (cookie: string) => /^waymark_session=[a-z0-9_-]+\.([a-z2-7]{26})\./.exec(cookie)?.[1] ?? "";
+
+const form = (cookie: string, fields: Record<string, string>) => ({
+  method: "POST",
+  headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie, Origin: ORIGIN },
+  body: new URLSearchParams(fields).toString(),
+  redirect: "manual" as const,
+});
+
+const stubOf = (id: string): DurableObjectStub<WorkflowObject> => env.WORKFLOW.get(env.WORKFLOW.idFromName(id));
+
+async function newWorkflow(name: string) {
+  const wf = await acme("start_workflow", { name, force_new: true });
+  const id = String(wf.workflow_id);
+  const task = await acme("start_task", { workflow_id: id, name: "First", goal: "g" });
+  return { id, taskId: String(task.task_id), shareUrl: String(wf.share_url) };
+}
+
+async function follow(path: string, cookie: string | null) {
+  const headers: Record<string, string> = { Upgrade: "websocket" };
+  if (cookie) headers.Cookie = cookie;
+  const response = await workerFetch(`${ORIGIN}${path}`, { headers });
+  const socket = response.webSocket;
+  const messages: string[] = [];
+  let closed: number | null = null;
+  if (socket) {
+    socket.accept();
+    socket.addEventListener("message", (m) => messages.push(String(m.data)));
+    socket.addEventListener("close", (e) => {
+      closed = e.code;
+    });
+  }
+  return { status: response.status, socket, messages, closed: () => closed };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe("the owner URL", () => {
+  it("needs a session, opens only the account's own workflows, and works whatever the share link's state", async () => {
+    const { id, shareUrl } = await newWorkflow("Owner page");
+    const anonymous = await workerFetch(`${ORIGIN}/w/${id}`, { redirect: "manual" });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get("Location")).toBe("/login");
+    const cookie = await session();
+    const page = await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Owner page");
+
+    const revoked = await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke" }));
+    expect(revoked.status).toBe(303);
+    expect((await workerFetch(shareUrl)).status).toBe(410);
+    const afterRevoke = await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } });
+    expect(afterRevoke.status).toBe(200);
+    expect(await afterRevoke.text()).toContain("Nobody can open this workflow by link now.");
+    for (const part of ["blocks", "export.json", "export.md"]) {
+      expect((await workerFetch(`${ORIGIN}/w/${id}/${part}`, { headers: { Cookie: cookie } })).status).toBe(200);
+      // Without a session these answer 404, never the sign-in page the live client would swap in.
+      expect((await workerFetch(`${ORIGIN}/w/${id}/${part}`, { redirect: "manual" })).status).toBe(404);
+    }
+
+    const other = await session(TOKENS.globex);
+    expect((await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: other } })).status).toBe(404);
+    expect((await workerFetch(`${ORIGIN}/w/${id}/blocks`, { headers: { Cookie: other } })).status).toBe(404);
+    expect(
+      (await workerFetch(`${ORIGIN}/w/${id}/feedback`, form(other, { target: `workflow:${id}`, verdict: "comment", body: "x" }))).status,
+    ).toBe(404);
+  });
+
+  it("the live socket takes the session, not a share token; revoking the link closes shared pages, not the owner's; sign-out does", async () => {
+    const { id, taskId, shareUrl } = await newWorkflow("Owner socket");
+    const token = new URL(shareUrl).pathname.split("/")[2] ?? "";
+    const cookie = await session();
+    expect((await follow(`/w/${id}/ws`, null)).status).toBe(404);
+    expect((await follow(`/w/${id}/ws`, await session(TOKENS.globex))).status).toBe(403);
+    const owner = await follow(`/w/${id}/ws?after=0`, cookie);
+    const shared = await follow(`/s/${token}/ws?after=0`, null);
+    expect([owner.status, shared.status]).toEqual([101, 101]);
+
+    await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke" }));
+    await settle();
+    expect(shared.closed()).toBe(4410);
+    expect(owner.closed()).toBeNull();
+    await acme("log_milestone", { task_id: taskId, message: "still followed" });
+    await settle();
+    expect(owner.messages.some((m) => m.includes("still followed"))).toBe(true);
+
+    // Signing out closes the live pages the session opened: a stale tab gets nothing more.
+    expect((await workerFetch(`${ORIGIN}/logout`, form(cookie, {}))).status).toBe(303);
+    await settle();
+    expect(owner.closed()).toBe(4401);
+  });
+
+  it("the object checks the owner's account and session itself: a bare or forged header is refused", async () => {
+    const { id } = await newWorkflow("Forged owner");
+    const stub = stubOf(id);
+    const live = (headers: Record<string, string>) =>
+      stub.fetch(new Request(`https://workflow.internal/live?after=0`, { headers: { Upgrade: "websocket", ...headers } }));
+    const cookie = await session();
+    const open = sessionId(cookie);
+    expect(open).not.toBe("");
+    expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme" })).status).toBe(403);
+    expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme", [OWNER_SESSION_HEADER]: "a".repeat(26) })).status).toBe(403);
+    expect((await live({ [OWNER_ACCOUNT_HEADER]: "globex", [OWNER_SESSION_HEADER]: open })).status).toBe(403);
+    // A share token header does not help a refused owner header.
+    const token = (await stub.shareLink("acme")).ok ? ((await stub.shareLink("acme")) as { value: { token: string } }).value.token : "";
+    expect((await live({ [OWNER_ACCOUNT_HEADER]: "globex", [OWNER_SESSION_HEADER]: open, "Waymark-Share-Token": token })).status).toBe(403);
+    expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme", [OWNER_SESSION_HEADER]: open })).status).toBe(101);
+    // Signed out: the same headers are refused.
+    await workerFetch(`${ORIGIN}/logout`, form(cookie, {}));
+    expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme", [OWNER_SESSION_HEADER]: open })).status).toBe(403);
+  });
+});
+
+describe("feedback", () => {
+  it("the form checks its fields and its target", async () => {
+    const { id } = await newWorkflow("Feedback form");
+    const other = await newWorkflow("Other workflow");
+    const cookie = await session();
+    const post = (fields: Record<string, string>) => workerFetch(`${ORIGIN}/w/${id}/feedback`, form(cookie, fields));
+    const cases: [Record<string, string>, number, string][] = [
+      [{ target: `workflow:${id}`, verdict: "comment", body: "  " }, 400, "body: must not be empty"],
+      [{ target: `workflow:${id}`, verdict: "maybe", body: "x" }, 400, 'verdict: must be "comment", "approved" or "changes_requested"'],
+      [{ target: `file:${id}`, verdict: "comment", body: "x" }, 400, "target: must name the workflow, a task, a decision or an issue"],
+      [
+        { target: `workflow:${id}`, verdict: "comment", body: "x".repeat(LIMITS.FEEDBACK_TEXT + 1) },
+        400,
+        "body: must be at most 2000 characters",
+      ],
+      [{ target: `task:${other.taskId}`, verdict: "comment", body: "x" }, 404, `target_id: no task ${other.taskId} in workflow ${id}`],
+      [{ target: `workflow:${other.id}`, verdict: "comment", body: "x" }, 404, `target_id: no workflow ${other.id} in workflow ${id}`],
+    ];
+    for (const [fields, status, message] of cases) {
+      const response = await post(fields);
+      expect([response.status, await response.text()]).toEqual([status, message]);
+    }
+    const crossSite = await workerFetch(`${ORIGIN}/w/${id}/feedback`, {
+      ...form(cookie, { target: `workflow:${id}`, verdict: "comment", body: "x" }),
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie, Origin: "https://evil.example" },
+    });
+    expect(crossSite.status).toBe(403);
+    const view = await stubOf(id).ownerView("acme");
+    expect(view.ok && view.value.feedback).toEqual([]);
+  });
+
+  it("is shown, escaped, on the owner view and on the shared page", async () => {
+    const { id, shareUrl } = await newWorkflow("Shown feedback");
+    const cookie = await session();
+    const body = `<img src=x onerror="alert(1)"> looks <b>wrong</b>`;
+    const posted = await workerFetch(`${ORIGIN}/w/${id}/feedback`, form(cookie, { target: `workflow:${id}`, verdict: "approved", body }));
+    expect(posted.status).toBe(303);
+    for (const page of [
+      await (await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } })).text(),
+      await (await workerFetch(shareUrl)).text(),
+    ]) {
+      expect(page).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt; looks &lt;b&gt;wrong&lt;/b&gt;");
+      expect(page).not.toContain("<img src=x");
+      expect(page).toMatch(/<span class="badge v-approved">approved<\/span> on <a href="#[^"]+">the workflow<\/a>/);
+    }
+    const markdown = await (await workerFetch(`${ORIGIN}/w/${id}/export.md`, { headers: { Cookie: cookie } })).text();
+    expect(markdown).toContain("### Reviewer feedback");
+    expect(markdown).toMatch(/- \*\*approved\*\* on the workflow: .*looks/);
+    expect(markdown).not.toContain("<img");
+  });
+
+  it("reaches the agent in its next tool result, bounded, once; the rest follows; get_workflow shows all", async () => {
+    const { id, taskId } = await newWorkflow("Digest");
+    const cookie = await session();
+    for (let i = 0; i < 5; i++) {
+      const verdict = i === 0 ? "changes_requested" : "comment";
+      const response = await workerFetch(
+        `${ORIGIN}/w/${id}/feedback`,
+        form(cookie, { target: i === 0 ? `task:${taskId}` : `workflow:${id}`, verdict, body: `${i} ${"long words ".repeat(180)}` }),
+      );
+      expect(response.status).toBe(303);
+    }
+    const call = (message: string) =>
+      workerFetch(`${ORIGIN}/mcp`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          "MCP-Protocol-Version": "2025-06-18",
+          Authorization: `Bearer ${TOKENS.acme}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "log_milestone", arguments: { task_id: taskId, message } },
+        }),
+      }).then(async (r) => {
+        const body = await r.text();
+        const json = body.startsWith("event:") ? (body.split("\n").find((l) => l.startsWith("data: ")) ?? "").slice(6) : body;
+        return (JSON.parse(json) as { result: { structuredContent: Record<string, unknown>; content: { text: string }[] } }).result;
+      });
+    type Digest = { items: { id: string; on: string; verdict: string; body: string }[]; more: number; full: string };
+    const delivered: string[] = [];
+    // Concurrent calls never deliver one item twice.
+    const results = await Promise.all([call("a"), call("b")]);
+    for (let round = 0; round < 6; round++) {
+      for (const result of round === 0 ? results : [await call(`m${round}`)]) {
+        const digest = result.structuredContent.reviewer_feedback as Digest | undefined;
+        if (!digest) continue;
+        expect(JSON.stringify(digest).length).toBeLessThan(LIMITS.FEEDBACK_RESULT_BYTES + 200);
+        const text = result.content.at(-1)?.text ?? "";
+        expect(Buffer.byteLength(text)).toBeLessThan(700);
+        expect(text).toContain(`get_workflow {"workflow_id": "${id}"}`);
+        delivered.push(...digest.items.map((i) => i.id));
+      }
+    }
+    expect(delivered).toHaveLength(5);
+    expect(new Set(delivered).size).toBe(5);
+    const first = results
+      .map((r) => r.structuredContent.reviewer_feedback as Digest | undefined)
+      .find((d) => d?.items[0]?.verdict === "changes_requested");
+    expect(first?.items[0]?.on).toBe(taskId);
+    expect(first?.items[0]?.body.length).toBeLessThanOrEqual(160);
+
+    const resumed = await acme("get_workflow", { workflow_id: id });
+    const all = resumed.feedback as { body: string; delivered_at: string | null }[];
+    expect(all).toHaveLength(5);
+    expect(all.every((f) => f.body.length > 1000 && f.delivered_at !== null)).toBe(true);
+  });
+});
+
+describe("the sharing setting", () => {
+  it("defaults to a link for new workflows; when off, start_workflow makes none and the owner can make one later", async () => {
+    const cookie = await session(TOKENS.globex);
+    const globex = toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.globex);
+    expect(String((await globex("start_workflow", { name: "Shared by default", force_new: true })).share_url)).toMatch(/\/s\/sh_/);
+    expect((await workerFetch(`${ORIGIN}/dashboard/settings`, form(cookie, {}))).status).toBe(303);
+    const dashboard = await (await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } })).text();
+    expect(dashboard).toMatch(/name="share_new_workflows" value="on">/);
+    const unshared = await globex("start_workflow", { name: "Private", force_new: true });
+    expect(unshared.share_url).toBeUndefined();
+    const id = String(unshared.workflow_id);
+    const page = await (await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } })).text();
+    expect(page).toContain("This workflow has no share link: only you can see it.");
+    expect((await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "rotate", expires_in_seconds: "" }))).status).toBe(303);
+    const shared = await (await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } })).text();
+    const link = /id="share-url" href="([^"]+)"/.exec(shared)?.[1] ?? "";
+    expect((await workerFetch(link)).status).toBe(200);
+    expect((await workerFetch(`${ORIGIN}/dashboard/settings`, form(cookie, { share_new_workflows: "on" }))).status).toBe(303);
+    expect(String((await globex("start_workflow", { name: "Shared again", force_new: true })).share_url)).toMatch(/\/s\/sh_/);
+  });
+});

@@ -1,0 +1,291 @@
+/**
+ * MCP agents against a running local dev server, shared by the benches and the bounded
+ * end-to-end tests: the official SDK v2 client, timed tool calls, whole agent workflows that
+ * remember every acknowledged write, a bounded promise pool, and the two load shapes
+ * (many agents with their own workflows; many writers on one workflow).
+ *
+ * Relative imports carry their `.ts` extension so Node's type stripping can run the benches
+ * that import this file; every request goes to the `url` it is given (a local dev server).
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { checkConsistency, exportView, readEvents, verifyWorkflow } from "./readback.ts";
+import { Recorder, type Summary, summarize } from "./stats.ts";
+import { callToolOutcome } from "./tool-outcome.ts";
+
+export interface Target {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  token: string;
+}
+
+// ── MCP ──────────────────────────────────────────────────────────────────────
+
+/** The official SDK v2 client over Streamable HTTP, as an agent connects. */
+export async function connect(target: Target, token = target.token, name = "waymark-bench"): Promise<Client> {
+  const client = new Client({ name, version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+  );
+  return client;
+}
+
+export const callTool = callToolOutcome;
+
+/** Calls a tool that must succeed, timing it into `recorder` under the tool's name. */
+export async function timed(
+  client: Client,
+  recorder: Recorder | null,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const started = performance.now();
+  const outcome = await callTool(client, name, args);
+  recorder?.add(name, performance.now() - started);
+  if (outcome.isError) throw new Error(`${name} failed: ${outcome.text.slice(0, 300)}`);
+  return outcome.structured;
+}
+
+export async function healthRoundTrip(target: Target): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${target.url}/health`);
+  await response.arrayBuffer();
+  if (!response.ok) throw new Error(`/health answered ${response.status}`);
+  return performance.now() - started;
+}
+
+// ── agent workflows that remember what was acknowledged ─────────────────────
+
+/** Ids the server acknowledged; every one must be readable afterwards. */
+export interface Acked {
+  workflowId: string;
+  shareUrl: string;
+  tasks: string[];
+  decisions: string[];
+  issues: string[];
+  milestones: string[];
+  /** task id → number of files its complete_task sent (all distinct, all added). */
+  completed: Map<string, number>;
+  workflowCompleted: boolean;
+}
+
+export function newAcked(workflowId: string, shareUrl: string): Acked {
+  return { workflowId, shareUrl, tasks: [], decisions: [], issues: [], milestones: [], completed: new Map(), workflowCompleted: false };
+}
+
+const blob = (seed: string) => {
+  let hash = 0x811c9dc5;
+  for (const ch of seed) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return hash.toString(16).padStart(8, "0").repeat(5);
+};
+
+/** Helper-style checksum changes: `files` new files under a path unique to the task. */
+export function checksumChanges(prefix: string, files: number) {
+  return {
+    type: "checksum",
+    transitions: Array.from({ length: files }, (_, k) => ({
+      path: `${prefix}/file-${k}.ts`,
+      before: null,
+      after: { mode: "100644", blob: blob(`${prefix}/${k}`) },
+    })),
+  };
+}
+
+export interface AgentOptions {
+  label: string;
+  tasks: number;
+  filesPerTask?: number;
+  recorder?: Recorder | null;
+  /** Called with every acknowledged write as soon as it is acknowledged (the faults bench keeps them across a crash). */
+  onAcked?: (acked: Acked) => void;
+}
+
+/**
+ * One agent's whole workflow: start_workflow; per task start_task, log_decision, log_issue,
+ * two log_milestone, complete_task with files; get_workflow; complete_workflow.
+ * 3 + 6 × tasks calls. Throws on the first failure, with `acked` holding what was acknowledged.
+ */
+export async function runAgentWorkflow(client: Client, options: AgentOptions, acked?: { current: Acked | null }): Promise<Acked> {
+  const rec = options.recorder ?? null;
+  const files = options.filesPerTask ?? 2;
+  const wf = await timed(client, rec, "start_workflow", {
+    name: `Load ${options.label}`,
+    description: "bench workflow",
+    plan: [{ step: "1", goal: "work" }],
+  });
+  const state = newAcked(String(wf.workflow_id), String(wf.share_url));
+  if (acked) acked.current = state;
+  options.onAcked?.(state);
+  for (let t = 0; t < options.tasks; t++) {
+    const task = await timed(client, rec, "start_task", {
+      workflow_id: state.workflowId,
+      name: `Task ${t}`,
+      goal: `Goal ${t}`,
+      areas: [`src/${options.label}/**`],
+    });
+    const taskId = String(task.task_id);
+    state.tasks.push(taskId);
+    const decision = await timed(client, rec, "log_decision", {
+      task_id: taskId,
+      category: "trade_off",
+      question: `Which way for ${t}?`,
+      options_considered: ["left", "right"],
+      chosen: "left",
+      reasoning: "shorter",
+    });
+    state.decisions.push(String(decision.id));
+    const issue = await timed(client, rec, "log_issue", {
+      task_id: taskId,
+      type: "bug_encountered",
+      description: `Bug in ${t}`,
+      resolution: "fixed",
+      requires_human_review: t % 2 === 0,
+    });
+    state.issues.push(String(issue.id));
+    for (const progress of [30, 70]) {
+      const ms = await timed(client, rec, "log_milestone", { task_id: taskId, message: `Task ${t} at ${progress}%`, progress });
+      state.milestones.push(String(ms.id));
+    }
+    await timed(client, rec, "complete_task", {
+      task_id: taskId,
+      status: "success",
+      outcome: { summary: `Task ${t} done`, next_steps: ["next"] },
+      changes: checksumChanges(`src/${options.label}/t${t}`, files),
+    });
+    state.completed.set(taskId, files);
+  }
+  await timed(client, rec, "get_workflow", { workflow_id: state.workflowId });
+  await timed(client, rec, "complete_workflow", { workflow_id: state.workflowId, status: "success", summary: "all done" });
+  state.workflowCompleted = true;
+  return state;
+}
+
+/** Runs `count` jobs with at most `width` at a time. */
+export async function pool<T>(count: number, width: number, job: (index: number) => Promise<T>): Promise<PromiseSettledResult<T>[]> {
+  const results: PromiseSettledResult<T>[] = new Array(count);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(width, count) }, async () => {
+    for (let i = next++; i < count; i = next++) {
+      try {
+        results[i] = { status: "fulfilled", value: await job(i) };
+      } catch (reason) {
+        results[i] = { status: "rejected", reason };
+      }
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+// ── the two load shapes (bench/load.ts at full size, the load A/B of npm run bench, test/e2e/load.test.ts smaller) ──
+
+export interface AgentsResult {
+  agents: number;
+  workflows: number;
+  calls: number;
+  seconds: number;
+  latency: Summary;
+  /** Every call's latency, ms (to pool rounds). */
+  samples: number[];
+  byTool: Record<string, Summary>;
+  errors: string[];
+  problems: string[];
+}
+
+export interface WritersResult {
+  writers: number;
+  calls: number;
+  seconds: number;
+  events: number;
+  latency: Summary;
+  errors: string[];
+  problems: string[];
+}
+
+export async function loadAgents(target: Target, options: { agents: number; workflows: number; tasks: number }): Promise<AgentsResult> {
+  const recorder = new Recorder();
+  const started = performance.now();
+  const done: Acked[] = [];
+  const results = await pool(options.agents, options.agents, async (i) => {
+    const client = await connect(target);
+    for (let w = 0; w < options.workflows; w++) {
+      done.push(await runAgentWorkflow(client, { label: `agent${i}-w${w}`, tasks: options.tasks, recorder }));
+    }
+    await client.close();
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const errors = results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
+  const problems: string[] = [];
+  for (const acked of done) problems.push(...(await verifyWorkflow(acked)));
+  return {
+    agents: options.agents,
+    workflows: options.workflows,
+    calls: recorder.all().length,
+    seconds,
+    latency: summarize(recorder.all()),
+    samples: recorder.all(),
+    byTool: recorder.summaries(),
+    errors,
+    problems,
+  };
+}
+
+export async function loadWriters(target: Target, options: { writers: number; writes: number }): Promise<WritersResult> {
+  const owner = await connect(target);
+  const wf = await timed(owner, null, "start_workflow", { name: "Many writers" });
+  const acked = newAcked(String(wf.workflow_id), String(wf.share_url));
+  const shared: string[] = [];
+  for (const name of ["Shared A", "Shared B"]) {
+    shared.push(
+      String((await timed(owner, null, "start_task", { workflow_id: acked.workflowId, name, goal: "take many writes" })).task_id),
+    );
+  }
+  acked.tasks.push(...shared);
+  const recorder = new Recorder();
+  const started = performance.now();
+  const results = await pool(options.writers, options.writers, async (w) => {
+    const client = await connect(target);
+    for (let i = 0; i < options.writes; i++) {
+      const taskId = shared[(w + i) % 2] as string;
+      if (i % 4 === 3) {
+        const d = await timed(client, recorder, "log_decision", {
+          task_id: taskId,
+          category: "trade_off",
+          question: `w${w} #${i}?`,
+          chosen: "y",
+          reasoning: "r",
+        });
+        acked.decisions.push(String(d.id));
+      } else {
+        const m = await timed(client, recorder, "log_milestone", { task_id: taskId, message: `writer ${w} #${i}`, progress: i });
+        acked.milestones.push(String(m.id));
+      }
+    }
+    const own = await timed(client, recorder, "start_task", {
+      workflow_id: acked.workflowId,
+      parent_task_id: shared[0],
+      name: `Writer ${w}`,
+      goal: "own",
+    });
+    acked.tasks.push(String(own.task_id));
+    await timed(client, recorder, "complete_task", {
+      task_id: own.task_id,
+      status: "success",
+      outcome: { summary: `writer ${w}` },
+      changes: checksumChanges(`src/writer${w}`, 1),
+    });
+    acked.completed.set(String(own.task_id), 1);
+    await client.close();
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const events = await readEvents(acked.shareUrl);
+  const view = await exportView(acked.shareUrl);
+  return {
+    writers: options.writers,
+    calls: recorder.all().length,
+    seconds,
+    events: events.length,
+    latency: summarize(recorder.all()),
+    errors: results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : [])),
+    problems: checkConsistency(view, events, acked),
+  };
+}
