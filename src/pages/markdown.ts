@@ -9,8 +9,8 @@
  */
 import type { FeedbackView, TaskView, WorkflowView } from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, revealBidiControls, STATUS_LABEL } from "./format";
-import { markdownTaskProvenance, markdownWorkflowRepository } from "./provenance";
 import { VERDICT_LABEL } from "./page";
+import { markdownTaskProvenance, markdownWorkflowRepository } from "./provenance";
 
 const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|~:^=$"'@]/g;
 const WORD_JOINER = "\u2060";
