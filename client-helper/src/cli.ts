@@ -5,9 +5,12 @@ import { parseArgs } from "node:util";
 import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { isSetupCommand, runSetupCommand } from "./init/commands.js";
+import { addTaskTrailer } from "./init/commit-trailer.js";
 import type { LocalSnapshot } from "./local.js";
 import { runMcp } from "./mcp.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
+import { cacheRoot } from "./store.js";
+import { fetchSummary, lastWorkflow, verifyExport } from "./summary.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -29,6 +32,8 @@ Usage:
   waymark changes --since <snapshot file | ->
   waymark init --url <endpoint> [--agent <list>] [--dry-run] [--remove]
   waymark doctor [--url <endpoint>]
+  waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>]
+  waymark verify <export.json>
   waymark hook <event>
   waymark <command> --help
   waymark --help | --version
@@ -41,6 +46,8 @@ Commands:
   init      set a project up for its agents: MCP server entry, instructions, hooks
   doctor    check endpoint, token, git, repository identity and the installed hooks
   hook      what the installed hooks run (reads the agent's hook payload on stdin)
+  summary   print a workflow as Markdown for a pull request description
+  verify    check a workflow's JSON export against its hash chain, offline
 
 Only paths, git modes and blob ids (SHA-1 of contents) leave the machine, never contents.
 The repository is only read: index, HEAD, refs, stash and working tree stay untouched.
@@ -90,6 +97,35 @@ Options:
   -h, --help          show this help
 
 ${EXIT_CODES}
+`,
+  summary: `Usage: waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>] [--dir <dir>]
+
+Prints the workflow as Markdown for a pull request description: per task its outcome, its
+files with lines added (+) and removed (−), commits and branch, decisions, what needs a
+reviewer and files outside the declared areas. The same renderer makes the page's Markdown
+export. Read from the endpoint with the token.
+
+Options:
+  --workflow <id>  the workflow (default: the last one started through the helper in --dir)
+  --url <endpoint> MCP endpoint (default: $WAYMARK_URL)
+  --token <token>  bearer token (default: $WAYMARK_TOKEN)
+  --link <url>     the page link to include (default: the share link the helper saw at
+                   start_workflow; pass --link none to leave it out of a public PR)
+  --dir <dir>      project directory (default: the working directory)
+  -h, --help       show this help
+
+${EXIT_CODES}
+`,
+  verify: `Usage: waymark verify <export.json>
+
+Checks a workflow's JSON export (the page's JSON link) offline: every event's hash covers the
+previous hash and the event's canonical bytes, and the last one must equal the chain head.
+Names the first event that was altered or removed.
+
+Exit codes:
+  0  the export is intact
+  1  the export was tampered with (the message names the event)
+  2  usage error (no file, not JSON, not a Waymark export)
 `,
 } as const;
 
@@ -222,6 +258,49 @@ async function run(argv: string[], io: Io): Promise<number> {
         committed,
       }));
       io.stdout(json({ changes, resolved: { ...resolved, files } }));
+      return EXIT_OK;
+    }
+    case "summary": {
+      const args = parse("summary", rest, ["workflow", "url", "token", "link", "dir"]);
+      if (args.help) {
+        io.stdout(HELP.summary);
+        return EXIT_OK;
+      }
+      const url = args.get("url") ?? process.env.WAYMARK_URL;
+      if (!url || !URL.canParse(url)) throw new UsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark summary --help'.");
+      const dir = resolvePath(args.get("dir") ?? process.cwd());
+      const last = await lastWorkflow(cacheRoot(), url, dir);
+      const workflowId = args.get("workflow") ?? last?.workflow_id;
+      if (!workflowId) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
+      const linkOption = args.get("link");
+      const link = linkOption === "none" ? undefined : (linkOption ?? (last?.workflow_id === workflowId ? last.share_url : undefined));
+      const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
+      io.stdout(await fetchSummary({ url, token, workflowId, link, version: VERSION, timeoutMs: 30_000 }));
+      return EXIT_OK;
+    }
+    case "verify": {
+      if (rest.includes("-h") || rest.includes("--help")) {
+        io.stdout(HELP.verify);
+        return EXIT_OK;
+      }
+      const [file, ...extra] = rest;
+      if (file === undefined || extra.length > 0)
+        throw new UsageError("verify takes one argument: the export.json file\nSee 'waymark verify --help'.");
+      let text: string;
+      try {
+        text = await readFile(file, "utf8");
+      } catch (error) {
+        throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const outcome = verifyExport(text);
+      if (outcome.code === 2) throw new UsageError(outcome.message);
+      (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);
+      return outcome.code;
+    }
+    case "commit-trailer": {
+      // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.
+      const [messageFile, source] = rest;
+      if (messageFile) await addTaskTrailer(messageFile, process.cwd(), source).catch(() => {});
       return EXIT_OK;
     }
     case "mcp": {

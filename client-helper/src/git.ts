@@ -67,7 +67,13 @@ export type GitContext = {
   localExcludesFile?: string;
 };
 
-export function runGit(context: GitContext, args: readonly string[], input?: Buffer): Promise<Buffer> {
+/** `differencesOk`: exit code 1 is an answer (diff --no-index: "the files differ"), not a failure. */
+export function runGit(
+  context: GitContext,
+  args: readonly string[],
+  input?: Buffer,
+  options: { differencesOk?: boolean } = {},
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn("git", ["--no-pager", "--no-optional-locks", ...args], {
       cwd: context.cwd,
@@ -84,7 +90,7 @@ export function runGit(context: GitContext, args: readonly string[], input?: Buf
       child.stdin.end(input);
     }
     child.on("close", (code) => {
-      if (code === 0) return resolve(Buffer.concat(out));
+      if (code === 0 || (code === 1 && options.differencesOk)) return resolve(Buffer.concat(out));
       const stderr = Buffer.concat(err).toString("utf8").trim();
       reject(new GitError(`git ${args[0]} failed (exit ${code}): ${stderr}`, code, stderr));
     });

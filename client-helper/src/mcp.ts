@@ -12,7 +12,9 @@ import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenan
 import { Remote, RemoteFailure } from "./remote.js";
 import { readRepository } from "./repository.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
-import { TaskStore, type WorktreeMark } from "./store.js";
+import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
+import { recordWorkflow } from "./summary.js";
+import { attachReview, keepStartContents, startContentsOf } from "./task-review.js";
 
 // The stdio MCP server an agent is configured with: it forwards everything to the
 // remote endpoint and adds what the agent cannot be trusted to report itself.
@@ -113,6 +115,7 @@ export class HelperProxy {
         if (name === "start_workflow") return await this.startWorkflow(args);
         if (name === "start_task") return await this.startTask(args);
         if (name === "complete_task") return await this.completeTask(args);
+        if (name === "start_workflow") return await this.startWorkflow(args);
         return await this.remote.request("tools/call", {
           name,
           arguments: args,
@@ -212,11 +215,24 @@ export class HelperProxy {
     return withWarnings(result, helperWarnings(data));
   }
 
-  /** Repository identity: resume-by-name only returns an open workflow of this repository. */
+  /**
+   * Forwarded with the repository's identity (resume by name stays within this repository);
+   * its id and share link are kept for `waymark summary` in this directory.
+   */
   private async startWorkflow(input: Record<string, unknown>): Promise<CallToolResult> {
     const { repository: _ignored, ...args } = input;
-    const repository = await readRepository(await this.projectDir());
-    return this.remote.request("tools/call", { name: "start_workflow", arguments: repository ? { ...args, repository } : args });
+    const dir = await this.projectDir();
+    const repository = await readRepository(dir);
+    const result = await this.remote.request("tools/call", {
+      name: "start_workflow",
+      arguments: repository ? { ...args, repository } : args,
+    });
+    if (!result.isError) await recordWorkflow(this.cache, this.options.url, dir, result).catch(() => {});
+    return result;
+  }
+
+  private get cache(): string {
+    return this.options.cacheDir ?? cacheRoot();
   }
 
   private async startTask(input: Record<string, unknown>): Promise<CallToolResult> {
@@ -225,6 +241,8 @@ export class HelperProxy {
     const startedAt = Date.now();
     const observed = await this.snapshot(dir);
     const local = observed.type === "unavailable" ? null : observed;
+    // Review: start contents that are in no git object are copied now, for the task's line counts.
+    if (local) await keepStartContents(local, this.cache, this.log);
     const sent: Snapshot = local ? outgoingSnapshot(local) : { ...(observed as Unavailable), source: helperSource(this.options.version) };
     // Repository identity: the task records which repository and branch it ran in.
     if (sent.type === "git") {
@@ -294,6 +312,7 @@ export class HelperProxy {
         mark = startMark;
         changed = changedPaths(start, observed);
         changes = outgoingChanges(start, observed);
+        await attachReview(start, observed, changes, this.log);
         const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {
@@ -322,6 +341,7 @@ export class HelperProxy {
     await Promise.all([
       start && this.markCompleted(start.root, taskId, mark, changed),
       this.store.remove(taskId, record.dir).catch(() => {}),
+      start && startContentsOf(start)?.remove(),
       // Hooks: the task's edited paths and transcript usage are kept locally.
       noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
     ]);

@@ -1,9 +1,12 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
+import { computeNetChanges } from "@waymark/protocol/attribution";
 import { afterAll, describe, expect, it } from "vitest";
-import { computeChanges, takeSnapshot } from "../src/snapshot.js";
-import { cleanupTempDirs, Repo } from "./fixtures.js";
+import { inertContext } from "../src/git.js";
+import { measureReview, saveStartContents } from "../src/review.js";
+import { computeChanges, takeSnapshot, wireSnapshot } from "../src/snapshot.js";
+import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
 
@@ -62,6 +65,23 @@ describe("the user's repository is never touched", () => {
     const mid = observe(repo);
     for (let i = 0; i < 3; i++) await computeChanges(snapshot);
     await takeSnapshot(join(repo.dir, "src"));
+    // Review measurements too: start contents kept outside, line counts, commits, branch.
+    const objects = readdirSync(join(repo.dir, ".git", "objects"), { recursive: true })
+      .map(String)
+      .sort();
+    const context = await inertContext(repo.dir);
+    const copies = tempDir("waymark-start-contents-");
+    if (snapshot.type !== "git") throw new Error("expected a git snapshot");
+    await saveStartContents(context, snapshot, copies);
+    const observed = await computeChanges(snapshot);
+    if (observed.type !== "git") throw new Error("expected git changes");
+    const review = await measureReview(context, snapshot, observed.head, computeNetChanges(wireSnapshot(snapshot), observed), copies);
+    expect(review.lines.map((l) => l.path)).toContain("during.txt");
+    expect(
+      readdirSync(join(repo.dir, ".git", "objects"), { recursive: true })
+        .map(String)
+        .sort(),
+    ).toEqual(objects);
     const after = observe(repo);
     expect(after).toEqual(mid);
     expect({ ...mid, status: before.status }).toEqual(before);

@@ -1,9 +1,11 @@
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { computeNetChanges } from "@waymark/protocol/attribution";
 import { afterAll, describe, expect, it } from "vitest";
-import { type ConfigEntry, untrustedCommandOverrides } from "../src/git.js";
-import { computeChanges, takeSnapshot } from "../src/snapshot.js";
+import { type ConfigEntry, inertContext, untrustedCommandOverrides } from "../src/git.js";
+import { measureReview, saveStartContents } from "../src/review.js";
+import { computeChanges, takeSnapshot, wireSnapshot } from "../src/snapshot.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "./support.js";
 
@@ -40,6 +42,13 @@ function trappedRepo(): { repo: Repo; marker: string } {
   return { repo, marker };
 }
 
+/** HEAD's tree plus one file: `git mktree` from `git ls-tree` output, no index and no filter involved. */
+function treeWith(repo: Repo, path: string, blob: string): string {
+  const entries = repo.git("ls-tree", "HEAD").trimEnd().split("\n");
+  entries.push(`100644 blob ${blob}\t${path}`);
+  return execFileSync("git", ["mktree"], { cwd: repo.dir, input: `${entries.join("\n")}\n`, encoding: "utf8" }).trim();
+}
+
 describe("the repository's own config never makes the helper run a program", () => {
   it("snapshot and changes with core.fsmonitor, filter drivers, diff drivers and a pager set in .git/config", async () => {
     const { repo, marker } = trappedRepo();
@@ -50,6 +59,32 @@ describe("the repository's own config never makes the helper run a program", () 
     repo.write("a.txt", "a3\n").write("c.txt", "c\n");
     const changes = await computeChanges(start);
     expect(changes.type).toBe("git");
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("review measurements (start copies, line counts, commits, branch) run nothing the repository defines", async () => {
+    const { repo, marker } = trappedRepo();
+    repo.git("config", "log.showSignature", "true");
+    repo.git("config", "trailer.trap.command", join(tempDir(), "trap.sh"));
+    rmSync(marker, { force: true });
+    repo.write("a.txt", "dirty at start\n").write("new.inc", "n\n");
+    const start = await takeSnapshot(repo.dir);
+    const context = await inertContext(repo.dir);
+    const copies = tempDir("waymark-start-contents-");
+    if (start.type !== "git") throw new Error("expected a git snapshot");
+    await saveStartContents(context, start, copies);
+    repo.write("a.txt", "a3\nmore\n").write("c.txt", "c\n");
+    // The test's own commit, made with plumbing that runs no filter (the traps stay armed for the helper).
+    const blob = repo.git("hash-object", "-w", "--no-filters", "c.txt").trim();
+    const tree = treeWith(repo, "c.txt", blob);
+    const commit = repo.git("commit-tree", tree, "-p", "HEAD", "-m", "during").trim();
+    repo.git("update-ref", "HEAD", commit);
+    rmSync(marker, { force: true });
+    const observed = await computeChanges(start);
+    if (observed.type !== "git") throw new Error("expected git changes");
+    const review = await measureReview(context, start, observed.head, computeNetChanges(wireSnapshot(start), observed), copies);
+    expect(review.commits.map((c) => c.subject)).toEqual(["during"]);
+    expect(review.lines.find((l) => l.path === "a.txt")).toEqual({ path: "a.txt", added: 2, removed: 1 });
     expect(existsSync(marker)).toBe(false);
   });
 

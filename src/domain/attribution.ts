@@ -5,6 +5,8 @@
  * verification and the net changes to store. The workflow object only reads its inputs
  * from storage and writes the answer back.
  */
+
+import { reviewFields } from "@waymark/protocol/review";
 import {
   attributeHelperData,
   type Changes,
@@ -89,11 +91,18 @@ export function attributeTask(input: AttributionInput): Attribution {
   if (input.manualReview?.needed) {
     verification.warnings.push(`Manual review needed${input.manualReview.reason ? `: ${input.manualReview.reason}` : "."}`);
   }
+  const files_changed: FilesChanged = summarizeChanges(changes, truncated);
+  // Line counts and commits as the helper measured them, for the files this task is credited with.
+  if (input.changes && input.changes.type !== "unavailable") {
+    Object.assign(files_changed, reviewFields(input.changes.review, new Set(changes.map((c) => c.path)), files_changed.renamed));
+  }
   // Provenance: computed by the helper (which version) or supplied by a client; files the agent's edit tools did not touch.
-  const provenance = filesProvenance(
-    input.changes,
-    changes.map((c) => c.path),
+  Object.assign(
+    files_changed,
+    filesProvenance(
+      input.changes,
+      changes.map((c) => c.path),
+    ),
   );
-  const files_changed: FilesChanged = { ...summarizeChanges(changes, truncated), ...provenance };
   return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files) };
 }

@@ -22,6 +22,7 @@ import type {
 import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
 import { renderTaskProvenance, renderWorkflowRepository } from "./provenance";
+import { renderTaskReview, renderWorkflowLines } from "./review";
 import { PAGE_STYLE } from "./style";
 
 type Html = ReturnType<typeof html>;
@@ -182,6 +183,7 @@ export function renderTaskBody(t: TaskView): Html {
     ${t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : ""}
     ${renderFiles(t)}
     ${renderTaskProvenance(t)}
+    ${renderTaskReview(t)}
     ${v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : ""}
   </div>`;
 }
@@ -256,6 +258,7 @@ export function renderWorkflowBlocks(view: WorkflowView & { feedback?: FeedbackV
   ]);
   return html`${renderHeader(view.workflow)}
 ${renderTotals(view.totals)}
+${renderWorkflowLines(view)}
 ${renderReview(view, options)}
 ${renderFeedback(view.feedback ?? [], (id) => labels.get(id) ?? id)}
 <section id="wf-tasks"><h2>Tasks</h2>${renderTaskTree(view)}</section>

@@ -6,9 +6,10 @@
  * changed files the agent's own edit tools did not touch, and whether usage was summed from
  * the agent's transcript or is the agent's claim. One wording, two renderings.
  */
+
+import { escapeMarkdown } from "@waymark/protocol/summary";
 import { html } from "hono/html";
-import type { TaskView, WorkflowHeader } from "../workflow/view";
-import { escapeMarkdown } from "./markdown";
+import type { TaskView, WorkflowHeader, WorkflowView } from "../workflow/view";
 
 const shortCommit = (commit: string | null) => (commit ? commit.slice(0, 10) : null);
 
@@ -83,14 +84,19 @@ export function renderTaskProvenance(t: TaskView) {
   )}</ul></div>`;
 }
 
-export function markdownWorkflowRepository(w: WorkflowHeader): string[] {
-  const text = repositoryText(w.repository);
-  return text ? ["", `Repository: ${escapeMarkdown(text)}`] : [];
-}
-
-export function markdownTaskProvenance(t: TaskView): string[] {
-  return taskProvenance(t).map(
-    (line) =>
-      `  - ${line.label}: ${escapeMarkdown(line.text)}${line.paths ? ` ${line.paths.map((path) => escapeMarkdown(path)).join(", ")}` : ""}`,
-  );
+/** The export's Provenance section: the workflow's repository, then each task's statements. */
+export function markdownProvenance(view: WorkflowView): string[] {
+  const repository = repositoryText(view.workflow.repository);
+  const tasks = view.tasks
+    .map((task) => ({ task, lines: taskProvenance(task) }))
+    .filter((entry) => entry.lines.length > 0)
+    .flatMap(({ task, lines }) => [
+      `- **${escapeMarkdown(task.name)}**`,
+      ...lines.map(
+        (line) =>
+          `  - ${line.label}: ${escapeMarkdown(line.text)}${line.paths ? ` ${line.paths.map((path) => escapeMarkdown(path)).join(", ")}` : ""}`,
+      ),
+    ]);
+  if (!repository && tasks.length === 0) return [];
+  return ["", "### Provenance", "", ...(repository ? [`Repository: ${escapeMarkdown(repository)}`, ""] : []), ...tasks];
 }

@@ -88,6 +88,11 @@ describe("wrangler dev + the local helper over stdio", () => {
       uncommitted: ["a.ts", "b.ts", "c.ts", "src/untracked.ts"],
       // Provenance: computed by this helper (no hooks ran, so no agent-edit marks).
       source: { kind: "helper", version: "0.1.0" },
+      // Review data: each file one line changed, c.ts's one line removed, new files' one line added.
+      lines: expect.any(Array),
+      line_totals: { added: 5, removed: 4, binary: 0 },
+      commits: [{ sha: expect.stringMatching(/^[0-9a-f]{7,}$/), subject: "feature" }],
+      branch: "main",
     };
     const expectedVerification = { scope_match: false, unexpected_files: ["a.ts", "b.ts", "c.ts"] };
     expect(done.files_changed).toEqual(expectedFiles);

@@ -26,13 +26,18 @@ describe.each(XSS_PAYLOADS.map((p, i) => [i, p] as const))("payload %i", (_index
     expect(JSON.stringify(view)).toContain(JSON.stringify(payload).slice(1, -1));
 
     const md = await (await workerFetch(`${recorded.shareUrl}/export.md`)).text();
-    const agentLines = md.split("\n").filter((line) => line.length > 0);
+    // Paths are shown verbatim in code spans, whose content GFM never parses (cmark-gfm proves it
+    // on this corpus in client-helper/test/summary-gfm.test.ts): the checks apply to the rest.
+    const agentLines = md
+      .split("\n")
+      .filter((line) => line.length > 0)
+      .map((line) => line.replace(/(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, "CODE"));
     for (const line of agentLines) {
       expect(line, line).not.toMatch(/<(?!sub>|\/sub>)/);
       expect(line).not.toMatch(/(?<!\\)\[[^\]]*(?<!\\)\]\(/);
       expect(line).not.toMatch(/(?<!\\)!\[/);
     }
     // Headings only where the export puts them.
-    expect(md.split("\n").filter((l) => /^#/.test(l) && !/^#{2,3} /.test(l))).toEqual([]);
+    expect(md.split("\n").filter((l) => /^#/.test(l) && !/^#{2,3} /.test(l) && !/^#{4,6} \d+(\.\d+)* /.test(l))).toEqual([]);
   });
 });

@@ -227,9 +227,10 @@ describe("the page and exports", () => {
     expect(md).toContain("## Workflow name");
     expect(md).toContain("### ⚠ Needs human review");
     expect(md).toContain("Review reason");
-    expect(md).toContain("  - A src/auth/jwt\\.ts");
-    expect(md).toContain("README\\.md (uncommitted) **⚠ outside declared areas**");
-    expect(md).toContain("### Decisions");
+    // Paths verbatim in code spans, one table row each (@waymark/protocol/summary; rendering checked by cmark-gfm in client-helper/test/summary-gfm.test.ts).
+    expect(md).toContain("| A | `src/auth/jwt.ts` |");
+    expect(md).toMatch(/\| M \| `README\.md` \| +\| +\| uncommitted, \*\*⚠ outside declared areas\*\* \|/);
+    expect(md).toContain("Decisions:\n- **Decision question** → Option A");
   });
 
   it("renders a 500-task workflow quickly", async () => {

@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { ensureLauncher } from "../hooks/launcher.js";
 import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/run.js";
 import { AGENTS, type AgentName } from "./agents.js";
+import { installCommitTrailer } from "./commit-trailer.js";
 import { runDoctor } from "./doctor.js";
 import { configuredUrl, runInit } from "./run.js";
 
@@ -20,7 +21,7 @@ export function isSetupCommand(command: string | undefined): command is SetupCom
 }
 
 export const SETUP_HELP: Record<SetupCommand, string> = {
-  init: `Usage: waymark init --url <endpoint> [--agent claude,cursor,codex] [--dir <dir>] [--dry-run] [--remove]
+  init: `Usage: waymark init --url <endpoint> [--agent claude,cursor,codex] [--dir <dir>] [--dry-run] [--remove] [--commit-trailer]
 
 Sets the project up for the agents found (Claude Code, Cursor, Codex) or named with --agent:
 the waymark MCP server entry (run from the endpoint's own helper tarball), a short
@@ -34,6 +35,9 @@ Options:
   --dir <dir>       the project (default: the repository of the working directory)
   --dry-run         print the unified diff of what would be written; write nothing
   --remove          take out everything init wrote (files come back byte for byte)
+  --commit-trailer  also install a git prepare-commit-msg hook that adds
+                    "Waymark-Task: <open task>" to commit messages (opt-in; with --remove,
+                    removes it; an existing hook of someone else's is never replaced)
   -h, --help        show this help
 `,
   doctor: `Usage: waymark doctor [--url <endpoint>] [--dir <dir>]
@@ -93,7 +97,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
   const env = process.env;
   switch (command) {
     case "init": {
-      const { values } = options(command, args, ["url", "agent", "dir"], ["dry-run", "remove"]);
+      const { values } = options(command, args, ["url", "agent", "dir"], ["dry-run", "remove", "commit-trailer"]);
       if (values.help) return help(io, "init");
       const dir = resolve((values.dir as string | undefined) ?? process.cwd());
       // Removal recognises Waymark's blocks and entries by their marks, whatever endpoint they name.
@@ -103,7 +107,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
         (values.remove ? ((await configuredUrl(dir)) ?? "http://localhost") : undefined);
       if (!url) throw new SetupUsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark init --help'.");
       try {
-        return await runInit({
+        const code = await runInit({
           dir,
           url,
           version,
@@ -113,6 +117,10 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
           env,
           out: io.stdout,
         });
+        // Opt-in: the Waymark-Task commit trailer hook (init/commit-trailer).
+        if (values["commit-trailer"] === true && values["dry-run"] !== true)
+          io.stdout(await installCommitTrailer(dir, version, values.remove === true));
+        return code;
       } catch (error) {
         if (error instanceof Error && error.message.startsWith("--url")) throw new SetupUsageError(error.message);
         throw error;

@@ -6,6 +6,7 @@
  * renames paired, and the per-directory summary of lists too large to send.
  */
 import { comparePaths, decodeWirePath, displayPath, ESCAPED_PATH_PREFIX, encodePathBytes, isEscapedPath, sortPaths } from "./paths";
+import type { ReviewFields } from "./review";
 import type {
   Changes,
   ConcurrentTask,
@@ -28,7 +29,8 @@ export interface PathChange {
   after: FileState | null;
   committed: boolean;
 }
-export interface FilesChanged {
+/** `ReviewFields` (./review): line counts, commits and branch, when the helper measured them. */
+export interface FilesChanged extends ReviewFields {
   added: string[];
   modified: string[];
   deleted: string[];

@@ -151,6 +151,42 @@ export const repositorySchema = z.strictObject({
   branch: z.string().min(1).max(REPOSITORY_LIMITS.BRANCH_CHARS).refine(isReadableText, READABLE_TEXT_RULE).nullable(),
 });
 export type Repository = z.infer<typeof repositorySchema>;
+// ---- Review data: line counts and commits (helper-computed, optional on changes) ----
+
+export const REVIEW_LIMITS = {
+  /** Commits listed per task; `commits_omitted` counts the rest. */
+  COMMITS: 200,
+  SUBJECT_CHARS: 200,
+  /** Short commit ids as git abbreviates them (at least 7 digits). */
+  SHORT_SHA: /^[0-9a-f]{7,64}$/,
+} as const;
+
+/**
+ * Lines added and removed in one changed file between the task's start and end content, as
+ * `git diff --numstat` counts them (docs/attribution.md, "Line counts"). `binary: true` (and no
+ * counts) for a file git treats as binary; absent from the list: not known (content gone).
+ */
+export const lineCountSchema = z.union([
+  z.strictObject({ path: repoPathSchema, added: z.number().int().min(0), removed: z.number().int().min(0) }),
+  z.strictObject({ path: repoPathSchema, binary: z.literal(true) }),
+]);
+/** A commit made during the task (reachable from HEAD at the end, not from HEAD at the start); never known to be pushed. */
+export const commitInfoSchema = z.strictObject({
+  sha: z.string().regex(REVIEW_LIMITS.SHORT_SHA, "must be a 7- to 64-digit lowercase hex commit id"),
+  subject: z.string().max(REVIEW_LIMITS.SUBJECT_CHARS).refine(isReadableText, READABLE_TEXT_RULE),
+  /** The `Waymark-Task:` trailer of the commit message, when it has one. */
+  task: z.string().min(1).max(64).refine(isReadableText, READABLE_TEXT_RULE).optional(),
+});
+export const reviewDataSchema = z.strictObject({
+  lines: z.array(lineCountSchema).max(WIRE_LIMITS.CHANGE_ENTRIES).superRefine(uniquePaths),
+  commits: z.array(commitInfoSchema).max(REVIEW_LIMITS.COMMITS),
+  commits_omitted: z.number().int().min(1).optional(),
+  /** The branch checked out at the end (null: detached HEAD). */
+  branch: z.string().max(WIRE_LIMITS.BRANCH_CHARS).nullable(),
+});
+export type LineCount = z.infer<typeof lineCountSchema>;
+export type CommitInfo = z.infer<typeof commitInfoSchema>;
+export type ReviewData = z.infer<typeof reviewDataSchema>;
 
 export const gitSnapshotSchema = z.strictObject({
   type: z.literal("git"),
@@ -190,6 +226,7 @@ export const gitChangesSchema = z.strictObject({
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
   ...provenanceFields,
+  review: reviewDataSchema.optional(),
 });
 export const checksumChangesSchema = z.strictObject({
   type: z.literal("checksum"),
@@ -197,6 +234,7 @@ export const checksumChangesSchema = z.strictObject({
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
   ...provenanceFields,
+  review: reviewDataSchema.optional(),
 });
 /**
  * Changes the helper resolved itself with the shared attribution rule, for any start snapshot:
@@ -209,6 +247,7 @@ export const netChangesSchema = z.strictObject({
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
   ...provenanceFields,
+  review: reviewDataSchema.optional(),
 });
 export const changesSchema = z.discriminatedUnion("type", [gitChangesSchema, checksumChangesSchema, netChangesSchema, unavailableSchema]);
 

@@ -1,4 +1,5 @@
 /** @module complete_task — closes a task and reports the files it changed, checked against its declared areas. */
+import { formatLineTotals } from "@waymark/protocol/summary";
 import { completeTaskInput } from "@waymark/protocol/tools";
 import type { CompleteTaskOutput } from "../../workflow/object";
 import { WRITES } from "../annotations";
@@ -22,6 +23,12 @@ function render(out: CompleteTaskOutput): string {
   if (f.source)
     lines.push(`source: ${f.source.kind === "helper" ? `computed by waymark-helper ${f.source.version}` : "reported by the client"}`);
   if (f.not_by_agent_tools && f.not_by_agent_tools.length > 0) lines.push(`not by agent tools: ${shortList(f.not_by_agent_tools)}`);
+  // Review data the helper measured (@waymark/protocol/review), compactly.
+  if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals)}`);
+  if (f.commits)
+    lines.push(
+      `commits: ${f.commits.length === 0 ? "none" : shortList(f.commits.map((c) => `${c.sha} ${c.subject}`))}${f.branch ? ` (branch ${f.branch})` : ""}`,
+    );
   lines.push(v.scope_match ? "scope: ok" : `scope: outside declared areas: ${shortList(v.unexpected_files)}`);
   for (const warning of v.warnings) lines.push(`warning: ${warning}`);
   return lines.join("\n");

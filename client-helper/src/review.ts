@@ -1,0 +1,307 @@
+/**
+ * @module review
+ * What a reviewer wants beside a task's file list, measured on the machine without sending any
+ * contents: lines added and removed per changed file, the commits made during the task and the
+ * branch (the wire's `review` block).
+ *
+ * "The task's lines" of a file are `git diff --numstat` between its content at task start and
+ * at task end. Contents come from where they are, and nothing is ever written to the
+ * repository (no object, no index):
+ * - a state stored in the object database (committed or staged): `git cat-file --batch`;
+ * - the end state of a file not in the object database: the file on disk now;
+ * - the start state of a file that was dirty or untracked at start and whose content is in no
+ *   object: the copy the helper took at start_task into its cache directory (`saveStartContents`).
+ * Both sides are written to a scratch directory outside the repository and counted by one
+ * `git diff --no-index --numstat -z`, run there (no repository config applies). A side whose
+ * content is gone (or larger than the limits) leaves the file without counts rather than guess.
+ */
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PathChange } from "@waymark/protocol/attribution";
+import { type CommitInfo, type FileState, type LineCount, REVIEW_LIMITS, type ReviewData, WIRE_LIMITS } from "@waymark/protocol/wire";
+import { cleanGitEnv, type GitContext, GitError, runGit, splitNul } from "./git.js";
+import { isMissing } from "./hash.js";
+import type { LocalGitSnapshot } from "./local.js";
+import { readableWarning } from "./outgoing.js";
+import { fsPath } from "./snapshot.js";
+
+export const CONTENT_LIMITS = {
+  /** A file larger than this is not copied or counted (its line counts are left out). */
+  FILE_BYTES: 8 * 1024 * 1024,
+  /** Bytes copied at start_task, and bytes counted at complete_task, per task. */
+  TOTAL_BYTES: 256 * 1024 * 1024,
+} as const;
+/** Copies of start contents left behind by a task never completed are removed after this long. */
+const COPIES_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
+const GITLINK = "160000";
+
+export function startContentsRoot(cacheRoot: string): string {
+  return join(cacheRoot, "start-contents");
+}
+
+/** Blob ids the object database holds, with their sizes (`git cat-file --batch-check`, read-only). */
+async function objectSizes(context: GitContext, blobs: readonly string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  if (blobs.length === 0) return sizes;
+  const out = await runGit(context, ["cat-file", "--batch-check"], Buffer.from(`${blobs.join("\n")}\n`));
+  for (const line of out.toString("latin1").split("\n")) {
+    const [sha, type, size] = line.split(" ");
+    if (sha && type === "blob" && size !== undefined) sizes.set(sha, Number(size));
+  }
+  return sizes;
+}
+
+/** Contents of blobs from the object database (`git cat-file --batch`, no conversion). */
+async function readObjects(context: GitContext, blobs: readonly string[]): Promise<Map<string, Buffer>> {
+  const contents = new Map<string, Buffer>();
+  if (blobs.length === 0) return contents;
+  const out = await runGit(context, ["cat-file", "--batch"], Buffer.from(`${blobs.join("\n")}\n`));
+  let at = 0;
+  while (at < out.length) {
+    const newline = out.indexOf(0x0a, at);
+    if (newline < 0) break;
+    const [sha, type, size] = out.toString("latin1", at, newline).split(" ");
+    at = newline + 1;
+    if (type === "missing" || size === undefined || sha === undefined) continue;
+    const length = Number(size);
+    if (type === "blob") contents.set(sha, out.subarray(at, at + length));
+    at += length + 1;
+  }
+  return contents;
+}
+
+/** A file's bytes on disk as git would store them before conversion: a link's target, a file's content. */
+async function diskContent(root: string, path: string, maxBytes: number): Promise<Buffer | null> {
+  const abs = fsPath(root, path);
+  try {
+    const info = await lstat(abs);
+    if (info.isSymbolicLink()) return await readlink(abs, { encoding: "buffer" });
+    if (!info.isFile() || info.size > maxBytes) return null;
+    return await readFile(abs);
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/** Files read and written at once. */
+const IO_BATCH = 64;
+
+/** A mode change only: git counts no lines. */
+const sameContent = (change: PathChange) => change.before !== null && change.after !== null && change.before.blob === change.after.blob;
+
+const isContent = (state: FileState | null): state is FileState => state !== null && state.mode !== GITLINK;
+
+/**
+ * Copies, into `target` (the helper's cache, outside the repository), the content of every
+ * file dirty or untracked at start whose blob is in no object: at complete_task it is the
+ * start side of its line counts. Bounded by CONTENT_LIMITS. Returns how many were copied.
+ */
+export async function saveStartContents(context: GitContext, snapshot: LocalGitSnapshot, target: string): Promise<number> {
+  const wanted = new Map<string, string>();
+  for (const entry of snapshot.dirty) {
+    if (isContent(entry.worktree) && !wanted.has(entry.worktree.blob)) wanted.set(entry.worktree.blob, entry.path);
+  }
+  const stored = await objectSizes(context, [...wanted.keys()]);
+  await mkdir(target, { recursive: true, mode: 0o700 });
+  let bytes = 0;
+  let copied = 0;
+  for (const [blob, path] of wanted) {
+    if (stored.has(blob)) continue;
+    const content = await diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
+    if (content === null || bytes + content.length > CONTENT_LIMITS.TOTAL_BYTES) continue;
+    bytes += content.length;
+    await writeFile(join(target, blob), content, { mode: 0o600 });
+    copied++;
+  }
+  return copied;
+}
+
+/** Removes start-content folders of tasks never completed. */
+export async function pruneStartContents(root: string, now = Date.now()): Promise<void> {
+  for (const name of await readdir(root).catch(() => [])) {
+    const info = await stat(join(root, name)).catch(() => null);
+    if (info && now - info.mtimeMs > COPIES_MAX_AGE_MS) await rm(join(root, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Lines added and removed per change, in the order of `changes` (gitlinks and files whose
+ * content is not known are left out; binary files are marked).
+ */
+export async function countLines(
+  context: GitContext,
+  root: string,
+  changes: readonly PathChange[],
+  startContents: string | undefined,
+): Promise<LineCount[]> {
+  const counted = changes.filter((c) => (c.before === null || isContent(c.before)) && (c.after === null || isContent(c.after)));
+  const blobs = new Set<string>();
+  for (const change of counted) {
+    if (change.before) blobs.add(change.before.blob);
+    if (change.after) blobs.add(change.after.blob);
+  }
+  const sizes = await objectSizes(context, [...blobs]);
+  const fromObjects = await readObjects(
+    context,
+    [...sizes].filter(([, size]) => size <= CONTENT_LIMITS.FILE_BYTES).map(([blob]) => blob),
+  );
+  const scratch = await mkdtemp(join(tmpdir(), "waymark-lines-"));
+  try {
+    await mkdir(join(scratch, "b"));
+    await mkdir(join(scratch, "a"));
+    let bytes = 0;
+    const content = async (state: FileState, path: string, side: "start" | "end"): Promise<Buffer | null> => {
+      const known = fromObjects.get(state.blob);
+      if (known) return known;
+      if (sizes.has(state.blob)) return null; // stored, but too large to count
+      if (side === "end") return diskContent(root, path, CONTENT_LIMITS.FILE_BYTES);
+      if (startContents === undefined) return null;
+      return readFile(join(startContents, state.blob)).catch(() => null);
+    };
+    const pending: number[] = [];
+    const results: (LineCount | null)[] = counted.map(() => null);
+    const sides = async (change: PathChange): Promise<[Buffer | null, Buffer | null]> => [
+      change.before ? await content(change.before, change.path, "start") : Buffer.alloc(0),
+      change.after ? await content(change.after, change.path, "end") : Buffer.alloc(0),
+    ];
+    // Files are read and written a batch at a time: one by one, 1,000 files took a second.
+    for (let from = 0; from < counted.length && bytes <= CONTENT_LIMITS.TOTAL_BYTES; from += IO_BATCH) {
+      const batch = counted.slice(from, from + IO_BATCH);
+      const read = await Promise.all(batch.map((change) => (sameContent(change) ? null : sides(change))));
+      const writes: Promise<void>[] = [];
+      for (const [offset, change] of batch.entries()) {
+        const index = from + offset;
+        const pair = read[offset];
+        if (sameContent(change)) {
+          results[index] = { path: change.path, added: 0, removed: 0 };
+          continue;
+        }
+        if (!pair) continue;
+        const [before, after] = pair;
+        if (before === null || after === null) continue;
+        bytes += before.length + after.length;
+        if (bytes > CONTENT_LIMITS.TOTAL_BYTES) break;
+        // A missing side stays absent, so git counts a whole added or removed file.
+        if (change.before) writes.push(writeFile(join(scratch, "b", String(index)), before));
+        if (change.after) writes.push(writeFile(join(scratch, "a", String(index)), after));
+        // Equal bytes (e.g. a state that only differs after git's conversions) are not reported by git: 0/0.
+        results[index] = { path: change.path, added: 0, removed: 0 };
+        pending.push(index);
+      }
+      await Promise.all(writes);
+    }
+    if (pending.length > 0) {
+      const out = await runGit(
+        // Run in the scratch directory with a clean environment: no repository's config applies.
+        { cwd: scratch, env: { ...cleanGitEnv(), GIT_CONFIG_NOSYSTEM: "1" }, fileMode: true, symlinks: true },
+        ["diff", "--no-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--numstat", "-z", "--", "b", "a"],
+        undefined,
+        { differencesOk: true },
+      );
+      for (const [index, counts] of parseNumstat(out)) {
+        const change = counted[index];
+        if (!change) continue;
+        results[index] = counts === "binary" ? { path: change.path, binary: true } : { path: change.path, ...counts };
+      }
+    }
+    return results.filter((result): result is LineCount => result !== null);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** `--numstat -z` of the two scratch folders: record "added\tremoved\t" NUL source NUL destination NUL, per file index. */
+export function parseNumstat(out: Buffer): Map<number, { added: number; removed: number } | "binary"> {
+  const tokens = splitNul(out).map((token) => token.toString("latin1"));
+  const counts = new Map<number, { added: number; removed: number } | "binary">();
+  for (let i = 0; i < tokens.length; i++) {
+    const [added, removed, inline] = (tokens[i] as string).split("\t");
+    if (added === undefined || removed === undefined) continue;
+    // One path inline when both sides have the same name, else two tokens follow (a file present on one side only).
+    let name = inline ?? "";
+    if (name === "") {
+      const source = tokens[i + 1] ?? "";
+      const destination = tokens[i + 2] ?? "";
+      name = destination === "/dev/null" ? source : destination;
+      i += 2;
+    }
+    const index = Number(name.slice(name.lastIndexOf("/") + 1));
+    if (!Number.isInteger(index)) continue;
+    counts.set(index, added === "-" ? "binary" : { added: Number(added), removed: Number(removed) });
+  }
+  return counts;
+}
+
+/** The branch checked out (null when HEAD is detached). */
+async function currentBranch(context: GitContext): Promise<string | null> {
+  try {
+    const name = (await runGit(context, ["symbolic-ref", "-q", "--short", "HEAD"])).toString("utf8").trim();
+    return name === "" ? null : readableWarning(name).slice(0, WIRE_LIMITS.BRANCH_CHARS);
+  } catch (error) {
+    if (error instanceof GitError && error.exitCode === 1) return null;
+    throw error;
+  }
+}
+
+const FIELD = "\u001f";
+
+/**
+ * Commits reachable from `head` and not from `startHead` (all of `head`'s history when the task
+ * started before the first commit), newest first, with their `Waymark-Task:` trailer.
+ */
+export async function commitsSince(
+  context: GitContext,
+  startHead: string | null,
+  head: string | null,
+): Promise<{ commits: CommitInfo[]; omitted: number }> {
+  if (head === null || head === startHead) return { commits: [], omitted: 0 };
+  const range = startHead === null ? [head] : [head, `^${startHead}`];
+  const out = await runGit(context, [
+    "log",
+    "-z",
+    "--no-show-signature",
+    "--no-decorate",
+    "--no-color",
+    `-n${REVIEW_LIMITS.COMMITS + 1}`,
+    "--format=%h%x1f%s%x1f%(trailers:key=Waymark-Task,valueonly,separator=%x2C)",
+    ...range,
+    "--",
+  ]);
+  const commits: CommitInfo[] = [];
+  for (const record of splitNul(out)) {
+    const [sha = "", subject = "", trailer = ""] = record.toString("utf8").split(FIELD);
+    if (!REVIEW_LIMITS.SHORT_SHA.test(sha)) continue;
+    const commit: CommitInfo = { sha, subject: clip(readableWarning(subject.trim()), REVIEW_LIMITS.SUBJECT_CHARS) };
+    const task = readableWarning(trailer.split(",")[0]?.trim() ?? "").slice(0, 64);
+    if (task !== "") commit.task = task;
+    commits.push(commit);
+  }
+  if (commits.length <= REVIEW_LIMITS.COMMITS) return { commits, omitted: 0 };
+  const total = Number((await runGit(context, ["rev-list", "--count", ...range, "--"])).toString("latin1").trim());
+  return { commits: commits.slice(0, REVIEW_LIMITS.COMMITS), omitted: total - REVIEW_LIMITS.COMMITS };
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** The review block of a git task: line counts of its net changes, its commits, the branch. */
+export async function measureReview(
+  context: GitContext,
+  start: LocalGitSnapshot,
+  endHead: string | null,
+  changes: readonly PathChange[],
+  startContents: string | undefined,
+): Promise<ReviewData> {
+  const listed = changes.slice(0, WIRE_LIMITS.HELPER_LIST_ENTRIES);
+  const [lines, log, branch] = await Promise.all([
+    countLines(context, start.root, listed, startContents),
+    commitsSince(context, start.head, endHead),
+    currentBranch(context),
+  ]);
+  const review: ReviewData = { lines, commits: log.commits, branch };
+  if (log.omitted > 0) review.commits_omitted = log.omitted;
+  return review;
+}

@@ -1,0 +1,50 @@
+/**
+ * @module task-review
+ * The review measurements (./review.ts) wired into a task's life in the MCP proxy: start
+ * contents kept at start_task, the review block attached at complete_task, the copies removed
+ * once the task is recorded. A failure here never fails the task: it is logged and the task is
+ * recorded without line counts.
+ */
+import { randomUUID } from "node:crypto";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { computeNetChanges } from "@waymark/protocol/attribution";
+import type { Changes } from "@waymark/protocol/wire";
+import { inertContext } from "./git.js";
+import type { LocalSnapshot } from "./local.js";
+import { measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
+import { wireSnapshot } from "./snapshot.js";
+
+export async function keepStartContents(local: LocalSnapshot, cache: string, log: (line: string) => void): Promise<void> {
+  if (local.type !== "git") return;
+  const root = startContentsRoot(cache);
+  const target = join(root, randomUUID());
+  try {
+    await pruneStartContents(root);
+    await saveStartContents(await inertContext(local.root), local, target);
+    local.start_contents = target;
+  } catch (error) {
+    log(`waymark: could not keep the start contents of dirty files (line counts of those files will be missing): ${String(error)}`);
+  }
+}
+
+/** Adds the review block to what complete_task sends (git observations only). */
+export async function attachReview(start: LocalSnapshot, observed: Changes, sent: Changes, log: (line: string) => void): Promise<void> {
+  if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;
+  try {
+    let net = computeNetChanges(wireSnapshot(start), observed);
+    if (sent.type === "net") {
+      const listed = new Set(sent.transitions.map((t) => t.path));
+      net = net.filter((change) => listed.has(change.path));
+    }
+    sent.review = await measureReview(await inertContext(start.root), start, observed.head, net, start.start_contents);
+  } catch (error) {
+    log(`waymark: could not count lines or list commits: ${String(error)}`);
+  }
+}
+
+export function startContentsOf(start: LocalSnapshot): { remove(): Promise<void> } | undefined {
+  if (start.type !== "git" || start.start_contents === undefined) return undefined;
+  const dir = start.start_contents;
+  return { remove: () => rm(dir, { recursive: true, force: true }).catch(() => {}) };
+}

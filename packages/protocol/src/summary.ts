@@ -1,0 +1,302 @@
+/**
+ * @module summary
+ * A workflow as pull-request-ready Markdown (GitHub Flavored): per task its outcome, its files
+ * with lines added and removed, its commits and branch, its decisions and what needs a
+ * reviewer. One renderer for the edge's Markdown export and the helper's `waymark summary`.
+ *
+ * Two kinds of text, two treatments:
+ * - Paths are shown verbatim in code spans (a fence longer than any backtick run inside;
+ *   control characters and bidi controls made visible; `|` escaped inside tables, as GFM
+ *   requires even in code). A rename is one row; a parent task lists only its own files,
+ *   its subtasks list theirs.
+ * - Agent text is untrusted: every character Markdown or inline HTML could act on is
+ *   backslash-escaped or turned into an entity, and line breaks are folded, so an agent cannot
+ *   add headings, links, images, HTML or break out of a list item or table cell. GitHub's
+ *   autolinks (e-mail addresses, `www.`, `scheme:`) ignore backslashes, so a WORD JOINER
+ *   (U+2060, invisible) is put where they would start; bidi controls are shown as code points.
+ */
+import { displayPath } from "./paths";
+import { type LineTotals, sumTotals } from "./review";
+import type { CommitInfo, LineCount } from "./wire";
+
+/** The parts of the workflow read model (src/domain/view.ts WorkflowView) the summary shows. */
+export interface SummaryView {
+  workflow: {
+    name: string;
+    description: string | null;
+    status: string;
+    outcome: { summary: string; achievements: string[]; limitations: string[] } | null;
+    created_at: string;
+    completed_at: string | null;
+  };
+  tasks: SummaryTask[];
+  decisions: { task_id: string; question: string; chosen: string; reasoning: string; trade_offs: string | null }[];
+  issues: { task_id: string; type: string; description: string; resolution: string; requires_human_review: boolean }[];
+  totals: {
+    tasks: number;
+    open_tasks: number;
+    duration_seconds: number;
+    files_changed: number;
+    reviews_needed: number;
+    input_tokens?: number;
+    output_tokens?: number;
+    cost_usd?: number;
+  };
+  chain?: { head: string };
+}
+
+export interface SummaryTask {
+  id: string;
+  parent_task_id: string | null;
+  name: string;
+  status: string;
+  duration_seconds: number | null;
+  outcome: { summary: string; manual_review_needed?: boolean; manual_review_reason?: string } | null;
+  metadata: { tests_status?: string } | null;
+  metrics?: { input_tokens: number | null; output_tokens: number | null; model: string | null; cost_usd: number | null } | null;
+  files_changed: {
+    added: string[];
+    modified: string[];
+    deleted: string[];
+    renamed: { from: string; to: string }[];
+    uncommitted: string[];
+    truncated?: { omitted: number };
+    lines?: LineCount[];
+    line_totals?: LineTotals;
+    commits?: CommitInfo[];
+    commits_omitted?: number;
+    branch?: string | null;
+  } | null;
+  verification: { unexpected_files: string[] } | null;
+}
+
+export interface SummaryOptions {
+  /** The workflow's page. Left out by default: a PR description is often public and the link carries the share token. */
+  link?: string;
+}
+
+const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|~:^=$"'@]/g;
+const WORD_JOINER = "\u2060";
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+
+const codePoint = (c: string) => `[U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}]`;
+
+/** Agent text made inert for Markdown (see the module comment). */
+export function escapeMarkdown(text: string): string {
+  return text
+    .replace(BIDI_CONTROLS, codePoint)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(MARKDOWN_SPECIAL, (c) => `\\${c}`)
+    .replace(/\\@/g, `${WORD_JOINER}\\@${WORD_JOINER}`)
+    .replace(/\\:/g, `\\:${WORD_JOINER}`)
+    .replace(/(w)(w)(w)\\\./gi, `$1${WORD_JOINER}$2$3\\.`)
+    .replace(/\s*[\r\n\u2028\u2029]+\s*/g, " ")
+    .trim();
+}
+
+const esc = escapeMarkdown;
+
+/**
+ * A path as a code span, shown as it is: the fence is one backtick longer than the longest
+ * run inside, padded with a space when the path starts or ends with a backtick or a space.
+ * Control characters show as their Unicode pictures (␊), bidi controls as code points.
+ * In a table cell `|` is escaped (GFM splits cells before it parses code spans).
+ */
+export function codeSpan(path: string, inTable = false): string {
+  let text = displayPath(path)
+    .replace(BIDI_CONTROLS, codePoint)
+    .replace(CONTROL_CHARACTERS, (c) => String.fromCharCode(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)));
+  if (inTable) text = text.replace(/\|/g, "\\|");
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(longest + 1);
+  const pad = /^[` ]|[` ]$/.test(text) ? " " : "";
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+export function formatSeconds(seconds: number | null): string {
+  if (seconds === null) return "";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+const STATUS: Record<string, string> = {
+  active: "🔄 in progress",
+  in_progress: "🔄 in progress",
+  success: "✅ success",
+  partial_success: "🟡 partial success",
+  failed: "❌ failed",
+};
+const status = (value: string) => STATUS[value] ?? esc(value);
+
+/** "+120 −4" (and ", 2 binary"): a task's or a workflow's line totals. */
+export function formatLineTotals(totals: LineTotals): string {
+  return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}`;
+}
+
+/** Usage totals, once some task reported usage. */
+function usageTotals(t: SummaryView["totals"]): string[] {
+  const tokens = (t.input_tokens ?? 0) + (t.output_tokens ?? 0);
+  const cost = t.cost_usd ?? 0;
+  return tokens > 0 || cost > 0 ? [`**Tokens:** ${tokens}`, `**Cost:** $${cost.toFixed(4)}`] : [];
+}
+
+/** A task's reported usage: "1200 in · 300 out tokens · model · $0.0123". */
+function formatUsage(m: NonNullable<SummaryTask["metrics"]>): string {
+  const parts: string[] = [];
+  if (m.input_tokens !== null || m.output_tokens !== null) parts.push(`${m.input_tokens ?? 0} in · ${m.output_tokens ?? 0} out tokens`);
+  if (m.model !== null) parts.push(m.model);
+  if (m.cost_usd !== null) parts.push(`$${m.cost_usd.toFixed(4)}`);
+  return parts.join(" · ");
+}
+
+type FileRow = { status: string; path: string; shown: string };
+
+/** One row per file: a rename once (its two paths), never also as a deletion and an addition. */
+function fileRows(files: NonNullable<SummaryTask["files_changed"]>, only: (path: string) => boolean): FileRow[] {
+  const renamedFrom = new Set(files.renamed.map((r) => r.from));
+  const renamedTo = new Set(files.renamed.map((r) => r.to));
+  const rows: FileRow[] = [];
+  for (const path of files.added) if (!renamedTo.has(path) && only(path)) rows.push({ status: "A", path, shown: codeSpan(path, true) });
+  for (const path of files.modified) if (only(path)) rows.push({ status: "M", path, shown: codeSpan(path, true) });
+  for (const path of files.deleted) if (!renamedFrom.has(path) && only(path)) rows.push({ status: "D", path, shown: codeSpan(path, true) });
+  for (const { from, to } of files.renamed) {
+    if (only(from) || only(to)) rows.push({ status: "R", path: to, shown: `${codeSpan(from, true)} → ${codeSpan(to, true)}` });
+  }
+  return rows;
+}
+
+/** Every path a task's subtasks (at any depth) changed. */
+function descendantPaths(task: SummaryTask, children: Map<string, SummaryTask[]>): Set<string> {
+  const paths = new Set<string>();
+  const stack = [...(children.get(task.id) ?? [])];
+  for (let child = stack.pop(); child; child = stack.pop()) {
+    const f = child.files_changed;
+    if (f) for (const list of [f.added, f.modified, f.deleted]) for (const path of list) paths.add(path);
+    stack.push(...(children.get(child.id) ?? []));
+  }
+  return paths;
+}
+
+function fileTable(task: SummaryTask, ownOnly: Set<string>): string[] {
+  const f = task.files_changed;
+  if (!f) return [];
+  const rows = fileRows(f, (path) => !ownOnly.has(path));
+  if (rows.length === 0) return [];
+  const lines = new Map((f.lines ?? []).map((line) => [line.path, line]));
+  const uncommitted = new Set(f.uncommitted);
+  const outside = new Set(task.verification?.unexpected_files ?? []);
+  const out = ["| | File | + | − | Notes |", "|---|---|--:|--:|---|"];
+  for (const row of rows) {
+    const counts = lines.get(row.path);
+    const [added, removed] =
+      counts === undefined ? ["", ""] : "binary" in counts ? ["binary", ""] : [String(counts.added), String(counts.removed)];
+    const notes = [uncommitted.has(row.path) ? "uncommitted" : "committed", outside.has(row.path) ? "**⚠ outside declared areas**" : ""]
+      .filter(Boolean)
+      .join(", ");
+    out.push(`| ${row.status} | ${row.shown} | ${added} | ${removed} | ${notes} |`);
+  }
+  return out;
+}
+
+function commitLines(task: SummaryTask): string[] {
+  const f = task.files_changed;
+  if (!f || (f.commits === undefined && f.branch === undefined)) return [];
+  const commits = f.commits ?? [];
+  const branch = f.branch === undefined ? "" : `Branch ${f.branch === null ? "(detached HEAD)" : codeSpan(f.branch)} · `;
+  if (commits.length === 0) return [`${branch}no commits during this task`];
+  const out = [`${branch}${commits.length + (f.commits_omitted ?? 0)} commit(s) during this task (not known to be pushed):`, ""];
+  for (const c of commits)
+    out.push(`- \`${c.sha}\` ${esc(c.subject)}${c.task && c.task !== task.id ? ` (Waymark-Task: ${esc(c.task)})` : ""}`);
+  if (f.commits_omitted) out.push(`- … and ${f.commits_omitted} older`);
+  return out;
+}
+
+/** The workflow as Markdown for a pull request description. */
+export function renderSummary(view: SummaryView, options: SummaryOptions = {}): string {
+  const w = view.workflow;
+  const t = view.totals;
+  const ids = new Set(view.tasks.map((task) => task.id));
+  const children = new Map<string, SummaryTask[]>();
+  const roots: SummaryTask[] = [];
+  for (const task of view.tasks) {
+    const parent = task.parent_task_id !== null && ids.has(task.parent_task_id) ? task.parent_task_id : null;
+    if (parent === null) roots.push(task);
+    else children.set(parent, [...(children.get(parent) ?? []), task]);
+  }
+  const lineTotals = sumTotals(roots.map((task) => task.files_changed?.line_totals));
+  const measured = roots.some((task) => task.files_changed?.line_totals !== undefined);
+
+  const out: string[] = [`## ${esc(w.name)}`, ""];
+  out.push(
+    [
+      `**Status:** ${status(w.status)}`,
+      `**Duration:** ${formatSeconds(t.duration_seconds) || "0s"}`,
+      `**Tasks:** ${t.tasks}${t.open_tasks > 0 ? ` (${t.open_tasks} open)` : ""}`,
+      `**Files changed:** ${t.files_changed}${measured ? ` (${formatLineTotals(lineTotals)})` : ""}`,
+      `**Reviews needed:** ${t.reviews_needed}`,
+      ...usageTotals(t),
+    ].join(" · "),
+  );
+  if (options.link) out.push("", `[Workflow page](<${options.link.replace(/[<>\s]/g, encodeURIComponent)}>)`);
+  if (w.description) out.push("", esc(w.description));
+  if (w.outcome) {
+    out.push("", "### Outcome", "", esc(w.outcome.summary));
+    if (w.outcome.achievements.length > 0) out.push("", "Achievements:", ...w.outcome.achievements.map((a) => `- ${esc(a)}`));
+    if (w.outcome.limitations.length > 0) out.push("", "Limitations:", ...w.outcome.limitations.map((l) => `- ${esc(l)}`));
+  }
+  const names = new Map(view.tasks.map((task) => [task.id, task.name]));
+  const review = [
+    ...view.tasks
+      .filter((task) => task.outcome?.manual_review_needed)
+      .map((task) => `- Task **${esc(task.name)}**: ${esc(task.outcome?.manual_review_reason || "manual review requested")}`),
+    ...view.issues
+      .filter((i) => i.requires_human_review)
+      .map(
+        (i) =>
+          `- ${esc(i.type)} in **${esc(names.get(i.task_id) ?? i.task_id)}**: ${esc(i.description)} (resolution: ${esc(i.resolution)})`,
+      ),
+  ];
+  if (review.length > 0) out.push("", "### ⚠ Needs human review", "", ...review);
+
+  out.push("", "### Tasks");
+  const renderTask = (task: SummaryTask, number: string) => {
+    const depth = number.split(".").length;
+    const took = task.duration_seconds !== null ? `, ${formatSeconds(task.duration_seconds)}` : "";
+    out.push("", `${"#".repeat(Math.min(6, 3 + depth))} ${number} ${esc(task.name)} — ${status(task.status)}${took}`, "");
+    if (task.outcome) out.push(esc(task.outcome.summary), "");
+    const f = task.files_changed;
+    const subtasks = children.get(task.id) ?? [];
+    const inSubtasks = descendantPaths(task, children);
+    const table = fileTable(task, inSubtasks);
+    if (f?.line_totals) out.push(`Lines: ${formatLineTotals(f.line_totals)}${subtasks.length > 0 ? " (including its subtasks)" : ""}`, "");
+    if (table.length > 0) out.push(subtasks.length > 0 ? "Its own files (not in a subtask):" : "Files:", "", ...table, "");
+    else if (f && subtasks.length === 0) out.push("Files: none", "");
+    if (f?.truncated) out.push(`… and ${f.truncated.omitted} more files, counted per directory in the JSON export.`, "");
+    const commits = commitLines(task);
+    if (commits.length > 0) out.push(...commits, "");
+    if (task.metadata?.tests_status) out.push(`Tests: ${esc(task.metadata.tests_status.replace("_", " "))}`, "");
+    if (task.metrics) out.push(`Usage: ${esc(formatUsage(task.metrics))}`, "");
+    const decisions = view.decisions.filter((d) => d.task_id === task.id);
+    if (decisions.length > 0) {
+      out.push("Decisions:");
+      for (const d of decisions)
+        out.push(
+          `- **${esc(d.question)}** → ${esc(d.chosen)}: ${esc(d.reasoning)}${d.trade_offs ? ` (trade-offs: ${esc(d.trade_offs)})` : ""}`,
+        );
+      out.push("");
+    }
+    const issues = view.issues.filter((i) => i.task_id === task.id && !i.requires_human_review);
+    if (issues.length > 0)
+      out.push("Issues:", ...issues.map((i) => `- ${esc(i.type)}: ${esc(i.description)} (resolution: ${esc(i.resolution)})`), "");
+    for (const [index, child] of subtasks.entries()) renderTask(child, `${number}.${index + 1}`);
+  };
+  for (const [index, task] of roots.entries()) renderTask(task, String(index + 1));
+  out.push("", `<sub>Recorded by Waymark${view.chain ? ` · hash chain head ${codeSpan(view.chain.head)}` : ""}</sub>`, "");
+  return out.join("\n").replace(/\n{3,}/g, "\n\n");
+}

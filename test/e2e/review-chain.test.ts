@@ -1,0 +1,170 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { VERSION } from "../../client-helper/src/cli";
+import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
+import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
+import { type DevServer, startDevServer } from "../support/dev-server";
+import { callTool, type Structured } from "../support/mcp-client";
+
+let server: DevServer;
+let cacheHome: string;
+
+beforeAll(async () => {
+  ensureBuilt();
+  cacheHome = tempDir("waymark-cache-");
+  // What `waymark hook` leaves behind for hooks: the launcher the commit-trailer hook runs.
+  mkdirSync(join(cacheHome, "waymark"), { recursive: true });
+  writeFileSync(join(cacheHome, "waymark", `helper-${VERSION}.mjs`), `import ${JSON.stringify(pathToFileURL(BIN).href)};\n`);
+  server = await startDevServer();
+});
+afterAll(async () => {
+  await server?.stop();
+  cleanupTempDirs();
+});
+
+function waymark(args: string[], env: Record<string, string> = {}) {
+  const run = spawnSync(SYSTEM_NODE, [BIN, ...args], {
+    encoding: "utf8",
+    env: { ...(process.env as Record<string, string>), XDG_CACHE_HOME: cacheHome, WAYMARK_TOKEN: server.token, ...env },
+  });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+function numstat(left: string, right: string): string {
+  const run = spawnSync("git", ["diff", "--no-index", "--numstat", "--", left, right], { encoding: "utf8" });
+  const [added = "", removed = ""] = run.stdout.split("\t");
+  return added === "-" ? "binary" : `${added} ${removed}`;
+}
+
+describe("wrangler dev + helper: line counts, commits with the task trailer, summary, verify", () => {
+  it("measures a real task, ties its commit to it, prints the PR summary and verifies the export", async () => {
+    const repo = Repo.init()
+      .write("a.ts", Array.from({ length: 10 }, (_, i) => `a${i}\n`).join(""))
+      .write("dirty.ts", "d1\nd2\n")
+      .write("old.md", "moved content\n")
+      .commitAll("initial");
+    const env = { XDG_CACHE_HOME: cacheHome };
+    const init = waymark(["init", "--url", `${server.url}/mcp`, "--agent", "claude", "--dir", repo.dir, "--commit-trailer"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain("commit trailer: installed");
+    repo.commitAll("waymark setup");
+    const startCommit = repo.git("rev-parse", "HEAD").trim();
+    repo.write("dirty.ts", "d1\nd2\nbefore the task\n");
+    const dirtyAtStart = join(tempDir("waymark-copy-"), "dirty.ts");
+    writeFileSync(dirtyAtStart, readFileSync(join(repo.dir, "dirty.ts")));
+
+    const agent = new Client({ name: "agent", version: "1.0.0" });
+    await agent.connect(
+      new StdioClientTransport({
+        command: SYSTEM_NODE,
+        args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", repo.dir],
+        env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
+      }),
+    );
+    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const wf = (await tool("start_workflow", { name: "Review chain" })) as { workflow_id: string; share_url: string };
+    const started = (await tool("start_task", {
+      workflow_id: wf.workflow_id,
+      name: "Edit",
+      goal: "Edit a",
+      areas: ["a", "dirty", "old", "new"],
+    })) as {
+      task_id: string;
+    };
+
+    repo.write("a.ts", `${Array.from({ length: 7 }, (_, i) => `a${i}\n`).join("")}new1\nnew2\n`);
+    repo.gitWith(env, "commit", "-q", "-am", "Edit a");
+    repo.git("mv", "old.md", "new.md");
+    repo.gitWith(env, "commit", "-q", "-m", "Move notes");
+    repo.write("dirty.ts", "d1\nd2\nbefore the task\nduring 1\nduring 2\n");
+    writeFileSync(join(repo.dir, "image.bin"), Buffer.from([0, 1, 2, 0, 3]));
+    expect(repo.git("log", "-1", "--format=%B")).toContain(`Waymark-Task: ${started.task_id}`);
+
+    const completed = await callTool(agent, "complete_task", {
+      task_id: started.task_id,
+      status: "success",
+      outcome: { summary: "Edited" },
+    });
+    // Compactly in the text the agent reads: totals, commits, branch.
+    expect(completed.text).toContain("lines: +4 −3, 1 binary");
+    expect(completed.text).toMatch(/commits: [0-9a-f]{7,} Move notes, [0-9a-f]{7,} Edit a \(branch main\)/);
+    const done = completed.structured as {
+      files_changed: {
+        lines: { path: string; added?: number; removed?: number; binary?: true }[];
+        commits: { subject: string; task?: string }[];
+        branch: string;
+      };
+    };
+    await agent.close();
+    // The start copy of dirty.ts (outside the repository) is gone once the task is recorded.
+    expect(readdirSync(join(cacheHome, "waymark", "start-contents"))).toEqual([]);
+    const measured = Object.fromEntries(done.files_changed.lines.map((l) => [l.path, l.binary ? "binary" : `${l.added} ${l.removed}`]));
+    const aAtStart = join(tempDir("waymark-copy-"), "a.ts");
+    writeFileSync(aAtStart, execFileSync("git", ["show", `${startCommit}:a.ts`], { cwd: repo.dir }));
+    expect(measured).toEqual({
+      "a.ts": numstat(aAtStart, join(repo.dir, "a.ts")),
+      "dirty.ts": numstat(dirtyAtStart, join(repo.dir, "dirty.ts")),
+      "image.bin": "binary",
+      // A rename pairs identical contents: 0/0, as git diff --numstat with rename detection says.
+      "new.md": "0 0",
+      "old.md": "0 0",
+    });
+    expect(measured["dirty.ts"]).toBe("2 0");
+    expect(done.files_changed.commits.map((c) => [c.subject, c.task])).toEqual([
+      ["Move notes", started.task_id],
+      ["Edit a", started.task_id],
+    ]);
+    expect(done.files_changed.branch).toBe("main");
+
+    // The PR summary from the endpoint, with the share link the helper saw at start_workflow.
+    const summary = waymark(["summary", "--url", `${server.url}/mcp`, "--dir", repo.dir]);
+    expect(summary.code, summary.stderr).toBe(0);
+    expect(summary.stdout).toContain(`[Workflow page](<${wf.share_url}>)`);
+    expect(summary.stdout).toContain(`| M | \`a.ts\` | ${measured["a.ts"]?.replace(" ", " | ")} | committed |`);
+    expect(summary.stdout).toContain("| R | `old.md` → `new.md` | 0 | 0 | committed |");
+    expect(summary.stdout).toContain("| A | `image.bin` | binary |  | uncommitted, **⚠ outside declared areas** |");
+    const exported = await (await fetch(`${wf.share_url}/export.md`)).text();
+    expect(summary.stdout.replace(/\n\[Workflow page\]\(<[^>]+>\)\n/, "")).toBe(exported);
+
+    // The JSON export verifies offline, and every kind of tampering is named.
+    const dir = tempDir("waymark-export-");
+    const json = JSON.parse(await (await fetch(`${wf.share_url}/export.json`)).text()) as {
+      events: { seq: number; type: string; data: Record<string, unknown> }[];
+      chain: { head: string };
+    };
+    const check = (name: string, value: unknown) => {
+      const file = join(dir, name);
+      writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));
+      return waymark(["verify", file]);
+    };
+    const intact = check("intact.json", json);
+    expect(intact.code, intact.stderr).toBe(0);
+    expect(intact.stdout).toContain(`ok: ${json.events.length} events, chain head ${json.chain.head}`);
+
+    const altered = structuredClone(json);
+    (altered.events[2] as { data: Record<string, unknown> }).data.name = "Something else";
+    expect(check("altered.json", altered)).toMatchObject({ code: 1, stderr: expect.stringContaining("event 3 (") });
+    expect(check("altered.json", altered).stderr).toContain("was altered");
+
+    const removed = structuredClone(json);
+    removed.events.splice(1, 1);
+    expect(check("removed.json", removed)).toMatchObject({ code: 1, stderr: expect.stringContaining("event 2 is missing") });
+
+    const truncated = structuredClone(json);
+    truncated.events.pop();
+    expect(check("truncated.json", truncated)).toMatchObject({ code: 1, stderr: expect.stringContaining("head does not match") });
+
+    const newHead = structuredClone(json);
+    newHead.chain.head = "f".repeat(64);
+    expect(check("head.json", newHead).code).toBe(1);
+
+    expect(check("not-json.json", "{").code).toBe(2);
+    expect(check("other.json", { hello: 1 }).code).toBe(2);
+    expect(waymark(["verify"]).code).toBe(2);
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { TOKENS, workerFetch } from "../support/worker";
+import { toolCaller } from "./fixture";
+
+const acme = toolCaller(workerFetch, "http://localhost/mcp", TOKENS.acme);
+const state = (c: string) => ({ mode: "100644", blob: c.repeat(40) });
+const START = "1".repeat(40);
+const END = "2".repeat(40);
+
+/** What the helper sends: a commit that changed two files, and its review block (which names one path the task is not credited with). */
+function changes(review: Record<string, unknown>) {
+  return {
+    type: "git",
+    start_head: START,
+    head: END,
+    committed: [
+      { path: "src/app.ts", before: state("a"), after: state("b") },
+      { path: "assets/logo.png", before: null, after: state("c") },
+    ],
+    dirty: [],
+    review,
+  };
+}
+
+async function startedTask() {
+  const wf = await acme("start_workflow", { name: "Review data" });
+  const task = await acme("start_task", {
+    workflow_id: wf.workflow_id,
+    name: "Edit",
+    goal: "Edit the app",
+    snapshot: { type: "git", head: START, branch: "main", dirty: [] },
+  });
+  return { wf, task };
+}
+
+const REVIEW = {
+  lines: [
+    { path: "src/app.ts", added: 3, removed: 1 },
+    { path: "assets/logo.png", binary: true },
+    { path: "src/not-this-task.ts", added: 50, removed: 50 },
+  ],
+  commits: [{ sha: "abc1234", subject: "Fix <script>alert(1)</script> [x](y)", task: "tk_other" }],
+  branch: "main",
+};
+
+describe("line counts and commits from the helper, on complete_task, the page and the exports", () => {
+  it("complete_task reports them for the files the task is credited with; page and exports show them", async () => {
+    const { wf, task } = await startedTask();
+    const done = await acme("complete_task", {
+      task_id: task.task_id,
+      status: "success",
+      outcome: { summary: "ok" },
+      changes: changes(REVIEW),
+    });
+    const files = done.files_changed as Record<string, unknown>;
+    expect(files.lines).toEqual([REVIEW.lines[0], REVIEW.lines[1]]);
+    expect(files.line_totals).toEqual({ added: 3, removed: 1, binary: 1 });
+    expect(files.commits).toEqual(REVIEW.commits);
+    expect(files.branch).toBe("main");
+
+    const page = await (await workerFetch(String(wf.share_url))).text();
+    expect(page).toContain('Lines <span class="fs-A">+3</span> <span class="fs-D">−1</span>');
+    expect(page).toContain("Fix &lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(page).toContain("Lines changed: +3 −1, 1 binary");
+    expect(page).not.toContain("not-this-task");
+
+    const md = await (await workerFetch(`${String(wf.share_url)}/export.md`)).text();
+    expect(md).toContain("| M | `src/app.ts` | 3 | 1 | committed |");
+    expect(md).toContain("| A | `assets/logo.png` | binary |  | committed |");
+    expect(md).toContain("Branch `main` · 1 commit(s) during this task (not known to be pushed):");
+    expect(md).toContain("&lt;script&gt;");
+    expect(md).not.toContain("<script>");
+
+    const json = JSON.parse(await (await workerFetch(`${String(wf.share_url)}/export.json`)).text()) as {
+      tasks: { files_changed: Record<string, unknown> }[];
+    };
+    expect(json.tasks[0]?.files_changed.line_totals).toEqual({ added: 3, removed: 1, binary: 1 });
+  });
+
+  it.each([
+    ["a commit id that is not hex", { ...REVIEW, commits: [{ sha: "zzzzzzz", subject: "x" }] }, "sha"],
+    ["negative counts", { ...REVIEW, lines: [{ path: "src/app.ts", added: -1, removed: 0 }] }, "lines"],
+    ["a control character in a subject", { ...REVIEW, commits: [{ sha: "abc1234", subject: "a\u0007b" }] }, "subject"],
+  ])("refuses %s, naming the field", async (_case, review, field) => {
+    const { task } = await startedTask();
+    let message = "";
+    try {
+      await acme("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: "ok" }, changes: changes(review) });
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).toContain("review");
+    expect(message).toContain(field);
+  });
+});
