@@ -19,4 +19,5 @@ if [ -z "${WAYMARK_DEV_TOKEN:-}" ]; then
 fi
 echo "Waymark dev token: $WAYMARK_DEV_TOKEN"
 echo "  agents: Authorization: Bearer <token>; dashboard: http://127.0.0.1:8787/login (or the --port you chose)"
+echo "  helper (built by prestart): npx -y --package=http://127.0.0.1:8787/helper/latest waymark init --url http://127.0.0.1:8787"
 exec wrangler dev --persist-to "$STATE_DIR/state" --var "WAYMARK_DEV_TOKEN:$WAYMARK_DEV_TOKEN" "$@"

@@ -2,13 +2,15 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
+import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance.js";
 import { Remote, RemoteFailure } from "./remote.js";
+import { readRepository } from "./repository.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
 import { recordWorkflow } from "./summary.js";
@@ -65,7 +67,8 @@ export function taskIdOf(result: CallToolResult): string | undefined {
 }
 
 export class HelperProxy {
-  readonly server: McpServer;
+  /** The server instance of the current stdio connection (one per protocol era the client opened with). */
+  server: McpServer;
   private readonly remote: Remote;
   private readonly store: TaskStore;
   private readonly log: (line: string) => void;
@@ -82,12 +85,23 @@ export class HelperProxy {
       version: options.version,
     });
     this.store = new TaskStore(options.url, options.cacheDir);
-    this.server = new McpServer({ name: "waymark-helper", version: options.version }, { capabilities: { tools: {}, resources: {} } });
-    this.register();
+    this.server = this.newServer();
   }
 
-  private register(): void {
-    const server = this.server.server;
+  /**
+   * A fresh server for one connection, in whichever protocol era the client opens with
+   * (serveStdio asks for one per connection, plus a probe for 2026-07-28 discovery):
+   * every version the SDK speaks is served, so a client pinned to the newest one works.
+   */
+  newServer(): McpServer {
+    const server = new McpServer({ name: "waymark-helper", version: this.options.version }, { capabilities: { tools: {}, resources: {} } });
+    this.register(server.server);
+    this.server = server;
+    this.rootDir = null;
+    return server;
+  }
+
+  private register(server: McpServer["server"]): void {
     server.setRequestHandler("tools/list", async (request) => {
       const result = await this.forward("tools/list", request.params);
       return {
@@ -98,6 +112,7 @@ export class HelperProxy {
     server.setRequestHandler("tools/call", async (request) => {
       const { name, arguments: args = {} } = request.params;
       try {
+        if (name === "start_workflow") return await this.startWorkflow(args);
         if (name === "start_task") return await this.startTask(args);
         if (name === "complete_task") return await this.completeTask(args);
         if (name === "start_workflow") return await this.startWorkflow(args);
@@ -200,10 +215,19 @@ export class HelperProxy {
     return withWarnings(result, helperWarnings(data));
   }
 
-  /** Forwarded as it is; its id and share link are kept for `waymark summary` in this directory. */
-  private async startWorkflow(args: Record<string, unknown>): Promise<CallToolResult> {
-    const result = await this.remote.request("tools/call", { name: "start_workflow", arguments: args });
-    if (!result.isError) await recordWorkflow(this.cache, this.options.url, await this.projectDir(), result).catch(() => {});
+  /**
+   * Forwarded with the repository's identity (resume by name stays within this repository);
+   * its id and share link are kept for `waymark summary` in this directory.
+   */
+  private async startWorkflow(input: Record<string, unknown>): Promise<CallToolResult> {
+    const { repository: _ignored, ...args } = input;
+    const dir = await this.projectDir();
+    const repository = await readRepository(dir);
+    const result = await this.remote.request("tools/call", {
+      name: "start_workflow",
+      arguments: repository ? { ...args, repository } : args,
+    });
+    if (!result.isError) await recordWorkflow(this.cache, this.options.url, dir, result).catch(() => {});
     return result;
   }
 
@@ -219,7 +243,12 @@ export class HelperProxy {
     const local = observed.type === "unavailable" ? null : observed;
     // Review: start contents that are in no git object are copied now, for the task's line counts.
     if (local) await keepStartContents(local, this.cache, this.log);
-    const sent: Snapshot = local ? outgoingSnapshot(local) : (observed as Unavailable);
+    const sent: Snapshot = local ? outgoingSnapshot(local) : { ...(observed as Unavailable), source: helperSource(this.options.version) };
+    // Repository identity: the task records which repository and branch it ran in.
+    if (sent.type === "git") {
+      const repository = await readRepository(dir);
+      if (repository) sent.repository = repository;
+    }
     if (local && sent.type !== "unavailable") {
       const open = await this.store.concurrent(local.root, "", startedAt, null).catch(() => []);
       if (open.length > 0) sent.concurrent = open;
@@ -296,7 +325,15 @@ export class HelperProxy {
         `the helper has no start snapshot of task ${taskId} in ${dir}: the task was started without the helper, the start snapshot failed, or it was started from another machine or cache directory ($XDG_CACHE_HOME/waymark). Start tasks through the helper in the project directory to record their file changes.`,
       );
     }
-    if (metrics !== undefined) args.metrics = await metrics;
+    // Provenance: usage says whether it is the transcript's or the agent's claim.
+    if (metrics !== undefined) {
+      const fromTranscript = await metrics;
+      if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
+    } else {
+      args.metrics = agentMetrics(args.metrics);
+    }
+    // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
+    changes = withProvenance(changes, this.options.version, await agentEdits(dir, taskId, this.options.cacheDir));
     await keySaved;
     const result = await this.callWithHelperData("complete_task", args, changes);
     if (result.isError) return result;
@@ -339,13 +376,28 @@ function withWarnings(result: CallToolResult, warnings: readonly string[]): Call
   return { ...result, content: [...result.content, { type: "text", text: missing.map((w) => `warning: ${w}`).join("\n") }] };
 }
 
-/** Serves the proxy on stdin/stdout until the client closes stdin. */
+/** Serves the proxy on stdin/stdout, in every protocol version the SDK speaks, until the client closes stdin. */
 export async function runMcp(options: McpOptions): Promise<void> {
   const proxy = new HelperProxy(options);
-  const closed = new Promise<void>((resolve) => {
-    proxy.server.server.onclose = () => resolve();
+  let closed: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    closed = resolve;
   });
-  await proxy.server.connect(new StdioServerTransport());
-  await closed;
+  const handle = serveStdio(
+    () => {
+      const server = proxy.newServer();
+      // Only the instance the connection is pinned to ends it (a discarded discovery probe does not).
+      server.server.onclose = () => {
+        if (proxy.server === server) closed();
+      };
+      return server;
+    },
+    { onerror: (error) => (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`waymark: ${error.message}`) },
+  );
+  // A connection on the 2026-07-28 revision has no instance close to report the end of stdin.
+  process.stdin.once("end", closed);
+  process.stdin.once("close", closed);
+  await done;
+  await handle.close().catch(() => {});
   await proxy.close().catch(() => {});
 }

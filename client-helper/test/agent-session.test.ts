@@ -166,7 +166,8 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
     const client = new Client({ name: "claude-code-like", version: "1.0.0" });
     await client.connect(transport);
     try {
-      const { workflow_id } = await call(client, "start_workflow", { name: "Hooks demo" });
+      repo.git("remote", "add", "origin", "https://ci-token@GitHub.com/acme/hooks-demo.git");
+      const { workflow_id, share_url } = await call(client, "start_workflow", { name: "Hooks demo" });
       const before = Date.now();
       const { task_id } = await call(client, "start_task", {
         workflow_id,
@@ -282,10 +283,30 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
         output_tokens: 500,
         model: "claude-sonnet-4-5-20250929",
         cost_usd: 0.012795,
+        source: "transcript",
+        price_table_date: PRICE_TABLE_DATE,
       });
       const files = task.files_changed as { added: string[]; modified: string[] };
       expect([...files.added].sort()).toEqual(["generated.txt", "src/a.ts"]);
       expect(files.modified).toEqual(["README.md"]);
+      // Provenance: computed by this helper; the generated file is listed apart from the agent's edits.
+      expect(task.files_changed).toMatchObject({ source: { kind: "helper", version: "0.1.0" }, not_by_agent_tools: ["generated.txt"] });
+      const head = repo.git("rev-parse", "HEAD").trim();
+      expect(task.repository).toMatchObject({ remote: "github.com/acme/hooks-demo", branch: "main", start_commit: head, end_commit: head });
+
+      const workflowView = (await call(client, "get_workflow", { workflow_id })) as { workflow: { repository: unknown } };
+      expect(workflowView.workflow.repository).toMatchObject({ remote: "github.com/acme/hooks-demo", branch: "main" });
+
+      // The page and the Markdown export say it plainly.
+      const page = await (await fetch(String(share_url))).text();
+      expect(page).toContain("Repository: github.com/acme/hooks-demo · branch main");
+      expect(page).toContain("computed by waymark-helper 0.1.0");
+      expect(page).toMatch(/<code>generated\.txt<\/code> <span class="tag">not by agent tools<\/span>/);
+      expect(page).toContain(`from the agent&#39;s transcript (cost from the price table of ${PRICE_TABLE_DATE})`);
+      expect(page).not.toContain("ci-token");
+      const markdown = await (await fetch(`${share_url}/export.md`)).text();
+      expect(markdown).toContain("Files: computed by waymark\\-helper 0\\.1\\.0");
+      expect(markdown).toMatch(/Agent edits: 2 file.*generated\\\.txt/);
       expect(hook("Stop", { hook_event_name: "Stop", stop_hook_active: false }).stdout).toBe("");
     } finally {
       await client.close();

@@ -56,7 +56,11 @@ describe("honest warnings", () => {
     const missing = join(tempDir(), "gone");
     const client = await helper(missing);
     const result = await client.callTool({ name: "start_task", arguments: { workflow_id: "w", name: "n", goal: "g" } });
-    expect(sent("start_task", "snapshot")).toEqual({ type: "unavailable", reason: expect.stringContaining(`${missing} does not exist`) });
+    expect(sent("start_task", "snapshot")).toEqual({
+      type: "unavailable",
+      reason: expect.stringContaining(`${missing} does not exist`),
+      source: { kind: "helper", version: "0.1.0" },
+    });
     expect(text(result)).toContain("does not exist");
   });
 

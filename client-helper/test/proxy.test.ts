@@ -346,6 +346,7 @@ describe("waymark mcp (stdio proxy, real child process)", () => {
     expect(sent.changes).toEqual({
       type: "unavailable",
       reason: expect.stringContaining("has no start snapshot of task never-started-here"),
+      source: { kind: "helper", version: "0.1.0" },
     });
   });
 

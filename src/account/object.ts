@@ -88,6 +88,13 @@ export interface ResumeCandidate {
 
 /** The key two workflow names are compared by: trimmed, case-folded. */
 export const nameKey = (name: string) => name.trim().toLowerCase();
+/**
+ * The key resume-by-name looks workflows up by: the name key and the repository fingerprint
+ * (empty without one), so work from different repositories is never merged, and a client
+ * without a fingerprint only resumes workflows that have none either. Names hold no control
+ * characters, so the separator cannot be forged.
+ */
+export const resumeKey = (name: string, fingerprint: string | null | undefined) => `${nameKey(name)}\u0000${fingerprint ?? ""}`;
 
 /** A dashboard row: the summary plus the state of the workflow's share link. */
 export interface DashboardRow extends WorkflowSummary {
@@ -162,6 +169,12 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE TABLE session_follows (session_id TEXT NOT NULL, workflow_id TEXT NOT NULL, PRIMARY KEY (session_id, workflow_id))",
     ],
   },
+  // Resume by name within one repository: name_key becomes resumeKey (name key, NUL, fingerprint).
+  // Workflows indexed before carry no fingerprint.
+  {
+    version: 8,
+    statements: ["UPDATE workflows SET name_key = name_key || char(0) WHERE name_key IS NOT NULL AND instr(name_key, char(0)) = 0"],
+  },
 ];
 
 export class AccountObject extends DurableObject<Env> {
@@ -192,7 +205,7 @@ export class AccountObject extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
           input_tokens, output_tokens, cost_usd, bytes_stored, files_changed)
-        VALUES (${s.id}, ${s.name}, ${nameKey(s.name)}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
+        VALUES (${s.id}, ${s.name}, ${resumeKey(s.name, s.repository_fingerprint)}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
           ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${s.bytes_stored ?? 0}, ${s.files_changed ?? 0})
         ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
           updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
@@ -205,10 +218,10 @@ export class AccountObject extends DurableObject<Env> {
     if (queued) await this.scheduleDelivery(Date.now());
   }
 
-  /** The most recently updated open workflow whose name matches (trimmed, case-insensitive), if any. */
-  async openWorkflowNamed(name: string): Promise<ResumeCandidate | null> {
+  /** The most recently updated open workflow of that repository whose name matches (trimmed, case-insensitive), if any. */
+  async openWorkflowNamed(name: string, fingerprint: string | null = null): Promise<ResumeCandidate | null> {
     const row = this.sql<Record<string, SqlStorageValue>>`
-      SELECT * FROM workflows WHERE name_key = ${nameKey(name)} AND status = 'active' ORDER BY updated_at DESC LIMIT 1`[0];
+      SELECT * FROM workflows WHERE name_key = ${resumeKey(name, fingerprint)} AND status = 'active' ORDER BY updated_at DESC LIMIT 1`[0];
     if (!row) return null;
     const s = summaryFromRow(row);
     return { workflow_id: s.id, name: s.name, created_at: s.created_at, updated_at: s.updated_at, open_tasks: s.open_tasks };

@@ -19,6 +19,7 @@ import {
   type Truncation,
 } from "./changes";
 import { attributeOverlaps, type CompletedTaskChanges, type TaskWindow } from "./overlap";
+import { filesProvenance } from "./provenance";
 import { checkScope } from "./scope";
 import type { Verification } from "./view";
 
@@ -90,10 +91,18 @@ export function attributeTask(input: AttributionInput): Attribution {
   if (input.manualReview?.needed) {
     verification.warnings.push(`Manual review needed${input.manualReview.reason ? `: ${input.manualReview.reason}` : "."}`);
   }
-  const files_changed = summarizeChanges(changes, truncated);
+  const files_changed: FilesChanged = summarizeChanges(changes, truncated);
   // Line counts and commits as the helper measured them, for the files this task is credited with.
   if (input.changes && input.changes.type !== "unavailable") {
     Object.assign(files_changed, reviewFields(input.changes.review, new Set(changes.map((c) => c.path)), files_changed.renamed));
   }
+  // Provenance: computed by the helper (which version) or supplied by a client; files the agent's edit tools did not touch.
+  Object.assign(
+    files_changed,
+    filesProvenance(
+      input.changes,
+      changes.map((c) => c.path),
+    ),
+  );
   return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files) };
 }

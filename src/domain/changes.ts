@@ -4,8 +4,11 @@
  * the helper's wire data (@waymark/protocol/wire), plus the edge's reading of what the helper
  * sent or did not send (warnings to record with the task).
  */
+
+import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/attribution";
 import { ChangesMismatchError, computeNetChanges, helperWarnings, type PathChange, truncationOf } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot, Truncation } from "@waymark/protocol/wire";
+import type { FilesProvenance } from "./provenance";
 
 export {
   type ChangeStatus,
@@ -13,7 +16,6 @@ export {
   changeStatus,
   computeNetChanges,
   EMPTY_BLOB,
-  type FilesChanged,
   helperWarnings,
   type PathChange,
   sameFileState,
@@ -37,10 +39,20 @@ export type {
   Unavailable,
 } from "@waymark/protocol/wire";
 
-export const NO_SNAPSHOT_WARNING =
-  "No snapshot: file changes will not be computed. Run the agent through the Waymark helper (npx waymark-helper mcp) to record them.";
-export const NO_HELPER_DATA_WARNING =
-  "File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (npx waymark-helper mcp) so start_task and complete_task carry git snapshots.";
+/**
+ * How to run the helper, as the server's warnings say it: every endpoint serves its own
+ * version-matched helper (GET /helper/latest redirects to /helper/waymark-helper-<version>.tgz).
+ * The warnings are recorded inside the workflow, which does not know the origin it is reached by.
+ */
+export const HELPER_COMMAND = "npx -y --package=<this endpoint>/helper/latest waymark mcp --url <this endpoint>/mcp";
+/**
+ * What a task changed, as recorded and shown: the attributed lists plus their provenance
+ * (domain/provenance). Absent provenance: recorded before provenance was kept.
+ */
+export interface FilesChanged extends ComputedFilesChanged, Partial<FilesProvenance> {}
+
+export const NO_SNAPSHOT_WARNING = `No snapshot: file changes will not be computed. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) to record them.`;
+export const NO_HELPER_DATA_WARNING = `File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) so start_task and complete_task carry git snapshots.`;
 
 /** Warnings of start_task: no helper at all, or what the helper said about its snapshot. */
 export function startWarnings(snapshot: Snapshot | undefined): string[] {

@@ -4,8 +4,10 @@
  * index are made of. Times are ISO 8601. Both the workflow object and the account index speak
  * it, so it sits below both.
  */
+import type { Repository } from "@waymark/protocol/wire";
 import type { FilesChanged } from "./changes";
 import type { Overlap } from "./overlap";
+import type { MetricsProvenance, TaskRepository } from "./provenance";
 
 export type TaskStatus = "in_progress" | "success" | "partial_success" | "failed";
 export type WorkflowStatus = "active" | "success" | "partial_success" | "failed";
@@ -34,7 +36,12 @@ export interface WorkflowHeader {
   created_at: string;
   completed_at: string | null;
   updated_at: string;
+  /** The repository the helper reported at start_workflow (absent: none reported). */
+  repository?: WorkflowRepository | null;
 }
+
+/** Repository identity as shown: fingerprint, normalised remote (no credentials), branch. */
+export type WorkflowRepository = Repository;
 
 export interface TaskOutcome {
   summary: string;
@@ -58,6 +65,9 @@ export interface TaskMetrics {
   output_tokens: number | null;
   model: string | null;
   cost_usd: number | null;
+  /** Provenance: summed from the agent's transcript, or the agent's claim (absent: recorded before it was kept). */
+  source?: MetricsProvenance["source"] | null;
+  price_table_date?: string | null;
 }
 
 export interface Verification {
@@ -83,6 +93,8 @@ export interface TaskView {
   files_changed: FilesChanged | null;
   verification: Verification | null;
   metrics: TaskMetrics | null;
+  /** Repository, branch, start and end commits, as the helper reported them (absent or null: not reported). */
+  repository?: TaskRepository | null;
 }
 
 export type DecisionCategory = "architecture" | "library_choice" | "trade_off" | "workaround" | "other";
@@ -204,6 +216,8 @@ export interface WorkflowSummary {
   cost_usd: number;
   /** Bytes of the workflow's event log and snapshots: counts toward the account's storage quota. */
   bytes_stored: number;
+  /** Repository identity: what resume-by-name compares (absent or null: none reported). */
+  repository_fingerprint?: string | null;
   /** Distinct files changed by its tasks (absent in pushes from objects older than this field). */
   files_changed?: number;
 }

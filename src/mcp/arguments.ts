@@ -54,11 +54,15 @@ function advertised(json: Record<string, unknown>): StandardSchemaWithJSON {
  * that lets everything through. We validate ourselves in `parseArguments` so every
  * failure carries our error code and names the field and the rule.
  */
-export function advertise(schema: z.ZodType, helperFields: Record<string, string> = {}): StandardSchemaWithJSON {
+export function advertise(schema: z.ZodType, helperFields: Record<string, string | null> = {}): StandardSchemaWithJSON {
   const json = stripKeywords(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" })) as Record<string, unknown>;
   const properties = json.properties as Record<string, unknown>;
   // Helper-only inputs are advertised as opaque objects; the helper hides them from agents entirely.
-  for (const [field, description] of Object.entries(helperFields)) properties[field] = { type: "object", description };
+  // A null description leaves the input out of tools/list altogether (no client but the helper ever sends it).
+  for (const [field, description] of Object.entries(helperFields)) {
+    if (description === null) delete properties[field];
+    else properties[field] = { type: "object", description };
+  }
   return advertised(json);
 }
 

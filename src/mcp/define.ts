@@ -15,8 +15,8 @@ export interface ToolSpec<I, O extends object> {
   /** Terse: every byte of tools/list costs each agent context. */
   description: string;
   input: z.ZodType<I>;
-  /** Inputs advertised as opaque objects with this description (helper data; shapes too costly to spell out). */
-  opaqueInputs?: Record<string, string>;
+  /** Inputs advertised as opaque objects with this description (helper data; shapes too costly to spell out); null: not advertised. */
+  opaqueInputs?: Record<string, string | null>;
   /** Every top-level field the result can carry. */
   output: Record<keyof O & string, OutputField>;
   annotations: ToolAnnotations;

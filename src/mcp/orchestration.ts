@@ -1,6 +1,6 @@
 /**
  * @module orchestration — the tool steps that span two Durable Objects, kept in one place:
- * start_workflow consults the account's index (resume by name) before creating the workflow
+ * start_workflow consults the account's index (resume by name, within one repository) before creating the workflow
  * and, when the account's settings say new workflows are shared (the default), its share link; start_task asks the account's memory for related earlier work once the
  * task exists. Everything else a tool does is one call to one object.
  */
@@ -27,7 +27,8 @@ export interface StartedTask extends StartTaskOutput {
 export async function startWorkflow(ctx: ToolContext, input: StartWorkflowInput): Promise<Result<StartedWorkflow>> {
   const id = input.idempotency_key ? await workflowIdForKey(ctx.account, input.idempotency_key) : newWorkflowId();
   if (!input.force_new) {
-    const candidate = await accountStub(ctx).openWorkflowNamed(input.name);
+    // Repository identity: only a workflow of the same repository (or, without one, another without one) is resumed.
+    const candidate = await accountStub(ctx).openWorkflowNamed(input.name, input.repository?.fingerprint ?? null);
     // A retry of the call that created `candidate` (same idempotency key) replays below instead.
     if (candidate && candidate.workflow_id !== id) {
       return ok({ workflow_id: candidate.workflow_id, created_at: candidate.created_at, resumed: true, resume_candidate: candidate });

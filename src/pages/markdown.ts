@@ -8,11 +8,13 @@
 import { escapeMarkdown, renderSummary } from "@waymark/protocol/summary";
 import type { FeedbackView, WorkflowView } from "../workflow/view";
 import { VERDICT_LABEL } from "./page";
+import { markdownProvenance } from "./provenance";
 
 export { escapeMarkdown };
 
 export function renderMarkdown(view: WorkflowView & { feedback?: FeedbackView[] }): string {
-  const summary = renderSummary(view);
+  // Provenance: where each figure came from, as its own section after the shared summary.
+  const summary = `${renderSummary(view).trimEnd()}\n${markdownProvenance(view).join("\n")}\n`;
   const feedback = view.feedback ?? [];
   if (feedback.length === 0) return summary;
   const about = new Map<string, string>([

@@ -21,6 +21,7 @@ import type {
 } from "../workflow/view";
 import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
+import { renderTaskProvenance, renderWorkflowRepository } from "./provenance";
 import { renderTaskReview, renderWorkflowLines } from "./review";
 import { PAGE_STYLE } from "./style";
 
@@ -38,6 +39,7 @@ export function renderHeader(w: WorkflowHeader): Html {
   return html`<div id="wf-header">
     <h1><span class="wf-name">${w.name}</span> ${statusBadge(w.status)}</h1>
     ${w.description ? html`<p class="description">${w.description}</p>` : ""}
+    ${renderWorkflowRepository(w)}
     <p class="times">Started ${formatTime(w.created_at)}${w.completed_at ? html` · completed ${formatTime(w.completed_at)}` : ""} · last activity ${formatTime(w.updated_at)}</p>
     ${
       w.plan.length > 0
@@ -180,6 +182,7 @@ export function renderTaskBody(t: TaskView): Html {
     }
     ${t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : ""}
     ${renderFiles(t)}
+    ${renderTaskProvenance(t)}
     ${renderTaskReview(t)}
     ${v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : ""}
   </div>`;

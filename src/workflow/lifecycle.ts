@@ -11,6 +11,7 @@ import { AttributionInputError, attributeTask } from "../domain/attribution";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
+import { endCommit, metricsProvenance } from "../domain/provenance";
 import type { Verification } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newTaskId } from "../ids";
@@ -70,6 +71,7 @@ export class TaskLifecycle {
       input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
       model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null}
       WHERE id = ${task.id}`;
+    this.recordProvenance(task, input);
     this.totals.taskCompleted({
       topLevel: task.parent_id === null,
       duration,
@@ -89,6 +91,15 @@ export class TaskLifecycle {
       files_changed: attribution.files_changed,
       verification: attribution.verification,
     };
+  }
+
+  /** Provenance: where the usage figures came from, and the commit the task ended on. */
+  private recordProvenance(task: TaskRow, input: CompleteTaskInput): void {
+    const changes = input.changes ?? null;
+    const usage = metricsProvenance(input.metrics, changes);
+    this.sql`UPDATE tasks SET metrics_source = ${usage?.source ?? null}, price_table_date = ${usage?.price_table_date ?? null},
+      repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${endCommit(changes)}) END
+      WHERE id = ${task.id}`;
   }
 
   private attribute(task: TaskRow, input: CompleteTaskInput, now: number) {

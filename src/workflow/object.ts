@@ -126,6 +126,7 @@ export class WorkflowObject extends DurableObject<Env> {
       (_none, w) => {
         this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at)
         VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${w.now}, ${w.now})`;
+        this.records.setRepository(input.repository ?? null);
         w.emit("workflow.started", null, this.records.header());
         return { workflow_id: id, created_at: iso(w.now) };
       },

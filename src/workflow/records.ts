@@ -6,13 +6,16 @@
  */
 
 import type { LogDecisionInput, LogIssueInput, LogMilestoneInput, StartTaskInput } from "@waymark/protocol/tools";
+import type { Repository } from "@waymark/protocol/wire";
 import type { PathChange, Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
+import { type TaskRepository, taskRepository } from "../domain/provenance";
 import type {
   DecisionView,
   IssueView,
   JsonObject,
   MilestoneView,
+  TaskMetrics,
   TaskView,
   WorkflowHeader,
   WorkflowSummary,
@@ -43,6 +46,10 @@ export type TaskRow = {
   output_tokens: number | null;
   model: string | null;
   cost_usd: number | null;
+  /** Provenance columns (JSON TaskRepository; "transcript" | "agent"; YYYY-MM-DD). */
+  repository: string | null;
+  metrics_source: string | null;
+  price_table_date: string | null;
 };
 
 export type WorkflowRow = {
@@ -56,6 +63,8 @@ export type WorkflowRow = {
   created_at: number;
   completed_at: number | null;
   updated_at: number;
+  /** JSON Repository the helper reported at start_workflow. */
+  repository: string | null;
 };
 
 type DecisionRow = {
@@ -120,7 +129,16 @@ export function taskView(t: TaskRow): TaskView {
     metrics:
       t.input_tokens === null && t.output_tokens === null && t.model === null && t.cost_usd === null
         ? null
-        : { input_tokens: t.input_tokens, output_tokens: t.output_tokens, model: t.model, cost_usd: t.cost_usd },
+        : {
+            input_tokens: t.input_tokens,
+            output_tokens: t.output_tokens,
+            model: t.model,
+            cost_usd: t.cost_usd,
+            // Provenance, when recorded (rows written before it was kept have none).
+            ...(t.metrics_source ? { source: t.metrics_source as TaskMetrics["source"] } : {}),
+            ...(t.price_table_date ? { price_table_date: t.price_table_date } : {}),
+          },
+    repository: parse<TaskRepository>(t.repository),
   };
 }
 
@@ -181,6 +199,7 @@ export class WorkflowRecords {
       created_at: iso(w.created_at),
       completed_at: isoOrNull(w.completed_at),
       updated_at: iso(w.updated_at),
+      repository: parse(w.repository),
     };
   }
 
@@ -201,6 +220,7 @@ export class WorkflowRecords {
       output_tokens: t.output_tokens,
       cost_usd: t.cost_usd,
       bytes_stored: totals.usage().bytes_stored,
+      repository_fingerprint: parse<{ fingerprint: string }>(w.repository)?.fingerprint ?? null,
       files_changed: t.files_changed,
     };
   }
@@ -344,6 +364,9 @@ export class WorkflowRecords {
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
               ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
+    // Repository identity: which repository and branch the task ran in, from its start commit on.
+    const repository = snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head) : null;
+    if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
     if (snapshot?.type !== "git") return 0;
     let bytes = 0;
     for (const entry of snapshot.dirty) {
@@ -355,6 +378,11 @@ export class WorkflowRecords {
       bytes += entry.path.length + SNAPSHOT_ENTRY_OVERHEAD;
     }
     return bytes;
+  }
+
+  /** Repository identity of the workflow, as the helper reported it at start_workflow. */
+  setRepository(repository: Repository | null): void {
+    this.sql`UPDATE workflow SET repository = ${repository ? JSON.stringify(repository) : null}`;
   }
 
   insertDecision(id: string, taskId: string, input: LogDecisionInput, now: number): DecisionView | null {

@@ -14,7 +14,7 @@ import { iso, type WorkflowRecords } from "./records";
 import type { RunningTotals } from "./totals";
 
 export interface ResumeInfo {
-  workflow: Pick<WorkflowHeader, "id" | "name" | "status" | "description" | "plan">;
+  workflow: Pick<WorkflowHeader, "id" | "name" | "status" | "description" | "plan" | "repository">;
   open_tasks: { task_id: string; parent_task_id: string | null; name: string; goal: string; started_at: string; last_milestone?: string }[];
   /** Newest first, at most LIMITS.RESUME_COMPLETED; `summary` is the outcome's first line, shortened. */
   completed_tasks: {
@@ -52,7 +52,15 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
   const lastDone = sql<{ outcome: string }>`
     SELECT outcome FROM tasks WHERE outcome IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
   return {
-    workflow: { id: header.id, name: header.name, status: header.status, description: header.description, plan: header.plan },
+    workflow: {
+      id: header.id,
+      name: header.name,
+      status: header.status,
+      description: header.description,
+      plan: header.plan,
+      // Repository identity: which repository and branch this workflow was started in.
+      ...(header.repository ? { repository: header.repository } : {}),
+    },
     open_tasks: records.openTasks().map((t) => {
       const milestone = records.lastMilestone(t.id);
       return {

@@ -180,4 +180,16 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   { version: 6, statements: ["ALTER TABLE events ADD COLUMN hash TEXT"] },
   // Reviewer feedback from the owner view, and when each item reached the agent.
   { version: 7, statements: FEEDBACK_MIGRATION_STATEMENTS },
+  // Provenance and repository identity (domain/provenance): the repository the helper reported
+  // for the workflow and each task (JSON), and where each task's usage figures came from.
+  // NULL on rows written before: shown as "not recorded".
+  {
+    version: 8,
+    statements: [
+      "ALTER TABLE workflow ADD COLUMN repository TEXT",
+      "ALTER TABLE tasks ADD COLUMN repository TEXT",
+      "ALTER TABLE tasks ADD COLUMN metrics_source TEXT",
+      "ALTER TABLE tasks ADD COLUMN price_table_date TEXT",
+    ],
+  },
 ];

@@ -31,7 +31,13 @@ describe("metrics per task (complete_task.metrics)", () => {
     await ok(client, "complete_task", { task_id: third.task_id, status: "success", outcome: { summary: "no metrics" } });
 
     const task = await ok<{ task: { metrics: unknown } }>(client, "get_workflow", { task_id: child.task_id });
-    expect(task.task.metrics).toEqual({ input_tokens: 1200, output_tokens: 300, model: "claude-sonnet-4", cost_usd: 0.0123 });
+    expect(task.task.metrics).toEqual({
+      input_tokens: 1200,
+      output_tokens: 300,
+      model: "claude-sonnet-4",
+      cost_usd: 0.0123,
+      source: "agent",
+    });
     const bare = await ok<{ task: { metrics: unknown } }>(client, "get_workflow", { task_id: third.task_id });
     expect(bare.task.metrics).toBeNull();
 

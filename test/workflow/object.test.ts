@@ -245,6 +245,8 @@ describe("WorkflowObject change attribution", () => {
       deleted: ["old.ts"],
       renamed: [],
       uncommitted: ["old.ts", "utils.ts"],
+      // Provenance: these changes carry no helper signature.
+      source: { kind: "client" },
     });
     expect(done.verification.scope_match).toBe(false);
     expect(done.verification.unexpected_files).toEqual(["old.ts", "utils.ts"]);

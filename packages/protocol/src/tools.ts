@@ -7,7 +7,14 @@
 import { z } from "zod";
 import { LIMITS } from "../../../src/limits";
 import { globProblem } from "./glob";
-import { changesSchema, metricsSchema, snapshotSchema, READABLE_TEXT_RULE as TEXT_RULE, isReadableText as wellFormedText } from "./wire";
+import {
+  changesSchema,
+  metricsSchema,
+  repositorySchema,
+  snapshotSchema,
+  READABLE_TEXT_RULE as TEXT_RULE,
+  isReadableText as wellFormedText,
+} from "./wire";
 
 /** Agent-written text: bounded, well-formed. */
 export const text = (max: number, description?: string) => {
@@ -65,6 +72,8 @@ export const startWorkflowInput = z.strictObject({
     .describe("Optional implementation plan as steps")
     .optional(),
   force_new: z.boolean().describe("Even if an open one has this name").optional(),
+  /** Repository identity, helper-only: resume by name stays within one repository. */
+  repository: repositorySchema.optional(),
   idempotency_key: idempotencyKey,
 });
 

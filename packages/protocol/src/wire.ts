@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { repoPathProblem } from "./paths";
+import { REPOSITORY_LIMITS } from "./repository";
 
 export const WIRE_LIMITS = {
   /** Entries per list the edge accepts. */
@@ -34,7 +35,7 @@ export const WIRE_LIMITS = {
 } as const;
 
 /** The tool inputs the helper fills in: agents never see them in tools/list and cannot supply them. */
-export const HELPER_INPUTS = { start_task: "snapshot", complete_task: "changes" } as const;
+export const HELPER_INPUTS = { start_task: "snapshot", complete_task: "changes", start_workflow: "repository" } as const;
 export const HELPER_INPUT_NAMES: ReadonlySet<string> = new Set(Object.values(HELPER_INPUTS));
 /** How tools/list describes a helper-only input (the schema itself stays out of agents' context). */
 export const HELPER_ONLY = "Set by the Waymark helper only";
@@ -112,6 +113,44 @@ function uniquePaths<T extends { path: string }>(entries: T[], ctx: z.Refinement
   });
 }
 
+// ── Provenance and repository identity (docs/attribution.md "Provenance") ──
+
+/**
+ * The helper identifies itself in everything it computes: data without this block was
+ * supplied by some other client and is recorded as "client". Self-declared, like any
+ * client's identity; what it buys is that an agent using the helper cannot pass its own
+ * figures off as computed ones, and a client that sends its own data is labelled as such.
+ */
+export const helperSourceSchema = z.strictObject({
+  kind: z.literal("helper"),
+  version: z.string().regex(/^[0-9A-Za-z.+-]{1,64}$/, "must be a version like 0.1.0"),
+});
+export type HelperSource = z.infer<typeof helperSourceSchema>;
+
+/**
+ * The paths the agent's own edit tools touched during the task, as the helper's hooks recorded
+ * them (absent when no hook ran: then nothing is known either way). `truncated`: more were recorded.
+ */
+export const agentEditsSchema = z.strictObject({
+  paths: z.array(repoPathSchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
+  truncated: z.boolean().optional(),
+});
+export type AgentEdits = z.infer<typeof agentEditsSchema>;
+
+/** What the helper adds to every changes report it sends. */
+const provenanceFields = { source: helperSourceSchema.optional(), agent_edits: agentEditsSchema.optional() };
+
+/**
+ * The repository the helper runs in (start_workflow, and the start snapshot of start_task):
+ * its fingerprint (./repository), the normalised remote for display (null without a remote,
+ * never credentials) and the branch (null when detached).
+ */
+export const repositorySchema = z.strictObject({
+  fingerprint: z.string().regex(/^[0-9a-f]{64}$/, "must be a 64-digit lowercase hex sha-256"),
+  remote: z.string().min(1).max(REPOSITORY_LIMITS.REMOTE_CHARS).refine(isReadableText, READABLE_TEXT_RULE).nullable(),
+  branch: z.string().min(1).max(REPOSITORY_LIMITS.BRANCH_CHARS).refine(isReadableText, READABLE_TEXT_RULE).nullable(),
+});
+export type Repository = z.infer<typeof repositorySchema>;
 // ---- Review data: line counts and commits (helper-computed, optional on changes) ----
 
 export const REVIEW_LIMITS = {
@@ -161,6 +200,7 @@ export const gitSnapshotSchema = z.strictObject({
   dirty_omitted: z.number().int().min(1).optional(),
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
+  repository: repositorySchema.optional(),
 });
 export const checksumSnapshotSchema = z.strictObject({
   type: z.literal("checksum"),
@@ -173,6 +213,7 @@ export const checksumSnapshotSchema = z.strictObject({
 export const unavailableSchema = z.strictObject({
   type: z.literal("unavailable"),
   reason: z.string().min(1).max(WIRE_LIMITS.WARNING_CHARS).refine(isReadableText, READABLE_TEXT_RULE),
+  source: helperSourceSchema.optional(),
 });
 export const snapshotSchema = z.discriminatedUnion("type", [gitSnapshotSchema, checksumSnapshotSchema, unavailableSchema]);
 
@@ -184,6 +225,7 @@ export const gitChangesSchema = z.strictObject({
   dirty: z.array(dirtyEntrySchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
+  ...provenanceFields,
   review: reviewDataSchema.optional(),
 });
 export const checksumChangesSchema = z.strictObject({
@@ -191,6 +233,7 @@ export const checksumChangesSchema = z.strictObject({
   transitions: z.array(transitionSchema).max(WIRE_LIMITS.CHANGE_ENTRIES),
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
+  ...provenanceFields,
   review: reviewDataSchema.optional(),
 });
 /**
@@ -203,6 +246,7 @@ export const netChangesSchema = z.strictObject({
   truncated: truncationSchema.optional(),
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
+  ...provenanceFields,
   review: reviewDataSchema.optional(),
 });
 export const changesSchema = z.discriminatedUnion("type", [gitChangesSchema, checksumChangesSchema, netChangesSchema, unavailableSchema]);
@@ -223,12 +267,25 @@ export type NetChanges = z.infer<typeof netChangesSchema>;
 export type Changes = z.infer<typeof changesSchema>;
 
 /** Usage an agent reports at complete_task. */
-export const metricsSchema = z.strictObject({
+const agentMetricsShape = {
   input_tokens: z.number().int().min(0).max(WIRE_LIMITS.METRIC_TOKENS).optional(),
   output_tokens: z.number().int().min(0).max(WIRE_LIMITS.METRIC_TOKENS).optional(),
   model: z.string().min(1).max(WIRE_LIMITS.MODEL_CHARS).refine(isReadableText, READABLE_TEXT_RULE).optional(),
   cost_usd: z.number().min(0).max(WIRE_LIMITS.METRIC_COST_USD).optional(),
-});
+};
+/**
+ * Where the figures come from: "transcript" when the helper summed them from the agent's
+ * transcript (with the date of the price table its cost used), "agent" when the agent claimed
+ * them. Set by the helper; the edge records "transcript" only with helper-sourced changes.
+ */
+const metricsProvenanceShape = {
+  source: z.enum(["transcript", "agent"]).optional(),
+  price_table_date: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
+    .optional(),
+};
+export const metricsSchema = z.strictObject({ ...agentMetricsShape, ...metricsProvenanceShape });
 export type Metrics = z.infer<typeof metricsSchema>;
-/** How tools/list describes metrics: by key names only, the full schema would cost every agent context. */
-export const METRICS_DESCRIPTION = `Your usage: {${Object.keys(metricsSchema.shape).join(", ")}}`;
+/** How tools/list describes metrics: by the agent's key names only, the full schema would cost every agent context. */
+export const METRICS_DESCRIPTION = `Your usage: {${Object.keys(agentMetricsShape).join(", ")}}`;

@@ -19,6 +19,10 @@ function render(out: CompleteTaskOutput): string {
   ];
   if (f.renamed.length > 0) lines.push(`renamed: ${shortList(f.renamed.map((r) => `${r.from} → ${r.to}`))}`);
   if (f.uncommitted.length > 0) lines.push(`uncommitted: ${shortList(f.uncommitted)}`);
+  // Provenance: who computed the lists, and what the agent's own edit tools did not touch.
+  if (f.source)
+    lines.push(`source: ${f.source.kind === "helper" ? `computed by waymark-helper ${f.source.version}` : "reported by the client"}`);
+  if (f.not_by_agent_tools && f.not_by_agent_tools.length > 0) lines.push(`not by agent tools: ${shortList(f.not_by_agent_tools)}`);
   // Review data the helper measured (@waymark/protocol/review), compactly.
   if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals)}`);
   if (f.commits)

@@ -27,6 +27,8 @@ export const startWorkflowTool = defineTool({
   name: "start_workflow",
   description: "Initialize a new workflow tracking session. Call once per piece of work.",
   input: startWorkflowInput,
+  // Repository identity is the helper's alone and costs every agent context: not advertised at all.
+  opaqueInputs: { repository: null },
   output: {
     workflow_id: "string",
     created_at: "string",
