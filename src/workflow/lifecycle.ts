@@ -1,12 +1,13 @@
 /**
  * @module workflow/lifecycle
- * Starting and completing a task inside their writes. Starting stores the task and its start
- * snapshot; completing attributes the helper's observations (domain/attribution),
- * store the net changes and the outcome, update the running totals, and tell earlier tasks
- * that overlapped with this one, so overlap is reported on both.
+ * The state changes of tasks and of the workflow, inside their writes: starting a task stores it
+ * and its start snapshot; completing one attributes the helper's observations
+ * (domain/attribution), stores the net changes and the outcome, updates the running totals and
+ * tells earlier tasks that overlapped with it, so overlap is reported on both; logs are written
+ * only on open tasks; the workflow completes once every task has.
  */
 
-import type { CompleteTaskInput, StartTaskInput } from "@waymark/protocol/tools";
+import type { CompleteTaskInput, CompleteWorkflowInput, StartTaskInput, StartWorkflowInput } from "@waymark/protocol/tools";
 import { AttributionInputError, attributeTask } from "../domain/attribution";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
@@ -18,9 +19,11 @@ import { newTaskId } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import { iso, notFoundError, type TaskRow, taskView, type WorkflowRecords, type WorkflowRow } from "./records";
-import type { CompleteTaskOutput, StartTaskOutput } from "./results";
+import type { CompleteTaskOutput, CompleteWorkflowOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./writer";
+
+export type LogTable = "decisions" | "issues" | "milestones";
 
 export class TaskLifecycle {
   constructor(
@@ -28,6 +31,53 @@ export class TaskLifecycle {
     private readonly records: WorkflowRecords,
     private readonly totals: RunningTotals,
   ) {}
+
+  startWorkflow(id: string, account: string, input: StartWorkflowInput, w: WriteScope): StartWorkflowOutput {
+    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at)
+      VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${w.now}, ${w.now})`;
+    this.records.setRepository(input.repository ?? null);
+    w.emit("workflow.started", null, this.records.header());
+    return { workflow_id: id, created_at: iso(w.now) };
+  }
+
+  /** A log (decision, issue, milestone) is written only on an open task, within its bound. */
+  openForLogs(task: TaskRow, table: LogTable, w: WriteScope): void {
+    if (task.status !== "in_progress") {
+      throw new WaymarkError("CONFLICT", `task_id: task ${task.id} is already completed (${task.status}); log on an open task`);
+    }
+    if (this.records.logCount(table, task.id) >= LIMITS.LOGS_PER_TASK) {
+      throw new WaymarkError("PAYLOAD_TOO_LARGE", `task_id: at most ${LIMITS.LOGS_PER_TASK} ${table} per task`);
+    }
+    this.records.touch(w.now);
+  }
+
+  /** Completes the workflow once every task is complete. */
+  completeWorkflow(workflow: WorkflowRow, input: CompleteWorkflowInput, w: WriteScope): CompleteWorkflowOutput {
+    if (workflow.status !== "active") {
+      throw new WaymarkError(
+        "CONFLICT",
+        `workflow_id: workflow ${workflow.id} was already completed (${workflow.status}); retry with the same idempotency_key to get the first result`,
+      );
+    }
+    const open = this.records.openTasks();
+    if (open.length > 0) {
+      throw new WaymarkError(
+        "CONFLICT",
+        `workflow_id: tasks still open: ${open.map((t) => `${t.id} (${t.name})`).join(", ")}; complete them first`,
+      );
+    }
+    const outcome = { summary: input.summary, achievements: input.achievements ?? [], limitations: input.limitations ?? [] };
+    this
+      .sql`UPDATE workflow SET status = ${input.status}, outcome = ${JSON.stringify(outcome)}, completed_at = ${w.now}, updated_at = ${w.now}`;
+    w.emit("workflow.completed", null, this.records.header());
+    return {
+      workflow_id: workflow.id,
+      status: input.status,
+      completed_at: iso(w.now),
+      duration_seconds: Math.round((w.now - workflow.created_at) / 1000),
+      totals: this.totals.read(),
+    };
+  }
 
   start(workflow: WorkflowRow, input: StartTaskInput, w: WriteScope): StartTaskOutput {
     if (workflow.status !== "active") {

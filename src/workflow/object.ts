@@ -37,7 +37,8 @@ import { EventLog, type EventsPage } from "./event-log";
 import { type FeedbackDigest, FeedbackRecords, type NewFeedback } from "./feedback";
 import { LiveFollowers } from "./followers";
 import { IdempotencyRecords, requestHash } from "./idempotency";
-import { TaskLifecycle } from "./lifecycle";
+import { type LogTable, TaskLifecycle } from "./lifecycle";
+import { LiveFeed } from "./live-feed";
 import { iso, notFoundError, type TaskRow, taskView, WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import { type ResumeInfo, resumeInfo } from "./resume";
@@ -47,22 +48,9 @@ import { accountQuotaFailure, RunningTotals } from "./totals";
 import { Writer, type WriteScope } from "./writer";
 
 export type { EventsPage } from "./event-log";
+export { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER } from "./live-feed";
 export type * from "./results";
 export type { ResumeInfo } from "./resume";
-
-/** The header a Worker route sets after verifying a share token; the object checks it again. */
-export const SHARE_TOKEN_HEADER = "Waymark-Share-Token";
-/**
- * The owner's live page: the Worker sets the account and the dashboard session it verified; the
- * object checks that this account owns the workflow and asks the account's object whether the
- * session is still open, so neither a URL nor a lone header opens the feed.
- */
-export const OWNER_ACCOUNT_HEADER = "Waymark-Owner-Account";
-export const OWNER_SESSION_HEADER = "Waymark-Owner-Session";
-/** The client a live follower is counted against (the Worker passes CF-Connecting-IP). */
-export const CLIENT_HEADER = "Waymark-Client";
-
-type LogTable = "decisions" | "issues" | "milestones";
 
 export class WorkflowObject extends DurableObject<Env> {
   private readonly sql: Sql;
@@ -76,6 +64,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly writer: Writer;
   private readonly lifecycle: TaskLifecycle;
   private readonly feedback: FeedbackRecords;
+  private readonly liveFeed: LiveFeed;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -97,6 +86,9 @@ export class WorkflowObject extends DurableObject<Env> {
     this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox);
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
     this.feedback = new FeedbackRecords(this.sql);
+    this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, (account) =>
+      env.ACCOUNT.get(env.ACCOUNT.idFromName(account)),
+    );
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, WORKFLOW_MIGRATIONS);
       this.log.backfillChain();
@@ -123,13 +115,7 @@ export class WorkflowObject extends DurableObject<Env> {
       "start_workflow",
       input,
       () => null,
-      (_none, w) => {
-        this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at)
-        VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${w.now}, ${w.now})`;
-        this.records.setRepository(input.repository ?? null);
-        w.emit("workflow.started", null, this.records.header());
-        return { workflow_id: id, created_at: iso(w.now) };
-      },
+      (_none, w) => this.lifecycle.startWorkflow(id, account, input, w),
     );
   }
 
@@ -204,32 +190,7 @@ export class WorkflowObject extends DurableObject<Env> {
       "complete_workflow",
       input,
       () => this.owned(account, "workflow_id", input.workflow_id),
-      (workflow, w) => {
-        if (workflow.status !== "active") {
-          throw new WaymarkError(
-            "CONFLICT",
-            `workflow_id: workflow ${workflow.id} was already completed (${workflow.status}); retry with the same idempotency_key to get the first result`,
-          );
-        }
-        const open = this.records.openTasks();
-        if (open.length > 0) {
-          throw new WaymarkError(
-            "CONFLICT",
-            `workflow_id: tasks still open: ${open.map((t) => `${t.id} (${t.name})`).join(", ")}; complete them first`,
-          );
-        }
-        const outcome = { summary: input.summary, achievements: input.achievements ?? [], limitations: input.limitations ?? [] };
-        this
-          .sql`UPDATE workflow SET status = ${input.status}, outcome = ${JSON.stringify(outcome)}, completed_at = ${w.now}, updated_at = ${w.now}`;
-        w.emit("workflow.completed", null, this.records.header());
-        return {
-          workflow_id: workflow.id,
-          status: input.status,
-          completed_at: iso(w.now),
-          duration_seconds: Math.round((w.now - workflow.created_at) / 1000),
-          totals: this.totals.read(),
-        };
-      },
+      (workflow, w) => this.lifecycle.completeWorkflow(workflow, input, w),
       { enforceQuota: false },
     );
   }
@@ -309,31 +270,9 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── Live followers (WebSocket hibernation) ───────────────────────────────
 
-  /**
-   * The live feed. The URL is never trusted: only a request carrying a share token that this
-   * object verifies now is let in; anything else is refused.
-   */
+  /** The live feed (workflow/live-feed): never opened by a URL, only by a token or session checked here. */
   async fetch(request: Request): Promise<Response> {
-    if (request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
-    const owner = request.headers.get(OWNER_ACCOUNT_HEADER);
-    const session = request.headers.get(OWNER_SESSION_HEADER);
-    const token = request.headers.get(SHARE_TOKEN_HEADER);
-    if (owner !== null) {
-      if (!(await this.ownerSessionOpen(owner, session))) return new Response("forbidden", { status: 403 });
-    } else {
-      if (!token) return new Response("forbidden", { status: 403 });
-      const status = await this.shareLinks.check(token);
-      if (status !== "active")
-        return new Response("This workflow is no longer shared.", { status: status === "not_found" || status === "none" ? 404 : 410 });
-    }
-    const client = request.headers.get(CLIENT_HEADER) ?? "unknown";
-    const refusal = this.followers.refusal(client);
-    if (refusal) return new Response(`Too many live pages: ${refusal}.`, { status: 429, headers: { "Retry-After": "60" } });
-    const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
-    const pair = new WebSocketPair();
-    const from = Number.isInteger(after) && after >= 0 ? Math.min(after, this.log.lastSeq()) : 0;
-    this.followers.accept(pair[1], client, from, owner !== null ? session : null);
-    return new Response(null, { status: 101, webSocket: pair[0] });
+    return this.liveFeed.open(request);
   }
 
   /** Sign-out: the account's object closes the live pages this session opened. */
@@ -407,13 +346,7 @@ export class WorkflowObject extends DurableObject<Env> {
       input,
       () => this.ownedTask(account, input.task_id),
       (task, w) => {
-        if (task.status !== "in_progress") {
-          throw new WaymarkError("CONFLICT", `task_id: task ${task.id} is already completed (${task.status}); log on an open task`);
-        }
-        if (this.records.logCount(table, task.id) >= LIMITS.LOGS_PER_TASK) {
-          throw new WaymarkError("PAYLOAD_TOO_LARGE", `task_id: at most ${LIMITS.LOGS_PER_TASK} ${table} per task`);
-        }
-        this.records.touch(w.now);
+        this.lifecycle.openForLogs(task, table, w);
         return insert(task, w);
       },
     );
@@ -452,17 +385,6 @@ export class WorkflowObject extends DurableObject<Env> {
     const current = await this.ctx.storage.getAlarm();
     const next = Math.min(...times, current ?? Number.POSITIVE_INFINITY);
     if (Number.isFinite(next) && next !== current) await this.ctx.storage.setAlarm(next);
-  }
-
-  /**
-   * Whether `account` owns this workflow and `session` is one of its open dashboard sessions;
-   * the account's object also notes that the session follows this workflow, so that signing
-   * out closes the socket (closeOwnerSockets).
-   */
-  private async ownerSessionOpen(account: string, session: string | null): Promise<boolean> {
-    const workflow = this.records.workflow();
-    if (!workflow || workflow.account !== account || !session) return false;
-    return this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).followAsOwner(session, workflow.id);
   }
 
   private async shareChanged(workflowId: string, account: string): Promise<ShareInfo> {
