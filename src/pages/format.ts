@@ -2,6 +2,7 @@
  * @module pages/format
  * Display formats shared by the server page, the dashboard and the Markdown export.
  */
+import { formatSeconds } from "@waymark/protocol/summary";
 
 /** Usage reported at complete_task: "1200 in · 300 out tokens · model · $0.0123". */
 export function formatUsage(m: {
@@ -17,15 +18,8 @@ export function formatUsage(m: {
   return parts.join(" · ");
 }
 
-export function formatDuration(seconds: number | null): string {
-  if (seconds === null) return "";
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
-  const h = Math.floor(m / 60);
-  return `${h}h ${String(m % 60).padStart(2, "0")}m`;
-}
+/** Durations read the same on pages and in the PR summary: one formatter. */
+export const formatDuration = formatSeconds;
 
 export function formatTime(iso: string | null): string {
   return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "";
