@@ -1,3 +1,8 @@
+/**
+ * @module cli
+ * The helper's commands (`mcp`, `snapshot`, `changes`, `init`, `doctor`, `hook`, `summary`,
+ * `verify`…), parsed with node:util parseArgs; exit codes 0/1/2 are a tested contract.
+ */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";

@@ -1,3 +1,8 @@
+/**
+ * @module mcp
+ * The stdio MCP server an agent is configured with: it forwards everything to the
+ * remote endpoint and adds what the agent cannot be trusted to report itself.
+ */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
@@ -15,9 +20,6 @@ import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
 import { recordWorkflow } from "./summary.js";
 import { attachReview, keepStartContents, startContentsOf } from "./task-review.js";
-
-// The stdio MCP server an agent is configured with: it forwards everything to the
-// remote endpoint and adds what the agent cannot be trusted to report itself.
 
 export type McpOptions = {
   url: string;

@@ -1,3 +1,8 @@
+/**
+ * @module remote
+ * The connection to the remote Waymark endpoint. Every request has a hard deadline:
+ * an agent waiting on a tool call must get an answer, never a hang.
+ */
 import {
   Client,
   ProtocolError,
@@ -9,9 +14,6 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-
-// The connection to the remote Waymark endpoint. Every request has a hard deadline:
-// an agent waiting on a tool call must get an answer, never a hang.
 
 export type FailureCode = "UNAUTHORIZED" | "UNAVAILABLE" | "TOO_LARGE";
 

@@ -1,7 +1,3 @@
-import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { join } from "node:path";
 /**
  * @module store
  * Per-task state that must survive a helper restart between start_task and complete_task,
@@ -9,6 +5,11 @@ import { join } from "node:path";
  * the same working tree (another agent, another workflow). It lives in the user's cache dir,
  * never inside their repository.
  */
+
+import { createHash, randomUUID } from "node:crypto";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import type { ConcurrentTask } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire";
 import type { LocalSnapshot } from "./local.js";

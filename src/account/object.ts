@@ -1,3 +1,9 @@
+/**
+ * @module account/object
+ * One Durable Object per account: the index of its workflows (dashboard, get_workflow without an
+ * id, resume by name), its memory, path index, sessions, managed tokens, settings and webhooks.
+ * A facade over collaborators that take its `sql`; never the source of truth for a workflow.
+ */
 import { DurableObject } from "cloudflare:workers";
 import { type ShareInfo, shareStatus } from "../domain/share-status";
 import { roundCost, type WorkflowSummary } from "../domain/view";

@@ -1,3 +1,7 @@
+/**
+ * @module domain
+ * Pure logic of the edge, importable in one line (benches and tests use it).
+ */
 export * from "./changes";
 export * from "./overlap";
 export * from "./paths";

@@ -1,3 +1,8 @@
+/**
+ * @module domain/overlap
+ * Tasks of one workflow open at the same time in one working tree: an identical change is
+ * attributed once, to the task that completed first, and reported on both.
+ */
 import { type PathChange, sameFileState } from "./changes";
 import { comparePaths } from "./paths";
 
