@@ -8,13 +8,11 @@
 import { escapeMarkdown, renderSummary } from "@waymark/protocol/summary";
 import type { FeedbackView, WorkflowView } from "../workflow/view";
 import { VERDICT_LABEL } from "./page";
-import { markdownProvenance } from "./provenance";
 
 export { escapeMarkdown };
 
 export function renderMarkdown(view: WorkflowView & { feedback?: FeedbackView[] }): string {
-  // Provenance: where each figure came from, as its own section after the shared summary.
-  const summary = `${renderSummary(view).trimEnd()}\n${markdownProvenance(view).join("\n")}\n`;
+  const summary = renderSummary(view);
   const feedback = view.feedback ?? [];
   if (feedback.length === 0) return summary;
   const about = new Map<string, string>([

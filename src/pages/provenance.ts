@@ -4,67 +4,13 @@
  * export: which repository and branch a workflow and its tasks ran in, whether files_changed
  * was computed by the Waymark helper (and which version) or reported by the client, which
  * changed files the agent's own edit tools did not touch, and whether usage was summed from
- * the agent's transcript or is the agent's claim. One wording, two renderings.
+ * the agent's transcript or is the agent's claim. The wording is @waymark/protocol/provenance;
+ * this module is its HTML rendering.
  */
 
-import { escapeMarkdown } from "@waymark/protocol/summary";
+import { repositoryText, taskProvenance } from "@waymark/protocol/provenance";
 import { html } from "hono/html";
-import type { TaskView, WorkflowHeader, WorkflowView } from "../workflow/view";
-
-const shortCommit = (commit: string | null) => (commit ? commit.slice(0, 10) : null);
-
-/** "github.com/acme/app · branch main", or null when no repository was reported. */
-export function repositoryText(
-  repository: { remote: string | null; branch: string | null; fingerprint: string | null } | null | undefined,
-): string | null {
-  if (!repository) return null;
-  const name = repository.remote ?? `local repository ${repository.fingerprint?.slice(0, 12) ?? "(unidentified)"}`;
-  return repository.branch ? `${name} · branch ${repository.branch}` : `${name} · detached HEAD`;
-}
-
-/** The provenance statements of one task, in reading order (empty for a task recorded before provenance was kept). */
-export function taskProvenance(t: TaskView): { label: string; text: string; paths?: string[] }[] {
-  const lines: { label: string; text: string; paths?: string[] }[] = [];
-  const repo = t.repository;
-  const where = repositoryText(repo);
-  if (repo && where) {
-    const commits = [shortCommit(repo.start_commit), shortCommit(repo.end_commit)].filter((c) => c !== null);
-    lines.push({ label: "Repository", text: commits.length > 0 ? `${where} · ${commits.join(" → ")}` : where });
-  }
-  const f = t.files_changed;
-  if (f?.source) {
-    lines.push({
-      label: "Files",
-      text:
-        f.source.kind === "helper"
-          ? `computed by waymark-helper ${f.source.version}`
-          : "reported by the client (not computed by the Waymark helper)",
-    });
-  }
-  if (f?.not_by_agent_tools) {
-    const listed = f.added.length + f.modified.length + f.deleted.length + f.renamed.length;
-    const byAgent = Math.max(0, listed - f.not_by_agent_tools.length);
-    lines.push(
-      f.not_by_agent_tools.length === 0
-        ? { label: "Agent edits", text: "every changed file was edited by the agent's own edit tools" }
-        : {
-            label: "Agent edits",
-            text: `${byAgent} file(s) edited by the agent's own edit tools; not touched by them (a command, a generator or someone else):`,
-            paths: f.not_by_agent_tools,
-          },
-    );
-  }
-  if (t.metrics?.source) {
-    lines.push({
-      label: "Usage",
-      text:
-        t.metrics.source === "transcript"
-          ? `from the agent's transcript${t.metrics.price_table_date ? ` (cost from the price table of ${t.metrics.price_table_date})` : ""}`
-          : "as reported by the agent (not verified)",
-    });
-  }
-  return lines;
-}
+import type { TaskView, WorkflowHeader } from "../workflow/view";
 
 export function renderWorkflowRepository(w: WorkflowHeader) {
   const text = repositoryText(w.repository);
@@ -82,21 +28,4 @@ export function renderTaskProvenance(t: TaskView) {
           : ""
       }</li>`,
   )}</ul></div>`;
-}
-
-/** The export's Provenance section: the workflow's repository, then each task's statements. */
-export function markdownProvenance(view: WorkflowView): string[] {
-  const repository = repositoryText(view.workflow.repository);
-  const tasks = view.tasks
-    .map((task) => ({ task, lines: taskProvenance(task) }))
-    .filter((entry) => entry.lines.length > 0)
-    .flatMap(({ task, lines }) => [
-      `- **${escapeMarkdown(task.name)}**`,
-      ...lines.map(
-        (line) =>
-          `  - ${line.label}: ${escapeMarkdown(line.text)}${line.paths ? ` ${line.paths.map((path) => escapeMarkdown(path)).join(", ")}` : ""}`,
-      ),
-    ]);
-  if (!repository && tasks.length === 0) return [];
-  return ["", "### Provenance", "", ...(repository ? [`Repository: ${escapeMarkdown(repository)}`, ""] : []), ...tasks];
 }

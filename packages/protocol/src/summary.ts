@@ -16,6 +16,7 @@
  *   (U+2060, invisible) is put where they would start; bidi controls are shown as code points.
  */
 import { displayPath } from "./paths";
+import { markdownProvenance, type RepositoryRef } from "./provenance";
 import { type LineTotals, sumTotals } from "./review";
 import type { CommitInfo, LineCount } from "./wire";
 
@@ -28,6 +29,7 @@ export interface SummaryView {
     outcome: { summary: string; achievements: string[]; limitations: string[] } | null;
     created_at: string;
     completed_at: string | null;
+    repository?: RepositoryRef | null;
   };
   tasks: SummaryTask[];
   decisions: { task_id: string; question: string; chosen: string; reasoning: string; trade_offs: string | null }[];
@@ -53,8 +55,18 @@ export interface SummaryTask {
   duration_seconds: number | null;
   outcome: { summary: string; manual_review_needed?: boolean; manual_review_reason?: string } | null;
   metadata: { tests_status?: string } | null;
-  metrics?: { input_tokens: number | null; output_tokens: number | null; model: string | null; cost_usd: number | null } | null;
+  metrics?: {
+    input_tokens: number | null;
+    output_tokens: number | null;
+    model: string | null;
+    cost_usd: number | null;
+    source?: "transcript" | "agent" | null;
+    price_table_date?: string | null;
+  } | null;
+  repository?: RepositoryRef | null;
   files_changed: {
+    source?: { kind: "helper"; version: string } | { kind: "client" };
+    not_by_agent_tools?: string[];
     added: string[];
     modified: string[];
     deleted: string[];
@@ -297,6 +309,7 @@ export function renderSummary(view: SummaryView, options: SummaryOptions = {}): 
     for (const [index, child] of subtasks.entries()) renderTask(child, `${number}.${index + 1}`);
   };
   for (const [index, task] of roots.entries()) renderTask(task, String(index + 1));
+  out.push(...markdownProvenance(view, esc));
   out.push("", `<sub>Recorded by Waymark${view.chain ? ` · hash chain head ${codeSpan(view.chain.head)}` : ""}</sub>`, "");
   return out.join("\n").replace(/\n{3,}/g, "\n\n");
 }
