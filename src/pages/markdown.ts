@@ -6,7 +6,7 @@
  * page: a PR description is often public, and the link carries the share token.
  */
 import { escapeMarkdown, renderSummary } from "@waymark/protocol/summary";
-import type { FeedbackView, WorkflowView } from "../workflow/view";
+import type { FeedbackView, WorkflowView } from "../domain/view";
 import { VERDICT_LABEL } from "./page";
 
 export { escapeMarkdown };

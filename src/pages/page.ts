@@ -18,7 +18,7 @@ import type {
   Totals,
   WorkflowHeader,
   WorkflowView,
-} from "../workflow/view";
+} from "../domain/view";
 import { formatDuration, formatTime, formatUsage, STATUS_LABEL } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
 import { renderTaskProvenance, renderWorkflowRepository } from "./provenance";

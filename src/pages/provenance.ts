@@ -10,7 +10,7 @@
 
 import { repositoryText, taskProvenance } from "@waymark/protocol/provenance";
 import { html } from "hono/html";
-import type { TaskView, WorkflowHeader } from "../workflow/view";
+import type { TaskView, WorkflowHeader } from "../domain/view";
 
 export function renderWorkflowRepository(w: WorkflowHeader) {
   const text = repositoryText(w.repository);

@@ -8,7 +8,7 @@
 import { sumTotals } from "@waymark/protocol/review";
 import { formatLineTotals } from "@waymark/protocol/summary";
 import { html } from "hono/html";
-import type { TaskView, WorkflowView } from "../workflow/view";
+import type { TaskView, WorkflowView } from "../domain/view";
 
 type Html = ReturnType<typeof html>;
 

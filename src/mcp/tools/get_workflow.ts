@@ -4,10 +4,9 @@
  */
 import { getWorkflowInput } from "@waymark/protocol/tools";
 import type { MemoryHit } from "../../account/memory";
-import type { FeedbackView } from "../../domain/view";
+import type { FeedbackView, TaskView } from "../../domain/view";
 import { ok, type Result } from "../../errors";
 import type { ResumeInfo } from "../../workflow/object";
-import type { TaskView } from "../../workflow/view";
 import { READS } from "../annotations";
 import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";
 import { defineTool } from "../define";
