@@ -2,31 +2,17 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/object";
-import type { Result } from "../../src/errors";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import type { WorkflowObject } from "../../src/workflow/object";
 import { file } from "../domain/fixtures";
+import { failure, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
 // methods as the MCP layer calls them.
 
 const ACME = "acme";
 const GLOBEX = "globex";
-
-function stubFor(workflowId: string): DurableObjectStub<WorkflowObject> {
-  return env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
-}
-
-function value<T>(result: Result<T>): T {
-  if (!result.ok) throw new Error(`${result.code}: ${result.message}`);
-  return result.value;
-}
-
-function failure<T>(result: Result<T>): { code: string; message: string } {
-  if (result.ok) throw new Error(`expected a failure, got ${JSON.stringify(result.value)}`);
-  return { code: result.code, message: result.message };
-}
 
 async function newTask(account = ACME) {
   const id = newWorkflowId();

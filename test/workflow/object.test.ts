@@ -1,28 +1,13 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import type { DirtyEntry, FileState, Transition } from "../../src/domain/changes";
-import type { Result } from "../../src/errors";
 import { newWorkflowId } from "../../src/ids";
 import type { WorkflowObject } from "../../src/workflow/object";
 import { file, objectId } from "../domain/fixtures";
+import { failure, stubFor, value } from "./rpc";
 
 const ACME = "acme";
-
-function stubFor(workflowId: string): DurableObjectStub<WorkflowObject> {
-  return env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
-}
-
-function value<T>(result: Result<T>): T {
-  if (!result.ok) throw new Error(`${result.code}: ${result.message}`);
-  return result.value;
-}
-
-function failure<T>(result: Result<T>): { code: string; message: string } {
-  if (result.ok) throw new Error(`expected a failure, got ${JSON.stringify(result.value)}`);
-  return { code: result.code, message: result.message };
-}
 
 async function newWorkflow(name = "Workflow") {
   const id = newWorkflowId();
