@@ -1,0 +1,185 @@
+/**
+ * @module account/workflow-index
+ * The account's index of its workflows: one row per workflow, the summary its workflow object
+ * pushes after each write (name, status, times, counts, usage, bytes stored, share state). It
+ * answers resume by name, get_workflow without an id, the quotas, the totals and the dashboard's
+ * rows; it is never the source of truth for a workflow's content.
+ */
+import { type ShareInfo, shareStatus } from "../domain/share-status";
+import { roundCost, type WorkflowSummary } from "../domain/view";
+import type { Sql } from "../storage/sql";
+
+/** An open workflow that start_workflow found under the same name. */
+export interface ResumeCandidate {
+  workflow_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+  open_tasks: number;
+}
+
+/** Usage over all the account's workflows. */
+export interface AccountTotals {
+  workflows: number;
+  open_workflows: number;
+  tasks: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  files_changed: number;
+}
+
+/** A dashboard row: the summary plus the state of the workflow's share link. */
+export interface DashboardRow extends WorkflowSummary {
+  share: Omit<ShareInfo, "token">;
+}
+
+/** Which rows a dashboard page shows: SQL filters plus, when a search ran, the ids it found. */
+export interface RowFilter {
+  status: WorkflowSummary["status"] | null;
+  needsReview: boolean;
+  /** Only these workflows (what a text or path search found), or null for all. */
+  ids: readonly string[] | null;
+}
+
+/** The key two workflow names are compared by: trimmed, case-folded. */
+export const nameKey = (name: string) => name.trim().toLowerCase();
+/**
+ * The key resume-by-name looks workflows up by: the name key and the repository fingerprint
+ * (empty without one), so work from different repositories is never merged, and a client
+ * without a fingerprint only resumes workflows that have none either. Names hold no control
+ * characters, so the separator cannot be forged.
+ */
+export const resumeKey = (name: string, fingerprint: string | null | undefined) => `${nameKey(name)}\u0000${fingerprint ?? ""}`;
+
+/** Bounds a caller's list size: at least 1, at most 500 rows per read. */
+const listLimit = (limit: number) => Math.min(Math.max(limit, 1), 500);
+
+type Row = Record<string, SqlStorageValue>;
+
+export class WorkflowIndex {
+  constructor(private readonly sql: Sql) {}
+
+  /** Inserts or replaces a workflow's summary (pushes are replayed: the latest one wins). */
+  record(s: WorkflowSummary): void {
+    this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
+        input_tokens, output_tokens, cost_usd, bytes_stored, files_changed)
+      VALUES (${s.id}, ${s.name}, ${resumeKey(s.name, s.repository_fingerprint)}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
+        ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${s.bytes_stored ?? 0}, ${s.files_changed ?? 0})
+      ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
+        updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
+        reviews_needed = excluded.reviews_needed, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+        cost_usd = excluded.cost_usd, bytes_stored = excluded.bytes_stored, files_changed = excluded.files_changed`;
+  }
+
+  /** A share link's state; a row is only updated, never created, here. */
+  recordShare(workflowId: string, share: ShareInfo): void {
+    this.sql`UPDATE workflows SET share_created_at = ${share.created_at}, share_expires_at = ${share.expires_at},
+      share_revoked_at = ${share.revoked_at} WHERE id = ${workflowId}`;
+  }
+
+  /** The most recently updated open workflow with that resume key, if any. */
+  openNamed(name: string, fingerprint: string | null): ResumeCandidate | null {
+    const row = this.sql<Row>`
+      SELECT * FROM workflows WHERE name_key = ${resumeKey(name, fingerprint)} AND status = 'active' ORDER BY updated_at DESC LIMIT 1`[0];
+    if (!row) return null;
+    const s = summaryFromRow(row);
+    return { workflow_id: s.id, name: s.name, created_at: s.created_at, updated_at: s.updated_at, open_tasks: s.open_tasks };
+  }
+
+  /** What the account's quotas count: workflows and the bytes they store. */
+  usage(): { workflows: number; bytes_stored: number } {
+    const row = this.sql<{ workflows: number; bytes: number | null }>`
+      SELECT count(*) AS workflows, sum(bytes_stored) AS bytes FROM workflows`[0];
+    return { workflows: row?.workflows ?? 0, bytes_stored: row?.bytes ?? 0 };
+  }
+
+  totals(): AccountTotals {
+    const row = this.sql<{
+      workflows: number;
+      open: number | null;
+      tasks: number | null;
+      input_tokens: number | null;
+      output_tokens: number | null;
+      cost_usd: number | null;
+      files_changed: number | null;
+    }>`SELECT count(*) AS workflows, sum(status = 'active') AS open, sum(tasks) AS tasks, sum(input_tokens) AS input_tokens,
+        sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(files_changed) AS files_changed FROM workflows`[0];
+    return {
+      workflows: row?.workflows ?? 0,
+      open_workflows: row?.open ?? 0,
+      tasks: row?.tasks ?? 0,
+      input_tokens: row?.input_tokens ?? 0,
+      output_tokens: row?.output_tokens ?? 0,
+      cost_usd: roundCost(row?.cost_usd ?? 0),
+      // Summed per workflow: a file two workflows changed counts twice.
+      files_changed: row?.files_changed ?? 0,
+    };
+  }
+
+  /** The most recently updated workflows (only the open ones when `openOnly`). */
+  list(openOnly: boolean, limit: number): WorkflowSummary[] {
+    const n = listLimit(limit);
+    const rows = openOnly
+      ? this.sql<Row>`SELECT * FROM workflows WHERE status = 'active' ORDER BY updated_at DESC LIMIT ${n}`
+      : this.sql<Row>`SELECT * FROM workflows ORDER BY updated_at DESC LIMIT ${n}`;
+    return rows.map(summaryFromRow);
+  }
+
+  /** The most recently updated workflows with their share state. */
+  dashboardRows(limit: number): DashboardRow[] {
+    return this.sql<Row>`SELECT * FROM workflows ORDER BY updated_at DESC LIMIT ${listLimit(limit)}`.map(dashboardRowOf);
+  }
+
+  /** How many workflows pass the filter. */
+  count(filter: RowFilter): number {
+    const { status, review, ids } = filterParams(filter);
+    return (
+      this.sql<{ n: number }>`SELECT count(*) AS n FROM workflows WHERE (${status} IS NULL OR status = ${status})
+        AND (${review} = 0 OR reviews_needed > 0) AND (${ids} IS NULL OR id IN (SELECT value FROM json_each(${ids})))`[0]?.n ?? 0
+    );
+  }
+
+  /** One window of the workflows that pass the filter, newest activity first. */
+  page(filter: RowFilter, offset: number, size: number): DashboardRow[] {
+    const { status, review, ids } = filterParams(filter);
+    return this.sql<Row>`SELECT * FROM workflows WHERE (${status} IS NULL OR status = ${status})
+        AND (${review} = 0 OR reviews_needed > 0) AND (${ids} IS NULL OR id IN (SELECT value FROM json_each(${ids})))
+        ORDER BY updated_at DESC, id DESC LIMIT ${size} OFFSET ${offset}`.map(dashboardRowOf);
+  }
+}
+
+function filterParams(filter: RowFilter): { status: string | null; review: number; ids: string | null } {
+  return { status: filter.status, review: filter.needsReview ? 1 : 0, ids: filter.ids === null ? null : JSON.stringify(filter.ids) };
+}
+
+function dashboardRowOf(r: Row): DashboardRow {
+  const now = Date.now();
+  const time = (value: SqlStorageValue | undefined) => (value === null || value === undefined ? null : String(value));
+  const created = time(r.share_created_at);
+  const expires = time(r.share_expires_at);
+  const revoked = time(r.share_revoked_at);
+  const status =
+    created === null
+      ? "none"
+      : shareStatus({ revoked_at: revoked === null ? null : 1, expires_at: expires === null ? null : Date.parse(expires) }, now);
+  return { ...summaryFromRow(r), share: { status, created_at: created, expires_at: expires, revoked_at: revoked } };
+}
+
+function summaryFromRow(r: Row): WorkflowSummary {
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    status: String(r.status) as WorkflowSummary["status"],
+    created_at: String(r.created_at),
+    updated_at: String(r.updated_at),
+    open_tasks: Number(r.open_tasks),
+    tasks: Number(r.tasks),
+    reviews_needed: Number(r.reviews_needed),
+    input_tokens: Number(r.input_tokens ?? 0),
+    output_tokens: Number(r.output_tokens ?? 0),
+    cost_usd: Number(r.cost_usd ?? 0),
+    bytes_stored: Number(r.bytes_stored ?? 0),
+    files_changed: Number(r.files_changed ?? 0),
+  };
+}
