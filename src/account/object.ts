@@ -2,16 +2,15 @@
  * @module account/object
  * One Durable Object per account: the index of its workflows (dashboard, get_workflow without an
  * id, resume by name, quotas), its memory, path index, sessions, managed tokens, settings and
- * webhooks. A thin facade: its public methods are the RPC contract the Worker and the workflow
- * objects call; each concern lives in a collaborator that takes the object's `sql`:
+ * webhooks; never the source of truth for a workflow's content. A thin facade: its public methods
+ * are the RPC contract the Worker and the workflow objects call; each concern lives in a
+ * collaborator that takes the object's `sql`:
  *
  * - workflow-index.ts: the workflows' summaries; owner-search.ts: the dashboard's search and pages
- * - memory.ts: full-text memory; path-index.ts: which task changed which file
+ * - memory.ts: full-text memory; path-index.ts: which task changed which file; work-search.ts: both, for get_workflow
  * - sessions.ts: dashboard sessions and the live pages they follow; tokens.ts: managed API tokens
  * - settings.ts: the account's settings and public origin; webhooks.ts: registrations and deliveries
  * - schema.ts: the migrations, applied in order when the object starts
- *
- * It is never the source of truth for a workflow's content.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { ShareInfo } from "../domain/share-status";
@@ -40,6 +39,7 @@ import {
   Webhooks,
   webhookUrlProblem,
 } from "./webhooks";
+import { WorkSearch, type WorkSearchResult } from "./work-search";
 import { type AccountTotals, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
 
 // The RPC contract's types, importable from the object as before the split.
@@ -59,31 +59,24 @@ export interface WorkflowPush {
 const searchLimit = (limit: number) => Math.min(Math.max(Math.trunc(limit), 1), LIMITS.SEARCH_RESULTS);
 
 export class AccountObject extends DurableObject<Env> {
-  private readonly sql: Sql;
-  private readonly workflows: WorkflowIndex;
-  private readonly memory: MemoryIndex;
-  private readonly paths: PathIndex;
-  private readonly ownerSearch: OwnerSearch;
-  private readonly webhooks: Webhooks;
-  private readonly sessions: DashboardSessions;
-  private readonly tokens: ApiTokens;
-  private readonly storedSettings: SettingsStore;
+  // Field initializers run in order, right after super() has set ctx and env.
+  private readonly sql: Sql = sqlFor(this.ctx.storage);
+  private readonly workflows = new WorkflowIndex(this.sql);
+  private readonly memory = new MemoryIndex(this.sql);
+  private readonly paths = new PathIndex(this.sql);
+  private readonly ownerSearch = new OwnerSearch(this.memory, this.paths, this.workflows);
+  private readonly workSearch = new WorkSearch(this.memory, this.paths);
+  private readonly webhooks = new Webhooks(this.sql, retryBaseMs(this.env));
+  private readonly sessions = new DashboardSessions(this.ctx.storage, this.sql, (workflowId, session) =>
+    this.env.WORKFLOW.get(this.env.WORKFLOW.idFromName(workflowId)).closeOwnerSockets(session),
+  );
+  private readonly tokens = new ApiTokens(this.sql);
+  private readonly storedSettings = new SettingsStore(this.sql);
   /** How webhook requests leave; a test may substitute a recorder. */
   sender: Sender = (url, init) => fetch(url, init);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = sqlFor(ctx.storage);
-    this.workflows = new WorkflowIndex(this.sql);
-    this.memory = new MemoryIndex(this.sql);
-    this.paths = new PathIndex(this.sql);
-    this.ownerSearch = new OwnerSearch(this.memory, this.paths, this.workflows);
-    this.webhooks = new Webhooks(this.sql, retryBaseMs(env));
-    this.sessions = new DashboardSessions(ctx.storage, this.sql, (workflowId, session) =>
-      env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId)).closeOwnerSockets(session),
-    );
-    this.tokens = new ApiTokens(this.sql);
-    this.storedSettings = new SettingsStore(this.sql);
     ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, ACCOUNT_MIGRATIONS));
   }
 
@@ -139,6 +132,11 @@ export class AccountObject extends DurableObject<Env> {
   /** Full-text search of the account's memory (REST `/api/search`). */
   async search(query: string, limit: number): Promise<{ match: "all" | "any"; results: MemoryHit[] }> {
     return this.memory.search(query, limit);
+  }
+
+  /** get_workflow's query: files the account's tasks changed when the query is a path, then memory hits. */
+  async searchWork(query: string, limit: number): Promise<WorkSearchResult> {
+    return this.workSearch.search(query, searchLimit(limit));
   }
 
   /** Earlier decisions and issues related to a task being started. */
@@ -240,10 +238,7 @@ export class AccountObject extends DurableObject<Env> {
     return this.storedSettings.update(settings);
   }
 
-  /**
-   * The settings start_workflow needs, and the deployment's public origin as the caller saw it
-   * (kept for the owner URL in webhook payloads; written only when it changes).
-   */
+  /** The settings start_workflow needs; notes the public origin the caller saw (for webhook payloads' owner URL). */
   async settingsForNewWorkflow(origin: string): Promise<AccountSettings> {
     this.storedSettings.recordOrigin(origin);
     return this.storedSettings.get();

@@ -7,6 +7,7 @@
  * Paths are compared byte for byte (git paths are case-sensitive). A prefix search is a range
  * scan over the primary key, so it costs the matches, not the index size.
  */
+import { encodePathBytes, isEscapedPath } from "@waymark/protocol/paths";
 import type { TaskView, WorkflowEvent } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
@@ -60,6 +61,18 @@ export function pathsFromEvents(events: readonly WorkflowEvent[]): PathEntry[] {
 
 /** The largest code point: `prefix + MAX` is above every string that starts with `prefix`. */
 const MAX_CODE_POINT = "\u{10FFFF}";
+const utf8 = new TextEncoder();
+
+/**
+ * The escaped wire form of a name that starts with `prefix` but is not UTF-8 as a whole:
+ * `src/` → `/src/` (`src/caf\xE9` travels as `/src/caf%E9`). Escaping is per byte, so escaping
+ * the prefix's bytes followed by any invalid byte, then dropping that byte's `%XX`, gives it.
+ */
+export function escapedPrefix(prefix: string): string {
+  return encodePathBytes(Uint8Array.from([...utf8.encode(prefix), 0xff])).slice(0, -"%FF".length);
+}
+
+type Row = Record<string, SqlStorageValue>;
 
 export class PathIndex {
   constructor(private readonly sql: Sql) {}
@@ -81,20 +94,53 @@ export class PathIndex {
 
   /**
    * Tasks that changed `query` exactly, or, when `prefix` is set, any path starting with it
-   * (`src/billing/` finds everything under that folder). Newest first, at most `limit`.
+   * (`src/billing/` finds everything under that folder, names that are not UTF-8 included).
+   * Newest first, at most `limit`.
    */
   find(query: string, prefix: boolean, limit: number): PathHit[] {
-    const rows = prefix
-      ? this.sql<Record<string, string>>`SELECT * FROM workflow_paths WHERE path >= ${query} AND path < ${query + MAX_CODE_POINT}
-          ORDER BY at DESC, path LIMIT ${limit}`
-      : this.sql<Record<string, string>>`SELECT * FROM workflow_paths WHERE path = ${query} ORDER BY at DESC LIMIT ${limit}`;
-    return rows.map((r) => ({
-      path: String(r.path),
-      workflow_id: String(r.workflow_id),
-      task_id: String(r.task_id),
-      task_name: String(r.task_name),
-      status: String(r.status),
-      at: String(r.at),
-    }));
+    if (!prefix) return this.exact(query, limit);
+    return newestFirst([...this.startingWith(query, limit), ...this.escapedStartingWith(query, limit)], limit);
   }
+
+  /**
+   * Tasks that changed `path` or anything in the folder it names (`src/billing` finds
+   * `src/billing/tax.ts`, not `src/billing.ts`); with `namePrefix`, any path starting with it.
+   * Newest first, at most `limit`.
+   */
+  findUnder(path: string, namePrefix: boolean, limit: number): PathHit[] {
+    if (namePrefix) return this.find(path, true, limit);
+    return newestFirst([...this.exact(path, limit), ...this.find(`${path}/`, true, limit)], limit);
+  }
+
+  private exact(path: string, limit: number): PathHit[] {
+    return this.sql<Row>`SELECT * FROM workflow_paths WHERE path = ${path} ORDER BY at DESC LIMIT ${limit}`.map(hitOf);
+  }
+
+  /** A range scan on the primary key: costs the matches, not the index size. */
+  private startingWith(prefix: string, limit: number): PathHit[] {
+    return this.sql<Row>`SELECT * FROM workflow_paths WHERE path >= ${prefix} AND path < ${prefix + MAX_CODE_POINT}
+      ORDER BY at DESC, path LIMIT ${limit}`.map(hitOf);
+  }
+
+  /** Names under a UTF-8 prefix that are not UTF-8 themselves live in the escaped range. */
+  private escapedStartingWith(prefix: string, limit: number): PathHit[] {
+    return isEscapedPath(prefix) ? [] : this.startingWith(escapedPrefix(prefix), limit);
+  }
+}
+
+/** Hits of disjoint ranges as one list: newest first, then by path; at most `limit`. */
+function newestFirst(hits: PathHit[], limit: number): PathHit[] {
+  const order = (a: PathHit, b: PathHit) => (a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return hits.sort(order).slice(0, limit);
+}
+
+function hitOf(r: Row): PathHit {
+  return {
+    path: String(r.path),
+    workflow_id: String(r.workflow_id),
+    task_id: String(r.task_id),
+    task_name: String(r.task_name),
+    status: String(r.status),
+    at: String(r.at),
+  };
 }

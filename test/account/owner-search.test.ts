@@ -99,6 +99,25 @@ describe("searching the account's workflows", () => {
   });
 });
 
+describe("searching by a folder holds names that are not UTF-8", () => {
+  it("finds them in their escaped form under the folder, on the dashboard's REST search and /api/paths", async () => {
+    const client = await connectV2(TOKENS.acme);
+    const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Latin-1 names", force_new: true });
+    const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "Import", goal: "g" });
+    await ok(client, "complete_task", {
+      task_id: task.task_id,
+      status: "success",
+      outcome: { summary: "done" },
+      changes: { type: "checksum", transitions: [{ path: "/docs/caf%E9.md", before: null, after: file("a") }] },
+    });
+    await env.WORKFLOW.get(env.WORKFLOW.idFromName(wf.workflow_id)).flushAccount();
+    expect(names((await api("/api/workflows?path=docs/&prefix=true", TOKENS.acme)).body)).toEqual(["Latin-1 names"]);
+    const { body } = await api("/api/paths?path=docs/&prefix=true", TOKENS.acme);
+    expect(body.results).toEqual([expect.objectContaining({ path: "/docs/caf%E9.md", task_name: "Import", status: "A" })]);
+    expect((await api(`/api/paths?path=${encodeURIComponent("/docs/caf%E9.md")}`, TOKENS.acme)).body.results).toHaveLength(1);
+  });
+});
+
 describe("paths from events", () => {
   it("lists a completed task's added, modified, deleted and renamed paths (the old name as deleted)", () => {
     const event = {

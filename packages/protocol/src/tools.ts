@@ -173,7 +173,10 @@ export const getWorkflowInput = z
   .strictObject({
     workflow_id: workflowId.optional(),
     task_id: taskId.describe("One task in full").optional(),
-    query: requiredText(LIMITS.SEARCH_QUERY, "Search past tasks, decisions, issues").optional(),
+    query: requiredText(
+      LIMITS.SEARCH_QUERY,
+      "Words, or a path (src/a.ts, src/, src/a*, path:my file) to find which tasks changed it",
+    ).optional(),
     limit: z.number().int().min(1).max(LIMITS.SEARCH_RESULTS).optional(),
   })
   .superRefine((input, ctx) => {

@@ -2,8 +2,9 @@
  * @module get_workflow — the one reading tool, in four modes chosen by the input: resume a workflow
  * (workflow_id), one task in full (task_id), search past work (query), or the open workflows (nothing).
  */
+import { displayPath } from "@waymark/protocol/paths";
 import { getWorkflowInput } from "@waymark/protocol/tools";
-import type { MemoryHit } from "../../account/memory";
+import type { WorkHit } from "../../account/work-search";
 import type { FeedbackView, TaskView } from "../../domain/view";
 import { ok, type Result } from "../../errors";
 import type { ResumeInfo } from "../../workflow/object";
@@ -25,7 +26,7 @@ interface OpenWorkflow {
 
 /** Each mode fills its own fields; the README documents each shape. */
 type GetWorkflowOutput = Partial<
-  ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: MemoryHit[]; workflows: OpenWorkflow[] }
+  ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: WorkHit[]; workflows: OpenWorkflow[] }
 >;
 
 function renderResume(info: GetWorkflowOutput): string {
@@ -52,10 +53,18 @@ function renderTask(task: TaskView): string {
   return lines.join("\n");
 }
 
-function renderSearch(match: "all" | "any" | undefined, results: MemoryHit[]): string {
+function renderHit(hit: WorkHit): string {
+  if (hit.kind === "file")
+    return `file ${displayPath(hit.path)} ${hit.status} by ${hit.task_id} "${hit.task_name}" (${hit.workflow_id}) ${hit.at}`;
+  return `${hit.kind} ${hit.id} (${hit.workflow_id}): ${hit.text}`;
+}
+
+function renderSearch(match: "all" | "any" | undefined, results: WorkHit[]): string {
   if (results.length === 0) return "no matches";
-  const lines = results.map((r) => `${r.kind} ${r.id} (${r.workflow_id}): ${r.text}`);
-  return match === "any" ? ["no result has every word; results with some:", ...lines].join("\n") : lines.join("\n");
+  const files = results.filter((r) => r.kind === "file").map(renderHit);
+  const words = results.filter((r) => r.kind !== "file").map(renderHit);
+  if (match === "any" && words.length > 0) words.unshift("no result has every word; results with some:");
+  return [...files, ...words].join("\n");
 }
 
 function renderList(workflows: OpenWorkflow[]): string {
@@ -105,7 +114,7 @@ export const getWorkflowTool = defineTool({
   },
   annotations: READS,
   run: async (input, ctx): Promise<Result<GetWorkflowOutput>> => {
-    if (input.query !== undefined) return ok(await accountStub(ctx).search(input.query, input.limit ?? DEFAULT_SEARCH_RESULTS));
+    if (input.query !== undefined) return ok(await accountStub(ctx).searchWork(input.query, input.limit ?? DEFAULT_SEARCH_RESULTS));
     if (input.task_id !== undefined) {
       const stub = taskStub(ctx, input.task_id);
       if (!stub) return notFound("task_id", input.task_id);
