@@ -107,7 +107,7 @@ export class ApiTokens {
       this.sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens
       WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${iso(now)})`[0]?.n ?? 0;
     if (live >= LIMITS.API_TOKENS) {
-      return fail("QUOTA_EXCEEDED", `tokens: an account holds at most ${LIMITS.API_TOKENS} active tokens; revoke one first`);
+      return fail("QUOTA_EXCEEDED", `tokens: at most ${LIMITS.API_TOKENS} active per account (this account has ${live}); revoke one first`);
     }
     const id = randomBase32(ID_LENGTH);
     const token = `wmk_${account}_${id}_${randomBase32(SECRET_LENGTH)}`;

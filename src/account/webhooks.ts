@@ -270,8 +270,9 @@ export class Webhooks {
 
   register(url: string, events: WebhookEvent[], format: WebhookFormat = "json"): Result<RegisteredWebhook> {
     const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM webhooks`[0]?.n ?? 0;
-    if (count >= LIMITS.WEBHOOKS)
-      return fail("PAYLOAD_TOO_LARGE", `url: at most ${LIMITS.WEBHOOKS} webhooks per account; delete one first`);
+    if (count >= LIMITS.WEBHOOKS) {
+      return fail("QUOTA_EXCEEDED", `webhooks: at most ${LIMITS.WEBHOOKS} per account (this account has ${count}); delete one first`);
+    }
     const id = `wh_${randomToken(16)}`;
     const secret = `whsec_${randomToken(40)}`;
     const now = Date.now();

@@ -138,8 +138,8 @@ describe("/api/webhooks", () => {
       ids.push(((await response.json()) as { id: string }).id);
     }
     const eleventh = await register({ url: "https://hooks.example.com/one-too-many" }, TOKENS.globex);
-    expect(eleventh.status).toBe(413);
-    expect(errorText(await eleventh.json())).toBe("PAYLOAD_TOO_LARGE: url: at most 10 webhooks per account; delete one first");
+    expect(eleventh.status).toBe(403);
+    expect(errorText(await eleventh.json())).toBe("QUOTA_EXCEEDED: webhooks: at most 10 per account (this account has 10); delete one first");
     for (const id of ids) await api(`/api/webhooks/${id}`, { method: "DELETE" }, TOKENS.globex);
   });
 });
