@@ -54,13 +54,13 @@ export class RunningTotals {
     if (usage.events > LIMITS.WORKFLOW_EVENTS) {
       throw new WaymarkError(
         "QUOTA_EXCEEDED",
-        `workflow: at most ${LIMITS.WORKFLOW_EVENTS} events per workflow; complete it and start another`,
+        `workflow: at most ${LIMITS.WORKFLOW_EVENTS} events per workflow (this one has ${usage.events}); complete it and start another`,
       );
     }
     if (usage.bytes_stored > LIMITS.WORKFLOW_BYTES) {
       throw new WaymarkError(
         "QUOTA_EXCEEDED",
-        `workflow: at most ${LIMITS.WORKFLOW_BYTES} bytes stored per workflow; complete it and start another`,
+        `workflow: at most ${LIMITS.WORKFLOW_BYTES} bytes stored per workflow (this one stores ${usage.bytes_stored}); complete it and start another`,
       );
     }
   }
@@ -91,10 +91,16 @@ export class RunningTotals {
 /** Why the account may not start another workflow, or null. Checked when a workflow starts. */
 export function accountQuotaFailure(usage: { workflows: number; bytes_stored: number }): Failure | null {
   if (usage.workflows >= LIMITS.ACCOUNT_WORKFLOWS) {
-    return fail("QUOTA_EXCEEDED", `account: at most ${LIMITS.ACCOUNT_WORKFLOWS} workflows per account`);
+    return fail(
+      "QUOTA_EXCEEDED",
+      `account: at most ${LIMITS.ACCOUNT_WORKFLOWS} workflows per account (this account has ${usage.workflows})`,
+    );
   }
   if (usage.bytes_stored >= LIMITS.ACCOUNT_BYTES) {
-    return fail("QUOTA_EXCEEDED", `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account`);
+    return fail(
+      "QUOTA_EXCEEDED",
+      `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account (this account stores ${usage.bytes_stored})`,
+    );
   }
   return null;
 }

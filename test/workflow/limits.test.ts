@@ -85,7 +85,10 @@ describe("quotas", () => {
     });
     const id = newWorkflowId();
     const refused = failure(await stubFor(id).startWorkflow(account, id, { name: "One more" }));
-    expect(refused).toEqual({ code: "QUOTA_EXCEEDED", message: `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account` });
+    expect(refused).toEqual({
+      code: "QUOTA_EXCEEDED",
+      message: `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account (this account stores ${LIMITS.ACCOUNT_BYTES})`,
+    });
     expect(failure(await stubFor(id).view(account)).code).toBe("NOT_FOUND");
   });
 });
