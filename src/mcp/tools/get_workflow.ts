@@ -1,6 +1,7 @@
 /**
  * @module get_workflow — the one reading tool, in four modes chosen by the input: resume a workflow
- * (workflow_id), one task in full (task_id), search past work (query), or the open workflows (nothing).
+ * (workflow_id), one task in full (task_id), search past work (query: words, or a file path to find
+ * which tasks changed it, see account/work-search), or the open workflows (nothing).
  */
 import { displayPath } from "@waymark/protocol/paths";
 import { getWorkflowInput } from "@waymark/protocol/tools";
