@@ -59,6 +59,12 @@ export function pathsFromEvents(events: readonly WorkflowEvent[]): PathEntry[] {
   return out;
 }
 
+/** Past this many matches a prefix search walks the recency index (see PathIndex.startingWith). */
+export const DENSE_PREFIX_MATCHES = 1000;
+
+/** Newest first over the whole index: what a prefix matching most paths is read in. */
+export const PATH_RECENCY_MIGRATION_STATEMENTS = ["CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)"];
+
 /** The largest code point: `prefix + MAX` is above every string that starts with `prefix`. */
 const MAX_CODE_POINT = "\u{10FFFF}";
 const utf8 = new TextEncoder();
@@ -116,10 +122,25 @@ export class PathIndex {
     return this.sql<Row>`SELECT * FROM workflow_paths WHERE path = ${path} ORDER BY at DESC LIMIT ${limit}`.map(hitOf);
   }
 
-  /** A range scan on the primary key: costs the matches, not the index size. */
+  /**
+   * Newest first among the paths starting with `prefix`. A narrow prefix is a range scan on the
+   * primary key, its matches sorted: it costs the matches. A prefix matching more than
+   * DENSE_PREFIX_MATCHES (or twenty times `limit`) rows walks the recency index instead and stops
+   * at `limit`: matches are then common enough that the newest are met early, where sorting
+   * them all would cost the whole range (`src/` over every workflow).
+   */
   private startingWith(prefix: string, limit: number): PathHit[] {
-    return this.sql<Row>`SELECT * FROM workflow_paths WHERE path >= ${prefix} AND path < ${prefix + MAX_CODE_POINT}
-      ORDER BY at DESC, path LIMIT ${limit}`.map(hitOf);
+    const end = prefix + MAX_CODE_POINT;
+    const cap = Math.max(DENSE_PREFIX_MATCHES, limit * 20);
+    const matches =
+      this.sql<{ n: number }>`SELECT count(*) AS n FROM
+      (SELECT 1 FROM workflow_paths WHERE path >= ${prefix} AND path < ${end} LIMIT ${cap + 1})`[0]?.n ?? 0;
+    const rows =
+      matches <= cap
+        ? this.sql<Row>`SELECT * FROM workflow_paths WHERE path >= ${prefix} AND path < ${end} ORDER BY at DESC, path LIMIT ${limit}`
+        : this.sql<Row>`SELECT * FROM workflow_paths INDEXED BY workflow_paths_recent
+            WHERE path >= ${prefix} AND path < ${end} ORDER BY at DESC, path LIMIT ${limit}`;
+    return rows.map(hitOf);
   }
 
   /** Names under a UTF-8 prefix that are not UTF-8 themselves live in the escaped range. */

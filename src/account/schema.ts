@@ -5,7 +5,7 @@
  */
 import type { Migration } from "../storage/migrations";
 import { MEMORY_MIGRATION_STATEMENTS } from "./memory";
-import { PATH_INDEX_MIGRATION_STATEMENTS } from "./path-index";
+import { PATH_INDEX_MIGRATION_STATEMENTS, PATH_RECENCY_MIGRATION_STATEMENTS } from "./path-index";
 import { TOKEN_MIGRATION_STATEMENTS } from "./tokens";
 import { WEBHOOK_FORMAT_MIGRATION_STATEMENTS, WEBHOOK_MIGRATION_STATEMENTS } from "./webhooks";
 
@@ -78,4 +78,6 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
     version: 8,
     statements: ["UPDATE workflows SET name_key = name_key || char(0) WHERE name_key IS NOT NULL AND instr(name_key, char(0)) = 0"],
   },
+  // Path search newest first without sorting every match of a broad prefix.
+  { version: 9, statements: PATH_RECENCY_MIGRATION_STATEMENTS },
 ];
