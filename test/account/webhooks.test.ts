@@ -139,7 +139,9 @@ describe("/api/webhooks", () => {
     }
     const eleventh = await register({ url: "https://hooks.example.com/one-too-many" }, TOKENS.globex);
     expect(eleventh.status).toBe(403);
-    expect(errorText(await eleventh.json())).toBe("QUOTA_EXCEEDED: webhooks: at most 10 per account (this account has 10); delete one first");
+    expect(errorText(await eleventh.json())).toBe(
+      "QUOTA_EXCEEDED: webhooks: at most 10 per account (this account has 10); delete one first",
+    );
     for (const id of ids) await api(`/api/webhooks/${id}`, { method: "DELETE" }, TOKENS.globex);
   });
 });
