@@ -44,7 +44,7 @@ describe("the workflow resource's ceiling", () => {
     expect(await read(client, `waymark://workflows/${id}`)).toEqual(JSON.parse(JSON.stringify(value(await stub.view(ACME)))));
   });
 
-  it("holds each array's first page past it, names the next pages, and the pages give the whole view back", { timeout: 120_000 }, async () => {
+  it("gives each array's first page, names the next pages, and the pages give the whole view back", { timeout: 120_000 }, async () => {
     const { id, stub } = await workflowOf(LIMITS.READ_PAGE_ITEMS * 2 + 30);
     const client = await connectV2();
     const uri = `waymark://workflows/${id}`;
