@@ -6,9 +6,11 @@
  * code, then `--gets` reads of the big one are timed while the isolate's V8 heap is sampled
  * through wrangler's inspector (bench/lib/isolate-heap.ts).
  *
- *   npx node bench/pages.ts [--tasks 5000] [--milestones 2] [--gets 3] [--old-ref 06e740d] [--only new|old]
+ *   npx node bench/pages.ts [--tasks 5000] [--milestones 2] [--gets 3] [--old-ref 06e740d] [--new-ref <ref>] [--only new|old]
  *
- * --old-ref: the build before paged reads (06e740d). Progress goes to stderr, the table to stdout.
+ * --old-ref: the build before paged reads (06e740d). --new-ref: serve "this build" from a ref's
+ * tree instead of the checkout (so editing the checkout during a long run changes nothing).
+ * Progress goes to stderr, the table to stdout.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     milestones: { type: "string", default: "2" },
     gets: { type: "string", default: "3" },
     "old-ref": { type: "string", default: "06e740d" },
+    "new-ref": { type: "string" },
     only: { type: "string" },
   },
 });
@@ -167,8 +170,9 @@ const persistTo = mkdtempSync(join(tmpdir(), "waymark-pages-bench-"));
 const token = `bench-token-${Math.random().toString(36).slice(2, 10)}`;
 const results: Measured[] = [];
 let old: OldBuild | null = null;
+const current = values["new-ref"] ? checkOutOldBuild(values["new-ref"]) : null;
 try {
-  let server = await startDevServer({ persistTo, token });
+  let server = await startDevServer({ persistTo, token, ...(current ? { root: current.dir } : {}) });
   log(`building a workflow of ${count(tasks)} tasks, ${milestones} milestone(s) each`);
   const small = await build(server, 3, `small-${Date.now().toString(36)}`);
   const big = await build(server, tasks, `big-${Date.now().toString(36)}`);
@@ -181,7 +185,15 @@ try {
       server = await startDevServer({ persistTo, token, root: old.dir });
     }
     for (const read of READS)
-      results.push(await measure(server, label === "old" ? `old (${values["old-ref"]})` : "this build", read, big, small));
+      results.push(
+        await measure(
+          server,
+          label === "old" ? `old (${values["old-ref"]})` : `this build${values["new-ref"] ? ` (${values["new-ref"]})` : ""}`,
+          read,
+          big,
+          small,
+        ),
+      );
   }
   await server.stop();
 
@@ -195,5 +207,6 @@ try {
   }
 } finally {
   old?.remove();
+  current?.remove();
   rmSync(persistTo, { recursive: true, force: true });
 }
