@@ -10,21 +10,11 @@ import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { file } from "../domain/fixtures";
-import { ORIGIN, TOKENS, workerFetch } from "../support/worker";
+import { ORIGIN, signIn, workerFetch } from "../support/worker";
 import { stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
 const TASKS = 420;
-
-async function session(): Promise<string> {
-  const response = await workerFetch(`${ORIGIN}/login`, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN },
-    body: new URLSearchParams({ token: TOKENS.acme }).toString(),
-    redirect: "manual",
-  });
-  return (response.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
-}
 
 /**
  * More tasks than two pages and more events than three, with subtasks (their parents started
@@ -135,7 +125,7 @@ describe("streamed exports of a workflow several pages long", () => {
     const exported = JSON.parse(sharedJson) as { events: ChainedEvent[]; chain: { head: string } };
     expect(verifyChain(id, exported.events, exported.chain.head)).toMatchObject({ ok: true, events: exported.events.length });
 
-    const cookie = await session();
+    const cookie = await signIn();
     const ownerJson = await (await workerFetch(`${ORIGIN}/w/${id}/export.json`, { headers: { Cookie: cookie } })).text();
     expect(ownerJson).toBe(JSON.stringify(ownerExport, null, 2));
 
@@ -163,7 +153,7 @@ describe("streamed exports of a workflow several pages long", () => {
   it("are built a page at a time: never the whole view, never two pages at once, every page within the bounds", async () => {
     const { id, stub, token } = await bigWorkflow();
     const watched = await watch(stub);
-    const cookie = await session();
+    const cookie = await signIn();
     for (const url of [`/s/${token}/export.json`, `/s/${token}/export.md`, `/w/${id}/export.json`, `/w/${id}/export.md`]) {
       const response = await workerFetch(`${ORIGIN}${url}`, { headers: url.startsWith("/w/") ? { Cookie: cookie } : {} });
       expect(response.status).toBe(200);
