@@ -27,6 +27,7 @@ import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
+import { jsonExport } from "./export-json";
 import { revealBidiControls } from "./format";
 import {
   accountObject,
@@ -40,11 +41,12 @@ import {
   shareUrl,
   workflowStub,
 } from "./forms";
-import { renderMarkdown } from "./markdown";
+import { markdownExport } from "./markdown";
 import { renderOwnerPage } from "./owner-view";
 import { renderWorkflowBlocks } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession } from "./session";
+import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
 
@@ -154,18 +156,27 @@ ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
   });
 });
 
+/** The exports' start: the head the owner reads (with the feedback), then the body streams page by page. */
+async function ownedHead(c: Ctx) {
+  const session = await currentSession(c);
+  const id = c.req.param("id") ?? "";
+  if (!session || !allows(session.scopes, "read") || !isWorkflowId(id)) return null;
+  const stub = workflowStub(c.env, id);
+  const head = await stub.readHead(session.account, true);
+  return head.ok ? { stub, reader: session.account, head: head.value } : null;
+}
+
 ownerRoutes.get("/w/:id/export.json", dataHeaders, async (c) => {
   // Like the shared export: with the event log, so the hash chain can be verified.
-  const view = await ownedView(c, true);
-  if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
-  const { share: _share, ...exported } = view;
-  return c.body(JSON.stringify(exported, null, 2), 200, { "Content-Type": "application/json; charset=utf-8" });
+  const owned = await ownedHead(c);
+  if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
+  return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "application/json; charset=utf-8" });
 });
 
 ownerRoutes.get("/w/:id/export.md", dataHeaders, async (c) => {
-  const view = await ownedView(c);
-  if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.body(renderMarkdown(view), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+  const owned = await ownedHead(c);
+  if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
+  return c.body(textStream(markdownExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "text/markdown; charset=utf-8" });
 });
 
 const afterQuery = z

@@ -13,7 +13,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { authenticateToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
-import type { WorkflowView } from "../domain/view";
+import type { Reader, WorkflowHead, WorkflowView } from "../domain/view";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import { allows } from "../http/scopes";
@@ -21,16 +21,18 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
-import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
+import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/object";
 import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import { renderLoginPage } from "./dashboard";
+import { jsonExport } from "./export-json";
 import { revealBidiControls } from "./format";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
-import { renderMarkdown } from "./markdown";
+import { markdownExport } from "./markdown";
 import { ownerRoutes } from "./owner-routes";
 import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
+import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
 
@@ -75,17 +77,36 @@ pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
   return c.html(await shown(renderWorkflowBlocks(shared.view)), 200, { "Waymark-Seq": String(shared.view.last_seq) });
 });
 
-/** The workflow with its whole event log and hash chain: `waymark verify` checks it offline. */
+type SharedHead =
+  | { ok: true; stub: DurableObjectStub<WorkflowObject>; reader: Reader; head: WorkflowHead }
+  | { ok: false; status: 404 | 410 };
+
+/** The exports' start: the head a share token reads (the object re-checks the token on every page after it), or why not. */
+async function sharedHead(c: Ctx): Promise<SharedHead> {
+  const workflowId = await verifiedWorkflow(c);
+  if (!workflowId) return { ok: false, status: 404 };
+  const stub = workflowStub(c.env, workflowId);
+  const reader = { share_token: c.req.param("token") ?? "" };
+  const head = await stub.readHead(reader, false);
+  if (head.ok) return { ok: true, stub, reader, head: head.value };
+  return { ok: false, status: head.code === "UNAUTHORIZED" ? 410 : 404 };
+}
+
+/** The workflow with its whole event log and hash chain, streamed: `waymark verify` checks it offline. */
 pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
-  const shared = await sharedView(c, true);
+  const shared = await sharedHead(c);
   if (!shared.ok) return gonePage(c, shared.status);
-  return c.body(JSON.stringify(shared.view, null, 2), 200, { "Content-Type": "application/json; charset=utf-8" });
+  return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head)), 200, {
+    "Content-Type": "application/json; charset=utf-8",
+  });
 });
 
 pageRoutes.get("/s/:token/export.md", dataHeaders, async (c) => {
-  const shared = await sharedView(c);
+  const shared = await sharedHead(c);
   if (!shared.ok) return gonePage(c, shared.status);
-  return c.body(renderMarkdown(shared.view), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+  return c.body(textStream(markdownExport(shared.stub, shared.reader, shared.head)), 200, {
+    "Content-Type": "text/markdown; charset=utf-8",
+  });
 });
 
 const liveQuery = z.object({
