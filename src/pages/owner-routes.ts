@@ -41,10 +41,12 @@ import {
   workflowStub,
 } from "./forms";
 import { renderMarkdown } from "./markdown";
-import { renderOwnerPage } from "./owner-view";
-import { renderWorkflowBlocks } from "./page";
+import { ownerPage } from "./owner-view";
+import { workflowBlocks } from "./page";
+import { pagedView } from "./paged-view";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession } from "./session";
+import { htmlStream } from "./stream";
 
 type Ctx = Context<AppEnv>;
 
@@ -129,9 +131,10 @@ ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
   if (!isWorkflowId(id)) return missingPage(c);
   const result = await workflowStub(c.env, id).ownerView(c.var.account);
   if (!result.ok) return missingPage(c);
-  const view = result.value;
+  const { head, entries } = pagedView(result.value);
   const on = c.req.query("on") ?? null;
-  return c.html(await shown(renderOwnerPage(view, { nonce: nonceOf(c), shareUrl: shareUrl(c, view.share), on })));
+  const page = ownerPage(head, entries, { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on });
+  return c.body(htmlStream(page), 200, { "Content-Type": "text/html; charset=UTF-8" });
 });
 
 /**
@@ -149,7 +152,9 @@ async function ownedView(c: Ctx, withEvents = false) {
 ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
   const view = await ownedView(c);
   if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.html(await shown(renderWorkflowBlocks(view, { reviewBase: `/w/${view.workflow.id}` })), 200, {
+  const { head, entries } = pagedView(view);
+  return c.body(htmlStream(workflowBlocks(head, entries, { reviewBase: `/w/${view.workflow.id}` })), 200, {
+    "Content-Type": "text/html; charset=UTF-8",
     "Waymark-Seq": String(view.last_seq),
   });
 });

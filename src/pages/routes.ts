@@ -24,13 +24,14 @@ import { takeReturnPath } from "../oauth/return-path";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
 import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import { renderLoginPage } from "./dashboard";
-import { revealBidiControls } from "./format";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { renderMarkdown } from "./markdown";
 import { ownerRoutes } from "./owner-routes";
-import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
+import { renderGonePage, workflowBlocks, workflowPage } from "./page";
+import { pagedView } from "./paged-view";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
+import { htmlStream } from "./stream";
 
 type Ctx = Context<AppEnv>;
 
@@ -59,20 +60,22 @@ async function sharedView(c: Ctx, withEvents = false): Promise<Shared> {
 
 const gonePage = (c: Ctx, status: 404 | 410) => c.html(renderGonePage(nonceOf(c)), status);
 
-/** Agent text on pages: bidi controls become visible code points (the markup itself has none). */
-const shown = async (rendered: ReturnType<typeof renderWorkflowBlocks>) => revealBidiControls((await rendered).toString());
+const HTML = { "Content-Type": "text/html; charset=UTF-8" };
 
+/** The page, streamed as it is rendered (agent text's bidi controls shown as code points). */
 pageRoutes.get("/s/:token", pageHeaders, async (c) => {
   const shared = await sharedView(c);
   if (!shared.ok) return gonePage(c, shared.status);
-  return c.html(await shown(renderWorkflowPage(shared.view, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })));
+  const { head, entries } = pagedView(shared.view);
+  return c.body(htmlStream(workflowPage(head, entries, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })), 200, HTML);
 });
 
 /** The page's blocks rendered now: the live page swaps them in after events (one renderer for both). */
 pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
   const shared = await sharedView(c);
   if (!shared.ok) return c.text("This workflow is no longer shared.", shared.status);
-  return c.html(await shown(renderWorkflowBlocks(shared.view)), 200, { "Waymark-Seq": String(shared.view.last_seq) });
+  const { head, entries } = pagedView(shared.view);
+  return c.body(htmlStream(workflowBlocks(head, entries)), 200, { ...HTML, "Waymark-Seq": String(head.last_seq) });
 });
 
 /** The workflow with its whole event log and hash chain: `waymark verify` checks it offline. */
