@@ -75,4 +75,8 @@ export const LIMITS = {
   OWNER_FOLLOWS: 200,
   // A file path searched for (dashboard and REST).
   PATH_QUERY: 1024,
+  // Paged reads (exports, the workflow resource, pages): entries per page, and bytes per page
+  // past its first entry (one entry always fits, so a page is at most one entry over).
+  READ_PAGE_ITEMS: 200,
+  READ_PAGE_BYTES: 1024 * 1024,
 } as const;

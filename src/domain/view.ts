@@ -4,10 +4,12 @@
  * index are made of. Times are ISO 8601. Both the workflow object and the account index speak
  * it, so it sits below both.
  */
+import type { LineTotals } from "@waymark/protocol/review";
 import type { Repository } from "@waymark/protocol/wire";
 import type { FilesChanged } from "./changes";
 import type { Overlap } from "./overlap";
 import type { MetricsProvenance, TaskRepository } from "./provenance";
+import type { ShareInfo } from "./share-status";
 
 export type TaskStatus = "in_progress" | "success" | "partial_success" | "failed";
 export type WorkflowStatus = "active" | "success" | "partial_success" | "failed";
@@ -145,6 +147,14 @@ export interface Totals {
   cost_usd: number;
 }
 
+/** The head of the event log's hash chain: what an export is verified against. */
+export interface ChainHead {
+  algorithm: "sha256";
+  genesis: string;
+  head: string;
+  events: number;
+}
+
 export interface WorkflowView {
   workflow: WorkflowHeader;
   tasks: TaskView[];
@@ -153,11 +163,55 @@ export interface WorkflowView {
   milestones: MilestoneView[];
   totals: Totals;
   last_seq: number;
-  /** The head of the event log's hash chain: what an export is verified against. */
-  chain?: { algorithm: "sha256"; genesis: string; head: string; events: number };
+  chain?: ChainHead;
   /** The whole event log, in JSON exports only (with each event's hash). */
   events?: WorkflowEvent[];
 }
+
+/**
+ * Paged reads: what a reader gets before the tasks (every figure is a running total or one row,
+ * so it costs the same for 1 task or 5,000). Tasks come after it in pages of TaskEntry.
+ */
+export interface WorkflowHead {
+  workflow: WorkflowHeader;
+  totals: Totals;
+  last_seq: number;
+  chain: ChainHead;
+  /** How many tasks the pages will yield. */
+  task_count: number;
+  /** Lines added and removed summed over the top-level tasks that measured them; null when none did. */
+  line_totals: LineTotals | null;
+  /** The reviewers' feedback, oldest first (the owner's read and a share link's; at most LIMITS.FEEDBACK_PER_WORKFLOW). */
+  feedback?: FeedbackView[];
+  /** The share link's state: the owner's read only. */
+  share?: ShareInfo;
+}
+
+/** One task in timeline order, with its own logs (each oldest first). */
+export interface TaskEntry {
+  task: TaskView;
+  /** 0 for a top-level task, 1 for its subtasks, … */
+  depth: number;
+  decisions: DecisionView[];
+  issues: IssueView[];
+  milestones: MilestoneView[];
+  /** How many direct subtasks follow it (depth + 1). */
+  subtasks: number;
+  /** Of the paths this task lists as added, modified or deleted, those a subtask (at any depth) lists too. */
+  paths_in_subtasks: string[];
+}
+
+/**
+ * A page of the timeline: top-level tasks by start, each followed depth-first by its subtasks.
+ * `next_cursor` reads the next page; null when this one is the last.
+ */
+export interface TaskPage {
+  entries: TaskEntry[];
+  next_cursor: string | null;
+}
+
+/** Who reads through the paged reads: an account (must own the workflow) or a share link's reader (the object re-checks the token). */
+export type Reader = string | { share_token: string };
 
 export type EventType =
   | "workflow.started"

@@ -3,17 +3,12 @@
  * One workflow: its tasks, logs, file changes and event log, in this Durable Object's SQLite.
  *
  * A thin facade: every public method is an RPC entry point (its signature is the contract the
- * MCP layer and the pages call), and each delegates to small collaborators that take the
- * object's `sql`: records (typed rows → views), the event log, idempotency records, running
- * totals and quotas, live followers, share links and the account outbox. Attribution of file
- * changes is the pure `attributeTask` of domain/attribution.
- *
- * Access: every method checks that the caller's account owns the workflow before anything
- * else, idempotent replays included, and answers NOT_FOUND otherwise, so ids of other
- * accounts reveal nothing. Share-link readers are let in only by a token this object checks.
- *
- * Every write goes through workflow/writer, which enforces the one invariant the fan-out
- * relies on (no await between a commit and its broadcast).
+ * MCP layer and the pages call), delegating to collaborators that take the object's `sql`:
+ * records, the event log, idempotency, totals and quotas, followers, share links, the account
+ * outbox and the paged reader. Every method checks that the caller's account owns the
+ * workflow first, idempotent replays included (NOT_FOUND otherwise: ids of other accounts
+ * reveal nothing); share-link readers get in only by a token checked here. Every write goes
+ * through workflow/writer (no await between a commit and its broadcast).
  */
 import { DurableObject } from "cloudflare:workers";
 import type {
@@ -26,7 +21,7 @@ import type {
   StartWorkflowInput,
 } from "@waymark/protocol/tools";
 import { expiryProblem } from "../domain/share-status";
-import type { FeedbackView, TaskView, WorkflowSummary, WorkflowView } from "../domain/view";
+import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead, WorkflowSummary, WorkflowView } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
@@ -39,7 +34,8 @@ import { LiveFollowers } from "./followers";
 import { IdempotencyRecords, requestHash } from "./idempotency";
 import { type LogTable, TaskLifecycle } from "./lifecycle";
 import { LiveFeed } from "./live-feed";
-import { iso, notFoundError, type TaskRow, taskView, WorkflowRecords, type WorkflowRow } from "./records";
+import { type RowsPage, WorkflowReader } from "./reader";
+import { iso, notFoundError, type RecordKind, type TaskRow, taskView, WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import { type ResumeInfo, resumeInfo } from "./resume";
 import { WORKFLOW_MIGRATIONS } from "./schema";
@@ -49,6 +45,7 @@ import { Writer, type WriteScope } from "./writer";
 
 export type { EventsPage } from "./event-log";
 export { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER } from "./live-feed";
+export type { RowsPage } from "./reader";
 export type * from "./results";
 export type { ResumeInfo } from "./resume";
 
@@ -65,6 +62,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly lifecycle: TaskLifecycle;
   private readonly feedback: FeedbackRecords;
   private readonly liveFeed: LiveFeed;
+  private readonly reader: WorkflowReader;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -89,6 +87,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, (account) =>
       env.ACCOUNT.get(env.ACCOUNT.idFromName(account)),
     );
+    this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, WORKFLOW_MIGRATIONS);
       this.log.backfillChain();
@@ -197,13 +196,10 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── RPC: reads ────────────────────────────────────────────────────────────
 
-  /**
-   * The whole workflow with its chain head; `withEvents` adds the whole event log (JSON exports,
-   * verifiable offline). `account` null means the caller was already authorised by a share link.
-   */
+  /** The whole workflow, chain head and (`withEvents`) whole log in memory: prefer the paged reads. Null: a share link's reader. */
   async view(account: string | null, withEvents = false): Promise<Result<WorkflowView>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok(this.fullView(withEvents));
+    return ok(this.reader.wholeView(withEvents));
   }
 
   async summary(account: string | null): Promise<Result<WorkflowSummary>> {
@@ -211,10 +207,7 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok(this.records.summary(this.totals));
   }
 
-  /**
-   * What an agent needs to pick up after losing its context: open tasks, recent logs, next steps,
-   * and all reviewer feedback (which counts as delivered from then on).
-   */
+  /** What an agent needs after losing its context: open tasks, recent logs, next steps, and all feedback (delivered from then on). */
   async resume(account: string, recent: number): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
     const info = resumeInfo(this.sql, this.records, this.totals, recent);
@@ -230,10 +223,26 @@ export class WorkflowObject extends DurableObject<Env> {
     return task ? ok(taskView(task)) : notFoundError("task_id", taskId).toFailure();
   }
 
-  /** Events with seq > fromSeq, oldest first, at most `limit`. */
-  async events(account: string | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
-    if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok({ ...this.log.after(fromSeq, limit), last_seq: this.log.lastSeq() });
+  // Paged reads (workflow/reader): what exports, resources and pages stream from, a bounded page at a time.
+
+  /** The workflow without its tasks and logs; `asOwner` (an account) adds the share link's state. */
+  async readHead(reader: Reader, asOwner: boolean): Promise<Result<WorkflowHead>> {
+    return this.reader.head(reader, asOwner);
+  }
+
+  /** The timeline after `cursor` (null: from the start): at most `limit` entries and LIMITS.READ_PAGE_BYTES. */
+  async readTasks(reader: Reader, cursor: string | null, limit: number): Promise<Result<TaskPage>> {
+    return this.reader.tasks(reader, cursor, limit);
+  }
+
+  /** One of the whole view's arrays in the whole view's order, a bounded page at a time (the JSON export). */
+  async readRows(reader: Reader, kind: RecordKind, cursor: string | null, limit: number): Promise<Result<RowsPage>> {
+    return this.reader.rows(reader, kind, cursor, limit);
+  }
+
+  /** Events with seq > fromSeq, oldest first: at most `limit` and LIMITS.READ_PAGE_BYTES. Null: a share link's reader, already checked. */
+  async events(reader: Reader | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
+    return this.reader.events(reader, fromSeq, limit);
   }
 
   // ── Reviewer feedback (src/workflow/feedback.ts) ─────────────────────────
@@ -253,7 +262,7 @@ export class WorkflowObject extends DurableObject<Env> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
     const share = await this.shareLinks.info();
     // Read after the only await, so the view is one state.
-    return ok({ ...this.fullView(withEvents), feedback: this.feedback.list(), share });
+    return ok({ ...this.reader.wholeView(withEvents), feedback: this.feedback.list(), share });
   }
 
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
@@ -322,7 +331,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const status = await this.shareLinks.check(token);
     if (status !== "active") return { status, view: null };
     // The reviewers' answers are part of the record a link shares.
-    return { status, view: { ...this.fullView(withEvents), feedback: this.feedback.list() } };
+    return { status, view: { ...this.reader.wholeView(withEvents), feedback: this.feedback.list() } };
   }
 
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
@@ -370,12 +379,6 @@ export class WorkflowObject extends DurableObject<Env> {
   private readable(account: string | null): boolean {
     const workflow = this.records.workflow();
     return workflow !== null && (account === null || workflow.account === account);
-  }
-
-  private fullView(withEvents: boolean): WorkflowView {
-    const view: WorkflowView = { ...this.records.view(this.totals, this.log.lastSeq()), chain: this.log.chain() };
-    if (withEvents) view.events = this.log.after(0, Number.MAX_SAFE_INTEGER).events;
-    return view;
   }
 
   /** One alarm serves both timers: a link's expiry and an account push retry; the earliest wins. */

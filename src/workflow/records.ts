@@ -98,6 +98,12 @@ type ChangeRow = {
   committed: number;
 };
 
+/** The arrays of the whole view that the JSON export pages through. */
+export type RecordKind = "tasks" | "decisions" | "issues" | "milestones";
+export type RecordView = TaskView | DecisionView | IssueView | MilestoneView;
+/** Where a page of rows stopped: the row's time (started_at or created_at, ms) and id. */
+export type RowPosition = { at: number; id: string };
+
 /** Two blob ids, two modes and the row's own cost: what a snapshot entry stores besides its path. */
 const SNAPSHOT_ENTRY_OVERHEAD = 100;
 
@@ -291,6 +297,38 @@ export class WorkflowRecords {
 
   milestones(): MilestoneView[] {
     return this.sql<MilestoneRow>`SELECT * FROM milestones ORDER BY created_at, id`.map(milestoneView);
+  }
+
+  /** One task's logs, each oldest first (the order the whole view lists them in). */
+  logsOf(taskId: string): { decisions: DecisionView[]; issues: IssueView[]; milestones: MilestoneView[] } {
+    return {
+      decisions: this.sql<DecisionRow>`SELECT * FROM decisions WHERE task_id = ${taskId} ORDER BY created_at, id`.map(decisionView),
+      issues: this.sql<IssueRow>`SELECT * FROM issues WHERE task_id = ${taskId} ORDER BY created_at, id`.map(issueView),
+      milestones: this.sql<MilestoneRow>`SELECT * FROM milestones WHERE task_id = ${taskId} ORDER BY created_at, id`.map(milestoneView),
+    };
+  }
+
+  /**
+   * Rows of one kind after a position, in the whole view's order (tasks by start, logs by
+   * creation, ties by id): the JSON export's arrays, one bounded page at a time.
+   */
+  rowsAfter(kind: RecordKind, after: RowPosition | null, limit: number): { at: number; id: string; view: RecordView }[] {
+    const at = after?.at ?? -1;
+    const id = after?.id ?? "";
+    if (kind === "tasks") {
+      return this.sql<TaskRow>`SELECT * FROM tasks WHERE (started_at, id) > (${at}, ${id})
+        ORDER BY started_at, id LIMIT ${limit}`.map((r) => ({ at: r.started_at, id: r.id, view: taskView(r) }));
+    }
+    if (kind === "decisions") {
+      return this.sql<DecisionRow>`SELECT * FROM decisions WHERE (created_at, id) > (${at}, ${id})
+        ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: decisionView(r) }));
+    }
+    if (kind === "issues") {
+      return this.sql<IssueRow>`SELECT * FROM issues WHERE (created_at, id) > (${at}, ${id})
+        ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: issueView(r) }));
+    }
+    return this.sql<MilestoneRow>`SELECT * FROM milestones WHERE (created_at, id) > (${at}, ${id})
+      ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: milestoneView(r) }));
   }
 
   lastMilestone(taskId: string): string | undefined {

@@ -192,4 +192,16 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE tasks ADD COLUMN price_table_date TEXT",
     ],
   },
+  // Paged reads (workflow/reader): the timeline walks siblings in start order, and the JSON
+  // export pages every array in the whole view's order, each page an index range scan.
+  {
+    version: 9,
+    statements: [
+      "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
+      "CREATE INDEX tasks_started ON tasks(started_at, id)",
+      "CREATE INDEX decisions_created ON decisions(created_at, id)",
+      "CREATE INDEX issues_created ON issues(created_at, id)",
+      "CREATE INDEX milestones_created ON milestones(created_at, id)",
+    ],
+  },
 ];

@@ -1,0 +1,251 @@
+/**
+ * @module workflow/reader
+ * Paged reads of one workflow: nothing a reader asks for holds the whole workflow in memory.
+ * - `head`: the workflow, its running totals, the chain head, the task count (and the
+ *   feedback and share link for the owner): one row each, whatever the workflow's size.
+ * - `tasks`: the timeline in pages (top-level tasks by start, each followed depth-first by
+ *   its subtasks), each entry with its own logs; bounded by count and by bytes.
+ * - `rows`: the whole view's arrays (tasks by start, logs by creation) in pages, for the
+ *   JSON export, which keeps the whole view's shape.
+ *
+ * Authorization is the whole view's: an account must own the workflow; a share link's reader
+ * is let in by the token, re-checked here on every page (a link revoked mid-read stops it).
+ */
+import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead, WorkflowView } from "../domain/view";
+import { fail, ok, type Result, WaymarkError } from "../errors";
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+import { rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
+import type { EventLog, EventsPage } from "./event-log";
+import type { FeedbackRecords } from "./feedback";
+import { notFoundError, type RecordKind, type RecordView, type TaskRow, taskView, type WorkflowRecords } from "./records";
+import type { ShareLinks } from "./share";
+import type { RunningTotals } from "./totals";
+
+/** A page of one of the whole view's arrays. */
+export interface RowsPage {
+  rows: RecordView[];
+  next_cursor: string | null;
+}
+
+/** One level of the depth-first walk: the children of `parent` after `after`, fetched in batches. */
+interface Level {
+  parent: string | null;
+  after: { started_at: number; id: string } | null;
+  queue: { started_at: number; id: string }[];
+  exhausted: boolean;
+}
+
+type Sibling = { started_at: number; id: string };
+
+export class WorkflowReader {
+  constructor(
+    private readonly sql: Sql,
+    private readonly records: WorkflowRecords,
+    private readonly totals: RunningTotals,
+    private readonly log: EventLog,
+    private readonly feedback: FeedbackRecords,
+    private readonly shareLinks: ShareLinks,
+  ) {}
+
+  /**
+   * Null when `reader` may read this workflow, else the failure to answer: NOT_FOUND for an
+   * account that does not own it (ids of other accounts reveal nothing) or an unknown token,
+   * UNAUTHORIZED for a link that was revoked or has expired (the page says "no longer shared").
+   */
+  async refusal(reader: Reader): Promise<Result<never> | null> {
+    if (typeof reader === "string") {
+      const workflow = this.records.workflow();
+      return workflow && workflow.account === reader ? null : notFoundError("workflow_id", "this id").toFailure();
+    }
+    const status = this.records.workflow() ? await this.shareLinks.check(reader.share_token) : "not_found";
+    if (status === "active") return null;
+    if (status === "revoked" || status === "expired")
+      return fail("UNAUTHORIZED", `share_token: this link ${status === "revoked" ? "was revoked" : "has expired"}`);
+    return fail("NOT_FOUND", "share_token: no such share link");
+  }
+
+  /** The owner's read (`asOwner`, an account only) adds the share link's state; feedback goes to the owner and to link readers. */
+  async head(reader: Reader, asOwner: boolean): Promise<Result<WorkflowHead>> {
+    const refused = await this.refusal(reader);
+    if (refused) return refused;
+    const owner = asOwner && typeof reader === "string";
+    const share = owner ? await this.shareLinks.info() : null;
+    // Everything below is read after the last await: one state.
+    const totals = this.totals.read();
+    const head: WorkflowHead = {
+      workflow: this.records.header(),
+      totals,
+      last_seq: this.log.lastSeq(),
+      chain: this.log.chain(),
+      task_count: totals.tasks,
+      line_totals: this.lineTotals(),
+    };
+    if (owner || typeof reader !== "string") head.feedback = this.feedback.list();
+    if (share) head.share = share;
+    return ok(head);
+  }
+
+  /** A page of events, bounded in bytes too. Null: a reader the Worker already let in by a share link (the whole view's rule). */
+  async events(reader: Reader | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
+    const refused =
+      reader === null ? (this.records.workflow() ? null : notFoundError("workflow_id", "this id").toFailure()) : await this.refusal(reader);
+    if (refused) return refused;
+    return ok({ ...this.log.after(fromSeq, limit, LIMITS.READ_PAGE_BYTES), last_seq: this.log.lastSeq() });
+  }
+
+  /** The whole workflow in one value: the owner and shared views still built whole (not the exports or the resource). */
+  wholeView(withEvents: boolean): WorkflowView {
+    const view: WorkflowView = { ...this.records.view(this.totals, this.log.lastSeq()), chain: this.log.chain() };
+    if (withEvents) view.events = this.log.after(0, Number.MAX_SAFE_INTEGER).events;
+    return view;
+  }
+
+  /** Up to `limit` entries of the timeline after `cursor` (null: from the start), at most LIMITS.READ_PAGE_BYTES past the first. */
+  async tasks(reader: Reader, cursor: string | null, limit: number): Promise<Result<TaskPage>> {
+    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit);
+    if (refused) return refused;
+    try {
+      return ok(this.timelinePage(cursor, limit));
+    } catch (error) {
+      if (error instanceof WaymarkError) return error.toFailure();
+      throw error;
+    }
+  }
+
+  /** One of the whole view's arrays, a page at a time, in the whole view's order. */
+  async rows(reader: Reader, kind: RecordKind, cursor: string | null, limit: number): Promise<Result<RowsPage>> {
+    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit);
+    if (refused) return refused;
+    let after = null;
+    try {
+      after = cursor === null ? null : rowsPosition(kind, cursor);
+    } catch (error) {
+      if (error instanceof WaymarkError) return error.toFailure();
+      throw error;
+    }
+    const found = this.records.rowsAfter(kind, after, limit + 1);
+    const rows: RecordView[] = [];
+    let bytes = 0;
+    let last: { at: number; id: string } | null = null;
+    for (const row of found.slice(0, limit)) {
+      bytes += JSON.stringify(row.view).length;
+      if (rows.length > 0 && bytes > LIMITS.READ_PAGE_BYTES) break;
+      rows.push(row.view);
+      last = row;
+    }
+    const more = rows.length < found.length;
+    return ok({ rows, next_cursor: more && last ? rowsCursorAfter(kind, last) : null });
+  }
+
+  private timelinePage(cursor: string | null, limit: number): TaskPage {
+    const levels = cursor === null ? [newLevel(null, null)] : this.resume(timelinePosition(cursor));
+    const entries: TaskEntry[] = [];
+    let bytes = 0;
+    let last: string | null = null;
+    let more = false;
+    while (levels.length > 0) {
+      const level = levels[levels.length - 1] as Level;
+      if (level.queue.length === 0 && !level.exhausted) this.fill(level, limit - entries.length + 1);
+      const next = level.queue.shift();
+      if (!next) {
+        levels.pop();
+        continue;
+      }
+      if (entries.length >= limit) {
+        more = true;
+        break;
+      }
+      const entry = this.entry(next.id, levels.length - 1);
+      bytes += JSON.stringify(entry).length;
+      if (entries.length > 0 && bytes > LIMITS.READ_PAGE_BYTES) {
+        more = true;
+        break;
+      }
+      entries.push(entry);
+      last = next.id;
+      levels.push(newLevel(next.id, null));
+    }
+    return { entries, next_cursor: more && last !== null ? timelineCursorAfter(last) : null };
+  }
+
+  /** The walk's levels just after `taskId` was read: its ancestors' positions, then its own subtasks to come. */
+  private resume(taskId: string): Level[] {
+    const chain = this.sql<Sibling & { parent_id: string | null; depth: number }>`
+      WITH RECURSIVE up(id, parent_id, started_at, depth) AS (
+        SELECT id, parent_id, started_at, 0 FROM tasks WHERE id = ${taskId}
+        UNION ALL SELECT t.id, t.parent_id, t.started_at, up.depth + 1 FROM tasks t JOIN up ON t.id = up.parent_id
+      ) SELECT id, parent_id, started_at, depth FROM up ORDER BY depth DESC`;
+    if (chain.length === 0)
+      throw new WaymarkError(
+        "INPUT_VALIDATION_ERROR",
+        "cursor: names no task of this workflow (pass next_cursor unchanged, or null for the first page)",
+      );
+    const levels = chain.map((task) => newLevel(task.parent_id, { started_at: task.started_at, id: task.id }));
+    levels.push(newLevel(taskId, null));
+    return levels;
+  }
+
+  /** The next siblings of a level, ids only (a task's row is read when it is its turn). */
+  private fill(level: Level, count: number): void {
+    const after = level.after ?? { started_at: -1, id: "" };
+    const rows = this.sql<Sibling>`
+      SELECT started_at, id FROM tasks WHERE parent_id IS ${level.parent} AND (started_at, id) > (${after.started_at}, ${after.id})
+      ORDER BY started_at, id LIMIT ${count}`;
+    level.queue.push(...rows);
+    level.exhausted = rows.length < count;
+    if (rows.length > 0) level.after = rows[rows.length - 1] ?? null;
+  }
+
+  private entry(taskId: string, depth: number): TaskEntry {
+    const row = this.records.task(taskId);
+    if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a read`);
+    const task = taskView(row);
+    const subtasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE parent_id = ${taskId}`[0]?.n ?? 0;
+    return {
+      task,
+      depth,
+      ...this.records.logsOf(taskId),
+      subtasks,
+      paths_in_subtasks: subtasks > 0 ? this.pathsInSubtasks(row, task) : [],
+    };
+  }
+
+  /** Of a parent's listed paths, those its subtasks (any depth) list too: its own files table leaves them to them. */
+  private pathsInSubtasks(row: TaskRow, task: TaskView): string[] {
+    if (!task.files_changed) return [];
+    return this.sql<{ path: string }>`
+      WITH RECURSIVE below(id) AS (
+        SELECT id FROM tasks WHERE parent_id = ${row.id}
+        UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
+      ),
+      listed(path) AS (
+        SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.added') j
+        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.modified') j
+        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.deleted') j
+      ),
+      own(path) AS (
+        SELECT value FROM json_each(${row.files_changed}, '$.added')
+        UNION SELECT value FROM json_each(${row.files_changed}, '$.modified')
+        UNION SELECT value FROM json_each(${row.files_changed}, '$.deleted')
+      )
+      SELECT path FROM own WHERE path IN (SELECT path FROM listed) ORDER BY path`.map((r) => r.path);
+  }
+
+  /** The whole view's header figure: lines summed over the top-level tasks that measured them. */
+  private lineTotals(): WorkflowHead["line_totals"] {
+    const row = this.sql<{ n: number; added: number | null; removed: number | null; bin: number | null }>`
+      SELECT count(*) AS n, sum(json_extract(files_changed, '$.line_totals.added')) AS added,
+        sum(json_extract(files_changed, '$.line_totals.removed')) AS removed, sum(json_extract(files_changed, '$.line_totals.binary')) AS bin
+      FROM tasks WHERE parent_id IS NULL AND json_type(files_changed, '$.line_totals') = 'object'`[0];
+    if (!row || row.n === 0) return null;
+    return { added: row.added ?? 0, removed: row.removed ?? 0, binary: row.bin ?? 0 };
+  }
+}
+
+const newLevel = (parent: string | null, after: Level["after"]): Level => ({ parent, after, queue: [], exhausted: false });
+
+function pageLimitProblem(limit: number): Result<never> | null {
+  if (Number.isInteger(limit) && limit >= 1 && limit <= LIMITS.READ_PAGE_ITEMS) return null;
+  return fail("INPUT_VALIDATION_ERROR", `limit: must be a whole number from 1 to ${LIMITS.READ_PAGE_ITEMS}`);
+}
