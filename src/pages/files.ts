@@ -5,6 +5,7 @@
  * proportion to the task's largest change, and text labels for what needs an eye: outside the
  * declared areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
  */
+import type { LineTotals } from "@waymark/protocol/review";
 import type { LineCount } from "@waymark/protocol/wire";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";
@@ -28,13 +29,28 @@ export interface FileRow {
   bar: { added: number; removed: number };
 }
 
+/** A task's own files (a parent's without those its subtasks changed) and how many its subtasks changed. */
+export interface TaskFiles {
+  rows: FileRow[];
+  inSubtasks: number;
+  /** Not listed: more than the helper could send (counted per directory in the JSON export). */
+  omitted: number;
+  /** Lines of the rows listed. */
+  totals: LineTotals;
+}
+
 const steps = (count: number, largest: number) =>
   count === 0 || largest === 0 ? 0 : Math.max(1, Math.round((count / largest) * BAR_STEPS));
 
-/** The rows of a task's files: added, modified, deleted, then renamed; each path once. */
-export function fileRows(task: Pick<TaskView, "files_changed" | "verification">): FileRow[] {
+/**
+ * The rows of a task's files: added, modified, deleted, then renamed; each path once. Paths in
+ * `inSubtasks` (a parent's files that a subtask also lists) are counted, not listed: the
+ * subtask lists them.
+ */
+export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">, inSubtasks: ReadonlySet<string> = new Set()): TaskFiles {
   const f = task.files_changed;
-  if (!f) return [];
+  const totals: LineTotals = { added: 0, removed: 0, binary: 0 };
+  if (!f) return { rows: [], inSubtasks: 0, omitted: 0, totals };
   const unexpected = new Set(task.verification?.unexpected_files ?? []);
   const uncommitted = new Set(f.uncommitted);
   const counts = new Map<string, LineCount>((f.lines ?? []).map((line) => [line.path, line]));
@@ -52,17 +68,23 @@ export function fileRows(task: Pick<TaskView, "files_changed" | "verification">)
       bar: { added: 0, removed: 0 },
     };
   };
-  const rows = [
+  const all = [
     ...f.added.filter((p) => !renamedTo.has(p)).map((p) => row("A", p)),
     ...f.modified.map((p) => row("M", p)),
     ...f.deleted.filter((p) => !renamedFrom.has(p)).map((p) => row("D", p)),
     ...f.renamed.map((r) => row("R", r.to, r.from)),
   ];
+  const rows = all.filter((r) => !inSubtasks.has(r.path) && (r.from === undefined || !inSubtasks.has(r.from)));
   const largest = Math.max(0, ...rows.map((r) => (r.lines && r.lines !== "binary" ? r.lines.added + r.lines.removed : 0)));
   for (const r of rows) {
-    if (r.lines && r.lines !== "binary") r.bar = { added: steps(r.lines.added, largest), removed: steps(r.lines.removed, largest) };
+    if (r.lines === "binary") totals.binary++;
+    else if (r.lines) {
+      totals.added += r.lines.added;
+      totals.removed += r.lines.removed;
+      r.bar = { added: steps(r.lines.added, largest), removed: steps(r.lines.removed, largest) };
+    }
   }
-  return rows;
+  return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, totals };
 }
 
 const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
@@ -82,14 +104,15 @@ function renderRow(r: FileRow): Html {
 }
 
 /** The task's files table, its overlaps with concurrent tasks and what was too many to list. */
-export function renderFiles(t: TaskView, hasSubtasks: boolean): Html | string {
-  const f = t.files_changed;
-  if (!f) return "";
-  const rows = fileRows(t);
+export function renderFiles(t: TaskView, files: TaskFiles): Html | string {
+  if (!t.files_changed) return "";
+  const { rows, omitted, inSubtasks } = files;
   const overlaps = t.verification?.overlapping ?? [];
-  const omitted = f.truncated?.omitted ?? 0;
-  return html`<div class="field files"><h4>Files changed (${formatCount(rows.length + omitted)})${hasSubtasks ? html` <span class="muted">including its subtasks'</span>` : ""}</h4>${
-    rows.length > 0 ? html`<table class="files"><tbody>${rows.map(renderRow)}</tbody></table>` : html`<p class="muted">none</p>`
+  const bySubtasks = html`${formatCount(inSubtasks)} file${inSubtasks === 1 ? "" : "s"} changed by its subtasks, listed under them`;
+  return html`<div class="field files"><h4>Files changed (${formatCount(rows.length + omitted)})</h4>${
+    rows.length > 0
+      ? html`<table class="files"><tbody>${rows.map(renderRow)}</tbody></table>${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
+      : html`<p class="muted">${inSubtasks > 0 ? html`None of its own; ${bySubtasks}` : "none"}</p>`
   }${omitted > 0 ? html`<p class="muted">… and ${formatCount(omitted)} more changes, too many to list (counted per directory in the JSON export)</p>` : ""}${
     overlaps.length > 0
       ? html`<div class="overlaps"><h4>Overlaps with concurrent tasks</h4><ul>${overlaps.map(

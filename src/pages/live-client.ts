@@ -34,12 +34,15 @@ export const LIVE_SCRIPT = `(function () {
   var catchingUp = true;
   var stopped = false;
   var liveBadge = document.getElementById("live");
-  var clock = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+  var thisYear = new Date().getFullYear();
+  var clock = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+  var oldClock = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
 
+  // The year only when it is not this one.
   function localize(node) {
     Array.prototype.forEach.call(node.querySelectorAll("time[datetime]"), function (t) {
       var at = new Date(t.getAttribute("datetime"));
-      if (!isNaN(at.getTime())) t.textContent = clock.format(at);
+      if (!isNaN(at.getTime())) t.textContent = (at.getFullYear() === thisYear ? clock : oldClock).format(at);
     });
   }
 

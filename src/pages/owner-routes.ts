@@ -19,13 +19,14 @@ import { html } from "hono/html";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/object";
 import { clientKey } from "../domain/network";
-import type { FeedbackTarget } from "../domain/view";
+import type { FeedbackTarget, TaskEntry } from "../domain/view";
 import { allows } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
+import { taskEntries } from "../workflow/paged";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
 import { revealBidiControls } from "./format";
 import {
@@ -41,9 +42,8 @@ import {
   workflowStub,
 } from "./forms";
 import { renderMarkdown } from "./markdown";
-import { ownerPage } from "./owner-view";
+import { type OwnerHead, ownerPage } from "./owner-view";
 import { workflowBlocks } from "./page";
-import { pagedView } from "./paged-view";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession } from "./session";
 import { htmlStream } from "./stream";
@@ -126,15 +126,26 @@ ownerRoutes.post("/dashboard/settings", formCsrf, dashboardAdmin, formBody(setti
 
 // ── One workflow ────────────────────────────────────────────────────────────
 
+/** The owner's paged read of one workflow: its head (with the share link and feedback) and its timeline. */
+async function ownedRead(c: Ctx, account: string): Promise<{ head: OwnerHead; entries: AsyncIterable<TaskEntry> } | null> {
+  const id = c.req.param("id") ?? "";
+  if (!isWorkflowId(id)) return null;
+  const stub = workflowStub(c.env, id);
+  const result = await stub.readHead(account, true);
+  if (!result.ok || !result.value.share) return null;
+  const head: OwnerHead = { ...result.value, share: result.value.share, feedback: result.value.feedback ?? [] };
+  return { head, entries: taskEntries(stub, account) };
+}
+
+const HTML = { "Content-Type": "text/html; charset=UTF-8" };
+
+/** The owner view, streamed as it is rendered from the paged reads. */
 ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
-  const id = c.req.param("id");
-  if (!isWorkflowId(id)) return missingPage(c);
-  const result = await workflowStub(c.env, id).ownerView(c.var.account);
-  if (!result.ok) return missingPage(c);
-  const { head, entries } = pagedView(result.value);
+  const read = await ownedRead(c, c.var.account);
+  if (!read) return missingPage(c);
   const on = c.req.query("on") ?? null;
-  const page = ownerPage(head, entries, { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on });
-  return c.body(htmlStream(page), 200, { "Content-Type": "text/html; charset=UTF-8" });
+  const page = ownerPage(read.head, read.entries, { nonce: nonceOf(c), shareUrl: shareUrl(c, read.head.share), on });
+  return c.body(htmlStream(page), 200, HTML);
 });
 
 /**
@@ -150,12 +161,12 @@ async function ownedView(c: Ctx, withEvents = false) {
 }
 
 ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
-  const view = await ownedView(c);
-  if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
-  const { head, entries } = pagedView(view);
-  return c.body(htmlStream(workflowBlocks(head, entries, { reviewBase: `/w/${view.workflow.id}` })), 200, {
-    "Content-Type": "text/html; charset=UTF-8",
-    "Waymark-Seq": String(view.last_seq),
+  const session = await currentSession(c);
+  const read = session && allows(session.scopes, "read") ? await ownedRead(c, session.account) : null;
+  if (!read) return c.text("No such workflow in this account, or you are signed out.", 404);
+  return c.body(htmlStream(workflowBlocks(read.head, read.entries, { reviewBase: `/w/${read.head.workflow.id}` })), 200, {
+    ...HTML,
+    "Waymark-Seq": String(read.head.last_seq),
   });
 });
 

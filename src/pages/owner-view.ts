@@ -8,11 +8,10 @@
  * like page.ts.
  */
 import { html } from "hono/html";
-import type { FeedbackView } from "../domain/view";
-import type { ShareInfo } from "../workflow/share";
+import type { ShareInfo } from "../domain/share-status";
+import type { FeedbackView, TaskEntry, WorkflowHead } from "../domain/view";
 import { shareForms, shareState } from "./dashboard";
 import { VERDICT_LABEL, workflowPage } from "./page";
-import type { TaskEntry, WorkflowHead } from "./paged-view";
 import type { Chunk, FeedbackChoice, TimelineFacts } from "./timeline";
 
 type Html = ReturnType<typeof html>;

@@ -14,10 +14,9 @@
  */
 import type { LineTotals } from "@waymark/protocol/review";
 import { html, raw } from "hono/html";
-import type { FeedbackVerdict, FeedbackView, PlanStep, Totals, WorkflowHeader } from "../domain/view";
+import type { FeedbackVerdict, FeedbackView, PlanStep, TaskEntry, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
 import { formatCompact, formatCount, formatDuration, renderTime, statusBadge } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
-import type { TaskEntry, WorkflowHead } from "./paged-view";
 import { renderWorkflowRepository } from "./provenance";
 import { renderLineTotals } from "./review";
 import { PAGE_STYLE } from "./style";
@@ -147,8 +146,7 @@ function renderWorkflowLines(lines: LineTotals | null): Html | string {
 }
 
 /** The event log's hash chain head: anyone can check a JSON export against it offline. */
-function renderChain(head: WorkflowHead): Html | string {
-  if (!head.chain) return "";
+function renderChain(head: WorkflowHead): Html {
   return html`<footer id="wf-chain" class="chain">Record: ${formatCount(head.chain.events)} events, hash chain head
 <code title="sha256 chain over every event">${head.chain.head}</code>. Check a JSON export offline with
 <code>waymark verify export.json</code>.</footer>`;
@@ -166,20 +164,20 @@ export async function* workflowBlocks(
   const feedback = head.feedback ?? [];
   const timeline = new Timeline({
     plan: head.workflow.plan,
-    totalTasks: head.totals.tasks,
+    totalTasks: head.task_count,
     labelsFor: new Set(feedback.map((f) => f.target_id)),
     selected: options.selected ?? null,
     ...(options.reviewBase ? { reviewBase: options.reviewBase } : {}),
   });
   yield renderHeader(head.workflow);
   yield renderTotals(head.totals);
+  yield renderWorkflowLines(head.line_totals);
   yield `<section id="wf-tasks"><h2>Timeline</h2><ol class="tree" id="tl-root">`;
   for await (const entry of entries) yield* timeline.add(entry);
   yield* timeline.finish();
   yield "</ol></section>";
   const facts = timeline.facts;
   facts.labels.set(head.workflow.id, "the workflow");
-  yield renderWorkflowLines(facts.lines);
   yield renderReview(facts.review, facts.reviewOmitted, feedback, options);
   yield renderFeedback(feedback, (id) => facts.labels.get(id) ?? id);
   yield renderPlan(head.workflow.plan, facts.steps);

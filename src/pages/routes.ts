@@ -13,7 +13,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { authenticateToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
-import type { WorkflowView } from "../domain/view";
+import type { TaskEntry, WorkflowHead, WorkflowView } from "../domain/view";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import { allows } from "../http/scopes";
@@ -22,13 +22,13 @@ import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
+import { taskEntries } from "../workflow/paged";
 import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import { renderLoginPage } from "./dashboard";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { renderMarkdown } from "./markdown";
 import { ownerRoutes } from "./owner-routes";
 import { renderGonePage, workflowBlocks, workflowPage } from "./page";
-import { pagedView } from "./paged-view";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
 import { htmlStream } from "./stream";
@@ -62,20 +62,35 @@ const gonePage = (c: Ctx, status: 404 | 410) => c.html(renderGonePage(nonceOf(c)
 
 const HTML = { "Content-Type": "text/html; charset=UTF-8" };
 
-/** The page, streamed as it is rendered (agent text's bidi controls shown as code points). */
+type SharedRead = { ok: true; head: WorkflowHead; entries: AsyncIterable<TaskEntry> } | { ok: false; status: 404 | 410 };
+
+/** The paged read a share token opens (the object re-checks the token on every page), or why not. */
+async function sharedRead(c: Ctx): Promise<SharedRead> {
+  const workflowId = await verifiedWorkflow(c);
+  if (!workflowId) return { ok: false, status: 404 };
+  const stub = workflowStub(c.env, workflowId);
+  const reader = { share_token: c.req.param("token") ?? "" };
+  const head = await stub.readHead(reader, false);
+  if (!head.ok) return { ok: false, status: head.code === "UNAUTHORIZED" ? 410 : 404 };
+  return { ok: true, head: head.value, entries: taskEntries(stub, reader) };
+}
+
+/** The page, streamed as it is rendered from the paged reads (agent text's bidi controls shown as code points). */
 pageRoutes.get("/s/:token", pageHeaders, async (c) => {
-  const shared = await sharedView(c);
+  const shared = await sharedRead(c);
   if (!shared.ok) return gonePage(c, shared.status);
-  const { head, entries } = pagedView(shared.view);
-  return c.body(htmlStream(workflowPage(head, entries, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })), 200, HTML);
+  return c.body(
+    htmlStream(workflowPage(shared.head, shared.entries, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })),
+    200,
+    HTML,
+  );
 });
 
 /** The page's blocks rendered now: the live page swaps them in after events (one renderer for both). */
 pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
-  const shared = await sharedView(c);
+  const shared = await sharedRead(c);
   if (!shared.ok) return c.text("This workflow is no longer shared.", shared.status);
-  const { head, entries } = pagedView(shared.view);
-  return c.body(htmlStream(workflowBlocks(head, entries)), 200, { ...HTML, "Waymark-Seq": String(head.last_seq) });
+  return c.body(htmlStream(workflowBlocks(shared.head, shared.entries)), 200, { ...HTML, "Waymark-Seq": String(shared.head.last_seq) });
 });
 
 /** The workflow with its whole event log and hash chain: `waymark verify` checks it offline. */

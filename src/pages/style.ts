@@ -93,7 +93,7 @@ input,button,select,textarea{font:inherit;padding:4px 8px}.linkbox{font-size:.8r
 .pager{display:flex;gap:16px;justify-content:center;margin:14px 0}.wf-link{text-decoration:none}
 @media (max-width:640px){.filters input[type=search]{min-width:0;width:100%}.filters label{flex:1 1 100%}.num{text-align:left}
  td.num{display:inline-block;width:auto;padding-right:12px}td.num::before{content:attr(data-label) ": ";color:var(--muted)}body{font-size:14px}main{padding:8px 10px 40px}
- .totals{grid-template-columns:repeat(3,1fr)}.timeline{margin-left:4px;padding:0 4px 0 10px}.task-card>summary{padding:8px}.task-body{padding:6px 8px 4px}
+ .totals{grid-template-columns:repeat(3,1fr);gap:6px}.totals div{padding:4px 8px}.totals b{font-size:1.05rem}.timeline{margin-left:4px;padding:0 4px 0 10px}.task-card>summary{padding:8px}.task-body{padding:6px 8px 4px}
  td.bar{width:44px;min-width:44px}table.files .num{font-size:11px}
  table:not(.files),table:not(.files) thead,table:not(.files) tbody,table:not(.files) tr,table:not(.files) th,table:not(.files) td{display:block}table:not(.files) thead{display:none}
  table:not(.files) tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}table:not(.files) td{border:0;padding:3px 6px}

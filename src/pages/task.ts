@@ -8,7 +8,7 @@
  */
 import { html } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView } from "../domain/view";
-import { renderFiles } from "./files";
+import { renderFiles, type TaskFiles, taskFiles } from "./files";
 import { formatCount, formatDuration, formatUsage, renderTime, statusBadge } from "./format";
 import { renderTaskProvenance } from "./provenance";
 import { renderCommits, renderLineTotals } from "./review";
@@ -35,21 +35,27 @@ export interface TaskCard {
   task: TaskView;
   /** Labels of the plan steps this task did. */
   planSteps: string[];
-  hasSubtasks: boolean;
+  /** A parent's paths that its subtasks list too (null: no subtasks). */
+  inSubtasks: ReadonlySet<string> | null;
   /** Counts of its own logs, for the summary line. */
   logs: { decisions: number; issues: number; reviews: number };
   open: boolean;
 }
 
-function summaryFacts(card: TaskCard): Html {
+function summaryFacts(card: TaskCard, files: TaskFiles): Html {
   const t = card.task;
   const f = t.files_changed;
-  const files = f ? f.added.length + f.modified.length + f.deleted.length - f.renamed.length + (f.truncated?.omitted ?? 0) : null;
+  const own = files.rows.length + files.omitted;
   const duration = t.duration_seconds !== null ? formatDuration(t.duration_seconds) || "0s" : null;
   const facts: (Html | string)[] = [];
   if (duration) facts.push(html`<span class="fact">${duration}</span>`);
-  if (files !== null) facts.push(html`<span class="fact">${formatCount(files)} file${files === 1 ? "" : "s"}</span>`);
-  if (f?.line_totals) facts.push(html`<span class="fact">${renderLineTotals(f.line_totals)}</span>`);
+  if (f)
+    facts.push(
+      html`<span class="fact files-count">${formatCount(own)} file${own === 1 ? "" : "s"}${files.inSubtasks > 0 ? ` (+${formatCount(files.inSubtasks)} in subtasks)` : ""}</span>`,
+    );
+  // A parent's own lines (its subtasks show theirs); nothing when it changed no file itself.
+  if (f?.line_totals && own > 0)
+    facts.push(html`<span class="fact">${renderLineTotals(files.inSubtasks > 0 ? files.totals : f.line_totals)}</span>`);
   if (card.logs.decisions > 0)
     facts.push(html`<span class="fact">${card.logs.decisions} decision${card.logs.decisions === 1 ? "" : "s"}</span>`);
   if (card.logs.issues > 0) facts.push(html`<span class="fact">${card.logs.issues} issue${card.logs.issues === 1 ? "" : "s"}</span>`);
@@ -58,7 +64,7 @@ function summaryFacts(card: TaskCard): Html {
   }${t.verification && !t.verification.scope_match && t.verification.unexpected_files.length > 0 ? html` <span class="tag warn">⚠ outside areas</span>` : ""}`;
 }
 
-function renderBody(t: TaskView, hasSubtasks: boolean, options: ItemOptions): Html {
+function renderBody(t: TaskView, files: TaskFiles, options: ItemOptions): Html {
   const o = t.outcome;
   const m = t.metadata;
   const v = t.verification;
@@ -81,7 +87,7 @@ function renderBody(t: TaskView, hasSubtasks: boolean, options: ItemOptions): Ht
         : ""
     }
     ${t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : ""}
-    ${renderFiles(t, hasSubtasks)}
+    ${renderFiles(t, files)}
     ${renderCommits(t)}
     ${renderTaskProvenance(t)}
     ${v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : ""}
@@ -91,9 +97,10 @@ function renderBody(t: TaskView, hasSubtasks: boolean, options: ItemOptions): Ht
 /** The opening of a task's card, up to its timeline list (closed by `closeTask`). */
 export function openTask(card: TaskCard, options: ItemOptions): Html {
   const t = card.task;
+  const files = taskFiles(t, card.inSubtasks ?? undefined);
   return html`<li class="task" id="${t.id}" data-status="${t.status}"><details class="task-card" id="d-${t.id}"${card.open ? html` open` : ""}>
-<summary><span class="task-line">${statusBadge(t.status)} <strong class="task-name">${t.name}</strong></span> <span class="facts">${summaryFacts(card)}</span></summary>
-${renderBody(t, card.hasSubtasks, options)}
+<summary><span class="task-line">${statusBadge(t.status)} <strong class="task-name">${t.name}</strong></span> <span class="facts">${summaryFacts(card, files)}</span></summary>
+${renderBody(t, files, options)}
 <ol class="timeline" id="tl-${t.id}">`;
 }
 

@@ -7,14 +7,12 @@
  * tasks' own logs) until the next subtask's start says which of them come before it.
  *
  * While it writes, the timeline gathers what the page shows around it, each list bounded:
- * the items needing review, which plan steps which tasks did, the workflow's line totals, the
- * names of what reviewers commented on, and the owner's feedback targets.
+ * the items needing review, which plan steps which tasks did, the names of what reviewers
+ * commented on, and the owner's feedback targets.
  */
-import { type LineTotals, sumTotals } from "@waymark/protocol/review";
 import type { html } from "hono/html";
 import { type PlanStepRef, planStepMatcher } from "../domain/plan";
-import type { DecisionView, IssueView, MilestoneView, TaskView } from "../domain/view";
-import type { TaskEntry } from "./paged-view";
+import type { DecisionView, IssueView, MilestoneView, TaskEntry, TaskView } from "../domain/view";
 import { closeTask, type ItemOptions, openTask, renderDecision, renderIssue, renderMilestone } from "./task";
 
 type Html = ReturnType<typeof html>;
@@ -54,8 +52,6 @@ export interface TimelineFacts {
   reviewOmitted: number;
   /** Per plan step (same order as the plan): the tasks that did it or are doing it. */
   steps: { tasks: StepTask[]; omitted: number }[];
-  /** Sum over top-level tasks (a parent's window includes its subtasks'); null when none was measured. */
-  lines: LineTotals | null;
   /** Labels of the ids asked for (what feedback is about). */
   labels: Map<string, string>;
   choices: FeedbackChoice[];
@@ -88,9 +84,7 @@ export interface TimelineOptions extends ItemOptions {
 export class Timeline {
   readonly facts: TimelineFacts;
   private readonly stack: OpenTask[] = [];
-  private pending: TaskEntry | null = null;
   private readonly matchSteps: (task: TaskView) => number[];
-  private readonly rootTotals: (LineTotals | undefined)[] = [];
 
   constructor(private readonly options: TimelineOptions) {
     this.matchSteps = planStepMatcher(options.plan);
@@ -99,42 +93,31 @@ export class Timeline {
       review: [],
       reviewOmitted: 0,
       steps: options.plan.map(() => ({ tasks: [], omitted: 0 })),
-      lines: null,
       labels: new Map(),
       choices: [],
     };
   }
 
-  /** The markup this entry lets the timeline write (one entry is held back: whether it has subtasks). */
-  *add(entry: TaskEntry): Generator<Chunk> {
-    if (this.pending) yield* this.write(this.pending, entry);
-    this.pending = entry;
-  }
-
   /** The rest of the timeline, once every entry was added. */
   *finish(): Generator<Chunk> {
-    if (this.pending) yield* this.write(this.pending, null);
-    this.pending = null;
     while (this.stack.length > 0) yield* this.close();
-    const measured = this.rootTotals.filter((t) => t !== undefined);
-    this.facts.lines = measured.length > 0 ? sumTotals(measured) : null;
   }
 
-  private *write(entry: TaskEntry, next: TaskEntry | null): Generator<Chunk> {
+  /** The markup of one entry, and of its parents' logs that came before it. */
+  *add(entry: TaskEntry): Generator<Chunk> {
     const depth = Math.min(entry.depth, this.stack.length);
     while (this.stack.length > depth) yield* this.close();
     const parent = this.stack.at(-1);
     if (parent) yield* this.logsBefore(parent, entry.task.started_at);
     const t = entry.task;
-    this.gather(entry, depth);
-    const hasSubtasks = next !== null && next.depth > entry.depth;
+    this.gather(entry);
     const steps = t.status === "failed" ? [] : this.matchSteps(t);
     for (const index of steps) this.recordStep(index, t);
     yield openTask(
       {
         task: t,
         planSteps: steps.map((i) => this.options.plan[i]?.step ?? ""),
-        hasSubtasks,
+        inSubtasks: entry.subtasks > 0 ? new Set(entry.paths_in_subtasks) : null,
         logs: {
           decisions: entry.decisions.length,
           issues: entry.issues.length,
@@ -194,10 +177,9 @@ export class Timeline {
     if (this.options.labelsFor.has(id)) this.facts.labels.set(id, label);
   }
 
-  private gather(entry: TaskEntry, depth: number): void {
+  private gather(entry: TaskEntry): void {
     const t = entry.task;
     this.facts.tasks++;
-    if (depth === 0) this.rootTotals.push(t.files_changed?.line_totals);
     if (t.outcome?.manual_review_needed)
       this.review({ kind: "task", id: t.id, title: t.name, text: t.outcome.manual_review_reason || "manual review requested" });
     for (const i of entry.issues) if (i.requires_human_review) this.review({ kind: "issue", id: i.id, title: i.type, text: i.description });
