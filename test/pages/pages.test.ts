@@ -199,13 +199,23 @@ describe("the page and exports", () => {
     ]) {
       expect(body, label).toContain(label);
     }
-    // The subtask is nested under its parent.
-    const rootAt = body.indexOf(`<li class="task s-partial_success" id="${recorded.rootTaskId}"`);
-    const childAt = body.indexOf(`id="${recorded.childTaskId}"`);
+    // The subtask is nested in its parent's timeline, after the decision the parent logged before starting it.
+    const rootAt = body.indexOf(`<li class="task" id="${recorded.rootTaskId}" data-status="partial_success">`);
     expect(rootAt).toBeGreaterThan(0);
-    expect(childAt).toBeGreaterThan(body.indexOf(`id="sub-${recorded.rootTaskId}"`));
-    // README.md is outside the declared areas.
-    expect(body).toMatch(/<li class="out-of-scope"><span class="fs fs-M">M<\/span> <code>README\.md<\/code>/);
+    const timelineAt = body.indexOf(`<ol class="timeline" id="tl-${recorded.rootTaskId}">`);
+    expect(body.indexOf('class="item decision"')).toBeGreaterThan(timelineAt);
+    expect(body.indexOf(`id="${recorded.childTaskId}"`)).toBeGreaterThan(body.indexOf('class="item decision"'));
+    // Status by a badge: a shape and a word.
+    expect(body).toContain('<span class="badge st st-partial_success"><span class="shape" aria-hidden="true">◐</span> partial success</span>');
+    // README.md is outside the declared areas and left uncommitted, said in words; a rename is one row.
+    expect(body).toMatch(
+      /<tr class="file out-of-scope"><td><abbr class="fs fs-M" title="modified">M<\/abbr><\/td><td class="path"><code>README\.md<\/code> <span class="tag">○ uncommitted<\/span> <span class="tag warn">⚠ outside declared areas<\/span>/,
+    );
+    expect(body.split("src/auth/old-name.ts").length - 1).toBe(1);
+    // Times are <time> elements: UTC in the text and the title, the page script shows local time.
+    expect(body).toMatch(/<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
+    // A finished workflow is not "live".
+    expect(body).toContain('<span id="live" class="live" hidden>');
   });
 
   it("exports JSON (the WorkflowView) and Markdown", async () => {
