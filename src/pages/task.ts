@@ -49,10 +49,10 @@ function summaryFacts(card: TaskCard, files: TaskFiles): Html {
   const duration = t.duration_seconds !== null ? formatDuration(t.duration_seconds) || "0s" : null;
   const facts: (Html | string)[] = [];
   if (duration) facts.push(html`<span class="fact">${duration}</span>`);
-  if (f)
-    facts.push(
-      html`<span class="fact files-count">${formatCount(own)} file${own === 1 ? "" : "s"}${files.inSubtasks > 0 ? ` (+${formatCount(files.inSubtasks)} in subtasks)` : ""}</span>`,
-    );
+  if (f && (own > 0 || files.inSubtasks === 0))
+    facts.push(html`<span class="fact files-count">${formatCount(own)} file${own === 1 ? "" : "s"}</span>`);
+  if (files.inSubtasks > 0)
+    facts.push(html`<span class="fact">${formatCount(files.inSubtasks)} file${files.inSubtasks === 1 ? "" : "s"} in subtasks</span>`);
   // A parent's own lines (its subtasks show theirs); nothing when it changed no file itself.
   if (f?.line_totals && own > 0)
     facts.push(html`<span class="fact">${renderLineTotals(files.inSubtasks > 0 ? files.totals : f.line_totals)}</span>`);
@@ -99,7 +99,7 @@ export function openTask(card: TaskCard, options: ItemOptions): Html {
   const t = card.task;
   const files = taskFiles(t, card.inSubtasks ?? undefined);
   return html`<li class="task" id="${t.id}" data-status="${t.status}"><details class="task-card" id="d-${t.id}"${card.open ? html` open` : ""}>
-<summary><span class="task-line">${statusBadge(t.status)} <strong class="task-name">${t.name}</strong></span> <span class="facts">${summaryFacts(card, files)}</span></summary>
+<summary><span class="task-line">${statusBadge(t.status)} <strong class="task-name what">${t.name}</strong></span> <span class="facts">${summaryFacts(card, files)}</span></summary>
 ${renderBody(t, files, options)}
 <ol class="timeline" id="tl-${t.id}">`;
 }
@@ -107,14 +107,14 @@ ${renderBody(t, files, options)}
 export const closeTask = "</ol></details></li>";
 
 export function renderMilestone(ms: MilestoneView): Html {
-  return html`<li class="item milestone" id="${ms.id}"><span class="kind">milestone</span> ${renderTime(ms.created_at)} <span>${ms.message}</span>${
+  return html`<li class="item milestone" id="${ms.id}"><span class="kind">milestone</span> ${renderTime(ms.created_at)} <span class="what">${ms.message}</span>${
     ms.progress !== null ? html` <progress max="100" value="${ms.progress}"></progress> <span class="muted">${ms.progress}%</span>` : ""
   }${ms.metadata ? html` <code class="muted">${JSON.stringify(ms.metadata)}</code>` : ""}</li>`;
 }
 
 export function renderDecision(d: DecisionView, options: ItemOptions): Html {
   return html`<li class="item decision" id="${d.id}">
-    <p><span class="kind">decision</span> ${renderTime(d.created_at)} <span class="chip">${d.category}</span> <strong>${d.question}</strong>${commentLink(d.id, options)}</p>
+    <p><span class="kind">decision</span> ${renderTime(d.created_at)} <span class="chip">${d.category}</span> <strong class="what">${d.question}</strong>${commentLink(d.id, options)}</p>
     ${d.options_considered.length > 0 ? html`<ul class="options">${d.options_considered.map((o) => html`<li class="${o === d.chosen ? "chosen" : ""}">${o}</li>`)}</ul>` : ""}
     <p>Chosen: <strong>${d.chosen}</strong></p>
     <p>${d.reasoning}</p>
@@ -127,7 +127,7 @@ export function renderIssue(i: IssueView, options: ItemOptions): Html {
     <p><span class="kind">issue</span> ${renderTime(i.created_at)} <span class="chip">${i.type}</span>${
       i.requires_human_review ? html` <span class="tag warn">⚑ needs human review</span>` : ""
     }${commentLink(i.id, options)}</p>
-    <p>${i.description}</p>
+    <p class="what">${i.description}</p>
     <p class="muted">Resolution: ${i.resolution}</p>
   </li>`;
 }
