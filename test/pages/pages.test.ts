@@ -1,5 +1,6 @@
 import { env, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { EXPANDED_TASKS } from "../../src/pages/timeline";
 import { TOKENS, workerFetch } from "../support/worker";
 import { recordFullWorkflow, toolCaller } from "./fixture";
 
@@ -206,14 +207,18 @@ describe("the page and exports", () => {
     expect(body.indexOf('class="item decision"')).toBeGreaterThan(timelineAt);
     expect(body.indexOf(`id="${recorded.childTaskId}"`)).toBeGreaterThan(body.indexOf('class="item decision"'));
     // Status by a badge: a shape and a word.
-    expect(body).toContain('<span class="badge st st-partial_success"><span class="shape" aria-hidden="true">◐</span> partial success</span>');
+    expect(body).toContain(
+      '<span class="badge st st-partial_success"><span class="shape" aria-hidden="true">◐</span> partial success</span>',
+    );
     // README.md is outside the declared areas and left uncommitted, said in words; a rename is one row.
     expect(body).toMatch(
       /<tr class="file out-of-scope"><td><abbr class="fs fs-M" title="modified">M<\/abbr><\/td><td class="path"><code>README\.md<\/code> <span class="tag">○ uncommitted<\/span> <span class="tag warn">⚠ outside declared areas<\/span>/,
     );
     expect(body.split("src/auth/old-name.ts").length - 1).toBe(1);
     // Times are <time> elements: UTC in the text and the title, the page script shows local time.
-    expect(body).toMatch(/<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
+    expect(body).toMatch(
+      /<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/,
+    );
     // A finished workflow is not "live".
     expect(body).toContain('<span id="live" class="live" hidden>');
   });
@@ -241,6 +246,23 @@ describe("the page and exports", () => {
     expect(md).toContain("| A | `src/auth/jwt.ts` |");
     expect(md).toMatch(/\| M \| `README\.md` \| +\| +\| uncommitted, \*\*⚠ outside declared areas\*\* \|/);
     expect(md).toContain("Decisions:\n- **Decision question** → Option A");
+  });
+
+  it("starts a long workflow with its finished tasks collapsed, open ones expanded", async () => {
+    const wf = await acme("start_workflow", { name: "Long" });
+    const id = String(wf.workflow_id);
+    const done: string[] = [];
+    for (let i = 0; i < EXPANDED_TASKS; i++) {
+      const task = await acme("start_task", { workflow_id: id, name: `Done ${i}`, goal: "g" });
+      await acme("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: "s" } });
+      done.push(String(task.task_id));
+    }
+    const before = await (await workerFetch(String(wf.share_url))).text();
+    expect(before).toContain(`<details class="task-card" id="d-${done[0]}" open>`);
+    const open = String((await acme("start_task", { workflow_id: id, name: "Still running", goal: "g" })).task_id);
+    const after = await (await workerFetch(String(wf.share_url))).text();
+    for (const taskId of done) expect(after).toContain(`<details class="task-card" id="d-${taskId}">`);
+    expect(after).toContain(`<details class="task-card" id="d-${open}" open>`);
   });
 
   it("renders a 500-task workflow quickly", async () => {

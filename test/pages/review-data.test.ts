@@ -60,7 +60,9 @@ describe("line counts and commits from the helper, on complete_task, the page an
 
     const page = await (await workerFetch(String(wf.share_url))).text();
     // The task's line totals, and per file its counts (a binary file said so).
-    expect(page).toContain('<span class="lines"><span class="add">+3</span> <span class="del">−1</span> <span class="muted">· 1 binary</span></span>');
+    expect(page).toContain(
+      '<span class="lines"><span class="add">+3</span> <span class="del">−1</span> <span class="muted">· 1 binary</span></span>',
+    );
     expect(page).toMatch(/<code>src\/app\.ts<\/code><\/td><td class="num add">\+3<\/td><td class="num del">−1<\/td>/);
     expect(page).toMatch(/<code>assets\/logo\.png<\/code><\/td><td class="num muted" colspan="2">binary<\/td>/);
     expect(page).toContain("Fix &lt;script&gt;alert(1)&lt;/script&gt;");
