@@ -27,7 +27,7 @@ type Html = ReturnType<typeof html>;
 
 const list = (items: readonly string[]) => (items.length > 0 ? html`<ul>${items.map((item) => html`<li>${item}</li>`)}</ul>` : "");
 
-export function renderHeader(w: WorkflowHeader): Html {
+function renderHeader(w: WorkflowHeader): Html {
   return html`<div id="wf-header" data-status="${w.status}">
     <h1><span class="wf-name">${w.name}</span> ${statusBadge(w.status)}</h1>
     ${w.description ? html`<p class="description">${w.description}</p>` : ""}
@@ -46,7 +46,7 @@ export function renderHeader(w: WorkflowHeader): Html {
   </div>`;
 }
 
-export function renderTotals(t: Totals): Html {
+function renderTotals(t: Totals): Html {
   const cell = (value: string, label: string, exact?: string) =>
     html`<div><b${exact ? html` title="${exact}"` : ""}>${value}</b><span>${label}</span></div>`;
   const tokens = t.input_tokens + t.output_tokens;
@@ -71,7 +71,7 @@ export const VERDICT_LABEL: Record<FeedbackVerdict, string> = {
 
 const VERDICT_SHAPE: Record<FeedbackVerdict, string> = { comment: "💬", approved: "✓", changes_requested: "✕" };
 
-export const verdictBadge = (verdict: FeedbackVerdict) =>
+const verdictBadge = (verdict: FeedbackVerdict) =>
   html`<span class="badge v-${verdict}"><span class="shape" aria-hidden="true">${VERDICT_SHAPE[verdict]}</span> ${VERDICT_LABEL[verdict]}</span>`;
 
 /** The latest verdict (approved / changes requested) per reviewed id; comments do not change it. */
@@ -90,12 +90,7 @@ export interface BlockOptions {
 }
 
 /** Everything that asks for a human: issues flagged for review and tasks whose outcome asks for manual review. */
-export function renderReview(
-  items: readonly ReviewItem[],
-  omitted: number,
-  feedback: readonly FeedbackView[],
-  options: BlockOptions = {},
-): Html {
+function renderReview(items: readonly ReviewItem[], omitted: number, feedback: readonly FeedbackView[], options: BlockOptions = {}): Html {
   const latest = verdicts(feedback);
   const state = (id: string) => {
     const verdict = latest.get(id);
@@ -112,7 +107,7 @@ export function renderReview(
 }
 
 /** Reviewer feedback, oldest first, and whether the agent has received each item yet. */
-export function renderFeedback(feedback: readonly FeedbackView[], targetName: (id: string) => string): Html {
+function renderFeedback(feedback: readonly FeedbackView[], targetName: (id: string) => string): Html {
   return html`<section id="wf-feedback" class="box"${feedback.length === 0 ? html` hidden` : ""}><h2>Reviewer feedback</h2>
     <ol class="cards" id="feedback-list">${feedback.map(
       (f) => html`<li class="feedback v-${f.verdict}" id="${f.id}">
@@ -123,7 +118,7 @@ export function renderFeedback(feedback: readonly FeedbackView[], targetName: (i
 }
 
 /** The plan, each step with the tasks that did it (where their names or goals say so). */
-export function renderPlan(plan: readonly PlanStep[], steps: TimelineFacts["steps"]): Html | string {
+function renderPlan(plan: readonly PlanStep[], steps: TimelineFacts["steps"]): Html | string {
   if (plan.length === 0) return "";
   const done = steps.filter((s) => s.tasks.some((t) => t.done)).length;
   return html`<section id="wf-plan" class="plan box"><h2>Plan <span class="count">${done} of ${plan.length} steps tied to finished tasks</span></h2><ol class="steps">${plan.map(

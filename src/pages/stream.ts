@@ -46,10 +46,3 @@ export function htmlStream(chunks: AsyncIterable<unknown>): ReadableStream<Uint8
     { highWaterMark: 0 },
   );
 }
-
-/** The whole stream as one string (the live blocks' tests and small callers). */
-export async function collect(chunks: AsyncIterable<unknown>): Promise<string> {
-  let out = "";
-  for await (const chunk of chunks) out += String(await chunk);
-  return revealBidiControls(out);
-}

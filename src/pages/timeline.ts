@@ -21,11 +21,11 @@ export type Chunk = Html | string;
 /** Workflows with more tasks than this start with their finished tasks collapsed. */
 export const EXPANDED_TASKS = 25;
 /** Items listed in the review box (the rest are counted). */
-export const REVIEW_ITEMS = 100;
+const REVIEW_ITEMS = 100;
 /** Tasks named per plan step. */
-export const TASKS_PER_STEP = 5;
+const TASKS_PER_STEP = 5;
 /** Choices in the owner's feedback form besides the workflow and the review items. */
-export const FEEDBACK_TARGETS = 200;
+const FEEDBACK_TARGETS = 200;
 
 export interface ReviewItem {
   kind: "task" | "issue";

@@ -131,7 +131,10 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
       await page.waitForSelector(`[id="${String(task.task_id)}"]`, { timeout: 5000 });
       latencies.push(performance.now() - started);
       await callTool("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: `done ${i}` } });
-      await page.waitForFunction((id) => document.querySelector(`[id="${id}"] .badge`)?.textContent?.includes("success"), String(task.task_id));
+      await page.waitForFunction(
+        (id) => document.querySelector(`[id="${id}"] .badge`)?.textContent?.includes("success"),
+        String(task.task_id),
+      );
     }
     latencies.sort((a, b) => a - b);
     console.log(`live update latency (tool call start → DOM): median ${latencies[2]?.toFixed(0)} ms, max ${latencies[4]?.toFixed(0)} ms`);
