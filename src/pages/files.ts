@@ -111,7 +111,7 @@ export function renderFiles(t: TaskView, files: TaskFiles): Html | string {
   const bySubtasks = html`${formatCount(inSubtasks)} file${inSubtasks === 1 ? "" : "s"} changed by its subtasks, listed under them`;
   return html`<div class="field files"><h4>Files changed (${formatCount(rows.length + omitted)})</h4>${
     rows.length > 0
-      ? html`<table class="files"><colgroup><col class="c-status"><col><col class="c-count"><col class="c-count"><col class="c-bar"></colgroup><tbody>${rows.map(renderRow)}</tbody></table>${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
+      ? html`<table class="files"><colgroup><col class="cs"><col><col class="cn"><col class="cn"><col class="cb"></colgroup><tbody>${rows.map(renderRow)}</tbody></table>${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
       : html`<p class="muted">${inSubtasks > 0 ? html`None of its own; ${bySubtasks}` : "none"}</p>`
   }${omitted > 0 ? html`<p class="muted">… and ${formatCount(omitted)} more changes, too many to list (counted per directory in the JSON export)</p>` : ""}${
     overlaps.length > 0

@@ -58,17 +58,24 @@ export const LIVE_SCRIPT = `(function () {
     showLiveBadge();
   }
 
-  // Tasks the viewer opened or closed, by id: swaps bring the server's default back, this restores the viewer's choice.
+  // Tasks the viewer opened or closed, by task id (a task's card is the first child of its item):
+  // swaps bring the server's default back, this restores the viewer's choice.
   var chosen = new Map();
   document.addEventListener("click", function (e) {
     var summary = e.target && e.target.closest ? e.target.closest("summary") : null;
     var details = summary && summary.parentElement;
-    if (details && details.tagName === "DETAILS" && details.id && summary === details.firstElementChild) chosen.set(details.id, !details.open);
+    var item = details && details.parentElement;
+    if (details && details.tagName === "DETAILS" && item && item.id && summary === details.firstElementChild) chosen.set(item.id, !details.open);
   });
+  function cardOf(id) {
+    var item = document.getElementById(id);
+    var card = item && item.firstElementChild;
+    return card && card.tagName === "DETAILS" ? card : null;
+  }
   function restoreChosen() {
     chosen.forEach(function (open, id) {
-      var details = document.getElementById(id);
-      if (details && details.open !== open) details.open = open;
+      var card = cardOf(id);
+      if (card && card.open !== open) card.open = open;
     });
   }
 
@@ -76,7 +83,7 @@ export const LIVE_SCRIPT = `(function () {
   function revealTarget() {
     var target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
     for (var node = target; node; node = node.parentElement) {
-      if (node.tagName === "DETAILS" && !node.open) { node.open = true; if (node.id) chosen.set(node.id, true); }
+      if (node.tagName === "DETAILS" && !node.open) { node.open = true; if (node.parentElement && node.parentElement.id) chosen.set(node.parentElement.id, true); }
     }
   }
   window.addEventListener("hashchange", revealTarget);

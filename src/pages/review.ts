@@ -26,7 +26,7 @@ export function renderCommits(t: TaskView): Html | string {
   const commits = f.commits;
   const total = commits.length + (f.commits_omitted ?? 0);
   const branch = f.branch === undefined ? "" : f.branch === null ? html`detached HEAD · ` : html`branch <code>${f.branch}</code> · `;
-  return html`<div class="field commits" id="commits-${t.id}"><h4>Commits</h4><p>${branch}${
+  return html`<div class="field commits"><h4>Commits</h4><p>${branch}${
     total === 0
       ? "no commits during this task"
       : html`${formatCount(total)} commit${total === 1 ? "" : "s"} during this task (not known to be pushed)`

@@ -68,37 +68,38 @@ function renderBody(t: TaskView, files: TaskFiles, options: ItemOptions): Html {
   const o = t.outcome;
   const m = t.metadata;
   const v = t.verification;
-  return html`<div class="task-body" id="body-${t.id}">
-    <p class="goal">${t.goal}</p>
-    ${t.areas.length > 0 ? html`<p class="areas"><span class="muted">Areas:</span> ${t.areas.map((a) => html`<span class="chip">${a}</span>`)}</p>` : ""}
-    <p class="times">Started ${renderTime(t.started_at)}${t.completed_at ? html` · completed ${renderTime(t.completed_at)}` : html` · running`}${commentLink(t.id, options)}</p>
-    ${
-      o
-        ? html`<div class="outcome">${o.manual_review_needed ? html`<p class="alert">⚑ Manual review needed${o.manual_review_reason ? html`: ${o.manual_review_reason}` : ""}</p>` : ""}
-        <p>${o.summary}</p>${labelled("Achievements", list(o.achievements))}${labelled("Limitations", list(o.limitations))}${labelled("Next steps", list(o.next_steps))}</div>`
-        : ""
-    }
-    ${
-      m
-        ? html`<div class="meta">${m.tests_status ? html`<p>Tests: <span class="tests t-${m.tests_status}">${m.tests_status.replace("_", " ")}</span></p>` : ""}${labelled(
-            "Packages added",
-            list(m.packages_added),
-          )}${labelled("Packages removed", list(m.packages_removed))}${labelled("Commands", list(m.commands_executed, "commands"))}</div>`
-        : ""
-    }
-    ${t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : ""}
-    ${renderFiles(t, files)}
-    ${renderCommits(t)}
-    ${renderTaskProvenance(t)}
-    ${v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : ""}
-  </div>`;
+  // Parts side by side, no whitespace between them: a 5,000-task page is megabytes already.
+  const parts: (Html | string)[] = [
+    html`<p class="goal">${t.goal}</p>`,
+    t.areas.length > 0
+      ? html`<p class="areas"><span class="muted">Areas:</span> ${t.areas.map((a) => html`<span class="chip">${a}</span>`)}</p>`
+      : "",
+    html`<p class="times">Started ${renderTime(t.started_at)}${t.completed_at ? html` · completed ${renderTime(t.completed_at)}` : html` · running`}${commentLink(t.id, options)}</p>`,
+    o
+      ? html`<div class="outcome">${o.manual_review_needed ? html`<p class="alert">⚑ Manual review needed${o.manual_review_reason ? html`: ${o.manual_review_reason}` : ""}</p>` : ""}<p>${
+          o.summary
+        }</p>${labelled("Achievements", list(o.achievements))}${labelled("Limitations", list(o.limitations))}${labelled("Next steps", list(o.next_steps))}</div>`
+      : "",
+    m
+      ? html`<div class="meta">${m.tests_status ? html`<p>Tests: <span class="tests t-${m.tests_status}">${m.tests_status.replace("_", " ")}</span></p>` : ""}${labelled(
+          "Packages added",
+          list(m.packages_added),
+        )}${labelled("Packages removed", list(m.packages_removed))}${labelled("Commands", list(m.commands_executed, "commands"))}</div>`
+      : "",
+    t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : "",
+    renderFiles(t, files),
+    renderCommits(t),
+    renderTaskProvenance(t),
+    v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : "",
+  ];
+  return html`<div class="task-body">${parts}</div>`;
 }
 
 /** The opening of a task's card, up to its timeline list (closed by `closeTask`). */
 export function openTask(card: TaskCard, options: ItemOptions): Html {
   const t = card.task;
   const files = taskFiles(t, card.inSubtasks ?? undefined);
-  return html`<li class="task" id="${t.id}" data-status="${t.status}"><details class="task-card" id="d-${t.id}"${card.open ? html` open` : ""}>
+  return html`<li class="task" id="${t.id}"><details class="task-card"${card.open ? html` open` : ""}>
 <summary><span class="task-line">${statusBadge(t.status)} <strong class="task-name what">${t.name}</strong></span> <span class="facts">${summaryFacts(card, files)}</span></summary>
 ${renderBody(t, files, options)}
 <ol class="timeline" id="tl-${t.id}">`;
@@ -113,21 +114,13 @@ export function renderMilestone(ms: MilestoneView): Html {
 }
 
 export function renderDecision(d: DecisionView, options: ItemOptions): Html {
-  return html`<li class="item decision" id="${d.id}">
-    <p><span class="kind">decision</span> ${renderTime(d.created_at)} <span class="chip">${d.category}</span> <strong class="what">${d.question}</strong>${commentLink(d.id, options)}</p>
-    ${d.options_considered.length > 0 ? html`<ul class="options">${d.options_considered.map((o) => html`<li class="${o === d.chosen ? "chosen" : ""}">${o}</li>`)}</ul>` : ""}
-    <p>Chosen: <strong>${d.chosen}</strong></p>
-    <p>${d.reasoning}</p>
-    ${d.trade_offs ? html`<p class="muted">Trade-offs: ${d.trade_offs}</p>` : ""}
-  </li>`;
+  return html`<li class="item decision" id="${d.id}"><p><span class="kind">decision</span> ${renderTime(d.created_at)} <span class="chip">${d.category}</span> <strong class="what">${d.question}</strong>${commentLink(d.id, options)}</p>${d.options_considered.length > 0 ? html`<ul class="options">${d.options_considered.map((o) => html`<li class="${o === d.chosen ? "chosen" : ""}">${o}</li>`)}</ul>` : ""}<p>Chosen: <strong>${d.chosen}</strong></p><p>${d.reasoning}</p>${
+    d.trade_offs ? html`<p class="muted">Trade-offs: ${d.trade_offs}</p>` : ""
+  }</li>`;
 }
 
 export function renderIssue(i: IssueView, options: ItemOptions): Html {
-  return html`<li class="item issue${i.requires_human_review ? " needs-review" : ""}" id="${i.id}">
-    <p><span class="kind">issue</span> ${renderTime(i.created_at)} <span class="chip">${i.type}</span>${
-      i.requires_human_review ? html` <span class="tag warn">⚑ needs human review</span>` : ""
-    }${commentLink(i.id, options)}</p>
-    <p class="what">${i.description}</p>
-    <p class="muted">Resolution: ${i.resolution}</p>
-  </li>`;
+  return html`<li class="item issue${i.requires_human_review ? " needs-review" : ""}" id="${i.id}"><p><span class="kind">issue</span> ${renderTime(i.created_at)} <span class="chip">${i.type}</span>${
+    i.requires_human_review ? html` <span class="tag warn">⚑ needs human review</span>` : ""
+  }${commentLink(i.id, options)}</p><p class="what">${i.description}</p><p class="muted">Resolution: ${i.resolution}</p></li>`;
 }

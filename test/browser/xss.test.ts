@@ -68,7 +68,7 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
       const name = await page.locator(".wf-name").textContent();
       // Shown as written, except that bidi controls are revealed as code points.
       expect(name).toBe(shown(payload));
-      expect(await page.locator(`[id="body-${recorded.childTaskId}"] h3`).textContent()).toBe(shown(payload));
+      expect(await page.locator(`[id="${recorded.childTaskId}"] .task-name`).textContent()).toBe(shown(payload));
       expect(await page.locator(".decision strong").first().textContent()).toBe(shown(payload));
       const codes = await page.locator(".filelist code").allTextContents();
       expect(codes).toContain(shown(asRepoPath(payload, "README.md")));

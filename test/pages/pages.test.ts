@@ -201,7 +201,7 @@ describe("the page and exports", () => {
       expect(body, label).toContain(label);
     }
     // The subtask is nested in its parent's timeline, after the decision the parent logged before starting it.
-    const rootAt = body.indexOf(`<li class="task" id="${recorded.rootTaskId}" data-status="partial_success">`);
+    const rootAt = body.indexOf(`<li class="task" id="${recorded.rootTaskId}"><details class="task-card" open>`);
     expect(rootAt).toBeGreaterThan(0);
     const timelineAt = body.indexOf(`<ol class="timeline" id="tl-${recorded.rootTaskId}">`);
     expect(body.indexOf('class="item decision"')).toBeGreaterThan(timelineAt);
@@ -258,11 +258,11 @@ describe("the page and exports", () => {
       done.push(String(task.task_id));
     }
     const before = await (await workerFetch(String(wf.share_url))).text();
-    expect(before).toContain(`<details class="task-card" id="d-${done[0]}" open>`);
+    expect(before).toContain(`<li class="task" id="${done[0]}"><details class="task-card" open>`);
     const open = String((await acme("start_task", { workflow_id: id, name: "Still running", goal: "g" })).task_id);
     const after = await (await workerFetch(String(wf.share_url))).text();
-    for (const taskId of done) expect(after).toContain(`<details class="task-card" id="d-${taskId}">`);
-    expect(after).toContain(`<details class="task-card" id="d-${open}" open>`);
+    for (const taskId of done) expect(after).toContain(`<li class="task" id="${taskId}"><details class="task-card">`);
+    expect(after).toContain(`<li class="task" id="${open}"><details class="task-card" open>`);
   });
 
   it("renders a 500-task workflow quickly", async () => {
