@@ -39,6 +39,10 @@ export async function lastWorkflow(cache: string, endpoint: string, dir: string)
   }
 }
 
+/** The arrays the workflow resource pages (`truncated` names the next page of each that has more). */
+const PAGED_ARRAYS = ["tasks", "decisions", "issues"] as const;
+type PagedArray = (typeof PAGED_ARRAYS)[number];
+
 export type SummaryRequest = {
   url: string;
   token: string | undefined;
@@ -55,7 +59,18 @@ export async function fetchSummary(request: SummaryRequest): Promise<string> {
     const read = await remote.request("resources/read", { uri: `waymark://workflows/${request.workflowId}` });
     const first = read.contents[0];
     if (!first || !("text" in first)) throw new Error(`the endpoint returned no workflow ${request.workflowId}`);
-    const view = JSON.parse(first.text) as SummaryView;
+    const view = JSON.parse(first.text) as SummaryView & { truncated?: Partial<Record<PagedArray, { next: string }>> };
+    // A large workflow's resource holds each array's first page: the rest is read page by page.
+    for (const kind of PAGED_ARRAYS) {
+      for (let next = view.truncated?.[kind]?.next ?? null; next !== null; ) {
+        const page = await remote.request("resources/read", { uri: next });
+        const content = page.contents[0];
+        if (!content || !("text" in content)) throw new Error(`the endpoint returned no page at ${next}`);
+        const parsed = JSON.parse(content.text) as Record<PagedArray, never[]> & { next: string | null };
+        (view[kind] as unknown[]).push(...parsed[kind]);
+        next = parsed.next;
+      }
+    }
     return renderSummary(view, request.link ? { link: request.link } : {});
   } finally {
     await remote.close().catch(() => {});

@@ -181,6 +181,8 @@ export interface WorkflowHead {
   task_count: number;
   /** Lines added and removed summed over the top-level tasks that measured them; null when none did. */
   line_totals: LineTotals | null;
+  /** Review items as recorded (whatever reviewers answered since): tasks that asked for manual review, issues that require it. */
+  review_items: { tasks: number; issues: number };
   /** The reviewers' feedback, oldest first (the owner's read and a share link's; at most LIMITS.FEEDBACK_PER_WORKFLOW). */
   feedback?: FeedbackView[];
   /** The share link's state: the owner's read only. */

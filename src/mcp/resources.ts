@@ -1,8 +1,12 @@
 /**
- * @module resources — MCP resources: each workflow as `waymark://workflows/{id}` (its WorkflowView as
- * JSON), its event log as `waymark://workflows/{id}/events{?from_seq,limit}` (a page after
- * `from_seq`, with `next_seq` to continue from, like the live page's feed) and the server's
- * self-description as `waymark://server/info`. Resources cost nothing in tools/list.
+ * @module resources — MCP resources: each workflow as `waymark://workflows/{id}` (the shape of its
+ * WorkflowView as JSON, each array holding at most its first page: `truncated` then names the
+ * URI of the next page of each array that has more), those pages as
+ * `waymark://workflows/{id}/{tasks|decisions|issues|milestones}{?cursor}`, its event log as
+ * `waymark://workflows/{id}/events{?from_seq,limit}` (a page after `from_seq`, with `next_seq` to
+ * continue from, like the live page's feed) and the server's self-description as
+ * `waymark://server/info`. No read holds a whole workflow: every one is a bounded page
+ * (LIMITS.READ_PAGE_ITEMS / READ_PAGE_BYTES). Resources cost nothing in tools/list.
  */
 import {
   type McpServer,
@@ -41,6 +45,28 @@ class EventsTemplate extends UriTemplate {
     if (!match?.[1]) return null;
     const variables: Variables = { id: match[1] };
     for (const [name, value] of new URLSearchParams(match[2] ?? "")) variables[name] = value;
+    return variables;
+  }
+}
+
+/** The arrays of a workflow that are read in pages, in the order the workflow resource lists them. */
+const ARRAYS = ["tasks", "decisions", "issues", "milestones"] as const;
+type ArrayKind = (typeof ARRAYS)[number];
+
+export const arrayPageUri = (id: string, kind: ArrayKind, cursor: string) =>
+  `${workflowUri(id)}/${kind}?cursor=${encodeURIComponent(cursor)}`;
+
+/** `waymark://workflows/{id}/{tasks|decisions|issues|milestones}{?cursor}`; unknown parameters are kept so the reader can refuse them by name. */
+class ArrayPageTemplate extends UriTemplate {
+  constructor() {
+    super("waymark://workflows/{id}/{kind}{?cursor}");
+  }
+
+  override match(uri: string): Variables | null {
+    const match = /^waymark:\/\/workflows\/([^/?#]+)\/(tasks|decisions|issues|milestones)(?:\?([^#]*))?$/.exec(uri);
+    if (!match?.[1] || !match[2]) return null;
+    const variables: Variables = { id: match[1], kind: match[2] };
+    for (const [name, value] of new URLSearchParams(match[3] ?? "")) variables[name] = value;
     return variables;
   }
 }
@@ -103,7 +129,12 @@ export function serverInfo(server: ServerDescription) {
     transports: { http: { path: "/mcp", stateless: true, json_and_sse: true } },
     features: {
       tools: server.tools,
-      resources: [SERVER_INFO_URI, "waymark://workflows/{id}", "waymark://workflows/{id}/events{?from_seq,limit}"],
+      resources: [
+        SERVER_INFO_URI,
+        "waymark://workflows/{id}",
+        "waymark://workflows/{id}/{kind}{?cursor}",
+        "waymark://workflows/{id}/events{?from_seq,limit}",
+      ],
       idempotency_keys: true,
       resume_by_name: true,
       memory_search: true,
@@ -115,6 +146,8 @@ export function serverInfo(server: ServerDescription) {
       max_input_bytes: LIMITS.MAX_BODY_BYTES,
       tool_count: server.tools.length,
       events_page: LIMITS.EVENTS_PAGE,
+      read_page_items: LIMITS.READ_PAGE_ITEMS,
+      read_page_bytes: LIMITS.READ_PAGE_BYTES,
       tasks_per_workflow: LIMITS.TASKS_PER_WORKFLOW,
       logs_per_task: LIMITS.LOGS_PER_TASK,
       change_entries: LIMITS.CHANGE_ENTRIES,
@@ -132,6 +165,11 @@ const LISTED_WORKFLOWS = 200;
 
 /** Parsed once per isolate: it depends on nothing in the request. */
 const EVENTS_TEMPLATE = new ResourceTemplate(new EventsTemplate(), { list: undefined });
+const ARRAY_PAGE_TEMPLATE = new ResourceTemplate(new ArrayPageTemplate(), { list: undefined });
+
+/** What a truncated workflow resource says about reading the rest. */
+const TRUNCATED_HOW =
+  "Each array named here holds its first page only: read its `next` URI, then the `next` of each page, until it is null.";
 
 export function registerResources(server: McpServer, ctx: ToolContext, description: ServerDescription): void {
   server.registerResource(
@@ -162,10 +200,47 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
         };
       },
     }),
-    { description: "A workflow in full (tasks, decisions, issues, milestones, totals)", mimeType: JSON_TYPE },
+    {
+      description: `A workflow (tasks, decisions, issues, milestones, totals): each array's first page (at most ${LIMITS.READ_PAGE_ITEMS}); \`truncated\` names the next page's URI of each array that has more`,
+      mimeType: JSON_TYPE,
+    },
     async (uri, variables) => {
       const id = single(variables, "id") ?? "";
-      return json(uri, unwrap(uri, id, await workflowStub(uri, id).view(ctx.account)));
+      const stub = workflowStub(uri, id);
+      const head = unwrap(uri, id, await stub.readHead(ctx.account, false));
+      // One page per array, one after the other: the resource is never more than four pages.
+      const arrays: Partial<Record<ArrayKind, unknown[]>> = {};
+      const truncated: Partial<Record<ArrayKind, { next_cursor: string; next: string }>> = {};
+      for (const kind of ARRAYS) {
+        const page = unwrap(uri, id, await stub.readRows(ctx.account, kind, null, LIMITS.READ_PAGE_ITEMS));
+        arrays[kind] = page.rows;
+        if (page.next_cursor) truncated[kind] = { next_cursor: page.next_cursor, next: arrayPageUri(id, kind, page.next_cursor) };
+      }
+      const view = { workflow: head.workflow, ...arrays, totals: head.totals, last_seq: head.last_seq, chain: head.chain };
+      return json(uri, Object.keys(truncated).length === 0 ? view : { ...view, truncated: { ...truncated, how: TRUNCATED_HOW } });
+    },
+  );
+
+  server.registerResource(
+    "workflow-array-page",
+    ARRAY_PAGE_TEMPLATE,
+    {
+      description:
+        "The next page of one of a workflow's arrays (tasks, decisions, issues, milestones), from a workflow resource's `truncated` or a page's `next`",
+      mimeType: JSON_TYPE,
+    },
+    async (uri, variables) => {
+      const id = single(variables, "id") ?? "";
+      const kind = single(variables, "kind") as ArrayKind;
+      const unknown = Object.keys(variables).filter((name) => !["id", "kind", "cursor"].includes(name));
+      if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(", ")}; accepted: cursor`);
+      const cursor = single(variables, "cursor") || null;
+      const page = unwrap(uri, id, await workflowStub(uri, id).readRows(ctx.account, kind, cursor, LIMITS.READ_PAGE_ITEMS));
+      return json(uri, {
+        [kind]: page.rows,
+        next_cursor: page.next_cursor,
+        next: page.next_cursor ? arrayPageUri(id, kind, page.next_cursor) : null,
+      });
     },
   );
 

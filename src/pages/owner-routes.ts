@@ -19,7 +19,7 @@ import { html } from "hono/html";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/object";
 import { clientKey } from "../domain/network";
-import type { FeedbackTarget, TaskEntry } from "../domain/view";
+import type { FeedbackTarget, WorkflowHead } from "../domain/view";
 import { allows } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
@@ -28,6 +28,7 @@ import { LIMITS } from "../limits";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
 import { taskEntries } from "../workflow/paged";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
+import { jsonExport } from "./export-json";
 import { revealBidiControls } from "./format";
 import {
   accountObject,
@@ -41,12 +42,13 @@ import {
   shareUrl,
   workflowStub,
 } from "./forms";
-import { renderMarkdown } from "./markdown";
+import { markdownExport } from "./markdown";
 import { type OwnerHead, ownerPage } from "./owner-view";
 import { workflowBlocks } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession } from "./session";
 import { htmlStream } from "./stream";
+import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
 
@@ -126,62 +128,60 @@ ownerRoutes.post("/dashboard/settings", formCsrf, dashboardAdmin, formBody(setti
 
 // ── One workflow ────────────────────────────────────────────────────────────
 
-/** The owner's paged read of one workflow: its head (with the share link and feedback) and its timeline. */
-async function ownedRead(c: Ctx, account: string): Promise<{ head: OwnerHead; entries: AsyncIterable<TaskEntry> } | null> {
-  const id = c.req.param("id") ?? "";
-  if (!isWorkflowId(id)) return null;
-  const stub = workflowStub(c.env, id);
-  const result = await stub.readHead(account, true);
-  if (!result.ok || !result.value.share) return null;
-  const head: OwnerHead = { ...result.value, share: result.value.share, feedback: result.value.feedback ?? [] };
-  return { head, entries: taskEntries(stub, account) };
-}
+/** A head the owner read: the share link's state and the feedback are always there. */
+const ownerHead = (head: WorkflowHead): OwnerHead | null =>
+  head.share ? { ...head, share: head.share, feedback: head.feedback ?? [] } : null;
 
 const HTML = { "Content-Type": "text/html; charset=UTF-8" };
 
 /** The owner view, streamed as it is rendered from the paged reads. */
 ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
-  const read = await ownedRead(c, c.var.account);
-  if (!read) return missingPage(c);
+  const id = c.req.param("id");
+  if (!isWorkflowId(id)) return missingPage(c);
+  const stub = workflowStub(c.env, id);
+  const read = await stub.readHead(c.var.account, true);
+  const head = read.ok ? ownerHead(read.value) : null;
+  if (!head) return missingPage(c);
   const on = c.req.query("on") ?? null;
-  const page = ownerPage(read.head, read.entries, { nonce: nonceOf(c), shareUrl: shareUrl(c, read.head.share), on });
+  const page = ownerPage(head, taskEntries(stub, c.var.account), { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on });
   return c.body(htmlStream(page), 200, HTML);
 });
 
 /**
- * What the live page and its links fetch. Without a session these answer 404 rather than
- * redirecting: the live client must not swap the sign-in page in as the workflow's blocks.
+ * What the live page fetches. Without a session this answers 404 rather than redirecting: the
+ * live client must not swap the sign-in page in as the workflow's blocks.
  */
-async function ownedView(c: Ctx, withEvents = false) {
-  const session = await currentSession(c);
-  const id = c.req.param("id") ?? "";
-  if (!session || !allows(session.scopes, "read") || !isWorkflowId(id)) return null;
-  const result = await workflowStub(c.env, id).ownerView(session.account, withEvents);
-  return result.ok ? result.value : null;
-}
-
 ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
-  const session = await currentSession(c);
-  const read = session && allows(session.scopes, "read") ? await ownedRead(c, session.account) : null;
-  if (!read) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.body(htmlStream(workflowBlocks(read.head, read.entries, { reviewBase: `/w/${read.head.workflow.id}` })), 200, {
+  const owned = await ownedHead(c);
+  const head = owned ? ownerHead(owned.head) : null;
+  if (!owned || !head) return c.text("No such workflow in this account, or you are signed out.", 404);
+  return c.body(htmlStream(workflowBlocks(head, taskEntries(owned.stub, owned.reader), { reviewBase: `/w/${head.workflow.id}` })), 200, {
     ...HTML,
-    "Waymark-Seq": String(read.head.last_seq),
+    "Waymark-Seq": String(head.last_seq),
   });
 });
 
+/** The exports' start: the head the owner reads (with the feedback), then the body streams page by page. */
+async function ownedHead(c: Ctx) {
+  const session = await currentSession(c);
+  const id = c.req.param("id") ?? "";
+  if (!session || !allows(session.scopes, "read") || !isWorkflowId(id)) return null;
+  const stub = workflowStub(c.env, id);
+  const head = await stub.readHead(session.account, true);
+  return head.ok ? { stub, reader: session.account, head: head.value } : null;
+}
+
 ownerRoutes.get("/w/:id/export.json", dataHeaders, async (c) => {
   // Like the shared export: with the event log, so the hash chain can be verified.
-  const view = await ownedView(c, true);
-  if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
-  const { share: _share, ...exported } = view;
-  return c.body(JSON.stringify(exported, null, 2), 200, { "Content-Type": "application/json; charset=utf-8" });
+  const owned = await ownedHead(c);
+  if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
+  return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "application/json; charset=utf-8" });
 });
 
 ownerRoutes.get("/w/:id/export.md", dataHeaders, async (c) => {
-  const view = await ownedView(c);
-  if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.body(renderMarkdown(view), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+  const owned = await ownedHead(c);
+  if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
+  return c.body(textStream(markdownExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "text/markdown; charset=utf-8" });
 });
 
 const afterQuery = z

@@ -98,10 +98,10 @@ function renderReview(items: readonly ReviewItem[], omitted: number, feedback: r
     return html`${verdict ? html` ${verdictBadge(verdict)}` : ""}${review}`;
   };
   return html`<section id="wf-review" class="review box"${items.length === 0 ? html` hidden` : ""}>
-    <h2>⚑ Needs human review <span class="count">${formatCount(items.length + omitted)}</span></h2>
+    <h2>⚑ Needs human review <span class="count">${formatCount(items.filter((item) => latest.get(item.id) !== "approved").length + omitted)} open</span></h2>
     <ul>${items.map(
       (item) =>
-        html`<li><span class="kind">${item.kind}</span> <a href="#${item.id}">${item.title}</a>: ${item.text}${state(item.id)}</li>`,
+        html`<li${latest.get(item.id) === "approved" ? html` class="settled"` : ""}><span class="kind">${item.kind}</span> <a href="#${item.id}">${item.title}</a>: ${item.text}${state(item.id)}</li>`,
     )}${omitted > 0 ? html`<li class="muted">… and ${formatCount(omitted)} more in the timeline</li>` : ""}</ul>
   </section>`;
 }

@@ -13,7 +13,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { authenticateToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
-import type { TaskEntry, WorkflowHead, WorkflowView } from "../domain/view";
+import type { Reader, WorkflowHead } from "../domain/view";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import { allows } from "../http/scopes";
@@ -21,17 +21,19 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
-import { CLIENT_HEADER, SHARE_TOKEN_HEADER } from "../workflow/object";
+import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/object";
 import { taskEntries } from "../workflow/paged";
 import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import { renderLoginPage } from "./dashboard";
+import { jsonExport } from "./export-json";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
-import { renderMarkdown } from "./markdown";
+import { markdownExport } from "./markdown";
 import { ownerRoutes } from "./owner-routes";
 import { renderGonePage, workflowBlocks, workflowPage } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
 import { htmlStream } from "./stream";
+import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
 
@@ -47,63 +49,58 @@ async function verifiedWorkflow(c: Ctx): Promise<string | null> {
   return verifiedShareWorkflow(await shareSecret(c.env), c.req.param("token") ?? "");
 }
 
-type Shared = { ok: true; view: WorkflowView } | { ok: false; status: 404 | 410 };
-
-/** The workflow a share token opens, or why not (410 revoked/expired, 404 unknown or forged). */
-async function sharedView(c: Ctx, withEvents = false): Promise<Shared> {
-  const workflowId = await verifiedWorkflow(c);
-  if (!workflowId) return { ok: false, status: 404 };
-  const { status, view } = await workflowStub(c.env, workflowId).sharedView(c.req.param("token") ?? "", withEvents);
-  if (status === "active" && view) return { ok: true, view };
-  return { ok: false, status: status === "not_found" || status === "none" ? 404 : 410 };
-}
-
 const gonePage = (c: Ctx, status: 404 | 410) => c.html(renderGonePage(nonceOf(c)), status);
 
 const HTML = { "Content-Type": "text/html; charset=UTF-8" };
 
-type SharedRead = { ok: true; head: WorkflowHead; entries: AsyncIterable<TaskEntry> } | { ok: false; status: 404 | 410 };
+type SharedHead =
+  | { ok: true; stub: DurableObjectStub<WorkflowObject>; reader: Reader; head: WorkflowHead }
+  | { ok: false; status: 404 | 410 };
 
-/** The paged read a share token opens (the object re-checks the token on every page), or why not. */
-async function sharedRead(c: Ctx): Promise<SharedRead> {
+/** The exports' start: the head a share token reads (the object re-checks the token on every page after it), or why not. */
+async function sharedHead(c: Ctx): Promise<SharedHead> {
   const workflowId = await verifiedWorkflow(c);
   if (!workflowId) return { ok: false, status: 404 };
   const stub = workflowStub(c.env, workflowId);
   const reader = { share_token: c.req.param("token") ?? "" };
   const head = await stub.readHead(reader, false);
-  if (!head.ok) return { ok: false, status: head.code === "UNAUTHORIZED" ? 410 : 404 };
-  return { ok: true, head: head.value, entries: taskEntries(stub, reader) };
+  if (head.ok) return { ok: true, stub, reader, head: head.value };
+  return { ok: false, status: head.code === "UNAUTHORIZED" ? 410 : 404 };
 }
 
 /** The page, streamed as it is rendered from the paged reads (agent text's bidi controls shown as code points). */
 pageRoutes.get("/s/:token", pageHeaders, async (c) => {
-  const shared = await sharedRead(c);
+  const shared = await sharedHead(c);
   if (!shared.ok) return gonePage(c, shared.status);
-  return c.body(
-    htmlStream(workflowPage(shared.head, shared.entries, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })),
-    200,
-    HTML,
-  );
+  const entries = taskEntries(shared.stub, shared.reader);
+  return c.body(htmlStream(workflowPage(shared.head, entries, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })), 200, HTML);
 });
 
 /** The page's blocks rendered now: the live page swaps them in after events (one renderer for both). */
 pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
-  const shared = await sharedRead(c);
+  const shared = await sharedHead(c);
   if (!shared.ok) return c.text("This workflow is no longer shared.", shared.status);
-  return c.body(htmlStream(workflowBlocks(shared.head, shared.entries)), 200, { ...HTML, "Waymark-Seq": String(shared.head.last_seq) });
+  return c.body(htmlStream(workflowBlocks(shared.head, taskEntries(shared.stub, shared.reader))), 200, {
+    ...HTML,
+    "Waymark-Seq": String(shared.head.last_seq),
+  });
 });
 
-/** The workflow with its whole event log and hash chain: `waymark verify` checks it offline. */
+/** The workflow with its whole event log and hash chain, streamed: `waymark verify` checks it offline. */
 pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
-  const shared = await sharedView(c, true);
+  const shared = await sharedHead(c);
   if (!shared.ok) return gonePage(c, shared.status);
-  return c.body(JSON.stringify(shared.view, null, 2), 200, { "Content-Type": "application/json; charset=utf-8" });
+  return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head)), 200, {
+    "Content-Type": "application/json; charset=utf-8",
+  });
 });
 
 pageRoutes.get("/s/:token/export.md", dataHeaders, async (c) => {
-  const shared = await sharedView(c);
+  const shared = await sharedHead(c);
   if (!shared.ok) return gonePage(c, shared.status);
-  return c.body(renderMarkdown(shared.view), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+  return c.body(textStream(markdownExport(shared.stub, shared.reader, shared.head)), 200, {
+    "Content-Type": "text/markdown; charset=utf-8",
+  });
 });
 
 const liveQuery = z.object({

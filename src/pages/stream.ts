@@ -1,48 +1,22 @@
 /**
  * @module pages/stream
- * Rendered chunks as a response body that is pulled, not buffered: the next chunks are
- * rendered only when the client has taken the previous ones, so a page of any length costs
- * the memory of one batch. Agent text on pages gets its bidi controls shown as visible code
- * points here (the markup itself has none).
+ * A page's rendered chunks as a response body (text-stream.ts: pulled, not buffered, so a page
+ * of any length costs the memory of one batch). Agent text gets its bidi controls shown as
+ * visible code points here (the markup itself has none), and a read that fails after the
+ * status line went out ends the page with a note instead of a silently truncated page.
  */
 import { revealBidiControls } from "./format";
+import { textStream } from "./text-stream";
 
-/** Chunks are gathered into writes of about this many characters. */
-const BATCH_CHARS = 32 * 1024;
+async function* shownPieces(chunks: AsyncIterable<unknown>): AsyncGenerator<string> {
+  try {
+    for await (const chunk of chunks) yield revealBidiControls(String(await chunk));
+  } catch (error) {
+    console.error("page stream failed", error);
+    yield `<p class="alert" id="wf-broken">This page could not be read to the end. Reload it.</p>`;
+  }
+}
 
 export function htmlStream(chunks: AsyncIterable<unknown>): ReadableStream<Uint8Array> {
-  const iterator = chunks[Symbol.asyncIterator]();
-  const encoder = new TextEncoder();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        let batch = "";
-        try {
-          while (batch.length < BATCH_CHARS) {
-            const next = await iterator.next();
-            if (next.done) {
-              if (batch) controller.enqueue(encoder.encode(revealBidiControls(batch)));
-              controller.close();
-              return;
-            }
-            batch += String(await next.value);
-          }
-          controller.enqueue(encoder.encode(revealBidiControls(batch)));
-        } catch (error) {
-          // The status line is long gone: say so in the page, then end it.
-          controller.enqueue(
-            encoder.encode(
-              `${revealBidiControls(batch)}<p class="alert" id="wf-broken">This page could not be read to the end. Reload it.</p>`,
-            ),
-          );
-          controller.close();
-          console.error("page stream failed", error);
-        }
-      },
-      async cancel() {
-        await iterator.return?.();
-      },
-    },
-    { highWaterMark: 0 },
-  );
+  return textStream(shownPieces(chunks));
 }

@@ -34,7 +34,7 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .totals div{background:var(--soft);border-radius:8px;padding:6px 10px}.totals b{display:block;font-size:1.15rem}.totals span{font-size:.78rem;color:var(--muted)}
 .box{border:1px solid var(--line);border-radius:8px;padding:2px 14px 8px;margin:10px 0;background:var(--card)}.box h2{margin:.5em 0;font-size:1.05rem}
 .count{font-size:.8rem;font-weight:400;color:var(--muted);margin-left:6px}
-.review{border:2px solid var(--bad);background:var(--bad-bg)}.review h2{color:var(--bad)}.review .count{color:inherit}
+.review{border:2px solid var(--bad);background:var(--bad-bg)}.review .settled{opacity:.7}.review h2{color:var(--bad)}.review .count{color:inherit}
 .kind{display:inline-block;font-size:.7rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;vertical-align:1px}
 .alert{color:var(--bad);font-weight:600}
 .plan .steps{padding-left:0;list-style:none}.plan .step{padding:2px 0}.step-mark{display:inline-block;width:1.2em;color:var(--muted)}.step.done .step-mark{color:var(--ok);font-weight:700}

@@ -17,7 +17,22 @@ import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import { iso } from "./records";
+import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./writer";
+
+/**
+ * Reviews needed, recounted from the records: tasks that asked for manual review and issues that
+ * require it, less those whose latest verdict (since the task asked, for a task) approves them.
+ * What `add` keeps up to date one verdict at a time; the migration that brought it in runs it once.
+ */
+export const RECOUNT_REVIEWS_NEEDED = `UPDATE totals SET reviews_needed =
+  (SELECT count(*) FROM tasks t WHERE json_extract(t.outcome, '$.manual_review_needed') = 1
+    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'task' AND f.target_id = t.id AND f.verdict != 'comment'
+      AND f.created_at >= t.completed_at ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
+  + (SELECT count(*) FROM issues i WHERE i.requires_human_review = 1
+    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'issue' AND f.target_id = i.id AND f.verdict != 'comment'
+      ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
+  WHERE id = 1`;
 
 export const FEEDBACK_MIGRATION_STATEMENTS = [
   `CREATE TABLE feedback (
@@ -81,7 +96,10 @@ const viewOf = (r: FeedbackRow): FeedbackView => ({
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 export class FeedbackRecords {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly totals: RunningTotals,
+  ) {}
 
   /**
    * Records feedback inside a Writer.run mutation. The target must be this workflow or one of
@@ -93,13 +111,41 @@ export class FeedbackRecords {
     if (count >= LIMITS.FEEDBACK_PER_WORKFLOW) {
       throw new WaymarkError("PAYLOAD_TOO_LARGE", `body: at most ${LIMITS.FEEDBACK_PER_WORKFLOW} feedback items per workflow`);
     }
+    const settled = this.settles(input);
     const id = newRowId("fb");
     this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at)
       VALUES (${id}, ${input.target}, ${input.target_id}, ${input.verdict}, ${input.body}, ${w.now})`;
     const view = viewOf({ id, ...input, created_at: w.now, delivered_at: null });
     w.countBytes(input.body.length);
+    if (settled !== 0) this.totals.reviewAnswered(settled);
     w.emit("feedback.created", taskId, view);
     return view;
+  }
+
+  /**
+   * How a verdict changes the reviews needed: -1 when it approves a review item that was not
+   * approved, +1 when it asks for changes on one that was, 0 otherwise (comments, items that
+   * asked for no review, a task still running: its review is asked for when it completes).
+   */
+  private settles(input: NewFeedback): -1 | 0 | 1 {
+    if (input.verdict === "comment") return 0;
+    let since: number;
+    if (input.target === "task") {
+      const task = this.sql<{ completed_at: number | null; review: number | null }>`
+        SELECT completed_at, json_extract(outcome, '$.manual_review_needed') AS review FROM tasks WHERE id = ${input.target_id}`[0];
+      if (task?.review !== 1 || task.completed_at === null) return 0;
+      since = task.completed_at;
+    } else if (input.target === "issue") {
+      const issue = this.sql<{ review: number }>`SELECT requires_human_review AS review FROM issues WHERE id = ${input.target_id}`[0];
+      if (issue?.review !== 1) return 0;
+      since = 0;
+    } else return 0;
+    const latest = this.sql<{ verdict: string }>`
+      SELECT verdict FROM feedback WHERE target = ${input.target} AND target_id = ${input.target_id} AND verdict != 'comment'
+        AND created_at >= ${since} ORDER BY created_at DESC, rowid DESC LIMIT 1`[0]?.verdict;
+    const wasApproved = latest === "approved";
+    const approves = input.verdict === "approved";
+    return wasApproved === approves ? 0 : approves ? -1 : 1;
   }
 
   /** Everything, oldest first. */

@@ -83,7 +83,7 @@ export class WorkflowObject extends DurableObject<Env> {
     );
     this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox);
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
-    this.feedback = new FeedbackRecords(this.sql);
+    this.feedback = new FeedbackRecords(this.sql, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, (account) =>
       env.ACCOUNT.get(env.ACCOUNT.idFromName(account)),
     );

@@ -9,6 +9,7 @@ import type { Reader, TaskEntry, WorkflowEvent } from "../domain/view";
 import type { ErrorCode, Result } from "../errors";
 import { LIMITS } from "../limits";
 import type { WorkflowObject } from "./object";
+import type { RowsPage } from "./reader";
 import type { RecordKind, RecordView } from "./records";
 
 type Stub = Pick<DurableObjectStub<WorkflowObject>, "readTasks" | "readRows" | "events">;
@@ -44,19 +45,24 @@ export async function* taskEntries(stub: Stub, reader: Reader, opts: PagedOption
   } while (cursor !== null);
 }
 
-/** One of the whole view's arrays (tasks by start, logs by creation), one row at a time. */
+/** One of the whole view's arrays (tasks by start, logs by creation), a page at a time (logs with their tasks' names). */
+export async function* recordPages(stub: Stub, reader: Reader, kind: RecordKind, opts: PagedOptions = {}): AsyncGenerator<RowsPage> {
+  let cursor = opts.cursor ?? null;
+  do {
+    const page: RowsPage = unwrap(await stub.readRows(reader, kind, cursor, opts.pageSize ?? LIMITS.READ_PAGE_ITEMS));
+    yield page;
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+}
+
+/** One of the whole view's arrays, one row at a time. */
 export async function* recordRows<T extends RecordView>(
   stub: Stub,
   reader: Reader,
   kind: RecordKind,
   opts: PagedOptions = {},
 ): AsyncGenerator<T> {
-  let cursor = opts.cursor ?? null;
-  do {
-    const page = unwrap(await stub.readRows(reader, kind, cursor, opts.pageSize ?? LIMITS.READ_PAGE_ITEMS));
-    yield* page.rows as T[];
-    cursor = page.next_cursor;
-  } while (cursor !== null);
+  for await (const page of recordPages(stub, reader, kind, opts)) yield* page.rows as T[];
 }
 
 /** The events with seq in (fromSeq, toSeq], oldest first: an export stops at the chain head its head read. */

@@ -25,6 +25,8 @@ import type { RunningTotals } from "./totals";
 /** A page of one of the whole view's arrays. */
 export interface RowsPage {
   rows: RecordView[];
+  /** For pages of logs: the name of each task they belong to, by id. */
+  task_names?: Record<string, string>;
   next_cursor: string | null;
 }
 
@@ -80,6 +82,7 @@ export class WorkflowReader {
       chain: this.log.chain(),
       task_count: totals.tasks,
       line_totals: this.lineTotals(),
+      review_items: this.reviewItems(),
     };
     if (owner || typeof reader !== "string") head.feedback = this.feedback.list();
     if (share) head.share = share;
@@ -135,7 +138,16 @@ export class WorkflowReader {
       last = row;
     }
     const more = rows.length < found.length;
-    return ok({ rows, next_cursor: more && last ? rowsCursorAfter(kind, last) : null });
+    const page: RowsPage = { rows, next_cursor: more && last ? rowsCursorAfter(kind, last) : null };
+    if (kind !== "tasks") page.task_names = this.taskNames(rows.map((row) => (row as { task_id: string }).task_id));
+    return ok(page);
+  }
+
+  /** Names of the tasks a page of logs belongs to (a log's reader shows them without reading the tasks). */
+  private taskNames(ids: string[]): Record<string, string> {
+    const rows = this.sql<{ id: string; name: string }>`
+      SELECT id, name FROM tasks WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(ids)])}))`;
+    return Object.fromEntries(rows.map((row) => [row.id, row.name]));
   }
 
   private timelinePage(cursor: string | null, limit: number): TaskPage {
@@ -230,6 +242,12 @@ export class WorkflowReader {
         UNION SELECT value FROM json_each(${row.files_changed}, '$.deleted')
       )
       SELECT path FROM own WHERE path IN (SELECT path FROM listed) ORDER BY path`.map((r) => r.path);
+  }
+
+  private reviewItems(): WorkflowHead["review_items"] {
+    const tasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1`[0]?.n;
+    const issues = this.sql<{ n: number }>`SELECT count(*) AS n FROM issues WHERE requires_human_review = 1`[0]?.n;
+    return { tasks: tasks ?? 0, issues: issues ?? 0 };
   }
 
   /** The whole view's header figure: lines summed over the top-level tasks that measured them. */

@@ -39,16 +39,17 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
     SELECT task_id, question, chosen FROM decisions ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
   const issues = sql<{ task_id: string; type: string; description: string; requires_human_review: number }>`
     SELECT task_id, type, description, requires_human_review FROM issues ORDER BY requires_human_review DESC, created_at DESC LIMIT ${recent}`;
-  const completed = sql<{
-    id: string;
-    parent_id: string | null;
-    name: string;
-    goal: string;
-    status: string;
-    outcome: string | null;
-    completed_at: number;
-  }>`
-    SELECT id, parent_id, name, goal, status, outcome, completed_at FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC`;
+  // Plan progress matches every completed task by name and goal; outcomes (the large column) are
+  // read only for the few tasks listed.
+  const completed = sql<{ id: string; parent_id: string | null; name: string; goal: string; status: string; completed_at: number }>`
+    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC`;
+  const listed = completed.slice(0, LIMITS.RESUME_COMPLETED);
+  const outcomes = new Map(
+    sql<{ id: string; outcome: string | null }>`
+      SELECT id, outcome FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`.map(
+      (t) => [t.id, t.outcome],
+    ),
+  );
   const lastDone = sql<{ outcome: string }>`
     SELECT outcome FROM tasks WHERE outcome IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
   return {
@@ -72,12 +73,12 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
         ...(milestone === undefined ? {} : { last_milestone: milestone }),
       };
     }),
-    completed_tasks: completed.slice(0, LIMITS.RESUME_COMPLETED).map((t) => ({
+    completed_tasks: listed.map((t) => ({
       task_id: t.id,
       parent_task_id: t.parent_id,
       name: t.name,
       status: t.status,
-      summary: oneLine(t.outcome === null ? "" : ((JSON.parse(t.outcome) as { summary?: string }).summary ?? "")),
+      summary: oneLine(summaryOf(outcomes.get(t.id) ?? null)),
       completed_at: iso(t.completed_at),
     })),
     ...(header.plan.length === 0
@@ -102,6 +103,8 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
     totals: totals.read(),
   };
 }
+
+const summaryOf = (outcome: string | null) => (outcome === null ? "" : ((JSON.parse(outcome) as { summary?: string }).summary ?? ""));
 
 /** The first line of a text, at most LIMITS.RELATED_TEXT characters: enough to know what was done. */
 function oneLine(text: string): string {

@@ -5,7 +5,7 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
-import { FEEDBACK_MIGRATION_STATEMENTS } from "./feedback";
+import { FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
 import { SHARE_MIGRATION_STATEMENTS } from "./share";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
@@ -204,4 +204,6 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "CREATE INDEX milestones_created ON milestones(created_at, id)",
     ],
   },
+  // An approving verdict settles a review item (workflow/feedback): reviews needed recounted once.
+  { version: 10, statements: [RECOUNT_REVIEWS_NEEDED] },
 ];

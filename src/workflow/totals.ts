@@ -83,6 +83,11 @@ export class RunningTotals {
     this.sql`UPDATE totals SET decisions = decisions + 1 WHERE id = 1`;
   }
 
+  /** A reviewer's verdict settled a review item (-1) or reopened one it had settled (+1). */
+  reviewAnswered(delta: -1 | 1): void {
+    this.sql`UPDATE totals SET reviews_needed = reviews_needed + ${delta} WHERE id = 1`;
+  }
+
   issueLogged(review: boolean): void {
     this.sql`UPDATE totals SET issues = issues + 1, reviews_needed = reviews_needed + ${review ? 1 : 0} WHERE id = 1`;
   }

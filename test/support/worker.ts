@@ -16,6 +16,17 @@ export async function workerFetch(input: string | URL | Request, init?: RequestI
   return exports.default.fetch(new Request(request, { headers }));
 }
 
+/** Signs in through the /login form as a browser does; returns the session cookie (name=value). */
+export async function signIn(token: string = TOKENS.acme): Promise<string> {
+  const response = await workerFetch(`${ORIGIN}/login`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN },
+    body: new URLSearchParams({ token }).toString(),
+    redirect: "manual",
+  });
+  return (response.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
+}
+
 /** A raw JSON-RPC POST to /mcp; answers are parsed from JSON or SSE. */
 export async function rpc(body: unknown, options: { token?: string | null; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = {

@@ -169,6 +169,7 @@ describe("paged reads: the head and the whole view's arrays", () => {
       chain: whole.chain,
       task_count: 7,
       line_totals: null,
+      review_items: { tasks: 0, issues: 0 },
     });
     for (const kind of ["tasks", "decisions", "issues", "milestones"] as const) {
       expect(await collect(recordRows(stub, ACME, kind, { pageSize: 2 }))).toEqual(whole[kind]);

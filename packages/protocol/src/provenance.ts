@@ -84,22 +84,15 @@ export function taskProvenance(t: ProvenanceTask): { label: string; text: string
   return lines;
 }
 
-/** The Markdown Provenance section: the workflow's repository, then each task's statements. */
-export function markdownProvenance(
-  view: { workflow: { repository?: RepositoryRef | null }; tasks: readonly ProvenanceTask[] },
-  escapeMarkdown: (text: string) => string,
-): string[] {
-  const repository = repositoryText(view.workflow.repository);
-  const tasks = view.tasks
-    .map((task) => ({ task, lines: taskProvenance(task) }))
-    .filter((entry) => entry.lines.length > 0)
-    .flatMap(({ task, lines }) => [
-      `- **${escapeMarkdown(task.name)}**`,
-      ...lines.map(
-        (line) =>
-          `  - ${line.label}: ${escapeMarkdown(line.text)}${line.paths ? ` ${line.paths.map((path) => escapeMarkdown(path)).join(", ")}` : ""}`,
-      ),
-    ]);
-  if (!repository && tasks.length === 0) return [];
-  return ["", "### Provenance", "", ...(repository ? [`Repository: ${escapeMarkdown(repository)}`, ""] : []), ...tasks];
+/** One task's lines of the Provenance section (none for a task recorded before provenance was kept). */
+export function markdownTaskProvenance(task: ProvenanceTask, escapeMarkdown: (text: string) => string): string[] {
+  const lines = taskProvenance(task);
+  if (lines.length === 0) return [];
+  return [
+    `- **${escapeMarkdown(task.name)}**`,
+    ...lines.map(
+      (line) =>
+        `  - ${line.label}: ${escapeMarkdown(line.text)}${line.paths ? ` ${line.paths.map((path) => escapeMarkdown(path)).join(", ")}` : ""}`,
+    ),
+  ];
 }

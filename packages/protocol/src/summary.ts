@@ -16,7 +16,7 @@
  *   (U+2060, invisible) is put where they would start; bidi controls are shown as code points.
  */
 import { displayPath } from "./paths";
-import { markdownProvenance, type RepositoryRef } from "./provenance";
+import { markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance";
 import { type LineTotals, sumTotals } from "./review";
 import type { CommitInfo, LineCount } from "./wire";
 
@@ -183,18 +183,6 @@ function fileRows(files: NonNullable<SummaryTask["files_changed"]>, only: (path:
   return rows;
 }
 
-/** Every path a task's subtasks (at any depth) changed. */
-function descendantPaths(task: SummaryTask, children: Map<string, SummaryTask[]>): Set<string> {
-  const paths = new Set<string>();
-  const stack = [...(children.get(task.id) ?? [])];
-  for (let child = stack.pop(); child; child = stack.pop()) {
-    const f = child.files_changed;
-    if (f) for (const list of [f.added, f.modified, f.deleted]) for (const path of list) paths.add(path);
-    stack.push(...(children.get(child.id) ?? []));
-  }
-  return paths;
-}
-
 function fileTable(task: SummaryTask, ownOnly: Set<string>): string[] {
   const f = task.files_changed;
   if (!f) return [];
@@ -229,10 +217,169 @@ function commitLines(task: SummaryTask): string[] {
   return out;
 }
 
-/** The workflow as Markdown for a pull request description. */
-export function renderSummary(view: SummaryView, options: SummaryOptions = {}): string {
-  const w = view.workflow;
-  const t = view.totals;
+/** What the summary shows before the tasks: the whole view's figures, and the line totals summed over its top-level tasks. */
+export interface SummaryHead {
+  workflow: SummaryView["workflow"];
+  totals: SummaryView["totals"];
+  chain?: { head: string } | null;
+  /** Lines summed over the top-level tasks that measured them; null when none did. */
+  line_totals: LineTotals | null;
+}
+
+/** One task in timeline order (top-level tasks by start, each followed depth-first by its subtasks). */
+export interface SummaryEntry {
+  task: SummaryTask;
+  /** 0 for a top-level task. */
+  depth: number;
+  /** Its own decisions and issues, oldest first. */
+  decisions: readonly SummaryView["decisions"][number][];
+  issues: readonly SummaryView["issues"][number][];
+  /** How many direct subtasks follow it. */
+  subtasks: number;
+  /** Of its listed paths, those a subtask lists too: its own table leaves them to the subtask. */
+  paths_in_subtasks: readonly string[];
+}
+
+/**
+ * The summary written part by part, so a workflow of any size can be streamed: call `start`,
+ * then `reviewTask` for every task and `reviewIssue` for every issue (the whole view's orders),
+ * `tasks`, `task` for every entry of the timeline, `provenanceStart`, `provenance` for every
+ * task (the whole view's order), and `end`. Each call returns the next piece of the text; the
+ * pieces joined are the whole summary (three or more line breaks are folded into two across
+ * pieces as within them).
+ */
+export class SummaryWriter {
+  private written = false;
+  private trailingBreaks = 0;
+  private reviewOpen = false;
+  private provenanceOpen = false;
+  private readonly numbers: number[] = [];
+
+  constructor(
+    private readonly head: SummaryHead,
+    private readonly options: SummaryOptions = {},
+  ) {}
+
+  start(): string {
+    const w = this.head.workflow;
+    const t = this.head.totals;
+    const lineTotals = this.head.line_totals;
+    const out: string[] = [`## ${esc(w.name)}`, ""];
+    out.push(
+      [
+        `**Status:** ${status(w.status)}`,
+        `**Duration:** ${formatSeconds(t.duration_seconds) || "0s"}`,
+        `**Tasks:** ${t.tasks}${t.open_tasks > 0 ? ` (${t.open_tasks} open)` : ""}`,
+        `**Files changed:** ${t.files_changed}${lineTotals ? ` (${formatLineTotals(lineTotals)})` : ""}`,
+        `**Reviews needed:** ${t.reviews_needed}`,
+        ...usageTotals(t),
+      ].join(" · "),
+    );
+    const link = this.options.link;
+    if (link) out.push("", `[Workflow page](<${link.replace(/[<>\s]/g, encodeURIComponent)}>)`);
+    if (w.description) out.push("", esc(w.description));
+    if (w.outcome) {
+      out.push("", "### Outcome", "", esc(w.outcome.summary));
+      if (w.outcome.achievements.length > 0) out.push("", "Achievements:", ...w.outcome.achievements.map((a) => `- ${esc(a)}`));
+      if (w.outcome.limitations.length > 0) out.push("", "Limitations:", ...w.outcome.limitations.map((l) => `- ${esc(l)}`));
+    }
+    return this.emit(out);
+  }
+
+  /** A task that asked for manual review, in the review section (nothing for the others). */
+  reviewTask(task: SummaryTask): string {
+    if (!task.outcome?.manual_review_needed) return "";
+    return this.reviewLine(`- Task **${esc(task.name)}**: ${esc(task.outcome.manual_review_reason || "manual review requested")}`);
+  }
+
+  /** An issue that requires human review, with the name of its task (nothing for the others). */
+  reviewIssue(issue: SummaryView["issues"][number], taskName: string): string {
+    if (!issue.requires_human_review) return "";
+    return this.reviewLine(
+      `- ${esc(issue.type)} in **${esc(taskName)}**: ${esc(issue.description)} (resolution: ${esc(issue.resolution)})`,
+    );
+  }
+
+  tasks(): string {
+    return this.emit(["", "### Tasks"]);
+  }
+
+  task(entry: SummaryEntry): string {
+    this.numbers.length = Math.min(this.numbers.length, entry.depth + 1);
+    while (this.numbers.length < entry.depth + 1) this.numbers.push(0);
+    this.numbers[entry.depth] = (this.numbers[entry.depth] ?? 0) + 1;
+    const number = this.numbers.join(".");
+    const task = entry.task;
+    const took = task.duration_seconds !== null ? `, ${formatSeconds(task.duration_seconds)}` : "";
+    const out = ["", `${"#".repeat(Math.min(6, 4 + entry.depth))} ${number} ${esc(task.name)} — ${status(task.status)}${took}`, ""];
+    if (task.outcome) out.push(esc(task.outcome.summary), "");
+    const f = task.files_changed;
+    const hasSubtasks = entry.subtasks > 0;
+    const table = fileTable(task, new Set(entry.paths_in_subtasks));
+    if (f?.line_totals) out.push(`Lines: ${formatLineTotals(f.line_totals)}${hasSubtasks ? " (including its subtasks)" : ""}`, "");
+    if (table.length > 0) out.push(hasSubtasks ? "Its own files (not in a subtask):" : "Files:", "", ...table, "");
+    else if (f && !hasSubtasks) out.push("Files: none", "");
+    if (f?.truncated) out.push(`… and ${f.truncated.omitted} more files, counted per directory in the JSON export.`, "");
+    const commits = commitLines(task);
+    if (commits.length > 0) out.push(...commits, "");
+    if (task.metadata?.tests_status) out.push(`Tests: ${esc(task.metadata.tests_status.replace("_", " "))}`, "");
+    if (task.metrics) out.push(`Usage: ${esc(formatUsage(task.metrics))}`, "");
+    if (entry.decisions.length > 0) {
+      out.push("Decisions:");
+      for (const d of entry.decisions)
+        out.push(
+          `- **${esc(d.question)}** → ${esc(d.chosen)}: ${esc(d.reasoning)}${d.trade_offs ? ` (trade-offs: ${esc(d.trade_offs)})` : ""}`,
+        );
+      out.push("");
+    }
+    const issues = entry.issues.filter((i) => !i.requires_human_review);
+    if (issues.length > 0)
+      out.push("Issues:", ...issues.map((i) => `- ${esc(i.type)}: ${esc(i.description)} (resolution: ${esc(i.resolution)})`), "");
+    return this.emit(out);
+  }
+
+  /** The Provenance section opens with the workflow's repository, when one was reported. */
+  provenanceStart(): string {
+    const repository = repositoryText(this.head.workflow.repository);
+    if (!repository) return "";
+    this.provenanceOpen = true;
+    return this.emit(["", "### Provenance", "", `Repository: ${esc(repository)}`, ""]);
+  }
+
+  provenance(task: SummaryTask): string {
+    const lines = markdownTaskProvenance(task, esc);
+    if (lines.length === 0) return "";
+    const open = this.provenanceOpen ? [] : ["", "### Provenance", ""];
+    this.provenanceOpen = true;
+    return this.emit([...open, ...lines]);
+  }
+
+  end(): string {
+    const chain = this.head.chain;
+    return this.emit(["", `<sub>Recorded by Waymark${chain ? ` · hash chain head ${codeSpan(chain.head)}` : ""}</sub>`, ""]);
+  }
+
+  private reviewLine(line: string): string {
+    const open = this.reviewOpen ? [] : ["", "### ⚠ Needs human review", ""];
+    this.reviewOpen = true;
+    return this.emit([...open, line]);
+  }
+
+  /** Lines joined by line breaks across pieces, runs of three or more breaks folded into two. */
+  private emit(lines: string[]): string {
+    let text = (this.written ? "\n" : "") + lines.join("\n");
+    this.written = true;
+    text = text.replace(/\n{3,}/g, "\n\n");
+    const leading = /^\n*/.exec(text)?.[0].length ?? 0;
+    text = text.slice(Math.max(0, Math.min(leading, this.trailingBreaks + leading - 2)));
+    const trailing = /\n*$/.exec(text)?.[0].length ?? 0;
+    this.trailingBreaks = trailing === text.length ? this.trailingBreaks + trailing : trailing;
+    return text;
+  }
+}
+
+/** The timeline of a whole view: top-level tasks (and tasks whose parent is not in the view) in its order, each followed depth-first by its subtasks. */
+export function summaryTimeline(view: SummaryView): SummaryEntry[] {
   const ids = new Set(view.tasks.map((task) => task.id));
   const children = new Map<string, SummaryTask[]>();
   const roots: SummaryTask[] = [];
@@ -241,75 +388,56 @@ export function renderSummary(view: SummaryView, options: SummaryOptions = {}): 
     if (parent === null) roots.push(task);
     else children.set(parent, [...(children.get(parent) ?? []), task]);
   }
-  const lineTotals = sumTotals(roots.map((task) => task.files_changed?.line_totals));
-  const measured = roots.some((task) => task.files_changed?.line_totals !== undefined);
-
-  const out: string[] = [`## ${esc(w.name)}`, ""];
-  out.push(
-    [
-      `**Status:** ${status(w.status)}`,
-      `**Duration:** ${formatSeconds(t.duration_seconds) || "0s"}`,
-      `**Tasks:** ${t.tasks}${t.open_tasks > 0 ? ` (${t.open_tasks} open)` : ""}`,
-      `**Files changed:** ${t.files_changed}${measured ? ` (${formatLineTotals(lineTotals)})` : ""}`,
-      `**Reviews needed:** ${t.reviews_needed}`,
-      ...usageTotals(t),
-    ].join(" · "),
-  );
-  if (options.link) out.push("", `[Workflow page](<${options.link.replace(/[<>\s]/g, encodeURIComponent)}>)`);
-  if (w.description) out.push("", esc(w.description));
-  if (w.outcome) {
-    out.push("", "### Outcome", "", esc(w.outcome.summary));
-    if (w.outcome.achievements.length > 0) out.push("", "Achievements:", ...w.outcome.achievements.map((a) => `- ${esc(a)}`));
-    if (w.outcome.limitations.length > 0) out.push("", "Limitations:", ...w.outcome.limitations.map((l) => `- ${esc(l)}`));
-  }
-  const names = new Map(view.tasks.map((task) => [task.id, task.name]));
-  const review = [
-    ...view.tasks
-      .filter((task) => task.outcome?.manual_review_needed)
-      .map((task) => `- Task **${esc(task.name)}**: ${esc(task.outcome?.manual_review_reason || "manual review requested")}`),
-    ...view.issues
-      .filter((i) => i.requires_human_review)
-      .map(
-        (i) =>
-          `- ${esc(i.type)} in **${esc(names.get(i.task_id) ?? i.task_id)}**: ${esc(i.description)} (resolution: ${esc(i.resolution)})`,
-      ),
-  ];
-  if (review.length > 0) out.push("", "### ⚠ Needs human review", "", ...review);
-
-  out.push("", "### Tasks");
-  const renderTask = (task: SummaryTask, number: string) => {
-    const depth = number.split(".").length;
-    const took = task.duration_seconds !== null ? `, ${formatSeconds(task.duration_seconds)}` : "";
-    out.push("", `${"#".repeat(Math.min(6, 3 + depth))} ${number} ${esc(task.name)} — ${status(task.status)}${took}`, "");
-    if (task.outcome) out.push(esc(task.outcome.summary), "");
-    const f = task.files_changed;
+  const entries: SummaryEntry[] = [];
+  const visit = (task: SummaryTask, depth: number) => {
     const subtasks = children.get(task.id) ?? [];
-    const inSubtasks = descendantPaths(task, children);
-    const table = fileTable(task, inSubtasks);
-    if (f?.line_totals) out.push(`Lines: ${formatLineTotals(f.line_totals)}${subtasks.length > 0 ? " (including its subtasks)" : ""}`, "");
-    if (table.length > 0) out.push(subtasks.length > 0 ? "Its own files (not in a subtask):" : "Files:", "", ...table, "");
-    else if (f && subtasks.length === 0) out.push("Files: none", "");
-    if (f?.truncated) out.push(`… and ${f.truncated.omitted} more files, counted per directory in the JSON export.`, "");
-    const commits = commitLines(task);
-    if (commits.length > 0) out.push(...commits, "");
-    if (task.metadata?.tests_status) out.push(`Tests: ${esc(task.metadata.tests_status.replace("_", " "))}`, "");
-    if (task.metrics) out.push(`Usage: ${esc(formatUsage(task.metrics))}`, "");
-    const decisions = view.decisions.filter((d) => d.task_id === task.id);
-    if (decisions.length > 0) {
-      out.push("Decisions:");
-      for (const d of decisions)
-        out.push(
-          `- **${esc(d.question)}** → ${esc(d.chosen)}: ${esc(d.reasoning)}${d.trade_offs ? ` (trade-offs: ${esc(d.trade_offs)})` : ""}`,
-        );
-      out.push("");
-    }
-    const issues = view.issues.filter((i) => i.task_id === task.id && !i.requires_human_review);
-    if (issues.length > 0)
-      out.push("Issues:", ...issues.map((i) => `- ${esc(i.type)}: ${esc(i.description)} (resolution: ${esc(i.resolution)})`), "");
-    for (const [index, child] of subtasks.entries()) renderTask(child, `${number}.${index + 1}`);
+    const below = descendantPaths(task, children);
+    const f = task.files_changed;
+    const own = f ? new Set([...f.added, ...f.modified, ...f.deleted]) : new Set<string>();
+    entries.push({
+      task,
+      depth,
+      decisions: view.decisions.filter((d) => d.task_id === task.id),
+      issues: view.issues.filter((i) => i.task_id === task.id),
+      subtasks: subtasks.length,
+      paths_in_subtasks: [...own].filter((path) => below.has(path)),
+    });
+    for (const child of subtasks) visit(child, depth + 1);
   };
-  for (const [index, task] of roots.entries()) renderTask(task, String(index + 1));
-  out.push(...markdownProvenance(view, esc));
-  out.push("", `<sub>Recorded by Waymark${view.chain ? ` · hash chain head ${codeSpan(view.chain.head)}` : ""}</sub>`, "");
-  return out.join("\n").replace(/\n{3,}/g, "\n\n");
+  for (const root of roots) visit(root, 0);
+  return entries;
+}
+
+/** Every path a task's subtasks (at any depth) changed. */
+function descendantPaths(task: SummaryTask, children: Map<string, SummaryTask[]>): Set<string> {
+  const paths = new Set<string>();
+  const stack = [...(children.get(task.id) ?? [])];
+  for (let child = stack.pop(); child; child = stack.pop()) {
+    const f = child.files_changed;
+    if (f) for (const list of [f.added, f.modified, f.deleted]) for (const path of list) paths.add(path);
+    stack.push(...(children.get(child.id) ?? []));
+  }
+  return paths;
+}
+
+/** The workflow as Markdown for a pull request description (the whole view at once; a stream feeds SummaryWriter). */
+export function renderSummary(view: SummaryView, options: SummaryOptions = {}): string {
+  const entries = summaryTimeline(view);
+  const roots = entries.filter((entry) => entry.depth === 0).map((entry) => entry.task.files_changed?.line_totals);
+  const measured = roots.some((totals) => totals !== undefined);
+  const writer = new SummaryWriter(
+    { workflow: view.workflow, totals: view.totals, chain: view.chain ?? null, line_totals: measured ? sumTotals(roots) : null },
+    options,
+  );
+  const names = new Map(view.tasks.map((task) => [task.id, task.name]));
+  return [
+    writer.start(),
+    ...view.tasks.map((task) => writer.reviewTask(task)),
+    ...view.issues.map((issue) => writer.reviewIssue(issue, names.get(issue.task_id) ?? issue.task_id)),
+    writer.tasks(),
+    ...entries.map((entry) => writer.task(entry)),
+    writer.provenanceStart(),
+    ...view.tasks.map((task) => writer.provenance(task)),
+    writer.end(),
+  ].join("");
 }

@@ -1,0 +1,169 @@
+/**
+ * The streamed exports (JSON and Markdown, shared and owner) of a workflow several pages long:
+ * the same document the whole view gave, verifiable against its chain, and built one bounded
+ * page at a time (the workflow object is watched: no whole view, never two pages at once).
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
+import { renderSummary } from "@waymark/protocol/summary";
+import { describe, expect, it } from "vitest";
+import { newWorkflowId } from "../../src/ids";
+import { LIMITS } from "../../src/limits";
+import { file } from "../domain/fixtures";
+import { ORIGIN, signIn, workerFetch } from "../support/worker";
+import { stubFor, value } from "../workflow/rpc";
+
+const ACME = "acme";
+const TASKS = 420;
+
+/**
+ * More tasks than two pages and more events than three, with subtasks (their parents started
+ * before and completed after them), logs of every kind, review items, files and feedback.
+ */
+async function bigWorkflow() {
+  const id = newWorkflowId();
+  const stub = stubFor(id);
+  value(await stub.startWorkflow(ACME, id, { name: "Big", description: "Many pages", plan: [{ step: "1", goal: "All of it" }] }));
+  const token = value(await stub.shareLink(ACME)).token as string;
+  let parent: string | null = null;
+  let decisionId = "";
+  let issueId = "";
+  for (let i = 0; i < TASKS; i++) {
+    const nested: boolean = parent !== null && i % 7 !== 0;
+    const task: string = value(
+      await stub.startTask(ACME, {
+        workflow_id: id,
+        name: `Task ${i}`,
+        goal: `Goal ${i}`,
+        ...(nested && parent ? { parent_task_id: parent } : {}),
+      }),
+    ).task_id;
+    if (i % 3 === 0)
+      decisionId = value(
+        await stub.logDecision(ACME, { task_id: task, category: "other", question: `Q${i}?`, chosen: "a", reasoning: "b" }),
+      ).id;
+    if (i % 5 === 0) {
+      issueId = value(
+        await stub.logIssue(ACME, {
+          task_id: task,
+          type: "other",
+          description: `D${i}`,
+          resolution: "R",
+          requires_human_review: i % 10 === 0,
+        }),
+      ).id;
+    }
+    value(await stub.logMilestone(ACME, { task_id: task, message: `m${i}` }));
+    if (!nested) {
+      // A parent stays open for its next six subtasks.
+      if (parent) value(await stub.completeTask(ACME, { task_id: parent, status: "success", outcome: { summary: "parent done" } }));
+      parent = task;
+      continue;
+    }
+    value(
+      await stub.completeTask(ACME, {
+        task_id: task,
+        status: i % 11 === 0 ? "partial_success" : "success",
+        outcome: { summary: `Done ${i}`, ...(i % 13 === 0 ? { manual_review_needed: true, manual_review_reason: "look" } : {}) },
+        changes: { type: "checksum", transitions: [{ path: `src/t${i}.ts`, before: null, after: file(`t${i}`) }] },
+      }),
+    );
+  }
+  if (parent) value(await stub.completeTask(ACME, { task_id: parent, status: "success", outcome: { summary: "last parent" } }));
+  value(await stub.addFeedback(ACME, { target: "decision", target_id: decisionId, verdict: "approved", body: "Fine" }));
+  value(await stub.addFeedback(ACME, { target: "issue", target_id: issueId, verdict: "changes_requested", body: "Again" }));
+  value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Overall good" }));
+  return { id, stub, token };
+}
+
+type Calls = { name: string; limit: number }[];
+
+/** Watches the object's reader: every page asked for, the most asked for at once, and any whole view built. */
+async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number; wholeViews: () => number }> {
+  const calls: Calls = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let wholeViews = 0;
+  await runInDurableObject(stub, (instance) => {
+    const reader = (instance as unknown as { reader: Record<string, (...args: unknown[]) => unknown> }).reader;
+    for (const name of ["tasks", "rows", "events", "head"]) {
+      const original = reader[name]?.bind(reader);
+      if (!original) throw new Error(`the reader has no ${name}`);
+      reader[name] = async (...args: unknown[]) => {
+        const limit = name === "rows" ? args[3] : name === "head" ? 0 : args[2];
+        calls.push({ name, limit: Number(limit) });
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        try {
+          return await original(...args);
+        } finally {
+          inFlight--;
+        }
+      };
+    }
+    const whole = reader.wholeView?.bind(reader);
+    reader.wholeView = (...args: unknown[]) => {
+      wholeViews++;
+      return whole?.(...args);
+    };
+  });
+  return { calls, maxInFlight: () => maxInFlight, wholeViews: () => wholeViews };
+}
+
+describe("streamed exports of a workflow several pages long", () => {
+  it("give the whole view's JSON byte for byte, verifiable against the chain, and its Markdown", async () => {
+    const { id, stub, token } = await bigWorkflow();
+    // What the exports were before streaming: the whole view, built in one piece.
+    const shared = (await stub.sharedView(token, true)).view;
+    const owner = value(await stub.ownerView(ACME, true));
+    const { share: _share, ...ownerExport } = owner;
+    expect(shared?.tasks).toHaveLength(TASKS);
+    expect(shared?.events?.length).toBeGreaterThan(2 * LIMITS.EVENTS_PAGE);
+
+    const sharedJson = await (await workerFetch(`${ORIGIN}/s/${token}/export.json`)).text();
+    expect(sharedJson).toBe(JSON.stringify(shared, null, 2));
+    const exported = JSON.parse(sharedJson) as { events: ChainedEvent[]; chain: { head: string } };
+    expect(verifyChain(id, exported.events, exported.chain.head)).toMatchObject({ ok: true, events: exported.events.length });
+
+    const cookie = await signIn();
+    const ownerJson = await (await workerFetch(`${ORIGIN}/w/${id}/export.json`, { headers: { Cookie: cookie } })).text();
+    expect(ownerJson).toBe(JSON.stringify(ownerExport, null, 2));
+
+    const summary = renderSummary(owner);
+    for (const md of [
+      await (await workerFetch(`${ORIGIN}/s/${token}/export.md`)).text(),
+      await (await workerFetch(`${ORIGIN}/w/${id}/export.md`, { headers: { Cookie: cookie } })).text(),
+    ]) {
+      expect(md.startsWith(summary.trimEnd())).toBe(true);
+      expect(md.slice(summary.trimEnd().length).split("\n")).toEqual([
+        "",
+        "",
+        "### Reviewer feedback",
+        "",
+        expect.stringMatching(/^- \*\*approved\*\* on decision Q\d+\?: Fine$/),
+        expect.stringMatching(/^- \*\*changes requested\*\* on issue other: Again$/),
+        "- **comment** on the workflow: Overall good",
+        "",
+      ]);
+    }
+    expect(summary).toContain("### ⚠ Needs human review");
+    expect(summary).toContain(`#### ${Math.ceil(TASKS / 7)} Task ${7 * (Math.ceil(TASKS / 7) - 1)}`);
+  }, 120_000);
+
+  it("are built a page at a time: never the whole view, never two pages at once, every page within the bounds", async () => {
+    const { id, stub, token } = await bigWorkflow();
+    const watched = await watch(stub);
+    const cookie = await signIn();
+    for (const url of [`/s/${token}/export.json`, `/s/${token}/export.md`, `/w/${id}/export.json`, `/w/${id}/export.md`]) {
+      const response = await workerFetch(`${ORIGIN}${url}`, { headers: url.startsWith("/w/") ? { Cookie: cookie } : {} });
+      expect(response.status).toBe(200);
+      expect((await response.text()).length).toBeGreaterThan(100_000);
+    }
+    expect(watched.wholeViews()).toBe(0);
+    expect(watched.maxInFlight()).toBe(1);
+    const pages = watched.calls.filter((call) => call.name !== "head");
+    expect(pages.length).toBeGreaterThan(4 * 5);
+    for (const call of pages) expect(call.limit).toBeLessThanOrEqual(Math.max(LIMITS.READ_PAGE_ITEMS, LIMITS.EVENTS_PAGE));
+    expect(watched.calls.filter((call) => call.name === "head")).toHaveLength(4);
+  }, 120_000);
+});

@@ -1,0 +1,78 @@
+/**
+ * A reviewer's verdict on a review item changes "reviews needed": approving settles it, asking
+ * for changes reopens it, and the running total always equals a recount from the records (the
+ * recount the migration runs), so the dashboard's "needs review" filter stops listing approved work.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { FeedbackTarget, FeedbackVerdict } from "../../src/domain/view";
+import { newWorkflowId } from "../../src/ids";
+import { RECOUNT_REVIEWS_NEEDED } from "../../src/workflow/feedback";
+import { stubFor, value } from "./rpc";
+
+const ACME = "acme";
+
+async function reviewed() {
+  const id = newWorkflowId();
+  const stub = stubFor(id);
+  value(await stub.startWorkflow(ACME, id, { name: "Reviewed", plan: [] }));
+  const task = value(await stub.startTask(ACME, { workflow_id: id, name: "Risky", goal: "g" })).task_id;
+  const review = value(
+    await stub.logIssue(ACME, { task_id: task, type: "other", description: "check me", resolution: "r", requires_human_review: true }),
+  ).id;
+  const plain = value(await stub.logIssue(ACME, { task_id: task, type: "other", description: "fine", resolution: "r" })).id;
+  const early = value(await stub.startTask(ACME, { workflow_id: id, name: "Approved early", goal: "g" })).task_id;
+  return { id, stub, task, review, plain, early };
+}
+
+type Stub = ReturnType<typeof stubFor>;
+
+const needed = async (stub: Stub) => value(await stub.readHead(ACME, false)).totals.reviews_needed;
+
+/** The total kept write by write, and the recount from the records. */
+async function bothCounts(stub: Stub): Promise<[number, number]> {
+  const kept = await needed(stub);
+  const recounted = await runInDurableObject(stub, async (_instance, state) => {
+    state.storage.sql.exec(RECOUNT_REVIEWS_NEEDED);
+    return state.storage.sql.exec<{ n: number }>("SELECT reviews_needed AS n FROM totals").one().n;
+  });
+  return [kept, recounted];
+}
+
+async function say(stub: Stub, target: FeedbackTarget, targetId: string, verdict: FeedbackVerdict) {
+  value(await stub.addFeedback(ACME, { target, target_id: targetId, verdict, body: verdict }));
+}
+
+describe("reviewer verdicts and reviews needed", () => {
+  it("approving settles a review item, asking for changes reopens it, comments and other items change nothing", async () => {
+    const { id, stub, task, review, plain, early } = await reviewed();
+    // A verdict on a task still running settles nothing: its review is asked for when it completes.
+    await say(stub, "task", early, "approved");
+    value(await stub.completeTask(ACME, { task_id: early, status: "success", outcome: { summary: "s", manual_review_needed: true } }));
+    value(await stub.completeTask(ACME, { task_id: task, status: "success", outcome: { summary: "s", manual_review_needed: true } }));
+    expect(await bothCounts(stub)).toEqual([3, 3]);
+
+    const steps: [FeedbackTarget, string, FeedbackVerdict, number][] = [
+      ["issue", review, "approved", 2],
+      ["issue", review, "approved", 2],
+      ["issue", plain, "approved", 2],
+      ["task", task, "comment", 2],
+      ["workflow", id, "approved", 2],
+      ["task", task, "approved", 1],
+      ["task", task, "changes_requested", 2],
+      ["task", task, "comment", 2],
+      ["task", task, "approved", 1],
+      ["task", early, "approved", 0],
+      ["issue", review, "changes_requested", 1],
+    ];
+    for (const [target, targetId, verdict, expected] of steps) {
+      await say(stub, target, targetId, verdict);
+      expect(await bothCounts(stub), `${verdict} on ${target} ${targetId}`).toEqual([expected, expected]);
+    }
+    // The account index (dashboard, "needs review") hears it with the write.
+    await stub.flushAccount();
+    const listed = await env.ACCOUNT.get(env.ACCOUNT.idFromName(ACME)).listWorkflows({ limit: 200 });
+    expect(listed.find((w) => w.id === id)?.reviews_needed).toBe(1);
+  });
+});
