@@ -39,8 +39,10 @@ try {
       await page.screenshot({ path: join(out, name) });
       shots.push(name);
       if (values.full) await page.screenshot({ path: join(out, `page-${width}-${colorScheme}-full.png`), fullPage: true });
-      // The timeline itself, from its heading down.
-      await page.locator("#wf-tasks").evaluate((element) => (element as unknown as { scrollIntoView(): void }).scrollIntoView());
+      // The timeline where a reviewer looks hardest: the subtask with a rename, a binary file, an out-of-scope and an uncommitted file, an issue flagged for review.
+      await page
+        .locator('li.task:has(> details > summary .task-name:text-is("Rounding rules"))')
+        .evaluate((element) => (element as unknown as { scrollIntoView(): void }).scrollIntoView());
       const timeline = `timeline-${width}-${colorScheme}.png`;
       await page.screenshot({ path: join(out, timeline) });
       shots.push(timeline);

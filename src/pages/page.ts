@@ -69,7 +69,7 @@ export const VERDICT_LABEL: Record<FeedbackVerdict, string> = {
   changes_requested: "changes requested",
 };
 
-const VERDICT_SHAPE: Record<FeedbackVerdict, string> = { comment: "💬", approved: "✓", changes_requested: "✕" };
+const VERDICT_SHAPE: Record<FeedbackVerdict, string> = { comment: "✎", approved: "✓", changes_requested: "✕" };
 
 const verdictBadge = (verdict: FeedbackVerdict) =>
   html`<span class="badge v-${verdict}"><span class="shape" aria-hidden="true">${VERDICT_SHAPE[verdict]}</span> ${VERDICT_LABEL[verdict]}</span>`;
@@ -117,18 +117,21 @@ function renderFeedback(feedback: readonly FeedbackView[], targetName: (id: stri
     )}</ol></section>`;
 }
 
-/** The plan, each step with the tasks that did it (where their names or goals say so). */
+const STEP_STATE = { done: "", running: "in progress: ", failed: "failed: " } as const;
+
+/** The plan, each step with the tasks named after it (where their names or goals say so): done, in progress or failed. */
 function renderPlan(plan: readonly PlanStep[], steps: TimelineFacts["steps"]): Html | string {
   if (plan.length === 0) return "";
-  const done = steps.filter((s) => s.tasks.some((t) => t.done)).length;
-  return html`<section id="wf-plan" class="plan box"><h2>Plan <span class="count">${done} of ${plan.length} steps tied to finished tasks</span></h2><ol class="steps">${plan.map(
+  const isDone = (step: TimelineFacts["steps"][number] | undefined) => (step?.tasks ?? []).some((t) => t.state === "done");
+  const done = steps.filter(isDone).length;
+  return html`<section id="wf-plan" class="plan box"><h2>Plan <span class="count">${done} of ${plan.length} steps done by a task named after them</span></h2><ol class="steps">${plan.map(
     (p, i) => {
       const step = steps[i] ?? { tasks: [], omitted: 0 };
-      const finished = step.tasks.some((t) => t.done);
+      const finished = isDone(step);
       return html`<li class="step${finished ? " done" : ""}"><span class="step-mark" aria-hidden="true">${finished ? "✓" : "○"}</span> <strong>${p.step}</strong> — ${p.goal}${
         step.tasks.length > 0
           ? html` <span class="muted">· ${step.tasks.map(
-              (t, j) => html`${j > 0 ? ", " : ""}${t.done ? "" : "in progress: "}<a href="#${t.id}">${t.name}</a>`,
+              (t, j) => html`${j > 0 ? ", " : ""}${STEP_STATE[t.state]}<a href="#${t.id}">${t.name}</a>`,
             )}${step.omitted > 0 ? ` and ${formatCount(step.omitted)} more` : ""}</span>`
           : html` <span class="muted">· no task named after it</span>`
       }</li>`;

@@ -58,7 +58,7 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .tag{font-size:.75rem;border-radius:6px;padding:0 6px;background:var(--soft);border:1px solid var(--line);font-weight:600}.tag.warn{background:var(--warn-bg);color:var(--warn);border-color:var(--warn)}
 table.files{width:100%;border-collapse:collapse;margin:2px 0;table-layout:fixed}table.files td{border-bottom:1px solid var(--line);padding:3px 6px;vertical-align:baseline}
 table.files .cs{width:1.9em}table.files .cn{width:4.2em}table.files .cb{width:96px}table.files td:first-child{padding-left:2px}
-table.files .num{text-align:right;white-space:nowrap;font:12px ui-monospace,monospace;overflow:hidden;text-overflow:ellipsis}table.files .tag{white-space:normal}
+table.files .num{text-align:right;white-space:nowrap;font:12px ui-monospace,monospace;overflow:hidden;text-overflow:ellipsis}table.files .tag{display:inline-block;white-space:normal;max-width:100%;margin:1px 0}
 tr.out-of-scope{background:var(--warn-bg)}tr.out-of-scope td:first-child{box-shadow:inset 3px 0 var(--warn)}
 .add{color:var(--add)}.del{color:var(--del)}
 td.bar{padding-right:0;white-space:nowrap;overflow:hidden;font-size:0}.bar span{display:inline-block;height:8px;vertical-align:middle}.bar .b-add{background:var(--add);border-radius:2px 0 0 2px}.bar .b-del{background:var(--del);border-radius:0 2px 2px 0}
@@ -94,7 +94,7 @@ input,button,select,textarea{font:inherit;padding:4px 8px}.linkbox{font-size:.8r
 @media (max-width:640px){.filters input[type=search]{min-width:0;width:100%}.filters label{flex:1 1 100%}.num{text-align:left}
  td.num{display:inline-block;width:auto;padding-right:12px}td.num::before{content:attr(data-label) ": ";color:var(--muted)}body{font-size:14px}main{padding:8px 10px 40px}
  .totals{grid-template-columns:repeat(3,1fr);gap:6px}.totals div{padding:4px 8px}.totals b{font-size:1.05rem}.timeline{margin-left:4px;padding:0 4px 0 10px}.task-card>summary{padding:8px}.task-body{padding:6px 8px 4px}
- table.files .cb{width:40px}table.files .cn{width:3.4em}table.files .num{font-size:11px;padding:3px 2px}
+ table.files .cb{width:0}td.bar{padding:0}table.files .cn{width:3.1em}table.files .num{font-size:11px;padding:3px 2px}
  table:not(.files),table:not(.files) thead,table:not(.files) tbody,table:not(.files) tr,table:not(.files) th,table:not(.files) td{display:block}table:not(.files) thead{display:none}
  table:not(.files) tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}table:not(.files) td{border:0;padding:3px 6px}
  table.files td.num{display:table-cell;text-align:right}table.files td.num::before{content:none}}

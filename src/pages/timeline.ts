@@ -37,7 +37,7 @@ export interface ReviewItem {
 export interface StepTask {
   id: string;
   name: string;
-  done: boolean;
+  state: "done" | "running" | "failed";
 }
 
 export interface FeedbackChoice {
@@ -50,7 +50,7 @@ export interface TimelineFacts {
   tasks: number;
   review: ReviewItem[];
   reviewOmitted: number;
-  /** Per plan step (same order as the plan): the tasks that did it or are doing it. */
+  /** Per plan step (same order as the plan): the tasks named after it, done, running or failed. */
   steps: { tasks: StepTask[]; omitted: number }[];
   /** Labels of the ids asked for (what feedback is about). */
   labels: Map<string, string>;
@@ -111,12 +111,13 @@ export class Timeline {
     if (parent) yield* this.logsBefore(parent, entry.task.started_at);
     const t = entry.task;
     this.gather(entry);
-    const steps = t.status === "failed" ? [] : this.matchSteps(t);
+    const steps = this.matchSteps(t);
     for (const index of steps) this.recordStep(index, t);
     yield openTask(
       {
         task: t,
-        planSteps: steps.map((i) => this.options.plan[i]?.step ?? ""),
+        // A failed task did not do the steps it is named after.
+        planSteps: t.status === "failed" ? [] : steps.map((i) => this.options.plan[i]?.step ?? ""),
         inSubtasks: entry.subtasks > 0 ? new Set(entry.paths_in_subtasks) : null,
         logs: {
           decisions: entry.decisions.length,
@@ -159,7 +160,8 @@ export class Timeline {
   private recordStep(index: number, t: TaskView): void {
     const step = this.facts.steps[index];
     if (!step) return;
-    if (step.tasks.length < TASKS_PER_STEP) step.tasks.push({ id: t.id, name: t.name, done: t.status !== "in_progress" });
+    const state = t.status === "in_progress" ? "running" : t.status === "failed" ? "failed" : "done";
+    if (step.tasks.length < TASKS_PER_STEP) step.tasks.push({ id: t.id, name: t.name, state });
     else step.omitted++;
   }
 

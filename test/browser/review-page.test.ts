@@ -113,9 +113,11 @@ describe.skipIf(skipBrowser)("the workflow page as a reviewer's tool", () => {
     for (const [step, name] of Object.entries(EXPECTED.plan)) {
       const item = page.locator("#wf-plan li.step").filter({ has: page.locator(`strong:text-is("${step}")`) });
       expect(await item.locator("a").allInnerTexts(), step).toEqual([name]);
+      expect(await item.getAttribute("class"), step).toBe("step done");
     }
-    // The failed task does not count as having done step 4.
-    expect(await page.locator("#wf-plan li.step").nth(3).innerText()).toContain("no task named after it");
+    // The failed task named after step 4 did not do it.
+    expect(await page.locator("#wf-plan li.step").nth(3).innerText()).toContain("failed: Update the PDF export");
+    expect(await page.locator("#wf-plan li.step.done").count()).toBe(3);
     const time = page.locator("#wf-header time").first();
     expect(await time.innerText()).toMatch(/GMT\+9/);
     expect(await time.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
