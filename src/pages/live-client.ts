@@ -81,7 +81,9 @@ export const LIVE_SCRIPT = `(function () {
 
   // A link to a task, decision or issue inside closed tasks opens them.
   function revealTarget() {
-    var target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    var id = location.hash.slice(1);
+    try { id = decodeURIComponent(id); } catch (e) {}
+    var target = id ? document.getElementById(id) : null;
     for (var node = target; node; node = node.parentElement) {
       if (node.tagName === "DETAILS" && !node.open) { node.open = true; if (node.parentElement && node.parentElement.id) chosen.set(node.parentElement.id, true); }
     }

@@ -143,6 +143,13 @@ describe.skipIf(skipBrowser)("the workflow page as a reviewer's tool", () => {
     expect(await page.locator("#live").isVisible()).toBe(false);
     expect(await page.locator("#wf-header .times").innerText()).toMatch(/completed .*GMT\+9/);
     expect(await page.locator(`${task("1. Tax rate table")} > details`).getAttribute("open")).toBeNull();
+    // A link to the issue inside it opens the closed task.
+    await page.goto(`${recorded.shareUrl}#${recorded.issueForReview}`);
+    await page.waitForFunction(
+      (id) => document.getElementById(id)?.querySelector("details")?.open === true,
+      recorded.tasks["1. Tax rate table"] ?? "",
+    );
+    await page.click(`${task("1. Tax rate table")} > details > summary`);
     // On paper: every task's content, no live indicator or export links.
     const closedBody = page.locator(`${task("1. Tax rate table")} > details > .task-body`);
     expect(await closedBody.isVisible()).toBe(false);
