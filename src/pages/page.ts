@@ -171,9 +171,17 @@ export async function* workflowBlocks(
   yield renderTotals(head.totals);
   yield renderWorkflowLines(head.line_totals);
   yield `<section id="wf-tasks"><h2>Timeline</h2><ol class="tree" id="tl-root">`;
-  for await (const entry of entries) yield* timeline.add(entry);
+  let broken = false;
+  try {
+    for await (const entry of entries) yield* timeline.add(entry);
+  } catch (error) {
+    // A page of the read failed (the link was revoked meanwhile, say): the page still closes whole, and says so.
+    console.error("timeline read failed", error);
+    broken = true;
+  }
   yield* timeline.finish();
   yield "</ol></section>";
+  if (broken) yield `<p class="alert" id="wf-broken">Part of this workflow could not be read. Reload the page.</p>`;
   const facts = timeline.facts;
   facts.labels.set(head.workflow.id, "the workflow");
   yield renderReview(facts.review, facts.reviewOmitted, feedback, options);

@@ -48,7 +48,7 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .facts{display:inline-flex;flex-wrap:wrap;gap:2px 10px;font-size:.85rem;color:var(--muted)}
 .task-body{padding:6px 12px 4px}
 .timeline{margin:0 0 6px 12px;border-left:2px solid var(--line);padding:0 10px 0 12px}
-.timeline>.task{margin:8px 0}
+.timeline>.task{margin:8px 0}.timeline:empty{display:none}
 .item{position:relative;padding:4px 0;font-size:.92rem}.item::before{content:"";position:absolute;left:-18px;top:.85em;width:10px;height:10px;border-radius:50%;background:var(--bg);border:2px solid var(--muted)}
 .item.decision::before{border-color:var(--run);border-radius:2px}.item.issue::before{border-color:var(--warn);transform:rotate(45deg);border-radius:1px}.item.needs-review::before{border-color:var(--bad);background:var(--bad)}
 .item p{margin:.15em 0}.item time,.feedback time{font-size:.8rem;color:var(--muted)}
