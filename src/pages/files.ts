@@ -89,29 +89,36 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
 
 const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
 
-function renderRow(r: FileRow): Html {
-  const counts =
-    r.lines === null
-      ? html`<td class="num muted" colspan="2">not measured</td>`
+/** One file; `measured`: the task has line counts (else the counts and bar columns are left out). */
+function renderRow(r: FileRow, measured: boolean): Html {
+  const counts = !measured
+    ? ""
+    : r.lines === null
+      ? html`<td class="num muted" colspan="2">not measured</td><td></td>`
       : r.lines === "binary"
-        ? html`<td class="num muted" colspan="2">binary</td>`
-        : html`<td class="num add">+${formatCount(r.lines.added)}</td><td class="num del">−${formatCount(r.lines.removed)}</td>`;
+        ? html`<td class="num muted" colspan="2">binary</td><td></td>`
+        : html`<td class="num add">+${formatCount(r.lines.added)}</td><td class="num del">−${formatCount(r.lines.removed)}</td><td class="bar" aria-hidden="true"><span class="b-add w${r.bar.added}"></span><span class="b-del w${r.bar.removed}"></span></td>`;
   return html`<tr class="file${r.outOfScope ? " out-of-scope" : ""}"><td><abbr class="fs fs-${r.status}" title="${STATUS_WORD[r.status]}">${r.status}</abbr></td><td class="path"><code>${
     r.from === undefined ? r.path : html`${r.from} → ${r.path}`
   }</code>${r.uncommitted ? html` <span class="tag">○ uncommitted</span>` : ""}${
     r.outOfScope ? html` <span class="tag warn">⚠ outside declared areas</span>` : ""
-  }</td>${counts}<td class="bar" aria-hidden="true"><span class="b-add w${r.bar.added}"></span><span class="b-del w${r.bar.removed}"></span></td></tr>`;
+  }</td>${counts}</tr>`;
 }
+
+const MEASURED_COLUMNS = html`<colgroup><col class="cs"><col><col class="cn"><col class="cn"><col class="cb"></colgroup>`;
+const UNMEASURED_COLUMNS = html`<colgroup><col class="cs"><col></colgroup>`;
 
 /** The task's files table, its overlaps with concurrent tasks and what was too many to list. */
 export function renderFiles(t: TaskView, files: TaskFiles): Html | string {
   if (!t.files_changed) return "";
   const { rows, omitted, inSubtasks } = files;
+  // Line counts come with the helper's review data; without it there is nothing to count or draw.
+  const measured = t.files_changed.lines !== undefined;
   const overlaps = t.verification?.overlapping ?? [];
   const bySubtasks = html`${formatCount(inSubtasks)} file${inSubtasks === 1 ? "" : "s"} changed by its subtasks, listed under them`;
   return html`<div class="field files"><h4>Files changed (${formatCount(rows.length + omitted)})</h4>${
     rows.length > 0
-      ? html`<table class="files"><colgroup><col class="cs"><col><col class="cn"><col class="cn"><col class="cb"></colgroup><tbody>${rows.map(renderRow)}</tbody></table>${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
+      ? html`<table class="files">${measured ? MEASURED_COLUMNS : UNMEASURED_COLUMNS}<tbody>${rows.map((r) => renderRow(r, measured))}</tbody></table>${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
       : html`<p class="muted">${inSubtasks > 0 ? html`None of its own; ${bySubtasks}` : "none"}</p>`
   }${omitted > 0 ? html`<p class="muted">… and ${formatCount(omitted)} more changes, too many to list (counted per directory in the JSON export)</p>` : ""}${
     overlaps.length > 0

@@ -15,8 +15,8 @@ import { renderCommits, renderLineTotals } from "./review";
 
 type Html = ReturnType<typeof html>;
 
-const list = (items: readonly string[] | undefined, cls = "") =>
-  items && items.length > 0 ? html`<ul class="${cls}">${items.map((item) => html`<li>${item}</li>`)}</ul>` : "";
+const list = (items: readonly string[] | undefined, cls?: string) =>
+  items && items.length > 0 ? html`<ul${cls ? html` class="${cls}"` : ""}>${items.map((item) => html`<li>${item}</li>`)}</ul>` : "";
 
 export const labelled = (label: string, content: Html | string) =>
   content === "" ? "" : html`<div class="field"><h4>${label}</h4>${content}</div>`;
