@@ -34,11 +34,16 @@ export interface RowsPage {
 interface Level {
   parent: string | null;
   after: { started_at: number; id: string } | null;
-  queue: { started_at: number; id: string }[];
+  queue: Sibling[];
   exhausted: boolean;
 }
 
-type Sibling = { started_at: number; id: string };
+type Sibling = { started_at: number; id: string; subtasks: number };
+/** One task's place in the timeline, before its row is read. */
+type Slot = { id: string; depth: number; subtasks: number };
+
+/** What a row adds to an entry's JSON besides its text columns (keys, ids, times, quotes). */
+const ROW_OVERHEAD = 300;
 
 export class WorkflowReader {
   constructor(
@@ -150,35 +155,78 @@ export class WorkflowReader {
     return Object.fromEntries(rows.map((row) => [row.id, row.name]));
   }
 
+  /**
+   * Walks the timeline for the page's ids first (ids and subtask counts only), sizes their
+   * entries in SQLite, and reads the rows and logs of those that fit in a few batched queries.
+   */
   private timelinePage(cursor: string | null, limit: number): TaskPage {
-    const levels = cursor === null ? [newLevel(null, null)] : this.resume(timelinePosition(cursor));
-    const entries: TaskEntry[] = [];
+    const slots = this.walk(cursor, limit + 1);
+    const candidates = slots.slice(0, limit);
+    const sizes = this.entrySizes(candidates.map((slot) => slot.id));
+    const chosen: Slot[] = [];
     let bytes = 0;
-    let last: string | null = null;
-    let more = false;
-    while (levels.length > 0) {
+    for (const slot of candidates) {
+      bytes += sizes.get(slot.id) ?? 0;
+      // The first entry always fits, so a page is at most one entry over the budget.
+      if (chosen.length > 0 && bytes > LIMITS.READ_PAGE_BYTES) break;
+      chosen.push(slot);
+    }
+    const last = chosen.at(-1);
+    return { entries: this.entries(chosen), next_cursor: chosen.length < slots.length && last ? timelineCursorAfter(last.id) : null };
+  }
+
+  /** Up to `count` tasks of the timeline after `cursor`: depth-first, each level's siblings fetched in batches. */
+  private walk(cursor: string | null, count: number): Slot[] {
+    const levels = cursor === null ? [newLevel(null, null)] : this.resume(timelinePosition(cursor));
+    const slots: Slot[] = [];
+    while (levels.length > 0 && slots.length < count) {
       const level = levels[levels.length - 1] as Level;
-      if (level.queue.length === 0 && !level.exhausted) this.fill(level, limit - entries.length + 1);
+      if (level.queue.length === 0 && !level.exhausted) this.fill(level, count - slots.length);
       const next = level.queue.shift();
       if (!next) {
         levels.pop();
         continue;
       }
-      if (entries.length >= limit) {
-        more = true;
-        break;
-      }
-      const entry = this.entry(next.id, levels.length - 1);
-      bytes += JSON.stringify(entry).length;
-      if (entries.length > 0 && bytes > LIMITS.READ_PAGE_BYTES) {
-        more = true;
-        break;
-      }
-      entries.push(entry);
-      last = next.id;
-      levels.push(newLevel(next.id, null));
+      slots.push({ id: next.id, depth: levels.length - 1, subtasks: next.subtasks });
+      if (next.subtasks > 0) levels.push(newLevel(next.id, null));
     }
-    return { entries, next_cursor: more && last !== null ? timelineCursorAfter(last) : null };
+    return slots;
+  }
+
+  /** What each entry will weigh: its text columns and its logs', plus a constant per row for the JSON around them. */
+  private entrySizes(ids: string[]): Map<string, number> {
+    const rows = this.sql<{ id: string; size: number }>`
+      SELECT t.id, ${ROW_OVERHEAD} + length(t.name) + length(t.goal) + length(t.areas) + coalesce(length(t.outcome), 0)
+        + coalesce(length(t.metadata), 0) + coalesce(length(t.files_changed), 0) + coalesce(length(t.verification), 0)
+        + coalesce(length(t.repository), 0)
+        + coalesce((SELECT sum(${ROW_OVERHEAD} + length(question) + length(options) + length(chosen) + length(reasoning)
+            + coalesce(length(trade_offs), 0)) FROM decisions WHERE task_id = t.id), 0)
+        + coalesce((SELECT sum(${ROW_OVERHEAD} + length(description) + length(resolution)) FROM issues WHERE task_id = t.id), 0)
+        + coalesce((SELECT sum(${ROW_OVERHEAD} + length(message) + coalesce(length(metadata), 0)) FROM milestones WHERE task_id = t.id), 0)
+        AS size
+      FROM tasks t WHERE t.id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+    return new Map(rows.map((row) => [row.id, row.size]));
+  }
+
+  private entries(slots: Slot[]): TaskEntry[] {
+    const ids = slots.map((slot) => slot.id);
+    const rows = new Map(this.records.tasksById(ids).map((row) => [row.id, row]));
+    const logs = this.records.logsOf(ids);
+    return slots.map((slot) => {
+      const row = rows.get(slot.id);
+      if (!row) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
+      const task = taskView(row);
+      const own = logs.get(slot.id);
+      return {
+        task,
+        depth: slot.depth,
+        decisions: own?.decisions ?? [],
+        issues: own?.issues ?? [],
+        milestones: own?.milestones ?? [],
+        subtasks: slot.subtasks,
+        paths_in_subtasks: slot.subtasks > 0 ? this.pathsInSubtasks(row, task) : [],
+      };
+    });
   }
 
   /** The walk's levels just after `taskId` was read: its ancestors' positions, then its own subtasks to come. */
@@ -198,29 +246,16 @@ export class WorkflowReader {
     return levels;
   }
 
-  /** The next siblings of a level, ids only (a task's row is read when it is its turn). */
+  /** The next siblings of a level: ids and how many subtasks each has (a task's row is read with its page). */
   private fill(level: Level, count: number): void {
     const after = level.after ?? { started_at: -1, id: "" };
     const rows = this.sql<Sibling>`
-      SELECT started_at, id FROM tasks WHERE parent_id IS ${level.parent} AND (started_at, id) > (${after.started_at}, ${after.id})
+      SELECT started_at, id, (SELECT count(*) FROM tasks c WHERE c.parent_id = t.id) AS subtasks FROM tasks t
+      WHERE parent_id IS ${level.parent} AND (started_at, id) > (${after.started_at}, ${after.id})
       ORDER BY started_at, id LIMIT ${count}`;
     level.queue.push(...rows);
     level.exhausted = rows.length < count;
     if (rows.length > 0) level.after = rows[rows.length - 1] ?? null;
-  }
-
-  private entry(taskId: string, depth: number): TaskEntry {
-    const row = this.records.task(taskId);
-    if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a read`);
-    const task = taskView(row);
-    const subtasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE parent_id = ${taskId}`[0]?.n ?? 0;
-    return {
-      task,
-      depth,
-      ...this.records.logsOf(taskId),
-      subtasks,
-      paths_in_subtasks: subtasks > 0 ? this.pathsInSubtasks(row, task) : [],
-    };
   }
 
   /** Of a parent's listed paths, those its subtasks (any depth) list too: its own files table leaves them to them. */

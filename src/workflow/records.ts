@@ -299,13 +299,29 @@ export class WorkflowRecords {
     return this.sql<MilestoneRow>`SELECT * FROM milestones ORDER BY created_at, id`.map(milestoneView);
   }
 
-  /** One task's logs, each oldest first (the order the whole view lists them in). */
-  logsOf(taskId: string): { decisions: DecisionView[]; issues: IssueView[]; milestones: MilestoneView[] } {
-    return {
-      decisions: this.sql<DecisionRow>`SELECT * FROM decisions WHERE task_id = ${taskId} ORDER BY created_at, id`.map(decisionView),
-      issues: this.sql<IssueRow>`SELECT * FROM issues WHERE task_id = ${taskId} ORDER BY created_at, id`.map(issueView),
-      milestones: this.sql<MilestoneRow>`SELECT * FROM milestones WHERE task_id = ${taskId} ORDER BY created_at, id`.map(milestoneView),
+  /** Tasks by id, in no particular order. */
+  tasksById(ids: readonly string[]): TaskRow[] {
+    return this.sql<TaskRow>`SELECT * FROM tasks WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  }
+
+  /** The logs of some tasks, by task, each oldest first (the order the whole view lists them in). */
+  logsOf(taskIds: readonly string[]): Map<string, { decisions: DecisionView[]; issues: IssueView[]; milestones: MilestoneView[] }> {
+    const ids = JSON.stringify(taskIds);
+    const logs = new Map<string, { decisions: DecisionView[]; issues: IssueView[]; milestones: MilestoneView[] }>();
+    const of = (taskId: string) => {
+      const own = logs.get(taskId) ?? { decisions: [], issues: [], milestones: [] };
+      logs.set(taskId, own);
+      return own;
     };
+    for (const r of this.sql<DecisionRow>`
+      SELECT * FROM decisions WHERE task_id IN (SELECT value FROM json_each(${ids})) ORDER BY created_at, id`)
+      of(r.task_id).decisions.push(decisionView(r));
+    for (const r of this.sql<IssueRow>`SELECT * FROM issues WHERE task_id IN (SELECT value FROM json_each(${ids})) ORDER BY created_at, id`)
+      of(r.task_id).issues.push(issueView(r));
+    for (const r of this.sql<MilestoneRow>`
+      SELECT * FROM milestones WHERE task_id IN (SELECT value FROM json_each(${ids})) ORDER BY created_at, id`)
+      of(r.task_id).milestones.push(milestoneView(r));
+    return logs;
   }
 
   /**

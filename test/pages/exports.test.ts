@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { file } from "../domain/fixtures";
-import { ORIGIN, signIn, workerFetch } from "../support/worker";
+import { ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
 import { stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
@@ -150,7 +150,7 @@ describe("streamed exports of a workflow several pages long", () => {
     expect(summary).toContain(`#### ${Math.ceil(TASKS / 7)} Task ${7 * (Math.ceil(TASKS / 7) - 1)}`);
   }, 120_000);
 
-  it("are built a page at a time: never the whole view, never two pages at once, every page within the bounds", async () => {
+  it("are built a page at a time, like the workflow resource: never the whole view, never two pages at once, every page within the bounds", async () => {
     const { id, stub, token } = await bigWorkflow();
     const watched = await watch(stub);
     const cookie = await signIn();
@@ -159,11 +159,17 @@ describe("streamed exports of a workflow several pages long", () => {
       expect(response.status).toBe(200);
       expect((await response.text()).length).toBeGreaterThan(100_000);
     }
+    // The workflow resource: the head and one page of each array, whatever the workflow's size.
+    const before = watched.calls.length;
+    const { body } = await rpc({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: `waymark://workflows/${id}` } });
+    const resource = JSON.parse((body?.result as { contents: { text: string }[] }).contents[0]?.text ?? "{}") as { truncated?: object };
+    expect(resource.truncated).toBeDefined();
+    expect(watched.calls.slice(before).map((call) => call.name)).toEqual(["head", "rows", "rows", "rows", "rows"]);
     expect(watched.wholeViews()).toBe(0);
     expect(watched.maxInFlight()).toBe(1);
     const pages = watched.calls.filter((call) => call.name !== "head");
     expect(pages.length).toBeGreaterThan(4 * 5);
     for (const call of pages) expect(call.limit).toBeLessThanOrEqual(Math.max(LIMITS.READ_PAGE_ITEMS, LIMITS.EVENTS_PAGE));
-    expect(watched.calls.filter((call) => call.name === "head")).toHaveLength(4);
+    expect(watched.calls.filter((call) => call.name === "head")).toHaveLength(5);
   }, 120_000);
 });
