@@ -57,7 +57,7 @@ function renderTotals(t: Totals): Html {
     )}${cell(formatCount(t.decisions), "decisions")}${cell(formatCount(t.issues), "issues")}${cell(formatCount(t.reviews_needed), "reviews needed")}${
       // Usage totals only once some task reported metrics.
       tokens > 0 || t.cost_usd > 0
-        ? html`${cell(formatCompact(tokens), "tokens", `${formatCount(tokens)} tokens`)}${cell(`$${t.cost_usd.toFixed(2)}`, "cost", `$${t.cost_usd.toFixed(4)}`)}`
+        ? html`${cell(tokens >= 10_000 ? formatCompact(tokens) : formatCount(tokens), "tokens", `${formatCount(tokens)} tokens`)}${cell(`$${t.cost_usd.toFixed(2)}`, "cost", `$${t.cost_usd.toFixed(4)}`)}`
         : ""
     }
   </div>`;
