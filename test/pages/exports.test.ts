@@ -162,7 +162,8 @@ describe("streamed exports of a workflow several pages long", () => {
     // The workflow resource: the head and one page of each array, whatever the workflow's size.
     const before = watched.calls.length;
     const { body } = await rpc({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: `waymark://workflows/${id}` } });
-    const resource = JSON.parse((body?.result as { contents: { text: string }[] }).contents[0]?.text ?? "{}") as { truncated?: object };
+    const read = body?.result as { contents: { text: string }[] } | undefined;
+    const resource = JSON.parse(read?.contents[0]?.text ?? "{}") as { truncated?: object };
     expect(resource.truncated).toBeDefined();
     expect(watched.calls.slice(before).map((call) => call.name)).toEqual(["head", "rows", "rows", "rows", "rows"]);
     expect(watched.wholeViews()).toBe(0);
