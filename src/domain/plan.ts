@@ -36,26 +36,54 @@ export function normalizeName(text: string): string {
     .trim();
 }
 
-function namesStep(taskName: string, step: string): boolean {
-  const label = normalizeName(step);
+/** A plan step with its label and goal normalised once, for matching many tasks against it. */
+interface PreparedStep {
+  label: string;
+  goal: string;
+}
+
+const prepare = (step: PlanStepRef): PreparedStep => ({ label: normalizeName(step.step), goal: normalizeName(step.goal) });
+
+function namesStep(name: string, label: string): boolean {
   if (label === "") return false;
-  const name = normalizeName(taskName);
   return name === label || name.startsWith(`${label} `) || name.startsWith(`step ${label} `) || name === `step ${label}`;
 }
 
-function carriesGoal(text: string, goal: string): boolean {
-  const haystack = normalizeName(text);
-  const needle = normalizeName(goal);
+function carriesGoal(haystack: string, needle: string): boolean {
   if (needle === "" || haystack === "") return false;
   if (haystack === needle) return true;
   return needle.length >= MIN_CONTAINED && ` ${haystack} `.includes(` ${needle} `);
 }
 
+function fulfilsPrepared(name: string, goal: string, step: PreparedStep): boolean {
+  return namesStep(name, step.label) || carriesGoal(name, step.goal) || carriesGoal(goal, step.goal);
+}
+
 export function fulfils(task: DoneTaskRef, step: PlanStepRef): boolean {
-  return namesStep(task.name, step.step) || carriesGoal(task.name, step.goal) || carriesGoal(task.goal, step.goal);
+  return fulfilsPrepared(normalizeName(task.name), normalizeName(task.goal), prepare(step));
+}
+
+/**
+ * The plan's steps a task fulfils (indexes into the plan), for callers that see tasks one at a
+ * time (a streamed page): the plan is normalised once, each task once.
+ */
+export function planStepMatcher(plan: readonly PlanStepRef[]): (task: Pick<DoneTaskRef, "name" | "goal">) => number[] {
+  const steps = plan.map(prepare);
+  return (task) => {
+    const name = normalizeName(task.name);
+    const goal = normalizeName(task.goal);
+    const matched: number[] = [];
+    steps.forEach((step, index) => {
+      if (fulfilsPrepared(name, goal, step)) matched.push(index);
+    });
+    return matched;
+  };
 }
 
 /** The plan with, per step, the completed tasks that did it (tasks given oldest first). */
 export function planProgress(plan: readonly PlanStepRef[], done: readonly DoneTaskRef[]): StepProgress[] {
-  return plan.map((step) => ({ step: step.step, goal: step.goal, done_by: done.filter((t) => fulfils(t, step)).map((t) => t.task_id) }));
+  const matcher = planStepMatcher(plan);
+  const progress: StepProgress[] = plan.map((step) => ({ step: step.step, goal: step.goal, done_by: [] }));
+  for (const task of done) for (const index of matcher(task)) progress[index]?.done_by.push(task.task_id);
+  return progress;
 }

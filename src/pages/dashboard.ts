@@ -7,7 +7,7 @@
 import { html, raw } from "hono/html";
 import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/object";
 import type { ShareInfo } from "../workflow/share";
-import { formatTime, STATUS_LABEL } from "./format";
+import { formatTime, statusBadge } from "./format";
 import { PAGE_STYLE } from "./style";
 
 type Html = ReturnType<typeof html>;
@@ -148,7 +148,7 @@ function renderMatch(match: DashboardMatch | undefined): Html | string {
 
 function renderRow(r: DashboardPage["rows"][number]): Html {
   return html`<tr id="${r.id}"><td><a class="wf-link" href="/w/${r.id}"><strong>${r.name}</strong></a><br><code class="muted">${r.id}</code>${renderMatch(r.match)}</td>
-<td><span class="badge s-${r.status}">${STATUS_LABEL[r.status] ?? r.status}</span></td><td>${formatTime(r.updated_at)}</td>
+<td>${statusBadge(r.status)}</td><td>${formatTime(r.updated_at)}</td>
 <td class="num" data-label="tasks">${r.tasks}${r.open_tasks > 0 ? ` (${r.open_tasks} open)` : ""}</td>
 <td class="num" data-label="files">${r.files_changed ?? 0}</td>
 <td class="num" data-label="tokens">${tokens(r)}</td>

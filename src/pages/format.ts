@@ -1,8 +1,11 @@
 /**
  * @module pages/format
- * Display formats shared by the server page, the dashboard and the Markdown export.
+ * Display formats shared by the server page, the dashboard and the Markdown export: durations
+ * (the PR summary's formatter), counts (12,345 and 1.2k), times (UTC in the markup, converted to
+ * the viewer's zone by the page script) and status badges (a shape and a word, never colour alone).
  */
 import { formatSeconds } from "@waymark/protocol/summary";
+import { html } from "hono/html";
 
 /** Usage reported at complete_task: "1200 in · 300 out tokens · model · $0.0123". */
 export function formatUsage(m: {
@@ -25,6 +28,38 @@ export function formatTime(iso: string | null): string {
   return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "";
 }
 
+/** Whole numbers with thousands separators: 12,345. */
+export function formatCount(n: number): string {
+  const sign = n < 0 ? "-" : "";
+  return sign + String(Math.round(Math.abs(n))).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+const COMPACT_UNITS: readonly [number, string][] = [
+  [1e9, "B"],
+  [1e6, "M"],
+  [1e3, "k"],
+];
+
+/** Short counts for tight places: 999, 1.2k, 12k, 3.4M (rounded down, so 999,999 is 999k, never 1000k). */
+export function formatCompact(n: number): string {
+  const whole = Math.round(n);
+  for (const [size, unit] of COMPACT_UNITS) {
+    if (Math.abs(whole) < size) continue;
+    const scaled = whole / size;
+    const shown = Math.abs(scaled) < 10 ? Math.trunc(scaled * 10) / 10 : Math.trunc(scaled);
+    return `${shown}${unit}`;
+  }
+  return String(whole);
+}
+
+/**
+ * A point in time: UTC in the text (what a page without script shows) and in the title; the
+ * page script rewrites the text into the viewer's time zone.
+ */
+export function renderTime(iso: string) {
+  return html`<time datetime="${iso}" title="${iso.slice(0, 19).replace("T", " ")} UTC">${formatTime(iso)}</time>`;
+}
+
 export const STATUS_LABEL: Record<string, string> = {
   active: "in progress",
   in_progress: "in progress",
@@ -32,6 +67,20 @@ export const STATUS_LABEL: Record<string, string> = {
   partial_success: "partial success",
   failed: "failed",
 };
+
+/** The badge's shape, so a status reads without colour (and in print). */
+const STATUS_SHAPE: Record<string, string> = {
+  active: "◔",
+  in_progress: "◔",
+  success: "✓",
+  partial_success: "◐",
+  failed: "✕",
+};
+
+/** A status as a badge: shape + word on a coloured chip (the colour only repeats what the text says). */
+export function statusBadge(status: string) {
+  return html`<span class="badge st st-${status}"><span class="shape" aria-hidden="true">${STATUS_SHAPE[status] ?? "•"}</span> ${STATUS_LABEL[status] ?? status}</span>`;
+}
 
 /**
  * Bidirectional-text controls (LRE…RLO, LRI…PDI, LRM, RLM, ALM) can make agent text read

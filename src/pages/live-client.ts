@@ -14,6 +14,11 @@
  *    workflow's content is removed from the page.
  * Markup comes only from the server, which escaped every agent-written value; it is
  * parsed in an inert <template> (scripts there never run, and the CSP allows none).
+ *
+ * It also makes the page read well for its viewer: times (<time datetime>, UTC in the markup)
+ * are shown in the viewer's time zone, before a swap so unchanged blocks stay equal; tasks the
+ * viewer opened or closed stay so across swaps; the task a link points to is opened; the live
+ * indicator shows only while the workflow is active; printing opens every task.
  */
 export const LIVE_SCRIPT = `(function () {
   "use strict";
@@ -29,11 +34,68 @@ export const LIVE_SCRIPT = `(function () {
   var catchingUp = true;
   var stopped = false;
   var liveBadge = document.getElementById("live");
+  var thisYear = new Date().getFullYear();
+  var clock = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+  var oldClock = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+
+  // The year only when it is not this one.
+  function localize(node) {
+    Array.prototype.forEach.call(node.querySelectorAll("time[datetime]"), function (t) {
+      var at = new Date(t.getAttribute("datetime"));
+      if (!isNaN(at.getTime())) t.textContent = (at.getFullYear() === thisYear ? clock : oldClock).format(at);
+    });
+  }
+
+  // Only an active workflow is "live"; a finished one says "completed" in its header.
+  function showLiveBadge() {
+    var header = document.getElementById("wf-header");
+    if (liveBadge) liveBadge.hidden = Boolean(header && header.dataset.status !== "active");
+  }
 
   function setState(state, label) {
     root.dataset.state = state;
     if (liveBadge) { liveBadge.textContent = label; liveBadge.className = "live " + (state === "live" ? "on" : "off"); }
+    showLiveBadge();
   }
+
+  // Tasks the viewer opened or closed, by task id (a task's card is the first child of its item):
+  // swaps bring the server's default back, this restores the viewer's choice.
+  var chosen = new Map();
+  document.addEventListener("click", function (e) {
+    var summary = e.target && e.target.closest ? e.target.closest("summary") : null;
+    var details = summary && summary.parentElement;
+    var item = details && details.parentElement;
+    if (details && details.tagName === "DETAILS" && item && item.id && summary === details.firstElementChild) chosen.set(item.id, !details.open);
+  });
+  function cardOf(id) {
+    var item = document.getElementById(id);
+    var card = item && item.firstElementChild;
+    return card && card.tagName === "DETAILS" ? card : null;
+  }
+  function restoreChosen() {
+    chosen.forEach(function (open, id) {
+      var card = cardOf(id);
+      if (card && card.open !== open) card.open = open;
+    });
+  }
+
+  // A link to a task, decision or issue inside closed tasks opens them.
+  function revealTarget() {
+    var id = location.hash.slice(1);
+    try { id = decodeURIComponent(id); } catch (e) {}
+    var target = id ? document.getElementById(id) : null;
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS" && !node.open) { node.open = true; if (node.parentElement && node.parentElement.id) chosen.set(node.parentElement.id, true); }
+    }
+  }
+  window.addEventListener("hashchange", revealTarget);
+
+  // Printing shows every task; closed ones close again afterwards.
+  var printed = [];
+  window.addEventListener("beforeprint", function () {
+    printed = Array.prototype.filter.call(document.querySelectorAll("details:not([open])"), function (d) { d.open = true; return true; });
+  });
+  window.addEventListener("afterprint", function () { printed.forEach(function (d) { d.open = false; }); printed = []; });
 
   // The owner view (data-audience="owner") loses its feed when the session ends, not a link.
   var owner = root.dataset.audience === "owner";
@@ -85,11 +147,14 @@ export const LIVE_SCRIPT = `(function () {
   function swap(markup, seq) {
     var template = document.createElement("template");
     template.innerHTML = markup;
+    localize(template.content);
     var next = document.createElement("div");
     next.id = "wf-blocks";
     next.append(template.content);
     morph(blocks, next);
     blocks = document.getElementById("wf-blocks");
+    restoreChosen();
+    showLiveBadge();
     var name = blocks.querySelector(".wf-name");
     if (name) document.title = name.textContent + " — Waymark";
     shownSeq = Math.max(shownSeq, seq);
@@ -159,6 +224,8 @@ export const LIVE_SCRIPT = `(function () {
     get state() { return root.dataset.state; },
     disconnect: function () { if (socket) socket.close(); },
   };
+  localize(document);
+  revealTarget();
   setState("connecting", "connecting…");
   connect();
 })();`;

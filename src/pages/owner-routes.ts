@@ -19,13 +19,14 @@ import { html } from "hono/html";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/object";
 import { clientKey } from "../domain/network";
-import type { FeedbackTarget } from "../domain/view";
+import type { FeedbackTarget, WorkflowHead } from "../domain/view";
 import { allows } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
+import { taskEntries } from "../workflow/paged";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
 import { jsonExport } from "./export-json";
 import { revealBidiControls } from "./format";
@@ -42,10 +43,11 @@ import {
   workflowStub,
 } from "./forms";
 import { markdownExport } from "./markdown";
-import { renderOwnerPage } from "./owner-view";
-import { renderWorkflowBlocks } from "./page";
+import { type OwnerHead, ownerPage } from "./owner-view";
+import { workflowBlocks } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession } from "./session";
+import { htmlStream } from "./stream";
 import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
@@ -126,33 +128,36 @@ ownerRoutes.post("/dashboard/settings", formCsrf, dashboardAdmin, formBody(setti
 
 // ── One workflow ────────────────────────────────────────────────────────────
 
+/** A head the owner read: the share link's state and the feedback are always there. */
+const ownerHead = (head: WorkflowHead): OwnerHead | null =>
+  head.share ? { ...head, share: head.share, feedback: head.feedback ?? [] } : null;
+
+const HTML = { "Content-Type": "text/html; charset=UTF-8" };
+
+/** The owner view, streamed as it is rendered from the paged reads. */
 ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
   const id = c.req.param("id");
   if (!isWorkflowId(id)) return missingPage(c);
-  const result = await workflowStub(c.env, id).ownerView(c.var.account);
-  if (!result.ok) return missingPage(c);
-  const view = result.value;
+  const stub = workflowStub(c.env, id);
+  const read = await stub.readHead(c.var.account, true);
+  const head = read.ok ? ownerHead(read.value) : null;
+  if (!head) return missingPage(c);
   const on = c.req.query("on") ?? null;
-  return c.html(await shown(renderOwnerPage(view, { nonce: nonceOf(c), shareUrl: shareUrl(c, view.share), on })));
+  const page = ownerPage(head, taskEntries(stub, c.var.account), { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on });
+  return c.body(htmlStream(page), 200, HTML);
 });
 
 /**
- * What the live page and its links fetch. Without a session these answer 404 rather than
- * redirecting: the live client must not swap the sign-in page in as the workflow's blocks.
+ * What the live page fetches. Without a session this answers 404 rather than redirecting: the
+ * live client must not swap the sign-in page in as the workflow's blocks.
  */
-async function ownedView(c: Ctx, withEvents = false) {
-  const session = await currentSession(c);
-  const id = c.req.param("id") ?? "";
-  if (!session || !allows(session.scopes, "read") || !isWorkflowId(id)) return null;
-  const result = await workflowStub(c.env, id).ownerView(session.account, withEvents);
-  return result.ok ? result.value : null;
-}
-
 ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
-  const view = await ownedView(c);
-  if (!view) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.html(await shown(renderWorkflowBlocks(view, { reviewBase: `/w/${view.workflow.id}` })), 200, {
-    "Waymark-Seq": String(view.last_seq),
+  const owned = await ownedHead(c);
+  const head = owned ? ownerHead(owned.head) : null;
+  if (!owned || !head) return c.text("No such workflow in this account, or you are signed out.", 404);
+  return c.body(htmlStream(workflowBlocks(head, taskEntries(owned.stub, owned.reader), { reviewBase: `/w/${head.workflow.id}` })), 200, {
+    ...HTML,
+    "Waymark-Seq": String(head.last_seq),
   });
 });
 

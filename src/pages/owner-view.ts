@@ -1,39 +1,29 @@
 /**
  * @module pages/owner-view
  * The owner's page of one workflow (/w/<id>): the shared page's renderer (page.ts, live
- * updates included) with an owner panel above it — the share link and the forms that create,
- * rotate, expire and revoke it, and the feedback form whose comments and verdicts reach the
- * agent in its next tool result. Works whatever the state of the share link: access is the
- * dashboard session. Forms are plain HTML (no script), escaped like page.ts.
+ * updates and streaming included) with the owner's panels — the share link and the forms that
+ * create, rotate, expire and revoke it, and the feedback form (shown in the review box) whose
+ * comments and verdicts reach the agent in its next tool result. Works whatever the state of
+ * the share link: access is the dashboard session. Forms are plain HTML (no script), escaped
+ * like page.ts.
  */
 import { html } from "hono/html";
-import type { FeedbackTarget, FeedbackView, WorkflowView } from "../domain/view";
-import type { ShareInfo } from "../workflow/share";
+import type { ShareInfo } from "../domain/share-status";
+import type { FeedbackView, TaskEntry, WorkflowHead } from "../domain/view";
 import { shareForms, shareState } from "./dashboard";
-import { renderWorkflowPage, VERDICT_LABEL } from "./page";
+import { VERDICT_LABEL, workflowPage } from "./page";
+import type { Chunk, FeedbackChoice, TimelineFacts } from "./timeline";
 
 type Html = ReturnType<typeof html>;
 
-export type OwnerView = WorkflowView & { feedback: FeedbackView[]; share: ShareInfo };
+export type OwnerHead = WorkflowHead & { feedback: FeedbackView[]; share: ShareInfo };
 
 export interface OwnerPageOptions {
   nonce: string;
   /** The share link's URL while it is active. */
   shareUrl: string | null;
-  /** The id the feedback form is preselected on (`?on=<id>` from a review link). */
+  /** The id the feedback form is preselected on (`?on=<id>` from a review or comment link). */
   on: string | null;
-}
-
-/** Every thing feedback can be about, as "<kind>:<id>" values of the form's select. */
-function targets(view: WorkflowView): { value: string; label: string; id: string }[] {
-  const clip = (text: string) => (text.length > 70 ? `${text.slice(0, 69)}…` : text);
-  const item = (kind: FeedbackTarget, id: string, label: string) => ({ value: `${kind}:${id}`, label, id });
-  return [
-    item("workflow", view.workflow.id, "The whole workflow"),
-    ...view.tasks.map((t) => item("task", t.id, `Task: ${clip(t.name)}`)),
-    ...view.decisions.map((d) => item("decision", d.id, `Decision: ${clip(d.question)}`)),
-    ...view.issues.map((i) => item("issue", i.id, `Issue (${i.type}): ${clip(i.description)}`)),
-  ];
 }
 
 function renderSharePanel(base: string, share: ShareInfo, url: string | null): Html {
@@ -46,13 +36,18 @@ ${
 ${shareForms(`${base}/share`, share.status)}</section>`;
 }
 
-function renderFeedbackForm(base: string, view: WorkflowView, on: string | null): Html {
-  const choices = targets(view);
-  const selected = choices.find((c) => c.id === on)?.value ?? choices[0]?.value;
+/**
+ * The form's choices: the whole workflow, then the tasks, decisions and issues the timeline
+ * met (bounded; the one a link preselects is always there). Every item on the page also has
+ * its own comment link.
+ */
+function renderFeedbackForm(base: string, workflowId: string, choices: readonly FeedbackChoice[], on: string | null): Html {
+  const all = [{ value: `workflow:${workflowId}`, label: "The whole workflow", id: workflowId }, ...choices];
+  const selected = all.find((c) => c.id === on)?.value ?? all[0]?.value;
   return html`<section id="feedback" class="panel"><h2>Feedback to the agent</h2>
 <p class="muted">The agent receives it in the result of its next tool call on this workflow.</p>
 <form method="post" action="${base}/feedback">
-<p><label>About<br><select name="target">${choices.map((c) => html`<option value="${c.value}"${c.value === selected ? html` selected` : ""}>${c.label}</option>`)}</select></label></p>
+<p><label>About<br><select name="target">${all.map((c) => html`<option value="${c.value}"${c.value === selected ? html` selected` : ""}>${c.label}</option>`)}</select></label></p>
 <p class="verdicts">${(["comment", "approved", "changes_requested"] as const).map(
     (v) =>
       html`<label><input type="radio" name="verdict" value="${v}"${v === "comment" ? html` checked` : ""}> ${VERDICT_LABEL[v]}</label>`,
@@ -61,9 +56,15 @@ function renderFeedbackForm(base: string, view: WorkflowView, on: string | null)
 <p><button type="submit">Send feedback</button></p></form></section>`;
 }
 
-export function renderOwnerPage(view: OwnerView, options: OwnerPageOptions): Html {
-  const base = `/w/${view.workflow.id}`;
-  const panel = html`<nav class="owner-nav topbar"><a href="/dashboard">← All workflows</a><form method="post" action="/logout"><button>Sign out</button></form></nav>
-<div class="owner-panel">${renderSharePanel(base, view.share, options.shareUrl)}${renderFeedbackForm(base, view, options.on)}</div>`;
-  return renderWorkflowPage(view, { nonce: options.nonce, base, panel, blocks: { reviewBase: base } });
+export function ownerPage(head: OwnerHead, entries: AsyncIterable<TaskEntry>, options: OwnerPageOptions): AsyncGenerator<Chunk> {
+  const base = `/w/${head.workflow.id}`;
+  const top = html`<nav class="owner-nav topbar"><a href="/dashboard">← All workflows</a><form method="post" action="/logout"><button>Sign out</button></form></nav>
+${renderSharePanel(base, head.share, options.shareUrl)}`;
+  const bottom = (facts: TimelineFacts) => renderFeedbackForm(base, head.workflow.id, facts.choices, options.on);
+  return workflowPage(head, entries, {
+    nonce: options.nonce,
+    base,
+    panel: { top, bottom },
+    blocks: { reviewBase: base, selected: options.on },
+  });
 }

@@ -13,7 +13,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { authenticateToken, failedAttemptWithinBudget } from "../auth";
 import { clientKey } from "../domain/network";
-import type { Reader, WorkflowHead, WorkflowView } from "../domain/view";
+import type { Reader, WorkflowHead } from "../domain/view";
 import { requireAccount } from "../http/auth";
 import { apiError } from "../http/errors";
 import { allows } from "../http/scopes";
@@ -22,16 +22,17 @@ import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/object";
+import { taskEntries } from "../workflow/paged";
 import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import { renderLoginPage } from "./dashboard";
 import { jsonExport } from "./export-json";
-import { revealBidiControls } from "./format";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { markdownExport } from "./markdown";
 import { ownerRoutes } from "./owner-routes";
-import { renderGonePage, renderWorkflowBlocks, renderWorkflowPage } from "./page";
+import { renderGonePage, workflowBlocks, workflowPage } from "./page";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
+import { htmlStream } from "./stream";
 import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
@@ -48,34 +49,9 @@ async function verifiedWorkflow(c: Ctx): Promise<string | null> {
   return verifiedShareWorkflow(await shareSecret(c.env), c.req.param("token") ?? "");
 }
 
-type Shared = { ok: true; view: WorkflowView } | { ok: false; status: 404 | 410 };
-
-/** The workflow a share token opens, or why not (410 revoked/expired, 404 unknown or forged). */
-async function sharedView(c: Ctx, withEvents = false): Promise<Shared> {
-  const workflowId = await verifiedWorkflow(c);
-  if (!workflowId) return { ok: false, status: 404 };
-  const { status, view } = await workflowStub(c.env, workflowId).sharedView(c.req.param("token") ?? "", withEvents);
-  if (status === "active" && view) return { ok: true, view };
-  return { ok: false, status: status === "not_found" || status === "none" ? 404 : 410 };
-}
-
 const gonePage = (c: Ctx, status: 404 | 410) => c.html(renderGonePage(nonceOf(c)), status);
 
-/** Agent text on pages: bidi controls become visible code points (the markup itself has none). */
-const shown = async (rendered: ReturnType<typeof renderWorkflowBlocks>) => revealBidiControls((await rendered).toString());
-
-pageRoutes.get("/s/:token", pageHeaders, async (c) => {
-  const shared = await sharedView(c);
-  if (!shared.ok) return gonePage(c, shared.status);
-  return c.html(await shown(renderWorkflowPage(shared.view, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })));
-});
-
-/** The page's blocks rendered now: the live page swaps them in after events (one renderer for both). */
-pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
-  const shared = await sharedView(c);
-  if (!shared.ok) return c.text("This workflow is no longer shared.", shared.status);
-  return c.html(await shown(renderWorkflowBlocks(shared.view)), 200, { "Waymark-Seq": String(shared.view.last_seq) });
-});
+const HTML = { "Content-Type": "text/html; charset=UTF-8" };
 
 type SharedHead =
   | { ok: true; stub: DurableObjectStub<WorkflowObject>; reader: Reader; head: WorkflowHead }
@@ -91,6 +67,24 @@ async function sharedHead(c: Ctx): Promise<SharedHead> {
   if (head.ok) return { ok: true, stub, reader, head: head.value };
   return { ok: false, status: head.code === "UNAUTHORIZED" ? 410 : 404 };
 }
+
+/** The page, streamed as it is rendered from the paged reads (agent text's bidi controls shown as code points). */
+pageRoutes.get("/s/:token", pageHeaders, async (c) => {
+  const shared = await sharedHead(c);
+  if (!shared.ok) return gonePage(c, shared.status);
+  const entries = taskEntries(shared.stub, shared.reader);
+  return c.body(htmlStream(workflowPage(shared.head, entries, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })), 200, HTML);
+});
+
+/** The page's blocks rendered now: the live page swaps them in after events (one renderer for both). */
+pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
+  const shared = await sharedHead(c);
+  if (!shared.ok) return c.text("This workflow is no longer shared.", shared.status);
+  return c.body(htmlStream(workflowBlocks(shared.head, taskEntries(shared.stub, shared.reader))), 200, {
+    ...HTML,
+    "Waymark-Seq": String(shared.head.last_seq),
+  });
+});
 
 /** The workflow with its whole event log and hash chain, streamed: `waymark verify` checks it offline. */
 pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {

@@ -1,48 +1,89 @@
 /**
  * @module pages/style
- * The page's stylesheet: plain CSS, readable from a phone to a wide laptop screen. Served in a nonce'd <style>.
+ * The pages' stylesheet: plain CSS, readable from a phone to a wide laptop screen, in light
+ * and dark colour schemes, and on paper. Served in a nonce'd <style> (the CSP allows no inline
+ * style attributes, hence the bar width classes). On the workflow page the boxes written after
+ * the timeline (review, feedback, plan) are placed above it with flex `order`.
  */
+import { BAR_STEPS } from "./files";
+
+/** `.w0`…`.w20`: a bar segment's width in steps of 100 / BAR_STEPS percent of the bar. */
+const BAR_WIDTHS = Array.from({ length: BAR_STEPS + 1 }, (_, i) => `.bar .w${i}{width:${(i * 100) / BAR_STEPS}%}`).join("");
+
 export const PAGE_STYLE = `
-:root{--fg:#1d2125;--muted:#626f86;--line:#dcdfe4;--bg:#fff;--soft:#f7f8f9;--ok:#1f845a;--warn:#a54800;--bad:#c9372c;--run:#0c66e4}
+:root{color-scheme:light dark;--fg:#1d2125;--muted:#5e6c84;--line:#dcdfe4;--bg:#fff;--soft:#f4f5f7;--card:#fff;--ok:#1f845a;--ok-bg:#dcfff1;--warn:#a54800;--warn-bg:#fff3eb;--bad:#c9372c;--bad-bg:#ffeceb;--run:#0c66e4;--run-bg:#e9f2ff;--add:#1f845a;--del:#c9372c}
+@media (prefers-color-scheme:dark){:root{--fg:#dee4ea;--muted:#9fadbc;--line:#38414a;--bg:#161a1d;--soft:#22272b;--card:#1d2125;--ok:#4bce97;--ok-bg:#1c3329;--warn:#fea362;--warn-bg:#3a2719;--bad:#f87168;--bad-bg:#42221f;--run:#579dff;--run-bg:#1c2b41;--add:#4bce97;--del:#f87168}}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);overflow-wrap:anywhere}
 main{max-width:1100px;margin:0 auto;padding:12px 16px 48px}
-h1{font-size:1.5rem;margin:.3em 0}h2{font-size:1.15rem;margin:1.4em 0 .5em}h3{font-size:1rem;margin:0;display:inline}h4{font-size:.8rem;margin:.6em 0 .2em;color:var(--muted);text-transform:uppercase;letter-spacing:.03em}
+h1{font-size:1.5rem;margin:.3em 0}h2{font-size:1.15rem;margin:1.2em 0 .5em}h3{font-size:1rem;margin:0;display:inline}h4{font-size:.78rem;margin:.7em 0 .2em;color:var(--muted);text-transform:uppercase;letter-spacing:.03em}
 p{margin:.35em 0}ul,ol{margin:.3em 0;padding-left:1.3em}
 a{color:var(--run)}code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap}
 .topbar{display:flex;gap:12px;align-items:center;font-size:.85rem}.brand{font-weight:700;margin-right:auto}
-.live{padding:1px 8px;border-radius:10px;background:var(--soft);color:var(--muted)}.live.on{background:#dcfff1;color:var(--ok)}.live.off{background:#fff3eb;color:var(--warn)}
+.live{padding:1px 8px;border-radius:10px;background:var(--soft);color:var(--muted)}.live.on{background:var(--ok-bg);color:var(--ok)}.live.on::before{content:"● "}.live.off{background:var(--warn-bg);color:var(--warn)}
+.live[hidden]{display:none}
 .muted,.times{color:var(--muted);font-size:.9em}.description{white-space:pre-wrap}
-.badge{display:inline-block;font-size:.75rem;padding:1px 8px;border-radius:10px;background:var(--soft);vertical-align:middle;font-weight:600}
-.s-success{color:var(--ok)}.s-failed{color:var(--bad)}.s-partial_success{color:var(--warn)}.s-active,.s-in_progress{color:var(--run)}
-.badge.s-success{background:#dcfff1}.badge.s-failed{background:#ffeceb}.badge.s-partial_success{background:#fff3eb}.badge.s-active,.badge.s-in_progress{background:#e9f2ff}
-.totals{display:grid;grid-template-columns:repeat(auto-fit,minmax(110px,1fr));gap:8px;margin:12px 0}
-.totals div{background:var(--soft);border-radius:8px;padding:8px 10px}.totals b{display:block;font-size:1.2rem}.totals span{font-size:.8rem;color:var(--muted)}
-.review{border:2px solid var(--bad);background:#ffeceb;border-radius:8px;padding:4px 14px;margin:12px 0}.review h2{margin:.4em 0;color:var(--bad)}
+.badge{display:inline-block;font-size:.75rem;line-height:1.5;padding:0 8px;border-radius:10px;border:1px solid var(--line);background:var(--soft);color:var(--fg);vertical-align:middle;font-weight:600}
+.badge .shape{font-size:.9em}
+.st-success,.v-approved{background:var(--ok-bg);border-color:var(--ok)}.st-success .shape,.v-approved .shape{color:var(--ok)}
+.st-failed,.v-changes_requested{background:var(--bad-bg);border-color:var(--bad)}.st-failed .shape,.v-changes_requested .shape{color:var(--bad)}
+.st-partial_success{background:var(--warn-bg);border-color:var(--warn)}.st-partial_success .shape{color:var(--warn)}
+.st-active,.st-in_progress,.v-comment{background:var(--run-bg);border-color:var(--run)}.st-active .shape,.st-in_progress .shape{color:var(--run)}
+h1 .badge{font-size:.85rem;font-weight:600}
+.totals{display:grid;grid-template-columns:repeat(auto-fit,minmax(105px,1fr));gap:8px;margin:12px 0}
+.totals div{background:var(--soft);border-radius:8px;padding:6px 10px}.totals b{display:block;font-size:1.15rem}.totals span{font-size:.78rem;color:var(--muted)}
+.box{border:1px solid var(--line);border-radius:8px;padding:2px 14px 8px;margin:10px 0;background:var(--card)}.box h2{margin:.5em 0;font-size:1.05rem}
+.count{font-size:.8rem;font-weight:400;color:var(--muted);margin-left:6px}
+.review{border:2px solid var(--bad);background:var(--bad-bg)}.review .settled{opacity:.7}.review h2{color:var(--bad)}.review .count{color:inherit}
+.kind{display:inline-block;font-size:.7rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;vertical-align:1px}
 .alert{color:var(--bad);font-weight:600}
-.tree,.subtasks,.milestones,.cards{list-style:none;padding-left:0}
-.subtasks{margin-left:14px;border-left:2px solid var(--line);padding-left:10px}
-.task{margin:8px 0}.task-body,.cards>li{border:1px solid var(--line);border-radius:8px;padding:10px 12px;background:var(--bg)}
-.task-head{display:flex;flex-wrap:wrap;gap:8px;align-items:baseline}
-.chip{display:inline-block;font-size:.8rem;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:0 6px;margin:0 4px 2px 0}
-.tag{font-size:.75rem;border-radius:6px;padding:0 6px;background:var(--soft)}.tag.warn{background:#fff3eb;color:var(--warn);font-weight:600}
-.filelist{list-style:none;padding-left:0}.filelist li{padding:1px 4px;border-radius:4px}
-.out-of-scope{background:#fff3eb;outline:1px solid #f5cd47}
-.fs{display:inline-block;width:1.4em;text-align:center;font-weight:700;font-family:ui-monospace,monospace}.fs-A{color:var(--ok)}.fs-D{color:var(--bad)}.fs-M{color:var(--run)}.fs-R{color:var(--warn)}
-.milestones{margin:4px 0 0 14px}.milestone{font-size:.9rem}.milestone progress{width:120px;vertical-align:middle}
+.plan .steps{padding-left:0;list-style:none}.plan .step{padding:2px 0}.step-mark{display:inline-block;width:1.2em;color:var(--muted)}.step.done .step-mark{color:var(--ok);font-weight:700}
+.tree,.timeline,.cards{list-style:none;padding-left:0;margin:0}
+.task{margin:8px 0}
+.task-card{border:1px solid var(--line);border-radius:8px;background:var(--card)}
+.task-card>summary{cursor:pointer;padding:8px 12px;display:flex;flex-wrap:wrap;gap:4px 10px;align-items:baseline;list-style-position:outside}
+.task-card>summary::marker{color:var(--muted)}
+.task-card[open]>summary{border-bottom:1px solid var(--line)}
+.task-line{display:inline-flex;gap:8px;align-items:baseline;min-width:0}.task-name{font-size:1rem}
+.facts{display:inline-flex;flex-wrap:wrap;gap:2px 10px;font-size:.85rem;color:var(--muted)}
+.task-body{padding:6px 12px 4px}
+.timeline{margin:0 0 6px 12px;border-left:2px solid var(--line);padding:0 10px 0 12px}
+.timeline>.task{margin:8px 0}.timeline:empty{display:none}
+.item{position:relative;padding:4px 0;font-size:.92rem}.item::before{content:"";position:absolute;left:-18px;top:.85em;width:10px;height:10px;border-radius:50%;background:var(--bg);border:2px solid var(--muted)}
+.item.decision::before{border-color:var(--run);border-radius:2px}.item.issue::before{border-color:var(--warn);transform:rotate(45deg);border-radius:1px}.item.needs-review::before{border-color:var(--bad);background:var(--bad)}
+.item p{margin:.15em 0}.item time,.feedback time{font-size:.8rem;color:var(--muted)}
+.item.needs-review{background:var(--bad-bg);border-radius:6px;padding:4px 8px;margin-left:-8px}
+.chip{display:inline-block;font-size:.78rem;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:0 6px;margin:0 2px 2px 0}
+.plan-chip{color:var(--ok)}
+.tag{font-size:.75rem;border-radius:6px;padding:0 6px;background:var(--soft);border:1px solid var(--line);font-weight:600}.tag.warn{background:var(--warn-bg);color:var(--warn);border-color:var(--warn)}
+table.files{width:100%;border-collapse:collapse;margin:2px 0;table-layout:fixed}table.files td{border-bottom:1px solid var(--line);padding:3px 6px;vertical-align:baseline}
+table.files .cs{width:1.9em}table.files .cn{width:4.2em}table.files .cb{width:96px}table.files td:first-child{padding-left:2px}
+table.files .num{text-align:right;white-space:nowrap;font:12px ui-monospace,monospace;overflow:hidden;text-overflow:ellipsis}table.files .tag{display:inline-block;white-space:normal;max-width:100%;margin:1px 0}
+tr.out-of-scope{background:var(--warn-bg)}tr.out-of-scope td:first-child{box-shadow:inset 3px 0 var(--warn)}
+.add{color:var(--add)}.del{color:var(--del)}
+td.bar{padding-right:0;white-space:nowrap;overflow:hidden;font-size:0}.bar span{display:inline-block;height:8px;vertical-align:middle}.bar .b-add{background:var(--add);border-radius:2px 0 0 2px}.bar .b-del{background:var(--del);border-radius:0 2px 2px 0}
+${BAR_WIDTHS}
+abbr.fs{text-decoration:none}
+.fs{display:inline-block;width:1.4em;text-align:center;font-weight:700;font-family:ui-monospace,monospace}.fs-A{color:var(--add)}.fs-D{color:var(--del)}.fs-M{color:var(--run)}.fs-R{color:var(--warn)}
+.milestone progress{width:100px;vertical-align:middle}
 .options .chosen{font-weight:700}.options .chosen::after{content:" ✓";color:var(--ok)}
-.needs-review{border-color:var(--bad)!important;border-width:2px!important}
 .tests.t-passed{color:var(--ok)}.tests.t-failed{color:var(--bad)}
+.commit-list{list-style:none;padding-left:0}.commit-list code{color:var(--muted)}
 .gone{text-align:center;padding-top:20vh}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 .actions form{display:inline-flex;gap:4px;margin:2px 4px 2px 0;align-items:center}
-input,button,select{font:inherit;padding:4px 8px}.linkbox{font-size:.8rem;word-break:break-all}
-.owner-nav{margin:6px 0}.owner-panel{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:8px 0 4px;align-items:start}
-.panel{border:1px solid var(--line);border-radius:8px;padding:4px 14px 10px;background:var(--soft)}.panel h2{margin:.5em 0;font-size:1.05rem}
+input,button,select,textarea{font:inherit;padding:4px 8px}.linkbox{font-size:.8rem;word-break:break-all}
+.owner-nav{margin:6px 0}
+.panel{border:1px solid var(--line);border-radius:8px;padding:4px 14px 10px;background:var(--soft);margin:10px 0}.panel h2{margin:.5em 0;font-size:1.05rem}
 .panel select,.panel textarea{width:100%;max-width:100%}.verdicts{display:flex;flex-wrap:wrap;gap:12px}
-.badge.v-comment{background:#e9f2ff;color:var(--run)}.badge.v-approved{background:#dcfff1;color:var(--ok)}.badge.v-changes_requested{background:#ffeceb;color:var(--bad)}
+.feedback{border:1px solid var(--line);border-radius:8px;padding:6px 10px;margin:6px 0;background:var(--card)}
 .feedback.v-changes_requested{border-left:4px solid var(--bad)}.feedback.v-approved{border-left:4px solid var(--ok)}.fb-body{white-space:pre-wrap}
-.review-link{font-size:.85rem;margin-left:6px}
+.review-link,.comment-link{font-size:.82rem;margin-left:6px}
+.chain{margin-top:24px;font-size:.8rem;color:var(--muted)}
+#wm{display:flex;flex-direction:column}#wf-blocks{display:contents}
+#wm>*,#wf-blocks>*{order:50}
+#wm>.topbar{order:1}#wm>.owner-nav{order:2}#wf-header{order:3}#wf-totals{order:4}#wf-lines{order:5}#wf-review{order:6}#wf-feedback{order:7}#feedback{order:8}#share{order:9}#wf-plan{order:10}#wf-tasks{order:11}#wf-broken{order:12}#wf-chain{order:13}
+[hidden]{display:none!important}
 .filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:10px 0;padding:10px 12px;background:var(--soft);border-radius:8px}
 .filters label{display:flex;flex-direction:column;font-size:.8rem;color:var(--muted);gap:2px}.filters label.check{flex-direction:row;align-items:center;gap:4px;color:var(--fg);font-size:.9rem;padding-bottom:6px}
 .filters input[type=search]{min-width:220px}.settings{margin:8px 0}.settings summary{cursor:pointer;color:var(--run)}
@@ -50,8 +91,20 @@ input,button,select{font:inherit;padding:4px 8px}.linkbox{font-size:.8rem;word-b
 .badge,th,.tag,button{white-space:nowrap;overflow-wrap:normal}.panel .actions{display:flex;flex-wrap:wrap;gap:0 8px}.workflows td code{font-size:11px}.workflows td{padding:8px}
 .share-manage{display:inline-block;margin-left:6px;font-size:.85rem}.share-manage summary{cursor:pointer;color:var(--run)}.share-manage[open]{display:block;margin:6px 0 0}
 .pager{display:flex;gap:16px;justify-content:center;margin:14px 0}.wf-link{text-decoration:none}
-@media (max-width:900px){.owner-panel{grid-template-columns:1fr}}
 @media (max-width:640px){.filters input[type=search]{min-width:0;width:100%}.filters label{flex:1 1 100%}.num{text-align:left}
- td.num{display:inline-block;width:auto;padding-right:12px}td.num::before{content:attr(data-label) ": ";color:var(--muted)}body{font-size:14px}main{padding:8px 10px 40px}.subtasks{margin-left:4px;padding-left:8px}.totals{grid-template-columns:repeat(3,1fr)}
- table,thead,tbody,tr,th,td{display:block}thead{display:none}tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}td{border:0;padding:3px 6px}}
+ td.num{display:inline-block;width:auto;padding-right:12px}td.num::before{content:attr(data-label) ": ";color:var(--muted)}body{font-size:14px}main{padding:8px 10px 40px}
+ .totals{grid-template-columns:repeat(3,1fr);gap:6px}.totals div{padding:4px 8px}.totals b{font-size:1.05rem}.timeline{margin-left:4px;padding:0 4px 0 10px}.task-card>summary{padding:8px}.task-body{padding:6px 8px 4px}
+ table.files .cb{width:0}td.bar{padding:0}table.files .cn{width:3.1em}table.files .num{font-size:11px;padding:3px 2px}
+ table:not(.files),table:not(.files) thead,table:not(.files) tbody,table:not(.files) tr,table:not(.files) th,table:not(.files) td{display:block}table:not(.files) thead{display:none}
+ table:not(.files) tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}table:not(.files) td{border:0;padding:3px 6px}
+ table.files td.num{display:table-cell;text-align:right}table.files td.num::before{content:none}}
+@media print{
+ :root{--fg:#000;--muted:#444;--line:#bbb;--bg:#fff;--soft:#fff;--card:#fff}
+ body{font-size:11pt}main{max-width:none;padding:0}
+ .topbar,.owner-nav,#share,#feedback,.review-link,.comment-link,.live{display:none!important}
+ details::details-content{content-visibility:visible;display:contents}
+ .task-card>summary{list-style:none}.task-card>summary::marker,.task-card>summary::-webkit-details-marker{display:none;content:""}
+ .task,.item,tr{break-inside:avoid}a{color:inherit;text-decoration:none}
+ .bar span{print-color-adjust:exact;-webkit-print-color-adjust:exact}
+}
 `;

@@ -23,3 +23,13 @@ export interface DomDocument {
 export interface DomWindow {
   innerWidth: number;
 }
+
+/** Elements as the review page test walks them. */
+export interface DomNode {
+  id: string;
+  className: string;
+  textContent: string | null;
+  open?: boolean;
+  children: ArrayLike<DomNode>;
+  querySelector(selector: string): DomNode | null;
+}

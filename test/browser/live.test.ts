@@ -47,7 +47,7 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     ]) {
       expect(text, label).toContain(label);
     }
-    expect(await page.locator(`[id="sub-${recorded.rootTaskId}"] > [id="${recorded.childTaskId}"]`).count()).toBe(1);
+    expect(await page.locator(`[id="tl-${recorded.rootTaskId}"] > [id="${recorded.childTaskId}"]`).count()).toBe(1);
     expect(await page.locator("#wf-review").isVisible()).toBe(true);
     // Laptop and phone widths both lay out without horizontal scrolling.
     for (const width of [1280, 375]) {
@@ -131,7 +131,10 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
       await page.waitForSelector(`[id="${String(task.task_id)}"]`, { timeout: 5000 });
       latencies.push(performance.now() - started);
       await callTool("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: `done ${i}` } });
-      await page.waitForFunction((id) => document.getElementById(`body-${id}`)?.textContent?.includes("success"), String(task.task_id));
+      await page.waitForFunction(
+        (id) => document.querySelector(`[id="${id}"] .badge`)?.textContent?.includes("success"),
+        String(task.task_id),
+      );
     }
     latencies.sort((a, b) => a - b);
     console.log(`live update latency (tool call start → DOM): median ${latencies[2]?.toFixed(0)} ms, max ${latencies[4]?.toFixed(0)} ms`);

@@ -230,6 +230,8 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
   async function screenshot(page: Page, name: string, readme = true): Promise<void> {
     const dir = process.env.SCREENSHOTS === "1" && readme ? resolve(import.meta.dirname, "../../docs/screenshots") : "/tmp/waymark-shots";
     mkdirSync(dir, { recursive: true });
-    await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
+    // Viewport-height crops of the top of the page keep the README images small.
+    await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
+    await page.screenshot({ path: `${dir}/${name}.png` });
   }
 });

@@ -68,9 +68,9 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
       const name = await page.locator(".wf-name").textContent();
       // Shown as written, except that bidi controls are revealed as code points.
       expect(name).toBe(shown(payload));
-      expect(await page.locator(`[id="body-${recorded.childTaskId}"] h3`).textContent()).toBe(shown(payload));
+      expect(await page.locator(`[id="${recorded.childTaskId}"] .task-name`).textContent()).toBe(shown(payload));
       expect(await page.locator(".decision strong").first().textContent()).toBe(shown(payload));
-      const codes = await page.locator(".filelist code").allTextContents();
+      const codes = await page.locator("table.files .path code").allTextContents();
       expect(codes).toContain(shown(asRepoPath(payload, "README.md")));
       // No element, attribute or URL came from the payload.
       const injected = await page.evaluate(() => ({
@@ -141,13 +141,13 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
       achievements: [text()],
       limitations: [text()],
     });
-    await page.waitForFunction(() => document.querySelectorAll(".filelist code").length > 0, undefined, { timeout: 5000 });
+    await page.waitForFunction(() => document.querySelectorAll("table.files .path code").length > 0, undefined, { timeout: 5000 });
     await page.waitForFunction(() => document.querySelector(".wf-outcome") !== null, undefined, { timeout: 5000 });
     const trap = await trapped(page);
     expect(trap.xss).toBeUndefined();
     expect(trap.violations).toEqual([]);
     expect(dialogs).toEqual([]);
-    const files = await page.locator(".filelist code").allTextContents();
+    const files = await page.locator("table.files .path code").allTextContents();
     expect(files.sort()).toEqual(XSS_PAYLOADS.map((p, i) => shown(asRepoPath(p, `f${i}`))).sort());
     await page.close();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fulfils, planProgress } from "../../src/domain/plan";
+import { fulfils, planProgress, planStepMatcher } from "../../src/domain/plan";
 
 const task = (name: string, goal = "") => ({ task_id: "tk", name, goal });
 
@@ -39,5 +39,19 @@ describe("plan steps tied to tasks where names allow", () => {
       { step: "2", goal: "Migrate callbacks", done_by: ["tk_b", "tk_c"] },
       { step: "3", goal: "Update the docs", done_by: [] },
     ]);
+  });
+
+  it.each([
+    ["1. Install NextAuth v5", "", [0]],
+    ["Install NextAuth v5 and migrate callbacks", "", [0, 1]],
+    ["Unrelated", "Nothing", []],
+    ["Docs", "Update the docs", [2]],
+  ])("a streamed page matches each task once against the prepared plan: %s", (name, goal, steps) => {
+    const match = planStepMatcher([
+      { step: "1", goal: "Install NextAuth v5" },
+      { step: "2", goal: "Migrate callbacks" },
+      { step: "3", goal: "Update the docs" },
+    ]);
+    expect(match({ name, goal })).toEqual(steps);
   });
 });

@@ -179,7 +179,9 @@ describe("feedback", () => {
     ]) {
       expect(page).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt; looks &lt;b&gt;wrong&lt;/b&gt;");
       expect(page).not.toContain("<img src=x");
-      expect(page).toMatch(/<span class="badge v-approved">approved<\/span> on <a href="#[^"]+">the workflow<\/a>/);
+      expect(page).toMatch(
+        /<span class="badge v-approved"><span class="shape" aria-hidden="true">✓<\/span> approved<\/span> on <a href="#[^"]+">the workflow<\/a>/,
+      );
     }
     const markdown = await (await workerFetch(`${ORIGIN}/w/${id}/export.md`, { headers: { Cookie: cookie } })).text();
     expect(markdown).toContain("### Reviewer feedback");

@@ -1,5 +1,6 @@
 import { env, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { EXPANDED_TASKS } from "../../src/pages/timeline";
 import { TOKENS, workerFetch } from "../support/worker";
 import { recordFullWorkflow, toolCaller } from "./fixture";
 
@@ -199,13 +200,27 @@ describe("the page and exports", () => {
     ]) {
       expect(body, label).toContain(label);
     }
-    // The subtask is nested under its parent.
-    const rootAt = body.indexOf(`<li class="task s-partial_success" id="${recorded.rootTaskId}"`);
-    const childAt = body.indexOf(`id="${recorded.childTaskId}"`);
+    // The subtask is nested in its parent's timeline, after the decision the parent logged before starting it.
+    const rootAt = body.indexOf(`<li class="task" id="${recorded.rootTaskId}"><details class="task-card" open>`);
     expect(rootAt).toBeGreaterThan(0);
-    expect(childAt).toBeGreaterThan(body.indexOf(`id="sub-${recorded.rootTaskId}"`));
-    // README.md is outside the declared areas.
-    expect(body).toMatch(/<li class="out-of-scope"><span class="fs fs-M">M<\/span> <code>README\.md<\/code>/);
+    const timelineAt = body.indexOf(`<ol class="timeline" id="tl-${recorded.rootTaskId}">`);
+    expect(body.indexOf('class="item decision"')).toBeGreaterThan(timelineAt);
+    expect(body.indexOf(`id="${recorded.childTaskId}"`)).toBeGreaterThan(body.indexOf('class="item decision"'));
+    // Status by a badge: a shape and a word.
+    expect(body).toContain(
+      '<span class="badge st st-partial_success"><span class="shape" aria-hidden="true">◐</span> partial success</span>',
+    );
+    // README.md is outside the declared areas and left uncommitted, said in words; a rename is one row.
+    expect(body).toMatch(
+      /<tr class="file out-of-scope"><td><abbr class="fs fs-M" title="modified">M<\/abbr><\/td><td class="path"><code>README\.md<\/code> <span class="tag">○ uncommitted<\/span> <span class="tag warn">⚠ outside declared areas<\/span>/,
+    );
+    expect(body.split("src/auth/old-name.ts").length - 1).toBe(1);
+    // Times are <time> elements: UTC in the text and the title, the page script shows local time.
+    expect(body).toMatch(
+      /<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/,
+    );
+    // A finished workflow is not "live".
+    expect(body).toContain('<span id="live" class="live" hidden>');
   });
 
   it("exports JSON (the WorkflowView) and Markdown", async () => {
@@ -231,6 +246,23 @@ describe("the page and exports", () => {
     expect(md).toContain("| A | `src/auth/jwt.ts` |");
     expect(md).toMatch(/\| M \| `README\.md` \| +\| +\| uncommitted, \*\*⚠ outside declared areas\*\* \|/);
     expect(md).toContain("Decisions:\n- **Decision question** → Option A");
+  });
+
+  it("starts a long workflow with its finished tasks collapsed, open ones expanded", async () => {
+    const wf = await acme("start_workflow", { name: "Long" });
+    const id = String(wf.workflow_id);
+    const done: string[] = [];
+    for (let i = 0; i < EXPANDED_TASKS; i++) {
+      const task = await acme("start_task", { workflow_id: id, name: `Done ${i}`, goal: "g" });
+      await acme("complete_task", { task_id: task.task_id, status: "success", outcome: { summary: "s" } });
+      done.push(String(task.task_id));
+    }
+    const before = await (await workerFetch(String(wf.share_url))).text();
+    expect(before).toContain(`<li class="task" id="${done[0]}"><details class="task-card" open>`);
+    const open = String((await acme("start_task", { workflow_id: id, name: "Still running", goal: "g" })).task_id);
+    const after = await (await workerFetch(String(wf.share_url))).text();
+    for (const taskId of done) expect(after).toContain(`<li class="task" id="${taskId}"><details class="task-card">`);
+    expect(after).toContain(`<li class="task" id="${open}"><details class="task-card" open>`);
   });
 
   it("renders a 500-task workflow quickly", async () => {

@@ -59,9 +59,14 @@ describe("line counts and commits from the helper, on complete_task, the page an
     expect(files.branch).toBe("main");
 
     const page = await (await workerFetch(String(wf.share_url))).text();
-    expect(page).toContain('Lines <span class="fs-A">+3</span> <span class="fs-D">−1</span>');
+    // The task's line totals, and per file its counts (a binary file said so).
+    expect(page).toContain(
+      '<span class="lines"><span class="add">+3</span> <span class="del">−1</span> <span class="muted">· 1 binary</span></span>',
+    );
+    expect(page).toMatch(/<code>src\/app\.ts<\/code><\/td><td class="num add">\+3<\/td><td class="num del">−1<\/td>/);
+    expect(page).toMatch(/<code>assets\/logo\.png<\/code><\/td><td class="num muted" colspan="2">binary<\/td>/);
     expect(page).toContain("Fix &lt;script&gt;alert(1)&lt;/script&gt;");
-    expect(page).toContain("Lines changed: +3 −1, 1 binary");
+    expect(page).toMatch(/Lines changed: <span class="lines"><span class="add">\+3<\/span> <span class="del">−1<\/span>/);
     expect(page).not.toContain("not-this-task");
 
     const md = await (await workerFetch(`${String(wf.share_url)}/export.md`)).text();

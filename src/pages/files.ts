@@ -1,0 +1,131 @@
+/**
+ * @module pages/files
+ * A task's changed files as a reviewer reads them: one row per file (a rename once, not as a
+ * deletion, an addition and a rename), its lines added and removed with a small bar in
+ * proportion to the task's largest change, and text labels for what needs an eye: outside the
+ * declared areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
+ */
+import type { LineTotals } from "@waymark/protocol/review";
+import type { LineCount } from "@waymark/protocol/wire";
+import { html } from "hono/html";
+import type { TaskView } from "../domain/view";
+import { formatCount } from "./format";
+
+type Html = ReturnType<typeof html>;
+
+/** Bar widths are multiples of 100 / BAR_STEPS percent (style.ts defines a class per step). */
+export const BAR_STEPS = 20;
+
+export interface FileRow {
+  status: "A" | "M" | "D" | "R";
+  path: string;
+  /** The old path of a rename. */
+  from?: string;
+  /** Lines added and removed; "binary" for a file git treats as binary; null when not measured. */
+  lines: { added: number; removed: number } | "binary" | null;
+  outOfScope: boolean;
+  uncommitted: boolean;
+  /** Bar widths in steps of BAR_STEPS (a non-zero count is at least one step). */
+  bar: { added: number; removed: number };
+}
+
+/** A task's own files (a parent's without those its subtasks changed) and how many its subtasks changed. */
+export interface TaskFiles {
+  rows: FileRow[];
+  inSubtasks: number;
+  /** Not listed: more than the helper could send (counted per directory in the JSON export). */
+  omitted: number;
+  /** Lines of the rows listed. */
+  totals: LineTotals;
+}
+
+const steps = (count: number, largest: number) =>
+  count === 0 || largest === 0 ? 0 : Math.max(1, Math.round((count / largest) * BAR_STEPS));
+
+/**
+ * The rows of a task's files: added, modified, deleted, then renamed; each path once. Paths in
+ * `inSubtasks` (a parent's files that a subtask also lists) are counted, not listed: the
+ * subtask lists them.
+ */
+export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">, inSubtasks: ReadonlySet<string> = new Set()): TaskFiles {
+  const f = task.files_changed;
+  const totals: LineTotals = { added: 0, removed: 0, binary: 0 };
+  if (!f) return { rows: [], inSubtasks: 0, omitted: 0, totals };
+  const unexpected = new Set(task.verification?.unexpected_files ?? []);
+  const uncommitted = new Set(f.uncommitted);
+  const counts = new Map<string, LineCount>((f.lines ?? []).map((line) => [line.path, line]));
+  const renamedFrom = new Set(f.renamed.map((r) => r.from));
+  const renamedTo = new Set(f.renamed.map((r) => r.to));
+  const row = (status: FileRow["status"], path: string, from?: string): FileRow => {
+    const count = counts.get(path);
+    return {
+      status,
+      path,
+      ...(from === undefined ? {} : { from }),
+      lines: count === undefined ? null : "binary" in count ? "binary" : { added: count.added, removed: count.removed },
+      outOfScope: unexpected.has(path) || (from !== undefined && unexpected.has(from)),
+      uncommitted: uncommitted.has(path) || (from !== undefined && uncommitted.has(from)),
+      bar: { added: 0, removed: 0 },
+    };
+  };
+  const all = [
+    ...f.added.filter((p) => !renamedTo.has(p)).map((p) => row("A", p)),
+    ...f.modified.map((p) => row("M", p)),
+    ...f.deleted.filter((p) => !renamedFrom.has(p)).map((p) => row("D", p)),
+    ...f.renamed.map((r) => row("R", r.to, r.from)),
+  ];
+  const rows = all.filter((r) => !inSubtasks.has(r.path) && (r.from === undefined || !inSubtasks.has(r.from)));
+  const largest = Math.max(0, ...rows.map((r) => (r.lines && r.lines !== "binary" ? r.lines.added + r.lines.removed : 0)));
+  for (const r of rows) {
+    if (r.lines === "binary") totals.binary++;
+    else if (r.lines) {
+      totals.added += r.lines.added;
+      totals.removed += r.lines.removed;
+      r.bar = { added: steps(r.lines.added, largest), removed: steps(r.lines.removed, largest) };
+    }
+  }
+  return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, totals };
+}
+
+const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
+
+/** One file; `measured`: the task has line counts (else the counts and bar columns are left out). */
+function renderRow(r: FileRow, measured: boolean): Html {
+  const counts = !measured
+    ? ""
+    : r.lines === null
+      ? html`<td class="num muted" colspan="2">not measured</td><td></td>`
+      : r.lines === "binary"
+        ? html`<td class="num muted" colspan="2">binary</td><td></td>`
+        : html`<td class="num add">+${formatCount(r.lines.added)}</td><td class="num del">−${formatCount(r.lines.removed)}</td><td class="bar" aria-hidden="true"><span class="b-add w${r.bar.added}"></span><span class="b-del w${r.bar.removed}"></span></td>`;
+  return html`<tr class="file${r.outOfScope ? " out-of-scope" : ""}"><td><abbr class="fs fs-${r.status}" title="${STATUS_WORD[r.status]}">${r.status}</abbr></td><td class="path"><code>${
+    r.from === undefined ? r.path : html`${r.from} → ${r.path}`
+  }</code>${r.uncommitted ? html` <span class="tag">○ uncommitted</span>` : ""}${
+    r.outOfScope ? html` <span class="tag warn">⚠ outside declared areas</span>` : ""
+  }</td>${counts}</tr>`;
+}
+
+const MEASURED_COLUMNS = html`<colgroup><col class="cs"><col><col class="cn"><col class="cn"><col class="cb"></colgroup>`;
+const UNMEASURED_COLUMNS = html`<colgroup><col class="cs"><col></colgroup>`;
+
+/** The task's files table, its overlaps with concurrent tasks and what was too many to list. */
+export function renderFiles(t: TaskView, files: TaskFiles): Html | string {
+  if (!t.files_changed) return "";
+  const { rows, omitted, inSubtasks } = files;
+  // Line counts come with the helper's review data; without it there is nothing to count or draw.
+  const measured = t.files_changed.lines !== undefined;
+  const overlaps = t.verification?.overlapping ?? [];
+  const bySubtasks = html`${formatCount(inSubtasks)} file${inSubtasks === 1 ? "" : "s"} changed by its subtasks, listed under them`;
+  return html`<div class="field files"><h4>Files changed (${formatCount(rows.length + omitted)})</h4>${
+    rows.length > 0
+      ? html`<table class="files">${measured ? MEASURED_COLUMNS : UNMEASURED_COLUMNS}<tbody>${rows.map((r) => renderRow(r, measured))}</tbody></table>${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
+      : html`<p class="muted">${inSubtasks > 0 ? html`None of its own; ${bySubtasks}` : "none"}</p>`
+  }${omitted > 0 ? html`<p class="muted">… and ${formatCount(omitted)} more changes, too many to list (counted per directory in the JSON export)</p>` : ""}${
+    overlaps.length > 0
+      ? html`<div class="overlaps"><h4>Overlaps with concurrent tasks</h4><ul>${overlaps.map(
+          (o) =>
+            html`<li><code>${o.path}</code> also changed by <a href="#${o.task_id}">${o.task_id}</a>${o.same_change ? " (same change)" : ""}</li>`,
+        )}</ul></div>`
+      : ""
+  }</div>`;
+}

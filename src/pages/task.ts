@@ -1,0 +1,126 @@
+/**
+ * @module pages/task
+ * One task on the timeline, and the things logged inside it. A task is a collapsible card
+ * (<details>): its summary line says what a reviewer scans for (status badge, name, duration,
+ * files and lines, plan steps, review flags); its body the goal, outcome, files, commits,
+ * provenance and warnings. Milestones, decisions and issues are timeline items, each with its
+ * time. Agent text is only ever interpolated (hono/html escapes it).
+ */
+import { html } from "hono/html";
+import type { DecisionView, IssueView, MilestoneView, TaskView } from "../domain/view";
+import { renderFiles, type TaskFiles, taskFiles } from "./files";
+import { formatCount, formatDuration, formatUsage, renderTime, statusBadge } from "./format";
+import { renderTaskProvenance } from "./provenance";
+import { renderCommits, renderLineTotals } from "./review";
+
+type Html = ReturnType<typeof html>;
+
+const list = (items: readonly string[] | undefined, cls?: string) =>
+  items && items.length > 0 ? html`<ul${cls ? html` class="${cls}"` : ""}>${items.map((item) => html`<li>${item}</li>`)}</ul>` : "";
+
+export const labelled = (label: string, content: Html | string) =>
+  content === "" ? "" : html`<div class="field"><h4>${label}</h4>${content}</div>`;
+
+/** How the page differs for its audience: the owner's view links each item to the feedback form. */
+export interface ItemOptions {
+  /** Base of the owner page (/w/<id>): items link to its feedback form. */
+  reviewBase?: string;
+}
+
+const commentLink = (id: string, options: ItemOptions) =>
+  options.reviewBase ? html` <a class="comment-link" href="${options.reviewBase}?on=${id}#feedback">Comment</a>` : "";
+
+/** What a task's card shows before it is opened. */
+export interface TaskCard {
+  task: TaskView;
+  /** Labels of the plan steps this task did. */
+  planSteps: string[];
+  /** A parent's paths that its subtasks list too (null: no subtasks). */
+  inSubtasks: ReadonlySet<string> | null;
+  /** Counts of its own logs, for the summary line. */
+  logs: { decisions: number; issues: number; reviews: number };
+  open: boolean;
+}
+
+function summaryFacts(card: TaskCard, files: TaskFiles): Html {
+  const t = card.task;
+  const f = t.files_changed;
+  const own = files.rows.length + files.omitted;
+  const duration = t.duration_seconds !== null ? formatDuration(t.duration_seconds) || "0s" : null;
+  const facts: (Html | string)[] = [];
+  if (duration) facts.push(html`<span class="fact">${duration}</span>`);
+  if (f && (own > 0 || files.inSubtasks === 0))
+    facts.push(html`<span class="fact files-count">${formatCount(own)} file${own === 1 ? "" : "s"}</span>`);
+  if (files.inSubtasks > 0)
+    facts.push(html`<span class="fact">${formatCount(files.inSubtasks)} file${files.inSubtasks === 1 ? "" : "s"} in subtasks</span>`);
+  // A parent's own lines (its subtasks show theirs); nothing when it changed no file itself.
+  if (f?.line_totals && own > 0)
+    facts.push(html`<span class="fact">${renderLineTotals(files.inSubtasks > 0 ? files.totals : f.line_totals)}</span>`);
+  if (card.logs.decisions > 0)
+    facts.push(html`<span class="fact">${card.logs.decisions} decision${card.logs.decisions === 1 ? "" : "s"}</span>`);
+  if (card.logs.issues > 0) facts.push(html`<span class="fact">${card.logs.issues} issue${card.logs.issues === 1 ? "" : "s"}</span>`);
+  return html`${facts}${card.planSteps.map((s) => html` <span class="chip plan-chip">plan ${s}</span>`)}${
+    t.outcome?.manual_review_needed || card.logs.reviews > 0 ? html` <span class="tag warn">⚑ needs review</span>` : ""
+  }${t.verification && !t.verification.scope_match && t.verification.unexpected_files.length > 0 ? html` <span class="tag warn">⚠ outside areas</span>` : ""}`;
+}
+
+function renderBody(t: TaskView, files: TaskFiles, options: ItemOptions): Html {
+  const o = t.outcome;
+  const m = t.metadata;
+  const v = t.verification;
+  // Parts side by side, no whitespace between them: a 5,000-task page is megabytes already.
+  const parts: (Html | string)[] = [
+    html`<p class="goal">${t.goal}</p>`,
+    t.areas.length > 0
+      ? html`<p class="areas"><span class="muted">Areas:</span> ${t.areas.map((a) => html`<span class="chip">${a}</span>`)}</p>`
+      : "",
+    html`<p class="times">Started ${renderTime(t.started_at)}${t.completed_at ? html` · completed ${renderTime(t.completed_at)}` : html` · running`}${commentLink(t.id, options)}</p>`,
+    o
+      ? html`<div class="outcome">${o.manual_review_needed ? html`<p class="alert">⚑ Manual review needed${o.manual_review_reason ? html`: ${o.manual_review_reason}` : ""}</p>` : ""}<p>${
+          o.summary
+        }</p>${labelled("Achievements", list(o.achievements))}${labelled("Limitations", list(o.limitations))}${labelled("Next steps", list(o.next_steps))}</div>`
+      : "",
+    m
+      ? html`<div class="meta">${m.tests_status ? html`<p>Tests: <span class="tests t-${m.tests_status}">${m.tests_status.replace("_", " ")}</span></p>` : ""}${labelled(
+          "Packages added",
+          list(m.packages_added),
+        )}${labelled("Packages removed", list(m.packages_removed))}${labelled("Commands", list(m.commands_executed, "commands"))}</div>`
+      : "",
+    t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : "",
+    renderFiles(t, files),
+    renderCommits(t),
+    renderTaskProvenance(t),
+    v && v.warnings.length > 0 ? html`<div class="field warnings"><h4>Warnings</h4>${list(v.warnings)}</div>` : "",
+  ];
+  return html`<div class="task-body">${parts}</div>`;
+}
+
+/** The opening of a task's card, up to its timeline list (closed by `closeTask`). */
+export function openTask(card: TaskCard, options: ItemOptions): Html {
+  const t = card.task;
+  const files = taskFiles(t, card.inSubtasks ?? undefined);
+  return html`<li class="task" id="${t.id}"><details class="task-card"${card.open ? html` open` : ""}>
+<summary><span class="task-line">${statusBadge(t.status)} <strong class="task-name what">${t.name}</strong></span> <span class="facts">${summaryFacts(card, files)}</span></summary>
+${renderBody(t, files, options)}
+<ol class="timeline" id="tl-${t.id}">`;
+}
+
+export const closeTask = "</ol></details></li>";
+
+export function renderMilestone(ms: MilestoneView): Html {
+  return html`<li class="item milestone" id="${ms.id}"><span class="kind">milestone</span> ${renderTime(ms.created_at)} <span class="what">${ms.message}</span>${
+    ms.progress !== null ? html` <progress max="100" value="${ms.progress}"></progress> <span class="muted">${ms.progress}%</span>` : ""
+  }${ms.metadata ? html` <code class="muted">${JSON.stringify(ms.metadata)}</code>` : ""}</li>`;
+}
+
+export function renderDecision(d: DecisionView, options: ItemOptions): Html {
+  return html`<li class="item decision" id="${d.id}"><p><span class="kind">decision</span> ${renderTime(d.created_at)} <span class="chip">${d.category}</span> <strong class="what">${d.question}</strong>${commentLink(d.id, options)}</p>${d.options_considered.length > 0 ? html`<ul class="options">${d.options_considered.map((o) => html`<li class="${o === d.chosen ? "chosen" : ""}">${o}</li>`)}</ul>` : ""}<p>Chosen: <strong>${d.chosen}</strong></p><p>${d.reasoning}</p>${
+    d.trade_offs ? html`<p class="muted">Trade-offs: ${d.trade_offs}</p>` : ""
+  }</li>`;
+}
+
+export function renderIssue(i: IssueView, options: ItemOptions): Html {
+  return html`<li class="item issue${i.requires_human_review ? " needs-review" : ""}" id="${i.id}"><p><span class="kind">issue</span> ${renderTime(i.created_at)} <span class="chip">${i.type}</span>${
+    i.requires_human_review ? html` <span class="tag warn">⚑ needs human review</span>` : ""
+  }${commentLink(i.id, options)}</p><p class="what">${i.description}</p><p class="muted">Resolution: ${i.resolution}</p></li>`;
+}

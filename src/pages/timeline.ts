@@ -1,0 +1,199 @@
+/**
+ * @module pages/timeline
+ * The workflow as a timeline, written one task entry at a time so a page of any length can
+ * be streamed in bounded memory. Entries arrive in timeline order (top-level tasks by start,
+ * each followed depth-first by its subtasks); inside a task, its milestones, decisions, issues
+ * and subtasks are merged in time order: a task's logs are held (never more than the open
+ * tasks' own logs) until the next subtask's start says which of them come before it.
+ *
+ * While it writes, the timeline gathers what the page shows around it, each list bounded:
+ * the items needing review, which plan steps which tasks did, the names of what reviewers
+ * commented on, and the owner's feedback targets.
+ */
+import type { html } from "hono/html";
+import { type PlanStepRef, planStepMatcher } from "../domain/plan";
+import type { DecisionView, IssueView, MilestoneView, TaskEntry, TaskView } from "../domain/view";
+import { closeTask, type ItemOptions, openTask, renderDecision, renderIssue, renderMilestone } from "./task";
+
+type Html = ReturnType<typeof html>;
+export type Chunk = Html | string;
+
+/** Workflows with more tasks than this start with their finished tasks collapsed. */
+export const EXPANDED_TASKS = 25;
+/** Items listed in the review box (the rest are counted). */
+const REVIEW_ITEMS = 100;
+/** Tasks named per plan step. */
+const TASKS_PER_STEP = 5;
+/** Choices in the owner's feedback form besides the workflow and the review items. */
+const FEEDBACK_TARGETS = 200;
+
+export interface ReviewItem {
+  kind: "task" | "issue";
+  id: string;
+  title: string;
+  text: string;
+}
+
+export interface StepTask {
+  id: string;
+  name: string;
+  state: "done" | "running" | "failed";
+}
+
+export interface FeedbackChoice {
+  value: string;
+  label: string;
+  id: string;
+}
+
+export interface TimelineFacts {
+  tasks: number;
+  review: ReviewItem[];
+  reviewOmitted: number;
+  /** Per plan step (same order as the plan): the tasks named after it, done, running or failed. */
+  steps: { tasks: StepTask[]; omitted: number }[];
+  /** Labels of the ids asked for (what feedback is about). */
+  labels: Map<string, string>;
+  choices: FeedbackChoice[];
+}
+
+type LogItem = {
+  at: string;
+  item: { kind: "milestone"; value: MilestoneView } | { kind: "decision"; value: DecisionView } | { kind: "issue"; value: IssueView };
+};
+
+interface OpenTask {
+  depth: number;
+  logs: LogItem[];
+  /** Index of the next log to write. */
+  next: number;
+}
+
+const clip = (text: string, max = 70) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+export interface TimelineOptions extends ItemOptions {
+  plan: readonly PlanStepRef[];
+  /** Tasks in the workflow: beyond EXPANDED_TASKS, finished tasks start collapsed. */
+  totalTasks: number;
+  /** Ids whose labels the page needs (feedback targets). */
+  labelsFor: ReadonlySet<string>;
+  /** The feedback form's preselected id: always among the choices. */
+  selected?: string | null;
+}
+
+export class Timeline {
+  readonly facts: TimelineFacts;
+  private readonly stack: OpenTask[] = [];
+  private readonly matchSteps: (task: TaskView) => number[];
+
+  constructor(private readonly options: TimelineOptions) {
+    this.matchSteps = planStepMatcher(options.plan);
+    this.facts = {
+      tasks: 0,
+      review: [],
+      reviewOmitted: 0,
+      steps: options.plan.map(() => ({ tasks: [], omitted: 0 })),
+      labels: new Map(),
+      choices: [],
+    };
+  }
+
+  /** The rest of the timeline, once every entry was added. */
+  *finish(): Generator<Chunk> {
+    while (this.stack.length > 0) yield* this.close();
+  }
+
+  /** The markup of one entry, and of its parents' logs that came before it. */
+  *add(entry: TaskEntry): Generator<Chunk> {
+    const depth = Math.min(entry.depth, this.stack.length);
+    while (this.stack.length > depth) yield* this.close();
+    const parent = this.stack.at(-1);
+    if (parent) yield* this.logsBefore(parent, entry.task.started_at);
+    const t = entry.task;
+    this.gather(entry);
+    const steps = this.matchSteps(t);
+    for (const index of steps) this.recordStep(index, t);
+    yield openTask(
+      {
+        task: t,
+        // A failed task did not do the steps it is named after.
+        planSteps: t.status === "failed" ? [] : steps.map((i) => this.options.plan[i]?.step ?? ""),
+        inSubtasks: entry.subtasks > 0 ? new Set(entry.paths_in_subtasks) : null,
+        logs: {
+          decisions: entry.decisions.length,
+          issues: entry.issues.length,
+          reviews: entry.issues.filter((i) => i.requires_human_review).length,
+        },
+        open: this.options.totalTasks <= EXPANDED_TASKS || t.status === "in_progress",
+      },
+      this.options,
+    );
+    const logs: LogItem[] = [
+      ...entry.milestones.map((value): LogItem => ({ at: value.created_at, item: { kind: "milestone", value } })),
+      ...entry.decisions.map((value): LogItem => ({ at: value.created_at, item: { kind: "decision", value } })),
+      ...entry.issues.map((value): LogItem => ({ at: value.created_at, item: { kind: "issue", value } })),
+    ].sort((a, b) => a.at.localeCompare(b.at));
+    this.stack.push({ depth, logs, next: 0 });
+  }
+
+  private *logsBefore(open: OpenTask, until: string | null): Generator<Chunk> {
+    while (open.next < open.logs.length) {
+      const log = open.logs[open.next];
+      if (!log || (until !== null && log.at > until)) return;
+      open.next++;
+      const { item } = log;
+      yield item.kind === "milestone"
+        ? renderMilestone(item.value)
+        : item.kind === "decision"
+          ? renderDecision(item.value, this.options)
+          : renderIssue(item.value, this.options);
+    }
+  }
+
+  private *close(): Generator<Chunk> {
+    const open = this.stack.pop();
+    if (!open) return;
+    yield* this.logsBefore(open, null);
+    yield closeTask;
+  }
+
+  private recordStep(index: number, t: TaskView): void {
+    const step = this.facts.steps[index];
+    if (!step) return;
+    const state = t.status === "in_progress" ? "running" : t.status === "failed" ? "failed" : "done";
+    if (step.tasks.length < TASKS_PER_STEP) step.tasks.push({ id: t.id, name: t.name, state });
+    else step.omitted++;
+  }
+
+  private review(item: ReviewItem): void {
+    if (this.facts.review.length < REVIEW_ITEMS) this.facts.review.push(item);
+    else this.facts.reviewOmitted++;
+  }
+
+  private choice(kind: string, id: string, label: string): void {
+    if (this.facts.choices.length < FEEDBACK_TARGETS || id === this.options.selected)
+      this.facts.choices.push({ value: `${kind}:${id}`, label: clip(label), id });
+  }
+
+  private label(id: string, label: string): void {
+    if (this.options.labelsFor.has(id)) this.facts.labels.set(id, label);
+  }
+
+  private gather(entry: TaskEntry): void {
+    const t = entry.task;
+    this.facts.tasks++;
+    if (t.outcome?.manual_review_needed)
+      this.review({ kind: "task", id: t.id, title: t.name, text: t.outcome.manual_review_reason || "manual review requested" });
+    for (const i of entry.issues) if (i.requires_human_review) this.review({ kind: "issue", id: i.id, title: i.type, text: i.description });
+    this.label(t.id, `task ${t.name}`);
+    this.choice("task", t.id, `Task: ${t.name}`);
+    for (const d of entry.decisions) {
+      this.label(d.id, `decision ${d.question}`);
+      this.choice("decision", d.id, `Decision: ${d.question}`);
+    }
+    for (const i of entry.issues) {
+      this.label(i.id, `issue ${i.type}`);
+      this.choice("issue", i.id, `Issue (${i.type}): ${i.description}`);
+    }
+  }
+}

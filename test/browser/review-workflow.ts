@@ -1,0 +1,234 @@
+/**
+ * A realistic reviewed workflow, recorded the way an agent records one: a real git repository
+ * in a temporary directory and the real helper (`waymark mcp` over stdio, the built bin) between
+ * an MCP client and a running endpoint. Nested tasks, commits, a rename, a binary file, a file
+ * outside the declared areas, an uncommitted change, decisions, milestones, issues (one flagged
+ * for review), a task asking for manual review and a failed one. The page test asserts on it
+ * and `npm run screenshots` photographs it; EXPECTED says what a reviewer must see.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { callTool, type Structured } from "../support/mcp-client.ts";
+
+const HELPER_DIR = resolve(import.meta.dirname, "../../client-helper");
+const BIN = join(HELPER_DIR, "dist", "bin.js");
+/** The helper runs on the machine's own Node, as users run it. */
+const SYSTEM_NODE = ["/usr/local/bin/node", "/usr/bin/node"].find((p) => existsSync(p)) ?? process.execPath;
+
+const lines = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}\n`).join("");
+
+/** What the page must show for this workflow. */
+export const EXPECTED = {
+  /** Top-level tasks, then each task's timeline (logs and subtasks in time order), by name or text. */
+  roots: ["1. Tax rate table", "3. Invoice totals", "Update the PDF export"],
+  timelineOf: {
+    "1. Tax rate table": [
+      "Reading the current rate code",
+      "Where do the rates live?",
+      "Parse the rates CSV",
+      "Rounding rules",
+      "Rate table and rounding in place",
+    ],
+    "Parse the rates CSV": ["Parser done, 12 regions"],
+    "Rounding rules": ["Rounding differs from the accounting export by one cent on 3 invoices"],
+  } as Record<string, string[]>,
+  badges: {
+    "1. Tax rate table": "success",
+    "Parse the rates CSV": "success",
+    "Rounding rules": "success",
+    "3. Invoice totals": "success",
+    "Update the PDF export": "failed",
+  } as Record<string, string>,
+  /** Per task: path → what its files table says (+added −removed, binary, or the rename). */
+  files: {
+    "Parse the rates CSV": { "src/billing/rates.ts": "+48 −0", "src/billing/rates.csv": "+12 −0" },
+    "Rounding rules": { "src/billing/round.ts": "+6 −3", "docs/notes.md → docs/rounding.md": "+0 −0", "assets/vat-badge.png": "binary" },
+    "3. Invoice totals": { "src/invoice/total.ts": "+15 −4", "README.md": "+3 −0" },
+  } as Record<string, Record<string, string>>,
+  outsideAreas: ["assets/vat-badge.png", "README.md"],
+  uncommitted: ["assets/vat-badge.png", "README.md"],
+  plan: { "1": "1. Tax rate table", "2": "Rounding rules", "3": "3. Invoice totals" } as Record<string, string>,
+};
+
+export interface RecordedReview {
+  workflowId: string;
+  shareUrl: string;
+  /** Task name → id. */
+  tasks: Record<string, string>;
+  issueForReview: string;
+}
+
+/** A git repository in a temporary directory (what the agent works in). */
+class Repository {
+  readonly dir = mkdtempSync(join(tmpdir(), "waymark-review-"));
+
+  git(...args: string[]): string {
+    const env = {
+      ...process.env,
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: "Dev",
+      GIT_AUTHOR_EMAIL: "dev@example.com",
+      GIT_COMMITTER_NAME: "Dev",
+      GIT_COMMITTER_EMAIL: "dev@example.com",
+    };
+    return execFileSync("git", args, { cwd: this.dir, env, encoding: "utf8" });
+  }
+
+  write(path: string, content: string | Buffer): this {
+    mkdirSync(dirname(join(this.dir, path)), { recursive: true });
+    writeFileSync(join(this.dir, path), content);
+    return this;
+  }
+}
+
+let built = false;
+/** The helper's dist/ (the bin users run), built once per process. */
+export function buildHelper(): void {
+  if (built) return;
+  execFileSync(process.execPath, [join(HELPER_DIR, "build.mjs")], { cwd: HELPER_DIR, stdio: "ignore" });
+  built = true;
+}
+
+export async function recordReviewWorkflow(
+  server: { url: string; token: string },
+  options: { complete: boolean },
+): Promise<RecordedReview> {
+  buildHelper();
+  const cacheHome = mkdtempSync(join(tmpdir(), "waymark-cache-"));
+  const repo = new Repository();
+  repo.git("init", "-q", "-b", "main");
+  repo
+    .write("src/billing/round.ts", lines("round", 20))
+    .write("src/invoice/total.ts", lines("total", 30))
+    .write("docs/notes.md", "Rounding notes\n")
+    .write("README.md", "# Shop\n");
+  repo.git("add", "-A");
+  repo.git("commit", "-q", "-m", "initial");
+  const agent = new Client({ name: "review-agent", version: "1.0.0" });
+  await agent.connect(
+    new StdioClientTransport({
+      command: SYSTEM_NODE,
+      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", repo.dir],
+      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
+    }),
+  );
+  const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+  const tasks: Record<string, string> = {};
+  const start = async (args: Structured) => {
+    const started = await tool("start_task", { workflow_id: workflowId, ...args });
+    tasks[String(args.name)] = String(started.task_id);
+    return String(started.task_id);
+  };
+  const wf = await tool("start_workflow", {
+    name: "Regional VAT on invoices",
+    description: "Apply the regional VAT rates to invoice totals and the PDF export.",
+    plan: [
+      { step: "1", goal: "Tax rate table" },
+      { step: "2", goal: "Rounding rules" },
+      { step: "3", goal: "Invoice totals" },
+      { step: "4", goal: "Update the PDF export" },
+    ],
+  });
+  const workflowId = String(wf.workflow_id);
+
+  const root = await start({
+    name: "1. Tax rate table",
+    goal: "Rates per region, loaded from a reviewed CSV",
+    areas: ["src/billing/**", "docs/**"],
+  });
+  await tool("log_milestone", { task_id: root, message: "Reading the current rate code", progress: 10 });
+  await tool("log_decision", {
+    task_id: root,
+    category: "architecture",
+    question: "Where do the rates live?",
+    options_considered: ["database", "code"],
+    chosen: "code",
+    reasoning: "Rates change yearly; a reviewed table in code is enough.",
+    trade_offs: "A release for each rate change",
+  });
+
+  const parse = await start({
+    parent_task_id: root,
+    name: "Parse the rates CSV",
+    goal: "Load rates.csv into a typed table",
+    areas: ["src/billing/**"],
+  });
+  repo.write("src/billing/rates.ts", lines("rate", 48)).write("src/billing/rates.csv", lines("region", 12));
+  repo.git("add", "-A");
+  repo.git("commit", "-q", "-m", "Add the rate table");
+  await tool("log_milestone", { task_id: parse, message: "Parser done, 12 regions", progress: 60 });
+  await tool("complete_task", {
+    task_id: parse,
+    status: "success",
+    outcome: { summary: "Rates load from a CSV checked at build time.", achievements: ["12 regions"] },
+    metadata: { tests_status: "passed", commands_executed: ["npm test"] },
+  });
+
+  const rounding = await start({
+    parent_task_id: root,
+    name: "Rounding rules",
+    goal: "Round VAT half-even per line",
+    areas: ["src/billing/**", "docs/**"],
+  });
+  repo.write("src/billing/round.ts", `${lines("round", 17)}${lines("half-even", 6)}`);
+  repo.git("commit", "-q", "-am", "Round half-even");
+  repo.git("mv", "docs/notes.md", "docs/rounding.md");
+  repo.git("commit", "-q", "-m", "Move the rounding notes");
+  repo.write("assets/vat-badge.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d, 1, 2, 3, 0]));
+  const issue = await tool("log_issue", {
+    task_id: rounding,
+    type: "bug_encountered",
+    description: "Rounding differs from the accounting export by one cent on 3 invoices",
+    resolution: "Rounded half-even, as the accounting export does",
+    requires_human_review: true,
+  });
+  await tool("complete_task", { task_id: rounding, status: "success", outcome: { summary: "Half-even rounding per line." } });
+  await tool("log_milestone", { task_id: root, message: "Rate table and rounding in place", progress: 100 });
+  await tool("complete_task", { task_id: root, status: "success", outcome: { summary: "Regional rates and rounding are in place." } });
+
+  const totals = await start({ name: "3. Invoice totals", goal: "Use the regional rates in invoice totals", areas: ["src/invoice/**"] });
+  repo.write("src/invoice/total.ts", `${lines("total", 26)}${lines("regional", 15)}`);
+  repo.git("commit", "-q", "-am", "Invoice totals use regional VAT");
+  repo.write("README.md", "# Shop\n\nVAT: see src/billing.\nRates: src/billing/rates.csv\n");
+  await tool("log_decision", {
+    task_id: totals,
+    category: "trade_off",
+    question: "Round per line or per invoice?",
+    options_considered: ["per line", "per invoice"],
+    chosen: "per line",
+    reasoning: "Matches the accounting export.",
+  });
+  await tool("complete_task", {
+    task_id: totals,
+    status: "success",
+    outcome: {
+      summary: "Totals use regional VAT.",
+      manual_review_needed: true,
+      manual_review_reason: "Money: check the three sample invoices",
+    },
+    metrics: { input_tokens: 182_400, output_tokens: 12_950, model: "claude-sonnet", cost_usd: 1.37 },
+  });
+
+  const pdf = await start({ name: "Update the PDF export", goal: "Show VAT per region on the PDF", areas: ["src/pdf/**"] });
+  await tool("log_issue", {
+    task_id: pdf,
+    type: "dependency_conflict",
+    description: "pdfkit 0.15 breaks the table layout",
+    resolution: "Left for a human: pinning pdfkit is out of scope",
+  });
+  await tool("complete_task", { task_id: pdf, status: "failed", outcome: { summary: "The PDF layout breaks with pdfkit 0.15." } });
+  if (options.complete) {
+    await tool("complete_workflow", {
+      workflow_id: workflowId,
+      status: "partial_success",
+      summary: "VAT applied to invoices; the PDF export is left.",
+    });
+  }
+  await agent.close();
+  return { workflowId, shareUrl: String(wf.share_url), tasks, issueForReview: String(issue.id) };
+}
