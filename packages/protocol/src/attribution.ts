@@ -331,7 +331,8 @@ function pairRenames(changes: readonly PathChange[], addedCount: number, deleted
     if (group.from === undefined) {
       matched.push(group);
       group.from = change.path;
-    } else (group.moreFrom ??= []).push(change.path);
+    } else if (group.moreFrom === undefined) group.moreFrom = [change.path];
+    else group.moreFrom.push(change.path);
   }
   for (const group of matched) {
     const from = group.from as string;
@@ -387,7 +388,8 @@ class ContentIndex {
     for (let occupant = this.slots[slot] as number; occupant !== 0; occupant = this.slots[slot] as number) {
       const group = this.groups[occupant - 1] as RenameCandidates;
       if (this.hashes[slot] === hash && group.kind === kind && group.blob === blob) {
-        (group.moreTo ??= []).push(path);
+        if (group.moreTo === undefined) group.moreTo = [path];
+        else group.moreTo.push(path);
         return;
       }
       slot = (slot + 1) & this.mask;

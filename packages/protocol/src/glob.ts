@@ -270,7 +270,9 @@ function matchSegment(list: TokenList, text: string, start: number, end: number,
   for (let at = start; at < end; ) {
     // One character is one code point (a lone surrogate stands alone), as when iterating a string.
     const codePoint = text.codePointAt(at) as number;
-    const char = text.slice(at, (at += codePoint > 0xffff ? 2 : 1));
+    const width = codePoint > 0xffff ? 2 : 1;
+    const char = text.slice(at, at + width);
+    at += width;
     const generation = ++list.generation;
     let nextCount = 0;
     for (let index = 0; index < activeCount; index++) {
