@@ -9,13 +9,12 @@ import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
-import { isSetupCommand, runSetupCommand } from "./init/commands.js";
-import { addTaskTrailer } from "./init/commit-trailer.js";
 import type { LocalSnapshot } from "./local.js";
-import { runMcp } from "./mcp.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { cacheRoot } from "./store.js";
-import { fetchSummary, lastWorkflow, verifyExport } from "./summary.js";
+
+// The commands that talk to a server (mcp, summary, init, doctor, hook…) load their modules, and
+// with them the MCP SDK, only when run: a snapshot or a version check starts in a fraction of the time.
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -217,7 +216,6 @@ function json(value: unknown): string {
 
 async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
-  if (isSetupCommand(command)) return runSetupCommand(command, rest, io, VERSION);
   switch (command) {
     case undefined:
       io.stderr(HELP.main);
@@ -274,6 +272,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       const url = args.get("url") ?? process.env.WAYMARK_URL;
       if (!url || !URL.canParse(url)) throw new UsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark summary --help'.");
       const dir = resolvePath(args.get("dir") ?? process.cwd());
+      const { fetchSummary, lastWorkflow } = await import("./summary.js");
       const last = await lastWorkflow(cacheRoot(), url, dir);
       const workflowId = args.get("workflow") ?? last?.workflow_id;
       if (!workflowId) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
@@ -297,6 +296,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       } catch (error) {
         throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
       }
+      const { verifyExport } = await import("./summary.js");
       const outcome = verifyExport(text);
       if (outcome.code === 2) throw new UsageError(outcome.message);
       (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);
@@ -305,7 +305,10 @@ async function run(argv: string[], io: Io): Promise<number> {
     case "commit-trailer": {
       // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.
       const [messageFile, source] = rest;
-      if (messageFile) await addTaskTrailer(messageFile, process.cwd(), source).catch(() => {});
+      if (messageFile) {
+        const { addTaskTrailer } = await import("./init/commit-trailer.js");
+        await addTaskTrailer(messageFile, process.cwd(), source).catch(() => {});
+      }
       return EXIT_OK;
     }
     case "mcp": {
@@ -323,6 +326,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError("--timeout must be a positive number of seconds");
       const dir = args.get("dir");
       const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
+      const { runMcp } = await import("./mcp.js");
       await runMcp({
         url,
         token,
@@ -332,8 +336,11 @@ async function run(argv: string[], io: Io): Promise<number> {
       });
       return EXIT_OK;
     }
-    default:
+    default: {
+      const setup = await import("./init/commands.js");
+      if (setup.isSetupCommand(command)) return setup.runSetupCommand(command, rest, io, VERSION);
       throw new UsageError(`unknown command ${JSON.stringify(command)}\nSee 'waymark --help'.`);
+    }
   }
 }
 
