@@ -9,9 +9,9 @@ import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
-import type { LocalSnapshot } from "./local.js";
+import type { ChecksumEntry, LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
-import { cacheRoot } from "./store.js";
+import { cacheRoot, readScanCache, scanCacheWriter } from "./store.js";
 
 // The commands that talk to a server (mcp, summary, init, doctor, hook…) load their modules, and
 // with them the MCP SDK, only when run: a snapshot or a version check starts in a fraction of the time.
@@ -83,6 +83,9 @@ ${EXIT_CODES}
 Prints a snapshot of <dir> (default: the working directory) as JSON on stdout: for a git
 repository HEAD, branch and every dirty or untracked path with its HEAD and on-disk state;
 elsewhere a checksum list of every file. Save it and pass it to 'waymark changes --since'.
+A checksum list is also kept in $XDG_CACHE_HOME/waymark/scans (or ~/.cache/waymark/scans):
+the next snapshot of the same directory re-hashes only files whose size, mtime, ctime, inode
+or mode changed (git's rule for its index), and files changed too recently to tell.
 
 Options:
   --dir <dir>  directory to snapshot (default: the working directory)
@@ -214,6 +217,43 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/**
+ * A snapshot as JSON. A checksum list holds an entry per file (at 100,000 files, tens of MB
+ * indented), so its entries are written one per line, compactly, in pieces of about 64 KiB;
+ * the rest is indented as usual.
+ */
+function writeSnapshotJson(snapshot: LocalChecksumSnapshot, write: (text: string) => void): void {
+  const { entries, ...rest } = snapshot;
+  let piece = `${JSON.stringify(rest, null, 2).slice(0, -2)},\n  "entries": {`;
+  let separator = "\n";
+  for (const path in entries) {
+    piece += `${separator}    ${jsonString(path)}: ${entryJson(entries[path] as ChecksumEntry)}`;
+    separator = ",\n";
+    if (piece.length > 65_536) {
+      write(piece);
+      piece = "";
+    }
+  }
+  write(`${piece}${separator === "\n" ? "" : "\n  "}}\n}\n`);
+}
+
+/** Characters JSON.stringify escapes in a string (and lone surrogates). */
+const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function jsonString(text: string): string {
+  return JSON_ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** JSON.stringify of a scan's entry (a mode and a blob id, finite numbers), written out. */
+function entryJson(entry: ChecksumEntry): string {
+  const { mode, blob, size, mtimeMs, ctimeMs, ino } = entry;
+  if (!(Number.isFinite(size) && Number.isFinite(mtimeMs) && Number.isFinite(ctimeMs ?? 0) && Number.isFinite(ino ?? 0))) {
+    return JSON.stringify(entry);
+  }
+  const stat = `${ctimeMs === undefined ? "" : `,"ctimeMs":${ctimeMs}`}${ino === undefined ? "" : `,"ino":${ino}`}`;
+  return `{"mode":${jsonString(mode)},"blob":${jsonString(blob)},"size":${size},"mtimeMs":${mtimeMs}${stat}}`;
+}
+
 async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -237,9 +277,20 @@ async function run(argv: string[], io: Io): Promise<number> {
       }
       const dir = resolvePath(args.get("dir") ?? process.cwd());
       const snapshot = await takeSnapshot(dir, {
+        previous: await readScanCache(dir),
         progress: (line) => io.stderr(`${line}\n`),
       });
-      io.stdout(json(snapshot));
+      if (snapshot.type !== "checksum") {
+        io.stdout(json(snapshot));
+        return EXIT_OK;
+      }
+      // A checksum scan is kept for the next one, which then hashes only files that changed.
+      const cache = scanCacheWriter(dir);
+      writeSnapshotJson(snapshot, (text) => {
+        io.stdout(text);
+        cache.write(text);
+      });
+      cache.commit();
       return EXIT_OK;
     }
     case "changes": {
