@@ -105,15 +105,22 @@ export async function saveStartContents(context: GitContext, snapshot: LocalGitS
   }
   const stored = await objectSizes(context, [...wanted.keys()]);
   await mkdir(target, { recursive: true, mode: 0o700 });
+  const missing = [...wanted].filter(([blob]) => !stored.has(blob));
   let bytes = 0;
   let copied = 0;
-  for (const [blob, path] of wanted) {
-    if (stored.has(blob)) continue;
-    const content = await diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
-    if (content === null || bytes + content.length > CONTENT_LIMITS.TOTAL_BYTES) continue;
-    bytes += content.length;
-    await writeFile(join(target, blob), content, { mode: 0o600 });
-    copied++;
+  // A batch at a time, like the line counts: one file after another, each waits for the thread pool twice.
+  for (let from = 0; from < missing.length; from += IO_BATCH) {
+    const batch = missing.slice(from, from + IO_BATCH);
+    const contents = await Promise.all(batch.map(([, path]) => diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES)));
+    const writes: Promise<void>[] = [];
+    batch.forEach(([blob], index) => {
+      const content = contents[index];
+      if (content === null || content === undefined || bytes + content.length > CONTENT_LIMITS.TOTAL_BYTES) return;
+      bytes += content.length;
+      writes.push(writeFile(join(target, blob), content, { mode: 0o600 }));
+      copied++;
+    });
+    await Promise.all(writes);
   }
   return copied;
 }

@@ -19,7 +19,7 @@ beforeAll(() => {
 
 /** The built bin on the machine's Node, as a user or a CI script runs it. */
 function waymark(args: string[], opts: { cwd?: string; input?: string } = {}) {
-  const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cacheHome };
   delete env.WAYMARK_URL;
   delete env.WAYMARK_TOKEN;
   const r = spawnSync(SYSTEM_NODE, [BIN, ...args], { cwd: opts.cwd, input: opts.input, encoding: "utf8", env });
