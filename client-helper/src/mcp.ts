@@ -325,7 +325,7 @@ export class HelperProxy {
         mark = startMark;
         changed = changedPaths(start, observed);
         changes = outgoingChanges(start, observed);
-        await attachReview(start, observed, changes, this.log, context);
+        await attachReview(start, observed, changes, this.log, this.cache, context);
         const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {

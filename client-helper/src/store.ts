@@ -7,7 +7,7 @@
  */
 
 import { createHash, randomUUID } from "node:crypto";
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -236,7 +236,9 @@ export class TaskStore {
       if (!name.endsWith(".json")) continue;
       let mark: WorktreeMark;
       try {
-        mark = JSON.parse(await readFile(join(folder, name), "utf8")) as WorktreeMark;
+        // Read synchronously: one mark per task of the last week accumulates here, and reading
+        // them one after another through the thread pool grew every start_task and complete_task.
+        mark = JSON.parse(readFileSync(join(folder, name), "utf8")) as WorktreeMark;
       } catch {
         continue;
       }

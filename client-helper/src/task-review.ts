@@ -35,11 +35,16 @@ export async function keepStartContents(
 }
 
 /** Adds the review block to what complete_task sends (git observations only). */
+/**
+ * `cache`: the helper's cache directory, where the two sides of the line counts are written
+ * (a new folder in a crowded /tmp made creating them there dozens of times slower).
+ */
 export async function attachReview(
   start: LocalSnapshot,
   observed: Changes,
   sent: Changes,
   log: (line: string) => void,
+  cache: string,
   context?: Promise<GitContext>,
 ): Promise<void> {
   if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;
@@ -49,7 +54,9 @@ export async function attachReview(
       const listed = new Set(sent.transitions.map((t) => t.path));
       net = net.filter((change) => listed.has(change.path));
     }
-    sent.review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents);
+    const scratchRoot = join(cache, "line-counts");
+    await pruneStartContents(scratchRoot);
+    sent.review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents, scratchRoot);
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);
   }
