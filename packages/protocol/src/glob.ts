@@ -45,9 +45,13 @@ interface SegmentBits {
   classCosts: [number, number][];
   /** For ASCII characters, the positions whose token accepts it. */
   asciiAccepts: Int32Array;
+  /** The steps one character costs from each set of active positions, when there are few positions. */
+  stepCosts: Uint32Array | null;
 }
 
 const MAX_BIT_POSITIONS = 31;
+/** Up to this many positions (tokens and the end), the steps per set of positions are tabled (1,024 entries). */
+const MAX_TABLED_POSITIONS = 10;
 
 type SegmentPattern = { kind: "globstar" } | { kind: "segment"; list: TokenList };
 
@@ -294,7 +298,7 @@ function matchSegment(list: TokenList, text: string, start: number, end: number,
 
 /** matchSegment on bit sets: the same positions visited and the same steps counted. */
 function matchSegmentBits(list: TokenList, bits: SegmentBits, text: string, start: number, end: number, counter?: MatchCounter): boolean {
-  const { stars, unitCost, classCosts, asciiAccepts } = bits;
+  const { stars, unitCost, classCosts, asciiAccepts, stepCosts } = bits;
   let active = withStarsSkipped(1, stars);
   for (let index = start; index < end; index++) {
     const code = text.charCodeAt(index);
@@ -305,18 +309,21 @@ function matchSegmentBits(list: TokenList, bits: SegmentBits, text: string, star
       if (codePoint > 0xffff) index++;
       accepts = acceptingPositions(list.tokens, String.fromCodePoint(codePoint));
     }
-    if (counter) {
-      let steps = popCount(active & unitCost);
-      for (let cost = 0; cost < classCosts.length; cost++) {
-        const [bit, ranges] = classCosts[cost] as [number, number];
-        if (active & bit) steps += ranges;
-      }
-      counter.steps += steps;
-    }
+    if (counter) counter.steps += stepCosts !== null ? (stepCosts[active] as number) : stepCost(active, unitCost, classCosts);
     active = withStarsSkipped((active & stars) | ((active & accepts) << 1), stars);
     if (active === 0) return false;
   }
   return (active & (1 << bits.end)) !== 0;
+}
+
+/** The steps one character costs: one per active position, one per range of an active class. */
+function stepCost(active: number, unitCost: number, classCosts: readonly [number, number][]): number {
+  let steps = popCount(active & unitCost);
+  for (let cost = 0; cost < classCosts.length; cost++) {
+    const [bit, ranges] = classCosts[cost] as [number, number];
+    if (active & bit) steps += ranges;
+  }
+  return steps;
 }
 
 /** A star may match nothing: reaching it reaches what follows (stars never follow stars). */
@@ -351,7 +358,12 @@ function segmentBits(tokens: readonly CharToken[]): SegmentBits | null {
   });
   const asciiAccepts = new Int32Array(128);
   for (let code = 0; code < 128; code++) asciiAccepts[code] = acceptingPositions(tokens, String.fromCharCode(code));
-  return { end: tokens.length, stars, unitCost, classCosts, asciiAccepts };
+  let stepCosts: Uint32Array | null = null;
+  if (tokens.length + 1 <= MAX_TABLED_POSITIONS) {
+    stepCosts = new Uint32Array(1 << (tokens.length + 1));
+    for (let active = 0; active < stepCosts.length; active++) stepCosts[active] = stepCost(active, unitCost, classCosts);
+  }
+  return { end: tokens.length, stars, unitCost, classCosts, asciiAccepts, stepCosts };
 }
 
 /** Adds a position, and the one after it when it is a star (which may match nothing); the new count. */
