@@ -3,7 +3,7 @@
 // dist/snapshot.js is the snapshot library on its own (benchmarks load it directly). Code is
 // split where the CLI imports a command's modules lazily (dist/chunks/), so that a command
 // loads only what it runs: a hook or a snapshot never waits for the MCP SDK to load.
-import { chmodSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { build } from "esbuild";
 
@@ -25,7 +25,7 @@ const result = await build({
 
 // Chunk names carry a content hash: stale ones from an earlier build must not ship.
 const written = new Set(Object.keys(result.metafile.outputs).map((file) => resolve(file)));
-for (const name of readdirSync(here("dist/chunks"))) {
+for (const name of existsSync(here("dist/chunks")) ? readdirSync(here("dist/chunks")) : []) {
   const file = here(`dist/chunks/${name}`);
   if (!written.has(resolve(file))) rmSync(file);
 }
