@@ -1,8 +1,8 @@
 /**
  * The edge's per-task work, calling src/domain's exported functions directly:
  * - union + dedup + scope (computeNetChanges, summarizeChanges, checkScope) on synthetic git
- *   observations of 1k / 10k / 50k entries, best of 7 (the others measure the JIT warming up
- *   and the GC); target at 50k: ≤ 50 ms. The same functions of an old build (`--old-ref`, as
+ *   observations of 1k / 10k / 50k entries, best of 11 (the others measure the JIT warming up,
+ *   the GC and the machine's load); target at 50k: ≤ 50 ms. The same functions of an old build (`--old-ref`, as
  *   the load A/B; src/domain of `git archive <ref>`) run interleaved on the same observations,
  *   so the before/after is measured in one run.
  * - the worst scope match: a hostile area (`**` then nine `*a` then `*b`) against paths that
@@ -47,7 +47,7 @@ function timeOnce(domain: Domain, entries: number, snapshot: unknown, changes: u
  * Best of `runs` per size for each build, the builds taking turns (and turns at going first) on
  * the same observations, so load on the machine weighs on both alike.
  */
-export async function edgeTimings(sizes: readonly number[], domains: readonly Domain[], runs = 7): Promise<EdgeTiming[][]> {
+export async function edgeTimings(sizes: readonly number[], domains: readonly Domain[], runs = 11): Promise<EdgeTiming[][]> {
   const out: EdgeTiming[][] = domains.map(() => []);
   for (const entries of sizes) {
     const { snapshot, changes } = observations(entries);
