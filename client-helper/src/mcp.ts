@@ -78,6 +78,11 @@ export class HelperProxy {
   private rootDir: Promise<string | null> | null = null;
   /** The last checksum scan, so the next one only re-hashes files whose (mtime, size) moved. */
   private lastScan: LocalSnapshot | null = null;
+  /**
+   * The last completed task's record and start-content copies being removed, after its answer
+   * went out: every later call, and the end of the process, waits for it.
+   */
+  private bookkeeping: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: McpOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -114,6 +119,7 @@ export class HelperProxy {
     });
     server.setRequestHandler("tools/call", async (request) => {
       const { name, arguments: args = {} } = request.params;
+      await this.bookkeeping;
       try {
         if (name === "start_workflow") return await this.startWorkflow(args);
         if (name === "start_task") return await this.startTask(args);
@@ -350,14 +356,14 @@ export class HelperProxy {
     await keySaved;
     const result = await this.callWithHelperData("complete_task", args, changes);
     if (result.isError) return result;
-    // The local bookkeeping touches separate files, so it runs side by side.
+    // What other processes read (the working tree's marks, the hooks' journal) is written before
+    // the answer; this process's own records and copies are removed after it.
     await Promise.all([
       start && this.markCompleted(start.root, taskId, mark, changed),
-      this.store.remove(taskId, record.dir).catch(() => {}),
-      start && startContentsOf(start)?.remove(),
       // Hooks: the task's edited paths and transcript usage are kept locally.
       noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
     ]);
+    this.bookkeeping = Promise.all([this.store.remove(taskId, record.dir).catch(() => {}), start && startContentsOf(start)?.remove()]);
     return result;
   }
 
@@ -368,6 +374,7 @@ export class HelperProxy {
   }
 
   async close(): Promise<void> {
+    await this.bookkeeping;
     await this.remote.close();
     await this.server.close();
   }
