@@ -1,8 +1,9 @@
 /**
- * The Worker's pure domain functions (src/domain), loaded into Node for the edge benches.
- * The TypeScript is bundled with esbuild (installed with wrangler) into one temporary module,
- * so the benches run the same code the Worker runs, without a build step; the benches only
- * call the functions src/domain exports.
+ * The Worker's pure domain functions (src/domain), loaded into Node for the edge benches, from
+ * this checkout or from another build's tree (an A/B in one run). The TypeScript is bundled
+ * with esbuild (installed with wrangler) into one temporary module, so the benches run the same
+ * code the Worker runs, without a build step; the benches only call the functions src/domain
+ * exports.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,13 +23,19 @@ export interface Domain {
   checkScope(areas: readonly string[], paths: readonly string[]): { scope_match: boolean; unexpected_files: string[] };
 }
 
-let bundled: string | null = null;
+const ROOT = join(import.meta.dirname, "..", "..");
+const bundled = new Map<string, string>();
 
-/** The bundled module's file URL (the scope-match worker thread loads it too). */
-export async function domainModuleUrl(): Promise<string> {
-  if (bundled) return bundled;
+/**
+ * The bundled module's file URL (the scope-match worker thread loads it too): src/domain of the
+ * tree at `root` (default: this checkout), resolving packages from that tree's node_modules.
+ */
+export async function domainModuleUrl(root: string = ROOT): Promise<string> {
+  const known = bundled.get(root);
+  if (known) return known;
   const result = await build({
-    entryPoints: [new URL("../../src/domain/index.ts", import.meta.url).pathname],
+    entryPoints: [join(root, "src", "domain", "index.ts")],
+    absWorkingDir: root,
     bundle: true,
     write: false,
     format: "esm",
@@ -38,12 +45,13 @@ export async function domainModuleUrl(): Promise<string> {
   });
   const file = join(mkdtempSync(join(tmpdir(), "waymark-bench-domain-")), "domain.mjs");
   writeFileSync(file, result.outputFiles[0]?.text ?? "");
-  bundled = pathToFileURL(file).href;
-  return bundled;
+  const url = pathToFileURL(file).href;
+  bundled.set(root, url);
+  return url;
 }
 
-export async function loadDomain(): Promise<Domain> {
-  return (await import(await domainModuleUrl())) as Domain;
+export async function loadDomain(root: string = ROOT): Promise<Domain> {
+  return (await import(await domainModuleUrl(root))) as Domain;
 }
 
 /** A deterministic 40-hex id for a label (FNV-1a rounds). */
@@ -65,9 +73,15 @@ const state = (content: string, mode = "100644"): FileState => ({ mode, blob: he
 /**
  * One task's git observations with `entries` paths, mixing every situation: dirty at start and
  * untouched, committed edits, renames, adds, deletes, edited then reverted. Paths arrive sorted
- * within each list, as git prints them.
+ * within each list, as git prints them, and parsed from JSON, as the Worker receives them (a
+ * string built here by concatenation is a rope, which V8 hashes and compares more slowly than
+ * any string a request body yields).
  */
 export function observations(entries: number): { snapshot: unknown; changes: unknown } {
+  return JSON.parse(JSON.stringify(builtObservations(entries))) as { snapshot: unknown; changes: unknown };
+}
+
+function builtObservations(entries: number): { snapshot: unknown; changes: unknown } {
   const startDirty: Entry[] = [];
   const committed: Entry[] = [];
   const endDirty: Entry[] = [];

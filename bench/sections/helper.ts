@@ -2,22 +2,27 @@
  * The local helper as agents and scripts use it (its built CLI, client-helper/dist/bin.js):
  * - through `waymark mcp` (stdio, forwarding to the local dev server) in a git repository of
  *   10,000 files: start_task and complete_task each against the floor of one `git status` plus
- *   one log_milestone round trip through the same helper, interleaved; target ≤ 1.5x.
+ *   one log_milestone round trip through the same helper, interleaved; target ≤ 1.5x. The old
+ *   build's helper (`--old-ref`) takes turns with this one, for a before/after in one run.
  * - `waymark snapshot` outside git (the checksum fallback) on 100,000 files against a plain
- *   walk + SHA-1 of every file in its own process, interleaved; target ≤ 1.5x.
+ *   walk + SHA-1 of every file in its own process, interleaved; target ≤ 1.5x. Cold (an empty
+ *   cache: every file hashed) and warm (the scan cache of the run before: only files whose stat
+ *   data moved are hashed, as git does with its index) are separate rows.
  * - the git snapshot and changes against `git status` at 1k / 10k / 100k files (bench/helper.ts
  *   as a child process, which reads the helper's modules).
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Target } from "../../test/support/agents.ts";
 import { type Summary, summarize } from "../../test/support/stats.ts";
 import { callToolOutcome } from "../../test/support/tool-outcome.ts";
 import type { BenchContext } from "../lib/context.ts";
+import { checkOutOldBuild } from "../lib/old-build.ts";
 import { buildRepo, filePath, gitStatus, time, writeTree } from "../lib/repos.ts";
 import { atMost, count, ms, percentiles, times } from "../lib/table.ts";
 
@@ -30,12 +35,12 @@ export function buildHelper(context: BenchContext): void {
   execFileSync(process.execPath, [join(ROOT, "client-helper", "build.mjs")], { cwd: ROOT, stdio: "inherit" });
 }
 
-async function helperClient(server: Target, dir: string, cache: string): Promise<Client> {
+async function helperClient(server: Target, dir: string, cache: string, bin: string = BIN): Promise<Client> {
   const client = new Client({ name: "waymark-bench-agent", version: "1.0.0" });
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", dir],
+      args: [bin, "mcp", "--url", `${server.url}/mcp`, "--dir", dir],
       env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cache },
       stderr: "ignore",
     }),
@@ -55,81 +60,135 @@ async function timedCall(
   return { ms: elapsed, structured: outcome.structured };
 }
 
-/** start_task / complete_task through `waymark mcp` at `files` files vs git status + one log_milestone. */
+/** The old build's helper (`--old-ref`, as the load A/B), built in a `git archive` of that ref; null when it cannot be built. */
+function oldHelper(context: BenchContext): { ref: string; bin: string; remove(): void } | null {
+  const { values } = parseArgs({ options: { "old-ref": { type: "string", default: "6413a27" } }, strict: false });
+  const ref = String(values["old-ref"]);
+  const old = checkOutOldBuild(ref);
+  try {
+    const helperDir = join(old.dir, "client-helper");
+    // Builds of that era: esbuild (build.mjs) or plain tsc.
+    if (existsSync(join(helperDir, "build.mjs")))
+      execFileSync(process.execPath, [join(helperDir, "build.mjs")], { cwd: old.dir, stdio: "ignore" });
+    else
+      execFileSync(
+        process.execPath,
+        [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(helperDir, "tsconfig.build.json")],
+        { cwd: old.dir, stdio: "ignore" },
+      );
+    return { ref: `${ref} (${old.commit.slice(0, 7)})`, bin: join(helperDir, "dist", "bin.js"), remove: old.remove };
+  } catch (error) {
+    context.log(`helper calls: the helper of ${ref} could not be built (${String(error).slice(0, 200)}); no A/B`);
+    old.remove();
+    return null;
+  }
+}
+
+/**
+ * Where the helpers' cache directories go: inside a long-lived folder (bench/results, not
+ * committed), as a user's ~/.cache/waymark is. A folder made straight in a crowded /tmp was
+ * placed on this machine where creating files cost 25-50 times more (200 small files: ~250 ms
+ * against 5-10 ms), which no user's cache directory pays.
+ */
+const HELPER_CACHES = join(ROOT, "bench", "results", "helper-caches");
+
+interface HelperSide {
+  label: string;
+  client: Client;
+  workflowId: unknown;
+  start: number[];
+  milestone: number[];
+  complete: number[];
+}
+
+/**
+ * start_task / complete_task through `waymark mcp` at `files` files vs git status + one
+ * log_milestone, this build's helper and the old build's taking turns on the same repository
+ * and server (each side's tasks start and complete within its turn).
+ */
 export async function helperCalls(context: BenchContext, server: Target): Promise<void> {
   const files = 10_000;
   const samples = context.quick ? 8 : 25;
   context.log(`helper calls: ${count(files)}-file repository, ${samples} tasks through waymark mcp`);
   const repo = await buildRepo(files);
-  const cache = mkdtempSync(join(tmpdir(), "waymark-bench-cache-"));
-  const client = await helperClient(server, repo, cache);
+  const old = oldHelper(context);
+  mkdirSync(HELPER_CACHES, { recursive: true });
+  const caches: string[] = [];
+  const sides: HelperSide[] = [];
   try {
-    const wf = await timedCall(client, "start_workflow", { name: "Through the helper" });
+    for (const [label, bin] of [["this build", BIN], ...(old ? [[`old build ${old.ref}`, old.bin]] : [])] as [string, string][]) {
+      const cache = mkdtempSync(join(HELPER_CACHES, "cache-"));
+      caches.push(cache);
+      const client = await helperClient(server, repo, cache, bin);
+      const wf = await timedCall(client, "start_workflow", { name: `Through the helper (${label})` });
+      sides.push({ label, client, workflowId: wf.structured.workflow_id, start: [], milestone: [], complete: [] });
+    }
     const status: number[] = [];
-    const milestone: number[] = [];
-    const start: number[] = [];
-    const complete: number[] = [];
     // 1% of the files edited during each task (the same 100 files, new content each time).
     const edited = Array.from({ length: files / 100 }, (_, k) => filePath((k * 97) % files));
     for (let i = -2; i < samples; i++) {
       const floorMs = await time(() => gitStatus(repo));
-      const task = await timedCall(client, "start_task", {
-        workflow_id: wf.structured.workflow_id,
-        name: `Task ${i}`,
-        goal: "g",
-        areas: ["d1/**"],
-      });
-      const log = await timedCall(client, "log_milestone", { task_id: task.structured.task_id, message: "halfway" });
-      for (const path of edited) writeFileSync(join(repo, path), `task ${i} edit of ${path}\n`);
-      const done = await timedCall(client, "complete_task", {
-        task_id: task.structured.task_id,
-        status: "success",
-        outcome: { summary: "s" },
-      });
-      if (i < 0) continue; // warm-up
-      status.push(floorMs);
-      milestone.push(log.ms);
-      start.push(task.ms);
-      complete.push(done.ms);
-      const changed = done.structured.files_changed as { modified?: unknown[] } | undefined;
-      if (i === 0 && (changed?.modified?.length ?? 0) !== edited.length)
-        context.fail(
-          `complete_task through the helper reported ${changed?.modified?.length ?? 0} modified files, expected ${edited.length}`,
-        );
+      if (i >= 0) status.push(floorMs);
+      for (let turn = 0; turn < sides.length; turn++) {
+        const side = sides[(i + 2 + turn) % sides.length] as HelperSide;
+        const task = await timedCall(side.client, "start_task", {
+          workflow_id: side.workflowId,
+          name: `Task ${i}`,
+          goal: "g",
+          areas: ["d1/**"],
+        });
+        const log = await timedCall(side.client, "log_milestone", { task_id: task.structured.task_id, message: "halfway" });
+        for (const path of edited) writeFileSync(join(repo, path), `task ${i} (${side.label}) edit of ${path}\n`);
+        const done = await timedCall(side.client, "complete_task", {
+          task_id: task.structured.task_id,
+          status: "success",
+          outcome: { summary: "s" },
+        });
+        if (i < 0) continue; // warm-up
+        side.milestone.push(log.ms);
+        side.start.push(task.ms);
+        side.complete.push(done.ms);
+        const changed = done.structured.files_changed as { modified?: unknown[] } | undefined;
+        if (i === 0 && (changed?.modified?.length ?? 0) !== edited.length)
+          context.fail(
+            `complete_task through the helper (${side.label}) reported ${changed?.modified?.length ?? 0} modified files, expected ${edited.length}`,
+          );
+      }
     }
-    const s = {
-      git_status: summarize(status),
-      log_milestone: summarize(milestone),
-      start_task: summarize(start),
-      complete_task: summarize(complete),
-    };
-    const floor = s.git_status.median + s.log_milestone.median;
-    context.table.add({
-      area: `through the helper (waymark mcp), ${count(files)} files`,
-      measure: `floor: git status ${ms(s.git_status.median)} + log_milestone via helper ${ms(s.log_milestone.median)}, n=${samples}`,
-      value: ms(floor),
-    });
-    for (const tool of ["start_task", "complete_task"] as const) {
-      const t = s[tool] as Summary;
+    const gitStatusSummary = summarize(status);
+    const results: Record<string, unknown> = { files, samples, git_status: gitStatusSummary, ratio_target: RATIO_TARGET };
+    for (const [index, side] of sides.entries()) {
+      const s = { log_milestone: summarize(side.milestone), start_task: summarize(side.start), complete_task: summarize(side.complete) };
+      const floor = gitStatusSummary.median + s.log_milestone.median;
       context.table.add({
-        measure: `${tool} (1% edited), n=${t.n}`,
-        value: percentiles(t),
-        floor: ms(floor),
-        ratio: times(t.median, floor),
-        target: atMost(t.median / floor, RATIO_TARGET, "x"),
+        area: index === 0 ? `through the helper (waymark mcp), ${count(files)} files` : "",
+        measure: `${side.label}: floor git status ${ms(gitStatusSummary.median)} + log_milestone via helper ${ms(s.log_milestone.median)}, n=${samples}`,
+        value: ms(floor),
       });
+      for (const tool of ["start_task", "complete_task"] as const) {
+        const t = s[tool] as Summary;
+        context.table.add({
+          measure: `${side.label}: ${tool} (1% edited), n=${t.n}`,
+          value: percentiles(t),
+          floor: ms(floor),
+          ratio: times(t.median, floor),
+          target: index === 0 ? atMost(t.median / floor, RATIO_TARGET, "x") : undefined,
+        });
+      }
+      results[index === 0 ? "this_build" : "old_build"] = { label: side.label, ...s, floor_ms: floor };
     }
-    context.results.helper_calls = { files, samples, ...s, floor_ms: floor, ratio_target: RATIO_TARGET };
+    context.results.helper_calls = results;
   } finally {
-    await client.close();
+    for (const side of sides) await side.client.close();
+    old?.remove();
     rmSync(repo, { recursive: true, force: true });
-    rmSync(cache, { recursive: true, force: true });
+    for (const cache of caches) rmSync(cache, { recursive: true, force: true });
   }
 }
 
-function runToEnd(args: string[]): Promise<number> {
+function runToEnd(args: string[], cacheHome: string = tmpdir()): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_CACHE_HOME: tmpdir() } });
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_CACHE_HOME: cacheHome } });
     let bytes = 0;
     let errors = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -143,36 +202,62 @@ function runToEnd(args: string[]): Promise<number> {
   });
 }
 
-/** `waymark snapshot` outside git vs a plain walk + SHA-1, both as processes. */
+/** `waymark snapshot` outside git vs a plain walk + SHA-1, both as processes; cold and warm cache. */
 export async function checksumSnapshot(context: BenchContext): Promise<void> {
   const files = context.quick ? 10_000 : 100_000;
   const runs = 3;
   context.log(`checksum snapshot: ${count(files)} files outside git, ${runs} runs`);
   const dir = writeTree(files, "plain");
+  const warmCache = mkdtempSync(join(tmpdir(), "waymark-bench-scan-cache-"));
+  const coldCaches: string[] = [];
+  const coldCache = () => {
+    const cache = mkdtempSync(join(tmpdir(), "waymark-bench-no-cache-"));
+    coldCaches.push(cache);
+    return cache;
+  };
   try {
     const snapshotArgs = [BIN, "snapshot", "--dir", dir];
     const floorArgs = [join(ROOT, "bench", "lib", "walk-floor.ts"), dir];
     await runToEnd(floorArgs); // warm the page cache for both
-    const outputBytes = await runToEnd(snapshotArgs);
+    const outputBytes = await runToEnd(snapshotArgs, warmCache); // and the scan cache
     const floor: number[] = [];
-    const snapshot: number[] = [];
+    const cold: number[] = [];
+    const warm: number[] = [];
     for (let r = 0; r < runs; r++) {
       floor.push(await time(() => runToEnd(floorArgs)));
-      snapshot.push(await time(() => runToEnd(snapshotArgs)));
+      cold.push(await time(() => runToEnd(snapshotArgs, coldCache())));
+      warm.push(await time(() => runToEnd(snapshotArgs, warmCache)));
     }
     const f = summarize(floor);
-    const s = summarize(snapshot);
+    const c = summarize(cold);
+    const w = summarize(warm);
     context.table.add({
       area: `checksum snapshot (no git), ${count(files)} files${context.quick ? " (--quick size)" : ""}`,
-      measure: `waymark snapshot vs walk + SHA-1, n=${runs}`,
-      value: `${ms(s.median)} (min ${ms(s.min)}, max ${ms(s.max)})`,
+      measure: `waymark snapshot, no scan cache (every file hashed) vs walk + SHA-1, n=${runs}`,
+      value: `${ms(c.median)} (min ${ms(c.min)}, max ${ms(c.max)})`,
       floor: ms(f.median),
-      ratio: times(s.median, f.median),
-      target: atMost(s.median / f.median, RATIO_TARGET, "x"),
+      ratio: times(c.median, f.median),
+      target: atMost(c.median / f.median, RATIO_TARGET, "x"),
     });
-    context.results.checksum_snapshot = { files, runs, snapshot: s, floor: f, output_bytes: outputBytes, ratio_target: RATIO_TARGET };
+    context.table.add({
+      measure: `waymark snapshot, scan cache of the run before (stat-unchanged files not re-read), n=${runs}`,
+      value: `${ms(w.median)} (min ${ms(w.min)}, max ${ms(w.max)})`,
+      floor: ms(f.median),
+      ratio: times(w.median, f.median),
+      target: atMost(w.median / f.median, RATIO_TARGET, "x"),
+    });
+    context.results.checksum_snapshot = {
+      files,
+      runs,
+      snapshot: c,
+      snapshot_warm: w,
+      floor: f,
+      output_bytes: outputBytes,
+      ratio_target: RATIO_TARGET,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    for (const cache of [warmCache, ...coldCaches]) rmSync(cache, { recursive: true, force: true });
   }
 }
 

@@ -121,7 +121,9 @@ function join2(parent: string | Buffer, name: string | Buffer, separator: string
 export async function scanDirectory(root: string, options: ScanOptions = {}): Promise<LocalChecksumSnapshot> {
   const startedAt = Date.now();
   const previous = options.previous?.root === root ? options.previous : null;
-  const entries = new Map<string, ChecksumEntry>();
+  // Paths and their entries side by side, put in path order once at the end.
+  const paths: string[] = [];
+  const found: ChecksumEntry[] = [];
   let seen = 0;
   let hashed = 0;
   let lastReport = startedAt;
@@ -162,7 +164,8 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
         const mode = gitMode(stats);
         if (mode !== null && unchanged(before, stats, mode, previous.scanned_at)) {
           seen++;
-          entries.set(key, before);
+          paths.push(key);
+          found.push(before);
           continue;
         }
       }
@@ -172,7 +175,8 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
       hashed++;
       if (result && mode !== null) {
         const { stats } = result;
-        entries.set(key, { mode, blob: result.blob, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino });
+        paths.push(key);
+        found.push({ mode, blob: result.blob, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino });
       }
       if (Date.now() - sliceStart > SLICE_MS) {
         report(false);
@@ -182,17 +186,25 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
     }
   }
   report(true);
+  const order = Array.from(paths, (_, index) => index).sort((left, right) => ((paths[left] as string) < (paths[right] as string) ? -1 : 1));
   const sorted: Record<string, ChecksumEntry> = {};
-  const lines: string[] = [];
-  for (const path of [...entries.keys()].sort()) {
-    const entry = entries.get(path) as ChecksumEntry;
+  // The digest's input in pieces: one string of every line would be tens of MB.
+  const digest = createHash("sha256");
+  let lines = "";
+  for (const index of order) {
+    const path = paths[index] as string;
+    const entry = found[index] as ChecksumEntry;
     sorted[path] = entry;
-    lines.push(`${entry.mode} ${entry.blob} ${path}\0`);
+    lines += `${entry.mode} ${entry.blob} ${path}\0`;
+    if (lines.length > 65_536) {
+      digest.update(lines);
+      lines = "";
+    }
   }
   return {
     type: "checksum",
-    files: entries.size,
-    digest: createHash("sha256").update(lines.join("")).digest("hex"),
+    files: paths.length,
+    digest: digest.update(lines).digest("hex"),
     root,
     scanned_at: startedAt,
     entries: sorted,

@@ -9,13 +9,12 @@ import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
-import { isSetupCommand, runSetupCommand } from "./init/commands.js";
-import { addTaskTrailer } from "./init/commit-trailer.js";
-import type { LocalSnapshot } from "./local.js";
-import { runMcp } from "./mcp.js";
+import type { ChecksumEntry, LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
-import { cacheRoot } from "./store.js";
-import { fetchSummary, lastWorkflow, verifyExport } from "./summary.js";
+import { cacheRoot, readScanCache, scanCacheWriter } from "./store.js";
+
+// The commands that talk to a server (mcp, summary, init, doctor, hook…) load their modules, and
+// with them the MCP SDK, only when run: a snapshot or a version check starts in a fraction of the time.
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -84,6 +83,9 @@ ${EXIT_CODES}
 Prints a snapshot of <dir> (default: the working directory) as JSON on stdout: for a git
 repository HEAD, branch and every dirty or untracked path with its HEAD and on-disk state;
 elsewhere a checksum list of every file. Save it and pass it to 'waymark changes --since'.
+A checksum list is also kept in $XDG_CACHE_HOME/waymark/scans (or ~/.cache/waymark/scans):
+the next snapshot of the same directory re-hashes only files whose size, mtime, ctime, inode
+or mode changed (git's rule for its index), and files changed too recently to tell.
 
 Options:
   --dir <dir>  directory to snapshot (default: the working directory)
@@ -215,9 +217,45 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/**
+ * A snapshot as JSON. A checksum list holds an entry per file (at 100,000 files, tens of MB
+ * indented), so its entries are written one per line, compactly, in pieces of about 64 KiB;
+ * the rest is indented as usual.
+ */
+function writeSnapshotJson(snapshot: LocalChecksumSnapshot, write: (text: string) => void): void {
+  const { entries, ...rest } = snapshot;
+  let piece = `${JSON.stringify(rest, null, 2).slice(0, -2)},\n  "entries": {`;
+  let separator = "\n";
+  for (const path in entries) {
+    piece += `${separator}    ${jsonString(path)}: ${entryJson(entries[path] as ChecksumEntry)}`;
+    separator = ",\n";
+    if (piece.length > 65_536) {
+      write(piece);
+      piece = "";
+    }
+  }
+  write(`${piece}${separator === "\n" ? "" : "\n  "}}\n}\n`);
+}
+
+/** Characters JSON.stringify escapes in a string (and lone surrogates). */
+const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function jsonString(text: string): string {
+  return JSON_ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** JSON.stringify of a scan's entry (a mode and a blob id, finite numbers), written out. */
+function entryJson(entry: ChecksumEntry): string {
+  const { mode, blob, size, mtimeMs, ctimeMs, ino } = entry;
+  if (!(Number.isFinite(size) && Number.isFinite(mtimeMs) && Number.isFinite(ctimeMs ?? 0) && Number.isFinite(ino ?? 0))) {
+    return JSON.stringify(entry);
+  }
+  const stat = `${ctimeMs === undefined ? "" : `,"ctimeMs":${ctimeMs}`}${ino === undefined ? "" : `,"ino":${ino}`}`;
+  return `{"mode":${jsonString(mode)},"blob":${jsonString(blob)},"size":${size},"mtimeMs":${mtimeMs}${stat}}`;
+}
+
 async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
-  if (isSetupCommand(command)) return runSetupCommand(command, rest, io, VERSION);
   switch (command) {
     case undefined:
       io.stderr(HELP.main);
@@ -239,9 +277,20 @@ async function run(argv: string[], io: Io): Promise<number> {
       }
       const dir = resolvePath(args.get("dir") ?? process.cwd());
       const snapshot = await takeSnapshot(dir, {
+        previous: await readScanCache(dir),
         progress: (line) => io.stderr(`${line}\n`),
       });
-      io.stdout(json(snapshot));
+      if (snapshot.type !== "checksum") {
+        io.stdout(json(snapshot));
+        return EXIT_OK;
+      }
+      // A checksum scan is kept for the next one, which then hashes only files that changed.
+      const cache = scanCacheWriter(dir);
+      writeSnapshotJson(snapshot, (text) => {
+        io.stdout(text);
+        cache.write(text);
+      });
+      cache.commit();
       return EXIT_OK;
     }
     case "changes": {
@@ -274,6 +323,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       const url = args.get("url") ?? process.env.WAYMARK_URL;
       if (!url || !URL.canParse(url)) throw new UsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark summary --help'.");
       const dir = resolvePath(args.get("dir") ?? process.cwd());
+      const { fetchSummary, lastWorkflow } = await import("./summary.js");
       const last = await lastWorkflow(cacheRoot(), url, dir);
       const workflowId = args.get("workflow") ?? last?.workflow_id;
       if (!workflowId) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
@@ -297,6 +347,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       } catch (error) {
         throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
       }
+      const { verifyExport } = await import("./summary.js");
       const outcome = verifyExport(text);
       if (outcome.code === 2) throw new UsageError(outcome.message);
       (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);
@@ -305,7 +356,10 @@ async function run(argv: string[], io: Io): Promise<number> {
     case "commit-trailer": {
       // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.
       const [messageFile, source] = rest;
-      if (messageFile) await addTaskTrailer(messageFile, process.cwd(), source).catch(() => {});
+      if (messageFile) {
+        const { addTaskTrailer } = await import("./init/commit-trailer.js");
+        await addTaskTrailer(messageFile, process.cwd(), source).catch(() => {});
+      }
       return EXIT_OK;
     }
     case "mcp": {
@@ -323,6 +377,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError("--timeout must be a positive number of seconds");
       const dir = args.get("dir");
       const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
+      const { runMcp } = await import("./mcp.js");
       await runMcp({
         url,
         token,
@@ -332,8 +387,11 @@ async function run(argv: string[], io: Io): Promise<number> {
       });
       return EXIT_OK;
     }
-    default:
+    default: {
+      const setup = await import("./init/commands.js");
+      if (setup.isSetupCommand(command)) return setup.runSetupCommand(command, rest, io, VERSION);
       throw new UsageError(`unknown command ${JSON.stringify(command)}\nSee 'waymark --help'.`);
+    }
   }
 }
 

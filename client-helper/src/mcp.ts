@@ -10,6 +10,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotoc
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
+import { type GitContext, inertContext } from "./git.js";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
@@ -77,6 +78,11 @@ export class HelperProxy {
   private rootDir: Promise<string | null> | null = null;
   /** The last checksum scan, so the next one only re-hashes files whose (mtime, size) moved. */
   private lastScan: LocalSnapshot | null = null;
+  /**
+   * The last completed task's record and start-content copies being removed, after its answer
+   * went out: every later call, and the end of the process, waits for it.
+   */
+  private bookkeeping: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: McpOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -113,6 +119,7 @@ export class HelperProxy {
     });
     server.setRequestHandler("tools/call", async (request) => {
       const { name, arguments: args = {} } = request.params;
+      await this.bookkeeping;
       try {
         if (name === "start_workflow") return await this.startWorkflow(args);
         if (name === "start_task") return await this.startTask(args);
@@ -190,12 +197,13 @@ export class HelperProxy {
     return this.options.dir ?? process.cwd();
   }
 
-  private async snapshot(dir: string): Promise<LocalSnapshot | Unavailable> {
+  private async snapshot(dir: string, context: Promise<GitContext>): Promise<LocalSnapshot | Unavailable> {
     try {
       const previous = this.lastScan?.type === "checksum" ? this.lastScan : null;
       const snapshot = await takeSnapshot(dir, {
         previous,
         progress: this.log,
+        context,
       });
       if (snapshot.type === "checksum") this.lastScan = snapshot;
       return snapshot;
@@ -241,21 +249,27 @@ export class HelperProxy {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
     const startedAt = Date.now();
-    const observed = await this.snapshot(dir);
+    // The repository's config is read once for the whole call (every git query below runs with
+    // the overrides it yields), and the repository's identity is read beside the snapshot.
+    const context = inertContext(dir);
+    context.catch(() => {});
+    const repository = readRepository(dir, context);
+    const observed = await this.snapshot(dir, context);
     const local = observed.type === "unavailable" ? null : observed;
-    // Review: start contents that are in no git object are copied now, for the task's line counts.
-    if (local) await keepStartContents(local, this.cache, this.log);
+    // Review: start contents that are in no git object are copied for the task's line counts,
+    // while the call goes out (the agent edits nothing before it has the answer).
+    const startContentsKept = local ? keepStartContents(local, this.cache, this.log, context) : undefined;
+    // Other tasks open on this working tree.
+    const open = local ? await this.store.concurrent(local.root, "", startedAt, null).catch(() => []) : [];
     const sent: Snapshot = local ? outgoingSnapshot(local) : { ...(observed as Unavailable), source: helperSource(this.options.version) };
     // Repository identity: the task records which repository and branch it ran in.
     if (sent.type === "git") {
-      const repository = await readRepository(dir);
-      if (repository) sent.repository = repository;
+      const identity = await repository;
+      if (identity) sent.repository = identity;
     }
-    if (local && sent.type !== "unavailable") {
-      const open = await this.store.concurrent(local.root, "", startedAt, null).catch(() => []);
-      if (open.length > 0) sent.concurrent = open;
-    }
+    if (sent.type !== "unavailable" && open.length > 0) sent.concurrent = open;
     const result = await this.callWithHelperData("start_task", args, sent);
+    await startContentsKept;
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId === undefined) return result;
     // The local bookkeeping touches separate files, so it runs side by side.
@@ -307,14 +321,17 @@ export class HelperProxy {
     if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
+        // The repository's config is read once for the changes and the review.
+        const context = start.type === "git" ? inertContext(start.root) : undefined;
+        context?.catch(() => {});
         const [observed, startMark] = await Promise.all([
-          computeChanges(start, { previous, progress: this.log }),
+          computeChanges(start, { previous, progress: this.log, context }),
           this.store.mark(start.root, taskId).catch(() => null),
         ]);
         mark = startMark;
         changed = changedPaths(start, observed);
         changes = outgoingChanges(start, observed);
-        await attachReview(start, observed, changes, this.log);
+        await attachReview(start, observed, changes, this.log, this.cache, context);
         const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {
@@ -339,14 +356,14 @@ export class HelperProxy {
     await keySaved;
     const result = await this.callWithHelperData("complete_task", args, changes);
     if (result.isError) return result;
-    // The local bookkeeping touches separate files, so it runs side by side.
+    // What other processes read (the working tree's marks, the hooks' journal) is written before
+    // the answer; this process's own records and copies are removed after it.
     await Promise.all([
       start && this.markCompleted(start.root, taskId, mark, changed),
-      this.store.remove(taskId, record.dir).catch(() => {}),
-      start && startContentsOf(start)?.remove(),
       // Hooks: the task's edited paths and transcript usage are kept locally.
       noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
     ]);
+    this.bookkeeping = Promise.all([this.store.remove(taskId, record.dir).catch(() => {}), start && startContentsOf(start)?.remove()]);
     return result;
   }
 
@@ -357,6 +374,7 @@ export class HelperProxy {
   }
 
   async close(): Promise<void> {
+    await this.bookkeeping;
     await this.remote.close();
     await this.server.close();
   }

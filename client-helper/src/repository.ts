@@ -39,10 +39,11 @@ function bounded(text: string | null, max: number): string | null {
   return clean.length <= max ? clean : clean.slice(0, max);
 }
 
-export async function readRepository(dir: string): Promise<Repository | null> {
+/** `known`: the inert git context of `dir` the tool call already read, if any. */
+export async function readRepository(dir: string, known?: Promise<GitContext>): Promise<Repository | null> {
   let context: GitContext;
   try {
-    context = await inertContext(dir);
+    context = { ...(await (known ?? inertContext(dir))), cwd: dir };
   } catch {
     return null;
   }

@@ -206,7 +206,13 @@ export async function dirtyEntries(
   return entries;
 }
 
-export type SnapshotOptions = ScanOptions;
+export type SnapshotOptions = ScanOptions & {
+  /**
+   * The inert git context of the project directory, when the caller already reads it for other
+   * queries of the same tool call: the repository's config is then read once per call.
+   */
+  context?: Promise<GitContext>;
+};
 
 /** git's words for a failure, turned into what happened and how to fix it. */
 export function explainGitFailure(error: unknown, dir: string): Error {
@@ -239,7 +245,7 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (!info.isDirectory()) throw new ObservationError(`the project path ${dir} is not a directory; point --dir at the project folder.`);
   // The top-level lookup runs nothing the repository could define, so it need not wait for the config read.
   const plain: GitContext = { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
-  const [root, context] = await Promise.allSettled([gitToplevel(plain), inertContext(dir)]);
+  const [root, context] = await Promise.allSettled([gitToplevel(plain), options.context ?? inertContext(dir)]);
   if (root.status === "rejected") throw explainGitFailure(root.reason, dir);
   if (context.status === "rejected") throw explainGitFailure(context.reason, dir);
   if (root.value === null) return scanDirectory(dir, options);
@@ -315,9 +321,9 @@ async function ignoreRulesDigest(context: GitContext, gitDir: string): Promise<s
     .digest("hex");
 }
 
-async function gitChanges(since: LocalGitSnapshot): Promise<GitChanges> {
+async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>): Promise<GitChanges> {
   const root = since.root;
-  const context = await inertContext(root);
+  const context = { ...(await (known ?? inertContext(root))), cwd: root };
   const diff = async (to: string | null): Promise<Transition[]> => {
     if (to === since.head) return [];
     try {
@@ -359,7 +365,7 @@ async function gitChanges(since: LocalGitSnapshot): Promise<GitChanges> {
 
 /** Changes of `since`'s directory from that snapshot to now. */
 export async function computeChanges(since: LocalSnapshot, options: SnapshotOptions = {}): Promise<Changes> {
-  if (since.type === "git") return gitChanges(since);
+  if (since.type === "git") return gitChanges(since, options.context);
   const now = await scanDirectory(since.root, { ...options, previous: options.previous ?? since });
   const changes: Changes = { type: "checksum", transitions: compareScans(since.entries, now.entries) };
   if (since.warnings) changes.warnings = since.warnings;

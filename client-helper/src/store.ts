@@ -7,12 +7,13 @@
  */
 
 import { createHash, randomUUID } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ConcurrentTask } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire";
-import type { LocalSnapshot } from "./local.js";
+import type { LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 
 export type TaskRecord = {
   task_id: string;
@@ -54,6 +55,72 @@ export async function pruneCache(root: string, now = Date.now()): Promise<number
     }
   }
   return removed;
+}
+
+/**
+ * The last checksum scan of a directory outside git, kept so that the next `waymark snapshot` of
+ * it hashes only the files whose stat data moved (git's rule for its index: mtime, ctime, inode,
+ * size and mode, racily clean files re-hashed). One file per directory, replaced by every scan.
+ */
+function scanCacheFile(dir: string, root: string): string {
+  return join(root, "scans", `${hash(dir).slice(0, 40)}.json`);
+}
+
+/** The cached scan of `dir`, or null (none, unreadable, or not a scan of that directory). */
+export async function readScanCache(dir: string, root: string = cacheRoot()): Promise<LocalChecksumSnapshot | null> {
+  try {
+    const value = JSON.parse(await readFile(scanCacheFile(dir, root), "utf8")) as Partial<LocalChecksumSnapshot> | null;
+    const usable =
+      value?.type === "checksum" &&
+      value.root === dir &&
+      typeof value.scanned_at === "number" &&
+      typeof value.entries === "object" &&
+      value.entries !== null;
+    return usable ? (value as LocalChecksumSnapshot) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes a scan of `dir` to the cache piece by piece (the same JSON the CLI prints), in place
+ * once complete. A cache that cannot be written is no failure: the next scan hashes everything.
+ */
+export function scanCacheWriter(dir: string, root: string = cacheRoot()): { write(text: string): void; commit(): void } {
+  const target = scanCacheFile(dir, root);
+  const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
+  let fd: number | null = null;
+  try {
+    mkdirSync(join(root, "scans"), { recursive: true, mode: 0o700 });
+    fd = openSync(temp, "w", 0o600);
+  } catch {
+    fd = null;
+  }
+  const abandon = () => {
+    if (fd !== null) closeSync(fd);
+    fd = null;
+    rmSync(temp, { force: true });
+  };
+  return {
+    write(text) {
+      if (fd === null) return;
+      try {
+        writeSync(fd, text);
+      } catch {
+        abandon();
+      }
+    },
+    commit() {
+      if (fd === null) return;
+      try {
+        closeSync(fd);
+        fd = null;
+        renameSync(temp, target);
+      } catch {
+        abandon();
+      }
+    },
+  };
 }
 
 /** A task's presence on a working tree: its window and, once completed, the paths it changed. */
@@ -169,7 +236,9 @@ export class TaskStore {
       if (!name.endsWith(".json")) continue;
       let mark: WorktreeMark;
       try {
-        mark = JSON.parse(await readFile(join(folder, name), "utf8")) as WorktreeMark;
+        // Read synchronously: one mark per task of the last week accumulates here, and reading
+        // them one after another through the thread pool grew every start_task and complete_task.
+        mark = JSON.parse(readFileSync(join(folder, name), "utf8")) as WorktreeMark;
       } catch {
         continue;
       }

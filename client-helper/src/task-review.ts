@@ -10,18 +10,24 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes } from "@waymark/protocol/wire";
-import { inertContext } from "./git.js";
+import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
 import { measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
 import { wireSnapshot } from "./snapshot.js";
 
-export async function keepStartContents(local: LocalSnapshot, cache: string, log: (line: string) => void): Promise<void> {
+/** `context`: the inert git context the tool call already read, if any (its config is not read again). */
+export async function keepStartContents(
+  local: LocalSnapshot,
+  cache: string,
+  log: (line: string) => void,
+  context?: Promise<GitContext>,
+): Promise<void> {
   if (local.type !== "git") return;
   const root = startContentsRoot(cache);
   const target = join(root, randomUUID());
   try {
     await pruneStartContents(root);
-    await saveStartContents(await inertContext(local.root), local, target);
+    await saveStartContents(await inRoot(local.root, context), local, target);
     local.start_contents = target;
   } catch (error) {
     log(`waymark: could not keep the start contents of dirty files (line counts of those files will be missing): ${String(error)}`);
@@ -29,7 +35,18 @@ export async function keepStartContents(local: LocalSnapshot, cache: string, log
 }
 
 /** Adds the review block to what complete_task sends (git observations only). */
-export async function attachReview(start: LocalSnapshot, observed: Changes, sent: Changes, log: (line: string) => void): Promise<void> {
+/**
+ * `cache`: the helper's cache directory, where the two sides of the line counts are written
+ * (a new folder in a crowded /tmp made creating them there dozens of times slower).
+ */
+export async function attachReview(
+  start: LocalSnapshot,
+  observed: Changes,
+  sent: Changes,
+  log: (line: string) => void,
+  cache: string,
+  context?: Promise<GitContext>,
+): Promise<void> {
   if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;
   try {
     let net = computeNetChanges(wireSnapshot(start), observed);
@@ -37,10 +54,17 @@ export async function attachReview(start: LocalSnapshot, observed: Changes, sent
       const listed = new Set(sent.transitions.map((t) => t.path));
       net = net.filter((change) => listed.has(change.path));
     }
-    sent.review = await measureReview(await inertContext(start.root), start, observed.head, net, start.start_contents);
+    const scratchRoot = join(cache, "line-counts");
+    await pruneStartContents(scratchRoot);
+    sent.review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents, scratchRoot);
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);
   }
+}
+
+/** The given context (or a fresh one) with git run from the repository's top level. */
+async function inRoot(root: string, context: Promise<GitContext> | undefined): Promise<GitContext> {
+  return { ...(await (context ?? inertContext(root))), cwd: root };
 }
 
 export function startContentsOf(start: LocalSnapshot): { remove(): Promise<void> } | undefined {

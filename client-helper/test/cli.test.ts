@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
@@ -10,9 +11,15 @@ afterAll(cleanupTempDirs);
 
 const VERSION = (JSON.parse(readFileSync(join(HELPER_DIR, "package.json"), "utf8")) as { version: string }).version;
 
+/** Where the helper keeps its cache during these tests (never the user's). */
+let cacheHome = "";
+beforeAll(() => {
+  cacheHome = tempDir("waymark-cli-cache-");
+});
+
 /** The built bin on the machine's Node, as a user or a CI script runs it. */
 function waymark(args: string[], opts: { cwd?: string; input?: string } = {}) {
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cacheHome };
   delete env.WAYMARK_URL;
   delete env.WAYMARK_TOKEN;
   const r = spawnSync(SYSTEM_NODE, [BIN, ...args], { cwd: opts.cwd, input: opts.input, encoding: "utf8", env });
@@ -108,9 +115,49 @@ describe("waymark CLI contract: help text and exit codes", () => {
     expect(JSON.parse(r.stdout).resolved.modified).toEqual(["x.txt"]);
   });
 
+  it("a second snapshot outside git re-hashes only files whose stat data moved, and sees every edit", () => {
+    const dir = tempDir();
+    const kept = join(dir, "kept.txt");
+    const edited = join(dir, "edited.txt");
+    writeFileSync(kept, "kept\n");
+    writeFileSync(edited, "aaaa\n");
+    // Older than the racy window, so that the next scan may trust their stat data.
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(kept, past, past);
+    utimesSync(edited, past, past);
+    const first = JSON.parse(waymark(["snapshot", "--dir", dir]).stdout);
+    // The cache is used: a blob planted there for the untouched file comes back as it is.
+    const [cacheFile] = readdirSync(join(cacheHome, "waymark", "scans"))
+      .filter((name) => name.endsWith(".json"))
+      .map((name) => join(cacheHome, "waymark", "scans", name))
+      .filter((file) => readFileSync(file, "utf8").includes(JSON.stringify(dir)));
+    if (cacheFile === undefined) throw new Error("no scan cache written");
+    const cached = JSON.parse(readFileSync(cacheFile, "utf8"));
+    cached.entries["kept.txt"].blob = "f".repeat(40);
+    writeFileSync(cacheFile, JSON.stringify(cached));
+    // Same size, new content, and the old mtime put back: the ctime still moved.
+    writeFileSync(edited, "bbbb\n");
+    utimesSync(edited, past, past);
+    const second = JSON.parse(waymark(["snapshot", "--dir", dir]).stdout);
+    expect(second.entries["kept.txt"].blob).toBe("f".repeat(40));
+    expect(first.entries["edited.txt"].blob).toBe(gitBlob("aaaa\n"));
+    expect(second.entries["edited.txt"].blob).toBe(gitBlob("bbbb\n"));
+    // A cache that is not JSON is ignored: every file is hashed again.
+    writeFileSync(cacheFile, "{ not json");
+    const third = JSON.parse(waymark(["snapshot", "--dir", dir]).stdout);
+    expect(third.entries["kept.txt"].blob).toBe(gitBlob("kept\n"));
+    expect(third.entries["edited.txt"].blob).toBe(gitBlob("bbbb\n"));
+  });
+
   it("npx waymark --help works in the repository root (npm workspace bin)", () => {
     const r = spawnSync("npx", ["--no-install", "waymark", "--help"], { cwd: REPO_ROOT, encoding: "utf8" });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("Exit codes:");
   });
 });
+
+function gitBlob(content: string): string {
+  return createHash("sha1")
+    .update(`blob ${Buffer.byteLength(content)}\0${content}`)
+    .digest("hex");
+}

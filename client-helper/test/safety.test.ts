@@ -92,6 +92,9 @@ describe("the user's repository is never touched", () => {
 
   it("never takes index.lock: git add/commit loops running at the same time never fail because of us", async () => {
     const repo = busyRepo();
+    // The task starts before the loop does: a start snapshot racing the loop's first commit
+    // would sometimes see src/file-1.txt already committed, and the last assertion would flip.
+    const start = await takeSnapshot(repo.dir);
     const script = [
       "set -e",
       "for i in $(seq 1 80); do",
@@ -111,7 +114,6 @@ describe("the user's repository is never touched", () => {
     void exited.then(() => {
       running = false;
     });
-    const start = await takeSnapshot(repo.dir);
     let calls = 0;
     const errors: unknown[] = [];
     while (running) {

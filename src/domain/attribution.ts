@@ -78,10 +78,8 @@ export function attributeTask(input: AttributionInput): Attribution {
   } else {
     warnings.push(NO_HELPER_DATA_WARNING);
   }
-  const scope = checkScope(
-    input.areas,
-    changes.map((c) => c.path),
-  );
+  const paths = changes.map((c) => c.path);
+  const scope = checkScope(input.areas, paths);
   const verification: Verification = {
     scope_match: scope.scope_match,
     unexpected_files: scope.unexpected_files,
@@ -93,16 +91,9 @@ export function attributeTask(input: AttributionInput): Attribution {
   }
   const files_changed: FilesChanged = summarizeChanges(changes, truncated);
   // Line counts and commits as the helper measured them, for the files this task is credited with.
-  if (input.changes && input.changes.type !== "unavailable") {
-    Object.assign(files_changed, reviewFields(input.changes.review, new Set(changes.map((c) => c.path)), files_changed.renamed));
-  }
+  const review = input.changes && input.changes.type !== "unavailable" ? input.changes.review : undefined;
+  if (review) Object.assign(files_changed, reviewFields(review, new Set(paths), files_changed.renamed));
   // Provenance: computed by the helper (which version) or supplied by a client; files the agent's edit tools did not touch.
-  Object.assign(
-    files_changed,
-    filesProvenance(
-      input.changes,
-      changes.map((c) => c.path),
-    ),
-  );
+  Object.assign(files_changed, filesProvenance(input.changes, paths));
   return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files) };
 }

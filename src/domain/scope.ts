@@ -18,8 +18,22 @@ const GLOB_CHARACTERS = /[*?[\]{}!]/;
 /** The areas of one task, compiled once so that checking n paths costs O(n), not O(n × areas). */
 interface AreaMatcher {
   /** Lowercased bare words: a word matches a whole path segment or a file's stem. */
-  words: Set<string>;
+  words: Words;
   globs: CompiledGlob[];
+  /** No words and no globs: it matches nothing, so directories carry no verdicts for it. */
+  empty: boolean;
+}
+
+/**
+ * The declared words, and which characters they start with: a name whose first character starts
+ * no word cannot be a word nor have one as its stem, and most names are rejected on that alone.
+ */
+interface Words {
+  set: Set<string>;
+  /** Per ASCII code, whether a word starts with it. */
+  asciiStarts: Uint8Array;
+  /** Some word starts with a character beyond ASCII (or is empty): such names are looked up. */
+  otherStarts: boolean;
 }
 
 interface CompiledScope {
@@ -28,28 +42,35 @@ interface CompiledScope {
   /** Only exclusions declared: everything else is in scope. */
   includesEverything: boolean;
   /**
-   * The directory of the last path checked and its ancestors, from the root down: keys are
-   * lowercased directory paths with a trailing "/" ("" for the root). Sorted paths walk the tree
-   * in order, so each directory is entered once and its files only match their names.
+   * The directories from the root down to the one of the last path checked: `levels[0]` is the
+   * root and `levels[depth]` that directory, which is `walked` (a lowercased path in it) up to
+   * its `end`. Sorted paths walk the tree in order, so each directory is entered once and its
+   * files only match their names. Levels past `depth` are kept to be reused: walking a tree
+   * allocates nothing per directory.
    */
-  walkKeys: string[];
-  walk: DirectoryVerdicts[];
+  walked: string;
+  depth: number;
+  levels: DirectoryLevel[];
 }
 
-interface DirectoryVerdicts {
-  excluded: DirectoryMatch;
-  included: DirectoryMatch;
+interface DirectoryLevel {
+  /** Where the directory ends in `walked`, after its "/" (0 for the root). */
+  end: number;
+  excluded: LevelMatch;
+  included: LevelMatch;
 }
 
-interface DirectoryMatch {
+/** One matcher's verdicts on a directory. */
+interface LevelMatch {
   /** One of the directory's segments is a declared word. */
   wordInDirectory: boolean;
-  /** Per glob, its automaton after the directory's segments; run when first needed. */
-  globs: (DirectoryProgress | undefined)[];
-  /** Where the globs' progress comes from: the parent directory and this directory's name. */
-  parent: DirectoryMatch | undefined;
-  segment: string;
+  /** Per glob, its automaton after the directory's segments. */
+  globs: DirectoryProgress[];
 }
+
+const DOT = 0x2e;
+/** Characters toLowerCase may change: upper-case ASCII, and anything beyond ASCII. */
+const MAY_CHANGE_CASE = /[A-Z\u0080-\uffff]/;
 
 /**
  * DESIGN.md scope rules. A bare word matches a whole path segment or a file's stem ("auth"
@@ -99,24 +120,32 @@ function declaredAreas(areas: readonly string[] | undefined): string[] {
 }
 
 function compileScope(areas: readonly string[]): CompiledScope {
-  const included: AreaMatcher = { words: new Set(), globs: [] };
-  const excluded: AreaMatcher = { words: new Set(), globs: [] };
+  const included = areaMatcher();
+  const excluded = areaMatcher();
   for (const area of areas) {
     const excludes = area.startsWith("!");
     addArea(excludes ? excluded : included, excludes ? area.slice(1).trim() : area);
   }
-  return {
-    included,
-    excluded,
-    includesEverything: included.words.size === 0 && included.globs.length === 0,
-    walkKeys: [""],
-    walk: [{ excluded: rootMatch(excluded), included: rootMatch(included) }],
+  const root: DirectoryLevel = {
+    end: 0,
+    excluded: { wordInDirectory: false, globs: excluded.globs.map((glob) => glob.enterRoot()) },
+    included: { wordInDirectory: false, globs: included.globs.map((glob) => glob.enterRoot()) },
   };
+  return { included, excluded, includesEverything: included.empty, walked: "", depth: 0, levels: [root] };
+}
+
+function areaMatcher(): AreaMatcher {
+  return { words: { set: new Set(), asciiStarts: new Uint8Array(128), otherStarts: false }, globs: [], empty: true };
 }
 
 function addArea(matcher: AreaMatcher, area: string): void {
   if (!area.includes("/") && !GLOB_CHARACTERS.test(area)) {
-    matcher.words.add(area.toLowerCase());
+    const word = area.toLowerCase();
+    const first = word.charCodeAt(0);
+    matcher.words.set.add(word);
+    if (first < 128) (matcher.words.asciiStarts[first] as number) = 1;
+    else matcher.words.otherStarts = true;
+    matcher.empty = false;
     return;
   }
   const glob = area.replace(/^(?:\.?\/)+/, "").replace(/\/+$/, "");
@@ -125,7 +154,10 @@ function addArea(matcher: AreaMatcher, area: string): void {
   const anchored = glob === "" ? "**" : area.includes("/") ? glob : `**/${glob}`;
   const compiled = compileGlob(anchored);
   // start_task refuses such areas; one stored before that rule matches nothing.
-  if ("glob" in compiled) matcher.globs.push(compiled.glob);
+  if ("glob" in compiled) {
+    matcher.globs.push(compiled.glob);
+    matcher.empty = false;
+  }
 }
 
 /**
@@ -133,73 +165,102 @@ function addArea(matcher: AreaMatcher, area: string): void {
  * parent's) followed by its file name; the glob steps counted are those of matching the whole path.
  */
 function inScope(scope: CompiledScope, path: string, counter?: MatchCounter): boolean {
-  const lowerPath = path.toLowerCase();
+  // Most paths are lowercase already; toLowerCase would copy each of them.
+  const lowerPath = MAY_CHANGE_CASE.test(path) ? path.toLowerCase() : path;
   const nameStart = lowerPath.lastIndexOf("/") + 1;
-  const directory = directoryVerdicts(scope, lowerPath, nameStart);
-  const name = lowerPath.slice(nameStart);
-  if (matches(scope.excluded, directory.excluded, name, counter)) return false;
-  return scope.includesEverything || matches(scope.included, directory.included, name, counter);
+  const directory = enterDirectory(scope, lowerPath, nameStart);
+  if (matches(scope.excluded, directory.excluded, lowerPath, nameStart, counter)) return false;
+  return scope.includesEverything || matches(scope.included, directory.included, lowerPath, nameStart, counter);
 }
 
 /** The directory of a lowercased path whose file name starts at `nameStart`. */
-function directoryVerdicts(scope: CompiledScope, lowerPath: string, nameStart: number): DirectoryVerdicts {
-  const { walkKeys, walk } = scope;
-  let depth = walkKeys.length - 1;
-  const last = walkKeys[depth] as string;
-  if (last.length === nameStart && lowerPath.startsWith(last)) return walk[depth] as DirectoryVerdicts;
-  const key = lowerPath.slice(0, nameStart);
-  while (depth > 0 && !key.startsWith(walkKeys[depth] as string)) depth--;
-  walkKeys.length = depth + 1;
-  walk.length = depth + 1;
-  let verdicts = walk[depth] as DirectoryVerdicts;
-  for (let start = (walkKeys[depth] as string).length; start < key.length; ) {
-    const end = key.indexOf("/", start);
-    const segment = key.slice(start, end);
-    verdicts = {
-      excluded: subdirectoryMatch(scope.excluded, verdicts.excluded, segment),
-      included: subdirectoryMatch(scope.included, verdicts.included, segment),
-    };
-    start = end + 1;
-    walkKeys.push(key.slice(0, start));
-    walk.push(verdicts);
+function enterDirectory(scope: CompiledScope, lowerPath: string, nameStart: number): DirectoryLevel {
+  const { walked, levels } = scope;
+  let depth = scope.depth;
+  const walkedEnd = (levels[depth] as DirectoryLevel).end;
+  // Characters compared one by one: slices and startsWith cost more than the comparison itself.
+  if (walkedEnd === nameStart) {
+    let at = nameStart - 1;
+    while (at >= 0 && lowerPath.charCodeAt(at) === walked.charCodeAt(at)) at--;
+    if (at < 0) return levels[depth] as DirectoryLevel;
   }
-  return verdicts;
+  // Back up to the deepest directory the path shares with the walked one, then walk down.
+  const shared = Math.min(nameStart, walkedEnd);
+  let common = 0;
+  while (common < shared && lowerPath.charCodeAt(common) === walked.charCodeAt(common)) common++;
+  while ((levels[depth] as DirectoryLevel).end > common) depth--;
+  for (let start = (levels[depth] as DirectoryLevel).end; start < nameStart; ) {
+    const end = lowerPath.indexOf("/", start);
+    const parent = levels[depth] as DirectoryLevel;
+    depth++;
+    let level = levels[depth];
+    if (level === undefined) {
+      level = { end: 0, excluded: { wordInDirectory: false, globs: [] }, included: { wordInDirectory: false, globs: [] } };
+      levels[depth] = level;
+    }
+    level.end = end + 1;
+    enterSubdirectory(scope.excluded, parent.excluded, level.excluded, lowerPath, start, end);
+    enterSubdirectory(scope.included, parent.included, level.included, lowerPath, start, end);
+    start = end + 1;
+  }
+  scope.depth = depth;
+  scope.walked = lowerPath;
+  return levels[depth] as DirectoryLevel;
 }
 
-function rootMatch(matcher: AreaMatcher): DirectoryMatch {
-  return { wordInDirectory: false, globs: matcher.globs.map((glob) => glob.enterRoot()), parent: undefined, segment: "" };
-}
-
-function subdirectoryMatch(matcher: AreaMatcher, parent: DirectoryMatch, segment: string): DirectoryMatch {
-  return {
-    wordInDirectory: parent.wordInDirectory || matcher.words.has(segment),
-    globs: matcher.globs.map(() => undefined),
-    parent,
-    segment,
-  };
-}
-
-function globProgress(matcher: AreaMatcher, directory: DirectoryMatch, index: number): DirectoryProgress {
-  const known = directory.globs[index];
-  if (known !== undefined) return known;
-  const glob = matcher.globs[index] as CompiledGlob;
-  const progress = glob.enterDirectory(globProgress(matcher, directory.parent as DirectoryMatch, index), directory.segment);
-  directory.globs[index] = progress;
-  return progress;
-}
-
-function matches(matcher: AreaMatcher, directory: DirectoryMatch, name: string, counter?: MatchCounter): boolean {
-  if (matchesWord(matcher.words, directory, name)) return true;
+/** A matcher's verdicts on the subdirectory `lowerPath[start, end)` of `parent`, written into `into`. */
+function enterSubdirectory(
+  matcher: AreaMatcher,
+  parent: LevelMatch,
+  into: LevelMatch,
+  lowerPath: string,
+  start: number,
+  end: number,
+): void {
+  if (matcher.empty) return;
+  into.wordInDirectory = parent.wordInDirectory || isWord(matcher.words, lowerPath, start, end);
   for (let index = 0; index < matcher.globs.length; index++) {
-    if ((matcher.globs[index] as CompiledGlob).matchesName(globProgress(matcher, directory, index), name, counter)) return true;
+    into.globs[index] = (matcher.globs[index] as CompiledGlob).enterDirectory(
+      parent.globs[index] as DirectoryProgress,
+      lowerPath,
+      start,
+      end,
+    );
+  }
+}
+
+/** Whether the file named by `lowerPath` from `nameStart`, in a directory with these verdicts, matches. */
+function matches(matcher: AreaMatcher, directory: LevelMatch, lowerPath: string, nameStart: number, counter?: MatchCounter): boolean {
+  if (matcher.empty) return false;
+  if (matchesWord(matcher.words, directory.wordInDirectory, lowerPath, nameStart)) return true;
+  for (let index = 0; index < matcher.globs.length; index++) {
+    const glob = matcher.globs[index] as CompiledGlob;
+    if (glob.matchesName(directory.globs[index] as DirectoryProgress, lowerPath, nameStart, counter)) return true;
   }
   return false;
 }
 
-function matchesWord(words: ReadonlySet<string>, directory: DirectoryMatch, fileName: string): boolean {
-  if (words.size === 0) return false;
-  if (directory.wordInDirectory || words.has(fileName)) return true;
-  return hasStem(words, fileName) || (fileName.startsWith(".") && hasStem(words, fileName.replace(/^\.+/, "")));
+function matchesWord(words: Words, wordInDirectory: boolean, lowerPath: string, nameStart: number): boolean {
+  if (words.set.size === 0) return false;
+  if (wordInDirectory) return true;
+  if (mayStartWord(words, lowerPath, nameStart)) {
+    const name = lowerPath.slice(nameStart);
+    if (words.set.has(name) || hasStem(words.set, name)) return true;
+  }
+  if (lowerPath.charCodeAt(nameStart) !== DOT) return false;
+  const undotted = lowerPath.slice(nameStart).replace(/^\.+/, "");
+  return mayStartWord(words, undotted, 0) && hasStem(words.set, undotted);
+}
+
+/** Whether the segment `lowerPath[start, end)` is a declared word. */
+function isWord(words: Words, lowerPath: string, start: number, end: number): boolean {
+  return words.set.size > 0 && mayStartWord(words, lowerPath, start) && words.set.has(lowerPath.slice(start, end));
+}
+
+/** False when no word starts with the character at `at` (then no word starts there). */
+function mayStartWord(words: Words, text: string, at: number): boolean {
+  const first = text.charCodeAt(at);
+  return first < 128 ? words.asciiStarts[first] === 1 : words.otherStarts;
 }
 
 /** Every dot-prefix of a file name is a stem, so "auth" and "auth.test" both match auth.test.ts. */

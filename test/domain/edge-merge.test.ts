@@ -145,6 +145,57 @@ describe("edge attribution against the implementation it replaced", () => {
   });
 });
 
+describe("large observations against the implementation it replaced", () => {
+  /** Many paths in few directories, contents drawn from a pool so that renames have several candidates. */
+  function largeCase(rng: Random, entries: number) {
+    const directories = Array.from({ length: 1 + rng.below(60) }, () => path(rng));
+    const blobs = Array.from({ length: 1 + rng.below(entries) }, (_, index) => (index === 0 ? BLOBS[0] : hexId(rng)) as string);
+    const paths = Array.from(
+      { length: entries },
+      (_, index) => `${rng.pick(directories)}/f${index % 997}.${rng.pick(["ts", "md", "test.ts"])}`,
+    );
+    const state = () => (rng.below(5) === 0 ? null : { mode: rng.pick(MODES), blob: rng.pick(blobs) });
+    const list = <Entry extends { path: string }>(make: (p: string) => Entry): Entry[] => {
+      const out = Array.from({ length: rng.below(entries) }, () => make(rng.pick(paths)));
+      // Repeated paths must agree or the reference throws: keep one entry per path.
+      const unique = [...new Map(out.map((entry) => [entry.path, entry])).values()];
+      if (rng.below(4) > 0) unique.sort((left, right) => compareUnits(left.path, right.path));
+      return unique;
+    };
+    const head = "a".repeat(40);
+    const snapshot = { type: "git" as const, head, dirty: list((p) => ({ path: p, head: state(), worktree: state() })) };
+    const changes = {
+      type: "git" as const,
+      start_head: head,
+      head: "b".repeat(40),
+      committed: list((p) => ({ path: p, before: state(), after: state() })),
+      dirty: list((p) => ({ path: p, head: state(), worktree: state() })),
+    };
+    return { snapshot, changes };
+  }
+  function hexId(rng: Random): string {
+    return Array.from({ length: 40 }, () => "0123456789abcdef"[rng.below(16)]).join("");
+  }
+
+  it.each([1, 2, 3])("thousands of entries, sorted or not, give the same net changes, summary and scope (seed %i)", (seed) => {
+    const rng = random(1000 + seed);
+    for (let round = 0; round < 12; round++) {
+      const { snapshot, changes } = largeCase(rng, 500 + rng.below(4000));
+      const expected = referenceNetChanges(snapshot, changes);
+      const actual = computeNetChanges(snapshot, changes);
+      expect(actual, `seed ${seed} round ${round}`).toEqual(expected);
+      expect(summarizeChanges(actual)).toEqual(referenceSummary(expected));
+      // Changes out of path order (a caller may pass any list): the lists are sorted all the same.
+      const reversed = [...actual].reverse();
+      expect(summarizeChanges(reversed)).toEqual(referenceSummary(reversed));
+      const areas = Array.from({ length: 1 + rng.below(4) }, () => rng.pick(AREAS));
+      const paths = actual.map((change) => change.path);
+      if (rng.below(3) === 0) paths.reverse();
+      expect(checkScope(areas, paths), JSON.stringify(areas)).toEqual(referenceCheckScope(areas, paths));
+    }
+  });
+});
+
 describe("scope check against the implementation it replaced", () => {
   it.each([1, 2, 3, 4])("same verdicts, order and warnings on 1,000 random path lists (seed %i)", (seed) => {
     const rng = random(100 + seed);

@@ -126,7 +126,9 @@ function netGitChanges(snapshot: GitSnapshot, changes: GitChanges): PathChange[]
     indexTransitions(changes.committed, "changes.committed");
     indexDirtyEntries(changes.dirty, "changes.dirty");
   };
-  const netChanges: PathChange[] = [];
+  // Sized for every path listed, then cut to the paths that changed: growing it costs more.
+  const netChanges = new Array<PathChange>(startDirty.length + committed.length + endDirty.length);
+  let count = 0;
   let startIndex = 0;
   let commitIndex = 0;
   let endIndex = 0;
@@ -159,14 +161,9 @@ function netGitChanges(snapshot: GitSnapshot, changes: GitChanges): PathChange[]
     const after = atEnd ? atEnd.worktree : inCommits ? inCommits.after : (atStart?.head ?? null);
     const status = changeStatus(before, after);
     if (status === null) continue;
-    netChanges.push({
-      path,
-      status,
-      before,
-      after,
-      committed: inCommits !== undefined && atEnd === undefined,
-    });
+    netChanges[count++] = { path, status, before, after, committed: inCommits !== undefined && atEnd === undefined };
   }
+  netChanges.length = count;
   return netChanges;
 }
 
@@ -272,25 +269,37 @@ function indexByPath<Entry extends { path: string }>(
  * All lists sorted. `truncated` (from truncationOf) is carried as it is.
  */
 export function summarizeChanges(changes: readonly PathChange[], truncated?: Truncation): FilesChanged {
-  const added: string[] = [];
-  const modified: string[] = [];
-  const deleted: string[] = [];
-  const uncommitted: string[] = [];
-  const addedStates: PathChange[] = [];
-  const deletedStates: PathChange[] = [];
-  for (const change of changes) {
-    if (change.status === "A") {
-      added.push(change.path);
-      addedStates.push(change);
-    } else if (change.status === "D") {
-      deleted.push(change.path);
-      deletedStates.push(change);
-    } else modified.push(change.path);
-    if (!change.committed) uncommitted.push(change.path);
+  // Counted first, so that each list is allocated once at its size (at 50,000 changes the
+  // garbage of growing lists costs more than this pass).
+  let addedCount = 0;
+  let deletedCount = 0;
+  let uncommittedCount = 0;
+  let inOrder = true;
+  for (let index = 0; index < changes.length; index++) {
+    const change = changes[index] as PathChange;
+    if (change.status === "A") addedCount++;
+    else if (change.status === "D") deletedCount++;
+    if (!change.committed) uncommittedCount++;
+    if (inOrder && index > 0 && (changes[index - 1] as PathChange).path > change.path) inOrder = false;
   }
-  // Net changes come in path order, so these lists usually are already.
-  for (const list of [added, modified, deleted, uncommitted]) sortUnlessSorted(list);
-  const summary: FilesChanged = { added, modified, deleted, renamed: pairRenames(deletedStates, addedStates), uncommitted };
+  const added = new Array<string>(addedCount);
+  const modified = new Array<string>(changes.length - addedCount - deletedCount);
+  const deleted = new Array<string>(deletedCount);
+  const uncommitted = new Array<string>(uncommittedCount);
+  let addedAt = 0;
+  let modifiedAt = 0;
+  let deletedAt = 0;
+  let uncommittedAt = 0;
+  for (let index = 0; index < changes.length; index++) {
+    const change = changes[index] as PathChange;
+    if (change.status === "A") added[addedAt++] = change.path;
+    else if (change.status === "D") deleted[deletedAt++] = change.path;
+    else modified[modifiedAt++] = change.path;
+    if (!change.committed) uncommitted[uncommittedAt++] = change.path;
+  }
+  // Net changes come in path order, and so does every list drawn from them.
+  if (!inOrder) for (const list of [added, modified, deleted, uncommitted]) sortUnlessSorted(list);
+  const summary: FilesChanged = { added, modified, deleted, renamed: pairRenames(changes, addedCount, deletedCount), uncommitted };
   if (truncated) summary.truncated = truncated;
   return summary;
 }
@@ -301,35 +310,35 @@ export function summarizeChanges(changes: readonly PathChange[], truncated?: Tru
  * symlink with equal blobs are different things, so the key includes the kind of entry; the
  * executable bit may change in a rename.
  */
-function pairRenames(deletedStates: readonly PathChange[], addedStates: readonly PathChange[]): { from: string; to: string }[] {
+function pairRenames(changes: readonly PathChange[], addedCount: number, deletedCount: number): { from: string; to: string }[] {
+  const renamed: { from: string; to: string }[] = [];
+  if (addedCount === 0 || deletedCount === 0) return renamed;
   // One index, of the added side; each deletion then looks its content up and joins its group.
-  const groups = new Map<string, RenameCandidates>();
-  for (const change of addedStates) {
+  const groups = new ContentIndex(addedCount);
+  for (let index = 0; index < changes.length; index++) {
+    const change = changes[index] as PathChange;
     const state = change.after;
-    if (state === null || state.blob === EMPTY_BLOB) continue;
-    const kind = entryKind(state.mode);
-    const first = groups.get(state.blob);
-    let group = first;
-    while (group !== undefined && group.kind !== kind) group = group.otherKind;
-    if (group === undefined) {
-      group = { kind, fromPaths: [], toPaths: [], otherKind: first };
-      groups.set(state.blob, group);
-    }
-    group.toPaths.push(change.path);
+    if (change.status !== "A" || state === null) continue;
+    groups.add(state.blob, entryKind(state.mode), change.path);
   }
   const matched: RenameCandidates[] = [];
-  for (const change of deletedStates) {
+  for (let index = 0; index < changes.length; index++) {
+    const change = changes[index] as PathChange;
     const state = change.before;
-    if (state === null) continue;
-    const kind = entryKind(state.mode);
-    let group = groups.get(state.blob);
-    while (group !== undefined && group.kind !== kind) group = group.otherKind;
+    if (change.status !== "D" || state === null) continue;
+    const group = groups.find(state.blob, entryKind(state.mode));
     if (group === undefined) continue;
-    if (group.fromPaths.length === 0) matched.push(group);
-    group.fromPaths.push(change.path);
+    if (group.from === undefined) {
+      matched.push(group);
+      group.from = change.path;
+    } else if (group.moreFrom === undefined) group.moreFrom = [change.path];
+    else group.moreFrom.push(change.path);
   }
-  const renamed: { from: string; to: string }[] = [];
-  for (const group of matched) pairCandidates(group.fromPaths, group.toPaths, renamed);
+  for (const group of matched) {
+    const from = group.from as string;
+    if (group.moreFrom === undefined && group.moreTo === undefined) renamed.push({ from, to: group.to });
+    else pairCandidates([from, ...(group.moreFrom ?? [])], [group.to, ...(group.moreTo ?? [])], renamed);
+  }
   for (let index = 1; index < renamed.length; index++) {
     if ((renamed[index - 1] as { from: string }).from > (renamed[index] as { from: string }).from) {
       return renamed.sort((left, right) => comparePaths(left.from, right.from));
@@ -338,13 +347,92 @@ function pairRenames(deletedStates: readonly PathChange[], addedStates: readonly
   return renamed;
 }
 
-/** Deleted and added paths of one content and kind of entry. */
+/**
+ * Deleted and added paths of one content and kind of entry: the first of each, and the others
+ * in order (several identical files are rare, so most groups hold no array at all).
+ */
 interface RenameCandidates {
+  blob: string;
   kind: EntryKind;
-  fromPaths: string[];
-  toPaths: string[];
-  /** The group of the same blob for another kind of entry (rare: a symlink and a file alike). */
-  otherKind: RenameCandidates | undefined;
+  to: string;
+  moreTo: string[] | undefined;
+  from: string | undefined;
+  moreFrom: string[] | undefined;
+}
+
+/**
+ * Rename candidates by blob and kind of entry: an open-addressing table keyed by a hash of the
+ * blob id, sized for the entries it will hold. At 50,000 changes a Map keyed by 40-character
+ * strings was most of the summary's cost; here a probe compares numbers, and a blob only on a
+ * hash match. Blobs come from the client: the hash is seeded per index, so no one can choose
+ * blobs that all land on one slot. Empty blobs are never added.
+ */
+class ContentIndex {
+  private readonly seed = (Math.random() * 0x100000000) | 0;
+  private readonly emptyHash = blobHash(EMPTY_BLOB, this.seed);
+  private readonly mask: number;
+  /** Per slot, 1 + the index of its group in `groups`; 0 for an empty slot. */
+  private readonly slots: Int32Array;
+  private readonly hashes: Int32Array;
+  private readonly groups: RenameCandidates[] = [];
+
+  constructor(entries: number) {
+    let capacity = 16;
+    while (capacity < entries * 2) capacity *= 2;
+    this.mask = capacity - 1;
+    this.slots = new Int32Array(capacity);
+    this.hashes = new Int32Array(capacity);
+  }
+
+  /** An added path with this content. */
+  add(blob: string, kind: EntryKind, path: string): void {
+    const hash = blobHash(blob, this.seed);
+    if (hash === this.emptyHash && blob === EMPTY_BLOB) return;
+    let slot = hash & this.mask;
+    for (let occupant = this.slots[slot] as number; occupant !== 0; occupant = this.slots[slot] as number) {
+      const group = this.groups[occupant - 1] as RenameCandidates;
+      if (this.hashes[slot] === hash && group.kind === kind && group.blob === blob) {
+        if (group.moreTo === undefined) group.moreTo = [path];
+        else group.moreTo.push(path);
+        return;
+      }
+      slot = (slot + 1) & this.mask;
+    }
+    this.groups.push({ blob, kind, to: path, moreTo: undefined, from: undefined, moreFrom: undefined });
+    this.slots[slot] = this.groups.length;
+    this.hashes[slot] = hash;
+  }
+
+  /** The group of added paths with this content, if any. */
+  find(blob: string, kind: EntryKind): RenameCandidates | undefined {
+    const hash = blobHash(blob, this.seed);
+    let slot = hash & this.mask;
+    for (let occupant = this.slots[slot] as number; occupant !== 0; occupant = this.slots[slot] as number) {
+      const group = this.groups[occupant - 1] as RenameCandidates;
+      if (this.hashes[slot] === hash && group.kind === kind && group.blob === blob) return group;
+      slot = (slot + 1) & this.mask;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * A well-mixed 32-bit hash of a blob id (any string works), two characters a step in two
+ * interleaved lanes: a 40-character id is hashed in ten dependent steps instead of forty.
+ */
+function blobHash(blob: string, seed: number): number {
+  let even = seed ^ 0x811c9dc5;
+  let odd = seed ^ 0x01000193;
+  let index = 0;
+  for (; index + 4 <= blob.length; index += 4) {
+    even = Math.imul(even ^ (blob.charCodeAt(index) | (blob.charCodeAt(index + 1) << 16)), 0x01000193);
+    odd = Math.imul(odd ^ (blob.charCodeAt(index + 2) | (blob.charCodeAt(index + 3) << 16)), 0x85ebca6b);
+  }
+  for (; index < blob.length; index++) even = Math.imul(even ^ blob.charCodeAt(index), 0x01000193);
+  let hash = even ^ Math.imul(odd ^ blob.length, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x45d9f3b);
+  return hash ^ (hash >>> 16);
 }
 
 /** Sorts in comparePaths order, after checking in one pass whether that is needed. */

@@ -45,9 +45,13 @@ interface SegmentBits {
   classCosts: [number, number][];
   /** For ASCII characters, the positions whose token accepts it. */
   asciiAccepts: Int32Array;
+  /** The steps one character costs from each set of active positions, when there are few positions. */
+  stepCosts: Uint32Array | null;
 }
 
 const MAX_BIT_POSITIONS = 31;
+/** Up to this many positions (tokens and the end), the steps per set of positions are tabled (1,024 entries). */
+const MAX_TABLED_POSITIONS = 10;
 
 type SegmentPattern = { kind: "globstar" } | { kind: "segment"; list: TokenList };
 
@@ -56,6 +60,8 @@ interface PathPattern {
   segments: SegmentPattern[];
   stamp: Uint32Array;
   generation: number;
+  /** The positions one step reaches, before they become an array (if they differ from the last). */
+  reached: Uint32Array;
 }
 
 /** Counts the automaton's steps; lets tests prove the bound structurally instead of by timing. */
@@ -69,15 +75,19 @@ export interface CompiledGlob {
   /** Where the automaton stands at the repository root, before any segment. */
   enterRoot(): DirectoryProgress;
   /**
-   * Where it stands after one more directory (a lowercased segment): computed once per
-   * directory and shared by its files and subdirectories, so each segment is matched once.
+   * Where it stands after one more directory, the lowercased segment `lowerPath[start, end)`:
+   * computed once per directory and shared by its files and subdirectories, so each segment is
+   * matched once. Segments are read in place, never sliced.
    */
-  enterDirectory(parent: DirectoryProgress, lowerSegment: string): DirectoryProgress;
+  enterDirectory(parent: DirectoryProgress, lowerPath: string, start: number, end: number): DirectoryProgress;
   /**
-   * Whether the lowercased file `lowerName` in the entered directory matches: the same verdict
-   * as `matches` on its whole path, and the same steps counted, the directory's included.
+   * Whether the file named by the rest of `lowerPath` from `nameStart` (lowercased), in the
+   * entered directory, matches: the same verdict as `matches` on its whole path, and the same
+   * steps counted, the directory's included.
    */
-  matchesName(directory: DirectoryProgress, lowerName: string, counter?: MatchCounter): boolean;
+  matchesName(directory: DirectoryProgress, lowerPath: string, nameStart: number, counter?: MatchCounter): boolean;
+  /** Whether nothing beneath the directory can change its verdict (then every file has it). */
+  decided(directory: DirectoryProgress): boolean;
 }
 
 /** Where each brace alternative stands after a directory's segments. */
@@ -104,20 +114,37 @@ export function compileGlob(pattern: string): { glob: CompiledGlob } | { problem
   if (alternatives === null) return { problem: `braces expand to more than ${MAX_BRACE_EXPANSIONS} patterns` };
   const compiled = alternatives.map((alternative) => parsePattern(alternative.toLowerCase()));
   const enterRoot = (): DirectoryProgress => compiled.map(rootProgress);
-  const enterDirectory = (parent: DirectoryProgress, lowerSegment: string): DirectoryProgress =>
-    compiled.map((pattern, index) => descend(pattern, parent[index] as AlternativeProgress, lowerSegment));
-  const matchesName = (directory: DirectoryProgress, lowerName: string, counter?: MatchCounter): boolean =>
-    compiled.some((pattern, index) => matchName(pattern, directory[index] as AlternativeProgress, lowerName, counter));
+  const enterDirectory = (parent: DirectoryProgress, lowerPath: string, start: number, end: number): DirectoryProgress => {
+    // Nothing beneath a decided directory changes its verdict (or its steps): it is shared.
+    if (isDecided(parent)) return parent;
+    const progress = new Array<AlternativeProgress>(compiled.length);
+    for (let index = 0; index < compiled.length; index++) {
+      progress[index] = descend(compiled[index] as PathPattern, parent[index] as AlternativeProgress, lowerPath, start, end);
+    }
+    return progress;
+  };
+  const matchesName = (directory: DirectoryProgress, lowerPath: string, nameStart: number, counter?: MatchCounter): boolean => {
+    for (let index = 0; index < compiled.length; index++) {
+      if (matchName(compiled[index] as PathPattern, directory[index] as AlternativeProgress, lowerPath, nameStart, counter)) return true;
+    }
+    return false;
+  };
   return {
     glob: {
       matches: (path, counter) => {
-        const segments = path.toLowerCase().split("/");
-        const name = segments.pop() as string;
-        return matchesName(segments.reduce(enterDirectory, enterRoot()), name, counter);
+        const lowerPath = path.toLowerCase();
+        let directory = enterRoot();
+        let start = 0;
+        for (let end = lowerPath.indexOf("/"); end >= 0; end = lowerPath.indexOf("/", start)) {
+          directory = enterDirectory(directory, lowerPath, start, end);
+          start = end + 1;
+        }
+        return matchesName(directory, lowerPath, start, counter);
       },
       enterRoot,
       enterDirectory,
       matchesName,
+      decided: isDecided,
     },
   };
 }
@@ -136,17 +163,26 @@ function rootProgress(pattern: PathPattern): AlternativeProgress {
   return { verdict: undefined, active, steps: 0 };
 }
 
-/** One directory segment further; a decided alternative stays decided, at no cost. */
-function descend(pattern: PathPattern, parent: AlternativeProgress, segment: string): AlternativeProgress {
-  if (parent.verdict !== undefined) return parent;
-  const counter: MatchCounter = { steps: parent.steps };
-  const active = step(pattern, parent.active, segment, counter);
-  if (active.includes(pattern.segments.length)) return { verdict: true, active: [], steps: counter.steps };
-  return { verdict: active.length === 0 ? false : undefined, active, steps: counter.steps };
+function isDecided(progress: DirectoryProgress): boolean {
+  for (let index = 0; index < progress.length; index++) if ((progress[index] as AlternativeProgress).verdict === undefined) return false;
+  return true;
 }
 
-/** The last segment, a file's name, from where its directory left the automaton. */
-function matchName(patterns: PathPattern, directory: AlternativeProgress, name: string, counter?: MatchCounter): boolean {
+/** One directory segment further; a decided alternative stays decided, at no cost. */
+function descend(pattern: PathPattern, parent: AlternativeProgress, text: string, start: number, end: number): AlternativeProgress {
+  if (parent.verdict !== undefined) return parent;
+  directoryCounter.steps = parent.steps;
+  const active = step(pattern, parent.active, text, start, end, directoryCounter);
+  const steps = directoryCounter.steps;
+  if (active.includes(pattern.segments.length)) return { verdict: true, active: [], steps };
+  return { verdict: active.length === 0 ? false : undefined, active, steps };
+}
+
+/** Counts one directory's steps (descend is never re-entered, so one counter serves every call). */
+const directoryCounter: MatchCounter = { steps: 0 };
+
+/** The last segment, a file's name (the rest of `text` from `start`), from where its directory left the automaton. */
+function matchName(patterns: PathPattern, directory: AlternativeProgress, text: string, start: number, counter?: MatchCounter): boolean {
   if (counter) counter.steps += directory.steps;
   if (directory.verdict !== undefined) return directory.verdict;
   // `step` without building the positions: only whether the end is among them. Every active
@@ -154,27 +190,55 @@ function matchName(patterns: PathPattern, directory: AlternativeProgress, name: 
   const { segments } = patterns;
   const end = segments.length;
   let matched = false;
-  for (const position of directory.active) {
+  const { active } = directory;
+  for (let index = 0; index < active.length; index++) {
+    const position = active[index] as number;
     const pattern = segments[position];
     if (!pattern) continue;
     if (counter) counter.steps++;
-    const reached = pattern.kind === "globstar" ? position : matchSegment(pattern.list, name, counter) ? position + 1 : -1;
+    const reached =
+      pattern.kind === "globstar" ? position : matchSegment(pattern.list, text, start, text.length, counter) ? position + 1 : -1;
     if (reached === end || (reached >= 0 && segments[reached]?.kind === "globstar" && reached + 1 === end)) matched = true;
   }
   return matched;
 }
 
-/** The positions reached from `active` by one segment. */
-function step(patterns: PathPattern, active: readonly number[], segment: string, counter?: MatchCounter): number[] {
-  const next: number[] = [];
-  for (const position of active) {
-    const pattern = patterns.segments[position];
+/**
+ * The positions reached from `active` by one segment (`text[start, end)`), and the globstars'
+ * free moves (as `reachable`); `active` itself when they are the same positions (a `**` going
+ * down directories that do not advance it), so that walking a tree allocates only where the
+ * automaton moves.
+ */
+function step(
+  patterns: PathPattern,
+  active: readonly number[],
+  text: string,
+  start: number,
+  end: number,
+  counter?: MatchCounter,
+): readonly number[] {
+  const { segments, stamp, reached } = patterns;
+  const generation = ++patterns.generation;
+  let count = 0;
+  for (let index = 0; index < active.length; index++) {
+    const position = active[index] as number;
+    const pattern = segments[position];
     if (!pattern) continue;
     if (counter) counter.steps++;
-    if (pattern.kind === "globstar") next.push(position);
-    else if (matchSegment(pattern.list, segment, counter)) next.push(position + 1);
+    let next: number;
+    if (pattern.kind === "globstar") next = position;
+    else if (matchSegment(pattern.list, text, start, end, counter)) next = position + 1;
+    else continue;
+    while (stamp[next] !== generation) {
+      stamp[next] = generation;
+      reached[count++] = next;
+      if (segments[next]?.kind !== "globstar") break;
+      next++;
+    }
   }
-  return reachable(patterns, next);
+  let same = count === active.length;
+  for (let index = 0; same && index < count; index++) same = reached[index] === active[index];
+  return same ? active : Array.from(reached.subarray(0, count));
 }
 
 /** The positions plus those a globstar reaches by matching no segment at all; no duplicates. */
@@ -194,19 +258,25 @@ function reachable(patterns: PathPattern, positions: readonly number[]): number[
 }
 
 /**
- * The same simulation within one segment, over characters. Only active positions are visited, so
- * the work is exactly the counted steps: per character at most the segment pattern's token count.
+ * The same simulation within one segment, `text[start, end)`, over characters. Only active
+ * positions are visited, so the work is exactly the counted steps: per character at most the
+ * segment pattern's token count.
  */
-function matchSegment(list: TokenList, segment: string, counter?: MatchCounter): boolean {
-  if (list.bits !== null) return matchSegmentBits(list, list.bits, segment, counter);
+function matchSegment(list: TokenList, text: string, start: number, end: number, counter?: MatchCounter): boolean {
+  if (list.bits !== null) return matchSegmentBits(list, list.bits, text, start, end, counter);
   const { tokens } = list;
-  const end = tokens.length;
+  const accepting = tokens.length;
   // Two position buffers swapped per character; generation stamps dedupe positions without
   // clearing anything, so matching allocates nothing.
   let active = list.active;
   let next = list.next;
   let activeCount = reach(list, active, 0, 0, ++list.generation);
-  for (const char of segment) {
+  for (let at = start; at < end; ) {
+    // One character is one code point (a lone surrogate stands alone), as when iterating a string.
+    const codePoint = text.codePointAt(at) as number;
+    const width = codePoint > 0xffff ? 2 : 1;
+    const char = text.slice(at, at + width);
+    at += width;
     const generation = ++list.generation;
     let nextCount = 0;
     for (let index = 0; index < activeCount; index++) {
@@ -222,32 +292,38 @@ function matchSegment(list: TokenList, segment: string, counter?: MatchCounter):
     [active, next] = [next, active];
     activeCount = nextCount;
   }
-  for (let index = 0; index < activeCount; index++) if (active[index] === end) return true;
+  for (let index = 0; index < activeCount; index++) if (active[index] === accepting) return true;
   return false;
 }
 
 /** matchSegment on bit sets: the same positions visited and the same steps counted. */
-function matchSegmentBits(list: TokenList, bits: SegmentBits, segment: string, counter?: MatchCounter): boolean {
-  const { stars, unitCost, classCosts, asciiAccepts } = bits;
+function matchSegmentBits(list: TokenList, bits: SegmentBits, text: string, start: number, end: number, counter?: MatchCounter): boolean {
+  const { stars, unitCost, classCosts, asciiAccepts, stepCosts } = bits;
   let active = withStarsSkipped(1, stars);
-  for (let index = 0; index < segment.length; index++) {
-    const code = segment.charCodeAt(index);
+  for (let index = start; index < end; index++) {
+    const code = text.charCodeAt(index);
     let accepts: number;
     if (code < 128) accepts = asciiAccepts[code] as number;
     else {
-      const codePoint = segment.codePointAt(index) as number;
+      const codePoint = text.codePointAt(index) as number;
       if (codePoint > 0xffff) index++;
       accepts = acceptingPositions(list.tokens, String.fromCodePoint(codePoint));
     }
-    if (counter) {
-      let steps = popCount(active & unitCost);
-      for (const [bit, ranges] of classCosts) if (active & bit) steps += ranges;
-      counter.steps += steps;
-    }
+    if (counter) counter.steps += stepCosts !== null ? (stepCosts[active] as number) : stepCost(active, unitCost, classCosts);
     active = withStarsSkipped((active & stars) | ((active & accepts) << 1), stars);
     if (active === 0) return false;
   }
   return (active & (1 << bits.end)) !== 0;
+}
+
+/** The steps one character costs: one per active position, one per range of an active class. */
+function stepCost(active: number, unitCost: number, classCosts: readonly [number, number][]): number {
+  let steps = popCount(active & unitCost);
+  for (let cost = 0; cost < classCosts.length; cost++) {
+    const [bit, ranges] = classCosts[cost] as [number, number];
+    if (active & bit) steps += ranges;
+  }
+  return steps;
 }
 
 /** A star may match nothing: reaching it reaches what follows (stars never follow stars). */
@@ -282,7 +358,12 @@ function segmentBits(tokens: readonly CharToken[]): SegmentBits | null {
   });
   const asciiAccepts = new Int32Array(128);
   for (let code = 0; code < 128; code++) asciiAccepts[code] = acceptingPositions(tokens, String.fromCharCode(code));
-  return { end: tokens.length, stars, unitCost, classCosts, asciiAccepts };
+  let stepCosts: Uint32Array | null = null;
+  if (tokens.length + 1 <= MAX_TABLED_POSITIONS) {
+    stepCosts = new Uint32Array(1 << (tokens.length + 1));
+    for (let active = 0; active < stepCosts.length; active++) stepCosts[active] = stepCost(active, unitCost, classCosts);
+  }
+  return { end: tokens.length, stars, unitCost, classCosts, asciiAccepts, stepCosts };
 }
 
 /** Adds a position, and the one after it when it is a star (which may match nothing); the new count. */
@@ -333,7 +414,7 @@ function parsePattern(pattern: string): PathPattern {
       });
     }
   }
-  return { segments: out, stamp: new Uint32Array(out.length + 2), generation: 0 };
+  return { segments: out, stamp: new Uint32Array(out.length + 2), generation: 0, reached: new Uint32Array(out.length + 2) };
 }
 
 /** Splits on "/" outside classes ("[/]" is not a separator but cannot match one either). */
