@@ -272,14 +272,17 @@ export class HelperProxy {
     await startContentsKept;
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId === undefined) return result;
-    // The local bookkeeping touches separate files, so it runs side by side.
+    // What other processes read (the hooks' journal, the working tree's marks) is written before
+    // the answer; the task's start snapshot, which only complete_task reads, after it (every later
+    // call and the end of the process wait for it).
+    this.bookkeeping = local
+      ? this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
+          this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
+        })
+      : Promise.resolve();
     await Promise.all([
       // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
       noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log),
-      local &&
-        this.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
-          this.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
-        }),
       local && this.store.markStarted(local.root, taskId, startedAt).catch(() => {}),
     ]);
     return result;
@@ -314,9 +317,14 @@ export class HelperProxy {
       }
       args.idempotency_key = record.idempotency_key;
     }
+    // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
+    const edits = agentEdits(dir, taskId, this.options.cacheDir);
+    edits.catch(() => {});
     let changes: Changes;
     let changed: string[] = [];
     let mark: WorktreeMark | null = null;
+    // Removals of scratch files, awaited after the answer went out.
+    const leftovers: Promise<unknown>[] = [];
     const start = record.snapshot;
     if (start) {
       try {
@@ -331,8 +339,11 @@ export class HelperProxy {
         mark = startMark;
         changed = changedPaths(start, observed);
         changes = outgoingChanges(start, observed);
-        await attachReview(start, observed, changes, this.log, this.cache, context);
-        const others = await this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []);
+        // The line counts and the other tasks on this working tree are independent reads.
+        const [, others] = await Promise.all([
+          attachReview(start, observed, changes, this.log, this.cache, context, leftovers),
+          this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []),
+        ]);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
@@ -352,10 +363,13 @@ export class HelperProxy {
       args.metrics = agentMetrics(args.metrics);
     }
     // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
-    changes = withProvenance(changes, this.options.version, await agentEdits(dir, taskId, this.options.cacheDir));
+    changes = withProvenance(changes, this.options.version, await edits);
     await keySaved;
     const result = await this.callWithHelperData("complete_task", args, changes);
-    if (result.isError) return result;
+    if (result.isError) {
+      this.bookkeeping = Promise.all(leftovers);
+      return result;
+    }
     // What other processes read (the working tree's marks, the hooks' journal) is written before
     // the answer; this process's own records and copies are removed after it.
     await Promise.all([
@@ -363,7 +377,11 @@ export class HelperProxy {
       // Hooks: the task's edited paths and transcript usage are kept locally.
       noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
     ]);
-    this.bookkeeping = Promise.all([this.store.remove(taskId, record.dir).catch(() => {}), start && startContentsOf(start)?.remove()]);
+    this.bookkeeping = Promise.all([
+      ...leftovers,
+      this.store.remove(taskId, record.dir).catch(() => {}),
+      start && startContentsOf(start)?.remove(),
+    ]);
     return result;
   }
 

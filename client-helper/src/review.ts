@@ -139,6 +139,7 @@ export async function countLines(
   changes: readonly PathChange[],
   startContents: string | undefined,
   scratchRoot: string = tmpdir(),
+  leftovers?: Promise<unknown>[],
 ): Promise<LineCount[]> {
   const counted = changes.filter((c) => (c.before === null || isContent(c.before)) && (c.after === null || isContent(c.after)));
   const blobs = new Set<string>();
@@ -204,7 +205,11 @@ export async function countLines(
     }
     return results.filter((result): result is LineCount => result !== null);
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    // The scratch copies are private to this call: with `leftovers`, the caller awaits their
+    // removal when it suits it (after the tool's answer went out) instead of on the way.
+    const removed = rm(scratch, { recursive: true, force: true });
+    if (leftovers) leftovers.push(removed.catch(() => {}));
+    else await removed;
   }
 }
 
@@ -291,10 +296,11 @@ export async function measureReview(
   changes: readonly PathChange[],
   startContents: string | undefined,
   scratchRoot?: string,
+  leftovers?: Promise<unknown>[],
 ): Promise<ReviewData> {
   const listed = changes.slice(0, WIRE_LIMITS.HELPER_LIST_ENTRIES);
   const [lines, log, branch] = await Promise.all([
-    countLines(context, start.root, listed, startContents, scratchRoot),
+    countLines(context, start.root, listed, startContents, scratchRoot, leftovers),
     commitsSince(context, start.head, endHead),
     currentBranch(context),
   ]);

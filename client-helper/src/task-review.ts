@@ -38,6 +38,7 @@ export async function keepStartContents(
 /**
  * `cache`: the helper's cache directory, where the two sides of the line counts are written
  * (a new folder in a crowded /tmp made creating them there dozens of times slower).
+ * `leftovers`: receives the removal of those scratch files, for the caller to await after its answer.
  */
 export async function attachReview(
   start: LocalSnapshot,
@@ -46,6 +47,7 @@ export async function attachReview(
   log: (line: string) => void,
   cache: string,
   context?: Promise<GitContext>,
+  leftovers?: Promise<unknown>[],
 ): Promise<void> {
   if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;
   try {
@@ -56,7 +58,15 @@ export async function attachReview(
     }
     const scratchRoot = join(cache, "line-counts");
     await pruneStartContents(scratchRoot);
-    sent.review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents, scratchRoot);
+    sent.review = await measureReview(
+      await inRoot(start.root, context),
+      start,
+      observed.head,
+      net,
+      start.start_contents,
+      scratchRoot,
+      leftovers,
+    );
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);
   }
