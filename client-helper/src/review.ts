@@ -11,8 +11,9 @@
  * - the end state of a file not in the object database: the file on disk now;
  * - the start state of a file that was dirty or untracked at start and whose content is in no
  *   object: the copy the helper took at start_task into its cache directory (`saveStartContents`).
- * Both sides are written to a scratch directory outside the repository and counted by one
- * `git diff --no-index --numstat -z`, run there (no repository config applies). A side whose
+ * Both sides go into a scratch repository of the helper's own, outside the user's (one
+ * `git fast-import`), and are counted by one `git diff-tree --numstat -z` there (no repository
+ * config or attributes apply). A side whose
  * content is gone (or larger than the limits) leaves the file without counts rather than guess.
  */
 import { lstatSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
@@ -155,8 +156,6 @@ export async function countLines(
   await mkdir(scratchRoot, { recursive: true, mode: 0o700 });
   const scratch = await mkdtemp(join(scratchRoot, "waymark-lines-"));
   try {
-    await mkdir(join(scratch, "b"));
-    await mkdir(join(scratch, "a"));
     let bytes = 0;
     const content = (state: FileState, path: string, side: "start" | "end"): Buffer | null => {
       const known = fromObjects.get(state.blob);
@@ -170,7 +169,7 @@ export async function countLines(
         return null;
       }
     };
-    const pending: number[] = [];
+    const sides = new ScratchSides();
     const results: (LineCount | null)[] = counted.map(() => null);
     for (const [index, change] of counted.entries()) {
       if (sameContent(change)) {
@@ -183,21 +182,12 @@ export async function countLines(
       bytes += before.length + after.length;
       if (bytes > CONTENT_LIMITS.TOTAL_BYTES) break;
       // A missing side stays absent, so git counts a whole added or removed file.
-      if (change.before) writeFileSync(join(scratch, "b", String(index)), before);
-      if (change.after) writeFileSync(join(scratch, "a", String(index)), after);
+      sides.add(index, change.before ? before : null, change.after ? after : null);
       // Equal bytes (e.g. a state that only differs after git's conversions) are not reported by git: 0/0.
       results[index] = { path: change.path, added: 0, removed: 0 };
-      pending.push(index);
     }
-    if (pending.length > 0) {
-      const out = await runGit(
-        // Run in the scratch directory with a clean environment: no repository's config applies.
-        { cwd: scratch, env: { ...cleanGitEnv(), GIT_CONFIG_NOSYSTEM: "1" }, fileMode: true, symlinks: true },
-        ["diff", "--no-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--numstat", "-z", "--", "b", "a"],
-        undefined,
-        { differencesOk: true },
-      );
-      for (const [index, counts] of parseNumstat(out)) {
+    if (!sides.empty) {
+      for (const [index, counts] of await sides.numstat(scratch)) {
         const change = counted[index];
         if (!change) continue;
         results[index] = counts === "binary" ? { path: change.path, binary: true } : { path: change.path, ...counts };
@@ -213,7 +203,69 @@ export async function countLines(
   }
 }
 
-/** `--numstat -z` of the two scratch folders: record "added\tremoved\t" NUL source NUL destination NUL, per file index. */
+const COMMITTER = "committer waymark <waymark> 0 +0000\ndata 0\n";
+
+/**
+ * The two sides of the line counts as two trees of a scratch repository of the helper's own
+ * (named by the index of the change), counted by one `git diff-tree --numstat -z`: the contents
+ * go in with one `git fast-import` (a pack, not a file per side: creating hundreds of small files
+ * was most of complete_task's time). Nothing of the user's repository applies there: no config,
+ * no attributes, no filters; the bytes are compared as given.
+ */
+class ScratchSides {
+  private readonly stream: Buffer[] = [];
+  private readonly start: string[] = [];
+  private readonly end: string[] = [];
+  private marks = 0;
+
+  get empty(): boolean {
+    return this.start.length === 0 && this.end.length === 0;
+  }
+
+  add(index: number, before: Buffer | null, after: Buffer | null): void {
+    if (before) this.start.push(`M 100644 :${this.blob(before)} ${index}\n`);
+    if (after) this.end.push(`M 100644 :${this.blob(after)} ${index}\n`);
+  }
+
+  private blob(content: Buffer): number {
+    this.marks++;
+    this.stream.push(Buffer.from(`blob\nmark :${this.marks}\ndata ${content.length}\n`), content, Buffer.from("\n"));
+    return this.marks;
+  }
+
+  /** Counts in `dir` (an empty directory of the helper's, made a bare repository here). */
+  async numstat(dir: string): Promise<Map<number, { added: number; removed: number } | "binary">> {
+    await Promise.all([mkdir(join(dir, "objects", "pack"), { recursive: true }), mkdir(join(dir, "refs", "heads"), { recursive: true })]);
+    writeFileSync(join(dir, "HEAD"), "ref: refs/heads/start\n");
+    const context: GitContext = {
+      cwd: dir,
+      env: { ...cleanGitEnv(), GIT_CONFIG_NOSYSTEM: "1", GIT_DIR: dir },
+      fileMode: true,
+      symlinks: true,
+    };
+    this.stream.push(
+      Buffer.from(
+        `commit refs/heads/start\n${COMMITTER}${this.start.join("")}\ncommit refs/heads/end\n${COMMITTER}${this.end.join("")}\ndone\n`,
+      ),
+    );
+    await runGit(context, ["fast-import", "--quiet", "--done", "--date-format=raw"], Buffer.concat(this.stream));
+    const out = await runGit(context, [
+      "diff-tree",
+      "-r",
+      "--no-renames",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--numstat",
+      "-z",
+      "refs/heads/start",
+      "refs/heads/end",
+      "--",
+    ]);
+    return parseNumstat(out);
+  }
+}
+
+/** `--numstat -z` of the two scratch sides: record "added\tremoved\t" NUL source NUL destination NUL, per file index. */
 export function parseNumstat(out: Buffer): Map<number, { added: number; removed: number } | "binary"> {
   const tokens = splitNul(out).map((token) => token.toString("latin1"));
   const counts = new Map<number, { added: number; removed: number } | "binary">();
