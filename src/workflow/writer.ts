@@ -5,13 +5,12 @@
  * The invariant live followers rely on is enforced here: the mutation runs synchronously in
  * one transaction and its events are broadcast before the first `await` after the commit, so
  * no other request can interleave between a commit and its broadcast (followers see events in
- * seq order, each once). The account index is updated off the reply path, except for the
- * events resume-by-name depends on.
+ * seq order, each once). The account index is updated off the reply path (milestones batched),
+ * except for the events resume-by-name depends on (workflow/account-outbox).
  */
 import type { EventType, WorkflowEvent } from "../domain/view";
 import { ok, type Result, WaymarkError } from "../errors";
-import type { AccountOutbox } from "./account-outbox";
-import { needsPromptPush } from "./account-outbox";
+import { type AccountOutbox, pushUrgency } from "./account-outbox";
 import type { EventLog } from "./event-log";
 import type { LiveFollowers } from "./followers";
 import { type IdempotencyRecords, requestHash } from "./idempotency";
@@ -86,11 +85,7 @@ export class Writer {
     }
     // No await between the commit above and this broadcast.
     this.followers.broadcast(events);
-    if (events.length > 0) {
-      const pushed = this.outbox.flush();
-      if (needsPromptPush(events)) await pushed;
-      else this.ctx.waitUntil(pushed);
-    }
+    if (events.length > 0) await this.outbox.afterWrite(pushUrgency(events), (pushed) => this.ctx.waitUntil(pushed));
     return result;
   }
 }
