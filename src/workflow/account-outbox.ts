@@ -10,8 +10,11 @@
  * When: events the index must show before the tool answers (a workflow started or completed:
  * resume-by-name and status depend on them) are pushed on the reply path; events that add
  * something searchable or notifiable (tasks, decisions, issues) right after the reply; events that
- * change only the summary line's time (milestones) at most ACCOUNT_PUSH_DELAY_MS later, through
- * the object's alarm, so a burst of milestones becomes one push.
+ * change only the summary line's time (milestones) at most ACCOUNT_PUSH_DELAY_MS later, so a burst
+ * of milestones becomes one push, and none at all when another write's push carries them first.
+ * That wait is a timer, not the alarm: an alarm per batch cost more than the push it saved. If
+ * the object is evicted before it fires, the events stay in the outbox and the next write's push
+ * carries them (the index then shows an older "updated" time meanwhile, nothing else).
  *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
  * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
@@ -52,7 +55,7 @@ function nonEmpty<T>(items: T[]): T[] | undefined {
 
 export class AccountOutbox {
   private running: Promise<void> | null = null;
-  /** A batched push is due (the alarm is set): later batched writes join it. Reset by every push. */
+  /** A batched push is due (its timer runs): later batched writes join it. Reset by every push. */
   private batchDue = false;
 
   constructor(
@@ -78,20 +81,12 @@ export class AccountOutbox {
     return this.running;
   }
 
-  /**
-   * Makes sure a push happens within ACCOUNT_PUSH_DELAY_MS: sets the object's alarm once per
-   * batch (durable, so an evicted object still pushes); the alarm flushes.
-   */
-  async pushSoon(now = Date.now()): Promise<void> {
+  /** Pushes within ACCOUNT_PUSH_DELAY_MS unless another push carries the batch first. */
+  async pushSoon(): Promise<void> {
     if (this.batchDue) return;
     this.batchDue = true;
-    try {
-      await this.scheduleRetry(now + ACCOUNT_PUSH_DELAY_MS);
-    } catch (error) {
-      // Not scheduled: the next write tries again (and any other write pushes everything anyway).
-      this.batchDue = false;
-      console.error("scheduling the account index push failed", error);
-    }
+    await new Promise((resolve) => setTimeout(resolve, ACCOUNT_PUSH_DELAY_MS));
+    if (this.batchDue) await this.flush();
   }
 
   /** Pushes a write's events as soon as `urgency` asks; resolves when the tool may answer. */
