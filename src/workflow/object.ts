@@ -81,7 +81,9 @@ export class WorkflowObject extends DurableObject<Env> {
       (account) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account)),
       (at) => this.scheduleAlarm(at),
     );
-    this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox);
+    this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox, (now) =>
+      this.feedback.takeDigest(this.records.workflow()?.id ?? "", now),
+    );
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
     this.feedback = new FeedbackRecords(this.sql, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, (account) =>
@@ -254,6 +256,7 @@ export class WorkflowObject extends DurableObject<Env> {
       input,
       () => this.owned(account, "workflow_id", this.records.workflow()?.id ?? ""),
       (workflow, w) => this.feedback.add(workflow.id, input, w),
+      { enforceQuota: true, deliverFeedback: false },
     );
   }
 
