@@ -32,6 +32,8 @@ export interface AttributionInput {
   task: TaskWindow;
   /** Tasks of the same workflow that completed while this one was open. */
   concurrent: readonly CompletedTaskChanges[];
+  /** Ids of its subtasks at any depth: with its ancestors (in `task`), never a concurrent task. */
+  descendants?: readonly string[];
   manualReview?: { needed: boolean; reason?: string };
 }
 
@@ -56,7 +58,8 @@ export function attributeTask(input: AttributionInput): Attribution {
   if (input.changes) {
     try {
       // The helper's data as the shared contract reads it: net changes, its own warnings, its summary of lists too large to send.
-      const helper = attributeHelperData(input.snapshot, input.changes);
+      const lineage = new Set([...input.task.ancestors, ...(input.descendants ?? [])]);
+      const helper = attributeHelperData(input.snapshot, input.changes, lineage);
       changes = helper.changes;
       truncated = helper.truncated;
       warnings.push(...helper.warnings);

@@ -54,9 +54,12 @@ export interface FilesChanged extends ComputedFilesChanged, Partial<FilesProvena
 export const NO_SNAPSHOT_WARNING = `No snapshot: file changes will not be computed. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) to record them.`;
 export const NO_HELPER_DATA_WARNING = `File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) so start_task and complete_task carry git snapshots.`;
 
-/** Warnings of start_task: no helper at all, or what the helper said about its snapshot. */
-export function startWarnings(snapshot: Snapshot | undefined): string[] {
-  return snapshot === undefined ? [NO_SNAPSHOT_WARNING] : helperWarnings(snapshot);
+/**
+ * Warnings of start_task: no helper at all, or what the helper said about its snapshot.
+ * `ancestors`: the new task's parent chain, which is open by definition and not a concurrent task.
+ */
+export function startWarnings(snapshot: Snapshot | undefined, ancestors: ReadonlySet<string> = new Set()): string[] {
+  return snapshot === undefined ? [NO_SNAPSHOT_WARNING] : helperWarnings(snapshot, ancestors);
 }
 
 export interface HelperAttribution {
@@ -72,7 +75,11 @@ export interface HelperAttribution {
  * Never claims "without helper data" when the helper sent anything, even an explanation.
  * Throws ChangesMismatchError (its message names the field) when the data cannot be compared.
  */
-export function attributeHelperData(snapshot: Snapshot | null, changes: Changes | undefined): HelperAttribution {
+export function attributeHelperData(
+  snapshot: Snapshot | null,
+  changes: Changes | undefined,
+  lineage: ReadonlySet<string> = new Set(),
+): HelperAttribution {
   if (changes === undefined) return { changes: [], warnings: [NO_HELPER_DATA_WARNING] };
   if (snapshot === null || snapshot.type === "unavailable") {
     if (changes.type === "git") {
@@ -81,7 +88,7 @@ export function attributeHelperData(snapshot: Snapshot | null, changes: Changes 
     // A checksum comparison or a resolution made on the machine stands on its own.
     snapshot = { type: "checksum", files: 0, digest: "" };
   }
-  const attribution: HelperAttribution = { changes: computeNetChanges(snapshot, changes), warnings: helperWarnings(changes) };
+  const attribution: HelperAttribution = { changes: computeNetChanges(snapshot, changes), warnings: helperWarnings(changes, lineage) };
   const truncated = truncationOf(changes);
   if (truncated) attribution.truncated = truncated;
   return attribution;

@@ -6,9 +6,10 @@
 import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { fail, type Result } from "../errors";
+import type { FeedbackDigest } from "../workflow/feedback";
 import { advertise, type OutputField, outputShape, parseArguments } from "./arguments";
 import { errorResult, type ToolContext, toolResult } from "./context";
-import { withReviewerFeedback } from "./feedback";
+import { withDigest, withReviewerFeedback } from "./feedback";
 
 export interface ToolSpec<I, O extends object> {
   name: string;
@@ -56,7 +57,11 @@ export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefin
   };
 }
 
-/** Validate, run, answer: a refusal keeps its code; an exception becomes INTERNAL without leaking internals. */
+/**
+ * Validate, run, answer: a refusal keeps its code; an exception becomes INTERNAL without leaking
+ * internals. Reviewer feedback: a writing tool's result already carries it (the workflow's write
+ * took it in the same transaction), so only a reading tool asks the workflow for it.
+ */
 async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
   const parsed = parseArguments(spec.input, args);
   if (!parsed.ok) return errorResult(parsed);
@@ -67,5 +72,8 @@ async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown,
     console.error(`${spec.name} failed`, error);
     result = fail("INTERNAL", STORE_FAILED);
   }
-  return result.ok ? withReviewerFeedback(toolResult(result.value, spec.render(result.value)), parsed.value, ctx) : errorResult(result);
+  if (!result.ok) return errorResult(result);
+  const { reviewer_feedback: carried, ...value } = result.value as O & { reviewer_feedback?: FeedbackDigest };
+  const answer = toolResult(value, spec.render(result.value));
+  return spec.annotations.readOnlyHint ? withReviewerFeedback(answer, parsed.value, ctx) : withDigest(answer, carried);
 }

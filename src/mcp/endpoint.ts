@@ -2,8 +2,7 @@
  * @module endpoint — POST /mcp: Origin check, bearer auth, a bounded body, the protocol checks
  * the SDK answers badly, then the stateless MCP handler (one per isolate) with the account's context.
  */
-import type { AuthInfo } from "@modelcontextprotocol/server";
-import { createMcpHandler } from "agents/mcp/server";
+import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
 import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../auth";
 import { scopeRefusal } from "../http/mcp-scopes";
 import { LIMITS } from "../limits";
@@ -69,13 +68,12 @@ function contextOf(authInfo: AuthInfo | undefined): ToolContext {
 /** Non-streaming decodes keep no state between calls, so one decoder serves every request. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-/** Built once per isolate: nothing in it depends on the request. */
-const handler = createMcpHandler(({ authInfo }) => buildMcpServer(contextOf(authInfo)), {
-  route: "/mcp",
-  corsOptions: false,
-  // Origin was validated by handleMcp against this deployment's own origin.
-  allowedOriginHostnames: "*",
-});
+/**
+ * Built once per isolate: nothing in it depends on the request. The SDK's own stateless handler
+ * (both protocol eras): Host, Origin, CORS and auth are settled before it runs (requestGuard,
+ * handleMcp), so the agents package's wrapper around it would only copy every response.
+ */
+const handler = createMcpHandler(({ authInfo }) => buildMcpServer(contextOf(authInfo)));
 
 /** Stateless Streamable HTTP: every exchange is one POST; there is no stream to GET and no session to DELETE. */
 const ALLOWED_METHODS = "POST";

@@ -1,14 +1,15 @@
 /**
  * @module mcp/feedback
- * Delivers reviewer feedback to the agent: after a successful tool call on a workflow (the
- * input names a workflow_id or a task_id), the feedback the agent has not seen yet is taken
- * from the workflow object (which marks it delivered) and appended to the result, as the
- * structured field `reviewer_feedback` and one short line of text. Best effort: the call
- * already succeeded, so a failing lookup costs only the digest (it is delivered next time).
+ * Delivers reviewer feedback to the agent: the feedback the agent has not seen yet is appended
+ * to a successful tool result, as the structured field `reviewer_feedback` and one short line
+ * of text. A write brings it in its own result (the workflow object takes it in the write's
+ * transaction: workflow/writer); after a read that names a workflow (workflow_id or task_id) it
+ * is taken from the workflow object (which marks it delivered). Best effort: the call already
+ * succeeded, so a failing lookup costs only the digest (it is delivered next time).
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { workflowOfTask } from "../ids";
-import { feedbackDigestText } from "../workflow/feedback";
+import { type FeedbackDigest, feedbackDigestText } from "../workflow/feedback";
 import { type ToolContext, workflowStub } from "./context";
 
 /** The workflow a tool call acted on, from its input or its result (start_workflow returns the id it created). */
@@ -21,20 +22,29 @@ function workflowOf(input: unknown, result: CallToolResult): string | null {
   return null;
 }
 
-export async function withReviewerFeedback(result: CallToolResult, input: unknown, ctx: ToolContext): Promise<CallToolResult> {
-  const workflowId = workflowOf(input, result);
+/** The result with `digest` as its structured field and one line of text. */
+export function withDigest(result: CallToolResult, digest: FeedbackDigest | null | undefined): CallToolResult {
+  if (!digest) return result;
+  return {
+    ...result,
+    structuredContent: { ...(result.structuredContent ?? {}), reviewer_feedback: digest },
+    content: [...result.content, { type: "text", text: feedbackDigestText(digest) }],
+  };
+}
+
+/** Asks a workflow for the feedback the agent has not seen yet (marking it delivered); null when none or on failure. */
+export async function takeFeedback(ctx: ToolContext, workflowId: string | null): Promise<FeedbackDigest | null> {
   const stub = workflowId ? workflowStub(ctx, workflowId) : null;
-  if (!stub) return result;
+  if (!stub) return null;
   try {
-    const digest = await stub.takeFeedback(ctx.account);
-    if (!digest) return result;
-    return {
-      ...result,
-      structuredContent: { ...(result.structuredContent ?? {}), reviewer_feedback: digest },
-      content: [...result.content, { type: "text", text: feedbackDigestText(digest) }],
-    };
+    return await stub.takeFeedback(ctx.account);
   } catch (error) {
     console.error("reviewer feedback lookup failed", error);
-    return result;
+    return null;
   }
+}
+
+/** After a read: asks the workflow the call named for the feedback not yet delivered. */
+export async function withReviewerFeedback(result: CallToolResult, input: unknown, ctx: ToolContext): Promise<CallToolResult> {
+  return withDigest(result, await takeFeedback(ctx, workflowOf(input, result)));
 }

@@ -9,8 +9,11 @@ import type { RelatedItem } from "../account/memory";
 import type { ResumeCandidate } from "../account/object";
 import { fail, ok, type Result } from "../errors";
 import { newWorkflowId, workflowIdForKey } from "../ids";
+import type { FeedbackDigest } from "../workflow/feedback";
 import type { StartTaskOutput, StartWorkflowOutput } from "../workflow/object";
+import type { WithFeedback } from "../workflow/writer";
 import { accountStub, notFound, type ToolContext, workflowStub } from "./context";
+import { takeFeedback } from "./feedback";
 
 export interface StartedWorkflow extends StartWorkflowOutput {
   share_url?: string;
@@ -31,7 +34,15 @@ export async function startWorkflow(ctx: ToolContext, input: StartWorkflowInput)
     const candidate = await accountStub(ctx).openWorkflowNamed(input.name, input.repository?.fingerprint ?? null);
     // A retry of the call that created `candidate` (same idempotency key) replays below instead.
     if (candidate && candidate.workflow_id !== id) {
-      return ok({ workflow_id: candidate.workflow_id, created_at: candidate.created_at, resumed: true, resume_candidate: candidate });
+      const resumed: StartedWorkflow = {
+        workflow_id: candidate.workflow_id,
+        created_at: candidate.created_at,
+        resumed: true,
+        resume_candidate: candidate,
+      };
+      // Nothing was written, so no write brought the workflow's feedback along: ask for it.
+      const feedback = await takeFeedback(ctx, candidate.workflow_id);
+      return ok(feedback ? withFeedback(resumed, feedback) : resumed);
     }
   }
   const stub = workflowStub(ctx, id);
@@ -43,6 +54,11 @@ export async function startWorkflow(ctx: ToolContext, input: StartWorkflowInput)
   const share = await stub.shareLink(ctx.account);
   const token = share.ok ? share.value.token : null;
   return ok(token ? { ...started.value, share_url: `${ctx.origin}/s/${token}` } : started.value);
+}
+
+/** A result carrying reviewer feedback the way a write's result does (defineTool answers it). */
+function withFeedback<T extends object>(value: T, reviewer_feedback: FeedbackDigest): WithFeedback<T> {
+  return { ...value, reviewer_feedback };
 }
 
 /** Start the task, then attach the account's most relevant earlier decisions and issues. */

@@ -7,8 +7,18 @@
  * twice is harmless, and a failed push never fails a write that is already committed: the
  * object's alarm retries and the next push carries the backlog too.
  *
+ * When: events the index must show before the tool answers (a workflow started or completed:
+ * resume-by-name and status depend on them) are pushed on the reply path; events that add
+ * something searchable or notifiable (tasks, decisions, issues) right after the reply; events that
+ * change only the summary line's time (milestones) at most ACCOUNT_PUSH_DELAY_MS later, so a burst
+ * of milestones becomes one push, and none at all when another write's push carries them first.
+ * That wait is a timer, not the alarm: an alarm per batch cost more than the push it saved. If
+ * the object is evicted before it fires, the events stay in the outbox and the next write's push
+ * carries them (the index then shows an older "updated" time meanwhile, nothing else).
+ *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
- * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes.
+ * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
+ * parts of a push are left out, so the index does no work for them.
  */
 import { documentsFromEvents } from "../account/memory";
 import type { AccountObject, WorkflowPush } from "../account/object";
@@ -24,13 +34,29 @@ import type { RunningTotals } from "./totals";
 /** How long a failed push waits before the alarm tries again. */
 export const ACCOUNT_SYNC_RETRY_MS = 10_000;
 
-/** Events the account must have seen before the tool answers: resume-by-name and status depend on them. */
-export function needsPromptPush(events: readonly WorkflowEvent[]): boolean {
-  return events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed");
+/** How long a push of summary-only changes may wait for others to join it. */
+export const ACCOUNT_PUSH_DELAY_MS = 2_000;
+
+/** How soon the account index must see a write's events. */
+export type PushUrgency = "before_reply" | "after_reply" | "batched";
+
+/** Events that change only the summary's updated_at (no document, path, notification or count of the index). */
+const SUMMARY_ONLY = new Set<WorkflowEvent["type"]>(["milestone.logged"]);
+
+export function pushUrgency(events: readonly WorkflowEvent[]): PushUrgency {
+  if (events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed")) return "before_reply";
+  return events.every((e) => SUMMARY_ONLY.has(e.type)) ? "batched" : "after_reply";
+}
+
+/** An array, or nothing when it is empty (the index skips absent parts of a push). */
+function nonEmpty<T>(items: T[]): T[] | undefined {
+  return items.length > 0 ? items : undefined;
 }
 
 export class AccountOutbox {
   private running: Promise<void> | null = null;
+  /** A batched push is due (its timer runs): later batched writes join it. Reset by every push. */
+  private batchDue = false;
 
   constructor(
     private readonly sql: Sql,
@@ -55,21 +81,40 @@ export class AccountOutbox {
     return this.running;
   }
 
+  /** Pushes within ACCOUNT_PUSH_DELAY_MS unless another push carries the batch first. */
+  async pushSoon(): Promise<void> {
+    if (this.batchDue) return;
+    this.batchDue = true;
+    await new Promise((resolve) => setTimeout(resolve, ACCOUNT_PUSH_DELAY_MS));
+    if (this.batchDue) await this.flush();
+  }
+
+  /** Pushes a write's events as soon as `urgency` asks; resolves when the tool may answer. */
+  async afterWrite(urgency: PushUrgency, waitUntil: (promise: Promise<void>) => void): Promise<void> {
+    if (urgency === "before_reply") await this.flush();
+    else if (urgency === "after_reply") waitUntil(this.flush());
+    else waitUntil(this.pushSoon());
+  }
+
   private async pushAll(): Promise<void> {
     try {
-      for (;;) {
+      for (let more = true; more; ) {
+        // Anything written from here on is in this push or the next loop.
+        this.batchDue = false;
         const workflow = this.records.workflow();
         if (!workflow) return;
         const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE);
         if (page.events.length === 0) return;
         const push: WorkflowPush = {
-          documents: documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId)),
-          notifications: notificationsFromEvents(page.events, this.records.header()),
-          paths: pathsFromEvents(page.events),
+          documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
+          notifications: nonEmpty(notificationsFromEvents(page.events, this.records.header())),
+          paths: nonEmpty(pathsFromEvents(page.events)),
         };
         await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
         this.sql`INSERT INTO account_sync (id, synced_seq) VALUES (1, ${page.next_seq})
           ON CONFLICT (id) DO UPDATE SET synced_seq = max(synced_seq, excluded.synced_seq)`;
+        // Events committed while the index answered are pushed by the next loop.
+        more = page.has_more || this.log.lastSeq() > page.next_seq;
       }
     } catch (error) {
       console.error("account index push failed; retrying from the alarm", error);

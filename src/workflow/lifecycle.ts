@@ -86,12 +86,15 @@ export class TaskLifecycle {
     if (this.totals.read().tasks >= LIMITS.TASKS_PER_WORKFLOW) {
       throw new WaymarkError("PAYLOAD_TOO_LARGE", `workflow_id: at most ${LIMITS.TASKS_PER_WORKFLOW} tasks per workflow`);
     }
+    const ancestors = new Set<string>();
     if (input.parent_task_id !== undefined) {
       const parent = this.records.task(input.parent_task_id);
       if (!parent) throw notFoundError("parent_task_id", input.parent_task_id);
       if (parent.status !== "in_progress") {
         throw new WaymarkError("CONFLICT", `parent_task_id: task ${parent.id} is already completed (${parent.status})`);
       }
+      ancestors.add(parent.id);
+      for (const id of this.records.window(parent, null).ancestors) ancestors.add(id);
     }
     const taskId = newTaskId(workflow.id);
     w.countBytes(this.records.insertTask(taskId, input, w.now));
@@ -105,7 +108,7 @@ export class TaskLifecycle {
       started_at: iso(w.now),
     };
     // No helper at all, or what the helper said about its snapshot (a reason it could not observe, other tasks on the working tree).
-    const warnings = startWarnings(input.snapshot);
+    const warnings = startWarnings(input.snapshot, ancestors);
     if (warnings.length > 0) output.warnings = warnings;
     return output;
   }
@@ -160,6 +163,7 @@ export class TaskLifecycle {
         areas: JSON.parse(task.areas) as string[],
         task: this.records.window(task, now),
         concurrent: this.records.completedDuring(task),
+        descendants: this.records.descendants(task.id),
         manualReview: { needed: input.outcome.manual_review_needed === true, reason: input.outcome.manual_review_reason },
       });
     } catch (error) {

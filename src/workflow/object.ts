@@ -73,20 +73,14 @@ export class WorkflowObject extends DurableObject<Env> {
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
-    this.outbox = new AccountOutbox(
-      this.sql,
-      this.log,
-      this.records,
-      this.totals,
-      (account) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account)),
-      (at) => this.scheduleAlarm(at),
+    const accountIndex = (account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
+    this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
+    this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox, (now) =>
+      this.feedback.takeDigest(this.records.workflow()?.id ?? "", now),
     );
-    this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox);
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
     this.feedback = new FeedbackRecords(this.sql, this.totals);
-    this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, (account) =>
-      env.ACCOUNT.get(env.ACCOUNT.idFromName(account)),
-    );
+    this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, WORKFLOW_MIGRATIONS);
@@ -254,6 +248,7 @@ export class WorkflowObject extends DurableObject<Env> {
       input,
       () => this.owned(account, "workflow_id", this.records.workflow()?.id ?? ""),
       (workflow, w) => this.feedback.add(workflow.id, input, w),
+      { enforceQuota: true, deliverFeedback: false },
     );
   }
 

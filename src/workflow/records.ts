@@ -479,6 +479,15 @@ export class WorkflowRecords {
     return { task_id: task.id, started_at: task.started_at, completed_at: completedAt ?? task.completed_at, ancestors };
   }
 
+  /** Ids of a task's subtasks at any depth. */
+  descendants(taskId: string): string[] {
+    return this.sql<{ id: string }>`
+      WITH RECURSIVE down(id) AS (
+        SELECT id FROM tasks WHERE parent_id = ${taskId}
+        UNION ALL SELECT t.id FROM tasks t JOIN down ON t.parent_id = down.id
+      ) SELECT id FROM down`.map((r) => r.id);
+  }
+
   /**
    * The completed tasks whose window can intersect this one's: those that completed after it
    * started (touching windows are sequential, docs/attribution.md). A workflow run task after

@@ -48,9 +48,10 @@ export class RunningTotals {
    * work that has started can always be closed.
    */
   countWrite(events: number, bytes: number, enforce: boolean): void {
-    this.sql`UPDATE totals SET events = events + ${events}, bytes_stored = bytes_stored + ${bytes} WHERE id = 1`;
+    const [usage] = this.sql<{ events: number; bytes_stored: number }>`
+      UPDATE totals SET events = events + ${events}, bytes_stored = bytes_stored + ${bytes} WHERE id = 1 RETURNING events, bytes_stored`;
+    if (!usage) throw new WaymarkError("INTERNAL", "totals row missing");
     if (!enforce) return;
-    const usage = this.usage();
     if (usage.events > LIMITS.WORKFLOW_EVENTS) {
       throw new WaymarkError(
         "QUOTA_EXCEEDED",

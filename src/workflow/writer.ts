@@ -5,14 +5,14 @@
  * The invariant live followers rely on is enforced here: the mutation runs synchronously in
  * one transaction and its events are broadcast before the first `await` after the commit, so
  * no other request can interleave between a commit and its broadcast (followers see events in
- * seq order, each once). The account index is updated off the reply path, except for the
- * events resume-by-name depends on.
+ * seq order, each once). The account index is updated off the reply path (milestones batched),
+ * except for the events resume-by-name depends on (workflow/account-outbox).
  */
 import type { EventType, WorkflowEvent } from "../domain/view";
 import { ok, type Result, WaymarkError } from "../errors";
-import type { AccountOutbox } from "./account-outbox";
-import { needsPromptPush } from "./account-outbox";
+import { type AccountOutbox, pushUrgency } from "./account-outbox";
 import type { EventLog } from "./event-log";
+import type { FeedbackDigest } from "./feedback";
 import type { LiveFollowers } from "./followers";
 import { type IdempotencyRecords, requestHash } from "./idempotency";
 import type { RunningTotals } from "./totals";
@@ -27,7 +27,19 @@ export interface WriteScope {
 export interface WriteOptions {
   /** Writes that open new work are refused past the workflow's quota; completions never are. */
   enforceQuota: boolean;
+  /**
+   * Whether the result carries the reviewer feedback the agent has not seen yet (taken, so marked
+   * delivered, in the write's own transaction: no second call to this object per tool call).
+   * Every write is the agent's except the owner's own feedback, which passes false.
+   */
+  deliverFeedback?: boolean;
 }
+
+/** A successful write's value, with the feedback it delivers (absent when there is none). */
+export type WithFeedback<T extends object> = T & { reviewer_feedback?: FeedbackDigest };
+
+/** Takes the undelivered feedback that fits one tool result, marking it delivered; null when none. */
+export type TakeFeedback = (now: number) => FeedbackDigest | null;
 
 export class Writer {
   constructor(
@@ -37,6 +49,7 @@ export class Writer {
     private readonly totals: RunningTotals,
     private readonly followers: LiveFollowers,
     private readonly outbox: AccountOutbox,
+    private readonly takeFeedback: TakeFeedback,
   ) {}
 
   /**
@@ -44,23 +57,30 @@ export class Writer {
    * idempotent replay is only ever returned to the workflow's owner. With an idempotency key a
    * retry of the same request returns the stored first result; the same key with other input
    * is a CONFLICT. A WaymarkError thrown anywhere rolls everything back and becomes the result.
+   * A successful result (a replay too) carries the feedback it delivers (WriteOptions.deliverFeedback).
    */
-  async run<C, T>(
+  async run<C, T extends object>(
     tool: string,
     input: { idempotency_key?: string },
     authorize: () => C,
     mutate: (context: C, scope: WriteScope) => T,
     options: WriteOptions = { enforceQuota: true },
-  ): Promise<Result<T>> {
+  ): Promise<Result<WithFeedback<T>>> {
     // Only a keyed request can be replayed, so only it needs its input hashed.
     const hash = input.idempotency_key === undefined ? "" : await requestHash(tool, input);
     let events: WorkflowEvent[] = [];
-    let result: Result<T>;
+    let result: Result<WithFeedback<T>>;
+    const withFeedback = (value: T, now: number): WithFeedback<T> => {
+      const digest = options.deliverFeedback === false ? null : this.takeFeedback(now);
+      // Absent rather than null when there is none: the field is then simply not in the result.
+      const carried: WithFeedback<T> = value;
+      return digest ? { ...carried, reviewer_feedback: digest } : carried;
+    };
     try {
       result = this.ctx.storage.transactionSync(() => {
         const context = authorize();
         const replayed = this.idempotency.replay<T>(tool, input.idempotency_key, hash);
-        if (replayed) return replayed;
+        if (replayed) return replayed.ok ? ok(withFeedback(replayed.value, Date.now())) : replayed;
         const written: WorkflowEvent[] = [];
         let bytes = 0;
         const scope: WriteScope = {
@@ -78,7 +98,7 @@ export class Writer {
         this.totals.countWrite(written.length, bytes, options.enforceQuota);
         this.idempotency.record(tool, input.idempotency_key, hash, value, scope.now);
         events = written;
-        return ok(value);
+        return ok(withFeedback(value, scope.now));
       });
     } catch (error) {
       if (error instanceof WaymarkError) return error.toFailure();
@@ -86,11 +106,7 @@ export class Writer {
     }
     // No await between the commit above and this broadcast.
     this.followers.broadcast(events);
-    if (events.length > 0) {
-      const pushed = this.outbox.flush();
-      if (needsPromptPush(events)) await pushed;
-      else this.ctx.waitUntil(pushed);
-    }
+    if (events.length > 0) await this.outbox.afterWrite(pushUrgency(events), (pushed) => this.ctx.waitUntil(pushed));
     return result;
   }
 }

@@ -112,7 +112,10 @@ export async function runAgentWorkflow(client: Client, options: AgentOptions, ac
     description: "bench workflow",
     plan: [{ step: "1", goal: "work" }],
   });
-  const state = newAcked(String(wf.workflow_id), String(wf.share_url));
+  if (wf.resumed || typeof wf.share_url !== "string") {
+    throw new Error(`start_workflow "Load ${options.label}" created no workflow (resumed: ${String(wf.resumed)})`);
+  }
+  const state = newAcked(String(wf.workflow_id), wf.share_url);
   if (acked) acked.current = state;
   options.onAcked?.(state);
   for (let t = 0; t < options.tasks; t++) {
@@ -205,10 +208,12 @@ export async function loadAgents(target: Target, options: { agents: number; work
   const recorder = new Recorder();
   const started = performance.now();
   const done: Acked[] = [];
+  // Names unique to this call: a workflow an earlier round left open must not be resumed by name.
+  const round = Math.random().toString(36).slice(2, 8);
   const results = await pool(options.agents, options.agents, async (i) => {
     const client = await connect(target);
     for (let w = 0; w < options.workflows; w++) {
-      done.push(await runAgentWorkflow(client, { label: `agent${i}-w${w}`, tasks: options.tasks, recorder }));
+      done.push(await runAgentWorkflow(client, { label: `${round}-agent${i}-w${w}`, tasks: options.tasks, recorder }));
     }
     await client.close();
   });

@@ -87,13 +87,18 @@ export function computeNetChanges(snapshot: Snapshot, changes: Changes): PathCha
 
 /**
  * What the helper reported about its own observations, to show next to the files it found:
- * its warnings, and the other tasks open on the same working tree during this one.
+ * its warnings, and the other tasks open on the same working tree during this one. Tasks in
+ * `lineage` (the task's ancestors and subtasks) are left out: a parent's work includes its
+ * subtasks' by design, so their being open together is not a warning.
  */
-export function helperWarnings(data: Snapshot | Changes | null | undefined): string[] {
+export function helperWarnings(data: Snapshot | Changes | null | undefined, lineage: ReadonlySet<string> = NO_TASKS): string[] {
   if (!data) return [];
   if (data.type === "unavailable") return [data.reason];
-  return [...(data.warnings ?? []), ...(data.concurrent ?? []).map(describeConcurrentTask)];
+  const others = (data.concurrent ?? []).filter((task) => !lineage.has(task.task_id));
+  return [...(data.warnings ?? []), ...others.map(describeConcurrentTask)];
 }
+
+const NO_TASKS: ReadonlySet<string> = new Set();
 
 function describeConcurrentTask(task: ConcurrentTask): string {
   const window = `from ${new Date(task.started_at).toISOString()} to ${task.completed_at === null ? "now (still open)" : new Date(task.completed_at).toISOString()}`;

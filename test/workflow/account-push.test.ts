@@ -1,0 +1,77 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { AccountObject } from "../../src/account/object";
+import { newWorkflowId } from "../../src/ids";
+import { ACCOUNT_PUSH_DELAY_MS } from "../../src/workflow/account-outbox";
+import type { WorkflowObject } from "../../src/workflow/object";
+import { stubFor, value } from "./rpc";
+
+// When the account index sees a write: milestones change only the summary's time, so they are
+// pushed together within a short delay (or by the next write's push); searchable writes right after the reply.
+
+const ACCOUNT = "acme";
+
+async function setUp() {
+  const id = newWorkflowId();
+  const workflow = stubFor(id);
+  const account = env.ACCOUNT.get(env.ACCOUNT.idFromName(ACCOUNT)) as DurableObjectStub<AccountObject>;
+  value(await workflow.startWorkflow(ACCOUNT, id, { name: `Push ${id}` }));
+  const task = value(await workflow.startTask(ACCOUNT, { workflow_id: id, name: "Batch", goal: "One push" }));
+  await workflow.flushAccount();
+  return { id, workflow, account, task };
+}
+
+const syncState = (workflow: DurableObjectStub<WorkflowObject>) =>
+  runInDurableObject(workflow, async (_i, state) => {
+    const row = state.storage.sql
+      .exec<{ synced: number; last: number }>("SELECT synced_seq AS synced, (SELECT max(seq) FROM events) AS last FROM account_sync")
+      .one();
+    return { ...row, alarm: await state.storage.getAlarm() };
+  });
+
+async function indexedUpdatedAt(account: DurableObjectStub<AccountObject>, id: string): Promise<string | undefined> {
+  return (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.updated_at;
+}
+
+describe("account index pushes", () => {
+  it("a burst of milestones becomes one push within the batch delay, without the alarm", async () => {
+    const { id, workflow, account, task } = await setUp();
+    const before = await syncState(workflow);
+    expect(before.synced).toBe(before.last);
+    for (const message of ["one", "two", "three"]) value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message }));
+    const pending = await syncState(workflow);
+    // Nothing pushed yet: the index still shows the state before the milestones.
+    expect(pending.synced).toBe(before.synced);
+    expect(pending.last).toBe(before.last + 3);
+    expect(pending.alarm).toBeNull();
+
+    await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 500));
+    const after = await syncState(workflow);
+    expect(after.synced).toBe(after.last);
+    const summary = value(await workflow.summary(ACCOUNT));
+    expect(await indexedUpdatedAt(account, id)).toBe(summary.updated_at);
+  });
+
+  it("a decision is searchable right after the reply, without waiting for the alarm", async () => {
+    const { id, workflow, account, task } = await setUp();
+    value(
+      await workflow.logDecision(ACCOUNT, {
+        task_id: task.task_id,
+        category: "other",
+        question: `Prompt ${id}?`,
+        chosen: "yes",
+        reasoning: "r",
+      }),
+    );
+    // The push runs after the reply (waitUntil); give it the turn it needs, never the alarm.
+    for (let i = 0; i < 50; i++) {
+      const { synced, last } = await syncState(workflow);
+      if (synced === last) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect((await syncState(workflow)).alarm).toBeNull();
+    const { results } = await account.search(`Prompt ${id}`, 5);
+    expect(results.map((r) => r.text)).toEqual([`Prompt ${id}? → yes`]);
+  });
+});
