@@ -61,22 +61,27 @@ function withFeedback<T extends object>(value: T, reviewer_feedback: FeedbackDig
   return { ...value, reviewer_feedback };
 }
 
-/** Start the task, then attach the account's most relevant earlier decisions and issues. */
+/**
+ * Start the task and attach the account's most relevant earlier decisions and issues. The
+ * lookup does not depend on the new task (it has logged nothing yet), so both objects are asked
+ * at once: the reply waits for the slower of the two, not their sum.
+ */
 export async function startTask(ctx: ToolContext, input: StartTaskInput): Promise<Result<StartedTask>> {
   const stub = workflowStub(ctx, input.workflow_id);
   if (!stub) return notFound("workflow_id", input.workflow_id);
-  const started = await stub.startTask(ctx.account, input);
+  const [started, found] = await Promise.all([stub.startTask(ctx.account, input), relatedWork(ctx, input)]);
   if (!started.ok) return started;
-  const related = await relatedWork(ctx, input, started.value.task_id);
+  // A replayed start (same idempotency key) names a task that may have logged since: never its own entries.
+  const related = found.filter((item) => item.task_id !== started.value.task_id);
   return ok(related.length > 0 ? { ...started.value, related } : started.value);
 }
 
 /** Best effort: the task is started either way, so a failing memory costs only the suggestions. */
-async function relatedWork(ctx: ToolContext, input: StartTaskInput, taskId: string): Promise<RelatedItem[]> {
+async function relatedWork(ctx: ToolContext, input: StartTaskInput): Promise<RelatedItem[]> {
   try {
     return await accountStub(ctx).related({
       workflow_id: input.workflow_id,
-      task_id: taskId,
+      task_id: "",
       name: input.name,
       goal: input.goal,
       areas: input.areas ?? [],
