@@ -16,7 +16,7 @@
  * config or attributes apply). A side whose
  * content is gone (or larger than the limits) leaves the file without counts rather than guess.
  */
-import { lstatSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,15 +111,55 @@ export async function saveStartContents(context: GitContext, snapshot: LocalGitS
   await mkdir(target, { recursive: true, mode: 0o700 });
   let bytes = 0;
   let copied = 0;
-  for (const [blob, path] of wanted) {
-    if (stored.has(blob)) continue;
-    const content = diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
-    if (content === null || bytes + content.length > CONTENT_LIMITS.TOTAL_BYTES) continue;
-    bytes += content.length;
-    writeFileSync(join(target, blob), content, { mode: 0o600 });
-    copied++;
+  const index: Record<string, [number, number]> = {};
+  // Two files whatever the number of copies: creating a file per copy was most of the cost.
+  const bundle = openSync(join(target, BUNDLE), "w", 0o600);
+  try {
+    for (const [blob, path] of wanted) {
+      if (stored.has(blob)) continue;
+      const content = diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
+      if (content === null || bytes + content.length > CONTENT_LIMITS.TOTAL_BYTES) continue;
+      index[blob] = [bytes, content.length];
+      writeSync(bundle, content, 0, content.length, bytes);
+      bytes += content.length;
+      copied++;
+    }
+  } finally {
+    closeSync(bundle);
   }
+  writeFileSync(join(target, BUNDLE_INDEX), JSON.stringify(index), { mode: 0o600 });
   return copied;
+}
+
+const BUNDLE = "contents";
+const BUNDLE_INDEX = "contents.json";
+
+/**
+ * The start contents kept in `dir`: the bundle saveStartContents writes, or (a task started by
+ * an earlier helper) one file per blob id.
+ */
+function startContentsReader(dir: string | undefined): (blob: string) => Buffer | null {
+  if (dir === undefined) return () => null;
+  let bundle: { contents: Buffer; index: Record<string, [number, number]> } | null = null;
+  try {
+    bundle = {
+      index: JSON.parse(readFileSync(join(dir, BUNDLE_INDEX), "utf8")) as Record<string, [number, number]>,
+      contents: readFileSync(join(dir, BUNDLE)),
+    };
+  } catch {
+    bundle = null;
+  }
+  return (blob) => {
+    if (bundle) {
+      const at = Object.hasOwn(bundle.index, blob) ? bundle.index[blob] : undefined;
+      return at ? bundle.contents.subarray(at[0], at[0] + at[1]) : null;
+    }
+    try {
+      return readFileSync(join(dir, blob));
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** Removes folders left longer than 30 days: start contents of tasks never completed, line counts interrupted. */
@@ -157,17 +197,13 @@ export async function countLines(
   const scratch = await mkdtemp(join(scratchRoot, "waymark-lines-"));
   try {
     let bytes = 0;
+    const kept = startContentsReader(startContents);
     const content = (state: FileState, path: string, side: "start" | "end"): Buffer | null => {
       const known = fromObjects.get(state.blob);
       if (known) return known;
       if (sizes.has(state.blob)) return null; // stored, but too large to count
       if (side === "end") return diskContent(root, path, CONTENT_LIMITS.FILE_BYTES);
-      if (startContents === undefined) return null;
-      try {
-        return readFileSync(join(startContents, state.blob));
-      } catch {
-        return null;
-      }
+      return kept(state.blob);
     };
     const sides = new ScratchSides();
     const results: (LineCount | null)[] = counted.map(() => null);

@@ -123,5 +123,13 @@ describe("line counts match git diff --numstat (real git, nothing written to the
     expect(review.commits[0]?.task).toBe("tk_test");
     expect(review.commits.every((c) => /^[0-9a-f]{7,}$/.test(c.sha))).toBe(true);
     expect(git(repo, "status", "--porcelain")).not.toContain(".waymark");
+
+    // A task started by an earlier helper kept one file per blob id: its counts are the same.
+    const perBlob = temp("waymark-start-contents-per-blob-");
+    for (const entry of start.dirty) {
+      if (entry.worktree) writeFileSync(join(perBlob, entry.worktree.blob), readFileSync(join(saved, entry.path)));
+    }
+    const fromPerBlob = await measureReview(context, start, observed.head, net, perBlob);
+    expect(fromPerBlob.lines).toEqual(review.lines);
   });
 });
