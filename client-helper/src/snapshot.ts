@@ -267,14 +267,19 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (status.status === "rejected") throw explainGitFailure(status.reason, dir);
   if (hidden.status === "rejected") throw explainGitFailure(hidden.reason, dir);
   const { head, branch } = status.value;
+  // Independent reads: the dirty files' hashes (git) and the ignore rules (a file).
+  const [dirty, ignoreRules] = await Promise.all([
+    dirtyEntries(rootContext, top, status.value, hidden.value),
+    ignoreRulesDigest(rootContext, gitDir),
+  ]);
   const snapshot: LocalGitSnapshot = {
     type: "git",
     root: top,
     head,
     branch: clipBranch(branch),
-    dirty: await dirtyEntries(rootContext, top, status.value, hidden.value),
+    dirty,
     git_dir: gitDir,
-    ignore_rules: await ignoreRulesDigest(rootContext, gitDir),
+    ignore_rules: ignoreRules,
   };
   return snapshot;
 }
