@@ -260,7 +260,9 @@ export class HelperProxy {
     // while the call goes out (the agent edits nothing before it has the answer).
     const startContentsKept = local ? keepStartContents(local, this.cache, this.log, context) : undefined;
     // Other tasks open on this working tree.
-    const open = local ? await this.store.concurrent(local.root, "", startedAt, null).catch(() => []) : [];
+    const parentId = typeof args.parent_task_id === "string" ? args.parent_task_id : undefined;
+    const ancestors = local && parentId !== undefined ? await this.store.lineage(local.root, parentId).catch(() => [parentId]) : [];
+    const open = local ? await this.store.concurrent(local.root, "", startedAt, null, ancestors).catch(() => []) : [];
     const sent: Snapshot = local ? outgoingSnapshot(local) : { ...(observed as Unavailable), source: helperSource(this.options.version) };
     // Repository identity: the task records which repository and branch it ran in.
     if (sent.type === "git") {
@@ -283,7 +285,7 @@ export class HelperProxy {
     await Promise.all([
       // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
       noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log),
-      local && this.store.markStarted(local.root, taskId, startedAt).catch(() => {}),
+      local && this.store.markStarted(local.root, taskId, startedAt, ancestors).catch(() => {}),
     ]);
     return result;
   }
@@ -342,7 +344,7 @@ export class HelperProxy {
         // The line counts and the other tasks on this working tree are independent reads.
         const [, others] = await Promise.all([
           attachReview(start, observed, changes, this.log, this.cache, context, leftovers),
-          this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed).catch(() => []),
+          this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed, mark?.ancestors).catch(() => []),
         ]);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
       } catch (error) {

@@ -130,6 +130,8 @@ export type WorktreeMark = {
   completed_at: number | null;
   changed?: string[];
   changed_count?: number;
+  /** Its parent chain as start_task named it: a parent and its subtasks are never concurrent tasks. */
+  ancestors?: string[];
 };
 
 /** Paths kept per completed task to name shared files; the count stays exact beyond. */
@@ -200,8 +202,16 @@ export class TaskStore {
     await rename(temp, target);
   }
 
-  async markStarted(tree: string, taskId: string, startedAt: number): Promise<void> {
-    await this.writeMark(tree, { task_id: taskId, started_at: startedAt, completed_at: null });
+  async markStarted(tree: string, taskId: string, startedAt: number, ancestors: readonly string[] = []): Promise<void> {
+    const mark: WorktreeMark = { task_id: taskId, started_at: startedAt, completed_at: null };
+    if (ancestors.length > 0) mark.ancestors = [...ancestors];
+    await this.writeMark(tree, mark);
+  }
+
+  /** A new subtask's ancestors: its parent and the parent's own chain, as their marks recorded them. */
+  async lineage(tree: string, parentId: string): Promise<string[]> {
+    const parent = await this.mark(tree, parentId);
+    return [parentId, ...(parent?.ancestors ?? [])];
   }
 
   async markCompleted(tree: string, mark: WorktreeMark, changed: readonly string[]): Promise<void> {
@@ -224,9 +234,17 @@ export class TaskStore {
   /**
    * The other tasks whose window overlaps [since, now] on this working tree, with the paths
    * both changed when the other has completed (`changed` are this task's changed paths, or
-   * null at start when none are known yet).
+   * null at start when none are known yet). The task's own ancestors and subtasks are left out:
+   * a parent's work includes its subtasks' by design.
    */
-  async concurrent(tree: string, taskId: string, since: number, changed: readonly string[] | null): Promise<ConcurrentTask[]> {
+  async concurrent(
+    tree: string,
+    taskId: string,
+    since: number,
+    changed: readonly string[] | null,
+    ancestors: readonly string[] = [],
+  ): Promise<ConcurrentTask[]> {
+    const lineage = new Set(ancestors);
     const folder = this.treeFolder(tree);
     const names = await readdir(folder).catch(() => [] as string[]);
     const now = Date.now();
@@ -242,7 +260,8 @@ export class TaskStore {
       } catch {
         continue;
       }
-      if (mark.task_id === taskId) continue;
+      if (mark.task_id === taskId || lineage.has(mark.task_id)) continue;
+      if (taskId !== "" && mark.ancestors?.includes(taskId)) continue;
       if (mark.completed_at !== null && now - mark.completed_at > COMPLETED_MARK_MAX_AGE_MS) {
         await rm(join(folder, name), { force: true });
         continue;

@@ -80,4 +80,37 @@ describe("overlap per working tree across workflows", () => {
     const start: Snapshot = lastSent("start_task", "snapshot", snapshotSchema);
     expect(start.type === "git" && start.concurrent).toBeUndefined();
   });
+
+  it("a parent and its subtasks are never each other's concurrent tasks; an unrelated task still is", async () => {
+    const repo = Repo.init().write("a.txt", "a\n").commitAll("base");
+    const cache = tempDir("waymark-cache-");
+    const agentA = await agent(repo.dir, cache);
+    const agentB = await agent(repo.dir, cache);
+    const idOf = (result: unknown) => (result as { structuredContent: { task_id: string } }).structuredContent.task_id;
+    const sentIds = (data: Snapshot | Changes) => (data.type === "unavailable" ? [] : (data.concurrent ?? []).map((t) => t.task_id)).sort();
+    const other = idOf(await agentB.callTool({ name: "start_task", arguments: { workflow_id: "wf-other", name: "other", goal: "g" } }));
+    const root = idOf(await agentA.callTool({ name: "start_task", arguments: { workflow_id: "wf-n", name: "root", goal: "g" } }));
+    const child = idOf(
+      await agentA.callTool({ name: "start_task", arguments: { workflow_id: "wf-n", parent_task_id: root, name: "child", goal: "g" } }),
+    );
+    expect(sentIds(lastSent("start_task", "snapshot", snapshotSchema))).toEqual([other]);
+    const grandchild = idOf(
+      await agentA.callTool({
+        name: "start_task",
+        arguments: { workflow_id: "wf-n", parent_task_id: child, name: "grandchild", goal: "g" },
+      }),
+    );
+    expect(sentIds(lastSent("start_task", "snapshot", snapshotSchema))).toEqual([other]);
+
+    repo.write("a.txt", "a by the grandchild\n");
+    const done = await agentA.callTool({ name: "complete_task", arguments: { task_id: grandchild, status: "success", outcome } });
+    expect(sentIds(lastSent("complete_task", "changes", changesSchema))).toEqual([other]);
+    expect(JSON.stringify(done.content)).not.toContain(root);
+    await agentA.callTool({ name: "complete_task", arguments: { task_id: child, status: "success", outcome } });
+    expect(sentIds(lastSent("complete_task", "changes", changesSchema))).toEqual([other]);
+    const rootDone = await agentA.callTool({ name: "complete_task", arguments: { task_id: root, status: "success", outcome } });
+    expect(sentIds(lastSent("complete_task", "changes", changesSchema))).toEqual([other]);
+    expect(JSON.stringify(rootDone.content)).toContain(`Task ${other} was also open`);
+    expect(JSON.stringify(rootDone.content)).not.toContain(grandchild);
+  });
 });
