@@ -7,17 +7,12 @@
  * and `npm run screenshots` photographs it; EXPECTED says what a reviewer must see.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { callTool, type Structured } from "../support/mcp-client.ts";
+import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client.ts";
 
 const HELPER_DIR = resolve(import.meta.dirname, "../../client-helper");
-const BIN = join(HELPER_DIR, "dist", "bin.js");
-/** The helper runs on the machine's own Node, as users run it. */
-const SYSTEM_NODE = ["/usr/local/bin/node", "/usr/bin/node"].find((p) => existsSync(p)) ?? process.execPath;
 
 const lines = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}\n`).join("");
 
@@ -109,14 +104,7 @@ export async function recordReviewWorkflow(
     .write("README.md", "# Shop\n");
   repo.git("add", "-A");
   repo.git("commit", "-q", "-m", "initial");
-  const agent = new Client({ name: "review-agent", version: "1.0.0" });
-  await agent.connect(
-    new StdioClientTransport({
-      command: SYSTEM_NODE,
-      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", repo.dir],
-      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
-    }),
-  );
+  const agent = await connectThroughHelper(server, repo.dir, cacheHome, "review-agent");
   const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
   const tasks: Record<string, string> = {};
   const start = async (args: Structured) => {

@@ -2,14 +2,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VERSION } from "../../client-helper/src/cli";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type DevServer, startDevServer } from "../support/dev-server";
-import { callTool, type Structured } from "../support/mcp-client";
+import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client";
 
 let server: DevServer;
 let cacheHome: string;
@@ -58,14 +56,7 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     const dirtyAtStart = join(tempDir("waymark-copy-"), "dirty.ts");
     writeFileSync(dirtyAtStart, readFileSync(join(repo.dir, "dirty.ts")));
 
-    const agent = new Client({ name: "agent", version: "1.0.0" });
-    await agent.connect(
-      new StdioClientTransport({
-        command: SYSTEM_NODE,
-        args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", repo.dir],
-        env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
-      }),
-    );
+    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
     const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
     const wf = (await tool("start_workflow", { name: "Review chain" })) as { workflow_id: string; share_url: string };
     const started = (await tool("start_task", {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
 import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, type WorkflowObject } from "../../src/workflow/object";
-import { TOKENS, workerFetch } from "../support/worker";
+import { signIn, TOKENS, workerFetch } from "../support/worker";
 import { toolCaller } from "./fixture";
 
 /**
@@ -12,16 +12,6 @@ import { toolCaller } from "./fixture";
  */
 const ORIGIN = "http://localhost";
 const acme = toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.acme);
-
-async function session(token: string = TOKENS.acme): Promise<string> {
-  const response = await workerFetch(`${ORIGIN}/login`, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN },
-    body: new URLSearchParams({ token }).toString(),
-    redirect: "manual",
-  });
-  return (response.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
-}
 
 const sessionId = (cookie: string) => /^waymark_session=[a-z0-9_-]+\.([a-z2-7]{26})\./.exec(cookie)?.[1] ?? "";
 
@@ -66,7 +56,7 @@ describe("the owner URL", () => {
     const anonymous = await workerFetch(`${ORIGIN}/w/${id}`, { redirect: "manual" });
     expect(anonymous.status).toBe(303);
     expect(anonymous.headers.get("Location")).toBe("/login");
-    const cookie = await session();
+    const cookie = await signIn();
     const page = await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Owner page");
@@ -83,7 +73,7 @@ describe("the owner URL", () => {
       expect((await workerFetch(`${ORIGIN}/w/${id}/${part}`, { redirect: "manual" })).status).toBe(404);
     }
 
-    const other = await session(TOKENS.globex);
+    const other = await signIn(TOKENS.globex);
     expect((await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: other } })).status).toBe(404);
     expect((await workerFetch(`${ORIGIN}/w/${id}/blocks`, { headers: { Cookie: other } })).status).toBe(404);
     expect(
@@ -94,9 +84,9 @@ describe("the owner URL", () => {
   it("the live socket takes the session, not a share token; revoking the link closes shared pages, not the owner's; sign-out does", async () => {
     const { id, taskId, shareUrl } = await newWorkflow("Owner socket");
     const token = new URL(shareUrl).pathname.split("/")[2] ?? "";
-    const cookie = await session();
+    const cookie = await signIn();
     expect((await follow(`/w/${id}/ws`, null)).status).toBe(404);
-    expect((await follow(`/w/${id}/ws`, await session(TOKENS.globex))).status).toBe(403);
+    expect((await follow(`/w/${id}/ws`, await signIn(TOKENS.globex))).status).toBe(403);
     const owner = await follow(`/w/${id}/ws?after=0`, cookie);
     const shared = await follow(`/s/${token}/ws?after=0`, null);
     expect([owner.status, shared.status]).toEqual([101, 101]);
@@ -120,7 +110,7 @@ describe("the owner URL", () => {
     const stub = stubOf(id);
     const live = (headers: Record<string, string>) =>
       stub.fetch(new Request(`https://workflow.internal/live?after=0`, { headers: { Upgrade: "websocket", ...headers } }));
-    const cookie = await session();
+    const cookie = await signIn();
     const open = sessionId(cookie);
     expect(open).not.toBe("");
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme" })).status).toBe(403);
@@ -140,7 +130,7 @@ describe("feedback", () => {
   it("the form checks its fields and its target", async () => {
     const { id } = await newWorkflow("Feedback form");
     const other = await newWorkflow("Other workflow");
-    const cookie = await session();
+    const cookie = await signIn();
     const post = (fields: Record<string, string>) => workerFetch(`${ORIGIN}/w/${id}/feedback`, form(cookie, fields));
     const cases: [Record<string, string>, number, string][] = [
       [{ target: `workflow:${id}`, verdict: "comment", body: "  " }, 400, "body: must not be empty"],
@@ -169,7 +159,7 @@ describe("feedback", () => {
 
   it("is shown, escaped, on the owner view and on the shared page", async () => {
     const { id, shareUrl } = await newWorkflow("Shown feedback");
-    const cookie = await session();
+    const cookie = await signIn();
     const body = `<img src=x onerror="alert(1)"> looks <b>wrong</b>`;
     const posted = await workerFetch(`${ORIGIN}/w/${id}/feedback`, form(cookie, { target: `workflow:${id}`, verdict: "approved", body }));
     expect(posted.status).toBe(303);
@@ -191,7 +181,7 @@ describe("feedback", () => {
 
   it("reaches the agent in its next tool result, bounded, once; the rest follows; get_workflow shows all", async () => {
     const { id, taskId } = await newWorkflow("Digest");
-    const cookie = await session();
+    const cookie = await signIn();
     for (let i = 0; i < 5; i++) {
       const verdict = i === 0 ? "changes_requested" : "comment";
       const response = await workerFetch(
@@ -252,7 +242,7 @@ describe("feedback", () => {
 
 describe("the sharing setting", () => {
   it("defaults to a link for new workflows; when off, start_workflow makes none and the owner can make one later", async () => {
-    const cookie = await session(TOKENS.globex);
+    const cookie = await signIn(TOKENS.globex);
     const globex = toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.globex);
     expect(String((await globex("start_workflow", { name: "Shared by default", force_new: true })).share_url)).toMatch(/\/s\/sh_/);
     expect((await workerFetch(`${ORIGIN}/dashboard/settings`, form(cookie, {}))).status).toBe(303);
