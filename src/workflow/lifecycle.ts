@@ -156,14 +156,15 @@ export class TaskLifecycle {
   }
 
   private attribute(task: TaskRow, input: CompleteTaskInput, now: number) {
+    const descendants = this.records.descendants(task.id);
     try {
       return attributeTask({
         snapshot: this.records.storedSnapshot(task),
         changes: input.changes ?? null,
         areas: JSON.parse(task.areas) as string[],
         task: this.records.window(task, now),
-        concurrent: this.records.completedDuring(task),
-        descendants: this.records.descendants(task.id),
+        concurrent: this.records.completedDuring(task, new Set(descendants)),
+        descendants,
         manualReview: { needed: input.outcome.manual_review_needed === true, reason: input.outcome.manual_review_reason },
       });
     } catch (error) {

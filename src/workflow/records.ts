@@ -493,9 +493,10 @@ export class WorkflowRecords {
    * started (touching windows are sequential, docs/attribution.md). A workflow run task after
    * task reads nothing here, however many tasks it has.
    */
-  completedDuring(task: TaskRow): CompletedTaskChanges[] {
+  completedDuring(task: TaskRow, subtasks: ReadonlySet<string> = new Set()): CompletedTaskChanges[] {
     const tasks = this.sql<TaskRow>`
       SELECT * FROM tasks WHERE id != ${task.id} AND status != 'in_progress' AND completed_at > ${task.started_at} ORDER BY completed_at`;
-    return tasks.map((t) => ({ window: this.window(t, null), changes: this.storedChanges(t.id) }));
+    // A parent's changes include its subtasks' by design: their stored changes are never compared, so never read.
+    return tasks.filter((t) => !subtasks.has(t.id)).map((t) => ({ window: this.window(t, null), changes: this.storedChanges(t.id) }));
   }
 }
