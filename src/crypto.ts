@@ -35,8 +35,13 @@ export async function hmacSha256(secret: string, message: string): Promise<Uint8
   return new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message)));
 }
 
+const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/** Every request hashes its bearer token: a table lookup per byte instead of formatting each one. */
 export function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  let out = "";
+  for (const b of bytes) out += HEX_PAIRS[b];
+  return out;
 }
 
 export function base64Url(bytes: Uint8Array): string {

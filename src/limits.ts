@@ -37,6 +37,8 @@ export const LIMITS = {
   SEARCH_RESULTS: 20,
   RELATED_ITEMS: 3,
   RELATED_TEXT: 160,
+  // start_task's related-work lookup ranks only the newest documents, so its cost stays the same however large the index grows.
+  RELATED_WINDOW: 5_000,
   // Webhooks (per account).
   WEBHOOKS: 10,
   WEBHOOK_URL: 2048,

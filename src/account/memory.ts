@@ -238,8 +238,14 @@ export class MemoryIndex {
     this.prune();
   }
 
-  /** Keeps the newest MEMORY_DOCUMENTS documents; the oldest go first. */
+  /**
+   * Keeps the newest MEMORY_DOCUMENTS documents; the oldest go first. Counting every document
+   * on each push would cost more as the index grows; the rowid span (two index seeks) bounds
+   * the count from above, so the exact count runs only once the span passes the limit.
+   */
   private prune(): void {
+    const span = this.sql<{ span: number }>`SELECT coalesce(max(rowid) - min(rowid) + 1, 0) AS span FROM memory_docs`[0]?.span ?? 0;
+    if (span <= LIMITS.MEMORY_DOCUMENTS) return;
     const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM memory_docs`[0]?.n ?? 0;
     const excess = count - LIMITS.MEMORY_DOCUMENTS;
     if (excess <= 0) return;
@@ -274,15 +280,22 @@ export class MemoryIndex {
   /**
    * Earlier decisions and issues most relevant to a new task (BM25 over its name, goal and
    * areas), never the task's own, and ranked ahead when they come from another workflow:
-   * the same workflow's recent logs are one get_workflow away already.
+   * the same workflow's recent logs are one get_workflow away already. Only the newest
+   * RELATED_WINDOW documents are ranked (a rowid range FTS5 seeks to), so a start_task costs
+   * the same at 2,000 documents as at the 50,000 the index keeps; get_workflow {query}
+   * searches them all.
    */
   related(input: { workflow_id: string; task_id: string; name: string; goal: string; areas: readonly string[] }): RelatedItem[] {
     const match = relatedQuery([input.name, input.goal, ...input.areas]);
     if (match === null) return [];
+    const newest = this.sql<{ rowid: number | null }>`SELECT max(rowid) AS rowid FROM memory_docs`[0]?.rowid ?? null;
+    if (newest === null) return [];
+    const from = newest - LIMITS.RELATED_WINDOW;
     const rows = this.sql<HitRow>`
       SELECT d.entity_id, d.kind, d.workflow_id, d.task_id, d.text, d.at, bm25(memory_fts, ${TITLE_WEIGHT}, ${BODY_WEIGHT}, ${CONTEXT_WEIGHT}) AS score
       FROM memory_fts JOIN memory_docs d ON d.rowid = memory_fts.rowid
-      WHERE memory_fts MATCH ${match} AND d.kind IN ('decision', 'issue') AND coalesce(d.task_id, '') != ${input.task_id}
+      WHERE memory_fts MATCH ${match} AND memory_fts.rowid > ${from}
+        AND d.kind IN ('decision', 'issue') AND coalesce(d.task_id, '') != ${input.task_id}
       ORDER BY score * (CASE WHEN d.workflow_id = ${input.workflow_id} THEN 0.5 ELSE 1.0 END), d.rowid DESC
       LIMIT ${LIMITS.RELATED_ITEMS}`;
     return rows.map((r) => ({

@@ -53,6 +53,15 @@ export interface WorkflowPush {
   notifications?: Notification[];
   /** Paths the pushed events' tasks changed: the path index. */
   paths?: PathEntry[];
+  /** The link's state when it changed with these events (a new workflow's first link). */
+  share?: ShareInfo;
+}
+
+/** What creating a workflow needs from its account, in one call: resume candidate, quota usage, settings. */
+export interface NewWorkflowContext {
+  candidate: ResumeCandidate | null;
+  usage: { workflows: number; bytes_stored: number };
+  settings: AccountSettings;
 }
 
 /** A caller's result count, bounded to 1..SEARCH_RESULTS. */
@@ -94,6 +103,7 @@ export class AccountObject extends DurableObject<Env> {
       this.workflows.record(summary);
       if (push.documents) this.memory.upsert(push.documents);
       if (push.paths) this.paths.record(summary.id, push.paths);
+      if (push.share) this.workflows.recordShare(summary.id, push.share);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin());
     });
     if (queued) await this.scheduleDelivery(Date.now());
@@ -102,6 +112,20 @@ export class AccountObject extends DurableObject<Env> {
   /** The workflow object pushes its link state after each change; a row is only updated, never created, here. */
   async recordShare(workflowId: string, share: ShareInfo): Promise<void> {
     this.workflows.recordShare(workflowId, share);
+  }
+
+  /**
+   * start_workflow's questions to the account in one call: an open workflow of that name and
+   * repository to resume (unless `resume` is false), the usage its quotas count, and the
+   * settings a new workflow follows (the origin its links use is recorded).
+   */
+  async prepareWorkflow(input: { name: string; fingerprint: string | null; origin: string; resume: boolean }): Promise<NewWorkflowContext> {
+    this.storedSettings.recordOrigin(input.origin);
+    return {
+      candidate: input.resume ? this.workflows.openNamed(input.name, input.fingerprint) : null,
+      usage: this.workflows.usage(),
+      settings: this.storedSettings.get(),
+    };
   }
 
   /** The most recently updated open workflow of that repository whose name matches (trimmed, case-insensitive), if any. */

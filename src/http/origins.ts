@@ -21,11 +21,23 @@ export function isDevelopment(env: Pick<Env, "WAYMARK_DEV_TOKEN">): boolean {
   return Boolean(env.WAYMARK_DEV_TOKEN);
 }
 
-const listed = (value: string | undefined) =>
-  (value ?? "")
-    .split(",")
-    .map((item) => item.trim().toLowerCase())
-    .filter(Boolean);
+/** Every request checks its Host and Origin against these lists; each variable is split once per value. */
+const parsedLists = new Map<string, string[]>();
+
+function listed(value: string | undefined): string[] {
+  const source = value ?? "";
+  let items = parsedLists.get(source);
+  if (!items) {
+    items = source
+      .split(",")
+      .map((item) => item.trim().toLowerCase())
+      .filter(Boolean);
+    // Two variables exist; the bound only matters if they change at run time.
+    if (parsedLists.size >= 8) parsedLists.clear();
+    parsedLists.set(source, items);
+  }
+  return items;
+}
 
 export function configuredHostnames(env: OriginEnv): string[] {
   return listed(env.WAYMARK_HOSTNAMES);
@@ -37,15 +49,25 @@ export function hostnamesProblem(env: OriginEnv): string | null {
   return "WAYMARK_HOSTNAMES is not set: list the host names this deployment serves (e.g. waymark.example.com,waymark.acme.workers.dev)";
 }
 
+/** Host header → host name: parsing a URL on every request cost more than the rest of the guard. */
+const parsedHosts = new Map<string, string | null>();
+
 /** The host name of a Host header ("name:port", "[v6]:port"), lower-cased; null when it is not one. */
 export function hostnameOf(hostHeader: string | null): string | null {
   if (!hostHeader || /[\s/\\?#@]/.test(hostHeader)) return null;
+  const known = parsedHosts.get(hostHeader);
+  if (known !== undefined) return known;
+  let name: string | null;
   try {
     // No trailing-dot folding: "localhost." is not "localhost".
-    return new URL(`http://${hostHeader}`).hostname;
+    name = new URL(`http://${hostHeader}`).hostname;
   } catch {
-    return null;
+    name = null;
   }
+  // A deployment sees a few Host values; anyone can send others, so the memo is bounded.
+  if (parsedHosts.size >= 64) parsedHosts.clear();
+  parsedHosts.set(hostHeader, name);
+  return name;
 }
 
 export function hostAllowed(env: OriginEnv, hostHeader: string | null): boolean {

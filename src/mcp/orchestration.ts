@@ -29,31 +29,40 @@ export interface StartedTask extends StartTaskOutput {
 /** Resume by name unless `force_new`; otherwise create the workflow and, if the owner shares new workflows, its read-only link. */
 export async function startWorkflow(ctx: ToolContext, input: StartWorkflowInput): Promise<Result<StartedWorkflow>> {
   const id = input.idempotency_key ? await workflowIdForKey(ctx.account, input.idempotency_key) : newWorkflowId();
-  if (!input.force_new) {
-    // Repository identity: only a workflow of the same repository (or, without one, another without one) is resumed.
-    const candidate = await accountStub(ctx).openWorkflowNamed(input.name, input.repository?.fingerprint ?? null);
-    // A retry of the call that created `candidate` (same idempotency key) replays below instead.
-    if (candidate && candidate.workflow_id !== id) {
-      const resumed: StartedWorkflow = {
-        workflow_id: candidate.workflow_id,
-        created_at: candidate.created_at,
-        resumed: true,
-        resume_candidate: candidate,
-      };
-      // Nothing was written, so no write brought the workflow's feedback along: ask for it.
-      const feedback = await takeFeedback(ctx, candidate.workflow_id);
-      return ok(feedback ? withFeedback(resumed, feedback) : resumed);
-    }
+  // Repository identity: only a workflow of the same repository (or, without one, another without one) is resumed.
+  const prepared = await accountStub(ctx).prepareWorkflow({
+    name: input.name,
+    fingerprint: input.repository?.fingerprint ?? null,
+    origin: ctx.origin,
+    resume: !input.force_new,
+  });
+  const candidate = prepared.candidate;
+  // A retry of the call that created `candidate` (same idempotency key) replays below instead.
+  if (candidate && candidate.workflow_id !== id) {
+    const resumed: StartedWorkflow = {
+      workflow_id: candidate.workflow_id,
+      created_at: candidate.created_at,
+      resumed: true,
+      resume_candidate: candidate,
+    };
+    // Nothing was written, so no write brought the workflow's feedback along: ask for it.
+    const feedback = await takeFeedback(ctx, candidate.workflow_id);
+    return ok(feedback ? withFeedback(resumed, feedback) : resumed);
   }
   const stub = workflowStub(ctx, id);
   if (!stub) return fail("INTERNAL", "could not allocate a workflow id");
-  const started = await stub.startWorkflow(ctx.account, id, input);
+  const shared = prepared.settings.share_new_workflows;
+  const started = await stub.startWorkflow(ctx.account, id, input, { usage: prepared.usage, share: shared });
   if (!started.ok) return started;
-  const settings = await accountStub(ctx).settingsForNewWorkflow(ctx.origin);
-  if (!settings.share_new_workflows) return started;
-  const share = await stub.shareLink(ctx.account);
-  const token = share.ok ? share.value.token : null;
-  return ok(token ? { ...started.value, share_url: `${ctx.origin}/s/${token}` } : started.value);
+  const { share_token: created, ...value } = started.value;
+  if (!shared) return ok(value);
+  // A replayed start (same idempotency key) created nothing: its link is asked for, as the owner may have changed it.
+  let token = created ?? null;
+  if (token === null) {
+    const share = await stub.shareLink(ctx.account);
+    token = share.ok ? share.value.token : null;
+  }
+  return ok(token ? { ...value, share_url: `${ctx.origin}/s/${token}` } : value);
 }
 
 /** A result carrying reviewer feedback the way a write's result does (defineTool answers it). */

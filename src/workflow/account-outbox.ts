@@ -24,6 +24,7 @@ import { documentsFromEvents } from "../account/memory";
 import type { AccountObject, WorkflowPush } from "../account/object";
 import { pathsFromEvents } from "../account/path-index";
 import { notificationsFromEvents } from "../account/webhooks";
+import type { ShareInfo } from "../domain/share-status";
 import type { WorkflowEvent } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
@@ -55,6 +56,8 @@ function nonEmpty<T>(items: T[]): T[] | undefined {
 
 export class AccountOutbox {
   private running: Promise<void> | null = null;
+  /** A link state the index has not taken yet (a new workflow's first link rides on its first push). */
+  private pendingShare: ShareInfo | undefined;
   /** A batched push is due (its timer runs): later batched writes join it. Reset by every push. */
   private batchDue = false;
 
@@ -81,6 +84,11 @@ export class AccountOutbox {
     return this.running;
   }
 
+  /** The next push carries this link state (the index then needs no call of its own for it). */
+  carryShare(share: ShareInfo): void {
+    this.pendingShare = { ...share, token: null };
+  }
+
   /** Pushes within ACCOUNT_PUSH_DELAY_MS unless another push carries the batch first. */
   async pushSoon(): Promise<void> {
     if (this.batchDue) return;
@@ -105,12 +113,15 @@ export class AccountOutbox {
         if (!workflow) return;
         const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE);
         if (page.events.length === 0) return;
+        const share = this.pendingShare;
         const push: WorkflowPush = {
           documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
           notifications: nonEmpty(notificationsFromEvents(page.events, this.records.header())),
           paths: nonEmpty(pathsFromEvents(page.events)),
+          ...(share ? { share } : {}),
         };
         await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
+        if (this.pendingShare === share) this.pendingShare = undefined;
         this.sql`INSERT INTO account_sync (id, synced_seq) VALUES (1, ${page.next_seq})
           ON CONFLICT (id) DO UPDATE SET synced_seq = max(synced_seq, excluded.synced_seq)`;
         // Events committed while the index answered are pushed by the next loop.

@@ -90,7 +90,17 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── RPC: tools ────────────────────────────────────────────────────────────
 
-  async startWorkflow(account: string, id: string, input: StartWorkflowInput): Promise<Result<StartWorkflowOutput>> {
+  /**
+   * `prepared`: what the Worker already asked the account (its quota usage, and whether new
+   * workflows are shared); the link is then created in the same transaction as the workflow and
+   * reaches the index with the workflow's first push, and `share_token` carries it back.
+   */
+  async startWorkflow(
+    account: string,
+    id: string,
+    input: StartWorkflowInput,
+    prepared?: { usage: { workflows: number; bytes_stored: number }; share: boolean },
+  ): Promise<Result<StartWorkflowOutput & { share_token?: string }>> {
     const existing = this.records.workflow();
     if (existing) {
       // Only an idempotent retry can reach an existing object: ids are random otherwise.
@@ -102,14 +112,21 @@ export class WorkflowObject extends DurableObject<Env> {
       );
       return replay ?? fail("CONFLICT", `idempotency_key: already used for another request (workflow ${id})`);
     }
-    const overQuota = accountQuotaFailure(await this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).usage());
+    const usage = prepared?.usage ?? (await this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).usage());
+    const overQuota = accountQuotaFailure(usage);
     if (overQuota) return overQuota;
-    return this.writer.run(
+    const link = prepared?.share ? await this.shareLinks.newToken(id) : null;
+    const started = await this.writer.run(
       "start_workflow",
       input,
       () => null,
-      (_none, w) => this.lifecycle.startWorkflow(id, account, input, w),
+      (_none, w) => {
+        const output = this.lifecycle.startWorkflow(id, account, input, w);
+        if (link) this.outbox.carryShare(this.shareLinks.create(link, w.now));
+        return output;
+      },
     );
+    return started.ok && link ? ok({ ...started.value, share_token: link.token }) : started;
   }
 
   async startTask(account: string, input: StartTaskInput): Promise<Result<StartTaskOutput>> {

@@ -89,6 +89,12 @@ export const SHARE_MIGRATION_STATEMENTS = [
   )`,
 ];
 
+export interface NewShareToken {
+  salt: string;
+  hash: string;
+  token: string;
+}
+
 type ShareRow = { token_hash: string; salt: string; created_at: number; expires_at: number | null; revoked_at: number | null };
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -137,14 +143,24 @@ export class ShareLinks {
   /** Creates the first link; an existing link (even revoked) is left as the owner set it. */
   async ensure(now = Date.now()): Promise<void> {
     if (this.row()) return;
-    const { salt, hash } = await this.newToken();
-    this.sql`INSERT INTO share_link (id, token_hash, salt, created_at) VALUES (1, ${hash}, ${salt}, ${now}) ON CONFLICT (id) DO NOTHING`;
+    this.create(await this.newToken(), now);
   }
 
-  private async newToken(): Promise<{ salt: string; hash: string }> {
+  /**
+   * A first link's token, derived before its workflow exists (the signing is asynchronous), so
+   * that `create` can write it inside the transaction that creates the workflow.
+   */
+  async newToken(workflowId = this.workflowId()): Promise<NewShareToken> {
     const salt = crypto.randomUUID();
-    const token = await deriveShareToken(await shareSecret(this.env), this.workflowId(), salt);
-    return { salt, hash: await sha256Hex(token) };
+    const token = await deriveShareToken(await shareSecret(this.env), workflowId, salt);
+    return { salt, hash: await sha256Hex(token), token };
+  }
+
+  /** Writes a first link (none exists yet) and returns the owner's view of it, without deriving the token again. */
+  create(link: NewShareToken, now = Date.now()): ShareInfo {
+    this
+      .sql`INSERT INTO share_link (id, token_hash, salt, created_at) VALUES (1, ${link.hash}, ${link.salt}, ${now}) ON CONFLICT (id) DO NOTHING`;
+    return { status: "active", token: link.token, created_at: isoOrNull(now), expires_at: null, revoked_at: null };
   }
 
   revoke(now = Date.now()): void {

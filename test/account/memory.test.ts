@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ftsTerms, type MemoryDocument, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
+import { LIMITS } from "../../src/limits";
 import { sessionCookie } from "../../src/pages/session";
 import { call, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";
@@ -114,6 +115,23 @@ describe("the memory index", () => {
     });
     expect((await stub.search("jwt", 10)).results).toEqual([]);
     expect((await stub.search("paseto", 10)).results.map((r) => r.id)).toEqual(["dc_1"]);
+  });
+});
+
+describe("related work ranks only the newest documents", () => {
+  it("an old decision drops out of start_task's suggestions once RELATED_WINDOW newer documents arrive, yet stays searchable", async () => {
+    const stub = account("memory-window");
+    const summary = workflowSummary("wf_memorywindowaaaaaaaa", "Window");
+    const task = { workflow_id: "wf_other", task_id: "tk_new", name: "Pick a zeppelin codec", goal: "codec", areas: [] };
+    await stub.recordWorkflow("memory-window", summary, { documents: [doc("dc_old", "Which zeppelin codec?", "opus")] });
+    expect((await stub.related(task)).map((r) => r.text)).toEqual(["Which zeppelin codec? → opus"]);
+    const filler = Array.from({ length: LIMITS.RELATED_WINDOW }, (_, i) => doc(`dc_f${i}`, `filler ${i}`, "unrelated"));
+    await stub.recordWorkflow("memory-window", summary, { documents: filler });
+    expect(await stub.related(task)).toEqual([]);
+    expect((await stub.search("zeppelin", 10)).results.map((r) => r.id)).toEqual(["dc_old"]);
+    // A newer matching decision is found again.
+    await stub.recordWorkflow("memory-window", summary, { documents: [doc("dc_new", "Zeppelin codec again", "flac")] });
+    expect((await stub.related(task)).map((r) => r.text)).toEqual(["Zeppelin codec again → flac"]);
   });
 });
 
