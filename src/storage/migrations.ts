@@ -1,7 +1,7 @@
 /**
  * @module storage/migrations
- * Versioned, idempotent SQLite schemas for Durable Objects: `migrate` applies, one transaction
- * each, the migrations whose version is above the stored one. Never edit a shipped migration;
+ * Versioned, idempotent SQLite schemas for Durable Objects: `migrate` applies, in one
+ * transaction, the migrations whose version is above the stored one. Never edit a shipped migration;
  * append a new one. docs/storage.md explains every table.
  */
 
@@ -11,14 +11,16 @@ export interface Migration {
 }
 
 export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): void {
-  storage.sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-  const row = storage.sql.exec<{ version: number }>("SELECT max(version) AS version FROM schema_version").one();
-  const current = row.version ?? 0;
-  for (const migration of migrations) {
-    if (migration.version <= current) continue;
-    storage.transactionSync(() => {
+  // Every pending migration in one transaction: a new object (one per workflow) runs them all,
+  // and one commit costs less than one per version. A failure leaves the stored version as it was.
+  storage.transactionSync(() => {
+    storage.sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    const row = storage.sql.exec<{ version: number }>("SELECT max(version) AS version FROM schema_version").one();
+    const current = row.version ?? 0;
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
       for (const statement of migration.statements) storage.sql.exec(statement);
       storage.sql.exec("INSERT INTO schema_version (version) VALUES (?)", migration.version);
-    });
-  }
+    }
+  });
 }
