@@ -9,12 +9,13 @@
  *
  * When: events the index must show before the tool answers (a workflow started or completed:
  * resume-by-name and status depend on them) are pushed on the reply path; events that add
- * something searchable or notifiable (tasks, decisions, issues) right after the reply; events that
- * change only the summary line's time (milestones) at most ACCOUNT_PUSH_DELAY_MS later, so a burst
- * of milestones becomes one push, and none at all when another write's push carries them first.
- * That wait is a timer, not the alarm: an alarm per batch cost more than the push it saved. If
- * the object is evicted before it fires, the events stay in the outbox and the next write's push
- * carries them (the index then shows an older "updated" time meanwhile, nothing else).
+ * something searchable or notifiable (tasks, decisions, issues, changed files) within
+ * SEARCHABLE_PUSH_DELAY_MS; events that change only the summary line's time (milestones) within
+ * ACCOUNT_PUSH_DELAY_MS. A push carries everything written before it, so an agent's burst of
+ * writes becomes one push instead of one each: under load, the pushes were a fifth of the
+ * Worker's CPU. The waits are timers, not the alarm: an alarm per batch cost more than the push
+ * it saved. If the object is evicted before a timer fires, the events stay in the outbox and the
+ * next write's push carries them (the index is behind meanwhile, nothing is lost).
  *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
  * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
@@ -38,15 +39,18 @@ export const ACCOUNT_SYNC_RETRY_MS = 10_000;
 /** How long a push of summary-only changes may wait for others to join it. */
 export const ACCOUNT_PUSH_DELAY_MS = 2_000;
 
+/** How long searchable or notifiable events (search, related work, webhooks) may wait for others to join their push. */
+export const SEARCHABLE_PUSH_DELAY_MS = 500;
+
 /** How soon the account index must see a write's events. */
-export type PushUrgency = "before_reply" | "after_reply" | "batched";
+export type PushUrgency = "before_reply" | "soon" | "batched";
 
 /** Events that change only the summary's updated_at (no document, path, notification or count of the index). */
 const SUMMARY_ONLY = new Set<WorkflowEvent["type"]>(["milestone.logged"]);
 
 export function pushUrgency(events: readonly WorkflowEvent[]): PushUrgency {
   if (events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed")) return "before_reply";
-  return events.every((e) => SUMMARY_ONLY.has(e.type)) ? "batched" : "after_reply";
+  return events.every((e) => SUMMARY_ONLY.has(e.type)) ? "batched" : "soon";
 }
 
 /** An array, or nothing when it is empty (the index skips absent parts of a push). */
@@ -58,8 +62,8 @@ export class AccountOutbox {
   private running: Promise<void> | null = null;
   /** A link state the index has not taken yet (a new workflow's first link rides on its first push). */
   private pendingShare: ShareInfo | undefined;
-  /** A batched push is due (its timer runs): later batched writes join it. Reset by every push. */
-  private batchDue = false;
+  /** When the next timed push is due (a timer runs for it); later writes due no sooner join it. Reset by every push. */
+  private dueAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly sql: Sql,
@@ -89,26 +93,27 @@ export class AccountOutbox {
     this.pendingShare = { ...share, token: null };
   }
 
-  /** Pushes within ACCOUNT_PUSH_DELAY_MS unless another push carries the batch first. */
-  async pushSoon(): Promise<void> {
-    if (this.batchDue) return;
-    this.batchDue = true;
-    await new Promise((resolve) => setTimeout(resolve, ACCOUNT_PUSH_DELAY_MS));
-    if (this.batchDue) await this.flush();
+  /** Pushes within `delayMs`, unless a push due sooner (or one that runs meanwhile) carries these events first. */
+  async pushWithin(delayMs: number): Promise<void> {
+    const at = Date.now() + delayMs;
+    if (at >= this.dueAt) return;
+    this.dueAt = at;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    // Another timer took over (a sooner one) or a push ran since: that push carried these events.
+    if (this.dueAt === at) await this.flush();
   }
 
   /** Pushes a write's events as soon as `urgency` asks; resolves when the tool may answer. */
   async afterWrite(urgency: PushUrgency, waitUntil: (promise: Promise<void>) => void): Promise<void> {
     if (urgency === "before_reply") await this.flush();
-    else if (urgency === "after_reply") waitUntil(this.flush());
-    else waitUntil(this.pushSoon());
+    else waitUntil(this.pushWithin(urgency === "soon" ? SEARCHABLE_PUSH_DELAY_MS : ACCOUNT_PUSH_DELAY_MS));
   }
 
   private async pushAll(): Promise<void> {
     try {
       for (let more = true; more; ) {
         // Anything written from here on is in this push or the next loop.
-        this.batchDue = false;
+        this.dueAt = Number.POSITIVE_INFINITY;
         const workflow = this.records.workflow();
         if (!workflow) return;
         const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ftsTerms, type MemoryDocument, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
 import { LIMITS } from "../../src/limits";
 import { sessionCookie } from "../../src/pages/session";
-import { call, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { accountIndexed, call, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -167,6 +167,7 @@ describe("memory through the tools", () => {
       reasoning: "One file",
     });
     await ok(client, "complete_task", { task_id: task.task_id, status: "success", outcome: { summary: "Done" } });
+    await accountIndexed(first.workflow_id);
 
     const second = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Auth v2" });
     const outcome = await call(client, "start_task", {
@@ -219,6 +220,7 @@ describe("memory through the tools", () => {
       chosen: "v2",
       reasoning: "stripe",
     });
+    await accountIndexed(wf.workflow_id, other.workflow_id);
     const c = await ok<{ related?: { workflow_id: string; task_id: string }[] }>(client, "start_task", {
       workflow_id: wf.workflow_id,
       name: "Stripe invoices",

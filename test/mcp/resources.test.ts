@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { connectV1, connectV2, ok, rpc, TOKENS } from "../support/worker";
+import { accountIndexed, connectV1, connectV2, ok, rpc, TOKENS } from "../support/worker";
 
 type Contents = { contents: { uri: string; mimeType?: string; text?: string }[] };
 const parse = <T>(result: Contents): T => JSON.parse(result.contents[0]?.text ?? "null") as T;
@@ -16,6 +16,8 @@ describe("MCP resources", () => {
     const client = await connectV2();
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Resourceful" });
     await ok(client, "start_task", { workflow_id: wf.workflow_id, name: "T", goal: "g" });
+    // The list comes from the account index, which counts the open task within half a second.
+    await accountIndexed(wf.workflow_id);
     const { resources } = await client.listResources();
     const uris = resources.map((r) => r.uri);
     expect(uris).toContain("waymark://server/info");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, connectV1, connectV2, ok, TOKENS } from "../support/worker";
+import { accountIndexed, call, connectV1, connectV2, ok, TOKENS } from "../support/worker";
 
 type Started = { workflow_id: string; created_at: string; resumed?: boolean; resume_candidate?: Record<string, unknown> };
 
@@ -8,6 +8,8 @@ describe("start_workflow with the name of an open workflow", () => {
     const client = await connectV2();
     const first = await ok<Started>(client, "start_workflow", { name: "Checkout Revamp" });
     await ok(client, "start_task", { workflow_id: first.workflow_id, name: "T", goal: "g" });
+    // The index counts the open task within half a second; the candidate's count comes from it.
+    await accountIndexed(first.workflow_id);
     const again = await call(client, "start_workflow", { name: "  checkout REVAMP " });
     expect(again.isError).toBe(false);
     expect(again.structured).toMatchObject({

@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -7,6 +7,15 @@ import { type CallableClient, callToolOutcome } from "./tool-outcome";
 /** Tokens configured for the workerd test project (vitest.config.ts). */
 export const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" } as const;
 export const ORIGIN = "http://localhost";
+
+/**
+ * Waits until the account index has taken these workflows' writes: it sees tasks, decisions and
+ * issues within half a second of the reply, so a test that reads the index (search, related work,
+ * lists, resume candidates) right after writing asks for the push instead of sleeping.
+ */
+export async function accountIndexed(...workflowIds: string[]): Promise<void> {
+  for (const id of workflowIds) await env.WORKFLOW.get(env.WORKFLOW.idFromName(id)).flushAccount();
+}
 
 /** The Worker's own fetch, inside workerd. Requests built here lack Host, which the MCP handler requires. */
 export async function workerFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {

@@ -3,12 +3,13 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/object";
 import { newWorkflowId } from "../../src/ids";
-import { ACCOUNT_PUSH_DELAY_MS } from "../../src/workflow/account-outbox";
+import { ACCOUNT_PUSH_DELAY_MS, SEARCHABLE_PUSH_DELAY_MS } from "../../src/workflow/account-outbox";
 import type { WorkflowObject } from "../../src/workflow/object";
 import { stubFor, value } from "./rpc";
 
 // When the account index sees a write: milestones change only the summary's time, so they are
-// pushed together within a short delay (or by the next write's push); searchable writes right after the reply.
+// pushed together within ACCOUNT_PUSH_DELAY_MS; searchable writes within SEARCHABLE_PUSH_DELAY_MS; either
+// sooner when another push carries them.
 
 const ACCOUNT = "acme";
 
@@ -53,25 +54,33 @@ describe("account index pushes", () => {
     expect(await indexedUpdatedAt(account, id)).toBe(summary.updated_at);
   });
 
-  it("a decision is searchable right after the reply, without waiting for the alarm", async () => {
+  it("decisions are searchable within SEARCHABLE_PUSH_DELAY_MS, a burst of them in one push, without the alarm", async () => {
     const { id, workflow, account, task } = await setUp();
-    value(
-      await workflow.logDecision(ACCOUNT, {
-        task_id: task.task_id,
-        category: "other",
-        question: `Prompt ${id}?`,
-        chosen: "yes",
-        reasoning: "r",
-      }),
-    );
-    // The push runs after the reply (waitUntil); give it the turn it needs, never the alarm.
-    for (let i = 0; i < 50; i++) {
+    const before = await syncState(workflow);
+    for (const n of [1, 2, 3]) {
+      value(
+        await workflow.logDecision(ACCOUNT, {
+          task_id: task.task_id,
+          category: "other",
+          question: `Prompt ${n} ${id}?`,
+          chosen: "yes",
+          reasoning: "r",
+        }),
+      );
+    }
+    // Answered before any push: the three wait for one push together.
+    expect((await syncState(workflow)).synced).toBe(before.synced);
+    const waited = Date.now();
+    for (let i = 0; i < 100; i++) {
       const { synced, last } = await syncState(workflow);
       if (synced === last) break;
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 20));
     }
-    expect((await syncState(workflow)).alarm).toBeNull();
+    const after = await syncState(workflow);
+    expect(after.synced).toBe(after.last);
+    expect(Date.now() - waited).toBeLessThan(SEARCHABLE_PUSH_DELAY_MS + 1000);
+    expect(after.alarm).toBeNull();
     const { results } = await account.search(`Prompt ${id}`, 5);
-    expect(results.map((r) => r.text)).toEqual([`Prompt ${id}? → yes`]);
+    expect(results.map((r) => r.text).sort()).toEqual([1, 2, 3].map((n) => `Prompt ${n} ${id}? → yes`));
   });
 });
