@@ -13,9 +13,8 @@
  * SEARCHABLE_PUSH_DELAY_MS; events that change only the summary line's time (milestones) within
  * ACCOUNT_PUSH_DELAY_MS. A push carries everything written before it, so an agent's burst of
  * writes becomes one push instead of one each: under load, the pushes were a fifth of the
- * Worker's CPU. The waits are timers, not the alarm: an alarm per batch cost more than the push
- * it saved. If the object is evicted before a timer fires, the events stay in the outbox and the
- * next write's push carries them (the index is behind meanwhile, nothing is lost).
+ * Worker's CPU. The waits are timers, not an alarm per batch (that cost more than the push it
+ * saved); the alarm is the backstop when a timer dies with its process (see afterWrite).
  *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
  * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
@@ -103,10 +102,20 @@ export class AccountOutbox {
     if (this.dueAt === at) await this.flush();
   }
 
-  /** Pushes a write's events as soon as `urgency` asks; resolves when the tool may answer. */
+  /**
+   * Pushes a write's events as soon as `urgency` asks; resolves when the tool may answer. A
+   * timed push also makes sure the alarm is set within ACCOUNT_SYNC_RETRY_MS: a timer dies with
+   * the process (a restart, a deploy), the alarm does not, so the index catches up either way.
+   * The alarm is only written when none is due sooner, so a busy workflow sets it about once
+   * per ACCOUNT_SYNC_RETRY_MS, not once per write.
+   */
   async afterWrite(urgency: PushUrgency, waitUntil: (promise: Promise<void>) => void): Promise<void> {
-    if (urgency === "before_reply") await this.flush();
-    else waitUntil(this.pushWithin(urgency === "soon" ? SEARCHABLE_PUSH_DELAY_MS : ACCOUNT_PUSH_DELAY_MS));
+    if (urgency === "before_reply") {
+      await this.flush();
+      return;
+    }
+    await this.scheduleRetry(Date.now() + ACCOUNT_SYNC_RETRY_MS);
+    waitUntil(this.pushWithin(urgency === "soon" ? SEARCHABLE_PUSH_DELAY_MS : ACCOUNT_PUSH_DELAY_MS));
   }
 
   private async pushAll(): Promise<void> {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import { eventually } from "../support/eventually";
 import { callTool, connectToDevServer } from "../support/mcp-client";
 
 /** Memory, resume and resources end to end: wrangler dev with data on disk, across a restart. */
@@ -30,8 +31,19 @@ describe("memory, resume and resources through wrangler dev", () => {
     });
     await client.close();
 
+    // Restarted before the decision's push (due within 0.5 s) could run: the push timer died with
+    // the process, and the outbox's alarm (set with the write, due within 10 s) catches the index up.
     await server.restart();
     client = await connect();
+    await eventually(
+      "the decision reaches the account index after the restart",
+      async () => {
+        const found = await fetch(`${server.url}/api/search?q=fts5`, { headers: { Authorization: `Bearer ${server.token}` } });
+        const body = (await found.json()) as { results: unknown[] };
+        return body.results.length > 0 ? body : null;
+      },
+      20_000,
+    );
 
     const again = await tool(client, "start_workflow", { name: "search FEATURE" });
     expect(again.structured).toMatchObject({ workflow_id: first.workflow_id, resumed: true });

@@ -5,6 +5,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import { eventually } from "../support/eventually";
 import { callTool, connectToDevServer, type Structured } from "../support/mcp-client";
 import { EXPECTED_TOOLS } from "../support/tools";
 
@@ -72,7 +73,15 @@ describe("the whole chain through wrangler dev", () => {
     expect(state.open_tasks.map((t) => t.task_id)).toEqual([parent.task_id, subB]);
     expect(state.recent_issues[0]?.requires_human_review).toBe(true);
     expect(state.next_steps).toEqual(["Ship A"]);
-    const open = (await tool(resumed, "get_workflow", {})) as { workflows: { workflow_id: string; open_tasks: number }[] };
+    // The account index catches up after the restart through the outbox's alarm (its push timer died with the process).
+    const open = await eventually(
+      "the account index shows the workflow's two open tasks",
+      async () => {
+        const list = (await tool(resumed, "get_workflow", {})) as { workflows: { workflow_id: string; open_tasks: number }[] };
+        return list.workflows.find((w) => w.workflow_id === workflow_id)?.open_tasks === 2 ? list : null;
+      },
+      20_000,
+    );
     expect(open.workflows.find((w) => w.workflow_id === workflow_id)?.open_tasks).toBe(2);
 
     await tool(resumed, "complete_task", {
