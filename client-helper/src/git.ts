@@ -65,6 +65,11 @@ export type GitContext = {
   symlinks: boolean;
   /** core.excludesFile as the repository's own config sets it (ignore rules outside the working tree). */
   localExcludesFile?: string;
+  /**
+   * The remotes the config defines (every `remote.<name>.*` section, as `git remote` lists them)
+   * with their `remote.<name>.url` (the last value, as `git config --get`), when the config was read.
+   */
+  remotes?: ReadonlyMap<string, string | null>;
 };
 
 /** `differencesOk`: exit code 1 is an answer (diff --no-index: "the files differ"), not a failure. */
@@ -115,7 +120,7 @@ const COMMAND_KEYS: readonly { pattern: RegExp; disabled: string }[] = [
   { pattern: /^gpg\.(.+\.)?program$/, disabled: "" },
 ];
 const READ_KEYS_REGEXP =
-  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*)$";
+  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*)$";
 const UNTRUSTED_SCOPES = new Set(["local", "worktree"]);
 
 export type ConfigEntry = { scope: string; key: string; value: string | null };
@@ -201,7 +206,23 @@ export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = p
     symlinks: booleanSetting(entries, "core.symlinks"),
     localExcludesFile:
       entries.filter((entry) => entry.key === "core.excludesfile" && UNTRUSTED_SCOPES.has(entry.scope)).at(-1)?.value ?? "",
+    remotes: remotesOf(entries),
   };
+}
+
+/** Remote names (the subsection of any `remote.<name>.<variable>` key) and each one's last url. */
+export function remotesOf(entries: readonly ConfigEntry[]): Map<string, string | null> {
+  const remotes = new Map<string, string | null>();
+  for (const { key, value } of entries) {
+    if (!key.startsWith("remote.")) continue;
+    const dot = key.lastIndexOf(".");
+    if (dot <= "remote.".length) continue;
+    const name = key.slice("remote.".length, dot);
+    // As `git config --get` prints it and the helper read it from there: trimmed, empty is none.
+    if (key.slice(dot + 1) === "url") remotes.set(name, value?.trim() || null);
+    else if (!remotes.has(name)) remotes.set(name, null);
+  }
+  return remotes;
 }
 
 /** git's reading of a boolean key: the last value wins, a key without value is true, default true. */

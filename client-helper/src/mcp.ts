@@ -16,7 +16,7 @@ import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance.js";
 import { Remote, RemoteFailure } from "./remote.js";
-import { readRepository } from "./repository.js";
+import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
 import { recordWorkflow } from "./summary.js";
@@ -76,6 +76,8 @@ export class HelperProxy {
   private readonly store: TaskStore;
   private readonly log: (line: string) => void;
   private rootDir: Promise<string | null> | null = null;
+  /** Root commits of the HEADs tasks started on (the repository identity's fingerprint). */
+  private readonly roots = new RootCommits();
   /** The last checksum scan, so the next one only re-hashes files whose (mtime, size) moved. */
   private lastScan: LocalSnapshot | null = null;
   /**
@@ -250,10 +252,9 @@ export class HelperProxy {
     const dir = await this.projectDir();
     const startedAt = Date.now();
     // The repository's config is read once for the whole call (every git query below runs with
-    // the overrides it yields), and the repository's identity is read beside the snapshot.
+    // the overrides it yields).
     const context = inertContext(dir);
     context.catch(() => {});
-    const repository = readRepository(dir, context);
     const observed = await this.snapshot(dir, context);
     const local = observed.type === "unavailable" ? null : observed;
     // Review: start contents that are in no git object are copied for the task's line counts,
@@ -265,8 +266,8 @@ export class HelperProxy {
     const open = local ? await this.store.concurrent(local.root, "", startedAt, null, ancestors).catch(() => []) : [];
     const sent: Snapshot = local ? outgoingSnapshot(local) : { ...(observed as Unavailable), source: helperSource(this.options.version) };
     // Repository identity: the task records which repository and branch it ran in.
-    if (sent.type === "git") {
-      const identity = await repository;
+    if (sent.type === "git" && local?.type === "git") {
+      const identity = await context.then((known) => snapshotRepository(known, local, this.roots)).catch(() => null);
       if (identity) sent.repository = identity;
     }
     if (sent.type !== "unavailable" && open.length > 0) sent.concurrent = open;
@@ -284,7 +285,7 @@ export class HelperProxy {
       : Promise.resolve();
     await Promise.all([
       // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
-      noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log),
+      noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log, gitTop(local, dir, dir)),
       local && this.store.markStarted(local.root, taskId, startedAt, ancestors).catch(() => {}),
     ]);
     return result;
@@ -299,16 +300,18 @@ export class HelperProxy {
         arguments: args,
       });
     const dir = await this.projectDir();
-    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-    // Read while the changes are computed: neither depends on the other.
-    const metrics = args.metrics === undefined ? transcriptMetrics(dir, taskId, this.options.cacheDir) : undefined;
-    // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
-    metrics?.catch(() => {});
     const record = (await this.store.load(taskId, dir)) ?? {
       task_id: taskId,
       dir,
       snapshot: null,
     };
+    // The hooks' journal of this repository, where the task was noted at its start.
+    const top = gitTop(record.snapshot, record.dir, dir);
+    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
+    // Read while the changes are computed: neither depends on the other.
+    const metrics = args.metrics === undefined ? transcriptMetrics(dir, taskId, this.options.cacheDir, top) : undefined;
+    // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
+    metrics?.catch(() => {});
     let keySaved: Promise<void> | undefined;
     if (typeof args.idempotency_key !== "string") {
       if (!record.idempotency_key) {
@@ -320,7 +323,7 @@ export class HelperProxy {
       args.idempotency_key = record.idempotency_key;
     }
     // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
-    const edits = agentEdits(dir, taskId, this.options.cacheDir);
+    const edits = agentEdits(dir, taskId, this.options.cacheDir, top);
     edits.catch(() => {});
     let changes: Changes;
     let changed: string[] = [];
@@ -377,7 +380,7 @@ export class HelperProxy {
     await Promise.all([
       start && this.markCompleted(start.root, taskId, mark, changed),
       // Hooks: the task's edited paths and transcript usage are kept locally.
-      noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
+      noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log, top),
     ]);
     this.bookkeeping = Promise.all([
       ...leftovers,
@@ -398,6 +401,14 @@ export class HelperProxy {
     await this.remote.close();
     await this.server.close();
   }
+}
+
+/**
+ * The repository top level of `dir` when a git snapshot taken there (`takenIn`) already named it (so the
+ * hooks' journal is found without asking git again); undefined otherwise.
+ */
+function gitTop(snapshot: LocalSnapshot | null, takenIn: string, dir: string): string | undefined {
+  return snapshot?.type === "git" && takenIn === dir ? snapshot.root : undefined;
 }
 
 function unavailable(reason: string): Unavailable {

@@ -326,6 +326,14 @@ async function ignoreRulesDigest(context: GitContext, gitDir: string): Promise<s
     .digest("hex");
 }
 
+/** The branch `git status` named with each set of git changes computed here (not part of the wire data). */
+const branches = new WeakMap<Changes, string | null>();
+
+/** The branch checked out when `changes` were observed (null: detached HEAD); undefined when not known. */
+export function observedBranch(changes: Changes): string | null | undefined {
+  return branches.get(changes);
+}
+
 async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>): Promise<GitChanges> {
   const root = since.root;
   const context = { ...(await (known ?? inertContext(root))), cwd: root };
@@ -364,6 +372,7 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
         `The repository's own ignore rules (${join(since.git_dir, "info", "exclude")} or core.excludesFile in its config) changed during the task: files they now ignore are not listed. Check that no new file was hidden this way.`,
       ];
     }
+    branches.set(changes, status.branch);
     return changes;
   }
 }

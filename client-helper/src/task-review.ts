@@ -13,7 +13,7 @@ import type { Changes } from "@waymark/protocol/wire";
 import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
 import { measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
-import { wireSnapshot } from "./snapshot.js";
+import { observedBranch, wireSnapshot } from "./snapshot.js";
 
 /** `context`: the inert git context the tool call already read, if any (its config is not read again). */
 export async function keepStartContents(
@@ -66,6 +66,7 @@ export async function attachReview(
       start.start_contents,
       scratchRoot,
       leftovers,
+      observedBranch(observed),
     );
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);

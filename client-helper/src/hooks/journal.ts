@@ -52,7 +52,11 @@ export async function repositoryRoot(dir: string, timeoutMs = 1000): Promise<str
       (error, stdout) => done(error ? null : stdout.replace(/\n$/, "")),
     );
   });
-  return realpath(top || dir).catch(() => resolve(top || dir));
+  return realRoot(top || dir);
+}
+
+function realRoot(path: string): Promise<string> {
+  return realpath(path).catch(() => resolve(path));
 }
 
 async function writeAtomic(path: string, value: unknown): Promise<void> {
@@ -80,8 +84,12 @@ export class Journal {
     this.folder = join(cache, "activity", hash(root).slice(0, 24));
   }
 
-  static async forDirectory(dir: string, cache?: string): Promise<Journal> {
-    return new Journal(await repositoryRoot(dir), cache);
+  /**
+   * `top`: the repository top level of `dir` when the caller already asked git for it (the MCP
+   * proxy's snapshot did), so no git process is started again for the same answer.
+   */
+  static async forDirectory(dir: string, cache?: string, top?: string): Promise<Journal> {
+    return new Journal(top === undefined ? await repositoryRoot(dir) : await realRoot(top), cache);
   }
 
   private taskFile(kind: "open" | "edits" | "done", taskId: string): string {
