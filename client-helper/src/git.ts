@@ -120,7 +120,7 @@ const COMMAND_KEYS: readonly { pattern: RegExp; disabled: string }[] = [
   { pattern: /^gpg\.(.+\.)?program$/, disabled: "" },
 ];
 const READ_KEYS_REGEXP =
-  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*)$";
+  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*|include\\..*|includeif\\..*)$";
 const UNTRUSTED_SCOPES = new Set(["local", "worktree"]);
 
 export type ConfigEntry = { scope: string; key: string; value: string | null };
@@ -180,6 +180,14 @@ function withConfig(env: NodeJS.ProcessEnv, overrides: readonly [string, string]
  * without git) only the trusted scopes exist and the context is still safe to use.
  */
 export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = process.env): Promise<GitContext> {
+  return (await readInertContext(dir, inherited)).context;
+}
+
+/** inertContext, and whether any config file read includes another (include.path, includeIf). */
+export async function readInertContext(
+  dir: string,
+  inherited: NodeJS.ProcessEnv = process.env,
+): Promise<{ context: GitContext; includes: boolean }> {
   const env = cleanGitEnv(inherited);
   let entries: ConfigEntry[] = [];
   try {
@@ -199,7 +207,7 @@ export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = p
       if (!(isErrno(error) && error.code === "ENOENT")) throw error;
     }
   }
-  return {
+  const context: GitContext = {
     cwd: dir,
     env: withConfig(env, untrustedCommandOverrides(entries)),
     fileMode: booleanSetting(entries, "core.filemode"),
@@ -208,6 +216,7 @@ export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = p
       entries.filter((entry) => entry.key === "core.excludesfile" && UNTRUSTED_SCOPES.has(entry.scope)).at(-1)?.value ?? "",
     remotes: remotesOf(entries),
   };
+  return { context, includes: entries.some(({ key }) => key.startsWith("include.") || key.startsWith("includeif.")) };
 }
 
 /** Remote names (the subsection of any `remote.<name>.<variable>` key) and each one's last url. */
@@ -307,6 +316,11 @@ export async function gitToplevel(context: GitContext): Promise<{ root: string; 
     if (isErrno(error) && error.code === "ENOENT") return null;
     throw error;
   }
+}
+
+/** A context for the queries that run nothing a repository could define (`rev-parse`): no config read needed. */
+export function plainContext(dir: string): GitContext {
+  return { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
 }
 
 /** True when git ignores `relative` (a directory inside the work tree, "/"-separated, no trailing "/"). */

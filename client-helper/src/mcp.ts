@@ -10,7 +10,8 @@ import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotoc
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
-import { type GitContext, inertContext } from "./git.js";
+import { InertContexts } from "./config-cache.js";
+import { type GitContext, gitToplevel, inertContext, plainContext } from "./git.js";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
@@ -78,6 +79,8 @@ export class HelperProxy {
   private rootDir: Promise<string | null> | null = null;
   /** Root commits of the HEADs tasks started on (the repository identity's fingerprint). */
   private readonly roots = new RootCommits();
+  /** Inert git contexts kept while the config files they were read from are unchanged. */
+  private readonly contexts = new InertContexts();
   /** The last checksum scan, so the next one only re-hashes files whose (mtime, size) moved. */
   private lastScan: LocalSnapshot | null = null;
   /**
@@ -199,13 +202,18 @@ export class HelperProxy {
     return this.options.dir ?? process.cwd();
   }
 
-  private async snapshot(dir: string, context: Promise<GitContext>): Promise<LocalSnapshot | Unavailable> {
+  private async snapshot(
+    dir: string,
+    context: Promise<GitContext>,
+    toplevel: Promise<{ root: string; gitDir: string } | null>,
+  ): Promise<LocalSnapshot | Unavailable> {
     try {
       const previous = this.lastScan?.type === "checksum" ? this.lastScan : null;
       const snapshot = await takeSnapshot(dir, {
         previous,
         progress: this.log,
         context,
+        toplevel,
       });
       if (snapshot.type === "checksum") this.lastScan = snapshot;
       return snapshot;
@@ -252,10 +260,18 @@ export class HelperProxy {
     const dir = await this.projectDir();
     const startedAt = Date.now();
     // The repository's config is read once for the whole call (every git query below runs with
-    // the overrides it yields).
-    const context = inertContext(dir);
+    // the overrides it yields), or not at all while its files are unchanged since an earlier call.
+    const kept = this.contexts.kept(dir);
+    const toplevel = kept ? Promise.resolve(kept) : gitToplevel(plainContext(dir));
+    toplevel.catch(() => {});
+    const context = kept
+      ? Promise.resolve(kept.context)
+      : toplevel.then(
+          (found) => this.contexts.of(dir, found),
+          () => inertContext(dir),
+        );
     context.catch(() => {});
-    const observed = await this.snapshot(dir, context);
+    const observed = await this.snapshot(dir, context, toplevel);
     const local = observed.type === "unavailable" ? null : observed;
     // Review: start contents that are in no git object are copied for the task's line counts,
     // while the call goes out (the agent edits nothing before it has the answer).
@@ -334,8 +350,11 @@ export class HelperProxy {
     if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
-        // The repository's config is read once for the changes and the review.
-        const context = start.type === "git" ? inertContext(start.root) : undefined;
+        // The repository's config is read once for the changes and the review (or kept from an earlier call).
+        const context =
+          start.type === "git"
+            ? this.contexts.of(start.root, start.git_dir ? { root: start.root, gitDir: start.git_dir } : null)
+            : undefined;
         context?.catch(() => {});
         const [observed, startMark] = await Promise.all([
           computeChanges(start, { previous, progress: this.log, context }),

@@ -15,7 +15,6 @@ import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snap
 import { WIRE_LIMITS } from "@waymark/protocol/wire";
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
 import {
-  cleanGitEnv,
   fileState,
   type GitContext,
   GitError,
@@ -31,6 +30,7 @@ import {
   type HiddenEntry,
   headFromFiles,
   inertContext,
+  plainContext,
   type StatusRecord,
   type StatusResult,
 } from "./git.js";
@@ -212,6 +212,8 @@ export type SnapshotOptions = ScanOptions & {
    * queries of the same tool call: the repository's config is then read once per call.
    */
   context?: Promise<GitContext>;
+  /** The caller's `gitToplevel` of the project directory, when it already asked (the context may depend on it). */
+  toplevel?: Promise<{ root: string; gitDir: string } | null>;
 };
 
 /** git's words for a failure, turned into what happened and how to fix it. */
@@ -244,8 +246,10 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   });
   if (!info.isDirectory()) throw new ObservationError(`the project path ${dir} is not a directory; point --dir at the project folder.`);
   // The top-level lookup runs nothing the repository could define, so it need not wait for the config read.
-  const plain: GitContext = { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
-  const [root, context] = await Promise.allSettled([gitToplevel(plain), options.context ?? inertContext(dir)]);
+  const [root, context] = await Promise.allSettled([
+    options.toplevel ?? gitToplevel(plainContext(dir)),
+    options.context ?? inertContext(dir),
+  ]);
   if (root.status === "rejected") throw explainGitFailure(root.reason, dir);
   if (context.status === "rejected") throw explainGitFailure(context.reason, dir);
   if (root.value === null) return scanDirectory(dir, options);
