@@ -70,36 +70,62 @@ export type GitContext = {
    * with their `remote.<name>.url` (the last value, as `git config --get`), when the config was read.
    */
   remotes?: ReadonlyMap<string, string | null>;
+  /** git processes this tool call started ahead of their input (./ready-git.ts). */
+  ready?: { take(context: GitContext, args: readonly string[]): StartedGit | undefined; spawned(): void };
 };
 
-/** `differencesOk`: exit code 1 is an answer (diff --no-index: "the files differ"), not a failure. */
+/** A git process started before its input is known: `finish` sends the input and reads the answer. */
+export type StartedGit = {
+  finish(input: Buffer, options?: { differencesOk?: boolean }): Promise<Buffer>;
+};
+
+/** Spawns git with the helper's fixed flags; `finish` ends its stdin with the input (if it reads one) and reads its answer. */
+export function startGit(context: GitContext, args: readonly string[], readsInput = true): StartedGit {
+  const child = spawn("git", ["--no-pager", "--no-optional-locks", ...args], {
+    cwd: context.cwd,
+    env: context.env,
+    stdio: [readsInput ? "pipe" : "ignore", "pipe", "pipe"],
+  });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+  child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+  child.stdin?.on("error", () => {}); // git may exit before reading it all; its exit code says why
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  exited.catch(() => {});
+  return {
+    async finish(input, options = {}) {
+      child.stdin?.end(input);
+      const code = await exited;
+      if (code === 0 || (code === 1 && options.differencesOk)) return Buffer.concat(out);
+      const stderr = Buffer.concat(err).toString("utf8").trim();
+      throw new GitError(`git ${args[0]} failed (exit ${code}): ${stderr}`, code, stderr);
+    },
+  };
+}
+
+/**
+ * `differencesOk`: exit code 1 is an answer (diff --no-index: "the files differ"), not a failure.
+ * A process the tool call started ahead for these arguments (context.ready) is used when there is one.
+ */
 export function runGit(
   context: GitContext,
   args: readonly string[],
   input?: Buffer,
   options: { differencesOk?: boolean } = {},
 ): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", ["--no-pager", "--no-optional-locks", ...args], {
-      cwd: context.cwd,
-      env: context.env,
-      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-    child.on("error", reject);
-    if (input !== undefined && child.stdin) {
-      child.stdin.on("error", () => {}); // git may exit before reading it all; its exit code says why
-      child.stdin.end(input);
-    }
-    child.on("close", (code) => {
-      if (code === 0 || (code === 1 && options.differencesOk)) return resolve(Buffer.concat(out));
-      const stderr = Buffer.concat(err).toString("utf8").trim();
-      reject(new GitError(`git ${args[0]} failed (exit ${code}): ${stderr}`, code, stderr));
-    });
-  });
+  try {
+    const taken = input === undefined ? undefined : context.ready?.take(context, args);
+    if (taken) return taken.finish(input ?? Buffer.alloc(0), options);
+    const started = startGit(context, args, input !== undefined);
+    context.ready?.spawned();
+    return started.finish(input ?? Buffer.alloc(0), options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
@@ -254,7 +280,7 @@ export async function gitHashFiles(context: GitContext, paths: readonly Uint8Arr
   if (paths.length === 0) return [];
   const input = Buffer.concat(paths.flatMap((path) => [stdinPath(path), NEWLINE]));
   try {
-    const ids = (await runGit(context, ["hash-object", "--stdin-paths"], input)).toString("latin1").split("\n");
+    const ids = (await runGit(context, HASH_FILES, input)).toString("latin1").split("\n");
     if (ids.length - 1 === paths.length) return ids.slice(0, paths.length);
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
@@ -266,6 +292,8 @@ export async function gitHashFiles(context: GitContext, paths: readonly Uint8Arr
   return ids;
 }
 
+/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ./ready-git.ts). */
+export const HASH_FILES: readonly string[] = ["hash-object", "--stdin-paths"];
 const NEWLINE = Buffer.from("\n");
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

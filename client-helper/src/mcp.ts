@@ -11,13 +11,15 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
 import { InertContexts } from "./config-cache.js";
-import { type GitContext, gitToplevel, inertContext, plainContext } from "./git.js";
+import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } from "./git.js";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance.js";
+import { ReadyGit } from "./ready-git.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
+import { OBJECT_SIZES } from "./review.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
 import { recordWorkflow } from "./summary.js";
@@ -264,18 +266,23 @@ export class HelperProxy {
     const kept = this.contexts.kept(dir);
     const toplevel = kept ? Promise.resolve(kept) : gitToplevel(plainContext(dir));
     toplevel.catch(() => {});
-    const context = kept
+    const known = kept
       ? Promise.resolve(kept.context)
       : toplevel.then(
           (found) => this.contexts.of(dir, found),
           () => inertContext(dir),
         );
+    // The hashing of the dirty files starts while git status runs.
+    const ready = new ReadyGit();
+    const context = known.then(async (inert) => {
+      const found = await toplevel.catch(() => null);
+      if (found) ready.startAfterNext({ ...inert, cwd: found.root }, HASH_FILES);
+      return { ...inert, ready };
+    });
     context.catch(() => {});
     const observed = await this.snapshot(dir, context, toplevel);
+    ready.close();
     const local = observed.type === "unavailable" ? null : observed;
-    // Review: start contents that are in no git object are copied for the task's line counts,
-    // while the call goes out (the agent edits nothing before it has the answer).
-    const startContentsKept = local ? keepStartContents(local, this.cache, this.log, context) : undefined;
     // Other tasks open on this working tree.
     const parentId = typeof args.parent_task_id === "string" ? args.parent_task_id : undefined;
     const ancestors = local && parentId !== undefined ? await this.store.lineage(local.root, parentId).catch(() => [parentId]) : [];
@@ -287,8 +294,12 @@ export class HelperProxy {
       if (identity) sent.repository = identity;
     }
     if (sent.type !== "unavailable" && open.length > 0) sent.concurrent = open;
-    const result = await this.callWithHelperData("start_task", args, sent);
-    await startContentsKept;
+    const call = this.callWithHelperData("start_task", args, sent);
+    call.catch(() => {});
+    // Review: start contents that are in no git object are copied for the task's line counts
+    // while the call is out (the agent edits nothing before it has the answer).
+    if (local) await keepStartContents(local, this.cache, this.log, known);
+    const result = await call;
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId === undefined) return result;
     // What other processes read (the hooks' journal, the working tree's marks) is written before
@@ -347,13 +358,20 @@ export class HelperProxy {
     // Removals of scratch files, awaited after the answer went out.
     const leftovers: Promise<unknown>[] = [];
     const start = record.snapshot;
+    const ready = new ReadyGit();
     if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
-        // The repository's config is read once for the changes and the review (or kept from an earlier call).
+        // The repository's config is read once for the changes and the review (or kept from an earlier
+        // call); the hashing of the dirty files and the lookup of stored contents start while git status runs.
         const context =
           start.type === "git"
-            ? this.contexts.of(start.root, start.git_dir ? { root: start.root, gitDir: start.git_dir } : null)
+            ? this.contexts.of(start.root, start.git_dir ? { root: start.root, gitDir: start.git_dir } : null).then((inert) => {
+                const inRoot = { ...inert, cwd: start.root, ready };
+                ready.startAfterNext(inRoot, HASH_FILES);
+                ready.startAfterNext(inRoot, OBJECT_SIZES);
+                return inRoot;
+              })
             : undefined;
         context?.catch(() => {});
         const [observed, startMark] = await Promise.all([
@@ -373,6 +391,8 @@ export class HelperProxy {
         const reason = error instanceof Error ? error.message : String(error);
         this.log(`waymark: could not compute changes of task ${taskId}: ${reason}`);
         changes = unavailable(reason);
+      } finally {
+        ready.close();
       }
     } else {
       changes = unavailable(

@@ -42,11 +42,14 @@ export function startContentsRoot(cacheRoot: string): string {
   return join(cacheRoot, "start-contents");
 }
 
+/** The arguments of objectSizes' git query (a tool call may start it ahead: ./ready-git.ts). */
+export const OBJECT_SIZES: readonly string[] = ["cat-file", "--batch-check"];
+
 /** Blob ids the object database holds, with their sizes (`git cat-file --batch-check`, read-only). */
 async function objectSizes(context: GitContext, blobs: readonly string[]): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
   if (blobs.length === 0) return sizes;
-  const out = await runGit(context, ["cat-file", "--batch-check"], Buffer.from(`${blobs.join("\n")}\n`));
+  const out = await runGit(context, OBJECT_SIZES, Buffer.from(`${blobs.join("\n")}\n`));
   for (const line of out.toString("latin1").split("\n")) {
     const [sha, type, size] = line.split(" ");
     if (sha && type === "blob" && size !== undefined) sizes.set(sha, Number(size));
