@@ -10,16 +10,11 @@
  * the same directory or the same gitfile: a tool call there then starts no git process before
  * `git status`.
  */
-import { lstatSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { fileStamp, RACY_MS, type Stamp } from "./file-stamp.js";
 import { type GitContext, inertContext, readInertContext } from "./git.js";
-
-/**
- * A file modified this recently may be modified again within the same timestamp tick without
- * its stat data showing it (git's "racily clean" rule for its index): such a read is not kept.
- */
-const RACY_MS = 2000;
 
 /** Where git looks for the system-wide config when GIT_CONFIG_SYSTEM does not say (distribution, /usr/local, Homebrew builds). */
 const SYSTEM_CONFIGS = ["/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig"];
@@ -55,16 +50,10 @@ function commonDir(gitDir: string): string | null {
   }
 }
 
-/** The stat data of `files` as one string, and whether any of them changed too recently to rely on it. */
-export function configStamp(files: readonly string[], now = Date.now()): { stamp: string; racy: boolean } {
-  let racy = false;
-  const parts = files.map((file) => {
-    const info = statSync(file, { bigint: true, throwIfNoEntry: false });
-    if (!info) return "-";
-    if (now - Number(info.mtimeMs) < RACY_MS || now - Number(info.ctimeMs) < RACY_MS) racy = true;
-    return `${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
-  });
-  return { stamp: parts.join("|"), racy };
+/** The stamps of `files` as one string, and whether any of them changed too recently to rely on it. */
+export function configStamp(files: readonly string[], now = Date.now()): Stamp {
+  const stamps = files.map((file) => fileStamp(file, now));
+  return { stamp: stamps.map(({ stamp }) => stamp).join("|"), racy: stamps.some(({ racy }) => racy) };
 }
 
 /** Where git found the repository of a directory: its top level and git directory (`git rev-parse`). */

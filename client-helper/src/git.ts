@@ -21,6 +21,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { encodePathBytes } from "@waymark/protocol/paths";
 import type { FileState, Transition } from "@waymark/protocol/wire";
+import { fileStamp } from "./file-stamp.js";
 
 export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 export const NULL_SHA = "0000000000000000000000000000000000000000";
@@ -587,13 +588,25 @@ function isErrno(error: unknown): error is NodeJS.ErrnoException {
 export type HiddenEntry = { path: string; flag: "skip-worktree" | "assume-unchanged"; index: FileState };
 
 /**
+ * Hidden entries by index file, kept by a long-running helper while the index (and the context's
+ * config, by its environment) is unchanged: listing a large index again for every tool call
+ * cost a git process each time. Bounded: a helper serves a handful of repositories.
+ */
+const hiddenByIndex = new Map<string, { stamp: string; env: NodeJS.ProcessEnv; entries: HiddenEntry[] }>();
+
+/**
  * Index entries flagged skip-worktree (`S`/`s`) or assume-unchanged (lowercase tag), from
  * `git ls-files -v -s -z` ("<tag> <mode> <object> <stage>\t<path>"). status trusts those
  * flags and never looks at such files, so edits to them (or an agent hiding an edit with
  * `git update-index --assume-unchanged`) would go unseen. Unflagged entries (tag `H`) are
- * skipped without being decoded.
+ * skipped without being decoded. `indexFile`: the index git reads, when the caller knows it
+ * (the listing is then kept while the index is unchanged).
  */
-export async function gitHiddenEntries(context: GitContext): Promise<HiddenEntry[]> {
+export async function gitHiddenEntries(context: GitContext, indexFile?: string): Promise<HiddenEntry[]> {
+  // Taken before the listing: a change during it shows in the next comparison.
+  const index = indexFile === undefined ? null : fileStamp(indexFile);
+  const known = indexFile === undefined ? undefined : hiddenByIndex.get(indexFile);
+  if (index && !index.racy && known?.stamp === index.stamp && known.env === context.env) return known.entries;
   const out = await runGit(context, ["ls-files", "-v", "-s", "-z"]);
   const hidden: HiddenEntry[] = [];
   let start = 0;
@@ -618,6 +631,10 @@ export async function gitHiddenEntries(context: GitContext): Promise<HiddenEntry
       }
     }
     start = end + 1;
+  }
+  if (indexFile !== undefined && index && !index.racy) {
+    if (hiddenByIndex.size >= 16) hiddenByIndex.clear();
+    hiddenByIndex.set(indexFile, { stamp: index.stamp, env: context.env, entries: hidden });
   }
   return hidden;
 }

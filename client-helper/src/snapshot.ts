@@ -258,7 +258,7 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   const rootContext = { ...context.value, cwd: top };
   const [status, hidden, ignored] = await Promise.allSettled([
     gitStatus(rootContext),
-    gitHiddenEntries(rootContext),
+    gitHiddenEntries(rootContext, join(gitDir, "index")),
     ignoredByRepository(rootContext, top, dir),
   ]);
   if (ignored.status === "fulfilled" && ignored.value) {
@@ -361,7 +361,7 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
     const [status, committed, hidden] = await Promise.all([
       gitStatus(context).catch((error: unknown) => Promise.reject(explainGitFailure(error, root))),
       diff(headNow),
-      gitHiddenEntries(context),
+      gitHiddenEntries(context, since.git_dir === undefined ? undefined : join(since.git_dir, "index")),
     ]);
     if (status.head !== headNow && attempt < 3) continue;
     const changes: GitChanges = {

@@ -1,12 +1,14 @@
 /**
- * The MCP proxy keeps a repository's inert git context between tool calls while its config
- * files are unchanged: real repositories, real git, an agent editing .git/config between calls.
+ * What the MCP proxy keeps between tool calls (a repository's inert git context while its config
+ * files are unchanged, the index's hidden entries while the index is unchanged) and how a change
+ * is picked up: real repositories, real git, an agent editing .git between calls.
  */
 import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InertContexts } from "../src/config-cache.js";
-import { type GitContext, gitToplevel, plainContext } from "../src/git.js";
+import { RACY_MS } from "../src/file-stamp.js";
+import { type GitContext, gitHiddenEntries, gitToplevel, inertContext, plainContext } from "../src/git.js";
 import { computeChanges, takeSnapshot } from "../src/snapshot.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
@@ -128,5 +130,23 @@ describe("InertContexts", () => {
     const sub = join(repo.dir, "sub");
     await contexts.of(sub, await found(sub));
     expect(contexts.kept(sub)).toBeNull();
+  });
+});
+
+describe("hidden index entries kept between tool calls", () => {
+  it("lists them again once the index changed: an edit hidden with --assume-unchanged after a first call is still seen", async () => {
+    const repo = Repo.init().write("a.txt", "a\n").write("b.txt", "b\n").commitAll("base");
+    const context = await inertContext(repo.dir);
+    const indexFile = join(repo.dir, ".git", "index");
+    // Past the racy window: the listing of an index written this instant is never kept.
+    await new Promise((resolve) => setTimeout(resolve, RACY_MS + 100));
+    const first = await gitHiddenEntries(context, indexFile);
+    expect(first).toEqual([]);
+    expect(await gitHiddenEntries(context, indexFile)).toBe(first);
+    repo.git("update-index", "--assume-unchanged", "a.txt");
+    repo.write("a.txt", "an edit git status will not report\n");
+    expect((await gitHiddenEntries(context, indexFile)).map((entry) => [entry.path, entry.flag])).toEqual([["a.txt", "assume-unchanged"]]);
+    const snapshot = await takeSnapshot(repo.dir, { context: Promise.resolve(context) });
+    expect(snapshot.type === "git" && snapshot.dirty.map((entry) => entry.path)).toEqual(["a.txt"]);
   });
 });
