@@ -17,7 +17,7 @@
  *   (@waymark/protocol/paths) without ever being decoded as UTF-8 on the way.
  */
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodePathBytes } from "@waymark/protocol/paths";
 import type { FileState, Transition } from "@waymark/protocol/wire";
@@ -551,15 +551,15 @@ const SHA = /^[0-9a-f]{40}$/;
 export async function headFromFiles(root: string): Promise<string | undefined> {
   try {
     const gitDir = join(root, ".git");
-    const head = (await readFile(join(gitDir, "HEAD"), "utf8")).trim();
+    const head = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
     if (SHA.test(head)) return head;
     const ref = /^ref: (refs\/heads\/[^\s]+)$/.exec(head)?.[1];
     if (!ref) return undefined;
     try {
-      const loose = (await readFile(join(gitDir, ref), "utf8")).trim();
+      const loose = readFileSync(join(gitDir, ref), "utf8").trim();
       return SHA.test(loose) ? loose : undefined;
     } catch {
-      const packed = await readFile(join(gitDir, "packed-refs"), "utf8");
+      const packed = readFileSync(join(gitDir, "packed-refs"), "utf8");
       for (const line of packed.split("\n")) {
         const [sha, name] = line.split(" ");
         if (name === ref && sha && SHA.test(sha)) return sha;

@@ -4,13 +4,14 @@
  * remote endpoint and adds what the agent cannot be trusted to report itself.
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
-import { InertContexts } from "./config-cache.js";
+import { type Found, InertContexts } from "./config-cache.js";
 import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } from "./git.js";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
@@ -20,6 +21,7 @@ import { ReadyGit } from "./ready-git.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
 import { OBJECT_SIZES } from "./review.js";
+import { ScratchRepository } from "./scratch.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
 import { recordWorkflow } from "./summary.js";
@@ -261,8 +263,23 @@ export class HelperProxy {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
     const startedAt = Date.now();
-    // The repository's config is read once for the whole call (every git query below runs with
-    // the overrides it yields), or not at all while its files are unchanged since an earlier call.
+    // The hashing of the dirty files, and the lookup of which of them are stored (the start
+    // contents to copy), start while git status runs.
+    const { toplevel, context, ready } = this.gitOf(dir, [HASH_FILES, OBJECT_SIZES]);
+    try {
+      return await this.startTaskIn(dir, args, startedAt, toplevel, context);
+    } finally {
+      ready.close();
+    }
+  }
+
+  /**
+   * Where git finds the repository of `dir` and its inert context: kept from an earlier call while
+   * `.git` and the config files are unchanged, else asked of git. `prestart`: git queries started
+   * in the repository's top level while the call's `git status` runs (./ready-git.ts); the caller
+   * closes `ready` when the call is done.
+   */
+  private gitOf(dir: string, prestart: readonly (readonly string[])[]) {
     const kept = this.contexts.kept(dir);
     const toplevel = kept ? Promise.resolve(kept) : gitToplevel(plainContext(dir));
     toplevel.catch(() => {});
@@ -272,16 +289,24 @@ export class HelperProxy {
           (found) => this.contexts.of(dir, found),
           () => inertContext(dir),
         );
-    // The hashing of the dirty files starts while git status runs.
     const ready = new ReadyGit();
-    const context = known.then(async (inert) => {
+    const context: Promise<GitContext> = known.then(async (inert) => {
       const found = await toplevel.catch(() => null);
-      if (found) ready.startAfterNext({ ...inert, cwd: found.root }, HASH_FILES);
+      if (found) for (const args of prestart) ready.startAfterNext({ ...inert, cwd: found.root }, args);
       return { ...inert, ready };
     });
     context.catch(() => {});
+    return { toplevel, context, ready };
+  }
+
+  private async startTaskIn(
+    dir: string,
+    args: Record<string, unknown>,
+    startedAt: number,
+    toplevel: Promise<Found | null>,
+    context: Promise<GitContext>,
+  ): Promise<CallToolResult> {
     const observed = await this.snapshot(dir, context, toplevel);
-    ready.close();
     const local = observed.type === "unavailable" ? null : observed;
     // Other tasks open on this working tree.
     const parentId = typeof args.parent_task_id === "string" ? args.parent_task_id : undefined;
@@ -297,8 +322,12 @@ export class HelperProxy {
     const call = this.callWithHelperData("start_task", args, sent);
     call.catch(() => {});
     // Review: start contents that are in no git object are copied for the task's line counts
-    // while the call is out (the agent edits nothing before it has the answer).
-    if (local) await keepStartContents(local, this.cache, this.log, known);
+    // while the call is out (the agent edits nothing before it has the answer): after a turn
+    // of the event loop, so that the request is on its way first.
+    if (local) {
+      await new Promise((resolve) => setImmediate(resolve));
+      await keepStartContents(local, this.cache, this.log, context);
+    }
     const result = await call;
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId === undefined) return result;
@@ -359,6 +388,8 @@ export class HelperProxy {
     const leftovers: Promise<unknown>[] = [];
     const start = record.snapshot;
     const ready = new ReadyGit();
+    // The line counts' scratch repository, opened while git status runs.
+    let scratch: ScratchRepository | undefined;
     if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
@@ -370,6 +401,13 @@ export class HelperProxy {
                 const inRoot = { ...inert, cwd: start.root, ready };
                 ready.startAfterNext(inRoot, HASH_FILES);
                 ready.startAfterNext(inRoot, OBJECT_SIZES);
+                ready.afterNext(() => {
+                  try {
+                    scratch = ScratchRepository.open(join(this.cache, "line-counts"));
+                  } catch {
+                    // Opened when the counts are taken, as without this.
+                  }
+                });
                 return inRoot;
               })
             : undefined;
@@ -383,7 +421,7 @@ export class HelperProxy {
         changes = outgoingChanges(start, observed);
         // The line counts and the other tasks on this working tree are independent reads.
         const [, others] = await Promise.all([
-          attachReview(start, observed, changes, this.log, this.cache, context, leftovers),
+          attachReview(start, observed, changes, this.log, this.cache, context, leftovers, scratch),
           this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed, mark?.ancestors).catch(() => []),
         ]);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
@@ -393,6 +431,7 @@ export class HelperProxy {
         changes = unavailable(reason);
       } finally {
         ready.close();
+        if (scratch) leftovers.push(scratch.remove().catch(() => {}));
       }
     } else {
       changes = unavailable(

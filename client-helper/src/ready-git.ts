@@ -13,7 +13,7 @@ type Waiting = { cwd: string; env: NodeJS.ProcessEnv; args: readonly string[]; s
 
 export class ReadyGit {
   private readonly waiting: Waiting[] = [];
-  private readonly queued: { context: GitContext; args: readonly string[] }[] = [];
+  private readonly queued: (() => void)[] = [];
   private closed = false;
 
   /**
@@ -21,7 +21,18 @@ export class ReadyGit {
    * (`git status` goes first: it is the longest), its stdin open until it is taken or the call ends.
    */
   startAfterNext(context: GitContext, args: readonly string[]): void {
-    this.queued.push({ context, args });
+    this.afterNext(() => {
+      try {
+        this.waiting.push({ cwd: context.cwd, env: context.env, args, started: startGit(context, args) });
+      } catch {
+        // Not started ahead: it starts when it is needed, as without this.
+      }
+    });
+  }
+
+  /** Runs `prepare` right after the next git process the call starts itself (unless the call ended first). */
+  afterNext(prepare: () => void): void {
+    this.queued.push(prepare);
   }
 
   /** runGit: the call started a process of its own. */
@@ -31,13 +42,7 @@ export class ReadyGit {
     // After the processes started in the same turn (status and its siblings).
     setImmediate(() => {
       if (this.closed) return;
-      for (const { context, args } of queued) {
-        try {
-          this.waiting.push({ cwd: context.cwd, env: context.env, args, started: startGit(context, args) });
-        } catch {
-          // Not started ahead: it starts when it is needed, as without this.
-        }
-      }
+      for (const prepare of queued) prepare();
     });
   }
 

@@ -11,21 +11,21 @@
  * - the end state of a file not in the object database: the file on disk now;
  * - the start state of a file that was dirty or untracked at start and whose content is in no
  *   object: the copy the helper took at start_task into its cache directory (`saveStartContents`).
- * Both sides go into a scratch repository of the helper's own, outside the user's (one
- * `git fast-import`), and are counted by one `git diff-tree --numstat -z` there (no repository
- * config or attributes apply). A side whose
- * content is gone (or larger than the limits) leaves the file without counts rather than guess.
+ * Both sides are counted in a scratch repository of the helper's own, outside the user's
+ * (./scratch.ts: no repository config or attributes apply). A side whose content is gone (or
+ * larger than the limits) leaves the file without counts rather than guess.
  */
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PathChange } from "@waymark/protocol/attribution";
 import { type CommitInfo, type FileState, type LineCount, REVIEW_LIMITS, type ReviewData, WIRE_LIMITS } from "@waymark/protocol/wire";
-import { cleanGitEnv, type GitContext, GitError, runGit, splitNul } from "./git.js";
-import { isMissing } from "./hash.js";
+import { type GitContext, GitError, runGit, splitNul } from "./git.js";
+import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot } from "./local.js";
 import { readableWarning } from "./outgoing.js";
+import { ScratchRepository, ScratchSides } from "./scratch.js";
 import { fsPath } from "./snapshot.js";
 
 export const CONTENT_LIMITS = {
@@ -184,25 +184,37 @@ export async function countLines(
   startContents: string | undefined,
   scratchRoot: string = tmpdir(),
   leftovers?: Promise<unknown>[],
+  prepared?: ScratchRepository,
 ): Promise<LineCount[]> {
   const counted = changes.filter((c) => (c.before === null || isContent(c.before)) && (c.after === null || isContent(c.after)));
+  const kept = startContentsReader(startContents);
+  // Bytes at hand that hash to the state's blob id are that blob's content, wherever git would
+  // read it from: the file on disk for an end state, the start copy for a start state. Only the
+  // other states are asked of the object database.
+  const verified = new Map<string, Buffer>();
+  const verify = (blob: string, read: () => Buffer | null) => {
+    if (verified.has(blob)) return;
+    const bytes = read();
+    if (bytes !== null && blobId(bytes) === blob) verified.set(blob, bytes);
+  };
   const blobs = new Set<string>();
   for (const change of counted) {
-    if (change.before) blobs.add(change.before.blob);
-    if (change.after) blobs.add(change.after.blob);
+    if (sameContent(change)) continue;
+    if (change.before) verify(change.before.blob, () => kept(change.before?.blob ?? ""));
+    if (change.after) verify(change.after.blob, () => diskContent(root, change.path, CONTENT_LIMITS.FILE_BYTES));
+    for (const state of [change.before, change.after]) if (state && !verified.has(state.blob)) blobs.add(state.blob);
   }
   const sizes = await objectSizes(context, [...blobs]);
   const fromObjects = await readObjects(
     context,
     [...sizes].filter(([, size]) => size <= CONTENT_LIMITS.FILE_BYTES).map(([blob]) => blob),
   );
-  await mkdir(scratchRoot, { recursive: true, mode: 0o700 });
-  const scratch = await mkdtemp(join(scratchRoot, "waymark-lines-"));
+  // A scratch repository the caller prepared is the caller's to remove; one opened here is removed here.
+  const scratch = prepared ?? ScratchRepository.open(scratchRoot);
   try {
     let bytes = 0;
-    const kept = startContentsReader(startContents);
     const content = (state: FileState, path: string, side: "start" | "end"): Buffer | null => {
-      const known = fromObjects.get(state.blob);
+      const known = verified.get(state.blob) ?? fromObjects.get(state.blob);
       if (known) return known;
       if (sizes.has(state.blob)) return null; // stored, but too large to count
       if (side === "end") return diskContent(root, path, CONTENT_LIMITS.FILE_BYTES);
@@ -226,7 +238,7 @@ export async function countLines(
       results[index] = { path: change.path, added: 0, removed: 0 };
     }
     if (!sides.empty) {
-      for (const [index, counts] of await sides.numstat(scratch)) {
+      for (const [index, counts] of await scratch.numstat(sides)) {
         const change = counted[index];
         if (!change) continue;
         results[index] = counts === "binary" ? { path: change.path, binary: true } : { path: change.path, ...counts };
@@ -236,103 +248,12 @@ export async function countLines(
   } finally {
     // The scratch copies are private to this call: with `leftovers`, the caller awaits their
     // removal when it suits it (after the tool's answer went out) instead of on the way.
-    const removed = rm(scratch, { recursive: true, force: true });
-    if (leftovers) leftovers.push(removed.catch(() => {}));
-    else await removed;
-  }
-}
-
-const COMMITTER = "committer waymark <waymark> 0 +0000\ndata 0\n";
-
-/**
- * glibc's heap trim threshold for the scratch repository's git (other C libraries ignore it).
- * fast-import frees a block of about 128 KiB per blob; with the default, dynamic threshold glibc
- * gave that memory back to the kernel and took it again for every blob in some environments
- * (the helper's among them: 800 brk calls), which tripled its time (15 ms instead of 5 for a
- * hundred files). Memory only: nothing git reads or writes changes.
- */
-const SCRATCH_TRIM_THRESHOLD = String(4 * 1024 * 1024);
-
-/**
- * The two sides of the line counts as two trees of a scratch repository of the helper's own
- * (named by the index of the change), counted by one `git diff-tree --numstat -z`: the contents
- * go in with one `git fast-import` (a pack, not a file per side: creating hundreds of small files
- * was most of complete_task's time). Nothing of the user's repository applies there: no config,
- * no attributes, no filters; the bytes are compared as given.
- */
-class ScratchSides {
-  private readonly stream: Buffer[] = [];
-  private readonly start: string[] = [];
-  private readonly end: string[] = [];
-  private marks = 0;
-
-  get empty(): boolean {
-    return this.start.length === 0 && this.end.length === 0;
-  }
-
-  add(index: number, before: Buffer | null, after: Buffer | null): void {
-    if (before) this.start.push(`M 100644 :${this.blob(before)} ${index}\n`);
-    if (after) this.end.push(`M 100644 :${this.blob(after)} ${index}\n`);
-  }
-
-  private blob(content: Buffer): number {
-    this.marks++;
-    this.stream.push(Buffer.from(`blob\nmark :${this.marks}\ndata ${content.length}\n`), content, Buffer.from("\n"));
-    return this.marks;
-  }
-
-  /** Counts in `dir` (an empty directory of the helper's, made a bare repository here). */
-  async numstat(dir: string): Promise<Map<number, { added: number; removed: number } | "binary">> {
-    await Promise.all([mkdir(join(dir, "objects", "pack"), { recursive: true }), mkdir(join(dir, "refs", "heads"), { recursive: true })]);
-    writeFileSync(join(dir, "HEAD"), "ref: refs/heads/start\n");
-    const context: GitContext = {
-      cwd: dir,
-      env: { ...cleanGitEnv(), GIT_CONFIG_NOSYSTEM: "1", GIT_DIR: dir, MALLOC_TRIM_THRESHOLD_: SCRATCH_TRIM_THRESHOLD },
-      fileMode: true,
-      symlinks: true,
-    };
-    this.stream.push(
-      Buffer.from(
-        `commit refs/heads/start\n${COMMITTER}${this.start.join("")}\ncommit refs/heads/end\n${COMMITTER}${this.end.join("")}\ndone\n`,
-      ),
-    );
-    await runGit(context, ["fast-import", "--quiet", "--done", "--date-format=raw"], Buffer.concat(this.stream));
-    const out = await runGit(context, [
-      "diff-tree",
-      "-r",
-      "--no-renames",
-      "--no-ext-diff",
-      "--no-textconv",
-      "--numstat",
-      "-z",
-      "refs/heads/start",
-      "refs/heads/end",
-      "--",
-    ]);
-    return parseNumstat(out);
-  }
-}
-
-/** `--numstat -z` of the two scratch sides: record "added\tremoved\t" NUL source NUL destination NUL, per file index. */
-export function parseNumstat(out: Buffer): Map<number, { added: number; removed: number } | "binary"> {
-  const tokens = splitNul(out).map((token) => token.toString("latin1"));
-  const counts = new Map<number, { added: number; removed: number } | "binary">();
-  for (let i = 0; i < tokens.length; i++) {
-    const [added, removed, inline] = (tokens[i] as string).split("\t");
-    if (added === undefined || removed === undefined) continue;
-    // One path inline when both sides have the same name, else two tokens follow (a file present on one side only).
-    let name = inline ?? "";
-    if (name === "") {
-      const source = tokens[i + 1] ?? "";
-      const destination = tokens[i + 2] ?? "";
-      name = destination === "/dev/null" ? source : destination;
-      i += 2;
+    if (!prepared) {
+      const removed = scratch.remove();
+      if (leftovers) leftovers.push(removed.catch(() => {}));
+      else await removed;
     }
-    const index = Number(name.slice(name.lastIndexOf("/") + 1));
-    if (!Number.isInteger(index)) continue;
-    counts.set(index, added === "-" ? "binary" : { added: Number(added), removed: Number(removed) });
   }
-  return counts;
 }
 
 /**
@@ -394,7 +315,8 @@ function clip(text: string, max: number): string {
 
 /**
  * The review block of a git task: line counts of its net changes, its commits, the branch
- * (`endBranch`: as observed with the end state, when known).
+ * (`endBranch`: as observed with the end state, when known). `scratch`: a scratch repository the
+ * caller opened ahead (and removes), else one is opened and removed here.
  */
 export async function measureReview(
   context: GitContext,
@@ -405,10 +327,11 @@ export async function measureReview(
   scratchRoot?: string,
   leftovers?: Promise<unknown>[],
   endBranch?: string | null,
+  scratch?: ScratchRepository,
 ): Promise<ReviewData> {
   const listed = changes.slice(0, WIRE_LIMITS.HELPER_LIST_ENTRIES);
   const [lines, log, branch] = await Promise.all([
-    countLines(context, start.root, listed, startContents, scratchRoot, leftovers),
+    countLines(context, start.root, listed, startContents, scratchRoot, leftovers, scratch),
     commitsSince(context, start.head, endHead),
     currentBranch(context, endBranch),
   ]);
