@@ -10,11 +10,11 @@
  * the same directory or the same gitfile: a tool call there then starts no git process before
  * `git status`.
  */
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { fileStamp, RACY_MS, type Stamp } from "./file-stamp.js";
-import { type GitContext, inertContext, readInertContext } from "./git.js";
+import { commonGitDir, type GitContext, inertContext, readInertContext } from "./git.js";
 
 /** Where git looks for the system-wide config when GIT_CONFIG_SYSTEM does not say (distribution, /usr/local, Homebrew builds). */
 const SYSTEM_CONFIGS = ["/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig"];
@@ -32,22 +32,13 @@ export function configFiles(gitDir: string, inherited: NodeJS.ProcessEnv = proce
     join(xdg, "git", "config"),
     ...SYSTEM_CONFIGS,
   ];
-  const common = commonDir(gitDir);
+  const common = commonGitDir(gitDir);
   if (common !== null) files.push(join(common, "config"));
   for (const variable of ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"]) {
     const file = inherited[variable];
     if (file) files.push(file);
   }
   return files;
-}
-
-function commonDir(gitDir: string): string | null {
-  try {
-    const named = readFileSync(join(gitDir, "commondir"), "utf8").replace(/\r?\n$/, "");
-    return named === "" ? null : resolve(gitDir, named);
-  } catch {
-    return null;
-  }
 }
 
 /** The stamps of `files` as one string, and whether any of them changed too recently to rely on it. */

@@ -18,7 +18,7 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { encodePathBytes } from "@waymark/protocol/paths";
 import type { FileState, Transition } from "@waymark/protocol/wire";
 import { fileStamp } from "./file-stamp.js";
@@ -71,6 +71,8 @@ export type GitContext = {
    * with their `remote.<name>.url` (the last value, as `git config --get`), when the config was read.
    */
   remotes?: ReadonlyMap<string, string | null>;
+  /** From the config read: git stores files as their bytes unless attributes say otherwise (./plain-checkin.ts). */
+  plainCheckin?: boolean;
   /** git processes this tool call started ahead of their input (./ready-git.ts). */
   ready?: { take(context: GitContext, args: readonly string[]): StartedGit | undefined; spawned(): void };
 };
@@ -147,7 +149,7 @@ const COMMAND_KEYS: readonly { pattern: RegExp; disabled: string }[] = [
   { pattern: /^gpg\.(.+\.)?program$/, disabled: "" },
 ];
 const READ_KEYS_REGEXP =
-  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*|include\\..*|includeif\\..*)$";
+  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile|autocrlf|attributesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*|include\\..*|includeif\\..*)$";
 const UNTRUSTED_SCOPES = new Set(["local", "worktree"]);
 
 export type ConfigEntry = { scope: string; key: string; value: string | null };
@@ -242,8 +244,19 @@ export async function readInertContext(
     localExcludesFile:
       entries.filter((entry) => entry.key === "core.excludesfile" && UNTRUSTED_SCOPES.has(entry.scope)).at(-1)?.value ?? "",
     remotes: remotesOf(entries),
+    plainCheckin: plainCheckin(entries),
   };
   return { context, includes: entries.some(({ key }) => key.startsWith("include.") || key.startsWith("includeif.")) };
+}
+
+/**
+ * True when the config makes git convert no file on its way in: core.autocrlf off (unset or a
+ * false value) and no core.attributesFile (attributes files are looked for by ./plain-checkin.ts).
+ */
+function plainCheckin(entries: readonly ConfigEntry[]): boolean {
+  if (entries.some(({ key }) => key === "core.attributesfile")) return false;
+  const autocrlf = entries.filter(({ key }) => key === "core.autocrlf").at(-1);
+  return autocrlf === undefined || (autocrlf.value !== null && /^(false|no|off|0|)$/i.test(autocrlf.value.trim()));
 }
 
 /** Remote names (the subsection of any `remote.<name>.<variable>` key) and each one's last url. */
@@ -344,6 +357,16 @@ export async function gitToplevel(context: GitContext): Promise<{ root: string; 
     if (error instanceof GitError && /not a git repository/i.test(error.stderr)) return null;
     if (isErrno(error) && error.code === "ENOENT") return null;
     throw error;
+  }
+}
+
+/** The main repository's git directory of a linked worktree's (its `commondir` file); null for a main repository. */
+export function commonGitDir(gitDir: string): string | null {
+  try {
+    const named = readFileSync(join(gitDir, "commondir"), "utf8").replace(/\r?\n$/, "");
+    return named === "" ? null : resolve(gitDir, named);
+  } catch {
+    return null;
   }
 }
 

@@ -16,6 +16,7 @@ import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } 
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
+import { repositoryPlain } from "./plain-checkin.js";
 import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance.js";
 import { ReadyGit } from "./ready-git.js";
 import { Remote, RemoteFailure } from "./remote.js";
@@ -265,7 +266,7 @@ export class HelperProxy {
     const startedAt = Date.now();
     // The hashing of the dirty files, and the lookup of which of them are stored (the start
     // contents to copy), start while git status runs.
-    const { toplevel, context, ready } = this.gitOf(dir, [HASH_FILES, OBJECT_SIZES]);
+    const { toplevel, context, ready } = this.gitOf(dir, (inert, found) => [...hashing(inert, found.gitDir), OBJECT_SIZES]);
     try {
       return await this.startTaskIn(dir, args, startedAt, toplevel, context);
     } finally {
@@ -279,7 +280,7 @@ export class HelperProxy {
    * in the repository's top level while the call's `git status` runs (./ready-git.ts); the caller
    * closes `ready` when the call is done.
    */
-  private gitOf(dir: string, prestart: readonly (readonly string[])[]) {
+  private gitOf(dir: string, prestart: (inert: GitContext, found: Found) => (readonly string[])[]) {
     const kept = this.contexts.kept(dir);
     const toplevel = kept ? Promise.resolve(kept) : gitToplevel(plainContext(dir));
     toplevel.catch(() => {});
@@ -292,7 +293,7 @@ export class HelperProxy {
     const ready = new ReadyGit();
     const context: Promise<GitContext> = known.then(async (inert) => {
       const found = await toplevel.catch(() => null);
-      if (found) for (const args of prestart) ready.startAfterNext({ ...inert, cwd: found.root }, args);
+      if (found) for (const args of prestart(inert, found)) ready.startAfterNext({ ...inert, cwd: found.root }, args);
       return { ...inert, ready };
     });
     context.catch(() => {});
@@ -399,8 +400,7 @@ export class HelperProxy {
           start.type === "git"
             ? this.contexts.of(start.root, start.git_dir ? { root: start.root, gitDir: start.git_dir } : null).then((inert) => {
                 const inRoot = { ...inert, cwd: start.root, ready };
-                ready.startAfterNext(inRoot, HASH_FILES);
-                ready.startAfterNext(inRoot, OBJECT_SIZES);
+                for (const args of [...hashing(inert, start.git_dir), OBJECT_SIZES]) ready.startAfterNext(inRoot, args);
                 ready.afterNext(() => {
                   try {
                     scratch = ScratchRepository.open(join(this.cache, "line-counts"));
@@ -479,6 +479,11 @@ export class HelperProxy {
     await this.remote.close();
     await this.server.close();
   }
+}
+
+/** git's hashing of dirty files, unless the helper hashes them itself in this repository (./plain-checkin.ts). */
+function hashing(context: GitContext, gitDir: string | undefined): (readonly string[])[] {
+  return gitDir !== undefined && repositoryPlain(context, gitDir) ? [] : [HASH_FILES];
 }
 
 /**

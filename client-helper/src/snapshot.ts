@@ -36,6 +36,7 @@ import {
 } from "./git.js";
 import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot, LocalSnapshot } from "./local.js";
+import { attributesOnDisk, isAttributesPath, PLAIN_MAX_BYTES, repositoryPlain } from "./plain-checkin.js";
 
 const GITLINK = "160000";
 const SYMLINK = "120000";
@@ -102,7 +103,12 @@ function recordedMode(context: GitContext, stats: Stats, modeHint: string | unde
  * (through its conversions, without writing objects); links are hashed here (git does not
  * convert them); submodules report their checked-out commit.
  */
-async function worktreeStates(context: GitContext, root: string, plans: readonly Plan[]): Promise<(FileState | null)[]> {
+async function worktreeStates(
+  context: GitContext,
+  root: string,
+  plans: readonly Plan[],
+  attributesApply: ((path: string) => boolean) | null,
+): Promise<(FileState | null)[]> {
   const states: (FileState | null)[] = new Array(plans.length).fill(null);
   const toHash: { index: number; mode: string }[] = [];
   const submodules: number[] = [];
@@ -134,7 +140,11 @@ async function worktreeStates(context: GitContext, root: string, plans: readonly
       } catch (error) {
         if (!isMissing(error)) throw error;
       }
-    } else if (mode !== null) toHash.push({ index, mode });
+    } else if (mode !== null) {
+      // Stored as its bytes (./plain-checkin.ts): its blob id is theirs, no git process needed.
+      if (attributesApply && stats.size <= PLAIN_MAX_BYTES && !attributesApply(plan.path)) states[index] = plainState(abs, mode);
+      else toHash.push({ index, mode });
+    }
   });
   const blobs = await gitHashFiles(
     context,
@@ -160,6 +170,12 @@ async function worktreeStates(context: GitContext, root: string, plans: readonly
   return states;
 }
 
+/** A regular file's state from its bytes; null when it is gone by now (an agent deleted it meanwhile). */
+function plainState(path: Buffer, mode: string): FileState | null {
+  const blob = rawBlob(path);
+  return blob ? { mode, blob } : null;
+}
+
 /** The blob id of a file git could not hash: its raw content, or null when it is really gone (an agent deleted it meanwhile). */
 function rawBlob(path: Buffer): string | null {
   try {
@@ -176,6 +192,7 @@ export async function dirtyEntries(
   root: string,
   status: StatusResult,
   hidden: readonly HiddenEntry[] = [],
+  gitDir?: string,
 ): Promise<DirtyEntry[]> {
   const plans = new Map<string, Plan>();
   for (const record of status.records) {
@@ -194,7 +211,13 @@ export async function dirtyEntries(
     plans.set(entry.path, { path: entry.path, head, modeHint: entry.index.mode, hidden: entry });
   }
   const list = [...plans.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const states = await worktreeStates(context, root, list);
+  // A .gitattributes tracked but changed or hidden (git may read it from the index): every file goes through git.
+  const plain =
+    gitDir !== undefined &&
+    repositoryPlain(context, gitDir) &&
+    !status.records.some((record) => isAttributesPath(record.path)) &&
+    !hidden.some((entry) => isAttributesPath(entry.path));
+  const states = await worktreeStates(context, root, list, plain ? attributesOnDisk(root) : null);
   const inStatus = new Set(status.records.map((record) => record.path));
   const entries: DirtyEntry[] = [];
   list.forEach((plan, index) => {
@@ -273,7 +296,7 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   const { head, branch } = status.value;
   // Independent reads: the dirty files' hashes (git) and the ignore rules (a file).
   const [dirty, ignoreRules] = await Promise.all([
-    dirtyEntries(rootContext, top, status.value, hidden.value),
+    dirtyEntries(rootContext, top, status.value, hidden.value, gitDir),
     ignoreRulesDigest(rootContext, gitDir),
   ]);
   const snapshot: LocalGitSnapshot = {
@@ -369,7 +392,7 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
       start_head: since.head,
       head: status.head,
       committed: status.head === headNow ? committed : await diff(status.head),
-      dirty: await dirtyEntries(context, root, status, hidden),
+      dirty: await dirtyEntries(context, root, status, hidden, since.git_dir),
     };
     if (since.git_dir && since.ignore_rules && since.ignore_rules !== (await ignoreRulesDigest(context, since.git_dir))) {
       changes.warnings = [
