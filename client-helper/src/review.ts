@@ -173,6 +173,19 @@ export async function pruneStartContents(root: string, now = Date.now()): Promis
   }
 }
 
+export type ReviewOptions = {
+  /** Where scratch repositories are made (the helper's cache; a folder in a crowded /tmp was far slower). */
+  scratchRoot?: string;
+  /** Receives the removal of this call's scratch files, for the caller to await after its answer. */
+  leftovers?: Promise<unknown>[];
+  /** The branch as `git status` named it with the end state (undefined: asked of git). */
+  endBranch?: string | null;
+  /** A scratch repository the caller opened ahead (and removes); else one is opened and removed here. */
+  scratch?: ScratchRepository;
+  /** Contents already read, by blob id (bytes that hash to it): not read again. */
+  contents?: ReadonlyMap<string, Buffer>;
+};
+
 /**
  * Lines added and removed per change, in the order of `changes` (gitlinks and files whose
  * content is not known are left out; binary files are marked).
@@ -182,16 +195,15 @@ export async function countLines(
   root: string,
   changes: readonly PathChange[],
   startContents: string | undefined,
-  scratchRoot: string = tmpdir(),
-  leftovers?: Promise<unknown>[],
-  prepared?: ScratchRepository,
+  options: ReviewOptions = {},
 ): Promise<LineCount[]> {
+  const { scratchRoot = tmpdir(), leftovers, scratch: prepared } = options;
   const counted = changes.filter((c) => (c.before === null || isContent(c.before)) && (c.after === null || isContent(c.after)));
   const kept = startContentsReader(startContents);
   // Bytes at hand that hash to the state's blob id are that blob's content, wherever git would
   // read it from: the file on disk for an end state, the start copy for a start state. Only the
   // other states are asked of the object database.
-  const verified = new Map<string, Buffer>();
+  const verified = new Map<string, Buffer>(options.contents ?? []);
   const verify = (blob: string, read: () => Buffer | null) => {
     if (verified.has(blob)) return;
     const bytes = read();
@@ -314,9 +326,7 @@ function clip(text: string, max: number): string {
 }
 
 /**
- * The review block of a git task: line counts of its net changes, its commits, the branch
- * (`endBranch`: as observed with the end state, when known). `scratch`: a scratch repository the
- * caller opened ahead (and removes), else one is opened and removed here.
+ * The review block of a git task: line counts of its net changes, its commits, the branch.
  */
 export async function measureReview(
   context: GitContext,
@@ -324,16 +334,13 @@ export async function measureReview(
   endHead: string | null,
   changes: readonly PathChange[],
   startContents: string | undefined,
-  scratchRoot?: string,
-  leftovers?: Promise<unknown>[],
-  endBranch?: string | null,
-  scratch?: ScratchRepository,
+  options: ReviewOptions = {},
 ): Promise<ReviewData> {
   const listed = changes.slice(0, WIRE_LIMITS.HELPER_LIST_ENTRIES);
   const [lines, log, branch] = await Promise.all([
-    countLines(context, start.root, listed, startContents, scratchRoot, leftovers, scratch),
+    countLines(context, start.root, listed, startContents, options),
     commitsSince(context, start.head, endHead),
-    currentBranch(context, endBranch),
+    currentBranch(context, options.endBranch),
   ]);
   const review: ReviewData = { lines, commits: log.commits, branch };
   if (log.omitted > 0) review.commits_omitted = log.omitted;

@@ -8,7 +8,7 @@
 
 import { createHash } from "node:crypto";
 import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { lstat, readFile, realpath, stat } from "node:fs/promises";
+import { lstat, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
@@ -108,6 +108,7 @@ async function worktreeStates(
   root: string,
   plans: readonly Plan[],
   attributesApply: ((path: string) => boolean) | null,
+  contents?: Contents,
 ): Promise<(FileState | null)[]> {
   const states: (FileState | null)[] = new Array(plans.length).fill(null);
   const toHash: { index: number; mode: string }[] = [];
@@ -142,7 +143,7 @@ async function worktreeStates(
       }
     } else if (mode !== null) {
       // Stored as its bytes (./plain-checkin.ts): its blob id is theirs, no git process needed.
-      if (attributesApply && stats.size <= PLAIN_MAX_BYTES && !attributesApply(plan.path)) states[index] = plainState(abs, mode);
+      if (attributesApply && stats.size <= PLAIN_MAX_BYTES && !attributesApply(plan.path)) states[index] = plainState(abs, mode, contents);
       else toHash.push({ index, mode });
     }
   });
@@ -170,11 +171,36 @@ async function worktreeStates(
   return states;
 }
 
-/** A regular file's state from its bytes; null when it is gone by now (an agent deleted it meanwhile). */
-function plainState(path: Buffer, mode: string): FileState | null {
-  const blob = rawBlob(path);
-  return blob ? { mode, blob } : null;
+/** A regular file's state from its bytes (kept in `contents` within its budget); null when it is gone by now. */
+function plainState(path: Buffer, mode: string, contents?: Contents): FileState | null {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+  const blob = blobId(bytes);
+  contents?.keep(blob, bytes);
+  return { mode, blob };
 }
+
+/**
+ * Contents read while hashing the end state, by blob id, for the line counts of the same call
+ * (./review.ts) not to read them again; bounded, beyond which they are read again there.
+ */
+class Contents {
+  readonly byBlob = new Map<string, Buffer>();
+  private bytes = 0;
+
+  keep(blob: string, content: Buffer): void {
+    if (this.bytes + content.length > KEPT_CONTENT_BYTES) return;
+    this.bytes += content.length;
+    this.byBlob.set(blob, content);
+  }
+}
+
+const KEPT_CONTENT_BYTES = 32 * 1024 * 1024;
 
 /** The blob id of a file git could not hash: its raw content, or null when it is really gone (an agent deleted it meanwhile). */
 function rawBlob(path: Buffer): string | null {
@@ -193,6 +219,7 @@ export async function dirtyEntries(
   status: StatusResult,
   hidden: readonly HiddenEntry[] = [],
   gitDir?: string,
+  contents?: Contents,
 ): Promise<DirtyEntry[]> {
   const plans = new Map<string, Plan>();
   for (const record of status.records) {
@@ -217,7 +244,7 @@ export async function dirtyEntries(
     repositoryPlain(context, gitDir) &&
     !status.records.some((record) => isAttributesPath(record.path)) &&
     !hidden.some((entry) => isAttributesPath(entry.path));
-  const states = await worktreeStates(context, root, list, plain ? attributesOnDisk(root) : null);
+  const states = await worktreeStates(context, root, list, plain ? attributesOnDisk(root) : null, contents);
   const inStatus = new Set(status.records.map((record) => record.path));
   const entries: DirtyEntry[] = [];
   list.forEach((plan, index) => {
@@ -294,11 +321,8 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (status.status === "rejected") throw explainGitFailure(status.reason, dir);
   if (hidden.status === "rejected") throw explainGitFailure(hidden.reason, dir);
   const { head, branch } = status.value;
-  // Independent reads: the dirty files' hashes (git) and the ignore rules (a file).
-  const [dirty, ignoreRules] = await Promise.all([
-    dirtyEntries(rootContext, top, status.value, hidden.value, gitDir),
-    ignoreRulesDigest(rootContext, gitDir),
-  ]);
+  const dirty = await dirtyEntries(rootContext, top, status.value, hidden.value, gitDir);
+  const ignoreRules = ignoreRulesDigest(rootContext, gitDir);
   const snapshot: LocalGitSnapshot = {
     type: "git",
     root: top,
@@ -345,8 +369,14 @@ export function wireSnapshot(snapshot: LocalSnapshot): Snapshot {
  * core.excludesFile set by the repository's config. Edits to them are not file changes, yet
  * they decide which new files status reports, so a change during a task is worth a warning.
  */
-async function ignoreRulesDigest(context: GitContext, gitDir: string): Promise<string> {
-  const exclude = await readFile(join(gitDir, "info", "exclude")).catch(() => Buffer.from("(none)"));
+function ignoreRulesDigest(context: GitContext, gitDir: string): string {
+  let exclude: Buffer;
+  try {
+    // One small file: read at once rather than through the thread pool.
+    exclude = readFileSync(join(gitDir, "info", "exclude"));
+  } catch {
+    exclude = Buffer.from("(none)");
+  }
   return createHash("sha256")
     .update(`${context.localExcludesFile ?? ""}\0`)
     .update(exclude)
@@ -355,6 +385,13 @@ async function ignoreRulesDigest(context: GitContext, gitDir: string): Promise<s
 
 /** The branch `git status` named with each set of git changes computed here (not part of the wire data). */
 const branches = new WeakMap<Changes, string | null>();
+/** The end-state contents read while computing each set of git changes (not part of the wire data). */
+const contentsRead = new WeakMap<Changes, ReadonlyMap<string, Buffer>>();
+
+/** Contents of `changes`' end states read while computing them, by blob id; undefined when none were kept. */
+export function observedContents(changes: Changes): ReadonlyMap<string, Buffer> | undefined {
+  return contentsRead.get(changes);
+}
 
 /** The branch checked out when `changes` were observed (null: detached HEAD); undefined when not known. */
 export function observedBranch(changes: Changes): string | null | undefined {
@@ -380,6 +417,7 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
   // status and the commit diff run concurrently against the HEAD read just before; if
   // a commit lands in between, status reports another HEAD and the pair is taken again.
   for (let attempt = 1; ; attempt++) {
+    const contents = new Contents();
     const headNow = (await headFromFiles(root)) ?? (await gitHead(context));
     const [status, committed, hidden] = await Promise.all([
       gitStatus(context).catch((error: unknown) => Promise.reject(explainGitFailure(error, root))),
@@ -392,14 +430,15 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
       start_head: since.head,
       head: status.head,
       committed: status.head === headNow ? committed : await diff(status.head),
-      dirty: await dirtyEntries(context, root, status, hidden, since.git_dir),
+      dirty: await dirtyEntries(context, root, status, hidden, since.git_dir, contents),
     };
-    if (since.git_dir && since.ignore_rules && since.ignore_rules !== (await ignoreRulesDigest(context, since.git_dir))) {
+    if (since.git_dir && since.ignore_rules && since.ignore_rules !== ignoreRulesDigest(context, since.git_dir)) {
       changes.warnings = [
         `The repository's own ignore rules (${join(since.git_dir, "info", "exclude")} or core.excludesFile in its config) changed during the task: files they now ignore are not listed. Check that no new file was hidden this way.`,
       ];
     }
     branches.set(changes, status.branch);
+    contentsRead.set(changes, contents.byBlob);
     return changes;
   }
 }

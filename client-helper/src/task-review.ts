@@ -14,7 +14,7 @@ import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
 import { measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
 import type { ScratchRepository } from "./scratch.js";
-import { observedBranch, wireSnapshot } from "./snapshot.js";
+import { observedBranch, observedContents, wireSnapshot } from "./snapshot.js";
 
 /** `context`: the inert git context the tool call already read, if any (its config is not read again). */
 export async function keepStartContents(
@@ -61,17 +61,13 @@ export async function attachReview(
     }
     const scratchRoot = join(cache, "line-counts");
     pruneOnce(scratchRoot);
-    sent.review = await measureReview(
-      await inRoot(start.root, context),
-      start,
-      observed.head,
-      net,
-      start.start_contents,
+    sent.review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents, {
       scratchRoot,
       leftovers,
-      observedBranch(observed),
+      endBranch: observedBranch(observed),
       scratch,
-    );
+      contents: observedContents(observed),
+    });
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);
   }
