@@ -3,7 +3,7 @@
  * files as their bytes; wherever attributes or core.autocrlf make git convert, git hashes it.
  * Real repositories, and `git hash-object` as the judge.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inertContext } from "../src/git.js";
