@@ -66,48 +66,48 @@ async function fromSnapshot(dir: string, roots = new RootCommits()) {
 }
 
 describe("snapshotRepository (start_task: from git status and the config already read)", () => {
-  it.each([
+  it.each<[string, string[][]]>([
     [
       "origin and another remote",
-      (repo: Repo) => {
-        repo.git("remote", "add", "upstream", "https://example.org/other.git");
-        repo.git("remote", "add", "origin", "https://secret-token@GitHub.com/acme/app.git");
-      },
+      [
+        ["remote", "add", "upstream", "https://example.org/other.git"],
+        ["remote", "add", "origin", "https://secret-token@GitHub.com/acme/app.git"],
+      ],
     ],
     [
       "no origin: the first remote by name",
-      (repo: Repo) => {
-        repo.git("remote", "add", "zeta", "https://example.org/zeta.git");
-        repo.git("remote", "add", "alpha", "https://example.org/alpha.git");
-      },
+      [
+        ["remote", "add", "zeta", "https://example.org/zeta.git"],
+        ["remote", "add", "alpha", "https://example.org/alpha.git"],
+      ],
     ],
     [
       "the first remote has no url",
-      (repo: Repo) => {
-        repo.git("config", "remote.aaa.fetch", "+refs/heads/*:refs/remotes/aaa/*");
-        repo.git("remote", "add", "zzz", "https://example.org/zzz.git");
-      },
+      [
+        ["config", "remote.aaa.fetch", "+refs/heads/*:refs/remotes/aaa/*"],
+        ["remote", "add", "zzz", "https://example.org/zzz.git"],
+      ],
     ],
     [
       "several urls: the last one",
-      (repo: Repo) => {
-        repo.git("config", "--add", "remote.origin.url", "https://example.org/first.git");
-        repo.git("config", "--add", "remote.origin.url", "https://example.org/last.git");
-      },
+      [
+        ["config", "--add", "remote.origin.url", "https://example.org/first.git"],
+        ["config", "--add", "remote.origin.url", "https://example.org/last.git"],
+      ],
     ],
     [
       "a detached HEAD",
-      (repo: Repo) => {
-        repo.git("remote", "add", "origin", "https://example.org/app.git");
-        repo.git("checkout", "-q", "--detach");
-      },
+      [
+        ["remote", "add", "origin", "https://example.org/app.git"],
+        ["checkout", "-q", "--detach"],
+      ],
     ],
-    ["no remote", () => {}],
-  ])("is what git answers: %s", async (_label, arrange) => {
+    ["no remote", []],
+  ])("is what git answers: %s", async (_label, commands) => {
     const repo = Repo.init();
     repo.write("a.txt", "a\n");
     repo.commitAll("first");
-    arrange(repo);
+    for (const args of commands) repo.git(...args);
     const expected = await askedOfGit(repo.dir);
     expect(expected).not.toBeNull();
     expect(await fromSnapshot(repo.dir)).toEqual(expected);
