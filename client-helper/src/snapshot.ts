@@ -7,8 +7,8 @@
  */
 
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { lstat, realpath, stat } from "node:fs/promises";
+import { lstatSync, readFileSync, readlinkSync, type Stats, statSync } from "node:fs";
+import { lstat, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
@@ -286,14 +286,13 @@ export function explainGitFailure(error: unknown, dir: string): Error {
 /** The state of `dir` now: git HEAD + dirty paths, or a checksum scan outside what git tracks. */
 export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): Promise<LocalSnapshot> {
   // Checked first: a missing directory must fail, not read as an empty checksum scan.
-  const info = await stat(dir).catch((error: unknown) => {
-    if (isMissing(error)) {
-      throw new ObservationError(
-        `the project directory ${dir} does not exist, so file changes were not computed. Check --dir or the MCP client's project root.`,
-      );
-    }
-    throw error;
-  });
+  // One stat, done at once: git status waits for it.
+  const info = statSync(dir, { throwIfNoEntry: false });
+  if (!info) {
+    throw new ObservationError(
+      `the project directory ${dir} does not exist, so file changes were not computed. Check --dir or the MCP client's project root.`,
+    );
+  }
   if (!info.isDirectory()) throw new ObservationError(`the project path ${dir} is not a directory; point --dir at the project folder.`);
   // The top-level lookup runs nothing the repository could define, so it need not wait for the config read.
   const [root, context] = await Promise.allSettled([
