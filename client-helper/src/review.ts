@@ -103,9 +103,15 @@ const isContent = (state: FileState | null): state is FileState => state !== nul
 /**
  * Copies, into `target` (the helper's cache, outside the repository), the content of every
  * file dirty or untracked at start whose blob is in no object: at complete_task it is the
- * start side of its line counts. Bounded by CONTENT_LIMITS. Returns how many were copied.
+ * start side of its line counts. Bounded by CONTENT_LIMITS. `read`: contents the snapshot already
+ * read, by blob id (not read from the disk again). Returns how many were copied.
  */
-export async function saveStartContents(context: GitContext, snapshot: LocalGitSnapshot, target: string): Promise<number> {
+export async function saveStartContents(
+  context: GitContext,
+  snapshot: LocalGitSnapshot,
+  target: string,
+  read?: ReadonlyMap<string, Buffer>,
+): Promise<number> {
   const wanted = new Map<string, string>();
   for (const entry of snapshot.dirty) {
     if (isContent(entry.worktree) && !wanted.has(entry.worktree.blob)) wanted.set(entry.worktree.blob, entry.path);
@@ -120,7 +126,9 @@ export async function saveStartContents(context: GitContext, snapshot: LocalGitS
   try {
     for (const [blob, path] of wanted) {
       if (stored.has(blob)) continue;
-      const content = diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
+      const known = read?.get(blob);
+      const content =
+        known && known.length <= CONTENT_LIMITS.FILE_BYTES ? known : diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
       if (content === null || bytes + content.length > CONTENT_LIMITS.TOTAL_BYTES) continue;
       index[blob] = [bytes, content.length];
       writeSync(bundle, content, 0, content.length, bytes);

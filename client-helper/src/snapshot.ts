@@ -320,7 +320,8 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (status.status === "rejected") throw explainGitFailure(status.reason, dir);
   if (hidden.status === "rejected") throw explainGitFailure(hidden.reason, dir);
   const { head, branch } = status.value;
-  const dirty = await dirtyEntries(rootContext, top, status.value, hidden.value, gitDir);
+  const contents = new Contents();
+  const dirty = await dirtyEntries(rootContext, top, status.value, hidden.value, gitDir, contents);
   const ignoreRules = ignoreRulesDigest(rootContext, gitDir);
   const snapshot: LocalGitSnapshot = {
     type: "git",
@@ -331,6 +332,7 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
     git_dir: gitDir,
     ignore_rules: ignoreRules,
   };
+  snapshotContents.set(snapshot, contents.byBlob);
   return snapshot;
 }
 
@@ -384,6 +386,16 @@ function ignoreRulesDigest(context: GitContext, gitDir: string): string {
 
 /** The branch `git status` named with each set of git changes computed here (not part of the wire data). */
 const branches = new WeakMap<Changes, string | null>();
+/** The dirty files' contents read while taking each git snapshot, until the start contents are kept (take-once). */
+const snapshotContents = new WeakMap<LocalSnapshot, ReadonlyMap<string, Buffer>>();
+
+/** The dirty files' contents read while taking `snapshot`, by blob id, once (they are not kept beyond). */
+export function takeSnapshotContents(snapshot: LocalSnapshot): ReadonlyMap<string, Buffer> | undefined {
+  const contents = snapshotContents.get(snapshot);
+  snapshotContents.delete(snapshot);
+  return contents;
+}
+
 /** The end-state contents read while computing each set of git changes (not part of the wire data). */
 const contentsRead = new WeakMap<Changes, ReadonlyMap<string, Buffer>>();
 

@@ -14,7 +14,7 @@ import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
 import { measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
 import type { ScratchRepository } from "./scratch.js";
-import { observedBranch, observedContents, wireSnapshot } from "./snapshot.js";
+import { observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
 
 /** `context`: the inert git context the tool call already read, if any (its config is not read again). */
 export async function keepStartContents(
@@ -28,7 +28,7 @@ export async function keepStartContents(
   const target = join(root, randomUUID());
   try {
     pruneOnce(root);
-    await saveStartContents(await inRoot(local.root, context), local, target);
+    await saveStartContents(await inRoot(local.root, context), local, target, takeSnapshotContents(local));
     local.start_contents = target;
   } catch (error) {
     log(`waymark: could not keep the start contents of dirty files (line counts of those files will be missing): ${String(error)}`);
