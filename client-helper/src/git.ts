@@ -149,7 +149,7 @@ const COMMAND_KEYS: readonly { pattern: RegExp; disabled: string }[] = [
   { pattern: /^gpg\.(.+\.)?program$/, disabled: "" },
 ];
 const READ_KEYS_REGEXP =
-  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile|autocrlf|attributesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*|include\\..*|includeif\\..*)$";
+  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile|autocrlf|attributesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*|include\\..*|includeif\\..*|attr\\..*)$";
 const UNTRUSTED_SCOPES = new Set(["local", "worktree"]);
 
 export type ConfigEntry = { scope: string; key: string; value: string | null };
@@ -251,10 +251,11 @@ export async function readInertContext(
 
 /**
  * True when the config makes git convert no file on its way in: core.autocrlf off (unset or a
- * false value) and no core.attributesFile (attributes files are looked for by ./plain-checkin.ts).
+ * false value), no core.attributesFile and no attr.* setting (attr.tree reads attributes from a
+ * tree); attributes files are looked for by ./plain-checkin.ts.
  */
 function plainCheckin(entries: readonly ConfigEntry[]): boolean {
-  if (entries.some(({ key }) => key === "core.attributesfile")) return false;
+  if (entries.some(({ key }) => key === "core.attributesfile" || key.startsWith("attr."))) return false;
   const autocrlf = entries.filter(({ key }) => key === "core.autocrlf").at(-1);
   return autocrlf === undefined || (autocrlf.value !== null && /^(false|no|off|0|)$/i.test(autocrlf.value.trim()));
 }
