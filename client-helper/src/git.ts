@@ -17,10 +17,11 @@
  *   (@waymark/protocol/paths) without ever being decoded as UTF-8 on the way.
  */
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { encodePathBytes } from "@waymark/protocol/paths";
 import type { FileState, Transition } from "@waymark/protocol/wire";
+import { fileStamp } from "./file-stamp.js";
 
 export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 export const NULL_SHA = "0000000000000000000000000000000000000000";
@@ -65,36 +66,69 @@ export type GitContext = {
   symlinks: boolean;
   /** core.excludesFile as the repository's own config sets it (ignore rules outside the working tree). */
   localExcludesFile?: string;
+  /**
+   * The remotes the config defines (every `remote.<name>.*` section, as `git remote` lists them)
+   * with their `remote.<name>.url` (the last value, as `git config --get`), when the config was read.
+   */
+  remotes?: ReadonlyMap<string, string | null>;
+  /** From the config read: git stores files as their bytes unless attributes say otherwise (./plain-checkin.ts). */
+  plainCheckin?: boolean;
+  /** git processes this tool call started ahead of their input (./ready-git.ts). */
+  ready?: { take(context: GitContext, args: readonly string[]): StartedGit | undefined; spawned(): void };
 };
 
-/** `differencesOk`: exit code 1 is an answer (diff --no-index: "the files differ"), not a failure. */
+/** A git process started before its input is known: `finish` sends the input and reads the answer. */
+export type StartedGit = {
+  finish(input: Buffer, options?: { differencesOk?: boolean }): Promise<Buffer>;
+};
+
+/** Spawns git with the helper's fixed flags; `finish` ends its stdin with the input (if it reads one) and reads its answer. */
+export function startGit(context: GitContext, args: readonly string[], readsInput = true): StartedGit {
+  const child = spawn("git", ["--no-pager", "--no-optional-locks", ...args], {
+    cwd: context.cwd,
+    env: context.env,
+    stdio: [readsInput ? "pipe" : "ignore", "pipe", "pipe"],
+  });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+  child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+  child.stdin?.on("error", () => {}); // git may exit before reading it all; its exit code says why
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  exited.catch(() => {});
+  return {
+    async finish(input, options = {}) {
+      child.stdin?.end(input);
+      const code = await exited;
+      if (code === 0 || (code === 1 && options.differencesOk)) return Buffer.concat(out);
+      const stderr = Buffer.concat(err).toString("utf8").trim();
+      throw new GitError(`git ${args[0]} failed (exit ${code}): ${stderr}`, code, stderr);
+    },
+  };
+}
+
+/**
+ * `differencesOk`: exit code 1 is an answer (diff --no-index: "the files differ"), not a failure.
+ * A process the tool call started ahead for these arguments (context.ready) is used when there is one.
+ */
 export function runGit(
   context: GitContext,
   args: readonly string[],
   input?: Buffer,
   options: { differencesOk?: boolean } = {},
 ): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", ["--no-pager", "--no-optional-locks", ...args], {
-      cwd: context.cwd,
-      env: context.env,
-      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-    child.on("error", reject);
-    if (input !== undefined && child.stdin) {
-      child.stdin.on("error", () => {}); // git may exit before reading it all; its exit code says why
-      child.stdin.end(input);
-    }
-    child.on("close", (code) => {
-      if (code === 0 || (code === 1 && options.differencesOk)) return resolve(Buffer.concat(out));
-      const stderr = Buffer.concat(err).toString("utf8").trim();
-      reject(new GitError(`git ${args[0]} failed (exit ${code}): ${stderr}`, code, stderr));
-    });
-  });
+  try {
+    const taken = input === undefined ? undefined : context.ready?.take(context, args);
+    if (taken) return taken.finish(input ?? Buffer.alloc(0), options);
+    const started = startGit(context, args, input !== undefined);
+    context.ready?.spawned();
+    return started.finish(input ?? Buffer.alloc(0), options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
@@ -115,7 +149,7 @@ const COMMAND_KEYS: readonly { pattern: RegExp; disabled: string }[] = [
   { pattern: /^gpg\.(.+\.)?program$/, disabled: "" },
 ];
 const READ_KEYS_REGEXP =
-  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*)$";
+  "^(core\\.(fsmonitor|pager|editor|askpass|sshcommand|gitproxy|filemode|symlinks|excludesfile|autocrlf|attributesfile)|sequence\\.editor|pager\\..*|filter\\..*|diff\\..*|merge\\..*|credential\\.helper|gpg\\..*|remote\\..*|include\\..*|includeif\\..*|attr\\..*)$";
 const UNTRUSTED_SCOPES = new Set(["local", "worktree"]);
 
 export type ConfigEntry = { scope: string; key: string; value: string | null };
@@ -175,6 +209,14 @@ function withConfig(env: NodeJS.ProcessEnv, overrides: readonly [string, string]
  * without git) only the trusted scopes exist and the context is still safe to use.
  */
 export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = process.env): Promise<GitContext> {
+  return (await readInertContext(dir, inherited)).context;
+}
+
+/** inertContext, and whether any config file read includes another (include.path, includeIf). */
+export async function readInertContext(
+  dir: string,
+  inherited: NodeJS.ProcessEnv = process.env,
+): Promise<{ context: GitContext; includes: boolean }> {
   const env = cleanGitEnv(inherited);
   let entries: ConfigEntry[] = [];
   try {
@@ -194,14 +236,43 @@ export async function inertContext(dir: string, inherited: NodeJS.ProcessEnv = p
       if (!(isErrno(error) && error.code === "ENOENT")) throw error;
     }
   }
-  return {
+  const context: GitContext = {
     cwd: dir,
     env: withConfig(env, untrustedCommandOverrides(entries)),
     fileMode: booleanSetting(entries, "core.filemode"),
     symlinks: booleanSetting(entries, "core.symlinks"),
     localExcludesFile:
       entries.filter((entry) => entry.key === "core.excludesfile" && UNTRUSTED_SCOPES.has(entry.scope)).at(-1)?.value ?? "",
+    remotes: remotesOf(entries),
+    plainCheckin: plainCheckin(entries),
   };
+  return { context, includes: entries.some(({ key }) => key.startsWith("include.") || key.startsWith("includeif.")) };
+}
+
+/**
+ * True when the config makes git convert no file on its way in: core.autocrlf off (unset or a
+ * false value), no core.attributesFile and no attr.* setting (attr.tree reads attributes from a
+ * tree); attributes files are looked for by ./plain-checkin.ts.
+ */
+function plainCheckin(entries: readonly ConfigEntry[]): boolean {
+  if (entries.some(({ key }) => key === "core.attributesfile" || key.startsWith("attr."))) return false;
+  const autocrlf = entries.filter(({ key }) => key === "core.autocrlf").at(-1);
+  return autocrlf === undefined || (autocrlf.value !== null && /^(false|no|off|0|)$/i.test(autocrlf.value.trim()));
+}
+
+/** Remote names (the subsection of any `remote.<name>.<variable>` key) and each one's last url. */
+export function remotesOf(entries: readonly ConfigEntry[]): Map<string, string | null> {
+  const remotes = new Map<string, string | null>();
+  for (const { key, value } of entries) {
+    if (!key.startsWith("remote.")) continue;
+    const dot = key.lastIndexOf(".");
+    if (dot <= "remote.".length) continue;
+    const name = key.slice("remote.".length, dot);
+    // As `git config --get` prints it and the helper read it from there: trimmed, empty is none.
+    if (key.slice(dot + 1) === "url") remotes.set(name, value?.trim() || null);
+    else if (!remotes.has(name)) remotes.set(name, null);
+  }
+  return remotes;
 }
 
 /** git's reading of a boolean key: the last value wins, a key without value is true, default true. */
@@ -224,7 +295,7 @@ export async function gitHashFiles(context: GitContext, paths: readonly Uint8Arr
   if (paths.length === 0) return [];
   const input = Buffer.concat(paths.flatMap((path) => [stdinPath(path), NEWLINE]));
   try {
-    const ids = (await runGit(context, ["hash-object", "--stdin-paths"], input)).toString("latin1").split("\n");
+    const ids = (await runGit(context, HASH_FILES, input)).toString("latin1").split("\n");
     if (ids.length - 1 === paths.length) return ids.slice(0, paths.length);
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
@@ -236,6 +307,8 @@ export async function gitHashFiles(context: GitContext, paths: readonly Uint8Arr
   return ids;
 }
 
+/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ./ready-git.ts). */
+export const HASH_FILES: readonly string[] = ["hash-object", "--stdin-paths"];
 const NEWLINE = Buffer.from("\n");
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -286,6 +359,21 @@ export async function gitToplevel(context: GitContext): Promise<{ root: string; 
     if (isErrno(error) && error.code === "ENOENT") return null;
     throw error;
   }
+}
+
+/** The main repository's git directory of a linked worktree's (its `commondir` file); null for a main repository. */
+export function commonGitDir(gitDir: string): string | null {
+  try {
+    const named = readFileSync(join(gitDir, "commondir"), "utf8").replace(/\r?\n$/, "");
+    return named === "" ? null : resolve(gitDir, named);
+  } catch {
+    return null;
+  }
+}
+
+/** A context for the queries that run nothing a repository could define (`rev-parse`): no config read needed. */
+export function plainContext(dir: string): GitContext {
+  return { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
 }
 
 /** True when git ignores `relative` (a directory inside the work tree, "/"-separated, no trailing "/"). */
@@ -487,15 +575,15 @@ const SHA = /^[0-9a-f]{40}$/;
 export async function headFromFiles(root: string): Promise<string | undefined> {
   try {
     const gitDir = join(root, ".git");
-    const head = (await readFile(join(gitDir, "HEAD"), "utf8")).trim();
+    const head = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
     if (SHA.test(head)) return head;
     const ref = /^ref: (refs\/heads\/[^\s]+)$/.exec(head)?.[1];
     if (!ref) return undefined;
     try {
-      const loose = (await readFile(join(gitDir, ref), "utf8")).trim();
+      const loose = readFileSync(join(gitDir, ref), "utf8").trim();
       return SHA.test(loose) ? loose : undefined;
     } catch {
-      const packed = await readFile(join(gitDir, "packed-refs"), "utf8");
+      const packed = readFileSync(join(gitDir, "packed-refs"), "utf8");
       for (const line of packed.split("\n")) {
         const [sha, name] = line.split(" ");
         if (name === ref && sha && SHA.test(sha)) return sha;
@@ -524,13 +612,25 @@ function isErrno(error: unknown): error is NodeJS.ErrnoException {
 export type HiddenEntry = { path: string; flag: "skip-worktree" | "assume-unchanged"; index: FileState };
 
 /**
+ * Hidden entries by index file, kept by a long-running helper while the index (and the context's
+ * config, by its environment) is unchanged: listing a large index again for every tool call
+ * cost a git process each time. Bounded: a helper serves a handful of repositories.
+ */
+const hiddenByIndex = new Map<string, { stamp: string; env: NodeJS.ProcessEnv; entries: HiddenEntry[] }>();
+
+/**
  * Index entries flagged skip-worktree (`S`/`s`) or assume-unchanged (lowercase tag), from
  * `git ls-files -v -s -z` ("<tag> <mode> <object> <stage>\t<path>"). status trusts those
  * flags and never looks at such files, so edits to them (or an agent hiding an edit with
  * `git update-index --assume-unchanged`) would go unseen. Unflagged entries (tag `H`) are
- * skipped without being decoded.
+ * skipped without being decoded. `indexFile`: the index git reads, when the caller knows it
+ * (the listing is then kept while the index is unchanged).
  */
-export async function gitHiddenEntries(context: GitContext): Promise<HiddenEntry[]> {
+export async function gitHiddenEntries(context: GitContext, indexFile?: string): Promise<HiddenEntry[]> {
+  // Taken before the listing: a change during it shows in the next comparison.
+  const index = indexFile === undefined ? null : fileStamp(indexFile);
+  const known = indexFile === undefined ? undefined : hiddenByIndex.get(indexFile);
+  if (index && !index.racy && known?.stamp === index.stamp && known.env === context.env) return known.entries;
   const out = await runGit(context, ["ls-files", "-v", "-s", "-z"]);
   const hidden: HiddenEntry[] = [];
   let start = 0;
@@ -555,6 +655,10 @@ export async function gitHiddenEntries(context: GitContext): Promise<HiddenEntry
       }
     }
     start = end + 1;
+  }
+  if (indexFile !== undefined && index && !index.racy) {
+    if (hiddenByIndex.size >= 16) hiddenByIndex.clear();
+    hiddenByIndex.set(indexFile, { stamp: index.stamp, env: context.env, entries: hidden });
   }
   return hidden;
 }

@@ -4,19 +4,25 @@
  * remote endpoint and adds what the agent cannot be trusted to report itself.
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
 import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
-import { type GitContext, inertContext } from "./git.js";
+import { type Found, InertContexts } from "./config-cache.js";
+import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } from "./git.js";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
+import { repositoryPlain } from "./plain-checkin.js";
 import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance.js";
+import { ReadyGit } from "./ready-git.js";
 import { Remote, RemoteFailure } from "./remote.js";
-import { readRepository } from "./repository.js";
+import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
+import { OBJECT_SIZES } from "./review.js";
+import { ScratchRepository } from "./scratch.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
 import { recordWorkflow } from "./summary.js";
@@ -76,6 +82,10 @@ export class HelperProxy {
   private readonly store: TaskStore;
   private readonly log: (line: string) => void;
   private rootDir: Promise<string | null> | null = null;
+  /** Root commits of the HEADs tasks started on (the repository identity's fingerprint). */
+  private readonly roots = new RootCommits();
+  /** Inert git contexts kept while the config files they were read from are unchanged. */
+  private readonly contexts = new InertContexts();
   /** The last checksum scan, so the next one only re-hashes files whose (mtime, size) moved. */
   private lastScan: LocalSnapshot | null = null;
   /**
@@ -197,13 +207,18 @@ export class HelperProxy {
     return this.options.dir ?? process.cwd();
   }
 
-  private async snapshot(dir: string, context: Promise<GitContext>): Promise<LocalSnapshot | Unavailable> {
+  private async snapshot(
+    dir: string,
+    context: Promise<GitContext>,
+    toplevel: Promise<{ root: string; gitDir: string } | null>,
+  ): Promise<LocalSnapshot | Unavailable> {
     try {
       const previous = this.lastScan?.type === "checksum" ? this.lastScan : null;
       const snapshot = await takeSnapshot(dir, {
         previous,
         progress: this.log,
         context,
+        toplevel,
       });
       if (snapshot.type === "checksum") this.lastScan = snapshot;
       return snapshot;
@@ -249,29 +264,72 @@ export class HelperProxy {
     const { snapshot: _ignored, ...args } = input;
     const dir = await this.projectDir();
     const startedAt = Date.now();
-    // The repository's config is read once for the whole call (every git query below runs with
-    // the overrides it yields), and the repository's identity is read beside the snapshot.
-    const context = inertContext(dir);
+    // The hashing of the dirty files, and the lookup of which of them are stored (the start
+    // contents to copy), start while git status runs.
+    const { toplevel, context, ready } = this.gitOf(dir, (inert, found) => [...hashing(inert, found.gitDir), OBJECT_SIZES]);
+    try {
+      return await this.startTaskIn(dir, args, startedAt, toplevel, context);
+    } finally {
+      ready.close();
+    }
+  }
+
+  /**
+   * Where git finds the repository of `dir` and its inert context: kept from an earlier call while
+   * `.git` and the config files are unchanged, else asked of git. `prestart`: git queries started
+   * in the repository's top level while the call's `git status` runs (./ready-git.ts); the caller
+   * closes `ready` when the call is done.
+   */
+  private gitOf(dir: string, prestart: (inert: GitContext, found: Found) => (readonly string[])[]) {
+    const kept = this.contexts.kept(dir);
+    const toplevel = kept ? Promise.resolve(kept) : gitToplevel(plainContext(dir));
+    toplevel.catch(() => {});
+    const known = kept
+      ? Promise.resolve(kept.context)
+      : toplevel.then(
+          (found) => this.contexts.of(dir, found),
+          () => inertContext(dir),
+        );
+    const ready = new ReadyGit();
+    const context: Promise<GitContext> = known.then(async (inert) => {
+      const found = await toplevel.catch(() => null);
+      if (found) for (const args of prestart(inert, found)) ready.startAfterNext({ ...inert, cwd: found.root }, args);
+      return { ...inert, ready };
+    });
     context.catch(() => {});
-    const repository = readRepository(dir, context);
-    const observed = await this.snapshot(dir, context);
+    return { toplevel, context, ready };
+  }
+
+  private async startTaskIn(
+    dir: string,
+    args: Record<string, unknown>,
+    startedAt: number,
+    toplevel: Promise<Found | null>,
+    context: Promise<GitContext>,
+  ): Promise<CallToolResult> {
+    const observed = await this.snapshot(dir, context, toplevel);
     const local = observed.type === "unavailable" ? null : observed;
-    // Review: start contents that are in no git object are copied for the task's line counts,
-    // while the call goes out (the agent edits nothing before it has the answer).
-    const startContentsKept = local ? keepStartContents(local, this.cache, this.log, context) : undefined;
     // Other tasks open on this working tree.
     const parentId = typeof args.parent_task_id === "string" ? args.parent_task_id : undefined;
     const ancestors = local && parentId !== undefined ? await this.store.lineage(local.root, parentId).catch(() => [parentId]) : [];
     const open = local ? await this.store.concurrent(local.root, "", startedAt, null, ancestors).catch(() => []) : [];
     const sent: Snapshot = local ? outgoingSnapshot(local) : { ...(observed as Unavailable), source: helperSource(this.options.version) };
     // Repository identity: the task records which repository and branch it ran in.
-    if (sent.type === "git") {
-      const identity = await repository;
+    if (sent.type === "git" && local?.type === "git") {
+      const identity = await context.then((known) => snapshotRepository(known, local, this.roots)).catch(() => null);
       if (identity) sent.repository = identity;
     }
     if (sent.type !== "unavailable" && open.length > 0) sent.concurrent = open;
-    const result = await this.callWithHelperData("start_task", args, sent);
-    await startContentsKept;
+    const call = this.callWithHelperData("start_task", args, sent);
+    call.catch(() => {});
+    // Review: start contents that are in no git object are copied for the task's line counts
+    // while the call is out (the agent edits nothing before it has the answer): after a turn
+    // of the event loop, so that the request is on its way first.
+    if (local) {
+      await new Promise((resolve) => setImmediate(resolve));
+      await keepStartContents(local, this.cache, this.log, context);
+    }
+    const result = await call;
     const taskId = result.isError ? undefined : taskIdOf(result);
     if (taskId === undefined) return result;
     // What other processes read (the hooks' journal, the working tree's marks) is written before
@@ -284,7 +342,7 @@ export class HelperProxy {
       : Promise.resolve();
     await Promise.all([
       // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
-      noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log),
+      noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log, gitTop(local, dir, dir)),
       local && this.store.markStarted(local.root, taskId, startedAt, ancestors).catch(() => {}),
     ]);
     return result;
@@ -299,16 +357,18 @@ export class HelperProxy {
         arguments: args,
       });
     const dir = await this.projectDir();
-    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-    // Read while the changes are computed: neither depends on the other.
-    const metrics = args.metrics === undefined ? transcriptMetrics(dir, taskId, this.options.cacheDir) : undefined;
-    // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
-    metrics?.catch(() => {});
     const record = (await this.store.load(taskId, dir)) ?? {
       task_id: taskId,
       dir,
       snapshot: null,
     };
+    // The hooks' journal of this repository, where the task was noted at its start.
+    const top = gitTop(record.snapshot, record.dir, dir);
+    // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
+    // Read while the changes are computed: neither depends on the other.
+    const metrics = args.metrics === undefined ? transcriptMetrics(dir, taskId, this.options.cacheDir, top) : undefined;
+    // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
+    metrics?.catch(() => {});
     let keySaved: Promise<void> | undefined;
     if (typeof args.idempotency_key !== "string") {
       if (!record.idempotency_key) {
@@ -320,7 +380,7 @@ export class HelperProxy {
       args.idempotency_key = record.idempotency_key;
     }
     // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
-    const edits = agentEdits(dir, taskId, this.options.cacheDir);
+    const edits = agentEdits(dir, taskId, this.options.cacheDir, top);
     edits.catch(() => {});
     let changes: Changes;
     let changed: string[] = [];
@@ -328,11 +388,29 @@ export class HelperProxy {
     // Removals of scratch files, awaited after the answer went out.
     const leftovers: Promise<unknown>[] = [];
     const start = record.snapshot;
+    const ready = new ReadyGit();
+    // The line counts' scratch repository, opened while git status runs.
+    let scratch: ScratchRepository | undefined;
     if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
-        // The repository's config is read once for the changes and the review.
-        const context = start.type === "git" ? inertContext(start.root) : undefined;
+        // The repository's config is read once for the changes and the review (or kept from an earlier
+        // call); the hashing of the dirty files and the lookup of stored contents start while git status runs.
+        const context =
+          start.type === "git"
+            ? this.contexts.of(start.root, start.git_dir ? { root: start.root, gitDir: start.git_dir } : null).then((inert) => {
+                const inRoot = { ...inert, cwd: start.root, ready };
+                for (const args of [...hashing(inert, start.git_dir), OBJECT_SIZES]) ready.startAfterNext(inRoot, args);
+                ready.afterNext(() => {
+                  try {
+                    scratch = ScratchRepository.open(join(this.cache, "line-counts"));
+                  } catch {
+                    // Opened when the counts are taken, as without this.
+                  }
+                });
+                return inRoot;
+              })
+            : undefined;
         context?.catch(() => {});
         const [observed, startMark] = await Promise.all([
           computeChanges(start, { previous, progress: this.log, context }),
@@ -343,7 +421,7 @@ export class HelperProxy {
         changes = outgoingChanges(start, observed);
         // The line counts and the other tasks on this working tree are independent reads.
         const [, others] = await Promise.all([
-          attachReview(start, observed, changes, this.log, this.cache, context, leftovers),
+          attachReview(start, observed, changes, this.log, this.cache, context, leftovers, scratch),
           this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed, mark?.ancestors).catch(() => []),
         ]);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
@@ -351,6 +429,9 @@ export class HelperProxy {
         const reason = error instanceof Error ? error.message : String(error);
         this.log(`waymark: could not compute changes of task ${taskId}: ${reason}`);
         changes = unavailable(reason);
+      } finally {
+        ready.close();
+        if (scratch) leftovers.push(scratch.remove().catch(() => {}));
       }
     } else {
       changes = unavailable(
@@ -377,7 +458,7 @@ export class HelperProxy {
     await Promise.all([
       start && this.markCompleted(start.root, taskId, mark, changed),
       // Hooks: the task's edited paths and transcript usage are kept locally.
-      noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log),
+      noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log, top),
     ]);
     this.bookkeeping = Promise.all([
       ...leftovers,
@@ -398,6 +479,19 @@ export class HelperProxy {
     await this.remote.close();
     await this.server.close();
   }
+}
+
+/** git's hashing of dirty files, unless the helper hashes them itself in this repository (./plain-checkin.ts). */
+function hashing(context: GitContext, gitDir: string | undefined): (readonly string[])[] {
+  return gitDir !== undefined && repositoryPlain(context, gitDir) ? [] : [HASH_FILES];
+}
+
+/**
+ * The repository top level of `dir` when a git snapshot taken there (`takenIn`) already named it (so the
+ * hooks' journal is found without asking git again); undefined otherwise.
+ */
+function gitTop(snapshot: LocalSnapshot | null, takenIn: string, dir: string): string | undefined {
+  return snapshot?.type === "git" && takenIn === dir ? snapshot.root : undefined;
 }
 
 function unavailable(reason: string): Unavailable {

@@ -25,9 +25,9 @@ export function withProvenance(changes: Changes, version: string, edits: AgentEd
  * ever ran for this repository (then nothing is known either way). Paths the edge would
  * refuse are left out and make the list `truncated` (it no longer proves anything about the rest).
  */
-export async function agentEdits(dir: string, taskId: string, cacheDir: string | undefined): Promise<AgentEdits | undefined> {
+export async function agentEdits(dir: string, taskId: string, cacheDir: string | undefined, top?: string): Promise<AgentEdits | undefined> {
   try {
-    const journal = await Journal.forDirectory(dir, cacheDir);
+    const journal = await Journal.forDirectory(dir, cacheDir, top);
     const [session, edits] = await Promise.all([journal.session(), journal.editedPaths(taskId)]);
     if (!session && edits.paths.length === 0) return undefined;
     const paths = edits.paths.filter((path) => repoPathProblem(path) === null).slice(0, WIRE_LIMITS.CHANGE_ENTRIES);

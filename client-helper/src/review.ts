@@ -11,21 +11,21 @@
  * - the end state of a file not in the object database: the file on disk now;
  * - the start state of a file that was dirty or untracked at start and whose content is in no
  *   object: the copy the helper took at start_task into its cache directory (`saveStartContents`).
- * Both sides go into a scratch repository of the helper's own, outside the user's (one
- * `git fast-import`), and are counted by one `git diff-tree --numstat -z` there (no repository
- * config or attributes apply). A side whose
- * content is gone (or larger than the limits) leaves the file without counts rather than guess.
+ * Both sides are counted in a scratch repository of the helper's own, outside the user's
+ * (./scratch.ts: no repository config or attributes apply). A side whose content is gone (or
+ * larger than the limits) leaves the file without counts rather than guess.
  */
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PathChange } from "@waymark/protocol/attribution";
 import { type CommitInfo, type FileState, type LineCount, REVIEW_LIMITS, type ReviewData, WIRE_LIMITS } from "@waymark/protocol/wire";
-import { cleanGitEnv, type GitContext, GitError, runGit, splitNul } from "./git.js";
-import { isMissing } from "./hash.js";
+import { type GitContext, GitError, runGit, splitNul } from "./git.js";
+import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot } from "./local.js";
 import { readableWarning } from "./outgoing.js";
+import { ScratchRepository, ScratchSides } from "./scratch.js";
 import { fsPath } from "./snapshot.js";
 
 export const CONTENT_LIMITS = {
@@ -42,11 +42,14 @@ export function startContentsRoot(cacheRoot: string): string {
   return join(cacheRoot, "start-contents");
 }
 
+/** The arguments of objectSizes' git query (a tool call may start it ahead: ./ready-git.ts). */
+export const OBJECT_SIZES: readonly string[] = ["cat-file", "--batch-check"];
+
 /** Blob ids the object database holds, with their sizes (`git cat-file --batch-check`, read-only). */
 async function objectSizes(context: GitContext, blobs: readonly string[]): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
   if (blobs.length === 0) return sizes;
-  const out = await runGit(context, ["cat-file", "--batch-check"], Buffer.from(`${blobs.join("\n")}\n`));
+  const out = await runGit(context, OBJECT_SIZES, Buffer.from(`${blobs.join("\n")}\n`));
   for (const line of out.toString("latin1").split("\n")) {
     const [sha, type, size] = line.split(" ");
     if (sha && type === "blob" && size !== undefined) sizes.set(sha, Number(size));
@@ -100,9 +103,15 @@ const isContent = (state: FileState | null): state is FileState => state !== nul
 /**
  * Copies, into `target` (the helper's cache, outside the repository), the content of every
  * file dirty or untracked at start whose blob is in no object: at complete_task it is the
- * start side of its line counts. Bounded by CONTENT_LIMITS. Returns how many were copied.
+ * start side of its line counts. Bounded by CONTENT_LIMITS. `read`: contents the snapshot already
+ * read, by blob id (not read from the disk again). Returns how many were copied.
  */
-export async function saveStartContents(context: GitContext, snapshot: LocalGitSnapshot, target: string): Promise<number> {
+export async function saveStartContents(
+  context: GitContext,
+  snapshot: LocalGitSnapshot,
+  target: string,
+  read?: ReadonlyMap<string, Buffer>,
+): Promise<number> {
   const wanted = new Map<string, string>();
   for (const entry of snapshot.dirty) {
     if (isContent(entry.worktree) && !wanted.has(entry.worktree.blob)) wanted.set(entry.worktree.blob, entry.path);
@@ -117,7 +126,9 @@ export async function saveStartContents(context: GitContext, snapshot: LocalGitS
   try {
     for (const [blob, path] of wanted) {
       if (stored.has(blob)) continue;
-      const content = diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
+      const known = read?.get(blob);
+      const content =
+        known && known.length <= CONTENT_LIMITS.FILE_BYTES ? known : diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);
       if (content === null || bytes + content.length > CONTENT_LIMITS.TOTAL_BYTES) continue;
       index[blob] = [bytes, content.length];
       writeSync(bundle, content, 0, content.length, bytes);
@@ -170,6 +181,19 @@ export async function pruneStartContents(root: string, now = Date.now()): Promis
   }
 }
 
+export type ReviewOptions = {
+  /** Where scratch repositories are made (the helper's cache; a folder in a crowded /tmp was far slower). */
+  scratchRoot?: string;
+  /** Receives the removal of this call's scratch files, for the caller to await after its answer. */
+  leftovers?: Promise<unknown>[];
+  /** The branch as `git status` named it with the end state (undefined: asked of git). */
+  endBranch?: string | null;
+  /** A scratch repository the caller opened ahead (and removes); else one is opened and removed here. */
+  scratch?: ScratchRepository;
+  /** Contents already read, by blob id (bytes that hash to it): not read again. */
+  contents?: ReadonlyMap<string, Buffer>;
+};
+
 /**
  * Lines added and removed per change, in the order of `changes` (gitlinks and files whose
  * content is not known are left out; binary files are marked).
@@ -179,27 +203,38 @@ export async function countLines(
   root: string,
   changes: readonly PathChange[],
   startContents: string | undefined,
-  scratchRoot: string = tmpdir(),
-  leftovers?: Promise<unknown>[],
+  options: ReviewOptions = {},
 ): Promise<LineCount[]> {
+  const { scratchRoot = tmpdir(), leftovers, scratch: prepared } = options;
   const counted = changes.filter((c) => (c.before === null || isContent(c.before)) && (c.after === null || isContent(c.after)));
+  const kept = startContentsReader(startContents);
+  // Bytes at hand that hash to the state's blob id are that blob's content, wherever git would
+  // read it from: the file on disk for an end state, the start copy for a start state. Only the
+  // other states are asked of the object database.
+  const verified = new Map<string, Buffer>(options.contents ?? []);
+  const verify = (blob: string, read: () => Buffer | null) => {
+    if (verified.has(blob)) return;
+    const bytes = read();
+    if (bytes !== null && blobId(bytes) === blob) verified.set(blob, bytes);
+  };
   const blobs = new Set<string>();
   for (const change of counted) {
-    if (change.before) blobs.add(change.before.blob);
-    if (change.after) blobs.add(change.after.blob);
+    if (sameContent(change)) continue;
+    if (change.before) verify(change.before.blob, () => kept(change.before?.blob ?? ""));
+    if (change.after) verify(change.after.blob, () => diskContent(root, change.path, CONTENT_LIMITS.FILE_BYTES));
+    for (const state of [change.before, change.after]) if (state && !verified.has(state.blob)) blobs.add(state.blob);
   }
   const sizes = await objectSizes(context, [...blobs]);
   const fromObjects = await readObjects(
     context,
     [...sizes].filter(([, size]) => size <= CONTENT_LIMITS.FILE_BYTES).map(([blob]) => blob),
   );
-  await mkdir(scratchRoot, { recursive: true, mode: 0o700 });
-  const scratch = await mkdtemp(join(scratchRoot, "waymark-lines-"));
+  // A scratch repository the caller prepared is the caller's to remove; one opened here is removed here.
+  const scratch = prepared ?? ScratchRepository.open(scratchRoot);
   try {
     let bytes = 0;
-    const kept = startContentsReader(startContents);
     const content = (state: FileState, path: string, side: "start" | "end"): Buffer | null => {
-      const known = fromObjects.get(state.blob);
+      const known = verified.get(state.blob) ?? fromObjects.get(state.blob);
       if (known) return known;
       if (sizes.has(state.blob)) return null; // stored, but too large to count
       if (side === "end") return diskContent(root, path, CONTENT_LIMITS.FILE_BYTES);
@@ -223,7 +258,7 @@ export async function countLines(
       results[index] = { path: change.path, added: 0, removed: 0 };
     }
     if (!sides.empty) {
-      for (const [index, counts] of await sides.numstat(scratch)) {
+      for (const [index, counts] of await scratch.numstat(sides)) {
         const change = counted[index];
         if (!change) continue;
         results[index] = counts === "binary" ? { path: change.path, binary: true } : { path: change.path, ...counts };
@@ -233,98 +268,20 @@ export async function countLines(
   } finally {
     // The scratch copies are private to this call: with `leftovers`, the caller awaits their
     // removal when it suits it (after the tool's answer went out) instead of on the way.
-    const removed = rm(scratch, { recursive: true, force: true });
-    if (leftovers) leftovers.push(removed.catch(() => {}));
-    else await removed;
+    if (!prepared) {
+      const removed = scratch.remove();
+      if (leftovers) leftovers.push(removed.catch(() => {}));
+      else await removed;
+    }
   }
 }
-
-const COMMITTER = "committer waymark <waymark> 0 +0000\ndata 0\n";
 
 /**
- * The two sides of the line counts as two trees of a scratch repository of the helper's own
- * (named by the index of the change), counted by one `git diff-tree --numstat -z`: the contents
- * go in with one `git fast-import` (a pack, not a file per side: creating hundreds of small files
- * was most of complete_task's time). Nothing of the user's repository applies there: no config,
- * no attributes, no filters; the bytes are compared as given.
+ * The branch checked out (null when HEAD is detached): as `git status` named it when the end
+ * state was observed (`known`), else asked of git.
  */
-class ScratchSides {
-  private readonly stream: Buffer[] = [];
-  private readonly start: string[] = [];
-  private readonly end: string[] = [];
-  private marks = 0;
-
-  get empty(): boolean {
-    return this.start.length === 0 && this.end.length === 0;
-  }
-
-  add(index: number, before: Buffer | null, after: Buffer | null): void {
-    if (before) this.start.push(`M 100644 :${this.blob(before)} ${index}\n`);
-    if (after) this.end.push(`M 100644 :${this.blob(after)} ${index}\n`);
-  }
-
-  private blob(content: Buffer): number {
-    this.marks++;
-    this.stream.push(Buffer.from(`blob\nmark :${this.marks}\ndata ${content.length}\n`), content, Buffer.from("\n"));
-    return this.marks;
-  }
-
-  /** Counts in `dir` (an empty directory of the helper's, made a bare repository here). */
-  async numstat(dir: string): Promise<Map<number, { added: number; removed: number } | "binary">> {
-    await Promise.all([mkdir(join(dir, "objects", "pack"), { recursive: true }), mkdir(join(dir, "refs", "heads"), { recursive: true })]);
-    writeFileSync(join(dir, "HEAD"), "ref: refs/heads/start\n");
-    const context: GitContext = {
-      cwd: dir,
-      env: { ...cleanGitEnv(), GIT_CONFIG_NOSYSTEM: "1", GIT_DIR: dir },
-      fileMode: true,
-      symlinks: true,
-    };
-    this.stream.push(
-      Buffer.from(
-        `commit refs/heads/start\n${COMMITTER}${this.start.join("")}\ncommit refs/heads/end\n${COMMITTER}${this.end.join("")}\ndone\n`,
-      ),
-    );
-    await runGit(context, ["fast-import", "--quiet", "--done", "--date-format=raw"], Buffer.concat(this.stream));
-    const out = await runGit(context, [
-      "diff-tree",
-      "-r",
-      "--no-renames",
-      "--no-ext-diff",
-      "--no-textconv",
-      "--numstat",
-      "-z",
-      "refs/heads/start",
-      "refs/heads/end",
-      "--",
-    ]);
-    return parseNumstat(out);
-  }
-}
-
-/** `--numstat -z` of the two scratch sides: record "added\tremoved\t" NUL source NUL destination NUL, per file index. */
-export function parseNumstat(out: Buffer): Map<number, { added: number; removed: number } | "binary"> {
-  const tokens = splitNul(out).map((token) => token.toString("latin1"));
-  const counts = new Map<number, { added: number; removed: number } | "binary">();
-  for (let i = 0; i < tokens.length; i++) {
-    const [added, removed, inline] = (tokens[i] as string).split("\t");
-    if (added === undefined || removed === undefined) continue;
-    // One path inline when both sides have the same name, else two tokens follow (a file present on one side only).
-    let name = inline ?? "";
-    if (name === "") {
-      const source = tokens[i + 1] ?? "";
-      const destination = tokens[i + 2] ?? "";
-      name = destination === "/dev/null" ? source : destination;
-      i += 2;
-    }
-    const index = Number(name.slice(name.lastIndexOf("/") + 1));
-    if (!Number.isInteger(index)) continue;
-    counts.set(index, added === "-" ? "binary" : { added: Number(added), removed: Number(removed) });
-  }
-  return counts;
-}
-
-/** The branch checked out (null when HEAD is detached). */
-async function currentBranch(context: GitContext): Promise<string | null> {
+async function currentBranch(context: GitContext, known: string | null | undefined): Promise<string | null> {
+  if (known !== undefined) return known === null ? null : readableWarning(known).slice(0, WIRE_LIMITS.BRANCH_CHARS);
   try {
     const name = (await runGit(context, ["symbolic-ref", "-q", "--short", "HEAD"])).toString("utf8").trim();
     return name === "" ? null : readableWarning(name).slice(0, WIRE_LIMITS.BRANCH_CHARS);
@@ -376,21 +333,22 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-/** The review block of a git task: line counts of its net changes, its commits, the branch. */
+/**
+ * The review block of a git task: line counts of its net changes, its commits, the branch.
+ */
 export async function measureReview(
   context: GitContext,
   start: LocalGitSnapshot,
   endHead: string | null,
   changes: readonly PathChange[],
   startContents: string | undefined,
-  scratchRoot?: string,
-  leftovers?: Promise<unknown>[],
+  options: ReviewOptions = {},
 ): Promise<ReviewData> {
   const listed = changes.slice(0, WIRE_LIMITS.HELPER_LIST_ENTRIES);
   const [lines, log, branch] = await Promise.all([
-    countLines(context, start.root, listed, startContents, scratchRoot, leftovers),
+    countLines(context, start.root, listed, startContents, options),
     commitsSince(context, start.head, endHead),
-    currentBranch(context),
+    currentBranch(context, options.endBranch),
   ]);
   const review: ReviewData = { lines, commits: log.commits, branch };
   if (log.omitted > 0) review.commits_omitted = log.omitted;

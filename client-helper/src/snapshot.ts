@@ -7,15 +7,14 @@
  */
 
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { lstat, readFile, realpath, stat } from "node:fs/promises";
+import { lstatSync, readFileSync, readlinkSync, type Stats, statSync } from "node:fs";
+import { lstat, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire";
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
 import {
-  cleanGitEnv,
   fileState,
   type GitContext,
   GitError,
@@ -31,11 +30,13 @@ import {
   type HiddenEntry,
   headFromFiles,
   inertContext,
+  plainContext,
   type StatusRecord,
   type StatusResult,
 } from "./git.js";
 import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot, LocalSnapshot } from "./local.js";
+import { attributesOnDisk, isAttributesPath, PLAIN_MAX_BYTES, repositoryPlain } from "./plain-checkin.js";
 
 const GITLINK = "160000";
 const SYMLINK = "120000";
@@ -102,7 +103,13 @@ function recordedMode(context: GitContext, stats: Stats, modeHint: string | unde
  * (through its conversions, without writing objects); links are hashed here (git does not
  * convert them); submodules report their checked-out commit.
  */
-async function worktreeStates(context: GitContext, root: string, plans: readonly Plan[]): Promise<(FileState | null)[]> {
+async function worktreeStates(
+  context: GitContext,
+  root: string,
+  plans: readonly Plan[],
+  attributesApply: ((path: string) => boolean) | null,
+  contents?: Contents,
+): Promise<(FileState | null)[]> {
   const states: (FileState | null)[] = new Array(plans.length).fill(null);
   const toHash: { index: number; mode: string }[] = [];
   const submodules: number[] = [];
@@ -134,7 +141,11 @@ async function worktreeStates(context: GitContext, root: string, plans: readonly
       } catch (error) {
         if (!isMissing(error)) throw error;
       }
-    } else if (mode !== null) toHash.push({ index, mode });
+    } else if (mode !== null) {
+      // Stored as its bytes (./plain-checkin.ts): its blob id is theirs, no git process needed.
+      if (attributesApply && stats.size <= PLAIN_MAX_BYTES && !attributesApply(plan.path)) states[index] = plainState(abs, mode, contents);
+      else toHash.push({ index, mode });
+    }
   });
   const blobs = await gitHashFiles(
     context,
@@ -160,6 +171,37 @@ async function worktreeStates(context: GitContext, root: string, plans: readonly
   return states;
 }
 
+/** A regular file's state from its bytes (kept in `contents` within its budget); null when it is gone by now. */
+function plainState(path: Buffer, mode: string, contents?: Contents): FileState | null {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+  const blob = blobId(bytes);
+  contents?.keep(blob, bytes);
+  return { mode, blob };
+}
+
+/**
+ * Contents read while hashing the end state, by blob id, for the line counts of the same call
+ * (./review.ts) not to read them again; bounded, beyond which they are read again there.
+ */
+class Contents {
+  readonly byBlob = new Map<string, Buffer>();
+  private bytes = 0;
+
+  keep(blob: string, content: Buffer): void {
+    if (this.bytes + content.length > KEPT_CONTENT_BYTES) return;
+    this.bytes += content.length;
+    this.byBlob.set(blob, content);
+  }
+}
+
+const KEPT_CONTENT_BYTES = 32 * 1024 * 1024;
+
 /** The blob id of a file git could not hash: its raw content, or null when it is really gone (an agent deleted it meanwhile). */
 function rawBlob(path: Buffer): string | null {
   try {
@@ -176,6 +218,8 @@ export async function dirtyEntries(
   root: string,
   status: StatusResult,
   hidden: readonly HiddenEntry[] = [],
+  gitDir?: string,
+  contents?: Contents,
 ): Promise<DirtyEntry[]> {
   const plans = new Map<string, Plan>();
   for (const record of status.records) {
@@ -194,7 +238,13 @@ export async function dirtyEntries(
     plans.set(entry.path, { path: entry.path, head, modeHint: entry.index.mode, hidden: entry });
   }
   const list = [...plans.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const states = await worktreeStates(context, root, list);
+  // A .gitattributes tracked but changed or hidden (git may read it from the index): every file goes through git.
+  const plain =
+    gitDir !== undefined &&
+    repositoryPlain(context, gitDir) &&
+    !status.records.some((record) => isAttributesPath(record.path)) &&
+    !hidden.some((entry) => isAttributesPath(entry.path));
+  const states = await worktreeStates(context, root, list, plain ? attributesOnDisk(root) : null, contents);
   const inStatus = new Set(status.records.map((record) => record.path));
   const entries: DirtyEntry[] = [];
   list.forEach((plan, index) => {
@@ -212,6 +262,8 @@ export type SnapshotOptions = ScanOptions & {
    * queries of the same tool call: the repository's config is then read once per call.
    */
   context?: Promise<GitContext>;
+  /** The caller's `gitToplevel` of the project directory, when it already asked (the context may depend on it). */
+  toplevel?: Promise<{ root: string; gitDir: string } | null>;
 };
 
 /** git's words for a failure, turned into what happened and how to fix it. */
@@ -234,18 +286,19 @@ export function explainGitFailure(error: unknown, dir: string): Error {
 /** The state of `dir` now: git HEAD + dirty paths, or a checksum scan outside what git tracks. */
 export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): Promise<LocalSnapshot> {
   // Checked first: a missing directory must fail, not read as an empty checksum scan.
-  const info = await stat(dir).catch((error: unknown) => {
-    if (isMissing(error)) {
-      throw new ObservationError(
-        `the project directory ${dir} does not exist, so file changes were not computed. Check --dir or the MCP client's project root.`,
-      );
-    }
-    throw error;
-  });
+  // One stat, done at once: git status waits for it.
+  const info = statSync(dir, { throwIfNoEntry: false });
+  if (!info) {
+    throw new ObservationError(
+      `the project directory ${dir} does not exist, so file changes were not computed. Check --dir or the MCP client's project root.`,
+    );
+  }
   if (!info.isDirectory()) throw new ObservationError(`the project path ${dir} is not a directory; point --dir at the project folder.`);
   // The top-level lookup runs nothing the repository could define, so it need not wait for the config read.
-  const plain: GitContext = { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
-  const [root, context] = await Promise.allSettled([gitToplevel(plain), options.context ?? inertContext(dir)]);
+  const [root, context] = await Promise.allSettled([
+    options.toplevel ?? gitToplevel(plainContext(dir)),
+    options.context ?? inertContext(dir),
+  ]);
   if (root.status === "rejected") throw explainGitFailure(root.reason, dir);
   if (context.status === "rejected") throw explainGitFailure(context.reason, dir);
   if (root.value === null) return scanDirectory(dir, options);
@@ -254,7 +307,7 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   const rootContext = { ...context.value, cwd: top };
   const [status, hidden, ignored] = await Promise.allSettled([
     gitStatus(rootContext),
-    gitHiddenEntries(rootContext),
+    gitHiddenEntries(rootContext, join(gitDir, "index")),
     ignoredByRepository(rootContext, top, dir),
   ]);
   if (ignored.status === "fulfilled" && ignored.value) {
@@ -267,11 +320,9 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
   if (status.status === "rejected") throw explainGitFailure(status.reason, dir);
   if (hidden.status === "rejected") throw explainGitFailure(hidden.reason, dir);
   const { head, branch } = status.value;
-  // Independent reads: the dirty files' hashes (git) and the ignore rules (a file).
-  const [dirty, ignoreRules] = await Promise.all([
-    dirtyEntries(rootContext, top, status.value, hidden.value),
-    ignoreRulesDigest(rootContext, gitDir),
-  ]);
+  const contents = new Contents();
+  const dirty = await dirtyEntries(rootContext, top, status.value, hidden.value, gitDir, contents);
+  const ignoreRules = ignoreRulesDigest(rootContext, gitDir);
   const snapshot: LocalGitSnapshot = {
     type: "git",
     root: top,
@@ -281,6 +332,7 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
     git_dir: gitDir,
     ignore_rules: ignoreRules,
   };
+  snapshotContents.set(snapshot, contents.byBlob);
   return snapshot;
 }
 
@@ -318,12 +370,43 @@ export function wireSnapshot(snapshot: LocalSnapshot): Snapshot {
  * core.excludesFile set by the repository's config. Edits to them are not file changes, yet
  * they decide which new files status reports, so a change during a task is worth a warning.
  */
-async function ignoreRulesDigest(context: GitContext, gitDir: string): Promise<string> {
-  const exclude = await readFile(join(gitDir, "info", "exclude")).catch(() => Buffer.from("(none)"));
+function ignoreRulesDigest(context: GitContext, gitDir: string): string {
+  let exclude: Buffer;
+  try {
+    // One small file: read at once rather than through the thread pool.
+    exclude = readFileSync(join(gitDir, "info", "exclude"));
+  } catch {
+    exclude = Buffer.from("(none)");
+  }
   return createHash("sha256")
     .update(`${context.localExcludesFile ?? ""}\0`)
     .update(exclude)
     .digest("hex");
+}
+
+/** The branch `git status` named with each set of git changes computed here (not part of the wire data). */
+const branches = new WeakMap<Changes, string | null>();
+/** The dirty files' contents read while taking each git snapshot, until the start contents are kept (take-once). */
+const snapshotContents = new WeakMap<LocalSnapshot, ReadonlyMap<string, Buffer>>();
+
+/** The dirty files' contents read while taking `snapshot`, by blob id, once (they are not kept beyond). */
+export function takeSnapshotContents(snapshot: LocalSnapshot): ReadonlyMap<string, Buffer> | undefined {
+  const contents = snapshotContents.get(snapshot);
+  snapshotContents.delete(snapshot);
+  return contents;
+}
+
+/** The end-state contents read while computing each set of git changes (not part of the wire data). */
+const contentsRead = new WeakMap<Changes, ReadonlyMap<string, Buffer>>();
+
+/** Contents of `changes`' end states read while computing them, by blob id; undefined when none were kept. */
+export function observedContents(changes: Changes): ReadonlyMap<string, Buffer> | undefined {
+  return contentsRead.get(changes);
+}
+
+/** The branch checked out when `changes` were observed (null: detached HEAD); undefined when not known. */
+export function observedBranch(changes: Changes): string | null | undefined {
+  return branches.get(changes);
 }
 
 async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>): Promise<GitChanges> {
@@ -345,11 +428,12 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
   // status and the commit diff run concurrently against the HEAD read just before; if
   // a commit lands in between, status reports another HEAD and the pair is taken again.
   for (let attempt = 1; ; attempt++) {
+    const contents = new Contents();
     const headNow = (await headFromFiles(root)) ?? (await gitHead(context));
     const [status, committed, hidden] = await Promise.all([
       gitStatus(context).catch((error: unknown) => Promise.reject(explainGitFailure(error, root))),
       diff(headNow),
-      gitHiddenEntries(context),
+      gitHiddenEntries(context, since.git_dir === undefined ? undefined : join(since.git_dir, "index")),
     ]);
     if (status.head !== headNow && attempt < 3) continue;
     const changes: GitChanges = {
@@ -357,13 +441,15 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
       start_head: since.head,
       head: status.head,
       committed: status.head === headNow ? committed : await diff(status.head),
-      dirty: await dirtyEntries(context, root, status, hidden),
+      dirty: await dirtyEntries(context, root, status, hidden, since.git_dir, contents),
     };
-    if (since.git_dir && since.ignore_rules && since.ignore_rules !== (await ignoreRulesDigest(context, since.git_dir))) {
+    if (since.git_dir && since.ignore_rules && since.ignore_rules !== ignoreRulesDigest(context, since.git_dir)) {
       changes.warnings = [
         `The repository's own ignore rules (${join(since.git_dir, "info", "exclude")} or core.excludesFile in its config) changed during the task: files they now ignore are not listed. Check that no new file was hidden this way.`,
       ];
     }
+    branches.set(changes, status.branch);
+    contentsRead.set(changes, contents.byBlob);
     return changes;
   }
 }

@@ -7,7 +7,7 @@
  */
 
 import { createHash, randomUUID } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -193,13 +193,17 @@ export class TaskStore {
     return join(this.root, `t-${hash(`${this.endpoint}\0${tree}`).slice(0, 24)}`);
   }
 
+  /**
+   * A mark is a small file written on the way of a tool call's answer: synchronously, as each
+   * step through the thread pool costs a round trip (several per call on a busy machine).
+   */
   private async writeMark(tree: string, mark: WorktreeMark): Promise<void> {
     const folder = this.treeFolder(tree);
-    await mkdir(folder, { recursive: true, mode: 0o700 });
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
     const target = join(folder, `${hash(mark.task_id).slice(0, 40)}.json`);
     const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
-    await writeFile(temp, JSON.stringify(mark), { mode: 0o600 });
-    await rename(temp, target);
+    writeFileSync(temp, JSON.stringify(mark), { mode: 0o600 });
+    renameSync(temp, target);
   }
 
   async markStarted(tree: string, taskId: string, startedAt: number, ancestors: readonly string[] = []): Promise<void> {
@@ -225,7 +229,7 @@ export class TaskStore {
 
   async mark(tree: string, taskId: string): Promise<WorktreeMark | null> {
     try {
-      return JSON.parse(await readFile(join(this.treeFolder(tree), `${hash(taskId).slice(0, 40)}.json`), "utf8")) as WorktreeMark;
+      return JSON.parse(readFileSync(join(this.treeFolder(tree), `${hash(taskId).slice(0, 40)}.json`), "utf8")) as WorktreeMark;
     } catch {
       return null;
     }

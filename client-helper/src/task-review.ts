@@ -13,7 +13,8 @@ import type { Changes } from "@waymark/protocol/wire";
 import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
 import { measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
-import { wireSnapshot } from "./snapshot.js";
+import type { ScratchRepository } from "./scratch.js";
+import { observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
 
 /** `context`: the inert git context the tool call already read, if any (its config is not read again). */
 export async function keepStartContents(
@@ -26,8 +27,8 @@ export async function keepStartContents(
   const root = startContentsRoot(cache);
   const target = join(root, randomUUID());
   try {
-    await pruneStartContents(root);
-    await saveStartContents(await inRoot(local.root, context), local, target);
+    pruneOnce(root);
+    await saveStartContents(await inRoot(local.root, context), local, target, takeSnapshotContents(local));
     local.start_contents = target;
   } catch (error) {
     log(`waymark: could not keep the start contents of dirty files (line counts of those files will be missing): ${String(error)}`);
@@ -39,6 +40,7 @@ export async function keepStartContents(
  * `cache`: the helper's cache directory, where the two sides of the line counts are written
  * (a new folder in a crowded /tmp made creating them there dozens of times slower).
  * `leftovers`: receives the removal of those scratch files, for the caller to await after its answer.
+ * `scratch`: the scratch repository the caller opened ahead for the counts (and removes), if any.
  */
 export async function attachReview(
   start: LocalSnapshot,
@@ -48,6 +50,7 @@ export async function attachReview(
   cache: string,
   context?: Promise<GitContext>,
   leftovers?: Promise<unknown>[],
+  scratch?: ScratchRepository,
 ): Promise<void> {
   if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;
   try {
@@ -57,19 +60,29 @@ export async function attachReview(
       net = net.filter((change) => listed.has(change.path));
     }
     const scratchRoot = join(cache, "line-counts");
-    await pruneStartContents(scratchRoot);
-    sent.review = await measureReview(
-      await inRoot(start.root, context),
-      start,
-      observed.head,
-      net,
-      start.start_contents,
+    pruneOnce(scratchRoot);
+    sent.review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents, {
       scratchRoot,
       leftovers,
-    );
+      endBranch: observedBranch(observed),
+      scratch,
+      contents: observedContents(observed),
+    });
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);
   }
+}
+
+const pruned = new Set<string>();
+
+/**
+ * Removes month-old leftovers under `root` once per process, beside the call rather than on its
+ * way (it only touches folders older than anything this process writes).
+ */
+function pruneOnce(root: string): void {
+  if (pruned.has(root)) return;
+  pruned.add(root);
+  pruneStartContents(root).catch(() => {});
 }
 
 /** The given context (or a fresh one) with git run from the repository's top level. */

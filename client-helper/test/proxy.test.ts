@@ -158,6 +158,14 @@ describe("waymark mcp (stdio proxy, real child process)", () => {
       m: ["a.txt", "pre.txt"],
       d: ["b.txt"],
     });
+    // Line counts, pre.txt's from the copy the helper kept at start_task (it was dirty then).
+    const review = (sent.changes as Changes & { review?: { lines: unknown[] } }).review;
+    expect(review?.lines).toEqual([
+      { path: "a.txt", added: 1, removed: 1 },
+      { path: "b.txt", added: 0, removed: 1 },
+      { path: "new.txt", added: 1, removed: 0 },
+      { path: "pre.txt", added: 1, removed: 1 },
+    ]);
   });
 
   it("forwards resources/list and resources/read", async () => {

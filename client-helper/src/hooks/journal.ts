@@ -9,7 +9,8 @@
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import { appendFile, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFile, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { cleanGitEnv } from "../git.js";
 import { cacheRoot } from "../store.js";
@@ -52,18 +53,30 @@ export async function repositoryRoot(dir: string, timeoutMs = 1000): Promise<str
       (error, stdout) => done(error ? null : stdout.replace(/\n$/, "")),
     );
   });
-  return realpath(top || dir).catch(() => resolve(top || dir));
+  return realRoot(top || dir);
 }
 
-async function writeAtomic(path: string, value: unknown): Promise<void> {
+function realRoot(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/**
+ * The journal's files are small and written on the way of a tool call's answer: synchronously,
+ * as each write through the thread pool costs a round trip (several per call on a busy machine).
+ */
+function writeAtomic(path: string, value: unknown): void {
   const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
-  await writeFile(temp, JSON.stringify(value), { mode: 0o600 });
-  await rename(temp, path);
+  writeFileSync(temp, JSON.stringify(value), { mode: 0o600 });
+  renameSync(temp, path);
 }
 
 async function readJson<T>(path: string): Promise<T | null> {
   try {
-    return JSON.parse(await readFile(path, "utf8")) as T;
+    return JSON.parse(readFileSync(path, "utf8")) as T;
   } catch {
     return null;
   }
@@ -80,29 +93,33 @@ export class Journal {
     this.folder = join(cache, "activity", hash(root).slice(0, 24));
   }
 
-  static async forDirectory(dir: string, cache?: string): Promise<Journal> {
-    return new Journal(await repositoryRoot(dir), cache);
+  /**
+   * `top`: the repository top level of `dir` when the caller already asked git for it (the MCP
+   * proxy's snapshot did), so no git process is started again for the same answer.
+   */
+  static async forDirectory(dir: string, cache?: string, top?: string): Promise<Journal> {
+    return new Journal(top === undefined ? await repositoryRoot(dir) : realRoot(top), cache);
   }
 
   private taskFile(kind: "open" | "edits" | "done", taskId: string): string {
     return join(this.folder, kind, `${hash(taskId).slice(0, 40)}.${kind === "edits" ? "jsonl" : "json"}`);
   }
 
-  private async ensure(kind: string): Promise<void> {
-    await mkdir(join(this.folder, kind), { recursive: true, mode: 0o700 });
+  private ensure(kind: string): void {
+    mkdirSync(join(this.folder, kind), { recursive: true, mode: 0o700 });
   }
 
   async taskStarted(task: OpenTask): Promise<void> {
-    await this.ensure("open");
-    await writeAtomic(this.taskFile("open", task.task_id), task);
+    this.ensure("open");
+    writeAtomic(this.taskFile("open", task.task_id), task);
     if (task.workflow_id) await this.workflowSeen(task.workflow_id, null);
   }
 
   async workflowSeen(workflowId: string, name: string | null): Promise<void> {
-    await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     const known = await this.lastWorkflow();
     const keep = known?.workflow_id === workflowId ? (name ?? known.name) : name;
-    await writeAtomic(join(this.folder, "workflow.json"), { workflow_id: workflowId, name: keep, seen_at: Date.now() });
+    writeAtomic(join(this.folder, "workflow.json"), { workflow_id: workflowId, name: keep, seen_at: Date.now() });
   }
 
   lastWorkflow(): Promise<LastWorkflow | null> {
@@ -123,7 +140,7 @@ export class Journal {
   }
 
   async markReminded(task: OpenTask, at: number): Promise<void> {
-    await writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: at });
+    writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: at });
   }
 
   /**
@@ -155,7 +172,7 @@ export class Journal {
     if (paths.length === 0) return 0;
     const tasks = await this.openTasks();
     if (tasks.length === 0) return 0;
-    await this.ensure("edits");
+    this.ensure("edits");
     const line = `${JSON.stringify({ at, tool, paths })}\n`;
     for (const task of tasks) await appendFile(this.taskFile("edits", task.task_id), line, { mode: 0o600 });
     return tasks.length;
@@ -165,7 +182,7 @@ export class Journal {
   async editedPaths(taskId: string): Promise<{ paths: string[]; truncated: boolean; last_at: number | null }> {
     let text = "";
     try {
-      text = await readFile(this.taskFile("edits", taskId), "utf8");
+      text = readFileSync(this.taskFile("edits", taskId), "utf8");
     } catch {
       return { paths: [], truncated: false, last_at: null };
     }
@@ -187,8 +204,8 @@ export class Journal {
   }
 
   async sessionSeen(session: AgentSession): Promise<void> {
-    await mkdir(this.folder, { recursive: true, mode: 0o700 });
-    await writeAtomic(join(this.folder, "session.json"), session);
+    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    writeAtomic(join(this.folder, "session.json"), session);
   }
 
   session(): Promise<AgentSession | null> {
@@ -203,10 +220,10 @@ export class Journal {
   async taskCompleted(taskId: string, completedAt: number): Promise<CompletedTask | null> {
     const done = await this.summarize(taskId, completedAt);
     if (!done) return this.completed(taskId);
-    await this.ensure("done");
-    await writeAtomic(this.taskFile("done", taskId), done);
-    await rm(this.taskFile("open", taskId), { force: true });
-    await rm(this.taskFile("edits", taskId), { force: true });
+    this.ensure("done");
+    writeAtomic(this.taskFile("done", taskId), done);
+    rmSync(this.taskFile("open", taskId), { force: true });
+    rmSync(this.taskFile("edits", taskId), { force: true });
     return done;
   }
 

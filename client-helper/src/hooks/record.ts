@@ -3,7 +3,8 @@
  * The moments the MCP proxy tells the hooks' journal about: a task started through the
  * helper (so hooks know it is open and attribute edits to it), a task about to complete
  * (its real usage, read from the agent's transcript, for the request), and a task completed
- * (its edited paths and transcript usage are kept). Never throws: the journal is a record
+ * (its edited paths and transcript usage are kept). `top`: the repository top level when the
+ * caller knows it (see Journal.forDirectory). Never throws: the journal is a record
  * beside the tool call, never a reason for it to fail.
  */
 import { type EdgeMetrics, edgeMetrics } from "../usage/transcript.js";
@@ -15,9 +16,10 @@ export async function noteTaskStarted(
   input: Record<string, unknown>,
   cacheDir: string | undefined,
   log: (line: string) => void,
+  top?: string,
 ): Promise<void> {
   try {
-    const journal = await Journal.forDirectory(dir, cacheDir);
+    const journal = await Journal.forDirectory(dir, cacheDir, top);
     await journal.taskStarted({
       task_id: taskId,
       workflow_id: typeof input.workflow_id === "string" ? input.workflow_id : null,
@@ -34,9 +36,10 @@ export async function noteTaskCompleted(
   taskId: string,
   cacheDir: string | undefined,
   log: (line: string) => void,
+  top?: string,
 ): Promise<void> {
   try {
-    const journal = await Journal.forDirectory(dir, cacheDir);
+    const journal = await Journal.forDirectory(dir, cacheDir, top);
     await journal.taskCompleted(taskId, Date.now());
   } catch (error) {
     log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
@@ -44,9 +47,14 @@ export async function noteTaskCompleted(
 }
 
 /** The task's usage from the agent's transcript, as `complete_task` metrics; undefined when unknown. */
-export async function transcriptMetrics(dir: string, taskId: string, cacheDir: string | undefined): Promise<EdgeMetrics | undefined> {
+export async function transcriptMetrics(
+  dir: string,
+  taskId: string,
+  cacheDir: string | undefined,
+  top?: string,
+): Promise<EdgeMetrics | undefined> {
   try {
-    const journal = await Journal.forDirectory(dir, cacheDir);
+    const journal = await Journal.forDirectory(dir, cacheDir, top);
     const summary = await journal.summarize(taskId, Date.now());
     return summary?.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined;
   } catch {
