@@ -42,8 +42,12 @@ export class FakeRemote {
   private server: Server | null = null;
   private nextTask = 1;
   url = "";
+  readonly token: string;
 
-  constructor(readonly token: string) {}
+  // A plain field, not a parameter property: scripts load this file through Node's type stripping.
+  constructor(token: string) {
+    this.token = token;
+  }
 
   private build(): McpServer {
     const server = new McpServer({ name: "fake-waymark", version: "0.0.0" });
