@@ -86,16 +86,16 @@ export class PathIndex {
   /** Upserts a workflow's paths (replays are harmless), at most PATHS_PER_WORKFLOW per workflow. */
   record(workflowId: string, entries: readonly PathEntry[]): void {
     if (entries.length === 0) return;
-    let stored = this.sql<{ n: number }>`SELECT count(*) AS n FROM workflow_paths WHERE workflow_id = ${workflowId}`[0]?.n ?? 0;
-    for (const e of entries) {
-      if (stored >= LIMITS.PATHS_PER_WORKFLOW) return;
-      const inserted = this.sql<{ path: string }>`
-        INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
-        VALUES (${e.path}, ${workflowId}, ${e.task_id}, ${e.task_name}, ${e.status}, ${e.at})
-        ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name
-        RETURNING path`;
-      stored += inserted.length;
-    }
+    const stored = this.sql<{ n: number }>`SELECT count(*) AS n FROM workflow_paths WHERE workflow_id = ${workflowId}`[0]?.n ?? 0;
+    // Every entry counts against the bound, as if each one were new (replays included).
+    const batch = entries.slice(0, Math.max(0, LIMITS.PATHS_PER_WORKFLOW - stored));
+    if (batch.length === 0) return;
+    // One statement for the whole batch: a statement per path cost about 0.1 ms each, 12 ms for a 100-file task.
+    const rows = JSON.stringify(batch.map((e) => [e.path, e.task_id, e.task_name, e.status, e.at]));
+    this.sql`
+      INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
+      SELECT value ->> 0, ${workflowId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows}) WHERE true
+      ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name`;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DENSE_PREFIX_MATCHES, type PathEntry, type PathHit } from "../../src/account/path-index";
+import { LIMITS } from "../../src/limits";
 import { workflowSummary } from "./fixtures";
 
 /**
@@ -57,5 +58,30 @@ describe("prefix search order", () => {
     const narrow = await stub.searchPaths("lib/m3/", true, 20);
     expect(narrow.map((h) => `${h.at} ${h.path}`)).toEqual(expected("lib/m3/", 20).map((h) => `${h.at} ${h.path}`));
     expect(narrow.length).toBe(20);
+  });
+});
+
+describe("recording paths", () => {
+  const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("path-record"));
+  const entry = (path: string, status = "M"): PathEntry => ({ path, task_id: "tk_r", task_name: "Record", status, at: minute(1) });
+
+  it("upserts in one batch: a replay does not duplicate, a changed status replaces, odd names survive", async () => {
+    const odd = ["src/a.ts", "src/ünï cödé.ts", 'quote"d\\back.ts', "/lib/caf%E9.ts", "emoji 🧾.md"];
+    await stub.recordWorkflow("path-record", workflowSummary("wf_rec", "rec"), { paths: odd.map((p) => entry(p)) });
+    await stub.recordWorkflow("path-record", workflowSummary("wf_rec", "rec"), { paths: [entry("src/a.ts", "D")] });
+    for (const path of odd) {
+      const hits = await stub.searchPaths(path, false, 5);
+      expect(
+        hits.map((h) => [h.path, h.status]),
+        path,
+      ).toEqual([[path, path === "src/a.ts" ? "D" : "M"]]);
+    }
+  });
+
+  it("stops at PATHS_PER_WORKFLOW per workflow", async () => {
+    const many = Array.from({ length: LIMITS.PATHS_PER_WORKFLOW + 50 }, (_, i) => entry(`bulk/f${i}.ts`));
+    await stub.recordWorkflow("path-record", workflowSummary("wf_bulk", "bulk"), { paths: many });
+    expect(await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW - 1}.ts`, false, 5)).toHaveLength(1);
+    expect(await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW}.ts`, false, 5)).toEqual([]);
   });
 });
