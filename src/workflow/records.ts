@@ -422,15 +422,17 @@ export class WorkflowRecords {
     const repository = snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head) : null;
     if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
     if (snapshot?.type !== "git") return 0;
+    if (snapshot.dirty.length === 0) return 0;
     let bytes = 0;
-    for (const entry of snapshot.dirty) {
-      this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
-        VALUES (${taskId}, ${entry.path}, ${entry.head?.mode ?? null}, ${entry.head?.blob ?? null},
-                ${entry.worktree?.mode ?? null}, ${entry.worktree?.blob ?? null})
-        ON CONFLICT (task_id, path) DO UPDATE SET head_mode = excluded.head_mode, head_blob = excluded.head_blob,
-          worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
-      bytes += entry.path.length + SNAPSHOT_ENTRY_OVERHEAD;
-    }
+    for (const entry of snapshot.dirty) bytes += entry.path.length + SNAPSHOT_ENTRY_OVERHEAD;
+    // One statement for the whole list (a statement per entry cost about 0.1 ms each); a path listed twice keeps its last entry.
+    const rows = JSON.stringify(
+      snapshot.dirty.map((e) => [e.path, e.head?.mode ?? null, e.head?.blob ?? null, e.worktree?.mode ?? null, e.worktree?.blob ?? null]),
+    );
+    this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
+      SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows}) WHERE true
+      ON CONFLICT (task_id, path) DO UPDATE SET head_mode = excluded.head_mode, head_blob = excluded.head_blob,
+        worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
     return bytes;
   }
 
@@ -460,14 +462,26 @@ export class WorkflowRecords {
 
   /** Stores a task's attributed changes; returns how many paths no earlier task had changed. */
   storeChanges(taskId: string, changes: readonly PathChange[], unexpected: ReadonlySet<string>): number {
-    let newPaths = 0;
-    for (const c of changes) {
-      this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope)
-        VALUES (${taskId}, ${c.path}, ${c.status}, ${c.before?.mode ?? null}, ${c.before?.blob ?? null},
-                ${c.after?.mode ?? null}, ${c.after?.blob ?? null}, ${c.committed ? 1 : 0}, ${unexpected.has(c.path) ? 0 : 1})`;
-      newPaths += this.sql`INSERT INTO changed_paths (path) VALUES (${c.path}) ON CONFLICT (path) DO NOTHING RETURNING path`.length;
-    }
-    return newPaths;
+    if (changes.length === 0) return 0;
+    // Two statements for the whole list, not two per file: at 100 files the per-file statements
+    // were most of complete_task's time in the object.
+    const rows = JSON.stringify(
+      changes.map((c) => [
+        c.path,
+        c.status,
+        c.before?.mode ?? null,
+        c.before?.blob ?? null,
+        c.after?.mode ?? null,
+        c.after?.blob ?? null,
+        c.committed ? 1 : 0,
+        unexpected.has(c.path) ? 0 : 1,
+      ]),
+    );
+    this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope)
+      SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7
+      FROM json_each(${rows})`;
+    return this.sql`INSERT INTO changed_paths (path) SELECT value ->> 0 FROM json_each(${rows}) WHERE true
+      ON CONFLICT (path) DO NOTHING RETURNING path`.length;
   }
 
   window(task: TaskRow, completedAt: number | null): TaskWindow {
