@@ -24,3 +24,38 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
     }
   });
 }
+
+/**
+ * A schema created by the first query rather than when the object starts: an object that is
+ * only asked about (a made-up workflow id, probed through any read or write) keeps no storage at
+ * all, so guessing ids cannot create databases, and answering such a probe costs a lookup, not a
+ * schema. An object that already has a schema is migrated when it starts, as before.
+ */
+export class LazySchema {
+  private ready = false;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly migrations: readonly Migration[],
+    private readonly afterMigrate: () => void = () => {},
+  ) {}
+
+  /** Called once when the object starts (inside blockConcurrencyWhile): migrates an existing schema only. */
+  open(): void {
+    const found = this.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").toArray().length;
+    if (found > 0) this.ensure();
+  }
+
+  /** Whether the object has a schema (anything was ever written); false costs no query. */
+  exists(): boolean {
+    return this.ready;
+  }
+
+  /** Creates or upgrades the schema if that has not happened yet. */
+  ensure(): void {
+    if (this.ready) return;
+    migrate(this.storage, this.migrations);
+    this.ready = true;
+    this.afterMigrate();
+  }
+}

@@ -7,8 +7,10 @@
 export type SqlValue = string | number | null;
 type Row = Record<string, SqlStorageValue>;
 
-export function sqlFor(storage: DurableObjectStorage) {
+/** `beforeQuery` runs before every query (a lazily created schema makes sure it exists). */
+export function sqlFor(storage: DurableObjectStorage, beforeQuery?: () => void) {
   return function sql<T extends Row = Row>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] {
+    beforeQuery?.();
     return storage.sql.exec<T>(strings.join("?"), ...values).toArray();
   };
 }

@@ -25,7 +25,7 @@ import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead, WorkflowSu
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
-import { migrate } from "../storage/migrations";
+import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
 import { EventLog, type EventsPage } from "./event-log";
@@ -63,11 +63,14 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly feedback: FeedbackRecords;
   private readonly liveFeed: LiveFeed;
   private readonly reader: WorkflowReader;
+  private readonly schema: LazySchema;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = sqlFor(ctx.storage);
-    this.records = new WorkflowRecords(this.sql);
+    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, () => this.log.backfillChain());
+    this.schema = schema;
+    this.sql = sqlFor(ctx.storage, () => schema.ensure());
+    this.records = new WorkflowRecords(this.sql, () => schema.exists());
     this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
     this.idempotency = new IdempotencyRecords(this.sql);
     this.totals = new RunningTotals(this.sql);
@@ -82,10 +85,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.feedback = new FeedbackRecords(this.sql, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
-    ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, WORKFLOW_MIGRATIONS);
-      this.log.backfillChain();
-    });
+    ctx.blockConcurrencyWhile(async () => schema.open());
   }
 
   // ── RPC: tools ────────────────────────────────────────────────────────────
@@ -115,6 +115,8 @@ export class WorkflowObject extends DurableObject<Env> {
     const usage = prepared?.usage ?? (await this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).usage());
     const overQuota = accountQuotaFailure(usage);
     if (overQuota) return overQuota;
+    // The only call that creates a workflow: its schema is made here, outside the write's transaction.
+    this.schema.ensure();
     const link = prepared?.share ? await this.shareLinks.newToken(id) : null;
     const started = await this.writer.run(
       "start_workflow",

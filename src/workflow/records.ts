@@ -186,9 +186,14 @@ function milestoneView(r: MilestoneRow): MilestoneView {
 }
 
 export class WorkflowRecords {
-  constructor(private readonly sql: Sql) {}
+  /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
+  constructor(
+    private readonly sql: Sql,
+    private readonly stored: () => boolean = () => true,
+  ) {}
 
   workflow(): WorkflowRow | null {
+    if (!this.stored()) return null;
     return this.sql<WorkflowRow>`SELECT * FROM workflow LIMIT 1`[0] ?? null;
   }
 

@@ -6,6 +6,7 @@ import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import type { WorkflowObject } from "../../src/workflow/object";
 import { file } from "../domain/fixtures";
+import { call, connectV2 } from "../support/worker";
 import { failure, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
@@ -224,5 +225,38 @@ describe("live followers", () => {
     expect(opened.every((o) => o.status === 101)).toBe(true);
     expect((await follow(stub, token, "198.51.100.9")).status).toBe(429);
     expect((await follow(stub, token, "198.51.100.10")).status).toBe(101);
+  });
+});
+
+describe("made-up ids", () => {
+  it("probing a workflow id that was never created, through every kind of call, writes no schema and answers NOT_FOUND", async () => {
+    const client = await connectV2();
+    const id = newWorkflowId();
+    const taskId = `tk_${id.slice(3)}_aaaaaaaa`;
+    const probes: [string, Record<string, unknown>][] = [
+      ["get_workflow", { workflow_id: id }],
+      ["start_task", { workflow_id: id, name: "T", goal: "g" }],
+      ["log_milestone", { task_id: taskId, message: "m" }],
+      ["log_decision", { task_id: taskId, category: "other", question: "q", chosen: "c", reasoning: "r" }],
+      ["complete_task", { task_id: taskId, status: "success", outcome: { summary: "s" } }],
+      ["complete_workflow", { workflow_id: id, status: "success", summary: "s" }],
+    ];
+    for (const [tool, args] of probes) {
+      const outcome = await call(client, tool, args);
+      expect(outcome.isError, tool).toBe(true);
+      expect(outcome.text, tool).toMatch(/^NOT_FOUND: /);
+    }
+    const stub = stubFor(id);
+    expect(failure(await stub.view(ACME)).code).toBe("NOT_FOUND");
+    await stub.flushAccount();
+    // Nothing of Waymark's schema exists in the object: guessing ids creates no databases.
+    const tables = await exec<{ name: string }>(
+      stub,
+      "SELECT name FROM sqlite_master WHERE name IN ('workflow', 'events', 'schema_version')",
+    );
+    expect(tables).toEqual([]);
+    // The same object still becomes a workflow when one is started there.
+    value(await stub.startWorkflow(ACME, id, { name: "Created after the probes" }));
+    expect(value(await stub.summary(ACME)).name).toBe("Created after the probes");
   });
 });
