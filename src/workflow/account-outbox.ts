@@ -63,6 +63,8 @@ export class AccountOutbox {
   private pendingShare: ShareInfo | undefined;
   /** When the next timed push is due (a timer runs for it); later writes due no sooner join it. Reset by every push. */
   private dueAt = Number.POSITIVE_INFINITY;
+  /** The alarm this object set as the backstop is due by then (0: none known in this instance). */
+  private backstopDueBy = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -114,7 +116,12 @@ export class AccountOutbox {
       await this.flush();
       return;
     }
-    await this.scheduleRetry(Date.now() + ACCOUNT_SYNC_RETRY_MS);
+    // An alarm set here is never moved later (only an earlier one replaces it), so until it is due no write needs to look.
+    const now = Date.now();
+    if (this.backstopDueBy <= now) {
+      this.backstopDueBy = now + ACCOUNT_SYNC_RETRY_MS;
+      await this.scheduleRetry(this.backstopDueBy);
+    }
     waitUntil(this.pushWithin(urgency === "soon" ? SEARCHABLE_PUSH_DELAY_MS : ACCOUNT_PUSH_DELAY_MS));
   }
 
