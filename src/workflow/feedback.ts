@@ -150,7 +150,7 @@ export class FeedbackRecords {
 
   /** Everything, oldest first. */
   list(): FeedbackView[] {
-    return this.sql<FeedbackRow>`SELECT * FROM feedback ORDER BY created_at, id`.map(viewOf);
+    return this.sql<FeedbackRow>`SELECT * FROM feedback ORDER BY created_at, rowid`.map(viewOf);
   }
 
   /** Marks everything delivered (get_workflow {workflow_id} has just shown it all). */
@@ -163,7 +163,7 @@ export class FeedbackRecords {
    * when there is none. Call inside a transaction so that reading and marking are one step.
    */
   takeDigest(workflowId: string, now: number): FeedbackDigest | null {
-    const pending = this.sql<FeedbackRow>`SELECT * FROM feedback WHERE delivered_at IS NULL ORDER BY created_at, id LIMIT 50`;
+    const pending = this.sql<FeedbackRow>`SELECT * FROM feedback WHERE delivered_at IS NULL ORDER BY created_at, rowid LIMIT 50`;
     if (pending.length === 0) return null;
     const total = this.sql<{ n: number }>`SELECT count(*) AS n FROM feedback WHERE delivered_at IS NULL`[0]?.n ?? 0;
     const items: FeedbackDigestItem[] = [];
