@@ -117,7 +117,7 @@ export class AccountObject extends DurableObject<Env> {
   /**
    * start_workflow's questions to the account in one call: an open workflow of that name and
    * repository to resume (unless `resume` is false), the usage its quotas count, and the
-   * settings a new workflow follows (the origin its links use is recorded).
+   * settings a new workflow follows; the public origin the caller saw is recorded (webhook payloads' owner URL).
    */
   async prepareWorkflow(input: { name: string; fingerprint: string | null; origin: string; resume: boolean }): Promise<NewWorkflowContext> {
     this.storedSettings.recordOrigin(input.origin);
@@ -126,11 +126,6 @@ export class AccountObject extends DurableObject<Env> {
       usage: this.workflows.usage(),
       settings: this.storedSettings.get(),
     };
-  }
-
-  /** The most recently updated open workflow of that repository whose name matches (trimmed, case-insensitive), if any. */
-  async openWorkflowNamed(name: string, fingerprint: string | null = null): Promise<ResumeCandidate | null> {
-    return this.workflows.openNamed(name, fingerprint);
   }
 
   /** What the account's quotas count: workflows and the bytes they store. */
@@ -260,12 +255,6 @@ export class AccountObject extends DurableObject<Env> {
 
   async updateSettings(settings: AccountSettings): Promise<AccountSettings> {
     return this.storedSettings.update(settings);
-  }
-
-  /** The settings start_workflow needs; notes the public origin the caller saw (for webhook payloads' owner URL). */
-  async settingsForNewWorkflow(origin: string): Promise<AccountSettings> {
-    this.storedSettings.recordOrigin(origin);
-    return this.storedSettings.get();
   }
 
   /** The dashboard records the origin it is served from at sign-in. */
