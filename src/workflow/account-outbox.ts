@@ -8,13 +8,18 @@
  * object's alarm retries and the next push carries the backlog too.
  *
  * When: events the index must show before the tool answers (a workflow started or completed:
- * resume-by-name and status depend on them) are pushed on the reply path; events that add
- * something searchable or notifiable (tasks, decisions, issues, changed files) within
- * SEARCHABLE_PUSH_DELAY_MS; events that change only the summary line's time (milestones) within
- * ACCOUNT_PUSH_DELAY_MS. A push carries everything written before it, so an agent's burst of
- * writes becomes one push instead of one each: under load, the pushes were a fifth of the
- * Worker's CPU. The waits are timers, not an alarm per batch (that cost more than the push it
- * saved); the alarm is the backstop when a timer dies with its process (see afterWrite).
+ * resume-by-name and status depend on them) are pushed on the reply path; everything else
+ * (tasks, decisions, issues, changed files, milestones) within ACCOUNT_PUSH_DELAY_MS. A push
+ * carries everything written before it, so an agent's burst of writes becomes one push instead
+ * of one each: under load, the pushes were a fifth of the Worker's CPU, and waiting 2 s instead
+ * of 0.5 s for searchable writes took another 5% off. The waits are timers, not an alarm per
+ * batch (that cost more than the push it saved); the alarm is the backstop when a timer dies
+ * with its process (see afterWrite).
+ *
+ * The acknowledgement is kept in memory and stored by the next write's own transaction (or the
+ * alarm, or flushAccount), never by a commit of its own: a commit is a SQLite transaction and an
+ * fsync, and storing it right after each push was the costliest statement of a push. Lost with
+ * the process, it only makes the next push carry some events the index already has.
  *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
  * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
@@ -35,21 +40,17 @@ import type { RunningTotals } from "./totals";
 /** How long a failed push waits before the alarm tries again. */
 export const ACCOUNT_SYNC_RETRY_MS = 10_000;
 
-/** How long a push of summary-only changes may wait for others to join it. */
+/**
+ * How long a write's events may wait for others to join their push: how stale search, related
+ * work, webhooks and the dashboard's list may be.
+ */
 export const ACCOUNT_PUSH_DELAY_MS = 2_000;
 
-/** How long searchable or notifiable events (search, related work, webhooks) may wait for others to join their push. */
-export const SEARCHABLE_PUSH_DELAY_MS = 500;
-
 /** How soon the account index must see a write's events. */
-export type PushUrgency = "before_reply" | "soon" | "batched";
-
-/** Events that change only the summary's updated_at (no document, path, notification or count of the index). */
-const SUMMARY_ONLY = new Set<WorkflowEvent["type"]>(["milestone.logged"]);
+export type PushUrgency = "before_reply" | "batched";
 
 export function pushUrgency(events: readonly WorkflowEvent[]): PushUrgency {
-  if (events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed")) return "before_reply";
-  return events.every((e) => SUMMARY_ONLY.has(e.type)) ? "batched" : "soon";
+  return events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed") ? "before_reply" : "batched";
 }
 
 /** An array, or nothing when it is empty (the index skips absent parts of a push). */
@@ -65,6 +66,8 @@ export class AccountOutbox {
   private dueAt = Number.POSITIVE_INFINITY;
   /** The alarm this object set as the backstop is due by then (0: none known in this instance). */
   private backstopDueBy = 0;
+  /** The last seq the index acknowledged that account_sync does not hold yet (0: none). */
+  private unsavedAck = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -76,7 +79,16 @@ export class AccountOutbox {
   ) {}
 
   syncedSeq(): number {
-    return this.sql<{ synced_seq: number }>`SELECT synced_seq FROM account_sync WHERE id = 1`[0]?.synced_seq ?? 0;
+    const stored = this.sql<{ synced_seq: number }>`SELECT synced_seq FROM account_sync WHERE id = 1`[0]?.synced_seq ?? 0;
+    return Math.max(stored, this.unsavedAck);
+  }
+
+  /** Stores the acknowledgement kept in memory; the caller's transaction (a write, the alarm) commits it. */
+  saveAck(): void {
+    if (this.unsavedAck === 0) return;
+    this.sql`INSERT INTO account_sync (id, synced_seq) VALUES (1, ${this.unsavedAck})
+      ON CONFLICT (id) DO UPDATE SET synced_seq = max(synced_seq, excluded.synced_seq)`;
+    this.unsavedAck = 0;
   }
 
   pending(): boolean {
@@ -122,7 +134,7 @@ export class AccountOutbox {
       this.backstopDueBy = now + ACCOUNT_SYNC_RETRY_MS;
       await this.scheduleRetry(this.backstopDueBy);
     }
-    waitUntil(this.pushWithin(urgency === "soon" ? SEARCHABLE_PUSH_DELAY_MS : ACCOUNT_PUSH_DELAY_MS));
+    waitUntil(this.pushWithin(ACCOUNT_PUSH_DELAY_MS));
   }
 
   private async pushAll(): Promise<void> {
@@ -143,8 +155,7 @@ export class AccountOutbox {
         };
         await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
         if (this.pendingShare === share) this.pendingShare = undefined;
-        this.sql`INSERT INTO account_sync (id, synced_seq) VALUES (1, ${page.next_seq})
-          ON CONFLICT (id) DO UPDATE SET synced_seq = max(synced_seq, excluded.synced_seq)`;
+        this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
         // Events committed while the index answered are pushed by the next loop.
         more = page.has_more || this.log.lastSeq() > page.next_seq;
       }

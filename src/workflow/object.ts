@@ -289,6 +289,7 @@ export class WorkflowObject extends DurableObject<Env> {
   /** Waits until the account index has every event (tests and tools that read the index right after a write). */
   async flushAccount(): Promise<void> {
     await this.outbox.flush();
+    this.outbox.saveAck();
   }
 
   // ── Live followers (WebSocket hibernation) ───────────────────────────────
@@ -352,6 +353,7 @@ export class WorkflowObject extends DurableObject<Env> {
   async alarm(): Promise<void> {
     if ((await this.shareLinks.info()).status !== "active") this.followers.closeAll(4410, "no longer shared");
     if (this.outbox.pending()) await this.outbox.flush();
+    this.outbox.saveAck();
     await this.scheduleAlarm(null);
   }
 

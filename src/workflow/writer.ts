@@ -97,6 +97,7 @@ export class Writer {
         const value = mutate(context, scope);
         this.totals.countWrite(written.length, bytes, options.enforceQuota);
         this.idempotency.record(tool, input.idempotency_key, hash, value, scope.now);
+        this.outbox.saveAck();
         events = written;
         return ok(withFeedback(value, scope.now));
       });

@@ -3,13 +3,13 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/object";
 import { newWorkflowId } from "../../src/ids";
-import { ACCOUNT_PUSH_DELAY_MS, SEARCHABLE_PUSH_DELAY_MS } from "../../src/workflow/account-outbox";
+import { ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
 import type { WorkflowObject } from "../../src/workflow/object";
 import { stubFor, value } from "./rpc";
 
-// When the account index sees a write: milestones change only the summary's time, so they are
-// pushed together within ACCOUNT_PUSH_DELAY_MS; searchable writes within SEARCHABLE_PUSH_DELAY_MS; either
-// sooner when another push carries them.
+// When the account index sees a write: log writes are pushed together within
+// ACCOUNT_PUSH_DELAY_MS, sooner when another push carries them. The acknowledgement of a push is
+// stored by the next write's transaction, not by a commit of its own.
 
 const ACCOUNT = "acme";
 
@@ -23,12 +23,14 @@ async function setUp() {
   return { id, workflow, account, task };
 }
 
+/** What the outbox counts as acknowledged (stored or not yet), what account_sync holds, the last event, the alarm. */
 const syncState = (workflow: DurableObjectStub<WorkflowObject>) =>
-  runInDurableObject(workflow, async (_i, state) => {
+  runInDurableObject(workflow, async (instance, state) => {
     const row = state.storage.sql
-      .exec<{ synced: number; last: number }>("SELECT synced_seq AS synced, (SELECT max(seq) FROM events) AS last FROM account_sync")
+      .exec<{ stored: number; last: number }>("SELECT synced_seq AS stored, (SELECT max(seq) FROM events) AS last FROM account_sync")
       .one();
-    return { ...row, alarm: await state.storage.getAlarm() };
+    const outbox = (instance as unknown as { outbox: AccountOutbox }).outbox;
+    return { ...row, synced: outbox.syncedSeq(), alarm: await state.storage.getAlarm() };
   });
 
 async function indexedUpdatedAt(account: DurableObjectStub<AccountObject>, id: string): Promise<string | undefined> {
@@ -53,9 +55,15 @@ describe("account index pushes", () => {
     expect(after.synced).toBe(after.last);
     const summary = value(await workflow.summary(ACCOUNT));
     expect(await indexedUpdatedAt(account, id)).toBe(summary.updated_at);
+    // The push committed nothing of its own: its acknowledgement is stored by the next write.
+    expect(after.stored).toBeLessThan(after.synced);
+    value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "four" }));
+    const next = await syncState(workflow);
+    expect(next.stored).toBe(after.synced);
+    expect(next.last).toBe(after.last + 1);
   });
 
-  it("decisions are searchable within SEARCHABLE_PUSH_DELAY_MS, a burst of them in one push, before the backstop alarm", async () => {
+  it("decisions are searchable within ACCOUNT_PUSH_DELAY_MS, a burst of them in one push, before the backstop alarm", async () => {
     const { id, workflow, account, task } = await setUp();
     const before = await syncState(workflow);
     for (const n of [1, 2, 3]) {
@@ -72,14 +80,14 @@ describe("account index pushes", () => {
     // Answered before any push: the three wait for one push together.
     expect((await syncState(workflow)).synced).toBe(before.synced);
     const waited = Date.now();
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 200; i++) {
       const { synced, last } = await syncState(workflow);
       if (synced === last) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     const after = await syncState(workflow);
     expect(after.synced).toBe(after.last);
-    expect(Date.now() - waited).toBeLessThan(SEARCHABLE_PUSH_DELAY_MS + 1000);
+    expect(Date.now() - waited).toBeLessThan(ACCOUNT_PUSH_DELAY_MS + 1000);
     // The timer pushed; the backstop alarm is still ahead.
     expect(after.alarm).toBeGreaterThan(Date.now());
     const { results } = await account.search(`Prompt ${id}`, 5);
@@ -97,10 +105,12 @@ describe("account index pushes", () => {
         reasoning: "r",
       }),
     );
-    // As after a restart: the alarm runs before the timer could (it would fire in SEARCHABLE_PUSH_DELAY_MS).
+    // As after a restart: the alarm runs before the timer could (it would fire in ACCOUNT_PUSH_DELAY_MS).
     expect(await runDurableObjectAlarm(workflow)).toBe(true);
-    const { synced, last } = await syncState(workflow);
+    const { synced, stored, last } = await syncState(workflow);
     expect(synced).toBe(last);
+    // The alarm's own transaction stores the acknowledgement.
+    expect(stored).toBe(last);
     expect((await account.search(`Lost ${id}`, 5)).results.map((r) => r.text)).toEqual([`Lost ${id}? → no`]);
   });
 });
