@@ -19,3 +19,9 @@ interface Env {
   /** Host names this deployment answers to, comma separated (production); development accepts loopback names only. */
   WAYMARK_HOSTNAMES?: string;
 }
+
+/** Data modules (wrangler's default rule for *.bin): the helper tarball, src/pages/helper-download.ts. */
+declare module "*.bin" {
+  const bytes: ArrayBuffer;
+  export default bytes;
+}

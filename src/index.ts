@@ -2,7 +2,7 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
- * the account API (tokens, webhooks, search), shared pages and the dashboard. Bodies are
+ * the account API (tokens, webhooks, search), the helper tarball, shared pages and the dashboard. Bodies are
  * capped before parsing: /mcp by its own bound (MAX_BODY_BYTES), everything else by
  * API_BODY_BYTES.
  *
@@ -23,6 +23,7 @@ import { LIMITS } from "./limits";
 import { handleMcp } from "./mcp/endpoint";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { oauthRoutes } from "./oauth/routes";
+import { helperDownload } from "./pages/helper-download";
 import { pageRoutes } from "./pages/routes";
 
 export { AccountObject } from "./account/object";
@@ -42,6 +43,7 @@ app.all("/mcp", async (c) => {
   return handleMcp(c.req.raw, c.env);
 });
 app.get("/health", (c) => c.json({ ok: true }));
+app.route("/", helperDownload);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", accountRoutes);
