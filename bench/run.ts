@@ -110,7 +110,7 @@ if (SECTIONS.slice(0, 5).some(wanted)) {
     });
     await section("live", () => liveUpdate(context, server, logMilestoneMedian));
     await section("growth", () => growth(context, server));
-    await section("load", () => loadAB(context, server, values["old-ref"]));
+    await section("load", () => loadAB(context, serverVars, values["old-ref"]));
     await section("helper-calls", () => helperCalls(context, server));
   } finally {
     await server.stop();

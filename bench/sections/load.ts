@@ -2,8 +2,8 @@
  * Load as an A/B in one run: concurrent agents, each running whole workflows (start_workflow;
  * per task start_task, log_decision, log_issue, two log_milestone, complete_task with files;
  * get_workflow; complete_workflow), against this build and against an old build served side by
- * side from a temporary checkout. After a warm-up of both, rounds alternate A B B A so drift in
- * machine load hits both alike (A B B A A B B A at full size).
+ * side from a temporary checkout, both on fresh servers with empty data. After a warm-up of both,
+ * rounds alternate A B B A so drift in machine load hits both alike (A B B A A B B A at full size).
  * 0 errors and every workflow read back consistent; calls/s and p99 per side; target: this
  * build ≥ 1.5x the old build's calls/s.
  */
@@ -21,7 +21,7 @@ interface Side {
   rounds: AgentsResult[];
 }
 
-export async function loadAB(context: BenchContext, current: DevServer, oldRef: string): Promise<void> {
+export async function loadAB(context: BenchContext, vars: Record<string, string>, oldRef: string): Promise<void> {
   const agents = context.quick ? 10 : 50;
   // Full size: 50 agents × 4 rounds × 21 calls = 4,200 calls per side; short alternating rounds
   // keep the load other processes put on the machine from favouring one side.
@@ -29,9 +29,14 @@ export async function loadAB(context: BenchContext, current: DevServer, oldRef: 
   const tasks = 3;
   context.log(`load A/B: checking out ${oldRef}`);
   const old = checkOutOldBuild(oldRef);
+  let current: DevServer | null = null;
   let oldServer: DevServer | null = null;
   try {
-    oldServer = await startDevServer({ root: old.dir });
+    // Both sides on fresh servers with empty data: the server the other sections used holds a
+    // 5,000-task workflow and an account index thousands of documents larger than the old
+    // build's, which made every related-work query and account push of this build dearer.
+    current = await startDevServer({ vars });
+    oldServer = await startDevServer({ root: old.dir, vars });
     const a: Side = { label: "this build", rounds: [] };
     const b: Side = { label: `old build ${oldRef} (${old.commit.slice(0, 7)})`, rounds: [] };
     // Both servers warm (first requests compile the Worker and open its storage) before any round counts.
@@ -82,6 +87,7 @@ export async function loadAB(context: BenchContext, current: DevServer, oldRef: 
       order: order.map((side) => side.label),
     };
   } finally {
+    await current?.stop();
     await oldServer?.stop();
     old.remove();
   }
