@@ -162,7 +162,7 @@ export class FeedbackRecords {
    * The undelivered feedback that fits in one tool result, oldest first, marked delivered; null
    * when there is none. Call inside a transaction so that reading and marking are one step.
    */
-  takeDigest(workflowId: string, now: number): FeedbackDigest | null {
+  takeDigest(workflowId: () => string, now: number): FeedbackDigest | null {
     const pending = this.sql<FeedbackRow>`SELECT * FROM feedback WHERE delivered_at IS NULL ORDER BY created_at, rowid LIMIT 50`;
     if (pending.length === 0) return null;
     const total = this.sql<{ n: number }>`SELECT count(*) AS n FROM feedback WHERE delivered_at IS NULL`[0]?.n ?? 0;
@@ -177,7 +177,7 @@ export class FeedbackRecords {
       bytes += size;
       this.sql`UPDATE feedback SET delivered_at = ${now} WHERE id = ${row.id}`;
     }
-    return { items, more: total - items.length, full: `get_workflow {"workflow_id": "${workflowId}"}` };
+    return { items, more: total - items.length, full: `get_workflow {"workflow_id": "${workflowId()}"}` };
   }
 
   /** The task a target belongs to (null for the workflow itself); NOT_FOUND for anything outside this workflow. */

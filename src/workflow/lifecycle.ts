@@ -41,14 +41,17 @@ export class TaskLifecycle {
   }
 
   /** A log (decision, issue, milestone) is written only on an open task, within its bound. */
-  openForLogs(task: TaskRow, table: LogTable, w: WriteScope): void {
+  /** Refuses a log on a closed or full task; returns how many logs of this kind the task already has. */
+  openForLogs(task: TaskRow, table: LogTable, w: WriteScope): number {
     if (task.status !== "in_progress") {
       throw new WaymarkError("CONFLICT", `task_id: task ${task.id} is already completed (${task.status}); log on an open task`);
     }
-    if (this.records.logCount(table, task.id) >= LIMITS.LOGS_PER_TASK) {
+    const count = this.records.logCount(table, task.id);
+    if (count >= LIMITS.LOGS_PER_TASK) {
       throw new WaymarkError("PAYLOAD_TOO_LARGE", `task_id: at most ${LIMITS.LOGS_PER_TASK} ${table} per task`);
     }
     this.records.touch(w.now);
+    return count;
   }
 
   /** Completes the workflow once every task is complete. */

@@ -79,7 +79,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const accountIndex = (account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
     this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
     this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox, (now) =>
-      this.feedback.takeDigest(this.records.workflow()?.id ?? "", now),
+      this.feedback.takeDigest(() => this.records.workflow()?.id ?? "", now),
     );
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
     this.feedback = new FeedbackRecords(this.sql, this.totals);
@@ -161,11 +161,11 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   async logMilestone(account: string, input: LogMilestoneInput): Promise<Result<LogOutput>> {
-    return this.logOnTask(account, "log_milestone", "milestones", input, (task, w) => {
+    return this.logOnTask(account, "log_milestone", "milestones", input, (task, w, earlier) => {
       const id = newRowId("ms");
       const milestone = this.records.insertMilestone(id, task.id, input, w.now);
       if (milestone) w.emit("milestone.logged", task.id, milestone);
-      const count = this.records.logCount("milestones", task.id);
+      const count = earlier + 1;
       const output: LogOutput = { id, task_id: task.id };
       if (count > LIMITS.MILESTONES_ADVISED) {
         output.warnings = [`${count} milestones on this task; the protocol advises at most ${LIMITS.MILESTONES_ADVISED}.`];
@@ -283,7 +283,7 @@ export class WorkflowObject extends DurableObject<Env> {
   async takeFeedback(account: string): Promise<FeedbackDigest | null> {
     const workflow = this.records.workflow();
     if (!workflow || workflow.account !== account) return null;
-    return this.ctx.storage.transactionSync(() => this.feedback.takeDigest(workflow.id, Date.now()));
+    return this.ctx.storage.transactionSync(() => this.feedback.takeDigest(() => workflow.id, Date.now()));
   }
 
   /** Waits until the account index has every event (tests and tools that read the index right after a write). */
@@ -364,16 +364,13 @@ export class WorkflowObject extends DurableObject<Env> {
     tool: string,
     table: LogTable,
     input: { task_id: string; idempotency_key?: string },
-    insert: (task: TaskRow, scope: WriteScope) => LogOutput,
+    insert: (task: TaskRow, scope: WriteScope, earlier: number) => LogOutput,
   ): Promise<Result<LogOutput>> {
     return this.writer.run(
       tool,
       input,
       () => this.ownedTask(account, input.task_id),
-      (task, w) => {
-        this.lifecycle.openForLogs(task, table, w);
-        return insert(task, w);
-      },
+      (task, w) => insert(task, w, this.lifecycle.openForLogs(task, table, w)),
     );
   }
 

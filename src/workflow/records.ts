@@ -447,22 +447,25 @@ export class WorkflowRecords {
   }
 
   insertDecision(id: string, taskId: string, input: LogDecisionInput, now: number): DecisionView | null {
-    this.sql`INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
+    const [row] = this.sql<DecisionRow>`INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
       VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
-              ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now})`;
-    return this.decision(id);
+              ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now})
+      RETURNING *`;
+    return row ? decisionView(row) : null;
   }
 
   insertIssue(id: string, taskId: string, input: LogIssueInput, now: number): IssueView | null {
-    this.sql`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at)
-      VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})`;
-    return this.issue(id);
+    const [row] = this.sql<IssueRow>`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at)
+      VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})
+      RETURNING *`;
+    return row ? issueView(row) : null;
   }
 
   insertMilestone(id: string, taskId: string, input: LogMilestoneInput, now: number): MilestoneView | null {
-    this.sql`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at)
-      VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now})`;
-    return this.milestone(id);
+    const [row] = this.sql<MilestoneRow>`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at)
+      VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now})
+      RETURNING *`;
+    return row ? milestoneView(row) : null;
   }
 
   /** Stores a task's attributed changes; returns how many paths no earlier task had changed. */
