@@ -447,7 +447,8 @@ export class WorkflowRecords {
   }
 
   insertDecision(id: string, taskId: string, input: LogDecisionInput, now: number): DecisionView | null {
-    const [row] = this.sql<DecisionRow>`INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
+    const [row] = this.sql<DecisionRow>`
+      INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
       VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
               ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now})
       RETURNING *`;
