@@ -79,7 +79,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const accountIndex = (account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
     this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
     this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox, (now) =>
-      this.feedback.takeDigest(() => this.records.workflow()?.id ?? "", now),
+      this.feedback.takeDigest(() => this.records.identity()?.id ?? "", now),
     );
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
     this.feedback = new FeedbackRecords(this.sql, this.totals);
@@ -383,14 +383,15 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private ownedTask(account: string, taskId: string): TaskRow {
-    this.owned(account, "task_id", taskId);
+    const workflow = this.records.identity();
+    if (!workflow || workflow.account !== account || workflowOfTask(taskId) !== workflow.id) throw notFoundError("task_id", taskId);
     const task = this.records.task(taskId);
     if (!task) throw notFoundError("task_id", taskId);
     return task;
   }
 
   private readable(account: string | null): boolean {
-    const workflow = this.records.workflow();
+    const workflow = this.records.identity();
     return workflow !== null && (account === null || workflow.account === account);
   }
 

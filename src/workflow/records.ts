@@ -186,6 +186,8 @@ function milestoneView(r: MilestoneRow): MilestoneView {
 }
 
 export class WorkflowRecords {
+  private knownIdentity: { id: string; account: string } | null = null;
+
   /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
   constructor(
     private readonly sql: Sql,
@@ -195,6 +197,18 @@ export class WorkflowRecords {
   workflow(): WorkflowRow | null {
     if (!this.stored()) return null;
     return this.sql<WorkflowRow>`SELECT * FROM workflow LIMIT 1`[0] ?? null;
+  }
+
+  /**
+   * The workflow's id and owning account, or null before it starts. Both are written once, when
+   * the workflow starts, and never change, so after the first read they cost no query: the
+   * ownership check every log write and read makes.
+   */
+  identity(): { id: string; account: string } | null {
+    if (this.knownIdentity) return this.knownIdentity;
+    const w = this.workflow();
+    if (w) this.knownIdentity = { id: w.id, account: w.account };
+    return this.knownIdentity;
   }
 
   header(): WorkflowHeader {
