@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually";
 import { callTool as agentCall, connectToDevServer } from "../support/mcp-client";
 import { skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument } from "./dom";
@@ -88,6 +89,17 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
       goal: "Use the rates in invoices",
     });
     openTaskId = String(open.structured.task_id);
+    // The dashboard reads the account index, which takes these writes within ACCOUNT_PUSH_DELAY_MS.
+    const { url, token } = env.server();
+    await eventually(
+      "the account index shows both tasks",
+      async () => {
+        const listed = await fetch(`${url}/api/workflows`, { headers: { Authorization: `Bearer ${token}` } });
+        const body = (await listed.json()) as { rows: { id: string; tasks: number; open_tasks: number }[] };
+        return body.rows.some((w) => w.id === workflowId && w.tasks === 2 && w.open_tasks === 1) ? body : null;
+      },
+      10_000,
+    );
   });
   afterAll(async () => {
     await agent?.close();

@@ -31,7 +31,7 @@ describe("memory, resume and resources through wrangler dev", () => {
     });
     await client.close();
 
-    // Restarted before the decision's push (due within 0.5 s) could run: the push timer died with
+    // Restarted before the decision's push (due within 2 s) could run: the push timer died with
     // the process, and the outbox's alarm (set with the write, due within 10 s) catches the index up.
     await server.restart();
     client = await connect();
