@@ -11,7 +11,7 @@ import tarball from "../../build/helper-tarball.bin";
 import helperPackage from "../../client-helper/package.json";
 import type { AppEnv } from "../http/types";
 
-export const HELPER_TARBALL = `${helperPackage.name}-${helperPackage.version}.tgz`;
+const HELPER_TARBALL = `${helperPackage.name}-${helperPackage.version}.tgz`;
 
 export const helperDownload = new Hono<AppEnv>();
 

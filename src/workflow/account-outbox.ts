@@ -106,12 +106,12 @@ export class AccountOutbox {
     this.pendingShare = { ...share, token: null };
   }
 
-  /** Pushes within `delayMs`, unless a push due sooner (or one that runs meanwhile) carries these events first. */
-  async pushWithin(delayMs: number): Promise<void> {
-    const at = Date.now() + delayMs;
+  /** Pushes within ACCOUNT_PUSH_DELAY_MS, unless a push already due (or one that runs meanwhile) carries these events first. */
+  private async pushSoon(): Promise<void> {
+    const at = Date.now() + ACCOUNT_PUSH_DELAY_MS;
     if (at >= this.dueAt) return;
     this.dueAt = at;
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    await new Promise((resolve) => setTimeout(resolve, ACCOUNT_PUSH_DELAY_MS));
     // Another timer took over (a sooner one) or a push ran since: that push carried these events.
     if (this.dueAt === at) await this.flush();
   }
@@ -134,7 +134,7 @@ export class AccountOutbox {
       this.backstopDueBy = now + ACCOUNT_SYNC_RETRY_MS;
       await this.scheduleRetry(this.backstopDueBy);
     }
-    waitUntil(this.pushWithin(ACCOUNT_PUSH_DELAY_MS));
+    waitUntil(this.pushSoon());
   }
 
   private async pushAll(): Promise<void> {

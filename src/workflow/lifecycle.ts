@@ -40,8 +40,10 @@ export class TaskLifecycle {
     return { workflow_id: id, created_at: iso(w.now) };
   }
 
-  /** A log (decision, issue, milestone) is written only on an open task, within its bound. */
-  /** Refuses a log on a closed or full task; returns how many logs of this kind the task already has. */
+  /**
+   * A log (decision, issue, milestone) is written only on an open task, within its bound;
+   * returns how many logs of this kind the task already has.
+   */
   openForLogs(task: TaskRow, table: LogTable, w: WriteScope): number {
     if (task.status !== "in_progress") {
       throw new WaymarkError("CONFLICT", `task_id: task ${task.id} is already completed (${task.status}); log on an open task`);

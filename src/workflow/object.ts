@@ -281,7 +281,7 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
   async takeFeedback(account: string): Promise<FeedbackDigest | null> {
-    const workflow = this.records.workflow();
+    const workflow = this.records.identity();
     if (!workflow || workflow.account !== account) return null;
     return this.ctx.storage.transactionSync(() => this.feedback.takeDigest(() => workflow.id, Date.now()));
   }
