@@ -10,7 +10,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { delimiter, join } from "node:path";
+import { ensureHelperTarball, REPO_ROOT } from "./helper-tarball-setup.ts";
 
 export interface DevServer {
   /** http://127.0.0.1:<port> */
@@ -40,7 +41,6 @@ export interface DevServerOptions {
   root?: string;
 }
 
-const REPO_ROOT = resolve(import.meta.dirname, "../..");
 const OUTPUT_LIMIT = 64 * 1024;
 
 export async function freePort(): Promise<number> {
@@ -63,6 +63,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const url = `http://127.0.0.1:${port}`;
   const timeout = options.startTimeoutMs ?? 90_000;
   const root = options.root ?? REPO_ROOT;
+  // This checkout's Worker bundles the helper tarball; an old build checked out elsewhere predates it.
+  if (root === REPO_ROOT) ensureHelperTarball(root);
   let output = "";
   let child: ChildProcess | null = null;
 
