@@ -6,6 +6,13 @@
 # http://127.0.0.1:8787 or http://localhost:8787. WAYMARK_STATE_DIR moves both (tests).
 set -eu
 export WRANGLER_SEND_METRICS=false
+# wrangler's Local Explorer answers on this same port, before Waymark's own checks: with it on,
+# any local process could run SQL on every workflow's storage (reading it and rewriting the
+# record) without a token. Its trace capture keeps every request's URL, share links included,
+# in a store that is never pruned (about 9 KB per tool call). Both stay off unless you turn
+# them on for debugging (X_LOCAL_EXPLORER=true, X_LOCAL_OBSERVABILITY=true).
+export X_LOCAL_EXPLORER="${X_LOCAL_EXPLORER:-false}"
+export X_LOCAL_OBSERVABILITY="${X_LOCAL_OBSERVABILITY:-false}"
 STATE_DIR=${WAYMARK_STATE_DIR:-.wrangler}
 TOKEN_FILE="$STATE_DIR/dev-token"
 if [ -z "${WAYMARK_DEV_TOKEN:-}" ]; then

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
@@ -196,5 +196,58 @@ describe("npm start's development token", () => {
     const second = await npmStart();
     await second.stop();
     expect(second.token).toBe(first.token);
+  }, 240_000);
+
+  // wrangler dev serves its Local Explorer on the same port, ahead of the Worker: its API runs
+  // SQL on any Durable Object without a token, and its trace capture stores every request URL.
+  it("does not expose wrangler's Local Explorer: no SQL on workflow storage, no stored request URLs", async () => {
+    const server = await npmStart();
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const response = await fetch(`${server.url}/mcp`, {
+          method: "POST",
+          headers: {
+            Authorization: `Bearer ${server.token}`,
+            "Content-Type": "application/json",
+            Accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+        });
+        // The SDK answers a single request as one Server-Sent Event.
+        const data = /^data: (.*)$/m.exec(await response.text())?.[1] ?? "null";
+        return (JSON.parse(data) as { result: { structuredContent: Record<string, unknown> } }).result.structuredContent;
+      };
+      const started = await call("start_workflow", { name: "Explorer probe" });
+      const workflowId = String(started.workflow_id);
+      const shareToken = String(started.share_url).split("/").pop() ?? "";
+      expect(shareToken.length).toBeGreaterThan(20);
+      expect((await fetch(`${server.url}/s/${shareToken}`)).status).toBe(200);
+
+      const explorer = `${server.url}/cdn-cgi/explorer/api`;
+      const namespaces = await fetch(`${explorer}/workers/durable_objects/namespaces`);
+      expect(namespaces.status).not.toBe(200);
+      expect(await namespaces.text()).not.toContain("WorkflowObject");
+      const objects = await fetch(`${explorer}/workers/durable_objects/namespaces/waymark-WorkflowObject/objects`);
+      expect(objects.status).not.toBe(200);
+      // The write an agent on this machine would send to rewrite its own record.
+      const rewrite = await fetch(`${explorer}/workers/durable_objects/namespaces/waymark-WorkflowObject/query`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ durable_object_id: workflowId, queries: [{ sql: "UPDATE workflow SET name = 'rewritten'" }] }),
+      });
+      expect(rewrite.status).not.toBe(200);
+      const traces = await fetch(`${explorer}/local/observability/query`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ sql: "SELECT * FROM spans" }),
+      });
+      expect(traces.status).not.toBe(200);
+      const resumed = await call("get_workflow", { workflow_id: workflowId });
+      expect((resumed.workflow as { name: string }).name).toBe("Explorer probe");
+    } finally {
+      await server.stop();
+    }
+    // No trace store was written (it would hold the share link's URL).
+    expect(existsSync(join(stateDir, "state", "v3", "observability"))).toBe(false);
   }, 240_000);
 });
