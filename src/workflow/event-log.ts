@@ -29,6 +29,13 @@ export interface ChainHead {
 }
 
 export class EventLog {
+  /**
+   * The last event's seq and hash once read: only append moves them, so an append costs no
+   * query for its predecessor. A write that rolls back forgets them (forgetUncommitted), as its
+   * appends are undone with it.
+   */
+  private head: { seq: number; hash: string } | null = null;
+
   constructor(
     private readonly sql: Sql,
     private readonly workflowId: () => string,
@@ -43,10 +50,17 @@ export class EventLog {
     // Hashed from the stored bytes, exactly as an export will carry them.
     const hash = eventHash(last.hash, { ...event, data: JSON.parse(json) });
     this.sql`INSERT INTO events (seq, at, type, task_id, data, hash) VALUES (${seq}, ${now}, ${type}, ${taskId}, ${json}, ${hash})`;
+    this.head = { seq, hash };
     return { event: { ...event, hash }, bytes: json.length };
   }
 
+  /** The write that appended since the last commit rolled back: the head is read again. */
+  forgetUncommitted(): void {
+    this.head = null;
+  }
+
   lastSeq(): number {
+    if (this.head) return this.head.seq;
     return this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0;
   }
 
@@ -76,11 +90,16 @@ export class EventLog {
       if (row.hash === null) this.sql`UPDATE events SET hash = ${hash} WHERE seq = ${row.seq}`;
       previous = hash;
     }
+    this.head = null;
   }
 
   private last(): { seq: number; hash: string } {
+    if (this.head) return this.head;
     const row = this.sql<{ seq: number; hash: string | null }>`SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1`[0];
-    return row ? { seq: row.seq, hash: row.hash ?? "" } : { seq: 0, hash: genesisHash(this.workflowId()) };
+    // The genesis is not kept: it depends on the workflow id, which a write may be creating.
+    if (!row) return { seq: 0, hash: genesisHash(this.workflowId()) };
+    this.head = { seq: row.seq, hash: row.hash ?? "" };
+    return this.head;
   }
 
   /**

@@ -96,6 +96,13 @@ const viewOf = (r: FeedbackRow): FeedbackView => ({
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 export class FeedbackRecords {
+  /**
+   * Whether undelivered feedback exists: null until read. Every agent write asks, and nearly
+   * always there is none, so once known the answer costs no query; adding feedback sets it, and a
+   * write that rolls back makes it unknown again (forgetUncommitted).
+   */
+  private undelivered: boolean | null = null;
+
   constructor(
     private readonly sql: Sql,
     private readonly totals: RunningTotals,
@@ -115,6 +122,7 @@ export class FeedbackRecords {
     const id = newRowId("fb");
     this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at)
       VALUES (${id}, ${input.target}, ${input.target_id}, ${input.verdict}, ${input.body}, ${w.now})`;
+    this.undelivered = true;
     const view = viewOf({ id, ...input, created_at: w.now, delivered_at: null });
     w.countBytes(input.body.length);
     if (settled !== 0) this.totals.reviewAnswered(settled);
@@ -156,6 +164,12 @@ export class FeedbackRecords {
   /** Marks everything delivered (get_workflow {workflow_id} has just shown it all). */
   markAllDelivered(now: number): void {
     this.sql`UPDATE feedback SET delivered_at = ${now} WHERE delivered_at IS NULL`;
+    this.undelivered = false;
+  }
+
+  /** The transaction that took or added feedback rolled back: whether any is undelivered is read again. */
+  forgetUncommitted(): void {
+    this.undelivered = null;
   }
 
   /**
@@ -163,7 +177,9 @@ export class FeedbackRecords {
    * when there is none. Call inside a transaction so that reading and marking are one step.
    */
   takeDigest(workflowId: () => string, now: number): FeedbackDigest | null {
+    if (this.undelivered === false) return null;
     const pending = this.sql<FeedbackRow>`SELECT * FROM feedback WHERE delivered_at IS NULL ORDER BY created_at, rowid LIMIT 50`;
+    this.undelivered = pending.length > 0;
     if (pending.length === 0) return null;
     const total = this.sql<{ n: number }>`SELECT count(*) AS n FROM feedback WHERE delivered_at IS NULL`[0]?.n ?? 0;
     const items: FeedbackDigestItem[] = [];
@@ -177,6 +193,7 @@ export class FeedbackRecords {
       bytes += size;
       this.sql`UPDATE feedback SET delivered_at = ${now} WHERE id = ${row.id}`;
     }
+    this.undelivered = total > items.length;
     return { items, more: total - items.length, full: `get_workflow {"workflow_id": "${workflowId()}"}` };
   }
 

@@ -42,18 +42,15 @@ export class TaskLifecycle {
 
   /**
    * A log (decision, issue, milestone) is written only on an open task, within its bound;
-   * returns how many logs of this kind the task already has.
+   * `logs` is how many of this kind the task already has.
    */
-  openForLogs(task: TaskRow, table: LogTable, w: WriteScope): number {
+  openForLogs(task: TaskRow, table: LogTable, logs: number): void {
     if (task.status !== "in_progress") {
       throw new WaymarkError("CONFLICT", `task_id: task ${task.id} is already completed (${task.status}); log on an open task`);
     }
-    const count = this.records.logCount(table, task.id);
-    if (count >= LIMITS.LOGS_PER_TASK) {
+    if (logs >= LIMITS.LOGS_PER_TASK) {
       throw new WaymarkError("PAYLOAD_TOO_LARGE", `task_id: at most ${LIMITS.LOGS_PER_TASK} ${table} per task`);
     }
-    this.records.touch(w.now);
-    return count;
   }
 
   /** Completes the workflow once every task is complete. */
@@ -104,7 +101,6 @@ export class TaskLifecycle {
     const taskId = newTaskId(workflow.id);
     w.countBytes(this.records.insertTask(taskId, input, w.now));
     this.totals.taskStarted();
-    this.records.touch(w.now);
     w.emit("task.started", taskId, taskView(this.records.written(taskId)));
     const output: StartTaskOutput = {
       task_id: taskId,
@@ -139,7 +135,6 @@ export class TaskLifecycle {
       output_tokens: metrics?.output_tokens ?? 0,
       cost_usd: metrics?.cost_usd ?? 0,
     });
-    this.records.touch(w.now);
     w.emit("task.completed", task.id, taskView(this.records.written(task.id)));
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);
     return {

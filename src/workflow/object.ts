@@ -78,11 +78,18 @@ export class WorkflowObject extends DurableObject<Env> {
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
     const accountIndex = (account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
     this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
-    this.writer = new Writer(ctx, this.idempotency, this.log, this.totals, this.followers, this.outbox, (now) =>
-      this.feedback.takeDigest(() => this.records.identity()?.id ?? "", now),
+    this.feedback = new FeedbackRecords(this.sql, this.totals);
+    this.writer = new Writer(
+      ctx,
+      this.idempotency,
+      this.log,
+      this.totals,
+      this.followers,
+      this.outbox,
+      (now) => this.feedback.takeDigest(() => this.records.identity()?.id ?? "", now),
+      [this.log, this.totals, this.feedback],
     );
     this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
-    this.feedback = new FeedbackRecords(this.sql, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
     ctx.blockConcurrencyWhile(async () => schema.open());
@@ -283,7 +290,12 @@ export class WorkflowObject extends DurableObject<Env> {
   async takeFeedback(account: string): Promise<FeedbackDigest | null> {
     const workflow = this.records.identity();
     if (!workflow || workflow.account !== account) return null;
-    return this.ctx.storage.transactionSync(() => this.feedback.takeDigest(() => workflow.id, Date.now()));
+    try {
+      return this.ctx.storage.transactionSync(() => this.feedback.takeDigest(() => workflow.id, Date.now()));
+    } catch (error) {
+      this.feedback.forgetUncommitted();
+      throw error;
+    }
   }
 
   /** Waits until the account index has every event (tests and tools that read the index right after a write). */
@@ -369,8 +381,15 @@ export class WorkflowObject extends DurableObject<Env> {
     return this.writer.run(
       tool,
       input,
-      () => this.ownedTask(account, input.task_id),
-      (task, w) => insert(task, w, this.lifecycle.openForLogs(task, table, w)),
+      () => {
+        const found = this.owns(account, input.task_id) ? this.records.taskWithLogCount(input.task_id, table) : null;
+        if (!found) throw notFoundError("task_id", input.task_id);
+        return found;
+      },
+      ({ task, logs }, w) => {
+        this.lifecycle.openForLogs(task, table, logs);
+        return insert(task, w, logs);
+      },
     );
   }
 
@@ -383,11 +402,15 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private ownedTask(account: string, taskId: string): TaskRow {
-    const workflow = this.records.identity();
-    if (!workflow || workflow.account !== account || workflowOfTask(taskId) !== workflow.id) throw notFoundError("task_id", taskId);
-    const task = this.records.task(taskId);
+    const task = this.owns(account, taskId) ? this.records.task(taskId) : null;
     if (!task) throw notFoundError("task_id", taskId);
     return task;
+  }
+
+  /** Whether `account` owns this workflow and `taskId` names one of its tasks (no query once the workflow is known). */
+  private owns(account: string, taskId: string): boolean {
+    const workflow = this.records.identity();
+    return workflow !== null && workflow.account === account && workflowOfTask(taskId) === workflow.id;
   }
 
   private readable(account: string | null): boolean {

@@ -263,10 +263,6 @@ export class WorkflowRecords {
     };
   }
 
-  touch(now: number): void {
-    this.sql`UPDATE workflow SET updated_at = ${now}`;
-  }
-
   task(id: string): TaskRow | null {
     return this.sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`[0] ?? null;
   }
@@ -371,11 +367,21 @@ export class WorkflowRecords {
       SELECT message FROM milestones WHERE task_id = ${taskId} ORDER BY created_at DESC, id DESC LIMIT 1`[0]?.message;
   }
 
-  /** How many rows of one log kind a task has (the kinds are fixed table names, never input). */
-  logCount(table: "decisions" | "issues" | "milestones", taskId: string): number {
-    if (table === "decisions") return this.sql<{ n: number }>`SELECT count(*) AS n FROM decisions WHERE task_id = ${taskId}`[0]?.n ?? 0;
-    if (table === "issues") return this.sql<{ n: number }>`SELECT count(*) AS n FROM issues WHERE task_id = ${taskId}`[0]?.n ?? 0;
-    return this.sql<{ n: number }>`SELECT count(*) AS n FROM milestones WHERE task_id = ${taskId}`[0]?.n ?? 0;
+  /**
+   * A task with how many rows of one log kind it has, in one query (a log write's bound check);
+   * the kinds are fixed table names, never input.
+   */
+  taskWithLogCount(id: string, table: "decisions" | "issues" | "milestones"): { task: TaskRow; logs: number } | null {
+    type Counted = TaskRow & { log_count: number };
+    const [row] =
+      table === "decisions"
+        ? this.sql<Counted>`SELECT *, (SELECT count(*) FROM decisions WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`
+        : table === "issues"
+          ? this.sql<Counted>`SELECT *, (SELECT count(*) FROM issues WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`
+          : this.sql<Counted>`SELECT *, (SELECT count(*) FROM milestones WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`;
+    if (!row) return null;
+    const { log_count: logs, ...task } = row;
+    return { task, logs };
   }
 
   /** A task's name and areas, indexed with its decisions and issues. */

@@ -206,4 +206,14 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // An approving verdict settles a review item (workflow/feedback): reviews needed recounted once.
   { version: 10, statements: [RECOUNT_REVIEWS_NEEDED] },
+  // The workflow's updated_at is the time of the agent's last write, and every agent write
+  // appends an event at its own time: the event sets it, so no write spends a statement on it.
+  // A reviewer's feedback is not the agent's work and leaves it as it was.
+  {
+    version: 11,
+    statements: [
+      `CREATE TRIGGER workflow_updated_at AFTER INSERT ON events WHEN NEW.type <> 'feedback.created'
+        BEGIN UPDATE workflow SET updated_at = NEW.at; END`,
+    ],
+  },
 ];

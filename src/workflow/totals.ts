@@ -1,8 +1,8 @@
 /**
  * @module workflow/totals
- * The workflow's running totals, one row updated inside each write's transaction: reading
- * them costs the same for 1 task or 5,000, and so does every write. Also the per-workflow
- * quotas (events, bytes stored), which are counted here.
+ * The workflow's running totals, one row updated once at the end of each write's transaction
+ * (with everything the write counted): reading them costs the same for 1 task or 5,000, and so
+ * does every write. Also the per-workflow quotas (events, bytes stored), which are counted here.
  */
 
 import { roundCost, type Totals } from "../domain/view";
@@ -22,11 +22,36 @@ export interface CompletedTaskDelta {
   cost_usd: number;
 }
 
+/** The running totals a write changes by a count. */
+type Counter = keyof Totals;
+
+const NO_CHANGE: Readonly<Record<Counter, number>> = {
+  tasks: 0,
+  open_tasks: 0,
+  duration_seconds: 0,
+  files_changed: 0,
+  decisions: 0,
+  issues: 0,
+  reviews_needed: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  cost_usd: 0,
+};
+
 export class RunningTotals {
+  /**
+   * What the current write changes, stored by countWrite in the one UPDATE every write makes
+   * anyway: a log write then costs one statement for its totals, not two. Dropped when the
+   * write rolls back (forgetUncommitted).
+   */
+  private change: Record<Counter, number> | null = null;
+
   constructor(private readonly sql: Sql) {}
 
   /** The schema migration creates the row, so it always exists. */
   private row(): TotalsRow {
+    // Counted changes are stored at the end of their write: reading before then would miss them.
+    if (this.change) throw new WaymarkError("INTERNAL", "totals read before the write's counts were stored");
     const row = this.sql<TotalsRow>`SELECT * FROM totals WHERE id = 1`[0];
     if (!row) throw new WaymarkError("INTERNAL", "totals row missing");
     return row;
@@ -43,13 +68,21 @@ export class RunningTotals {
   }
 
   /**
-   * Counts events and bytes written by the current write. Writes that open new work (tasks,
-   * logs) are refused past the quota; completing a task or a workflow is always allowed, so
-   * work that has started can always be closed.
+   * Stores the current write's counts with its events and bytes. Writes that open new work
+   * (tasks, logs) are refused past the quota; completing a task or a workflow is always allowed,
+   * so work that has started can always be closed.
    */
   countWrite(events: number, bytes: number, enforce: boolean): void {
+    const c = this.change ?? NO_CHANGE;
+    this.change = null;
     const [usage] = this.sql<{ events: number; bytes_stored: number }>`
-      UPDATE totals SET events = events + ${events}, bytes_stored = bytes_stored + ${bytes} WHERE id = 1 RETURNING events, bytes_stored`;
+      UPDATE totals SET events = events + ${events}, bytes_stored = bytes_stored + ${bytes},
+        tasks = tasks + ${c.tasks}, open_tasks = open_tasks + ${c.open_tasks},
+        duration_seconds = duration_seconds + ${c.duration_seconds}, files_changed = files_changed + ${c.files_changed},
+        decisions = decisions + ${c.decisions}, issues = issues + ${c.issues}, reviews_needed = reviews_needed + ${c.reviews_needed},
+        input_tokens = input_tokens + ${c.input_tokens}, output_tokens = output_tokens + ${c.output_tokens},
+        cost_usd = cost_usd + ${c.cost_usd}
+      WHERE id = 1 RETURNING events, bytes_stored`;
     if (!usage) throw new WaymarkError("INTERNAL", "totals row missing");
     if (!enforce) return;
     if (usage.events > LIMITS.WORKFLOW_EVENTS) {
@@ -66,31 +99,44 @@ export class RunningTotals {
     }
   }
 
+  /** The write rolled back: its counts go with it. */
+  forgetUncommitted(): void {
+    this.change = null;
+  }
+
+  private count(delta: Partial<Record<Counter, number>>): void {
+    const change = this.change ?? { ...NO_CHANGE };
+    this.change = change;
+    for (const [counter, n] of Object.entries(delta) as [Counter, number][]) change[counter] += n;
+  }
+
   taskStarted(): void {
-    this.sql`UPDATE totals SET tasks = tasks + 1, open_tasks = open_tasks + 1 WHERE id = 1`;
+    this.count({ tasks: 1, open_tasks: 1 });
   }
 
   taskCompleted(d: CompletedTaskDelta): void {
-    this.sql`UPDATE totals SET open_tasks = open_tasks - 1,
-      duration_seconds = duration_seconds + ${d.topLevel ? d.duration : 0},
-      files_changed = files_changed + ${d.newPaths},
-      reviews_needed = reviews_needed + ${d.review ? 1 : 0},
-      input_tokens = input_tokens + ${d.input_tokens}, output_tokens = output_tokens + ${d.output_tokens},
-      cost_usd = cost_usd + ${d.cost_usd}
-      WHERE id = 1`;
+    this.count({
+      open_tasks: -1,
+      duration_seconds: d.topLevel ? d.duration : 0,
+      files_changed: d.newPaths,
+      reviews_needed: d.review ? 1 : 0,
+      input_tokens: d.input_tokens,
+      output_tokens: d.output_tokens,
+      cost_usd: d.cost_usd,
+    });
   }
 
   decisionLogged(): void {
-    this.sql`UPDATE totals SET decisions = decisions + 1 WHERE id = 1`;
+    this.count({ decisions: 1 });
   }
 
   /** A reviewer's verdict settled a review item (-1) or reopened one it had settled (+1). */
   reviewAnswered(delta: -1 | 1): void {
-    this.sql`UPDATE totals SET reviews_needed = reviews_needed + ${delta} WHERE id = 1`;
+    this.count({ reviews_needed: delta });
   }
 
   issueLogged(review: boolean): void {
-    this.sql`UPDATE totals SET issues = issues + 1, reviews_needed = reviews_needed + ${review ? 1 : 0} WHERE id = 1`;
+    this.count({ issues: 1, reviews_needed: review ? 1 : 0 });
   }
 }
 

@@ -41,6 +41,11 @@ export type WithFeedback<T extends object> = T & { reviewer_feedback?: FeedbackD
 /** Takes the undelivered feedback that fits one tool result, marking it delivered; null when none. */
 export type TakeFeedback = (now: number) => FeedbackDigest | null;
 
+/** A collaborator that keeps what a write changed in memory: a rolled-back write must not leave it behind. */
+export interface KeepsUncommitted {
+  forgetUncommitted(): void;
+}
+
 export class Writer {
   constructor(
     private readonly ctx: DurableObjectState,
@@ -50,6 +55,7 @@ export class Writer {
     private readonly followers: LiveFollowers,
     private readonly outbox: AccountOutbox,
     private readonly takeFeedback: TakeFeedback,
+    private readonly memories: readonly KeepsUncommitted[],
   ) {}
 
   /**
@@ -102,6 +108,7 @@ export class Writer {
         return ok(withFeedback(value, scope.now));
       });
     } catch (error) {
+      for (const memory of this.memories) memory.forgetUncommitted();
       if (error instanceof WaymarkError) return error.toFailure();
       throw error;
     }

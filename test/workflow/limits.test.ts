@@ -1,9 +1,11 @@
+import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/object";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
+import type { FeedbackRecords } from "../../src/workflow/feedback";
 import type { WorkflowObject } from "../../src/workflow/object";
 import { file } from "../domain/fixtures";
 import { call, connectV2 } from "../support/worker";
@@ -91,6 +93,72 @@ describe("quotas", () => {
       message: `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account (this account stores ${LIMITS.ACCOUNT_BYTES})`,
     });
     expect(failure(await stubFor(id).view(account)).code).toBe("NOT_FOUND");
+  });
+});
+
+describe("a write that rolls back", () => {
+  // The object keeps the event log's head, the write's counts and whether feedback is waiting in
+  // memory; a refused write appended an event and counted before its quota check failed.
+  it("leaves nothing behind: the next write continues the chain without a gap and the totals count it once", async () => {
+    const { id, stub, taskId } = await newTask();
+    value(await stub.logDecision(ACME, { task_id: taskId, category: "other", question: "Q", chosen: "A", reasoning: "R" }));
+    const [{ events } = { events: 0 }] = await exec<{ events: number }>(stub, "SELECT events FROM totals");
+    await exec(stub, "UPDATE totals SET events = ?", LIMITS.WORKFLOW_EVENTS);
+    const issue = { task_id: taskId, type: "other" as const, description: "D", resolution: "R", requires_human_review: true };
+    expect(failure(await stub.logIssue(ACME, issue)).code).toBe("QUOTA_EXCEEDED");
+    await exec(stub, "UPDATE totals SET events = ?", events);
+    value(await stub.logIssue(ACME, issue));
+    const exported = value(await stub.view(ACME, true));
+    const logged = (exported.events ?? []) as ChainedEvent[];
+    expect(logged.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(verifyChain(id, logged, exported.chain?.head ?? "")).toMatchObject({ ok: true, events: 4 });
+    expect(exported.totals).toMatchObject({ tasks: 1, decisions: 1, issues: 1, reviews_needed: 1 });
+    expect((await exec<{ events: number }>(stub, "SELECT events FROM totals"))[0]?.events).toBe(4);
+  });
+
+  it("that took reviewer feedback leaves it undelivered for the next call", async () => {
+    const { id, stub, taskId } = await newTask();
+    // The agent's write learns that nothing is waiting.
+    expect(value(await stub.logMilestone(ACME, { task_id: taskId, message: "m" })).reviewer_feedback).toBeUndefined();
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Look at the tests." }));
+    await runInDurableObject(stub, async (instance, state) => {
+      const feedback = (instance as unknown as { feedback: FeedbackRecords }).feedback;
+      const rollback = new Error("the commit failed");
+      expect(() =>
+        state.storage.transactionSync(() => {
+          expect(feedback.takeDigest(() => id, Date.now())?.items).toHaveLength(1);
+          throw rollback;
+        }),
+      ).toThrow(rollback);
+      feedback.forgetUncommitted();
+    });
+    const next = value(await stub.logMilestone(ACME, { task_id: taskId, message: "m2" }));
+    expect(next.reviewer_feedback?.items.map((i) => i.body)).toEqual(["Look at the tests."]);
+  });
+});
+
+describe("the workflow's updated_at", () => {
+  it("is the time of the agent's last write; a reviewer's feedback leaves it", async () => {
+    const { id, stub, taskId } = await newTask();
+    const updatedAt = async () => (await exec<{ updated_at: number }>(stub, "SELECT updated_at FROM workflow"))[0]?.updated_at;
+    const lastEventAt = async () => (await exec<{ at: number }>(stub, "SELECT at FROM events ORDER BY seq DESC LIMIT 1"))[0]?.at;
+    const writes: [string, () => Promise<unknown>][] = [
+      ["log_decision", () => stub.logDecision(ACME, { task_id: taskId, category: "other", question: "Q", chosen: "A", reasoning: "R" })],
+      ["log_issue", () => stub.logIssue(ACME, { task_id: taskId, type: "other", description: "D", resolution: "R" })],
+      ["log_milestone", () => stub.logMilestone(ACME, { task_id: taskId, message: "m" })],
+      ["start_task", () => stub.startTask(ACME, { workflow_id: id, name: "T2", goal: "G" })],
+      ["complete_task", () => stub.completeTask(ACME, { task_id: taskId, status: "success", outcome: { summary: "S" } })],
+    ];
+    for (const [tool, write] of writes) {
+      await exec(stub, "UPDATE workflow SET updated_at = 0");
+      await write();
+      expect({ tool, updated_at: await updatedAt() }).toEqual({ tool, updated_at: await lastEventAt() });
+    }
+    const before = await updatedAt();
+    await new Promise((r) => setTimeout(r, 5));
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted." }));
+    expect(await updatedAt()).toBe(before);
+    expect(value(await stub.summary(ACME)).updated_at).toBe(new Date(before ?? 0).toISOString());
   });
 });
 
