@@ -1,6 +1,6 @@
-import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/object";
 import { newWorkflowId } from "../../src/ids";
