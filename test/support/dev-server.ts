@@ -94,9 +94,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         ...process.env,
         PATH: `${join(root, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}`,
         WRANGLER_SEND_METRICS: "false",
-        // As `npm start` runs it (scripts/start.sh): wrangler's Local Explorer and its trace capture off.
-        X_LOCAL_EXPLORER: "false",
-        X_LOCAL_OBSERVABILITY: "false",
+        // As `npm start` runs it (scripts/start.sh): wrangler's Local Explorer and its trace capture
+        // off unless the environment turns them on (`X_LOCAL_OBSERVABILITY=true npm run bench`).
+        X_LOCAL_EXPLORER: process.env.X_LOCAL_EXPLORER ?? "false",
+        X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
         CI: "true",
         NO_COLOR: "1",
       },
