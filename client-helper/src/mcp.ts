@@ -21,7 +21,7 @@ import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenan
 import { ReadyGit } from "./ready-git.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
-import { OBJECT_SIZES } from "./review.js";
+import { clearLeftovers, type Leftovers, OBJECT_SIZES } from "./review.js";
 import { ScratchRepository } from "./scratch.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
@@ -385,8 +385,8 @@ export class HelperProxy {
     let changes: Changes;
     let changed: string[] = [];
     let mark: WorktreeMark | null = null;
-    // Removals of scratch files, awaited after the answer went out.
-    const leftovers: Promise<unknown>[] = [];
+    // Removals of scratch files, started after the answer went out.
+    const leftovers: Leftovers = [];
     const start = record.snapshot;
     const ready = new ReadyGit();
     // The line counts' scratch repository, opened while git status runs.
@@ -431,7 +431,8 @@ export class HelperProxy {
         changes = unavailable(reason);
       } finally {
         ready.close();
-        if (scratch) leftovers.push(scratch.remove().catch(() => {}));
+        const opened = scratch;
+        if (opened) leftovers.push(() => opened.remove());
       }
     } else {
       changes = unavailable(
@@ -448,9 +449,15 @@ export class HelperProxy {
     // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
     changes = withProvenance(changes, this.options.version, await edits);
     await keySaved;
-    const result = await this.callWithHelperData("complete_task", args, changes);
+    let result: CallToolResult;
+    try {
+      result = await this.callWithHelperData("complete_task", args, changes);
+    } catch (error) {
+      this.bookkeeping = clearLeftovers(leftovers);
+      throw error;
+    }
     if (result.isError) {
-      this.bookkeeping = Promise.all(leftovers);
+      this.bookkeeping = clearLeftovers(leftovers);
       return result;
     }
     // What other processes read (the working tree's marks, the hooks' journal) is written before
@@ -461,7 +468,7 @@ export class HelperProxy {
       noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log, top),
     ]);
     this.bookkeeping = Promise.all([
-      ...leftovers,
+      clearLeftovers(leftovers),
       this.store.remove(taskId, record.dir).catch(() => {}),
       start && startContentsOf(start)?.remove(),
     ]);

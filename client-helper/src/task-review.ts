@@ -12,7 +12,7 @@ import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes } from "@waymark/protocol/wire";
 import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
-import { measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
+import { type Leftovers, measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
 import type { ScratchRepository } from "./scratch.js";
 import { observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
 
@@ -39,7 +39,7 @@ export async function keepStartContents(
 /**
  * `cache`: the helper's cache directory, where the two sides of the line counts are written
  * (a new folder in a crowded /tmp made creating them there dozens of times slower).
- * `leftovers`: receives the removal of those scratch files, for the caller to await after its answer.
+ * `leftovers`: receives the removal of those scratch files, for the caller to start after its answer.
  * `scratch`: the scratch repository the caller opened ahead for the counts (and removes), if any.
  */
 export async function attachReview(
@@ -49,7 +49,7 @@ export async function attachReview(
   log: (line: string) => void,
   cache: string,
   context?: Promise<GitContext>,
-  leftovers?: Promise<unknown>[],
+  leftovers?: Leftovers,
   scratch?: ScratchRepository,
 ): Promise<void> {
   if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;

@@ -94,6 +94,8 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     await agent.close();
     // The start copy of dirty.ts (outside the repository) is gone once the task is recorded.
     expect(readdirSync(join(cacheHome, "waymark", "start-contents"))).toEqual([]);
+    // So is the scratch repository the lines were counted in, removed after the answer went out.
+    expect(readdirSync(join(cacheHome, "waymark", "line-counts")).filter((name) => name.startsWith("waymark-lines-"))).toEqual([]);
     const measured = Object.fromEntries(done.files_changed.lines.map((l) => [l.path, l.binary ? "binary" : `${l.added} ${l.removed}`]));
     const aAtStart = join(tempDir("waymark-copy-"), "a.ts");
     writeFileSync(aAtStart, execFileSync("git", ["show", `${startCommit}:a.ts`], { cwd: repo.dir }));
