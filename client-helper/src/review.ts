@@ -25,6 +25,7 @@ import { type GitContext, GitError, runGit, splitNul } from "./git.js";
 import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot } from "./local.js";
 import { readableWarning } from "./outgoing.js";
+import { quickCounts } from "./quick-counts.js";
 import { ScratchRepository, ScratchSides } from "./scratch.js";
 import { fsPath } from "./snapshot.js";
 
@@ -208,7 +209,9 @@ export type ReviewOptions = {
 
 /**
  * Lines added and removed per change, in the order of `changes` (gitlinks and files whose
- * content is not known are left out; binary files are marked).
+ * content is not known are left out; binary files are marked). Files whose counts do not depend
+ * on how a diff aligns them are counted here (./quick-counts.ts); the rest by git in the scratch
+ * repository.
  */
 export async function countLines(
   context: GitContext,
@@ -265,7 +268,13 @@ export async function countLines(
       bytes += before.length + after.length;
       if (bytes > CONTENT_LIMITS.TOTAL_BYTES) break;
       // A missing side stays absent, so git counts a whole added or removed file.
-      sides.add(index, change.before ? before : null, change.after ? after : null);
+      const [start, end] = [change.before ? before : null, change.after ? after : null];
+      const quick = quickCounts(start, end);
+      if (quick !== null) {
+        results[index] = quick === "binary" ? { path: change.path, binary: true } : { path: change.path, ...quick };
+        continue;
+      }
+      sides.add(index, start, end);
       // Equal bytes (e.g. a state that only differs after git's conversions) are not reported by git: 0/0.
       results[index] = { path: change.path, added: 0, removed: 0 };
     }

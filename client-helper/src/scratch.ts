@@ -1,13 +1,14 @@
 /**
  * @module scratch
- * Where the line counts of ./review.ts are taken: a scratch repository of the helper's own (an
- * empty directory in its cache made a bare repository), outside the user's, where nothing of the
- * user's repository applies (no config, no attributes, no filters: bytes are compared as given).
- * The two sides of the counts go in as two trees with one `git fast-import` (a pack, not a file
- * per side: creating hundreds of small files was most of complete_task's time) and are counted by
- * one `git diff-tree --stdin --numstat -z`. Both processes can be started before the contents are
- * known (complete_task starts them while `git status` runs), so their start-up is off the call's
- * path; the trees' ids are computed here, as git names them, for diff-tree to read.
+ * Where the line counts of ./review.ts are taken when ./quick-counts.ts cannot tell: a scratch
+ * repository of the helper's own (an empty directory in its cache made a bare repository),
+ * outside the user's, where nothing of the user's repository applies (no config, no attributes,
+ * no filters: bytes are compared as given). The two sides of the counts go in as two trees with
+ * one `git fast-import` (a pack, not a file per side: creating hundreds of small files was most
+ * of complete_task's time) and are counted by one `git diff-tree --stdin --numstat -z`. Both
+ * processes can be started before the contents are known (complete_task starts them while `git
+ * status` runs), so their start-up is off the call's path; the trees' ids are computed here, as
+ * git names them, for diff-tree to read.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
