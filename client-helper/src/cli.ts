@@ -9,6 +9,7 @@ import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
+import { checksumScanFromJson } from "./checksum.js";
 import type { ChecksumEntry, LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { cacheRoot, readScanCache, scanCacheWriter } from "./store.js";
@@ -147,7 +148,7 @@ export function resolveChanges(start: Snapshot, changes: Changes): Resolution {
 }
 
 type Io = {
-  stdout: (text: string) => void;
+  stdout: (text: string | Buffer) => void;
   stderr: (text: string) => void;
   stdin: () => Promise<string>;
 };
@@ -188,12 +189,10 @@ function parse(command: keyof typeof HELP, args: string[], names: string[]): Par
   }
 }
 
-function isLocalSnapshot(value: unknown): value is LocalSnapshot {
+function isGitSnapshot(value: unknown): value is LocalSnapshot {
   if (!value || typeof value !== "object") return false;
   const v = value as Record<string, unknown>;
-  if (typeof v.root !== "string") return false;
-  if (v.type === "git") return Array.isArray(v.dirty) && (v.head === null || typeof v.head === "string");
-  return v.type === "checksum" && typeof v.entries === "object" && v.entries !== null;
+  return v.type === "git" && typeof v.root === "string" && Array.isArray(v.dirty) && (v.head === null || typeof v.head === "string");
 }
 
 async function readSince(source: string, io: Io): Promise<LocalSnapshot> {
@@ -209,7 +208,12 @@ async function readSince(source: string, io: Io): Promise<LocalSnapshot> {
   } catch {
     throw new UsageError(`--since ${source} is not JSON; pass the output of 'waymark snapshot'`);
   }
-  if (!isLocalSnapshot(value)) throw new UsageError(`--since ${source} is not a snapshot from 'waymark snapshot'`);
+  if ((value as { type?: unknown } | null)?.type === "checksum") {
+    const scan = checksumScanFromJson(value);
+    if (typeof scan === "string") throw new UsageError(`--since ${source} is not a snapshot from 'waymark snapshot': ${scan}`);
+    return scan;
+  }
+  if (!isGitSnapshot(value)) throw new UsageError(`--since ${source} is not a snapshot from 'waymark snapshot'`);
   return value;
 }
 
@@ -219,22 +223,22 @@ function json(value: unknown): string {
 
 /**
  * A snapshot as JSON. A checksum list holds an entry per file (at 100,000 files, tens of MB
- * indented), so its entries are written one per line, compactly, in pieces of about 64 KiB;
- * the rest is indented as usual.
+ * indented), so its entries are written one per line, compactly, in pieces of about 64 KiB
+ * (each encoded once, for stdout and the scan cache alike); the rest is indented as usual.
  */
-function writeSnapshotJson(snapshot: LocalChecksumSnapshot, write: (text: string) => void): void {
-  const { entries, ...rest } = snapshot;
+function writeSnapshotJson(snapshot: LocalChecksumSnapshot, write: (bytes: Buffer) => void): void {
+  const { paths, entries, ...rest } = snapshot;
   let piece = `${JSON.stringify(rest, null, 2).slice(0, -2)},\n  "entries": {`;
   let separator = "\n";
-  for (const path in entries) {
-    piece += `${separator}    ${jsonString(path)}: ${entryJson(entries[path] as ChecksumEntry)}`;
+  for (let index = 0; index < paths.length; index++) {
+    piece += `${separator}    ${jsonString(paths[index] as string)}: ${entryJson(entries[index] as ChecksumEntry)}`;
     separator = ",\n";
     if (piece.length > 65_536) {
-      write(piece);
+      write(Buffer.from(piece));
       piece = "";
     }
   }
-  write(`${piece}${separator === "\n" ? "" : "\n  "}}\n}\n`);
+  write(Buffer.from(`${piece}${separator === "\n" ? "" : "\n  "}}\n}\n`));
 }
 
 /** Characters JSON.stringify escapes in a string (and lone surrogates). */
@@ -244,14 +248,14 @@ function jsonString(text: string): string {
   return JSON_ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
-/** JSON.stringify of a scan's entry (a mode and a blob id, finite numbers), written out. */
+/**
+ * JSON.stringify of a scan's entry, written out. Its mode and blob id need no escaping: a scan
+ * computes them, and one read back from JSON was checked against their formats.
+ */
 function entryJson(entry: ChecksumEntry): string {
   const { mode, blob, size, mtimeMs, ctimeMs, ino } = entry;
-  if (!(Number.isFinite(size) && Number.isFinite(mtimeMs) && Number.isFinite(ctimeMs ?? 0) && Number.isFinite(ino ?? 0))) {
-    return JSON.stringify(entry);
-  }
   const stat = `${ctimeMs === undefined ? "" : `,"ctimeMs":${ctimeMs}`}${ino === undefined ? "" : `,"ino":${ino}`}`;
-  return `{"mode":${jsonString(mode)},"blob":${jsonString(blob)},"size":${size},"mtimeMs":${mtimeMs}${stat}}`;
+  return `{"mode":"${mode}","blob":"${blob}","size":${size},"mtimeMs":${mtimeMs}${stat}}`;
 }
 
 async function run(argv: string[], io: Io): Promise<number> {
@@ -286,9 +290,9 @@ async function run(argv: string[], io: Io): Promise<number> {
       }
       // A checksum scan is kept for the next one, which then hashes only files that changed.
       const cache = scanCacheWriter(dir);
-      writeSnapshotJson(snapshot, (text) => {
-        io.stdout(text);
-        cache.write(text);
+      writeSnapshotJson(snapshot, (bytes) => {
+        io.stdout(bytes);
+        cache.write(bytes);
       });
       cache.commit();
       return EXIT_OK;

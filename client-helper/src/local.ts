@@ -16,11 +16,17 @@ export type ChecksumEntry = {
   ino?: number;
 };
 
-export type LocalChecksumSnapshot = ChecksumSnapshot & {
-  root: string;
-  scanned_at: number;
-  entries: Record<string, ChecksumEntry>;
+/** A checksum scan's files in path order (JavaScript string order): `entries[i]` is the file at `paths[i]`. */
+export type ChecksumList = {
+  paths: string[];
+  entries: ChecksumEntry[];
 };
+
+export type LocalChecksumSnapshot = ChecksumSnapshot &
+  ChecksumList & {
+    root: string;
+    scanned_at: number;
+  };
 
 export type LocalGitSnapshot = GitSnapshot & {
   root: string;

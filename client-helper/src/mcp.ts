@@ -10,7 +10,8 @@ import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotoco
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { helperWarnings } from "@waymark/protocol/attribution";
-import { type Changes, HELPER_INPUTS, type Snapshot, type Unavailable } from "@waymark/protocol/wire";
+import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
+import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import { type Found, InertContexts } from "./config-cache.js";
 import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } from "./git.js";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";

@@ -7,7 +7,8 @@
  * sends the net list, cut at the ceiling and summarised per directory beyond it (`truncated`).
  */
 import { computeNetChanges, limitChanges, type PathChange } from "@waymark/protocol/attribution";
-import { type Changes, type NetTransition, type Snapshot, WIRE_LIMITS } from "@waymark/protocol/wire";
+import type { Changes, NetTransition, Snapshot } from "@waymark/protocol/wire";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { LocalSnapshot } from "./local.js";
 import { wireSnapshot } from "./snapshot.js";
 

@@ -6,7 +6,8 @@
  * from the agent's transcript, "agent" for the agent's own claim: an agent never sets it).
  */
 import { repoPathProblem } from "@waymark/protocol/paths";
-import { type AgentEdits, type Changes, type HelperSource, type Metrics, WIRE_LIMITS } from "@waymark/protocol/wire";
+import type { AgentEdits, Changes, HelperSource, Metrics } from "@waymark/protocol/wire";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { Journal } from "./hooks/journal.js";
 import { PRICE_TABLE_DATE } from "./usage/prices.js";
 

@@ -8,7 +8,7 @@
  */
 import { normalizeRemoteUrl, REPOSITORY_LIMITS, repositoryFingerprint } from "@waymark/protocol/repository";
 import type { Repository } from "@waymark/protocol/wire";
-import { WIRE_LIMITS } from "@waymark/protocol/wire";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { type GitContext, inertContext, runGit } from "./git.js";
 import { readableWarning } from "./outgoing.js";
 

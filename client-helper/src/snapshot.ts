@@ -12,7 +12,7 @@ import { lstat, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
-import { WIRE_LIMITS } from "@waymark/protocol/wire";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
 import {
   fileState,
@@ -458,7 +458,7 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
 export async function computeChanges(since: LocalSnapshot, options: SnapshotOptions = {}): Promise<Changes> {
   if (since.type === "git") return gitChanges(since, options.context);
   const now = await scanDirectory(since.root, { ...options, previous: options.previous ?? since });
-  const changes: Changes = { type: "checksum", transitions: compareScans(since.entries, now.entries) };
+  const changes: Changes = { type: "checksum", transitions: compareScans(since, now) };
   if (since.warnings) changes.warnings = since.warnings;
   return changes;
 }

@@ -12,7 +12,8 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ConcurrentTask } from "@waymark/protocol/wire";
-import { WIRE_LIMITS } from "@waymark/protocol/wire";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
+import { checksumScanFromJson } from "./checksum.js";
 import type { LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 
 export type TaskRecord = {
@@ -69,14 +70,8 @@ function scanCacheFile(dir: string, root: string): string {
 /** The cached scan of `dir`, or null (none, unreadable, or not a scan of that directory). */
 export async function readScanCache(dir: string, root: string = cacheRoot()): Promise<LocalChecksumSnapshot | null> {
   try {
-    const value = JSON.parse(await readFile(scanCacheFile(dir, root), "utf8")) as Partial<LocalChecksumSnapshot> | null;
-    const usable =
-      value?.type === "checksum" &&
-      value.root === dir &&
-      typeof value.scanned_at === "number" &&
-      typeof value.entries === "object" &&
-      value.entries !== null;
-    return usable ? (value as LocalChecksumSnapshot) : null;
+    const scan = checksumScanFromJson(JSON.parse(await readFile(scanCacheFile(dir, root), "utf8")));
+    return typeof scan !== "string" && scan.root === dir ? scan : null;
   } catch {
     return null;
   }
@@ -86,7 +81,7 @@ export async function readScanCache(dir: string, root: string = cacheRoot()): Pr
  * Writes a scan of `dir` to the cache piece by piece (the same JSON the CLI prints), in place
  * once complete. A cache that cannot be written is no failure: the next scan hashes everything.
  */
-export function scanCacheWriter(dir: string, root: string = cacheRoot()): { write(text: string): void; commit(): void } {
+export function scanCacheWriter(dir: string, root: string = cacheRoot()): { write(bytes: Buffer): void; commit(): void } {
   const target = scanCacheFile(dir, root);
   const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
   let fd: number | null = null;
@@ -102,10 +97,10 @@ export function scanCacheWriter(dir: string, root: string = cacheRoot()): { writ
     rmSync(temp, { force: true });
   };
   return {
-    write(text) {
+    write(bytes) {
       if (fd === null) return;
       try {
-        writeSync(fd, text);
+        writeSync(fd, bytes);
       } catch {
         abandon();
       }
@@ -181,6 +176,11 @@ export class TaskStore {
     try {
       const record = JSON.parse(await readFile(this.file(dir, taskId), "utf8")) as TaskRecord;
       if (record.task_id !== taskId) return null;
+      if (record.snapshot?.type === "checksum") {
+        // Read back as the scan kept it, or as an earlier helper version wrote it (entries by path).
+        const scan = checksumScanFromJson(record.snapshot);
+        record.snapshot = typeof scan === "string" ? null : scan;
+      }
       this.memory.set(taskId, record);
       return record;
     } catch {

@@ -147,6 +147,51 @@ describe("waymark CLI contract: help text and exit codes", () => {
     const third = JSON.parse(waymark(["snapshot", "--dir", dir]).stdout);
     expect(third.entries["kept.txt"].blob).toBe(gitBlob("kept\n"));
     expect(third.entries["edited.txt"].blob).toBe(gitBlob("bbbb\n"));
+    // A cache entry that would break the JSON written back is refused with the whole cache.
+    cached.entries["kept.txt"].blob = 'x"y';
+    writeFileSync(cacheFile, JSON.stringify(cached));
+    const fourth = JSON.parse(waymark(["snapshot", "--dir", dir]).stdout);
+    expect(fourth.entries["kept.txt"].blob).toBe(gitBlob("kept\n"));
+  });
+
+  it("snapshot and changes start without loading zod or the MCP SDK (each costs about what starting Node does)", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "x.txt"), "x\n");
+    // A module hook of Node's that logs every module the command resolves.
+    const log = join(tempDir(), "modules.log");
+    const hook = join(tempDir(), "log-modules.mjs");
+    const resolveHook = `import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  appendFileSync(${JSON.stringify(log)}, resolved.url + "\\n");
+  return resolved;
+}`;
+    writeFileSync(
+      hook,
+      `import { register } from "node:module";\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolveHook)}`)});\n`,
+    );
+    const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
+    const snap = spawnSync(SYSTEM_NODE, ["--import", hook, BIN, "snapshot", "--dir", dir], { encoding: "utf8", env });
+    expect(snap.status).toBe(0);
+    const changes = spawnSync(SYSTEM_NODE, ["--import", hook, BIN, "changes", "--since", "-"], {
+      input: snap.stdout,
+      encoding: "utf8",
+      env,
+    });
+    expect(changes.status).toBe(0);
+    const loaded = readFileSync(log, "utf8").split("\n");
+    expect(loaded.filter((url) => url.endsWith("/dist/bin.js"))).toHaveLength(2);
+    expect(loaded.filter((url) => /zod|modelcontextprotocol/.test(url))).toEqual([]);
+  });
+
+  it("changes --since refuses a checksum snapshot with a malformed entry, naming the field (exit 2)", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "x.txt"), "x\n");
+    const snap = JSON.parse(waymark(["snapshot", "--dir", dir]).stdout);
+    snap.entries["x.txt"].mode = "040000";
+    const r = waymark(["changes", "--since", "-"], { input: JSON.stringify(snap) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('entries["x.txt"].mode must be one of 100644, 100755, 120000');
   });
 
   it("npx waymark --help works in the repository root (npm workspace bin)", () => {

@@ -19,7 +19,7 @@ import type {
   Transition,
   Truncation,
 } from "./wire";
-import { WIRE_LIMITS } from "./wire";
+import { WIRE_LIMITS } from "./wire-constants";
 
 export type ChangeStatus = "A" | "M" | "D";
 export interface PathChange {

@@ -1,44 +1,16 @@
 /**
  * @module wire
  * The data the helper sends to the edge, declared once: the zod schemas the edge validates
- * with and the types both sides compile against (docs/attribution.md explains each field).
- * Also the names of the tool inputs only the helper fills in, the size ceilings that keep a
- * task completable whatever the size of the working tree, and the metrics shape.
+ * with and the types both sides compile against (docs/attribution.md explains each field),
+ * and the metrics shape. The size ceilings and the helper-only input names live in
+ * ./wire-constants (re-exported here), which code that must start fast imports directly.
  */
 import { z } from "zod";
 import { repoPathProblem } from "./paths";
 import { REPOSITORY_LIMITS } from "./repository";
+import { REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
 
-export const WIRE_LIMITS = {
-  /** Entries per list the edge accepts. */
-  CHANGE_ENTRIES: 25_000,
-  /**
-   * The helper's ceiling per list (documented): beyond it, or beyond HELPER_LIST_BYTES, a list
-   * is summarised per directory with an explicit `truncated` marker instead of being sent.
-   */
-  HELPER_LIST_ENTRIES: 20_000,
-  /** Serialized bytes of all the helper's lists in one request, well inside the edge's 8 MiB body limit. */
-  HELPER_LIST_BYTES: 4 * 1024 * 1024,
-  /** Directories named in a `truncated` summary; the rest are counted in `other`. */
-  TRUNCATED_DIRECTORIES: 200,
-  /** Longer branch names are cut by the helper: a name is context, never a reason to refuse a task. */
-  BRANCH_CHARS: 1000,
-  WARNINGS: 10,
-  WARNING_CHARS: 1000,
-  /** Other tasks open on the same working tree that one report names. */
-  CONCURRENT_TASKS: 20,
-  /** Paths named per overlapping task (the count is exact beyond it). */
-  SHARED_PATHS: 50,
-  METRIC_TOKENS: 10_000_000_000,
-  METRIC_COST_USD: 1_000_000,
-  MODEL_CHARS: 200,
-} as const;
-
-/** The tool inputs the helper fills in: agents never see them in tools/list and cannot supply them. */
-export const HELPER_INPUTS = { start_task: "snapshot", complete_task: "changes", start_workflow: "repository" } as const;
-export const HELPER_INPUT_NAMES: ReadonlySet<string> = new Set(Object.values(HELPER_INPUTS));
-/** How tools/list describes a helper-only input (the schema itself stays out of agents' context). */
-export const HELPER_ONLY = "Set by the Waymark helper only";
+export { HELPER_INPUT_NAMES, HELPER_INPUTS, HELPER_ONLY, REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
 
 // C0 controls other than tab, newline and carriage return have no place in a record meant to be read.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
@@ -152,14 +124,6 @@ export const repositorySchema = z.strictObject({
 });
 export type Repository = z.infer<typeof repositorySchema>;
 // ---- Review data: line counts and commits (helper-computed, optional on changes) ----
-
-export const REVIEW_LIMITS = {
-  /** Commits listed per task; `commits_omitted` counts the rest. */
-  COMMITS: 200,
-  SUBJECT_CHARS: 200,
-  /** Short commit ids as git abbreviates them (at least 7 digits). */
-  SHORT_SHA: /^[0-9a-f]{7,64}$/,
-} as const;
 
 /**
  * Lines added and removed in one changed file between the task's start and end content, as

@@ -1,0 +1,45 @@
+/**
+ * @module wire-constants
+ * The wire format's plain values: the size ceilings and the helper-only input names. Kept apart
+ * from the zod schemas of ./wire so that the helper's short-lived commands (a snapshot, a hook)
+ * start without loading zod, which costs about as much as starting Node itself.
+ */
+
+export const WIRE_LIMITS = {
+  /** Entries per list the edge accepts. */
+  CHANGE_ENTRIES: 25_000,
+  /**
+   * The helper's ceiling per list (documented): beyond it, or beyond HELPER_LIST_BYTES, a list
+   * is summarised per directory with an explicit `truncated` marker instead of being sent.
+   */
+  HELPER_LIST_ENTRIES: 20_000,
+  /** Serialized bytes of all the helper's lists in one request, well inside the edge's 8 MiB body limit. */
+  HELPER_LIST_BYTES: 4 * 1024 * 1024,
+  /** Directories named in a `truncated` summary; the rest are counted in `other`. */
+  TRUNCATED_DIRECTORIES: 200,
+  /** Longer branch names are cut by the helper: a name is context, never a reason to refuse a task. */
+  BRANCH_CHARS: 1000,
+  WARNINGS: 10,
+  WARNING_CHARS: 1000,
+  /** Other tasks open on the same working tree that one report names. */
+  CONCURRENT_TASKS: 20,
+  /** Paths named per overlapping task (the count is exact beyond it). */
+  SHARED_PATHS: 50,
+  METRIC_TOKENS: 10_000_000_000,
+  METRIC_COST_USD: 1_000_000,
+  MODEL_CHARS: 200,
+} as const;
+
+/** The tool inputs the helper fills in: agents never see them in tools/list and cannot supply them. */
+export const HELPER_INPUTS = { start_task: "snapshot", complete_task: "changes", start_workflow: "repository" } as const;
+export const HELPER_INPUT_NAMES: ReadonlySet<string> = new Set(Object.values(HELPER_INPUTS));
+/** How tools/list describes a helper-only input (the schema itself stays out of agents' context). */
+export const HELPER_ONLY = "Set by the Waymark helper only";
+
+export const REVIEW_LIMITS = {
+  /** Commits listed per task; `commits_omitted` counts the rest. */
+  COMMITS: 200,
+  SUBJECT_CHARS: 200,
+  /** Short commit ids as git abbreviates them (at least 7 digits). */
+  SHORT_SHA: /^[0-9a-f]{7,64}$/,
+} as const;
