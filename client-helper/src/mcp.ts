@@ -22,7 +22,7 @@ import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenan
 import { ReadyGit } from "./ready-git.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
-import { clearLeftovers, type Leftovers, OBJECT_SIZES } from "./review.js";
+import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "./review.js";
 import { ScratchRepository } from "./scratch.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
@@ -89,6 +89,12 @@ export class HelperProxy {
   private readonly contexts = new InertContexts();
   /** The last checksum scan, so the next one only re-hashes files whose (mtime, size) moved. */
   private lastScan: LocalSnapshot | null = null;
+  /**
+   * What the last complete_task's line counts needed beyond the bytes at hand; the next one starts
+   * those git processes while git status runs (their start-up off its path), and not the others:
+   * a process started for nothing takes the CPU status needs. Both at first.
+   */
+  private countsNeeded: CountsNeeded = { objects: true, scratch: true };
   /**
    * The last completed task's record and start-content copies being removed, after its answer
    * went out: every later call, and the end of the process, waits for it.
@@ -392,6 +398,8 @@ export class HelperProxy {
     const ready = new ReadyGit();
     // The line counts' scratch repository, opened while git status runs.
     let scratch: ScratchRepository | undefined;
+    const ahead = this.countsNeeded;
+    const needed: CountsNeeded = { objects: false, scratch: false };
     if (start) {
       try {
         const previous = this.lastScan?.type === "checksum" ? this.lastScan : undefined;
@@ -401,14 +409,17 @@ export class HelperProxy {
           start.type === "git"
             ? this.contexts.of(start.root, start.git_dir ? { root: start.root, gitDir: start.git_dir } : null).then((inert) => {
                 const inRoot = { ...inert, cwd: start.root, ready };
-                for (const args of [...hashing(inert, start.git_dir), OBJECT_SIZES]) ready.startAfterNext(inRoot, args);
-                ready.afterNext(() => {
-                  try {
-                    scratch = ScratchRepository.open(join(this.cache, "line-counts"));
-                  } catch {
-                    // Opened when the counts are taken, as without this.
-                  }
-                });
+                for (const args of hashing(inert, start.git_dir)) ready.startAfterNext(inRoot, args);
+                if (ahead.objects) ready.startAfterNext(inRoot, OBJECT_SIZES);
+                if (ahead.scratch) {
+                  ready.afterNext(() => {
+                    try {
+                      scratch = ScratchRepository.open(join(this.cache, "line-counts"));
+                    } catch {
+                      // Opened when the counts are taken, as without this.
+                    }
+                  });
+                }
                 return inRoot;
               })
             : undefined;
@@ -422,10 +433,11 @@ export class HelperProxy {
         changes = outgoingChanges(start, observed);
         // The line counts and the other tasks on this working tree are independent reads.
         const [, others] = await Promise.all([
-          attachReview(start, observed, changes, this.log, this.cache, context, leftovers, scratch),
+          attachReview(start, observed, changes, this.log, this.cache, context, leftovers, scratch, needed),
           this.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed, mark?.ancestors).catch(() => []),
         ]);
         if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
+        if ((changes.type === "git" || changes.type === "net") && changes.review) this.countsNeeded = needed;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         this.log(`waymark: could not compute changes of task ${taskId}: ${reason}`);

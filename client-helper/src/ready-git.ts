@@ -2,7 +2,8 @@
  * @module ready-git
  * git processes a tool call starts before their input is known: while `git status` runs, the
  * `hash-object` that will hash the dirty files (and, at complete_task, the `cat-file` that will
- * tell which contents are stored) are already started, so their start-up is off the call's path
+ * tell which contents are stored, when the last task's line counts needed it) are already
+ * started, so their start-up is off the call's path
  * (a spawn also holds the helper's thread for a few milliseconds: better while status runs).
  * runGit (./git.ts) takes one when the arguments, directory and environment match; the call
  * ends the ones it did not use (an empty input: they exit having done nothing).

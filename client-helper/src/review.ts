@@ -206,7 +206,12 @@ export type ReviewOptions = {
   scratch?: ScratchRepository;
   /** Contents already read, by blob id (bytes that hash to it): not read again. */
   contents?: ReadonlyMap<string, Buffer>;
+  /** Filled with the git processes the counts needed (the caller starts those ahead next time). */
+  needed?: CountsNeeded;
 };
+
+/** What line counts needed beyond the bytes at hand: the repository's object database, the scratch repository. */
+export type CountsNeeded = { objects: boolean; scratch: boolean };
 
 /**
  * Lines added and removed per change, in the order of `changes` (gitlinks and files whose
@@ -240,13 +245,15 @@ export async function countLines(
     if (change.after) verify(change.after.blob, () => diskContent(root, change.path, CONTENT_LIMITS.FILE_BYTES));
     for (const state of [change.before, change.after]) if (state && !verified.has(state.blob)) blobs.add(state.blob);
   }
+  if (options.needed) options.needed.objects = blobs.size > 0;
   const sizes = await objectSizes(context, [...blobs]);
   const fromObjects = await readObjects(
     context,
     [...sizes].filter(([, size]) => size <= CONTENT_LIMITS.FILE_BYTES).map(([blob]) => blob),
   );
-  // A scratch repository the caller prepared is the caller's to remove; one opened here is removed here.
-  const scratch = prepared ?? ScratchRepository.open(scratchRoot);
+  // A scratch repository the caller prepared is the caller's to remove; one opened here (only when
+  // some file needs git's count) is removed here.
+  let opened: ScratchRepository | undefined;
   try {
     let bytes = 0;
     const content = (state: FileState, path: string, side: "start" | "end"): Buffer | null => {
@@ -279,7 +286,10 @@ export async function countLines(
       // Equal bytes (e.g. a state that only differs after git's conversions) are not reported by git: 0/0.
       results[index] = { path: change.path, added: 0, removed: 0 };
     }
+    if (options.needed) options.needed.scratch = !sides.empty;
     if (!sides.empty) {
+      const scratch = prepared ?? ScratchRepository.open(scratchRoot);
+      if (scratch !== prepared) opened = scratch;
       for (const [index, counts] of await scratch.numstat(sides)) {
         const change = counted[index];
         if (!change) continue;
@@ -290,7 +300,8 @@ export async function countLines(
   } finally {
     // The scratch copies are private to this call: with `leftovers`, the caller removes them
     // when it suits it (after the tool's answer went out) instead of on the way.
-    if (!prepared) {
+    if (opened) {
+      const scratch = opened;
       if (leftovers) leftovers.push(() => scratch.remove());
       else await scratch.remove();
     }

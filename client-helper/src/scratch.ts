@@ -7,8 +7,8 @@
  * one `git fast-import` (a pack, not a file per side: creating hundreds of small files was most
  * of complete_task's time) and are counted by one `git diff-tree --stdin --numstat -z`. Both
  * processes can be started before the contents are known (complete_task starts them while `git
- * status` runs), so their start-up is off the call's path; the trees' ids are computed here, as
- * git names them, for diff-tree to read.
+ * status` runs when the last task's counts needed them), so their start-up is off the call's
+ * path; the trees' ids are computed here, as git names them, for diff-tree to read.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";

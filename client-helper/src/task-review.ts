@@ -12,7 +12,7 @@ import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes } from "@waymark/protocol/wire";
 import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
-import { type Leftovers, measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
+import { type CountsNeeded, type Leftovers, measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
 import type { ScratchRepository } from "./scratch.js";
 import { observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
 
@@ -41,6 +41,7 @@ export async function keepStartContents(
  * (a new folder in a crowded /tmp made creating them there dozens of times slower).
  * `leftovers`: receives the removal of those scratch files, for the caller to start after its answer.
  * `scratch`: the scratch repository the caller opened ahead for the counts (and removes), if any.
+ * `needed`: filled with the git processes the counts needed.
  */
 export async function attachReview(
   start: LocalSnapshot,
@@ -51,6 +52,7 @@ export async function attachReview(
   context?: Promise<GitContext>,
   leftovers?: Leftovers,
   scratch?: ScratchRepository,
+  needed?: CountsNeeded,
 ): Promise<void> {
   if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;
   try {
@@ -67,6 +69,7 @@ export async function attachReview(
       endBranch: observedBranch(observed),
       scratch,
       contents: observedContents(observed),
+      needed,
     });
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);

@@ -160,4 +160,43 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     expect(check("other.json", { hello: 1 }).code).toBe(2);
     expect(waymark(["verify"]).code).toBe(2);
   });
+
+  it("counts right whatever the previous task needed: the git processes started ahead follow the last task, a miss starts them on demand", async () => {
+    const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => (i % 3 === 2 ? "}\n" : `${tag}${i}\n`)).join("");
+    const plain = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}\n`).join("");
+    const repo = Repo.init().write("a.ts", lines(12, "a")).write("b.ts", lines(6, "b")).commitAll("initial");
+    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
+    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const wf = (await tool("start_workflow", { name: "Counts after counts" })) as { workflow_id: string };
+    const measure = async (edit: () => void) => {
+      const atStart = tempDir("waymark-copy-");
+      for (const name of ["a.ts", "b.ts"]) writeFileSync(join(atStart, name), readFileSync(join(repo.dir, name)));
+      const { task_id } = (await tool("start_task", { workflow_id: wf.workflow_id, name: "T", goal: "g", areas: ["*.ts"] })) as {
+        task_id: string;
+      };
+      edit();
+      const done = (await tool("complete_task", { task_id, status: "success", outcome: { summary: "s" } })) as {
+        files_changed: { lines: { path: string; added?: number; removed?: number }[] };
+      };
+      const measured = Object.fromEntries(done.files_changed.lines.map((l) => [l.path, `${l.added} ${l.removed}`]));
+      const expected = Object.fromEntries(Object.keys(measured).map((path) => [path, numstat(join(atStart, path), join(repo.dir, path))]));
+      return { measured, expected };
+    };
+    // b.ts dirty at start (its start content kept) and rewritten with no line in common: counted in
+    // the helper, no git process needed; then edits that share lines ("}") with files in HEAD need
+    // the object database and the scratch repository, not started ahead after the first task.
+    repo.write("b.ts", plain(6, "B"));
+    const steps = [
+      () => repo.write("b.ts", plain(5, "c")),
+      () => repo.write("a.ts", lines(12, "a").replace("a0\n", "x0\n").replace("a10\n", "x10\n")),
+      () => repo.write("a.ts", lines(14, "a").replace("a3\n", "y3\n")),
+      () => repo.write("b.ts", plain(5, "c").replace("c2\n", "d2\n")),
+    ];
+    const results = [];
+    for (const step of steps) results.push(await measure(step));
+    await agent.close();
+    for (const { measured, expected } of results) expect(measured).toEqual(expected);
+    expect(results.map((r) => Object.keys(r.measured))).toEqual([["b.ts"], ["a.ts"], ["a.ts"], ["b.ts"]]);
+    expect(readdirSync(join(cacheHome, "waymark", "line-counts")).filter((name) => name.startsWith("waymark-lines-"))).toEqual([]);
+  });
 });
