@@ -154,7 +154,7 @@ describe("waymark CLI contract: help text and exit codes", () => {
     expect(fourth.entries["kept.txt"].blob).toBe(gitBlob("kept\n"));
   });
 
-  it("snapshot and changes start without loading zod or the MCP SDK (each costs about what starting Node does)", () => {
+  it("snapshot, changes and the post-tool-use hook (run on every edit) start without loading zod or the MCP SDK (each costs about what starting Node does)", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "x.txt"), "x\n");
     // A module hook of Node's that logs every module the command resolves.
@@ -179,8 +179,16 @@ export async function resolve(specifier, context, next) {
       env,
     });
     expect(changes.status).toBe(0);
+    const edit = { cwd: dir, tool_name: "Edit", tool_input: { file_path: join(dir, "x.txt") } };
+    const hookRun = spawnSync(SYSTEM_NODE, ["--import", hook, BIN, "hook", "post-tool-use", "--agent", "claude"], {
+      input: JSON.stringify(edit),
+      encoding: "utf8",
+      env,
+    });
+    expect(hookRun.status).toBe(0);
+    expect(hookRun.stderr).toBe("");
     const loaded = readFileSync(log, "utf8").split("\n");
-    expect(loaded.filter((url) => url.endsWith("/dist/bin.js"))).toHaveLength(2);
+    expect(loaded.filter((url) => url.endsWith("/dist/bin.js"))).toHaveLength(3);
     expect(loaded.filter((url) => /zod|modelcontextprotocol/.test(url))).toEqual([]);
   });
 

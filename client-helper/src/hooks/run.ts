@@ -12,7 +12,6 @@
  * A hook never fails the agent: any internal error, and anything slower than its deadline,
  * ends with exit code 0 and no instruction.
  */
-import { Remote } from "../remote.js";
 import { Journal, type OpenTask } from "./journal.js";
 
 export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
@@ -75,6 +74,8 @@ function describe(task: OpenTask): string {
 
 async function remoteResume(options: HookOptions, workflowId: string): Promise<string | null> {
   if (!options.url) return null;
+  // Loaded only here: the MCP SDK costs about what starting Node does, and post-tool-use runs on every edit.
+  const { Remote } = await import("../remote.js");
   const remote = new Remote({ url: options.url, token: options.token, timeoutMs: HOOK_NETWORK_MS, version: options.version });
   try {
     const result = await remote.request("tools/call", { name: "get_workflow", arguments: { workflow_id: workflowId } });

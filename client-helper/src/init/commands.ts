@@ -10,7 +10,6 @@ import { ensureLauncher } from "../hooks/launcher.js";
 import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/run.js";
 import { AGENTS, type AgentName } from "./agents.js";
 import { installCommitTrailer } from "./commit-trailer.js";
-import { runDoctor } from "./doctor.js";
 import { configuredUrl, runInit } from "./run.js";
 
 export const SETUP_COMMANDS = ["init", "doctor", "hook"] as const;
@@ -129,6 +128,8 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
     case "doctor": {
       const { values } = options(command, args, ["url", "dir"], []);
       if (values.help) return help(io, "doctor");
+      // Loaded here: the doctor talks to the endpoint through the MCP SDK, which `waymark hook` (run on every edit) never needs.
+      const { runDoctor } = await import("./doctor.js");
       return runDoctor({
         dir: resolve((values.dir as string | undefined) ?? process.cwd()),
         url: (values.url as string | undefined) ?? (env.WAYMARK_URL || undefined),
