@@ -161,6 +161,7 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
   // A name that is not UTF-8 is escaped as a whole path, which the walk order does not follow.
   let sortNeeded = false;
   let cursor = 0;
+  let seen = 0;
   let hashed = 0;
   let lastReport = startedAt;
   let sliceStart = startedAt;
@@ -169,7 +170,7 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
     if (!options.progress || now - startedAt < (options.progressAfterMs ?? PROGRESS_AFTER_MS)) return;
     if (!final && now - lastReport < 1000) return;
     lastReport = now;
-    options.progress(`waymark: checksum scan of ${root}: ${hashed}/${paths.length} files hashed${final ? ", done" : ""}`);
+    options.progress(`waymark: checksum scan of ${root}: ${hashed}/${seen} files hashed${final ? ", done" : ""}`);
   };
   const open = (abs: string | Buffer, rel: string | Buffer): Frame | null => {
     const listing = list(abs);
@@ -196,6 +197,7 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
     }
     const link = dirent.isSymbolicLink();
     if (!dirent.isFile() && !link) continue;
+    seen++;
     const key = typeof rel === "string" ? rel : encodePathBytes(rel);
     const known = previous ? indexOf(previous.paths, key, cursor) : -1;
     if (previous && known >= 0) {
