@@ -7,7 +7,8 @@
 import { html, raw } from "hono/html";
 import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/object";
 import type { ShareInfo } from "../workflow/share";
-import { formatTime, statusBadge } from "./format";
+import { renderTime, statusBadge } from "./format";
+import { LOCAL_TIME_SCRIPT } from "./local-time";
 import { PAGE_STYLE } from "./style";
 
 type Html = ReturnType<typeof html>;
@@ -25,7 +26,7 @@ export function layout(nonce: string, title: string, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main>${body}</main></body></html>`;
+<body><main>${body}</main><script nonce="${nonce}">${raw(LOCAL_TIME_SCRIPT)}</script></body></html>`;
 }
 
 export function renderLoginPage(nonce: string, error: string | null): Html {
@@ -45,8 +46,8 @@ function expirySelect(): Html {
 }
 
 /** "active, expires …", "no link yet", "revoked", "expired". */
-export function shareState(s: Pick<ShareInfo, "status" | "expires_at">): string {
-  if (s.status === "active") return s.expires_at ? `active, expires ${formatTime(s.expires_at)}` : "active";
+export function shareState(s: Pick<ShareInfo, "status" | "expires_at">): Html | string {
+  if (s.status === "active") return s.expires_at ? html`active, expires ${renderTime(s.expires_at)}` : "active";
   return s.status === "none" ? "no link yet" : s.status;
 }
 
@@ -148,7 +149,7 @@ function renderMatch(match: DashboardMatch | undefined): Html | string {
 
 function renderRow(r: DashboardPage["rows"][number]): Html {
   return html`<tr id="${r.id}"><td><a class="wf-link" href="/w/${r.id}"><strong>${r.name}</strong></a><br><code class="muted">${r.id}</code>${renderMatch(r.match)}</td>
-<td>${statusBadge(r.status)}</td><td>${formatTime(r.updated_at)}</td>
+<td>${statusBadge(r.status)}</td><td>${renderTime(r.updated_at)}</td>
 <td class="num" data-label="tasks">${r.tasks}${r.open_tasks > 0 ? ` (${r.open_tasks} open)` : ""}</td>
 <td class="num" data-label="files">${r.files_changed ?? 0}</td>
 <td class="num" data-label="tokens">${tokens(r)}</td>
@@ -187,7 +188,7 @@ ${
   shown
     ? html`<div class="review" id="shown-link"><h2>Share link</h2>${
         shown.url
-          ? html`<p>Current link of <code>${shown.workflowId}</code>${shown.info.expires_at ? html` (expires ${formatTime(shown.info.expires_at)})` : ""}:</p>
+          ? html`<p>Current link of <code>${shown.workflowId}</code>${shown.info.expires_at ? html` (expires ${renderTime(shown.info.expires_at)})` : ""}:</p>
           <p class="linkbox"><a href="${shown.url}" rel="noreferrer" target="_blank">${shown.url}</a></p>`
           : html`<p>No active link for <code>${shown.workflowId}</code> (${shown.info.status}). Create a new one.</p>`
       }</div>`

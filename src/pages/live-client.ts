@@ -16,10 +16,12 @@
  * parsed in an inert <template> (scripts there never run, and the CSP allows none).
  *
  * It also makes the page read well for its viewer: times (<time datetime>, UTC in the markup)
- * are shown in the viewer's time zone, before a swap so unchanged blocks stay equal; tasks the
+ * are shown in the viewer's time zone (local-time.ts), before a swap so unchanged blocks stay equal; tasks the
  * viewer opened or closed stay so across swaps; the task a link points to is opened; the live
  * indicator shows only while the workflow is active; printing opens every task.
  */
+import { LOCALIZE_TIMES } from "./local-time";
+
 export const LIVE_SCRIPT = `(function () {
   "use strict";
   var root = document.getElementById("wm");
@@ -34,17 +36,7 @@ export const LIVE_SCRIPT = `(function () {
   var catchingUp = true;
   var stopped = false;
   var liveBadge = document.getElementById("live");
-  var thisYear = new Date().getFullYear();
-  var clock = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
-  var oldClock = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
-
-  // The year only when it is not this one.
-  function localize(node) {
-    Array.prototype.forEach.call(node.querySelectorAll("time[datetime]"), function (t) {
-      var at = new Date(t.getAttribute("datetime"));
-      if (!isNaN(at.getTime())) t.textContent = (at.getFullYear() === thisYear ? clock : oldClock).format(at);
-    });
-  }
+  ${LOCALIZE_TIMES}
 
   // Only an active workflow is "live"; a finished one says "completed" in its header.
   function showLiveBadge() {
@@ -147,7 +139,7 @@ export const LIVE_SCRIPT = `(function () {
   function swap(markup, seq) {
     var template = document.createElement("template");
     template.innerHTML = markup;
-    localize(template.content);
+    localizeTimes(template.content);
     var next = document.createElement("div");
     next.id = "wf-blocks";
     next.append(template.content);
@@ -224,7 +216,7 @@ export const LIVE_SCRIPT = `(function () {
     get state() { return root.dataset.state; },
     disconnect: function () { if (socket) socket.close(); },
   };
-  localize(document);
+  localizeTimes(document);
   revealTarget();
   setState("connecting", "connecting…");
   connect();

@@ -8,7 +8,8 @@
 import { html, raw } from "hono/html";
 import type { CreatedToken, TokenInfo } from "../account/tokens";
 import { SCOPES, type Scope } from "../http/scopes";
-import { formatTime } from "./format";
+import { renderTime } from "./format";
+import { LOCAL_TIME_SCRIPT } from "./local-time";
 import { PAGE_STYLE } from "./style";
 
 export type Html = ReturnType<typeof html>;
@@ -28,12 +29,12 @@ export const SCOPE_HELP: Record<Scope, string> = {
   admin: "tokens, OAuth grants, webhooks, account settings",
 };
 
-/** An owner page: the dashboard's look, a nonce'd stylesheet, no script. */
+/** An owner page: the dashboard's look, a nonce'd stylesheet, and one script that shows times in the viewer's zone. */
 export function ownerPage(nonce: string, title: string, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main>${body}</main></body></html>`;
+<body><main>${body}</main><script nonce="${nonce}">${raw(LOCAL_TIME_SCRIPT)}</script></body></html>`;
 }
 
 /** An OAuth grant as the page lists it. */
@@ -52,23 +53,23 @@ export interface TokensPage {
   created: CreatedToken | null;
 }
 
-function tokenState(t: TokenInfo, now: number): string {
-  if (t.revoked_at) return `revoked ${formatTime(t.revoked_at)}`;
-  if (t.expires_at && Date.parse(t.expires_at) <= now) return `expired ${formatTime(t.expires_at)}`;
-  return t.expires_at ? `active, expires ${formatTime(t.expires_at)}` : "active";
+function tokenState(t: TokenInfo, now: number): Html | string {
+  if (t.revoked_at) return html`revoked ${renderTime(t.revoked_at)}`;
+  if (t.expires_at && Date.parse(t.expires_at) <= now) return html`expired ${renderTime(t.expires_at)}`;
+  return t.expires_at ? html`active, expires ${renderTime(t.expires_at)}` : "active";
 }
 
 function tokenRow(t: TokenInfo, now: number): Html {
   const live = !t.revoked_at && !(t.expires_at && Date.parse(t.expires_at) <= now);
   return html`<tr id="token-${t.id}" class="token"><td><strong class="token-name">${t.name}</strong><br><code class="muted">${t.id}</code></td>
-<td>${t.scopes.join(", ")}</td><td>${formatTime(t.created_at)}</td><td class="last-used">${t.last_used_at ? formatTime(t.last_used_at) : "never"}</td>
+<td>${t.scopes.join(", ")}</td><td>${renderTime(t.created_at)}</td><td class="last-used">${t.last_used_at ? renderTime(t.last_used_at) : "never"}</td>
 <td><span class="tag${live ? "" : " warn"}">${tokenState(t, now)}</span>${
     live ? html`<form method="post" action="/dashboard/tokens/${t.id}/revoke" class="actions"><button>Revoke</button></form>` : ""
   }</td></tr>`;
 }
 
 function grantRow(g: GrantRow): Html {
-  return html`<tr id="grant-${g.id}" class="grant"><td><strong>${g.client}</strong></td><td>${g.scopes.join(", ")}</td><td>${formatTime(g.created_at)}</td>
+  return html`<tr id="grant-${g.id}" class="grant"><td><strong>${g.client}</strong></td><td>${g.scopes.join(", ")}</td><td>${renderTime(g.created_at)}</td>
 <td><form method="post" action="/dashboard/grants/${g.id}/revoke" class="actions"><button>Revoke</button></form></td></tr>`;
 }
 

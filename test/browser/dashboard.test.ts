@@ -69,6 +69,24 @@ describe.skipIf(skipBrowser)("dashboard forms in Chromium", () => {
     await context.close();
   });
 
+  it("shows times in the viewer's time zone, UTC in the markup and on hover", async () => {
+    const wf = await callTool("start_workflow", { name: "Timed workflow" });
+    const context = await env.browser().newContext({ timezoneId: "Asia/Tokyo" });
+    const page = await context.newPage();
+    expect(await signIn(page, env.server().url, env.server().token)).toBe(303);
+    // The dashboard lists a workflow once the account index has it (within 2 s of its writes).
+    const row = page.locator(`tr[id="${String(wf.workflow_id)}"]`);
+    for (let i = 0; i < 40 && (await row.count()) === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await page.reload();
+    }
+    const updated = row.locator("time").first();
+    expect(await updated.innerText()).toMatch(/GMT\+9/);
+    expect(await updated.getAttribute("datetime")).toMatch(/Z$/);
+    expect(await updated.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    await context.close();
+  });
+
   it("a wrong token is refused in the form, not with 403", async () => {
     const page = await env.browser().newPage();
     expect(await signIn(page, env.server().url, "not-the-token-0123456789")).toBe(401);

@@ -22,8 +22,9 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
     return response.status();
   }
 
+  /** Signed in from a browser in Tokyo: times on the page read in its zone. */
   async function signedIn(): Promise<Page> {
-    const page = await env.browser().newPage();
+    const page = await (await env.browser().newContext({ timezoneId: "Asia/Tokyo" })).newPage();
     await page.goto(`${env.server().url}/login`);
     await page.fill('input[name="token"]', env.server().token);
     await submit(page, 'button[type="submit"]');
@@ -47,6 +48,12 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
     expect(await row.innerText()).toContain("read");
     expect(await row.innerText()).toContain("active, expires");
     expect(await row.locator(".last-used").innerText()).toBe("never");
+    // Created and expiry times in the viewer's zone, UTC in the markup and on hover.
+    for (const time of await row.locator("time").all()) {
+      expect(await time.innerText()).toMatch(/GMT\+9/);
+      expect(await time.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    }
+    expect(await row.locator("time").count()).toBe(2);
 
     // The read token calls get_workflow.
     const read = await listTools(secret);
