@@ -8,7 +8,8 @@
  *  - the page after any number of events is the page a fresh load would show;
  *  - nothing is missed or shown twice: each swap shows one whole state, and the socket
  *    reconnects (exponential backoff) from the seq of the state on screen;
- *  - one blocks request is in flight at a time; events arriving meanwhile are coalesced,
+ *  - one blocks request is in flight at a time, and after a slow one (100 ms or more: a large
+ *    workflow) the next waits twice as long as it took; events arriving meanwhile are coalesced,
  *    and a paged catch-up ({"type":"more"} → {"after": n}) is swapped in once, at its end;
  *  - close code 4410 (or 4401 on the owner view: signed out), or a 404/410 for the blocks, means the link is no longer valid: the
  *    workflow's content is removed from the page.
@@ -153,9 +154,22 @@ export const LIVE_SCRIPT = `(function () {
     root.dataset.seq = String(shownSeq);
   }
 
+  // The blocks cost the server in proportion to the workflow's size (a 5,000-task page: a quarter
+  // of a second): after a fetch that took 100 ms or more, the next waits twice as long, so a busy
+  // large workflow never keeps a viewer's fetches back to back. Events that arrive during a
+  // fetch of a small page are fetched 50 ms after it; an event after a pause, at once.
+  var nextFetchAt = 0;
+  var waiting = false;
   function refresh() {
-    if (fetching || stopped || knownSeq <= shownSeq) return;
+    if (fetching || waiting || stopped || knownSeq <= shownSeq) return;
+    var wait = nextFetchAt - Date.now();
+    if (wait > 0) {
+      waiting = true;
+      setTimeout(function () { waiting = false; refresh(); }, wait);
+      return;
+    }
     fetching = true;
+    var started = Date.now();
     fetch(base + "/blocks", { cache: "no-store" }).then(function (r) {
       if (r.status === 404 || r.status === 410) return gone();
       if (!r.ok) throw new Error("status " + r.status);
@@ -163,6 +177,9 @@ export const LIVE_SCRIPT = `(function () {
       return r.text().then(function (markup) { swap(markup, seq); knownSeq = Math.max(knownSeq, seq); });
     }).catch(function () {}).then(function () {
       fetching = false;
+      var now = Date.now();
+      var took = now - started;
+      nextFetchAt = took >= 100 ? now + 2 * took : now;
       if (knownSeq > shownSeq) setTimeout(refresh, 50);
     });
   }

@@ -143,6 +143,42 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     await page.close();
   });
 
+  it("paces its fetches by their cost: after a slow one, the next waits twice as long, and the last event still shows", async () => {
+    const wf = await callTool("start_workflow", { name: "Paced" });
+    const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Busy task", goal: "many events" });
+    const page = await env.browser().newPage();
+    // The blocks of a large workflow take the server a while to render: 300 ms here.
+    const fetches: { start: number; end: number }[] = [];
+    await page.route("**/blocks", async (route) => {
+      if (route.request().method() !== "GET") return route.continue();
+      const start = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await route.fulfill({ response: await route.fetch() });
+      fetches.push({ start, end: Date.now() });
+    });
+    await page.goto(String(wf.share_url));
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    const before = fetches.length;
+    let last = "";
+    // An agent writing every 25 ms for 3 s (a task takes at most 200 milestones).
+    for (let i = 0, until = Date.now() + 3000; Date.now() < until && i < 150; i++) {
+      last = `busy milestone ${i}`;
+      await callTool("log_milestone", { task_id: task.task_id, message: last });
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await page.waitForFunction((text) => document.getElementById("wf-blocks")?.textContent?.includes(text), last, { timeout: 10_000 });
+    const paced = fetches.slice(before);
+    for (let i = 1; i < paced.length; i++) {
+      const previous = paced[i - 1] as { start: number; end: number };
+      const gap = (paced[i] as { start: number }).start - previous.end;
+      expect(gap, `fetch ${i}`).toBeGreaterThanOrEqual(2 * (previous.end - previous.start) - 20);
+    }
+    // Back to back (50 ms apart) this would be about 10 fetches of the blocks in the 3 s.
+    expect(paced.length).toBeGreaterThanOrEqual(2);
+    expect(paced.length).toBeLessThanOrEqual(5);
+    await page.close();
+  });
+
   it("catches up after its socket drops: nothing missed, nothing twice", async () => {
     const wf = await callTool("start_workflow", { name: "Reconnecting" });
     const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Long task", goal: "gets milestones" });
