@@ -55,12 +55,22 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A dev server that did not start; `addressInUse`: because an address it binds was taken. */
+class StartFailure extends Error {
+  readonly addressInUse: boolean;
+  // No parameter property: the benches load this file through Node's type stripping.
+  constructor(message: string, addressInUse: boolean) {
+    super(message);
+    this.addressInUse = addressInUse;
+  }
+}
+
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const token = options.token ?? `dev-token-${Math.random().toString(36).slice(2, 12)}`;
-  const port = options.port ?? (await freePort());
+  let port = options.port ?? (await freePort());
   const ownDir = options.persistTo === undefined;
   const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), "waymark-dev-"));
-  const url = `http://127.0.0.1:${port}`;
+  let url = `http://127.0.0.1:${port}`;
   const timeout = options.startTimeoutMs ?? 90_000;
   const root = options.root ?? REPO_ROOT;
   // This checkout's Worker bundles the helper tarball; an old build checked out elsewhere predates it.
@@ -121,10 +131,28 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     }
     const why = proc.exitCode !== null ? `exited with code ${proc.exitCode}` : `did not answer ${url}/health within ${timeout} ms`;
     await kill(proc);
-    throw new Error(`wrangler dev ${why}. Output:\n${output.slice(-4000)}`);
+    throw new StartFailure(`wrangler dev ${why}. Output:\n${output.slice(-4000)}`, output.includes("Address already in use"));
   };
 
-  await launch();
+  // A port found free can be taken by another server of a parallel test file before wrangler
+  // binds it (its own sockets included): start again, on a new port unless the caller chose one
+  // or the server restarts (its clients know its port).
+  const start = async (samePort: boolean) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await launch();
+      } catch (error) {
+        if (!(error instanceof StartFailure && error.addressInUse) || attempt === 3) throw error;
+        output = "";
+        if (!samePort) {
+          port = await freePort();
+          url = `http://127.0.0.1:${port}`;
+        }
+      }
+    }
+  };
+
+  await start(options.port !== undefined);
   return {
     url,
     token,
@@ -138,7 +166,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     async restart() {
       if (child) await kill(child);
       child = null;
-      await launch();
+      await start(true);
     },
   };
 }
