@@ -22,6 +22,7 @@ export const EXPIRY_CHOICES: { label: string; seconds: string }[] = [
   { label: "30 days", seconds: "2592000" },
 ];
 
+/** The owner pages' shell (dashboard, tokens, consent): a nonce'd stylesheet and one script, which shows times in the viewer's zone. */
 export function layout(nonce: string, title: string, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -5,12 +5,11 @@
  * of remote MCP clients (revoke). Also the small page frame the consent page shares.
  * Everything interpolated is escaped by hono/html.
  */
-import { html, raw } from "hono/html";
+import { html } from "hono/html";
 import type { CreatedToken, TokenInfo } from "../account/tokens";
 import { SCOPES, type Scope } from "../http/scopes";
+import { layout } from "./dashboard";
 import { renderTime } from "./format";
-import { LOCAL_TIME_SCRIPT } from "./local-time";
-import { PAGE_STYLE } from "./style";
 
 export type Html = ReturnType<typeof html>;
 
@@ -29,13 +28,8 @@ export const SCOPE_HELP: Record<Scope, string> = {
   admin: "tokens, OAuth grants, webhooks, account settings",
 };
 
-/** An owner page: the dashboard's look, a nonce'd stylesheet, and one script that shows times in the viewer's zone. */
-export function ownerPage(nonce: string, title: string, body: Html): Html {
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main>${body}</main><script nonce="${nonce}">${raw(LOCAL_TIME_SCRIPT)}</script></body></html>`;
-}
+/** An owner page: the dashboard's shell (its stylesheet, and its one script that shows times in the viewer's zone). */
+export const ownerPage = layout;
 
 /** An OAuth grant as the page lists it. */
 export interface GrantRow {
