@@ -140,7 +140,7 @@ export class HelperProxy {
       try {
         if (name === "start_workflow") return await this.startWorkflow(args);
         if (name === "start_task") return await this.startTask(args);
-        if (name === "complete_task") return await this.completeTask(args);
+        if (name === "complete_task") return await this.completeTask(args, toolUseIdOf(request.params._meta));
         if (name === "start_workflow") return await this.startWorkflow(args);
         return await this.remote.request("tools/call", {
           name,
@@ -355,7 +355,8 @@ export class HelperProxy {
     return result;
   }
 
-  private async completeTask(input: Record<string, unknown>): Promise<CallToolResult> {
+  /** `toolUseId`: the agent's id of this call, when it sends one (its transcript names the response by it). */
+  private async completeTask(input: Record<string, unknown>, toolUseId?: string): Promise<CallToolResult> {
     const { changes: _ignored, ...args } = input;
     const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
     if (taskId === undefined)
@@ -373,7 +374,7 @@ export class HelperProxy {
     const top = gitTop(record.snapshot, record.dir, dir);
     // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
     // Read while the changes are computed: neither depends on the other.
-    const metrics = args.metrics === undefined ? transcriptMetrics(dir, taskId, this.options.cacheDir, top) : undefined;
+    const metrics = args.metrics === undefined ? transcriptMetrics(dir, taskId, this.options.cacheDir, top, toolUseId) : undefined;
     // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
     metrics?.catch(() => {});
     let keySaved: Promise<void> | undefined;
@@ -512,6 +513,12 @@ function hashing(context: GitContext, gitDir: string | undefined): (readonly str
  */
 function gitTop(snapshot: LocalSnapshot | null, takenIn: string, dir: string): string | undefined {
   return snapshot?.type === "git" && takenIn === dir ? snapshot.root : undefined;
+}
+
+/** Claude Code's id of a tool call, sent in the call's `_meta`. */
+function toolUseIdOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const id = meta?.["claudecode/toolUseId"];
+  return typeof id === "string" && id !== "" ? id : undefined;
 }
 
 function unavailable(reason: string): Unavailable {

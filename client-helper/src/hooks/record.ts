@@ -7,7 +7,7 @@
  * caller knows it (see Journal.forDirectory). Never throws: the journal is a record
  * beside the tool call, never a reason for it to fail.
  */
-import { type EdgeMetrics, edgeMetrics } from "../usage/transcript.js";
+import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics, recordsCallingResponse } from "../usage/transcript.js";
 import { Journal } from "./journal.js";
 
 export async function noteTaskStarted(
@@ -46,16 +46,27 @@ export async function noteTaskCompleted(
   }
 }
 
-/** The task's usage from the agent's transcript, as `complete_task` metrics; undefined when unknown. */
+/**
+ * The task's usage from the agent's transcript, as `complete_task` metrics; undefined when unknown.
+ * It includes the response that called `complete_task`: read once the agent has written it
+ * (bounded), when the agent named the call (`toolUseId`).
+ */
 export async function transcriptMetrics(
   dir: string,
   taskId: string,
   cacheDir: string | undefined,
   top?: string,
+  toolUseId?: string,
 ): Promise<EdgeMetrics | undefined> {
   try {
+    const at = Date.now();
     const journal = await Journal.forDirectory(dir, cacheDir, top);
-    const summary = await journal.summarize(taskId, Date.now());
+    const session = await journal.session();
+    // Claude Code names the call: its transcript is read once it holds the response that made it.
+    if (toolUseId !== undefined && session?.agent === "claude" && session.transcript_path) {
+      await awaitTranscriptLine(session.transcript_path, (line) => recordsCallingResponse(line, toolUseId));
+    }
+    const summary = await journal.summarize(taskId, at);
     return summary?.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined;
   } catch {
     return undefined;

@@ -8,11 +8,17 @@
  * cache lifetime). One response may be written on several lines (one per content block,
  * while it streams) with the same `message.id`: it is counted once, with its largest counts.
  * Subagents write their own files under `<session>/subagents/`; they are counted too.
+ *
+ * The agent writes a response to its transcript some time after it ran the response's tool
+ * calls (Claude Code 2.1: 100–250 ms after the call reached the helper, measured): so usage read
+ * at `complete_task` first waits, bounded, for the response that called it (see
+ * awaitTranscriptLine).
  */
 import { createReadStream } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { open, readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
+import { StringDecoder } from "node:string_decoder";
 import type { Metrics } from "@waymark/protocol/wire";
 import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
 
@@ -148,6 +154,82 @@ export async function transcriptUsage(transcriptPath: string, fromMs: number, to
   }
   usage.cost_usd = cost === null ? null : Math.round(cost * 1_000_000) / 1_000_000;
   return usage;
+}
+
+/** How long `complete_task` waits for the agent to write the response that called it. */
+export const CALLING_RESPONSE_WAIT_MS = 2000;
+const POLL_MS = 20;
+
+/**
+ * Claude Code's transcript: whether a line records the model response that made the tool call
+ * `toolUseId` (Claude Code sends a call's id as `_meta["claudecode/toolUseId"]`), with that
+ * response's usage.
+ */
+export function recordsCallingResponse(line: string, toolUseId: string): boolean {
+  return line.includes('"usage"') && line.includes(`"id":${JSON.stringify(toolUseId)}`);
+}
+
+/**
+ * The timing rule of usage read at a tool call, for any agent's transcript: waits until the
+ * transcript holds a line `written` accepts (the response that made the call: the agent writes
+ * it after running the call), reading only what was appended since the last look. Bounded by
+ * `timeoutMs`: true once the line is there, false when it did not come in time or the
+ * transcript cannot be read (usage is then what the transcript held).
+ */
+export async function awaitTranscriptLine(
+  transcriptPath: string,
+  written: (line: string) => boolean,
+  timeoutMs: number = CALLING_RESPONSE_WAIT_MS,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  let file: Awaited<ReturnType<typeof open>>;
+  try {
+    file = await open(transcriptPath, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const decoder = new StringDecoder("utf8");
+    const buffer = Buffer.alloc(256 * 1024);
+    let offset = 0;
+    let partial = "";
+    // Inside a line longer than any usage line (a big tool result): skipped to its end.
+    let skipping = false;
+    for (;;) {
+      for (;;) {
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
+        if (bytesRead === 0) break;
+        offset += bytesRead;
+        const lines = (partial + decoder.write(buffer.subarray(0, bytesRead))).split("\n");
+        partial = lines.pop() ?? "";
+        for (const line of lines) {
+          if (!skipping && written(line)) return true;
+          skipping = false;
+        }
+        if (partial.length > MAX_LINE) {
+          partial = "";
+          skipping = true;
+        }
+      }
+      // A last line without its newline counts once it is whole.
+      if (!skipping && partial !== "" && written(partial) && isJson(partial)) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  } catch {
+    return false;
+  } finally {
+    await file.close().catch(() => {});
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The metrics `complete_task` accepts (the wire contract's shape), with both token counts known. */
