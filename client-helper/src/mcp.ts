@@ -14,7 +14,7 @@ import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
 import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import { type Found, InertContexts } from "./config-cache.js";
 import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } from "./git.js";
-import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
+import { noteTaskCompleted, noteTaskStarted, noteWorkflowState, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
 import { repositoryPlain } from "./plain-checkin.js";
@@ -100,6 +100,8 @@ export class HelperProxy {
    * went out: every later call, and the end of the process, waits for it.
    */
   private bookkeeping: Promise<unknown> = Promise.resolve();
+  /** The workflow's state being asked for the hooks' journal: no call waits for it, the end of the process does. */
+  private stateKept: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: McpOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -352,6 +354,7 @@ export class HelperProxy {
       noteTaskStarted(dir, taskId, args, this.options.cacheDir, this.log, gitTop(local, dir, dir)),
       local && this.store.markStarted(local.root, taskId, startedAt, ancestors).catch(() => {}),
     ]);
+    if (typeof args.workflow_id === "string") this.keepWorkflowState(dir, args.workflow_id, gitTop(local, dir, dir));
     return result;
   }
 
@@ -476,17 +479,30 @@ export class HelperProxy {
     }
     // What other processes read (the working tree's marks, the hooks' journal) is written before
     // the answer; this process's own records and copies are removed after it.
-    await Promise.all([
+    const [, workflowId] = await Promise.all([
       start && this.markCompleted(start.root, taskId, mark, changed),
       // Hooks: the task's edited paths and transcript usage are kept locally.
       noteTaskCompleted(dir, taskId, this.options.cacheDir, this.log, top),
     ]);
+    if (workflowId) this.keepWorkflowState(dir, workflowId, top);
     this.bookkeeping = Promise.all([
       clearLeftovers(leftovers),
       this.store.remove(taskId, record.dir).catch(() => {}),
       start && startContentsOf(start)?.remove(),
     ]);
     return result;
+  }
+
+  /**
+   * Hooks: the workflow's state once a task of it started or completed, asked of the endpoint after
+   * the answer went out and kept for the next session's context (./hooks/workflow-state.ts).
+   */
+  private keepWorkflowState(dir: string, workflowId: string, top: string | undefined): void {
+    const asked = this.remote.request("tools/call", { name: "get_workflow", arguments: { workflow_id: workflowId } }).then((result) => {
+      const block = result.isError ? undefined : result.content.find((item) => item.type === "text");
+      return block?.type === "text" ? noteWorkflowState(dir, workflowId, block.text, this.options.cacheDir, top) : undefined;
+    });
+    this.stateKept = Promise.all([this.stateKept, asked.catch(() => {})]);
   }
 
   /** `mark`: the task's mark as read before the call, if it was. */
@@ -496,7 +512,7 @@ export class HelperProxy {
   }
 
   async close(): Promise<void> {
-    await this.bookkeeping;
+    await Promise.all([this.bookkeeping, this.stateKept]);
     await this.remote.close();
     await this.server.close();
   }

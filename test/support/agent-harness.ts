@@ -72,12 +72,15 @@ export function expectReminder(model: ModelServer, task: { id: string; workflowI
   expect(model.requestText(stopped + 1)).toContain("is still open. If its work is done, call complete_task");
 }
 
-/** A session's first request carries the session-start hook's context: the workflow, and its state as get_workflow tells it. */
+/**
+ * A session's first request carries the session-start hook's context: the workflow, and its state as
+ * get_workflow tells it (fresh, or as the helper kept it after the last task: either is the state).
+ */
 export function expectSessionContext(model: ModelServer, workflowId: string): void {
   const first = model.requestText(0);
   expect(first).toContain("Waymark: work recorded in this repository.");
   expect(first).toContain(workflowId);
-  expect(first).toContain("Workflow state (get_workflow):");
+  expect(first).toMatch(/Workflow state \(get_workflow(, [^)]+)?\):/);
 }
 
 // ── the scenario both agents play ────────────────────────────────────────────

@@ -4,7 +4,8 @@
  * helper (so hooks know it is open and attribute edits to it), a task about to complete
  * (its real usage, read from the agent's transcript, for the request), and a task completed
  * (its edited paths and transcript usage are kept). `top`: the repository top level when the
- * caller knows it (see Journal.forDirectory). Never throws: the journal is a record
+ * caller knows it (see Journal.forDirectory); and the workflow's state after either, for the next
+ * session's context. Never throws: the journal is a record
  * beside the tool call, never a reason for it to fail.
  */
 import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics, recordsCallingResponse } from "../usage/transcript.js";
@@ -31,18 +32,36 @@ export async function noteTaskStarted(
   }
 }
 
+/** Returns the completed task's workflow, when the journal knew the task. */
 export async function noteTaskCompleted(
   dir: string,
   taskId: string,
   cacheDir: string | undefined,
   log: (line: string) => void,
   top?: string,
+): Promise<string | null> {
+  try {
+    const journal = await Journal.forDirectory(dir, cacheDir, top);
+    return (await journal.taskCompleted(taskId, Date.now()))?.workflow_id ?? null;
+  } catch (error) {
+    log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
+    return null;
+  }
+}
+
+/** The workflow's state as get_workflow answered it, kept for the next session's context (./workflow-state.ts). */
+export async function noteWorkflowState(
+  dir: string,
+  workflowId: string,
+  text: string,
+  cacheDir: string | undefined,
+  top?: string,
 ): Promise<void> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
-    await journal.taskCompleted(taskId, Date.now());
-  } catch (error) {
-    log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
+    await journal.keepWorkflowState(workflowId, text, Date.now());
+  } catch {
+    // The next session start asks the endpoint itself.
   }
 }
 

@@ -12,6 +12,7 @@
  * Each file edit can be applied, undone and checked (for `waymark doctor`).
  */
 import { join, relative } from "node:path";
+import { SPOOL_MARK, spoolCommand } from "../hooks/spool.js";
 import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
 import { type Endpoint, helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
 import { INSTRUCTIONS } from "./instructions.js";
@@ -62,12 +63,14 @@ function mcpArgs(ctx: Context): { command: string; args: string[] } {
   return helperCommand(ctx.endpoint, ctx.version, ["mcp", "--url", ctx.endpoint.mcp]);
 }
 
+/** A hook's command line; the edit hook (post-tool-use) spools the payload without starting the helper (../hooks/spool.ts). */
 export function hookCommand(ctx: Context, agent: AgentName, event: string): string {
+  if (event === "post-tool-use") return spoolCommand(agent);
   return hookCommandLine(ctx.endpoint, ctx.version, ["hook", event, "--agent", agent, "--url", ctx.endpoint.mcp]);
 }
 
 function isOurCommand(value: unknown): boolean {
-  return typeof value === "string" && value.includes(HOOK_MARK);
+  return typeof value === "string" && (value.includes(HOOK_MARK) || value.includes(SPOOL_MARK));
 }
 
 /** Markdown instructions block. */

@@ -1,0 +1,188 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type AgentCli, type AgentRun, claudeEnv, claudePrint, runAgent } from "../support/agent-clis.ts";
+import {
+  callerIndex,
+  completeTaskTurn,
+  expectPlayedThrough,
+  expectReminder,
+  expectSessionContext,
+  expectWorkRecorded,
+  GREETING,
+  startTaskTurn,
+  type ToolName,
+  useAgentHarness,
+} from "../support/agent-harness.ts";
+import { type AgentProject, agentProject } from "../support/agent-project.ts";
+import { callTool } from "../support/mcp-client.ts";
+import { offeredTools, sumUsage, type Usage } from "../support/model-server.ts";
+
+const MODEL = "claude-sonnet-4-5-20250929";
+const M = "mcp__waymark__";
+/** Claude Code calls an MCP tool by `mcp__<server>__<tool>`. */
+const CLAUDE_TOOLS: ToolName = { name: (tool) => `${M}${tool}` };
+const SESSION_MS = 150_000;
+
+const harness = useAgentHarness("claude", { model: MODEL, latencyMs: 250 });
+
+/** Distinct figures per response, so a response counted twice or missed shows in the sums. */
+function usage(n: number): Usage {
+  return {
+    input_tokens: 1000 + 37 * n,
+    output_tokens: 50 + 7 * n,
+    cache_creation_input_tokens: 200 + 3 * n,
+    cache_read_input_tokens: 9000 + 311 * n,
+  };
+}
+
+function project(): AgentProject {
+  return harness.project as AgentProject;
+}
+
+/** `claude -p` in the repository, as a headless user runs it. */
+function claude(prompt: string): Promise<AgentRun> {
+  return runAgent(harness.cli as AgentCli, claudePrint(prompt, ["mcp__waymark", "Bash", "Write", "Edit", "Read"]), {
+    cwd: project().repo,
+    env: claudeEnv(project().home, harness.model.url, { WAYMARK_TOKEN: harness.server.token }),
+    timeoutMs: SESSION_MS,
+  });
+}
+
+describe("Claude Code, set up as the README says, through a whole session", () => {
+  let taskId = "";
+  let workflowId = "";
+
+  it("waymark init --agent claude, run through npx from the endpoint's tarball, sets the project up", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    harness.project = await agentProject(harness.server, {
+      agent: "claude",
+      files: GREETING.files,
+    });
+    expect(project().init?.code, project().init?.stderr).toBe(0);
+    expect(project().init?.stdout).toContain("Claude Code: wrote .mcp.json, .claude/settings.json, CLAUDE.md");
+  }, 200_000);
+
+  it(
+    "a session: the Waymark tools, a task, Write, Read + Edit, a Bash commit, the stop reminder, complete_task",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      const readme = join(project().repo, "README.md");
+      harness.model.play([
+        // The agent connects its MCP servers while the first request is out: search until they are there.
+        {
+          calls: [{ name: "ToolSearch", input: { query: `select:${M}start_workflow,${M}start_task,${M}complete_task`, max_results: 5 } }],
+          usage: usage(0),
+          latencyMs: 1000,
+          again: (conversation) => !(conversation.results("ToolSearch").at(-1) ?? "").split("\n").includes(`${M}start_task`),
+        },
+        {
+          calls: [{ name: `${M}start_workflow`, input: { name: "Greeting module", description: "A real Claude Code session" } }],
+          usage: usage(1),
+        },
+        startTaskTurn(CLAUDE_TOOLS, usage(2)),
+        {
+          text: "Writing the module.",
+          calls: [
+            {
+              name: "Write",
+              input: {
+                file_path: join(project().repo, "src", "greeting.ts"),
+                content: GREETING.module,
+              },
+            },
+          ],
+          usage: usage(3),
+        },
+        { calls: [{ name: "Read", input: { file_path: readme } }], usage: usage(4) },
+        {
+          calls: [
+            { name: "Edit", input: { file_path: readme, old_string: "Says hello.", new_string: "Says hello (see src/greeting.ts)." } },
+          ],
+          usage: usage(5),
+        },
+        {
+          calls: [
+            {
+              name: "Bash",
+              input: {
+                command: GREETING.commitCommand,
+                description: "Commit",
+              },
+            },
+          ],
+          usage: usage(6),
+        },
+        { text: GREETING.stopped, usage: usage(7) },
+        // After the stop reminder.
+        completeTaskTurn(CLAUDE_TOOLS, usage(8)),
+        { text: "Recorded.", usage: usage(9) },
+      ]);
+      const session = await claude("Add a greeting module and record the work in Waymark.");
+      ({ workflowId, taskId } = expectPlayedThrough(harness.model, session, CLAUDE_TOOLS));
+    },
+    SESSION_MS + 30_000,
+  );
+
+  it("the model was offered the Waymark tools, without the helper's own inputs", (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    const last = harness.model.mainRequests().at(-1);
+    expect(last).toBeDefined();
+    const offered = offeredTools(last as NonNullable<typeof last>);
+    expect(offered).toEqual(
+      expect.arrayContaining([`${M}start_workflow`, `${M}start_task`, `${M}complete_task`, "Write", "Edit", "Read", "Bash"]),
+    );
+    const tools = (last?.body.tools ?? []) as { name: string; input_schema?: { properties?: Record<string, unknown> } }[];
+    const complete = tools.find((tool) => tool.name === `${M}complete_task`);
+    expect(Object.keys(complete?.input_schema?.properties ?? {})).toEqual(expect.arrayContaining(["task_id", "status", "outcome"]));
+    expect(Object.keys(complete?.input_schema?.properties ?? {})).not.toContain("changes");
+  });
+
+  it("the files and the commit are real, and the record names them, marking the file no edit tool touched", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    const task = await expectWorkRecorded(harness, taskId);
+    // Write and Edit touched the other two (the PostToolUse hook recorded them); a shell command wrote this one.
+    expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
+  });
+
+  it("usage is exactly what the model returned while the task was open, the response that called complete_task included", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    const open = harness.model.responses.slice(
+      callerIndex(harness.model, `${M}start_task`) + 1,
+      callerIndex(harness.model, `${M}complete_task`) + 1,
+    );
+    // Write, Read, Edit, Bash, the text the stop hook answered, complete_task.
+    expect(open.map((response) => response.turn)).toEqual([3, 4, 5, 6, 7, 8]);
+    expect(Math.min(...open.map((response) => response.finishedAt - response.receivedAt))).toBeGreaterThanOrEqual(250);
+    const sum = sumUsage(open);
+    // Sonnet 4.5 per million tokens: $3 input, $15 output, $3.75 cache writes (5 minutes), $0.30 cache reads.
+    const cost =
+      (sum.input_tokens * 3 + sum.output_tokens * 15 + sum.cache_creation_input_tokens * 3.75 + sum.cache_read_input_tokens * 0.3) / 1e6;
+    const { structured } = await callTool(harness.reader, "get_workflow", { task_id: taskId });
+    expect((structured.task as Record<string, unknown>).metrics).toEqual({
+      input_tokens: sum.input_tokens + sum.cache_creation_input_tokens + sum.cache_read_input_tokens,
+      output_tokens: sum.output_tokens,
+      model: MODEL,
+      cost_usd: Math.round(cost * 1e6) / 1e6,
+      source: "transcript",
+      price_table_date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+    });
+  });
+
+  it("the stop hook reminded the agent of the open task it had edited, once", (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    expectReminder(harness.model, { id: taskId, workflowId });
+  });
+
+  it(
+    "the next session starts with the repository's workflow in its context",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      harness.model.play([{ text: "Nothing left to do.", usage: usage(20) }]);
+      const next = await claude("Anything left?");
+      expect(next.code, next.stderr).toBe(0);
+      expect(harness.model.remaining()).toBe(0);
+      expectSessionContext(harness.model, workflowId);
+    },
+    SESSION_MS + 30_000,
+  );
+});
