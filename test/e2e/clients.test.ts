@@ -55,6 +55,9 @@ describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skippe
     expect(seen.start_task).toEqual(expect.arrayContaining(["task_id", "snapshot_id", "snapshot_type", "started_at", "warnings"]));
     expect(seen.log_milestone).toEqual(expect.arrayContaining(["id", "task_id", "warnings"]));
     expect(seen.warnings).toEqual([expect.stringMatching(/6 milestones on this task/)]);
-    expect(seen).toMatchObject({ get_workflow_error: false, get_workflow: ["workflows"] });
+    expect(seen).toMatchObject({ get_workflow_error: false, get_workflow: ["workflows"], tools_listed: 8 });
+    // The context budget as a real client measures it (test/mcp/contract.test.ts holds the same bound).
+    console.log(`tools/list as the Python SDK holds it: ${seen.tools_list_bytes} bytes`);
+    expect(seen.tools_list_bytes).toBeLessThanOrEqual(6000);
   });
 });

@@ -6,7 +6,7 @@ import { WRITES } from "../annotations";
 import { notFound, shortList, taskStub } from "../context";
 import { defineTool } from "../define";
 // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
-import { HELPER_ONLY, METRICS_DESCRIPTION } from "../fields";
+import { METRICS_DESCRIPTION } from "../fields";
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;
@@ -36,16 +36,10 @@ function render(out: CompleteTaskOutput): string {
 
 export const completeTaskTool = defineTool({
   name: "complete_task",
-  description: "Complete a task and compute file changes via Git diff. Complete subtasks first.",
+  description: "Call when a task ends (its subtasks first).",
   input: completeTaskInput,
-  opaqueInputs: { changes: HELPER_ONLY, metrics: METRICS_DESCRIPTION },
-  output: {
-    task_id: "string",
-    status: "string",
-    duration_seconds: "number",
-    files_changed: "object",
-    verification: "object",
-  },
+  opaqueInputs: { metrics: METRICS_DESCRIPTION },
+  output: ["task_id", "status", "duration_seconds", "files_changed", "verification"],
   annotations: WRITES,
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);

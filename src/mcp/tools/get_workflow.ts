@@ -95,24 +95,23 @@ async function openWorkflows(ctx: ToolContext): Promise<Result<GetWorkflowOutput
 
 export const getWorkflowTool = defineTool({
   name: "get_workflow",
-  description:
-    "Resume after context loss (workflow_id), one task in full (task_id), search past work (query), or list your open workflows (no input).",
+  description: "Resume (workflow_id), read a task (task_id), search past work (query), or list open workflows.",
   input: getWorkflowInput,
-  output: {
-    workflow: "object",
-    open_tasks: "array",
-    completed_tasks: "array",
-    plan_progress: "array",
-    recent_decisions: "array",
-    recent_issues: "array",
-    next_steps: "array",
-    feedback: "array",
-    totals: "object",
-    task: "object",
-    match: ["string", "all|any words matched"],
-    results: "array",
-    workflows: "array",
-  },
+  output: [
+    "workflow",
+    "open_tasks",
+    "completed_tasks",
+    "plan_progress",
+    "recent_decisions",
+    "recent_issues",
+    "next_steps",
+    "feedback",
+    "totals",
+    "task",
+    "match",
+    "results",
+    "workflows",
+  ],
   annotations: READS,
   run: async (input, ctx): Promise<Result<GetWorkflowOutput>> => {
     if (input.query !== undefined) return ok(await accountStub(ctx).searchWork(input.query, input.limit ?? DEFAULT_SEARCH_RESULTS));
