@@ -111,6 +111,7 @@ export interface ServerDescription {
   name: string;
   version: string;
   tools: readonly string[];
+  prompts: readonly string[];
 }
 
 /**
@@ -129,6 +130,7 @@ export function serverInfo(server: ServerDescription) {
     transports: { http: { path: "/mcp", stateless: true, json_and_sse: true } },
     features: {
       tools: server.tools,
+      prompts: server.prompts,
       resources: [
         SERVER_INFO_URI,
         "waymark://workflows/{id}",

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server";
 
@@ -44,7 +45,7 @@ describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skippe
     await server?.stop();
   });
 
-  it("see resumed, warnings and every other returned field", () => {
+  it("see resumed, warnings and every other returned field; list and get the prompts", () => {
     const output = execFileSync(PYTHON, [join(import.meta.dirname, "clients/typed_results.py"), `${server.url}/mcp`, server.token], {
       encoding: "utf8",
       timeout: 120_000,
@@ -56,6 +57,12 @@ describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skippe
     expect(seen.log_milestone).toEqual(expect.arrayContaining(["id", "task_id", "warnings"]));
     expect(seen.warnings).toEqual([expect.stringMatching(/6 milestones on this task/)]);
     expect(seen).toMatchObject({ get_workflow_error: false, get_workflow: ["workflows"], tools_listed: 8 });
+    // The prompts, listed and fetched as a client that shows them as commands does.
+    expect(seen.prompts).toEqual(["instructions", "resume"]);
+    expect(seen.instructions).toBe(INSTRUCTIONS);
+    expect(seen.resume).toMatch(/^Resume this Waymark workflow/);
+    expect(seen.resume).toContain('"Typed clients" active');
+    expect(seen.resume).toMatch(/^open: tk_\S+ t$/m);
     // The context budget as a real client measures it (test/mcp/contract.test.ts holds the same bound).
     console.log(`tools/list as the Python SDK holds it: ${seen.tools_list_bytes} bytes`);
     expect(seen.tools_list_bytes).toBeLessThanOrEqual(6000);

@@ -26,11 +26,12 @@ interface OpenWorkflow {
 }
 
 /** Each mode fills its own fields; docs/tools.md documents each shape. */
-type GetWorkflowOutput = Partial<
+export type GetWorkflowOutput = Partial<
   ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: WorkHit[]; workflows: OpenWorkflow[] }
 >;
 
-function renderResume(info: GetWorkflowOutput): string {
+/** The compact text of a resumed workflow: what get_workflow {workflow_id} answers and the `resume` prompt says. */
+export function renderResume(info: GetWorkflowOutput): string {
   const lines = info.workflow ? [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`] : [];
   for (const t of info.open_tasks ?? [])
     lines.push(`open: ${t.task_id} ${t.name}${t.parent_task_id ? ` (sub of ${t.parent_task_id})` : ""}`);
