@@ -6,10 +6,13 @@
  * failure (`isError`, "FORBIDDEN: …"), so agents read why; a refused resource request is a
  * JSON-RPC error. Listing tools and resources' metadata stays open to every credential.
  */
+import { APP_TOOLS } from "../mcp/app";
 import { TOOLS } from "../mcp/server";
 import { allows, missingScopeMessage, type Scope } from "./scopes";
 
-const TOOL_SCOPES = new Map<string, Scope>(TOOLS.map((tool) => [tool.name, tool.config.annotations.readOnlyHint ? "read" : "write"]));
+const TOOL_SCOPES = new Map<string, Scope>(
+  [...TOOLS, ...APP_TOOLS].map((tool) => [tool.name, tool.config.annotations.readOnlyHint ? "read" : "write"]),
+);
 /** Requests that read workflows: resources, and a prompt (`resume` reads the account's workflows). */
 const READ_METHODS = new Set(["resources/read", "resources/list", "resources/templates/list", "resources/subscribe", "prompts/get"]);
 

@@ -21,6 +21,8 @@ export interface ToolSpec<I, O extends object> {
   /** Every top-level field the result can carry (test/mcp/output-schemas.test.ts checks each is listed). */
   output: readonly (keyof O & string)[];
   annotations: ToolAnnotations;
+  /** The tool's `_meta` in tools/list (the review app's link: src/mcp/app.ts). */
+  meta?: Record<string, unknown>;
   run: (input: I, ctx: ToolContext) => Promise<Result<O>>;
   /** The short text form of a successful result. */
   render: (output: O) => string;
@@ -33,6 +35,7 @@ export interface ToolDefinition {
     inputSchema: StandardSchemaWithJSON;
     outputSchema: StandardSchemaWithJSON;
     annotations: ToolAnnotations;
+    _meta?: Record<string, unknown>;
   };
   call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 }
@@ -50,6 +53,7 @@ export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefin
       inputSchema: advertise(spec.input, spec.opaqueInputs),
       outputSchema: outputShape([...spec.output, FEEDBACK_OUTPUT]),
       annotations: spec.annotations,
+      ...(spec.meta ? { _meta: spec.meta } : {}),
     },
     call: (args, ctx) => runTool(spec, args, ctx),
   };

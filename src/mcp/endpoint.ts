@@ -6,6 +6,7 @@ import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
 import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../auth";
 import { scopeRefusal } from "../http/mcp-scopes";
 import { LIMITS } from "../limits";
+import { rendersApps } from "./app";
 import type { ToolContext } from "./context";
 import { buildMcpServer } from "./server";
 
@@ -142,7 +143,7 @@ export async function handleMcp(request: Request, env: Env, principal?: Principa
   if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
   const refused = scopeRefusal(parsedBody, auth.scopes);
   if (refused) return refused;
-  const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin };
+  const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin, rendersApps: rendersApps(parsedBody) };
   const authInfo: WaymarkAuthInfo = { token: "", clientId: auth.account, scopes: [], extra: { context } };
   const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });
   return handler.fetch(forwarded, { parsedBody, authInfo });

@@ -136,6 +136,8 @@ export function serverInfo(server: ServerDescription) {
         "waymark://workflows/{id}",
         "waymark://workflows/{id}/{kind}{?cursor}",
         "waymark://workflows/{id}/events{?from_seq,limit}",
+        "waymark://review/{id}",
+        "ui://waymark/review",
       ],
       idempotency_keys: true,
       resume_by_name: true,

@@ -4,6 +4,7 @@
  * bound to the authenticated account (the SDK's stateless handler wants a fresh instance each time).
  */
 import { McpServer } from "@modelcontextprotocol/server";
+import { registerApp, UI_EXTENSION } from "./app";
 import type { ToolContext } from "./context";
 import type { ToolDefinition } from "./define";
 import { PROMPT_NAMES, registerPrompts } from "./prompts";
@@ -40,7 +41,12 @@ const TOOL_NAMES = TOOLS.map((tool) => tool.name);
  * The endpoint is stateless and can never send list_changed notifications, so it does not
  * advertise them (the SDK would otherwise default listChanged to true).
  */
-const CAPABILITIES = { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } };
+const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { listChanged: false },
+  prompts: { listChanged: false },
+  extensions: { [UI_EXTENSION]: {} },
+};
 
 /** One light server per request around the shared definitions; tools act for the authenticated account. */
 export function buildMcpServer(ctx: ToolContext): McpServer {
@@ -48,5 +54,6 @@ export function buildMcpServer(ctx: ToolContext): McpServer {
   for (const tool of TOOLS) server.registerTool(tool.name, tool.config, (args: unknown) => tool.call(args, ctx));
   registerResources(server, ctx, { ...SERVER_INFO, tools: TOOL_NAMES, prompts: PROMPT_NAMES });
   registerPrompts(server, ctx);
+  registerApp(server, ctx);
   return server;
 }

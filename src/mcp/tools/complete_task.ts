@@ -3,6 +3,7 @@ import { formatLineTotals } from "@waymark/protocol/summary";
 import { completeTaskInput } from "@waymark/protocol/tools";
 import type { CompleteTaskOutput } from "../../workflow/object";
 import { WRITES } from "../annotations";
+import { APP_LINK } from "../app";
 import { notFound, shortList, taskStub } from "../context";
 import { defineTool } from "../define";
 // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
@@ -41,6 +42,7 @@ export const completeTaskTool = defineTool({
   opaqueInputs: { metrics: METRICS_DESCRIPTION },
   output: ["task_id", "status", "duration_seconds", "files_changed", "verification"],
   annotations: WRITES,
+  meta: APP_LINK,
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
     return stub ? stub.completeTask(ctx.account, input) : notFound("task_id", input.task_id);

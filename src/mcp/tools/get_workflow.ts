@@ -10,6 +10,7 @@ import type { FeedbackView, TaskView } from "../../domain/view";
 import { ok, type Result } from "../../errors";
 import type { ResumeInfo } from "../../workflow/object";
 import { READS } from "../annotations";
+import { APP_LINK } from "../app";
 import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";
 import { defineTool } from "../define";
 
@@ -114,6 +115,7 @@ export const getWorkflowTool = defineTool({
     "workflows",
   ],
   annotations: READS,
+  meta: APP_LINK,
   run: async (input, ctx): Promise<Result<GetWorkflowOutput>> => {
     if (input.query !== undefined) return ok(await accountStub(ctx).searchWork(input.query, input.limit ?? DEFAULT_SEARCH_RESULTS));
     if (input.task_id !== undefined) {

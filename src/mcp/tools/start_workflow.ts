@@ -2,6 +2,7 @@
 import { startWorkflowInput } from "@waymark/protocol/tools";
 import type { ResumeCandidate } from "../../account/object";
 import { WRITES } from "../annotations";
+import { APP_LINK } from "../app";
 import { defineTool } from "../define";
 import { type StartedWorkflow, startWorkflow } from "../orchestration";
 
@@ -29,6 +30,7 @@ export const startWorkflowTool = defineTool({
   input: startWorkflowInput,
   output: ["workflow_id", "created_at", "share_url", "resumed", "resume_candidate"],
   annotations: WRITES,
+  meta: APP_LINK,
   run: (input, ctx) => startWorkflow(ctx, input),
   render,
 });
