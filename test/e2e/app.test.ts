@@ -116,9 +116,9 @@ describe.skipIf(browserMissing)("the review app in a chat client (Chromium, ext-
     await page.exposeFunction("waymarkRead", (params: { uri: string }) => client.readResource(params));
     await page.exposeFunction("waymarkCall", (params: { name: string; arguments?: Record<string, unknown> }) => client.callTool(params));
     await page.goto(hostOrigin);
-    await page.waitForFunction(() => typeof (window as unknown as { startApp?: unknown }).startApp === "function");
+    await page.waitForFunction(() => typeof (globalThis as unknown as { startApp?: unknown }).startApp === "function");
     await page.evaluate(
-      ([url, args, result]) => (window as unknown as { startApp: (...a: unknown[]) => Promise<void> }).startApp(url, args, result),
+      ([url, args, result]) => (globalThis as unknown as { startApp: (...a: unknown[]) => Promise<void> }).startApp(url, args, result),
       [`${viewOrigin}/view`, input, started] as const,
     );
 
