@@ -81,4 +81,8 @@ export const LIMITS = {
   // past its first entry (one entry always fits, so a page is at most one entry over).
   READ_PAGE_ITEMS: 200,
   READ_PAGE_BYTES: 1024 * 1024,
+  // An OAuth client's metadata document (CIMD): its size, the time to fetch it, the redirects followed.
+  CLIENT_METADATA_BYTES: 5 * 1024,
+  CLIENT_METADATA_FETCH_MS: 5000,
+  CLIENT_METADATA_REDIRECTS: 3,
 } as const;

@@ -17,9 +17,23 @@ const RECENT = 5;
 /** Other open workflows named after the resumed one, so the agent can switch. */
 const OTHERS = 4;
 
-const resumeArguments = z.object({
-  workflow_id: workflowId.optional().describe("Which workflow; default: your most recently updated open one"),
-});
+const WORKFLOW_ARGUMENT = "Which workflow; default: your most recently updated open one";
+const resumeArguments = z.object({ workflow_id: workflowId.optional().describe(WORKFLOW_ARGUMENT) });
+
+/** The prompts as prompts/list shows them (the server card lists the same). */
+export const PROMPTS = [
+  {
+    name: "instructions",
+    title: "Waymark: keep a record of your work",
+    description: "When to start workflows and tasks, what to log, what to close",
+  },
+  {
+    name: "resume",
+    title: "Waymark: resume",
+    description: "Your open workflow: its open tasks, recent work and plan",
+    arguments: [{ name: "workflow_id", description: WORKFLOW_ARGUMENT, required: false }],
+  },
+] as const;
 
 function userText(text: string, description: string): GetPromptResult {
   return { description, messages: [{ role: "user", content: { type: "text", text } }] };
@@ -46,17 +60,16 @@ async function resume(ctx: ToolContext, requested: string | undefined): Promise<
   return userText(lines.join("\n"), `Resume ${info.value.workflow.name}`);
 }
 
-export const PROMPT_NAMES = ["instructions", "resume"] as const;
+export const PROMPT_NAMES = PROMPTS.map((prompt) => prompt.name);
 
 export function registerPrompts(server: McpServer, ctx: ToolContext): void {
-  server.registerPrompt(
-    PROMPT_NAMES[0],
-    { title: "Waymark: keep a record of your work", description: "When to start workflows and tasks, what to log, what to close" },
-    () => userText(INSTRUCTIONS, "How to keep a record of your work in Waymark"),
+  const [instructions, resumePrompt] = PROMPTS;
+  server.registerPrompt(instructions.name, { title: instructions.title, description: instructions.description }, () =>
+    userText(INSTRUCTIONS, "How to keep a record of your work in Waymark"),
   );
   server.registerPrompt(
-    PROMPT_NAMES[1],
-    { title: "Waymark: resume", description: "Your open workflow: its open tasks, recent work and plan", argsSchema: resumeArguments },
+    resumePrompt.name,
+    { title: resumePrompt.title, description: resumePrompt.description, argsSchema: resumeArguments },
     ({ workflow_id }) => resume(ctx, workflow_id),
   );
 }

@@ -41,7 +41,7 @@ const TOOL_NAMES = TOOLS.map((tool) => tool.name);
  * The endpoint is stateless and can never send list_changed notifications, so it does not
  * advertise them (the SDK would otherwise default listChanged to true).
  */
-const CAPABILITIES = {
+export const CAPABILITIES = {
   tools: { listChanged: false },
   resources: { listChanged: false },
   prompts: { listChanged: false },
