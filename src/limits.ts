@@ -81,6 +81,11 @@ export const LIMITS = {
   // past its first entry (one entry always fits, so a page is at most one entry over).
   READ_PAGE_ITEMS: 200,
   READ_PAGE_BYTES: 1024 * 1024,
+  // MCP subscriptions (subscriptions/listen, resources/subscribe): workflows one stream follows, how
+  // often its credential is checked again (a revoked one ends the stream), and its longest life.
+  SUBSCRIPTION_URIS: 10,
+  SUBSCRIPTION_RECHECK_MS: 30_000,
+  SUBSCRIPTION_MAX_MS: 60 * 60 * 1000,
   // An OAuth client's metadata document (CIMD): its size, the time to fetch it, the redirects followed.
   CLIENT_METADATA_BYTES: 5 * 1024,
   CLIENT_METADATA_FETCH_MS: 5000,

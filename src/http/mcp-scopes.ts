@@ -13,8 +13,15 @@ import { allows, missingScopeMessage, type Scope } from "./scopes";
 const TOOL_SCOPES = new Map<string, Scope>(
   [...TOOLS, ...APP_TOOLS].map((tool) => [tool.name, tool.config.annotations.readOnlyHint ? "read" : "write"]),
 );
-/** Requests that read workflows: resources, and a prompt (`resume` reads the account's workflows). */
-const READ_METHODS = new Set(["resources/read", "resources/list", "resources/templates/list", "resources/subscribe", "prompts/get"]);
+/** Requests that read workflows: resources and subscriptions to them, and a prompt (`resume` reads the account's workflows). */
+const READ_METHODS = new Set([
+  "resources/read",
+  "resources/list",
+  "resources/templates/list",
+  "resources/subscribe",
+  "subscriptions/listen",
+  "prompts/get",
+]);
 
 interface Message {
   id?: unknown;

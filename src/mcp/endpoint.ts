@@ -10,6 +10,7 @@ import { LIMITS } from "../limits";
 import { rendersApps } from "./app";
 import type { ToolContext } from "./context";
 import { buildMcpServer } from "./server";
+import { openSubscription, subscriptionRequest } from "./subscriptions";
 
 type JsonRpcId = string | number | null;
 
@@ -117,6 +118,8 @@ export async function handleMcp(request: Request, env: Env, principal?: Principa
   if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
   const refused = scopeRefusal(parsedBody, auth.scopes);
   if (refused) return refused;
+  const subscription = subscriptionRequest(parsedBody);
+  if (subscription) return openSubscription(request, env, auth.account, subscription);
   const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin, rendersApps: rendersApps(parsedBody) };
   const authInfo: WaymarkAuthInfo = { token: "", clientId: auth.account, scopes: [], extra: { context } };
   const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });

@@ -43,7 +43,8 @@ const TOOL_NAMES = TOOLS.map((tool) => tool.name);
  */
 export const CAPABILITIES = {
   tools: { listChanged: false },
-  resources: { listChanged: false },
+  // Subscriptions are answered by ./subscriptions, before the SDK's handler sees them.
+  resources: { listChanged: false, subscribe: true },
   prompts: { listChanged: false },
   extensions: { [UI_EXTENSION]: {} },
 };
