@@ -26,11 +26,16 @@ async function feedback(workflowId: string, body: string) {
   if (!added.ok) throw new Error(added.message);
 }
 
+/** An agent's new workflow and its resource URI. */
+async function followedWorkflow(name: string) {
+  const agent = await connectV1();
+  const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name });
+  return { agent, workflow_id, uri: `waymark://workflows/${workflow_id}` };
+}
+
 describe("following a workflow over MCP", () => {
   it("subscriptions/listen (2026-07-28): a new task, its completion and reviewer feedback each notify the workflow's URI", async () => {
-    const agent = await connectV1();
-    const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: "Followed" });
-    const uri = `waymark://workflows/${workflow_id}`;
+    const { agent, workflow_id, uri } = await followedWorkflow("Followed");
     const follower = await modernClient();
     const updates: string[] = [];
     follower.setNotificationHandler("notifications/resources/updated", (notification) => {
@@ -51,9 +56,7 @@ describe("following a workflow over MCP", () => {
   });
 
   it("resources/subscribe (SDK v1, 2025 era): answered at once, notified on the same stream", async () => {
-    const agent = await connectV1();
-    const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: "Followed by v1" });
-    const uri = `waymark://workflows/${workflow_id}`;
+    const { workflow_id, uri } = await followedWorkflow("Followed by v1");
     const follower = await connectV1();
     const updates: string[] = [];
     follower.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
@@ -67,8 +70,7 @@ describe("following a workflow over MCP", () => {
   });
 
   it("follows only the account's own workflows, and a bounded number of them", async () => {
-    const agent = await connectV1();
-    const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: "Acme only" });
+    const { workflow_id } = await followedWorkflow("Acme only");
     const stranger = await modernClient(TOKENS.globex);
     for (const uri of [`waymark://workflows/${workflow_id}`, "waymark://workflows/wf_nosuchworkflow", "waymark://server/info"]) {
       await expect(stranger.listen({ resourceSubscriptions: [uri] })).rejects.toThrow(`NOT_FOUND: ${uri}`);
