@@ -36,7 +36,7 @@ describe("the MCP server card", () => {
       method: "initialize",
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "card-test", version: "1" } },
     });
-    expect(card.capabilities).toEqual((initialize.body?.result as { capabilities: unknown }).capabilities);
+    expect(initialize.body?.result).toMatchObject({ capabilities: card.capabilities });
   });
 
   it("reverses a production host name into the card's name", async () => {
