@@ -139,6 +139,8 @@ export function serverInfo(server: ServerDescription) {
         "waymark://review/{id}",
         "ui://waymark/review",
       ],
+      subscriptions: { resources: ["waymark://workflows/{id}"], methods: ["subscriptions/listen", "resources/subscribe"] },
+      apps: { resource: "ui://waymark/review" },
       idempotency_keys: true,
       resume_by_name: true,
       memory_search: true,
