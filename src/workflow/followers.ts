@@ -50,7 +50,7 @@ export class LiveFollowers {
    * Accepts a follower that has seen events up to `after`, and sends it the first page. The
    * owner's sockets (a dashboard session's, or an MCP subscription's: `owner`) outlive the share link.
    */
-  accept(socket: WebSocket, client: string, after: number, ownerSession: string | null = null, owner = ownerSession !== null): void {
+  accept(socket: WebSocket, client: string, after: number, ownerSession: string | null, owner: boolean): void {
     const tags = [CLIENT_TAG(client), ...(owner ? [OWNER_TAG] : []), ...(ownerSession === null ? [] : [SESSION_TAG(ownerSession)])];
     this.ctx.acceptWebSocket(socket, tags);
     this.sendPage(socket, { sent: after, live: false });

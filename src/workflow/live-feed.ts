@@ -61,7 +61,8 @@ export class LiveFeed {
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     const pair = new WebSocketPair();
     const from = Number.isInteger(after) && after >= 0 ? Math.min(after, this.log.lastSeq()) : 0;
-    this.followers.accept(pair[1], client, from, owner !== null ? session : null, subscriber !== null);
+    // The owner's pages and MCP subscriptions outlive the share link; a link's readers do not.
+    this.followers.accept(pair[1], client, from, owner !== null ? session : null, owner !== null || subscriber !== null);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 

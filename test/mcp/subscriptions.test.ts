@@ -49,6 +49,9 @@ describe("following a workflow over MCP", () => {
     await ok(agent, "log_milestone", { task_id, message: "not a change a follower is told about" });
     await ok(agent, "complete_task", { task_id, status: "success", outcome: { summary: "done" } });
     await expect.poll(() => updates.length).toBe(2);
+    // Revoking the share link closes the link's readers, never the owner's subscription.
+    const revoked = await env.WORKFLOW.get(env.WORKFLOW.idFromName(workflow_id)).manageShare("acme", "revoke", null);
+    expect(revoked.ok).toBe(true);
     await feedback(workflow_id, "Looks good");
     await expect.poll(() => updates.length).toBe(3);
     await subscription.close();
