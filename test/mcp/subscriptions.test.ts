@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../src/limits";
 import { connectV1, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 
 /** A client of protocol 2026-07-28: its subscriptions are `subscriptions/listen` streams. */
@@ -81,5 +82,19 @@ describe("following a workflow over MCP", () => {
     const many = Array.from({ length: 11 }, () => `waymark://workflows/${workflow_id}`);
     const owner = await modernClient();
     await expect(owner.listen({ resourceSubscriptions: many })).rejects.toThrow("at most 10 workflows per subscription");
+    // All of an account's subscriptions are one client of the live feed, capped like a reader's pages.
+    const uri = `waymark://workflows/${workflow_id}`;
+    const open = [];
+    for (let i = 0; i < LIMITS.LIVE_SOCKETS_PER_CLIENT; i++) open.push(await owner.listen({ resourceSubscriptions: [uri] }));
+    await expect(owner.listen({ resourceSubscriptions: [uri] })).rejects.toThrow(`TOO_MANY_SUBSCRIPTIONS: ${uri}`);
+    await open[0]?.close();
+    await expect
+      .poll(async () => {
+        const again = await owner.listen({ resourceSubscriptions: [uri] }).catch(() => null);
+        await again?.close();
+        return again !== null;
+      })
+      .toBe(true);
+    for (const subscription of open) await subscription.close();
   });
 });
