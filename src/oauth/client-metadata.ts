@@ -71,9 +71,10 @@ export function guardClientMetadataFetch(): void {
   guarded = true;
   const platformFetch = globalThis.fetch.bind(globalThis);
   globalThis.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    return PROVIDER_AGENT.test(request.headers.get("User-Agent") ?? "")
-      ? fetchDocument(platformFetch, request)
+    // Only the headers are read: building a Request from another request with a body would use that body up.
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    return PROVIDER_AGENT.test(headers.get("User-Agent") ?? "")
+      ? fetchDocument(platformFetch, new Request(input, init))
       : platformFetch(input, init);
   };
 }
