@@ -8,7 +8,7 @@ import { html, raw } from "hono/html";
 import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/object";
 import type { ShareInfo } from "../workflow/share";
 import { renderTime, statusBadge } from "./format";
-import { LOCAL_TIME_SCRIPT } from "./local-time";
+import { OWNER_SCRIPT } from "./scripts";
 import { PAGE_STYLE } from "./style";
 
 type Html = ReturnType<typeof html>;
@@ -27,7 +27,7 @@ export function layout(nonce: string, title: string, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main>${body}</main><script nonce="${nonce}">${raw(LOCAL_TIME_SCRIPT)}</script></body></html>`;
+<body><main>${body}</main><script nonce="${nonce}">${raw(OWNER_SCRIPT)}</script></body></html>`;
 }
 
 export function renderLoginPage(nonce: string, error: string | null): Html {

@@ -2,7 +2,7 @@
  * @module pages/page
  * The shared workflow page, rendered on the server with hono/html: every interpolated value is
  * escaped, and agent text is only ever interpolated. `raw` is used for the static stylesheet
- * and script only. This is the page's only renderer: the live client (live-client.ts) fetches
+ * and script only. This is the page's only renderer: the live client (client/live.ts) fetches
  * the blocks again after events and swaps in what changed, keyed by the element ids given here.
  * The owner view (owner-view.ts) is this page with the owner's panels and comment links.
  *
@@ -16,9 +16,9 @@ import type { LineTotals } from "@waymark/protocol/review";
 import { html, raw } from "hono/html";
 import type { FeedbackVerdict, FeedbackView, PlanStep, TaskEntry, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
 import { formatCompact, formatCount, formatDuration, renderTime, statusBadge } from "./format";
-import { LIVE_SCRIPT } from "./live-client";
 import { renderWorkflowRepository } from "./provenance";
 import { renderLineTotals } from "./review";
+import { LIVE_SCRIPT } from "./scripts";
 import { PAGE_STYLE } from "./style";
 import { labelled } from "./task";
 import { type Chunk, type ReviewItem, Timeline, type TimelineFacts } from "./timeline";
