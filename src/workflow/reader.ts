@@ -327,7 +327,8 @@ const newLevel = (parent: string | null, after: Level["after"]): Level => ({ par
 const FILE_OVERHEAD = 300;
 
 function filesLimitProblem(filesPerTask: number | undefined): Result<never> | null {
-  if (filesPerTask === undefined || (Number.isInteger(filesPerTask) && filesPerTask >= 1 && filesPerTask <= LIMITS.CHANGE_ENTRIES)) return null;
+  if (filesPerTask === undefined || (Number.isInteger(filesPerTask) && filesPerTask >= 1 && filesPerTask <= LIMITS.CHANGE_ENTRIES))
+    return null;
   return fail("INPUT_VALIDATION_ERROR", `files_per_task: must be a whole number from 1 to ${LIMITS.CHANGE_ENTRIES}`);
 }
 
