@@ -73,7 +73,7 @@ describe.skipIf(skipBrowser)("the workflow page as a reviewer's tool", () => {
     }
     expect(await page.locator("#wf-header .badge").innerText()).toBe("◔ in progress");
     for (const [name, files] of Object.entries(EXPECTED.files)) {
-      const rows = page.locator(`${task(name)} > details > .task-body table.files tr`);
+      const rows = page.locator(`${task(name)} > details > .task-body table.files tbody tr`);
       const shown: Record<string, string> = {};
       for (const row of await rows.all()) {
         const path = await row.locator(".path code").innerText();
