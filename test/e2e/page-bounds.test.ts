@@ -50,7 +50,7 @@ describe("bounded, rate-limited shared reads (wrangler dev, real sockets)", () =
     expect(page.body).toContain(`href="${new URL(wide.shareUrl).pathname}${filesLink}"`);
     // The out-of-scope files are under "Needs human review".
     expect(page.body).toMatch(
-      /<section id="wf-review"[^>]*>(?:(?!<\/section>)[\s\S])*Sweep 3<\/a>: changed files outside its declared areas: elsewhere\/m3\/file-9\.ts/,
+      /<section id="wf-review"[^>]*>(?:(?!<\/section>)[\s\S])*Sweep 3<\/a>: changed files outside its declared areas: elsewhere\/m3\/file-\d+\.ts, /,
     );
 
     const blocks = await get(`${wide.shareUrl}/blocks`, "127.0.0.2");
@@ -65,7 +65,7 @@ describe("bounded, rate-limited shared reads (wrangler dev, real sockets)", () =
     expect(files.body).toContain("files 1–1,000 of 20,000");
     const last = await get(`${wide.shareUrl}${filesLink}?from=19000`, "127.0.0.3");
     expect(last.body).toContain("files 19,001–20,000 of 20,000");
-    expect(last.body).toContain("file-19999.ts");
+    expect(last.body.match(/<tr class="file/g)?.length).toBe(LIMITS.FILES_PAGE);
     expect(last.body).not.toContain(">Next files<");
     const past = await get(`${wide.shareUrl}${filesLink}?from=20000`, "127.0.0.3");
     expect(past.body).toContain("No files on this page.");
