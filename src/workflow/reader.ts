@@ -310,8 +310,23 @@ export class WorkflowReader {
     return { tasks: tasks ?? 0, issues: issues ?? 0 };
   }
 
-  /** The whole view's header figure: lines summed over the top-level tasks that measured them. */
+  /** The last line totals summed, and the event they were summed at. */
+  private summedLines: { seq: number; value: WorkflowHead["line_totals"] } | null = null;
+
+  /**
+   * The whole view's header figure: lines summed over the top-level tasks that measured them.
+   * Summing reads every top-level task's files JSON (megabytes for a wide workflow), and every
+   * page read starts with the head: summed once per event (only a write, which logs one, changes it).
+   */
   private lineTotals(): WorkflowHead["line_totals"] {
+    const seq = this.log.lastSeq();
+    if (this.summedLines?.seq === seq) return this.summedLines.value;
+    const value = this.sumLines();
+    this.summedLines = { seq, value };
+    return value;
+  }
+
+  private sumLines(): WorkflowHead["line_totals"] {
     const row = this.sql<{ n: number; added: number | null; removed: number | null; bin: number | null }>`
       SELECT count(*) AS n, sum(json_extract(files_changed, '$.line_totals.added')) AS added,
         sum(json_extract(files_changed, '$.line_totals.removed')) AS removed, sum(json_extract(files_changed, '$.line_totals.binary')) AS bin
