@@ -1,8 +1,8 @@
 /**
  * @module pages/read-budget
  * What one holder of a share link may read per minute: the shared page, its live blocks and a
- * task's files page count against the client's budget (PAGE_CLIENT_LIMITER: an IPv4 address or
- * an IPv6 /64, as the sign-in limiter groups them) and the link's (PAGE_LINK_LIMITER: every
+ * task's files page count against the client's budget (PAGE_CLIENT_LIMITER, per 10 s: an IPv4
+ * address or an IPv6 /64, as the sign-in limiter groups them) and the link's (PAGE_LINK_LIMITER: every
  * holder of one workflow's link together); an export, which reads the whole workflow, against
  * EXPORT_LIMITER for both. Numbers are in wrangler.toml. A request without CF-Connecting-IP
  * came from inside the deployment (tests, service bindings) and is charged to the link only.
@@ -14,8 +14,8 @@ import type { AppEnv } from "../http/types";
 
 export type ReadKind = "page" | "export";
 
-/** Seconds a refused reader is told to wait (the limiters count per minute). */
-export const RETRY_AFTER_SECONDS = 30;
+/** Seconds a refused reader is told to wait: a client's page budget is counted per 10 s, exports per minute. */
+const RETRY_AFTER_SECONDS: Record<ReadKind, number> = { page: 10, export: 60 };
 
 /** Whether this read of `workflowId` is within the client's and the link's budgets (each read is charged to both). */
 export async function withinReadBudget(c: Context<AppEnv>, workflowId: string, kind: ReadKind): Promise<boolean> {
@@ -30,8 +30,9 @@ export async function withinReadBudget(c: Context<AppEnv>, workflowId: string, k
 }
 
 /** The answer to a read over budget: plain text (the live client waits Retry-After, a person reads it). */
-export function overBudget(c: Context<AppEnv>): Response {
-  return c.text("QUOTA_EXCEEDED: too many reads of this shared workflow; wait half a minute and reload", 429, {
-    "Retry-After": String(RETRY_AFTER_SECONDS),
+export function overBudget(c: Context<AppEnv>, kind: ReadKind): Response {
+  const seconds = RETRY_AFTER_SECONDS[kind];
+  return c.text(`QUOTA_EXCEEDED: too many reads of this shared workflow; wait ${seconds} seconds and reload`, 429, {
+    "Retry-After": String(seconds),
   });
 }

@@ -64,7 +64,7 @@ type SharedHead =
 async function sharedHead(c: Ctx, kind: ReadKind, gone: (status: 404 | 410) => Response | Promise<Response>): Promise<SharedHead> {
   const workflowId = await verifiedWorkflow(c);
   if (!workflowId) return { ok: false, response: await gone(404) };
-  if (!(await withinReadBudget(c, workflowId, kind))) return { ok: false, response: overBudget(c) };
+  if (!(await withinReadBudget(c, workflowId, kind))) return { ok: false, response: overBudget(c, kind) };
   const stub = workflowStub(c.env, workflowId);
   const reader = { share_token: c.req.param("token") ?? "" };
   const head = await stub.readHead(reader, false);

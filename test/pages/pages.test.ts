@@ -202,7 +202,9 @@ describe("the page and exports", () => {
       expect(body, label).toContain(label);
     }
     // The subtask is nested in its parent's timeline, after the decision the parent logged before starting it.
-    const rootAt = body.indexOf(`<li class="task" id="${recorded.rootTaskId}" data-status="partial_success"><details class="task-card" open>`);
+    const rootAt = body.indexOf(
+      `<li class="task" id="${recorded.rootTaskId}" data-status="partial_success"><details class="task-card" open>`,
+    );
     expect(rootAt).toBeGreaterThan(0);
     const timelineAt = body.indexOf(`<ol class="timeline" id="tl-${recorded.rootTaskId}">`);
     expect(body.indexOf('class="item decision"')).toBeGreaterThan(timelineAt);
