@@ -90,7 +90,7 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
 export const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
 
 /** One file; `measured`: the task has line counts (else the counts and bar columns are left out). */
-export function renderRow(r: FileRow, measured: boolean): Html {
+function renderRow(r: FileRow, measured: boolean): Html {
   const counts = !measured
     ? ""
     : r.lines === null

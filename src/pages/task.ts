@@ -20,7 +20,7 @@ const list = (items: readonly string[] | undefined, cls?: string) =>
 
 /** Heading levels: h1 the workflow, h2 its sections, h3 a top-level task, deeper for subtasks and a task's fields. */
 export type Level = 2 | 3 | 4 | 5 | 6;
-export const deeper = (level: Level): Level => Math.min(6, level + 1) as Level;
+const deeper = (level: Level): Level => Math.min(6, level + 1) as Level;
 
 /** A field of a task or of the workflow's outcome: a heading at `level` (styled small whatever its level), then the content. */
 export const labelled = (label: string, content: Html | string, level: Level) =>
