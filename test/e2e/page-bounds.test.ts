@@ -78,7 +78,7 @@ describe("bounded, rate-limited shared reads (wrangler dev, real sockets)", () =
     const forged = Buffer.from(JSON.stringify({ v: 1, after: otherTask })).toString("base64url");
     for (const [query, rule] of [
       ["?after=%00", /^INPUT_VALIDATION_ERROR: after: must be a cursor/],
-      ["?after=" + "A".repeat(600), /^INPUT_VALIDATION_ERROR: after: must be a cursor/],
+      [`?after=${"A".repeat(600)}`, /^INPUT_VALIDATION_ERROR: after: must be a cursor/],
       [`?after=${forged}`, /^INPUT_VALIDATION_ERROR: after: names no task of this workflow/],
     ] as const) {
       const refused = await get(`${wide.shareUrl}${query}`, "127.0.0.4");
