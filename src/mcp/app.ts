@@ -4,8 +4,8 @@
  * `ui://` resource in tools/list (`_meta.ui.resourceUri`); a host that renders MCP Apps shows it
  * beside their results, sandboxed, under the extension's restrictive default CSP (no network:
  * the app declares no domains and talks to its host only). The app reads the workflow's blocks
- * (`waymark://review/{workflow or task id}`: the share page's renderer, one page of tasks, every
- * agent-written value escaped and its bidi controls revealed as on the page) and the owner's
+ * (`waymark://review/{workflow or task id}`: the owner view's renderer, the first page of the
+ * timeline, every agent-written value escaped and its bidi controls revealed as on the page) and the owner's
  * feedback form; the form posts through `send_feedback`, an app-only tool (`visibility: ["app"]`)
  * offered only to clients that declare the extension, so agents in other clients never see it.
  * Access is the MCP credential's: its account must own the workflow (write scope to send).
@@ -13,13 +13,13 @@
 import { type McpServer, type ReadResourceResult, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
 import { requiredText, workflowId } from "@waymark/protocol/tools";
 import { z } from "zod";
-import type { FeedbackView, TaskEntry } from "../domain/view";
+import type { FeedbackView } from "../domain/view";
 import { ok } from "../errors";
 import { isWorkflowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import { revealBidiControls } from "../pages/format";
 import { renderFeedbackForm } from "../pages/owner-view";
-import { workflowBlocks } from "../pages/page";
+import { pageBlocks } from "../pages/page-reads";
 import { PAGE_STYLE } from "../pages/style";
 import { WRITES } from "./annotations";
 import { APP_SCRIPT } from "./app-client";
@@ -53,12 +53,6 @@ export function rendersApps(body: unknown): boolean {
   });
 }
 
-/** One page of tasks: a resource is read whole, so the app shows what the page shows first and links nowhere for the rest. */
-async function* firstPage(ctx: ToolContext, stub: ReturnType<typeof workflowStub> & object): AsyncGenerator<TaskEntry> {
-  const page = await stub.readTasks(ctx.account, null, LIMITS.READ_PAGE_ITEMS);
-  if (page.ok) yield* page.value.entries;
-}
-
 async function reviewFragment(ctx: ToolContext, uri: URL, named: string): Promise<ReadResourceResult> {
   const id = isWorkflowId(named) ? named : workflowOfTask(named);
   const stub = id ? workflowStub(ctx, id) : null;
@@ -66,15 +60,13 @@ async function reviewFragment(ctx: ToolContext, uri: URL, named: string): Promis
   // Another account's workflow answers as an unknown one: nothing leaks.
   if (!stub || !head?.ok) throw new ResourceNotFoundError(uri.href, `NOT_FOUND: no workflow or task ${named} in this account`);
   const view = { ...head.value, feedback: head.value.feedback ?? [] };
-  const blocks = workflowBlocks(view, firstPage(ctx, stub));
-  let markup = `<div data-workflow="${view.workflow.id}">`;
-  let step = await blocks.next();
-  while (!step.done) {
-    markup += String(await step.value);
-    step = await blocks.next();
-  }
-  markup += `${renderFeedbackForm(`/w/${view.workflow.id}`, view.workflow.id, step.value.choices, null)}</div>`;
-  return { contents: [{ uri: uri.href, mimeType: "text/html", text: revealBidiControls(markup) }] };
+  // The first page of the timeline, as the owner view renders it (links lead to the owner view for the rest).
+  const base = `${ctx.origin}/w/${view.workflow.id}`;
+  const blocks = await pageBlocks(stub, ctx.account, view, { base, after: null });
+  const form = revealBidiControls(String(renderFeedbackForm(base, view.workflow.id, blocks.facts.choices, null)));
+  return {
+    contents: [{ uri: uri.href, mimeType: "text/html", text: `<div data-workflow="${view.workflow.id}">${blocks.markup}${form}</div>` }],
+  };
 }
 
 const TARGET = /^(workflow|task|decision|issue):([A-Za-z0-9_-]{1,64})$/;

@@ -70,7 +70,7 @@ describe("the review app", () => {
       expect(markup).toContain("[U+202E]");
       expect(markup).toContain("Webhook secret in logs");
       expect(markup).toContain('id="wf-review"');
-      expect(markup).toMatch(/<form method="post" action="\/w\/wf_[^"]+\/feedback">/);
+      expect(markup).toMatch(/<form method="post" action="http:\/\/localhost\/w\/wf_[^"]+\/feedback"/);
     }
     const stranger = await appHost(TOKENS.globex);
     await expect(stranger.readResource({ uri: `waymark://review/${workflow_id}` })).rejects.toThrow(/NOT_FOUND/);
