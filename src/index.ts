@@ -22,6 +22,7 @@ import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
 import { handleMcp } from "./mcp/endpoint";
+import { serverCardRoutes } from "./mcp/server-card";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { oauthRoutes } from "./oauth/routes";
 import { helperDownload } from "./pages/helper-download";
@@ -44,6 +45,7 @@ app.all("/mcp", async (c) => {
   return handleMcp(c.req.raw, c.env);
 });
 app.get("/health", (c) => c.json({ ok: true }));
+app.route("/", serverCardRoutes);
 app.route("/", helperDownload);
 app.route("/", signingKeyRoutes);
 app.route("/", oauthRoutes);

@@ -91,4 +91,13 @@ export const LIMITS = {
   FILES_PAGE: 1000,
   PAGE_CACHE_BYTES: 16 * 1024 * 1024,
   PAGE_CACHE_ENTRIES: 64,
+  // MCP subscriptions (subscriptions/listen, resources/subscribe): workflows one stream follows, how
+  // often its credential is checked again (a revoked one ends the stream), and its longest life.
+  SUBSCRIPTION_URIS: 10,
+  SUBSCRIPTION_RECHECK_MS: 30_000,
+  SUBSCRIPTION_MAX_MS: 60 * 60 * 1000,
+  // An OAuth client's metadata document (CIMD): its size, the time to fetch it, the redirects followed.
+  CLIENT_METADATA_BYTES: 5 * 1024,
+  CLIENT_METADATA_FETCH_MS: 5000,
+  CLIENT_METADATA_REDIRECTS: 3,
 } as const;

@@ -2,15 +2,26 @@
  * @module http/mcp-scopes
  * Scope checks of /mcp, made once on the parsed JSON-RPC body before the MCP handler runs:
  * a tool that changes the record (every tool not annotated read-only) needs `write`,
- * get_workflow and the resources need `read`. A refused tool call answers like any tool
+ * get_workflow, the resources and prompts/get need `read`. A refused tool call answers like any tool
  * failure (`isError`, "FORBIDDEN: …"), so agents read why; a refused resource request is a
  * JSON-RPC error. Listing tools and resources' metadata stays open to every credential.
  */
+import { APP_TOOLS } from "../mcp/app";
 import { TOOLS } from "../mcp/server";
 import { allows, missingScopeMessage, type Scope } from "./scopes";
 
-const TOOL_SCOPES = new Map<string, Scope>(TOOLS.map((tool) => [tool.name, tool.config.annotations.readOnlyHint ? "read" : "write"]));
-const RESOURCE_METHODS = new Set(["resources/read", "resources/list", "resources/templates/list", "resources/subscribe"]);
+const TOOL_SCOPES = new Map<string, Scope>(
+  [...TOOLS, ...APP_TOOLS].map((tool) => [tool.name, tool.config.annotations.readOnlyHint ? "read" : "write"]),
+);
+/** Requests that read workflows: resources and subscriptions to them, and a prompt (`resume` reads the account's workflows). */
+const READ_METHODS = new Set([
+  "resources/read",
+  "resources/list",
+  "resources/templates/list",
+  "resources/subscribe",
+  "subscriptions/listen",
+  "prompts/get",
+]);
 
 interface Message {
   id?: unknown;
@@ -21,7 +32,7 @@ interface Message {
 /** The scope one JSON-RPC message needs, or null when any authenticated caller may send it. */
 export function scopeNeeded(message: Message): Scope | null {
   if (message.method === "tools/call" && typeof message.params?.name === "string") return TOOL_SCOPES.get(message.params.name) ?? null;
-  if (typeof message.method === "string" && RESOURCE_METHODS.has(message.method)) return "read";
+  if (typeof message.method === "string" && READ_METHODS.has(message.method)) return "read";
   return null;
 }
 

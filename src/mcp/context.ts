@@ -12,6 +12,8 @@ export interface ToolContext {
   account: string;
   /** Origin of this deployment, for links in results. */
   origin: string;
+  /** The client declared that it renders MCP Apps (src/mcp/app.ts): the app's own tools are offered. */
+  rendersApps?: boolean;
 }
 
 export function workflowStub(ctx: ToolContext, workflowId: string) {

@@ -111,6 +111,7 @@ export interface ServerDescription {
   name: string;
   version: string;
   tools: readonly string[];
+  prompts: readonly string[];
 }
 
 /**
@@ -129,12 +130,17 @@ export function serverInfo(server: ServerDescription) {
     transports: { http: { path: "/mcp", stateless: true, json_and_sse: true } },
     features: {
       tools: server.tools,
+      prompts: server.prompts,
       resources: [
         SERVER_INFO_URI,
         "waymark://workflows/{id}",
         "waymark://workflows/{id}/{kind}{?cursor}",
         "waymark://workflows/{id}/events{?from_seq,limit}",
+        "waymark://review/{id}",
+        "ui://waymark/review",
       ],
+      subscriptions: { resources: ["waymark://workflows/{id}"], methods: ["subscriptions/listen", "resources/subscribe"] },
+      apps: { resource: "ui://waymark/review" },
       idempotency_keys: true,
       resume_by_name: true,
       memory_search: true,

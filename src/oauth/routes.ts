@@ -3,7 +3,8 @@
  * The OAuth routes, mounted by src/index.ts after the guard and the body cap:
  *   GET  /.well-known/oauth-protected-resource[/mcp]   RFC 9728 metadata of /mcp    (the library)
  *   GET  /.well-known/oauth-authorization-server       RFC 8414 metadata            (the library)
- *   POST /oauth/register                               dynamic client registration  (the library)
+ *   POST /oauth/register                               dynamic client registration  (the library; or a
+ *                                                      client_id that is its metadata document's URL: ./client-metadata)
  *   POST /oauth/token                                  code + PKCE, refresh, revoke (the library)
  *   GET  /oauth/authorize                              the consent page (ours); not signed in → /login and back
  *   POST /oauth/authorize                              approve or deny (ours): hono/csrf, the session, a scope the session holds
@@ -21,6 +22,7 @@ import { renderConsentError, renderConsentPage } from "../pages/consent";
 import { noStore, pageHeaders } from "../pages/security";
 import { currentSession } from "../pages/session";
 import { ownerPage } from "../pages/tokens";
+import { clientLabel } from "./client-metadata";
 import { AUTHORIZE_ENDPOINT, type GrantProps, OAUTH_SCOPES, oauthApi, oauthProvider, REGISTER_ENDPOINT, TOKEN_ENDPOINT } from "./provider";
 import { rememberReturnPath } from "./return-path";
 
@@ -102,7 +104,7 @@ oauthRoutes.get(AUTHORIZE_ENDPOINT, async (c) => {
   return c.html(
     renderConsentPage(nonceOf(c), {
       account: session.account,
-      clientName: client?.clientName || parsed.request.clientId,
+      clientName: clientLabel(client?.clientName, parsed.request.clientId),
       redirectHost: hostOf(parsed.request.redirectUri),
       offered,
       action: pathWithQuery(c),

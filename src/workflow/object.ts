@@ -44,7 +44,7 @@ import { accountQuotaFailure, RunningTotals } from "./totals";
 import { Writer, type WriteScope } from "./writer";
 
 export type { EventsPage } from "./event-log";
-export { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER } from "./live-feed";
+export { CLIENT_HEADER, MCP_ACCOUNT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER } from "./live-feed";
 export type { RowsPage } from "./reader";
 export type * from "./results";
 export type { ResumeInfo } from "./resume";

@@ -41,6 +41,8 @@ describe("what each MCP message needs", () => {
     [{ method: "resources/read", params: {} }, "read"],
     [{ method: "resources/list" }, "read"],
     [{ method: "resources/templates/list" }, "read"],
+    [{ method: "prompts/get", params: { name: "resume" } }, "read"],
+    [{ method: "prompts/list" }, null],
     [{ method: "tools/list" }, null],
     [{ method: "initialize" }, null],
   ])("%j needs %s", (message, needed) => {

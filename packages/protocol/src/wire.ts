@@ -10,7 +10,7 @@ import { repoPathProblem } from "./paths";
 import { REPOSITORY_LIMITS } from "./repository";
 import { REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
 
-export { HELPER_INPUT_NAMES, HELPER_INPUTS, HELPER_ONLY, REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
+export { HELPER_INPUT_NAMES, HELPER_INPUTS, REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
 
 // C0 controls other than tab, newline and carriage return have no place in a record meant to be read.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;

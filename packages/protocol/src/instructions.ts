@@ -1,8 +1,10 @@
 /**
- * @module init/instructions
- * The short instructions `waymark init` gives each agent (CLAUDE.md, AGENTS.md, a Cursor
- * rule): when to open a workflow and tasks, what to declare, what to log and how sparingly,
- * and to close what it opened. Kept short: every line costs the agent context in every session.
+ * @module instructions
+ * The short instructions an agent follows to keep a record: when to open a workflow and tasks,
+ * what to declare, what to log and how sparingly, and to close what it opened. One text, two
+ * readers: `waymark init` writes it into each agent's instructions (CLAUDE.md, AGENTS.md, a
+ * Cursor rule) and the server offers it as the MCP prompt `instructions`, for clients that know
+ * nothing of init. Kept short: every line costs the agent context in every session.
  */
 
 export const INSTRUCTIONS = `## Waymark: keep a record of your work
