@@ -59,6 +59,11 @@ function snapshotTree(...roots: string[]): Record<string, string> {
   return files;
 }
 
+/** A tree snapshot without the user-level endpoint setting init keeps (~/.config/waymark/config.json). */
+function withoutUserConfig(files: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(files).filter(([path]) => !/(^|[/:])\.config\/(waymark\/(config\.json)?)?$/.test(path)));
+}
+
 /** A project whose owner already has content in every file init touches, in their own formatting. */
 function seedUserFiles(s: Setup): void {
   const w = (path: string, text: string) => {
@@ -176,13 +181,14 @@ describe("waymark init", () => {
     expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
     const removed = waymark(s, ["init", "--remove"]);
     expect(removed.code, removed.stderr).toBe(0);
-    expect(snapshotTree(s.repo.dir, s.home)).toEqual(before);
+    // The user-level endpoint setting stays: it is the user's, shared by every project.
+    expect(withoutUserConfig(snapshotTree(s.repo.dir, s.home))).toEqual(before);
 
     const fresh = setup();
     const empty = snapshotTree(fresh.repo.dir, fresh.home);
     expect(waymark(fresh, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
     expect(waymark(fresh, ["init", "--remove"]).code).toBe(0);
-    expect(snapshotTree(fresh.repo.dir, fresh.home)).toEqual(empty);
+    expect(withoutUserConfig(snapshotTree(fresh.repo.dir, fresh.home))).toEqual(empty);
   });
 
   it("--remove after the user edited a file takes out only Waymark's part", () => {
@@ -220,7 +226,7 @@ describe("waymark init", () => {
   });
 
   it.each([
-    [["init"], 2, "--url is required"],
+    [["init"], 2, "no endpoint: pass --url <endpoint>"],
     [["init", "--url", "ftp://x"], 2, "--url must be an http(s) URL"],
     [["init", "--url", "https://user:pw@x.example"], 2, "must not carry credentials"],
     [["init", "--url", URL_, "--agent", "vim"], 2, 'unknown agent "vim"'],

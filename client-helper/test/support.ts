@@ -83,6 +83,7 @@ export class FakeRemote {
           status: z.enum(["success", "partial_success", "failed"]),
           outcome: z.object({ summary: z.string() }),
           changes: z.record(z.string(), z.unknown()).optional(),
+          metrics: z.record(z.string(), z.unknown()).optional(),
           idempotency_key: z.string().optional(),
         }),
       },

@@ -12,8 +12,9 @@
  * Each file edit can be applied, undone and checked (for `waymark doctor`).
  */
 import { join, relative } from "node:path";
+import type { Endpoint } from "../endpoint.js";
 import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
-import { type Endpoint, helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
+import { helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import {
   arrayAt,

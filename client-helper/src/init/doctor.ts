@@ -6,16 +6,19 @@
  * and runs this helper version. Exit code 1 when any check fails.
  */
 import { execFile } from "node:child_process";
+import type { ResolvedEndpoint } from "../endpoint.js";
+import { noEndpointHelp } from "../endpoint.js";
 import { cleanGitEnv } from "../git.js";
 import { launcherPath } from "../hooks/launcher.js";
 import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
 import { TOKEN_VARIABLE } from "./endpoint.js";
-import { configuredUrl, initContext, readOrNull } from "./run.js";
+import { initContext, readOrNull } from "./run.js";
 
 export type DoctorOptions = {
   dir: string;
-  url: string | undefined;
+  /** --url, WAYMARK_URL or the user-level config; never an endpoint named in the project's files. */
+  endpoint: ResolvedEndpoint | null;
   token: string | undefined;
   version: string;
   env: NodeJS.ProcessEnv;
@@ -184,19 +187,19 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promis
 
 export async function runDoctor(options: DoctorOptions): Promise<number> {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const url = options.url ?? (await configuredUrl(options.dir));
   const checks: Check[] = [];
-  if (!url) {
+  if (!options.endpoint) {
     checks.push({
       name: "endpoint",
       ok: false,
-      detail: "no endpoint: no --url, no WAYMARK_URL, no waymark server in .mcp.json",
-      fix: "pass --url <endpoint>, or run waymark init --url <endpoint>",
+      detail: `${noEndpointHelp(options.env)}. An endpoint named in the project's files is never used: a repository could name any server, and your token would go to it.`,
+      fix: "run: waymark init --url <your Waymark endpoint>",
     });
     checks.push(...(await checkGit(options.dir)));
   } else {
-    const ctx = await initContext(options.dir, url, options.version, options.env);
+    const ctx = await initContext(options.dir, options.endpoint.endpoint, options.version, options.env);
     const endpoint = await checkEndpoint(ctx.endpoint.origin, timeoutMs);
+    endpoint.detail = `${endpoint.detail} (from ${options.endpoint.source})`;
     checks.push(endpoint);
     checks.push(
       endpoint.ok

@@ -1,31 +1,13 @@
 /**
  * @module init/endpoint
- * How a project's configuration reaches the helper: the endpoint URLs and the one command
- * line that runs this helper version. Until the helper is on the npm registry, every
+ * How a project's configuration reaches the helper: the one command line that runs this
+ * helper version against an endpoint (../endpoint.ts reads and keeps the endpoint itself). Until the helper is on the npm registry, every
  * Waymark endpoint serves its own version-matched tarball at
  * `<origin>/helper/waymark-helper-<version>.tgz`; `helperPackageSpec` is the single place
  * that says so.
  */
+import type { Endpoint } from "../endpoint.js";
 import { launcherShellPath } from "../hooks/launcher.js";
-
-export type Endpoint = {
-  /** `https://waymark.example.com` */
-  origin: string;
-  /** The Streamable HTTP MCP endpoint, `<origin>/mcp` unless the URL named another path. */
-  mcp: string;
-};
-
-/** Reads `--url`: an origin or the MCP endpoint itself. Throws a message naming the rule. */
-export function parseEndpoint(url: string): Endpoint {
-  if (!URL.canParse(url)) throw new Error(`--url must be an http(s) URL, got ${JSON.stringify(url)}`);
-  const parsed = new URL(url);
-  if (!/^https?:$/.test(parsed.protocol)) throw new Error(`--url must be an http(s) URL, got ${JSON.stringify(url)}`);
-  if (parsed.username || parsed.password || parsed.search || parsed.hash) {
-    throw new Error("--url must not carry credentials, a query or a fragment (the token goes in WAYMARK_TOKEN)");
-  }
-  const path = parsed.pathname.replace(/\/+$/, "");
-  return { origin: parsed.origin, mcp: `${parsed.origin}${path === "" ? "/mcp" : path}` };
-}
 
 /** The npm package spec of this helper version, served by the endpoint itself. */
 export function helperPackageSpec(endpoint: Endpoint, version: string): string {

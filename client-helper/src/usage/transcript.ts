@@ -9,11 +9,10 @@
  * while it streams) with the same `message.id`: it is counted once, with its largest counts.
  * Subagents write their own files under `<session>/subagents/`; they are counted too.
  */
-import { createReadStream } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import type { Metrics } from "@waymark/protocol/wire";
+import { boundedLines } from "./lines.js";
 import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
 
 export type TranscriptUsage = {
@@ -35,7 +34,10 @@ export type TranscriptUsage = {
 
 type Response = TokenCounts & { model: string };
 
-/** Lines longer than this are not usage lines (they carry big tool results); skipped unparsed. */
+/**
+ * Lines longer than this are not usage lines (they carry big tool results): skipped unread, which
+ * also bounds the memory a transcript can take, whatever it holds (./lines.ts).
+ */
 const MAX_LINE = 4 * 1024 * 1024;
 
 function count(value: unknown): number {
@@ -75,10 +77,8 @@ export function responseOf(line: string, fromMs: number, toMs: number): { key: s
 }
 
 async function readResponses(path: string, fromMs: number, toMs: number, into: Map<string, Response>): Promise<boolean> {
-  const stream = createReadStream(path, { encoding: "utf8" });
   try {
-    const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-    for await (const line of lines) {
+    for await (const line of boundedLines(path, MAX_LINE)) {
       const found = responseOf(line, fromMs, toMs);
       if (!found) continue;
       const known = into.get(found.key);
@@ -88,8 +88,6 @@ async function readResponses(path: string, fromMs: number, toMs: number, into: M
     return true;
   } catch {
     return false;
-  } finally {
-    stream.destroy();
   }
 }
 
