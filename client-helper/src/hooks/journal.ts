@@ -170,9 +170,12 @@ export class Journal {
     return inside.split(sep).join("/");
   }
 
-  /** Appends the edited paths to every open task of the repository; returns how many tasks got them. */
+  /**
+   * Appends the edited paths to every open task of the repository; returns how many tasks got
+   * them. No paths: the agent worked without its edit tools (a shell command), which counts as
+   * activity for the stop reminder and proves nothing about any file.
+   */
   async recordEdits(paths: readonly string[], tool: string, at: number): Promise<number> {
-    if (paths.length === 0) return 0;
     const tasks = await this.openTasks();
     if (tasks.length === 0) return 0;
     this.ensure("edits");

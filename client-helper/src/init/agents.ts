@@ -5,15 +5,17 @@
  *   expanded by Claude Code), hooks in `.claude/settings.json` (SessionStart, PostToolUse on
  *   Edit|Write|MultiEdit|NotebookEdit, Stop), the instructions in CLAUDE.md;
  * - Cursor: `.cursor/mcp.json` (`${env:WAYMARK_TOKEN}`), the rule `.cursor/rules/waymark.mdc`,
- *   hooks in `.cursor/hooks.json` (sessionStart, afterFileEdit, stop);
- * - Codex: `[mcp_servers.waymark]` in `~/.codex/config.toml` (or `$CODEX_HOME`; the token is
- *   forwarded from the environment with `env_vars`), the instructions in AGENTS.md, and the
- *   SessionStart and Stop hooks in `.codex/hooks.json` (used once `codex_hooks` is enabled).
+ *   hooks in `.cursor/hooks.json` (sessionStart, afterFileEdit, afterShellExecution,
+ *   subagentStop, stop);
+ * - Codex: `[mcp_servers.waymark]` in `~/.codex/config.toml` (./codex.ts), the instructions in
+ *   AGENTS.md, and the SessionStart, PostToolUse (apply_patch and shell commands) and Stop hooks
+ *   in `.codex/hooks.json` (run once the project and each hook are trusted: ./codex.ts).
  * Each file edit can be applied, undone and checked (for `waymark doctor`).
  */
 import { join, relative } from "node:path";
 import type { Endpoint } from "../endpoint.js";
-import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
+import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, upsertBlock } from "./blocks.js";
+import { codexConfigEdit } from "./codex.js";
 import { helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import {
@@ -215,50 +217,6 @@ function cursorHooksEdit(path: string, hooks: HookSpec[]): FileEdit {
   return eventHooksEdit("cursor", path, hooks, (hook) => ({ command: hook.command }), true);
 }
 
-/** A TOML basic string (JSON's escapes are TOML's). */
-function tomlString(value: string): string {
-  return JSON.stringify(value);
-}
-
-function codexBlock(ctx: Context): string {
-  const { command, args } = mcpArgs(ctx);
-  return [
-    `${TOML_MARKERS.begin} (written by \`waymark init\`; \`waymark init --remove\` takes it out)`,
-    `[mcp_servers.${SERVER_NAME}]`,
-    `command = ${tomlString(command)}`,
-    `args = [${args.map(tomlString).join(", ")}]`,
-    `env_vars = [${tomlString(TOKEN_VARIABLE)}]`,
-    TOML_MARKERS.end,
-  ].join("\n");
-}
-
-function codexConfigEdit(ctx: Context): FileEdit {
-  const path = join(ctx.codexHome, "config.toml");
-  const block = codexBlock(ctx);
-  const table = new RegExp(`^\\s*\\[mcp_servers\\.${SERVER_NAME}\\]`, "m");
-  return {
-    agent: "codex",
-    path,
-    scope: "home",
-    apply: (content) => {
-      const outside = content === null ? "" : (removeBlock(content, TOML_MARKERS) ?? "");
-      if (table.test(outside)) {
-        throw new Error(
-          `${path} already defines [mcp_servers.${SERVER_NAME}] outside Waymark's block; remove that table, then run waymark init again`,
-        );
-      }
-      return upsertBlock(content, block);
-    },
-    remove: (content) => (content === null ? null : removeBlock(content, TOML_MARKERS)),
-    check: (content) => {
-      if (content === null || !hasBlock(content, TOML_MARKERS)) return `no [mcp_servers.${SERVER_NAME}] block`;
-      return blockBody(content, TOML_MARKERS) === blockBody(block, TOML_MARKERS)
-        ? null
-        : `the [mcp_servers.${SERVER_NAME}] block does not run this helper`;
-    },
-  };
-}
-
 function cursorRuleEdit(path: string): FileEdit {
   const rule = `---\ndescription: Record agent work in Waymark (workflows, tasks, decisions, issues)\nalwaysApply: true\n---\n${markdownBlock()}\n`;
   return {
@@ -301,16 +259,21 @@ export function agentEdits(agent: AgentName, ctx: Context): FileEdit[] {
         cursorHooksEdit(project(".cursor", "hooks.json"), [
           { event: "sessionStart", command: hookCommand(ctx, "cursor", "session-start") },
           { event: "afterFileEdit", command: hookCommand(ctx, "cursor", "post-tool-use") },
+          { event: "afterShellExecution", command: hookCommand(ctx, "cursor", "post-tool-use") },
+          // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
+          { event: "subagentStop", command: hookCommand(ctx, "cursor", "post-tool-use") },
           { event: "stop", command: hookCommand(ctx, "cursor", "stop") },
         ]),
       ];
     }
     case "codex":
       return [
-        codexConfigEdit(ctx),
+        codexConfigEdit(join(ctx.codexHome, "config.toml"), mcpArgs(ctx)),
         markdownEdit("codex", project("AGENTS.md")),
         matcherHooksEdit("codex", project(".codex", "hooks.json"), [
           { event: "SessionStart", matcher: "startup|resume|clear", command: hookCommand(ctx, "codex", "session-start") },
+          // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
+          { event: "PostToolUse", matcher: "apply_patch|Bash", command: hookCommand(ctx, "codex", "post-tool-use") },
           { event: "Stop", command: hookCommand(ctx, "codex", "stop") },
         ]),
       ];

@@ -15,6 +15,7 @@ import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
 import { repositoryRoot } from "../hooks/journal.js";
 import { cacheRoot } from "../store.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, displayPath, type FileEdit } from "./agents.js";
+import { codexTrustSteps } from "./codex.js";
 import { detectAgents } from "./detect.js";
 import { unifiedDiff } from "./diff.js";
 import { TOKEN_VARIABLE } from "./endpoint.js";
@@ -204,7 +205,8 @@ export async function runInit(options: InitOptions): Promise<number> {
       `\nNo token was written to any file. Your agent must start with ${TOKEN_VARIABLE} in its environment, e.g. in your shell profile:\n  export ${TOKEN_VARIABLE}=<your Waymark token>\n`,
     );
     if (agents.includes("codex")) {
-      options.out("Codex runs the Waymark hooks only with hooks enabled in ~/.codex/config.toml: [features] codex_hooks = true\n");
+      const config = await readOrNull(join(ctx.codexHome, "config.toml")).catch(() => null);
+      options.out(codexTrustSteps(ctx.project, ctx.codexHome, config));
     }
     options.out("Check the setup with: waymark doctor\n");
   }

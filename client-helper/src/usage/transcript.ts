@@ -8,10 +8,13 @@
  * cache lifetime). One response may be written on several lines (one per content block,
  * while it streams) with the same `message.id`: it is counted once, with its largest counts.
  * Subagents write their own files under `<session>/subagents/`; they are counted too.
+ * Codex's session (rollout) file is read the same way (./codex-rollout.ts): the path a hook
+ * payload names decides, line by line, which format is read.
  */
 import { readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Metrics } from "@waymark/protocol/wire";
+import { CodexRollout } from "./codex-rollout.js";
 import { boundedLines } from "./lines.js";
 import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
 
@@ -78,8 +81,9 @@ export function responseOf(line: string, fromMs: number, toMs: number): { key: s
 
 async function readResponses(path: string, fromMs: number, toMs: number, into: Map<string, Response>): Promise<boolean> {
   try {
+    const codex = new CodexRollout();
     for await (const line of boundedLines(path, MAX_LINE)) {
-      const found = responseOf(line, fromMs, toMs);
+      const found = CodexRollout.claims(line) ? codex.responseOf(line, fromMs, toMs) : responseOf(line, fromMs, toMs);
       if (!found) continue;
       const known = into.get(found.key);
       // Streaming rewrites a response with growing counts: keep the most complete one.
@@ -144,7 +148,8 @@ export async function transcriptUsage(transcriptPath: string, fromMs: number, to
     const modelCost = costOf(model, tokens);
     cost = cost === null || modelCost === null ? null : cost + modelCost;
   }
-  usage.cost_usd = cost === null ? null : Math.round(cost * 1_000_000) / 1_000_000;
+  // No response counted: nothing is known about the cost (never a zero that was not observed).
+  usage.cost_usd = cost === null || responses.size === 0 ? null : Math.round(cost * 1_000_000) / 1_000_000;
   return usage;
 }
 

@@ -201,11 +201,15 @@ export function formatLineTotals(totals: LineTotals): string {
   return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}`;
 }
 
-/** Usage totals, once some task reported usage. */
+/**
+ * Usage totals, once some task reported usage. The cost only when one adds up to more than zero:
+ * the head is written before the tasks, and a sum of zero cannot tell a free task from a task
+ * whose model has no price, so it states nothing then.
+ */
 function usageTotals(t: SummaryView["totals"]): string[] {
   const tokens = (t.input_tokens ?? 0) + (t.output_tokens ?? 0);
   const cost = t.cost_usd ?? 0;
-  return tokens > 0 || cost > 0 ? [`**Tokens:** ${tokens}`, `**Cost:** $${cost.toFixed(4)}`] : [];
+  return [...(tokens > 0 ? [`**Tokens:** ${tokens}`] : []), ...(cost > 0 ? [`**Cost:** $${cost.toFixed(4)}`] : [])];
 }
 
 /** A task's reported usage: "1200 in · 300 out tokens · model · $0.0123". */
