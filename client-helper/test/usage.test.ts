@@ -170,6 +170,14 @@ describe("transcriptUsage", () => {
  * Lines of a Codex 0.169 session (rollout) file, in the shape the real `codex exec` wrote them
  * against a local model server (payloads trimmed to the fields Waymark reads and a few others).
  */
+const counts = (input: number, cached: number, output: number, reasoning: number) => ({
+  input_tokens: input,
+  cached_input_tokens: cached,
+  cache_write_input_tokens: 0,
+  output_tokens: output,
+  reasoning_output_tokens: reasoning,
+  total_tokens: input + output,
+});
 const rollout = {
   meta: () =>
     JSON.stringify({
@@ -196,22 +204,9 @@ const rollout = {
         session_id: "s",
         root_turn_id: turn,
         response_id: response,
-        usage: {
-          input_tokens: input,
-          cached_input_tokens: cached,
-          cache_write_input_tokens: 0,
-          output_tokens: output,
-          reasoning_output_tokens: reasoning,
-          total_tokens: input + output,
-        },
-        turn_token_usage: {
-          input_tokens: input,
-          cached_input_tokens: cached,
-          cache_write_input_tokens: 0,
-          output_tokens: output,
-          reasoning_output_tokens: reasoning,
-          total_tokens: input + output,
-        },
+        usage: counts(input, cached, output, reasoning),
+        // Codex writes the turn's running totals beside each response's own; only the latter count.
+        turn_token_usage: counts(input, cached, output, reasoning),
       },
     }),
   /** The cumulative event Codex writes after each response: never counted (it repeats the totals). */
