@@ -13,11 +13,17 @@
  * Each file edit can be applied, undone and checked (for `waymark doctor`).
  */
 import { join, relative } from "node:path";
+import {
+  agentHooks,
+  type HookSpec,
+  INSTRUCTIONS,
+  matcherHookEntry,
+  mcpServerCommand,
+  TOKEN_VARIABLE,
+} from "@waymark/protocol/agent-config";
 import type { Endpoint } from "../endpoint.js";
 import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, upsertBlock } from "./blocks.js";
 import { codexConfigEdit } from "./codex.js";
-import { helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
-import { INSTRUCTIONS } from "./instructions.js";
 import {
   arrayAt,
   deleteIfEmpty,
@@ -62,11 +68,7 @@ export const SERVER_NAME = "waymark";
 const HOOK_MARK = " waymark hook ";
 
 function mcpArgs(ctx: Context): { command: string; args: string[] } {
-  return helperCommand(ctx.endpoint, ctx.version, ["mcp", "--url", ctx.endpoint.mcp]);
-}
-
-export function hookCommand(ctx: Context, agent: AgentName, event: string): string {
-  return hookCommandLine(ctx.endpoint, ctx.version, ["hook", event, "--agent", agent, "--url", ctx.endpoint.mcp]);
+  return mcpServerCommand(ctx.endpoint, ctx.version);
 }
 
 function isOurCommand(value: unknown): boolean {
@@ -154,9 +156,6 @@ function mcpServerEdit(agent: AgentName, path: string, server: JsonObject): File
   );
 }
 
-/** One hook init installs; `async`: Claude Code runs it in the background (for hooks that only record). */
-type HookSpec = { event: string; matcher?: string; command: string; async?: boolean };
-
 /** A hook entry that runs `waymark hook`, in either layout. */
 function isOurs(entry: unknown): boolean {
   if (!isObject(entry)) return false;
@@ -206,11 +205,7 @@ function eventHooksEdit(
 }
 
 function matcherHooksEdit(agent: AgentName, path: string, hooks: HookSpec[]): FileEdit {
-  const entry = (hook: HookSpec) => ({
-    ...(hook.matcher ? { matcher: hook.matcher } : {}),
-    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
-  });
-  return eventHooksEdit(agent, path, hooks, entry, false);
+  return eventHooksEdit(agent, path, hooks, matcherHookEntry, false);
 }
 
 function cursorHooksEdit(path: string, hooks: HookSpec[]): FileEdit {
@@ -237,17 +232,7 @@ export function agentEdits(agent: AgentName, ctx: Context): FileEdit[] {
       const { command, args } = mcpArgs(ctx);
       return [
         mcpServerEdit("claude", project(".mcp.json"), { type: "stdio", command, args, env: { [TOKEN_VARIABLE]: `\${${TOKEN_VARIABLE}}` } }),
-        matcherHooksEdit("claude", project(".claude", "settings.json"), [
-          { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hookCommand(ctx, "claude", "session-start") },
-          // Recording an edit answers nothing: it runs in the background and never delays the agent.
-          {
-            event: "PostToolUse",
-            matcher: "Edit|Write|MultiEdit|NotebookEdit",
-            command: hookCommand(ctx, "claude", "post-tool-use"),
-            async: true,
-          },
-          { event: "Stop", command: hookCommand(ctx, "claude", "stop") },
-        ]),
+        matcherHooksEdit("claude", project(".claude", "settings.json"), agentHooks("claude", ctx.endpoint, ctx.version)),
         markdownEdit("claude", project("CLAUDE.md")),
       ];
     }
@@ -256,26 +241,14 @@ export function agentEdits(agent: AgentName, ctx: Context): FileEdit[] {
       return [
         mcpServerEdit("cursor", project(".cursor", "mcp.json"), { command, args, env: { [TOKEN_VARIABLE]: `\${env:${TOKEN_VARIABLE}}` } }),
         cursorRuleEdit(project(".cursor", "rules", "waymark.mdc")),
-        cursorHooksEdit(project(".cursor", "hooks.json"), [
-          { event: "sessionStart", command: hookCommand(ctx, "cursor", "session-start") },
-          { event: "afterFileEdit", command: hookCommand(ctx, "cursor", "post-tool-use") },
-          { event: "afterShellExecution", command: hookCommand(ctx, "cursor", "post-tool-use") },
-          // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
-          { event: "subagentStop", command: hookCommand(ctx, "cursor", "post-tool-use") },
-          { event: "stop", command: hookCommand(ctx, "cursor", "stop") },
-        ]),
+        cursorHooksEdit(project(".cursor", "hooks.json"), agentHooks("cursor", ctx.endpoint, ctx.version)),
       ];
     }
     case "codex":
       return [
         codexConfigEdit(join(ctx.codexHome, "config.toml"), mcpArgs(ctx)),
         markdownEdit("codex", project("AGENTS.md")),
-        matcherHooksEdit("codex", project(".codex", "hooks.json"), [
-          { event: "SessionStart", matcher: "startup|resume|clear", command: hookCommand(ctx, "codex", "session-start") },
-          // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
-          { event: "PostToolUse", matcher: "apply_patch|Bash", command: hookCommand(ctx, "codex", "post-tool-use") },
-          { event: "Stop", command: hookCommand(ctx, "codex", "stop") },
-        ]),
+        matcherHooksEdit("codex", project(".codex", "hooks.json"), agentHooks("codex", ctx.endpoint, ctx.version)),
       ];
   }
 }

@@ -11,9 +11,10 @@
  *   exact definition was reviewed and trusted (Codex records its hash), so `waymark init` says
  *   both, with the commands that do them.
  */
+
+import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import type { FileEdit } from "./agents.js";
 import { blockBody, hasBlock, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
-import { TOKEN_VARIABLE } from "./endpoint.js";
 
 /** A TOML basic string (JSON's escapes are TOML's). */
 function tomlString(value: string): string {

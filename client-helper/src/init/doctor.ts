@@ -6,6 +6,7 @@
  * and runs this helper version. Exit code 1 when any check fails.
  */
 import { execFile } from "node:child_process";
+import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import type { ResolvedEndpoint } from "../endpoint.js";
 import { noEndpointHelp } from "../endpoint.js";
 import { cleanGitEnv } from "../git.js";
@@ -14,7 +15,6 @@ import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
 import { hooksSetting } from "./codex.js";
 import { codexView } from "./codex-trust.js";
-import { TOKEN_VARIABLE } from "./endpoint.js";
 import { initContext, readOrNull } from "./run.js";
 
 export type DoctorOptions = {

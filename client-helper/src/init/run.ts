@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { lstat, mkdir, readFile, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
 import { repositoryRoot } from "../hooks/journal.js";
 import { cacheRoot } from "../store.js";
@@ -18,7 +19,6 @@ import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, display
 import { codexTrustSteps } from "./codex.js";
 import { detectAgents } from "./detect.js";
 import { unifiedDiff } from "./diff.js";
-import { TOKEN_VARIABLE } from "./endpoint.js";
 
 export type InitOptions = {
   dir: string;
