@@ -24,6 +24,7 @@ import { handleMcp } from "./mcp/endpoint";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { oauthRoutes } from "./oauth/routes";
 import { helperDownload } from "./pages/helper-download";
+import { pluginMarketplace } from "./pages/plugin-marketplace";
 import { pageRoutes } from "./pages/routes";
 
 export { AccountObject } from "./account/object";
@@ -44,6 +45,7 @@ app.all("/mcp", async (c) => {
 });
 app.get("/health", (c) => c.json({ ok: true }));
 app.route("/", helperDownload);
+app.route("/", pluginMarketplace);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", accountRoutes);
