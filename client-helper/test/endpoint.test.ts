@@ -126,3 +126,20 @@ describe("doctor after a Codex-only or Cursor-only init", () => {
     },
   );
 });
+
+describe("doctor when the Waymark plugin is enabled and init set the project up too", () => {
+  it.each([
+    ["claude", ".claude/settings.json", '{"enabledPlugins": {"waymark@waymark": true}}'],
+    ["codex", ".codex/config.toml", '[plugins."waymark@waymark"]\nenabled = true\n'],
+  ])("%s: says every hook would run twice, and how to keep one", async (agent, file, content) => {
+    const home = tempDir("waymark-home-");
+    const s = setup({ PATH: "/usr/bin:/bin", HOME: home, CODEX_HOME: join(home, ".codex") });
+    mkdirSync(join(home, file, ".."), { recursive: true });
+    writeFileSync(join(home, file), content);
+    expect((await waymark(s, ["init", "--url", origin, "--agent", agent])).code).toBe(0);
+    const doctor = await waymark(s, ["doctor"]);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain("the Waymark plugin is enabled for you and this project is also set up by waymark init");
+    expect(doctor.stdout).toContain(`fix: keep one: waymark init --remove --agent ${agent}`);
+  });
+});

@@ -211,6 +211,28 @@ async function checkCodexTrust(ctx: Awaited<ReturnType<typeof initContext>>, env
   return checks;
 }
 
+/**
+ * The Waymark plugin enabled for the user (Claude Code's settings, Codex's config) and init's
+ * files in the project besides: two MCP servers and every hook twice (two reminders at each stop).
+ */
+async function pluginAlsoEnabled(agent: AgentName, ctx: Awaited<ReturnType<typeof initContext>>): Promise<Check | null> {
+  const enabled =
+    agent === "claude"
+      ? /"waymark@waymark"\s*:\s*true/.test((await readOrNull(`${ctx.home}/.claude/settings.json`).catch(() => null)) ?? "")
+      : agent === "codex"
+        ? /^\[plugins\."waymark@waymark"\]\s*\n(?:[^[]*\n)?\s*enabled\s*=\s*true/m.test(
+            (await readOrNull(`${ctx.codexHome}/config.toml`).catch(() => null)) ?? "",
+          )
+        : false;
+  if (!enabled) return null;
+  return {
+    name: AGENT_LABELS[agent],
+    ok: false,
+    detail: `the Waymark plugin is enabled for you and this project is also set up by waymark init: two MCP servers, and every hook runs twice`,
+    fix: `keep one: waymark init --remove --agent ${agent} (the plugin covers every project), or uninstall the plugin`,
+  };
+}
+
 async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const checks: Check[] = [];
   const configured: AgentName[] = [];
@@ -240,6 +262,8 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>, env: No
   }
   checks.push(await fastPathCheck(ctx.version));
   for (const agent of configured) {
+    const twice = await pluginAlsoEnabled(agent, ctx);
+    if (twice) checks.push(twice);
     if (agent === "codex") checks.push(...(await checkCodexTrust(ctx, env)));
     for (const file of results.get(agent) ?? []) {
       checks.push(
