@@ -401,6 +401,8 @@ async function run(argv: string[], io: Io): Promise<number> {
         dir: dir === undefined ? undefined : resolvePath(dir),
         timeoutMs: timeout * 1000,
         version: VERSION,
+        // Through io: what the proxy logs (paths, an endpoint's error text) is made printable too.
+        log: (line) => io.stderr(`${line}\n`),
       });
       return EXIT_OK;
     }

@@ -114,39 +114,47 @@ function agentRun(cli: { command: string; args: string[] }, args: string[], env:
   return { code: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
+/** The reason in the test's name, when it is skipped. */
+const skipped = (cli: ReturnType<typeof agentCli>) => ("skip" in cli ? ` (skipped: ${cli.skip})` : "");
 const claude = agentCli("claude");
 const codex = agentCli("codex");
 
 describe("the real agent CLIs accept what the endpoint serves", () => {
-  it.skipIf("skip" in claude)(`claude plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then install waymark@waymark`, () => {
-    if ("skip" in claude) return;
-    const home = tempDir("waymark-claude-home-");
-    const env = { HOME: home, DISABLE_TELEMETRY: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
-    const added = agentRun(claude, ["plugin", "marketplace", "add", repository], env);
-    expect(added.code, added.out).toBe(0);
-    expect(added.out).toContain("Successfully added marketplace: waymark");
-    const installed = agentRun(claude, ["plugin", "install", "waymark@waymark"], env);
-    expect(installed.code, installed.out).toBe(0);
-    const details = agentRun(claude, ["plugin", "details", "waymark@waymark"], env);
-    expect(details.out).toContain(`waymark ${VERSION}`);
-    expect(details.out).toMatch(/Skills \(1\)\s+waymark/);
-    expect(details.out).toMatch(/Hooks \(3\)\s+SessionStart, PostToolUse, Stop/);
-    expect(details.out).toMatch(/MCP servers \(1\)\s+waymark/);
-  });
+  it.skipIf("skip" in claude)(
+    `claude plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then install waymark@waymark${skipped(claude)}`,
+    () => {
+      if ("skip" in claude) return;
+      const home = tempDir("waymark-claude-home-");
+      const env = { HOME: home, DISABLE_TELEMETRY: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
+      const added = agentRun(claude, ["plugin", "marketplace", "add", repository], env);
+      expect(added.code, added.out).toBe(0);
+      expect(added.out).toContain("Successfully added marketplace: waymark");
+      const installed = agentRun(claude, ["plugin", "install", "waymark@waymark"], env);
+      expect(installed.code, installed.out).toBe(0);
+      const details = agentRun(claude, ["plugin", "details", "waymark@waymark"], env);
+      expect(details.out).toContain(`waymark ${VERSION}`);
+      expect(details.out).toMatch(/Skills \(1\)\s+waymark/);
+      expect(details.out).toMatch(/Hooks \(3\)\s+SessionStart, PostToolUse, Stop/);
+      expect(details.out).toMatch(/MCP servers \(1\)\s+waymark/);
+    },
+  );
 
-  it.skipIf("skip" in codex)(`codex plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then add waymark@waymark`, () => {
-    if ("skip" in codex) return;
-    const home = tempDir("waymark-codex-home-");
-    mkdirSync(join(home, ".codex"));
-    writeFileSync(join(home, ".codex", "config.toml"), "");
-    const env = { HOME: home, CODEX_HOME: join(home, ".codex") };
-    const added = agentRun(codex, ["plugin", "marketplace", "add", repository], env);
-    expect(added.code, added.out).toBe(0);
-    const installed = agentRun(codex, ["plugin", "add", "waymark@waymark"], env);
-    expect(installed.code, installed.out).toBe(0);
-    const listed = agentRun(codex, ["plugin", "list"], env);
-    expect(listed.out).toMatch(new RegExp(`waymark@waymark\\s+installed, enabled\\s+${VERSION.replaceAll(".", "\\.")}`));
-    const root = join(home, ".codex", "plugins", "cache", "waymark", "waymark", VERSION);
-    expect(JSON.parse(readFileSync(join(root, ".codex-plugin", "plugin.json"), "utf8")).hooks).toBe("./hooks/codex.json");
-  });
+  it.skipIf("skip" in codex)(
+    `codex plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then add waymark@waymark${skipped(codex)}`,
+    () => {
+      if ("skip" in codex) return;
+      const home = tempDir("waymark-codex-home-");
+      mkdirSync(join(home, ".codex"));
+      writeFileSync(join(home, ".codex", "config.toml"), "");
+      const env = { HOME: home, CODEX_HOME: join(home, ".codex") };
+      const added = agentRun(codex, ["plugin", "marketplace", "add", repository], env);
+      expect(added.code, added.out).toBe(0);
+      const installed = agentRun(codex, ["plugin", "add", "waymark@waymark"], env);
+      expect(installed.code, installed.out).toBe(0);
+      const listed = agentRun(codex, ["plugin", "list"], env);
+      expect(listed.out).toMatch(new RegExp(`waymark@waymark\\s+installed, enabled\\s+${VERSION.replaceAll(".", "\\.")}`));
+      const root = join(home, ".codex", "plugins", "cache", "waymark", "waymark", VERSION);
+      expect(JSON.parse(readFileSync(join(root, ".codex-plugin", "plugin.json"), "utf8")).hooks).toBe("./hooks/codex.json");
+    },
+  );
 });
