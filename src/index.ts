@@ -26,6 +26,7 @@ import { serverCardRoutes } from "./mcp/server-card";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { oauthRoutes } from "./oauth/routes";
 import { helperDownload } from "./pages/helper-download";
+import { pluginMarketplace } from "./pages/plugin-marketplace";
 import { pageRoutes } from "./pages/routes";
 
 export { AccountObject } from "./account/object";
@@ -47,6 +48,7 @@ app.all("/mcp", async (c) => {
 app.get("/health", (c) => c.json({ ok: true }));
 app.route("/", serverCardRoutes);
 app.route("/", helperDownload);
+app.route("/", pluginMarketplace);
 app.route("/", signingKeyRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);

@@ -46,7 +46,12 @@ export function agentMetrics(metrics: unknown): unknown {
   return { ...figures, source: "agent" };
 }
 
-/** Usage summed from the transcript, marked so, with the date of the price table its cost used. */
+/**
+ * Usage summed from the transcript, marked so, with the date of the price table its cost used
+ * (none when no row priced its model: then there is no cost, and no table to name).
+ */
 export function transcriptSourced(metrics: Metrics): Metrics {
-  return { ...metrics, source: "transcript", price_table_date: PRICE_TABLE_DATE };
+  const sourced: Metrics = { ...metrics, source: "transcript" };
+  if (metrics.cost_usd !== undefined) sourced.price_table_date = PRICE_TABLE_DATE;
+  return sourced;
 }

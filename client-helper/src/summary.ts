@@ -13,11 +13,20 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { renderSummary, type SummaryView } from "@waymark/protocol/summary";
 import { Remote } from "./remote.js";
+import { treeKey } from "./tree-key.js";
 
 type LastWorkflow = { workflow_id: string; share_url?: string };
 
+/** Per endpoint, directory and the repository in it (./tree-key.ts): another repository at the same path has none. */
 function lastWorkflowFile(cache: string, endpoint: string, dir: string): string {
-  return join(cache, "workflows", `${createHash("sha256").update(`${endpoint}\0${dir}`).digest("hex").slice(0, 24)}.json`);
+  return join(
+    cache,
+    "workflows",
+    `${createHash("sha256")
+      .update(`${endpoint}\0${treeKey(dir)}`)
+      .digest("hex")
+      .slice(0, 24)}.json`,
+  );
 }
 
 /** Keeps the id and share link of a workflow just started through the proxy. */

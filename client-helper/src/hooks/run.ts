@@ -5,7 +5,8 @@
  * - session-start: the open tasks and the last workflow of this repository, as context for
  *   the new or resumed session (Claude Code / Codex: `hookSpecificOutput.additionalContext`;
  *   Cursor: `additional_context`), enriched by `get_workflow` when the endpoint answers in time;
- * - post-tool-use: the paths the agent's own edit tools touched, appended to each open task;
+ * - post-tool-use: the paths the agent's own edit tools touched (or that it ran a command),
+ *   appended to each open task (see `editedFiles` for what each agent reports);
  * - stop: a reminder to complete a task still open (Claude Code / Codex: `decision: "block"`
  *   with the reason, once per stop; Cursor: `followup_message`), only when the task was edited
  *   since the last reminder.
@@ -13,6 +14,7 @@
  * ends with exit code 0 and no instruction.
  */
 import { Journal, type OpenTask } from "./journal.js";
+import { hasPatch, patchPaths } from "./patch.js";
 
 export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -54,17 +56,42 @@ function workingDirectory(payload: Payload): string {
   return text(payload.cwd) ?? process.cwd();
 }
 
-/** The files an edit tool call touched, as the agent reported them. */
+/**
+ * What one tool call of the agent did, as its hook payload reports it: the files its own edit
+ * tools touched, or (`paths` empty) work that edits files only as a command does (a shell
+ * command), recorded so the stop hook knows the task was worked on. Null: nothing to record.
+ * - Claude Code: Edit, Write, MultiEdit, NotebookEdit name their file;
+ * - Codex: `apply_patch` carries the patch (its headers name the files), and so does a shell
+ *   command that runs apply_patch; any other shell command (`Bash`) is activity;
+ * - Cursor: afterFileEdit names its file, subagentStop lists the subagent's `modified_files`,
+ *   afterShellExecution is activity.
+ */
 export function editedFiles(payload: Payload, agent: HookAgent): { tool: string; paths: string[] } | null {
-  if (agent === "cursor") {
-    const path = text(payload.file_path);
-    return path ? { tool: text(payload.hook_event_name) ?? "afterFileEdit", paths: [path] } : null;
-  }
+  if (agent === "cursor") return cursorEdits(payload);
   const tool = text(payload.tool_name);
-  if (!tool || !(EDIT_TOOLS as readonly string[]).includes(tool)) return null;
+  if (!tool) return null;
   const input = payload.tool_input && typeof payload.tool_input === "object" ? (payload.tool_input as Payload) : {};
+  if (agent === "codex" && (tool === "apply_patch" || tool === "Bash")) {
+    const command = text(input.command) ?? "";
+    if (tool === "apply_patch" || hasPatch(command)) return { tool, paths: patchPaths(command) };
+    return { tool, paths: [] };
+  }
+  if (!(EDIT_TOOLS as readonly string[]).includes(tool)) return null;
   const path = text(input.file_path) ?? text(input.notebook_path);
   return path ? { tool, paths: [path] } : null;
+}
+
+function cursorEdits(payload: Payload): { tool: string; paths: string[] } | null {
+  const event = text(payload.hook_event_name) ?? "afterFileEdit";
+  if (event === "afterShellExecution") return { tool: event, paths: [] };
+  if (event === "subagentStop") {
+    const files = Array.isArray(payload.modified_files)
+      ? payload.modified_files.filter((f): f is string => typeof f === "string" && f !== "")
+      : [];
+    return files.length > 0 ? { tool: event, paths: files } : null;
+  }
+  const path = text(payload.file_path);
+  return path ? { tool: event, paths: [path] } : null;
 }
 
 function describe(task: OpenTask): string {
@@ -140,7 +167,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
         const cwd = workingDirectory(payload);
         const relative = await Promise.all(edited.paths.map((path) => journal.relativePath(path, cwd)));
         const paths = relative.filter((path): path is string => path !== null);
-        await journal.recordEdits(paths, edited.tool, now());
+        // Only paths inside the repository count; a call that named none inside it is no edit of it.
+        if (paths.length > 0 || edited.paths.length === 0) await journal.recordEdits(paths, edited.tool, now());
       }
       return options.agent === "cursor" ? "{}" : null;
     }

@@ -10,9 +10,9 @@
  */
 import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
+import { launcherShellPath } from "@waymark/protocol/agent-config";
 import { inertContext, runGit } from "../git.js";
 import { Journal } from "../hooks/journal.js";
-import { launcherShellPath } from "../hooks/launcher.js";
 
 const MARK = "# waymark: commit trailer";
 export const TRAILER = "Waymark-Task";

@@ -8,19 +8,21 @@
  * the file still holds exactly what init wrote; otherwise only Waymark's entries are taken out.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
 import { repositoryRoot } from "../hooks/journal.js";
 import { cacheRoot } from "../store.js";
-import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, displayPath, type FileEdit, SERVER_NAME } from "./agents.js";
+import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, displayPath, type FileEdit } from "./agents.js";
+import { codexTrustSteps } from "./codex.js";
 import { detectAgents } from "./detect.js";
 import { unifiedDiff } from "./diff.js";
-import { parseEndpoint, TOKEN_VARIABLE } from "./endpoint.js";
 
 export type InitOptions = {
   dir: string;
-  url: string;
+  endpoint: Endpoint;
   version: string;
   agents: AgentName[] | null;
   dryRun: boolean;
@@ -35,13 +37,13 @@ export function homeOf(env: NodeJS.ProcessEnv): string {
   return env.HOME && env.HOME !== "" ? env.HOME : homedir();
 }
 
-export async function initContext(dir: string, url: string, version: string, env: NodeJS.ProcessEnv): Promise<Context> {
+export async function initContext(dir: string, endpoint: Endpoint, version: string, env: NodeJS.ProcessEnv): Promise<Context> {
   const home = homeOf(env);
   return {
     project: await repositoryRoot(dir),
     home,
     codexHome: env.CODEX_HOME && env.CODEX_HOME !== "" ? env.CODEX_HOME : join(home, ".codex"),
-    endpoint: parseEndpoint(url),
+    endpoint,
     version,
   };
 }
@@ -55,22 +57,33 @@ export async function readOrNull(path: string): Promise<string | null> {
   }
 }
 
-/** The endpoint written in the project's configuration, when --url and WAYMARK_URL are not given. */
-export async function configuredUrl(dir: string): Promise<string | undefined> {
-  for (const file of [".mcp.json", ".cursor/mcp.json"]) {
-    const text = await readOrNull(`${dir}/${file}`).catch(() => null);
-    if (!text) continue;
-    try {
-      const args = (JSON.parse(text) as { mcpServers?: Record<string, { args?: unknown }> }).mcpServers?.[SERVER_NAME]?.args;
-      if (Array.isArray(args)) {
-        const at = args.indexOf("--url");
-        if (at >= 0 && typeof args[at + 1] === "string") return args[at + 1] as string;
-      }
-    } catch {
-      // unreadable configuration: doctor reports it below
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+/**
+ * A repository can ship `CLAUDE.md`, `.claude/` or `.codex/` as symbolic links to files outside
+ * it (`~/.bashrc`, another project): every component from the project down to the file is
+ * looked at without following it, and a link that leads out of the project is refused before
+ * anything is read or written. Links that stay inside (CLAUDE.md -> AGENTS.md) are fine.
+ */
+export async function assertStaysInProject(project: string, path: string): Promise<void> {
+  const root = await realpath(project);
+  const parts = relative(project, path).split(sep);
+  let current = project;
+  for (const part of parts) {
+    current = join(current, part);
+    const info = await lstat(current).catch(() => null);
+    if (!info) return; // missing from here on: created inside the project
+    if (!info.isSymbolicLink()) continue;
+    const target = await realpath(current).catch(() => null);
+    if (target === null || !inside(root, target)) {
+      throw new Error(
+        `${relative(project, current)} is a symbolic link that leads out of the project${target ? ` (to ${target})` : ""}; waymark init does not write through it. Replace it with a file, or leave this agent out (--agent)`,
+      );
     }
   }
-  return undefined;
 }
 
 function backupFile(env: NodeJS.ProcessEnv, path: string): string {
@@ -104,7 +117,8 @@ async function missingFolders(path: string): Promise<string[]> {
 
 type Planned = { edit: FileEdit; before: string | null; after: string | null; backup: Backup | null };
 
-async function plan(edit: FileEdit, options: InitOptions): Promise<Planned> {
+async function plan(edit: FileEdit, options: InitOptions, project: string): Promise<Planned> {
+  if (edit.scope === "project") await assertStaysInProject(project, edit.path);
   const before = await readOrNull(edit.path);
   const backup = await readBackup(options.env, edit.path);
   if (options.remove) {
@@ -143,11 +157,11 @@ function chooseAgents(options: InitOptions, ctx: Context): { agents: AgentName[]
 
 /** Runs init (or --remove, or a dry run); returns the exit code. */
 export async function runInit(options: InitOptions): Promise<number> {
-  const ctx = await initContext(options.dir, options.url, options.version, options.env);
+  const ctx = await initContext(options.dir, options.endpoint, options.version, options.env);
   const { agents, why } = chooseAgents(options, ctx);
   if (agents.length === 0) {
     options.out(
-      `No agent found in ${ctx.project} or ${ctx.home} (looked for Claude Code, Cursor and Codex).\nName them: waymark init --url ${options.url} --agent claude,cursor,codex\n`,
+      `No agent found in ${ctx.project} or ${ctx.home} (looked for Claude Code, Cursor and Codex).\nName them: waymark init --url ${options.endpoint.origin} --agent claude,cursor,codex\n`,
     );
     return 1;
   }
@@ -162,7 +176,7 @@ export async function runInit(options: InitOptions): Promise<number> {
       const label = displayPath(edit.path, ctx);
       let planned: Planned;
       try {
-        planned = await plan(edit, options);
+        planned = await plan(edit, options, ctx.project);
       } catch (error) {
         problems.push(error instanceof Error ? error.message : String(error));
         continue;
@@ -185,11 +199,14 @@ export async function runInit(options: InitOptions): Promise<number> {
   }
   for (const dir of [...createdDirs].sort((a, b) => b.length - a.length)) await rmdir(dir).catch(() => {});
   if (!options.remove && !options.dryRun) {
+    const saved = await saveUserEndpoint(options.endpoint, options.env);
+    options.out(`\nEndpoint ${options.endpoint.mcp} kept in ${saved}: every waymark command uses it when no --url is given.`);
     options.out(
       `\nNo token was written to any file. Your agent must start with ${TOKEN_VARIABLE} in its environment, e.g. in your shell profile:\n  export ${TOKEN_VARIABLE}=<your Waymark token>\n`,
     );
     if (agents.includes("codex")) {
-      options.out("Codex runs the Waymark hooks only with hooks enabled in ~/.codex/config.toml: [features] codex_hooks = true\n");
+      const config = await readOrNull(join(ctx.codexHome, "config.toml")).catch(() => null);
+      options.out(codexTrustSteps(ctx.project, ctx.codexHome, config));
     }
     options.out("Check the setup with: waymark doctor\n");
   }

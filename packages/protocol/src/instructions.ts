@@ -2,8 +2,8 @@
  * @module instructions
  * The short instructions an agent follows to keep a record: when to open a workflow and tasks,
  * what to declare, what to log and how sparingly, and to close what it opened. One text, two
- * readers: `waymark init` writes it into each agent's instructions (CLAUDE.md, AGENTS.md, a
- * Cursor rule) and the server offers it as the MCP prompt `instructions`, for clients that know
+ * readers: `waymark init` and the plugins write it into each agent's instructions (CLAUDE.md,
+ * AGENTS.md, a Cursor rule, a plugin's skill) and the server offers it as the MCP prompt `instructions`, for clients that know
  * nothing of init. Kept short: every line costs the agent context in every session.
  */
 

@@ -9,11 +9,12 @@
  *   control characters and bidi controls made visible; `|` escaped inside tables, as GFM
  *   requires even in code). A rename is one row; a parent task lists only its own files,
  *   its subtasks list theirs.
- * - Agent text is untrusted: every character Markdown or inline HTML could act on is
- *   backslash-escaped or turned into an entity, and line breaks are folded, so an agent cannot
- *   add headings, links, images, HTML or break out of a list item or table cell. GitHub's
- *   autolinks (e-mail addresses, `www.`, `scheme:`) ignore backslashes, so a WORD JOINER
- *   (U+2060, invisible) is put where they would start; bidi controls are shown as code points.
+ * - Agent text is untrusted: what Markdown or inline HTML would act on is backslash-escaped, and
+ *   only that (prose stays readable: `app.js`, `claude-sonnet-4-5`, `agent's`, `snake_case`),
+ *   and line breaks are folded, so an agent cannot add headings, links, images, HTML, emphasis
+ *   or break out of a list item. GitHub's autolinks and mentions (e-mail addresses, `@name`,
+ *   `www.`, `scheme:`) ignore backslashes, so a WORD JOINER (U+2060, invisible) is put where
+ *   they would start; bidi controls are shown as code points.
  */
 import { displayPath } from "./paths";
 import { markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance";
@@ -87,26 +88,75 @@ export interface SummaryOptions {
   link?: string;
 }
 
-const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|~:^=$"'@]/g;
 const WORD_JOINER = "\u2060";
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
 
 const codePoint = (c: string) => `[U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}]`;
 
-/** Agent text made inert for Markdown (see the module comment). */
+/**
+ * What GFM (and GitHub's renderer on top of it) acts on inside a line of text: a backslash before
+ * punctuation, code spans, emphasis and strong emphasis, links and images, strikethrough, math,
+ * raw HTML and autolinks (`<…>`), entity references, issue references, mentions and the extended
+ * autolinks (`www.`, `http://`, e-mail addresses). Everything else is shown as it is written.
+ */
+const ACTIVE = /\\(?=[!-/:-@[-`{-~])|[`*[~$_<&#@]|\b(?:https?|ftp|mailto|xmpp):(?=\S)|\bwww\./gi;
+const ALPHANUMERIC = /[\p{L}\p{N}]/u;
+
+function escapeActive(text: string): string {
+  const tildes = text.split("~").length > 2;
+  const dollars = text.split("$").length > 2;
+  return text.replace(ACTIVE, (match, offset: number) => {
+    const before = text[offset - 1] ?? "";
+    const after = text[offset + match.length] ?? "";
+    switch (match) {
+      case "\\":
+      case "`":
+      case "*":
+      case "[":
+        return `\\${match}`;
+      // Strikethrough and math need a pair: a lone ~ or $ stays as it is.
+      case "~":
+        return tildes ? "\\~" : match;
+      case "$":
+        return dollars ? "\\$" : match;
+      // Inside a word (snake_case) an underscore cannot open or close emphasis.
+      case "_":
+        return ALPHANUMERIC.test(before) && ALPHANUMERIC.test(after) ? match : "\\_";
+      // Raw HTML and autolinks start with < and a letter, /, ! or ?: written as an entity, which
+      // also keeps the raw text free of tags for readers that are not Markdown renderers.
+      case "<":
+        return /[A-Za-z/!?]/.test(after) ? "&lt;" : match;
+      // An entity reference (&amp; &#38;) is the only thing & starts.
+      case "&":
+        return /^#?[A-Za-z0-9]+;/.test(text.slice(offset + 1)) ? "\\&" : match;
+      // A heading at the start, a closing sequence at the end, an issue reference before a digit.
+      case "#":
+        return offset === 0 || /[0-9]/.test(after) || (offset === text.length - 1 && before === " ") ? "\\#" : match;
+      // A mention, or an e-mail autolink: a WORD JOINER (invisible) after @ stops both.
+      case "@":
+        return `@${WORD_JOINER}`;
+      default:
+        // `www.` and `scheme:` begin GitHub's extended autolinks, which ignore backslashes.
+        return match.toLowerCase() === "www." ? `${match[0]}${WORD_JOINER}${match.slice(1)}` : `${match}${WORD_JOINER}`;
+    }
+  });
+}
+
+/** A line starting with these is a blockquote, a list item or an ordered list item, not text. */
+function escapeLineStart(text: string): string {
+  if (/^[>]/.test(text)) return `\\${text}`;
+  if (/^[-+](?:\s|$)/.test(text)) return `\\${text}`;
+  return text.replace(/^(\d{1,9})([.)])(?=\s|$)/, "$1\\$2");
+}
+
+/** Agent text made inert for Markdown (see the module comment), escaping only what GFM would act on. */
 export function escapeMarkdown(text: string): string {
-  return text
+  const folded = text
     .replace(BIDI_CONTROLS, codePoint)
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(MARKDOWN_SPECIAL, (c) => `\\${c}`)
-    .replace(/\\@/g, `${WORD_JOINER}\\@${WORD_JOINER}`)
-    .replace(/\\:/g, `\\:${WORD_JOINER}`)
-    .replace(/(w)(w)(w)\\\./gi, `$1${WORD_JOINER}$2$3\\.`)
     .replace(/\s*[\r\n\u2028\u2029]+\s*/g, " ")
     .trim();
+  return escapeLineStart(escapeActive(folded));
 }
 
 const esc = escapeMarkdown;
@@ -151,11 +201,15 @@ export function formatLineTotals(totals: LineTotals): string {
   return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}`;
 }
 
-/** Usage totals, once some task reported usage. */
+/**
+ * Usage totals, once some task reported usage. The cost only when one adds up to more than zero:
+ * the head is written before the tasks, and a sum of zero cannot tell a free task from a task
+ * whose model has no price, so it states nothing then.
+ */
 function usageTotals(t: SummaryView["totals"]): string[] {
   const tokens = (t.input_tokens ?? 0) + (t.output_tokens ?? 0);
   const cost = t.cost_usd ?? 0;
-  return tokens > 0 || cost > 0 ? [`**Tokens:** ${tokens}`, `**Cost:** $${cost.toFixed(4)}`] : [];
+  return [...(tokens > 0 ? [`**Tokens:** ${tokens}`] : []), ...(cost > 0 ? [`**Cost:** $${cost.toFixed(4)}`] : [])];
 }
 
 /** A task's reported usage: "1200 in · 300 out tokens · model · $0.0123". */

@@ -1,0 +1,71 @@
+/**
+ * @module proxy/git-session
+ * The git side of one tool call: where git finds the repository of a directory and its inert
+ * context (kept between calls by ../config-cache.ts while nothing it depends on changed), and the
+ * git processes started ahead while the call's `git status` runs (../ready-git.ts): the hashing of
+ * dirty files unless the helper hashes them itself (../plain-checkin.ts), and whatever else the
+ * caller asks for. The caller closes `ready` when its call is done.
+ */
+import { type Found, InertContexts } from "../config-cache.js";
+import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } from "../git.js";
+import { repositoryPlain } from "../plain-checkin.js";
+import { ReadyGit } from "../ready-git.js";
+
+/** git's hashing of dirty files, unless the helper hashes them itself in this repository. */
+function hashing(context: GitContext, gitDir: string | undefined): (readonly string[])[] {
+  return gitDir !== undefined && repositoryPlain(context, gitDir) ? [] : [HASH_FILES];
+}
+
+export type GitCall = {
+  toplevel: Promise<Found | null>;
+  context: Promise<GitContext>;
+  ready: ReadyGit;
+};
+
+export class GitSessions {
+  /** Inert git contexts kept while the config files they were read from are unchanged. */
+  private readonly contexts = new InertContexts();
+
+  /**
+   * The repository of `dir` and its inert context, for a call that does not know it yet
+   * (start_task). `prestart`: git queries to start in the top level while `git status` runs,
+   * besides the hashing of dirty files.
+   */
+  forDirectory(dir: string, prestart: readonly (readonly string[])[]): GitCall {
+    const kept = this.contexts.kept(dir);
+    const toplevel = kept ? Promise.resolve(kept) : gitToplevel(plainContext(dir));
+    toplevel.catch(() => {});
+    const known = kept
+      ? Promise.resolve(kept.context)
+      : toplevel.then(
+          (found) => this.contexts.of(dir, found),
+          () => inertContext(dir),
+        );
+    const ready = new ReadyGit();
+    const context: Promise<GitContext> = known.then(async (inert) => {
+      const found = await toplevel.catch(() => null);
+      if (found) {
+        for (const args of [...hashing(inert, found.gitDir), ...prestart]) ready.startAfterNext({ ...inert, cwd: found.root }, args);
+      }
+      return { ...inert, ready };
+    });
+    context.catch(() => {});
+    return { toplevel, context, ready };
+  }
+
+  /**
+   * The inert context of a repository a start snapshot named (complete_task), in its top level,
+   * with the hashing of dirty files started ahead; `ahead` adds what else this call starts
+   * while `git status` runs.
+   */
+  forRoot(root: string, gitDir: string | undefined, ready: ReadyGit, ahead: (inRoot: GitContext) => void): Promise<GitContext> {
+    const context = this.contexts.of(root, gitDir ? { root, gitDir } : null).then((inert) => {
+      const inRoot = { ...inert, cwd: root, ready };
+      for (const args of hashing(inert, gitDir)) ready.startAfterNext(inRoot, args);
+      ahead(inRoot);
+      return inRoot;
+    });
+    context.catch(() => {});
+    return context;
+  }
+}
