@@ -12,22 +12,22 @@
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { accountRoutes } from "./account/routes";
-import { tokenRoutes } from "./account/token-routes";
-import { authenticateToken, bearerToken } from "./auth";
-import { apiErrorResponse } from "./http/errors";
+import { apiErrorResponse } from "./http/api-errors";
+import { authenticateToken, bearerToken } from "./http/bearer-tokens";
 import { requestGuard } from "./http/guard";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
 import { handleMcp } from "./mcp/endpoint";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
-import { oauthRoutes } from "./oauth/routes";
-import { helperDownload } from "./pages/helper-download";
-import { pageRoutes } from "./pages/routes";
+import { accountRoutes } from "./routes/account-api";
+import { tokenRoutes } from "./routes/credentials";
+import { helperDownload } from "./routes/helper-download";
+import { oauthRoutes } from "./routes/oauth";
+import { pageRoutes } from "./routes/shared-pages";
 
-export { AccountObject } from "./account/object";
-export { WorkflowObject } from "./workflow/object";
+export { AccountObject } from "./account/account-object";
+export { WorkflowObject } from "./workflow/workflow-object";
 
 const app = new Hono<AppEnv>();
 

@@ -327,7 +327,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       const url = args.get("url") ?? process.env.WAYMARK_URL;
       if (!url || !URL.canParse(url)) throw new UsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark summary --help'.");
       const dir = resolvePath(args.get("dir") ?? process.cwd());
-      const { fetchSummary, lastWorkflow } = await import("./summary.js");
+      const { fetchSummary, lastWorkflow } = await import("./summary-command.js");
       const last = await lastWorkflow(cacheRoot(), url, dir);
       const workflowId = args.get("workflow") ?? last?.workflow_id;
       if (!workflowId) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
@@ -351,7 +351,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       } catch (error) {
         throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const { verifyExport } = await import("./summary.js");
+      const { verifyExport } = await import("./summary-command.js");
       const outcome = verifyExport(text);
       if (outcome.code === 2) throw new UsageError(outcome.message);
       (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);

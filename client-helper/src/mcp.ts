@@ -17,17 +17,17 @@ import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } 
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
-import { repositoryPlain } from "./plain-checkin.js";
-import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance.js";
-import { ReadyGit } from "./ready-git.js";
+import { ReadyGit } from "./prestarted-git.js";
+import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance-fields.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
-import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "./review.js";
+import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "./review-measures.js";
 import { ScratchRepository } from "./scratch.js";
 import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
-import { recordWorkflow } from "./summary.js";
+import { recordWorkflow } from "./summary-command.js";
 import { attachReview, keepStartContents, startContentsOf } from "./task-review.js";
+import { repositoryPlain } from "./verbatim-blobs.js";
 
 export type McpOptions = {
   url: string;

@@ -36,7 +36,7 @@ import {
 } from "./git.js";
 import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot, LocalSnapshot } from "./local.js";
-import { attributesOnDisk, isAttributesPath, PLAIN_MAX_BYTES, repositoryPlain } from "./plain-checkin.js";
+import { attributesOnDisk, isAttributesPath, PLAIN_MAX_BYTES, repositoryPlain } from "./verbatim-blobs.js";
 
 const GITLINK = "160000";
 const SYMLINK = "120000";

@@ -12,7 +12,14 @@ import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes } from "@waymark/protocol/wire";
 import { type GitContext, inertContext } from "./git.js";
 import type { LocalSnapshot } from "./local.js";
-import { type CountsNeeded, type Leftovers, measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
+import {
+  type CountsNeeded,
+  type Leftovers,
+  measureReview,
+  pruneStartContents,
+  saveStartContents,
+  startContentsRoot,
+} from "./review-measures.js";
 import type { ScratchRepository } from "./scratch.js";
 import { observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
 

@@ -1,5 +1,5 @@
 /** The helper reads the identity of the repository it runs in, from real git repositories. */
-import { repositoryFingerprint } from "@waymark/protocol/repository";
+import { repositoryFingerprint } from "@waymark/protocol/repository-fingerprint";
 import { afterAll, describe, expect, it } from "vitest";
 import { inertContext } from "../src/git.js";
 import type { LocalGitSnapshot } from "../src/local.js";

@@ -8,8 +8,8 @@
  * for 30 days so the dashboard can show what was cut off and when.
  */
 import { constantTimeEqual, randomBase32, sha256Hex } from "../crypto";
+import { normalizeScopes, type Scope } from "../domain/access-scopes";
 import { fail, ok, type Result } from "../errors";
-import { normalizeScopes, type Scope } from "../http/scopes";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 

@@ -7,7 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { shareSecretProblem } from "../workflow/share";
-import { apiErrorResponse } from "./errors";
+import { apiErrorResponse } from "./api-errors";
 import { hostAllowed, hostnamesProblem, originAllowed } from "./origins";
 import type { AppEnv } from "./types";
 

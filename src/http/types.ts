@@ -3,8 +3,9 @@
  * The Hono environment of every route: the Worker's bindings, and what the middleware
  * chain hands to handlers (the authenticated account and, for pages, the CSP nonce).
  */
-import type { Session } from "../pages/session";
-import type { Scope } from "./scopes";
+
+import type { Scope } from "../domain/access-scopes";
+import type { Session } from "./session";
 
 export interface AppEnv {
   Bindings: Env;

@@ -9,7 +9,7 @@ import { fail, type Result } from "../errors";
 import type { FeedbackDigest } from "../workflow/feedback";
 import { advertise, type OutputField, outputShape, parseArguments } from "./arguments";
 import { errorResult, type ToolContext, toolResult } from "./context";
-import { withDigest, withReviewerFeedback } from "./feedback";
+import { withDigest, withReviewerFeedback } from "./reviewer-feedback";
 
 export interface ToolSpec<I, O extends object> {
   name: string;

@@ -3,10 +3,10 @@
  * the SDK answers badly, then the stateless MCP handler (one per isolate) with the account's context.
  */
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
-import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../auth";
-import { scopeRefusal } from "../http/mcp-scopes";
+import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../http/bearer-tokens";
 import { LIMITS } from "../limits";
 import type { ToolContext } from "./context";
+import { scopeRefusal } from "./message-scopes";
 import { buildMcpServer } from "./server";
 
 type JsonRpcId = string | number | null;

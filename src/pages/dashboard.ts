@@ -5,7 +5,7 @@
  * paged) with their totals, share links and the forms that manage them. Escaped like page.ts.
  */
 import { html, raw } from "hono/html";
-import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/object";
+import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/account-object";
 import type { ShareInfo } from "../workflow/share";
 import { renderTime, statusBadge } from "./format";
 import { LOCAL_TIME_SCRIPT } from "./local-time";

@@ -4,7 +4,7 @@
  * (the PR summary's formatter), counts (12,345 and 1.2k), times (UTC in the markup, converted to
  * the viewer's zone by the page script) and status badges (a shape and a word, never colour alone).
  */
-import { formatSeconds } from "@waymark/protocol/summary";
+import { formatSeconds } from "@waymark/protocol/pr-summary";
 import { html } from "hono/html";
 
 /** Usage reported at complete_task: "1200 in · 300 out tokens · model · $0.0123". */

@@ -12,13 +12,13 @@
  * are written after it, from what the timeline gathered, and shown above it by the stylesheet
  * (flex `order`). Printing keeps that order.
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import { html, raw } from "hono/html";
 import type { FeedbackVerdict, FeedbackView, PlanStep, TaskEntry, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
 import { formatCompact, formatCount, formatDuration, renderTime, statusBadge } from "./format";
 import { LIVE_SCRIPT } from "./live-client";
-import { renderWorkflowRepository } from "./provenance";
-import { renderLineTotals } from "./review";
+import { renderWorkflowRepository } from "./provenance-notes";
+import { renderLineTotals } from "./review-data";
 import { PAGE_STYLE } from "./style";
 import { labelled } from "./task";
 import { type Chunk, type ReviewItem, Timeline, type TimelineFacts } from "./timeline";

@@ -10,8 +10,8 @@ import { html } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView } from "../domain/view";
 import { renderFiles, type TaskFiles, taskFiles } from "./files";
 import { formatCount, formatDuration, formatUsage, renderTime, statusBadge } from "./format";
-import { renderTaskProvenance } from "./provenance";
-import { renderCommits, renderLineTotals } from "./review";
+import { renderTaskProvenance } from "./provenance-notes";
+import { renderCommits, renderLineTotals } from "./review-data";
 
 type Html = ReturnType<typeof html>;
 

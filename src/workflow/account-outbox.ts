@@ -25,8 +25,9 @@
  * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
  * parts of a push are left out, so the index does no work for them.
  */
+
+import type { AccountObject, WorkflowPush } from "../account/account-object";
 import { documentsFromEvents } from "../account/memory";
-import type { AccountObject, WorkflowPush } from "../account/object";
 import { pathsFromEvents } from "../account/path-index";
 import { notificationsFromEvents } from "../account/webhooks";
 import type { ShareInfo } from "../domain/share-status";

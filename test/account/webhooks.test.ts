@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
+import type { AccountObject } from "../../src/account/account-object";
 import { isPrivateHost, webhookUrlProblem } from "../../src/account/webhooks";
 import { connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";

@@ -2,8 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TaskEntry } from "../../src/domain/view";
 import { workflowBlocks } from "../../src/pages/page";
+import { PagedReadError, taskEntries } from "../../src/pages/paged-reads";
 import { htmlStream } from "../../src/pages/stream";
-import { PagedReadError, taskEntries } from "../../src/workflow/paged";
 import { TOKENS, workerFetch } from "../support/worker";
 import { recordFullWorkflow, toolCaller } from "./fixture";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { accountForToken, bearerToken, credentialsFingerprint } from "../../src/auth";
+import { accountForToken, bearerToken, credentialsFingerprint } from "../../src/http/bearer-tokens";
 import { LIMITS } from "../../src/limits";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 import { streamedBody } from "./streamed-body";

@@ -13,7 +13,7 @@
  */
 import { join, relative } from "node:path";
 import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
-import { type Endpoint, helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
+import { type Endpoint, helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./helper-command.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import {
   arrayAt,

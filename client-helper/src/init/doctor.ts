@@ -10,8 +10,8 @@ import { cleanGitEnv } from "../git.js";
 import { launcherPath } from "../hooks/launcher.js";
 import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
-import { TOKEN_VARIABLE } from "./endpoint.js";
-import { configuredUrl, initContext, readOrNull } from "./run.js";
+import { TOKEN_VARIABLE } from "./helper-command.js";
+import { configuredUrl, initContext, readOrNull } from "./setup.js";
 
 export type DoctorOptions = {
   dir: string;

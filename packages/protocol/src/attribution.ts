@@ -6,7 +6,7 @@
  * renames paired, and the per-directory summary of lists too large to send.
  */
 import { comparePaths, decodeWirePath, displayPath, ESCAPED_PATH_PREFIX, encodePathBytes, isEscapedPath, sortPaths } from "./paths";
-import type { ReviewFields } from "./review";
+import type { ReviewFields } from "./review-fields";
 import type {
   Changes,
   ConcurrentTask,

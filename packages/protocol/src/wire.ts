@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { repoPathProblem } from "./paths";
-import { REPOSITORY_LIMITS } from "./repository";
+import { REPOSITORY_LIMITS } from "./repository-fingerprint";
 import { REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
 
 export { HELPER_INPUT_NAMES, HELPER_INPUTS, HELPER_ONLY, REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";

@@ -11,29 +11,29 @@
  */
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { authenticateToken, failedAttemptWithinBudget } from "../auth";
+import { allows } from "../domain/access-scopes";
 import { clientKey } from "../domain/network";
 import type { Reader, WorkflowHead } from "../domain/view";
-import { requireAccount } from "../http/auth";
-import { apiError } from "../http/errors";
-import { allows } from "../http/scopes";
+import { apiError } from "../http/api-errors";
+import { authenticateToken, failedAttemptWithinBudget } from "../http/bearer-tokens";
+import { requireAccount } from "../http/require-account";
+import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
+import { currentSession, endSession, sessionCookie } from "../http/session";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
-import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/object";
-import { taskEntries } from "../workflow/paged";
+import { renderLoginPage } from "../pages/dashboard";
+import { jsonExport } from "../pages/export-json";
+import { markdownExport } from "../pages/markdown";
+import { renderGonePage, workflowBlocks, workflowPage } from "../pages/page";
+import { taskEntries } from "../pages/paged-reads";
+import { htmlStream } from "../pages/stream";
+import { textStream } from "../pages/text-stream";
 import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
-import { renderLoginPage } from "./dashboard";
-import { jsonExport } from "./export-json";
+import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/workflow-object";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
-import { markdownExport } from "./markdown";
-import { ownerRoutes } from "./owner-routes";
-import { renderGonePage, workflowBlocks, workflowPage } from "./page";
-import { dataHeaders, noStore, pageHeaders } from "./security";
-import { currentSession, endSession, sessionCookie } from "./session";
-import { htmlStream } from "./stream";
-import { textStream } from "./text-stream";
+import { ownerRoutes } from "./owner-pages";
 
 type Ctx = Context<AppEnv>;
 

@@ -8,7 +8,7 @@
  * this module is its HTML rendering.
  */
 
-import { repositoryText, taskProvenance } from "@waymark/protocol/provenance";
+import { repositoryText, taskProvenance } from "@waymark/protocol/provenance-wording";
 import { html } from "hono/html";
 import type { TaskView, WorkflowHeader } from "../domain/view";
 

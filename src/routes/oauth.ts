@@ -12,17 +12,25 @@ import { AuthorizationError, type AuthRequest, authorizationErrorRedirect } from
 import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
-import { failedAttemptWithinBudget } from "../auth";
+import { allows, effectiveScopes, type Scope } from "../domain/access-scopes";
+import { failedAttemptWithinBudget } from "../http/bearer-tokens";
 import { formCsrf } from "../http/csrf";
-import { allows, effectiveScopes, type Scope } from "../http/scopes";
+import { noStore, pageHeaders } from "../http/security-headers";
+import { currentSession } from "../http/session";
 import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
+import {
+  AUTHORIZE_ENDPOINT,
+  type GrantProps,
+  OAUTH_SCOPES,
+  oauthApi,
+  oauthProvider,
+  REGISTER_ENDPOINT,
+  TOKEN_ENDPOINT,
+} from "../oauth/provider";
+import { rememberReturnPath } from "../oauth/return-path";
 import { renderConsentError, renderConsentPage } from "../pages/consent";
-import { noStore, pageHeaders } from "../pages/security";
-import { currentSession } from "../pages/session";
-import { ownerPage } from "../pages/tokens";
-import { AUTHORIZE_ENDPOINT, type GrantProps, OAUTH_SCOPES, oauthApi, oauthProvider, REGISTER_ENDPOINT, TOKEN_ENDPOINT } from "./provider";
-import { rememberReturnPath } from "./return-path";
+import { ownerPage } from "../pages/tokens-page";
 
 type Ctx = Context<AppEnv>;
 

@@ -13,17 +13,17 @@
  * - schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
+import type { Scope } from "../domain/access-scopes";
 import type { ShareInfo } from "../domain/share-status";
 import type { WorkflowSummary } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
-import type { Scope } from "../http/scopes";
 import { LIMITS } from "../limits";
 import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
+import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { type MemoryDocument, type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathEntry, type PathHit, PathIndex } from "./path-index";
-import { ACCOUNT_MIGRATIONS } from "./schema";
 import { DashboardSessions } from "./sessions";
 import { type AccountSettings, SettingsStore } from "./settings";
 import { ApiTokens, type CreatedToken, type NewToken, type TokenInfo, type VerifiedToken } from "./tokens";

@@ -5,7 +5,7 @@
  * (@waymark/protocol/review); agent-controlled text (commit subjects, branch) is only ever
  * interpolated, so hono/html escapes it.
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";
 import { formatCount } from "./format";

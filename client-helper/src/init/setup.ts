@@ -16,7 +16,7 @@ import { cacheRoot } from "../store.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, displayPath, type FileEdit, SERVER_NAME } from "./agents.js";
 import { detectAgents } from "./detect.js";
 import { unifiedDiff } from "./diff.js";
-import { parseEndpoint, TOKEN_VARIABLE } from "./endpoint.js";
+import { parseEndpoint, TOKEN_VARIABLE } from "./helper-command.js";
 
 export type InitOptions = {
   dir: string;

@@ -12,18 +12,18 @@
  */
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { forgetVerifiedToken } from "../auth";
-import { requireAccount } from "../http/auth";
+import type { CreatedToken } from "../account/tokens";
+import { SCOPES, type Scope } from "../domain/access-scopes";
+import { apiError } from "../http/api-errors";
+import { forgetVerifiedToken } from "../http/bearer-tokens";
 import { formCsrf } from "../http/csrf";
-import { apiError } from "../http/errors";
-import { SCOPES, type Scope } from "../http/scopes";
+import { requireAccount } from "../http/require-account";
+import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { LIMITS } from "../limits";
 import { oauthApi } from "../oauth/provider";
-import { dataHeaders, noStore, pageHeaders } from "../pages/security";
-import { type GrantRow, renderTokensPage } from "../pages/tokens";
-import type { CreatedToken } from "./tokens";
+import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
 
 type Ctx = Context<AppEnv>;
 

@@ -8,9 +8,9 @@
 import type { Reader, TaskEntry, WorkflowEvent } from "../domain/view";
 import type { ErrorCode, Result } from "../errors";
 import { LIMITS } from "../limits";
-import type { WorkflowObject } from "./object";
-import type { RowsPage } from "./reader";
-import type { RecordKind, RecordView } from "./records";
+import type { RowsPage } from "../workflow/reader";
+import type { RecordKind, RecordView } from "../workflow/records";
+import type { WorkflowObject } from "../workflow/workflow-object";
 
 type Stub = Pick<DurableObjectStub<WorkflowObject>, "readTasks" | "readRows" | "events">;
 

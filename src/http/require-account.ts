@@ -8,10 +8,10 @@
  * the scope).
  */
 import type { MiddlewareHandler } from "hono";
-import { authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
-import { currentSession } from "../pages/session";
-import { apiError, RETRY_HEADERS } from "./errors";
-import { allows, missingScopeMessage, type Scope } from "./scopes";
+import { allows, missingScopeMessage, type Scope } from "../domain/access-scopes";
+import { apiError, RETRY_HEADERS } from "./api-errors";
+import { authenticateBearer, UNAUTHORIZED_HEADERS } from "./bearer-tokens";
+import { currentSession } from "./session";
 import type { AppEnv } from "./types";
 
 export interface AccountRequirement {

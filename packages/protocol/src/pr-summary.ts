@@ -16,8 +16,8 @@
  *   (U+2060, invisible) is put where they would start; bidi controls are shown as code points.
  */
 import { displayPath } from "./paths";
-import { markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance";
-import { type LineTotals, sumTotals } from "./review";
+import { markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance-wording";
+import { type LineTotals, sumTotals } from "./review-fields";
 import type { CommitInfo, LineCount } from "./wire";
 
 /** The parts of the workflow read model (src/domain/view.ts WorkflowView) the summary shows. */

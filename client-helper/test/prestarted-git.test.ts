@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { inertContext, runGit } from "../src/git.js";
-import { ReadyGit } from "../src/ready-git.js";
+import { ReadyGit } from "../src/prestarted-git.js";
 import { cleanupTempDirs, Repo } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);

@@ -1,7 +1,7 @@
 import { compileGlob, expandBraces, globProblem, MAX_BRACE_EXPANSIONS } from "@waymark/protocol/glob";
 import picomatch from "picomatch/posix";
 import { describe, expect, it } from "vitest";
-import { checkScope, matchesArea } from "../../src/domain/scope";
+import { checkScope, matchesArea } from "../../src/domain/area-scope";
 
 describe("matchesArea", () => {
   it.each([

@@ -38,9 +38,9 @@ import { type RowsPage, WorkflowReader } from "./reader";
 import { iso, notFoundError, type RecordKind, type TaskRow, taskView, WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import { type ResumeInfo, resumeInfo } from "./resume";
-import { WORKFLOW_MIGRATIONS } from "./schema";
 import { type ShareAction, type ShareInfo, ShareLinks, type ShareStatus } from "./share";
 import { accountQuotaFailure, RunningTotals } from "./totals";
+import { WORKFLOW_MIGRATIONS } from "./workflow-schema";
 import { Writer, type WriteScope } from "./writer";
 
 export type { EventsPage } from "./event-log";

@@ -11,7 +11,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
-import { renderSummary, type SummaryView } from "@waymark/protocol/summary";
+import { renderSummary, type SummaryView } from "@waymark/protocol/pr-summary";
 import { Remote } from "./remote.js";
 
 type LastWorkflow = { workflow_id: string; share_url?: string };

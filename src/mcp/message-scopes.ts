@@ -6,8 +6,9 @@
  * failure (`isError`, "FORBIDDEN: …"), so agents read why; a refused resource request is a
  * JSON-RPC error. Listing tools and resources' metadata stays open to every credential.
  */
-import { TOOLS } from "../mcp/server";
-import { allows, missingScopeMessage, type Scope } from "./scopes";
+
+import { allows, missingScopeMessage, type Scope } from "../domain/access-scopes";
+import { TOOLS } from "./server";
 
 const TOOL_SCOPES = new Map<string, Scope>(TOOLS.map((tool) => [tool.name, tool.config.annotations.readOnlyHint ? "read" : "write"]));
 const RESOURCE_METHODS = new Set(["resources/read", "resources/list", "resources/templates/list", "resources/subscribe"]);

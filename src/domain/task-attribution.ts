@@ -6,7 +6,8 @@
  * from storage and writes the answer back.
  */
 
-import { reviewFields } from "@waymark/protocol/review";
+import { reviewFields } from "@waymark/protocol/review-fields";
+import { checkScope } from "./area-scope";
 import {
   attributeHelperData,
   type Changes,
@@ -20,7 +21,6 @@ import {
 } from "./changes";
 import { attributeOverlaps, type CompletedTaskChanges, type TaskWindow } from "./overlap";
 import { filesProvenance } from "./provenance";
-import { checkScope } from "./scope";
 import type { Verification } from "./view";
 
 export interface AttributionInput {

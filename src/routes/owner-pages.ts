@@ -17,19 +17,26 @@
 import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
-import type { DashboardQuery } from "../account/object";
+import type { DashboardQuery } from "../account/account-object";
+import { allows } from "../domain/access-scopes";
 import { clientKey } from "../domain/network";
 import type { FeedbackTarget, WorkflowHead } from "../domain/view";
-import { allows } from "../http/scopes";
+import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
+import { currentSession } from "../http/session";
 import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
-import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
-import { taskEntries } from "../workflow/paged";
-import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
-import { jsonExport } from "./export-json";
-import { revealBidiControls } from "./format";
+import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "../pages/dashboard";
+import { jsonExport } from "../pages/export-json";
+import { revealBidiControls } from "../pages/format";
+import { markdownExport } from "../pages/markdown";
+import { type OwnerHead, ownerPage } from "../pages/owner-view";
+import { workflowBlocks } from "../pages/page";
+import { taskEntries } from "../pages/paged-reads";
+import { htmlStream } from "../pages/stream";
+import { textStream } from "../pages/text-stream";
+import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/workflow-object";
 import {
   accountObject,
   applyShareForm,
@@ -42,13 +49,6 @@ import {
   shareUrl,
   workflowStub,
 } from "./forms";
-import { markdownExport } from "./markdown";
-import { type OwnerHead, ownerPage } from "./owner-view";
-import { workflowBlocks } from "./page";
-import { dataHeaders, noStore, pageHeaders } from "./security";
-import { currentSession } from "./session";
-import { htmlStream } from "./stream";
-import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
 

@@ -16,10 +16,10 @@
  * per IPv6 /64.
  */
 import { waitUntil } from "cloudflare:workers";
-import { parseManagedToken, TOUCH_INTERVAL_MS } from "./account/tokens";
-import { sha256Hex } from "./crypto";
-import { clientKey } from "./domain/network";
-import { ALL_SCOPES, type Scope } from "./http/scopes";
+import { parseManagedToken, TOUCH_INTERVAL_MS } from "../account/tokens";
+import { sha256Hex } from "../crypto";
+import { ALL_SCOPES, type Scope } from "../domain/access-scopes";
+import { clientKey } from "../domain/network";
 
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;

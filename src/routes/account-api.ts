@@ -12,13 +12,13 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { requireAccount } from "../http/auth";
-import { apiError } from "../http/errors";
+import { WEBHOOK_EVENTS, WEBHOOK_FORMATS, type WebhookEvent, webhookEventsProblem, webhookUrlProblem } from "../account/webhooks";
+import { apiError } from "../http/api-errors";
+import { requireAccount } from "../http/require-account";
+import { dataHeaders, noStore } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
 import { jsonBody, jsonQuery } from "../http/validate";
 import { LIMITS } from "../limits";
-import { dataHeaders, noStore } from "../pages/security";
-import { WEBHOOK_EVENTS, WEBHOOK_FORMATS, type WebhookEvent, webhookEventsProblem, webhookUrlProblem } from "./webhooks";
 
 export const accountRoutes = new Hono<AppEnv>();
 

@@ -7,7 +7,7 @@
  */
 import { html } from "hono/html";
 import type { CreatedToken, TokenInfo } from "../account/tokens";
-import { SCOPES, type Scope } from "../http/scopes";
+import { SCOPES, type Scope } from "../domain/access-scopes";
 import { layout } from "./dashboard";
 import { renderTime } from "./format";
 

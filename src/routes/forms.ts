@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import { requireAccount } from "../http/auth";
+import { requireAccount } from "../http/require-account";
 import type { AppEnv } from "../http/types";
 import { isWorkflowId } from "../ids";
 import { MAX_SHARE_SECONDS, type ShareInfo } from "../workflow/share";

@@ -13,11 +13,11 @@
  */
 import type { Context } from "hono";
 import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie";
-import { credentialsFingerprint, managedTokenScopes, type Principal } from "../auth";
 import { hex, hmacSha256 } from "../crypto";
-import { ALL_SCOPES, type Scope } from "../http/scopes";
-import type { AppEnv } from "../http/types";
+import { ALL_SCOPES, type Scope } from "../domain/access-scopes";
 import { shareSecret } from "../workflow/share";
+import { credentialsFingerprint, managedTokenScopes, type Principal } from "./bearer-tokens";
+import type { AppEnv } from "./types";
 
 export const SESSION_COOKIE = "waymark_session";
 export const SESSION_SECONDS = 12 * 3600;

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inertContext } from "../src/git.js";
 import { blobId } from "../src/hash.js";
-import { attributesOnDisk, repositoryPlain } from "../src/plain-checkin.js";
 import { takeSnapshot } from "../src/snapshot.js";
+import { attributesOnDisk, repositoryPlain } from "../src/verbatim-blobs.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
