@@ -7,7 +7,7 @@
  * API_BODY_BYTES.
  *
  * /mcp takes three kinds of bearer token: bootstrap and managed tokens are checked here
- * (src/auth.ts); an OAuth access token (`<account>:<grant>:<secret>`) goes to the OAuth
+ * (src/http/bearer-tokens.ts); an OAuth access token (`<account>:<grant>:<secret>`) goes to the OAuth
  * provider, which validates it against its grant and hands the grant's account and scopes on.
  */
 import { Hono } from "hono";

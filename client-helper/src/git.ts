@@ -71,9 +71,9 @@ export type GitContext = {
    * with their `remote.<name>.url` (the last value, as `git config --get`), when the config was read.
    */
   remotes?: ReadonlyMap<string, string | null>;
-  /** From the config read: git stores files as their bytes unless attributes say otherwise (./plain-checkin.ts). */
+  /** From the config read: git stores files as their bytes unless attributes say otherwise (./verbatim-blobs.ts). */
   plainCheckin?: boolean;
-  /** git processes this tool call started ahead of their input (./ready-git.ts). */
+  /** git processes this tool call started ahead of their input (./prestarted-git.ts). */
   ready?: { take(context: GitContext, args: readonly string[]): StartedGit | undefined; spawned(): void };
 };
 
@@ -252,7 +252,7 @@ export async function readInertContext(
 /**
  * True when the config makes git convert no file on its way in: core.autocrlf off (unset or a
  * false value), no core.attributesFile and no attr.* setting (attr.tree reads attributes from a
- * tree); attributes files are looked for by ./plain-checkin.ts.
+ * tree); attributes files are looked for by ./verbatim-blobs.ts.
  */
 function plainCheckin(entries: readonly ConfigEntry[]): boolean {
   if (entries.some(({ key }) => key === "core.attributesfile" || key.startsWith("attr."))) return false;
@@ -307,7 +307,7 @@ export async function gitHashFiles(context: GitContext, paths: readonly Uint8Arr
   return ids;
 }
 
-/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ./ready-git.ts). */
+/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ./prestarted-git.ts). */
 export const HASH_FILES: readonly string[] = ["hash-object", "--stdin-paths"];
 const NEWLINE = Buffer.from("\n");
 const QUOTE = 0x22;

@@ -284,7 +284,7 @@ export class HelperProxy {
   /**
    * Where git finds the repository of `dir` and its inert context: kept from an earlier call while
    * `.git` and the config files are unchanged, else asked of git. `prestart`: git queries started
-   * in the repository's top level while the call's `git status` runs (./ready-git.ts); the caller
+   * in the repository's top level while the call's `git status` runs (./prestarted-git.ts); the caller
    * closes `ready` when the call is done.
    */
   private gitOf(dir: string, prestart: (inert: GitContext, found: Found) => (readonly string[])[]) {
@@ -501,7 +501,7 @@ export class HelperProxy {
   }
 }
 
-/** git's hashing of dirty files, unless the helper hashes them itself in this repository (./plain-checkin.ts). */
+/** git's hashing of dirty files, unless the helper hashes them itself in this repository (./verbatim-blobs.ts). */
 function hashing(context: GitContext, gitDir: string | undefined): (readonly string[])[] {
   return gitDir !== undefined && repositoryPlain(context, gitDir) ? [] : [HASH_FILES];
 }

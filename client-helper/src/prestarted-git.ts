@@ -1,5 +1,5 @@
 /**
- * @module ready-git
+ * @module prestarted-git
  * git processes a tool call starts before their input is known: while `git status` runs, the
  * `hash-object` that will hash the dirty files (and, at complete_task, the `cat-file` that will
  * tell which contents are stored, when the last task's line counts needed it) are already

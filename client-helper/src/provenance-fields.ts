@@ -1,5 +1,5 @@
 /**
- * @module provenance
+ * @module provenance-fields
  * What the helper adds so the edge can say where each figure came from: its own identity on
  * the changes it computed, the paths the agent's edit tools touched during the task (from the
  * hooks' journal, when hooks ran), and the source of usage figures ("transcript" when summed

@@ -1,5 +1,5 @@
 /**
- * @module review
+ * @module review-measures
  * What a reviewer wants beside a task's file list, measured on the machine without sending any
  * contents: lines added and removed per changed file, the commits made during the task and the
  * branch (the wire's `review` block).
@@ -44,7 +44,7 @@ export function startContentsRoot(cacheRoot: string): string {
   return join(cacheRoot, "start-contents");
 }
 
-/** The arguments of objectSizes' git query (a tool call may start it ahead: ./ready-git.ts). */
+/** The arguments of objectSizes' git query (a tool call may start it ahead: ./prestarted-git.ts). */
 export const OBJECT_SIZES: readonly string[] = ["cat-file", "--batch-check"];
 
 /** Blob ids the object database holds, with their sizes (`git cat-file --batch-check`, read-only). */

@@ -1,6 +1,6 @@
 /**
  * @module scratch
- * Where the line counts of ./review.ts are taken when ./quick-counts.ts cannot tell: a scratch
+ * Where the line counts of ./review-measures.ts are taken when ./quick-counts.ts cannot tell: a scratch
  * repository of the helper's own (an empty directory in its cache made a bare repository),
  * outside the user's, where nothing of the user's repository applies (no config, no attributes,
  * no filters: bytes are compared as given). The two sides of the counts go in as two trees with

@@ -142,7 +142,7 @@ async function worktreeStates(
         if (!isMissing(error)) throw error;
       }
     } else if (mode !== null) {
-      // Stored as its bytes (./plain-checkin.ts): its blob id is theirs, no git process needed.
+      // Stored as its bytes (./verbatim-blobs.ts): its blob id is theirs, no git process needed.
       if (attributesApply && stats.size <= PLAIN_MAX_BYTES && !attributesApply(plan.path)) states[index] = plainState(abs, mode, contents);
       else toHash.push({ index, mode });
     }
@@ -187,7 +187,7 @@ function plainState(path: Buffer, mode: string, contents?: Contents): FileState 
 
 /**
  * Contents read while hashing the end state, by blob id, for the line counts of the same call
- * (./review.ts) not to read them again; bounded, beyond which they are read again there.
+ * (./review-measures.ts) not to read them again; bounded, beyond which they are read again there.
  */
 class Contents {
   readonly byBlob = new Map<string, Buffer>();

@@ -1,5 +1,5 @@
 /**
- * @module summary
+ * @module summary-command
  * `waymark summary` and `waymark verify`: the pull-request summary of a workflow, read from
  * the endpoint with the helper's token and rendered by the same renderer as the edge's
  * Markdown export; and the offline check of a JSON export's hash chain. The MCP proxy

@@ -1,6 +1,6 @@
 /**
  * @module task-review
- * The review measurements (./review.ts) wired into a task's life in the MCP proxy: start
+ * The review measurements (./review-measures.ts) wired into a task's life in the MCP proxy: start
  * contents kept at start_task, the review block attached at complete_task, the copies removed
  * once the task is recorded. A failure here never fails the task: it is logged and the task is
  * recorded without line counts.

@@ -1,5 +1,5 @@
 /**
- * @module plain-checkin
+ * @module verbatim-blobs
  * When git stores a working-tree file exactly as its bytes are, the file's blob id is the SHA-1
  * of those bytes, and the helper computes it itself instead of starting `git hash-object`.
  * git changes a file on its way in (end-of-line conversion, clean filters, ident,

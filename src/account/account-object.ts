@@ -1,5 +1,5 @@
 /**
- * @module account/object
+ * @module account/account-object
  * One Durable Object per account: the index of its workflows (dashboard, get_workflow without an
  * id, resume by name, quotas), its memory, path index, sessions, managed tokens, settings and
  * webhooks; never the source of truth for a workflow's content. A thin facade: its public methods
@@ -10,7 +10,7 @@
  * - memory.ts: full-text memory; path-index.ts: which task changed which file; work-search.ts: both, for get_workflow
  * - sessions.ts: dashboard sessions and the live pages they follow; tokens.ts: managed API tokens
  * - settings.ts: the account's settings and public origin; webhooks.ts: registrations and deliveries
- * - schema.ts: the migrations, applied in order when the object starts
+ * - account-schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Scope } from "../domain/access-scopes";

@@ -1,5 +1,5 @@
 /**
- * @module account/schema
+ * @module account/account-schema
  * SQLite schema of one AccountObject, applied in order by storage/migrations when the object
  * starts. Never edit a shipped migration; append a new one. docs/storage.md explains every table.
  */

@@ -1,5 +1,5 @@
 /**
- * @module http/scopes
+ * @module domain/access-scopes
  * What a credential may do. Three scopes: `read` (get_workflow, MCP resources, exports,
  * search, the dashboard's lists), `write` (the agent tools that record work, share-link
  * changes) and `admin` (tokens, OAuth grants, webhooks, account settings). `write` implies

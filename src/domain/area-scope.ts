@@ -1,5 +1,5 @@
 /**
- * @module scope — the advisory scope check: which changed paths fall outside the areas a task
+ * @module domain/area-scope — the advisory scope check: which changed paths fall outside the areas a task
  * declared. Areas are untrusted (an agent writes them), so globs go through a matcher that is
  * linear in the path's length, and one check spends at most LIMITS.SCOPE_MATCH_STEPS steps.
  */

@@ -1,5 +1,5 @@
 /**
- * @module domain/attribution
+ * @module domain/task-attribution
  * What one completing task changed, as a pure function of what the helper observed:
  * (start snapshot, end changes, declared areas, concurrent tasks) → files_changed,
  * verification and the net changes to store. The workflow object only reads its inputs

@@ -1,5 +1,5 @@
 /**
- * @module http/errors
+ * @module http/api-errors
  * REST errors: every JSON API failure is `{code, message}` with a stable code (the tool
  * error codes plus the HTTP-only ones) and a message naming the field and the rule.
  */

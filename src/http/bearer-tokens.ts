@@ -1,5 +1,5 @@
 /**
- * @module auth
+ * @module http/bearer-tokens
  * Accounts and their credentials. Two kinds of bearer token:
  *   bootstrap: WAYMARK_TOKENS (a secret) lists "account:token" pairs separated by commas or
  *     newlines; WAYMARK_DEV_TOKEN (set only by `npm start`) maps to "dev". They hold every scope;

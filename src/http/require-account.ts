@@ -1,9 +1,9 @@
 /**
- * @module http/auth
+ * @module http/require-account
  * The one authentication middleware of the JSON API and the dashboard. A bearer token
  * (scripts, agents) or, where the route allows it, the dashboard's session cookie; the
  * account lands in `c.var.account` and what it may do in `c.var.scopes`. Every route names
- * the scope it needs (src/http/scopes.ts). The API answers `{code, message}` with 401/403/429,
+ * the scope it needs (src/domain/access-scopes.ts). The API answers `{code, message}` with 401/403/429,
  * the dashboard redirects to the sign-in page (or answers 403 when the session's token lacks
  * the scope).
  */

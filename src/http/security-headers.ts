@@ -1,5 +1,5 @@
 /**
- * @module pages/security
+ * @module http/security-headers
  * Response headers of pages and exports, with hono/secure-headers. Share tokens live in
  * page URLs, so the Referrer-Policy keeps them out of Referer headers; the CSP allows only
  * this response's nonce'd script and style, and fetches/WebSockets back to this origin.

@@ -1,5 +1,5 @@
 /**
- * @module pages/session
+ * @module http/session
  * Browser sessions of the dashboard. The cookie (hono/cookie, signed with a key derived
  * from the share secret) names the account, a session id kept server-side in the
  * account's object (src/account/sessions.ts) and the credential it was opened with: the

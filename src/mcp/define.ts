@@ -37,7 +37,7 @@ export interface ToolDefinition {
   call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 }
 
-/** Every tool's result can carry reviewer feedback (src/mcp/feedback.ts), so every outputSchema declares it. */
+/** Every tool's result can carry reviewer feedback (src/mcp/reviewer-feedback.ts), so every outputSchema declares it. */
 const FEEDBACK_OUTPUT: Record<string, OutputField> = {
   reviewer_feedback: "object",
 };

@@ -1,5 +1,5 @@
 /**
- * @module http/mcp-scopes
+ * @module mcp/message-scopes
  * Scope checks of /mcp, made once on the parsed JSON-RPC body before the MCP handler runs:
  * a tool that changes the record (every tool not annotated read-only) needs `write`,
  * get_workflow and the resources need `read`. A refused tool call answers like any tool

@@ -1,5 +1,5 @@
 /**
- * @module mcp/feedback
+ * @module mcp/reviewer-feedback
  * Delivers reviewer feedback to the agent: the feedback the agent has not seen yet is appended
  * to a successful tool result, as the structured field `reviewer_feedback` and one short line
  * of text. A write brings it in its own result (the workflow object takes it in the write's

@@ -1,5 +1,5 @@
 /**
- * @module workflow/paged
+ * @module pages/paged-reads
  * The Worker's side of the paged reads: async generators that ask the workflow object for one
  * bounded page at a time and yield its items, so a renderer can stream a workflow of any size
  * while holding at most one page. A page that fails (a link revoked mid-read, a bad cursor)

@@ -1,5 +1,5 @@
 /**
- * @module pages/provenance
+ * @module pages/provenance-notes
  * Where a record's figures come from, said plainly on the shared page and in the Markdown
  * export: which repository and branch a workflow and its tasks ran in, whether files_changed
  * was computed by the Waymark helper (and which version) or reported by the client, which

@@ -1,5 +1,5 @@
 /**
- * @module pages/review
+ * @module pages/review-data
  * The review data of a task on the shared page besides its files (files.ts): the commits made
  * during the task and the branch, and the workflow's line totals. Helper-measured
  * (@waymark/protocol/review); agent-controlled text (commit subjects, branch) is only ever

@@ -1,5 +1,5 @@
 /**
- * @module pages/tokens
+ * @module pages/tokens-page
  * The admin's credentials page (/dashboard/tokens): managed API tokens (create with a name,
  * scopes and optional expiry; the secret shown once; last use; revoke) and the OAuth grants
  * of remote MCP clients (revoke). Also the small page frame the consent page shares.

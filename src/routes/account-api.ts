@@ -1,5 +1,5 @@
 /**
- * @module account/routes
+ * @module routes/account-api
  * Account-level JSON API, mounted by src/index.ts:
  *   GET    /api/search?q=…&limit=…   memory search; bearer token or the dashboard's session cookie (read)
  *   GET    /api/workflows?q=&path=&prefix=&status=&needs_review=&page=
@@ -8,7 +8,7 @@
  *   GET    /api/webhooks             webhooks and their delivery status; bearer token (admin)
  *   POST   /api/webhooks             {url, events?, format?: "json"|"slack"} → the webhook and its secret (shown once); bearer token (admin)
  *   DELETE /api/webhooks/:id         bearer token (admin)
- * Errors are `{code, message}` (src/http/errors.ts); bodies are capped before parsing.
+ * Errors are `{code, message}` (src/http/api-errors.ts); bodies are capped before parsing.
  */
 import { Hono } from "hono";
 import { z } from "zod";

@@ -1,5 +1,5 @@
 /**
- * @module pages/forms
+ * @module routes/forms
  * What the page routes share: the CSRF check every form passes, the dashboard session
  * requirement, the share-management request both the forms and the JSON API accept, and the
  * small helpers that turn a stored link into its URL.

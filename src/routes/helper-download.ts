@@ -1,5 +1,5 @@
 /**
- * @module pages/helper-download
+ * @module routes/helper-download
  * The helper, from the endpoint itself: GET /helper/waymark-helper-<version>.tgz is the tarball
  * of this endpoint's own helper version (built by scripts/helper-tarball.mjs into
  * build/helper-tarball.bin, imported as bytes), and GET /helper/latest redirects to it, so

@@ -1,5 +1,5 @@
 /**
- * @module oauth/routes
+ * @module routes/oauth
  * The OAuth routes, mounted by src/index.ts after the guard and the body cap:
  *   GET  /.well-known/oauth-protected-resource[/mcp]   RFC 9728 metadata of /mcp    (the library)
  *   GET  /.well-known/oauth-authorization-server       RFC 8414 metadata            (the library)

@@ -1,6 +1,6 @@
 /**
- * @module pages/owner-routes
- * The owner's pages, all behind the dashboard session (src/pages/session.ts):
+ * @module routes/owner-pages
+ * The owner's pages, all behind the dashboard session (src/http/session.ts):
  *   GET  /dashboard?q=&path=&status=&review=1&page=   workflows, searched, filtered, paged; totals; settings
  *   POST /dashboard/settings                           share_new_workflows
  *   GET  /w/:id                                        the owner view of one workflow, whatever its share link's state

@@ -1,13 +1,13 @@
 /**
- * @module pages/routes
+ * @module routes/shared-pages
  * Shared workflow pages (/s/:token…), sign-in (/login, /logout), the share forms of the
  * dashboard and the share-management JSON API (/api/workflows/:id/share). Mounted by
- * src/index.ts; the owner's dashboard and workflow pages (owner-routes.ts) are mounted here.
+ * src/index.ts; the owner's dashboard and workflow pages (owner-pages.ts) are mounted here.
  *
  * Access rules: a share token reads one workflow (page, exports, live socket) and nothing
  * else, and it is verified here (HMAC) before any Durable Object is touched; whether the
  * link is still active is the workflow object's answer. The dashboard needs a session
- * cookie, the JSON API a bearer token (src/http/auth.ts). Forms pass hono/csrf.
+ * cookie, the JSON API a bearer token (src/http/require-account.ts). Forms pass hono/csrf.
  */
 import { type Context, Hono } from "hono";
 import { z } from "zod";

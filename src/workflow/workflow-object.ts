@@ -1,5 +1,5 @@
 /**
- * @module workflow/object
+ * @module workflow/workflow-object
  * One workflow: its tasks, logs, file changes and event log, in this Durable Object's SQLite.
  *
  * A thin facade: every public method is an RPC entry point (its signature is the contract the

@@ -1,5 +1,5 @@
 /**
- * @module workflow/schema
+ * @module workflow/workflow-schema
  * SQLite schema of one WorkflowObject (one Durable Object per workflow), applied by
  * storage/migrations. Never edit a shipped migration; append a new one. docs/storage.md
  * explains every table.

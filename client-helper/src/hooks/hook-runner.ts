@@ -1,5 +1,5 @@
 /**
- * @module hooks/run
+ * @module hooks/hook-runner
  * `waymark hook <event>`: what the agent's hooks run. It reads the JSON payload the agent
  * writes on stdin and answers in that agent's documented output format:
  * - session-start: the open tasks and the last workflow of this repository, as context for

@@ -1,5 +1,5 @@
 /**
- * @module init/endpoint
+ * @module init/helper-command
  * How a project's configuration reaches the helper: the endpoint URLs and the one command
  * line that runs this helper version. Until the helper is on the npm registry, every
  * Waymark endpoint serves its own version-matched tarball at

@@ -1,5 +1,5 @@
 /**
- * @module init/run
+ * @module init/setup
  * `waymark init`: sets a project up for the agents found (or named) — MCP server entry,
  * instructions, hooks — and `--remove` takes it all out again. A second run changes
  * nothing; `--dry-run` prints the unified diff of what a run would write. No token is ever

@@ -1,5 +1,5 @@
 /**
- * @module summary
+ * @module pr-summary
  * A workflow as pull-request-ready Markdown (GitHub Flavored): per task its outcome, its files
  * with lines added and removed, its commits and branch, its decisions and what needs a
  * reviewer. One renderer for the edge's Markdown export and the helper's `waymark summary`.

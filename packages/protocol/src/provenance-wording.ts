@@ -1,5 +1,5 @@
 /**
- * @module provenance
+ * @module provenance-wording
  * Where a record's figures come from, in one wording for every rendering (the page, the
  * Markdown export, `waymark summary`): which repository and branch a task ran in, whether its
  * files were computed by the Waymark helper (and which version) or reported by the client, which

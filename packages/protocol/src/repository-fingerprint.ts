@@ -1,5 +1,5 @@
 /**
- * @module repository
+ * @module repository-fingerprint
  * Repository identity, defined once for the helper (which computes it) and the edge (which
  * compares it): a remote URL normalised so every spelling of one repository reads the same,
  * and a fingerprint over that URL and the repository's root commit. Two clones of one

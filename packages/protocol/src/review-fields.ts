@@ -1,5 +1,5 @@
 /**
- * @module review
+ * @module review-fields
  * What a reviewer wants next to a task's file list: lines added and removed per file and in
  * total, the commits made during the task and the branch. The helper measures them
  * (wire `review` block); this module turns them into the fields files_changed carries, keeping
