@@ -5,8 +5,8 @@
  * once here. The helper-only inputs (`snapshot`, `changes`) come from the wire contract.
  */
 import { z } from "zod";
-import { LIMITS } from "../../../src/limits";
 import { globProblem } from "./glob";
+import { TOOL_LIMITS as LIMITS } from "./tool-limits";
 import {
   changesSchema,
   metricsSchema,
