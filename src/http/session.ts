@@ -14,10 +14,10 @@
 import type { Context } from "hono";
 import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie";
 import { hex, hmacSha256 } from "../crypto";
-import { ALL_SCOPES, type Scope } from "../domain/access-scopes";
-import { shareSecret } from "../workflow/share";
+import { ALL_SCOPES } from "../domain/access-scopes";
+import { shareSecret } from "../domain/share-token";
 import { credentialsFingerprint, managedTokenScopes, type Principal } from "./bearer-tokens";
-import type { AppEnv } from "./types";
+import type { AppEnv, Session } from "./types";
 
 export const SESSION_COOKIE = "waymark_session";
 export const SESSION_SECONDS = 12 * 3600;
@@ -25,13 +25,6 @@ const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32}|[a-z2-
 const FINGERPRINT = /^[0-9a-f]{32}$/;
 
 type Ctx = Context<AppEnv>;
-
-export interface Session {
-  account: string;
-  id: string;
-  /** The scopes of the token the session was opened with. */
-  scopes: readonly Scope[];
-}
 
 const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 
