@@ -6,7 +6,7 @@
  * in the routes that take them.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { shareSecretProblem } from "../workflow/share";
+import { shareSecretProblem } from "../domain/share-token";
 import { apiErrorResponse } from "./api-errors";
 import { hostAllowed, hostnamesProblem, originAllowed } from "./origins";
 import type { AppEnv } from "./types";

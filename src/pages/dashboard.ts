@@ -6,7 +6,7 @@
  */
 import { html, raw } from "hono/html";
 import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/account-object";
-import type { ShareInfo } from "../workflow/share";
+import type { ShareInfo } from "../domain/share-status";
 import { renderTime, statusBadge } from "./format";
 import { LOCAL_TIME_SCRIPT } from "./local-time";
 import { PAGE_STYLE } from "./style";

@@ -6,10 +6,10 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
+import { MAX_SHARE_SECONDS, type ShareInfo } from "../domain/share-status";
 import { requireAccount } from "../http/require-account";
 import type { AppEnv } from "../http/types";
 import { isWorkflowId } from "../ids";
-import { MAX_SHARE_SECONDS, type ShareInfo } from "../workflow/share";
 
 type Ctx = Context<AppEnv>;
 

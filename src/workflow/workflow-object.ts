@@ -20,7 +20,7 @@ import type {
   StartTaskInput,
   StartWorkflowInput,
 } from "@waymark/protocol/tools";
-import { expiryProblem } from "../domain/share-status";
+import { expiryProblem, type ShareInfo, type ShareStatus } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead, WorkflowSummary, WorkflowView } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
@@ -38,7 +38,7 @@ import { type RowsPage, WorkflowReader } from "./reader";
 import { iso, notFoundError, type RecordKind, type TaskRow, taskView, WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import { type ResumeInfo, resumeInfo } from "./resume";
-import { type ShareAction, type ShareInfo, ShareLinks, type ShareStatus } from "./share";
+import { type ShareAction, ShareLinks } from "./share";
 import { accountQuotaFailure, RunningTotals } from "./totals";
 import { WORKFLOW_MIGRATIONS } from "./workflow-schema";
 import { Writer, type WriteScope } from "./writer";

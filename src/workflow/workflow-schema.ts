@@ -6,7 +6,6 @@
  */
 import type { Migration } from "../storage/migrations";
 import { FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
-import { SHARE_MIGRATION_STATEMENTS } from "./share";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -114,7 +113,20 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     ],
   },
   // Share links: the current link's hash, salt, expiry and revocation.
-  { version: 2, statements: SHARE_MIGRATION_STATEMENTS },
+  // At most one row: the current link of this workflow. Only the salt and the token's hash are kept.
+  {
+    version: 2,
+    statements: [
+      `CREATE TABLE share_link (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        token_hash TEXT NOT NULL,
+        salt TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER
+      )`,
+    ],
+  },
   // Usage per task, as the agent reports it at complete_task; NULL when not reported.
   {
     version: 3,
