@@ -14,31 +14,25 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Scope } from "../domain/access-scopes";
+import type { MemoryDocument } from "../domain/memory-documents";
+import type { PathEntry } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
 import type { WorkflowSummary } from "../domain/view";
+import type { Notification, WebhookEvent } from "../domain/webhook-events";
+import type { WebhookFormat } from "../domain/webhook-payloads";
+import { webhookUrlProblem } from "../domain/webhook-url";
 import { fail, ok, type Result } from "../errors";
 import { LIMITS } from "../limits";
 import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
-import { type MemoryDocument, type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
+import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
-import { type PathEntry, type PathHit, PathIndex } from "./path-index";
+import { type PathHit, PathIndex } from "./path-index";
 import { DashboardSessions } from "./sessions";
 import { type AccountSettings, SettingsStore } from "./settings";
 import { ApiTokens, type CreatedToken, type NewToken, type TokenInfo, type VerifiedToken } from "./tokens";
-import {
-  allowPrivateTargets,
-  type Notification,
-  type RegisteredWebhook,
-  retryBaseMs,
-  type Sender,
-  type WebhookEvent,
-  type WebhookFormat,
-  type WebhookStatus,
-  Webhooks,
-  webhookUrlProblem,
-} from "./webhooks";
+import { allowPrivateTargets, type RegisteredWebhook, retryBaseMs, type Sender, type WebhookStatus, Webhooks } from "./webhooks";
 import { WorkSearch, type WorkSearchResult } from "./work-search";
 import { type AccountTotals, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
 

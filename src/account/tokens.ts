@@ -66,19 +66,6 @@ export interface VerifiedToken {
   expiresAt: number | null;
 }
 
-export const TOKEN_MIGRATION_STATEMENTS = [
-  `CREATE TABLE api_tokens (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    scopes TEXT NOT NULL,
-    token_hash TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    expires_at TEXT,
-    last_used_at TEXT,
-    revoked_at TEXT
-  )`,
-];
-
 type Row = Record<string, SqlStorageValue>;
 const iso = (ms: number) => new Date(ms).toISOString();
 const text = (value: SqlStorageValue | undefined) => (value === null || value === undefined ? null : String(value));

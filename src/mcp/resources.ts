@@ -19,7 +19,7 @@ import {
   UriTemplate,
   type Variables,
 } from "@modelcontextprotocol/server";
-import { WEBHOOK_EVENTS } from "../account/webhooks";
+import { WEBHOOK_EVENTS } from "../domain/webhook-events";
 import type { Result } from "../errors";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";

@@ -12,7 +12,9 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { WEBHOOK_EVENTS, WEBHOOK_FORMATS, type WebhookEvent, webhookEventsProblem, webhookUrlProblem } from "../account/webhooks";
+import { WEBHOOK_EVENTS, type WebhookEvent, webhookEventsProblem } from "../domain/webhook-events";
+import { WEBHOOK_FORMATS } from "../domain/webhook-payloads";
+import { webhookUrlProblem } from "../domain/webhook-url";
 import { apiError } from "../http/api-errors";
 import { requireAccount } from "../http/require-account";
 import { dataHeaders, noStore } from "../http/security-headers";

@@ -27,11 +27,11 @@
  */
 
 import type { AccountObject, WorkflowPush } from "../account/account-object";
-import { documentsFromEvents } from "../account/memory";
-import { pathsFromEvents } from "../account/path-index";
-import { notificationsFromEvents } from "../account/webhooks";
+import { documentsFromEvents } from "../domain/memory-documents";
+import { pathsFromEvents } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
 import type { WorkflowEvent } from "../domain/view";
+import { notificationsFromEvents } from "../domain/webhook-events";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import type { EventLog } from "./event-log";
