@@ -10,8 +10,6 @@
 export const SCOPES = ["read", "write", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
 
-export const ALL_SCOPES: readonly Scope[] = SCOPES;
-
 const IMPLIED: Record<Scope, readonly Scope[]> = { read: ["read"], write: ["write", "read"], admin: ["admin"] };
 
 export function isScope(value: unknown): value is Scope {

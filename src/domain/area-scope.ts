@@ -4,8 +4,8 @@
  * linear in the path's length, and one check spends at most LIMITS.SCOPE_MATCH_STEPS steps.
  */
 import { type CompiledGlob, compileGlob, type DirectoryProgress, type MatchCounter } from "@waymark/protocol/glob";
+import { sortPaths } from "@waymark/protocol/paths";
 import { LIMITS } from "../limits";
-import { sortPaths } from "./paths";
 
 export interface ScopeVerification {
   scope_match: boolean;

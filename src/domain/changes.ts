@@ -15,29 +15,12 @@ export {
   ChangesMismatchError,
   changeStatus,
   computeNetChanges,
-  EMPTY_BLOB,
-  helperWarnings,
   type PathChange,
   sameFileState,
   summarizeChanges,
   truncationOf,
 } from "@waymark/protocol/attribution";
-export type {
-  Changes,
-  ChecksumChanges,
-  ChecksumSnapshot,
-  ConcurrentTask,
-  DirtyEntry,
-  FileState,
-  GitChanges,
-  GitSnapshot,
-  NetChanges,
-  NetTransition,
-  Snapshot,
-  Transition,
-  Truncation,
-  Unavailable,
-} from "@waymark/protocol/wire";
+export type { Changes, DirtyEntry, FileState, GitChanges, GitSnapshot, Snapshot, Transition, Truncation } from "@waymark/protocol/wire";
 
 /**
  * How to run the helper, as the server's warnings say it: every endpoint serves its own

@@ -18,7 +18,7 @@
 import { waitUntil } from "cloudflare:workers";
 import { parseManagedToken, TOUCH_INTERVAL_MS } from "../account/tokens";
 import { sha256Hex } from "../crypto";
-import { ALL_SCOPES, type Scope } from "../domain/access-scopes";
+import { SCOPES, type Scope } from "../domain/access-scopes";
 import { clientKey } from "../domain/network";
 
 export const DEV_ACCOUNT = "dev";
@@ -81,7 +81,7 @@ export async function authenticateToken(env: Env, token: string, now = Date.now(
   const hash = await sha256Hex(token);
   const table = await tokenTable(env);
   const account = table.get(hash);
-  if (account) return { account, scopes: ALL_SCOPES, tokenId: null };
+  if (account) return { account, scopes: SCOPES, tokenId: null };
   const ref = parseManagedToken(token);
   // Accounts exist through their bootstrap tokens, so a managed token of any other name is refused
   // before an object is addressed: a made-up token never creates storage for a made-up account.
@@ -125,11 +125,6 @@ export async function managedTokenScopes(env: Env, account: string, id: string, 
     if (entry.principal.tokenId === id && entry.principal.account === account && entry.until > now) return entry.principal.scopes;
   }
   return accountObject(env, account).activeTokenScopes(id);
-}
-
-/** The account a bearer token belongs to, or null. */
-export async function accountForToken(env: Env, token: string): Promise<string | null> {
-  return (await authenticateToken(env, token))?.account ?? null;
 }
 
 /**

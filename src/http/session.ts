@@ -14,7 +14,7 @@
 import type { Context } from "hono";
 import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie";
 import { hex, hmacSha256 } from "../crypto";
-import { ALL_SCOPES } from "../domain/access-scopes";
+import { SCOPES } from "../domain/access-scopes";
 import { shareSecret } from "../domain/share-token";
 import { credentialsFingerprint, managedTokenScopes, type Principal } from "./bearer-tokens";
 import type { AppEnv, Session } from "./types";
@@ -37,7 +37,7 @@ const prefixFor = (url: string) => (overHttps(url) ? "host" : undefined);
 
 /** Opens a session for the principal a token proved (an account name: a bootstrap token's) and returns its Set-Cookie header value. */
 export async function sessionCookie(env: Env, requestUrl: string, proved: Principal | string, now = Date.now()): Promise<string> {
-  const principal: Principal = typeof proved === "string" ? { account: proved, scopes: ALL_SCOPES, tokenId: null } : proved;
+  const principal: Principal = typeof proved === "string" ? { account: proved, scopes: SCOPES, tokenId: null } : proved;
   const { account } = principal;
   const credential = principal.tokenId ?? (await credentialsFingerprint(env, account));
   if (credential === null) throw new Error(`account ${account} has no token`);
@@ -59,7 +59,7 @@ export async function currentSession(c: Ctx): Promise<Session | null> {
   const [account, id, credential] = [match[1], match[2], match[3]];
   const scopes = FINGERPRINT.test(credential)
     ? (await credentialsFingerprint(c.env, account)) === credential
-      ? ALL_SCOPES
+      ? SCOPES
       : null
     : await managedTokenScopes(c.env, account, credential);
   if (scopes === null) return null;

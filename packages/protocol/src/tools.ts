@@ -196,4 +196,3 @@ export type LogIssueInput = z.infer<typeof logIssueInput>;
 export type LogMilestoneInput = z.infer<typeof logMilestoneInput>;
 export type CompleteTaskInput = z.infer<typeof completeTaskInput>;
 export type CompleteWorkflowInput = z.infer<typeof completeWorkflowInput>;
-export type GetWorkflowInput = z.infer<typeof getWorkflowInput>;

@@ -5,7 +5,7 @@
  * linear in the path's length, and one check spends at most LIMITS.SCOPE_MATCH_STEPS steps.
  */
 
-import { sortPaths } from "../../../src/domain/paths";
+import { sortPaths } from "@waymark/protocol/paths";
 import { LIMITS } from "../../../src/limits";
 import { type CompiledGlob, compileGlob, type MatchCounter } from "./glob";
 
