@@ -5,10 +5,10 @@
  * tell which contents are stored, when the last task's line counts needed it) are already
  * started, so their start-up is off the call's path
  * (a spawn also holds the helper's thread for a few milliseconds: better while status runs).
- * runGit (./git.ts) takes one when the arguments, directory and environment match; the call
+ * runGit (./git/process.ts) takes one when the arguments, directory and environment match; the call
  * ends the ones it did not use (an empty input: they exit having done nothing).
  */
-import { type GitContext, type StartedGit, startGit } from "./git.js";
+import { type GitContext, type StartedGit, startGit } from "./git/process.js";
 
 type Waiting = { cwd: string; env: NodeJS.ProcessEnv; args: readonly string[]; started: StartedGit };
 

@@ -14,7 +14,9 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { cleanGitEnv, EMPTY_TREE, type GitContext, type StartedGit, splitNul, startGit } from "./git.js";
+import { splitNul } from "./git/porcelain.js";
+import { cleanGitEnv, type GitContext, type StartedGit, startGit } from "./git/process.js";
+import { EMPTY_TREE } from "./git/queries.js";
 
 const COMMITTER = "committer waymark <waymark> 0 +0000\ndata 0\n";
 

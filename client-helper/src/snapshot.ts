@@ -14,10 +14,11 @@ import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
+import { headFromFiles } from "./git/head-files.js";
+import { inertContext, plainContext } from "./git/inert-config.js";
+import { fileState, type HiddenEntry, type StatusRecord, type StatusResult } from "./git/porcelain.js";
+import { type GitContext, GitError } from "./git/process.js";
 import {
-  fileState,
-  type GitContext,
-  GitError,
   gitDiffCommits,
   gitHasCommit,
   gitHashFiles,
@@ -27,13 +28,7 @@ import {
   gitStatus,
   gitSubmoduleHead,
   gitToplevel,
-  type HiddenEntry,
-  headFromFiles,
-  inertContext,
-  plainContext,
-  type StatusRecord,
-  type StatusResult,
-} from "./git.js";
+} from "./git/queries.js";
 import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot, LocalSnapshot } from "./local.js";
 import { attributesOnDisk, isAttributesPath, PLAIN_MAX_BYTES, repositoryPlain } from "./verbatim-blobs.js";

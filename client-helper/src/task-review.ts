@@ -10,7 +10,8 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes } from "@waymark/protocol/wire";
-import { type GitContext, inertContext } from "./git.js";
+import { inertContext } from "./git/inert-config.js";
+import type { GitContext } from "./git/process.js";
 import type { LocalSnapshot } from "./local.js";
 import {
   type CountsNeeded,

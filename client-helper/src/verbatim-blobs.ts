@@ -13,7 +13,8 @@ import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
-import { commonGitDir, type GitContext } from "./git.js";
+import { commonGitDir } from "./git/head-files.js";
+import type { GitContext } from "./git/process.js";
 
 /** Larger files are streamed by git rather than read whole into the helper's memory. */
 export const PLAIN_MAX_BYTES = 8 * 1024 * 1024;

@@ -4,7 +4,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { inertContext, runGit } from "../src/git.js";
+import { inertContext } from "../src/git/inert-config.js";
+import { runGit } from "../src/git/process.js";
 import { ReadyGit } from "../src/prestarted-git.js";
 import { cleanupTempDirs, Repo } from "./fixtures.js";
 

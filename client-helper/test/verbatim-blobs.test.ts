@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { inertContext } from "../src/git.js";
+import { inertContext } from "../src/git/inert-config.js";
 import { blobId } from "../src/hash.js";
 import { takeSnapshot } from "../src/snapshot.js";
 import { attributesOnDisk, repositoryPlain } from "../src/verbatim-blobs.js";

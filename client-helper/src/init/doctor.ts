@@ -6,7 +6,7 @@
  * and runs this helper version. Exit code 1 when any check fails.
  */
 import { execFile } from "node:child_process";
-import { cleanGitEnv } from "../git.js";
+import { cleanGitEnv } from "../git/process.js";
 import { launcherPath } from "../hooks/launcher.js";
 import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
