@@ -19,7 +19,7 @@ import { gitToplevel, HASH_FILES } from "./git/queries.js";
 import { noteTaskCompleted, noteTaskStarted, transcriptMetrics } from "./hooks/record.js";
 import type { LocalSnapshot } from "./local.js";
 import { changedPaths, outgoingChanges, outgoingSnapshot, readableWarning } from "./outgoing.js";
-import { ReadyGit } from "./prestarted-git.js";
+import { PrestartedGit } from "./prestarted-git.js";
 import { agentEdits, agentMetrics, helperSource, transcriptSourced, withProvenance } from "./provenance-fields.js";
 import { Remote, RemoteFailure } from "./remote.js";
 import { RootCommits, readRepository, snapshotRepository } from "./repository.js";
@@ -29,7 +29,7 @@ import { computeChanges, takeSnapshot } from "./snapshot.js";
 import { cacheRoot, TaskStore, type WorktreeMark } from "./store.js";
 import { recordWorkflow } from "./summary-command.js";
 import { attachReview, keepStartContents, startContentsOf } from "./task-review.js";
-import { repositoryPlain } from "./verbatim-blobs.js";
+import { repositoryStoresVerbatim } from "./verbatim-blobs.js";
 
 export type McpOptions = {
   url: string;
@@ -299,7 +299,7 @@ export class HelperProxy {
           (found) => this.contexts.of(dir, found),
           () => inertContext(dir),
         );
-    const ready = new ReadyGit();
+    const ready = new PrestartedGit();
     const context: Promise<GitContext> = known.then(async (inert) => {
       const found = await toplevel.catch(() => null);
       if (found) for (const args of prestart(inert, found)) ready.startAfterNext({ ...inert, cwd: found.root }, args);
@@ -397,7 +397,7 @@ export class HelperProxy {
     // Removals of scratch files, started after the answer went out.
     const leftovers: Leftovers = [];
     const start = record.snapshot;
-    const ready = new ReadyGit();
+    const ready = new PrestartedGit();
     // The line counts' scratch repository, opened while git status runs.
     let scratch: ScratchRepository | undefined;
     const ahead = this.countsNeeded;
@@ -505,7 +505,7 @@ export class HelperProxy {
 
 /** git's hashing of dirty files, unless the helper hashes them itself in this repository (./verbatim-blobs.ts). */
 function hashing(context: GitContext, gitDir: string | undefined): (readonly string[])[] {
-  return gitDir !== undefined && repositoryPlain(context, gitDir) ? [] : [HASH_FILES];
+  return gitDir !== undefined && repositoryStoresVerbatim(context, gitDir) ? [] : [HASH_FILES];
 }
 
 /**

@@ -12,7 +12,7 @@ import { type GitContext, type StartedGit, startGit } from "./git/process.js";
 
 type Waiting = { cwd: string; env: NodeJS.ProcessEnv; args: readonly string[]; started: StartedGit };
 
-export class ReadyGit {
+export class PrestartedGit {
   private readonly waiting: Waiting[] = [];
   private readonly queued: (() => void)[] = [];
   private closed = false;

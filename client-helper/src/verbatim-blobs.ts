@@ -7,7 +7,7 @@
  * core.autocrlf is off and no attributes can apply to the file: no core.attributesFile, no
  * global, system or info/attributes file, no .gitattributes in any directory from the top level
  * down to the file, and none tracked but missing from the disk (git would read it from the
- * index). Anything else, and any file larger than PLAIN_MAX_BYTES, is hashed by git.
+ * index). Anything else, and any file larger than VERBATIM_MAX_BYTES, is hashed by git.
  */
 import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
@@ -17,7 +17,7 @@ import { commonGitDir } from "./git/head-files.js";
 import type { GitContext } from "./git/process.js";
 
 /** Larger files are streamed by git rather than read whole into the helper's memory. */
-export const PLAIN_MAX_BYTES = 8 * 1024 * 1024;
+export const VERBATIM_MAX_BYTES = 8 * 1024 * 1024;
 
 /** Where git builds look for the system-wide attributes file (distribution, /usr/local, Homebrew, Xcode). */
 const SYSTEM_ATTRIBUTES = [
@@ -35,8 +35,8 @@ function present(path: string | Buffer): boolean {
 }
 
 /** True when nothing outside the working tree can make git convert a file of this repository on its way in. */
-export function repositoryPlain(context: GitContext, gitDir: string, inherited: NodeJS.ProcessEnv = process.env): boolean {
-  if (context.plainCheckin !== true) return false;
+export function repositoryStoresVerbatim(context: GitContext, gitDir: string, inherited: NodeJS.ProcessEnv = process.env): boolean {
+  if (context.storesVerbatim !== true) return false;
   const home = inherited.HOME || homedir();
   const xdg = inherited.XDG_CONFIG_HOME || join(home, ".config");
   const common = commonGitDir(gitDir);

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { inertContext } from "../src/git/inert-config.js";
 import { runGit } from "../src/git/process.js";
-import { ReadyGit } from "../src/prestarted-git.js";
+import { PrestartedGit } from "../src/prestarted-git.js";
 import { cleanupTempDirs, Repo } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
@@ -14,11 +14,11 @@ afterAll(cleanupTempDirs);
 const SIZES = ["cat-file", "--batch-check"];
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-describe("ReadyGit", () => {
+describe("PrestartedGit", () => {
   it("starts after the call's first git process; runGit takes it once, for the same query and place only", async () => {
     const repo = Repo.init().write("a.txt", "a\n").commitAll("base");
     const blob = repo.git("rev-parse", "HEAD:a.txt").trim();
-    const ready = new ReadyGit();
+    const ready = new PrestartedGit();
     const context = { ...(await inertContext(repo.dir)), ready };
     ready.startAfterNext(context, SIZES);
     expect(ready.take(context, SIZES)).toBeUndefined();
@@ -36,7 +36,7 @@ describe("ReadyGit", () => {
 
   it.runIf(existsSync("/proc/self/stat"))("ends what the call did not use, and starts nothing once closed", async () => {
     const repo = Repo.init().write("a.txt", "a\n").commitAll("base");
-    const ready = new ReadyGit();
+    const ready = new PrestartedGit();
     const context = { ...(await inertContext(repo.dir)), ready };
     ready.startAfterNext(context, SIZES);
     ready.startAfterNext(context, ["hash-object", "--stdin-paths"]);

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { inertContext } from "../src/git/inert-config.js";
 import { blobId } from "../src/hash.js";
 import { takeSnapshot } from "../src/snapshot.js";
-import { attributesOnDisk, repositoryPlain } from "../src/verbatim-blobs.js";
+import { attributesOnDisk, repositoryStoresVerbatim } from "../src/verbatim-blobs.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
@@ -28,7 +28,7 @@ describe("plain check-in (blob ids computed by the helper)", () => {
     const repo = Repo.init().write("a.txt", "a\n").write("sub/b.txt", "b\n").commitAll("base");
     repo.write("a.txt", CRLF).write("sub/b.txt", "edited\n").write("sub/new.txt", "new\n");
     const context = await inertContext(repo.dir);
-    expect(repositoryPlain(context, join(repo.dir, ".git"))).toBe(true);
+    expect(repositoryStoresVerbatim(context, join(repo.dir, ".git"))).toBe(true);
     const attributes = attributesOnDisk(repo.dir);
     for (const path of ["a.txt", "sub/b.txt", "sub/new.txt"]) {
       expect(attributes(path)).toBe(false);

@@ -125,7 +125,7 @@ export async function readInertContext(
     localExcludesFile:
       entries.filter((entry) => entry.key === "core.excludesfile" && UNTRUSTED_SCOPES.has(entry.scope)).at(-1)?.value ?? "",
     remotes: remotesOf(entries),
-    plainCheckin: plainCheckin(entries),
+    storesVerbatim: storesVerbatim(entries),
   };
   return { context, includes: entries.some(({ key }) => key.startsWith("include.") || key.startsWith("includeif.")) };
 }
@@ -135,7 +135,7 @@ export async function readInertContext(
  * false value), no core.attributesFile and no attr.* setting (attr.tree reads attributes from a
  * tree); attributes files are looked for by ./verbatim-blobs.ts.
  */
-function plainCheckin(entries: readonly ConfigEntry[]): boolean {
+function storesVerbatim(entries: readonly ConfigEntry[]): boolean {
   if (entries.some(({ key }) => key === "core.attributesfile" || key.startsWith("attr."))) return false;
   const autocrlf = entries.filter(({ key }) => key === "core.autocrlf").at(-1);
   return autocrlf === undefined || (autocrlf.value !== null && /^(false|no|off|0|)$/i.test(autocrlf.value.trim()));

@@ -49,22 +49,23 @@ export function splitNul(out: Buffer): Buffer[] {
 export type TrackedRecord = {
   kind: "tracked";
   xy: string;
-  sub: string;
-  mH: string;
-  mI: string;
-  mW: string;
-  hH: string;
-  hI: string;
+  /** "N..." for a file, "S<c><m><u>" for a submodule (commit changed, modified, untracked). */
+  submodule: string;
+  headMode: string;
+  indexMode: string;
+  worktreeMode: string;
+  headBlob: string;
+  indexBlob: string;
   path: string;
 };
 export type UnmergedRecord = {
   kind: "unmerged";
   xy: string;
-  sub: string;
+  submodule: string;
   /** Stage 2 ("ours") is the HEAD side of the conflicted operation. */
-  m2: string;
-  h2: string;
-  mW: string;
+  oursMode: string;
+  oursBlob: string;
+  worktreeMode: string;
   path: string;
 };
 export type UntrackedRecord = { kind: "untracked"; path: string; directory: boolean };
@@ -108,26 +109,26 @@ export function parseStatus(out: Buffer): StatusResult {
         records.push({
           kind: "tracked",
           xy: f[1] ?? "",
-          sub: f[2] ?? "",
-          mH: f[3] ?? "",
-          mI: f[4] ?? "",
-          mW: f[5] ?? "",
-          hH: f[6] ?? "",
-          hI: f[7] ?? "",
+          submodule: f[2] ?? "",
+          headMode: f[3] ?? "",
+          indexMode: f[4] ?? "",
+          worktreeMode: f[5] ?? "",
+          headBlob: f[6] ?? "",
+          indexBlob: f[7] ?? "",
           path: encodePathBytes(path),
         });
         break;
       }
       case "u": {
-        // u XY sub m1 m2 m3 mW h1 h2 h3 path
+        // u XY sub m1 m2 m3 mW h1 h2 h3 path (git's field names; stage 2 is "ours")
         const { parts: f, path } = fields(record, 10);
         records.push({
           kind: "unmerged",
           xy: f[1] ?? "",
-          sub: f[2] ?? "",
-          m2: f[4] ?? "",
-          mW: f[6] ?? "",
-          h2: f[8] ?? "",
+          submodule: f[2] ?? "",
+          oursMode: f[4] ?? "",
+          worktreeMode: f[6] ?? "",
+          oursBlob: f[8] ?? "",
           path: encodePathBytes(path),
         });
         break;

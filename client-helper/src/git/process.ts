@@ -51,7 +51,7 @@ export type GitContext = {
    */
   remotes?: ReadonlyMap<string, string | null>;
   /** From the config read: git stores files as their bytes unless attributes say otherwise (./verbatim-blobs.ts). */
-  plainCheckin?: boolean;
+  storesVerbatim?: boolean;
   /** git processes this tool call started ahead of their input (./prestarted-git.ts). */
   ready?: { take(context: GitContext, args: readonly string[]): StartedGit | undefined; spawned(): void };
 };
