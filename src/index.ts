@@ -21,10 +21,10 @@ import { LIMITS } from "./limits";
 import { handleMcp } from "./mcp/endpoint";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { accountRoutes } from "./routes/account-api";
-import { tokenRoutes } from "./routes/credentials";
 import { helperDownload } from "./routes/helper-download";
 import { oauthRoutes } from "./routes/oauth";
 import { pageRoutes } from "./routes/shared-pages";
+import { tokenRoutes } from "./routes/token-admin";
 
 export { AccountObject } from "./account/account-object";
 export { WorkflowObject } from "./workflow/workflow-object";
