@@ -1,5 +1,5 @@
 /**
- * @module routes/credentials
+ * @module routes/token-admin
  * Managing credentials, for admins (the `admin` scope), mounted by src/index.ts:
  *   GET    /api/tokens                  the account's managed tokens (never their secrets)
  *   POST   /api/tokens                  {name, scopes, expires_in_seconds?} → the token, its secret shown once (201)
