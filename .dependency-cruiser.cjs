@@ -48,6 +48,20 @@ module.exports = {
       to: { path: "^(src|client-helper|test|bench)/" },
     },
     {
+      name: "protocol-runs-everywhere",
+      severity: "error",
+      comment: "packages/protocol runs in the Worker and in the helper: no Cloudflare modules, no Node module but node:crypto.",
+      from: { path: "^packages/protocol/" },
+      to: { dependencyTypes: ["core"], pathNot: "^(node:)?crypto$" },
+    },
+    {
+      name: "protocol-without-cloudflare",
+      severity: "error",
+      comment: "packages/protocol runs in the Worker and in the helper: no Cloudflare runtime modules.",
+      from: { path: "^packages/protocol/" },
+      to: { path: "^cloudflare:" },
+    },
+    {
       name: "helper-imports-only-protocol",
       severity: "error",
       comment: "The helper ships alone (npm pack): of this repository it bundles only packages/protocol.",
@@ -135,8 +149,7 @@ module.exports = {
   ],
   options: {
     parser: "swc",
-    includeOnly: "^(src|packages/protocol/src|client-helper/src|test|client-helper/test|bench|scripts)/",
-    exclude: { path: "^src/worker-configuration\\.d\\.ts$" },
+    exclude: { path: "^(src/worker-configuration\\.d\\.ts|client-helper/dist/|build/)" },
     doNotFollow: { path: "node_modules" },
     // @waymark/protocol/* resolves through the workspace link to packages/protocol/src/*.ts.
     enhancedResolveOptions: {

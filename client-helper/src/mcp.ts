@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { helperWarnings } from "@waymark/protocol/attribution";
+import { helperWarnings } from "@waymark/protocol/helper-warnings";
 import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
 import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import { type Found, InertContexts } from "./config-cache.js";

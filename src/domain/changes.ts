@@ -5,8 +5,10 @@
  * sent or did not send (warnings to record with the task).
  */
 
-import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/attribution";
-import { ChangesMismatchError, computeNetChanges, helperWarnings, type PathChange, truncationOf } from "@waymark/protocol/attribution";
+import { ChangesMismatchError, computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
+import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/files-changed";
+import { helperWarnings } from "@waymark/protocol/helper-warnings";
+import { truncationOf } from "@waymark/protocol/truncation";
 import type { Changes, Snapshot, Truncation } from "@waymark/protocol/wire";
 import type { FilesProvenance } from "./provenance";
 
@@ -17,9 +19,9 @@ export {
   computeNetChanges,
   type PathChange,
   sameFileState,
-  summarizeChanges,
-  truncationOf,
 } from "@waymark/protocol/attribution";
+export { summarizeChanges } from "@waymark/protocol/files-changed";
+export { truncationOf } from "@waymark/protocol/truncation";
 export type { Changes, DirtyEntry, FileState, GitChanges, GitSnapshot, Snapshot, Transition, Truncation } from "@waymark/protocol/wire";
 
 /**
