@@ -6,7 +6,7 @@
  *
  * The Worker side (src/index.ts, src/routes, src/http, src/mcp, src/pages, src/oauth, src/auth.ts)
  * sits above the two Durable Objects (src/workflow, src/account), which sit above the pure rules
- * (src/domain) and the shared base (src/crypto.ts, errors.ts, ids.ts, limits.ts). An object reaches
+ * (src/domain) and the shared base (src/crypto.ts, errors.ts, ids.ts, iso-time.ts, limits.ts, stubs.ts). An object reaches
  * the other only through its RPC binding: the workflow object may import the account object's types,
  * never its code; the account object imports nothing of the workflow object's.
  */
@@ -14,7 +14,7 @@
 /** The Worker's own code: HTTP routes, middleware, the MCP endpoint, pages, OAuth. */
 const WORKER_SIDE = "^src/(index\\.ts|auth\\.ts|routes/|http/|mcp/|pages/|oauth/)";
 /** The files every layer may import. */
-const BASE = "^src/(crypto|errors|ids|limits)\\.ts$";
+const BASE = "^src/(crypto|errors|ids|iso-time|limits|stubs)\\.ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -71,7 +71,7 @@ module.exports = {
     {
       name: "base-imports-only-base",
       severity: "error",
-      comment: "crypto, errors, ids and limits are imported by every layer, so they import none.",
+      comment: "The base (crypto, errors, ids, iso-time, limits, stubs) is imported by every layer, so it imports no other layer.",
       from: { path: BASE },
       to: { path: "^src/", pathNot: BASE },
     },

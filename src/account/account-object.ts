@@ -21,10 +21,11 @@ import type { WorkflowSummary } from "../domain/view";
 import type { Notification, WebhookEvent } from "../domain/webhook-events";
 import type { WebhookFormat } from "../domain/webhook-payloads";
 import { webhookUrlProblem } from "../domain/webhook-url";
-import { fail, ok, type Result } from "../errors";
+import { fail, notFound, ok, type Result } from "../errors";
 import { LIMITS } from "../limits";
 import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
+import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
@@ -71,7 +72,7 @@ export class AccountObject extends DurableObject<Env> {
   private readonly workSearch = new WorkSearch(this.memory, this.paths);
   private readonly webhooks = new Webhooks(this.sql, retryBaseMs(this.env));
   private readonly sessions = new DashboardSessions(this.ctx.storage, this.sql, (workflowId, session) =>
-    this.env.WORKFLOW.get(this.env.WORKFLOW.idFromName(workflowId)).closeOwnerSockets(session),
+    workflowStub(this.env, workflowId).closeOwnerSockets(session),
   );
   private readonly tokens = new ApiTokens(this.sql);
   private readonly storedSettings = new SettingsStore(this.sql);
@@ -181,7 +182,7 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   async deleteWebhook(id: string): Promise<Result<{ id: string; deleted: true }>> {
-    return this.webhooks.remove(id) ? ok({ id, deleted: true }) : fail("NOT_FOUND", `id: no webhook ${id} in this account`);
+    return this.webhooks.remove(id) ? ok({ id, deleted: true }) : notFound("id", `webhook ${id}`);
   }
 
   /** Delivers what is due, then sleeps until the next retry. */

@@ -10,6 +10,7 @@ import type { Notification, WebhookEvent } from "../domain/webhook-events";
 import { deliveryBody, signWebhook, type WebhookFormat } from "../domain/webhook-payloads";
 import { fail, ok, type Result } from "../errors";
 import { randomToken } from "../ids";
+import { isoTime, isoTimeOrNull } from "../iso-time";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 
@@ -58,7 +59,6 @@ type DeliveryRow = { id: string; webhook_id: string; event: string; body: string
 /** Sends one request; the AccountObject uses fetch, tests substitute a recorder. */
 export type Sender = (url: string, init: RequestInit) => Promise<Response>;
 
-const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const DELIVERIES_PER_ALARM = 20;
 
 export class Webhooks {
@@ -77,7 +77,7 @@ export class Webhooks {
     const now = Date.now();
     this.sql`INSERT INTO webhooks (id, url, secret, events, format, created_at)
       VALUES (${id}, ${url}, ${secret}, ${JSON.stringify(events)}, ${format}, ${now})`;
-    return ok({ id, url, events, format, created_at: new Date(now).toISOString(), secret });
+    return ok({ id, url, events, format, created_at: isoTime(now), secret });
   }
 
   list(): WebhookStatus[] {
@@ -92,10 +92,10 @@ export class Webhooks {
       url: w.url,
       events: JSON.parse(w.events) as WebhookEvent[],
       format: w.format as WebhookFormat,
-      created_at: new Date(w.created_at).toISOString(),
+      created_at: isoTime(w.created_at),
       last_status: w.last_status as WebhookStatus["last_status"],
       last_http_status: w.last_http_status,
-      last_attempt_at: isoOrNull(w.last_attempt_at),
+      last_attempt_at: isoTimeOrNull(w.last_attempt_at),
       last_error: w.last_error,
       delivered: w.delivered,
       failed: w.failed,
@@ -124,12 +124,7 @@ export class Webhooks {
         const id = `whd_${randomToken(16)}`;
         const { key: _key, ...payload } = notification;
         const ownerUrl = origin ? `${origin}/w/${payload.workflow.id}` : null;
-        const body = deliveryBody(
-          hook.format as WebhookFormat,
-          { id, created_at: new Date(now).toISOString(), account },
-          payload,
-          ownerUrl,
-        );
+        const body = deliveryBody(hook.format as WebhookFormat, { id, created_at: isoTime(now), account }, payload, ownerUrl);
         const inserted = this.sql<{ id: string }>`
           INSERT INTO webhook_deliveries (id, webhook_id, source_key, event, body, next_attempt_at, created_at)
           VALUES (${id}, ${hook.id}, ${notification.key}, ${notification.event}, ${body}, ${now}, ${now})

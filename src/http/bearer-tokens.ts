@@ -20,6 +20,7 @@ import { parseManagedToken, TOUCH_INTERVAL_MS } from "../account/tokens";
 import { sha256Hex } from "../crypto";
 import { SCOPES, type Scope } from "../domain/access-scopes";
 import { clientKey } from "../domain/network";
+import { accountStub } from "../stubs";
 
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -74,8 +75,6 @@ const VERIFIED_CACHE_ENTRIES = 1000;
 const verified = new Map<string, { principal: Principal; until: number }>(); // sha-256(token) → grant
 const lastTouched = new Map<string, number>(); // token id → ms
 
-const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
-
 /** Who a bearer token (bootstrap or managed) acts for, or null. Lookup is by hash, so timing reveals nothing about tokens. */
 export async function authenticateToken(env: Env, token: string, now = Date.now()): Promise<Principal | null> {
   const hash = await sha256Hex(token);
@@ -89,7 +88,7 @@ export async function authenticateToken(env: Env, token: string, now = Date.now(
   let entry = verified.get(hash);
   if (!entry || entry.until <= now) {
     verified.delete(hash);
-    const grant = await accountObject(env, ref.account).verifyToken(ref.id, hash);
+    const grant = await accountStub(env, ref.account).verifyToken(ref.id, hash);
     if (!grant) return null;
     if (verified.size >= VERIFIED_CACHE_ENTRIES) verified.clear();
     entry = {
@@ -108,7 +107,7 @@ function recordUse(env: Env, account: string, id: string, now: number): void {
   if (lastTouched.size >= VERIFIED_CACHE_ENTRIES) lastTouched.clear();
   lastTouched.set(id, now);
   waitUntil(
-    accountObject(env, account)
+    accountStub(env, account)
       .touchToken(id)
       .catch((error: unknown) => console.error("recording a token's use failed", error)),
   );
@@ -124,7 +123,7 @@ export async function managedTokenScopes(env: Env, account: string, id: string, 
   for (const entry of verified.values()) {
     if (entry.principal.tokenId === id && entry.principal.account === account && entry.until > now) return entry.principal.scopes;
   }
-  return accountObject(env, account).activeTokenScopes(id);
+  return accountStub(env, account).activeTokenScopes(id);
 }
 
 /**

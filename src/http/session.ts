@@ -16,6 +16,7 @@ import { deleteCookie, generateSignedCookie, getSignedCookie } from "hono/cookie
 import { hex, hmacSha256 } from "../crypto";
 import { SCOPES } from "../domain/access-scopes";
 import { shareSecret } from "../domain/share-token";
+import { accountStub } from "../stubs";
 import { credentialsFingerprint, managedTokenScopes, type Principal } from "./bearer-tokens";
 import type { AppEnv, Session } from "./types";
 
@@ -25,8 +26,6 @@ const VALUE = /^([a-z0-9][a-z0-9_-]{0,63})\.([a-z2-7]{26})\.([0-9a-f]{32}|[a-z2-
 const FINGERPRINT = /^[0-9a-f]{32}$/;
 
 type Ctx = Context<AppEnv>;
-
-const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 
 async function cookieKey(env: Env): Promise<string> {
   return hex(await hmacSha256(await shareSecret(env), "dashboard-session-cookie"));
@@ -41,7 +40,7 @@ export async function sessionCookie(env: Env, requestUrl: string, proved: Princi
   const { account } = principal;
   const credential = principal.tokenId ?? (await credentialsFingerprint(env, account));
   if (credential === null) throw new Error(`account ${account} has no token`);
-  const id = await accountObject(env, account).startSession(now + SESSION_SECONDS * 1000);
+  const id = await accountStub(env, account).startSession(now + SESSION_SECONDS * 1000);
   return generateSignedCookie(SESSION_COOKIE, `${account}.${id}.${credential}`, await cookieKey(env), {
     prefix: prefixFor(requestUrl),
     path: "/",
@@ -63,11 +62,11 @@ export async function currentSession(c: Ctx): Promise<Session | null> {
       : null
     : await managedTokenScopes(c.env, account, credential);
   if (scopes === null) return null;
-  return (await accountObject(c.env, account).sessionActive(id)) ? { account, id, scopes } : null;
+  return (await accountStub(c.env, account).sessionActive(id)) ? { account, id, scopes } : null;
 }
 
 /** Sign-out: the session ends server-side and the browser forgets the cookie. */
 export async function endSession(c: Ctx, session: Session | null): Promise<void> {
-  if (session) await accountObject(c.env, session.account).endSession(session.id);
+  if (session) await accountStub(c.env, session.account).endSession(session.id);
   deleteCookie(c, SESSION_COOKIE, { prefix: prefixFor(c.req.url), path: "/", httpOnly: true, sameSite: "Strict" });
 }

@@ -21,10 +21,10 @@ import { dataHeaders, noStore } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
 import { jsonBody, jsonQuery } from "../http/validate";
 import { LIMITS } from "../limits";
+import { accountStub } from "../stubs";
 
 export const accountRoutes = new Hono<AppEnv>();
 
-const accountStub = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 const bearerOnly = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "admin" });
 const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise: "json", scope: "read" });
 

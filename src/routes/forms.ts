@@ -10,11 +10,10 @@ import { MAX_SHARE_SECONDS, type ShareInfo } from "../domain/share-status";
 import { requireAccount } from "../http/require-account";
 import type { AppEnv } from "../http/types";
 import { isWorkflowId } from "../ids";
+import { workflowStub } from "../stubs";
 
 type Ctx = Context<AppEnv>;
 
-export const workflowStub = (env: Env, workflowId: string) => env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
-export const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 export const nonceOf = (c: Ctx) => c.get("secureHeadersNonce") ?? "";
 
 export { formCsrf } from "../http/csrf";

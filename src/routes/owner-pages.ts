@@ -36,21 +36,14 @@ import { workflowBlocks } from "../pages/page";
 import { taskEntries } from "../pages/paged-reads";
 import { htmlStream } from "../pages/stream";
 import { textStream } from "../pages/text-stream";
+import { accountStub, workflowStub } from "../stubs";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/workflow-object";
-import {
-  accountObject,
-  applyShareForm,
-  dashboardAdmin,
-  dashboardReader,
-  dashboardWriter,
-  formCsrf,
-  nonceOf,
-  shareRequest,
-  shareUrl,
-  workflowStub,
-} from "./forms";
+import { applyShareForm, dashboardAdmin, dashboardReader, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
 
 type Ctx = Context<AppEnv>;
+
+/** What every owner request for a workflow that is not the signed-in account's (or without a session) answers. */
+const notOwned = (c: Ctx) => c.text("No such workflow in this account, or you are signed out.", 404);
 
 export const ownerRoutes = new Hono<AppEnv>();
 
@@ -108,7 +101,7 @@ ownerRoutes.get("/dashboard", pageHeaders, dashboardReader, async (c) => {
     needs_review: filters.review,
     page: filters.page,
   };
-  const account = accountObject(c.env, c.var.account);
+  const account = accountStub(c.env, c.var.account);
   const [page, totals, settings] = await Promise.all([account.dashboardPage(query), account.totals(), account.settings()]);
   let link: ShownLink | null = null;
   const shownId = c.req.query("shown") ?? "";
@@ -122,7 +115,7 @@ ownerRoutes.get("/dashboard", pageHeaders, dashboardReader, async (c) => {
 const settingsForm = z.object({ share_new_workflows: z.literal("on", { error: 'must be "on" or absent' }).optional() });
 
 ownerRoutes.post("/dashboard/settings", formCsrf, dashboardAdmin, formBody(settingsForm), async (c) => {
-  await accountObject(c.env, c.var.account).updateSettings({ share_new_workflows: c.req.valid("form").share_new_workflows === "on" });
+  await accountStub(c.env, c.var.account).updateSettings({ share_new_workflows: c.req.valid("form").share_new_workflows === "on" });
   return c.redirect("/dashboard#settings", 303);
 });
 
@@ -154,7 +147,7 @@ ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
 ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
   const owned = await ownedHead(c);
   const head = owned ? ownerHead(owned.head) : null;
-  if (!owned || !head) return c.text("No such workflow in this account, or you are signed out.", 404);
+  if (!owned || !head) return notOwned(c);
   return c.body(htmlStream(workflowBlocks(head, taskEntries(owned.stub, owned.reader), { reviewBase: `/w/${head.workflow.id}` })), 200, {
     ...HTML,
     "Waymark-Seq": String(head.last_seq),
@@ -174,13 +167,13 @@ async function ownedHead(c: Ctx) {
 ownerRoutes.get("/w/:id/export.json", dataHeaders, async (c) => {
   // Like the shared export: with the event log, so the hash chain can be verified.
   const owned = await ownedHead(c);
-  if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
+  if (!owned) return notOwned(c);
   return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "application/json; charset=utf-8" });
 });
 
 ownerRoutes.get("/w/:id/export.md", dataHeaders, async (c) => {
   const owned = await ownedHead(c);
-  if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
+  if (!owned) return notOwned(c);
   return c.body(textStream(markdownExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "text/markdown; charset=utf-8" });
 });
 
@@ -195,8 +188,7 @@ ownerRoutes.get("/w/:id/ws", async (c) => {
   if (!after.success) return c.text("after: must be a whole number ≥ 0", 400);
   const session = await currentSession(c);
   const id = c.req.param("id");
-  if (!session || !allows(session.scopes, "read") || !isWorkflowId(id))
-    return c.text("No such workflow in this account, or you are signed out.", 404);
+  if (!session || !allows(session.scopes, "read") || !isWorkflowId(id)) return notOwned(c);
   const live = new Request(`https://workflow.internal/live?after=${after.data ?? "0"}`, {
     headers: {
       Upgrade: "websocket",

@@ -16,6 +16,7 @@ import { clientKey } from "../domain/network";
 import type { ShareInfo } from "../domain/share-status";
 import { shareSecret, verifiedShareWorkflow } from "../domain/share-token";
 import type { Reader, WorkflowHead } from "../domain/view";
+import { notFound } from "../errors";
 import { apiError } from "../http/api-errors";
 import { authenticateToken, failedAttemptWithinBudget } from "../http/bearer-tokens";
 import { requireAccount } from "../http/require-account";
@@ -32,8 +33,9 @@ import { renderGonePage, workflowBlocks, workflowPage } from "../pages/page";
 import { taskEntries } from "../pages/paged-reads";
 import { htmlStream } from "../pages/stream";
 import { textStream } from "../pages/text-stream";
+import { accountStub, workflowStub } from "../stubs";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/workflow-object";
-import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
+import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
 import { ownerRoutes } from "./owner-pages";
 
 type Ctx = Context<AppEnv>;
@@ -148,7 +150,7 @@ function shareJson(c: Ctx, workflowId: string, info: ShareInfo) {
 
 const apiReader = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "read" });
 const apiWriter = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "write" });
-const noSuchWorkflow = (c: Ctx) => apiError(c, "NOT_FOUND", "workflow_id: no such workflow in this account");
+const noSuchWorkflow = (c: Ctx) => apiError(c, "NOT_FOUND", notFound("workflow_id", "such workflow").message);
 
 pageRoutes.get("/api/workflows/:id/share", apiReader, async (c) => {
   const id = c.req.param("id");
@@ -184,7 +186,7 @@ pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
   if (principal) {
     c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, principal));
     // Webhook payloads link to the owner view at the origin the owner signs in at.
-    await c.env.ACCOUNT.get(c.env.ACCOUNT.idFromName(principal.account)).recordOrigin(new URL(c.req.url).origin);
+    await accountStub(c.env, principal.account).recordOrigin(new URL(c.req.url).origin);
     // An OAuth consent page sent the owner here to sign in: back to it. An admin-only token has no workflows to list.
     return c.redirect(takeReturnPath(c) ?? (allows(principal.scopes, "read") ? "/dashboard" : "/dashboard/tokens"), 303);
   }

@@ -21,15 +21,16 @@ import { requireAccount } from "../http/require-account";
 import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
+import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
 import { oauthApi } from "../oauth/provider";
 import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
+import { accountStub } from "../stubs";
 
 type Ctx = Context<AppEnv>;
 
 export const tokenRoutes = new Hono<AppEnv>();
 
-const accountStub = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 const apiAdmin = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "admin" });
 const pageAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "admin" });
 
@@ -111,7 +112,7 @@ async function grants(c: Ctx): Promise<GrantRow[]> {
       id: grant.id,
       client: (await api.lookupClient(grant.clientId))?.clientName || grant.clientId,
       scopes: grant.scope,
-      created_at: new Date(grant.createdAt * 1000).toISOString(),
+      created_at: isoTime(grant.createdAt * 1000),
     })),
   );
 }

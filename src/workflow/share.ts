@@ -8,6 +8,7 @@
 import { sha256Hex } from "../crypto";
 import { type ShareInfo, type ShareStatus, shareStatus } from "../domain/share-status";
 import { deriveShareToken, shareSecret, workflowOfShareToken } from "../domain/share-token";
+import { isoTime, isoTimeOrNull } from "../iso-time";
 import type { Sql } from "../storage/sql";
 
 export type ShareAction = "rotate" | "revoke" | "set_expiry";
@@ -19,8 +20,6 @@ export interface NewShareToken {
 }
 
 type ShareRow = { token_hash: string; salt: string; created_at: number; expires_at: number | null; revoked_at: number | null };
-
-const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The share link of one workflow, kept in that workflow's SQLite. */
 export class ShareLinks {
@@ -46,9 +45,9 @@ export class ShareLinks {
     return {
       status,
       token,
-      created_at: isoOrNull(row?.created_at ?? null),
-      expires_at: isoOrNull(row?.expires_at ?? null),
-      revoked_at: isoOrNull(row?.revoked_at ?? null),
+      created_at: isoTimeOrNull(row?.created_at ?? null),
+      expires_at: isoTimeOrNull(row?.expires_at ?? null),
+      revoked_at: isoTimeOrNull(row?.revoked_at ?? null),
     };
   }
 
@@ -83,7 +82,7 @@ export class ShareLinks {
   create(link: NewShareToken, now = Date.now()): ShareInfo {
     this
       .sql`INSERT INTO share_link (id, token_hash, salt, created_at) VALUES (1, ${link.hash}, ${link.salt}, ${now}) ON CONFLICT (id) DO NOTHING`;
-    return { status: "active", token: link.token, created_at: isoOrNull(now), expires_at: null, revoked_at: null };
+    return { status: "active", token: link.token, created_at: isoTime(now), expires_at: null, revoked_at: null };
   }
 
   revoke(now = Date.now()): void {
