@@ -44,6 +44,13 @@ export function hex(bytes: Uint8Array): string {
   return out;
 }
 
+export function base64Url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
 /** The first `length` base32 characters of `bytes` (5 bits each, most significant first). */
 export function base32(bytes: Uint8Array, length: number): string {
   if (length * 5 > bytes.length * 8) throw new RangeError(`base32: ${bytes.length} bytes cannot give ${length} characters`);

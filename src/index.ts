@@ -15,6 +15,7 @@ import { HTTPException } from "hono/http-exception";
 import { apiErrorResponse } from "./http/api-errors";
 import { authenticateToken, bearerToken } from "./http/bearer-tokens";
 import { requestGuard } from "./http/guard";
+import { signingKeyRoutes } from "./http/signing-keys";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
@@ -44,6 +45,7 @@ app.all("/mcp", async (c) => {
 });
 app.get("/health", (c) => c.json({ ok: true }));
 app.route("/", helperDownload);
+app.route("/", signingKeyRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", accountRoutes);
