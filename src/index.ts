@@ -15,7 +15,6 @@ import { HTTPException } from "hono/http-exception";
 import { apiErrorResponse } from "./http/api-errors";
 import { authenticateToken, bearerToken } from "./http/bearer-tokens";
 import { requestGuard } from "./http/guard";
-import { signingKeyRoutes } from "./http/signing-keys";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
@@ -25,6 +24,7 @@ import { accountRoutes } from "./routes/account-api";
 import { helperDownload } from "./routes/helper-download";
 import { oauthRoutes } from "./routes/oauth";
 import { pageRoutes } from "./routes/shared-pages";
+import { signingKeyRoutes } from "./routes/signing-keys";
 import { tokenRoutes } from "./routes/token-admin";
 
 export { AccountObject } from "./account/account-object";

@@ -1,13 +1,13 @@
 /**
- * @module http/signing-keys
+ * @module routes/signing-keys
  * The deployment's public signing keys, current and retired, at a well-known URL: what
  * `waymark verify --endpoint` fetches to check an export's signed statement. Public, as public
  * keys are; cacheable for a few minutes so a rotation reaches verifiers quickly.
  */
 import { SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
 import { Hono } from "hono";
+import type { AppEnv } from "../http/types";
 import { publishedKeys } from "../signing";
-import type { AppEnv } from "./types";
 
 export const signingKeyRoutes = new Hono<AppEnv>().get(SIGNING_KEYS_PATH, async (c) => {
   c.header("Cache-Control", "public, max-age=300");
