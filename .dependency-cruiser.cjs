@@ -4,15 +4,16 @@
  *
  *   packages/protocol ← src/domain ← src/storage, src/account ← src/workflow ← src/mcp, src/pages ← src/index.ts
  *
- * The Worker side (src/index.ts, src/routes, src/http, src/mcp, src/pages, src/oauth, src/auth.ts)
+ * The Worker side (src/index.ts, src/routes, src/http, src/mcp, src/pages, src/oauth, src/signing.ts)
  * sits above the two Durable Objects (src/workflow, src/account), which sit above the pure rules
- * (src/domain) and the shared base (src/crypto.ts, errors.ts, ids.ts, iso-time.ts, limits.ts, stubs.ts). An object reaches
- * the other only through its RPC binding: the workflow object may import the account object's types,
- * never its code; the account object imports nothing of the workflow object's.
+ * (src/domain) and the shared base (src/crypto.ts, errors.ts, ids.ts, iso-time.ts, limits.ts,
+ * stubs.ts). An object reaches the other only through its RPC binding: the workflow object may
+ * import the account object's types, never its code; the account object imports nothing of the
+ * workflow object's.
  */
 
 /** The Worker's own code: HTTP routes, middleware, the MCP endpoint, pages, OAuth. */
-const WORKER_SIDE = "^src/(index\\.ts|auth\\.ts|routes/|http/|mcp/|pages/|oauth/)";
+const WORKER_SIDE = "^src/(index\\.ts|signing\\.ts|routes/|http/|mcp/|pages/|oauth/)";
 /** The files every layer may import. */
 const BASE = "^src/(crypto|errors|ids|iso-time|limits|stubs)\\.ts$";
 
