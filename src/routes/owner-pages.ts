@@ -32,12 +32,12 @@ import { jsonExport } from "../pages/export-json";
 import { revealBidiControls } from "../pages/format";
 import { markdownExport } from "../pages/markdown";
 import { type OwnerHead, ownerPage } from "../pages/owner-view";
-import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "../pages/page-answers";
 import { pageBlocks } from "../pages/page-reads";
 import { textStream } from "../pages/text-stream";
 import { accountStub, workflowStub } from "../stubs";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/workflow-object";
 import { applyShareForm, dashboardAdmin, dashboardReader, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
+import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "./page-answers";
 
 type Ctx = Context<AppEnv>;
 

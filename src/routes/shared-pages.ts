@@ -30,14 +30,14 @@ import { renderLoginPage } from "../pages/dashboard";
 import { jsonExport } from "../pages/export-json";
 import { markdownExport } from "../pages/markdown";
 import { renderGonePage, workflowPage } from "../pages/page";
-import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "../pages/page-answers";
 import { pageBlocks } from "../pages/page-reads";
-import { overBudget, type ReadKind, withinReadBudget } from "../pages/read-budget";
 import { textStream } from "../pages/text-stream";
 import { accountStub, workflowStub } from "../stubs";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/workflow-object";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
 import { ownerRoutes } from "./owner-pages";
+import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "./page-answers";
+import { overBudget, type ReadKind, withinReadBudget } from "./read-budget";
 
 type Ctx = Context<AppEnv>;
 

@@ -1,5 +1,5 @@
 /**
- * @module pages/page-answers
+ * @module routes/page-answers
  * How the shared page's and the owner view's routes answer: the timeline page a request asks
  * for (`?after=<cursor>`) and the files page (`?from=<row>`), checked here for their form (the
  * object checks that a cursor is one it gave out); a rendered page with agent text's bidi
@@ -9,12 +9,12 @@
 import type { Context } from "hono";
 import type { Reader, WorkflowHead } from "../domain/view";
 import type { AppEnv } from "../http/types";
-import { nonceOf } from "../routes/forms";
+import { renderFilesPage } from "../pages/files-page";
+import { revealBidiControls } from "../pages/format";
+import { renderGonePage } from "../pages/page";
+import { PagedReadError } from "../pages/paged-reads";
 import type { WorkflowObject } from "../workflow/workflow-object";
-import { renderFilesPage } from "./files-page";
-import { revealBidiControls } from "./format";
-import { renderGonePage } from "./page";
-import { PagedReadError } from "./paged-reads";
+import { nonceOf } from "./forms";
 
 type Ctx = Context<AppEnv>;
 

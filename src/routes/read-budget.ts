@@ -1,5 +1,5 @@
 /**
- * @module pages/read-budget
+ * @module routes/read-budget
  * What one holder of a share link may read per minute: the shared page, its live blocks and a
  * task's files page count against the client's budget (PAGE_CLIENT_LIMITER, per 10 s: an IPv4
  * address or an IPv6 /64, as the sign-in limiter groups them) and the link's (PAGE_LINK_LIMITER: every
