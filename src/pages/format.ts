@@ -96,5 +96,8 @@ export function revealBidiControls(text: string): string {
 /** Text for assistive technology only (the `sr-only` class): what a shape, a colour or a layout says to the eye. */
 export const srOnly = (text: string) => html`<span class="sr-only">${text}</span>`;
 
+/** A heading level in the page's outline (h1 is the page's title). */
+export type Level = 2 | 3 | 4 | 5 | 6;
+
 /** A field's heading at the level the outline needs there (h3 under a section, deeper under a task), styled as a small label. */
 export const heading = (level: number, text: string) => html`${raw(`<h${level} class="label">`)}${text}${raw(`</h${level}>`)}`;

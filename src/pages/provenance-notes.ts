@@ -11,8 +11,7 @@
 import { repositoryText, taskProvenance } from "@waymark/protocol/provenance-wording";
 import { html } from "hono/html";
 import type { TaskView, WorkflowHeader } from "../domain/view";
-import { heading } from "./format";
-import type { Level } from "./task";
+import { heading, type Level } from "./format";
 
 export function renderWorkflowRepository(w: WorkflowHeader) {
   const text = repositoryText(w.repository);

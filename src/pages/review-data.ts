@@ -8,8 +8,7 @@
 import type { LineTotals } from "@waymark/protocol/review-fields";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";
-import { formatCount, heading } from "./format";
-import type { Level } from "./task";
+import { formatCount, heading, type Level } from "./format";
 
 type Html = ReturnType<typeof html>;
 
