@@ -28,7 +28,7 @@ interface Env {
   WAYMARK_HOSTNAMES?: string;
 }
 
-/** Data modules (wrangler's default rule for *.bin): the helper tarball, src/pages/helper-download.ts. */
+/** Data modules (wrangler's default rule for *.bin): the helper tarball, src/routes/helper-download.ts. */
 declare module "*.bin" {
   const bytes: ArrayBuffer;
   export default bytes;

@@ -2,23 +2,15 @@
  * Every bound Waymark enforces, in one place (docs/limits.md's table is this file).
  * Text bounds are in characters; MAX_BODY_BYTES is checked before a request is parsed.
  */
+import { TOOL_LIMITS } from "@waymark/protocol/tool-limits";
+
 export const LIMITS = {
   MAX_BODY_BYTES: 8 * 1024 * 1024,
   // Objects and arrays in one /mcp body: the helper's largest lists need ~250,000; parsing more is
   // how a small body becomes hundreds of MiB of isolate memory ([{},{},…]).
   MAX_JSON_CONTAINERS: 400_000,
-  NAME: 200,
-  DESCRIPTION: 4000,
-  LONG_TEXT: 4000,
-  SHORT_TEXT: 1000,
-  LIST_ITEM: 1000,
-  LIST_ITEMS: 50,
-  PLAN_STEPS: 100,
-  AREAS: 30,
-  AREA: 200,
-  OPTIONS: 20,
-  METADATA_JSON_BYTES: 4096,
-  IDEMPOTENCY_KEY: 200,
+  // The tools' input bounds (text lengths, list sizes, search): part of the protocol's contract.
+  ...TOOL_LIMITS,
   CHANGE_ENTRIES: 25_000,
   PATH_BYTES: 4096,
   TASKS_PER_WORKFLOW: 5000,
@@ -32,9 +24,7 @@ export const LIMITS = {
   MEMORY_DOCUMENTS: 50_000,
   MEMORY_TITLE: 300,
   MEMORY_BODY: 2000,
-  SEARCH_QUERY: 500,
   SEARCH_TERMS: 32,
-  SEARCH_RESULTS: 20,
   RELATED_ITEMS: 3,
   RELATED_TEXT: 160,
   // start_task's related-work lookup ranks only the newest documents, so its cost stays the same however large the index grows.

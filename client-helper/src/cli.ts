@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
-import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
+import { computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
+import { type FilesChanged, summarizeChanges } from "@waymark/protocol/files-changed";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { checksumScanFromJson } from "./checksum.js";
 import { EndpointError, noEndpointHelp, resolveEndpoint } from "./endpoint.js";
@@ -344,7 +345,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       }
       const url = (await endpointOf(args, "summary")).mcp;
       const dir = resolvePath(args.get("dir") ?? process.cwd());
-      const { fetchSummary, lastWorkflow } = await import("./summary.js");
+      const { fetchSummary, lastWorkflow } = await import("./summary-command.js");
       const last = await lastWorkflow(cacheRoot(), url, dir);
       const workflowId = args.get("workflow") ?? last?.workflow_id;
       if (!workflowId) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
@@ -368,7 +369,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       } catch (error) {
         throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const { verifyExport } = await import("./summary.js");
+      const { verifyExport } = await import("./summary-command.js");
       const outcome = verifyExport(text);
       if (outcome.code === 2) throw new UsageError(outcome.message);
       (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);

@@ -1,8 +1,8 @@
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { editedFiles, type HookAgent, runHook } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
-import { editedFiles, type HookAgent, runHook } from "../src/hooks/run.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);

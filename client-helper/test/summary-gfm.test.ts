@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { codeSpan, renderSummary, type SummaryTask, type SummaryView } from "@waymark/protocol/summary";
+import { codeSpan, renderSummary, type SummaryTask, type SummaryView } from "@waymark/protocol/pr-summary";
 import { describe, expect, it } from "vitest";
 import { XSS_PAYLOADS } from "../../test/pages/xss-corpus";
 

@@ -5,8 +5,10 @@
  * sent or did not send (warnings to record with the task).
  */
 
-import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/attribution";
-import { ChangesMismatchError, computeNetChanges, helperWarnings, type PathChange, truncationOf } from "@waymark/protocol/attribution";
+import { ChangesMismatchError, computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
+import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/files-changed";
+import { helperWarnings } from "@waymark/protocol/helper-warnings";
+import { truncationOf } from "@waymark/protocol/truncation";
 import type { Changes, Snapshot, Truncation } from "@waymark/protocol/wire";
 import type { FilesProvenance } from "./provenance";
 
@@ -15,29 +17,12 @@ export {
   ChangesMismatchError,
   changeStatus,
   computeNetChanges,
-  EMPTY_BLOB,
-  helperWarnings,
   type PathChange,
   sameFileState,
-  summarizeChanges,
-  truncationOf,
 } from "@waymark/protocol/attribution";
-export type {
-  Changes,
-  ChecksumChanges,
-  ChecksumSnapshot,
-  ConcurrentTask,
-  DirtyEntry,
-  FileState,
-  GitChanges,
-  GitSnapshot,
-  NetChanges,
-  NetTransition,
-  Snapshot,
-  Transition,
-  Truncation,
-  Unavailable,
-} from "@waymark/protocol/wire";
+export { summarizeChanges } from "@waymark/protocol/files-changed";
+export { truncationOf } from "@waymark/protocol/truncation";
+export type { Changes, DirtyEntry, FileState, GitChanges, GitSnapshot, Snapshot, Transition, Truncation } from "@waymark/protocol/wire";
 
 /**
  * How to run the helper, as the server's warnings say it: every endpoint serves its own

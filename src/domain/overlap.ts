@@ -3,8 +3,9 @@
  * Tasks of one workflow open at the same time in one working tree: an identical change is
  * attributed once, to the task that completed first, and reported on both.
  */
+
+import { comparePaths } from "@waymark/protocol/paths";
 import { type PathChange, sameFileState } from "./changes";
-import { comparePaths } from "./paths";
 
 export interface TaskWindow {
   task_id: string;

@@ -4,7 +4,7 @@
  * index are made of. Times are ISO 8601. Both the workflow object and the account index speak
  * it, so it sits below both.
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { Repository } from "@waymark/protocol/wire";
 import type { FilesChanged } from "./changes";
 import type { Overlap } from "./overlap";

@@ -9,7 +9,7 @@ import { fail, type Result } from "../errors";
 import type { FeedbackDigest } from "../workflow/feedback";
 import { advertise, outputShape, parseArguments } from "./arguments";
 import { errorResult, type ToolContext, toolResult } from "./context";
-import { withDigest, withReviewerFeedback } from "./feedback";
+import { withDigest, withReviewerFeedback } from "./reviewer-feedback";
 
 export interface ToolSpec<I, O extends object> {
   name: string;
@@ -40,7 +40,7 @@ export interface ToolDefinition {
   call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 }
 
-/** Every tool's result can carry reviewer feedback (src/mcp/feedback.ts), so every outputSchema declares it. */
+/** Every tool's result can carry reviewer feedback (src/mcp/reviewer-feedback.ts), so every outputSchema declares it. */
 const FEEDBACK_OUTPUT = "reviewer_feedback";
 
 const STORE_FAILED = "the workflow store failed to answer; the call may be retried (with the same idempotency_key)";

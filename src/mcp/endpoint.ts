@@ -3,12 +3,12 @@
  * the SDK answers badly, then the stateless MCP handler (one per isolate) with the account's context.
  */
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
-import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../auth";
+import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../http/bearer-tokens";
 import { readBounded } from "../http/bounded-body";
-import { scopeRefusal } from "../http/mcp-scopes";
 import { LIMITS } from "../limits";
 import { rendersApps } from "./app";
 import type { ToolContext } from "./context";
+import { scopeRefusal } from "./message-scopes";
 import { buildMcpServer } from "./server";
 import { openSubscription, subscriptionRequest } from "./subscriptions";
 

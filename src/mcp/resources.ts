@@ -19,10 +19,11 @@ import {
   UriTemplate,
   type Variables,
 } from "@modelcontextprotocol/server";
-import { WEBHOOK_EVENTS } from "../account/webhooks";
+import { WEBHOOK_EVENTS } from "../domain/webhook-events";
 import type { Result } from "../errors";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
+import * as stubs from "../stubs";
 import type { ToolContext } from "./context";
 
 export const SERVER_INFO_URI = "waymark://server/info";
@@ -187,14 +188,14 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
 
   const workflowStub = (uri: URL, id: string) => {
     if (!isWorkflowId(id)) throw notFound(uri, id);
-    return ctx.env.WORKFLOW.get(ctx.env.WORKFLOW.idFromName(id));
+    return stubs.workflowStub(ctx.env, id);
   };
 
   server.registerResource(
     "workflow",
     new ResourceTemplate("waymark://workflows/{id}", {
       list: async () => {
-        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+        const account = stubs.accountStub(ctx.env, ctx.account);
         const workflows = await account.listWorkflows({ limit: LISTED_WORKFLOWS });
         return {
           resources: workflows.map((w) => ({

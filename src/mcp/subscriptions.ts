@@ -16,10 +16,10 @@
  * first and keeps the stream open for the notifications: a stateless endpoint has no session for
  * the 2025 GET stream, and SDK v1 clients dispatch every message of a POST's stream.
  */
-import { authenticateToken, bearerToken } from "../auth";
+import { authenticateToken, bearerToken } from "../http/bearer-tokens";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
-import { CLIENT_HEADER, MCP_ACCOUNT_HEADER } from "../workflow/object";
+import { CLIENT_HEADER, MCP_ACCOUNT_HEADER } from "../workflow/workflow-object";
 import { SERVER_INFO } from "./server";
 
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";

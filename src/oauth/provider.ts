@@ -11,8 +11,8 @@
  * per origin this deployment answers (the guard has already checked the Host).
  */
 import { getOAuthApi, type OAuthHelpers, OAuthProvider, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
-import type { Principal } from "../auth";
-import { isScope, normalizeScopes, type Scope } from "../http/scopes";
+import { isScope, normalizeScopes, type Scope } from "../domain/access-scopes";
+import type { Principal } from "../http/bearer-tokens";
 import { handleMcp } from "../mcp/endpoint";
 import { guardClientMetadataFetch } from "./client-metadata";
 

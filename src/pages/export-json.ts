@@ -7,8 +7,8 @@
  * at the chain head the head read gave, so `waymark verify` checks the file against it.
  */
 import type { Reader, WorkflowHead } from "../domain/view";
-import type { WorkflowObject } from "../workflow/object";
-import { eventRange, recordRows } from "../workflow/paged";
+import type { WorkflowObject } from "../workflow/workflow-object";
+import { eventRange, recordRows } from "./paged-reads";
 
 /** A value as `JSON.stringify(…, null, 2)` writes it `depth` levels down. */
 const nested = (value: unknown, depth: number) => JSON.stringify(value, null, 2).replace(/\n/g, `\n${"  ".repeat(depth)}`);

@@ -5,7 +5,7 @@
  * proportion to the task's largest change, and text labels for what needs an eye: outside the
  * declared areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { LineCount } from "@waymark/protocol/wire";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";

@@ -25,12 +25,13 @@
  * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
  * parts of a push are left out, so the index does no work for them.
  */
-import { documentsFromEvents } from "../account/memory";
-import type { AccountObject, WorkflowPush } from "../account/object";
-import { pathsFromEvents } from "../account/path-index";
-import { notificationsFromEvents } from "../account/webhooks";
+
+import type { AccountObject, WorkflowPush } from "../account/account-object";
+import { documentsFromEvents } from "../domain/memory-documents";
+import { pathsFromEvents } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
 import type { WorkflowEvent } from "../domain/view";
+import { notificationsFromEvents } from "../domain/webhook-events";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import type { EventLog } from "./event-log";

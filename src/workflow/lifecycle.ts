@@ -8,11 +8,11 @@
  */
 
 import type { CompleteTaskInput, CompleteWorkflowInput, StartTaskInput, StartWorkflowInput } from "@waymark/protocol/tools";
-import { AttributionInputError, attributeTask } from "../domain/attribution";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
 import { endCommit, metricsProvenance } from "../domain/provenance";
+import { AttributionInputError, attributeTask } from "../domain/task-attribution";
 import type { Verification } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newTaskId } from "../ids";

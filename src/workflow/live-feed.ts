@@ -6,7 +6,7 @@
  * expired links are refused), an owner's session by asking the account's object whether it is
  * still open, an MCP subscription's account against the workflow's owner. Anything else is refused; admitted followers are capped and start where they left.
  */
-import type { AccountObject } from "../account/object";
+import type { AccountObject } from "../account/account-object";
 import type { EventLog } from "./event-log";
 import type { LiveFollowers } from "./followers";
 import type { WorkflowRecords } from "./records";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { pathsFromEvents } from "../../src/account/path-index";
+import { pathsFromEvents } from "../../src/domain/path-entries";
 import type { WorkflowEvent } from "../../src/domain/view";
 import { connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 

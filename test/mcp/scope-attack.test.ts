@@ -4,7 +4,7 @@ import { connectV2, ok } from "../support/worker";
 /**
  * The ReDoS replayed through the tools: an area that made a backtracking glob matcher take
  * seconds over long paths. The linear matcher's bound is proven by step counts in
- * test/domain/scope.test.ts; here the attack goes through start_task and complete_task as an
+ * test/domain/area-scope.test.ts; here the attack goes through start_task and complete_task as an
  * agent would send it, and the answer is complete and right.
  */
 describe("scope check against a pathological area", () => {

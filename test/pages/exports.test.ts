@@ -5,7 +5,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
-import { renderSummary } from "@waymark/protocol/summary";
+import { renderSummary } from "@waymark/protocol/pr-summary";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";

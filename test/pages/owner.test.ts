@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
-import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, type WorkflowObject } from "../../src/workflow/object";
+import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, type WorkflowObject } from "../../src/workflow/workflow-object";
 import { signIn, TOKENS, workerFetch } from "../support/worker";
 import { toolCaller } from "./fixture";
 

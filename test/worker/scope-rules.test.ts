@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseManagedToken } from "../../src/account/tokens";
-import { scopeNeeded } from "../../src/http/mcp-scopes";
-import { allows, effectiveScopes, type Scope } from "../../src/http/scopes";
+import { allows, effectiveScopes, type Scope } from "../../src/domain/access-scopes";
+import { scopeNeeded } from "../../src/mcp/message-scopes";
 
 describe("scope rules", () => {
   it.each([

@@ -1,10 +1,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
+import type { AccountObject } from "../../src/account/account-object";
 import type { Result } from "../../src/errors";
 import { newWorkflowId } from "../../src/ids";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
 
 // The workflow object pushes its events to the account index through an outbox: the
 // account acknowledges a seq, and everything after it is pushed again until taken.

@@ -3,7 +3,7 @@ import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import type { DirtyEntry, FileState, Transition } from "../../src/domain/changes";
 import { newWorkflowId } from "../../src/ids";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { file, objectId } from "../domain/fixtures";
 import { failure, stubFor, value } from "./rpc";
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { TaskEntry, TaskPage, TaskView } from "../../src/domain/view";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
+import { PagedReadError, recordRows, taskEntries } from "../../src/pages/paged-reads";
 import { BAD_CURSOR } from "../../src/workflow/cursor";
-import { PagedReadError, recordRows, taskEntries } from "../../src/workflow/paged";
 import { file } from "../domain/fixtures";
 import { failure, stubFor, value } from "./rpc";
 

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import type { Result } from "../../src/errors";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
 
 export function stubFor(workflowId: string): DurableObjectStub<WorkflowObject> {
   return env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));

@@ -13,7 +13,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { appendFile, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { cleanGitEnv } from "../git.js";
+import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
 import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";

@@ -18,6 +18,7 @@ import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import type { Endpoint } from "../endpoint.js";
 import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, upsertBlock } from "./blocks.js";
 import { codexConfigEdit } from "./codex.js";
+import type { FileEdit } from "./file-edit.js";
 import {
   arrayAt,
   deleteIfEmpty,
@@ -42,20 +43,6 @@ export type Context = {
   codexHome: string;
   endpoint: Endpoint;
   version: string;
-};
-
-export type FileEdit = {
-  agent: AgentName;
-  /** Absolute path. */
-  path: string;
-  /** Inside the project (shared through the repository) or in the user's home. */
-  scope: "project" | "home";
-  /** The content after init; null: no file. */
-  apply: (content: string | null) => string | null;
-  /** The content after init --remove; null: no file. */
-  remove: (content: string | null) => string | null;
-  /** What is missing or stale for doctor, or null when the file holds exactly what init writes. */
-  check: (content: string | null) => string | null;
 };
 
 export const SERVER_NAME = "waymark";

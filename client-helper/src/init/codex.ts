@@ -13,8 +13,8 @@
  */
 
 import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
-import type { FileEdit } from "./agents.js";
 import { blockBody, hasBlock, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
+import type { FileEdit } from "./file-edit.js";
 
 /** A TOML basic string (JSON's escapes are TOML's). */
 function tomlString(value: string): string {

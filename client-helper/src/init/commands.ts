@@ -7,11 +7,11 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { EndpointError, noEndpointHelp, parseEndpoint, resolveEndpoint } from "../endpoint.js";
+import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/hook-runner.js";
 import { ensureLauncher } from "../hooks/launcher.js";
-import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/run.js";
 import { AGENTS, type AgentName } from "./agents.js";
 import { installCommitTrailer } from "./commit-trailer.js";
-import { runInit } from "./run.js";
+import { runInit } from "./setup.js";
 
 export const SETUP_COMMANDS = ["init", "doctor", "hook"] as const;
 export type SetupCommand = (typeof SETUP_COMMANDS)[number];

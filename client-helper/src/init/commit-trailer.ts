@@ -11,7 +11,8 @@
 import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import { launcherShellPath } from "@waymark/protocol/agent-config";
-import { inertContext, runGit } from "../git.js";
+import { inertContext } from "../git/inert-config.js";
+import { runGit } from "../git/process.js";
 import { Journal } from "../hooks/journal.js";
 
 const MARK = "# waymark: commit trailer";

@@ -9,13 +9,13 @@ import { execFile } from "node:child_process";
 import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import type { ResolvedEndpoint } from "../endpoint.js";
 import { noEndpointHelp } from "../endpoint.js";
-import { cleanGitEnv } from "../git.js";
+import { cleanGitEnv } from "../git/process.js";
 import { launcherPath } from "../hooks/launcher.js";
 import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
 import { hooksSetting } from "./codex.js";
 import { codexView } from "./codex-trust.js";
-import { initContext, readOrNull } from "./run.js";
+import { initContext, readOrNull } from "./setup.js";
 
 export type DoctorOptions = {
   dir: string;

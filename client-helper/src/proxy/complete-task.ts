@@ -15,9 +15,9 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Changes } from "@waymark/protocol/wire";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
-import { agentEdits, agentMetrics, transcriptSourced, withProvenance } from "../provenance.js";
-import { ReadyGit } from "../ready-git.js";
-import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "../review.js";
+import { PrestartedGit } from "../prestarted-git.js";
+import { agentEdits, agentMetrics, transcriptSourced, withProvenance } from "../provenance-fields.js";
+import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "../review-measures.js";
 import { ScratchRepository } from "../scratch.js";
 import { computeChanges } from "../snapshot.js";
 import type { TaskRecord, WorktreeMark } from "../store.js";
@@ -101,7 +101,7 @@ async function observe(session: ProxySession, record: TaskRecord, dir: string): 
     return { changes: unavailable(reason), changed: [], mark: null, leftovers: [] };
   }
   const leftovers: Leftovers = [];
-  const ready = new ReadyGit();
+  const ready = new PrestartedGit();
   // The line counts' scratch repository, opened while git status runs when the last task's counts needed it.
   let scratch: ScratchRepository | undefined;
   const ahead = session.countsNeeded;

@@ -2,24 +2,26 @@
  * @module proxy/git-session
  * The git side of one tool call: where git finds the repository of a directory and its inert
  * context (kept between calls by ../config-cache.ts while nothing it depends on changed), and the
- * git processes started ahead while the call's `git status` runs (../ready-git.ts): the hashing of
- * dirty files unless the helper hashes them itself (../plain-checkin.ts), and whatever else the
+ * git processes started ahead while the call's `git status` runs (../prestarted-git.ts): the hashing of
+ * dirty files unless the helper hashes them itself (../verbatim-blobs.ts), and whatever else the
  * caller asks for. The caller closes `ready` when its call is done.
  */
 import { type Found, InertContexts } from "../config-cache.js";
-import { type GitContext, gitToplevel, HASH_FILES, inertContext, plainContext } from "../git.js";
-import { repositoryPlain } from "../plain-checkin.js";
-import { ReadyGit } from "../ready-git.js";
+import { inertContext, plainContext } from "../git/inert-config.js";
+import type { GitContext } from "../git/process.js";
+import { gitToplevel, HASH_FILES } from "../git/queries.js";
+import { PrestartedGit } from "../prestarted-git.js";
+import { repositoryStoresVerbatim } from "../verbatim-blobs.js";
 
 /** git's hashing of dirty files, unless the helper hashes them itself in this repository. */
 function hashing(context: GitContext, gitDir: string | undefined): (readonly string[])[] {
-  return gitDir !== undefined && repositoryPlain(context, gitDir) ? [] : [HASH_FILES];
+  return gitDir !== undefined && repositoryStoresVerbatim(context, gitDir) ? [] : [HASH_FILES];
 }
 
 export type GitCall = {
   toplevel: Promise<Found | null>;
   context: Promise<GitContext>;
-  ready: ReadyGit;
+  ready: PrestartedGit;
 };
 
 export class GitSessions {
@@ -41,7 +43,7 @@ export class GitSessions {
           (found) => this.contexts.of(dir, found),
           () => inertContext(dir),
         );
-    const ready = new ReadyGit();
+    const ready = new PrestartedGit();
     const context: Promise<GitContext> = known.then(async (inert) => {
       const found = await toplevel.catch(() => null);
       if (found) {
@@ -58,7 +60,7 @@ export class GitSessions {
    * with the hashing of dirty files started ahead; `ahead` adds what else this call starts
    * while `git status` runs.
    */
-  forRoot(root: string, gitDir: string | undefined, ready: ReadyGit, ahead: (inRoot: GitContext) => void): Promise<GitContext> {
+  forRoot(root: string, gitDir: string | undefined, ready: PrestartedGit, ahead: (inRoot: GitContext) => void): Promise<GitContext> {
     const context = this.contexts.of(root, gitDir ? { root, gitDir } : null).then((inert) => {
       const inRoot = { ...inert, cwd: root, ready };
       for (const args of hashing(inert, gitDir)) ready.startAfterNext(inRoot, args);

@@ -6,15 +6,15 @@
  * handlers (./start-task.ts, ./complete-task.ts, ./start-workflow.ts) share it.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { helperWarnings } from "@waymark/protocol/attribution";
+import { helperWarnings } from "@waymark/protocol/helper-warnings";
 import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
 import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import type { Found } from "../config-cache.js";
-import type { GitContext } from "../git.js";
+import type { GitContext } from "../git/process.js";
 import type { LocalSnapshot } from "../local.js";
 import { Remote } from "../remote.js";
 import { RootCommits } from "../repository.js";
-import type { CountsNeeded } from "../review.js";
+import type { CountsNeeded } from "../review-measures.js";
 import { takeSnapshot } from "../snapshot.js";
 import { cacheRoot, TaskStore } from "../store.js";
 import { GitSessions } from "./git-session.js";

@@ -10,13 +10,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Snapshot, Unavailable } from "@waymark/protocol/wire";
 import type { Found } from "../config-cache.js";
-import type { GitContext } from "../git.js";
+import type { GitContext } from "../git/process.js";
 import { noteTaskStarted } from "../hooks/record.js";
 import type { LocalSnapshot } from "../local.js";
 import { outgoingSnapshot } from "../outgoing.js";
-import { helperSource } from "../provenance.js";
+import { helperSource } from "../provenance-fields.js";
 import { snapshotRepository } from "../repository.js";
-import { OBJECT_SIZES } from "../review.js";
+import { OBJECT_SIZES } from "../review-measures.js";
 import { keepStartContents } from "../task-review.js";
 import { taskIdOf } from "./results.js";
 import { gitTop, type ProxySession } from "./session.js";

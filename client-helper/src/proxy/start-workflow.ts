@@ -6,7 +6,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { readRepository } from "../repository.js";
-import { recordWorkflow } from "../summary.js";
+import { recordWorkflow } from "../summary-command.js";
 import type { ProxySession } from "./session.js";
 
 export async function startWorkflow(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {

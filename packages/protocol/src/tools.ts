@@ -5,8 +5,8 @@
  * once here. The helper-only inputs (`snapshot`, `changes`) come from the wire contract.
  */
 import { z } from "zod";
-import { LIMITS } from "../../../src/limits";
 import { globProblem } from "./glob";
+import { TOOL_LIMITS as LIMITS } from "./tool-limits";
 import {
   changesSchema,
   metricsSchema,
@@ -188,4 +188,3 @@ export type LogIssueInput = z.infer<typeof logIssueInput>;
 export type LogMilestoneInput = z.infer<typeof logMilestoneInput>;
 export type CompleteTaskInput = z.infer<typeof completeTaskInput>;
 export type CompleteWorkflowInput = z.infer<typeof completeWorkflowInput>;
-export type GetWorkflowInput = z.infer<typeof getWorkflowInput>;

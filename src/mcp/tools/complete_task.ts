@@ -1,7 +1,7 @@
 /** @module complete_task — closes a task and reports the files it changed, checked against its declared areas. */
-import { formatLineTotals } from "@waymark/protocol/summary";
+import { formatLineTotals } from "@waymark/protocol/pr-summary";
 import { completeTaskInput } from "@waymark/protocol/tools";
-import type { CompleteTaskOutput } from "../../workflow/object";
+import type { CompleteTaskOutput } from "../../workflow/workflow-object";
 import { WRITES } from "../annotations";
 import { APP_LINK } from "../app";
 import { notFound, shortList, taskStub } from "../context";

@@ -8,7 +8,7 @@ import { getWorkflowInput } from "@waymark/protocol/tools";
 import type { WorkHit } from "../../account/work-search";
 import type { FeedbackView, TaskView } from "../../domain/view";
 import { ok, type Result } from "../../errors";
-import type { ResumeInfo } from "../../workflow/object";
+import type { ResumeInfo } from "../../workflow/workflow-object";
 import { READS } from "../annotations";
 import { APP_LINK } from "../app";
 import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";

@@ -1,6 +1,6 @@
 /** @module start_workflow — opens a workflow, or returns the open one of the same name (resume). */
 import { startWorkflowInput } from "@waymark/protocol/tools";
-import type { ResumeCandidate } from "../../account/object";
+import type { ResumeCandidate } from "../../account/account-object";
 import { WRITES } from "../annotations";
 import { APP_LINK } from "../app";
 import { defineTool } from "../define";

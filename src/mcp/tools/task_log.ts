@@ -1,7 +1,7 @@
 /** @module task_log — the shape the three log tools share: validate, route by task id, append, answer in one line. */
 import type { z } from "zod";
 import type { Result } from "../../errors";
-import type { LogOutput, WorkflowObject } from "../../workflow/object";
+import type { LogOutput, WorkflowObject } from "../../workflow/workflow-object";
 import { WRITES } from "../annotations";
 import { notFound, taskStub } from "../context";
 import { defineTool, type ToolDefinition } from "../define";
