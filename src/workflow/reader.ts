@@ -7,19 +7,22 @@
  *   its subtasks), each entry with its own logs; bounded by count and by bytes.
  * - `rows`: the whole view's arrays (tasks by start, logs by creation) in pages, for the
  *   JSON export, which keeps the whole view's shape.
+ * - `files`: one list of one task's record (its added files, renames, line counts, overlaps…)
+ *   in pages: a task's view lists only its first files when it changed many (FilesChanged.more).
  *
  * Authorization is the whole view's: an account must own the workflow; a share link's reader
  * is let in by the token, re-checked here on every page (a link revoked mid-read stops it).
  */
-import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead, WorkflowView } from "../domain/view";
+import type { Reader, TaskEntry, TaskPage, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import { rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
+import { filesCursorAfter, filesPosition, rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
-import { notFoundError, type RecordKind, type RecordView, type TaskRow, taskView, type WorkflowRecords } from "./records";
+import { notFoundError, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
+import type { FileList, FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
 
 /** A page of one of the whole view's arrays. */
@@ -27,6 +30,12 @@ export interface RowsPage {
   rows: RecordView[];
   /** For pages of logs: the name of each task they belong to, by id. */
   task_names?: Record<string, string>;
+  next_cursor: string | null;
+}
+
+/** A page of one list of a task's record. */
+export interface FilesPage {
+  items: FileListItem[];
   next_cursor: string | null;
 }
 
@@ -44,6 +53,8 @@ type Slot = { id: string; depth: number; subtasks: number };
 
 /** What a row adds to an entry's JSON besides its text columns (keys, ids, times, quotes). */
 const ROW_OVERHEAD = 300;
+/** What a listed file adds to an entry besides its path (twice: most files are in two lists), roughly. */
+const FILE_ENTRY_OVERHEAD = 20;
 
 export class WorkflowReader {
   constructor(
@@ -102,13 +113,6 @@ export class WorkflowReader {
     return ok({ ...this.log.after(fromSeq, limit, LIMITS.READ_PAGE_BYTES), last_seq: this.log.lastSeq() });
   }
 
-  /** The whole workflow in one value: the owner and shared views still built whole (not the exports or the resource). */
-  wholeView(withEvents: boolean): WorkflowView {
-    const view: WorkflowView = { ...this.records.view(this.totals, this.log.lastSeq()), chain: this.log.chain() };
-    if (withEvents) view.events = this.log.after(0, Number.MAX_SAFE_INTEGER).events;
-    return view;
-  }
-
   /** Up to `limit` entries of the timeline after `cursor` (null: from the start), at most LIMITS.READ_PAGE_BYTES past the first. */
   async tasks(reader: Reader, cursor: string | null, limit: number): Promise<Result<TaskPage>> {
     const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit);
@@ -146,6 +150,22 @@ export class WorkflowReader {
     const page: RowsPage = { rows, next_cursor: more && last ? rowsCursorAfter(kind, last) : null };
     if (kind !== "tasks") page.task_names = this.taskNames(rows.map((row) => (row as { task_id: string }).task_id));
     return ok(page);
+  }
+
+  /** One list of a completed task's record after `cursor`, a page at a time (at most `limit` items, LIMITS.READ_PAGE_BYTES). */
+  async files(reader: Reader, taskId: string, list: FileList, cursor: string | null, limit: number): Promise<Result<FilesPage>> {
+    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit, LIMITS.FILE_PAGE_ITEMS);
+    if (refused) return refused;
+    try {
+      const after = cursor === null ? null : filesPosition(taskId, list, cursor);
+      const task = this.records.task(taskId);
+      if (!task) return notFoundError("task_id", taskId).toFailure();
+      const page = this.records.files.listPage(task, list, after, limit);
+      return ok({ items: page.items, next_cursor: page.after === null ? null : filesCursorAfter(taskId, list, page.after) });
+    } catch (error) {
+      if (error instanceof WaymarkError) return error.toFailure();
+      throw error;
+    }
   }
 
   /** Names of the tasks a page of logs belongs to (a log's reader shows them without reading the tasks). */
@@ -199,6 +219,7 @@ export class WorkflowReader {
       SELECT t.id, ${ROW_OVERHEAD} + length(t.name) + length(t.goal) + length(t.areas) + coalesce(length(t.outcome), 0)
         + coalesce(length(t.metadata), 0) + coalesce(length(t.files_changed), 0) + coalesce(length(t.verification), 0)
         + coalesce(length(t.repository), 0)
+        + coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM file_changes WHERE task_id = t.id AND ord < t.files_listed), 0)
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(question) + length(options) + length(chosen) + length(reasoning)
             + coalesce(length(trade_offs), 0)) FROM decisions WHERE task_id = t.id), 0)
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(description) + length(resolution)) FROM issues WHERE task_id = t.id), 0)
@@ -210,12 +231,14 @@ export class WorkflowReader {
 
   private entries(slots: Slot[]): TaskEntry[] {
     const ids = slots.map((slot) => slot.id);
-    const rows = new Map(this.records.tasksById(ids).map((row) => [row.id, row]));
+    const found = this.records.tasksById(ids);
+    const rows = new Map(found.map((row) => [row.id, row]));
+    const views = new Map(this.records.taskViews(found).map((view) => [view.id, view]));
     const logs = this.records.logsOf(ids);
     return slots.map((slot) => {
       const row = rows.get(slot.id);
-      if (!row) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
-      const task = taskView(row);
+      const task = views.get(slot.id);
+      if (!row || !task) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
       const own = logs.get(slot.id);
       return {
         task,
@@ -224,7 +247,7 @@ export class WorkflowReader {
         issues: own?.issues ?? [],
         milestones: own?.milestones ?? [],
         subtasks: slot.subtasks,
-        paths_in_subtasks: slot.subtasks > 0 ? this.pathsInSubtasks(row, task) : [],
+        paths_in_subtasks: slot.subtasks > 0 && task.files_changed ? this.records.files.pathsInSubtasks(row) : [],
       };
     });
   }
@@ -258,27 +281,6 @@ export class WorkflowReader {
     if (rows.length > 0) level.after = rows[rows.length - 1] ?? null;
   }
 
-  /** Of a parent's listed paths, those its subtasks (any depth) list too: its own files table leaves them to them. */
-  private pathsInSubtasks(row: TaskRow, task: TaskView): string[] {
-    if (!task.files_changed) return [];
-    return this.sql<{ path: string }>`
-      WITH RECURSIVE below(id) AS (
-        SELECT id FROM tasks WHERE parent_id = ${row.id}
-        UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
-      ),
-      listed(path) AS (
-        SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.added') j
-        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.modified') j
-        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.deleted') j
-      ),
-      own(path) AS (
-        SELECT value FROM json_each(${row.files_changed}, '$.added')
-        UNION SELECT value FROM json_each(${row.files_changed}, '$.modified')
-        UNION SELECT value FROM json_each(${row.files_changed}, '$.deleted')
-      )
-      SELECT path FROM own WHERE path IN (SELECT path FROM listed) ORDER BY path`.map((r) => r.path);
-  }
-
   private reviewItems(): WorkflowHead["review_items"] {
     const tasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1`[0]?.n;
     const issues = this.sql<{ n: number }>`SELECT count(*) AS n FROM issues WHERE requires_human_review = 1`[0]?.n;
@@ -298,7 +300,7 @@ export class WorkflowReader {
 
 const newLevel = (parent: string | null, after: Level["after"]): Level => ({ parent, after, queue: [], exhausted: false });
 
-function pageLimitProblem(limit: number): Result<never> | null {
-  if (Number.isInteger(limit) && limit >= 1 && limit <= LIMITS.READ_PAGE_ITEMS) return null;
-  return fail("INPUT_VALIDATION_ERROR", `limit: must be a whole number from 1 to ${LIMITS.READ_PAGE_ITEMS}`);
+function pageLimitProblem(limit: number, most: number = LIMITS.READ_PAGE_ITEMS): Result<never> | null {
+  if (Number.isInteger(limit) && limit >= 1 && limit <= most) return null;
+  return fail("INPUT_VALIDATION_ERROR", `limit: must be a whole number from 1 to ${most}`);
 }
