@@ -55,7 +55,7 @@ export const jsonBytes = (value: unknown) => utf8Length(JSON.stringify(value) ??
  * LIMITS.TRUNCATION_BYTES: directories past the bound are added into `other`, so the counts
  * still sum to `omitted`.
  */
-export function boundTruncation(truncated: Truncation | undefined): Truncation | undefined {
+function boundTruncation(truncated: Truncation | undefined): Truncation | undefined {
   if (!truncated) return undefined;
   let bytes = jsonBytes({ ...truncated, directories: [] });
   const directories: Truncation["directories"] = [];
@@ -72,7 +72,7 @@ export function boundTruncation(truncated: Truncation | undefined): Truncation |
 }
 
 /** A warning as kept: at most LIMITS.WARNING_CHARS characters. */
-export const clipWarning = (warning: string) =>
+const clipWarning = (warning: string) =>
   warning.length > LIMITS.WARNING_CHARS ? `${warning.slice(0, LIMITS.WARNING_CHARS - 1)}…` : warning;
 
 const MORE_WARNINGS = (n: number) => `… and ${n} more warning(s) not kept.`;

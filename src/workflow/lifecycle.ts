@@ -14,7 +14,7 @@ import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
 import type { Overlap, TaskElsewhere } from "../domain/overlap";
 import { endCommit, metricsProvenance } from "../domain/provenance";
-import { storedFiles, withWarning } from "../domain/stored-files";
+import { boundWarnings, storedFiles, withWarning } from "../domain/stored-files";
 import type { TaskView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, newTaskId } from "../ids";
@@ -133,8 +133,9 @@ export class TaskLifecycle {
       snapshot_type: input.snapshot?.type ?? "none",
       started_at: iso(w.now),
     };
-    // No helper at all, or what the helper said about its snapshot (a reason it could not observe, other tasks on the working tree).
-    const warnings = startWarnings(input.snapshot, ancestors);
+    // No helper at all, or what the helper said about its snapshot (a reason it could not observe, other tasks on the working tree);
+    // bounded like a task's warnings: the result is kept as the idempotency record.
+    const warnings = boundWarnings(startWarnings(input.snapshot, ancestors));
     if (warnings.length > 0) output.warnings = warnings;
     return output;
   }

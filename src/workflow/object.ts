@@ -50,10 +50,9 @@ import { Writer } from "./writer";
 
 export type { EventsPage } from "./event-log";
 export { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER } from "./live-feed";
-export type { FilesPage, RowsPage } from "./reader";
+export type { RowsPage } from "./reader";
 export type * from "./results";
 export type { ResumeInfo } from "./resume";
-export { FILE_LISTS, type FileList } from "./task-files";
 
 export class WorkflowObject extends DurableObject<Env> {
   private readonly sql: Sql;
