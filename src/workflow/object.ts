@@ -23,7 +23,7 @@ import type {
 } from "@waymark/protocol/tools";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { PathChange } from "../domain/changes";
-import type { Overlap, TaskElsewhere } from "../domain/overlap";
+import type { Overlap } from "../domain/overlap";
 import { expiryProblem } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
@@ -37,6 +37,7 @@ import { LiveFollowers } from "./followers";
 import { IdempotencyRecords, requestHash } from "./idempotency";
 import { type LogTable, TaskLifecycle } from "./lifecycle";
 import { LiveFeed } from "./live-feed";
+import { OtherWorkflows } from "./other-workflows";
 import { type FilesPage, type RowsPage, WorkflowReader } from "./reader";
 import { notFoundError, type RecordKind, type TaskRow, WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
@@ -69,6 +70,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly liveFeed: LiveFeed;
   private readonly reader: WorkflowReader;
   private readonly schema: LazySchema;
+  private readonly otherWorkflows: OtherWorkflows;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -97,6 +99,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.lifecycle = new TaskLifecycle(this.records, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
+    this.otherWorkflows = new OtherWorkflows(this.records, (id) => env.WORKFLOW.get(env.WORKFLOW.idFromName(id)));
     ctx.blockConcurrencyWhile(async () => schema.open());
   }
 
@@ -172,7 +175,7 @@ export class WorkflowObject extends DurableObject<Env> {
    * the write; after it, each of them records the overlap on its task too.
    */
   async completeTask(account: string, input: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
-    const elsewhere = await this.tasksElsewhere(account, input);
+    const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
     const completed = await this.writer.run(
       "complete_task",
       input,
@@ -180,7 +183,7 @@ export class WorkflowObject extends DurableObject<Env> {
       (task, w) => this.lifecycle.complete(task, input, w, elsewhere),
       { enforceQuota: false },
     );
-    if (completed.ok && elsewhere.length > 0) await this.reportElsewhere(account, completed.value.task_id);
+    if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);
     return completed;
   }
 
@@ -393,57 +396,6 @@ export class WorkflowObject extends DurableObject<Env> {
 
   private readable(account: string): boolean {
     return this.records.identity()?.account === account;
-  }
-
-  /**
-   * The tasks of other workflows that complete_task's helper data names as open on the same
-   * working tree and completed, with their changes to the files it says both changed; tasks of
-   * workflows this account does not own answer nothing.
-   */
-  private async tasksElsewhere(account: string, input: CompleteTaskInput): Promise<TaskElsewhere[]> {
-    const own = this.records.identity();
-    const changes = input.changes;
-    if (!own || own.account !== account || !changes || changes.type === "unavailable") return [];
-    const named = (changes.concurrent ?? []).flatMap((task) => {
-      const workflowId = workflowOfTask(task.task_id);
-      const paths = task.shared_paths ?? [];
-      return workflowId && workflowId !== own.id && task.completed_at !== null && paths.length > 0 ? [{ task, workflowId, paths }] : [];
-    });
-    const found = await Promise.all(
-      named.map(async ({ task, workflowId, paths }) => {
-        const answer = await this.workflowStub(workflowId)
-          .changesOf(account, task.task_id, paths)
-          .catch(() => null);
-        return answer?.ok ? [{ task_id: task.task_id, workflow_id: workflowId, changes: answer.value }] : [];
-      }),
-    );
-    return found.flat();
-  }
-
-  /** After a task completed: each task of another workflow it overlapped with records the overlap too. */
-  private async reportElsewhere(account: string, taskId: string): Promise<void> {
-    const own = this.records.identity();
-    if (!own) return;
-    const byTask = new Map<string, Overlap[]>();
-    for (const overlap of this.records.files.overlapsElsewhere(taskId)) {
-      const mirrored = byTask.get(overlap.task_id) ?? [];
-      mirrored.push({ path: overlap.path, task_id: taskId, same_change: overlap.same_change, workflow_id: own.id });
-      byTask.set(overlap.task_id, mirrored);
-    }
-    await Promise.all(
-      [...byTask].map(async ([otherId, overlaps]) => {
-        const workflowId = workflowOfTask(otherId);
-        if (!workflowId) return;
-        const answer = await this.workflowStub(workflowId)
-          .overlapsFromElsewhere(account, otherId, overlaps)
-          .catch((error: unknown) => fail("INTERNAL", String(error)));
-        if (!answer.ok) console.error(`overlap not recorded on ${otherId}: ${answer.code}: ${answer.message}`);
-      }),
-    );
-  }
-
-  private workflowStub(workflowId: string): DurableObjectStub<WorkflowObject> {
-    return this.env.WORKFLOW.get(this.env.WORKFLOW.idFromName(workflowId));
   }
 
   /** One alarm serves both timers: a link's expiry and an account push retry; the earliest wins. */

@@ -227,19 +227,25 @@ describe("what git hides or converts", () => {
     expect(listed(await complete(client, task))).toEqual(["M b.txt"]);
   }, 60_000);
 
-  it("a clean filter from the user's (trusted) config, core.fileMode=false: files committed as they were at start are not listed", async () => {
+  it("a clean filter from the user's (trusted) config, core.fileMode=false, core.symlinks=false: files committed as they were at start are not listed", async () => {
     const globalConfig = join(tempDir(), "gitconfig");
     writeFileSync(globalConfig, '[filter "upper"]\n\tclean = tr a-z A-Z\n\tsmudge = cat\n');
     const env = { GIT_CONFIG_GLOBAL: globalConfig };
     const repo = Repo.init().write(".gitattributes", "*.up filter=upper\n").write("x.up", "base\n").write("run.sh", "#!/bin/sh\n");
+    repo.write("target.txt", "t\n").symlink("link", "target.txt");
     repo.gitWith(env, "add", "-A");
     repo.gitWith(env, "commit", "-q", "-m", "base");
     repo.git("config", "core.fileMode", "false");
+    // A link checked out as a plain file holding its target, then retargeted before the task.
+    repo.git("config", "core.symlinks", "false");
+    repo.remove("link");
+    repo.git("checkout", "--", "link");
+    repo.write("link", "other.txt");
     repo.write("x.up", "dirty at start\n").write("new.up", "untracked at start\n").chmod("run.sh", 0o755);
     const client = await agent(repo.dir, tempDir("waymark-cache-"), env);
     const { workflow_id } = await startWorkflow(client, "Filters");
     const task = await startTask(client, workflow_id, "commit as is");
-    repo.gitWith(env, "add", "x.up", "new.up", "run.sh");
+    repo.gitWith(env, "add", "x.up", "new.up", "run.sh", "link");
     repo.gitWith(env, "commit", "-q", "-m", "as is");
     repo.write("edited.up", "new during the task\n");
     expect(listed(await complete(client, task))).toEqual(["A edited.up"]);
