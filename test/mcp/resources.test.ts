@@ -36,6 +36,7 @@ describe("MCP resources", () => {
     expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual([
       "waymark://workflows/{id}",
       "waymark://workflows/{id}/events{?from_seq,limit}",
+      "waymark://workflows/{id}/tasks/{task_id}/files/{list}{?cursor}",
       "waymark://workflows/{id}/{kind}{?cursor}",
     ]);
   });

@@ -281,6 +281,22 @@ describe("every read of it answers", () => {
     const resource = (await client.readResource({ uri: `waymark://workflows/${workflowId}` })).contents[0] as { text: string };
     const view = JSON.parse(resource.text) as { tasks: { files_changed: Listed | null }[] };
     expect(view.tasks.filter((t) => (t.files_changed?.more ?? 0) > 0)).toHaveLength(3);
+    // The task's file pages, followed from the first: every file, in the record's order.
+    const added: string[] = [];
+    let pages = 0;
+    for (let next: string | null = `waymark://workflows/${workflowId}/tasks/${tasks.ceilings?.id}/files/added`; next; pages++) {
+      const page = JSON.parse(((await client.readResource({ uri: next })).contents[0] as { text: string }).text) as {
+        added: string[];
+        next: string | null;
+      };
+      added.push(...page.added);
+      next = page.next;
+    }
+    expect(added).toEqual(tasks.ceilings?.paths);
+    expect(pages).toBe(WIRE_LIMITS.HELPER_LIST_ENTRIES / LIMITS.FILE_PAGE_ITEMS);
+    await expect(
+      client.readResource({ uri: `waymark://workflows/${workflowId}/tasks/${tasks.ceilings?.id}/files/everything` }),
+    ).rejects.toThrow(/list: must be one of added, modified/);
   }, 60_000);
 
   it("no stored value, bound or row comes near the 2 MB SQLite takes", async () => {
