@@ -259,6 +259,29 @@ export class TaskFiles {
     return views;
   }
 
+  /**
+   * One completed task's files_changed and verification listing only its files `from` to
+   * `from + count - 1` in path order (a page of the task's files page); `more` counts the files
+   * after them. Overlaps and the unexpected-file count are those of the task's view.
+   */
+  window(task: TaskFilesColumns, from: number, count: number): { files_changed: FilesChanged; verification: Verification | null } | null {
+    const view = this.views([task]).get(task.id);
+    if (!view) return null;
+    if (task.files_count === null) return windowOfWholeLists(view, from, count);
+    const rows = this.sql<FileRowSql>`
+      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit
+      FROM file_changes WHERE task_id = ${task.id} AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
+    const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
+    const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
+    const overlaps = view.verification?.overlapping ?? [];
+    const unlisted: Unlisted = {
+      files: Math.max(0, task.files_count - from - rows.length),
+      unexpectedFiles: 0,
+      overlapping: view.verification?.more?.overlapping ?? 0,
+    };
+    return viewOfStoredFiles(filesJson, verificationJson, rows, overlaps, unlisted);
+  }
+
   /** A task completed before files were rows: its whole lists as stored, with overlaps later tasks added as rows. */
   private legacyView(task: TaskFilesColumns, recorded: { rows: Overlap[]; total: number }) {
     const files_changed = JSON.parse(task.files_changed as string) as FilesChanged;
@@ -353,4 +376,32 @@ export class TaskFiles {
         AND EXISTS (SELECT 1 FROM below JOIN file_changes c ON c.task_id = below.id AND c.path = own.path)
       ORDER BY own.path`.map((r) => r.path);
   }
+}
+
+/** A window of whole lists (a task completed before files were rows): the files `from` … in path order, each list kept to them. */
+function windowOfWholeLists(
+  view: { files_changed: FilesChanged; verification: Verification | null },
+  from: number,
+  count: number,
+): { files_changed: FilesChanged; verification: Verification | null } {
+  const f = view.files_changed;
+  const all = [...f.added, ...f.modified, ...f.deleted].sort();
+  const kept = new Set(all.slice(from, from + count));
+  const files_changed: FilesChanged = {
+    ...f,
+    added: f.added.filter((p) => kept.has(p)),
+    modified: f.modified.filter((p) => kept.has(p)),
+    deleted: f.deleted.filter((p) => kept.has(p)),
+    renamed: f.renamed.filter((r) => kept.has(r.from)),
+    uncommitted: f.uncommitted.filter((p) => kept.has(p)),
+  };
+  if (f.lines) files_changed.lines = f.lines.filter((line) => kept.has(line.path));
+  if (f.not_by_agent_tools) files_changed.not_by_agent_tools = f.not_by_agent_tools.filter((p) => kept.has(p));
+  const after = all.length - from - kept.size;
+  if (after > 0) files_changed.more = after;
+  const verification = view.verification && {
+    ...view.verification,
+    unexpected_files: view.verification.unexpected_files.filter((p) => kept.has(p)),
+  };
+  return { files_changed, verification };
 }
