@@ -200,7 +200,7 @@ describe("sizes: a task is always completable", () => {
     for (let next: string | null = `${share_url}/files/${task}`; next; pages++) {
       const page = await (await fetch(next)).text();
       rows += page.match(/<tr class="file/g)?.length ?? 0;
-      const link = /<a href="([^"]+)">Next files<\/a>/.exec(page)?.[1];
+      const link: string | undefined = /<a href="([^"]+)">Next files<\/a>/.exec(page)?.[1];
       next = link ? new URL(link.replaceAll("&amp;", "&"), share_url).href : null;
     }
     expect(rows).toBe(sent);
