@@ -71,6 +71,33 @@ export const LIMITS = {
   // past its first entry (one entry always fits, so a page is at most one entry over).
   READ_PAGE_ITEMS: 200,
   READ_PAGE_BYTES: 1024 * 1024,
+  // A task's file lists, read a page at a time (the JSON export, the task's file pages): entries
+  // per page, within READ_PAGE_BYTES too. Larger than READ_PAGE_ITEMS: entries are single paths.
+  FILE_PAGE_ITEMS: 2000,
+  // ── Stored values. Durable Object SQLite refuses any string, blob or row over 2 MB, bound
+  // parameters included (SQLITE_TOOBIG), and a refused write fails every retry the same way. So
+  // nothing the objects store or bind grows with a task's size; each value's bound follows. ──
+  // What one stored or bound value may take (the platform's limit): storage/sql refuses anything
+  // larger with a message naming it, before SQLite does. Every bound below keeps values well under.
+  STORED_VALUE_BYTES: 2_000_000,
+  // A list bound into one statement (a JSON array read with json_each: snapshot entries, file rows,
+  // path index rows) is cut into chunks of at most this many bytes, one statement each.
+  STATEMENT_CHUNK_BYTES: 256 * 1024,
+  // A task's files as one value shows them (its events, complete_task's result and its idempotent
+  // replay, get_workflow, timeline and export rows): the first files in path order whose entries in
+  // all lists take at most this; the record keeps every file as a row (`files_changed.more` counts
+  // the rest): about a thousand files of ordinary paths. With the largest agent text (~0.9 MB of
+  // outcome, metadata and goal at 3 bytes a character), 200 commits (~0.13 MB), and the warnings,
+  // overlaps and truncation summary below at their bounds, a task's event stays under 1.6 MB.
+  VIEW_FILE_BYTES: 256 * 1024,
+  // Overlaps with concurrent tasks in one value (the rest are rows too, `verification.more`).
+  VIEW_OVERLAP_BYTES: 32 * 1024,
+  // Warnings kept per task, and the characters of each: a later task's overlap adds one each time.
+  TASK_WARNINGS: 30,
+  WARNING_CHARS: 1000,
+  // The helper's per-directory summary of a list too large to send, as stored: directories past
+  // this many bytes (paths of up to PATH_BYTES each) are counted in its `other`.
+  TRUNCATION_BYTES: 64 * 1024,
   // What one request of a workflow page (or its live blocks) renders: tasks of the timeline per
   // page (the rest are on the next pages), files listed per task (the rest on the task's files
   // page, FILES_PAGE rows at a time), and the rendered blocks each Worker isolate keeps for

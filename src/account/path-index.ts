@@ -10,6 +10,7 @@
 import { encodePathBytes, isEscapedPath } from "@waymark/protocol/paths";
 import type { PathEntry } from "../domain/path-entries";
 import { LIMITS } from "../limits";
+import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 
 /** A match: the path, and the task that changed it. */
@@ -45,12 +46,14 @@ export class PathIndex {
     // Every entry counts against the bound, as if each one were new (replays included).
     const batch = entries.slice(0, Math.max(0, LIMITS.PATHS_PER_WORKFLOW - stored));
     if (batch.length === 0) return;
-    // One statement for the whole batch: a statement per path cost about 0.1 ms each, 12 ms for a 100-file task.
-    const rows = JSON.stringify(batch.map((e) => [e.path, e.task_id, e.task_name, e.status, e.at]));
-    this.sql`
-      INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
-      SELECT value ->> 0, ${workflowId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows}) WHERE true
-      ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name`;
+    // A statement per chunk, not per path (a statement per path cost about 0.1 ms each, 12 ms for a
+    // 100-file task); chunks keep each bound list far below SQLite's 2 MB per value.
+    for (const chunk of jsonChunks(batch.map((e) => [e.path, e.task_id, e.task_name, e.status, e.at]))) {
+      this.sql`
+        INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
+        SELECT value ->> 0, ${workflowId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
+        ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name`;
+    }
   }
 
   /**

@@ -19,7 +19,14 @@ import {
   summarizeChanges,
   type Truncation,
 } from "./changes";
-import { attributeOverlaps, type CompletedTaskChanges, type TaskWindow } from "./overlap";
+import {
+  attributeOverlaps,
+  type CompletedTaskChanges,
+  compareOverlaps,
+  overlapsElsewhere,
+  type TaskElsewhere,
+  type TaskWindow,
+} from "./overlap";
 import { filesProvenance } from "./provenance";
 import type { Verification } from "./view";
 
@@ -34,6 +41,12 @@ export interface AttributionInput {
   concurrent: readonly CompletedTaskChanges[];
   /** Ids of its subtasks at any depth: with its ancestors (in `task`), never a concurrent task. */
   descendants?: readonly string[];
+  /**
+   * Tasks of other workflows the helper saw open on the same working tree, with their changes
+   * to the files it says both changed: overlaps reported with the rest, never taken off this
+   * task's list (each workflow keeps its own record).
+   */
+  elsewhere?: readonly TaskElsewhere[];
   manualReview?: { needed: boolean; reason?: string };
 }
 
@@ -72,12 +85,14 @@ export function attributeTask(input: AttributionInput): Attribution {
     const attributed = attributeOverlaps({ window: input.task, changes }, input.concurrent);
     changes = attributed.kept;
     if (attributed.overlaps.length > 0) {
-      overlapping = attributed.overlaps;
       const others = [...new Set(attributed.overlaps.map((o) => o.task_id))].join(", ");
       warnings.push(
         `${attributed.overlaps.length} file(s) also changed by concurrently open task(s) ${others}; identical changes are attributed once, to the task that completed first.`,
       );
     }
+    const elsewhere = overlapsElsewhere(changes, input.elsewhere ?? []);
+    const all = elsewhere.length > 0 ? [...attributed.overlaps, ...elsewhere].sort(compareOverlaps) : attributed.overlaps;
+    if (all.length > 0) overlapping = all;
   } else {
     warnings.push(NO_HELPER_DATA_WARNING);
   }

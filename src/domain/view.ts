@@ -77,6 +77,11 @@ export interface Verification {
   unexpected_files: string[];
   warnings: string[];
   overlapping?: Overlap[];
+  /**
+   * Entries of these lists the record holds beyond this value (see FilesChanged.more):
+   * unexpected files among the files not listed, overlaps past LIMITS.VIEW_OVERLAP_BYTES.
+   */
+  more?: { unexpected_files?: number; overlapping?: number };
 }
 
 export interface TaskView {

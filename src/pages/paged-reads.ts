@@ -8,11 +8,12 @@
 import type { Reader, TaskEntry, TaskPage, WorkflowEvent } from "../domain/view";
 import type { ErrorCode, Result } from "../errors";
 import { LIMITS } from "../limits";
-import type { RowsPage } from "../workflow/reader";
+import type { FilesPage, RowsPage } from "../workflow/reader";
 import type { RecordKind, RecordView } from "../workflow/records";
+import type { FileList, FileListItem } from "../workflow/task-files";
 import type { WorkflowObject } from "../workflow/workflow-object";
 
-type Stub = Pick<DurableObjectStub<WorkflowObject>, "readTasks" | "readRows" | "events">;
+type Stub = Pick<DurableObjectStub<WorkflowObject>, "readTasks" | "readRows" | "readFiles" | "events">;
 
 export class PagedReadError extends Error {
   constructor(
@@ -87,4 +88,14 @@ export async function* eventRange(
     if (page.events.length === 0) return;
     after = page.next_seq;
   }
+}
+
+/** One list of a task's record (FilesChanged.more: a task's view names only its first files), one item at a time. */
+export async function* fileItems(stub: Stub, reader: Reader, taskId: string, list: FileList): AsyncGenerator<FileListItem> {
+  let cursor: string | null = null;
+  do {
+    const page: FilesPage = unwrap(await stub.readFiles(reader, taskId, list, cursor, LIMITS.FILE_PAGE_ITEMS));
+    yield* page.items;
+    cursor = page.next_cursor;
+  } while (cursor !== null);
 }

@@ -58,7 +58,7 @@ export interface TaskCard {
 function summaryFacts(card: TaskCard, files: TaskFiles): Html {
   const t = card.task;
   const f = t.files_changed;
-  const own = files.rows.length + files.omitted + card.filesUnlisted;
+  const own = files.rows.length + files.omitted + files.unlisted + card.filesUnlisted;
   const duration = t.duration_seconds !== null ? formatDuration(t.duration_seconds) || "0s" : null;
   const facts: (Html | string)[] = [];
   if (duration) facts.push(html`<span class="fact">${duration}</span>`);

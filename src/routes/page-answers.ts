@@ -62,7 +62,7 @@ export async function answerFilesPage(
   base: string,
   from: number,
 ): Promise<Response> {
-  const task = await stub.readTask(reader, c.req.param("taskId") ?? "");
+  const task = await stub.readTask(reader, c.req.param("taskId") ?? "", from);
   if (!task.ok) return c.text(`${task.code}: ${task.message}`, task.code === "UNAUTHORIZED" ? 410 : 404);
   return c.body(revealBidiControls(renderFilesPage(nonceOf(c), head, task.value, base, from)), 200, HTML);
 }

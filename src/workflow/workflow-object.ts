@@ -3,12 +3,13 @@
  * One workflow: its tasks, logs, file changes and event log, in this Durable Object's SQLite.
  *
  * A thin facade: every public method is an RPC entry point (its signature is the contract the
- * MCP layer and the pages call), delegating to collaborators that take the object's `sql`:
- * records, the event log, idempotency, totals and quotas, followers, share links, the account
- * outbox and the paged reader. Every method checks that the caller's account owns the
- * workflow first, idempotent replays included (NOT_FOUND otherwise: ids of other accounts
- * reveal nothing); share-link readers get in only by a token checked here. Every write goes
- * through workflow/writer (no await between a commit and its broadcast).
+ * MCP layer, the pages and other workflow objects call), delegating to collaborators that take
+ * the object's `sql`: records (with a task's files), the lifecycle rules, the event log,
+ * idempotency, totals and quotas, followers, share links, the account outbox and the paged
+ * reader. Every method checks that the caller's account owns the workflow first, idempotent
+ * replays included (NOT_FOUND otherwise: ids of other accounts reveal nothing); share-link
+ * readers get in only by a token checked here. Every write goes through workflow/writer (no
+ * await between a commit and its broadcast).
  */
 import { DurableObject } from "cloudflare:workers";
 import type {
@@ -20,11 +21,13 @@ import type {
   StartTaskInput,
   StartWorkflowInput,
 } from "@waymark/protocol/tools";
-import { expiryProblem, type ShareInfo, type ShareStatus } from "../domain/share-status";
-import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead, WorkflowSummary, WorkflowView } from "../domain/view";
-import { fail, ok, type Result, WaymarkError } from "../errors";
-import { newRowId, workflowOfTask } from "../ids";
-import { LIMITS } from "../limits";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
+import type { PathChange } from "../domain/changes";
+import type { Overlap } from "../domain/overlap";
+import { expiryProblem, type ShareInfo } from "../domain/share-status";
+import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
+import { fail, ok, type Result } from "../errors";
+import { workflowOfTask } from "../ids";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
@@ -34,14 +37,17 @@ import { LiveFollowers } from "./followers";
 import { IdempotencyRecords, requestHash } from "./idempotency";
 import { type LogTable, TaskLifecycle } from "./lifecycle";
 import { LiveFeed } from "./live-feed";
-import { type RowsPage, WorkflowReader } from "./reader";
-import { iso, notFoundError, type RecordKind, type TaskRow, taskView, WorkflowRecords, type WorkflowRow } from "./records";
+import { OtherWorkflows } from "./other-workflows";
+import { type FilesPage, type RowsPage, WorkflowReader } from "./reader";
+import { notFoundError, type RecordKind, type TaskRow, WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import { type ResumeInfo, resumeInfo } from "./resume";
 import { type ShareAction, ShareLinks } from "./share";
+import type { FileList } from "./task-files";
 import { accountQuotaFailure, RunningTotals } from "./totals";
 import { WORKFLOW_MIGRATIONS } from "./workflow-schema";
-import { Writer, type WriteScope } from "./writer";
+import type { WriteScope } from "./write-scope";
+import { Writer } from "./writer";
 
 export type { EventsPage } from "./event-log";
 export { CLIENT_HEADER, MCP_ACCOUNT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER } from "./live-feed";
@@ -64,6 +70,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly liveFeed: LiveFeed;
   private readonly reader: WorkflowReader;
   private readonly schema: LazySchema;
+  private readonly otherWorkflows: OtherWorkflows;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -89,9 +96,10 @@ export class WorkflowObject extends DurableObject<Env> {
       (now) => this.feedback.takeDigest(() => this.records.identity()?.id ?? "", now),
       [this.log, this.totals, this.feedback],
     );
-    this.lifecycle = new TaskLifecycle(this.sql, this.records, this.totals);
+    this.lifecycle = new TaskLifecycle(this.records, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
+    this.otherWorkflows = new OtherWorkflows(this.records, (id) => env.WORKFLOW.get(env.WORKFLOW.idFromName(id)));
     ctx.blockConcurrencyWhile(async () => schema.open());
   }
 
@@ -148,60 +156,35 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   async logDecision(account: string, input: LogDecisionInput): Promise<Result<LogOutput>> {
-    return this.logOnTask(account, "log_decision", "decisions", input, (task, w) => {
-      const id = newRowId("dc");
-      const decision = this.records.insertDecision(id, task.id, input, w.now);
-      this.totals.decisionLogged();
-      if (decision) w.emit("decision.logged", task.id, decision);
-      return { id, task_id: task.id };
-    });
+    return this.logOnTask(account, "log_decision", "decisions", input, (task, w) => this.lifecycle.logDecision(task, input, w));
   }
 
   async logIssue(account: string, input: LogIssueInput): Promise<Result<LogOutput>> {
-    return this.logOnTask(account, "log_issue", "issues", input, (task, w) => {
-      const id = newRowId("is");
-      const issue = this.records.insertIssue(id, task.id, input, w.now);
-      this.totals.issueLogged(input.requires_human_review === true);
-      if (issue) w.emit("issue.logged", task.id, issue);
-      return { id, task_id: task.id };
-    });
+    return this.logOnTask(account, "log_issue", "issues", input, (task, w) => this.lifecycle.logIssue(task, input, w));
   }
 
   async logMilestone(account: string, input: LogMilestoneInput): Promise<Result<LogOutput>> {
-    return this.logOnTask(account, "log_milestone", "milestones", input, (task, w, earlier) => {
-      const id = newRowId("ms");
-      const milestone = this.records.insertMilestone(id, task.id, input, w.now);
-      if (milestone) w.emit("milestone.logged", task.id, milestone);
-      const count = earlier + 1;
-      const output: LogOutput = { id, task_id: task.id };
-      if (count > LIMITS.MILESTONES_ADVISED) {
-        output.warnings = [`${count} milestones on this task; the protocol advises at most ${LIMITS.MILESTONES_ADVISED}.`];
-      }
-      return output;
-    });
+    return this.logOnTask(account, "log_milestone", "milestones", input, (task, w, earlier) =>
+      this.lifecycle.logMilestone(task, input, w, earlier),
+    );
   }
 
+  /**
+   * Completing a task whose helper saw tasks of other workflows open on the same working tree
+   * asks those workflows (the same account's) for their changes to the files both changed, before
+   * the write; after it, each of them records the overlap on its task too.
+   */
   async completeTask(account: string, input: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
-    return this.writer.run(
+    const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
+    const completed = await this.writer.run(
       "complete_task",
       input,
       () => this.ownedTask(account, input.task_id),
-      (task, w) => {
-        if (task.status !== "in_progress") {
-          throw new WaymarkError(
-            "CONFLICT",
-            `task_id: task ${task.id} was already completed (${task.status}) at ${task.completed_at === null ? "?" : iso(task.completed_at)}; retry with the same idempotency_key to get the first result`,
-          );
-        }
-        const openChildren = this.records.openChildren(task.id);
-        if (openChildren.length > 0) {
-          const names = openChildren.map((c) => `${c.id} (${c.name})`).join(", ");
-          throw new WaymarkError("CONFLICT", `task_id: subtasks still open: ${names}; complete them first`);
-        }
-        return this.lifecycle.complete(task, input, w);
-      },
+      (task, w) => this.lifecycle.complete(task, input, w, elsewhere),
       { enforceQuota: false },
     );
+    if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);
+    return completed;
   }
 
   async completeWorkflow(account: string, input: CompleteWorkflowInput): Promise<Result<CompleteWorkflowOutput>> {
@@ -214,18 +197,35 @@ export class WorkflowObject extends DurableObject<Env> {
     );
   }
 
+  // ── RPC: between workflows on one working tree ───────────────────────────
+
+  /** Of a completed task of this workflow, its changes to `paths` (another workflow's task overlapped with it). */
+  async changesOf(account: string, taskId: string, paths: readonly string[]): Promise<Result<PathChange[]>> {
+    const task = this.owns(account, taskId) ? this.records.task(taskId) : null;
+    if (!task || task.status === "in_progress") return notFoundError("task_id", taskId).toFailure();
+    return ok(this.records.files.changesTo(taskId, paths.slice(0, WIRE_LIMITS.SHARED_PATHS)));
+  }
+
+  /** A task of another workflow that completed later overlapped with this workflow's `taskId`: recorded on it too. */
+  async overlapsFromElsewhere(account: string, taskId: string, overlaps: readonly Overlap[]): Promise<Result<{ recorded: boolean }>> {
+    const from = overlaps[0]?.workflow_id;
+    const own = this.records.identity()?.id;
+    const valid = overlaps.every((o) => o.workflow_id === from && o.task_id === overlaps[0]?.task_id && workflowOfTask(o.task_id) === from);
+    if (from === undefined || from === own || !valid)
+      return fail("INPUT_VALIDATION_ERROR", "overlaps: must name one task of another workflow");
+    return this.writer.run(
+      "overlaps_from_elsewhere",
+      {},
+      () => this.ownedTask(account, taskId),
+      (task, w) => {
+        this.lifecycle.overlapsFromElsewhere(task, overlaps.slice(0, WIRE_LIMITS.SHARED_PATHS), w);
+        return { recorded: true };
+      },
+      { enforceQuota: false, deliverFeedback: false },
+    );
+  }
+
   // ── RPC: reads ────────────────────────────────────────────────────────────
-
-  /** The whole workflow, chain head and (`withEvents`) whole log in memory: prefer the paged reads. Null: a share link's reader. */
-  async view(account: string | null, withEvents = false): Promise<Result<WorkflowView>> {
-    if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok(this.reader.wholeView(withEvents));
-  }
-
-  async summary(account: string | null): Promise<Result<WorkflowSummary>> {
-    if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok(this.records.summary(this.totals));
-  }
 
   /** What an agent needs after losing its context: open tasks, recent logs, next steps, and all feedback (delivered from then on). */
   async resume(account: string, recent: number): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
@@ -237,10 +237,10 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok({ ...info, feedback });
   }
 
-  /** One task in full: outcome, files changed, verification. */
+  /** One task: outcome, files changed (the first files when there are many: `files_changed.more`), verification. */
   async task(account: string, taskId: string): Promise<Result<TaskView>> {
     const task = this.readable(account) ? this.records.task(taskId) : null;
-    return task ? ok(taskView(task)) : notFoundError("task_id", taskId).toFailure();
+    return task ? ok(this.records.taskView(task)) : notFoundError("task_id", taskId).toFailure();
   }
 
   // Paged reads (workflow/reader): what exports, resources and pages stream from, a bounded page at a time.
@@ -258,14 +258,19 @@ export class WorkflowObject extends DurableObject<Env> {
     return this.reader.tasks(reader, cursor, limit, filesPerTask);
   }
 
-  /** One task in full for any reader (a page's list of one task's files). */
-  async readTask(reader: Reader, taskId: string): Promise<Result<TaskView>> {
-    return this.reader.task(reader, taskId);
+  /** One task for any reader; with `fromFile`, its files from that one on, LIMITS.FILES_PAGE of them (a page of its files page). */
+  async readTask(reader: Reader, taskId: string, fromFile?: number): Promise<Result<TaskView>> {
+    return this.reader.task(reader, taskId, fromFile);
   }
 
   /** One of the whole view's arrays in the whole view's order, a bounded page at a time (the JSON export). */
   async readRows(reader: Reader, kind: RecordKind, cursor: string | null, limit: number): Promise<Result<RowsPage>> {
     return this.reader.rows(reader, kind, cursor, limit);
+  }
+
+  /** One list of a completed task's record (added, renamed, lines, overlapping, …) after `cursor`: at most `limit` items and LIMITS.READ_PAGE_BYTES. */
+  async readFiles(reader: Reader, taskId: string, list: FileList, cursor: string | null, limit: number): Promise<Result<FilesPage>> {
+    return this.reader.files(reader, taskId, list, cursor, limit);
   }
 
   /** Events with seq > fromSeq, oldest first: at most `limit` and LIMITS.READ_PAGE_BYTES. Null: a share link's reader, already checked. */
@@ -286,14 +291,6 @@ export class WorkflowObject extends DurableObject<Env> {
     );
   }
 
-  /** The whole workflow with its feedback and the state of its share link (never created here), for the owner view. */
-  async ownerView(account: string, withEvents = false): Promise<Result<WorkflowView & { feedback: FeedbackView[]; share: ShareInfo }>> {
-    if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    const share = await this.shareLinks.info();
-    // Read after the only await, so the view is one state.
-    return ok({ ...this.reader.wholeView(withEvents), feedback: this.feedback.list(), share });
-  }
-
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
   async takeFeedback(account: string): Promise<FeedbackDigest | null> {
     const workflow = this.records.identity();
@@ -304,12 +301,6 @@ export class WorkflowObject extends DurableObject<Env> {
       this.feedback.forgetUncommitted();
       throw error;
     }
-  }
-
-  /** Waits until the account index has every event (tests and tools that read the index right after a write). */
-  async flushAccount(): Promise<void> {
-    await this.outbox.flush();
-    this.outbox.saveAck();
   }
 
   // ── Live followers (WebSocket hibernation) ───────────────────────────────
@@ -358,19 +349,9 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok(await this.shareChanged(workflow.id, account));
   }
 
-  /** The whole workflow for a share-link reader, or why not ("revoked"/"expired" → the page says "no longer shared"). */
-  async sharedView(
-    token: string,
-    withEvents = false,
-  ): Promise<{ status: ShareStatus | "not_found"; view: (WorkflowView & { feedback: FeedbackView[] }) | null }> {
-    const status = await this.shareLinks.check(token);
-    if (status !== "active") return { status, view: null };
-    // The reviewers' answers are part of the record a link shares.
-    return { status, view: { ...this.reader.wholeView(withEvents), feedback: this.feedback.list() } };
-  }
-
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
   async alarm(): Promise<void> {
+    this.outbox.backstopFired();
     if ((await this.shareLinks.info()).status !== "active") this.followers.closeAll(4410, "no longer shared");
     if (this.outbox.pending()) await this.outbox.flush();
     this.outbox.saveAck();
@@ -421,9 +402,8 @@ export class WorkflowObject extends DurableObject<Env> {
     return workflow !== null && workflow.account === account && workflowOfTask(taskId) === workflow.id;
   }
 
-  private readable(account: string | null): boolean {
-    const workflow = this.records.identity();
-    return workflow !== null && (account === null || workflow.account === account);
+  private readable(account: string): boolean {
+    return this.records.identity()?.account === account;
   }
 
   /** One alarm serves both timers: a link's expiry and an account push retry; the earliest wins. */

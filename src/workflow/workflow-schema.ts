@@ -228,4 +228,33 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
         BEGIN UPDATE workflow SET updated_at = NEW.at; END`,
     ],
   },
+  // A task's files stay rows, never one value (SQLite refuses any value over 2 MB): each
+  // file_changes row carries its place in path order and its mark in every list (rename partner,
+  // line counts, touched by the agent's tools); overlaps with concurrent tasks get rows of their
+  // own; tasks keep how many files they changed and how many of the first a single value lists.
+  // Tasks completed before keep their whole lists as JSON (files_count NULL) and are read as before.
+  {
+    version: 12,
+    statements: [
+      "ALTER TABLE file_changes ADD COLUMN ord INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN renamed_to TEXT",
+      "ALTER TABLE file_changes ADD COLUMN lines_added INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_removed INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_binary INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN agent_edit INTEGER",
+      "CREATE INDEX file_changes_order ON file_changes(task_id, ord)",
+      `CREATE TABLE task_overlaps (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        ord INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        other_task_id TEXT NOT NULL,
+        same_change INTEGER NOT NULL,
+        other_workflow_id TEXT,
+        PRIMARY KEY (task_id, ord),
+        UNIQUE (task_id, path, other_task_id)
+      )`,
+      "ALTER TABLE tasks ADD COLUMN files_count INTEGER",
+      "ALTER TABLE tasks ADD COLUMN files_listed INTEGER",
+    ],
+  },
 ];

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
-import { connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { accountIndexed, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -193,7 +193,7 @@ describe("deliveries", () => {
       body: "Add a down migration",
     });
     expect(added.ok).toBe(true);
-    await stub.flushAccount();
+    await accountIndexed(wf.workflow_id);
     await until(() => recorded.length >= 4, "4 deliveries");
     await new Promise((r) => setTimeout(r, 100));
 

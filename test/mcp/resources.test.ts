@@ -37,6 +37,7 @@ describe("MCP resources", () => {
       "waymark://review/{id}",
       "waymark://workflows/{id}",
       "waymark://workflows/{id}/events{?from_seq,limit}",
+      "waymark://workflows/{id}/tasks/{task_id}/files/{list}{?cursor}",
       "waymark://workflows/{id}/{kind}{?cursor}",
     ]);
   });

@@ -53,7 +53,8 @@ describe("line counts and commits from the helper, on complete_task, the page an
       changes: changes(REVIEW),
     });
     const files = done.files_changed as Record<string, unknown>;
-    expect(files.lines).toEqual([REVIEW.lines[0], REVIEW.lines[1]]);
+    // Kept for the files credited, in path order like every list of files_changed.
+    expect(files.lines).toEqual([REVIEW.lines[1], REVIEW.lines[0]]);
     expect(files.line_totals).toEqual({ added: 3, removed: 1, binary: 1 });
     expect(files.commits).toEqual(REVIEW.commits);
     expect(files.branch).toBe("main");

@@ -74,6 +74,8 @@ export interface SummaryTask {
     renamed: { from: string; to: string }[];
     uncommitted: string[];
     truncated?: { omitted: number };
+    /** Files the record holds beyond those listed (a task that changed many): the JSON export lists them all. */
+    more?: number;
     lines?: LineCount[];
     line_totals?: LineTotals;
     commits?: CommitInfo[];
@@ -373,6 +375,7 @@ export class SummaryWriter {
     if (f?.line_totals) out.push(`Lines: ${formatLineTotals(f.line_totals)}${hasSubtasks ? " (including its subtasks)" : ""}`, "");
     if (table.length > 0) out.push(hasSubtasks ? "Its own files (not in a subtask):" : "Files:", "", ...table, "");
     else if (f && !hasSubtasks) out.push("Files: none", "");
+    if (f?.more) out.push(`… and ${f.more} more files, listed in the JSON export.`, "");
     if (f?.truncated) out.push(`… and ${f.truncated.omitted} more files, counted per directory in the JSON export.`, "");
     const commits = commitLines(task);
     if (commits.length > 0) out.push(...commits, "");

@@ -18,6 +18,8 @@ function render(out: CompleteTaskOutput): string {
     `modified: ${shortList(f.modified)}`,
     `deleted: ${shortList(f.deleted)}`,
   ];
+  if (f.more)
+    lines.push(`and ${f.more} more files recorded (each list above names the first; the task's file pages and the JSON export list all)`);
   if (f.renamed.length > 0) lines.push(`renamed: ${shortList(f.renamed.map((r) => `${r.from} → ${r.to}`))}`);
   if (f.uncommitted.length > 0) lines.push(`uncommitted: ${shortList(f.uncommitted)}`);
   // Provenance: who computed the lists, and what the agent's own edit tools did not touch.

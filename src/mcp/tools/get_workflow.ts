@@ -52,6 +52,7 @@ function renderTask(task: TaskView): string {
   const files = task.files_changed;
   if (files)
     lines.push(`added: ${shortList(files.added)}`, `modified: ${shortList(files.modified)}`, `deleted: ${shortList(files.deleted)}`);
+  if (files?.more) lines.push(`and ${files.more} more files recorded (the task's file pages and the JSON export list all)`);
   if (task.verification && !task.verification.scope_match) lines.push(`outside scope: ${shortList(task.verification.unexpected_files)}`);
   return lines.join("\n");
 }
