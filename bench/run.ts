@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,edge,checksum,helper]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,pages,edge,checksum,helper]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -18,7 +18,6 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type DevServer, startDevServer } from "../test/support/dev-server.ts";
-import { ensureCurrentHelperTarball } from "../test/support/helper-tarball-setup.ts";
 import type { BenchContext } from "./lib/context.ts";
 import { Table } from "./lib/table.ts";
 import { edge } from "./sections/edge.ts";
@@ -27,9 +26,10 @@ import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sect
 import { hookCosts } from "./sections/hooks.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
+import { pagesUnderLoad } from "./sections/pages.ts";
 import { toolLatency } from "./sections/tools.ts";
 
-const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "hooks", "edge", "checksum", "helper"] as const;
+const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "hooks", "pages", "edge", "checksum", "helper"] as const;
 /** The sections measured through this build's `wrangler dev`. */
 const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "hooks"];
 type Section = (typeof SECTIONS)[number];
@@ -106,8 +106,6 @@ if (wanted("helper-calls") || wanted("checksum") || wanted("helper")) buildHelpe
 
 // Through wrangler dev (this build).
 if (THROUGH_DEV_SERVER.some(wanted)) {
-  // The hooks section installs the helper from this server's tarball: it must be this checkout's helper.
-  if (wanted("hooks")) ensureCurrentHelperTarball();
   const server: DevServer = await startDevServer({ vars: serverVars });
   try {
     let logMilestoneMedian = Number.NaN;
@@ -123,6 +121,9 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
     await server.stop();
   }
 }
+
+// Its own server: the readers' rate-limit budgets are this section's alone.
+await section("pages", () => pagesUnderLoad(context));
 
 // No server running: the edge's pure functions and the helper against git and the file system.
 await section("edge", () => edge(context));

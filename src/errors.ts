@@ -1,6 +1,6 @@
 /**
  * @module errors
- * Stable error codes every tool failure carries (documented in the README), and the Result
+ * Stable error codes every tool failure carries (documented in docs/limits.md), and the Result
  * type Durable Object RPC returns instead of throwing.
  */
 export const ERROR_CODES = [
@@ -44,4 +44,12 @@ export class WaymarkError extends Error {
   toFailure(): Failure {
     return fail(this.code, this.message);
   }
+}
+
+/**
+ * Something this account has no such thing of: an id of another account gets the same answer as
+ * an unknown one, so nothing leaks. `field` names the input, `what` the thing and its id.
+ */
+export function notFound(field: string, what: string): Failure {
+  return fail("NOT_FOUND", `${field}: no ${what} in this account`);
 }

@@ -3,10 +3,11 @@ import { readdirSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { SPOOL_DIR, spoolCommand } from "@waymark/protocol/agent-config";
 import { afterAll, describe, expect, it } from "vitest";
+import { runHook, SESSION_START_BUDGET_MS, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
-import { runHook, SESSION_START_BUDGET_MS } from "../src/hooks/run.js";
-import { drainSpool, SPOOL_DIR, spoolCommand } from "../src/hooks/spool.js";
+import { drainSpool } from "../src/hooks/spool.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 // What keeps the hooks cheap for the agent (bench/sections/hooks.ts measures them with the real
@@ -52,7 +53,7 @@ describe("the edit hook's spool", () => {
     await journal.taskStarted({ task_id: "tk_late", workflow_id: "wf_1", name: "Late", started_at: now - 10_000 });
     expect(spoolEdit("claude", cacheHome, write("c.ts")).status).toBe(0);
     // Two helpers draining at once record each edit once.
-    const [first, second] = await Promise.all([drainSpool(cache), drainSpool(cache)]);
+    const [first, second] = await Promise.all([drainSpool(cache, SPOOLED_TOOL_CALLS), drainSpool(cache, SPOOLED_TOOL_CALLS)]);
     expect(first + second).toBe(3);
     expect((await journal.editedPaths("tk_early")).paths.sort()).toEqual(["a.ts", "b.ts", "c.ts"]);
     expect((await journal.editedPaths("tk_late")).paths).toEqual(["c.ts"]);
@@ -67,8 +68,9 @@ describe("the edit hook's spool", () => {
     writeFileSync(join(dir, "claude.broken001"), '{"tool_name":"Wri');
     utimesSync(join(dir, "claude.broken001"), new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
     writeFileSync(join(dir, "vim.0000000001"), "{}");
-    expect(await drainSpool(cache)).toBe(0);
-    expect(readdirSync(dir).sort()).toEqual(["claude.writing01", "vim.0000000001"]);
+    expect(await drainSpool(cache, SPOOLED_TOOL_CALLS)).toBe(0);
+    // A payload of an agent whose hooks do not spool is dropped too.
+    expect(readdirSync(dir).sort()).toEqual(["claude.writing01"]);
   });
 });
 

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { type AgentCli, type AgentRun, agentClis, stopAgents } from "./agent-clis.ts";
 import { type AgentProject, HELPER_VERSION } from "./agent-project.ts";
 import { type DevServer, startDevServer } from "./dev-server.ts";
-import { ensureCurrentHelperTarball } from "./helper-tarball-setup.ts";
 import { callTool, connectToDevServer } from "./mcp-client.ts";
 import { inJson, ModelServer, type ModelServerOptions, type Turn, type Usage } from "./model-server.ts";
+import { ensureCurrentHelperTarball } from "./worker-build-setup.ts";
 
 export interface AgentHarness {
   /** The CLI; undefined when it cannot start here, with the reason in `skip`. */

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { type AgentRun, agentEnv, runProcess } from "./agent-clis.ts";
-import { ensureCurrentHelperTarball } from "./helper-tarball-setup.ts";
+import { ensureCurrentHelperTarball } from "./worker-build-setup.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 export const HELPER_VERSION = (JSON.parse(readFileSync(join(ROOT, "client-helper", "package.json"), "utf8")) as { version: string })
