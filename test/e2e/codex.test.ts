@@ -106,14 +106,14 @@ describe("Codex, set up as the README says, through a whole session", () => {
 
   it("init names the hooks feature by its current key", (ctx) => {
     ctx.skip(harness.cli === undefined, harness.skip);
-    ctx.skip(AWAITS.featureKey !== null, AWAITS.featureKey ?? "");
+    ctx.skip(false && AWAITS.featureKey !== null, AWAITS.featureKey ?? "");
     const p = project();
     expect(`${p.init?.stdout}${readFileSync(join(p.home, ".codex", "config.toml"), "utf8")}`).not.toContain("codex_hooks");
   });
 
   it("init says which trust steps Codex needs", (ctx) => {
     ctx.skip(harness.cli === undefined, harness.skip);
-    ctx.skip(AWAITS.trustSteps !== null, AWAITS.trustSteps ?? "");
+    ctx.skip(false && AWAITS.trustSteps !== null, AWAITS.trustSteps ?? "");
     expect(project().init?.stdout).toMatch(/trust/i);
   });
 
@@ -186,14 +186,14 @@ describe("Codex, set up as the README says, through a whole session", () => {
 
   it("the files apply_patch wrote are marked as the agent's own edits; the shell's file is not", async (ctx) => {
     ctx.skip(harness.cli === undefined, harness.skip);
-    ctx.skip(AWAITS.editHook !== null, AWAITS.editHook ?? "");
+    ctx.skip(false && AWAITS.editHook !== null, AWAITS.editHook ?? "");
     const { structured } = await callTool(harness.reader, "get_workflow", { task_id: taskId });
     expect((structured.task as { files_changed: Record<string, unknown> }).files_changed.not_by_agent_tools).toEqual(["build-info.txt"]);
   });
 
   it("usage is exactly what the model returned while the task was open, the response that called complete_task included", async (ctx) => {
     ctx.skip(harness.cli === undefined, harness.skip);
-    ctx.skip(AWAITS.usage !== null, AWAITS.usage ?? "");
+    ctx.skip(false && AWAITS.usage !== null, AWAITS.usage ?? "");
     const open = harness.model.responses.slice(
       callerIndex(harness.model, "start_task") + 1,
       callerIndex(harness.model, "complete_task") + 1,

@@ -50,6 +50,8 @@ export type HookOptions = {
   now?: () => number;
   /** When the hook process started (ms since the epoch); the session-start budget counts from it. */
   startedAt?: number;
+  /** The session-start budget (SESSION_START_BUDGET_MS unless a test gives another). */
+  sessionStartBudgetMs?: number;
 };
 
 export type HookResult = { stdout: string };
@@ -137,7 +139,7 @@ function describe(task: OpenTask): string {
  */
 async function workflowState(journal: Journal, options: HookOptions, workflowId: string): Promise<string | null> {
   const now = options.now ?? Date.now;
-  const left = SESSION_START_BUDGET_MS - (now() - (options.startedAt ?? performance.timeOrigin));
+  const left = (options.sessionStartBudgetMs ?? SESSION_START_BUDGET_MS) - (now() - (options.startedAt ?? performance.timeOrigin));
   const fresh = options.url ? await fetchWorkflowState(options.url, options.token, workflowId, left) : null;
   if (fresh !== null) {
     await journal.keepWorkflowState(workflowId, fresh, now());

@@ -59,8 +59,8 @@ export function hookCommandLine(endpoint: EndpointUrls, version: string, args: r
 
 /** The spool of the edit hooks, under the helper's cache dir (client-helper/src/hooks/spool.ts reads it). */
 export const SPOOL_DIR = "spool";
-/** What every spooling command line contains (init recognises its own hook entries by it). */
-export const SPOOL_MARK = `/waymark/${SPOOL_DIR}"`;
+/** What every spooling command line contains. */
+const SPOOL_MARK = `/waymark/${SPOOL_DIR}"`;
 
 /**
  * The edit hook's command line for `agent`: the agent's payload on stdin into a new file of the
@@ -73,6 +73,11 @@ export function spoolCommand(agent: AgentName): string {
   const dir = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/${SPOOL_DIR}"`;
   const line = `d=${dir}; [ -d "$d" ] || mkdir -p -m 700 "$d"; cat > "$(mktemp "$d/${agent}.XXXXXXXXXX")"`;
   return agent === "cursor" ? `${line}; echo '{}'` : line;
+}
+
+/** Whether an installed hook command is one of Waymark's (init and doctor find their own entries by it). */
+export function isWaymarkHookCommand(command: unknown): boolean {
+  return typeof command === "string" && (command.includes(" waymark hook ") || command.includes(SPOOL_MARK));
 }
 
 /** The stdio MCP server every agent runs: the helper's proxy to the endpoint. */
