@@ -6,8 +6,9 @@
 import type { Migration } from "../storage/migrations";
 import { MEMORY_MIGRATION_STATEMENTS } from "./memory";
 import { PATH_INDEX_MIGRATION_STATEMENTS, PATH_RECENCY_MIGRATION_STATEMENTS } from "./path-index";
+import { SESSION_MIGRATION_STATEMENTS } from "./sessions";
 import { TOKEN_MIGRATION_STATEMENTS } from "./tokens";
-import { WEBHOOK_FORMAT_MIGRATION_STATEMENTS, WEBHOOK_MIGRATION_STATEMENTS } from "./webhooks";
+import { WEBHOOK_CREDENTIAL_MIGRATION_STATEMENTS, WEBHOOK_FORMAT_MIGRATION_STATEMENTS, WEBHOOK_MIGRATION_STATEMENTS } from "./webhooks";
 
 export const ACCOUNT_MIGRATIONS: Migration[] = [
   {
@@ -80,4 +81,7 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   },
   // Path search newest first without sorting every match of a broad prefix.
   { version: 9, statements: PATH_RECENCY_MIGRATION_STATEMENTS },
+  // Access that follows its source: dashboard sessions in a table, each with the credential it was
+  // opened with (capped per credential); each webhook with the credential that registered it.
+  { version: 10, statements: [...SESSION_MIGRATION_STATEMENTS, ...WEBHOOK_CREDENTIAL_MIGRATION_STATEMENTS] },
 ];

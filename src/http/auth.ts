@@ -1,57 +1,91 @@
 /**
  * @module http/auth
- * The one authentication middleware of the JSON API and the dashboard. A bearer token
- * (scripts, agents) or, where the route allows it, the dashboard's session cookie; the
- * account lands in `c.var.account` and what it may do in `c.var.scopes`. Every route names
- * the scope it needs (src/http/scopes.ts). The API answers `{code, message}` with 401/403/429,
- * the dashboard redirects to the sign-in page (or answers 403 when the session's token lacks
- * the scope).
+ * The one principal middleware of the app: /mcp, the JSON API and the dashboard. A request proves
+ * who it acts for once, with one of
+ *   - a bearer token: bootstrap or managed (src/auth.ts), or, where the route takes them, an
+ *     OAuth access token for this origin's /mcp (the provider unwraps it: src/oauth/provider.ts);
+ *   - the dashboard's session cookie, where the route takes it (src/pages/session.ts).
+ * Each carries the credential it came from and is checked against it now. The principal lands in
+ * `c.var.principal` (its account also in `c.var.account`; a session in `c.var.session`), and the
+ * route's action is checked against the access matrix (src/http/scopes.ts). Failures answer in the
+ * route's language: the API `{code, message}` with 401/403/429, the dashboard a redirect to the
+ * sign-in page (or 403 when the session's credential lacks the scope), /mcp a JSON-RPC error.
  */
-import type { MiddlewareHandler } from "hono";
-import { authenticateBearer, UNAUTHORIZED_HEADERS } from "../auth";
-import { currentSession } from "../pages/session";
+import type { Context, MiddlewareHandler } from "hono";
+import { authenticateToken, bearerToken, type Principal, refusedAuthentication, UNAUTHORIZED_HEADERS } from "../auth";
+import { looksLikeOAuthToken, oauthPrincipal } from "../oauth/provider";
+import { currentSession, type Session } from "../pages/session";
 import { apiError, RETRY_HEADERS } from "./errors";
-import { allows, missingScopeMessage, type Scope } from "./scopes";
+import { type Action, missingScopeMessage, type Scope, scopeMissing } from "./scopes";
 import type { AppEnv } from "./types";
 
-export interface AccountRequirement {
-  /** Accept the dashboard's session cookie when the request has no Authorization header. */
-  session: boolean;
-  /** Accept a bearer token. */
-  bearer: boolean;
-  /** What a caller without credentials gets: a JSON error or a redirect to /login. */
-  otherwise: "json" | "login";
-  /** The scope the route needs. */
-  scope: Scope;
+/** Why a request was not let through, for a route that answers in its own format. */
+export interface Refusal {
+  status: 401 | 403 | 429;
+  message: string;
+  /** The scope the credential lacks (403). */
+  missing?: Scope;
 }
 
-export function requireAccount(requirement: AccountRequirement): MiddlewareHandler<AppEnv> {
+export interface PrincipalOptions {
+  /** Accept the dashboard's session cookie when the request has no Authorization header. */
+  session: boolean;
+  /** Accept a bootstrap or managed bearer token. */
+  bearer: boolean;
+  /** Accept an OAuth access token issued for this origin's /mcp. */
+  oauth?: boolean;
+  /** What the route does: the credential must hold every scope the access matrix lists for it. */
+  action?: Action;
+  /** What a refused caller gets: a JSON error, the sign-in page, or the route's own answer. */
+  otherwise: "json" | "login" | ((c: Context<AppEnv>, refusal: Refusal) => Response);
+}
+
+type Proof = { ok: true; principal: Principal; session: Session | null } | { ok: false; refusal: Refusal } | { ok: false; signIn: true };
+
+/** The bearer token's principal: bootstrap or managed first (a hash lookup), then an OAuth access token where accepted. */
+async function bearerPrincipal(c: Context<AppEnv>, token: string, oauth: boolean): Promise<Principal | null> {
+  const principal = await authenticateToken(c.env, token);
+  if (principal || !oauth || !looksLikeOAuthToken(token)) return principal;
+  return oauthPrincipal(c.req.raw, c.env, token);
+}
+
+async function prove(c: Context<AppEnv>, options: PrincipalOptions): Promise<Proof> {
+  const hasBearer = c.req.header("Authorization") !== undefined;
+  if (options.session && !hasBearer) {
+    const session = await currentSession(c);
+    if (session) return { ok: true, principal: session, session };
+  }
+  if (!options.bearer || (options.otherwise === "login" && !hasBearer)) return { ok: false, signIn: true };
+  const token = bearerToken(c.req.raw);
+  const principal = token ? await bearerPrincipal(c, token, options.oauth === true) : null;
+  if (principal) return { ok: true, principal, session: null };
+  const refused = await refusedAuthentication(c.env, c.req.raw, token !== null);
+  return {
+    ok: false,
+    refusal: refused.ok ? { status: 401, message: "UNAUTHORIZED" } : { status: refused.status, message: refused.message },
+  };
+}
+
+function refuse(c: Context<AppEnv>, options: PrincipalOptions, refusal: Refusal): Response {
+  if (typeof options.otherwise === "function") return options.otherwise(c, refusal);
+  if (refusal.status === 403 && options.otherwise === "login") {
+    return c.text(`Forbidden: the token this session was opened with lacks the ${refusal.missing} scope.`, 403);
+  }
+  if (refusal.status === 403) return apiError(c, "FORBIDDEN", refusal.message);
+  const code = refusal.status === 429 ? "RATE_LIMITED" : "UNAUTHORIZED";
+  return apiError(c, code, refusal.message.replace(/^UNAUTHORIZED: /, ""), refusal.status === 429 ? RETRY_HEADERS : UNAUTHORIZED_HEADERS);
+}
+
+/** The principal middleware: every route that needs an account (and /mcp) puts this first. */
+export function requireAccount(options: PrincipalOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const hasBearer = c.req.header("Authorization") !== undefined;
-    const refuseScope = () =>
-      requirement.otherwise === "login"
-        ? c.text(`Forbidden: the token this session was opened with lacks the ${requirement.scope} scope.`, 403)
-        : apiError(c, "FORBIDDEN", missingScopeMessage(requirement.scope));
-    if (requirement.session && !hasBearer) {
-      const session = await currentSession(c);
-      if (session) {
-        if (!allows(session.scopes, requirement.scope)) return refuseScope();
-        c.set("account", session.account);
-        c.set("scopes", session.scopes);
-        c.set("session", session);
-        return next();
-      }
-    }
-    if (!requirement.bearer || (requirement.otherwise === "login" && !hasBearer)) return c.redirect("/login", 303);
-    const auth = await authenticateBearer(c.env, c.req.raw);
-    if (!auth.ok) {
-      const code = auth.status === 429 ? "RATE_LIMITED" : "UNAUTHORIZED";
-      return apiError(c, code, auth.message.replace(/^UNAUTHORIZED: /, ""), auth.status === 429 ? RETRY_HEADERS : UNAUTHORIZED_HEADERS);
-    }
-    if (!allows(auth.scopes, requirement.scope)) return refuseScope();
-    c.set("account", auth.account);
-    c.set("scopes", auth.scopes);
-    c.set("session", null);
+    const proof = await prove(c, options);
+    if (!proof.ok) return "signIn" in proof ? c.redirect("/login", 303) : refuse(c, options, proof.refusal);
+    const missing = options.action ? scopeMissing(proof.principal.scopes, options.action) : null;
+    if (missing) return refuse(c, options, { status: 403, message: missingScopeMessage(missing), missing });
+    c.set("principal", proof.principal);
+    c.set("account", proof.principal.account);
+    c.set("session", proof.session);
     return next();
   };
 }

@@ -6,8 +6,10 @@
  * failure (`isError`, "FORBIDDEN: …"), so agents read why; a refused resource request is a
  * JSON-RPC error. Listing tools and resources' metadata stays open to every credential.
  */
+import type { MiddlewareHandler } from "hono";
 import { TOOLS } from "../mcp/server";
 import { allows, missingScopeMessage, type Scope } from "./scopes";
+import type { AppEnv } from "./types";
 
 const TOOL_SCOPES = new Map<string, Scope>(TOOLS.map((tool) => [tool.name, tool.config.annotations.readOnlyHint ? "read" : "write"]));
 const RESOURCE_METHODS = new Set(["resources/read", "resources/list", "resources/templates/list", "resources/subscribe"]);
@@ -39,3 +41,9 @@ export function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response 
   // HTTP 200: a JSON-RPC error the client surfaces, not a transport failure that would send it to re-authenticate.
   return Response.json({ jsonrpc: "2.0", id, error: { code: -32003, message: text } });
 }
+
+/** The /mcp step between the parsed body and the MCP handler: refuses a body the principal's scopes do not cover. */
+export const mcpScopes: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const refused = scopeRefusal(c.var.rpc?.parsed, c.var.principal.scopes);
+  return refused ?? next();
+};

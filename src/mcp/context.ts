@@ -4,12 +4,15 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type Failure, fail } from "../errors";
+import type { Scope } from "../http/scopes";
 import { isWorkflowId, workflowOfTask } from "../ids";
 
 /** What a tool needs to act for the authenticated account. */
 export interface ToolContext {
   env: Env;
   account: string;
+  /** What the caller's credential may do (e.g. whether its calls consume reviewer feedback). */
+  scopes: readonly Scope[];
   /** Origin of this deployment, for links in results. */
   origin: string;
 }

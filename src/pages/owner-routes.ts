@@ -18,7 +18,7 @@ import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/object";
-import { clientKey } from "../domain/network";
+import { clientOf } from "../auth";
 import type { FeedbackTarget, WorkflowHead } from "../domain/view";
 import { allows } from "../http/scopes";
 import type { AppEnv } from "../http/types";
@@ -202,7 +202,7 @@ ownerRoutes.get("/w/:id/ws", async (c) => {
       Upgrade: "websocket",
       [OWNER_ACCOUNT_HEADER]: session.account,
       [OWNER_SESSION_HEADER]: session.id,
-      [CLIENT_HEADER]: clientKey(c.req.header("CF-Connecting-IP") ?? "") ?? "local",
+      [CLIENT_HEADER]: clientOf(c.env, c.req.raw) ?? "local",
     },
   });
   return workflowStub(c.env, id).fetch(live);

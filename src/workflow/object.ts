@@ -328,12 +328,11 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── Share links (src/workflow/share.ts) ──────────────────────────────────
 
-  /** The owner's link, created on first request (start_workflow asks right after creating the workflow). */
+  /** The owner's link as it is: a read, so it never creates one (manageShare "rotate" does, for a write credential). */
   async shareLink(account: string): Promise<Result<ShareInfo>> {
     const workflow = this.records.workflow();
     if (!workflow || workflow.account !== account) return notFoundError("workflow_id", "this id").toFailure();
-    await this.shareLinks.ensure();
-    return ok(await this.shareChanged(workflow.id, account));
+    return ok(await this.shareLinks.info());
   }
 
   /** Owner only. Rotating or revoking closes every open live page: they were let in by the old token. */
