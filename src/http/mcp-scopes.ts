@@ -28,7 +28,7 @@ export function scopeNeeded(message: Message): Scope | null {
 }
 
 /** The answer refusing the body, or null when the caller's scopes cover every message in it. */
-export function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response | null {
+function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response | null {
   const messages = (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === "object" && m !== null);
   const refused = messages.map((m) => ({ message: m, needed: scopeNeeded(m) })).filter((r) => r.needed && !allows(scopes, r.needed));
   const first = refused[0];

@@ -37,12 +37,17 @@ export function withDigest(result: CallToolResult, digest: FeedbackDigest | null
   };
 }
 
+/** Whether this caller's reads mark feedback delivered: the one place that decides who consumes it. */
+export function consumesFeedback(ctx: ToolContext): boolean {
+  return may(ctx.scopes, "feedback.consume");
+}
+
 /**
  * Asks a workflow for the feedback the agent has not seen yet (marking it delivered); null when
- * none, on failure, or when the caller's credential may not consume it.
+ * none, on failure, or when the caller does not consume feedback.
  */
 export async function takeFeedback(ctx: ToolContext, workflowId: string | null): Promise<FeedbackDigest | null> {
-  if (!may(ctx.scopes, "feedback.consume")) return null;
+  if (!consumesFeedback(ctx)) return null;
   const stub = workflowId ? workflowStub(ctx, workflowId) : null;
   if (!stub) return null;
   try {

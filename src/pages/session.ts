@@ -51,7 +51,7 @@ export async function sessionCookie(env: Env, requestUrl: string, principal: Pri
     path: "/",
     httpOnly: true,
     sameSite: "Strict",
-    maxAge: Math.max(1, Math.floor((started.expiresAt - now) / 1000)),
+    maxAge: Math.min(SESSION_SECONDS, Math.max(1, Math.floor((started.expiresAt - now) / 1000))),
   });
 }
 

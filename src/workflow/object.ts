@@ -227,13 +227,16 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok(this.records.summary(this.totals));
   }
 
-  /** What an agent needs after losing its context: open tasks, recent logs, next steps, and all feedback (delivered from then on). */
-  async resume(account: string, recent: number): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
+  /**
+   * What an agent needs after losing its context: open tasks, recent logs, next steps, and all
+   * feedback, delivered from then on when `deliver` (the caller is the agent: mcp/feedback decides).
+   */
+  async resume(account: string, recent: number, deliver: boolean): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
     const info = resumeInfo(this.sql, this.records, this.totals, recent);
     const feedback = this.feedback.list();
     if (feedback.length === 0) return ok(info);
-    this.feedback.markAllDelivered(Date.now());
+    if (deliver) this.feedback.markAllDelivered(Date.now());
     return ok({ ...info, feedback });
   }
 

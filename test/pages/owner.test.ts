@@ -117,7 +117,8 @@ describe("the owner URL", () => {
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme", [OWNER_SESSION_HEADER]: "a".repeat(26) })).status).toBe(403);
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "globex", [OWNER_SESSION_HEADER]: open })).status).toBe(403);
     // A share token header does not help a refused owner header.
-    const token = (await stub.shareLink("acme")).ok ? ((await stub.shareLink("acme")) as { value: { token: string } }).value.token : "";
+    const shared = await stub.manageShare("acme", "rotate", null);
+    const token = shared.ok ? String(shared.value.token) : "";
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "globex", [OWNER_SESSION_HEADER]: open, "Waymark-Share-Token": token })).status).toBe(403);
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme", [OWNER_SESSION_HEADER]: open })).status).toBe(101);
     // Signed out: the same headers are refused.

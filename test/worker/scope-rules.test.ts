@@ -97,7 +97,7 @@ describe("a credential never creates a stronger one", () => {
       "scopes: this credential cannot give read, write; it holds only admin",
     ],
     ["write → read (write implies read)", ["write"], null, ["read"], null, null],
-    ["read → write", ["read"], null, ["write"], null, "scopes: this credential cannot give read, write; it holds only read"],
+    ["read → write", ["read"], null, ["write"], null, "scopes: this credential cannot give write; it holds only read"],
     ["admin+write → read", ["admin", "write"], null, ["read"], null, null],
     [
       "expiring → no expiry",

@@ -12,6 +12,7 @@ import type { ResumeInfo } from "../../workflow/object";
 import { READS } from "../annotations";
 import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";
 import { defineTool } from "../define";
+import { consumesFeedback } from "../feedback";
 
 const RECENT = 5;
 const DEFAULT_SEARCH_RESULTS = 5;
@@ -124,7 +125,7 @@ export const getWorkflowTool = defineTool({
     }
     if (input.workflow_id === undefined) return openWorkflows(ctx);
     const stub = workflowStub(ctx, input.workflow_id);
-    return stub ? stub.resume(ctx.account, RECENT) : notFound("workflow_id", input.workflow_id);
+    return stub ? stub.resume(ctx.account, RECENT, consumesFeedback(ctx)) : notFound("workflow_id", input.workflow_id);
   },
   render,
 });
