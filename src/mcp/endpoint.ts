@@ -6,10 +6,10 @@
  * scopes are checked per message (http/mcp-scopes.ts), and the stateless MCP handler (one per
  * isolate) runs with the caller's context.
  *
- * The MCP SDK's own `createMcpHandler` serves it. The `agents` package's wrapper of the same name
- * is not used: it would check Host and Origin a second time under its own hostname rule, add
- * CORS headers the deployment does not want, and copy every response; everything else it adds
- * (the OAuth provider's auth context) the principal middleware already provides.
+ * The MCP SDK's own `createMcpHandler` serves it. Cloudflare's `agents` package wraps that same
+ * handler and is not a dependency: its wrapper would check Host and Origin a second time under a
+ * hostname-only rule of its own, add CORS headers this deployment does not send, and copy every
+ * response; what else it offers (the OAuth provider's auth context) the principal middleware gives.
  */
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
