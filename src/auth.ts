@@ -145,19 +145,19 @@ export async function failedAttemptWithinBudget(env: Env, request: Request): Pro
   return (await env.AUTH_LIMITER.limit({ key })).success;
 }
 
-export type Authentication = { ok: true; principal: Principal } | { ok: false; status: 401 | 429; message: string };
+/** Why a request's credential proved nothing: 401, or 429 once its client has failed too often. */
+export interface FailedAuthentication {
+  status: 401 | 429;
+  message: string;
+}
 
-/** The refusal of a request whose credential did not prove anything: 401, or 429 once the client has failed too often. */
-export async function refusedAuthentication(env: Env, request: Request, presented: boolean): Promise<Authentication> {
+/** The answer to a request whose bearer token (if it `presented` one) proved nothing; a presented one costs an attempt. */
+export async function failedAuthentication(env: Env, request: Request, presented: boolean): Promise<FailedAuthentication> {
   // Only a presented token is a guess; a request without one (an expired page polling) costs nothing.
   if (presented && !(await failedAttemptWithinBudget(env, request))) {
-    return { ok: false, status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
+    return { status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
   }
-  return {
-    ok: false,
-    status: 401,
-    message: presented ? "UNAUTHORIZED: invalid bearer token" : "UNAUTHORIZED: send Authorization: Bearer <token>",
-  };
+  return { status: 401, message: presented ? "UNAUTHORIZED: invalid bearer token" : "UNAUTHORIZED: send Authorization: Bearer <token>" };
 }
 
 export const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="waymark", error="invalid_token"' };

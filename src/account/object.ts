@@ -238,9 +238,10 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   /**
-   * The open session's credential and what that credential holds now, or null: a session past its
-   * expiry, signed out, or whose credential was revoked, expired or removed from configuration
-   * (the session ends then, and the live pages it opened close).
+   * The open session's credential and what that credential holds now (its scopes and its own
+   * expiry: what the session's owner creates is bounded by the credential, not by the session),
+   * or null: a session past its expiry, signed out, or whose credential was revoked, expired or
+   * removed from configuration (the session ends then, and the live pages it opened close).
    */
   async sessionAuthority(account: string, id: string): Promise<(Authority & { credential: CredentialRef }) | null> {
     const session = this.sessions.get(id);
@@ -250,8 +251,7 @@ export class AccountObject extends DurableObject<Env> {
       await this.sessions.end(id);
       return null;
     }
-    const expiresAt = Math.min(session.expiresAt, authority.expiresAt ?? Infinity);
-    return { credential: session.credential, scopes: authority.scopes, expiresAt };
+    return { credential: session.credential, scopes: authority.scopes, expiresAt: authority.expiresAt };
   }
 
   /** Ends the session, and closes the live owner pages it opened. */

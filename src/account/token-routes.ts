@@ -21,9 +21,10 @@ import { derivationProblem, SCOPES, type Scope } from "../http/scopes";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { LIMITS } from "../limits";
-import { oauthApi } from "../oauth/provider";
+import { oauthApi, revokeGrantsOf } from "../oauth/provider";
 import { dataHeaders, noStore, pageHeaders } from "../pages/security";
 import { type GrantRow, renderTokensPage } from "../pages/tokens";
+import { managedRef } from "./credentials";
 import type { CreatedToken } from "./tokens";
 
 type Ctx = Context<AppEnv>;
@@ -90,9 +91,13 @@ async function create(c: Ctx, input: NewTokenInput, now: number) {
   return accountStub(c.env, c.var.account).createToken(c.var.account, token);
 }
 
+/** Revokes the token; its account's object ends its sessions and webhooks, and the OAuth grants approved with it are revoked here. */
 async function revoke(c: Ctx, id: string) {
   const result = await accountStub(c.env, c.var.account).revokeToken(id);
-  if (result.ok) forgetVerifiedToken(c.var.account, id);
+  if (result.ok) {
+    forgetVerifiedToken(c.var.account, id);
+    await revokeGrantsOf(c.req.raw, c.env, c.var.account, managedRef(id));
+  }
   return result;
 }
 

@@ -12,7 +12,7 @@
  * sign-in page (or 403 when the session's credential lacks the scope), /mcp a JSON-RPC error.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { authenticateToken, bearerToken, type Principal, refusedAuthentication, UNAUTHORIZED_HEADERS } from "../auth";
+import { authenticateToken, bearerToken, failedAuthentication, type Principal, UNAUTHORIZED_HEADERS } from "../auth";
 import { looksLikeOAuthToken, oauthPrincipal } from "../oauth/provider";
 import { currentSession, type Session } from "../pages/session";
 import { apiError, RETRY_HEADERS } from "./errors";
@@ -59,11 +59,7 @@ async function prove(c: Context<AppEnv>, options: PrincipalOptions): Promise<Pro
   const token = bearerToken(c.req.raw);
   const principal = token ? await bearerPrincipal(c, token, options.oauth === true) : null;
   if (principal) return { ok: true, principal, session: null };
-  const refused = await refusedAuthentication(c.env, c.req.raw, token !== null);
-  return {
-    ok: false,
-    refusal: refused.ok ? { status: 401, message: "UNAUTHORIZED" } : { status: refused.status, message: refused.message },
-  };
+  return { ok: false, refusal: await failedAuthentication(c.env, c.req.raw, token !== null) };
 }
 
 function refuse(c: Context<AppEnv>, options: PrincipalOptions, refusal: Refusal): Response {

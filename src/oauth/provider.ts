@@ -133,6 +133,28 @@ export function oauthApi(request: Request, env: Env): OAuthHelpers {
   return entry.helpers.api;
 }
 
+/**
+ * What a grant records in the clear (the library's grant metadata, listed without decrypting):
+ * the client's name, and the managed token it was approved with, so revoking that token revokes
+ * its grants at once. A bootstrap token's reference is a hash of the token: it stays in the
+ * encrypted props only, and such grants end when next used.
+ */
+export function grantMetadata(clientName: string | null, credential: CredentialRef): Record<string, string | null> {
+  return { client_name: clientName, managed_token: parseCredentialRef(credential)?.kind === "managed" ? credential : null };
+}
+
+/** Revokes the account's grants approved with managed token `credential` (it was just revoked). */
+export async function revokeGrantsOf(request: Request, env: Env, account: string, credential: CredentialRef): Promise<void> {
+  const api = oauthApi(request, env);
+  let cursor: string | undefined;
+  do {
+    const page = await api.listUserGrants(account, { limit: 1000, cursor });
+    const approvedWith = page.items.filter((grant) => (grant.metadata as { managed_token?: unknown } | null)?.managed_token === credential);
+    await Promise.all(approvedWith.map((grant) => api.revokeGrant(grant.id, account)));
+    cursor = page.cursor;
+  } while (cursor);
+}
+
 /** OAuth access tokens read `<user>:<grant>:<secret>`; bootstrap and managed tokens never do. */
 export function looksLikeOAuthToken(token: string): boolean {
   return /^[^:\s]+:[^:\s]+:[^:\s]+$/.test(token);

@@ -21,7 +21,16 @@ import { renderConsentError, renderConsentPage } from "../pages/consent";
 import { noStore, pageHeaders } from "../pages/security";
 import { currentSession } from "../pages/session";
 import { ownerPage } from "../pages/tokens";
-import { AUTHORIZE_ENDPOINT, type GrantProps, OAUTH_SCOPES, oauthApi, oauthProvider, REGISTER_ENDPOINT, TOKEN_ENDPOINT } from "./provider";
+import {
+  AUTHORIZE_ENDPOINT,
+  type GrantProps,
+  grantMetadata,
+  OAUTH_SCOPES,
+  oauthApi,
+  oauthProvider,
+  REGISTER_ENDPOINT,
+  TOKEN_ENDPOINT,
+} from "./provider";
 import { rememberReturnPath } from "./return-path";
 
 type Ctx = Context<AppEnv>;
@@ -156,7 +165,7 @@ oauthRoutes.post(AUTHORIZE_ENDPOINT, formCsrf, formBody(consentForm), async (c) 
   const { redirectTo } = await api.completeAuthorization({
     request: parsed.request,
     userId: session.account,
-    metadata: { client_name: client?.clientName ?? null },
+    metadata: grantMetadata(client?.clientName ?? null, session.credential),
     scope: effectiveScopes([scope]),
     props,
   });

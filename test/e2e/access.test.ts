@@ -192,10 +192,17 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
   it("an OAuth grant approved while signed in with a managed token stops, refresh included, when that token is revoked", async () => {
     const { id, token } = await managedToken(["read", "write"]);
     const { context } = await signedIn(token);
-    const provider = await approvedApp(context, "write");
+    const provider = await approvedApp(context, "write", "App of a revoked token");
     const access = String(provider.saved?.access_token);
     expect(await listTools(access)).toBe(200);
+    const owner = await signedIn(server.token);
+    await owner.page.goto(`${server.url}/dashboard/tokens`);
+    expect(await owner.page.locator("tr.grant", { hasText: "App of a revoked token" }).count()).toBe(1);
     await revoke(id);
+    // Revoked with the token: it leaves the owner's connected apps at once.
+    await owner.page.goto(`${server.url}/dashboard/tokens`);
+    expect(await owner.page.locator("tr.grant", { hasText: "App of a revoked token" }).count()).toBe(0);
+    await owner.context.close();
     // The attack: the app keeps calling tools and refreshing after its owner's token is gone.
     expect(await listTools(access)).toBe(401);
     const refreshed = await oauth.refresh(server.url, provider);
@@ -224,7 +231,11 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
       watched.frames.filter((f) => f.includes(secret)),
       "events the revoked session's socket received",
     ).toEqual([]);
-    expect(watched.sockets.every((s) => s.isClosed())).toBe(true);
+    await eventually(
+      "the revoked session's socket is closed",
+      async () => (watched.sockets.every((s) => s.isClosed()) ? true : null),
+      5_000,
+    );
     expect(await watched.page.evaluate(() => document.getElementById("wm")?.dataset.state)).toBe("gone");
     // Its HTTP requests are refused too: the session is over.
     await watched.page.goto(`${server.url}/dashboard`);

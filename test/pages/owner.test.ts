@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AccountObject } from "../../src/account/object";
 import { LIMITS } from "../../src/limits";
 import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, type WorkflowObject } from "../../src/workflow/object";
 import { signIn, TOKENS, workerFetch } from "../support/worker";
@@ -103,6 +104,22 @@ describe("the owner URL", () => {
     expect((await workerFetch(`${ORIGIN}/logout`, form(cookie, {}))).status).toBe(303);
     await settle();
     expect(owner.closed()).toBe(4401);
+  });
+
+  it("a session ends at its expiry: the account's alarm closes its live pages, and its cookie is refused", async () => {
+    const { id } = await newWorkflow("Session expiry");
+    const cookie = await signIn();
+    const owner = await follow(`/w/${id}/ws?after=0`, cookie);
+    expect(owner.status).toBe(101);
+    const account = env.ACCOUNT.get(env.ACCOUNT.idFromName("acme"));
+    // The session's 12 hours are over (its expiry, moved into the past), and the object's alarm fires.
+    await runInDurableObject(account, (_: AccountObject, state) => {
+      state.storage.sql.exec("UPDATE dashboard_sessions SET expires_at = ? WHERE id = ?", Date.now() - 1, sessionId(cookie));
+    });
+    expect(await runDurableObjectAlarm(account)).toBe(true);
+    await settle();
+    expect(owner.closed()).toBe(4401);
+    expect((await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie }, redirect: "manual" })).status).toBe(303);
   });
 
   it("the object checks the owner's account and session itself: a bare or forged header is refused", async () => {
