@@ -21,7 +21,7 @@ export const SHARE_TOKEN_HEADER = "Waymark-Share-Token";
  */
 export const OWNER_ACCOUNT_HEADER = "Waymark-Owner-Account";
 export const OWNER_SESSION_HEADER = "Waymark-Owner-Session";
-/** The client a live follower is counted against (the Worker passes its `clientOf` the request). */
+/** The client a live follower is counted against (the Worker's `clientOf` of the request). */
 export const CLIENT_HEADER = "Waymark-Client";
 
 export class LiveFeed {
