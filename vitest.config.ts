@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
-    globalSetup: ["./test/support/helper-tarball-setup.ts"],
+    globalSetup: ["./test/support/worker-build-setup.ts"],
     projects: [
       {
         plugins: [

@@ -123,14 +123,17 @@ export function forgetVerifiedToken(account: string, id: string): void {
 /**
  * The client a request is counted against: an IPv4 address or an IPv6 /64, "local", or null for a
  * request from inside the deployment. On Cloudflare the edge sets CF-Connecting-IP (a client's own
- * value is replaced), so it is trusted there. `npm start` (`wrangler dev`) passes a client's own
- * header through and sets it only when absent: in development it proves nothing, and every caller
- * of the loopback-only server is one client, "local".
+ * value is replaced), so it is trusted there. `npm start` (`wrangler dev`, on loopback) sets it from
+ * the socket only when a client sent none, and passes a client's own through: there a loopback
+ * address is believed (any local caller could bind it for real), anything else is the client's
+ * word and counts as the one client "local".
  */
 export function clientOf(env: Pick<Env, "WAYMARK_DEV_TOKEN">, request: Request): string | null {
-  if (isDevelopment(env)) return "local";
   const ip = request.headers.get("CF-Connecting-IP");
-  return ip === null ? null : clientKey(ip);
+  if (ip === null) return null;
+  const key = clientKey(ip);
+  if (!isDevelopment(env)) return key;
+  return key !== null && (key.startsWith("127.") || ip.trim() === "::1") ? key : "local";
 }
 
 /**

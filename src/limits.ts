@@ -84,4 +84,14 @@ export const LIMITS = {
   // past its first entry (one entry always fits, so a page is at most one entry over).
   READ_PAGE_ITEMS: 200,
   READ_PAGE_BYTES: 1024 * 1024,
+  // What one request of a workflow page (or its live blocks) renders: tasks of the timeline per
+  // page (the rest are on the next pages), files listed per task (the rest on the task's files
+  // page, FILES_PAGE rows at a time), and the rendered blocks each Worker isolate keeps for
+  // re-reads of the same state. Anonymous reads are also rate-limited per client and per link
+  // (PAGE_CLIENT_LIMITER, PAGE_LINK_LIMITER, EXPORT_LIMITER in wrangler.toml).
+  PAGE_TASKS: 100,
+  PAGE_FILES: 100,
+  FILES_PAGE: 1000,
+  PAGE_CACHE_BYTES: 16 * 1024 * 1024,
+  PAGE_CACHE_ENTRIES: 64,
 } as const;

@@ -201,6 +201,11 @@ export interface TaskEntry {
   subtasks: number;
   /** Of the paths this task lists as added, modified or deleted, those a subtask (at any depth) lists too. */
   paths_in_subtasks: string[];
+  /**
+   * Present when the read listed only the first files of the task (a page's bound): how many of
+   * its changed files (added, modified, deleted, renamed) it left out; the task's own read lists them.
+   */
+  files_unlisted?: number;
 }
 
 /**

@@ -26,7 +26,6 @@ import { formBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
-import { taskEntries } from "../workflow/paged";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
 import { jsonExport } from "./export-json";
 import { revealBidiControls } from "./format";
@@ -44,10 +43,10 @@ import {
 } from "./forms";
 import { markdownExport } from "./markdown";
 import { type OwnerHead, ownerPage } from "./owner-view";
-import { workflowBlocks } from "./page";
+import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "./page-answers";
+import { pageBlocks } from "./page-reads";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession } from "./session";
-import { htmlStream } from "./stream";
 import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
@@ -132,19 +131,22 @@ ownerRoutes.post("/dashboard/settings", formCsrf, dashboardAdmin, formBody(setti
 const ownerHead = (head: WorkflowHead): OwnerHead | null =>
   head.share ? { ...head, share: head.share, feedback: head.feedback ?? [] } : null;
 
-const HTML = { "Content-Type": "text/html; charset=UTF-8" };
-
-/** The owner view, streamed as it is rendered from the paged reads. */
+/** The owner view, one page of its timeline (`?after=<cursor>`), rendered or recalled. */
 ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
   const id = c.req.param("id");
+  const after = timelineAfter(c);
+  if (after === undefined) return c.text(BAD_AFTER, 400);
   if (!isWorkflowId(id)) return missingPage(c);
   const stub = workflowStub(c.env, id);
   const read = await stub.readHead(c.var.account, true);
   const head = read.ok ? ownerHead(read.value) : null;
   if (!head) return missingPage(c);
   const on = c.req.query("on") ?? null;
-  const page = ownerPage(head, taskEntries(stub, c.var.account), { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on });
-  return c.body(htmlStream(page), 200, HTML);
+  const base = `/w/${id}`;
+  return answerPage(c, async () => {
+    const blocks = await pageBlocks(stub, c.var.account, head, { base, after, reviewBase: base, selected: on });
+    return ownerPage(head, blocks, { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on, query: pageQuery(after) });
+  });
 });
 
 /**
@@ -152,13 +154,24 @@ ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
  * live client must not swap the sign-in page in as the workflow's blocks.
  */
 ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
+  const after = timelineAfter(c);
+  if (after === undefined) return c.text(BAD_AFTER, 400);
   const owned = await ownedHead(c);
   const head = owned ? ownerHead(owned.head) : null;
   if (!owned || !head) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.body(htmlStream(workflowBlocks(head, taskEntries(owned.stub, owned.reader), { reviewBase: `/w/${head.workflow.id}` })), 200, {
-    ...HTML,
+  const base = `/w/${head.workflow.id}`;
+  return answerPage(c, async () => (await pageBlocks(owned.stub, owned.reader, head, { base, after, reviewBase: base })).markup, {
     "Waymark-Seq": String(head.last_seq),
   });
+});
+
+/** Every file of one task, FILES_PAGE at a time. */
+ownerRoutes.get("/w/:id/files/:taskId", pageHeaders, async (c) => {
+  const from = filesFrom(c);
+  if (from === undefined) return c.text(BAD_FROM, 400);
+  const owned = await ownedHead(c);
+  if (!owned) return missingPage(c);
+  return answerFilesPage(c, owned.stub, owned.reader, owned.head, `/w/${owned.head.workflow.id}`, from);
 });
 
 /** The exports' start: the head the owner reads (with the feedback), then the body streams page by page. */

@@ -11,16 +11,18 @@
 import { repositoryText, taskProvenance } from "@waymark/protocol/provenance";
 import { html } from "hono/html";
 import type { TaskView, WorkflowHeader } from "../domain/view";
+import { heading } from "./format";
+import type { Level } from "./task";
 
 export function renderWorkflowRepository(w: WorkflowHeader) {
   const text = repositoryText(w.repository);
   return text ? html`<p class="repository muted">Repository: ${text}</p>` : "";
 }
 
-export function renderTaskProvenance(t: TaskView) {
+export function renderTaskProvenance(t: TaskView, level: Level) {
   const lines = taskProvenance(t);
   if (lines.length === 0) return "";
-  return html`<div class="field provenance"><h4>Provenance</h4><ul>${lines.map(
+  return html`<div class="field provenance">${heading(level, "Provenance")}<ul>${lines.map(
     (line) =>
       html`<li><strong>${line.label}:</strong> ${line.text}${
         line.paths

@@ -8,7 +8,8 @@
 import type { LineTotals } from "@waymark/protocol/review";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";
-import { formatCount } from "./format";
+import { formatCount, heading } from "./format";
+import type { Level } from "./task";
 
 type Html = ReturnType<typeof html>;
 
@@ -20,13 +21,13 @@ export function renderLineTotals(totals: LineTotals): Html {
 }
 
 /** Per task: the branch and the commits made during it (never claimed to be pushed). */
-export function renderCommits(t: TaskView): Html | string {
+export function renderCommits(t: TaskView, level: Level): Html | string {
   const f = t.files_changed;
   if (!f || f.commits === undefined) return "";
   const commits = f.commits;
   const total = commits.length + (f.commits_omitted ?? 0);
   const branch = f.branch === undefined ? "" : f.branch === null ? html`detached HEAD · ` : html`branch <code>${f.branch}</code> · `;
-  return html`<div class="field commits"><h4>Commits</h4><p>${branch}${
+  return html`<div class="field commits">${heading(level, "Commits")}<p>${branch}${
     total === 0
       ? "no commits during this task"
       : html`${formatCount(total)} commit${total === 1 ? "" : "s"} during this task (not known to be pushed)`

@@ -21,17 +21,18 @@ import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/object";
-import { taskEntries } from "../workflow/paged";
 import { type ShareInfo, shareSecret, verifiedShareWorkflow } from "../workflow/share";
 import { renderLoginPage } from "./dashboard";
 import { jsonExport } from "./export-json";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl, workflowStub } from "./forms";
 import { markdownExport } from "./markdown";
 import { ownerRoutes } from "./owner-routes";
-import { renderGonePage, workflowBlocks, workflowPage } from "./page";
+import { renderGonePage, workflowPage } from "./page";
+import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "./page-answers";
+import { pageBlocks } from "./page-reads";
+import { overBudget, type ReadKind, withinReadBudget } from "./read-budget";
 import { dataHeaders, noStore, pageHeaders } from "./security";
 import { currentSession, endSession, sessionCookie } from "./session";
-import { htmlStream } from "./stream";
 import { textStream } from "./text-stream";
 
 type Ctx = Context<AppEnv>;
@@ -50,53 +51,76 @@ async function verifiedWorkflow(c: Ctx): Promise<string | null> {
 
 const gonePage = (c: Ctx, status: 404 | 410) => c.html(renderGonePage(nonceOf(c)), status);
 
-const HTML = { "Content-Type": "text/html; charset=UTF-8" };
-
 type SharedHead =
   | { ok: true; stub: DurableObjectStub<WorkflowObject>; reader: Reader; head: WorkflowHead }
-  | { ok: false; status: 404 | 410 };
+  | { ok: false; response: Response };
 
-/** The exports' start: the head a share token reads (the object re-checks the token on every page after it), or why not. */
-async function sharedHead(c: Ctx): Promise<SharedHead> {
+/**
+ * The start of every shared read: the token's workflow (HMAC checked, no storage touched), the
+ * read charged to the client's and the link's budgets, then the head the object gives this token
+ * (it re-checks the token on every page after it); or the answer to give instead.
+ */
+async function sharedHead(c: Ctx, kind: ReadKind, gone: (status: 404 | 410) => Response | Promise<Response>): Promise<SharedHead> {
   const workflowId = await verifiedWorkflow(c);
-  if (!workflowId) return { ok: false, status: 404 };
+  if (!workflowId) return { ok: false, response: await gone(404) };
+  if (!(await withinReadBudget(c, workflowId, kind))) return { ok: false, response: overBudget(c, kind) };
   const stub = workflowStub(c.env, workflowId);
   const reader = { share_token: c.req.param("token") ?? "" };
   const head = await stub.readHead(reader, false);
   if (head.ok) return { ok: true, stub, reader, head: head.value };
-  return { ok: false, status: head.code === "UNAUTHORIZED" ? 410 : 404 };
+  return { ok: false, response: await gone(head.code === "UNAUTHORIZED" ? 410 : 404) };
 }
 
-/** The page, streamed as it is rendered from the paged reads (agent text's bidi controls shown as code points). */
+const goneText = (c: Ctx) => (status: 404 | 410) => c.text("This workflow is no longer shared.", status);
+const gonePageFor = (c: Ctx) => (status: 404 | 410) => gonePage(c, status);
+
+/** The page, one page of its timeline (`?after=<cursor>`) rendered or recalled (agent text's bidi controls shown as code points). */
 pageRoutes.get("/s/:token", pageHeaders, async (c) => {
-  const shared = await sharedHead(c);
-  if (!shared.ok) return gonePage(c, shared.status);
-  const entries = taskEntries(shared.stub, shared.reader);
-  return c.body(htmlStream(workflowPage(shared.head, entries, { nonce: nonceOf(c), base: `/s/${c.req.param("token")}` })), 200, HTML);
+  const after = timelineAfter(c);
+  if (after === undefined) return c.text(BAD_AFTER, 400);
+  const shared = await sharedHead(c, "page", gonePageFor(c));
+  if (!shared.ok) return shared.response;
+  const base = `/s/${c.req.param("token")}`;
+  return answerPage(c, async () => {
+    const blocks = await pageBlocks(shared.stub, shared.reader, shared.head, { base, after });
+    return workflowPage(shared.head, blocks.markup, { nonce: nonceOf(c), base, query: pageQuery(after) });
+  });
 });
 
 /** The page's blocks rendered now: the live page swaps them in after events (one renderer for both). */
 pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
-  const shared = await sharedHead(c);
-  if (!shared.ok) return c.text("This workflow is no longer shared.", shared.status);
-  return c.body(htmlStream(workflowBlocks(shared.head, taskEntries(shared.stub, shared.reader))), 200, {
-    ...HTML,
+  const after = timelineAfter(c);
+  if (after === undefined) return c.text(BAD_AFTER, 400);
+  const shared = await sharedHead(c, "page", goneText(c));
+  if (!shared.ok) return shared.response;
+  const base = `/s/${c.req.param("token")}`;
+  return answerPage(c, async () => (await pageBlocks(shared.stub, shared.reader, shared.head, { base, after })).markup, {
     "Waymark-Seq": String(shared.head.last_seq),
   });
 });
 
+/** Every file of one task, FILES_PAGE at a time: what its card on the page leaves out. */
+pageRoutes.get("/s/:token/files/:taskId", pageHeaders, async (c) => {
+  const from = filesFrom(c);
+  if (from === undefined) return c.text(BAD_FROM, 400);
+  const shared = await sharedHead(c, "page", gonePageFor(c));
+  if (!shared.ok) return shared.response;
+  const base = `/s/${c.req.param("token")}`;
+  return answerFilesPage(c, shared.stub, shared.reader, shared.head, base, from);
+});
+
 /** The workflow with its whole event log and hash chain, streamed: `waymark verify` checks it offline. */
 pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
-  const shared = await sharedHead(c);
-  if (!shared.ok) return gonePage(c, shared.status);
+  const shared = await sharedHead(c, "export", gonePageFor(c));
+  if (!shared.ok) return shared.response;
   return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head)), 200, {
     "Content-Type": "application/json; charset=utf-8",
   });
 });
 
 pageRoutes.get("/s/:token/export.md", dataHeaders, async (c) => {
-  const shared = await sharedHead(c);
-  if (!shared.ok) return gonePage(c, shared.status);
+  const shared = await sharedHead(c, "export", gonePageFor(c));
+  if (!shared.ok) return shared.response;
   return c.body(textStream(markdownExport(shared.stub, shared.reader, shared.head)), 200, {
     "Content-Type": "text/markdown; charset=utf-8",
   });

@@ -10,7 +10,7 @@ import { html } from "hono/html";
 import type { CreatedToken, TokenInfo } from "../account/tokens";
 import { SCOPES, type Scope } from "../http/scopes";
 import { layout } from "./dashboard";
-import { renderTime, revealBidiControls } from "./format";
+import { renderTime, revealBidiControls, srOnly } from "./format";
 
 export type Html = ReturnType<typeof html>;
 
@@ -57,15 +57,19 @@ function tokenState(t: TokenInfo, now: number): Html | string {
 function tokenRow(t: TokenInfo, now: number): Html {
   const live = !t.revoked_at && !(t.expires_at && Date.parse(t.expires_at) <= now);
   return html`<tr id="token-${t.id}" class="token"><td><strong class="token-name">${t.name}</strong><br><code class="muted">${t.id}</code></td>
-<td>${t.scopes.join(", ")}</td><td>${renderTime(t.created_at)}</td><td class="last-used">${t.last_used_at ? renderTime(t.last_used_at) : "never"}</td>
-<td><span class="tag${live ? "" : " warn"}">${tokenState(t, now)}</span>${
-    live ? html`<form method="post" action="/dashboard/tokens/${t.id}/revoke" class="actions"><button>Revoke</button></form>` : ""
+<td data-label="scopes">${t.scopes.join(", ")}</td><td data-label="created">${renderTime(t.created_at)}</td><td class="last-used" data-label="last used">${
+    t.last_used_at ? renderTime(t.last_used_at) : "never"
+  }</td>
+<td data-label="state"><span class="tag${live ? "" : " warn"}">${tokenState(t, now)}</span>${
+    live
+      ? html`<form method="post" action="/dashboard/tokens/${t.id}/revoke" class="actions"><button>Revoke${srOnly(` token ${t.name}`)}</button></form>`
+      : ""
   }</td></tr>`;
 }
 
 function grantRow(g: GrantRow): Html {
-  return html`<tr id="grant-${g.id}" class="grant"><td><strong>${g.client}</strong></td><td>${g.scopes.join(", ")}</td><td>${renderTime(g.created_at)}</td>
-<td><form method="post" action="/dashboard/grants/${g.id}/revoke" class="actions"><button>Revoke</button></form></td></tr>`;
+  return html`<tr id="grant-${g.id}" class="grant"><td><strong>${g.client}</strong></td><td data-label="scopes">${g.scopes.join(", ")}</td><td data-label="approved">${renderTime(g.created_at)}</td>
+<td><form method="post" action="/dashboard/grants/${g.id}/revoke" class="actions"><button>Revoke${srOnly(` app ${g.client}`)}</button></form></td></tr>`;
 }
 
 export async function renderTokensPage(nonce: string, page: TokensPage, now = Date.now()): Promise<string> {
@@ -73,14 +77,15 @@ export async function renderTokensPage(nonce: string, page: TokensPage, now = Da
   const rendered = ownerPage(
     nonce,
     "Tokens",
-    html`<div class="topbar"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <span class="muted">account ${page.account}</span>
-<form method="post" action="/logout"><button>Sign out</button></form></div>
+    html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <span class="muted">account ${page.account}</span>
+<form method="post" action="/logout"><button>Sign out</button></form></nav>
 <h1>API tokens</h1>
 ${
   created
-    ? html`<div class="review" id="new-token"><h2>Token “${created.name}” created</h2>
+    ? html`<div class="success" id="new-token" role="status"><h2>Token “${created.name}” created</h2>
 <p>Copy it now: it is shown this once and stored only as a hash.</p>
-<p class="linkbox"><code id="new-token-secret">${created.token}</code></p></div>`
+<p class="linkbox"><code id="new-token-secret">${created.token}</code></p>
+<p><button type="button" data-copy="new-token-secret" hidden>Copy token</button> <span id="new-token-secret-copied" aria-live="polite"></span></p></div>`
     : ""
 }
 <form method="post" action="/dashboard/tokens" id="create-token">
@@ -94,14 +99,14 @@ ${
 ${
   page.tokens.length === 0
     ? html`<p class="muted">No managed tokens yet.</p>`
-    : html`<table id="tokens"><thead><tr><th>Name</th><th>Scopes</th><th>Created</th><th>Last used</th><th>State</th></tr></thead><tbody>
+    : html`<table id="tokens"><thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th></tr></thead><tbody>
 ${page.tokens.map((t) => tokenRow(t, now))}</tbody></table>`
 }
 <h2>Connected apps (OAuth)</h2>
 ${
   page.grants.length === 0
     ? html`<p class="muted">No app is connected. Remote MCP clients (Claude.ai, ChatGPT, Claude Desktop) connect with the URL of /mcp alone and ask you here for consent.</p>`
-    : html`<table id="grants"><thead><tr><th>App</th><th>Scopes</th><th>Approved</th><th></th></tr></thead><tbody>${page.grants.map(grantRow)}</tbody></table>`
+    : html`<table id="grants"><thead><tr><th scope="col">App</th><th scope="col">Scopes</th><th scope="col">Approved</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${page.grants.map(grantRow)}</tbody></table>`
 }`,
   );
   // The markup has no bidi controls of its own: only names can carry them.

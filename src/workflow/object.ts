@@ -253,9 +253,17 @@ export class WorkflowObject extends DurableObject<Env> {
     return this.reader.head(reader, asOwner);
   }
 
-  /** The timeline after `cursor` (null: from the start): at most `limit` entries and LIMITS.READ_PAGE_BYTES. */
-  async readTasks(reader: Reader, cursor: string | null, limit: number): Promise<Result<TaskPage>> {
-    return this.reader.tasks(reader, cursor, limit);
+  /**
+   * The timeline after `cursor` (null: from the start): at most `limit` entries and LIMITS.READ_PAGE_BYTES;
+   * with `filesPerTask`, each entry lists only its first files (pages render a bounded amount).
+   */
+  async readTasks(reader: Reader, cursor: string | null, limit: number, filesPerTask?: number): Promise<Result<TaskPage>> {
+    return this.reader.tasks(reader, cursor, limit, filesPerTask);
+  }
+
+  /** One task in full for any reader (a page's list of one task's files). */
+  async readTask(reader: Reader, taskId: string): Promise<Result<TaskView>> {
+    return this.reader.task(reader, taskId);
   }
 
   /** One of the whole view's arrays in the whole view's order, a bounded page at a time (the JSON export). */

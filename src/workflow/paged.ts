@@ -5,7 +5,7 @@
  * while holding at most one page. A page that fails (a link revoked mid-read, a bad cursor)
  * throws a PagedReadError carrying the object's code and message.
  */
-import type { Reader, TaskEntry, WorkflowEvent } from "../domain/view";
+import type { Reader, TaskEntry, TaskPage, WorkflowEvent } from "../domain/view";
 import type { ErrorCode, Result } from "../errors";
 import { LIMITS } from "../limits";
 import type { WorkflowObject } from "./object";
@@ -33,16 +33,23 @@ export interface PagedOptions {
   pageSize?: number;
   /** Where to start: a next_cursor from an earlier page; absent or null for the first. */
   cursor?: string | null;
+  /** List only each task's first files (a page's bound; the entry counts the rest in files_unlisted). */
+  filesPerTask?: number;
 }
 
 /** The timeline, one TaskEntry at a time (top-level tasks by start, each followed depth-first by its subtasks). */
 export async function* taskEntries(stub: Stub, reader: Reader, opts: PagedOptions = {}): AsyncGenerator<TaskEntry> {
   let cursor = opts.cursor ?? null;
   do {
-    const page = unwrap(await stub.readTasks(reader, cursor, opts.pageSize ?? LIMITS.READ_PAGE_ITEMS));
+    const page = await timelinePage(stub, reader, { ...opts, cursor });
     yield* page.entries;
     cursor = page.next_cursor;
   } while (cursor !== null);
+}
+
+/** One page of the timeline (what a page of the shared page or owner view shows). */
+export async function timelinePage(stub: Stub, reader: Reader, opts: PagedOptions = {}): Promise<TaskPage> {
+  return unwrap(await stub.readTasks(reader, opts.cursor ?? null, opts.pageSize ?? LIMITS.READ_PAGE_ITEMS, opts.filesPerTask));
 }
 
 /** One of the whole view's arrays (tasks by start, logs by creation), a page at a time (logs with their tasks' names). */

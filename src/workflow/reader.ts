@@ -109,16 +109,28 @@ export class WorkflowReader {
     return view;
   }
 
-  /** Up to `limit` entries of the timeline after `cursor` (null: from the start), at most LIMITS.READ_PAGE_BYTES past the first. */
-  async tasks(reader: Reader, cursor: string | null, limit: number): Promise<Result<TaskPage>> {
-    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit);
+  /**
+   * Up to `limit` entries of the timeline after `cursor` (null: from the start), at most
+   * LIMITS.READ_PAGE_BYTES past the first; `filesPerTask` lists only each task's first files
+   * (what a page shows), so one large task neither fills the page nor crosses the RPC whole.
+   */
+  async tasks(reader: Reader, cursor: string | null, limit: number, filesPerTask?: number): Promise<Result<TaskPage>> {
+    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit) ?? filesLimitProblem(filesPerTask);
     if (refused) return refused;
     try {
-      return ok(this.timelinePage(cursor, limit));
+      return ok(this.timelinePage(cursor, limit, filesPerTask ?? null));
     } catch (error) {
       if (error instanceof WaymarkError) return error.toFailure();
       throw error;
     }
+  }
+
+  /** One task in full, for a reader of the workflow. */
+  async task(reader: Reader, taskId: string): Promise<Result<TaskView>> {
+    const refused = await this.refusal(reader);
+    if (refused) return refused;
+    const row = this.records.task(taskId);
+    return row ? ok(taskView(row)) : notFoundError("task_id", taskId).toFailure();
   }
 
   /** One of the whole view's arrays, a page at a time, in the whole view's order. */
@@ -159,10 +171,13 @@ export class WorkflowReader {
    * Walks the timeline for the page's ids first (ids and subtask counts only), sizes their
    * entries in SQLite, and reads the rows and logs of those that fit in a few batched queries.
    */
-  private timelinePage(cursor: string | null, limit: number): TaskPage {
+  private timelinePage(cursor: string | null, limit: number, filesPerTask: number | null): TaskPage {
     const slots = this.walk(cursor, limit + 1);
     const candidates = slots.slice(0, limit);
-    const sizes = this.entrySizes(candidates.map((slot) => slot.id));
+    const sizes = this.entrySizes(
+      candidates.map((slot) => slot.id),
+      filesPerTask === null ? null : filesPerTask * FILE_OVERHEAD,
+    );
     const chosen: Slot[] = [];
     let bytes = 0;
     for (const slot of candidates) {
@@ -172,7 +187,10 @@ export class WorkflowReader {
       chosen.push(slot);
     }
     const last = chosen.at(-1);
-    return { entries: this.entries(chosen), next_cursor: chosen.length < slots.length && last ? timelineCursorAfter(last.id) : null };
+    return {
+      entries: this.entries(chosen, filesPerTask),
+      next_cursor: chosen.length < slots.length && last ? timelineCursorAfter(last.id) : null,
+    };
   }
 
   /** Up to `count` tasks of the timeline after `cursor`: depth-first, each level's siblings fetched in batches. */
@@ -193,11 +211,17 @@ export class WorkflowReader {
     return slots;
   }
 
-  /** What each entry will weigh: its text columns and its logs', plus a constant per row for the JSON around them. */
-  private entrySizes(ids: string[]): Map<string, number> {
+  /**
+   * What each entry will weigh: its text columns and its logs', plus a constant per row for the
+   * JSON around them; a task's files and verification count at most `filesBytes` each when the
+   * read lists only its first files.
+   */
+  private entrySizes(ids: string[], filesBytes: number | null): Map<string, number> {
+    const cap = filesBytes ?? Number.MAX_SAFE_INTEGER;
     const rows = this.sql<{ id: string; size: number }>`
       SELECT t.id, ${ROW_OVERHEAD} + length(t.name) + length(t.goal) + length(t.areas) + coalesce(length(t.outcome), 0)
-        + coalesce(length(t.metadata), 0) + coalesce(length(t.files_changed), 0) + coalesce(length(t.verification), 0)
+        + coalesce(length(t.metadata), 0) + min(coalesce(length(t.files_changed), 0), ${cap})
+        + min(coalesce(length(t.verification), 0), ${cap})
         + coalesce(length(t.repository), 0)
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(question) + length(options) + length(chosen) + length(reasoning)
             + coalesce(length(trade_offs), 0)) FROM decisions WHERE task_id = t.id), 0)
@@ -208,7 +232,7 @@ export class WorkflowReader {
     return new Map(rows.map((row) => [row.id, row.size]));
   }
 
-  private entries(slots: Slot[]): TaskEntry[] {
+  private entries(slots: Slot[], filesPerTask: number | null): TaskEntry[] {
     const ids = slots.map((slot) => slot.id);
     const rows = new Map(this.records.tasksById(ids).map((row) => [row.id, row]));
     const logs = this.records.logsOf(ids);
@@ -217,7 +241,7 @@ export class WorkflowReader {
       if (!row) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
       const task = taskView(row);
       const own = logs.get(slot.id);
-      return {
+      const entry: TaskEntry = {
         task,
         depth: slot.depth,
         decisions: own?.decisions ?? [],
@@ -226,6 +250,7 @@ export class WorkflowReader {
         subtasks: slot.subtasks,
         paths_in_subtasks: slot.subtasks > 0 ? this.pathsInSubtasks(row, task) : [],
       };
+      return filesPerTask === null ? entry : listFirstFiles(entry, filesPerTask);
     });
   }
 
@@ -285,8 +310,23 @@ export class WorkflowReader {
     return { tasks: tasks ?? 0, issues: issues ?? 0 };
   }
 
-  /** The whole view's header figure: lines summed over the top-level tasks that measured them. */
+  /** The last line totals summed, and the event they were summed at. */
+  private summedLines: { seq: number; value: WorkflowHead["line_totals"] } | null = null;
+
+  /**
+   * The whole view's header figure: lines summed over the top-level tasks that measured them.
+   * Summing reads every top-level task's files JSON (megabytes for a wide workflow), and every
+   * page read starts with the head: summed once per event (only a write, which logs one, changes it).
+   */
   private lineTotals(): WorkflowHead["line_totals"] {
+    const seq = this.log.lastSeq();
+    if (this.summedLines?.seq === seq) return this.summedLines.value;
+    const value = this.sumLines();
+    this.summedLines = { seq, value };
+    return value;
+  }
+
+  private sumLines(): WorkflowHead["line_totals"] {
     const row = this.sql<{ n: number; added: number | null; removed: number | null; bin: number | null }>`
       SELECT count(*) AS n, sum(json_extract(files_changed, '$.line_totals.added')) AS added,
         sum(json_extract(files_changed, '$.line_totals.removed')) AS removed, sum(json_extract(files_changed, '$.line_totals.binary')) AS bin
@@ -297,6 +337,51 @@ export class WorkflowReader {
 }
 
 const newLevel = (parent: string | null, after: Level["after"]): Level => ({ parent, after, queue: [], exhausted: false });
+
+/** What one listed file adds to an entry when a read lists only the first files (path, line counts, JSON). */
+const FILE_OVERHEAD = 300;
+
+function filesLimitProblem(filesPerTask: number | undefined): Result<never> | null {
+  if (filesPerTask === undefined || (Number.isInteger(filesPerTask) && filesPerTask >= 1 && filesPerTask <= LIMITS.CHANGE_ENTRIES))
+    return null;
+  return fail("INPUT_VALIDATION_ERROR", `files_per_task: must be a whole number from 1 to ${LIMITS.CHANGE_ENTRIES}`);
+}
+
+/**
+ * The entry with only its task's first `count` changed files listed (added, modified, deleted,
+ * then renamed: the files table's order), and the lists that name files (line counts,
+ * uncommitted, out of scope, in subtasks) kept to those; `files_unlisted` counts the rest.
+ */
+function listFirstFiles(entry: TaskEntry, count: number): TaskEntry {
+  const f = entry.task.files_changed;
+  if (!f) return entry;
+  const total = f.added.length + f.modified.length + f.deleted.length + f.renamed.length;
+  if (total <= count) return entry;
+  let left = count;
+  const take = <T>(list: T[]): T[] => {
+    const kept = list.slice(0, left);
+    left -= kept.length;
+    return kept;
+  };
+  const listed = { added: take(f.added), modified: take(f.modified), deleted: take(f.deleted), renamed: take(f.renamed) };
+  const names = new Set([...listed.added, ...listed.modified, ...listed.deleted, ...listed.renamed.flatMap((r) => [r.from, r.to])]);
+  const files = {
+    ...f,
+    ...listed,
+    uncommitted: f.uncommitted.filter((p) => names.has(p)),
+    ...(f.lines ? { lines: f.lines.filter((line) => names.has(line.path)) } : {}),
+  };
+  const v = entry.task.verification;
+  // Out-of-scope files among those listed; one unlisted keeps the task marked when none is.
+  const outside = v?.unexpected_files.filter((p) => names.has(p)) ?? [];
+  const verification = v ? { ...v, unexpected_files: outside.length > 0 ? outside : v.unexpected_files.slice(0, 1) } : null;
+  return {
+    ...entry,
+    task: { ...entry.task, files_changed: files, verification },
+    paths_in_subtasks: entry.paths_in_subtasks.filter((p) => names.has(p)),
+    files_unlisted: total - count,
+  };
+}
 
 function pageLimitProblem(limit: number): Result<never> | null {
   if (Number.isInteger(limit) && limit >= 1 && limit <= LIMITS.READ_PAGE_ITEMS) return null;

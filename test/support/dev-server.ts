@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { ensureHelperTarball, REPO_ROOT } from "./helper-tarball-setup.ts";
+import { ensureWorkerBuild, REPO_ROOT } from "./worker-build-setup.ts";
 
 export interface DevServer {
   /** http://127.0.0.1:<port> */
@@ -77,8 +77,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const timeout = options.startTimeoutMs ?? 90_000;
   const root = options.root ?? REPO_ROOT;
   let vars = { ...options.vars };
-  // This checkout's Worker bundles the helper tarball; an old build checked out elsewhere predates it.
-  if (root === REPO_ROOT) ensureHelperTarball(root);
+  // This checkout's Worker bundles its page scripts and the helper tarball; an old build checked out elsewhere predates them.
+  if (root === REPO_ROOT) ensureWorkerBuild(root);
   let output = "";
   let child: ChildProcess | null = null;
 
