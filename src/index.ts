@@ -5,25 +5,27 @@
  * the account API (tokens, webhooks, search), the helper tarball, shared pages and the dashboard.
  * Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES, in its route),
  * everything else by API_BODY_BYTES. Every route that acts for an account authenticates it with
- * the one principal middleware (src/http/auth.ts), /mcp included.
+ * the one principal middleware (src/http/require-account.ts), /mcp included.
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { accountRoutes } from "./account/routes";
-import { tokenRoutes } from "./account/token-routes";
-import { apiErrorResponse } from "./http/errors";
+import { apiErrorResponse } from "./http/api-errors";
 import { requestGuard } from "./http/guard";
-import { signingKeyRoutes } from "./http/signing-keys";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
 import { mcpRoutes } from "./mcp/endpoint";
-import { oauthRoutes } from "./oauth/routes";
-import { helperDownload } from "./pages/helper-download";
-import { pageRoutes } from "./pages/routes";
+import { serverCardRoutes } from "./mcp/server-card";
+import { accountRoutes } from "./routes/account-api";
+import { helperDownload } from "./routes/helper-download";
+import { oauthRoutes } from "./routes/oauth";
+import { pluginMarketplace } from "./routes/plugin-marketplace";
+import { pageRoutes } from "./routes/shared-pages";
+import { signingKeyRoutes } from "./routes/signing-keys";
+import { tokenRoutes } from "./routes/token-admin";
 
-export { AccountObject } from "./account/object";
-export { WorkflowObject } from "./workflow/object";
+export { AccountObject } from "./account/account-object";
+export { WorkflowObject } from "./workflow/workflow-object";
 
 const app = new Hono<AppEnv>();
 
@@ -32,7 +34,9 @@ app.use("*", requestGuard);
 app.route("/", mcpRoutes);
 app.use("*", limitBody(LIMITS.API_BODY_BYTES));
 app.get("/health", (c) => c.json({ ok: true }));
+app.route("/", serverCardRoutes);
 app.route("/", helperDownload);
+app.route("/", pluginMarketplace);
 app.route("/", signingKeyRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);

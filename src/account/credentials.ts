@@ -11,7 +11,7 @@
  * (which has the same bindings) can tell whether a bootstrap credential is still configured.
  */
 import { sha256Hex } from "../crypto";
-import { ALL_SCOPES, type Authority } from "../http/scopes";
+import { type Authority, SCOPES } from "../domain/access-scopes";
 
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -86,6 +86,6 @@ export function authorityIn<Managed>(
 ): Authority | Managed | null {
   const parsed = parseCredentialRef(credential);
   if (!parsed) return null;
-  if (parsed.kind === "bootstrap") return table.get(parsed.hash) === account ? { scopes: ALL_SCOPES, expiresAt: null } : null;
+  if (parsed.kind === "bootstrap") return table.get(parsed.hash) === account ? { scopes: SCOPES, expiresAt: null } : null;
   return isConfiguredAccount(table, account) ? managed(parsed.id) : null;
 }

@@ -21,16 +21,6 @@ const SESSION_ID = /^[a-z2-7]{26}$/;
 /** Sessions were kept with the key-value API before this table; such a key is deleted at the next sign-in. */
 const LEGACY_PREFIX = "session:";
 
-export const SESSION_MIGRATION_STATEMENTS = [
-  `CREATE TABLE dashboard_sessions (
-    id TEXT PRIMARY KEY,
-    credential TEXT NOT NULL,
-    expires_at INTEGER NOT NULL
-  )`,
-  "CREATE INDEX dashboard_sessions_credential ON dashboard_sessions(credential, expires_at)",
-  "CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions(expires_at)",
-];
-
 export function isSessionId(value: string): boolean {
   return SESSION_ID.test(value);
 }

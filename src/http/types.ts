@@ -1,10 +1,15 @@
 /**
  * @module http/types
  * The Hono environment of every route: the Worker's bindings, and what the middleware
- * chain hands to handlers (the authenticated account and, for pages, the CSP nonce).
+ * chain hands to handlers (the authenticated account, the dashboard session and, for pages,
+ * the CSP nonce).
  */
-import type { Principal } from "../auth";
-import type { Session } from "../pages/session";
+import type { Principal } from "./bearer-tokens";
+
+/** A signed-in owner (src/http/session.ts opens and checks them): the credential's principal, and the session's id. */
+export interface Session extends Principal {
+  id: string;
+}
 
 export interface AppEnv {
   Bindings: Env;

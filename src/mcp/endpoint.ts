@@ -1,10 +1,11 @@
 /**
  * @module endpoint — /mcp, an ordinary route of the app after the guard (Host and Origin, the one
  * rule of http/origins.ts): the body limit (hono's bodyLimit), the principal middleware (a
- * bootstrap, managed or OAuth token, each authenticated once: http/auth.ts), then the body is
- * parsed (bounded in objects and arrays) and checked where the SDK answers badly, the caller's
- * scopes are checked per message (http/mcp-scopes.ts), and the stateless MCP handler (one per
- * isolate) runs with the caller's context.
+ * bootstrap, managed or OAuth token, each authenticated once: http/require-account.ts), then the
+ * body is parsed (bounded in objects and arrays) and checked where the SDK answers badly, the
+ * caller's scopes are checked per message (mcp/message-scopes.ts), and a subscription opens its
+ * stream (mcp/subscriptions.ts) or the stateless MCP handler (one per isolate) runs with the
+ * caller's context.
  *
  * The MCP SDK's own `createMcpHandler` serves it. Cloudflare's `agents` package wraps that same
  * handler and is not a dependency: its wrapper would check Host and Origin a second time under a
@@ -14,14 +15,17 @@
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { mcpUnauthorizedHeaders } from "../auth";
-import { type Refusal, requireAccount } from "../http/auth";
-import { type JsonRpcId, jsonRpcError } from "../http/errors";
-import { mcpScopes } from "../http/mcp-scopes";
+import { type JsonRpcId, jsonRpcError } from "../http/api-errors";
+import { mcpUnauthorizedHeaders } from "../http/bearer-tokens";
+import { type Refusal, requireAccount } from "../http/require-account";
 import type { AppEnv } from "../http/types";
 import { LIMITS } from "../limits";
+import { oauthPrincipal } from "../oauth/provider";
+import { rendersApps } from "./app";
 import type { ToolContext } from "./context";
+import { mcpScopes } from "./message-scopes";
 import { buildMcpServer } from "./server";
+import { openSubscription, subscriptionRequest } from "./subscriptions";
 
 /** The account's context rides on the request's AuthInfo to the per-request server the handler builds. */
 interface WaymarkAuthInfo extends AuthInfo {
@@ -81,7 +85,7 @@ mcpRoutes.all(
     maxSize: LIMITS.MAX_BODY_BYTES,
     onError: () => jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`),
   }),
-  requireAccount({ bearer: true, oauth: true, session: false, otherwise: refuseCredential }),
+  requireAccount({ bearer: true, oauth: oauthPrincipal, session: false, otherwise: refuseCredential }),
   async (c, next) => {
     if (c.req.method !== "POST") {
       return jsonRpcError(405, -32000, `Method not allowed: this stateless endpoint answers ${ALLOWED_METHODS} only`, {
@@ -114,7 +118,9 @@ mcpRoutes.all(
     const { account, scopes } = c.var.principal;
     const rpc = c.var.rpc;
     if (!rpc) throw new Error("/mcp reached its handler without a parsed body");
-    const context: ToolContext = { env: c.env, account, scopes, origin: new URL(c.req.url).origin };
+    const subscription = subscriptionRequest(rpc.parsed);
+    if (subscription) return openSubscription(c.req.raw, c.env, account, subscription);
+    const context: ToolContext = { env: c.env, account, scopes, origin: new URL(c.req.url).origin, rendersApps: rendersApps(rpc.parsed) };
     const authInfo: WaymarkAuthInfo = { token: "", clientId: account, scopes: [...scopes], extra: { context } };
     // The body was read once; the SDK is handed the parsed body and a request it can read again.
     const request = new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: rpc.body });

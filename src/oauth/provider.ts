@@ -3,7 +3,7 @@
  * OAuth 2.1 for remote MCP clients that cannot send a configured header (Claude.ai and
  * ChatGPT connectors, Claude Desktop's remote servers), with @cloudflare/workers-oauth-provider:
  * protected-resource metadata (RFC 9728) for /mcp, authorization-server metadata (RFC 8414),
- * dynamic client registration (RFC 7591), authorization code with PKCE, refresh tokens and
+ * dynamic client registration (RFC 7591) and Client ID Metadata Documents, authorization code with PKCE, refresh tokens and
  * token revocation. Grants and tokens live in the OAUTH_KV namespace; a grant's user is the
  * Waymark account and its props carry the scopes the owner approved on the consent page and
  * the credential the owner was signed in with.
@@ -29,8 +29,9 @@ import {
   type TokenExchangeCallbackResult,
 } from "@cloudflare/workers-oauth-provider";
 import { type CredentialRef, parseCredentialRef } from "../account/credentials";
-import { credentialAuthority, type Principal } from "../auth";
-import { commonScopes, isScope, normalizeScopes, type Scope } from "../http/scopes";
+import { commonScopes, isScope, normalizeScopes, type Scope } from "../domain/access-scopes";
+import { credentialAuthority, type Principal } from "../http/bearer-tokens";
+import { guardClientMetadataFetch } from "./client-metadata";
 
 export const AUTHORIZE_ENDPOINT = "/oauth/authorize";
 export const TOKEN_ENDPOINT = "/oauth/token";
@@ -96,9 +97,13 @@ function options(origin: string): OAuthProviderOptions<Env> {
     refreshTokenTTL: REFRESH_TOKEN_SECONDS,
     clientRegistrationTTL: CLIENT_REGISTRATION_SECONDS,
     tokenExchangeCallback: tokensWithinCredential,
+    // Client ID Metadata Documents beside dynamic registration; their fetch is bounded (./client-metadata).
+    clientIdMetadataDocumentEnabled: true,
     resourceMetadata: { resource: `${origin}/mcp`, authorization_servers: [origin], resource_name: "Waymark" },
   };
 }
+
+guardClientMetadataFetch();
 
 interface ForOrigin {
   provider: OAuthProvider<Env>;
@@ -173,6 +178,7 @@ function audienceIs(audience: string | string[] | undefined, resource: string): 
  * whose credential ended is revoked, so it leaves the owner's list of connected apps too.
  */
 export async function oauthPrincipal(request: Request, env: Env, token: string, now = Date.now()): Promise<Principal | null> {
+  if (!looksLikeOAuthToken(token)) return null;
   const origin = new URL(request.url).origin;
   const api = oauthApi(request, env);
   const summary = await api.unwrapToken<unknown>(token);

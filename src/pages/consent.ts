@@ -7,9 +7,9 @@
  * on every page: a client cannot make its name read as another's.
  */
 import { html } from "hono/html";
-import type { Scope } from "../http/scopes";
+import type { Scope } from "../domain/access-scopes";
 import { revealBidiControls } from "./format";
-import { type Html, ownerPage, SCOPE_HELP } from "./tokens";
+import { type Html, ownerPage, SCOPE_HELP } from "./tokens-page";
 
 export interface ConsentView {
   account: string;

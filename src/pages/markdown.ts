@@ -9,11 +9,11 @@
  * review items (the whole view's order, read only when there are any), the timeline, the
  * provenance of each task, the feedback. The text is the whole-view renderer's, byte for byte.
  */
-import { escapeMarkdown, SummaryWriter } from "@waymark/protocol/summary";
+import { escapeMarkdown, SummaryWriter } from "@waymark/protocol/pr-summary";
 import type { FeedbackView, IssueView, Reader, TaskView, WorkflowHead } from "../domain/view";
-import type { WorkflowObject } from "../workflow/object";
-import { recordPages, recordRows, taskEntries } from "../workflow/paged";
+import type { WorkflowObject } from "../workflow/workflow-object";
 import { VERDICT_LABEL } from "./page";
+import { recordPages, recordRows, taskEntries } from "./paged-reads";
 
 export { escapeMarkdown };
 

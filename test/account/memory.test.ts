@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ftsTerms, type MemoryDocument, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
+import { ftsTerms, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
+import type { MemoryDocument } from "../../src/domain/memory-documents";
 import { LIMITS } from "../../src/limits";
 import { accountIndexed, call, connectV2, ORIGIN, ok, signIn, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";

@@ -141,7 +141,7 @@ async function signedIn(token: string): Promise<{ context: BrowserContext; page:
 
 /** An OAuth client approved (scope `scope`) in `context`'s session; returns its provider holding the tokens. */
 async function approvedApp(context: BrowserContext, scope: "read" | "write", name = "Access test app"): Promise<oauth.MemoryOAuthProvider> {
-  const provider = new oauth.MemoryOAuthProvider(callback.url, name);
+  const provider = new oauth.MemoryOAuthProvider(callback.url, { name });
   await expect(oauth.connectWithOAuth(server.url, provider)).rejects.toThrow(/Unauthorized/i);
   const page = await context.newPage();
   await page.goto(String(provider.authorizationUrl));

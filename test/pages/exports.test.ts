@@ -1,17 +1,18 @@
 /**
  * The streamed exports (JSON and Markdown, shared and owner) of a workflow several pages long:
- * the same document the whole view gave, verifiable against its chain, and built one bounded
- * page at a time (the workflow object is watched: no whole view, never two pages at once).
+ * the same document as the whole view read back through the paged reads and written in one
+ * piece, verifiable against its chain, and built one bounded page at a time (the workflow
+ * object is watched: never two pages at once, every page within the bounds).
  */
 import { runInDurableObject } from "cloudflare:test";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
-import { renderSummary } from "@waymark/protocol/summary";
+import { renderSummary } from "@waymark/protocol/pr-summary";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { file } from "../domain/fixtures";
 import { ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
-import { stubFor, value } from "../workflow/rpc";
+import { readWhole, stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
 const TASKS = 420;
@@ -78,12 +79,11 @@ async function bigWorkflow() {
 
 type Calls = { name: string; limit: number }[];
 
-/** Watches the object's reader: every page asked for, the most asked for at once, and any whole view built. */
-async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number; wholeViews: () => number }> {
+/** Watches the object's reader: every page asked for, and the most asked for at once. */
+async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number }> {
   const calls: Calls = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  let wholeViews = 0;
   await runInDurableObject(stub, (instance) => {
     const reader = (instance as unknown as { reader: Record<string, (...args: unknown[]) => unknown> }).reader;
     for (const name of ["tasks", "rows", "events", "head"]) {
@@ -101,22 +101,17 @@ async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; 
         }
       };
     }
-    const whole = reader.wholeView?.bind(reader);
-    reader.wholeView = (...args: unknown[]) => {
-      wholeViews++;
-      return whole?.(...args);
-    };
   });
-  return { calls, maxInFlight: () => maxInFlight, wholeViews: () => wholeViews };
+  return { calls, maxInFlight: () => maxInFlight };
 }
 
 describe("streamed exports of a workflow several pages long", () => {
   it("give the whole view's JSON byte for byte, verifiable against the chain, and its Markdown", async () => {
     const { id, stub, token } = await bigWorkflow();
-    // What the exports were before streaming: the whole view, built in one piece.
-    const shared = (await stub.sharedView(token, true)).view;
-    const owner = value(await stub.ownerView(ACME, true));
-    const { share: _share, ...ownerExport } = owner;
+    // What the exports were before streaming: the whole view, written in one piece.
+    const shared = value(await readWhole(stub, { share_token: token }, true));
+    const owner = value(await readWhole(stub, ACME, true, true));
+    const ownerExport = owner;
     expect(shared?.tasks).toHaveLength(TASKS);
     expect(shared?.events?.length).toBeGreaterThan(2 * LIMITS.EVENTS_PAGE);
 
@@ -166,7 +161,6 @@ describe("streamed exports of a workflow several pages long", () => {
     const resource = JSON.parse(read?.contents[0]?.text ?? "{}") as { truncated?: object };
     expect(resource.truncated).toBeDefined();
     expect(watched.calls.slice(before).map((call) => call.name)).toEqual(["head", "rows", "rows", "rows", "rows"]);
-    expect(watched.wholeViews()).toBe(0);
     expect(watched.maxInFlight()).toBe(1);
     const pages = watched.calls.filter((call) => call.name !== "head");
     expect(pages.length).toBeGreaterThan(4 * 5);

@@ -16,12 +16,15 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   saved: OAuthTokens | undefined;
   verifier = "";
   authorizationUrl: URL | null = null;
+  /** A client identified by its metadata document's URL (CIMD) instead of dynamic registration. */
+  readonly clientMetadataUrl: string | undefined;
   private readonly callback: string;
   private readonly name: string;
   // No parameter properties: Node's type stripping (benches) cannot run them.
-  constructor(callback: string, name = "E2E <Agent> & Co") {
+  constructor(callback: string, options: { name?: string; clientMetadataUrl?: string } = {}) {
     this.callback = callback;
-    this.name = name;
+    this.name = options.name ?? "E2E <Agent> & Co";
+    this.clientMetadataUrl = options.clientMetadataUrl;
   }
   get redirectUrl() {
     return this.callback;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bootstrapRef } from "../../src/account/credentials";
-import { authenticateToken, bearerToken, credentialAuthority } from "../../src/auth";
 import { sha256Hex } from "../../src/crypto";
+import { authenticateToken, bearerToken, credentialAuthority } from "../../src/http/bearer-tokens";
 import { LIMITS } from "../../src/limits";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 import { streamedBody } from "./streamed-body";

@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACTION_SCOPES, type Action, allows, may, type Scope, scopeMissing } from "../../src/http/scopes";
+import { ACTION_SCOPES, type Action, allows, may, type Scope, scopeMissing } from "../../src/domain/access-scopes";
 import { call, connectV2, ORIGIN, TOKENS, workerFetch } from "../support/worker";
 
 /**
