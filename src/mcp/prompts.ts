@@ -3,7 +3,7 @@
  * (the text `waymark init` writes into each agent's instructions, from one source in
  * @waymark/protocol) and `resume` (a workflow's open tasks, recent work and plan, compactly: the
  * same text get_workflow {workflow_id} answers). Reading a workflow needs the `read` scope
- * (http/mcp-scopes), like get_workflow.
+ * (mcp/message-scopes), like get_workflow.
  */
 import { type GetPromptResult, type McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { INSTRUCTIONS } from "@waymark/protocol/instructions";
