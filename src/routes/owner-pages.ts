@@ -19,8 +19,8 @@ import { html } from "hono/html";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/account-object";
 import { allows } from "../domain/access-scopes";
-import { clientKey } from "../domain/network";
 import type { FeedbackTarget, WorkflowHead } from "../domain/view";
+import { clientOf } from "../http/bearer-tokens";
 import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
 import { currentSession } from "../http/session";
 import type { AppEnv } from "../http/types";
@@ -207,7 +207,7 @@ ownerRoutes.get("/w/:id/ws", async (c) => {
       Upgrade: "websocket",
       [OWNER_ACCOUNT_HEADER]: session.account,
       [OWNER_SESSION_HEADER]: session.id,
-      [CLIENT_HEADER]: clientKey(c.req.header("CF-Connecting-IP") ?? "") ?? "local",
+      [CLIENT_HEADER]: clientOf(c.env, c.req.raw) ?? "local",
     },
   });
   return workflowStub(c.env, id).fetch(live);

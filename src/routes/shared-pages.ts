@@ -12,13 +12,12 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { allows } from "../domain/access-scopes";
-import { clientKey } from "../domain/network";
 import type { ShareInfo } from "../domain/share-status";
 import { shareSecret, verifiedShareWorkflow } from "../domain/share-token";
 import type { Reader, WorkflowHead } from "../domain/view";
 import { notFound } from "../errors";
 import { apiError } from "../http/api-errors";
-import { authenticateToken, failedAttemptWithinBudget } from "../http/bearer-tokens";
+import { authenticateToken, clientOf, failedAttemptWithinBudget } from "../http/bearer-tokens";
 import { requireAccount } from "../http/require-account";
 import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
 import { currentSession, endSession, sessionCookie } from "../http/session";
@@ -152,8 +151,8 @@ pageRoutes.get("/s/:token/ws", async (c) => {
     headers: {
       Upgrade: "websocket",
       [SHARE_TOKEN_HEADER]: c.req.param("token"),
-      // Live pages are capped per client; clientKey groups an IPv6 /64 like the login limiter.
-      [CLIENT_HEADER]: clientKey(c.req.header("CF-Connecting-IP") ?? "") ?? "local",
+      // Live pages are capped per client, counted as the login limiter counts them (an IPv6 /64 is one client).
+      [CLIENT_HEADER]: clientOf(c.env, c.req.raw) ?? "local",
     },
   });
   return workflowStub(c.env, workflowId).fetch(live);
@@ -172,8 +171,8 @@ function shareJson(c: Ctx, workflowId: string, info: ShareInfo) {
   };
 }
 
-const apiReader = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "read" });
-const apiWriter = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "write" });
+const apiReader = requireAccount({ bearer: true, session: false, otherwise: "json", action: "share.read" });
+const apiWriter = requireAccount({ bearer: true, session: false, otherwise: "json", action: "share.change" });
 const noSuchWorkflow = (c: Ctx) => apiError(c, "NOT_FOUND", notFound("workflow_id", "such workflow").message);
 
 pageRoutes.get("/api/workflows/:id/share", apiReader, async (c) => {
@@ -207,8 +206,9 @@ const loginForm = z.object({ token: z.string({ error: "is required" }).max(1024,
 pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
   const token = c.req.valid("form").token.trim();
   const principal = token ? await authenticateToken(c.env, token) : null;
-  if (principal) {
-    c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, principal));
+  const cookie = principal ? await sessionCookie(c.env, c.req.url, principal) : null;
+  if (principal && cookie) {
+    c.header("Set-Cookie", cookie);
     // Webhook payloads link to the owner view at the origin the owner signs in at.
     await accountStub(c.env, principal.account).recordOrigin(new URL(c.req.url).origin);
     // An OAuth consent page sent the owner here to sign in: back to it. An admin-only token has no workflows to list.

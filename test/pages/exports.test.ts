@@ -25,7 +25,7 @@ async function bigWorkflow() {
   const id = newWorkflowId();
   const stub = stubFor(id);
   value(await stub.startWorkflow(ACME, id, { name: "Big", description: "Many pages", plan: [{ step: "1", goal: "All of it" }] }));
-  const token = value(await stub.shareLink(ACME)).token as string;
+  const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
   let parent: string | null = null;
   let decisionId = "";
   let issueId = "";
