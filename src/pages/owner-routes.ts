@@ -25,9 +25,10 @@ import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
+import { currentKeyId } from "../signing";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/object";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "./dashboard";
-import { jsonExport } from "./export-json";
+import { exportSigning, jsonExport } from "./export-json";
 import { revealBidiControls } from "./format";
 import {
   accountObject,
@@ -41,7 +42,7 @@ import {
   shareUrl,
   workflowStub,
 } from "./forms";
-import { markdownExport } from "./markdown";
+import { markdownExport, signingNote } from "./markdown";
 import { type OwnerHead, ownerPage } from "./owner-view";
 import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "./page-answers";
 import { pageBlocks } from "./page-reads";
@@ -144,7 +145,13 @@ ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
   const on = c.req.query("on") ?? null;
   const base = `/w/${id}`;
   return answerPage(c, async () => {
-    const blocks = await pageBlocks(stub, c.var.account, head, { base, after, reviewBase: base, selected: on });
+    const blocks = await pageBlocks(stub, c.var.account, head, {
+      base,
+      after,
+      reviewBase: base,
+      selected: on,
+      signingKey: await currentKeyId(c.env),
+    });
     return ownerPage(head, blocks, { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on, query: pageQuery(after) });
   });
 });
@@ -160,9 +167,14 @@ ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
   const head = owned ? ownerHead(owned.head) : null;
   if (!owned || !head) return c.text("No such workflow in this account, or you are signed out.", 404);
   const base = `/w/${head.workflow.id}`;
-  return answerPage(c, async () => (await pageBlocks(owned.stub, owned.reader, head, { base, after, reviewBase: base })).markup, {
-    "Waymark-Seq": String(head.last_seq),
-  });
+  return answerPage(
+    c,
+    async () =>
+      (await pageBlocks(owned.stub, owned.reader, head, { base, after, reviewBase: base, signingKey: await currentKeyId(c.env) })).markup,
+    {
+      "Waymark-Seq": String(head.last_seq),
+    },
+  );
 });
 
 /** Every file of one task, FILES_PAGE at a time. */
@@ -188,13 +200,19 @@ ownerRoutes.get("/w/:id/export.json", dataHeaders, async (c) => {
   // Like the shared export: with the event log, so the hash chain can be verified.
   const owned = await ownedHead(c);
   if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "application/json; charset=utf-8" });
+  return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head, exportSigning(c.env, new URL(c.req.url).origin))), 200, {
+    "Content-Type": "application/json; charset=utf-8",
+  });
 });
 
 ownerRoutes.get("/w/:id/export.md", dataHeaders, async (c) => {
   const owned = await ownedHead(c);
   if (!owned) return c.text("No such workflow in this account, or you are signed out.", 404);
-  return c.body(textStream(markdownExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+  return c.body(
+    textStream(markdownExport(owned.stub, owned.reader, owned.head, await signingNote(c.env, new URL(c.req.url).origin))),
+    200,
+    { "Content-Type": "text/markdown; charset=utf-8" },
+  );
 });
 
 const afterQuery = z

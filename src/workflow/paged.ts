@@ -8,6 +8,7 @@
 import type { Reader, TaskEntry, TaskPage, WorkflowEvent } from "../domain/view";
 import type { ErrorCode, Result } from "../errors";
 import { LIMITS } from "../limits";
+import type { EventsPage } from "./event-log";
 import type { WorkflowObject } from "./object";
 import type { RowsPage } from "./reader";
 import type { RecordKind, RecordView } from "./records";
@@ -86,5 +87,20 @@ export async function* eventRange(
     for (const event of page.events) if (event.seq <= toSeq) yield event;
     if (page.events.length === 0) return;
     after = page.next_seq;
+  }
+}
+
+/**
+ * Every event from the first to the log's end as the first page found it, oldest first: read
+ * after the pages of an export's records, so the events cover every state those pages showed.
+ */
+export async function* eventsToEnd(stub: Stub, reader: Reader, pageSize = LIMITS.EVENTS_PAGE): AsyncGenerator<WorkflowEvent> {
+  const first: EventsPage & { last_seq: number } = unwrap(await stub.events(reader, 0, pageSize));
+  const end = first.last_seq;
+  let page: EventsPage = first;
+  for (;;) {
+    for (const event of page.events) if (event.seq <= end) yield event;
+    if (page.events.length === 0 || page.next_seq >= end) return;
+    page = unwrap(await stub.events(reader, page.next_seq, Math.min(pageSize, end - page.next_seq)));
   }
 }
