@@ -2,7 +2,8 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
- * the account API (tokens, webhooks, search), the helper tarball, shared pages and the dashboard. Bodies are
+ * the account API (tokens, webhooks, search), the auditors' exports and schema, the helper tarball,
+ * shared pages and the dashboard. Bodies are
  * capped before parsing: /mcp by its own bound (MAX_BODY_BYTES), everything else by
  * API_BODY_BYTES.
  *
@@ -26,6 +27,7 @@ import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { oauthRoutes } from "./oauth/routes";
 import { helperDownload } from "./pages/helper-download";
 import { pageRoutes } from "./pages/routes";
+import { exportApiRoutes } from "./routes/export-api";
 
 export { AccountObject } from "./account/object";
 export { WorkflowObject } from "./workflow/object";
@@ -46,6 +48,7 @@ app.all("/mcp", async (c) => {
 app.get("/health", (c) => c.json({ ok: true }));
 app.route("/", helperDownload);
 app.route("/", signingKeyRoutes);
+app.route("/", exportApiRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", accountRoutes);

@@ -41,6 +41,8 @@ beforeAll(async () => {
 const ROUTES: [string, string, () => string, Scope, unknown?][] = [
   ["GET", "/api/search?q=matrix", () => "/api/search?q=matrix", "read"],
   ["GET", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "read"],
+  ["GET", "/api/workflows/:id/export.json", () => `/api/workflows/${workflowId}/export.json`, "read"],
+  ["GET", "/api/workflows/:id/export.md", () => `/api/workflows/${workflowId}/export.md`, "read"],
   [
     "POST",
     "/api/workflows/:id/share",
