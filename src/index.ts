@@ -8,29 +8,31 @@
  * API_BODY_BYTES.
  *
  * /mcp takes three kinds of bearer token: bootstrap and managed tokens are checked here
- * (src/auth.ts); an OAuth access token (`<account>:<grant>:<secret>`) goes to the OAuth
+ * (src/http/bearer-tokens.ts); an OAuth access token (`<account>:<grant>:<secret>`) goes to the OAuth
  * provider, which validates it against its grant and hands the grant's account and scopes on.
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { accountRoutes } from "./account/routes";
-import { tokenRoutes } from "./account/token-routes";
-import { authenticateToken, bearerToken } from "./auth";
-import { apiErrorResponse } from "./http/errors";
+import { apiErrorResponse } from "./http/api-errors";
+import { authenticateToken, bearerToken } from "./http/bearer-tokens";
 import { requestGuard } from "./http/guard";
-import { signingKeyRoutes } from "./http/signing-keys";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
 import { handleMcp } from "./mcp/endpoint";
+import { serverCardRoutes } from "./mcp/server-card";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
-import { oauthRoutes } from "./oauth/routes";
-import { helperDownload } from "./pages/helper-download";
-import { pageRoutes } from "./pages/routes";
+import { accountRoutes } from "./routes/account-api";
 import { exportApiRoutes } from "./routes/export-api";
+import { helperDownload } from "./routes/helper-download";
+import { oauthRoutes } from "./routes/oauth";
+import { pluginMarketplace } from "./routes/plugin-marketplace";
+import { pageRoutes } from "./routes/shared-pages";
+import { signingKeyRoutes } from "./routes/signing-keys";
+import { tokenRoutes } from "./routes/token-admin";
 
-export { AccountObject } from "./account/object";
-export { WorkflowObject } from "./workflow/object";
+export { AccountObject } from "./account/account-object";
+export { WorkflowObject } from "./workflow/workflow-object";
 
 const app = new Hono<AppEnv>();
 
@@ -46,7 +48,9 @@ app.all("/mcp", async (c) => {
   return handleMcp(c.req.raw, c.env);
 });
 app.get("/health", (c) => c.json({ ok: true }));
+app.route("/", serverCardRoutes);
 app.route("/", helperDownload);
+app.route("/", pluginMarketplace);
 app.route("/", signingKeyRoutes);
 app.route("/", exportApiRoutes);
 app.route("/", oauthRoutes);

@@ -14,12 +14,15 @@
  * task that started clean; otherwise it is listed as undecided. What git decides whatever the
  * start state, whether a committed file exists at the end commit and the commits made, always is.
  *
- * git runs as the helper runs it (./git.ts, ./review.ts): no command the repository's config
+ * git runs as the helper runs it (./git/, ./review-measures.ts): no command the repository's config
  * defines, nothing written to the repository; line counts in the helper's scratch repository.
  */
-import { changeStatus, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
-import { type GitContext, gitDiffCommits, gitHasCommit, gitToplevel, inertContext } from "./git.js";
-import { commitsSince, countLines } from "./review.js";
+import { changeStatus, type PathChange } from "@waymark/protocol/attribution";
+import { summarizeChanges } from "@waymark/protocol/files-changed";
+import { inertContext } from "./git/inert-config.js";
+import type { GitContext } from "./git/process.js";
+import { gitDiffCommits, gitHasCommit, gitToplevel } from "./git/queries.js";
+import { commitsSince, countLines } from "./review-measures.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };

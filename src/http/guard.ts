@@ -6,9 +6,9 @@
  * in the routes that take them.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { shareSecretProblem } from "../domain/share-token";
 import { signingKeysProblem } from "../signing";
-import { shareSecretProblem } from "../workflow/share";
-import { apiErrorResponse } from "./errors";
+import { apiErrorResponse } from "./api-errors";
 import { hostAllowed, hostnamesProblem, originAllowed } from "./origins";
 import type { AppEnv } from "./types";
 

@@ -1,10 +1,18 @@
 /**
  * @module http/types
  * The Hono environment of every route: the Worker's bindings, and what the middleware
- * chain hands to handlers (the authenticated account and, for pages, the CSP nonce).
+ * chain hands to handlers (the authenticated account, the dashboard session and, for pages,
+ * the CSP nonce).
  */
-import type { Session } from "../pages/session";
-import type { Scope } from "./scopes";
+import type { Scope } from "../domain/access-scopes";
+
+/** A dashboard session (src/http/session.ts opens and checks them). */
+export interface Session {
+  account: string;
+  id: string;
+  /** The scopes of the token the session was opened with. */
+  scopes: readonly Scope[];
+}
 
 export interface AppEnv {
   Bindings: Env;

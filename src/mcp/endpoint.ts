@@ -3,43 +3,19 @@
  * the SDK answers badly, then the stateless MCP handler (one per isolate) with the account's context.
  */
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
-import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../auth";
-import { scopeRefusal } from "../http/mcp-scopes";
+import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../http/bearer-tokens";
+import { readBounded } from "../http/bounded-body";
 import { LIMITS } from "../limits";
+import { rendersApps } from "./app";
 import type { ToolContext } from "./context";
+import { scopeRefusal } from "./message-scopes";
 import { buildMcpServer } from "./server";
+import { openSubscription, subscriptionRequest } from "./subscriptions";
 
 type JsonRpcId = string | number | null;
 
 function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}, id: JsonRpcId = null): Response {
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id }, { status, headers });
-}
-
-/** Reads at most `limit` bytes; null when the body is larger (the rest is never read). */
-async function readBounded(request: Request, limit: number): Promise<Uint8Array | null> {
-  const declared = Number(request.headers.get("Content-Length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > limit) return null;
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }
 
 /** Browsers may only call from this deployment's own origin or WAYMARK_ALLOWED_ORIGINS (MCP spec: validate Origin). */
@@ -142,7 +118,9 @@ export async function handleMcp(request: Request, env: Env, principal?: Principa
   if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
   const refused = scopeRefusal(parsedBody, auth.scopes);
   if (refused) return refused;
-  const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin };
+  const subscription = subscriptionRequest(parsedBody);
+  if (subscription) return openSubscription(request, env, auth.account, subscription);
+  const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin, rendersApps: rendersApps(parsedBody) };
   const authInfo: WaymarkAuthInfo = { token: "", clientId: auth.account, scopes: [], extra: { context } };
   const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });
   return handler.fetch(forwarded, { parsedBody, authInfo });

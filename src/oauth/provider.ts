@@ -3,7 +3,7 @@
  * OAuth 2.1 for remote MCP clients that cannot send a configured header (Claude.ai and
  * ChatGPT connectors, Claude Desktop's remote servers), with @cloudflare/workers-oauth-provider:
  * protected-resource metadata (RFC 9728) for /mcp, authorization-server metadata (RFC 8414),
- * dynamic client registration (RFC 7591), authorization code with PKCE, refresh tokens and
+ * dynamic client registration (RFC 7591) and Client ID Metadata Documents, authorization code with PKCE, refresh tokens and
  * token revocation. Grants and tokens live in the OAUTH_KV namespace; a grant's user is the
  * Waymark account and its props carry the scopes the owner approved on the consent page.
  *
@@ -11,9 +11,10 @@
  * per origin this deployment answers (the guard has already checked the Host).
  */
 import { getOAuthApi, type OAuthHelpers, OAuthProvider, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
-import type { Principal } from "../auth";
-import { isScope, normalizeScopes, type Scope } from "../http/scopes";
+import { isScope, normalizeScopes, type Scope } from "../domain/access-scopes";
+import type { Principal } from "../http/bearer-tokens";
 import { handleMcp } from "../mcp/endpoint";
+import { guardClientMetadataFetch } from "./client-metadata";
 
 export const AUTHORIZE_ENDPOINT = "/oauth/authorize";
 export const TOKEN_ENDPOINT = "/oauth/token";
@@ -58,9 +59,13 @@ function options(origin: string): OAuthProviderOptions<Env> {
     accessTokenTTL: ACCESS_TOKEN_SECONDS,
     refreshTokenTTL: REFRESH_TOKEN_SECONDS,
     clientRegistrationTTL: CLIENT_REGISTRATION_SECONDS,
+    // Client ID Metadata Documents beside dynamic registration; their fetch is bounded (./client-metadata).
+    clientIdMetadataDocumentEnabled: true,
     resourceMetadata: { resource: `${origin}/mcp`, authorization_servers: [origin], resource_name: "Waymark" },
   };
 }
+
+guardClientMetadataFetch();
 
 const providers = new Map<string, { provider: OAuthProvider<Env>; options: OAuthProviderOptions<Env> }>();
 

@@ -6,8 +6,8 @@
  * is escaped.
  */
 import { html } from "hono/html";
-import type { Scope } from "../http/scopes";
-import { type Html, ownerPage, SCOPE_HELP } from "./tokens";
+import type { Scope } from "../domain/access-scopes";
+import { type Html, ownerPage, SCOPE_HELP } from "./tokens-page";
 
 export interface ConsentView {
   account: string;

@@ -5,8 +5,8 @@
  * paged) with their totals, share links and the forms that manage them. Escaped like page.ts.
  */
 import { html, raw } from "hono/html";
-import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/object";
-import type { ShareInfo } from "../workflow/share";
+import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/account-object";
+import type { ShareInfo } from "../domain/share-status";
 import { STATUS_WORD } from "./files";
 import { formatCount, renderTime, srOnly, statusBadge } from "./format";
 import { OWNER_SCRIPT } from "./scripts";

@@ -5,7 +5,8 @@
  * proportion to the task's largest change, and text labels for what needs an eye: outside the
  * declared areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import { displayPath } from "@waymark/protocol/paths";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { LineCount } from "@waymark/protocol/wire";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";
@@ -35,6 +36,8 @@ export interface TaskFiles {
   inSubtasks: number;
   /** Not listed: more than the helper could send (counted per directory in the JSON export). */
   omitted: number;
+  /** Recorded but not in the task's view: it changed too many files for one value (the JSON export lists them). */
+  unlisted: number;
   /** Lines of the rows listed. */
   totals: LineTotals;
 }
@@ -50,7 +53,7 @@ const steps = (count: number, largest: number) =>
 export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">, inSubtasks: ReadonlySet<string> = new Set()): TaskFiles {
   const f = task.files_changed;
   const totals: LineTotals = { added: 0, removed: 0, binary: 0 };
-  if (!f) return { rows: [], inSubtasks: 0, omitted: 0, totals };
+  if (!f) return { rows: [], inSubtasks: 0, omitted: 0, unlisted: 0, totals };
   const unexpected = new Set(task.verification?.unexpected_files ?? []);
   const uncommitted = new Set(f.uncommitted);
   const counts = new Map<string, LineCount>((f.lines ?? []).map((line) => [line.path, line]));
@@ -84,7 +87,7 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
       r.bar = { added: steps(r.lines.added, largest), removed: steps(r.lines.removed, largest) };
     }
   }
-  return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, totals };
+  return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, unlisted: f.more ?? 0, totals };
 }
 
 export const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
@@ -99,7 +102,8 @@ function renderRow(r: FileRow, measured: boolean): Html {
         ? html`<td class="num muted" colspan="2">binary</td><td></td>`
         : html`<td class="num add">+${formatCount(r.lines.added)}</td><td class="num del">−${formatCount(r.lines.removed)}</td><td class="bar" aria-hidden="true"><span class="b-add w${r.bar.added}"></span><span class="b-del w${r.bar.removed}"></span></td>`;
   return html`<tr class="file${r.outOfScope ? " out-of-scope" : ""}"><td><span class="fs fs-${r.status}" aria-hidden="true" title="${STATUS_WORD[r.status]}">${r.status}</span><span class="sr-only">${STATUS_WORD[r.status]}</span></td><td class="path"><code>${
-    r.from === undefined ? r.path : html`${r.from} → ${r.path}`
+    // A name that is not UTF-8 shown readably (lat\xE9.txt), as the Markdown export shows it.
+    r.from === undefined ? displayPath(r.path) : html`${displayPath(r.from)} → ${displayPath(r.path)}`
   }</code>${r.uncommitted ? html` <span class="tag">○ uncommitted</span>` : ""}${
     r.outOfScope ? html` <span class="tag warn">⚠ outside declared areas</span>` : ""
   }</td>${counts}</tr>`;
@@ -126,7 +130,9 @@ export interface FilesOptions {
 export function renderFiles(t: TaskView, files: TaskFiles, options: FilesOptions): Html | string {
   if (!t.files_changed) return "";
   const { rows, omitted, inSubtasks } = files;
-  const { unlisted, href } = options;
+  // Left out by this read (a page's bound), and beyond the task's view (a task that changed many files).
+  const unlisted = options.unlisted + files.unlisted;
+  const { href } = options;
   // Line counts come with the helper's review data; without it there is nothing to count or draw.
   const measured = t.files_changed.lines !== undefined;
   const overlaps = t.verification?.overlapping ?? [];
@@ -145,7 +151,8 @@ export function renderFiles(t: TaskView, files: TaskFiles, options: FilesOptions
     overlaps.length > 0
       ? html`<div class="overlaps">${heading(Math.min(6, options.level + 1), "Overlaps with concurrent tasks")}<ul>${overlaps.map(
           (o) =>
-            html`<li><code>${o.path}</code> also changed by <a href="#${o.task_id}">${o.task_id}</a>${o.same_change ? " (same change)" : ""}</li>`,
+            // A task of another workflow (two agents in one checkout) is not on this page: named, not linked.
+            html`<li><code>${displayPath(o.path)}</code> also changed by ${o.workflow_id ? html`${o.task_id} (workflow ${o.workflow_id})` : html`<a href="#${o.task_id}">${o.task_id}</a>`}${o.same_change ? " (same change)" : ""}</li>`,
         )}</ul></div>`
       : ""
   }</div>`;

@@ -4,7 +4,7 @@
  * (the PR summary's formatter), counts (12,345 and 1.2k), times (UTC in the markup, converted to
  * the viewer's zone by the page script) and status badges (a shape and a word, never colour alone).
  */
-import { formatSeconds } from "@waymark/protocol/summary";
+import { formatSeconds } from "@waymark/protocol/pr-summary";
 import { html, raw } from "hono/html";
 
 /** Usage reported at complete_task: "182,400 in · 12,950 out tokens · model · $0.0123" (counts written as everywhere else). */
@@ -95,6 +95,9 @@ export function revealBidiControls(text: string): string {
 
 /** Text for assistive technology only (the `sr-only` class): what a shape, a colour or a layout says to the eye. */
 export const srOnly = (text: string) => html`<span class="sr-only">${text}</span>`;
+
+/** A heading level in the page's outline (h1 is the page's title). */
+export type Level = 2 | 3 | 4 | 5 | 6;
 
 /** A field's heading at the level the outline needs there (h3 under a section, deeper under a task), styled as a small label. */
 export const heading = (level: number, text: string) => html`${raw(`<h${level} class="label">`)}${text}${raw(`</h${level}>`)}`;

@@ -12,13 +12,14 @@
  * deployment signs (the Markdown itself is not signed), with the key's id and where its public
  * keys are.
  */
+
+import { codeSpan, escapeMarkdown, SummaryWriter } from "@waymark/protocol/pr-summary";
 import { SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
-import { codeSpan, escapeMarkdown, SummaryWriter } from "@waymark/protocol/summary";
 import type { FeedbackView, IssueView, Reader, TaskView, WorkflowHead } from "../domain/view";
 import { currentKeyId } from "../signing";
-import type { WorkflowObject } from "../workflow/object";
-import { recordPages, recordRows, taskEntries } from "../workflow/paged";
+import type { WorkflowObject } from "../workflow/workflow-object";
 import { VERDICT_LABEL } from "./page";
+import { recordPages, recordRows, taskEntries } from "./paged-reads";
 
 export { escapeMarkdown };
 

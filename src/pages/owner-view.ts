@@ -42,9 +42,10 @@ ${shareForms(`${base}/share`, share.status, null)}</section>`;
 /**
  * The form's choices: the whole workflow, then the tasks, decisions and issues the timeline
  * met (bounded; the one a link preselects is always there). Every item on the page also has
- * its own comment link, which brings the reviewer here with it chosen.
+ * its own comment link, which brings the reviewer here with it chosen. The review app inside
+ * chat clients (src/mcp/app.ts) shows this form too.
  */
-function renderFeedbackForm(base: string, workflowId: string, choices: readonly FeedbackChoice[], on: string | null): Html {
+export function renderFeedbackForm(base: string, workflowId: string, choices: readonly FeedbackChoice[], on: string | null): Html {
   const all = [{ value: `workflow:${workflowId}`, label: "The whole workflow", id: workflowId }, ...choices];
   const selected = all.find((c) => c.id === on)?.value ?? all[0]?.value;
   return html`<section id="feedback" class="panel" aria-labelledby="feedback-title"><h2 id="feedback-title">Feedback to the agent</h2>

@@ -11,10 +11,10 @@
 import { sha256Hex } from "../crypto";
 import type { Reader, WorkflowHead } from "../domain/view";
 import { LIMITS } from "../limits";
-import type { WorkflowObject } from "../workflow/object";
-import { timelinePage } from "../workflow/paged";
+import type { WorkflowObject } from "../workflow/workflow-object";
 import { revealBidiControls } from "./format";
 import { type BlockOptions, type RenderedBlocks, workflowBlocks } from "./page";
+import { timelinePage } from "./paged-reads";
 
 type Stub = DurableObjectStub<WorkflowObject>;
 

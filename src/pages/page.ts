@@ -14,12 +14,12 @@
  * timeline is rendered first and written after them. Headings give the outline (h1 workflow, h2
  * sections, h3 tasks, deeper for subtasks and a task's fields).
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import { html, raw } from "hono/html";
 import type { FeedbackVerdict, FeedbackView, PlanStep, TaskPage, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
 import { formatCompact, formatCount, formatDuration, renderTime, srOnly, statusBadge } from "./format";
-import { renderWorkflowRepository } from "./provenance";
-import { renderLineTotals } from "./review";
+import { renderWorkflowRepository } from "./provenance-notes";
+import { renderLineTotals } from "./review-data";
 import { LIVE_SCRIPT } from "./scripts";
 import { PAGE_STYLE } from "./style";
 import { labelled } from "./task";

@@ -9,9 +9,9 @@
 import { html, raw } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView } from "../domain/view";
 import { renderFiles, type TaskFiles, taskFiles } from "./files";
-import { formatCount, formatDuration, formatUsage, heading, renderTime, srOnly, statusBadge } from "./format";
-import { renderTaskProvenance } from "./provenance";
-import { renderCommits, renderLineTotals } from "./review";
+import { formatCount, formatDuration, formatUsage, heading, type Level, renderTime, srOnly, statusBadge } from "./format";
+import { renderTaskProvenance } from "./provenance-notes";
+import { renderCommits, renderLineTotals } from "./review-data";
 
 type Html = ReturnType<typeof html>;
 
@@ -19,7 +19,6 @@ const list = (items: readonly string[] | undefined, cls?: string) =>
   items && items.length > 0 ? html`<ul${cls ? html` class="${cls}"` : ""}>${items.map((item) => html`<li>${item}</li>`)}</ul>` : "";
 
 /** Heading levels: h1 the workflow, h2 its sections, h3 a top-level task, deeper for subtasks and a task's fields. */
-export type Level = 2 | 3 | 4 | 5 | 6;
 const deeper = (level: Level): Level => Math.min(6, level + 1) as Level;
 
 /** A field of a task or of the workflow's outcome: a heading at `level` (styled small whatever its level), then the content. */
@@ -59,7 +58,7 @@ export interface TaskCard {
 function summaryFacts(card: TaskCard, files: TaskFiles): Html {
   const t = card.task;
   const f = t.files_changed;
-  const own = files.rows.length + files.omitted + card.filesUnlisted;
+  const own = files.rows.length + files.omitted + files.unlisted + card.filesUnlisted;
   const duration = t.duration_seconds !== null ? formatDuration(t.duration_seconds) || "0s" : null;
   const facts: (Html | string)[] = [];
   if (duration) facts.push(html`<span class="fact">${duration}</span>`);

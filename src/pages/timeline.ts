@@ -13,7 +13,8 @@
 import type { html } from "hono/html";
 import { type PlanStepRef, planStepMatcher } from "../domain/plan";
 import type { DecisionView, IssueView, MilestoneView, TaskEntry, TaskView } from "../domain/view";
-import { closeTask, type ItemOptions, type Level, openTask, renderDecision, renderIssue, renderMilestone } from "./task";
+import type { Level } from "./format";
+import { closeTask, type ItemOptions, openTask, renderDecision, renderIssue, renderMilestone } from "./task";
 
 type Html = ReturnType<typeof html>;
 export type Chunk = Html | string;

@@ -9,15 +9,15 @@
  */
 import { type Context, Hono } from "hono";
 import exportSchema from "../../docs/schemas/export-v1.json";
-import { requireAccount } from "../http/auth";
-import { apiError, RETRY_HEADERS } from "../http/errors";
+import { apiError, RETRY_HEADERS } from "../http/api-errors";
+import { requireAccount } from "../http/require-account";
+import { dataHeaders, noStore } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
 import { isWorkflowId } from "../ids";
 import { EXPORT_SCHEMA_PATH, exportSigning, jsonExport } from "../pages/export-json";
-import { workflowStub } from "../pages/forms";
 import { markdownExport, signingNote } from "../pages/markdown";
-import { dataHeaders, noStore } from "../pages/security";
 import { textStream } from "../pages/text-stream";
+import { workflowStub } from "../stubs";
 
 export const exportApiRoutes = new Hono<AppEnv>();
 

@@ -7,19 +7,22 @@
  *   its subtasks), each entry with its own logs; bounded by count and by bytes.
  * - `rows`: the whole view's arrays (tasks by start, logs by creation) in pages, for the
  *   JSON export, which keeps the whole view's shape.
+ * - `files`: one list of one task's record (its added files, renames, line counts, overlaps…)
+ *   in pages: a task's view lists only its first files when it changed many (FilesChanged.more).
  *
  * Authorization is the whole view's: an account must own the workflow; a share link's reader
  * is let in by the token, re-checked here on every page (a link revoked mid-read stops it).
  */
-import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead, WorkflowView } from "../domain/view";
+import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import { rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
+import { filesCursorAfter, filesPosition, rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
-import { notFoundError, type RecordKind, type RecordView, type TaskRow, taskView, type WorkflowRecords } from "./records";
+import { notFoundError, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
+import type { FileList, FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
 
 /** A page of one of the whole view's arrays. */
@@ -27,6 +30,12 @@ export interface RowsPage {
   rows: RecordView[];
   /** For pages of logs: the name of each task they belong to, by id. */
   task_names?: Record<string, string>;
+  next_cursor: string | null;
+}
+
+/** A page of one list of a task's record. */
+export interface FilesPage {
+  items: FileListItem[];
   next_cursor: string | null;
 }
 
@@ -44,6 +53,8 @@ type Slot = { id: string; depth: number; subtasks: number };
 
 /** What a row adds to an entry's JSON besides its text columns (keys, ids, times, quotes). */
 const ROW_OVERHEAD = 300;
+/** What a listed file adds to an entry besides its path (twice: most files are in two lists), roughly. */
+const FILE_ENTRY_OVERHEAD = 20;
 
 export class WorkflowReader {
   constructor(
@@ -102,13 +113,6 @@ export class WorkflowReader {
     return ok({ ...this.log.after(fromSeq, limit, LIMITS.READ_PAGE_BYTES), last_seq: this.log.lastSeq() });
   }
 
-  /** The whole workflow in one value: the owner and shared views still built whole (not the exports or the resource). */
-  wholeView(withEvents: boolean): WorkflowView {
-    const view: WorkflowView = { ...this.records.view(this.totals, this.log.lastSeq()), chain: this.log.chain() };
-    if (withEvents) view.events = this.log.after(0, Number.MAX_SAFE_INTEGER).events;
-    return view;
-  }
-
   /**
    * Up to `limit` entries of the timeline after `cursor` (null: from the start), at most
    * LIMITS.READ_PAGE_BYTES past the first; `filesPerTask` lists only each task's first files
@@ -125,12 +129,23 @@ export class WorkflowReader {
     }
   }
 
-  /** One task in full, for a reader of the workflow. */
-  async task(reader: Reader, taskId: string): Promise<Result<TaskView>> {
+  /**
+   * One task, for a reader of the workflow: its view (its first files when it changed many), or
+   * with `fromFile` its files from that one on, LIMITS.FILES_PAGE of them in path order (a page
+   * of its files page; `files_changed.more` counts those after).
+   */
+  async task(reader: Reader, taskId: string, fromFile?: number): Promise<Result<TaskView>> {
     const refused = await this.refusal(reader);
     if (refused) return refused;
+    if (fromFile !== undefined && !(Number.isSafeInteger(fromFile) && fromFile >= 0)) {
+      return fail("INPUT_VALIDATION_ERROR", "from: must be a whole number from 0");
+    }
     const row = this.records.task(taskId);
-    return row ? ok(taskView(row)) : notFoundError("task_id", taskId).toFailure();
+    if (!row) return notFoundError("task_id", taskId).toFailure();
+    const view = this.records.taskView(row);
+    if (fromFile === undefined || !view.files_changed) return ok(view);
+    const window = this.records.files.window(row, fromFile, LIMITS.FILES_PAGE);
+    return ok(window ? { ...view, ...window } : view);
   }
 
   /** One of the whole view's arrays, a page at a time, in the whole view's order. */
@@ -158,6 +173,22 @@ export class WorkflowReader {
     const page: RowsPage = { rows, next_cursor: more && last ? rowsCursorAfter(kind, last) : null };
     if (kind !== "tasks") page.task_names = this.taskNames(rows.map((row) => (row as { task_id: string }).task_id));
     return ok(page);
+  }
+
+  /** One list of a completed task's record after `cursor`, a page at a time (at most `limit` items, LIMITS.READ_PAGE_BYTES). */
+  async files(reader: Reader, taskId: string, list: FileList, cursor: string | null, limit: number): Promise<Result<FilesPage>> {
+    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit, LIMITS.FILE_PAGE_ITEMS);
+    if (refused) return refused;
+    try {
+      const after = cursor === null ? null : filesPosition(taskId, list, cursor);
+      const task = this.records.task(taskId);
+      if (!task) return notFoundError("task_id", taskId).toFailure();
+      const page = this.records.files.listPage(task, list, after, limit);
+      return ok({ items: page.items, next_cursor: page.after === null ? null : filesCursorAfter(taskId, list, page.after) });
+    } catch (error) {
+      if (error instanceof WaymarkError) return error.toFailure();
+      throw error;
+    }
   }
 
   /** Names of the tasks a page of logs belongs to (a log's reader shows them without reading the tasks). */
@@ -223,6 +254,7 @@ export class WorkflowReader {
         + coalesce(length(t.metadata), 0) + min(coalesce(length(t.files_changed), 0), ${cap})
         + min(coalesce(length(t.verification), 0), ${cap})
         + coalesce(length(t.repository), 0)
+        + min(coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM file_changes WHERE task_id = t.id AND ord < t.files_listed), 0), ${cap})
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(question) + length(options) + length(chosen) + length(reasoning)
             + coalesce(length(trade_offs), 0)) FROM decisions WHERE task_id = t.id), 0)
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(description) + length(resolution)) FROM issues WHERE task_id = t.id), 0)
@@ -234,12 +266,14 @@ export class WorkflowReader {
 
   private entries(slots: Slot[], filesPerTask: number | null): TaskEntry[] {
     const ids = slots.map((slot) => slot.id);
-    const rows = new Map(this.records.tasksById(ids).map((row) => [row.id, row]));
+    const found = this.records.tasksById(ids);
+    const rows = new Map(found.map((row) => [row.id, row]));
+    const views = new Map(this.records.taskViews(found).map((view) => [view.id, view]));
     const logs = this.records.logsOf(ids);
     return slots.map((slot) => {
       const row = rows.get(slot.id);
-      if (!row) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
-      const task = taskView(row);
+      const task = views.get(slot.id);
+      if (!row || !task) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
       const own = logs.get(slot.id);
       const entry: TaskEntry = {
         task,
@@ -248,7 +282,7 @@ export class WorkflowReader {
         issues: own?.issues ?? [],
         milestones: own?.milestones ?? [],
         subtasks: slot.subtasks,
-        paths_in_subtasks: slot.subtasks > 0 ? this.pathsInSubtasks(row, task) : [],
+        paths_in_subtasks: slot.subtasks > 0 && task.files_changed ? this.records.files.pathsInSubtasks(row) : [],
       };
       return filesPerTask === null ? entry : listFirstFiles(entry, filesPerTask);
     });
@@ -281,27 +315,6 @@ export class WorkflowReader {
     level.queue.push(...rows);
     level.exhausted = rows.length < count;
     if (rows.length > 0) level.after = rows[rows.length - 1] ?? null;
-  }
-
-  /** Of a parent's listed paths, those its subtasks (any depth) list too: its own files table leaves them to them. */
-  private pathsInSubtasks(row: TaskRow, task: TaskView): string[] {
-    if (!task.files_changed) return [];
-    return this.sql<{ path: string }>`
-      WITH RECURSIVE below(id) AS (
-        SELECT id FROM tasks WHERE parent_id = ${row.id}
-        UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
-      ),
-      listed(path) AS (
-        SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.added') j
-        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.modified') j
-        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.deleted') j
-      ),
-      own(path) AS (
-        SELECT value FROM json_each(${row.files_changed}, '$.added')
-        UNION SELECT value FROM json_each(${row.files_changed}, '$.modified')
-        UNION SELECT value FROM json_each(${row.files_changed}, '$.deleted')
-      )
-      SELECT path FROM own WHERE path IN (SELECT path FROM listed) ORDER BY path`.map((r) => r.path);
   }
 
   private reviewItems(): WorkflowHead["review_items"] {
@@ -383,7 +396,7 @@ function listFirstFiles(entry: TaskEntry, count: number): TaskEntry {
   };
 }
 
-function pageLimitProblem(limit: number): Result<never> | null {
-  if (Number.isInteger(limit) && limit >= 1 && limit <= LIMITS.READ_PAGE_ITEMS) return null;
-  return fail("INPUT_VALIDATION_ERROR", `limit: must be a whole number from 1 to ${LIMITS.READ_PAGE_ITEMS}`);
+function pageLimitProblem(limit: number, most: number = LIMITS.READ_PAGE_ITEMS): Result<never> | null {
+  if (Number.isInteger(limit) && limit >= 1 && limit <= most) return null;
+  return fail("INPUT_VALIDATION_ERROR", `limit: must be a whole number from 1 to ${most}`);
 }

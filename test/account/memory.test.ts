@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ftsTerms, type MemoryDocument, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
+import { ftsTerms, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
+import type { MemoryDocument } from "../../src/domain/memory-documents";
+import { sessionCookie } from "../../src/http/session";
 import { LIMITS } from "../../src/limits";
-import { sessionCookie } from "../../src/pages/session";
 import { accountIndexed, call, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 

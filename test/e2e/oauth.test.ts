@@ -17,7 +17,11 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   saved: OAuthTokens | undefined;
   verifier = "";
   authorizationUrl: URL | null = null;
-  constructor(private readonly callback: string) {}
+  /** A client identified by its metadata document's URL (CIMD) instead of dynamic registration. */
+  constructor(
+    private readonly callback: string,
+    readonly clientMetadataUrl?: string,
+  ) {}
   get redirectUrl() {
     return this.callback;
   }
@@ -207,4 +211,81 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     expect(new URL(page.url()).searchParams.get("error")).toBe("access_denied");
     await context.close();
   }, 60_000);
+
+  it("a client identified by its metadata document (CIMD): no registration, consent names it safely, tools work; bad documents are refused", async () => {
+    // The client's metadata documents, on a local server. A real client serves https on a public
+    // host; in development (the dev token is set) a loopback https client_id is fetched over http.
+    // Its own redirect endpoint: the shared one has already delivered the first test's code.
+    const redirect = await callbackServer();
+    const port = await freePort();
+    const base = `https://127.0.0.1:${port}`;
+    const clientId = `${base}/client.json`;
+    const document = {
+      client_id: clientId,
+      client_name: "CIMD <Agent> \u202Egnp.exe",
+      redirect_uris: [redirect.url],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+    const fetched: string[] = [];
+    const documents = createServer((request, response) => {
+      fetched.push(request.url ?? "");
+      const hops = /^\/hop(\d+)$/.exec(request.url ?? "");
+      if (hops) {
+        response.writeHead(302, { Location: `/hop${Number(hops[1]) + 1}` }).end();
+      } else if (request.url === "/big.json") {
+        response
+          .writeHead(200, { "Content-Type": "application/json" })
+          .end(JSON.stringify({ ...document, client_id: `${base}/big.json`, pad: "x".repeat(6000) }));
+      } else {
+        response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(document));
+      }
+    });
+    await new Promise<void>((ready) => documents.listen(port, "127.0.0.1", ready));
+    try {
+      const metadata = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      expect(metadata.client_id_metadata_document_supported).toBe(true);
+      expect(metadata.registration_endpoint).toBe(`${server.url}/oauth/register`);
+
+      const provider = new MemoryOAuthProvider(redirect.url, clientId);
+      await expect(connect(server, provider)).rejects.toThrow(/Unauthorized/i);
+      // The SDK used the URL as its client_id: nothing was registered.
+      expect(provider.client?.client_id).toBe(clientId);
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(String(provider.authorizationUrl));
+      await page.fill('input[name="token"]', server.token);
+      await clickAndWait(page, 'button[type="submit"]');
+      expect(new URL(page.url()).pathname).toBe("/oauth/authorize");
+      // The name the document gives, escaped, its bidi control shown, and the host that serves it.
+      expect(await page.locator("#client-name").textContent()).toBe(`CIMD <Agent> [U+202E]gnp.exe (127.0.0.1:${port})`);
+      expect(await page.locator("#client-name b").count()).toBe(0);
+      expect(fetched).toContain("/client.json");
+      await page.locator('input[name="scope"][value="write"]').check();
+      await Promise.all([page.waitForURL(/\/callback\?/), page.locator("#approve").click()]);
+      const code = await redirect.code();
+      const finishing = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { authProvider: provider });
+      await finishing.finishAuth(code);
+      await finishing.close();
+      const { client } = await connect(server, provider);
+      const started = await callToolOutcome(client, "start_workflow", { name: "Started by a CIMD client" });
+      expect(started.isError, started.text).toBe(false);
+      await client.close();
+
+      // Bounded: a document over 5 KB, and more than 3 redirects, are refused before consent.
+      for (const bad of [`${base}/big.json`, `${base}/hop1`]) {
+        const url = new URL(String(provider.authorizationUrl));
+        url.searchParams.set("client_id", bad);
+        await page.goto(url.href);
+        expect(await page.locator("#client-name").count(), bad).toBe(0);
+      }
+      expect(fetched).toContain("/hop4");
+      expect(fetched).not.toContain("/hop5");
+      await context.close();
+    } finally {
+      await new Promise((closed) => documents.close(closed));
+      await redirect.close();
+    }
+  }, 120_000);
 });

@@ -281,7 +281,7 @@ describe("INTERNAL", () => {
       name: "failing",
       description: "d",
       input: z.strictObject({}),
-      output: {},
+      output: [],
       annotations: {},
       run: async (): Promise<Result<Record<string, never>>> => {
         throw new Error("SQLITE_FULL: secret internals at /var/lib/x");
@@ -303,7 +303,7 @@ describe("defineTool", () => {
       name: "echo",
       description: "d",
       input: z.strictObject({ name: z.string().min(1) }),
-      output: { name: "string" },
+      output: ["name"],
       annotations: {},
       run: async (input: { name: string }) => {
         runs.push(input);

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, connectV2, ok, TOKENS } from "../support/worker";
+import { accountIndexed, call, connectV2, ok, TOKENS } from "../support/worker";
 
 /**
  * "Which task touched src/billing/tax.ts?" asked as an agent asks it: get_workflow {query}
@@ -35,7 +34,7 @@ async function record(client: Client, workflowName: string, tasks: { name: strin
     // Distinct completion times, so "most recent first" has one right answer.
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  await env.WORKFLOW.get(env.WORKFLOW.idFromName(workflow_id)).flushAccount();
+  await accountIndexed(workflow_id);
   return { workflow_id, ids };
 }
 

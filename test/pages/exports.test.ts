@@ -1,12 +1,13 @@
 /**
  * The streamed exports (JSON and Markdown, shared and owner) of a workflow several pages long:
- * the same document the whole view gave, verifiable against its chain, and built one bounded
- * page at a time (the workflow object is watched: no whole view, never two pages at once).
+ * the same document as the whole view read back through the paged reads and written in one
+ * piece, verifiable against its chain, and built one bounded page at a time (the workflow
+ * object is watched: never two pages at once, every page within the bounds).
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
+import { renderSummary } from "@waymark/protocol/pr-summary";
 import type { SignedStatement } from "@waymark/protocol/statement";
-import { renderSummary } from "@waymark/protocol/summary";
 import { checkExport } from "@waymark/protocol/verify";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
@@ -14,7 +15,7 @@ import { LIMITS } from "../../src/limits";
 import { publishedKeys } from "../../src/signing";
 import { file } from "../domain/fixtures";
 import { ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
-import { stubFor, value } from "../workflow/rpc";
+import { readWhole, stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
 const TASKS = 420;
@@ -86,12 +87,11 @@ function withStatement(view: object, statement: SignedStatement): string {
   return JSON.stringify({ $schema: `${ORIGIN}/schemas/export-v1.json`, ...view, statement }, null, 2);
 }
 
-/** Watches the object's reader: every page asked for, the most asked for at once, and any whole view built. */
-async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number; wholeViews: () => number }> {
+/** Watches the object's reader: every page asked for, and the most asked for at once. */
+async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number }> {
   const calls: Calls = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  let wholeViews = 0;
   await runInDurableObject(stub, (instance) => {
     const reader = (instance as unknown as { reader: Record<string, (...args: unknown[]) => unknown> }).reader;
     for (const name of ["tasks", "rows", "events", "head"]) {
@@ -109,22 +109,17 @@ async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; 
         }
       };
     }
-    const whole = reader.wholeView?.bind(reader);
-    reader.wholeView = (...args: unknown[]) => {
-      wholeViews++;
-      return whole?.(...args);
-    };
   });
-  return { calls, maxInFlight: () => maxInFlight, wholeViews: () => wholeViews };
+  return { calls, maxInFlight: () => maxInFlight };
 }
 
 describe("streamed exports of a workflow several pages long", () => {
   it("give the whole view's JSON byte for byte, verifiable against the chain, and its Markdown", async () => {
     const { id, stub, token } = await bigWorkflow();
-    // What the exports were before streaming: the whole view, built in one piece.
-    const shared = (await stub.sharedView(token, true)).view;
-    const owner = value(await stub.ownerView(ACME, true));
-    const { share: _share, ...ownerExport } = owner;
+    // What the exports were before streaming: the whole view, written in one piece.
+    const shared = value(await readWhole(stub, { share_token: token }, true));
+    const owner = value(await readWhole(stub, ACME, true, true));
+    const ownerExport = owner;
     expect(shared?.tasks).toHaveLength(TASKS);
     expect(shared?.events?.length).toBeGreaterThan(2 * LIMITS.EVENTS_PAGE);
 
@@ -181,7 +176,6 @@ describe("streamed exports of a workflow several pages long", () => {
     const resource = JSON.parse(read?.contents[0]?.text ?? "{}") as { truncated?: object };
     expect(resource.truncated).toBeDefined();
     expect(watched.calls.slice(before).map((call) => call.name)).toEqual(["head", "rows", "rows", "rows", "rows"]);
-    expect(watched.wholeViews()).toBe(0);
     expect(watched.maxInFlight()).toBe(1);
     const pages = watched.calls.filter((call) => call.name !== "head");
     expect(pages.length).toBeGreaterThan(4 * 5);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { accountForToken, bearerToken, credentialsFingerprint } from "../../src/auth";
+import { authenticateToken, bearerToken, credentialsFingerprint } from "../../src/http/bearer-tokens";
 import { LIMITS } from "../../src/limits";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 import { streamedBody } from "./streamed-body";
@@ -38,7 +38,7 @@ describe("/mcp authentication", () => {
     ],
     ["the dev token", { WAYMARK_DEV_TOKEN: "dev-token-0123456789" }, "dev-token-0123456789", "dev"],
   ] as const)("token table with %s", async (_case, env, token, account) => {
-    expect(await accountForToken(env as Env, token)).toBe(account);
+    expect((await authenticateToken(env as Env, token))?.account ?? null).toBe(account);
   });
 
   it("reads only well-formed bearer headers", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseManagedToken } from "../../src/account/tokens";
-import { scopeNeeded } from "../../src/http/mcp-scopes";
-import { allows, effectiveScopes, type Scope } from "../../src/http/scopes";
+import { allows, effectiveScopes, type Scope } from "../../src/domain/access-scopes";
+import { scopeNeeded } from "../../src/mcp/message-scopes";
 
 describe("scope rules", () => {
   it.each([
@@ -41,6 +41,8 @@ describe("what each MCP message needs", () => {
     [{ method: "resources/read", params: {} }, "read"],
     [{ method: "resources/list" }, "read"],
     [{ method: "resources/templates/list" }, "read"],
+    [{ method: "prompts/get", params: { name: "resume" } }, "read"],
+    [{ method: "prompts/list" }, null],
     [{ method: "tools/list" }, null],
     [{ method: "initialize" }, null],
   ])("%j needs %s", (message, needed) => {

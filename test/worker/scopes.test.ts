@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allows, type Scope } from "../../src/http/scopes";
+import { allows, type Scope } from "../../src/domain/access-scopes";
 import { call, connectV2, ORIGIN, TOKENS, workerFetch } from "../support/worker";
 
 /**

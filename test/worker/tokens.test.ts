@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
+import type { AccountObject } from "../../src/account/account-object";
 import { parseManagedToken } from "../../src/account/tokens";
-import { authenticateToken, VERIFIED_TTL_MS } from "../../src/auth";
 import { sha256Hex } from "../../src/crypto";
+import { authenticateToken, VERIFIED_TTL_MS } from "../../src/http/bearer-tokens";
 import { call, connectV2, ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };

@@ -2,15 +2,15 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
+import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import type { FeedbackRecords } from "../../src/workflow/feedback";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import type { WithFeedback } from "../../src/workflow/writer";
 import { file } from "../domain/fixtures";
 import { call, connectV2 } from "../support/worker";
-import { failure, stubFor, value } from "./rpc";
+import { failure, pushToAccount, readWhole, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
 // methods as the MCP layer calls them.
@@ -83,7 +83,7 @@ describe("quotas", () => {
     const account = `quota-${Date.now()}`;
     const index = env.ACCOUNT.get(env.ACCOUNT.idFromName(account)) as DurableObjectStub<AccountObject>;
     const { stub } = await newTask(account);
-    await stub.flushAccount();
+    await pushToAccount(stub);
     await runInDurableObject(index, async (_i, state) => {
       state.storage.sql.exec("UPDATE workflows SET bytes_stored = ?", LIMITS.ACCOUNT_BYTES);
     });
@@ -93,7 +93,7 @@ describe("quotas", () => {
       code: "QUOTA_EXCEEDED",
       message: `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account (this account stores ${LIMITS.ACCOUNT_BYTES})`,
     });
-    expect(failure(await stubFor(id).view(account)).code).toBe("NOT_FOUND");
+    expect(failure(await stubFor(id).readHead(account, false)).code).toBe("NOT_FOUND");
   });
 });
 
@@ -109,7 +109,7 @@ describe("a write that rolls back", () => {
     expect(failure(await stub.logIssue(ACME, issue)).code).toBe("QUOTA_EXCEEDED");
     await exec(stub, "UPDATE totals SET events = ?", events);
     value(await stub.logIssue(ACME, issue));
-    const exported = value(await stub.view(ACME, true));
+    const exported = value(await readWhole(stub, ACME, true));
     const logged = (exported.events ?? []) as ChainedEvent[];
     expect(logged.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(verifyChain(id, logged, exported.chain?.head ?? "")).toMatchObject({ ok: true, events: 4 });
@@ -159,7 +159,7 @@ describe("the workflow's updated_at", () => {
     await new Promise((r) => setTimeout(r, 5));
     value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted." }));
     expect(await updatedAt()).toBe(before);
-    expect(value(await stub.summary(ACME)).updated_at).toBe(new Date(before ?? 0).toISOString());
+    expect(value(await stub.readHead(ACME, false)).workflow.updated_at).toBe(new Date(before ?? 0).toISOString());
   });
 });
 
@@ -196,7 +196,7 @@ describe("running totals", () => {
         metrics: { input_tokens: 1, output_tokens: 2, cost_usd: 0.5 },
       }),
     );
-    const view = value(await stub.view(ACME));
+    const view = value(await readWhole(stub, ACME));
     const [recomputed] = await exec<Record<string, number>>(
       stub,
       `SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM tasks WHERE status = 'in_progress') AS open_tasks,
@@ -316,8 +316,7 @@ describe("made-up ids", () => {
       expect(outcome.text, tool).toMatch(/^NOT_FOUND: /);
     }
     const stub = stubFor(id);
-    expect(failure(await stub.view(ACME)).code).toBe("NOT_FOUND");
-    await stub.flushAccount();
+    expect(failure(await stub.readHead(ACME, false)).code).toBe("NOT_FOUND");
     // Nothing of Waymark's schema exists in the object: guessing ids creates no databases.
     const tables = await exec<{ name: string }>(
       stub,
@@ -326,6 +325,6 @@ describe("made-up ids", () => {
     expect(tables).toEqual([]);
     // The same object still becomes a workflow when one is started there.
     value(await stub.startWorkflow(ACME, id, { name: "Created after the probes" }));
-    expect(value(await stub.summary(ACME)).name).toBe("Created after the probes");
+    expect(value(await stub.readHead(ACME, false)).workflow.name).toBe("Created after the probes");
   });
 });

@@ -14,8 +14,6 @@
  */
 import { createHash } from "node:crypto";
 
-export const CHAIN_ALGORITHM = "sha256";
-
 export interface ChainedEvent {
   seq: number;
   at: string;
