@@ -26,11 +26,12 @@ import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { renderLoginPage } from "../pages/dashboard";
-import { jsonExport } from "../pages/export-json";
-import { markdownExport } from "../pages/markdown";
+import { exportSigning, jsonExport } from "../pages/export-json";
+import { markdownExport, signingNote } from "../pages/markdown";
 import { renderGonePage, workflowPage } from "../pages/page";
 import { pageBlocks } from "../pages/page-reads";
 import { textStream } from "../pages/text-stream";
+import { currentKeyId } from "../signing";
 import { accountStub, workflowStub } from "../stubs";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/workflow-object";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
@@ -85,7 +86,7 @@ pageRoutes.get("/s/:token", pageHeaders, async (c) => {
   if (!shared.ok) return shared.response;
   const base = `/s/${c.req.param("token")}`;
   return answerPage(c, async () => {
-    const blocks = await pageBlocks(shared.stub, shared.reader, shared.head, { base, after });
+    const blocks = await pageBlocks(shared.stub, shared.reader, shared.head, { base, after, signingKey: await currentKeyId(c.env) });
     return workflowPage(shared.head, blocks.markup, { nonce: nonceOf(c), base, query: pageQuery(after) });
   });
 });
@@ -97,9 +98,13 @@ pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "page", goneText(c));
   if (!shared.ok) return shared.response;
   const base = `/s/${c.req.param("token")}`;
-  return answerPage(c, async () => (await pageBlocks(shared.stub, shared.reader, shared.head, { base, after })).markup, {
-    "Waymark-Seq": String(shared.head.last_seq),
-  });
+  return answerPage(
+    c,
+    async () => (await pageBlocks(shared.stub, shared.reader, shared.head, { base, after, signingKey: await currentKeyId(c.env) })).markup,
+    {
+      "Waymark-Seq": String(shared.head.last_seq),
+    },
+  );
 });
 
 /** Every file of one task, FILES_PAGE at a time: what its card on the page leaves out. */
@@ -116,7 +121,7 @@ pageRoutes.get("/s/:token/files/:taskId", pageHeaders, async (c) => {
 pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "export", gonePageFor(c));
   if (!shared.ok) return shared.response;
-  return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head)), 200, {
+  return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head, exportSigning(c.env, new URL(c.req.url).origin))), 200, {
     "Content-Type": "application/json; charset=utf-8",
   });
 });
@@ -124,9 +129,13 @@ pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
 pageRoutes.get("/s/:token/export.md", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "export", gonePageFor(c));
   if (!shared.ok) return shared.response;
-  return c.body(textStream(markdownExport(shared.stub, shared.reader, shared.head)), 200, {
-    "Content-Type": "text/markdown; charset=utf-8",
-  });
+  return c.body(
+    textStream(markdownExport(shared.stub, shared.reader, shared.head, await signingNote(c.env, new URL(c.req.url).origin))),
+    200,
+    {
+      "Content-Type": "text/markdown; charset=utf-8",
+    },
+  );
 });
 
 const liveQuery = z.object({

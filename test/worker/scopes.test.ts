@@ -42,6 +42,8 @@ beforeAll(async () => {
 const ROUTES: [string, string, () => string, Action, unknown?][] = [
   ["GET", "/api/search?q=matrix", () => "/api/search?q=matrix", "workflow.read"],
   ["GET", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "share.read"],
+  ["GET", "/api/workflows/:id/export.json", () => `/api/workflows/${workflowId}/export.json`, "workflow.read"],
+  ["GET", "/api/workflows/:id/export.md", () => `/api/workflows/${workflowId}/export.md`, "workflow.read"],
   [
     "POST",
     "/api/workflows/:id/share",
