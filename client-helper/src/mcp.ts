@@ -54,9 +54,8 @@ export class HelperProxy {
       const { name, arguments: args = {} } = request.params;
       await this.session.bookkeeping;
       try {
-        // Claude Code names the call: the usage read at complete_task waits for the response that made it.
-        if (name === "complete_task")
-          return await completeTask(this.session, await this.projectDir(), args, toolUseIdOf(request.params._meta));
+        // The agent names the call: the usage read at complete_task waits for the response that made it.
+        if (name === "complete_task") return await completeTask(this.session, await this.projectDir(), args, callIdOf(request.params._meta));
         if (Object.hasOwn(HANDLERS, name))
           return await HANDLERS[name as keyof typeof HANDLERS](this.session, await this.projectDir(), args);
         return await this.session.remote.request("tools/call", { name, arguments: args });
@@ -132,9 +131,9 @@ export class HelperProxy {
   }
 }
 
-/** Claude Code's id of a tool call, sent in the call's `_meta`. */
-function toolUseIdOf(meta: Record<string, unknown> | undefined): string | undefined {
-  const id = meta?.["claudecode/toolUseId"];
+/** The agent's id of a tool call, sent in the call's `_meta`: Claude Code's `claudecode/toolUseId`, Codex's `callId`. */
+function callIdOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const id = meta?.["claudecode/toolUseId"] ?? meta?.callId;
   return typeof id === "string" && id !== "" ? id : undefined;
 }
 

@@ -4,13 +4,14 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awaitTranscriptLine, CALLING_RESPONSE_WAIT_MS, recordsCallingResponse } from "../src/usage/transcript.js";
+import { awaitTranscriptLine, CALLING_RESPONSE_WAIT_MS, callingResponseWritten } from "../src/usage/transcript.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, ensureBuilt, FakeRemote, SYSTEM_NODE } from "./support.js";
 
 // Claude Code writes a model response to its transcript 100–250 ms after it ran the response's
-// tool calls (measured with Claude Code 2.1.328): usage read at complete_task must wait for the
-// response that called it, or that response is missing from the task's usage.
+// tool calls (measured with Claude Code 2.1.328); Codex 0.169 writes a response's usage when its
+// stream ends, after it may have run the call (observed in its rollout): usage read at
+// complete_task must wait for the response that called it, or that response is missing.
 
 afterAll(cleanupTempDirs);
 
@@ -35,7 +36,7 @@ function response(at: number, id: string, usage: { input: number; output: number
 describe("awaitTranscriptLine (the calling response, written after the call ran)", () => {
   const dir = tempDir("waymark-timing-");
   const id = "toolu_01CallingResponse";
-  const written = (line: string) => recordsCallingResponse(line, id);
+  const written = (line: string) => callingResponseWritten(id)(line);
 
   it("waits for a line written later, even in pieces cut inside a multi-byte character", async () => {
     const path = join(dir, "late.jsonl");
@@ -70,6 +71,31 @@ describe("awaitTranscriptLine (the calling response, written after the call ran)
     expect(await awaitTranscriptLine(path, written, 200)).toBe(false);
     appendFileSync(path, `${response(Date.now(), "msg_1", { input: 2, output: 2 }, id)}\n`);
     expect(await awaitTranscriptLine(path, written, 200)).toBe(true);
+  });
+
+  it("Codex: waits for the usage record after the call's item, not one before it, nor the call's output", async () => {
+    const path = join(dir, "rollout.jsonl");
+    const call = "call_5d1a203fec85eba42eac9d40";
+    const item = (payload: Record<string, unknown>) => JSON.stringify({ timestamp: new Date().toISOString(), type: "response_item", payload });
+    const usage = JSON.stringify({
+      timestamp: new Date().toISOString(),
+      type: "token_usage_record",
+      payload: { turn_id: "t1", response_id: "resp_2", usage: { input_tokens: 10, output_tokens: 2 } },
+    });
+    // A usage record before the call's item is an earlier response's.
+    writeFileSync(
+      path,
+      `${usage}\n${item({ type: "function_call", name: "complete_task", namespace: "mcp__waymark", arguments: "{}", call_id: call })}\n`,
+    );
+    expect(await awaitTranscriptLine(path, callingResponseWritten(call), 200)).toBe(false);
+    const started = Date.now();
+    setTimeout(() => appendFileSync(path, `${usage}\n`), 300);
+    expect(await awaitTranscriptLine(path, callingResponseWritten(call), 3000)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    // The call's output names the call too: it is not its item.
+    const other = join(dir, "rollout-output.jsonl");
+    writeFileSync(other, `${item({ type: "function_call_output", call_id: call, output: "ok" })}\n${usage}\n`);
+    expect(await awaitTranscriptLine(other, callingResponseWritten(call), 200)).toBe(false);
   });
 
   it("answers false at once for a transcript that does not exist", async () => {

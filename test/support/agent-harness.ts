@@ -123,7 +123,11 @@ export function startTaskTurn(tools: ToolName, usage: Usage): Turn {
   };
 }
 
-/** complete_task of the task start_task answered with; the model takes longer for this one. */
+/**
+ * complete_task of the task start_task answered with; the model takes longer for this one, and
+ * streams on after the call's block closed (its usage comes last), as a real model may: the
+ * agent runs the call before it knows the response's usage.
+ */
 export function completeTaskTurn(tools: ToolName, usage: Usage): Turn {
   return {
     calls: [
@@ -139,6 +143,7 @@ export function completeTaskTurn(tools: ToolName, usage: Usage): Turn {
     ],
     usage,
     latencyMs: 600,
+    tailMs: 500,
   };
 }
 

@@ -5,8 +5,8 @@
  * Codex through a `model_providers` entry with `wire_api = "responses"` (the Responses API,
  * streamed as SSE). A script is a list of turns; each main-loop request of the agent gets the
  * next turn: some text, tool calls by name with their inputs (fixed, or computed from the tool
- * results the agent sent back), a latency before the first byte, and the usage figures the
- * response reports. Every request is recorded (tests assert which tools the agent offered the
+ * results the agent sent back), a latency before the first byte, a tail between its last block
+ * and its end, and the usage figures the response reports. Every request is recorded (tests assert which tools the agent offered the
  * model) and every response with the usage it reported (tests compare the agent's record with
  * it exactly). Requests beside the main loop (token counting, title or topic side queries)
  * get a minimal answer and are recorded apart.
@@ -59,6 +59,12 @@ export interface Turn {
   /** Milliseconds before the response's first byte (the model "thinking"). */
   latencyMs?: number;
   /**
+   * Milliseconds between the response's last content block and its end (the Messages API's
+   * message_delta with the output's usage, the Responses API's response.completed): a real model
+   * still streams after a tool call's block closes, and an agent may run the call meanwhile.
+   */
+  tailMs?: number;
+  /**
    * Played again (at most 20 times) while this holds for the conversation that answers it: a
    * model that searches until the agent's tools are there (Codex adds MCP tools once their
    * server has started).
@@ -93,6 +99,8 @@ export interface ModelServerOptions {
   model?: string;
   /** Latency of every turn without its own. */
   latencyMs?: number;
+  /** Tail of every turn without its own (see Turn.tailMs). */
+  tailMs?: number;
 }
 
 const FINAL_TEXT = "Done.";
@@ -132,10 +140,12 @@ export class ModelServer {
   private server: Server | null = null;
   private readonly model: string;
   private readonly latencyMs: number;
+  private readonly tailMs: number;
 
   constructor(options: ModelServerOptions = {}) {
     this.model = options.model ?? "claude-sonnet-4-5-20250929";
     this.latencyMs = options.latencyMs ?? 0;
+    this.tailMs = options.tailMs ?? 0;
   }
 
   async start(): Promise<this> {
@@ -263,8 +273,9 @@ export class ModelServer {
     await sleep(turn.latencyMs ?? this.latencyMs);
     const id = `${api === "anthropic" ? "msg" : "resp"}_${randomBytes(12).toString("hex")}`;
     const answer: Answer = { id, model: this.model, text: turn.text ?? "", calls, usage: turn.usage };
-    if (api === "anthropic") writeMessage(response, body.stream === true, answer);
-    else writeResponse(response, answer, receivedAt);
+    const tailMs = turn.tailMs ?? this.tailMs;
+    if (api === "anthropic") await writeMessage(response, body.stream === true, answer, tailMs);
+    else await writeResponse(response, answer, receivedAt, tailMs);
     this.responses.push({
       api,
       turn: index,
@@ -293,7 +304,7 @@ export class ModelServer {
     }
     if (path.endsWith("/messages")) {
       const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-      writeMessage(response, body.stream === true, {
+      void writeMessage(response, body.stream === true, {
         id: `msg_side_${randomBytes(8).toString("hex")}`,
         model: this.model,
         text: "ok",
@@ -307,7 +318,7 @@ export class ModelServer {
 }
 
 /** One Responses API response, streamed as the API streams it (SSE): its output items, then `response.completed` with the usage. */
-function writeResponse(response: ServerResponse, answer: Answer, receivedAt: number): void {
+async function writeResponse(response: ServerResponse, answer: Answer, receivedAt: number, tailMs: number): Promise<void> {
   const { id, model, text, calls, usage } = answer;
   const items: Record<string, unknown>[] = [];
   if (text) {
@@ -391,12 +402,13 @@ function writeResponse(response: ServerResponse, answer: Answer, receivedAt: num
     }
     send({ type: "response.output_item.done", output_index: outputIndex, item });
   });
+  await sleep(tailMs);
   send({ type: "response.completed", response: { ...base, status: "completed", output: items, usage: openaiUsage } });
   response.end();
 }
 
 /** One Messages API response: a JSON message, or streamed as the API streams it (SSE). */
-function writeMessage(response: ServerResponse, stream: boolean, answer: Answer): void {
+async function writeMessage(response: ServerResponse, stream: boolean, answer: Answer, tailMs = 0): Promise<void> {
   const { id, model, text, calls, usage } = answer;
   const blocks: unknown[] = [];
   if (text) blocks.push({ type: "text", text });
@@ -433,6 +445,7 @@ function writeMessage(response: ServerResponse, stream: boolean, answer: Answer)
     send("content_block_stop", { type: "content_block_stop", index });
     index++;
   }
+  await sleep(tailMs);
   send("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage });
   send("message_stop", { type: "message_stop" });
   response.end();

@@ -8,7 +8,7 @@
  * session's context. Never throws: the journal is a record
  * beside the tool call, never a reason for it to fail.
  */
-import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics, recordsCallingResponse } from "../usage/transcript.js";
+import { awaitTranscriptLine, callingResponseWritten, type EdgeMetrics, edgeMetrics } from "../usage/transcript.js";
 import { Journal } from "./journal.js";
 
 export async function noteTaskStarted(
@@ -67,25 +67,25 @@ export async function noteWorkflowState(
 
 /**
  * The task's usage from the agent's transcript, as `complete_task` metrics; undefined when unknown.
- * It includes the response that called `complete_task`: read once the agent has written it
- * (bounded), when the agent named the call (`toolUseId`).
+ * It includes the response that called `complete_task`: read once the agent has written its usage
+ * (bounded), when the agent named the call (`callId`).
  */
 export async function transcriptMetrics(
   dir: string,
   taskId: string,
   cacheDir: string | undefined,
   top?: string,
-  toolUseId?: string,
+  callId?: string,
 ): Promise<EdgeMetrics | undefined> {
   try {
-    const at = Date.now();
     const journal = await Journal.forDirectory(dir, cacheDir, top);
     const session = await journal.session();
-    // Claude Code names the call: its transcript is read once it holds the response that made it.
-    if (toolUseId !== undefined && session?.agent === "claude" && session.transcript_path) {
-      await awaitTranscriptLine(session.transcript_path, (line) => recordsCallingResponse(line, toolUseId));
+    // The agent named the call: its transcript is read once it holds the usage of the response that made it,
+    // which may be dated after the call came in (Codex dates it when the response ended).
+    if (callId !== undefined && session?.transcript_path) {
+      await awaitTranscriptLine(session.transcript_path, callingResponseWritten(callId));
     }
-    const summary = await journal.summarize(taskId, at);
+    const summary = await journal.summarize(taskId, Date.now());
     return summary?.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined;
   } catch {
     return undefined;

@@ -36,12 +36,12 @@ type Observed = {
   leftovers: Leftovers;
 };
 
-/** `toolUseId`: the agent's id of this call, when it sends one (its transcript names the calling response by it). */
+/** `callId`: the agent's id of this call, when it sends one (its transcript names the calling response by it). */
 export async function completeTask(
   session: ProxySession,
   dir: string,
   input: Record<string, unknown>,
-  toolUseId?: string,
+  callId?: string,
 ): Promise<CallToolResult> {
   const { changes: _ignored, ...args } = input;
   const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
@@ -50,7 +50,7 @@ export async function completeTask(
   // The hooks' journal of this repository, where the task was noted at its start.
   const top = gitTop(record.snapshot, record.dir, dir);
   // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top, toolUseId) : undefined;
+  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top, callId) : undefined;
   // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
   usage?.catch(() => {});
   const keySaved = ensureIdempotencyKey(session, record, args);

@@ -11,17 +11,16 @@
  * Codex's session (rollout) file is read the same way (./codex-rollout.ts): the path a hook
  * payload names decides, line by line, which format is read.
  *
- * The agent writes a response to its transcript some time after it ran the response's tool
- * calls (Claude Code 2.1: 100–250 ms after the call reached the helper, measured): so usage read
- * at `complete_task` first waits, bounded, for the response that called it (see
- * awaitTranscriptLine).
+ * The agent writes a response's usage to its transcript some time after it ran the response's
+ * tool calls (Claude Code 2.1: 100–250 ms after the call reached the helper, measured; Codex
+ * 0.169: once the response's stream ends): so usage read at `complete_task` first waits, bounded,
+ * for the response that called it (callingResponseWritten, awaitTranscriptLine).
  */
-import { open, readdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { StringDecoder } from "node:string_decoder";
 import type { Metrics } from "@waymark/protocol/wire";
 import { CodexRollout } from "./codex-rollout.js";
-import { boundedLines } from "./lines.js";
+import { boundedLines, type LineCursor } from "./lines.js";
 import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
 
 export type TranscriptUsage = {
@@ -164,12 +163,24 @@ export const CALLING_RESPONSE_WAIT_MS = 2000;
 const POLL_MS = 20;
 
 /**
- * Claude Code's transcript: whether a line records the model response that made the tool call
- * `toolUseId` (Claude Code sends a call's id as `_meta["claudecode/toolUseId"]`), with that
- * response's usage.
+ * Whether the transcript now holds the usage of the model response that made tool call `callId`
+ * (the agent's id of the call, sent in the call's `_meta`), read line by line in order (the
+ * returned predicate keeps what it saw):
+ * - Claude Code (`_meta["claudecode/toolUseId"]`): the response's own line, which carries the
+ *   tool_use block with that id and the response's usage (a tool result names it as tool_use_id);
+ * - Codex (`_meta.callId`): the first `token_usage_record` after the `function_call` item with that
+ *   call_id: Codex writes a response's items as they stream and its usage once the response ends,
+ *   which may be after it ran the call (observed with Codex 0.169: 500 ms later when the model
+ *   streamed 500 ms past the call's item).
  */
-export function recordsCallingResponse(line: string, toolUseId: string): boolean {
-  return line.includes('"usage"') && line.includes(`"id":${JSON.stringify(toolUseId)}`);
+export function callingResponseWritten(callId: string): (line: string) => boolean {
+  const id = JSON.stringify(callId);
+  let called = false;
+  return (line) => {
+    if (called) return line.includes('"type":"token_usage_record"');
+    if (line.includes(`"call_id":${id}`) && line.includes('"type":"function_call"')) called = true;
+    return line.includes('"usage"') && line.includes(`"id":${id}`);
+  };
 }
 
 /**
@@ -185,44 +196,17 @@ export async function awaitTranscriptLine(
   timeoutMs: number = CALLING_RESPONSE_WAIT_MS,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  let file: Awaited<ReturnType<typeof open>>;
+  // Each look reads only what was appended since the last one (a last line still being written is read again, whole).
+  const cursor: LineCursor = { offset: 0 };
   try {
-    file = await open(transcriptPath, "r");
-  } catch {
-    return false;
-  }
-  try {
-    const decoder = new StringDecoder("utf8");
-    const buffer = Buffer.alloc(256 * 1024);
-    let offset = 0;
-    let partial = "";
-    // Inside a line longer than any usage line (a big tool result): skipped to its end.
-    let skipping = false;
     for (;;) {
-      for (;;) {
-        const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
-        if (bytesRead === 0) break;
-        offset += bytesRead;
-        const lines = (partial + decoder.write(buffer.subarray(0, bytesRead))).split("\n");
-        partial = lines.pop() ?? "";
-        for (const line of lines) {
-          if (!skipping && written(line)) return true;
-          skipping = false;
-        }
-        if (partial.length > MAX_LINE) {
-          partial = "";
-          skipping = true;
-        }
-      }
-      // A last line without its newline counts once it is whole.
-      if (!skipping && partial !== "" && written(partial) && isJson(partial)) return true;
+      // A line counts once it is whole: a last line cut short (or inside a character) is no JSON yet.
+      for await (const line of boundedLines(transcriptPath, MAX_LINE, cursor)) if (written(line) && isJson(line)) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   } catch {
     return false;
-  } finally {
-    await file.close().catch(() => {});
   }
 }
 
