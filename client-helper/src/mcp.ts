@@ -55,7 +55,8 @@ export class HelperProxy {
       await this.session.bookkeeping;
       try {
         // The agent names the call: the usage read at complete_task waits for the response that made it.
-        if (name === "complete_task") return await completeTask(this.session, await this.projectDir(), args, callIdOf(request.params._meta));
+        if (name === "complete_task")
+          return await completeTask(this.session, await this.projectDir(), args, callIdOf(request.params._meta));
         if (Object.hasOwn(HANDLERS, name))
           return await HANDLERS[name as keyof typeof HANDLERS](this.session, await this.projectDir(), args);
         return await this.session.remote.request("tools/call", { name, arguments: args });

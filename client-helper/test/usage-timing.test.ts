@@ -76,7 +76,8 @@ describe("awaitTranscriptLine (the calling response, written after the call ran)
   it("Codex: waits for the usage record after the call's item, not one before it, nor the call's output", async () => {
     const path = join(dir, "rollout.jsonl");
     const call = "call_5d1a203fec85eba42eac9d40";
-    const item = (payload: Record<string, unknown>) => JSON.stringify({ timestamp: new Date().toISOString(), type: "response_item", payload });
+    const item = (payload: Record<string, unknown>) =>
+      JSON.stringify({ timestamp: new Date().toISOString(), type: "response_item", payload });
     const usage = JSON.stringify({
       timestamp: new Date().toISOString(),
       type: "token_usage_record",
