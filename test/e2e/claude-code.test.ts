@@ -1,3 +1,12 @@
+/**
+ * The real Claude Code CLI (pinned; test/support/agent-clis.ts) through whole sessions, set up as
+ * the README says against a real `wrangler dev`: `waymark init --agent claude` run through npx from
+ * the endpoint's own tarball, and the plugin (`claude plugin marketplace add` + `install`), the
+ * token in WAYMARK_TOKEN, the model scripted on 127.0.0.1 (test/support/model-server.ts, 250 ms
+ * before each response, complete_task's response streamed on 500 ms past the call). The record is
+ * checked against what happened: the files, the commit, which files the agent's own edit tools
+ * touched, usage equal to what the model returned, the stop reminder, the next session's context.
+ */
 import { join } from "node:path";
 import { MARKETPLACE_PATH } from "@waymark/protocol/plugin";
 import { describe, expect, it } from "vitest";

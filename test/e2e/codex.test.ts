@@ -3,7 +3,8 @@
  * README says: the user's own `~/.codex/config.toml` (here: a model provider on 127.0.0.1 that
  * scripts the model through the Responses API, test/support/model-server.ts), then `waymark init
  * --agent codex` run through npx from the endpoint's own tarball against a real `wrangler dev`, the
- * token in WAYMARK_TOKEN, then `codex exec` with the trust it needs for the project's hooks. The
+ * token in WAYMARK_TOKEN, then `codex exec` with the trust it needs for the project's hooks; and
+ * the same through the plugin (`codex plugin marketplace add` + `add`, no project trust). The
  * record is checked against what happened: the files, the commit, which files Codex's own edit
  * tool touched, the usage Codex wrote to its session file, the stop reminder, the next session's
  * start context.
