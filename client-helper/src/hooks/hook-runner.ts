@@ -6,13 +6,15 @@
  *   the new or resumed session (Claude Code / Codex: `hookSpecificOutput.additionalContext`;
  *   Cursor: `additional_context`), enriched by `get_workflow` when the endpoint answers in time;
  * - post-tool-use: the paths the agent's own edit tools touched (or that it ran a command),
- *   appended to each open task (see `editedFiles` for what each agent reports);
+ *   appended to each open task (see `editedFiles` for what each agent reports), and what the
+ *   edit did to their lines (../lines/edit-log.ts);
  * - stop: a reminder to complete a task still open (Claude Code / Codex: `decision: "block"`
  *   with the reason, once per stop; Cursor: `followup_message`), only when the task was edited
  *   since the last reminder.
  * A hook never fails the agent: any internal error, and anything slower than its deadline,
  * ends with exit code 0 and no instruction.
  */
+import { LineEditLog } from "../lines/edit-log.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { hasPatch, patchPaths } from "./patch.js";
 
@@ -169,6 +171,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
         const paths = relative.filter((path): path is string => path !== null);
         // Only paths inside the repository count; a call that named none inside it is no edit of it.
         if (paths.length > 0 || edited.paths.length === 0) await journal.recordEdits(paths, edited.tool, now());
+        // What the edit did to the files' lines, for the task's line attribution (../lines/edit-log.ts).
+        if (paths.length > 0) await new LineEditLog(journal).record(payload, options.agent, now(), cwd);
       }
       return options.agent === "cursor" ? "{}" : null;
     }
