@@ -28,6 +28,7 @@ import { pluginMarketplace } from "./routes/plugin-marketplace";
 import { pageRoutes } from "./routes/shared-pages";
 import { signingKeyRoutes } from "./routes/signing-keys";
 import { tokenRoutes } from "./routes/token-admin";
+import { traceApiRoutes } from "./routes/trace-api";
 
 export { AccountObject } from "./account/account-object";
 export { WorkflowObject } from "./workflow/workflow-object";
@@ -53,6 +54,7 @@ app.route("/", signingKeyRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", accountRoutes);
+app.route("/", traceApiRoutes);
 app.route("/", pageRoutes);
 
 /** Malformed bodies (hono's parsers throw 400) answer like every other input problem. */

@@ -2,9 +2,12 @@
  * @module pages/files
  * A task's changed files as a reviewer reads them: one row per file (a rename once, not as a
  * deletion, an addition and a rename), its lines added and removed with a small bar in
- * proportion to the task's largest change, and text labels for what needs an eye: outside the
- * declared areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
+ * proportion to the task's largest change, who last wrote its added lines (the agent's own edit
+ * tools, others, not observed), and text labels for what needs an eye: outside the declared
+ * areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
  */
+
+import { authorsOf, formatLineAuthors, type LineAuthors } from "@waymark/protocol/line-authors";
 import { displayPath } from "@waymark/protocol/paths";
 import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { LineCount } from "@waymark/protocol/wire";
@@ -28,6 +31,8 @@ export interface FileRow {
   uncommitted: boolean;
   /** Bar widths in steps of BAR_STEPS (a non-zero count is at least one step). */
   bar: { added: number; removed: number };
+  /** Who last wrote the added lines (the agent's edit tools, others, not observed); null when not attributed. */
+  authors: LineAuthors | null;
 }
 
 /** A task's own files (a parent's without those its subtasks changed) and how many its subtasks changed. */
@@ -69,6 +74,7 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
       outOfScope: unexpected.has(path) || (from !== undefined && unexpected.has(from)),
       uncommitted: uncommitted.has(path) || (from !== undefined && uncommitted.has(from)),
       bar: { added: 0, removed: 0 },
+      authors: count === undefined ? null : authorsOf(count),
     };
   };
   const all = [
@@ -92,6 +98,12 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
 
 export const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
 
+/** Who last wrote a file's added lines, beside its counts: "agent 9 · others 3", "not observed 4". */
+function authorsNote(authors: LineAuthors | null): Html | string {
+  const text = authors ? formatLineAuthors(authors) : "";
+  return text === "" ? "" : html` <span class="who">${text}<span class="sr-only"> added lines</span></span>`;
+}
+
 /** One file; `measured`: the task has line counts (else the counts and bar columns are left out). */
 function renderRow(r: FileRow, measured: boolean): Html {
   const counts = !measured
@@ -106,7 +118,7 @@ function renderRow(r: FileRow, measured: boolean): Html {
     r.from === undefined ? displayPath(r.path) : html`${displayPath(r.from)} → ${displayPath(r.path)}`
   }</code>${r.uncommitted ? html` <span class="tag">○ uncommitted</span>` : ""}${
     r.outOfScope ? html` <span class="tag warn">⚠ outside declared areas</span>` : ""
-  }</td>${counts}</tr>`;
+  }${authorsNote(r.authors)}</td>${counts}</tr>`;
 }
 
 /** Columns, and a header row for assistive technology (the letters, colours and bars speak to the eye; the page's legend says what they mean). */

@@ -27,6 +27,7 @@ import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { renderLoginPage } from "../pages/dashboard";
+import { agentTraceExport } from "../pages/export-agent-trace";
 import { jsonExport } from "../pages/export-json";
 import { markdownExport } from "../pages/markdown";
 import { renderGonePage, workflowPage } from "../pages/page";
@@ -118,6 +119,16 @@ pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "export", gonePageFor(c));
   if (!shared.ok) return shared.response;
   return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head)), 200, {
+    "Content-Type": "application/json; charset=utf-8",
+  });
+});
+
+/** One Agent Trace record per task that committed work, each linked to its task on this shared page. */
+pageRoutes.get("/s/:token/export.agent-trace.json", dataHeaders, async (c) => {
+  const shared = await sharedHead(c, "export", gonePageFor(c));
+  if (!shared.ok) return shared.response;
+  const page = `${new URL(c.req.url).origin}/s/${c.req.param("token")}`;
+  return c.body(textStream(agentTraceExport(shared.stub, shared.reader, shared.head, page)), 200, {
     "Content-Type": "application/json; charset=utf-8",
   });
 });
