@@ -195,7 +195,12 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(rangesOf(record)).toEqual({ "src/app.ts": ["5-6 ai", "16-16 unknown"], "src/new.ts": ["1-5 ai"] });
     expect(record.files[0]?.conversations[0]?.contributor).toEqual({ type: "ai", model_id: "anthropic/claude-sonnet-4-5-20250929" });
     expect(record.files[0]?.conversations[0]?.url).toBe(`${wf.share_url}#${task_id}`);
-    expect(record.metadata["dev.waymark"]).toMatchObject({ record_per: "task", workflow_id: wf.workflow_id, task_id, start_revision: startCommit });
+    expect(record.metadata["dev.waymark"]).toMatchObject({
+      record_per: "task",
+      workflow_id: wf.workflow_id,
+      task_id,
+      start_revision: startCommit,
+    });
     // The same record through the read token, linked to the owner's page.
     expect(rangesOf(byToken[0] as TraceRecord)).toEqual(rangesOf(record));
     expect(byToken[0]?.files[0]?.conversations[0]?.url).toBe(`${server.url}/w/${wf.workflow_id}#${task_id}`);
@@ -214,7 +219,13 @@ describe("line attribution through wrangler dev and the helper", () => {
       "*** Begin Patch\n*** Add File: util.py\n+def util():\n+    return 1\n*** Update File: lib.py\n@@ line 2\n line 3\n-line 4\n+codex 4\n+codex 4b\n*** End Patch\n";
     repo.write("util.py", "def util():\n    return 1\n");
     repo.write("lib.py", numbered(1, 12).replace("line 4\n", "codex 4\ncodex 4b\n"));
-    hook("codex", { session_id: "c-1", cwd: repo.dir, hook_event_name: "PostToolUse", tool_name: "apply_patch", tool_input: { command: patch } });
+    hook("codex", {
+      session_id: "c-1",
+      cwd: repo.dir,
+      hook_event_name: "PostToolUse",
+      tool_name: "apply_patch",
+      tool_input: { command: patch },
+    });
     // The person edits the last line after the patch.
     repo.write("lib.py", numbered(1, 12).replace("line 4\n", "codex 4\ncodex 4b\n").replace("line 12\n", "person 12\n"));
     repo.commitAll("Patch");
