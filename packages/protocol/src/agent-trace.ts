@@ -1,8 +1,8 @@
 /**
  * @module agent-trace
  * A task's line attribution as an Agent Trace record (the open format of `cursor/agent-trace`,
- * spec version 0.1.0; docs/schemas/agent-trace-record.json is its JSON Schema, written from the
- * spec): one record per task that committed work, at the task's end commit (`vcs.revision`), so
+ * spec 0.1.0; docs/schemas/agent-trace-record.json is its JSON Schema, written from the spec and
+ * the constraints of its published schema): one record per task that committed work, at the task's end commit (`vcs.revision`), so
  * its ranges are line numbers of each file at that commit, as `git blame` of it numbers them.
  *
  * Per file, one conversation: the task, linked to its page. Its contributor is the agent (`ai`,
@@ -15,7 +15,8 @@
 import { createHash } from "node:crypto";
 import type { AgentTool, LineAuthor } from "./wire";
 
-export const AGENT_TRACE_VERSION = "0.1.0";
+/** The spec's published schema takes major.minor only (its §7.1 versions by major and minor). */
+export const AGENT_TRACE_VERSION = "0.1";
 /** Agent Trace's MIME type for one record; an export of several is a JSON array of them. */
 export const AGENT_TRACE_MEDIA_TYPE = "application/vnd.agent-trace.record+json";
 
@@ -64,7 +65,7 @@ export interface AgentTraceRecord {
   id: string;
   timestamp: string;
   vcs: { type: "git"; revision: string };
-  tool?: { name: string; version?: string };
+  tool?: { name: string; version: string };
   files: {
     path: string;
     conversations: {
@@ -83,6 +84,8 @@ export interface WaymarkTraceMetadata {
   workflow_id: string;
   task_id: string;
   task_name: string;
+  /** The agent as its hooks named it, also when they gave no version (the spec's `tool` needs both). */
+  agent?: string;
   start_revision: string | null;
   commits: string[];
   /** Per file, the added lines no hook observed, and why. */
@@ -136,6 +139,7 @@ export function traceRecord(task: TraceTask, files: readonly TraceFile[], uncomm
     workflow_id: task.workflow_id,
     task_id: task.task_id,
     task_name: task.name,
+    ...(task.tool ? { agent: task.tool.name } : {}),
     start_revision: task.start_revision,
     commits: [...task.commits],
   };
@@ -183,6 +187,6 @@ export function traceRecord(task: TraceTask, files: readonly TraceFile[], uncomm
     files: out,
     metadata: { "dev.waymark": metadata },
   };
-  if (task.tool) record.tool = task.tool.version ? { name: task.tool.name, version: task.tool.version } : { name: task.tool.name };
+  if (task.tool?.version) record.tool = { name: task.tool.name, version: task.tool.version };
   return record;
 }
