@@ -34,6 +34,28 @@ afterAll(async () => {
 const numbered = (from: number, to: number, prefix = "line") =>
   Array.from({ length: to - from + 1 }, (_, i) => `${prefix} ${from + i}\n`).join("");
 
+/** The helper's CLI in `cwd`, with the test server's token and the proxy's cache. */
+function waymark(cwd: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(SYSTEM_NODE, [BIN, ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { ...(process.env as Record<string, string>), XDG_CACHE_HOME: cacheHome, WAYMARK_TOKEN: server.token, WAYMARK_URL: server.url },
+  });
+}
+
+type BlameJson = {
+  path: string;
+  records: number;
+  lines: { line: number; commit: string; who: string; task?: string; model_id?: string; agent?: string }[];
+};
+
+/** `waymark blame --json` as `line who` per line. */
+function blameWho(cwd: string, args: string[]): string[] {
+  const run = waymark(cwd, ["blame", ...args, "--json"]);
+  expect(run.status, run.stderr).toBe(0);
+  return (JSON.parse(run.stdout) as BlameJson).lines.map((l) => `${l.line} ${l.who}`);
+}
+
 /** `waymark hook post-tool-use` as an agent's installed hook runs it: the payload on stdin. */
 function hook(agent: "claude" | "codex" | "cursor", payload: Structured): void {
   const run = spawnSync(SYSTEM_NODE, [BIN, "hook", "post-tool-use", "--agent", agent], {
@@ -209,6 +231,33 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(rangesOf(byToken[0] as TraceRecord)).toEqual(rangesOf(record));
     expect(byToken[0]?.files[0]?.conversations[0]?.url).toBe(`${server.url}/w/${wf.workflow_id}#${task_id}`);
     agreesWithBlame(repo, record, startCommit);
+
+    // `waymark trace` writes the same records through the API; `waymark blame` reads them online
+    // (the last workflow started here) and from the file (offline), and agrees with the ranges.
+    const out = join(tempDir("waymark-trace-"), "trace.json");
+    const traced = waymark(repo.dir, ["trace", "--out", out]);
+    expect(traced.status, traced.stderr).toBe(0);
+    expect(traced.stdout).toContain(`wrote 1 Agent Trace record(s) of workflow ${wf.workflow_id}`);
+    expect(rangesOf((JSON.parse(readFileSync(out, "utf8")) as TraceRecord[])[0] as TraceRecord)).toEqual(rangesOf(record));
+    const expected = Array.from(
+      { length: 21 },
+      (_, i) => `${i + 1} ${i === 4 || i === 5 ? "agent" : i === 15 ? "others" : "not_recorded"}`,
+    );
+    expect(blameWho(repo.dir, ["src/app.ts"])).toEqual(expected);
+    expect(blameWho(join(repo.dir, "src"), ["app.ts", "--trace", out])).toEqual(expected);
+    const text = waymark(repo.dir, ["blame", "src/new.ts", "--trace", out]);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`${endCommit.slice(0, 8)} agent anthropic/claude-sonnet-4-5-20250929  Add a module 1) fresh 1`);
+    expect(text.stdout).toContain("src/new.ts: 5 line(s): agent 5 (from 1 Agent Trace record(s))");
+    // Without a record every line is "not recorded", never anyone's.
+    const none = join(tempDir("waymark-trace-"), "none.json");
+    writeFileSync(none, "[]");
+    expect(blameWho(repo.dir, ["src/app.ts", "--trace", none])).toEqual(expected.map((l) => l.replace(/ \w+$/, " not_recorded")));
+    // A file that is not an export is a usage error naming the field.
+    writeFileSync(none, JSON.stringify([{ vcs: { type: "git", revision: "zz" }, files: [] }]));
+    const bad = waymark(repo.dir, ["blame", "src/app.ts", "--trace", none]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("export 1: not Agent Trace records: record 0: vcs.revision: must be a hex commit id");
   });
 
   it("Codex: apply_patch adds a file and updates another, then a person edits it", async () => {
@@ -230,9 +279,11 @@ describe("line attribution through wrangler dev and the helper", () => {
       tool_name: "apply_patch",
       tool_input: { command: patch },
     });
-    // The person edits the last line after the patch.
-    repo.write("lib.py", numbered(1, 12).replace("line 4\n", "codex 4\ncodex 4b\n").replace("line 12\n", "person 12\n"));
+    // The patch is committed, then the person edits the last line and commits: two commits in the task.
     repo.commitAll("Patch");
+    const patchCommit = repo.git("rev-parse", "HEAD").trim();
+    repo.write("lib.py", numbered(1, 12).replace("line 4\n", "codex 4\ncodex 4b\n").replace("line 12\n", "person 12\n"));
+    repo.commitAll("Person");
     const completed = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Patched" } });
     await agent.close();
     expect(completed.text).toContain("lines: +5 −2 (agent 4 · others 1)");
@@ -243,6 +294,13 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(record.tool).toBeUndefined();
     expect(record.metadata["dev.waymark"].agent).toBe("codex");
     agreesWithBlame(repo, record, startCommit);
+    // The agent's lines were last touched by the task's first commit: `waymark blame` carries their
+    // numbers to the record's end commit through git's diff.
+    const lines = (JSON.parse(waymark(repo.dir, ["blame", "lib.py", "--workflow", wf.workflow_id, "--json"]).stdout) as BlameJson).lines;
+    expect(lines.map((l) => `${l.line} ${l.who}`)).toEqual(
+      Array.from({ length: 13 }, (_, i) => `${i + 1} ${i === 3 || i === 4 ? "agent" : i === 12 ? "others" : "not_recorded"}`),
+    );
+    expect(lines[3]).toMatchObject({ commit: patchCommit, task: "Patch", agent: "codex", workflow_id: wf.workflow_id, task_id });
   });
 
   it("without hooks every added line is not observed: no range is anyone's, the export says why", async () => {

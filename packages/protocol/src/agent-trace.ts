@@ -17,8 +17,6 @@ import type { AgentTool, LineAuthor } from "./wire";
 
 /** The spec's published schema takes major.minor only (its §7.1 versions by major and minor). */
 export const AGENT_TRACE_VERSION = "0.1";
-/** Agent Trace's MIME type for one record; an export of several is a JSON array of them. */
-export const AGENT_TRACE_MEDIA_TYPE = "application/vnd.agent-trace.record+json";
 
 export interface TraceRange {
   start_line: number;
