@@ -8,11 +8,12 @@
  * file executes nothing a repository defines. The file's lines are printed here only; nothing is
  * sent anywhere but the export's request.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
+
 import { relative, resolve } from "node:path";
 import { carryLine, diffHunks, type Hunk, type LineAuthorship, parseTraceRecords, TraceIndex } from "@waymark/protocol/trace-blame";
 import { inertContext } from "./git/inert-config.js";
-import { type GitContext, runGit } from "./git/process.js";
+import { type GitContext, GitError, runGit } from "./git/process.js";
 
 /** One line of the file at HEAD: the commit git blames, the line's number and path there, its text. */
 export interface BlamedLine {
@@ -79,44 +80,80 @@ export interface BlameRequest {
   json: boolean;
 }
 
+/**
+ * Hunks of `git diff -U0` of `path` for each pair of commits, all in one `git diff-tree --stdin`
+ * per path (given two trees per input line, it echoes the line and prints their diff), keyed
+ * `from\0to`: a file with a long history has as many pairs as tasks with several commits.
+ */
+async function pairHunks(context: GitContext, path: string, pairs: readonly [string, string][]): Promise<Map<string, Hunk[]>> {
+  const commits = [...new Set(pairs.flat())];
+  const trees = (await runGit(context, ["rev-parse", ...commits.map((commit) => `${commit}^{tree}`)])).toString("utf8").trim().split("\n");
+  const treeOf = new Map(commits.map((commit, i) => [commit, trees[i] as string]));
+  const input = pairs.map(([from, to]) => `${treeOf.get(from)} ${treeOf.get(to)}\n`).join("");
+  const out = await runGit(
+    context,
+    ["diff-tree", "--stdin", "-p", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--", path],
+    Buffer.from(input),
+  );
+  // Each pair's section starts with its echoed line (two tree ids); diff lines never look like one.
+  const byTrees = new Map<string, string[]>();
+  let current: string[] = [];
+  for (const line of out.toString("utf8").split("\n")) {
+    if (/^[0-9a-f]{40,64} [0-9a-f]{40,64}$/.test(line)) {
+      current = [];
+      byTrees.set(line, current);
+    } else current.push(line);
+  }
+  const hunks = new Map<string, Hunk[]>();
+  for (const [from, to] of pairs)
+    hunks.set(`${from}\0${to}`, diffHunks((byTrees.get(`${treeOf.get(from)} ${treeOf.get(to)}`) ?? []).join("\n")));
+  return hunks;
+}
+
 /** Each line's authorship: the records of its commit, carried to a task's end commit through git's diff where needed. */
-export async function blameLines(context: GitContext, lines: readonly BlamedLine[], index: TraceIndex): Promise<LineAuthorship[]> {
-  const carried = new Map<string, Hunk[]>();
-  const out: LineAuthorship[] = [];
+/** pairHunks, where a record naming a commit this clone lacks leaves its pairs out (their lines are then looked up as "no line"). */
+async function carriedHunks(context: GitContext, path: string, pairs: readonly [string, string][]): Promise<Map<string, Hunk[]>> {
+  if (pairs.length === 0) return new Map();
+  return pairHunks(context, path, pairs).catch((error: unknown) => {
+    if (error instanceof GitError) return new Map<string, Hunk[]>();
+    throw error;
+  });
+}
+
+/**
+ * Each line's authorship: the records of its commit, carried to a task's end commit through git's
+ * diff where needed. `known`: hunks already read, per path, keyed `from\0to`.
+ */
+export async function blameLines(
+  context: GitContext,
+  lines: readonly BlamedLine[],
+  index: TraceIndex,
+  known: Map<string, Map<string, Hunk[]>> = new Map(),
+): Promise<LineAuthorship[]> {
+  // The pairs (commit made during a task → the task's end commit) still to read, per path.
+  const missing = new Map<string, Map<string, [string, string]>>();
   for (const line of lines) {
     const records = index.recordsOf(line.commit);
-    if (records === null) {
-      out.push({ who: "not_recorded" });
-      continue;
-    }
-    if ("at" in records) {
-      out.push(TraceIndex.attribute(records.at, line.path, line.origLine));
-      continue;
-    }
-    // Made during a task before its end: the line's number at the task's end commit.
-    const [record] = records.during;
-    if (!record) continue;
-    const key = `${line.commit}\0${record.revision}\0${line.path}`;
-    let hunks = carried.get(key);
-    if (!hunks) {
-      const diff = await runGit(context, [
-        "diff",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--no-color",
-        "--no-renames",
-        "-U0",
-        line.commit,
-        record.revision,
-        "--",
-        line.path,
-      ]);
-      hunks = diffHunks(diff.toString("utf8"));
-      carried.set(key, hunks);
-    }
-    out.push(TraceIndex.attribute(records.during, line.path, carryLine(hunks, line.origLine)));
+    const end = records && "during" in records ? records.during[0]?.revision : undefined;
+    const key = `${line.commit}\0${end}`;
+    if (!end || known.get(line.path)?.has(key)) continue;
+    const forPath = missing.get(line.path) ?? new Map<string, [string, string]>();
+    forPath.set(key, [line.commit, end]);
+    missing.set(line.path, forPath);
   }
-  return out;
+  const carried = known;
+  for (const [path, forPath] of missing) {
+    const hunks = await carriedHunks(context, path, [...forPath.values()]);
+    carried.set(path, new Map([...(carried.get(path) ?? []), ...hunks]));
+  }
+  return lines.map((line) => {
+    const records = index.recordsOf(line.commit);
+    if (records === null) return { who: "not_recorded" };
+    if ("at" in records) return TraceIndex.attribute(records.at, line.path, line.origLine);
+    // Made during a task before its end: the line's number at the task's end commit.
+    const hunks = carried.get(line.path)?.get(`${line.commit}\0${records.during[0]?.revision}`);
+    return TraceIndex.attribute(records.during, line.path, hunks ? carryLine(hunks, line.origLine) : null);
+  });
 }
 
 const WHO_WORDS: Record<LineAuthorship["who"], string> = {
@@ -157,6 +194,15 @@ export class BlameUsageError extends Error {}
 
 /** The text (or JSON) `waymark blame` prints. */
 export async function runBlame(request: BlameRequest): Promise<string> {
+  const context = await inertContext(request.dir);
+  const root = (await runGit(context, ["rev-parse", "--show-toplevel"])).toString("utf8").trim();
+  const path = relative(root, resolve(await realpath(request.dir), request.file));
+  if (path.startsWith("..")) throw new BlameUsageError(`<file>: ${request.file} is outside the repository at ${root}`);
+  const rooted: GitContext = { ...context, cwd: root };
+  // git blame is the long part: the records are read while it runs, and the diffs that carry a
+  // task's earlier commits to its end commit run beside it (on the pairs the records name).
+  const blamed = runGit(rooted, ["blame", "--porcelain", "--no-textconv", "HEAD", "--", path]);
+  blamed.catch(() => {});
   const records = request.exports.flatMap((text, i) => {
     try {
       return parseTraceRecords(JSON.parse(text));
@@ -165,14 +211,10 @@ export async function runBlame(request: BlameRequest): Promise<string> {
     }
   });
   const index = new TraceIndex(records);
-  const context = await inertContext(request.dir);
-  const root = (await runGit(context, ["rev-parse", "--show-toplevel"])).toString("utf8").trim();
-  const path = relative(root, resolve(request.dir, request.file));
-  if (path.startsWith("..")) throw new BlameUsageError(`<file>: ${request.file} is outside the repository at ${root}`);
-  const rooted: GitContext = { ...context, cwd: root };
-  const porcelain = await runGit(rooted, ["blame", "--porcelain", "--no-textconv", "HEAD", "--", path]);
-  const lines = parseBlamePorcelain(porcelain.toString("utf8"));
-  const authors = await blameLines(rooted, lines, index);
+  const early = carriedHunks(rooted, path, index.carriedPairs(path));
+  early.catch(() => {});
+  const lines = parseBlamePorcelain((await blamed).toString("utf8"));
+  const authors = await blameLines(rooted, lines, index, new Map([[path, await early]]));
   if (request.json) {
     return `${JSON.stringify(
       { path, records: index.size, lines: lines.map((line, i) => ({ line: i + 1, commit: line.commit, ...authors[i] })) },

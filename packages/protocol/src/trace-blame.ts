@@ -9,54 +9,137 @@
  * Records come from a file or an endpoint: they are read leniently (any Agent Trace record, with
  * or without Waymark's `dev.waymark` metadata) and only the fields used here are checked.
  */
-import { z } from "zod";
+/** The fields of a record this module reads (any other field is ignored). */
+interface TraceContributorInput {
+  type: string;
+  model_id?: string;
+}
+interface TraceInput {
+  vcs: { revision: string };
+  tool?: { name: string };
+  files: {
+    path: string;
+    conversations: {
+      url?: string;
+      contributor?: TraceContributorInput;
+      ranges: { start_line: number; end_line: number; contributor?: TraceContributorInput }[];
+    }[];
+  }[];
+  metadata?: {
+    "dev.waymark"?: {
+      workflow_id?: string;
+      task_id?: string;
+      task_name?: string;
+      agent?: string;
+      commits?: string[];
+      ranges_omitted?: string[];
+    };
+  };
+}
 
-const contributorSchema = z.object({ type: z.string().max(32), model_id: z.string().max(250).optional() });
-const recordSchema = z.object({
-  vcs: z.object({ type: z.string(), revision: z.string().regex(/^[0-9a-f]{7,64}$/, "must be a hex commit id") }),
-  tool: z.object({ name: z.string().max(200), version: z.string().max(200).optional() }).optional(),
-  files: z.array(
-    z.object({
-      path: z.string().min(1).max(4096),
-      conversations: z.array(
-        z.object({
-          url: z.string().max(4096).optional(),
-          contributor: contributorSchema.optional(),
-          ranges: z.array(
-            z.object({ start_line: z.number().int().min(1), end_line: z.number().int().min(1), contributor: contributorSchema.optional() }),
-          ),
-        }),
-      ),
-    }),
-  ),
-  metadata: z
-    .object({
-      "dev.waymark": z
-        .object({
-          workflow_id: z.string().max(200).optional(),
-          task_id: z.string().max(200).optional(),
-          task_name: z.string().max(2000).optional(),
-          agent: z.string().max(200).optional(),
-          commits: z
-            .array(z.string().regex(/^[0-9a-f]{7,64}$/))
-            .max(10_000)
-            .optional(),
-          ranges_omitted: z.array(z.string()).optional(),
-        })
-        .optional(),
-    })
-    .optional(),
-});
-type TraceInput = z.infer<typeof recordSchema>;
+/** A field that breaks its rule: `field: rule`, the field named by its path in the record. */
+class FieldError extends Error {}
+
+const HEX_COMMIT = /^[0-9a-f]{7,64}$/;
+type Json = Record<string, unknown>;
+
+function object(value: unknown, field: string): Json {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new FieldError(`${field}: must be an object`);
+  return value as Json;
+}
+function array(value: unknown, field: string): unknown[] {
+  if (!Array.isArray(value)) throw new FieldError(`${field}: must be an array`);
+  return value;
+}
+function text(value: unknown, field: string, max: number): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > max)
+    throw new FieldError(`${field}: must be a string of 1 to ${max} characters`);
+  return value;
+}
+function optionalText(value: unknown, field: string, max: number): string | undefined {
+  return value === undefined ? undefined : text(value, field, max);
+}
+function line(value: unknown, field: string): number {
+  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new FieldError(`${field}: must be a whole number ≥ 1`);
+  return value as number;
+}
+function contributor(value: unknown, field: string): TraceContributorInput | undefined {
+  if (value === undefined) return undefined;
+  const c = object(value, field);
+  const out: TraceContributorInput = { type: text(c.type, `${field}.type`, 32) };
+  const model = optionalText(c.model_id, `${field}.model_id`, 250);
+  if (model !== undefined) out.model_id = model;
+  return out;
+}
+function commitId(value: unknown, field: string): string {
+  if (typeof value !== "string" || !HEX_COMMIT.test(value)) throw new FieldError(`${field}: must be a hex commit id`);
+  return value;
+}
+
+/**
+ * Checked by hand, not with a schema library: `waymark blame` reads thousands of ranges on every
+ * run and is held to a ratio of `git blame`'s own time, of which loading one would take a share.
+ */
+function readRecord(value: unknown): TraceInput {
+  const record = object(value, "(record)");
+  const vcs = object(record.vcs, "vcs");
+  const out: TraceInput = { vcs: { revision: commitId(vcs.revision, "vcs.revision") }, files: [] };
+  if (record.tool !== undefined) out.tool = { name: text(object(record.tool, "tool").name, "tool.name", 200) };
+  array(record.files, "files").forEach((fileValue, f) => {
+    const file = object(fileValue, `files.${f}`);
+    const conversations = array(file.conversations, `files.${f}.conversations`).map((conversationValue, c) => {
+      const at = `files.${f}.conversations.${c}`;
+      const conversation = object(conversationValue, at);
+      const ranges = array(conversation.ranges, `${at}.ranges`).map((rangeValue, r) => {
+        const range = object(rangeValue, `${at}.ranges.${r}`);
+        const entry: TraceInput["files"][number]["conversations"][number]["ranges"][number] = {
+          start_line: line(range.start_line, `${at}.ranges.${r}.start_line`),
+          end_line: line(range.end_line, `${at}.ranges.${r}.end_line`),
+        };
+        const who = contributor(range.contributor, `${at}.ranges.${r}.contributor`);
+        if (who) entry.contributor = who;
+        return entry;
+      });
+      const entry: TraceInput["files"][number]["conversations"][number] = { ranges };
+      const url = optionalText(conversation.url, `${at}.url`, 4096);
+      if (url !== undefined) entry.url = url;
+      const who = contributor(conversation.contributor, `${at}.contributor`);
+      if (who) entry.contributor = who;
+      return entry;
+    });
+    out.files.push({ path: text(file.path, `files.${f}.path`, 4096), conversations });
+  });
+  const meta = record.metadata === undefined ? undefined : object(record.metadata, "metadata")["dev.waymark"];
+  if (meta !== undefined) {
+    const m = object(meta, "metadata.dev.waymark");
+    const waymark: NonNullable<NonNullable<TraceInput["metadata"]>["dev.waymark"]> = {};
+    for (const key of ["workflow_id", "task_id", "agent"] as const) {
+      const value = optionalText(m[key], `metadata.dev.waymark.${key}`, 200);
+      if (value !== undefined) waymark[key] = value;
+    }
+    const name = optionalText(m.task_name, "metadata.dev.waymark.task_name", 2000);
+    if (name !== undefined) waymark.task_name = name;
+    if (m.commits !== undefined)
+      waymark.commits = array(m.commits, "metadata.dev.waymark.commits").map((c, i) => commitId(c, `metadata.dev.waymark.commits.${i}`));
+    if (m.ranges_omitted !== undefined)
+      waymark.ranges_omitted = array(m.ranges_omitted, "metadata.dev.waymark.ranges_omitted").map((p, i) =>
+        text(p, `metadata.dev.waymark.ranges_omitted.${i}`, 4096),
+      );
+    out.metadata = { "dev.waymark": waymark };
+  }
+  return out;
+}
 
 /** An export's records (a JSON array, or one record); the error names the record and field that is wrong. */
 export function parseTraceRecords(json: unknown): TraceInput[] {
   const list = Array.isArray(json) ? json : [json];
   return list.map((item, index) => {
-    const parsed = recordSchema.safeParse(item);
-    if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
-    throw new Error(`record ${index}: ${issue ? `${issue.path.join(".") || "(record)"}: ${issue.message}` : "not an Agent Trace record"}`);
+    try {
+      return readRecord(item);
+    } catch (error) {
+      if (error instanceof FieldError) throw new Error(`record ${index}: ${error.message}`);
+      throw error;
+    }
   });
 }
 
@@ -148,8 +231,23 @@ export class TraceIndex {
   private readonly records: IndexedRecord[];
   private readonly byCommit = new Map<string, CommitRecords>();
 
+  /** Records by the full commit ids they name (an abbreviated id is matched by prefix, in `abbreviated`). */
+  private readonly at = new Map<string, IndexedRecord[]>();
+  private readonly during = new Map<string, IndexedRecord[]>();
+  private readonly abbreviated: IndexedRecord[] = [];
+
   constructor(records: readonly TraceInput[]) {
     this.records = records.map(indexRecord);
+    const add = (map: Map<string, IndexedRecord[]>, commit: string, record: IndexedRecord) => {
+      const list = map.get(commit);
+      if (list) list.push(record);
+      else map.set(commit, [record]);
+    };
+    for (const record of this.records) {
+      if (record.revision.length < 40 || record.commits.some((commit) => commit.length < 40)) this.abbreviated.push(record);
+      add(this.at, record.revision, record);
+      for (const commit of record.commits) if (commit !== record.revision) add(this.during, commit, record);
+    }
   }
 
   get size(): number {
@@ -160,11 +258,30 @@ export class TraceIndex {
   recordsOf(commit: string): CommitRecords {
     const known = this.byCommit.get(commit);
     if (known !== undefined) return known;
-    const at = this.records.filter((record) => sameCommit(record.revision, commit));
-    const during = at.length > 0 ? [] : this.records.filter((record) => record.commits.some((made) => sameCommit(made, commit)));
+    const at = [
+      ...(this.at.get(commit) ?? []),
+      ...this.abbreviated.filter((r) => r.revision.length < 40 && sameCommit(r.revision, commit)),
+    ];
+    const during =
+      at.length > 0
+        ? []
+        : [
+            ...(this.during.get(commit) ?? []),
+            ...this.abbreviated.filter((r) => r.commits.some((made) => made.length < 40 && sameCommit(made, commit))),
+          ];
     const found: CommitRecords = at.length > 0 ? { at } : during.length > 0 ? { during } : null;
     this.byCommit.set(commit, found);
     return found;
+  }
+
+  /** The pairs (commit made during a task, the task's end commit) whose diff carries `path`'s line numbers to the end. */
+  carriedPairs(path: string): [string, string][] {
+    const pairs: [string, string][] = [];
+    for (const record of this.records) {
+      if (!record.files.has(path)) continue;
+      for (const commit of record.commits) if (!sameCommit(commit, record.revision)) pairs.push([commit, record.revision]);
+    }
+    return pairs;
   }
 
   /** Who wrote line `line` of `path` as the records made at that revision number it; a record holding the line in a range wins. */
