@@ -7,13 +7,14 @@
  * export file is built from what the generator knows wrote each line, and the run checks that
  * `waymark blame --json` gives every line exactly that writer before timing anything.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { summarize } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { git } from "../lib/repos.ts";
+import { GNU_TIME, runToEnd } from "../lib/run-to-end.ts";
 import { atMost, count, ms, times } from "../lib/table.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -113,29 +114,6 @@ function exportOf(commits: number, shas: readonly string[], snapshots: readonly 
   return records;
 }
 
-/** GNU time's report of the process and the children it waited for (user + system seconds). */
-const TIME = "/usr/bin/time";
-
-/** Runs a command to its end, its output drained; with `cpuFile`, under GNU time writing its CPU seconds there. */
-function runToEnd(command: string, args: string[], cwd: string, cpuFile?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const [file, argv] = cpuFile ? [TIME, ["-f", "%U %S", "-o", cpuFile, command, ...args]] : [command, args];
-    const child = spawn(file, argv, { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let bytes = 0;
-    let errors = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      bytes += chunk.length;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      errors = (errors + chunk.toString()).slice(-2000);
-    });
-    child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0 ? resolve(bytes) : reject(new Error(`${command} ${args.join(" ")} exited ${code}: ${errors}`)),
-    );
-  });
-}
-
 async function time(fn: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await fn();
@@ -176,14 +154,14 @@ export async function blameBench(context: BenchContext): Promise<void> {
 
     const floorArgs = ["blame", "--porcelain", "HEAD", "--", FILE];
     const blameArgs = [BIN, "blame", FILE, "--trace", exportFile];
-    await runToEnd("git", floorArgs, dir); // warm the object store's pages for both
+    await runToEnd("git", floorArgs, { cwd: dir }); // warm the object store's pages for both
     const floor: number[] = [];
     const ours: number[] = [];
     const floorCpu: number[] = [];
     const oursCpu: number[] = [];
     // CPU seconds too: on a shared, loaded machine the wall time of the process that does more
     // (its own start, the records, the diffs beside git blame) suffers most.
-    const cpuFile = existsSync(TIME) ? join(dir, "..", `${dir.split("/").pop()}-cpu`) : undefined;
+    const cpuFile = existsSync(GNU_TIME) ? join(dir, "..", `${dir.split("/").pop()}-cpu`) : undefined;
     const cpu = () =>
       cpuFile
         ? readFileSync(cpuFile, "utf8")
@@ -194,9 +172,9 @@ export async function blameBench(context: BenchContext): Promise<void> {
             .reduce((a, b) => a + b, 0) * 1000
         : Number.NaN;
     for (let r = 0; r < runs; r++) {
-      floor.push(await time(() => runToEnd("git", floorArgs, dir, cpuFile)));
+      floor.push(await time(() => runToEnd("git", floorArgs, { cwd: dir, cpuFile })));
       floorCpu.push(cpu());
-      ours.push(await time(() => runToEnd(process.execPath, blameArgs, dir, cpuFile)));
+      ours.push(await time(() => runToEnd(process.execPath, blameArgs, { cwd: dir, cpuFile })));
       oursCpu.push(cpu());
     }
     if (cpuFile) rmSync(cpuFile, { force: true });
