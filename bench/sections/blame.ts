@@ -1,9 +1,10 @@
 /**
  * `waymark blame` on a 5,000-line file with a long history against `git blame --porcelain` of the
  * same file, both as processes, interleaved; target ≤ 1.5x. The history is written with
- * `git fast-import`: each commit rewrites some lines and now and then inserts a few; tasks are
- * pairs of commits (the record at the second, so the first's lines are carried through git's
- * diff), three in four of them recorded, their lines alternately the agent's and others'. The
+ * `git fast-import`: each commit rewrites some lines and now and then inserts a few. Two rows:
+ * tasks of one commit, and tasks of two commits that both rewrite the file (the record is at the
+ * second, so the first's lines are carried through git's diff: the most work blame can have);
+ * three in four tasks recorded, their lines alternately the agent's and others'. The
  * export file is built from what the generator knows wrote each line, and the run checks that
  * `waymark blame --json` gives every line exactly that writer before timing anything.
  */
@@ -65,28 +66,32 @@ function history(commits: number): { input: string; lines: Line[]; snapshots: In
   return { input: parts.join(""), lines, snapshots };
 }
 
-/** Task t is commits 2t-1 and 2t (commit 0 is the start); three in four tasks that ended are recorded. */
-const taskOf = (commit: number) => (commit === 0 ? null : Math.ceil(commit / 2));
-const recorded = (task: number, commits: number) => task % 4 !== 3 && task * 2 < commits;
+/**
+ * How commits make tasks: `size` commits each (task t is commits size·(t-1)+1 … size·t; commit 0
+ * is the start); three in four tasks that ended within the history are recorded.
+ */
+type Tasks = { size: 1 | 2; commits: number };
+const taskOf = (tasks: Tasks, commit: number) => (commit === 0 ? null : Math.ceil(commit / tasks.size));
+const recorded = (tasks: Tasks, task: number) => task % 4 !== 3 && task * tasks.size < tasks.commits;
 /** Within a task, even line numbers at its end are the agent's, odd ones others'. */
 const whoAt = (line: number) => (line % 2 === 0 ? "agent" : "others");
 
 /** What the generator knows of a final line: its task's id and who wrote it, or not recorded. */
-function expected(line: Line, commits: number, snapshots: readonly Int32Array[]): string {
-  const task = taskOf(line.commit);
-  if (task === null || !recorded(task, commits)) return "not_recorded";
-  const at = (snapshots[task * 2] as Int32Array).indexOf(line.id) + 1;
+function expected(tasks: Tasks, line: Line, snapshots: readonly Int32Array[]): string {
+  const task = taskOf(tasks, line.commit);
+  if (task === null || !recorded(tasks, task)) return "not_recorded";
+  const at = (snapshots[task * tasks.size] as Int32Array).indexOf(line.id) + 1;
   return `t${task} ${whoAt(at)}`;
 }
 
-function exportOf(commits: number, shas: readonly string[], snapshots: readonly Int32Array[], writers: Map<number, number>): unknown[] {
+function exportOf(tasks: Tasks, shas: readonly string[], snapshots: readonly Int32Array[], writers: Map<number, number>): unknown[] {
   const records: unknown[] = [];
-  for (let end = 2; end < commits; end += 2) {
-    const task = end / 2;
-    if (!recorded(task, commits)) continue;
+  for (let end = tasks.size; end < tasks.commits; end += tasks.size) {
+    const task = end / tasks.size;
+    if (!recorded(tasks, task)) continue;
     const ranges: { start_line: number; end_line: number; contributor?: { type: string } }[] = [];
     (snapshots[end] as Int32Array).forEach((id, i) => {
-      if (taskOf(writers.get(id) ?? 0) !== task) return;
+      if (taskOf(tasks, writers.get(id) ?? 0) !== task) return;
       const line = i + 1;
       ranges.push(
         whoAt(line) === "agent"
@@ -106,7 +111,7 @@ function exportOf(commits: number, shas: readonly string[], snapshots: readonly 
           workflow_id: "wf_bench",
           task_id: `t${task}`,
           task_name: `task ${task}`,
-          commits: [shas[end], shas[end - 1]],
+          commits: shas.slice(end - tasks.size + 1, end + 1).reverse(),
         },
       },
     });
@@ -123,11 +128,17 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 export async function blameBench(context: BenchContext): Promise<void> {
   const commits = context.quick ? 300 : 1_000;
   const runs = context.quick ? 3 : 5;
-  context.log(`blame: a ${count(LINES)}-line file with ${count(commits)} commits, ${runs} runs`);
+  context.log(`blame: a ${count(LINES)}-line file with ${count(commits)} commits, ${runs} runs per kind of task`);
+  const built = history(commits);
+  await blameRow(context, built, { size: 1, commits }, runs);
+  await blameRow(context, built, { size: 2, commits }, runs);
+}
+
+async function blameRow(context: BenchContext, built: ReturnType<typeof history>, tasks: Tasks, runs: number): Promise<void> {
+  const commits = tasks.commits;
   const dir = mkdtempSync(join(tmpdir(), "waymark-bench-blame-"));
   try {
     git(dir, "init", "-q", "-b", "main");
-    const built = history(commits);
     execFileSync("git", ["fast-import", "--quiet"], { cwd: dir, input: built.input, maxBuffer: 1 << 28 });
     git(dir, "reset", "-q", "--hard", "main");
     const shas = git(dir, "rev-list", "--reverse", "main").toString().trim().split("\n");
@@ -137,7 +148,7 @@ export async function blameBench(context: BenchContext): Promise<void> {
     built.snapshots.forEach((snapshot, c) => {
       for (const id of snapshot) if (!writers.has(id)) writers.set(id, c);
     });
-    writeFileSync(exportFile, JSON.stringify(exportOf(commits, shas, built.snapshots, writers)));
+    writeFileSync(exportFile, JSON.stringify(exportOf(tasks, shas, built.snapshots, writers)));
 
     // Correct before fast: every line's writer as the generator knows it.
     const out = JSON.parse(
@@ -146,7 +157,7 @@ export async function blameBench(context: BenchContext): Promise<void> {
       lines: { line: number; who: string; task_id?: string }[];
     };
     const wrong = out.lines.filter((line, i) => {
-      const want = expected(built.lines[i] as Line, commits, built.snapshots);
+      const want = expected(tasks, built.lines[i] as Line, built.snapshots);
       return (line.who === "not_recorded" ? "not_recorded" : `${line.task_id} ${line.who}`) !== want;
     });
     if (out.lines.length !== built.lines.length || wrong.length > 0)
@@ -182,9 +193,16 @@ export async function blameBench(context: BenchContext): Promise<void> {
     const o = summarize(ours);
     const fc = summarize(floorCpu);
     const oc = summarize(oursCpu);
+    const kind =
+      tasks.size === 1
+        ? "tasks of one commit"
+        : "tasks of two commits, both rewriting the file (the first's lines carried to the second by git's diff)";
     context.table.add({
-      area: `waymark blame, ${count(LINES)}-line file, ${count(commits)} commits${context.quick ? " (--quick size)" : ""}`,
-      measure: `waymark blame --trace (offline, ${out.lines.length} lines) vs git blame --porcelain, n=${runs}`,
+      area:
+        tasks.size === 1
+          ? `waymark blame, ${count(LINES)}-line file, ${count(commits)} commits${context.quick ? " (--quick size)" : ""}`
+          : "",
+      measure: `waymark blame --trace (offline) vs git blame --porcelain, ${kind}, n=${runs}`,
       value: `${ms(o.median)} (min ${ms(o.min)}, max ${ms(o.max)})`,
       floor: ms(f.median),
       ratio: times(o.median, f.median),
@@ -197,7 +215,17 @@ export async function blameBench(context: BenchContext): Promise<void> {
         floor: ms(fc.median),
         ratio: times(oc.median, fc.median),
       });
-    context.results.blame = { lines: LINES, commits, runs, blame: o, floor: f, blame_cpu: oc, floor_cpu: fc, ratio_target: RATIO_TARGET };
+    const results = (context.results.blame ??= {}) as Record<string, unknown>;
+    results[`tasks_of_${tasks.size}`] = {
+      lines: out.lines.length,
+      commits,
+      runs,
+      blame: o,
+      floor: f,
+      blame_cpu: oc,
+      floor_cpu: fc,
+      ratio_target: RATIO_TARGET,
+    };
     rmSync(exportFile, { force: true });
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -80,16 +80,43 @@ export interface BlameRequest {
   json: boolean;
 }
 
+/** `git cat-file --batch-check` of each name: its object id, or null when it names nothing. */
+async function objectIds(context: GitContext, names: readonly string[]): Promise<(string | null)[]> {
+  const out = await runGit(context, ["cat-file", "--batch-check=%(objectname)"], Buffer.from(names.map((name) => `${name}\n`).join("")));
+  return out
+    .toString("utf8")
+    .split("\n")
+    .slice(0, names.length)
+    .map((line) => (/^[0-9a-f]{40,64}$/.test(line) ? line : null));
+}
+
 /**
- * Hunks of `git diff -U0` of `path` for each pair of commits, all in one `git diff-tree --stdin`
- * per path (given two trees per input line, it echoes the line and prints their diff), keyed
- * `from\0to`: a file with a long history has as many pairs as tasks with several commits.
+ * Hunks of `git diff -U0` of `path` for each pair of commits, keyed `from\0to`: none when the file
+ * is the same blob at both (the usual case: a task's later commits left it alone), else read in
+ * one `git diff-tree --stdin` per path (given two trees per input line, it echoes the line and
+ * prints their diff). A pair missing from the answer has no place for its lines (the file is not
+ * at one of the commits, or the clone lacks it).
  */
 async function pairHunks(context: GitContext, path: string, pairs: readonly [string, string][]): Promise<Map<string, Hunk[]>> {
+  const hunks = new Map<string, Hunk[]>();
+  // cat-file reads one name a line: a path with a newline cannot be named (its lines stay unplaced).
+  if (path.includes("\n")) return hunks;
   const commits = [...new Set(pairs.flat())];
-  const trees = (await runGit(context, ["rev-parse", ...commits.map((commit) => `${commit}^{tree}`)])).toString("utf8").trim().split("\n");
-  const treeOf = new Map(commits.map((commit, i) => [commit, trees[i] as string]));
-  const input = pairs.map(([from, to]) => `${treeOf.get(from)} ${treeOf.get(to)}\n`).join("");
+  const ids = await objectIds(
+    context,
+    commits.flatMap((commit) => [`${commit}^{tree}`, `${commit}:${path}`]),
+  );
+  const treeOf = new Map(commits.map((commit, i) => [commit, ids[2 * i]]));
+  const blobOf = new Map(commits.map((commit, i) => [commit, ids[2 * i + 1]]));
+  const toDiff: [string, string][] = [];
+  for (const [from, to] of pairs) {
+    const [fromBlob, toBlob] = [blobOf.get(from), blobOf.get(to)];
+    if (!fromBlob || !toBlob || !treeOf.get(from) || !treeOf.get(to)) continue;
+    if (fromBlob === toBlob) hunks.set(`${from}\0${to}`, []);
+    else toDiff.push([from, to]);
+  }
+  if (toDiff.length === 0) return hunks;
+  const input = toDiff.map(([from, to]) => `${treeOf.get(from)} ${treeOf.get(to)}\n`).join("");
   const out = await runGit(
     context,
     ["diff-tree", "--stdin", "-p", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--", path],
@@ -104,13 +131,11 @@ async function pairHunks(context: GitContext, path: string, pairs: readonly [str
       byTrees.set(line, current);
     } else current.push(line);
   }
-  const hunks = new Map<string, Hunk[]>();
-  for (const [from, to] of pairs)
+  for (const [from, to] of toDiff)
     hunks.set(`${from}\0${to}`, diffHunks((byTrees.get(`${treeOf.get(from)} ${treeOf.get(to)}`) ?? []).join("\n")));
   return hunks;
 }
 
-/** Each line's authorship: the records of its commit, carried to a task's end commit through git's diff where needed. */
 /** pairHunks, where a record naming a commit this clone lacks leaves its pairs out (their lines are then looked up as "no line"). */
 async function carriedHunks(context: GitContext, path: string, pairs: readonly [string, string][]): Promise<Map<string, Hunk[]>> {
   if (pairs.length === 0) return new Map();
