@@ -215,7 +215,8 @@ async function blameRow(context: BenchContext, built: ReturnType<typeof history>
         floor: ms(fc.median),
         ratio: times(oc.median, fc.median),
       });
-    const results = (context.results.blame ??= {}) as Record<string, unknown>;
+    context.results.blame ??= {};
+    const results = context.results.blame as Record<string, unknown>;
     results[`tasks_of_${tasks.size}`] = {
       lines: out.lines.length,
       commits,
