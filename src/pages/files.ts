@@ -94,7 +94,8 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
       totals.added += r.lines.added;
       totals.removed += r.lines.removed;
       r.bar = { added: steps(r.lines.added, largest), removed: steps(r.lines.removed, largest) };
-      if (r.authors && r.lines.added > 0) r.bar.authored = splitSteps(r.bar.added, r.authors);
+      // Split only where some line was observed: an all-unobserved bar stays the plain +/− bar.
+      if (r.authors && r.lines.added > 0 && r.authors.agent + r.authors.others > 0) r.bar.authored = splitSteps(r.bar.added, r.authors);
     }
   }
   return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, unlisted: f.more ?? 0, totals };
