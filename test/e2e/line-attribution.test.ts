@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import { startDroppingProxy } from "../support/dropping-proxy";
 import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client";
 
 // Line attribution end to end: the real helper (its MCP proxy and its hook command) against a real
@@ -34,12 +35,23 @@ afterAll(async () => {
 const numbered = (from: number, to: number, prefix = "line") =>
   Array.from({ length: to - from + 1 }, (_, i) => `${prefix} ${from + i}\n`).join("");
 
-/** The helper's CLI in `cwd`, with the test server's token and the proxy's cache. */
-function waymark(cwd: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(SYSTEM_NODE, [BIN, ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...(process.env as Record<string, string>), XDG_CACHE_HOME: cacheHome, WAYMARK_TOKEN: server.token, WAYMARK_URL: server.url },
+/** The helper's CLI in `cwd`, with the test server's token and the proxy's cache (async: the test's own proxy must keep serving). */
+function waymark(cwd: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(SYSTEM_NODE, [BIN, ...args], {
+      cwd,
+      env: { ...(process.env as Record<string, string>), XDG_CACHE_HOME: cacheHome, WAYMARK_TOKEN: server.token, WAYMARK_URL: server.url },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
   });
 }
 
@@ -50,8 +62,8 @@ type BlameJson = {
 };
 
 /** `waymark blame --json` as `line who` per line. */
-function blameWho(cwd: string, args: string[]): string[] {
-  const run = waymark(cwd, ["blame", ...args, "--json"]);
+async function blameWho(cwd: string, args: string[]): Promise<string[]> {
+  const run = await waymark(cwd, ["blame", ...args, "--json"]);
   expect(run.status, run.stderr).toBe(0);
   return (JSON.parse(run.stdout) as BlameJson).lines.map((l) => `${l.line} ${l.who}`);
 }
@@ -129,7 +141,9 @@ describe("line attribution through wrangler dev and the helper", () => {
     const startCommit = repo.git("rev-parse", "HEAD").trim();
     // The agent's transcript, as Claude Code writes it: its version and model on every line.
     const transcript = join(tempDir("waymark-home-"), "session.jsonl");
-    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
+    // Through a proxy that keeps every request body: what left the machine is checked at the end.
+    const proxy = await startDroppingProxy(server.url);
+    const agent = await connectThroughHelper({ url: proxy.url, token: server.token }, repo.dir, cacheHome);
     const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
     const wf = (await tool("start_workflow", { name: "Lines" })) as { workflow_id: string; share_url: string };
     const { task_id } = (await tool("start_task", { workflow_id: wf.workflow_id, name: "Add a module", goal: "g" })) as { task_id: string };
@@ -183,6 +197,10 @@ describe("line attribution through wrangler dev and the helper", () => {
     const completed = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Added" } });
     await agent.close();
     expect(completed.text).toContain("lines: +8 −2 (agent 7 · others 1)");
+    // Ranges and hashes were sent, never a line: no line the agent, the person or the start wrote is in any request.
+    const sent = proxy.sent().join("\n");
+    expect(sent).toContain('"line_attribution"');
+    for (const text of ["agent 5a", "person 15", "fresh 1", "line 14"]) expect(sent).not.toContain(text);
     const files = (completed.structured as { files_changed: { lines: Structured[]; line_authors: Structured } }).files_changed;
     expect(files.lines).toEqual([
       { path: "src/app.ts", added: 3, removed: 2, agent: 2, others: 1, not_observed: 0 },
@@ -235,7 +253,8 @@ describe("line attribution through wrangler dev and the helper", () => {
     // `waymark trace` writes the same records through the API; `waymark blame` reads them online
     // (the last workflow started here) and from the file (offline), and agrees with the ranges.
     const out = join(tempDir("waymark-trace-"), "trace.json");
-    const traced = waymark(repo.dir, ["trace", "--out", out]);
+    // The endpoint the workflow was started through (the proxy): the helper remembers it per endpoint.
+    const traced = await waymark(repo.dir, ["trace", "--out", out, "--url", proxy.url]);
     expect(traced.status, traced.stderr).toBe(0);
     expect(traced.stdout).toContain(`wrote 1 Agent Trace record(s) of workflow ${wf.workflow_id}`);
     expect(rangesOf((JSON.parse(readFileSync(out, "utf8")) as TraceRecord[])[0] as TraceRecord)).toEqual(rangesOf(record));
@@ -243,19 +262,20 @@ describe("line attribution through wrangler dev and the helper", () => {
       { length: 21 },
       (_, i) => `${i + 1} ${i === 4 || i === 5 ? "agent" : i === 15 ? "others" : "not_recorded"}`,
     );
-    expect(blameWho(repo.dir, ["src/app.ts"])).toEqual(expected);
-    expect(blameWho(join(repo.dir, "src"), ["app.ts", "--trace", out])).toEqual(expected);
-    const text = waymark(repo.dir, ["blame", "src/new.ts", "--trace", out]);
+    expect(await blameWho(repo.dir, ["src/app.ts", "--url", proxy.url])).toEqual(expected);
+    await proxy.close();
+    expect(await blameWho(join(repo.dir, "src"), ["app.ts", "--trace", out])).toEqual(expected);
+    const text = await waymark(repo.dir, ["blame", "src/new.ts", "--trace", out]);
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toContain(`${endCommit.slice(0, 8)} agent anthropic/claude-sonnet-4-5-20250929  Add a module 1) fresh 1`);
     expect(text.stdout).toContain("src/new.ts: 5 line(s): agent 5 (from 1 Agent Trace record(s))");
     // Without a record every line is "not recorded", never anyone's.
     const none = join(tempDir("waymark-trace-"), "none.json");
     writeFileSync(none, "[]");
-    expect(blameWho(repo.dir, ["src/app.ts", "--trace", none])).toEqual(expected.map((l) => l.replace(/ \w+$/, " not_recorded")));
+    expect(await blameWho(repo.dir, ["src/app.ts", "--trace", none])).toEqual(expected.map((l) => l.replace(/ \w+$/, " not_recorded")));
     // A file that is not an export is a usage error naming the field.
     writeFileSync(none, JSON.stringify([{ vcs: { type: "git", revision: "zz" }, files: [] }]));
-    const bad = waymark(repo.dir, ["blame", "src/app.ts", "--trace", none]);
+    const bad = await waymark(repo.dir, ["blame", "src/app.ts", "--trace", none]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("export 1: not Agent Trace records: record 0: vcs.revision: must be a hex commit id");
   });
@@ -296,7 +316,8 @@ describe("line attribution through wrangler dev and the helper", () => {
     agreesWithBlame(repo, record, startCommit);
     // The agent's lines were last touched by the task's first commit: `waymark blame` carries their
     // numbers to the record's end commit through git's diff.
-    const lines = (JSON.parse(waymark(repo.dir, ["blame", "lib.py", "--workflow", wf.workflow_id, "--json"]).stdout) as BlameJson).lines;
+    const lines = (JSON.parse((await waymark(repo.dir, ["blame", "lib.py", "--workflow", wf.workflow_id, "--json"])).stdout) as BlameJson)
+      .lines;
     expect(lines.map((l) => `${l.line} ${l.who}`)).toEqual(
       Array.from({ length: 13 }, (_, i) => `${i + 1} ${i === 3 || i === 4 ? "agent" : i === 12 ? "others" : "not_recorded"}`),
     );
