@@ -47,7 +47,7 @@ async function uncommittedPaths(stub: Stub, reader: Reader, task: TaskView): Pro
   return paths;
 }
 
-/** `pageUrl`: the workflow's page the records link each task to (its share link or owner page); null: none. */
+/** `pageUrl`: the workflow's owner page the records link each task to (never a share link: records get published); null: none. */
 export async function* agentTraceExport(stub: Stub, reader: Reader, head: WorkflowHead, pageUrl: string | null): AsyncGenerator<string> {
   let first = true;
   for await (const task of recordRows<TaskView>(stub, reader, "tasks")) {

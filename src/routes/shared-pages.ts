@@ -127,11 +127,15 @@ pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
   });
 });
 
-/** One Agent Trace record per task that committed work, each linked to its task on this shared page. */
+/**
+ * One Agent Trace record per task that committed work. Each links its task on the owner's page,
+ * never this share link: records end up in repositories and reviews, and the link would give
+ * whoever reads them the workflow (the Markdown export leaves it out for the same reason).
+ */
 pageRoutes.get("/s/:token/export.agent-trace.json", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "export", gonePageFor(c));
   if (!shared.ok) return shared.response;
-  const page = `${new URL(c.req.url).origin}/s/${c.req.param("token")}`;
+  const page = `${new URL(c.req.url).origin}/w/${shared.head.workflow.id}`;
   return c.body(textStream(agentTraceExport(shared.stub, shared.reader, shared.head, page)), 200, {
     "Content-Type": "application/json; charset=utf-8",
   });

@@ -238,14 +238,16 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(record.tool).toEqual({ name: "claude-code", version: "2.1.328" });
     expect(rangesOf(record)).toEqual({ "src/app.ts": ["5-6 ai", "16-16 unknown"], "src/new.ts": ["1-5 ai"] });
     expect(record.files[0]?.conversations[0]?.contributor).toEqual({ type: "ai", model_id: "anthropic/claude-sonnet-4-5-20250929" });
-    expect(record.files[0]?.conversations[0]?.url).toBe(`${wf.share_url}#${task_id}`);
+    // Linked to the task on the owner's page, never through the share link (records get published).
+    expect(record.files[0]?.conversations[0]?.url).toBe(`${server.url}/w/${wf.workflow_id}#${task_id}`);
+    expect(JSON.stringify(shared)).not.toContain(new URL(wf.share_url).pathname);
     expect(record.metadata["dev.waymark"]).toMatchObject({
       record_per: "task",
       workflow_id: wf.workflow_id,
       task_id,
       start_revision: startCommit,
     });
-    // The same record through the read token, linked to the owner's page.
+    // The same record through the read token.
     expect(rangesOf(byToken[0] as TraceRecord)).toEqual(rangesOf(record));
     expect(byToken[0]?.files[0]?.conversations[0]?.url).toBe(`${server.url}/w/${wf.workflow_id}#${task_id}`);
     agreesWithBlame(repo, record, startCommit);
