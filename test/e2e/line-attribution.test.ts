@@ -271,6 +271,11 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toContain(`${endCommit.slice(0, 8)} agent anthropic/claude-sonnet-4-5-20250929  Add a module 1) fresh 1`);
     expect(text.stdout).toContain("src/new.ts: 5 line(s): agent 5 (from 1 Agent Trace record(s))");
+    // `waymark summary` (the PR description) says the same as the Markdown export.
+    const summary = await waymark(repo.dir, ["summary", "--workflow", wf.workflow_id, "--link", "none"]);
+    expect(summary.status, summary.stderr).toBe(0);
+    expect(summary.stdout).toContain("Lines: +8 −2 (agent 7 · others 1)");
+    expect(summary.stdout).toContain("| M | `src/app.ts` | 3 | 2 | committed, agent 2 · others 1 |");
     // Without a record every line is "not recorded", never anyone's.
     const none = join(tempDir("waymark-trace-"), "none.json");
     writeFileSync(none, "[]");
