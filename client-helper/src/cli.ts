@@ -339,6 +339,8 @@ async function blame(rest: string[], io: Io): Promise<number> {
   }
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0) throw new UsageError("blame takes one <file>\nSee 'waymark blame --help'.");
+  if (values.trace.length > 0 && values.workflow.length > 0)
+    throw new UsageError("--trace and --workflow: the records come from files or from the endpoint, not both\nSee 'waymark blame --help'.");
   const dir = resolvePath(values.dir ?? process.cwd());
   const blameCommand = await import("./blame-command.js");
   const { TraceFetchError, fetchAgentTrace } = await import("./trace-command.js");

@@ -285,6 +285,9 @@ describe("line attribution through wrangler dev and the helper", () => {
     const bad = await waymark(repo.dir, ["blame", "src/app.ts", "--trace", none]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("export 1: not Agent Trace records: record 0: vcs.revision: must be a hex commit id");
+    const both = await waymark(repo.dir, ["blame", "src/app.ts", "--trace", out, "--workflow", wf.workflow_id]);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toContain("--trace and --workflow: the records come from files or from the endpoint, not both");
   });
 
   it("Codex: apply_patch adds a file and updates another, then a person edits it", async () => {
