@@ -334,6 +334,37 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(lines[3]).toMatchObject({ commit: patchCommit, task: "Patch", agent: "codex", workflow_id: wf.workflow_id, task_id });
   });
 
+  it("Cursor: afterFileEdit's replaced strings, then a person's edit; the record names Cursor and its version", async () => {
+    const repo = Repo.init().write("web/app.js", numbered(1, 10)).commitAll("initial");
+    const startCommit = repo.git("rev-parse", "HEAD").trim();
+    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
+    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const wf = (await tool("start_workflow", { name: "Cursor lines" })) as { workflow_id: string; share_url: string };
+    const { task_id } = (await tool("start_task", { workflow_id: wf.workflow_id, name: "Edit", goal: "g" })) as { task_id: string };
+    const edited = numbered(1, 10).replace("line 3\n", "cursor 3\ncursor 3b\n");
+    repo.write("web/app.js", edited);
+    // Cursor's afterFileEdit: the file's absolute path and the strings replaced; no cwd, its workspace roots.
+    hook("cursor", {
+      conversation_id: "conv-1",
+      generation_id: "gen-1",
+      hook_event_name: "afterFileEdit",
+      cursor_version: "1.7.52",
+      workspace_roots: [repo.dir],
+      file_path: join(repo.dir, "web/app.js"),
+      edits: [{ old_string: "line 3\n", new_string: "cursor 3\ncursor 3b\n" }],
+    });
+    repo.write("web/app.js", edited.replace("line 9\n", "person 9\n"));
+    repo.commitAll("Edit");
+    const completed = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Edited" } });
+    await agent.close();
+    expect(completed.text).toContain("lines: +3 −2 (agent 2 · others 1)");
+    const [record] = JSON.parse(await fetchText(`${wf.share_url}/export.agent-trace.json`)) as [TraceRecord];
+    expect(validRecord(record), JSON.stringify(validRecord.errors)).toBe(true);
+    expect(record.tool).toEqual({ name: "cursor", version: "1.7.52" });
+    expect(rangesOf(record)).toEqual({ "web/app.js": ["3-4 ai", "10-10 unknown"] });
+    agreesWithBlame(repo, record, startCommit);
+  });
+
   it("without hooks every added line is not observed: no range is anyone's, the export says why", async () => {
     const repo = Repo.init().write("a.txt", "a\n").commitAll("initial");
     const agent = await connectThroughHelper(server, repo.dir, cacheHome);
