@@ -223,8 +223,14 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(markdown).toContain("Lines: +8 −2 (agent 7 · others 1)");
     expect(markdown).toContain("| M | `src/app.ts` | 3 | 2 | committed, agent 2 · others 1 |");
     expect(markdown).toContain("| A | `src/new.ts` | 5 | 0 | committed, agent 5 |");
-    const json = JSON.parse(await fetchText(`${wf.share_url}/export.json`)) as { tasks: { files_changed: { lines: Structured[] } }[] };
+    const jsonText = await fetchText(`${wf.share_url}/export.json`);
+    const json = JSON.parse(jsonText) as { tasks: { files_changed: { lines: Structured[] } }[] };
     expect(json.tasks[0]?.files_changed.lines).toEqual(files.lines);
+    // `waymark verify` rebuilds every field, the authors included, from the events, and checks git.
+    const exportFile = join(tempDir("waymark-export-"), "export.json");
+    writeFileSync(exportFile, jsonText);
+    const verified = await waymark(repo.dir, ["verify", exportFile, "--endpoint", server.url, "--repo", repo.dir]);
+    expect(verified.status, verified.stdout + verified.stderr).toBe(0);
 
     // The Agent Trace export: valid against the spec's schema, one record for the task, at its commit.
     const shared = JSON.parse(await fetchText(`${wf.share_url}/export.agent-trace.json`)) as TraceRecord[];
