@@ -114,6 +114,11 @@ export class Journal {
     return join(this.folder, kind, `${hash(taskId).slice(0, 40)}.${kind === "edits" ? "jsonl" : "json"}`);
   }
 
+  /** The name a task's records of another kind take in `folder` (one file per task, named as the journal names its own). */
+  static taskFileName(taskId: string, extension: string): string {
+    return `${hash(taskId).slice(0, 40)}.${extension}`;
+  }
+
   private ensure(kind: string): void {
     mkdirSync(join(this.folder, kind), { recursive: true, mode: 0o700 });
   }
