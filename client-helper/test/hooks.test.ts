@@ -279,6 +279,10 @@ describe("the stop hook without Node", () => {
     // The task completed: no task open, answered alone.
     await journal().taskCompleted("tk_1", Date.now());
     expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
+    // Until an edit is spooled: the helper drains the spool, as every stop did.
+    await new Promise((r) => setTimeout(r, 20));
+    writeFileSync(join(cache, "spool", "claude.0000000002"), "{}");
+    expect(stop().helper).toBe(true);
   });
 
   it("never answers for another repository made at the same path", async () => {

@@ -10,7 +10,8 @@
  * stop hook (@waymark/protocol/agent-config's stopCommand) answers nothing without Node only when
  * both match what it reads itself, so a repository made again at the same path never gets the old
  * one's answer. Its second line is `none` (no task open) or `reminded` (every open task reminded
- * since its last edit: still true while no spooled edit is newer than this file). Anything else, or
+ * since its last edit), both true while no spooled edit is newer than this file (the helper records
+ * it first, so the spool is drained at stops as before). Anything else, or
  * anything the helper is unsure of (no birth time on this file system, a path with a newline), is
  * no file at all: the hook runs the helper as before.
  */

@@ -81,9 +81,9 @@ export const STOP_STATE_DIR = "trees";
 /**
  * The stop hook's command line: answers nothing, without Node, when the helper left a stop state
  * for this working tree that says no reminder can be due (client-helper/src/hooks/stop-state.ts:
- * no task open, or all reminded and no edit spooled since) and that names this very directory and
- * repository (`stat -c`: GNU coreutils; where it is missing the check fails). Else `helper`, the
- * helper's own stop hook, which reads the payload. POSIX sh; the payload is read either way.
+ * no task open, or all reminded), that names this very directory and repository (`stat -c`: GNU
+ * coreutils; where it is missing the check fails), and no edit was spooled since. Else `helper`,
+ * the helper's own stop hook, which reads the payload. POSIX sh; the payload is read either way.
  */
 export function stopCommand(agent: AgentName, helper: string): string {
   const cache = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark"`;
@@ -96,7 +96,9 @@ export function stopCommand(agent: AgentName, helper: string): string {
     `f="$c/${STOP_STATE_DIR}/$1.stop"`,
     `{ IFS= read -r h && IFS= read -r t; } 2>/dev/null <"$f"`,
     `[ "$h" = "$2 $d" ]`,
-    `{ [ "$t" = none ] || { [ "$t" = reminded ] && [ -z "$(find "$c/${SPOOL_DIR}" -type f -newer "$f" 2>/dev/null)" ]; }; }`,
+    `{ [ "$t" = none ] || [ "$t" = reminded ]; }`,
+    // An edit spooled since: the helper records it (with no task open too: the spool stays small).
+    `[ -z "$(find "$c/${SPOOL_DIR}" -type f -newer "$f" 2>/dev/null)" ]`,
   ].join(" && ");
   return `if ${check}; then ${quiet}; else ${helper}; fi`;
 }
