@@ -213,6 +213,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       // The edits the spool holds decide whether a reminder is due (./spool.ts).
       if (!continued && !interrupted) await drainSpool(options.cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS);
       const due = continued || interrupted ? [] : await needReminder(journal);
+      // Nothing due: the next stops may know it without the helper (./stop-state.ts).
+      if (due.length === 0 && !continued && !interrupted) await journal.keepStopState();
       if (due.length === 0) return options.agent === "cursor" ? "{}" : null;
       for (const task of due) await journal.markReminded(task, now());
       if (options.agent === "cursor") return JSON.stringify({ followup_message: reminder(due) });
