@@ -148,11 +148,13 @@ describe("waymark init", () => {
       env: { WAYMARK_TOKEN: CLAUDE_TOKEN_REF },
     });
     const settings = JSON.parse(readFileSync(join(s.repo.dir, ".claude", "settings.json"), "utf8"));
-    expect(Object.keys(settings.hooks)).toEqual(["SessionStart", "PostToolUse", "Stop"]);
+    expect(Object.keys(settings.hooks)).toEqual(["SessionStart", "PostToolUse", "PostToolUseFailure", "Stop"]);
     expect(settings.hooks.PostToolUse[0]).toMatchObject({
-      matcher: "Edit|Write|MultiEdit|NotebookEdit",
+      matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash",
       hooks: [{ type: "command", async: true }],
     });
+    // A shell command that exits non-zero reaches Claude Code's PostToolUseFailure: its exit code is evidence too.
+    expect(settings.hooks.PostToolUseFailure[0]).toMatchObject({ matcher: "Bash", hooks: [{ type: "command", async: true }] });
     expect(settings.hooks.SessionStart[0].hooks[0].async).toBeUndefined();
     expect(settings.hooks.Stop[0].hooks[0].command).toBe(
       `node "${"$"}{XDG_CACHE_HOME:-$HOME/.cache}/waymark/helper-0.1.0.mjs" hook stop --agent claude --url https://waymark.example.com/mcp 2>/dev/null` +

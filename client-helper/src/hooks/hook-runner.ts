@@ -6,13 +6,16 @@
  *   the new or resumed session (Claude Code / Codex: `hookSpecificOutput.additionalContext`;
  *   Cursor: `additional_context`), enriched by `get_workflow` when the endpoint answers in time;
  * - post-tool-use: the paths the agent's own edit tools touched (or that it ran a command),
- *   appended to each open task (see `editedFiles` for what each agent reports);
+ *   appended to each open task (see `editedFiles` for what each agent reports), and each shell
+ *   command it ran, with its exit code and duration (./commands.ts);
  * - stop: a reminder to complete a task still open (Claude Code / Codex: `decision: "block"`
  *   with the reason, once per stop; Cursor: `followup_message`), only when the task was edited
  *   since the last reminder.
  * A hook never fails the agent: any internal error, and anything slower than its deadline,
  * ends with exit code 0 and no instruction.
  */
+import { userCommandRules } from "../command-rules.js";
+import { recordShellRun, shellRun } from "./commands.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { hasPatch, patchPaths } from "./patch.js";
 
@@ -152,7 +155,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
   const transcript = text(payload.transcript_path);
   const session = text(payload.session_id) ?? text(payload.conversation_id);
   if (transcript || session) {
-    await journal.sessionSeen({ agent: options.agent, session_id: session, transcript_path: transcript, seen_at: now() });
+    // This helper's hooks include the shell-command hook (./commands.ts): commands are observed.
+    await journal.sessionSeen({ agent: options.agent, session_id: session, transcript_path: transcript, seen_at: now(), commands: true });
   }
   switch (event) {
     case "session-start": {
@@ -170,6 +174,9 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
         // Only paths inside the repository count; a call that named none inside it is no edit of it.
         if (paths.length > 0 || edited.paths.length === 0) await journal.recordEdits(paths, edited.tool, now());
       }
+      // A shell command: the evidence of what the agent ran (./commands.ts).
+      const run = shellRun(payload, options.agent);
+      if (run) await recordShellRun(journal, run, options.agent, now(), userCommandRules());
       return options.agent === "cursor" ? "{}" : null;
     }
     case "stop": {

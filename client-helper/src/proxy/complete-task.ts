@@ -4,8 +4,8 @@
  * 1. the task's record (its start snapshot and idempotency key, from memory or the cache dir);
  * 2. what the task did, observed from git or checksums: the changes since the start snapshot,
  *    line counts and commits (the review), and the other tasks open on this working tree;
- * 3. what the hooks recorded meanwhile: the agent's own edits and its usage from its transcript
- *    (read while the changes are computed: neither depends on the other);
+ * 3. what the hooks recorded meanwhile: the agent's own edits, the shell commands it ran, and its
+ *    usage from its transcript (read while the changes are computed: neither depends on the other);
  * 4. the call, signed with the helper's identity; then, once the edge accepted it, the marks
  *    other processes read are written and this process's own copies are removed.
  */
@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Changes } from "@waymark/protocol/wire";
+import { forgetCommands, observedCommands } from "../hooks/commands.js";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
 import { PrestartedGit } from "../prestarted-git.js";
@@ -51,6 +52,8 @@ export async function completeTask(session: ProxySession, dir: string, input: Re
   // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
   const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
   edits.catch(() => {});
+  // Evidence: the shell commands the hooks saw the agent run during the task (never their output).
+  const commands = observedCommands(dir, taskId, session.options.cacheDir, top);
   const observed = await observe(session, record, dir);
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
@@ -60,6 +63,8 @@ export async function completeTask(session: ProxySession, dir: string, input: Re
   }
   // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
   const changes = withProvenance(observed.changes, session.version, await edits);
+  const ran = await commands;
+  if (ran) changes.commands = ran;
   await keySaved;
   let result: CallToolResult;
   try {
@@ -167,8 +172,9 @@ async function afterCompleted(
   const taskId = record.task_id;
   await Promise.all([
     start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
-    // Hooks: the task's edited paths and transcript usage are kept locally.
+    // Hooks: the task's edited paths and transcript usage are kept locally; its commands were sent.
     noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
+    forgetCommands(dir, taskId, session.options.cacheDir, top),
   ]);
   session.bookkeeping = Promise.all([
     clearLeftovers(observed.leftovers),
