@@ -198,7 +198,7 @@ describe("the page and exports", () => {
       "Workflow limitation",
       "partial success",
       // The agent's claim, and that no hook observed its commands (a client without the helper).
-      "<strong>Tests:</strong> claimed: tests passed · not observed (no Waymark hook recorded this task&#39;s commands)",
+      "<strong>Tests:</strong> claimed: tests passed (ran <code>npm test</code>) · not observed (no Waymark hook recorded this task&#39;s commands)",
     ]) {
       expect(body, label).toContain(label);
     }

@@ -6,7 +6,7 @@
  * the last one before it, and every run of the kind in order. One reading for every rendering (the
  * page, the Markdown summary, `waymark summary`); ./provenance-wording.ts words it.
  */
-import { type CommandKind, COMMAND_KINDS, commandKinds } from "./command-kind";
+import { COMMAND_KINDS, type CommandKind, commandKinds } from "./command-kind";
 
 /** One observed command, as the read model shows it. */
 export interface EvidenceRun {

@@ -140,7 +140,16 @@ export function checkWording(line: CheckLine): EvidenceSegment[] {
     out.push("observed: ", { code: seen.last.command }, " ", { exit: seen.last.exit_code }, " at ", { time: seen.last.at }, after);
   } else {
     out.push(`no ${noun} observed${after}`);
-    if (seen.before) out.push(" (last before it: ", { code: seen.before.command }, " ", { exit: seen.before.exit_code }, " at ", { time: seen.before.at }, ")");
+    if (seen.before)
+      out.push(
+        " (last before it: ",
+        { code: seen.before.command },
+        " ",
+        { exit: seen.before.exit_code },
+        " at ",
+        { time: seen.before.at },
+        ")",
+      );
   }
   if (seen.omitted > 0) out.push(` (${seen.omitted} more command(s) observed than recorded)`);
   return out;
