@@ -6,6 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../../test/support/dev-server.js";
+import { visibleText as visible } from "../../test/support/page-text.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, ensureBuilt, REPO_ROOT, SYSTEM_NODE } from "./support.js";
 
@@ -111,13 +112,6 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
   return { structured: (result.structuredContent ?? {}) as Record<string, string>, content: result.content as { text?: string }[] };
 }
-
-const visible = (page: string) =>
-  page
-    .replace(/<[^>]+>/g, "")
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ");
 
 describe("observed commands and redaction through the real helper, hooks and wrangler dev", () => {
   it("a failing then a passing test run after the edits, a claim of success, secrets in a command and a decision", async () => {

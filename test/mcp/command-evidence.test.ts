@@ -9,6 +9,7 @@ import Ajv2020 from "ajv/dist/2020";
 import { describe, expect, it } from "vitest";
 import schema from "../../docs/schemas/export-v1.json";
 import { LIMITS } from "../../src/limits";
+import { visibleText as visible } from "../support/page-text";
 import { call, connectV2, ok, workerFetch } from "../support/worker";
 
 type Client = Awaited<ReturnType<typeof connectV2>>;
@@ -53,13 +54,6 @@ async function complete(client: Client, task_id: string, extra: Record<string, u
 }
 
 const text = async (url: string) => (await workerFetch(url)).text();
-/** The page's text with tags removed and entities decoded, the way a reader sees it. */
-const visible = (page: string) =>
-  page
-    .replace(/<[^>]+>/g, "")
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ");
 
 describe("observed commands next to the agent's claim", () => {
   it("the last test run after the last edit, on the page, in the summary and in the export; every run in order", async () => {
