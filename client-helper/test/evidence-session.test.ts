@@ -13,7 +13,8 @@ import { BIN, ensureBuilt, REPO_ROOT, SYSTEM_NODE } from "./support.js";
 // Evidence, not claims, through the real chain: `waymark init` sets a project up for Claude Code,
 // the installed hooks get the payloads Claude Code sends (a command that exited 0 reaches
 // PostToolUse with `tool_response` {stdout, stderr, interrupted}; one that exited non-zero
-// reaches PostToolUseFailure with `error` "Exit code N…"), the agent's tool calls go through the
+// reaches PostToolUseFailure with `error` "Exit code N…"; both with `duration_ms`, as in Claude
+// Code 2.1.328's hook input schema), the agent's tool calls go through the
 // helper's MCP proxy to a real `wrangler dev`, and a reviewer reads the page, the Markdown summary
 // and the JSON export, then checks the export with `waymark verify`.
 
@@ -95,6 +96,7 @@ function agentRuns(command: string, exit: number) {
       tool_input,
       tool_response: { stdout: `ok ${GITHUB_TOKEN} all green`, stderr: "", interrupted: false, isImage: false },
       tool_use_id: toolUseId(),
+      duration_ms: 2300,
     });
   } else {
     hook("PostToolUseFailure", {
@@ -103,6 +105,7 @@ function agentRuns(command: string, exit: number) {
       error: `Exit code ${exit}\nnot ok 1 - parses nested lists\n  DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app`,
       is_interrupt: false,
       tool_use_id: toolUseId(),
+      duration_ms: 2300,
     });
   }
 }
@@ -160,12 +163,12 @@ describe("observed commands and redaction through the real helper, hooks and wra
       });
 
       const task = (await client.callTool({ name: "get_workflow", arguments: { task_id: tested } })).structuredContent as {
-        task: { commands: { runs: { command: string; exit_code: number | null; kinds: string[] }[]; last_edit_at: string } };
+        task: { commands: { runs: { command: string; exit_code: number | null; duration_ms: number | null; kinds: string[] }[] } };
       };
-      expect(task.task.commands.runs.map((r) => [r.command, r.exit_code, r.kinds])).toEqual([
-        ["npm test", 1, ["test"]],
-        ['curl -s -H "Authorization: token [redacted: GitHub token]" https://api.github.com/user', 0, []],
-        ["npm test", 0, ["test"]],
+      expect(task.task.commands.runs.map((r) => [r.command, r.exit_code, r.duration_ms, r.kinds])).toEqual([
+        ["npm test", 1, 2300, ["test"]],
+        ['curl -s -H "Authorization: token [redacted: GitHub token]" https://api.github.com/user', 0, 2300, []],
+        ["npm test", 0, 2300, ["test"]],
       ]);
 
       const page = await (await fetch(share_url as string)).text();
