@@ -58,9 +58,14 @@ export class HelperProxy {
       const { args, redactions } = redactArguments(written);
       await this.session.bookkeeping;
       try {
-        const result = Object.hasOwn(HANDLERS, name)
-          ? await HANDLERS[name as keyof typeof HANDLERS](this.session, await this.projectDir(), args)
-          : await this.session.remote.request("tools/call", { name, arguments: args });
+        const dir = await this.projectDir();
+        // The agent names the call: the usage read at complete_task waits for the response that made it.
+        const result =
+          name === "complete_task"
+            ? await completeTask(this.session, dir, args, callIdOf(request.params._meta))
+            : Object.hasOwn(HANDLERS, name)
+              ? await HANDLERS[name as keyof typeof HANDLERS](this.session, dir, args)
+              : await this.session.remote.request("tools/call", { name, arguments: args });
         return withRedactionNote(result, redactions);
       } catch (error) {
         if (error instanceof RemoteFailure) return failureResult(error);
@@ -132,6 +137,12 @@ export class HelperProxy {
     await this.session.close();
     await this.server.close();
   }
+}
+
+/** The agent's id of a tool call, sent in the call's `_meta`: Claude Code's `claudecode/toolUseId`, Codex's `callId`. */
+function callIdOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const id = meta?.["claudecode/toolUseId"] ?? meta?.callId;
+  return typeof id === "string" && id !== "" ? id : undefined;
 }
 
 /** Serves the proxy on stdin/stdout, in every protocol version the SDK speaks, until the client closes stdin. */

@@ -53,10 +53,14 @@ function waymark(args: string[], input?: string) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+function installedCommand(event: string): string {
+  const settings = JSON.parse(readFileSync(join(repo.dir, ".claude", "settings.json"), "utf8"));
+  return String(settings.hooks[event][0].hooks[0].command);
+}
+
 /** The helper arguments of the hook `waymark init` installed for an event (its npx fallback names them). */
 function installedHook(event: string): string[] {
-  const settings = JSON.parse(readFileSync(join(repo.dir, ".claude", "settings.json"), "utf8"));
-  const [, fallback] = String(settings.hooks[event][0].hooks[0].command).split(" 2>/dev/null || ");
+  const [, fallback] = installedCommand(event).split(" 2>/dev/null || ");
   return (fallback ?? "").split(" ").slice(4);
 }
 
@@ -69,8 +73,12 @@ function hook(event: string, payload: Record<string, unknown>) {
     permission_mode: "acceptEdits",
     hook_event_name: event,
   };
-  const result = waymark(installedHook(event), JSON.stringify({ ...common, ...payload }));
-  expect(result, result.stderr).toMatchObject({ code: 0 });
+  const input = JSON.stringify({ ...common, ...payload });
+  // The installed tool hooks spool the payload with sh alone; complete_task and the stop hook read the spool.
+  const result = event.startsWith("PostToolUse")
+    ? spawnSync("sh", ["-c", installedCommand(event)], { cwd: repo.dir, encoding: "utf8", input, env: childEnv() })
+    : spawnSync(SYSTEM_NODE, [BIN, ...installedHook(event)], { cwd: repo.dir, encoding: "utf8", input, env: childEnv() });
+  expect(result.status, result.stderr).toBe(0);
 }
 
 let toolUse = 0;

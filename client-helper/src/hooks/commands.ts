@@ -122,7 +122,8 @@ export function boundedCommand(command: string): { command: string; truncated?: 
 export function commandRecord(run: ShellRun, agent: string, at: number, rules: CommandKindRules): CommandRecord {
   const record: CommandRecord = {
     ...boundedCommand(run.command),
-    at,
+    // Whole milliseconds: a spooled payload is dated by its file's modification time, which has fractions.
+    at: Math.floor(at),
     exit_code: run.exit_code,
     duration_ms: run.duration_ms,
     kinds: commandKinds(run.command, rules),
@@ -279,7 +280,8 @@ export async function observedCommands(
     const selected = selectRuns(log.runs, WIRE_LIMITS.COMMANDS);
     const omitted = log.omitted + selected.omitted;
     const runs = selected.runs.map(({ agent: _agent, call_id: _call, transcript: _transcript, ...run }) => run);
-    return { runs, ...(omitted > 0 ? { omitted } : {}), last_edit_at: edits.last_edit_at };
+    const lastEdit = edits.last_edit_at === null ? null : Math.floor(edits.last_edit_at);
+    return { runs, ...(omitted > 0 ? { omitted } : {}), last_edit_at: lastEdit };
   } catch {
     return undefined;
   }

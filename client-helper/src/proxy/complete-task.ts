@@ -37,7 +37,13 @@ type Observed = {
   leftovers: Leftovers;
 };
 
-export async function completeTask(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
+/** `callId`: the agent's id of this call, when it sends one (its transcript names the calling response by it). */
+export async function completeTask(
+  session: ProxySession,
+  dir: string,
+  input: Record<string, unknown>,
+  callId?: string,
+): Promise<CallToolResult> {
   const { changes: _ignored, ...args } = input;
   const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
   if (taskId === undefined) return session.remote.request("tools/call", { name: "complete_task", arguments: args });
@@ -45,15 +51,16 @@ export async function completeTask(session: ProxySession, dir: string, input: Re
   // The hooks' journal of this repository, where the task was noted at its start.
   const top = gitTop(record.snapshot, record.dir, dir);
   // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top) : undefined;
+  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top, callId) : undefined;
   // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
   usage?.catch(() => {});
   const keySaved = ensureIdempotencyKey(session, record, args);
   // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
   const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
   edits.catch(() => {});
-  // Evidence: the shell commands the hooks saw the agent run during the task (never their output).
-  const commands = observedCommands(dir, taskId, session.options.cacheDir, top);
+  // Evidence: the shell commands the hooks saw the agent run during the task (never their output),
+  // read once the spool is in the journal (agentEdits drains it first; it never rejects).
+  const commands = edits.then(() => observedCommands(dir, taskId, session.options.cacheDir, top));
   const observed = await observe(session, record, dir);
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
@@ -170,12 +177,13 @@ async function afterCompleted(
 ): Promise<void> {
   const start = record.snapshot;
   const taskId = record.task_id;
-  await Promise.all([
+  const [, workflowId] = await Promise.all([
     start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
     // Hooks: the task's edited paths and transcript usage are kept locally; its commands were sent.
     noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
     forgetCommands(dir, taskId, session.options.cacheDir, top),
   ]);
+  if (workflowId) session.keepWorkflowState(dir, workflowId, top);
   session.bookkeeping = Promise.all([
     clearLeftovers(observed.leftovers),
     session.store.remove(taskId, record.dir).catch(() => {}),
