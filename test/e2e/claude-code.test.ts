@@ -201,6 +201,9 @@ describe("Claude Code, set up as the README says, through a whole session", () =
     const task = await expectWorkRecorded(harness, taskId);
     // Write and Edit touched the other two (the PostToolUse hook recorded them); a shell command wrote this one.
     expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
+    // The Bash call reached the record as an observed command (its PostToolUse payload, spooled): exit 0, no output.
+    const commands = task.commands as { runs: { command: string; exit_code: number | null; kinds: string[] }[] };
+    expect(commands.runs.map((run) => [run.command, run.exit_code, run.kinds])).toEqual([[GREETING.commitCommand, 0, []]]);
   });
 
   it("usage is exactly what the model returned while the task was open, the response that called complete_task included", async (ctx) => {
