@@ -3,6 +3,7 @@
  * Text bounds are in characters; MAX_BODY_BYTES is checked before a request is parsed.
  */
 import { TOOL_LIMITS } from "@waymark/protocol/tool-limits";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 
 export const LIMITS = {
   MAX_BODY_BYTES: 8 * 1024 * 1024,
@@ -20,6 +21,12 @@ export const LIMITS = {
   // Metrics reported at complete_task.
   METRIC_TOKENS: 10_000_000_000,
   METRIC_COST_USD: 1_000_000,
+  // Shell commands the helper's hooks observed during a task (docs/evidence.md): how many one task
+  // records, the bytes of one command line (cut by the helper, refused here), the longest duration.
+  // Part of the helper's wire contract: the helper bounds what it sends by the same values.
+  COMMANDS_PER_TASK: WIRE_LIMITS.COMMANDS,
+  COMMAND_BYTES: WIRE_LIMITS.COMMAND_BYTES,
+  COMMAND_DURATION_MS: WIRE_LIMITS.COMMAND_DURATION_MS,
   // Memory: the account's full-text index of past work.
   MEMORY_DOCUMENTS: 50_000,
   MEMORY_TITLE: 300,

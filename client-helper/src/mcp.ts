@@ -1,7 +1,8 @@
 /**
  * @module mcp
  * The stdio MCP server an agent is configured with: it forwards everything to the remote
- * endpoint, in every protocol version the SDK speaks, and hands the three calls the helper adds
+ * endpoint, in every protocol version the SDK speaks, with the secrets agents wrote in tool calls
+ * redacted (./proxy/redaction.ts), and hands the three calls the helper adds
  * data to (start_workflow, start_task, complete_task) to their handlers in ./proxy/. It also
  * decides which directory a call is about: the client's first file:// root, else --dir, else
  * the working directory.
@@ -11,6 +12,7 @@ import type { ListToolsResult } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { completeTask } from "./proxy/complete-task.js";
+import { redactArguments, withRedactionNote } from "./proxy/redaction.js";
 import { failureResult, hideHelperInputs } from "./proxy/results.js";
 import { type McpOptions, ProxySession } from "./proxy/session.js";
 import { startTask } from "./proxy/start-task.js";
@@ -51,15 +53,20 @@ export class HelperProxy {
       return { ...result, tools: result.tools.map(hideHelperInputs) } satisfies ListToolsResult;
     });
     server.setRequestHandler("tools/call", async (request) => {
-      const { name, arguments: args = {} } = request.params;
+      const { name, arguments: written = {} } = request.params;
+      // Secrets the agent wrote never leave the machine (./proxy/redaction.ts).
+      const { args, redactions } = redactArguments(written);
       await this.session.bookkeeping;
       try {
+        const dir = await this.projectDir();
         // The agent names the call: the usage read at complete_task waits for the response that made it.
-        if (name === "complete_task")
-          return await completeTask(this.session, await this.projectDir(), args, callIdOf(request.params._meta));
-        if (Object.hasOwn(HANDLERS, name))
-          return await HANDLERS[name as keyof typeof HANDLERS](this.session, await this.projectDir(), args);
-        return await this.session.remote.request("tools/call", { name, arguments: args });
+        const result =
+          name === "complete_task"
+            ? await completeTask(this.session, dir, args, callIdOf(request.params._meta))
+            : Object.hasOwn(HANDLERS, name)
+              ? await HANDLERS[name as keyof typeof HANDLERS](this.session, dir, args)
+              : await this.session.remote.request("tools/call", { name, arguments: args });
+        return withRedactionNote(result, redactions);
       } catch (error) {
         if (error instanceof RemoteFailure) return failureResult(error);
         throw error;

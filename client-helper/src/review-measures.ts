@@ -24,12 +24,11 @@ import type { CommitInfo, FileState, LineCount, ReviewData } from "@waymark/prot
 import { REVIEW_LIMITS, WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { splitNul } from "./git/porcelain.js";
 import { type GitContext, GitError, runGit } from "./git/process.js";
-import { blobId, isMissing } from "./hash.js";
+import { blobId, fsPath, isMissing } from "./hash.js";
 import type { LocalGitSnapshot } from "./local.js";
 import { readableWarning } from "./outgoing.js";
 import { quickCounts } from "./quick-counts.js";
 import { ScratchRepository, ScratchSides } from "./scratch.js";
-import { fsPath } from "./snapshot.js";
 
 export const CONTENT_LIMITS = {
   /** A file larger than this is not copied or counted (its line counts are left out). */

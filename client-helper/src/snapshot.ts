@@ -29,8 +29,9 @@ import {
   gitSubmoduleHead,
   gitToplevel,
 } from "./git/queries.js";
-import { blobId, isMissing } from "./hash.js";
+import { blobId, fsPath, isMissing } from "./hash.js";
 import type { LocalGitSnapshot, LocalSnapshot } from "./local.js";
+import { compareUnrunFilters } from "./unrun-filters.js";
 import { attributesOnDisk, isAttributesPath, repositoryStoresVerbatim, VERBATIM_MAX_BYTES } from "./verbatim-blobs.js";
 
 const GITLINK = "160000";
@@ -77,11 +78,6 @@ function planFor(record: StatusRecord): Plan {
       // An untracked nested repository: git would record a gitlink.
       return record.directory ? { path: record.path, head: null, submodule: true } : { path: record.path, head: null };
   }
-}
-
-/** A wire path on this machine's file system (bytes, so names that are not UTF-8 are found). */
-export function fsPath(root: string, path: string): Buffer {
-  return Buffer.concat([Buffer.from(`${root}${sep}`), decodeWirePath(path) ?? Buffer.alloc(0)]);
 }
 
 /** The mode git records for a file found on disk, under the repository's core.fileMode and core.symlinks. */
@@ -445,6 +441,8 @@ async function gitChanges(since: LocalGitSnapshot, known?: Promise<GitContext>):
         `The repository's own ignore rules (${join(since.git_dir, "info", "exclude")} or core.excludesFile in its config) changed during the task: files they now ignore are not listed. Check that no new file was hidden this way.`,
       ];
     }
+    // Files behind a filter the repository defines are compared by their bytes where git's ids cannot be.
+    await compareUnrunFilters(context, root, since, changes);
     branches.set(changes, status.branch);
     contentsRead.set(changes, contents.byBlob);
     return changes;

@@ -149,11 +149,13 @@ describe("waymark init", () => {
       env: { WAYMARK_TOKEN: CLAUDE_TOKEN_REF },
     });
     const settings = JSON.parse(readFileSync(join(s.repo.dir, ".claude", "settings.json"), "utf8"));
-    expect(Object.keys(settings.hooks)).toEqual(["SessionStart", "PostToolUse", "Stop"]);
+    expect(Object.keys(settings.hooks)).toEqual(["SessionStart", "PostToolUse", "PostToolUseFailure", "Stop"]);
     expect(settings.hooks.PostToolUse[0]).toMatchObject({
-      matcher: "Edit|Write|MultiEdit|NotebookEdit",
+      matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash",
       hooks: [{ type: "command", async: true }],
     });
+    // A shell command that exits non-zero reaches Claude Code's PostToolUseFailure: its exit code is evidence too.
+    expect(settings.hooks.PostToolUseFailure[0]).toMatchObject({ matcher: "Bash", hooks: [{ type: "command", async: true }] });
     expect(settings.hooks.SessionStart[0].hooks[0].async).toBeUndefined();
     // The stop hook runs the helper only when the stop state it left does not settle it (hooks.test.ts runs that line).
     expect(settings.hooks.Stop[0].hooks[0].command).toBe(

@@ -3,10 +3,11 @@
  * Where each recorded figure comes from, decided from what the call carried: files_changed
  * computed by the helper (its version) or supplied by a client, which changed files the
  * agent's own edit tools did not touch (when the helper's hooks recorded its edits), and
- * whether usage was summed from the agent's transcript or claimed by the agent.
+ * whether usage was summed from the agent's transcript or claimed by the agent, and which shell
+ * commands the helper's hooks observed.
  * docs/attribution.md ("Provenance") states the rules.
  */
-import type { Changes, HelperSource, Metrics, Repository } from "@waymark/protocol/wire";
+import type { Changes, HelperSource, Metrics, ObservedCommands, Repository } from "@waymark/protocol/wire";
 
 export type FilesSource = HelperSource | { kind: "client" };
 
@@ -93,4 +94,16 @@ export function taskRepository(
 /** The commit the task ended on: the helper's git changes name it; other kinds do not. */
 export function endCommit(changes: Changes | null): string | null {
   return changes?.type === "git" ? changes.head : null;
+}
+
+/**
+ * The shell commands the helper's hooks observed, oldest first: evidence only from the helper (a
+ * client's own list would be a claim, and the agent's claims are in its outcome and metadata).
+ * Null: not observed.
+ */
+export function observedCommands(changes: Changes | null): ObservedCommands | null {
+  if (filesSource(changes).kind !== "helper" || !changes?.commands) return null;
+  const runs = changes.commands.runs.map((run, index) => ({ run, index }));
+  runs.sort((a, b) => a.run.at - b.run.at || a.index - b.index);
+  return { ...changes.commands, runs: runs.map(({ run }) => run) };
 }

@@ -4,6 +4,7 @@
  * index are made of. Times are ISO 8601. Both the workflow object and the account index speak
  * it, so it sits below both.
  */
+import type { CommandKind } from "@waymark/protocol/command-kind";
 import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { Repository } from "@waymark/protocol/wire";
 import type { FilesChanged } from "./changes";
@@ -72,6 +73,29 @@ export interface TaskMetrics {
   price_table_date?: string | null;
 }
 
+/** A shell command the agent ran during a task, as the helper's hooks observed it (docs/evidence.md). */
+export interface CommandRunView {
+  /** The command line, secrets redacted on the developer's machine; never its output. */
+  command: string;
+  /** The line was cut at the helper's byte bound. */
+  truncated?: true;
+  /** When it ended (the helper's clock). */
+  at: string;
+  /** null: the agent's hook did not report it (not observed). */
+  exit_code: number | null;
+  duration_ms: number | null;
+  kinds: CommandKind[];
+}
+
+/** The commands observed during a task (a task without them: not observed), oldest first. */
+export interface TaskCommandsView {
+  runs: CommandRunView[];
+  /** Runs observed beyond the helper's bound, not sent. */
+  omitted: number;
+  /** The agent's last edit through its own edit tools, per the hooks (null: none recorded). */
+  last_edit_at: string | null;
+}
+
 export interface Verification {
   scope_match: boolean;
   unexpected_files: string[];
@@ -102,6 +126,8 @@ export interface TaskView {
   metrics: TaskMetrics | null;
   /** Repository, branch, start and end commits, as the helper reported them (absent or null: not reported). */
   repository?: TaskRepository | null;
+  /** Shell commands the helper's hooks observed (absent or null: not observed). */
+  commands?: TaskCommandsView | null;
 }
 
 export type DecisionCategory = "architecture" | "library_choice" | "trade_off" | "workaround" | "other";

@@ -72,7 +72,8 @@ ${BAR_WIDTHS}
 .fs{display:inline-block;width:1.4em;text-align:center;font-weight:700;font-family:ui-monospace,monospace}.fs-A{color:var(--add)}.fs-D{color:var(--del)}.fs-M{color:var(--run)}.fs-R{color:var(--warn)}
 .milestone progress{width:100px;vertical-align:middle}
 .options .chosen{font-weight:700}.options .chosen::after{content:" ✓";color:var(--ok)}
-.tests.t-passed{color:var(--ok)}.tests.t-failed{color:var(--bad)}
+.exit{white-space:nowrap;font-weight:600}.exit-pass{color:var(--ok)}.exit-fail{color:var(--bad)}.exit-unknown{color:var(--muted)}
+.checks .runs{margin:.2em 0 .4em;padding-left:1.6em;font-size:.9em}.commands-observed summary{cursor:pointer;color:var(--run);font-size:.9em}
 .commit-list{list-style:none;padding-left:0}.commit-list code{color:var(--muted)}
 .gone{text-align:center;padding-top:20vh}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}

@@ -2,12 +2,13 @@
  * @module pages/task
  * One task on the timeline, and the things logged inside it. A task is a collapsible card
  * (<details>): its summary line says what a reviewer scans for (status badge, name, duration,
- * files and lines, plan steps, review flags); its body the goal, outcome, files, commits,
- * provenance and warnings. Milestones, decisions and issues are timeline items, each with its
+ * files and lines, plan steps, review flags); its body the goal, outcome, its checks (claimed and
+ * observed), files, commits, provenance and warnings. Milestones, decisions and issues are timeline items, each with its
  * time. Agent text is only ever interpolated (hono/html escapes it).
  */
 import { html, raw } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView } from "../domain/view";
+import { renderCheckEvidence } from "./check-evidence";
 import { renderFiles, type TaskFiles, taskFiles } from "./files";
 import { formatCount, formatDuration, formatUsage, heading, type Level, renderTime, srOnly, statusBadge } from "./format";
 import { renderTaskProvenance } from "./provenance-notes";
@@ -96,12 +97,14 @@ function renderBody(card: TaskCard, files: TaskFiles, options: ItemOptions): Htm
         }</p>${labelled("Achievements", list(o.achievements), field)}${labelled("Limitations", list(o.limitations), field)}${labelled("Next steps", list(o.next_steps), field)}</div>`
       : "",
     m
-      ? html`<div class="meta">${m.tests_status ? html`<p>Tests: <span class="tests t-${m.tests_status}">${m.tests_status.replace("_", " ")}</span></p>` : ""}${labelled(
-          "Packages added",
-          list(m.packages_added),
+      ? html`<div class="meta">${labelled("Packages added", list(m.packages_added), field)}${labelled(
+          "Packages removed",
+          list(m.packages_removed),
           field,
-        )}${labelled("Packages removed", list(m.packages_removed), field)}${labelled("Commands", list(m.commands_executed, "commands"), field)}</div>`
+        )}${labelled("Commands (as the agent listed them)", list(m.commands_executed, "commands"), field)}</div>`
       : "",
+    // The agent's claims about its checks (tests_status included) next to what the hooks observed.
+    renderCheckEvidence(t, field),
     t.metrics ? html`<p class="metrics muted">Usage: ${formatUsage(t.metrics)}</p>` : "",
     renderFiles(t, files, {
       level: field,

@@ -12,7 +12,7 @@ import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
 import type { Overlap, TaskElsewhere } from "../domain/overlap";
-import { endCommit, metricsProvenance } from "../domain/provenance";
+import { endCommit, metricsProvenance, observedCommands } from "../domain/provenance";
 import { boundWarnings, storedFiles, withWarning } from "../domain/stored-files";
 import { AttributionInputError, attributeTask } from "../domain/task-attribution";
 import type { TaskView } from "../domain/view";
@@ -169,6 +169,7 @@ export class TaskLifecycle {
       metricsSource: usage?.source ?? null,
       priceTableDate: usage?.price_table_date ?? null,
       endCommit: endCommit(changes),
+      commands: observedCommands(changes),
     });
     w.countBytes(stored.bytes);
     const metrics = input.metrics;

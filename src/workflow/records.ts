@@ -8,7 +8,7 @@
  */
 
 import type * as Tools from "@waymark/protocol/tools";
-import type { Repository } from "@waymark/protocol/wire";
+import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
 import { type TaskRepository, taskRepository } from "../domain/provenance";
@@ -18,6 +18,7 @@ import type {
   IssueView,
   JsonObject,
   MilestoneView,
+  TaskCommandsView,
   TaskMetrics,
   TaskView,
   Verification,
@@ -28,6 +29,7 @@ import type {
 import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import { TaskCommands } from "./task-commands";
 import { TaskFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
 
@@ -59,6 +61,10 @@ export type TaskRow = {
   /** How many files the task changed, and how many of the first a single value lists (NULL: completed before files were rows). */
   files_count: number | null;
   files_listed: number | null;
+  /** Evidence columns (workflow/task-commands): 1 when commands were observed, else NULL. */
+  commands_observed: number | null;
+  commands_omitted: number | null;
+  last_edit_at: number | null;
 };
 
 export type WorkflowRow = {
@@ -116,9 +122,16 @@ export function notFoundError(field: string, id: string): WaymarkError {
   return new WaymarkError("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
 }
 
-/** A task's view; `files`: its files_changed and verification as task-files reads them (null while it runs). */
-function taskView(t: TaskRow, files: { files_changed: TaskView["files_changed"]; verification: Verification | null } | null): TaskView {
-  return {
+/**
+ * A task's view; `files`: its files_changed and verification as task-files reads them (null while
+ * it runs); `commands`: the commands task-commands read (absent: not observed).
+ */
+function taskView(
+  t: TaskRow,
+  files: { files_changed: TaskView["files_changed"]; verification: Verification | null } | null,
+  commands?: TaskCommandsView,
+): TaskView {
+  const view: TaskView = {
     id: t.id,
     parent_task_id: t.parent_id,
     name: t.name,
@@ -147,6 +160,8 @@ function taskView(t: TaskRow, files: { files_changed: TaskView["files_changed"];
           },
     repository: parse<TaskRepository>(t.repository),
   };
+  if (commands) view.commands = commands;
+  return view;
 }
 
 function decisionView(r: DecisionRow): DecisionView {
@@ -190,6 +205,8 @@ export class WorkflowRecords {
   private knownIdentity: { id: string; account: string } | null = null;
   /** A task's changed files and overlaps: rows of their own, never one value. */
   readonly files: TaskFiles;
+  /** The shell commands observed during a task: rows of their own. */
+  readonly commands: TaskCommands;
 
   /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
   constructor(
@@ -197,6 +214,7 @@ export class WorkflowRecords {
     private readonly stored: () => boolean = () => true,
   ) {
     this.files = new TaskFiles(sql);
+    this.commands = new TaskCommands(sql);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
@@ -283,13 +301,14 @@ export class WorkflowRecords {
   }
 
   taskView(row: TaskRow): TaskView {
-    return taskView(row, this.files.views([row]).get(row.id) ?? null);
+    return taskView(row, this.files.views([row]).get(row.id) ?? null, this.commands.views([row]).get(row.id));
   }
 
-  /** Views of several tasks, their files read in a few batched statements. */
+  /** Views of several tasks, their files and commands read in a few batched statements. */
   taskViews(rows: readonly TaskRow[]): TaskView[] {
     const files = this.files.views(rows);
-    return rows.map((row) => taskView(row, files.get(row.id) ?? null));
+    const commands = this.commands.views(rows);
+    return rows.map((row) => taskView(row, files.get(row.id) ?? null, commands.get(row.id)));
   }
 
   openTasks(): TaskRow[] {
@@ -474,9 +493,10 @@ export class WorkflowRecords {
   }
 
   /**
-   * Completes a task: its outcome, usage and their provenance, the end commit, and its files (rows
-   * in chunked statements, the rest of files_changed and verification as small JSON). Returns
-   * how many paths no earlier task had changed and the bytes the file rows take.
+   * Completes a task: its outcome, usage and their provenance, the end commit, its files (rows
+   * in chunked statements, the rest of files_changed and verification as small JSON) and the
+   * commands observed (rows). Returns how many paths no earlier task had changed and the bytes
+   * the file and command rows take.
    */
   completeTask(
     taskId: string,
@@ -488,6 +508,8 @@ export class WorkflowRecords {
       metricsSource: string | null;
       priceTableDate: string | null;
       endCommit: string | null;
+      /** The shell commands the helper's hooks observed (null: not observed). */
+      commands: ObservedCommands | null;
     },
   ): { newPaths: number; bytes: number } {
     const metrics = input.metrics;
@@ -500,7 +522,8 @@ export class WorkflowRecords {
       metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId}`;
-    return this.files.store(taskId, done.files);
+    const stored = this.files.store(taskId, done.files);
+    return { newPaths: stored.newPaths, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
   }
 
   /** A completed task's warnings, as a later write changed them (verification's other fields are rows or unchanged). */

@@ -270,4 +270,27 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE file_changes ADD COLUMN line_ranges TEXT",
     ],
   },
+  // Evidence (workflow/task-commands): the shell commands the helper's hooks observed during a
+  // task, one row each in time order (command line redacted and bounded, never output); on the
+  // task, whether they were observed at all (NULL: not observed), how many more were observed
+  // than sent, and the agent's last edit through its edit tools.
+  {
+    version: 14,
+    statements: [
+      `CREATE TABLE task_commands (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        ord INTEGER NOT NULL,
+        command TEXT NOT NULL,
+        truncated INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        exit_code INTEGER,
+        duration_ms INTEGER,
+        kinds TEXT NOT NULL,
+        PRIMARY KEY (task_id, ord)
+      )`,
+      "ALTER TABLE tasks ADD COLUMN commands_observed INTEGER",
+      "ALTER TABLE tasks ADD COLUMN commands_omitted INTEGER",
+      "ALTER TABLE tasks ADD COLUMN last_edit_at INTEGER",
+    ],
+  },
 ];

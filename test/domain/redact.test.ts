@@ -78,6 +78,16 @@ describe("redact: prose, paths and identifiers stay as they are", () => {
 });
 
 describe("redact", () => {
+  it("removes only the secret: the text around it stays as written", () => {
+    expect(redact(`git remote add o https://alice:${RANDOM}@git.example.com/r.git`).text).toBe(
+      "git remote add o https://alice:[redacted: URL credentials]@git.example.com/r.git",
+    );
+    expect(redact(`mysql --password=hunter2-but-longer -u root`).text).toBe("mysql --password=[redacted: password] -u root");
+    expect(redact(`export AWS_SECRET_ACCESS_KEY=${AWS_SECRET} && aws s3 ls`).text).toBe(
+      "export AWS_SECRET_ACCESS_KEY=[redacted: AWS secret access key] && aws s3 ls",
+    );
+  });
+
   it("names each secret of a text once, and a redacted text is left alone the second time", () => {
     const once = redact(`A=${GITHUB} B=${STRIPE} C=${AWS_ID}`);
     expect(once.redactions.map((r) => r.name).sort()).toEqual(["AWS access key id", "GitHub token", "Stripe key"]);

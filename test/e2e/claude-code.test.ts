@@ -201,6 +201,9 @@ describe("Claude Code, set up as the README says, through a whole session", () =
     const task = await expectWorkRecorded(harness, taskId);
     // Write and Edit touched the other two (the PostToolUse hook recorded them); a shell command wrote this one.
     expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
+    // The Bash call reached the record as an observed command (its PostToolUse payload, spooled): exit 0, no output.
+    const commands = task.commands as { runs: { command: string; exit_code: number | null; kinds: string[] }[] };
+    expect(commands.runs.map((run) => [run.command, run.exit_code, run.kinds])).toEqual([[GREETING.commitCommand, 0, []]]);
   });
 
   it("line attribution: every line Write and Edit added is the agent's, the shell command's file others'", async (ctx) => {

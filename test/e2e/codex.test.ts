@@ -207,6 +207,9 @@ describe("Codex, set up as the README says, through a whole session", () => {
     ctx.skip(harness.cli === undefined, harness.skip);
     const task = await expectWorkRecorded(harness, taskId);
     expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
+    // The shell call reached the record as an observed command: its exit code read from Codex's session file.
+    const commands = task.commands as { runs: { command: string; exit_code: number | null }[] };
+    expect(commands.runs.map((run) => [run.command, run.exit_code])).toEqual([[GREETING.commitCommand, 0]]);
   });
 
   it("line attribution: every line apply_patch added is the agent's, the shell command's file others'", async (ctx) => {

@@ -134,7 +134,7 @@ describe("the real agent CLIs accept what the endpoint serves", () => {
       const details = agentRun(claude, ["plugin", "details", "waymark@waymark"], env);
       expect(details.out).toContain(`waymark ${VERSION}`);
       expect(details.out).toMatch(/Skills \(1\)\s+waymark/);
-      expect(details.out).toMatch(/Hooks \(3\)\s+SessionStart, PostToolUse, Stop/);
+      expect(details.out).toMatch(/Hooks \(4\)\s+SessionStart, PostToolUse, PostToolUseFailure, Stop/);
       expect(details.out).toMatch(/MCP servers \(1\)\s+waymark/);
     },
   );

@@ -9,7 +9,7 @@
  * during a task and a missing project directory (helper-chain.test.ts). The helper's own
  * observations per class, in depth, are client-helper/test/*.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
@@ -258,6 +258,50 @@ describe("what git hides or converts", () => {
     repo.gitWith(env, "commit", "-q", "-m", "as is");
     repo.write("edited.up", "new during the task\n");
     expect(listed(await complete(client, task))).toEqual(["A edited.up"]);
+  }, 60_000);
+
+  it("a clean filter the repository's own config defines (never run by the helper): files committed as they were at start are not listed; one no comparison can decide is said to be not observed", async () => {
+    // An LFS-like filter: the agent's git runs it (AGENT_GIT set); a run without it would be the helper's.
+    const scripts = tempDir("waymark-filter-");
+    const ranByHelper = join(scripts, "ran-by-helper");
+    const clean = join(scripts, "clean.sh");
+    writeFileSync(
+      clean,
+      `#!/bin/sh\n[ -n "$AGENT_GIT" ] || echo ran >> '${ranByHelper}'\nprintf 'version https://git-lfs.github.com/spec/v1\\noid sha256:%s\\n' "$(sha256sum | cut -d' ' -f1)"\n`,
+      { mode: 0o755 },
+    );
+    const agentGit = { AGENT_GIT: "1" };
+    const repo = Repo.init();
+    repo.git("config", "filter.pointer.clean", clean);
+    repo.git("config", "filter.pointer.smudge", "cat");
+    repo.git("config", "filter.pointer.required", "true");
+    repo.write(".gitattributes", "*.bin filter=pointer\n").write("model.bin", "weights v1\n").write("clean.bin", "left alone\n");
+    repo.gitWith(agentGit, "add", "-A");
+    repo.gitWith(agentGit, "commit", "-q", "-m", "base");
+    repo.write("model.bin", "weights v2, not committed yet\n").write("data.bin", "untracked at start\n");
+    // Written a while ago, as a user's files are: git trusts their stat data (none is racily clean).
+    const past = new Date(Date.now() - 60_000);
+    for (const path of ["model.bin", "clean.bin", "data.bin"]) utimesSync(join(repo.dir, path), past, past);
+    repo.gitWith(agentGit, "update-index", "-q", "--refresh");
+
+    const client = await agent(repo.dir, tempDir("waymark-cache-"));
+    const { workflow_id, share_url } = await startWorkflow(client, "Repository filter");
+    const asIs = await startTask(client, workflow_id, "commit as is");
+    repo.gitWith(agentGit, "add", "model.bin", "data.bin");
+    repo.gitWith(agentGit, "commit", "-q", "-m", "as they were");
+    expect(listed(await complete(client, asIs))).toEqual([]);
+
+    // Rewritten with the same bytes: git cannot tell it from an edit without the filter, and its
+    // start bytes were never read (it was clean): listed as git sees it, said to be not observed.
+    const undecided = await startTask(client, workflow_id, "touch clean.bin");
+    repo.write("clean.bin", "left alone\n");
+    const done = await complete(client, undecided);
+    expect(listed(done)).toEqual(["M clean.bin"]);
+    expect(done.verification.warnings.join("\n")).toMatch(/filter=pointer.*not observed.*clean\.bin/);
+    expect(await (await fetch(share_url)).text()).toMatch(
+      /filter=pointer\), which the helper never runs: whether their content changed is not observed/,
+    );
+    expect(existsSync(ranByHelper)).toBe(false);
   }, 60_000);
 
   it("names that are not UTF-8: modified and added, exact on the wire and readable on the page", async () => {

@@ -197,7 +197,8 @@ describe("the page and exports", () => {
       "Workflow achievement",
       "Workflow limitation",
       "partial success",
-      'Tests: <span class="tests t-passed">passed',
+      // The agent's claim, and that no hook observed its commands (a client without the helper).
+      "<strong>Tests:</strong> claimed: tests passed (ran <code>npm test</code>) · not observed (no Waymark hook recorded this task&#39;s commands)",
     ]) {
       expect(body, label).toContain(label);
     }

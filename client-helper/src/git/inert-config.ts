@@ -126,6 +126,7 @@ export async function readInertContext(
       entries.filter((entry) => entry.key === "core.excludesfile" && UNTRUSTED_SCOPES.has(entry.scope)).at(-1)?.value ?? "",
     remotes: remotesOf(entries),
     storesVerbatim: storesVerbatim(entries),
+    unrunFilters: unrunFilters(entries),
   };
   return { context, includes: entries.some(({ key }) => key.startsWith("include.") || key.startsWith("includeif.")) };
 }
@@ -139,6 +140,20 @@ function storesVerbatim(entries: readonly ConfigEntry[]): boolean {
   if (entries.some(({ key }) => key === "core.attributesfile" || key.startsWith("attr."))) return false;
   const autocrlf = entries.filter(({ key }) => key === "core.autocrlf").at(-1);
   return autocrlf === undefined || (autocrlf.value !== null && /^(false|no|off|0|)$/i.test(autocrlf.value.trim()));
+}
+
+/**
+ * The filter drivers whose clean or process command the repository's own config sets: whatever
+ * the trusted scopes say, git prefers that command when the agent commits, and the helper never
+ * runs it, so its ids of such files are of their bytes where git's are of the filter's output.
+ */
+function unrunFilters(entries: readonly ConfigEntry[]): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const { scope, key } of entries) {
+    const driver = /^filter\.(.+)\.(?:clean|process)$/.exec(key);
+    if (driver?.[1] !== undefined && UNTRUSTED_SCOPES.has(scope)) names.add(driver[1]);
+  }
+  return names;
 }
 
 /** Remote names (the subsection of any `remote.<name>.<variable>` key) and each one's last url. */

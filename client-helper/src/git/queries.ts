@@ -12,13 +12,15 @@
  * - Inert: the repository's command-bearing config is overridden (./inert-config.ts).
  * - Bytes: always -z, read by ./porcelain.ts.
  */
+import { encodePathBytes } from "@waymark/protocol/paths";
 import type { Transition } from "@waymark/protocol/wire";
 import { fileStamp } from "../file-stamp.js";
-import { type HiddenEntry, parseDiffRaw, parseHiddenEntries, parseStatus, type StatusResult, stdinPath } from "./porcelain.js";
+import { type HiddenEntry, parseDiffRaw, parseHiddenEntries, parseStatus, type StatusResult, splitNul, stdinPath } from "./porcelain.js";
 import { type GitContext, GitError, isErrno, runGit } from "./process.js";
 
 export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 const NEWLINE = Buffer.from("\n");
+const NUL_BYTE = Buffer.from([0]);
 
 /**
  * git's blob ids of regular files in the work tree, computed as `git add` would (autocrlf,
@@ -105,6 +107,22 @@ export async function gitDiffCommits(context: GitContext, from: string | null, t
     "--",
   ]);
   return parseDiffRaw(out);
+}
+
+/**
+ * The filter driver each path's `filter` attribute names (`git check-attr -z --stdin filter`, which
+ * reads attributes and runs nothing), by wire path; a path without one is absent.
+ */
+export async function gitFilterDrivers(context: GitContext, paths: readonly Uint8Array[]): Promise<Map<string, string>> {
+  const drivers = new Map<string, string>();
+  if (paths.length === 0) return drivers;
+  const input = Buffer.concat(paths.flatMap((path) => [Buffer.from(path), NUL_BYTE]));
+  const fields = splitNul(await runGit(context, ["check-attr", "-z", "--stdin", "filter"], input));
+  for (let index = 0; index + 2 < fields.length; index += 3) {
+    const value = (fields[index + 2] as Buffer).toString("utf8");
+    if (value !== "unspecified" && value !== "unset" && value !== "set") drivers.set(encodePathBytes(fields[index] as Buffer), value);
+  }
+  return drivers;
 }
 
 /** The HEAD commit, or null when the current branch has no commit yet. */

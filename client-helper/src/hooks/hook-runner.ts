@@ -7,17 +7,21 @@
  *   Cursor: `additional_context`), with the workflow's state as `get_workflow` tells it: fresh
  *   when the endpoint answers within the session-start budget, else as last kept (./workflow-state.ts);
  * - post-tool-use: the paths the agent's own edit tools touched (or that it ran a command),
- *   appended to each open task (see `editedFiles` for what each agent reports), and what the
- *   edit did to their lines (../lines/edit-log.ts); the installed edit hooks spool the payload
- *   without Node instead (./spool.ts), read here at stop and at complete_task;
+ *   appended to each open task (see `editedFiles` for what each agent reports), what the edit
+ *   did to their lines (../lines/edit-log.ts), and each shell command it ran, with its exit code
+ *   and duration (./commands.ts); the installed hooks spool the payload without Node instead
+ *   (./spool.ts), read here at stop and by complete_task;
  * - stop: a reminder to complete a task still open (Claude Code / Codex: `decision: "block"`
  *   with the reason, once per stop; Cursor: `followup_message`), only when the task was edited
  *   since the last reminder.
  * A hook never fails the agent: any internal error, and anything slower than its deadline,
  * ends with exit code 0 and no instruction.
  */
+
+import { userCommandRules } from "../command-rules.js";
 import { LineEditLog } from "../lines/edit-log.js";
 import { cacheRoot } from "../store.js";
+import { recordShellRun, shellRun } from "./commands.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { hasPatch, patchPaths } from "./patch.js";
 import { drainSpool, type SpoolRecorder } from "./spool.js";
@@ -101,8 +105,11 @@ export function editedFiles(payload: Payload, agent: HookAgent): { tool: string;
  * it; returns how many tasks got it.
  */
 export async function recordToolCall(journal: Journal, payload: Payload, agent: HookAgent, at: number): Promise<number> {
+  // A shell command: the evidence of what the agent ran (./commands.ts).
+  const run = shellRun(payload, agent);
+  const ran = run ? await recordShellRun(journal, run, agent, at, userCommandRules()) : 0;
   const edited = editedFiles(payload, agent);
-  if (!edited) return 0;
+  if (!edited) return ran;
   const cwd = workingDirectory(payload);
   const relative = await Promise.all(edited.paths.map((path) => journal.relativePath(path, cwd)));
   const paths = relative.filter((path): path is string => path !== null);
@@ -192,7 +199,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
   const transcript = text(payload.transcript_path);
   const session = text(payload.session_id) ?? text(payload.conversation_id);
   if (transcript || session) {
-    await journal.sessionSeen({ agent: options.agent, session_id: session, transcript_path: transcript, seen_at: now() });
+    // This helper's hooks include the shell-command hook (./commands.ts): commands are observed.
+    await journal.sessionSeen({ agent: options.agent, session_id: session, transcript_path: transcript, seen_at: now(), commands: true });
   }
   switch (event) {
     case "session-start": {

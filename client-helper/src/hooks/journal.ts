@@ -28,7 +28,14 @@ export type OpenTask = {
   reminded_at?: number;
 };
 
-export type AgentSession = { agent: string; session_id: string | null; transcript_path: string | null; seen_at: number };
+export type AgentSession = {
+  agent: string;
+  session_id: string | null;
+  transcript_path: string | null;
+  seen_at: number;
+  /** The hooks that ran install a shell-command hook too (./commands.ts): commands can be observed. */
+  commands?: true;
+};
 
 export type CompletedTask = OpenTask & {
   completed_at: number;
@@ -225,29 +232,39 @@ export class Journal {
     return tasks.length;
   }
 
-  /** Every path recorded for the task, in first-edit order, without repeats; the last edit time too. */
-  async editedPaths(taskId: string): Promise<{ paths: string[]; truncated: boolean; last_at: number | null }> {
+  /**
+   * Every path recorded for the task, in first-edit order, without repeats; the time of the last
+   * entry (`last_at`, shell activity included) and of the last that named a path (`last_edit_at`).
+   */
+  async editedPaths(taskId: string): Promise<{ paths: string[]; truncated: boolean; last_at: number | null; last_edit_at: number | null }> {
     let text = "";
     try {
       text = readFileSync(this.taskFile("edits", taskId), "utf8");
     } catch {
-      return { paths: [], truncated: false, last_at: null };
+      return { paths: [], truncated: false, last_at: null, last_edit_at: null };
     }
     const seen = new Set<string>();
     let lastAt: number | null = null;
+    let lastEditAt: number | null = null;
     for (const line of text.split("\n")) {
       if (line === "") continue;
       try {
         const entry = JSON.parse(line) as { at?: unknown; paths?: unknown };
         if (typeof entry.at === "number") lastAt = Math.max(lastAt ?? 0, entry.at);
         if (!Array.isArray(entry.paths)) continue;
+        if (typeof entry.at === "number" && entry.paths.length > 0) lastEditAt = Math.max(lastEditAt ?? 0, entry.at);
         for (const path of entry.paths) if (typeof path === "string") seen.add(path);
       } catch {
         // A line cut by a crash: the others still count.
       }
     }
     const paths = [...seen];
-    return { paths: paths.slice(0, EDITED_PATHS_LIMIT), truncated: paths.length > EDITED_PATHS_LIMIT, last_at: lastAt };
+    return {
+      paths: paths.slice(0, EDITED_PATHS_LIMIT),
+      truncated: paths.length > EDITED_PATHS_LIMIT,
+      last_at: lastAt,
+      last_edit_at: lastEditAt,
+    };
   }
 
   /** Notes the agent's session and its transcript; written only when they changed (every hook run calls it). */

@@ -3,7 +3,8 @@
  * What `waymark init` writes for each agent, in that agent's current formats:
  * - Claude Code: the `waymark` server in `.mcp.json` (project scope; `${WAYMARK_TOKEN}` is
  *   expanded by Claude Code), hooks in `.claude/settings.json` (SessionStart, PostToolUse on
- *   Edit|Write|MultiEdit|NotebookEdit, Stop), the instructions in CLAUDE.md;
+ *   Edit|Write|MultiEdit|NotebookEdit|Bash, PostToolUseFailure on Bash, Stop), the instructions
+ *   in CLAUDE.md;
  * - Cursor: `.cursor/mcp.json` (`${env:WAYMARK_TOKEN}`), the rule `.cursor/rules/waymark.mdc`,
  *   hooks in `.cursor/hooks.json` (sessionStart, afterFileEdit, afterShellExecution,
  *   subagentStop, stop);

@@ -4,8 +4,8 @@
  * 1. the task's record (its start snapshot and idempotency key, from memory or the cache dir);
  * 2. what the task did, observed from git or checksums: the changes since the start snapshot,
  *    line counts and commits (the review), and the other tasks open on this working tree;
- * 3. what the hooks recorded meanwhile: the agent's own edits and its usage from its transcript
- *    (read while the changes are computed: neither depends on the other);
+ * 3. what the hooks recorded meanwhile: the agent's own edits, the shell commands it ran, and its
+ *    usage from its transcript (read while the changes are computed: neither depends on the other);
  * 4. the call, signed with the helper's identity; then, once the edge accepted it, the marks
  *    other processes read are written and this process's own copies are removed.
  */
@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Changes } from "@waymark/protocol/wire";
+import { forgetCommands, observedCommands } from "../hooks/commands.js";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
 import type { LineInputs } from "../lines/attribute.js";
 import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
@@ -63,6 +64,9 @@ export async function completeTask(
   const lines = edits
     .catch(() => undefined)
     .then(() => lineInputs(dir, taskId, session.options.cacheDir, join(session.cache, "line-counts"), top));
+  // Evidence: the shell commands the hooks saw the agent run during the task (never their output),
+  // read once the spool is in the journal (agentEdits drains it first; it never rejects).
+  const commands = edits.then(() => observedCommands(dir, taskId, session.options.cacheDir, top));
   const observed = await observe(session, record, dir, lines);
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
@@ -72,6 +76,8 @@ export async function completeTask(
   }
   // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
   const changes = withProvenance(observed.changes, session.version, await edits);
+  const ran = await commands;
+  if (ran) changes.commands = ran;
   await keySaved;
   let result: CallToolResult;
   try {
@@ -179,8 +185,9 @@ async function afterCompleted(
   const taskId = record.task_id;
   const [, workflowId] = await Promise.all([
     start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
-    // Hooks: the task's edited paths and transcript usage are kept locally.
+    // Hooks: the task's edited paths and transcript usage are kept locally; its commands were sent.
     noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
+    forgetCommands(dir, taskId, session.options.cacheDir, top),
   ]);
   if (workflowId) session.keepWorkflowState(dir, workflowId, top);
   session.bookkeeping = Promise.all([

@@ -118,20 +118,23 @@ export type HookSpec = { event: string; matcher?: string; command: string; async
 
 /**
  * The hooks each agent runs, in its own event names: the session's start (context: the open
- * task), each edit (the agent's own edits, recorded for provenance), and its stop (a reminder
- * to complete a task it edited and left open).
+ * task), each edit and shell command (the agent's own edits, recorded for provenance; the
+ * commands it ran, with their exit codes, as evidence), and its stop (a reminder to complete a
+ * task it edited and left open).
  */
 export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: string): HookSpec[] {
   const hook = (event: "session-start" | "stop") =>
     hookCommandLine(endpoint, version, ["hook", event, "--agent", agent, "--url", endpoint.mcp]);
-  // What the agent's tools did is spooled, for the helper to read later.
+  // What the agent's tools did (edits, shell commands) is spooled, for the helper to read later.
   const edit = spoolCommand(agent);
   switch (agent) {
     case "claude":
       return [
         { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hook("session-start") },
-        // Recording an edit answers nothing: it runs in the background and never delays the agent.
-        { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit", command: edit, async: true },
+        // Recording an edit or a command answers nothing: it runs in the background and never delays the agent.
+        { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", command: edit, async: true },
+        // A shell command that exited non-zero reaches this event instead, with its exit code.
+        { event: "PostToolUseFailure", matcher: "Bash", command: edit, async: true },
         { event: "Stop", command: stopCommand(agent, hook("stop")) },
       ];
     case "codex":

@@ -7,8 +7,8 @@
  * env assignments, `cd dir &&`) are looked through. Users add their own runners by first words.
  */
 
-export type CommandKind = "test" | "build" | "lint" | "typecheck";
-export const COMMAND_KINDS: readonly CommandKind[] = ["test", "build", "lint", "typecheck"];
+export const COMMAND_KINDS = ["test", "build", "lint", "typecheck"] as const;
+export type CommandKind = (typeof COMMAND_KINDS)[number];
 
 /** Extra runners: for each kind, command prefixes (whole words) that mean it, e.g. `{test: ["./run-tests"]}`. */
 export type CommandKindRules = Partial<Record<CommandKind, readonly string[]>>;

@@ -16,9 +16,18 @@
  *   `www.`, `scheme:`) ignore backslashes, so a WORD JOINER (U+2060, invisible) is put where
  *   they would start; bidi controls are shown as code points.
  */
+import { checkLines, type EvidenceTask } from "./check-evidence";
 import { authorsOf, formatLineAuthors, type LineAuthors, type TaskLineAuthors } from "./line-authors";
 import { displayPath } from "./paths";
-import { markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance-wording";
+import {
+  checkLabel,
+  checkWording,
+  type EvidenceSegment,
+  exitWords,
+  markdownTaskProvenance,
+  type RepositoryRef,
+  repositoryText,
+} from "./provenance-wording";
 import { type LineTotals, sumTotals } from "./review-fields";
 import { SIGNING_KEYS_PATH } from "./statement";
 import type { CommitInfo, LineCount } from "./wire";
@@ -50,14 +59,14 @@ export interface SummaryView {
   chain?: { head: string };
 }
 
-export interface SummaryTask {
+export interface SummaryTask extends EvidenceTask {
   id: string;
   parent_task_id: string | null;
   name: string;
   status: string;
   duration_seconds: number | null;
   outcome: { summary: string; manual_review_needed?: boolean; manual_review_reason?: string } | null;
-  metadata: { tests_status?: string } | null;
+  metadata: { tests_status?: string; commands_executed?: string[] } | null;
   metrics?: {
     input_tokens: number | null;
     output_tokens: number | null;
@@ -173,7 +182,12 @@ const esc = escapeMarkdown;
  * In a table cell `|` is escaped (GFM splits cells before it parses code spans).
  */
 export function codeSpan(path: string, inTable = false): string {
-  let text = displayPath(path)
+  return codeText(displayPath(path), inTable);
+}
+
+/** Any text (a command line) as a code span, by codeSpan's rules, without reading it as a path. */
+export function codeText(shown: string, inTable = false): string {
+  let text = shown
     .replace(BIDI_CONTROLS, codePoint)
     .replace(CONTROL_CHARACTERS, (c) => String.fromCharCode(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)));
   if (inTable) text = text.replace(/\|/g, "\\|");
@@ -225,6 +239,28 @@ function formatUsage(m: NonNullable<SummaryTask["metrics"]>): string {
   if (m.model !== null) parts.push(m.model);
   if (m.cost_usd !== null) parts.push(`$${m.cost_usd.toFixed(4)}`);
   return parts.join(" · ");
+}
+
+/** "14:02 UTC": the time of day a check ran (the summary is read anywhere, so in UTC). */
+const utcTime = (iso: string) => `${iso.slice(11, 16)} UTC`;
+
+function markdownSegment(segment: EvidenceSegment): string {
+  // Escaped without trimming: the words around a command or a time keep their spaces.
+  if (typeof segment === "string")
+    return segment.replace(/^(\s*)([\s\S]*?)(\s*)$/, (_, before, words, after) => `${before}${esc(words)}${after}`);
+  if ("code" in segment) return codeText(segment.code);
+  if ("time" in segment) return utcTime(segment.time);
+  // A failing exit in bold with a shape: Markdown has no colour, and colour alone would not do.
+  if (segment.exit === null) return exitWords(null);
+  return segment.exit === 0 ? `✓ ${exitWords(0)}` : `**✕ ${exitWords(segment.exit)}**`;
+}
+
+/**
+ * A task's checks, one line each: what the agent claimed next to what the hooks observed after its
+ * last edit (@waymark/protocol/check-evidence); nothing for a task with neither.
+ */
+function markdownChecks(task: SummaryTask): string[] {
+  return checkLines(task).map((line) => `- ${checkLabel(line)}: ${checkWording(line).map(markdownSegment).join("")}`);
 }
 
 type FileRow = { status: string; path: string; shown: string };
@@ -389,7 +425,8 @@ export class SummaryWriter {
     if (f?.truncated) out.push(`… and ${f.truncated.omitted} more files, counted per directory in the JSON export.`, "");
     const commits = commitLines(task);
     if (commits.length > 0) out.push(...commits, "");
-    if (task.metadata?.tests_status) out.push(`Tests: ${esc(task.metadata.tests_status.replace("_", " "))}`, "");
+    const checks = markdownChecks(task);
+    if (checks.length > 0) out.push("Checks:", ...checks, "");
     if (task.metrics) out.push(`Usage: ${esc(formatUsage(task.metrics))}`, "");
     if (entry.decisions.length > 0) {
       out.push("Decisions:");

@@ -3,9 +3,11 @@
  * Where a record's figures come from, in one wording for every rendering (the page, the
  * Markdown export, `waymark summary`): which repository and branch a task ran in, whether its
  * files were computed by the Waymark helper (and which version) or reported by the client, which
- * changed files the agent's own edit tools did not touch, who wrote the added lines, and whether
- * usage was summed from the agent's transcript or is the agent's claim.
+ * changed files the agent's own edit tools did not touch, who wrote the added lines, whether
+ * usage was summed from the agent's transcript or is the agent's claim, and what the agent
+ * claimed of its checks next to what the hooks observed (./check-evidence.ts).
  */
+import type { CheckLine } from "./check-evidence";
 import { lineAuthorsText, type TaskLineAuthors } from "./line-authors";
 
 export interface RepositoryRef {
@@ -104,4 +106,60 @@ export function markdownTaskProvenance(task: ProvenanceTask, escapeMarkdown: (te
         `  - ${line.label}: ${escapeMarkdown(line.text)}${line.paths ? ` ${line.paths.map((path) => escapeMarkdown(path)).join(", ")}` : ""}`,
     ),
   ];
+}
+
+/** A piece of a check's sentence: words, a command line, a time (ISO 8601), or an exit code (null: not observed). */
+export type EvidenceSegment = string | { code: string } | { time: string } | { exit: number | null };
+
+const CHECK_LABEL: Record<CheckLine["kind"], string> = { test: "Tests", build: "Build", lint: "Lint", typecheck: "Type-check" };
+const CHECK_RUN: Record<CheckLine["kind"], string> = { test: "test run", build: "build", lint: "lint run", typecheck: "type-check" };
+const CLAIMED_STATUS = { passed: "tests passed", failed: "tests failed", not_run: "tests not run" } as const;
+
+/** "Tests", "Type-check": the label of one kind of check. */
+export function checkLabel(line: CheckLine): string {
+  return CHECK_LABEL[line.kind];
+}
+
+/** "exit 0 (passed)", "exit 1 (failed)", "exit code not observed": an exit code in words (never colour alone). */
+export function exitWords(exit: number | null): string {
+  if (exit === null) return "exit code not observed";
+  return `exit ${exit} (${exit === 0 ? "passed" : "failed"})`;
+}
+
+/**
+ * One kind of check in words, claim first: "claimed: tests passed · observed: `npm test` exit 0
+ * at 14:02 after the last edit", "… · no test run observed after the last edit", and "not
+ * observed" (never "no test run") when no hook could observe the task's commands.
+ */
+export function checkWording(line: CheckLine): EvidenceSegment[] {
+  const out: EvidenceSegment[] = [];
+  const claim = line.claim;
+  if (claim?.status) out.push(`claimed: ${CLAIMED_STATUS[claim.status]}`);
+  if (claim?.command !== undefined) out.push(claim.status ? " (ran " : "claimed: ran ", { code: claim.command }, claim.status ? ")" : "");
+  if (!claim) out.push("no claim");
+  out.push(" · ");
+  const seen = line.observation;
+  const noun = CHECK_RUN[line.kind];
+  if (!seen) {
+    out.push("not observed (no Waymark hook recorded this task's commands)");
+    return out;
+  }
+  const after = seen.edited ? " after the last edit" : "";
+  if (seen.last) {
+    out.push("observed: ", { code: seen.last.command }, " ", { exit: seen.last.exit_code }, " at ", { time: seen.last.at }, after);
+  } else {
+    out.push(`no ${noun} observed${after}`);
+    if (seen.before)
+      out.push(
+        " (last before it: ",
+        { code: seen.before.command },
+        " ",
+        { exit: seen.before.exit_code },
+        " at ",
+        { time: seen.before.at },
+        ")",
+      );
+  }
+  if (seen.omitted > 0) out.push(` (${seen.omitted} more command(s) observed than recorded)`);
+  return out;
 }

@@ -107,7 +107,9 @@ export function redact(text: string, formats: readonly SecretFormat[] = SECRET_F
         if (secret.startsWith("[redacted:")) return match;
         if (format.accept && !format.accept(secret.replace(/^["']|["']$/g, ""))) return match;
         redactions.push({ name: format.name });
-        return match.slice(0, match.lastIndexOf(secret)) + marker(format.name);
+        // Only the secret goes: what the pattern matched after it (the `@` of URL credentials) stays.
+        const at = match.lastIndexOf(secret);
+        return match.slice(0, at) + marker(format.name) + match.slice(at + secret.length);
       }
       if (format.accept && !format.accept(match)) return match;
       redactions.push({ name: format.name });

@@ -25,6 +25,14 @@ export const WIRE_LIMITS = {
   CONCURRENT_TASKS: 20,
   /** Paths named per overlapping task (the count is exact beyond it). */
   SHARED_PATHS: 50,
+  /**
+   * Shell commands the hooks observed, per task: at most this many are sent (the last run of each
+   * kind and the latest checks first, then the latest others; `omitted` counts the rest), each
+   * command line cut at COMMAND_BYTES bytes of UTF-8 (`truncated`), durations up to a week.
+   */
+  COMMANDS: 100,
+  COMMAND_BYTES: 512,
+  COMMAND_DURATION_MS: 7 * 24 * 3600 * 1000,
   METRIC_TOKENS: 10_000_000_000,
   METRIC_COST_USD: 1_000_000,
   MODEL_CHARS: 200,

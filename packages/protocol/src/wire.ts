@@ -6,6 +6,7 @@
  * ./wire-constants (re-exported here), which code that must start fast imports directly.
  */
 import { z } from "zod";
+import { COMMAND_KINDS } from "./command-kind";
 import { repoPathProblem } from "./paths";
 import { REPOSITORY_LIMITS } from "./repository-fingerprint";
 import { REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
@@ -109,8 +110,49 @@ export const agentEditsSchema = z.strictObject({
 });
 export type AgentEdits = z.infer<typeof agentEditsSchema>;
 
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+/**
+ * One shell command the agent ran through its shell tool, as the helper's hooks observed it
+ * (docs/evidence.md): its command line with secrets redacted (never its output), when it ended
+ * (epoch ms, the helper's clock), its exit code and duration (null: the agent's hook did not
+ * report them), and the kinds of check it runs (@waymark/protocol/command-kind).
+ */
+export const observedCommandSchema = z.strictObject({
+  command: z
+    .string()
+    .min(1)
+    .refine((text) => utf8Bytes(text) <= WIRE_LIMITS.COMMAND_BYTES, `must be at most ${WIRE_LIMITS.COMMAND_BYTES} bytes of UTF-8`)
+    .refine(isReadableText, READABLE_TEXT_RULE),
+  /** The command line was cut at COMMAND_BYTES. */
+  truncated: z.literal(true).optional(),
+  at: z.number().int().min(0),
+  exit_code: z.number().int().min(-2147483648).max(2147483647).nullable(),
+  duration_ms: z.number().int().min(0).max(WIRE_LIMITS.COMMAND_DURATION_MS).nullable(),
+  kinds: z
+    .array(z.enum(COMMAND_KINDS))
+    .max(COMMAND_KINDS.length)
+    .refine((kinds) => new Set(kinds).size === kinds.length, "must not repeat a kind"),
+});
+/**
+ * The commands the hooks observed during a task (absent: no hook could observe them: then nothing
+ * is known either way), oldest first; `omitted`: runs observed beyond the bound and not sent;
+ * `last_edit_at`: the agent's last edit through its edit tools, per the hooks (null: none recorded).
+ */
+export const observedCommandsSchema = z.strictObject({
+  runs: z.array(observedCommandSchema).max(WIRE_LIMITS.COMMANDS),
+  omitted: z.number().int().min(1).optional(),
+  last_edit_at: z.number().int().min(0).nullable(),
+});
+export type ObservedCommand = z.infer<typeof observedCommandSchema>;
+export type ObservedCommands = z.infer<typeof observedCommandsSchema>;
+
 /** What the helper adds to every changes report it sends. */
-const provenanceFields = { source: helperSourceSchema.optional(), agent_edits: agentEditsSchema.optional() };
+const provenanceFields = {
+  source: helperSourceSchema.optional(),
+  agent_edits: agentEditsSchema.optional(),
+  commands: observedCommandsSchema.optional(),
+};
 
 /**
  * The repository the helper runs in (start_workflow, and the start snapshot of start_task):
@@ -289,7 +331,14 @@ export const netChangesSchema = z.strictObject({
   ...provenanceFields,
   review: reviewDataSchema.optional(),
 });
-export const changesSchema = z.discriminatedUnion("type", [gitChangesSchema, checksumChangesSchema, netChangesSchema, unavailableSchema]);
+/** The helper could not observe the files; the commands its hooks saw are still evidence. */
+const unavailableChangesSchema = unavailableSchema.extend({ commands: observedCommandsSchema.optional() });
+export const changesSchema = z.discriminatedUnion("type", [
+  gitChangesSchema,
+  checksumChangesSchema,
+  netChangesSchema,
+  unavailableChangesSchema,
+]);
 
 export type FileState = z.infer<typeof fileStateSchema>;
 export type DirtyEntry = z.infer<typeof dirtyEntrySchema>;
