@@ -10,7 +10,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client.ts";
+import { connectThroughHelper } from "../support/agents.ts";
+import { ok, type Structured } from "../support/mcp-client.ts";
 
 const HELPER_DIR = resolve(import.meta.dirname, "../../client-helper");
 
@@ -104,8 +105,8 @@ export async function recordReviewWorkflow(
     .write("README.md", "# Shop\n");
   repo.git("add", "-A");
   repo.git("commit", "-q", "-m", "initial");
-  const agent = await connectThroughHelper(server, repo.dir, cacheHome, "review-agent");
-  const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+  const agent = await connectThroughHelper(server, repo.dir, { cacheHome, name: "review-agent" });
+  const tool = (name: string, args: Structured) => ok(agent, name, args);
   const tasks: Record<string, string> = {};
   const start = async (args: Structured) => {
     const started = await tool("start_task", { workflow_id: workflowId, ...args });

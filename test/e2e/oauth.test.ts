@@ -7,7 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserMissing, launchChromium } from "../support/chromium";
 import { type DevServer, freePort, startDevServer } from "../support/dev-server";
-import { callToolOutcome } from "../support/tool-outcome";
+import { callTool } from "../support/mcp-client";
 
 const skip = browserMissing && process.env.CI !== "true";
 
@@ -144,9 +144,9 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     expect(provider.saved?.access_token).toBeTruthy();
     expect(provider.saved?.refresh_token).toBeTruthy();
     const { client } = await connect(server, provider);
-    const started = await callToolOutcome(client, "start_workflow", { name: "Started over OAuth" });
+    const started = await callTool(client, "start_workflow", { name: "Started over OAuth" });
     expect(started.isError, started.text).toBe(false);
-    const resumed = await callToolOutcome(client, "get_workflow", { workflow_id: started.structured.workflow_id });
+    const resumed = await callTool(client, "get_workflow", { workflow_id: started.structured.workflow_id });
     expect(resumed.isError, resumed.text).toBe(false);
     await client.close();
 
