@@ -9,7 +9,8 @@ declare const window: DomWindow;
 
 /** The shared page in real Chromium against a real `wrangler dev`: render, live updates, reconnect catch-up, revocation. */
 describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
-  const env = useServerAndBrowser();
+  // Its own server: one test restarts it.
+  const env = useServerAndBrowser({ ownServer: true });
   const callTool: CallTool = (name, args) => env.callTool(name, args);
 
   async function openLive(url: string): Promise<Page> {

@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { DevServer } from "../support/dev-server";
+import { sharedDevServer } from "../support/shared-server";
 
 /**
  * Real typed clients, as a Python agent would use them: fastmcp's typed results and the Python
@@ -37,12 +38,8 @@ describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skippe
         timeout: 900_000,
       });
     }
-    server = await startDevServer();
+    server = sharedDevServer();
   }, 960_000);
-
-  afterAll(async () => {
-    await server?.stop();
-  });
 
   it("see resumed, warnings and every other returned field", () => {
     const output = execFileSync(PYTHON, [join(import.meta.dirname, "clients/typed_results.py"), `${server.url}/mcp`, server.token], {

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, FAST_TMP, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import type { DevServer } from "../support/dev-server";
 import { callTool, type Structured, ok as tool } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 let cacheHome: string;
@@ -13,10 +14,9 @@ let cacheHome: string;
 beforeAll(async () => {
   ensureBuilt();
   cacheHome = tempDir("waymark-cache-");
-  server = await startDevServer();
+  server = sharedDevServer();
 });
 afterAll(async () => {
-  await server?.stop();
   cleanupTempDirs();
 });
 

@@ -3,20 +3,18 @@
  * follows the pages the resource names, and prints exactly the streamed Markdown export.
  */
 import { spawnSync } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { pool } from "../support/agents";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import type { DevServer } from "../support/dev-server";
 import { connect, ok } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 
 beforeAll(async () => {
   ensureBuilt();
-  server = await startDevServer();
-});
-afterAll(async () => {
-  await server?.stop();
+  server = sharedDevServer();
 });
 
 /** More than one resource page of tasks (200) and of decisions. */

@@ -6,8 +6,9 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserMissing, launchChromium } from "../support/chromium";
-import { type DevServer, freePort, startDevServer } from "../support/dev-server";
+import { type DevServer, freePort } from "../support/dev-server";
 import { callTool } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 const skip = browserMissing && process.env.CI !== "true";
 
@@ -86,12 +87,12 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
   let browser: Browser;
   let callback: Awaited<ReturnType<typeof callbackServer>>;
   beforeAll(async () => {
-    [server, browser, callback] = await Promise.all([startDevServer(), launchChromium(), callbackServer()]);
+    server = sharedDevServer();
+    [browser, callback] = await Promise.all([launchChromium(), callbackServer()]);
   });
   afterAll(async () => {
     await callback?.close();
     await browser?.close();
-    await server?.stop();
   });
 
   it("discovers, registers, is sent to consent, signs in, approves, calls tools, refreshes; a revoked grant is refused", async () => {

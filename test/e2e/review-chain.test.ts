@@ -7,8 +7,9 @@ import { VERSION } from "../../client-helper/src/cli";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import type { DevServer } from "../support/dev-server";
 import { callTool, ok, type Structured } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 let cacheHome: string;
@@ -19,10 +20,9 @@ beforeAll(async () => {
   // What `waymark hook` leaves behind for hooks: the launcher the commit-trailer hook runs.
   mkdirSync(join(cacheHome, "waymark"), { recursive: true });
   writeFileSync(join(cacheHome, "waymark", `helper-${VERSION}.mjs`), `import ${JSON.stringify(pathToFileURL(BIN).href)};\n`);
-  server = await startDevServer();
+  server = sharedDevServer();
 });
 afterAll(async () => {
-  await server?.stop();
   cleanupTempDirs();
 });
 
