@@ -42,6 +42,16 @@ function workerd(name: string, include: string[], exclude: string[], run: typeof
             WAYMARK_TOKENS: "acme:token-acme-0123456789,globex:token-globex-0123456789",
             WAYMARK_DEV_TOKEN: "",
             WAYMARK_SHARE_SECRET: "test-share-secret-of-at-least-32-bytes",
+            // A current key and a retired one (public part only), as after a rotation.
+            WAYMARK_SIGNING_KEYS: JSON.stringify([
+              {
+                kty: "OKP",
+                crv: "Ed25519",
+                x: "qsKmHr2oV5lGUShNSpQrdEYkTEkwMh6L5vSJkXR20Pw",
+                d: "YEy1V7iX49sPCTw90rTTxwnY0_QBKZx_V65ytBRRaSY",
+              },
+              { kty: "OKP", crv: "Ed25519", x: "jB2-8Qa2hrSIVBnTr-JAY1EYtBOSeYCxr_DTFGZVTIA" },
+            ]),
             // Production mode (no dev token): the hosts and origin the tests call.
             WAYMARK_HOSTNAMES: "localhost,waymark.example",
             WAYMARK_ALLOWED_ORIGINS: "http://localhost",

@@ -2,7 +2,7 @@
 # `npm start [-- wrangler dev flags]`: the local Waymark server on workerd, data kept in
 # .wrangler/state. The development token is WAYMARK_DEV_TOKEN when set; otherwise a random
 # one generated on the first start, kept in .wrangler/dev-token (readable by you only) and
-# reused afterwards. Only loopback host names are served (DNS rebinding protection): open
+# reused afterwards; likewise the signing key in .wrangler/signing-keys.json. Only loopback host names are served (DNS rebinding protection): open
 # http://127.0.0.1:8787 or http://localhost:8787. WAYMARK_STATE_DIR moves both (tests).
 set -eu
 export WRANGLER_SEND_METRICS=false
@@ -24,7 +24,18 @@ if [ -z "${WAYMARK_DEV_TOKEN:-}" ]; then
   fi
   WAYMARK_DEV_TOKEN=$(cat "$TOKEN_FILE")
 fi
+# The deployment's signing key (export statements), generated once and kept beside the token.
+KEYS_FILE="$STATE_DIR/signing-keys.json"
+if [ -z "${WAYMARK_SIGNING_KEYS:-}" ]; then
+  if [ ! -s "$KEYS_FILE" ]; then
+    mkdir -p "$STATE_DIR"
+    (umask 077 && node scripts/signing-key.mjs > "$KEYS_FILE")
+    echo "Waymark: generated a signing key in $KEYS_FILE"
+  fi
+  WAYMARK_SIGNING_KEYS=$(cat "$KEYS_FILE")
+fi
 echo "Waymark dev token: $WAYMARK_DEV_TOKEN"
 echo "  agents: Authorization: Bearer <token>; dashboard: http://127.0.0.1:8787/login (or the --port you chose)"
 echo "  helper (built by prestart): npx -y --package=http://127.0.0.1:8787/helper/latest waymark init --url http://127.0.0.1:8787"
-exec wrangler dev --persist-to "$STATE_DIR/state" --var "WAYMARK_DEV_TOKEN:$WAYMARK_DEV_TOKEN" "$@"
+exec wrangler dev --persist-to "$STATE_DIR/state" --var "WAYMARK_DEV_TOKEN:$WAYMARK_DEV_TOKEN" \
+  --var "WAYMARK_SIGNING_KEYS:$WAYMARK_SIGNING_KEYS" "$@"

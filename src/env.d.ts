@@ -6,6 +6,12 @@ interface Env {
   WAYMARK_DEV_TOKEN?: string;
   /** Key for share-link and session signatures, 32+ bytes; required unless WAYMARK_DEV_TOKEN is set (development derives one). */
   WAYMARK_SHARE_SECRET?: string;
+  /**
+   * The deployment's Ed25519 signing keys, a JSON array of JWKs: the first (with its private `d`)
+   * signs export statements, the rest are retired public keys kept so that old exports verify.
+   * Required unless WAYMARK_DEV_TOKEN is set (development derives one). `npm run signing-key` makes one.
+   */
+  WAYMARK_SIGNING_KEYS?: string;
   /** "true" lets webhooks target private/loopback hosts (local development and tests only). */
   WAYMARK_WEBHOOK_ALLOW_PRIVATE?: string;
   /** Base delay of webhook retries in ms (doubles per attempt); tests shorten it. */

@@ -1,6 +1,6 @@
 /**
  * @module errors
- * Stable error codes every tool failure carries (documented in the README), and the Result
+ * Stable error codes every tool failure carries (documented in docs/limits.md), and the Result
  * type Durable Object RPC returns instead of throwing.
  */
 export const ERROR_CODES = [

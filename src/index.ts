@@ -17,6 +17,7 @@ import { tokenRoutes } from "./account/token-routes";
 import { authenticateToken, bearerToken } from "./auth";
 import { apiErrorResponse } from "./http/errors";
 import { requestGuard } from "./http/guard";
+import { signingKeyRoutes } from "./http/signing-keys";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
@@ -44,6 +45,7 @@ app.all("/mcp", async (c) => {
 });
 app.get("/health", (c) => c.json({ ok: true }));
 app.route("/", helperDownload);
+app.route("/", signingKeyRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", accountRoutes);

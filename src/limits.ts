@@ -1,5 +1,5 @@
 /**
- * Every bound Waymark enforces, in one place (the README's limits table is this file).
+ * Every bound Waymark enforces, in one place (docs/limits.md's table is this file).
  * Text bounds are in characters; MAX_BODY_BYTES is checked before a request is parsed.
  */
 export const LIMITS = {

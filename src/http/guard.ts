@@ -6,6 +6,7 @@
  * in the routes that take them.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { signingKeysProblem } from "../signing";
 import { shareSecretProblem } from "../workflow/share";
 import { apiErrorResponse } from "./errors";
 import { hostAllowed, hostnamesProblem, originAllowed } from "./origins";
@@ -13,7 +14,7 @@ import type { AppEnv } from "./types";
 
 /** Why this deployment cannot serve, or null; the answer names the variable to fix. */
 export function deploymentProblem(env: Env): string | null {
-  return shareSecretProblem(env) ?? hostnamesProblem(env);
+  return shareSecretProblem(env) ?? signingKeysProblem(env) ?? hostnamesProblem(env);
 }
 
 /** MCP clients read JSON-RPC errors; everything else gets the REST `{code, message}`. */

@@ -13,6 +13,26 @@ describe("deployment configuration", () => {
     ["no share secret in production", { WAYMARK_SHARE_SECRET: "" }, "WAYMARK_SHARE_SECRET is not set"],
     ["a short share secret in development", { WAYMARK_SHARE_SECRET: "short", WAYMARK_DEV_TOKEN: "dev-token-0123456789" }, "is 5 bytes"],
     ["no host names in production", { WAYMARK_HOSTNAMES: "" }, "WAYMARK_HOSTNAMES is not set"],
+    [
+      "no signing key in production",
+      { WAYMARK_SIGNING_KEYS: "" },
+      "WAYMARK_SIGNING_KEYS is not set: generate a key with `npm run signing-key`",
+    ],
+    [
+      "signing keys that are not JSON",
+      { WAYMARK_SIGNING_KEYS: "ed25519:abc" },
+      "WAYMARK_SIGNING_KEYS: must be a JSON array of Ed25519 JWKs",
+    ],
+    [
+      "a signing key without its private part",
+      { WAYMARK_SIGNING_KEYS: JSON.stringify([{ kty: "OKP", crv: "Ed25519", x: "jB2-8Qa2hrSIVBnTr-JAY1EYtBOSeYCxr_DTFGZVTIA" }]) },
+      "key 0 signs, so it must carry its private part d",
+    ],
+    [
+      "a signing key of another curve",
+      { WAYMARK_SIGNING_KEYS: JSON.stringify([{ kty: "EC", crv: "P-256", x: "a", y: "b", d: "c" }]) },
+      "key 0: must be an Ed25519 JWK",
+    ],
   ])("refuses to serve anything with %s, saying why", async (_case, overrides, message) => {
     for (const path of ["/health", "/s/sh_aaaaaaaaaaaaaaaaaaaa_bbbbbbbb_cccccccccccccccccccccccccc", "/login", "/api/webhooks"]) {
       const response = await serve(path, overrides);
@@ -29,8 +49,8 @@ describe("deployment configuration", () => {
     expect(rpcMessage).toContain(message);
   });
 
-  it("development derives a share secret when none is set, and serves loopback names only", async () => {
-    const dev = { WAYMARK_SHARE_SECRET: "", WAYMARK_HOSTNAMES: "", WAYMARK_DEV_TOKEN: "dev-token-0123456789" };
+  it("development derives a share secret and a signing key when none is set, and serves loopback names only", async () => {
+    const dev = { WAYMARK_SHARE_SECRET: "", WAYMARK_SIGNING_KEYS: "", WAYMARK_HOSTNAMES: "", WAYMARK_DEV_TOKEN: "dev-token-0123456789" };
     expect((await serve("/health", dev)).status).toBe(200);
     expect((await serve("/health", dev, { Host: "127.0.0.1:8787" })).status).toBe(200);
     expect((await serve("/health", dev, { Host: "attacker.example:8787" })).status).toBe(403);

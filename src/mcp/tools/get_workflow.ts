@@ -25,7 +25,7 @@ interface OpenWorkflow {
   reviews_needed: number;
 }
 
-/** Each mode fills its own fields; the README documents each shape. */
+/** Each mode fills its own fields; docs/tools.md documents each shape. */
 type GetWorkflowOutput = Partial<
   ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: WorkHit[]; workflows: OpenWorkflow[] }
 >;
