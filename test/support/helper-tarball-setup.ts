@@ -1,9 +1,9 @@
 /**
- * The Worker imports build/helper-tarball.bin (the helper tarball it serves), which `npm start`,
- * `npm test` and `npm run deploy` build first. Vitest's global setup and every dev server the
+ * The Worker imports build/helper-tarball.bin (the helper tarball it serves), which `npm start`
+ * and `npm run deploy` build first. Vitest's global setup (so `npm test`) and every dev server the
  * tests, benches and screenshot script start build it here when it is missing or older than the
- * helper's sources (a fresh checkout running `npx vitest` or `npm run bench`, or an edit since),
- * so no entry point depends on a pre-step.
+ * helper's sources (a fresh checkout, or an edit since), so no entry point depends on a pre-step
+ * and none packs the helper again when nothing changed.
  *
  * The global setup also builds the helper's dist/ (which the tests run as users do) when it is
  * older than its sources, once for the whole run, and says so to the test workers
@@ -20,7 +20,13 @@ export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 export const HELPER_BUILT_ENV = "WAYMARK_TEST_HELPER_BUILT";
 
 /** What the helper's dist/ and its tarball are built from. */
-const HELPER_SOURCES = ["client-helper/src", "client-helper/build.mjs", "client-helper/package.json", "packages/protocol/src"];
+const HELPER_SOURCES = [
+  "client-helper/src",
+  "client-helper/build.mjs",
+  "client-helper/package.json",
+  "client-helper/README.md",
+  "packages/protocol/src",
+];
 
 function newestMtime(path: string): number {
   const stat = statSync(path);
