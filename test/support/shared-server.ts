@@ -19,14 +19,14 @@ import { inject } from "vitest";
 import type { TestProject } from "vitest/node";
 import { type DevServer, startDevServer } from "./dev-server.ts";
 
-/** More than the describe blocks that share the server (a claim is never given back during a run). */
+/** Several times the describe blocks that share the server: a claim is never given back, not even by a rerun in watch mode. */
 const ACCOUNTS = 200;
 
 interface SharedServer {
   url: string;
   /** `dev` (the development token's, claimed by name only) and ACCOUNTS others. */
   accounts: { account: string; token: string }[];
-  /** A directory where a claim is an atomic mkdir of the account's index, across test workers. */
+  /** A directory where a claim is an atomic mkdir of the account's name, across test workers. */
   claims: string;
 }
 
@@ -41,14 +41,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ account: `file-${i}`, token: randomBytes(24).toString("base64url") }));
   const server = await startDevServer({ vars: { WAYMARK_TOKENS: accounts.map((a) => `${a.account}:${a.token}`).join(",") } });
   accounts.unshift({ account: "dev", token: server.token });
-  let claims = mkdtempSync(join(tmpdir(), "waymark-claims-"));
+  const claims = mkdtempSync(join(tmpdir(), "waymark-claims-"));
   project.provide("sharedServer", { url: server.url, accounts, claims });
-  // Watch mode reruns files: they claim again, from a fresh directory.
-  project.onTestsRerun(() => {
-    rmSync(claims, { recursive: true, force: true });
-    claims = mkdtempSync(join(tmpdir(), "waymark-claims-"));
-    project.provide("sharedServer", { url: server.url, accounts, claims });
-  });
   return async () => {
     await server.stop();
     rmSync(claims, { recursive: true, force: true });
@@ -82,8 +76,8 @@ export function sharedDevServer(options: { account?: string } = {}): DevServer &
   if (!mine) {
     throw new Error(
       named === undefined
-        ? `all ${candidates.length} accounts of the shared dev server are taken: raise ACCOUNTS in test/support/shared-server.ts`
-        : `another test file has claimed the shared dev server's account ${named}`,
+        ? `all ${candidates.length} accounts of the shared dev server are taken (in watch mode: restart vitest): raise ACCOUNTS in test/support/shared-server.ts`
+        : `the shared dev server's account ${named} is claimed already (by another file, or by this one before a rerun in watch mode)`,
     );
   }
   return {
