@@ -76,7 +76,7 @@ function workerd(name: string, include: string[], exclude: string[], run: typeof
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
-    globalSetup: ["./test/support/helper-tarball-setup.ts"],
+    globalSetup: ["./test/support/worker-build-setup.ts"],
     projects: [
       workerd("workerd", ["test/{domain,mcp,workflow,worker,pages,account}/**/*.test.ts"], WORKERD_ALONE, parallel),
       { test: { name: "helper", include: ["client-helper/test/**/*.test.ts"], exclude: ALONE, ...node, ...parallel } },

@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,edge,checksum,helper,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,pages,edge,checksum,helper,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -27,10 +27,11 @@ import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
+import { pagesUnderLoad } from "./sections/pages.ts";
 import { suiteWallTime } from "./sections/suite.ts";
 import { toolLatency } from "./sections/tools.ts";
 
-const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "edge", "checksum", "helper", "suite"] as const;
+const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "pages", "edge", "checksum", "helper", "suite"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -119,6 +120,9 @@ if (SECTIONS.slice(0, 5).some(wanted)) {
     await server.stop();
   }
 }
+
+// Its own server: the readers' rate-limit budgets are this section's alone.
+await section("pages", () => pagesUnderLoad(context));
 
 // No server running: the edge's pure functions and the helper against git and the file system.
 await section("edge", () => edge(context));

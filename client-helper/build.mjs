@@ -1,5 +1,5 @@
 // Builds dist/: the helper and the shared contract (@waymark/protocol) bundled together, so
-// the published package depends only on the MCP SDK and zod, never on the workspace package.
+// the published package depends only on the MCP SDK, never on the workspace package.
 // dist/snapshot.js is the snapshot library on its own (benchmarks load it directly). Code is
 // split where the CLI imports a command's modules lazily (dist/chunks/), so that a command
 // loads only what it runs: a hook or a snapshot never waits for the MCP SDK to load.
@@ -18,7 +18,7 @@ const result = await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["@modelcontextprotocol/*", "zod"],
+  external: ["@modelcontextprotocol/*"],
   logLevel: "warning",
   metafile: true,
 });

@@ -34,8 +34,21 @@ if [ -z "${WAYMARK_SIGNING_KEYS:-}" ]; then
   fi
   WAYMARK_SIGNING_KEYS=$(cat "$KEYS_FILE")
 fi
+# The port wrangler will serve (its own default unless `--port N` or `--port=N` is passed on),
+# so that what is printed below is the address that answers.
+PORT=8787
+EXPECT_PORT=false
+for arg in "$@"; do
+  if [ "$EXPECT_PORT" = true ]; then PORT=$arg; EXPECT_PORT=false; continue; fi
+  case "$arg" in
+    --port) EXPECT_PORT=true ;;
+    --port=*) PORT=${arg#--port=} ;;
+  esac
+done
+ORIGIN="http://127.0.0.1:$PORT"
 echo "Waymark dev token: $WAYMARK_DEV_TOKEN"
-echo "  agents: Authorization: Bearer <token>; dashboard: http://127.0.0.1:8787/login (or the --port you chose)"
-echo "  helper (built by prestart): npx -y --package=http://127.0.0.1:8787/helper/latest waymark init --url http://127.0.0.1:8787"
+echo "  agents: Authorization: Bearer <token>; dashboard: $ORIGIN/login"
+echo "  helper (built by prestart): npx -y --package=$ORIGIN/helper/latest waymark init --url $ORIGIN"
+echo "  plugins: claude plugin marketplace add $ORIGIN/plugins/waymark.git (Codex: codex plugin marketplace add $ORIGIN/plugins/waymark.git)"
 exec wrangler dev --persist-to "$STATE_DIR/state" --var "WAYMARK_DEV_TOKEN:$WAYMARK_DEV_TOKEN" \
   --var "WAYMARK_SIGNING_KEYS:$WAYMARK_SIGNING_KEYS" "$@"

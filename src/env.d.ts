@@ -16,6 +16,8 @@ interface Env {
   WAYMARK_WEBHOOK_ALLOW_PRIVATE?: string;
   /** Base delay of webhook retries in ms (doubles per attempt); tests shorten it. */
   WAYMARK_WEBHOOK_RETRY_BASE_MS?: string;
+  /** How often an MCP subscription's credential is checked again, in ms (LIMITS.SUBSCRIPTION_RECHECK_MS); tests shorten it. */
+  WAYMARK_SUBSCRIPTION_RECHECK_MS?: string;
 }
 interface Env {
   /** Extra browser origins allowed to call /mcp, comma separated. */
@@ -26,7 +28,7 @@ interface Env {
   WAYMARK_HOSTNAMES?: string;
 }
 
-/** Data modules (wrangler's default rule for *.bin): the helper tarball, src/pages/helper-download.ts. */
+/** Data modules (wrangler's default rule for *.bin): the helper tarball, src/routes/helper-download.ts. */
 declare module "*.bin" {
   const bytes: ArrayBuffer;
   export default bytes;

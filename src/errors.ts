@@ -45,3 +45,11 @@ export class WaymarkError extends Error {
     return fail(this.code, this.message);
   }
 }
+
+/**
+ * Something this account has no such thing of: an id of another account gets the same answer as
+ * an unknown one, so nothing leaks. `field` names the input, `what` the thing and its id.
+ */
+export function notFound(field: string, what: string): Failure {
+  return fail("NOT_FOUND", `${field}: no ${what} in this account`);
+}

@@ -2,50 +2,44 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
- * the account API (tokens, webhooks, search), the helper tarball, shared pages and the dashboard. Bodies are
- * capped before parsing: /mcp by its own bound (MAX_BODY_BYTES), everything else by
- * API_BODY_BYTES.
- *
- * /mcp takes three kinds of bearer token: bootstrap and managed tokens are checked here
- * (src/auth.ts); an OAuth access token (`<account>:<grant>:<secret>`) goes to the OAuth
- * provider, which validates it against its grant and hands the grant's account and scopes on.
+ * the account API (tokens, webhooks, search), the auditors' exports and schema, the helper tarball, shared pages and the dashboard.
+ * Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES, in its route),
+ * everything else by API_BODY_BYTES. Every route that acts for an account authenticates it with
+ * the one principal middleware (src/http/require-account.ts), /mcp included.
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { accountRoutes } from "./account/routes";
-import { tokenRoutes } from "./account/token-routes";
-import { authenticateToken, bearerToken } from "./auth";
-import { apiErrorResponse } from "./http/errors";
+import { apiErrorResponse } from "./http/api-errors";
 import { requestGuard } from "./http/guard";
-import { signingKeyRoutes } from "./http/signing-keys";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
-import { handleMcp } from "./mcp/endpoint";
-import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
-import { oauthRoutes } from "./oauth/routes";
-import { helperDownload } from "./pages/helper-download";
-import { pageRoutes } from "./pages/routes";
+import { mcpRoutes } from "./mcp/endpoint";
+import { serverCardRoutes } from "./mcp/server-card";
+import { accountRoutes } from "./routes/account-api";
+import { exportApiRoutes } from "./routes/export-api";
+import { helperDownload } from "./routes/helper-download";
+import { oauthRoutes } from "./routes/oauth";
+import { pluginMarketplace } from "./routes/plugin-marketplace";
+import { pageRoutes } from "./routes/shared-pages";
+import { signingKeyRoutes } from "./routes/signing-keys";
+import { tokenRoutes } from "./routes/token-admin";
 
-export { AccountObject } from "./account/object";
-export { WorkflowObject } from "./workflow/object";
+export { AccountObject } from "./account/account-object";
+export { WorkflowObject } from "./workflow/workflow-object";
 
 const app = new Hono<AppEnv>();
 
 app.use("*", requestGuard);
-const otherBodies = limitBody(LIMITS.API_BODY_BYTES);
-app.use("*", (c, next) => (c.req.path === "/mcp" ? next() : otherBodies(c, next)));
-
-app.all("/mcp", async (c) => {
-  const token = bearerToken(c.req.raw);
-  if (token && looksLikeOAuthToken(token) && !(await authenticateToken(c.env, token))) {
-    return oauthProvider(c.req.raw).fetch(c.req.raw, c.env, c.executionCtx as ExecutionContext);
-  }
-  return handleMcp(c.req.raw, c.env);
-});
+// Before the general body cap: /mcp answers with its own bound and never reaches the middleware below.
+app.route("/", mcpRoutes);
+app.use("*", limitBody(LIMITS.API_BODY_BYTES));
 app.get("/health", (c) => c.json({ ok: true }));
+app.route("/", serverCardRoutes);
 app.route("/", helperDownload);
+app.route("/", pluginMarketplace);
 app.route("/", signingKeyRoutes);
+app.route("/", exportApiRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", accountRoutes);

@@ -2,23 +2,15 @@
  * Every bound Waymark enforces, in one place (docs/limits.md's table is this file).
  * Text bounds are in characters; MAX_BODY_BYTES is checked before a request is parsed.
  */
+import { TOOL_LIMITS } from "@waymark/protocol/tool-limits";
+
 export const LIMITS = {
   MAX_BODY_BYTES: 8 * 1024 * 1024,
   // Objects and arrays in one /mcp body: the helper's largest lists need ~250,000; parsing more is
   // how a small body becomes hundreds of MiB of isolate memory ([{},{},…]).
   MAX_JSON_CONTAINERS: 400_000,
-  NAME: 200,
-  DESCRIPTION: 4000,
-  LONG_TEXT: 4000,
-  SHORT_TEXT: 1000,
-  LIST_ITEM: 1000,
-  LIST_ITEMS: 50,
-  PLAN_STEPS: 100,
-  AREAS: 30,
-  AREA: 200,
-  OPTIONS: 20,
-  METADATA_JSON_BYTES: 4096,
-  IDEMPOTENCY_KEY: 200,
+  // The tools' input bounds (text lengths, list sizes, search): part of the protocol's contract.
+  ...TOOL_LIMITS,
   CHANGE_ENTRIES: 25_000,
   PATH_BYTES: 4096,
   TASKS_PER_WORKFLOW: 5000,
@@ -32,9 +24,7 @@ export const LIMITS = {
   MEMORY_DOCUMENTS: 50_000,
   MEMORY_TITLE: 300,
   MEMORY_BODY: 2000,
-  SEARCH_QUERY: 500,
   SEARCH_TERMS: 32,
-  SEARCH_RESULTS: 20,
   RELATED_ITEMS: 3,
   RELATED_TEXT: 160,
   // start_task's related-work lookup ranks only the newest documents, so its cost stays the same however large the index grows.
@@ -75,10 +65,59 @@ export const LIMITS = {
   PATHS_PER_WORKFLOW: 5000,
   // Workflows one dashboard session may follow live (each is closed at sign-out).
   OWNER_FOLLOWS: 200,
+  // Dashboard sessions open at once per credential (the oldest of that credential ends first;
+  // another credential's sessions are never touched).
+  SESSIONS_PER_CREDENTIAL: 20,
   // A file path searched for (dashboard and REST).
   PATH_QUERY: 1024,
   // Paged reads (exports, the workflow resource, pages): entries per page, and bytes per page
   // past its first entry (one entry always fits, so a page is at most one entry over).
   READ_PAGE_ITEMS: 200,
   READ_PAGE_BYTES: 1024 * 1024,
+  // A task's file lists, read a page at a time (the JSON export, the task's file pages): entries
+  // per page, within READ_PAGE_BYTES too. Larger than READ_PAGE_ITEMS: entries are single paths.
+  FILE_PAGE_ITEMS: 2000,
+  // ── Stored values. Durable Object SQLite refuses any string, blob or row over 2 MB, bound
+  // parameters included (SQLITE_TOOBIG), and a refused write fails every retry the same way. So
+  // nothing the objects store or bind grows with a task's size; each value's bound follows. ──
+  // What one stored or bound value may take (the platform's limit): storage/sql refuses anything
+  // larger with a message naming it, before SQLite does. Every bound below keeps values well under.
+  STORED_VALUE_BYTES: 2_000_000,
+  // A list bound into one statement (a JSON array read with json_each: snapshot entries, file rows,
+  // path index rows) is cut into chunks of at most this many bytes, one statement each.
+  STATEMENT_CHUNK_BYTES: 256 * 1024,
+  // A task's files as one value shows them (its events, complete_task's result and its idempotent
+  // replay, get_workflow, timeline and export rows): the first files in path order whose entries in
+  // all lists take at most this; the record keeps every file as a row (`files_changed.more` counts
+  // the rest): about a thousand files of ordinary paths. With the largest agent text (~0.9 MB of
+  // outcome, metadata and goal at 3 bytes a character), 200 commits (~0.13 MB), and the warnings,
+  // overlaps and truncation summary below at their bounds, a task's event stays under 1.6 MB.
+  VIEW_FILE_BYTES: 256 * 1024,
+  // Overlaps with concurrent tasks in one value (the rest are rows too, `verification.more`).
+  VIEW_OVERLAP_BYTES: 32 * 1024,
+  // Warnings kept per task, and the characters of each: a later task's overlap adds one each time.
+  TASK_WARNINGS: 30,
+  WARNING_CHARS: 1000,
+  // The helper's per-directory summary of a list too large to send, as stored: directories past
+  // this many bytes (paths of up to PATH_BYTES each) are counted in its `other`.
+  TRUNCATION_BYTES: 64 * 1024,
+  // What one request of a workflow page (or its live blocks) renders: tasks of the timeline per
+  // page (the rest are on the next pages), files listed per task (the rest on the task's files
+  // page, FILES_PAGE rows at a time), and the rendered blocks each Worker isolate keeps for
+  // re-reads of the same state. Anonymous reads are also rate-limited per client and per link
+  // (PAGE_CLIENT_LIMITER, PAGE_LINK_LIMITER, EXPORT_LIMITER in wrangler.toml).
+  PAGE_TASKS: 100,
+  PAGE_FILES: 100,
+  FILES_PAGE: 1000,
+  PAGE_CACHE_BYTES: 16 * 1024 * 1024,
+  PAGE_CACHE_ENTRIES: 64,
+  // MCP subscriptions (subscriptions/listen, resources/subscribe): workflows one stream follows, how
+  // often its credential is checked again (a revoked one ends the stream), and its longest life.
+  SUBSCRIPTION_URIS: 10,
+  SUBSCRIPTION_RECHECK_MS: 30_000,
+  SUBSCRIPTION_MAX_MS: 60 * 60 * 1000,
+  // An OAuth client's metadata document (CIMD): its size, the time to fetch it, the redirects followed.
+  CLIENT_METADATA_BYTES: 5 * 1024,
+  CLIENT_METADATA_FETCH_MS: 5000,
+  CLIENT_METADATA_REDIRECTS: 3,
 } as const;

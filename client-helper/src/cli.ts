@@ -7,12 +7,15 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
-import { computeNetChanges, type FilesChanged, type PathChange, summarizeChanges } from "@waymark/protocol/attribution";
+import { computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
+import { type FilesChanged, summarizeChanges } from "@waymark/protocol/files-changed";
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { checksumScanFromJson } from "./checksum.js";
+import { EndpointError, noEndpointHelp, resolveEndpoint } from "./endpoint.js";
 import type { ChecksumEntry, LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { cacheRoot, readScanCache, scanCacheWriter } from "./store.js";
+import { printable, printableJson } from "./terminal.js";
 
 // The commands that talk to a server (mcp, summary, init, doctor, hook…) load their modules, and
 // with them the MCP SDK, only when run: a snapshot or a version check starts in a fraction of the time.
@@ -32,13 +35,13 @@ export const HELP = {
   main: `waymark ${VERSION} - local helper for Waymark: exact file changes of agent tasks, from git
 
 Usage:
-  waymark mcp --url <endpoint> [--token <token>] [--dir <dir>] [--timeout <seconds>]
+  waymark mcp [--url <endpoint>] [--token <token>] [--dir <dir>] [--timeout <seconds>]
   waymark snapshot [--dir <dir>]
   waymark changes --since <snapshot file | ->
   waymark init --url <endpoint> [--agent <list>] [--dry-run] [--remove]
   waymark doctor [--url <endpoint>]
   waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>]
-  waymark verify <export.json>
+  waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
   waymark hook <event>
   waymark <command> --help
   waymark --help | --version
@@ -52,22 +55,27 @@ Commands:
   doctor    check endpoint, token, git, repository identity and the installed hooks
   hook      what the installed hooks run (reads the agent's hook payload on stdin)
   summary   print a workflow as Markdown for a pull request description
-  verify    check a workflow's JSON export against its hash chain, offline
+  verify    check a workflow's JSON export: its chain, its signature, every field against
+            its events, and with --repo its committed changes against git
+
+The endpoint is --url, else $WAYMARK_URL, else the one 'waymark init' kept in
+~/.config/waymark/config.json; the base URL and its /mcp are the same endpoint. The token
+goes to that endpoint only, never to one named in a repository's files.
 
 Only paths, git modes and blob ids (SHA-1 of contents) leave the machine, never contents.
 The repository is only read: index, HEAD, refs, stash and working tree stay untouched.
 
 ${EXIT_CODES}
 `,
-  mcp: `Usage: waymark mcp --url <endpoint> [--token <token>] [--dir <dir>] [--timeout <seconds>]
+  mcp: `Usage: waymark mcp [--url <endpoint>] [--token <token>] [--dir <dir>] [--timeout <seconds>]
 
 Runs a stdio MCP server for an agent. It lists the endpoint's tools (without the
 helper-only inputs start_task.snapshot and complete_task.changes), forwards every call,
 and attaches a snapshot to start_task and the changes since it to complete_task.
 
 Options:
-  --url <endpoint>     Streamable HTTP MCP endpoint, e.g. https://waymark.example.com/mcp
-                       (default: $WAYMARK_URL)
+  --url <endpoint>     the Waymark endpoint, e.g. https://waymark.example.com (or its /mcp)
+                       (default: $WAYMARK_URL, else the endpoint 'waymark init' kept)
   --token <token>      bearer token (default: $WAYMARK_TOKEN)
   --dir <dir>          project directory when the client gives no MCP root
                        (default: the working directory)
@@ -115,7 +123,7 @@ export. Read from the endpoint with the token.
 
 Options:
   --workflow <id>  the workflow (default: the last one started through the helper in --dir)
-  --url <endpoint> MCP endpoint (default: $WAYMARK_URL)
+  --url <endpoint> the Waymark endpoint (default: $WAYMARK_URL, else the one 'waymark init' kept)
   --token <token>  bearer token (default: $WAYMARK_TOKEN)
   --link <url>     the page link to include (default: the share link the helper saw at
                    start_workflow; pass --link none to leave it out of a public PR)
@@ -123,17 +131,6 @@ Options:
   -h, --help       show this help
 
 ${EXIT_CODES}
-`,
-  verify: `Usage: waymark verify <export.json>
-
-Checks a workflow's JSON export (the page's JSON link) offline: every event's hash covers the
-previous hash and the event's canonical bytes, and the last one must equal the chain head.
-Names the first event that was altered or removed.
-
-Exit codes:
-  0  the export is intact
-  1  the export was tampered with (the message names the event)
-  2  usage error (no file, not JSON, not a Waymark export)
 `,
 } as const;
 
@@ -258,6 +255,18 @@ function entryJson(entry: ChecksumEntry): string {
   return `{"mode":"${mode}","blob":"${blob}","size":${size},"mtimeMs":${mtimeMs}${stat}}`;
 }
 
+/** The command's endpoint (--url, WAYMARK_URL, the user-level config); a usage error when none or a bad one. */
+async function endpointOf(args: Parsed, command: keyof typeof HELP) {
+  try {
+    const resolved = await resolveEndpoint(args.get("url"));
+    if (resolved) return resolved.endpoint;
+  } catch (error) {
+    if (error instanceof EndpointError) throw new UsageError(error.message);
+    throw error;
+  }
+  throw new UsageError(`${noEndpointHelp()}\nSee 'waymark ${command} --help'.`);
+}
+
 async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -324,10 +333,9 @@ async function run(argv: string[], io: Io): Promise<number> {
         io.stdout(HELP.summary);
         return EXIT_OK;
       }
-      const url = args.get("url") ?? process.env.WAYMARK_URL;
-      if (!url || !URL.canParse(url)) throw new UsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark summary --help'.");
+      const url = (await endpointOf(args, "summary")).mcp;
       const dir = resolvePath(args.get("dir") ?? process.cwd());
-      const { fetchSummary, lastWorkflow } = await import("./summary.js");
+      const { fetchSummary, lastWorkflow } = await import("./summary-command.js");
       const last = await lastWorkflow(cacheRoot(), url, dir);
       const workflowId = args.get("workflow") ?? last?.workflow_id;
       if (!workflowId) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
@@ -338,24 +346,8 @@ async function run(argv: string[], io: Io): Promise<number> {
       return EXIT_OK;
     }
     case "verify": {
-      if (rest.includes("-h") || rest.includes("--help")) {
-        io.stdout(HELP.verify);
-        return EXIT_OK;
-      }
-      const [file, ...extra] = rest;
-      if (file === undefined || extra.length > 0)
-        throw new UsageError("verify takes one argument: the export.json file\nSee 'waymark verify --help'.");
-      let text: string;
-      try {
-        text = await readFile(file, "utf8");
-      } catch (error) {
-        throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      const { verifyExport } = await import("./summary.js");
-      const outcome = verifyExport(text);
-      if (outcome.code === 2) throw new UsageError(outcome.message);
-      (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);
-      return outcome.code;
+      const { runVerify } = await import("./verify-command.js");
+      return runVerify(rest, { stdout: io.stdout, stderr: io.stderr });
     }
     case "commit-trailer": {
       // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.
@@ -372,11 +364,7 @@ async function run(argv: string[], io: Io): Promise<number> {
         io.stdout(HELP.mcp);
         return EXIT_OK;
       }
-      const url = args.get("url") ?? process.env.WAYMARK_URL;
-      if (!url) throw new UsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark mcp --help'.");
-      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-        throw new UsageError(`--url must be an http(s) URL, got ${JSON.stringify(url)}`);
-      }
+      const url = (await endpointOf(args, "mcp")).mcp;
       const timeout = Number(args.get("timeout") ?? "30");
       if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError("--timeout must be a positive number of seconds");
       const dir = args.get("dir");
@@ -388,6 +376,8 @@ async function run(argv: string[], io: Io): Promise<number> {
         dir: dir === undefined ? undefined : resolvePath(dir),
         timeoutMs: timeout * 1000,
         version: VERSION,
+        // Through io: what the proxy logs (paths, an endpoint's error text) is made printable too.
+        log: (line) => io.stderr(`${line}\n`),
       });
       return EXIT_OK;
     }
@@ -399,8 +389,28 @@ async function run(argv: string[], io: Io): Promise<number> {
   }
 }
 
+/**
+ * What a command prints, made safe for a terminal (./terminal.ts): the text of other parties (an
+ * endpoint, a workflow) never reaches it raw. The MCP server's stdout is its protocol, and a
+ * hook's stdout the JSON its agent reads: both stay as they are.
+ */
+function safeIo(io: Io, command: string | undefined): Io {
+  const text = (write: (text: string) => void) => (value: string | Buffer) => write(printable(value.toString()));
+  const stderr = text(io.stderr);
+  if (command === "mcp" || command === "hook") return { ...io, stderr };
+  if (command === "snapshot" || command === "changes") {
+    return {
+      ...io,
+      stderr,
+      stdout: (value) => io.stdout(typeof value === "string" ? printableJson(value) : Buffer.from(printableJson(value.toString()))),
+    };
+  }
+  return { ...io, stderr, stdout: text(io.stdout) };
+}
+
 /** Runs one command line and returns its exit code; never throws. */
-export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+export async function main(argv: string[], unsafeIo: Io = defaultIo): Promise<number> {
+  const io = safeIo(unsafeIo, argv[0]);
   try {
     return await run(argv, io);
   } catch (error) {

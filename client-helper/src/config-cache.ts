@@ -1,6 +1,6 @@
 /**
  * @module config-cache
- * The inert git context of a repository (./git.ts: a clean environment plus the overrides that
+ * The inert git context of a repository (./git/inert-config.ts: a clean environment plus the overrides that
  * neutralise every command its config defines), kept by the long-running MCP proxy between tool
  * calls instead of reading the config again for each. A kept context is used only while every
  * config file git reads for that repository is unchanged (same inode, size, modification and
@@ -14,7 +14,9 @@ import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileStamp, RACY_MS, type Stamp } from "./file-stamp.js";
-import { commonGitDir, type GitContext, inertContext, readInertContext } from "./git.js";
+import { commonGitDir } from "./git/head-files.js";
+import { inertContext, readInertContext } from "./git/inert-config.js";
+import type { GitContext } from "./git/process.js";
 
 /** Where git looks for the system-wide config when GIT_CONFIG_SYSTEM does not say (distribution, /usr/local, Homebrew builds). */
 const SYSTEM_CONFIGS = ["/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig"];

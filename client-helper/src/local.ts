@@ -33,7 +33,7 @@ export type LocalGitSnapshot = GitSnapshot & {
   git_dir?: string;
   /** Digest of the ignore rules that live outside the working tree (info/exclude, a local core.excludesFile). */
   ignore_rules?: string;
-  /** Where the start contents of files in no git object were copied (client-helper/src/review.ts). */
+  /** Where the start contents of files in no git object were copied (client-helper/src/review-measures.ts). */
   start_contents?: string;
 };
 

@@ -6,7 +6,8 @@
  * resolves them. Above, the helper resolves them itself with the shared attribution rule and
  * sends the net list, cut at the ceiling and summarised per directory beyond it (`truncated`).
  */
-import { computeNetChanges, limitChanges, type PathChange } from "@waymark/protocol/attribution";
+import { computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
+import { limitChanges } from "@waymark/protocol/truncation";
 import type { Changes, NetTransition, Snapshot } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { LocalSnapshot } from "./local.js";

@@ -6,10 +6,11 @@
  * (no repository-configured command runs). Null outside a git repository, and for a
  * repository with neither a remote nor a commit (nothing would tell two of them apart).
  */
-import { normalizeRemoteUrl, REPOSITORY_LIMITS, repositoryFingerprint } from "@waymark/protocol/repository";
+import { normalizeRemoteUrl, REPOSITORY_LIMITS, repositoryFingerprint } from "@waymark/protocol/repository-fingerprint";
 import type { Repository } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
-import { type GitContext, inertContext, runGit } from "./git.js";
+import { inertContext } from "./git/inert-config.js";
+import { type GitContext, runGit } from "./git/process.js";
 import { readableWarning } from "./outgoing.js";
 
 async function gitText(context: GitContext, args: readonly string[]): Promise<string | null> {

@@ -1,6 +1,6 @@
 /**
  * @module scratch
- * Where the line counts of ./review.ts are taken when ./quick-counts.ts cannot tell: a scratch
+ * Where the line counts of ./review-measures.ts are taken when ./quick-counts.ts cannot tell: a scratch
  * repository of the helper's own (an empty directory in its cache made a bare repository),
  * outside the user's, where nothing of the user's repository applies (no config, no attributes,
  * no filters: bytes are compared as given). The two sides of the counts go in as two trees with
@@ -14,7 +14,9 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { cleanGitEnv, EMPTY_TREE, type GitContext, type StartedGit, splitNul, startGit } from "./git.js";
+import { splitNul } from "./git/porcelain.js";
+import { cleanGitEnv, type GitContext, type StartedGit, startGit } from "./git/process.js";
+import { EMPTY_TREE } from "./git/queries.js";
 
 const COMMITTER = "committer waymark <waymark> 0 +0000\ndata 0\n";
 

@@ -14,10 +14,11 @@ import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { compareScans, type ScanOptions, scanDirectory } from "./checksum.js";
+import { headFromFiles } from "./git/head-files.js";
+import { inertContext, plainContext } from "./git/inert-config.js";
+import { fileState, type HiddenEntry, type StatusRecord, type StatusResult } from "./git/porcelain.js";
+import { type GitContext, GitError } from "./git/process.js";
 import {
-  fileState,
-  type GitContext,
-  GitError,
   gitDiffCommits,
   gitHasCommit,
   gitHashFiles,
@@ -27,16 +28,10 @@ import {
   gitStatus,
   gitSubmoduleHead,
   gitToplevel,
-  type HiddenEntry,
-  headFromFiles,
-  inertContext,
-  plainContext,
-  type StatusRecord,
-  type StatusResult,
-} from "./git.js";
+} from "./git/queries.js";
 import { blobId, isMissing } from "./hash.js";
 import type { LocalGitSnapshot, LocalSnapshot } from "./local.js";
-import { attributesOnDisk, isAttributesPath, PLAIN_MAX_BYTES, repositoryPlain } from "./plain-checkin.js";
+import { attributesOnDisk, isAttributesPath, repositoryStoresVerbatim, VERBATIM_MAX_BYTES } from "./verbatim-blobs.js";
 
 const GITLINK = "160000";
 const SYMLINK = "120000";
@@ -63,20 +58,21 @@ type Plan = {
 function planFor(record: StatusRecord): Plan {
   switch (record.kind) {
     case "tracked": {
-      const head = fileState(record.mH, record.hH);
+      const head = fileState(record.headMode, record.headBlob);
       const y = record.xy[1];
       if (y === "D") return { path: record.path, head, known: null };
       // Y "." means status compared the working tree with the index and found them
       // equal, so the index entry is the worktree state: no need to read the file.
-      if (y === "." && record.mI !== "000000") return { path: record.path, head, known: fileState(record.mI, record.hI) };
-      const submodule = record.sub[0] === "S" || record.mW === GITLINK;
-      if (submodule && record.sub[1] !== "C" && record.mI === GITLINK) {
-        return { path: record.path, head, known: fileState(record.mI, record.hI) };
+      if (y === "." && record.indexMode !== "000000")
+        return { path: record.path, head, known: fileState(record.indexMode, record.indexBlob) };
+      const submodule = record.submodule[0] === "S" || record.worktreeMode === GITLINK;
+      if (submodule && record.submodule[1] !== "C" && record.indexMode === GITLINK) {
+        return { path: record.path, head, known: fileState(record.indexMode, record.indexBlob) };
       }
-      return { path: record.path, head, modeHint: record.mW, submodule };
+      return { path: record.path, head, modeHint: record.worktreeMode, submodule };
     }
     case "unmerged":
-      return { path: record.path, head: fileState(record.m2, record.h2), modeHint: record.mW };
+      return { path: record.path, head: fileState(record.oursMode, record.oursBlob), modeHint: record.worktreeMode };
     case "untracked":
       // An untracked nested repository: git would record a gitlink.
       return record.directory ? { path: record.path, head: null, submodule: true } : { path: record.path, head: null };
@@ -142,8 +138,9 @@ async function worktreeStates(
         if (!isMissing(error)) throw error;
       }
     } else if (mode !== null) {
-      // Stored as its bytes (./plain-checkin.ts): its blob id is theirs, no git process needed.
-      if (attributesApply && stats.size <= PLAIN_MAX_BYTES && !attributesApply(plan.path)) states[index] = plainState(abs, mode, contents);
+      // Stored as its bytes (./verbatim-blobs.ts): its blob id is theirs, no git process needed.
+      if (attributesApply && stats.size <= VERBATIM_MAX_BYTES && !attributesApply(plan.path))
+        states[index] = verbatimState(abs, mode, contents);
       else toHash.push({ index, mode });
     }
   });
@@ -172,7 +169,7 @@ async function worktreeStates(
 }
 
 /** A regular file's state from its bytes (kept in `contents` within its budget); null when it is gone by now. */
-function plainState(path: Buffer, mode: string, contents?: Contents): FileState | null {
+function verbatimState(path: Buffer, mode: string, contents?: Contents): FileState | null {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
@@ -187,7 +184,7 @@ function plainState(path: Buffer, mode: string, contents?: Contents): FileState 
 
 /**
  * Contents read while hashing the end state, by blob id, for the line counts of the same call
- * (./review.ts) not to read them again; bounded, beyond which they are read again there.
+ * (./review-measures.ts) not to read them again; bounded, beyond which they are read again there.
  */
 class Contents {
   readonly byBlob = new Map<string, Buffer>();
@@ -239,12 +236,12 @@ export async function dirtyEntries(
   }
   const list = [...plans.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   // A .gitattributes tracked but changed or hidden (git may read it from the index): every file goes through git.
-  const plain =
+  const verbatim =
     gitDir !== undefined &&
-    repositoryPlain(context, gitDir) &&
+    repositoryStoresVerbatim(context, gitDir) &&
     !status.records.some((record) => isAttributesPath(record.path)) &&
     !hidden.some((entry) => isAttributesPath(entry.path));
-  const states = await worktreeStates(context, root, list, plain ? attributesOnDisk(root) : null, contents);
+  const states = await worktreeStates(context, root, list, verbatim ? attributesOnDisk(root) : null, contents);
   const inStatus = new Set(status.records.map((record) => record.path));
   const entries: DirtyEntry[] = [];
   list.forEach((plan, index) => {

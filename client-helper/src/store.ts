@@ -15,6 +15,7 @@ import type { ConcurrentTask } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { checksumScanFromJson } from "./checksum.js";
 import type { LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
+import { treeKey } from "./tree-key.js";
 
 export type TaskRecord = {
   task_id: string;
@@ -188,9 +189,12 @@ export class TaskStore {
     }
   }
 
-  /** One folder per endpoint + working tree (the repository's top level, or the checksum root). */
+  /**
+   * One folder per endpoint + working tree (the repository's top level, or the checksum root),
+   * keyed by the tree and the repository in it (./tree-key.ts), never by the path alone.
+   */
   private treeFolder(tree: string): string {
-    return join(this.root, `t-${hash(`${this.endpoint}\0${tree}`).slice(0, 24)}`);
+    return join(this.root, `t-${hash(`${this.endpoint}\0${treeKey(tree)}`).slice(0, 24)}`);
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * @module task-review
- * The review measurements (./review.ts) wired into a task's life in the MCP proxy: start
+ * The review measurements (./review-measures.ts) wired into a task's life in the MCP proxy: start
  * contents kept at start_task, the review block attached at complete_task, the copies removed
  * once the task is recorded. A failure here never fails the task: it is logged and the task is
  * recorded without line counts.
@@ -10,9 +10,17 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes } from "@waymark/protocol/wire";
-import { type GitContext, inertContext } from "./git.js";
+import { inertContext } from "./git/inert-config.js";
+import type { GitContext } from "./git/process.js";
 import type { LocalSnapshot } from "./local.js";
-import { type CountsNeeded, type Leftovers, measureReview, pruneStartContents, saveStartContents, startContentsRoot } from "./review.js";
+import {
+  type CountsNeeded,
+  type Leftovers,
+  measureReview,
+  pruneStartContents,
+  saveStartContents,
+  startContentsRoot,
+} from "./review-measures.js";
 import type { ScratchRepository } from "./scratch.js";
 import { observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
 

@@ -305,8 +305,8 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
       expect(page).toContain(`from the agent&#39;s transcript (cost from the price table of ${PRICE_TABLE_DATE})`);
       expect(page).not.toContain("ci-token");
       const markdown = await (await fetch(`${share_url}/export.md`)).text();
-      expect(markdown).toContain("Files: computed by waymark\\-helper 0\\.1\\.0");
-      expect(markdown).toMatch(/Agent edits: 2 file.*generated\\\.txt/);
+      expect(markdown).toContain("Files: computed by waymark-helper 0.1.0");
+      expect(markdown).toMatch(/Agent edits: 2 file.*generated\.txt/);
       expect(hook("Stop", { hook_event_name: "Stop", stop_hook_active: false }).stdout).toBe("");
     } finally {
       await client.close();

@@ -331,7 +331,7 @@ describe("resolution rule on the wire types", () => {
 
 describe("HEAD read from .git files (no spawn) agrees with git", () => {
   it("loose ref, packed ref, detached HEAD; unknown (unborn) falls back", async () => {
-    const { headFromFiles } = await import("../src/git.js");
+    const { headFromFiles } = await import("../src/git/head-files.js");
     const repo = baseRepo();
     const head = repo.git("rev-parse", "HEAD").trim();
     expect(await headFromFiles(repo.dir)).toBe(head);

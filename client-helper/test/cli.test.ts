@@ -30,7 +30,7 @@ describe("waymark CLI contract: help text and exit codes", () => {
   it("--help documents every command and the exit codes, exit 0", () => {
     const r = waymark(["--help"]);
     expect(r.code).toBe(0);
-    for (const text of ["waymark mcp --url", "waymark snapshot", "waymark changes --since", "Exit codes:", "0  success"]) {
+    for (const text of ["waymark mcp [--url", "waymark snapshot", "waymark changes --since", "Exit codes:", "0  success"]) {
       expect(r.stdout).toContain(text);
     }
     expect(r.stdout).toContain("1  runtime failure");
@@ -60,7 +60,7 @@ describe("waymark CLI contract: help text and exit codes", () => {
     [["snapshot", "extra"], /positional/],
     [["changes"], /--since is required/],
     [["changes", "--since", "/nonexistent/snap.json"], /cannot read --since/],
-    [["mcp"], /--url is required/],
+    [["mcp"], /no endpoint: pass --url <endpoint>, set WAYMARK_URL, or run waymark init --url <endpoint>/],
     [["mcp", "--url", "ftp://x"], /--url must be an http\(s\) URL/],
     [["mcp", "--url", "http://127.0.0.1:9/mcp", "--timeout", "soon"], /--timeout must be a positive number/],
   ])("usage error %j -> exit 2 with a message on stderr", (args, message) => {

@@ -1,8 +1,8 @@
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { editedFiles, type HookAgent, runHook } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
-import { editedFiles, type HookAgent, runHook } from "../src/hooks/run.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
@@ -41,6 +41,45 @@ describe("editedFiles", () => {
       { tool: "afterFileEdit", paths: ["/r/b.ts"] },
     ],
     [{ hook_event_name: "afterFileEdit" }, "cursor", null],
+    // Cursor: a shell command is activity; a subagent's own edits come in subagentStop's modified_files.
+    [
+      { hook_event_name: "afterShellExecution", command: "npm test", output: "", duration: 150 },
+      "cursor",
+      { tool: "afterShellExecution", paths: [] },
+    ],
+    [
+      { hook_event_name: "subagentStop", subagent_type: "generalPurpose", status: "completed", modified_files: ["src/x.ts", "/r/y.ts"] },
+      "cursor",
+      { tool: "subagentStop", paths: ["src/x.ts", "/r/y.ts"] },
+    ],
+    [{ hook_event_name: "subagentStop", status: "completed", modified_files: [] }, "cursor", null],
+    // Codex 0.169's PostToolUse payloads, as the real CLI sent them: apply_patch carries the patch.
+    [
+      {
+        hook_event_name: "PostToolUse",
+        tool_name: "apply_patch",
+        tool_input: { command: "*** Begin Patch\n*** Add File: c.txt\n+patched\n*** End Patch\n" },
+      },
+      "codex",
+      { tool: "apply_patch", paths: ["c.txt"] },
+    ],
+    [
+      {
+        tool_name: "apply_patch",
+        tool_input: {
+          command: "*** Begin Patch\n*** Update File: src/a.ts\n*** Move to: src/b.ts\n@@\n-x\n+y\n*** Delete File: old.ts\n*** End Patch",
+        },
+      },
+      "codex",
+      { tool: "apply_patch", paths: ["src/a.ts", "src/b.ts", "old.ts"] },
+    ],
+    [{ tool_name: "Bash", tool_input: { command: "echo shell > b.txt" } }, "codex", { tool: "Bash", paths: [] }],
+    [
+      { tool_name: "Bash", tool_input: { command: "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: d.txt\n+d\n*** End Patch\nEOF" } },
+      "codex",
+      { tool: "Bash", paths: ["d.txt"] },
+    ],
+    [{ tool_name: "mcp__waymark__start_task", tool_input: {} }, "codex", null],
   ])("%j (%s) → %j", (payload, agent, expected) => {
     expect(editedFiles(payload, agent as HookAgent)).toEqual(expected);
   });
@@ -70,6 +109,52 @@ describe("hooks", () => {
     await run("claude", "post-tool-use", { cwd: link, tool_name: "Write", tool_input: { file_path: join(link, "linked.ts") } });
     await run("claude", "post-tool-use", { cwd: link, tool_name: "Write", tool_input: { file_path: join(link, "gone.ts") } });
     expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/a b.ts", "sub/rel.ts", "linked.ts", "gone.ts"]);
+  });
+
+  it("Codex: apply_patch paths are recorded relative to the session's directory; a shell command counts as work for the stop reminder", async () => {
+    const { repo, journal, run } = await openTask();
+    const patch = "*** Begin Patch\n*** Add File: src/new.ts\n+x\n*** Update File: README.md\n@@\n-a\n+b\n*** End Patch\n";
+    const payload = (tool_name: string, command: string) => ({
+      session_id: "01a21cad-e4aa-7ad3-a9dd-0495be2bd73f",
+      turn_id: "t",
+      transcript_path: "/home/u/.codex/sessions/2026/11/27/rollout-x.jsonl",
+      cwd: repo.dir,
+      hook_event_name: "PostToolUse",
+      model: "gpt-5.3-codex",
+      permission_mode: "bypassPermissions",
+      tool_name,
+      tool_input: { command },
+      tool_response: "",
+      tool_use_id: "c2",
+    });
+    expect(await run("codex", "post-tool-use", payload("apply_patch", patch))).toEqual({ stdout: "" });
+    expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/new.ts", "README.md"]);
+    // Reminded once; then only a shell command ran: that is work on the task, so stop reminds again.
+    expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
+    expect((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).toBe("");
+    await new Promise((r) => setTimeout(r, 5));
+    await run("codex", "post-tool-use", payload("Bash", "npm test"));
+    expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/new.ts", "README.md"]);
+    expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
+    expect(await journal.session()).toMatchObject({
+      agent: "codex",
+      transcript_path: "/home/u/.codex/sessions/2026/11/27/rollout-x.jsonl",
+    });
+  });
+
+  it("Cursor: a subagent's modified_files are recorded for the open task", async () => {
+    const { repo, journal, run } = await openTask();
+    const out = await run("cursor", "post-tool-use", {
+      conversation_id: "c",
+      generation_id: "g",
+      hook_event_name: "subagentStop",
+      workspace_roots: [repo.dir],
+      subagent_type: "generalPurpose",
+      status: "completed",
+      modified_files: [join(repo.dir, "lib", "a.ts"), "lib/b.ts", "/elsewhere/c.ts"],
+    });
+    expect(JSON.parse(out.stdout)).toEqual({});
+    expect((await journal.editedPaths("tk_1")).paths).toEqual(["lib/a.ts", "lib/b.ts"]);
   });
 
   it("with no task open, edits are not recorded and stop says nothing", async () => {

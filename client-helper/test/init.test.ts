@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
@@ -10,6 +10,15 @@ const CLAUDE_TOKEN_REF = ["$", "{WAYMARK_TOKEN}"].join("");
 const CURSOR_TOKEN_REF = ["$", "{env:WAYMARK_TOKEN}"].join("");
 
 const URL_ = "https://waymark.example.com";
+/** What every agent's configuration runs: this helper version from the endpoint, as the stdio MCP server. */
+const MCP_ARGS = [
+  "-y",
+  "--package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz",
+  "waymark",
+  "mcp",
+  "--url",
+  "https://waymark.example.com/mcp",
+];
 const SECRET = "wm_secret_token_that_must_never_be_written";
 
 beforeAll(() => ensureBuilt());
@@ -59,6 +68,11 @@ function snapshotTree(...roots: string[]): Record<string, string> {
   return files;
 }
 
+/** A tree snapshot without the user-level endpoint setting init keeps (~/.config/waymark/config.json). */
+function withoutUserConfig(files: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(files).filter(([path]) => !/(^|[/:])\.config\/(waymark\/(config\.json)?)?$/.test(path)));
+}
+
 /** A project whose owner already has content in every file init touches, in their own formatting. */
 function seedUserFiles(s: Setup): void {
   const w = (path: string, text: string) => {
@@ -76,6 +90,49 @@ function seedUserFiles(s: Setup): void {
   w(join(s.home, ".codex", "config.toml"), 'model = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n');
 }
 
+/** The file as Codex's TOML reader would take it (Python's tomllib: a duplicate table is an error). */
+function toml(path: string): Record<string, unknown> {
+  return JSON.parse(
+    execFileSync("python3", ["-c", "import json,sys,tomllib; print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", path], {
+      encoding: "utf8",
+    }),
+  );
+}
+
+describe("waymark init --agent codex: what Codex 0.169 reads", () => {
+  it.each([
+    ["no [features] table of the user's", 'model = "gpt-5"\n', { hooks: true }, ""],
+    ["its own [features] table (left as it is)", "[features]\nweb_search = true\n", { web_search: true }, ""],
+    [
+      "the deprecated codex_hooks key",
+      "[features]\ncodex_hooks = true\n",
+      { codex_hooks: true },
+      "codex_hooks, the deprecated name of hooks",
+    ],
+    ["hooks turned off", "[features]\nhooks = false\n", { hooks: false }, "([features] hooks = false): set hooks = true"],
+  ])("config.toml with %s stays valid TOML, with the server and the hooks feature", (_case, before, features, said) => {
+    const s = setup();
+    mkdirSync(join(s.home, ".codex"), { recursive: true });
+    writeFileSync(join(s.home, ".codex", "config.toml"), before);
+    const run = waymark(s, ["init", "--url", URL_, "--agent", "codex"]);
+    expect(run.code, run.stderr).toBe(0);
+    const config = toml(join(s.home, ".codex", "config.toml"));
+    expect(config.features).toEqual(features);
+    expect(config.mcp_servers).toEqual({
+      waymark: {
+        command: "npx",
+        args: MCP_ARGS,
+        env_vars: ["WAYMARK_TOKEN", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"],
+      },
+    });
+    if (said) expect(run.stdout).toContain(said);
+    // A second run changes nothing; --remove gives the file back.
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "codex"]).stdout).toContain("already up to date");
+    expect(waymark(s, ["init", "--remove", "--agent", "codex"]).code).toBe(0);
+    expect(readFileSync(join(s.home, ".codex", "config.toml"), "utf8")).toBe(before);
+  });
+});
+
 describe("waymark init", () => {
   it("writes each agent's server entry, instructions and hooks, and never the token", () => {
     const s = setup();
@@ -87,14 +144,7 @@ describe("waymark init", () => {
     expect(mcp.mcpServers.waymark).toEqual({
       type: "stdio",
       command: "npx",
-      args: [
-        "-y",
-        "--package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz",
-        "waymark",
-        "mcp",
-        "--url",
-        "https://waymark.example.com/mcp",
-      ],
+      args: MCP_ARGS,
       env: { WAYMARK_TOKEN: CLAUDE_TOKEN_REF },
     });
     const settings = JSON.parse(readFileSync(join(s.repo.dir, ".claude", "settings.json"), "utf8"));
@@ -112,13 +162,20 @@ describe("waymark init", () => {
     expect(cursor.mcpServers.waymark.env).toEqual({ WAYMARK_TOKEN: CURSOR_TOKEN_REF });
     const cursorHooks = JSON.parse(readFileSync(join(s.repo.dir, ".cursor", "hooks.json"), "utf8"));
     expect(cursorHooks.version).toBe(1);
-    expect(Object.keys(cursorHooks.hooks)).toEqual(["sessionStart", "afterFileEdit", "stop"]);
+    expect(Object.keys(cursorHooks.hooks)).toEqual(["sessionStart", "afterFileEdit", "afterShellExecution", "subagentStop", "stop"]);
     expect(readFileSync(join(s.repo.dir, ".cursor", "rules", "waymark.mdc"), "utf8")).toMatch(
       /^---\ndescription: .+\nalwaysApply: true\n---\n<!-- waymark:begin/,
     );
     const codex = readFileSync(join(s.home, ".codex", "config.toml"), "utf8");
     expect(codex).toContain('[mcp_servers.waymark]\ncommand = "npx"\n');
-    expect(codex).toContain('env_vars = ["WAYMARK_TOKEN"]');
+    expect(codex).toContain('env_vars = ["WAYMARK_TOKEN", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"]');
+    expect(codex).toContain("[features]\nhooks = true\n# waymark:end");
+    const codexHooks = JSON.parse(readFileSync(join(s.repo.dir, ".codex", "hooks.json"), "utf8"));
+    expect(Object.keys(codexHooks.hooks)).toEqual(["SessionStart", "PostToolUse", "Stop"]);
+    expect(codexHooks.hooks.PostToolUse[0].matcher).toBe("apply_patch|Bash");
+    expect(run.stdout).toContain("Codex runs what a project defines only once you trust it");
+    expect(run.stdout).toContain(`[projects.${JSON.stringify(realpathSync(s.repo.dir))}]`);
+    expect(run.stdout).toContain("type /hooks");
     for (const file of ["CLAUDE.md", "AGENTS.md"]) expect(readFileSync(join(s.repo.dir, file), "utf8")).toContain("call `complete_task`");
 
     const everything = JSON.stringify(snapshotTree(s.repo.dir, s.home, s.cache));
@@ -176,13 +233,14 @@ describe("waymark init", () => {
     expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
     const removed = waymark(s, ["init", "--remove"]);
     expect(removed.code, removed.stderr).toBe(0);
-    expect(snapshotTree(s.repo.dir, s.home)).toEqual(before);
+    // The user-level endpoint setting stays: it is the user's, shared by every project.
+    expect(withoutUserConfig(snapshotTree(s.repo.dir, s.home))).toEqual(before);
 
     const fresh = setup();
     const empty = snapshotTree(fresh.repo.dir, fresh.home);
     expect(waymark(fresh, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
     expect(waymark(fresh, ["init", "--remove"]).code).toBe(0);
-    expect(snapshotTree(fresh.repo.dir, fresh.home)).toEqual(empty);
+    expect(withoutUserConfig(snapshotTree(fresh.repo.dir, fresh.home))).toEqual(empty);
   });
 
   it("--remove after the user edited a file takes out only Waymark's part", () => {
@@ -220,7 +278,7 @@ describe("waymark init", () => {
   });
 
   it.each([
-    [["init"], 2, "--url is required"],
+    [["init"], 2, "no endpoint: pass --url <endpoint>"],
     [["init", "--url", "ftp://x"], 2, "--url must be an http(s) URL"],
     [["init", "--url", "https://user:pw@x.example"], 2, "must not carry credentials"],
     [["init", "--url", URL_, "--agent", "vim"], 2, 'unknown agent "vim"'],

@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InertContexts } from "../src/config-cache.js";
 import { RACY_MS } from "../src/file-stamp.js";
-import { type GitContext, gitHiddenEntries, gitToplevel, inertContext, plainContext } from "../src/git.js";
+import { inertContext, plainContext } from "../src/git/inert-config.js";
+import type { GitContext } from "../src/git/process.js";
+import { gitHiddenEntries, gitToplevel } from "../src/git/queries.js";
 import { computeChanges, takeSnapshot } from "../src/snapshot.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 

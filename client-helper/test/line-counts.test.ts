@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
 import { afterEach, describe, expect, it } from "vitest";
-import { inertContext } from "../src/git.js";
+import { inertContext } from "../src/git/inert-config.js";
 import type { LocalGitSnapshot } from "../src/local.js";
-import { measureReview, saveStartContents } from "../src/review.js";
+import { measureReview, saveStartContents } from "../src/review-measures.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "../src/snapshot.js";
 
 const dirs: string[] = [];

@@ -1,7 +1,7 @@
 /** The helper reads the identity of the repository it runs in, from real git repositories. */
-import { repositoryFingerprint } from "@waymark/protocol/repository";
+import { repositoryFingerprint } from "@waymark/protocol/repository-fingerprint";
 import { afterAll, describe, expect, it } from "vitest";
-import { inertContext } from "../src/git.js";
+import { inertContext } from "../src/git/inert-config.js";
 import type { LocalGitSnapshot } from "../src/local.js";
 import { RootCommits, readRepository, snapshotRepository } from "../src/repository.js";
 import { takeSnapshot } from "../src/snapshot.js";

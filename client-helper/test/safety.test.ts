@@ -3,8 +3,8 @@ import { readdirSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
 import { afterAll, describe, expect, it } from "vitest";
-import { inertContext } from "../src/git.js";
-import { measureReview, saveStartContents } from "../src/review.js";
+import { inertContext } from "../src/git/inert-config.js";
+import { measureReview, saveStartContents } from "../src/review-measures.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "../src/snapshot.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 

@@ -1,6 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { computeNetChanges, summarizeChanges, truncationOf } from "@waymark/protocol/attribution";
+import { computeNetChanges } from "@waymark/protocol/attribution";
+import { summarizeChanges } from "@waymark/protocol/files-changed";
+import { truncationOf } from "@waymark/protocol/truncation";
 import { changesSchema, snapshotSchema, WIRE_LIMITS } from "@waymark/protocol/wire";
 import { afterAll, describe, expect, it } from "vitest";
 import { outgoingChanges, outgoingSnapshot } from "../src/outgoing.js";

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { codeSpan, renderSummary, type SummaryTask, type SummaryView } from "@waymark/protocol/summary";
+import { codeSpan, renderSummary, type SummaryTask, type SummaryView } from "@waymark/protocol/pr-summary";
 import { describe, expect, it } from "vitest";
 import { XSS_PAYLOADS } from "../../test/pages/xss-corpus";
 
@@ -195,5 +195,46 @@ describe("hostile paths, names, subjects and branches render as text on GFM", ()
     // The path comes back as text: exactly, apart from control and bidi characters made visible.
     const visible = codeSpan(`src/${payload}.ts`).replace(/^(`+) ?|(?: ?)(`+)$/g, "");
     expect(rendered).toContain(`<code>${html(visible)}</code>`);
+  });
+});
+
+describe("agent prose stays readable in the Markdown itself, escaped only where GFM would act on it", () => {
+  /** The rendering of a workflow whose description is `text`, and the same without it (to compare tags). */
+  function withDescription(text: string) {
+    const of = (description: string) =>
+      renderSummary({ ...view, tasks: [], decisions: [], issues: [], workflow: { ...view.workflow, description } });
+    const markdown = of(text);
+    return { markdown, rendered: gfm(markdown).replaceAll("\u2060", ""), baseline: gfm(of("plain")) };
+  }
+  const count = (html: string, tag: string) => html.split(tag).length - 1;
+
+  it.each([
+    "Edited app.js.",
+    "Ran claude-sonnet-4-5 on it",
+    'the agent\'s notes (2 of 3) + tests = 100% "green"!',
+    "kept login_helper and snake_case names",
+    "costs $3 in C# at ~/work: fine | ok {x} ^y",
+    "a < b && c > d",
+  ])("%j is written as it is", (text) => {
+    const { markdown, rendered } = withDescription(text);
+    expect(markdown).toContain(`\n${text}\n`);
+    expect(rendered).toContain(`<p>${html(text)}</p>`);
+  });
+
+  it.each([
+    ["*bold* and __init__", ["<em>", "<strong>"]],
+    ["[click](https://evil.example) ![i](x.png)", ["<a ", "<img"]],
+    ["`code` and ~~gone~~ and $x$ $y$", ["<code>", "<del>"]],
+    ["<b>raw</b> &amp; &#60; mail a@b.example, ping @octocat, fixes #12", ["<b>", "<a "]],
+    ["# not a heading", ["<h1>"]],
+    ["> not a quote", ["<blockquote>"]],
+    ["- not a list", ["<ul>", "<li>"]],
+    ["+ not a list", ["<ul>", "<li>"]],
+    ["1. not a list", ["<ol>"]],
+    ["2) not a list", ["<ol>"]],
+  ] as const)("%j stays text, shown exactly as written", (text, tags) => {
+    const { rendered, baseline } = withDescription(text);
+    for (const tag of tags) expect(count(rendered, tag), tag).toBe(count(baseline, tag));
+    expect(rendered).toContain(`<p>${html(text)}</p>`);
   });
 });

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import * as z from "zod";
 
 export const HELPER_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -20,7 +20,7 @@ export const SYSTEM_NODE = ["/usr/local/bin/node", "/usr/bin/node"].find((p) => 
 let built = false;
 /**
  * Builds the helper's dist/ once per test file: tests run the real bin, as users do. Under vitest
- * the global setup has built it once for the whole run (test/support/helper-tarball-setup.ts sets
+ * the global setup has built it once for the whole run (test/support/worker-build-setup.ts sets
  * WAYMARK_TEST_HELPER_BUILT): files running side by side must not rewrite what others execute.
  */
 export function ensureBuilt(): void {
@@ -30,6 +30,25 @@ export function ensureBuilt(): void {
 }
 
 export type Received = { tool: string; args: Record<string, unknown> };
+
+/** The smallest workflow view `waymark summary` renders. */
+function summaryView(id: string) {
+  return {
+    workflow: {
+      name: `Workflow ${id}`,
+      description: null,
+      status: "active",
+      outcome: null,
+      created_at: "2026-11-23T06:00:00.000Z",
+      completed_at: null,
+    },
+    tasks: [],
+    decisions: [],
+    issues: [],
+    totals: { tasks: 0, open_tasks: 0, duration_seconds: 0, files_changed: 0, reviews_needed: 0 },
+    chain: { head: "0".repeat(64) },
+  };
+}
 
 /**
  * A stand-in for the Waymark edge: a real Streamable HTTP MCP server (SDK v2) that
@@ -87,6 +106,7 @@ export class FakeRemote {
           status: z.enum(["success", "partial_success", "failed"]),
           outcome: z.object({ summary: z.string() }),
           changes: z.record(z.string(), z.unknown()).optional(),
+          metrics: z.record(z.string(), z.unknown()).optional(),
           idempotency_key: z.string().optional(),
         }),
       },
@@ -122,6 +142,15 @@ export class FakeRemote {
         },
       ],
     }));
+    // One workflow as `waymark summary` reads it: named after its id.
+    server.registerResource(
+      "workflow",
+      new ResourceTemplate("waymark://workflows/{id}", { list: undefined }),
+      { mimeType: "application/json" },
+      async (uri, { id }) => ({
+        contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(summaryView(String(id))) }],
+      }),
+    );
     return server;
   }
 
@@ -139,6 +168,11 @@ export class FakeRemote {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
+    if (req.url === "/health") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"ok":true}');
+      return;
+    }
     if (req.headers.authorization !== `Bearer ${this.token}`) {
       res.writeHead(401, {
         "content-type": "application/json",

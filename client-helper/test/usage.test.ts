@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { costOf, PRICE_TABLE, PRICE_TABLE_DATE, priceOf } from "../src/usage/prices.js";
-import { transcriptUsage } from "../src/usage/transcript.js";
+import { edgeMetrics, type TranscriptUsage, transcriptUsage } from "../src/usage/transcript.js";
 import { cleanupTempDirs, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
@@ -22,25 +22,35 @@ describe("price table", () => {
     ["CLAUDE-HAIKU-4-5", 1, 5],
     ["claude-3-5-haiku-20241022", 0.8, 4],
     ["claude-fable-5-1", 10, 50],
+    ["gpt-5.3-codex", 1.75, 14],
+    ["gpt-5.2-codex", 1.75, 14],
+    ["gpt-5-codex", 1.25, 10],
+    ["gpt-5-codex-2025-09-15", 1.25, 10],
   ])("prices %s at $%d in / $%d out per million tokens", (model, input, output) => {
     expect(priceOf(model)).toMatchObject({ input, output });
   });
 
-  it.each(["gpt-5", "claude-opus-4x", "claude-sonnet-40", "", "<synthetic>", "claude-opus"])(
-    "an unknown model (%j) has no price and no cost",
-    (model) => {
-      expect(priceOf(model)).toBeNull();
-      expect(
-        costOf(model, {
-          input_tokens: 1,
-          output_tokens: 1,
-          cache_creation_input_tokens: 0,
-          cache_creation_1h_input_tokens: 0,
-          cache_read_input_tokens: 0,
-        }),
-      ).toBeNull();
-    },
-  );
+  it.each([
+    "gpt-5",
+    "gpt-5.3-codex-spark",
+    "claude-opus-4-6-experimental",
+    "claude-opus-4x",
+    "claude-sonnet-40",
+    "",
+    "<synthetic>",
+    "claude-opus",
+  ])("an unknown model (%j) has no price and no cost", (model) => {
+    expect(priceOf(model)).toBeNull();
+    expect(
+      costOf(model, {
+        input_tokens: 1,
+        output_tokens: 1,
+        cache_creation_input_tokens: 0,
+        cache_creation_1h_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      }),
+    ).toBeNull();
+  });
 
   it("prices 1-hour cache writes apart from 5-minute ones", () => {
     const tokens = {
@@ -54,6 +64,26 @@ describe("price table", () => {
     expect(costOf("claude-opus-4-6", tokens)).toBe(23);
   });
 });
+
+/**
+ * A transcript's usage as transcriptUsage returns it: [input, output, cache writes, cache reads],
+ * the models (most output first), the cost and the number of responses counted.
+ */
+function summed(tokens: [number, number, number, number], models: string[], cost: number | null, responses: number): TranscriptUsage {
+  const [input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens] = tokens;
+  return {
+    input_tokens,
+    output_tokens,
+    cache_creation_input_tokens,
+    cache_read_input_tokens,
+    model: models[0] ?? null,
+    models,
+    cost_usd: cost,
+    responses,
+    source: "transcript",
+    price_table_date: PRICE_TABLE_DATE,
+  };
+}
 
 /** One line of a Claude Code transcript, in the shape Claude Code writes it. */
 function assistant(at: string, id: string, model: string, usage: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
@@ -111,19 +141,10 @@ describe("transcriptUsage", () => {
 
   it("sums the task's window once per response, subagents included, and prices it", async () => {
     const usage = await transcriptUsage(path, from, to);
-    expect(usage).toEqual({
-      input_tokens: 10 + 5 + 100,
-      output_tokens: 300 + 200 + 50,
-      cache_creation_input_tokens: 2000,
-      cache_read_input_tokens: 2000,
-      model: "claude-opus-4-6",
-      models: ["claude-opus-4-6", "claude-haiku-4-5-20251001"],
-      // opus: 15×5 + 500×25 + 2000×6.25 + 2000×0.5 = 26075 µ$; haiku: 100×1 + 50×5 = 350 µ$
-      cost_usd: 0.026425,
-      responses: 3,
-      source: "transcript",
-      price_table_date: PRICE_TABLE_DATE,
-    });
+    // opus: 15×5 + 500×25 + 2000×6.25 + 2000×0.5 = 26075 µ$; haiku: 100×1 + 50×5 = 350 µ$
+    expect(usage).toEqual(
+      summed([10 + 5 + 100, 300 + 200 + 50, 2000, 2000], ["claude-opus-4-6", "claude-haiku-4-5-20251001"], 0.026425, 3),
+    );
   });
 
   it("gives no cost when a model of the window is not in the table", async () => {
@@ -140,6 +161,120 @@ describe("transcriptUsage", () => {
   it("is null for a transcript that cannot be read, and empty for a window without responses", async () => {
     expect(await transcriptUsage(join(dir, "missing.jsonl"), from, to)).toBeNull();
     const empty = await transcriptUsage(path, to + 10_000, to + 20_000);
-    expect(empty).toMatchObject({ input_tokens: 0, output_tokens: 0, model: null, cost_usd: 0, responses: 0 });
+    // Nothing counted: no cost is stated (a zero would claim the task was free).
+    expect(empty).toMatchObject({ input_tokens: 0, output_tokens: 0, model: null, cost_usd: null, responses: 0 });
+  });
+});
+
+/**
+ * Lines of a Codex 0.169 session (rollout) file, in the shape the real `codex exec` wrote them
+ * against a local model server (payloads trimmed to the fields Waymark reads and a few others).
+ */
+const counts = (input: number, cached: number, output: number, reasoning: number) => ({
+  input_tokens: input,
+  cached_input_tokens: cached,
+  cache_write_input_tokens: 0,
+  output_tokens: output,
+  reasoning_output_tokens: reasoning,
+  total_tokens: input + output,
+});
+const rollout = {
+  meta: () =>
+    JSON.stringify({
+      timestamp: "2026-11-27T10:54:08.847Z",
+      ordinal: 0,
+      type: "session_meta",
+      payload: { session_id: "s", cwd: "/work/project", originator: "codex_exec", cli_version: "0.169.0", model_provider: "lab" },
+    }),
+  turn: (at: string, turn: string, model: string) =>
+    JSON.stringify({
+      timestamp: at,
+      ordinal: 5,
+      type: "turn_context",
+      payload: { turn_id: turn, root_turn_id: turn, cwd: "/work/project", approval_policy: "never", model, summary: "none" },
+    }),
+  usage: (at: string, turn: string, response: string, input: number, cached: number, output: number, reasoning = 0) =>
+    JSON.stringify({
+      timestamp: at,
+      ordinal: 11,
+      type: "token_usage_record",
+      payload: {
+        thread_id: "s",
+        turn_id: turn,
+        session_id: "s",
+        root_turn_id: turn,
+        response_id: response,
+        usage: counts(input, cached, output, reasoning),
+        // Codex writes the turn's running totals beside each response's own; only the latter count.
+        turn_token_usage: counts(input, cached, output, reasoning),
+      },
+    }),
+  /** The cumulative event Codex writes after each response: never counted (it repeats the totals). */
+  count: (at: string, input: number, output: number) =>
+    JSON.stringify({
+      timestamp: at,
+      ordinal: 12,
+      type: "event_msg",
+      payload: {
+        type: "token_count",
+        info: {
+          total_token_usage: { input_tokens: input, cached_input_tokens: 0, output_tokens: output, total_tokens: input + output },
+          last_token_usage: { input_tokens: input, output_tokens: output },
+        },
+      },
+    }),
+};
+
+describe("transcriptUsage on a Codex session (rollout) file", () => {
+  const dir = tempDir("waymark-rollout-");
+  const path = join(dir, "rollout-2026-11-27T10-54-08-01a21ca4-23a5-7ff1-a878-ed0c880ff202.jsonl");
+  const from = Date.parse("2026-11-27T10:00:00Z");
+  const to = Date.parse("2026-11-27T11:00:00Z");
+  writeFileSync(
+    path,
+    [
+      rollout.meta(),
+      rollout.turn("2026-11-27T09:59:00.000Z", "t0", "gpt-5.3-codex"),
+      rollout.usage("2026-11-27T09:59:01.000Z", "t0", "resp_before", 9999, 0, 9999),
+      rollout.turn("2026-11-27T10:54:08.883Z", "t1", "gpt-5.3-codex"),
+      rollout.usage("2026-11-27T10:54:09.029Z", "t1", "resp_1", 1011, 100, 17, 1),
+      rollout.count("2026-11-27T10:54:09.030Z", 1011, 17),
+      rollout.usage("2026-11-27T10:54:10.029Z", "t1", "resp_2", 2022, 1000, 27, 2),
+      rollout.count("2026-11-27T10:54:10.030Z", 3033, 44),
+      rollout.turn("2026-11-27T10:55:00.000Z", "t2", "gpt-5-codex"),
+      rollout.usage("2026-11-27T10:55:01.000Z", "t2", "resp_3", 500, 0, 300),
+    ].join("\n"),
+  );
+
+  it("counts each response once with its turn's model, splits cached input out, and prices it", async () => {
+    const usage = await transcriptUsage(path, from, to);
+    // Uncached input: (1011 − 100) + (2022 − 1000) + 500; cached input is a cache read.
+    // gpt-5.3-codex: 1933×1.75 + 1100×0.175 + 44×14 = 4191.25 µ$; gpt-5-codex: 500×1.25 + 300×10 = 3625 µ$
+    expect(usage).toEqual(summed([911 + 1022 + 500, 17 + 27 + 300, 0, 1100], ["gpt-5-codex", "gpt-5.3-codex"], 0.007816, 3));
+  });
+
+  it("the metrics complete_task carries: every prompt token as input, Codex's model", async () => {
+    const usage = await transcriptUsage(path, from, Date.parse("2026-11-27T10:54:30Z"));
+    expect(usage && edgeMetrics(usage)).toEqual({
+      input_tokens: 1011 + 2022,
+      output_tokens: 44,
+      model: "gpt-5.3-codex",
+      cost_usd: 0.004191,
+    });
+  });
+
+  it("a model no row prices gives the tokens without a cost", async () => {
+    const other = join(dir, "other.jsonl");
+    writeFileSync(
+      other,
+      [rollout.turn("2026-11-27T10:54:00Z", "t", "lab-model"), rollout.usage("2026-11-27T10:54:01Z", "t", "r", 10, 0, 5)].join("\n"),
+    );
+    expect(await transcriptUsage(other, from, to)).toMatchObject({
+      input_tokens: 10,
+      output_tokens: 5,
+      model: "lab-model",
+      cost_usd: null,
+      responses: 1,
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { helperWarnings } from "@waymark/protocol/attribution";
+import { helperWarnings } from "@waymark/protocol/helper-warnings";
 import { type Changes, changesSchema, type Snapshot, snapshotSchema } from "@waymark/protocol/wire";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";

@@ -8,62 +8,18 @@
  * scan over the primary key, so it costs the matches, not the index size.
  */
 import { encodePathBytes, isEscapedPath } from "@waymark/protocol/paths";
-import type { TaskView, WorkflowEvent } from "../domain/view";
+import type { PathEntry } from "../domain/path-entries";
 import { LIMITS } from "../limits";
+import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
-
-/** One changed path as the workflow object pushes it. */
-export interface PathEntry {
-  path: string;
-  task_id: string;
-  task_name: string;
-  /** A, M, D or R (the new name of a rename; the old name is listed as D). */
-  status: string;
-  at: string;
-}
 
 /** A match: the path, and the task that changed it. */
 export interface PathHit extends PathEntry {
   workflow_id: string;
 }
 
-export const PATH_INDEX_MIGRATION_STATEMENTS = [
-  `CREATE TABLE workflow_paths (
-    path TEXT NOT NULL,
-    workflow_id TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    task_name TEXT NOT NULL,
-    status TEXT NOT NULL,
-    at TEXT NOT NULL,
-    PRIMARY KEY (path, workflow_id, task_id)
-  )`,
-  "CREATE INDEX workflow_paths_workflow ON workflow_paths(workflow_id)",
-];
-
-/** The paths completed tasks changed, from a batch of the workflow's events (run by the workflow object). */
-export function pathsFromEvents(events: readonly WorkflowEvent[]): PathEntry[] {
-  const out: PathEntry[] = [];
-  for (const event of events) {
-    if (event.type !== "task.completed" && event.type !== "task.updated") continue;
-    const task = event.data as TaskView;
-    const files = task.files_changed;
-    if (!files) continue;
-    const entry = (path: string, status: string) => ({ path, task_id: task.id, task_name: task.name, status, at: event.at });
-    out.push(
-      ...files.added.map((p) => entry(p, "A")),
-      ...files.modified.map((p) => entry(p, "M")),
-      ...files.deleted.map((p) => entry(p, "D")),
-      ...files.renamed.flatMap((r) => [entry(r.from, "D"), entry(r.to, "R")]),
-    );
-  }
-  return out;
-}
-
 /** Past this many matches a prefix search walks the recency index (see PathIndex.startingWith). */
 export const DENSE_PREFIX_MATCHES = 1000;
-
-/** Newest first over the whole index: what a prefix matching most paths is read in. */
-export const PATH_RECENCY_MIGRATION_STATEMENTS = ["CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)"];
 
 /** The largest code point: `prefix + MAX` is above every string that starts with `prefix`. */
 const MAX_CODE_POINT = "\u{10FFFF}";
@@ -90,12 +46,14 @@ export class PathIndex {
     // Every entry counts against the bound, as if each one were new (replays included).
     const batch = entries.slice(0, Math.max(0, LIMITS.PATHS_PER_WORKFLOW - stored));
     if (batch.length === 0) return;
-    // One statement for the whole batch: a statement per path cost about 0.1 ms each, 12 ms for a 100-file task.
-    const rows = JSON.stringify(batch.map((e) => [e.path, e.task_id, e.task_name, e.status, e.at]));
-    this.sql`
-      INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
-      SELECT value ->> 0, ${workflowId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows}) WHERE true
-      ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name`;
+    // A statement per chunk, not per path (a statement per path cost about 0.1 ms each, 12 ms for a
+    // 100-file task); chunks keep each bound list far below SQLite's 2 MB per value.
+    for (const chunk of jsonChunks(batch.map((e) => [e.path, e.task_id, e.task_name, e.status, e.at]))) {
+      this.sql`
+        INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
+        SELECT value ->> 0, ${workflowId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
+        ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name`;
+    }
   }
 
   /**

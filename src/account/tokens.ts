@@ -8,8 +8,9 @@
  * for 30 days so the dashboard can show what was cut off and when.
  */
 import { constantTimeEqual, randomBase32, sha256Hex } from "../crypto";
-import { fail, ok, type Result } from "../errors";
-import { normalizeScopes, type Scope } from "../http/scopes";
+import { normalizeScopes, type Scope } from "../domain/access-scopes";
+import { fail, notFound, ok, type Result } from "../errors";
+import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 
@@ -66,21 +67,12 @@ export interface VerifiedToken {
   expiresAt: number | null;
 }
 
-export const TOKEN_MIGRATION_STATEMENTS = [
-  `CREATE TABLE api_tokens (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    scopes TEXT NOT NULL,
-    token_hash TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    expires_at TEXT,
-    last_used_at TEXT,
-    revoked_at TEXT
-  )`,
-];
+/** An active token as what is derived from it sees it (the hash lets the Worker cache it like a verification). */
+export interface ActiveToken extends VerifiedToken {
+  hash: string;
+}
 
 type Row = Record<string, SqlStorageValue>;
-const iso = (ms: number) => new Date(ms).toISOString();
 const text = (value: SqlStorageValue | undefined) => (value === null || value === undefined ? null : String(value));
 
 function infoFromRow(row: Row): TokenInfo {
@@ -101,21 +93,21 @@ export class ApiTokens {
   /** A new token of `account` (the object's own account: it is part of the token). */
   async create(account: string, input: NewToken, now = Date.now()): Promise<Result<CreatedToken>> {
     // Revoked and expired tokens stay listed for a while, then go: the table stays bounded.
-    const forgotten = iso(now - KEEP_ENDED_MS);
+    const forgotten = isoTime(now - KEEP_ENDED_MS);
     this.sql`DELETE FROM api_tokens WHERE revoked_at < ${forgotten} OR expires_at < ${forgotten}`;
     const live =
       this.sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens
-      WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${iso(now)})`[0]?.n ?? 0;
+      WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${isoTime(now)})`[0]?.n ?? 0;
     if (live >= LIMITS.API_TOKENS) {
       return fail("QUOTA_EXCEEDED", `tokens: at most ${LIMITS.API_TOKENS} active per account (this account has ${live}); revoke one first`);
     }
     const id = randomBase32(ID_LENGTH);
     const token = `wmk_${account}_${id}_${randomBase32(SECRET_LENGTH)}`;
     const scopes = normalizeScopes(input.scopes);
-    const expires = input.expiresAt === null ? null : iso(input.expiresAt);
+    const expires = input.expiresAt === null ? null : isoTime(input.expiresAt);
     this.sql`INSERT INTO api_tokens (id, name, scopes, token_hash, created_at, expires_at)
-      VALUES (${id}, ${input.name}, ${scopes.join(" ")}, ${await sha256Hex(token)}, ${iso(now)}, ${expires})`;
-    return ok({ id, name: input.name, scopes, created_at: iso(now), expires_at: expires, last_used_at: null, revoked_at: null, token });
+      VALUES (${id}, ${input.name}, ${scopes.join(" ")}, ${await sha256Hex(token)}, ${isoTime(now)}, ${expires})`;
+    return ok({ id, name: input.name, scopes, created_at: isoTime(now), expires_at: expires, last_used_at: null, revoked_at: null, token });
   }
 
   /** Active tokens first (newest first), then revoked ones. */
@@ -124,10 +116,10 @@ export class ApiTokens {
   }
 
   revoke(id: string, now = Date.now()): Result<TokenInfo> {
-    if (!isTokenId(id)) return fail("NOT_FOUND", `id: no token ${id.slice(0, 40)} in this account`);
-    this.sql`UPDATE api_tokens SET revoked_at = ${iso(now)} WHERE id = ${id} AND revoked_at IS NULL`;
+    if (!isTokenId(id)) return notFound("id", `token ${id.slice(0, 40)}`);
+    this.sql`UPDATE api_tokens SET revoked_at = ${isoTime(now)} WHERE id = ${id} AND revoked_at IS NULL`;
     const row = this.sql<Row>`SELECT * FROM api_tokens WHERE id = ${id}`[0];
-    return row ? ok(infoFromRow(row)) : fail("NOT_FOUND", `id: no token ${id} in this account`);
+    return row ? ok(infoFromRow(row)) : notFound("id", `token ${id}`);
   }
 
   /** The token's grant when `hash` is its hash and it is neither revoked nor expired; read-only. */
@@ -139,18 +131,19 @@ export class ApiTokens {
     return { scopes: infoFromRow(row).scopes, expiresAt };
   }
 
-  /** The token's scopes while it is unrevoked and unexpired, else null (dashboard sessions opened with it). */
-  activeScopes(id: string, now = Date.now()): Scope[] | null {
+  /** The token while it is unrevoked and unexpired, else null: sessions, grants and webhooks made with it ask. */
+  active(id: string, now = Date.now()): ActiveToken | null {
     const row = this.sql<Row>`SELECT * FROM api_tokens WHERE id = ${id}`[0];
     if (!row || row.revoked_at !== null) return null;
-    if (row.expires_at !== null && Date.parse(String(row.expires_at)) <= now) return null;
-    return infoFromRow(row).scopes;
+    const expiresAt = row.expires_at === null ? null : Date.parse(String(row.expires_at));
+    if (expiresAt !== null && expiresAt <= now) return null;
+    return { hash: String(row.token_hash), scopes: infoFromRow(row).scopes, expiresAt };
   }
 
   /** Records a use; a no-op when the last one is under a minute old, so a busy token costs one write a minute. */
   touch(id: string, now = Date.now()): void {
-    const cutoff = iso(now - TOUCH_INTERVAL_MS);
-    this.sql`UPDATE api_tokens SET last_used_at = ${iso(now)}
+    const cutoff = isoTime(now - TOUCH_INTERVAL_MS);
+    this.sql`UPDATE api_tokens SET last_used_at = ${isoTime(now)}
       WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${cutoff})`;
   }
 }

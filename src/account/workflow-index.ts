@@ -27,6 +27,8 @@ export interface AccountTotals {
   output_tokens: number;
   cost_usd: number;
   files_changed: number;
+  /** Review items (tasks asking for manual review, issues flagged for a human) summed over the workflows. */
+  reviews_needed: number;
 }
 
 /** A dashboard row: the summary plus the state of the workflow's share link. */
@@ -103,8 +105,10 @@ export class WorkflowIndex {
       output_tokens: number | null;
       cost_usd: number | null;
       files_changed: number | null;
+      reviews_needed: number | null;
     }>`SELECT count(*) AS workflows, sum(status = 'active') AS open, sum(tasks) AS tasks, sum(input_tokens) AS input_tokens,
-        sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(files_changed) AS files_changed FROM workflows`[0];
+        sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(files_changed) AS files_changed,
+        sum(reviews_needed) AS reviews_needed FROM workflows`[0];
     return {
       workflows: row?.workflows ?? 0,
       open_workflows: row?.open ?? 0,
@@ -114,6 +118,7 @@ export class WorkflowIndex {
       cost_usd: roundCost(row?.cost_usd ?? 0),
       // Summed per workflow: a file two workflows changed counts twice.
       files_changed: row?.files_changed ?? 0,
+      reviews_needed: row?.reviews_needed ?? 0,
     };
   }
 

@@ -5,8 +5,10 @@
  * sent or did not send (warnings to record with the task).
  */
 
-import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/attribution";
-import { ChangesMismatchError, computeNetChanges, helperWarnings, type PathChange, truncationOf } from "@waymark/protocol/attribution";
+import { ChangesMismatchError, computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
+import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/files-changed";
+import { helperWarnings } from "@waymark/protocol/helper-warnings";
+import { truncationOf } from "@waymark/protocol/truncation";
 import type { Changes, Snapshot, Truncation } from "@waymark/protocol/wire";
 import type { FilesProvenance } from "./provenance";
 
@@ -15,29 +17,12 @@ export {
   ChangesMismatchError,
   changeStatus,
   computeNetChanges,
-  EMPTY_BLOB,
-  helperWarnings,
   type PathChange,
   sameFileState,
-  summarizeChanges,
-  truncationOf,
 } from "@waymark/protocol/attribution";
-export type {
-  Changes,
-  ChecksumChanges,
-  ChecksumSnapshot,
-  ConcurrentTask,
-  DirtyEntry,
-  FileState,
-  GitChanges,
-  GitSnapshot,
-  NetChanges,
-  NetTransition,
-  Snapshot,
-  Transition,
-  Truncation,
-  Unavailable,
-} from "@waymark/protocol/wire";
+export { summarizeChanges } from "@waymark/protocol/files-changed";
+export { truncationOf } from "@waymark/protocol/truncation";
+export type { Changes, DirtyEntry, FileState, GitChanges, GitSnapshot, Snapshot, Transition, Truncation } from "@waymark/protocol/wire";
 
 /**
  * How to run the helper, as the server's warnings say it: every endpoint serves its own
@@ -49,7 +34,15 @@ export const HELPER_COMMAND = "npx -y --package=<this endpoint>/helper/latest wa
  * What a task changed, as recorded and shown: the attributed lists plus their provenance
  * (domain/provenance). Absent provenance: recorded before provenance was kept.
  */
-export interface FilesChanged extends ComputedFilesChanged, Partial<FilesProvenance> {}
+export interface FilesChanged extends ComputedFilesChanged, Partial<FilesProvenance> {
+  /**
+   * How many more changed files the record holds than these lists name: a single value (an
+   * event, a tool result, a page entry) lists the first files in path order up to
+   * LIMITS.VIEW_FILE_BYTES, every list covering the same files. The task's file pages and the
+   * JSON export hold them all. Absent: the lists are complete.
+   */
+  more?: number;
+}
 
 export const NO_SNAPSHOT_WARNING = `No snapshot: file changes will not be computed. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) to record them.`;
 export const NO_HELPER_DATA_WARNING = `File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) so start_task and complete_task carry git snapshots.`;

@@ -1,10 +1,13 @@
 /**
  * @module domain/overlap
- * Tasks of one workflow open at the same time in one working tree: an identical change is
- * attributed once, to the task that completed first, and reported on both.
+ * Tasks open at the same time in one working tree. Within one workflow an identical change is
+ * attributed once, to the task that completed first, and reported on both. Across workflows
+ * (two agents in one checkout, as their helpers report each other) each workflow keeps its own
+ * record: a file both changed stays with both and is reported on both.
  */
+
+import { comparePaths } from "@waymark/protocol/paths";
 import { type PathChange, sameFileState } from "./changes";
-import { comparePaths } from "./paths";
 
 export interface TaskWindow {
   task_id: string;
@@ -22,6 +25,8 @@ export interface Overlap {
   path: string;
   task_id: string;
   same_change: boolean;
+  /** The other task's workflow, when it is another one (two agents on one working tree, as the helper reported them). */
+  workflow_id?: string;
 }
 
 /**
@@ -35,6 +40,46 @@ export function tasksOverlap(left: TaskWindow, right: TaskWindow): boolean {
   const leftEnd = left.completed_at ?? Number.POSITIVE_INFINITY;
   const rightEnd = right.completed_at ?? Number.POSITIVE_INFINITY;
   return left.started_at < rightEnd && right.started_at < leftEnd;
+}
+
+/** A task of another workflow that was open on the same working tree, and its changes to the files both changed. */
+export interface TaskElsewhere {
+  task_id: string;
+  workflow_id: string;
+  changes: readonly PathChange[];
+}
+
+/** This task's overlaps with tasks of other workflows: each file both changed, same change or not. Sorted like every overlap list. */
+export function overlapsElsewhere(mine: readonly PathChange[], others: readonly TaskElsewhere[]): Overlap[] {
+  if (others.length === 0) return [];
+  const byPath = new Map(mine.map((change) => [change.path, change]));
+  const overlaps = others.flatMap((other) =>
+    sharedChanges(byPath, other.changes).map(({ path, same }) => ({
+      path,
+      task_id: other.task_id,
+      same_change: same,
+      workflow_id: other.workflow_id,
+    })),
+  );
+  return overlaps.sort(compareOverlaps);
+}
+
+/** The paths of `theirs` that `mine` (by path) changed too, and whether both saw the same states before and after. */
+function sharedChanges(mine: ReadonlyMap<string, PathChange>, theirs: readonly PathChange[]): { path: string; same: boolean }[] {
+  const shared: { path: string; same: boolean }[] = [];
+  for (const other of theirs) {
+    const change = mine.get(other.path);
+    if (change === undefined) continue;
+    shared.push({ path: change.path, same: sameFileState(change.before, other.before) && sameFileState(change.after, other.after) });
+  }
+  return shared;
+}
+
+/** Overlaps in the order they are reported: by path, then by the other task's id. */
+export function compareOverlaps(left: Overlap, right: Overlap): number {
+  return (
+    comparePaths(left.path, right.path) || comparePaths(left.task_id, right.task_id) || Number(left.same_change) - Number(right.same_change)
+  );
 }
 
 /**
@@ -55,24 +100,12 @@ export function attributeOverlaps(
   const seenBefore = new Set<string>();
   const overlaps: Overlap[] = [];
   for (const other of concurrent) {
-    for (const otherChange of other.changes) {
-      const change = completingByPath.get(otherChange.path);
-      if (change === undefined) continue;
-      const sameChange = sameFileState(change.before, otherChange.before) && sameFileState(change.after, otherChange.after);
-      if (sameChange) seenBefore.add(change.path);
-      overlaps.push({
-        path: change.path,
-        task_id: other.window.task_id,
-        same_change: sameChange,
-      });
+    for (const { path, same } of sharedChanges(completingByPath, other.changes)) {
+      if (same) seenBefore.add(path);
+      overlaps.push({ path, task_id: other.window.task_id, same_change: same });
     }
   }
-  overlaps.sort(
-    (left, right) =>
-      comparePaths(left.path, right.path) ||
-      comparePaths(left.task_id, right.task_id) ||
-      Number(left.same_change) - Number(right.same_change),
-  );
+  overlaps.sort(compareOverlaps);
   return {
     kept: completing.changes.filter((change) => !seenBefore.has(change.path)),
     overlaps,

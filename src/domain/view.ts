@@ -4,7 +4,7 @@
  * index are made of. Times are ISO 8601. Both the workflow object and the account index speak
  * it, so it sits below both.
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { Repository } from "@waymark/protocol/wire";
 import type { FilesChanged } from "./changes";
 import type { Overlap } from "./overlap";
@@ -77,6 +77,11 @@ export interface Verification {
   unexpected_files: string[];
   warnings: string[];
   overlapping?: Overlap[];
+  /**
+   * Entries of these lists the record holds beyond this value (see FilesChanged.more):
+   * unexpected files among the files not listed, overlaps past LIMITS.VIEW_OVERLAP_BYTES.
+   */
+  more?: { unexpected_files?: number; overlapping?: number };
 }
 
 export interface TaskView {
@@ -201,6 +206,11 @@ export interface TaskEntry {
   subtasks: number;
   /** Of the paths this task lists as added, modified or deleted, those a subtask (at any depth) lists too. */
   paths_in_subtasks: string[];
+  /**
+   * Present when the read listed only the first files of the task (a page's bound): how many of
+   * its changed files (added, modified, deleted, renamed) it left out; the task's own read lists them.
+   */
+  files_unlisted?: number;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { validator } from "hono/validator";
 import type { z } from "zod";
-import { apiError } from "./errors";
+import { apiError } from "./api-errors";
 
 /** "field: rule" for the first issue zod found. */
 export function describeProblem(error: z.ZodError): string {

@@ -52,35 +52,26 @@ function advertised(json: Record<string, unknown>): StandardSchemaWithJSON {
 /**
  * What the SDK sees of a tool's input: zod's JSON Schema, trimmed, with a validator
  * that lets everything through. We validate ourselves in `parseArguments` so every
- * failure carries our error code and names the field and the rule.
+ * failure carries our error code and names the field and the rule. The helper's own inputs
+ * (snapshot, changes, repository) are left out: only the helper sends them, and it knows them.
  */
-export function advertise(schema: z.ZodType, helperFields: Record<string, string | null> = {}): StandardSchemaWithJSON {
+export function advertise(schema: z.ZodType, opaque: Record<string, string> = {}): StandardSchemaWithJSON {
   const json = stripKeywords(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" })) as Record<string, unknown>;
   const properties = json.properties as Record<string, unknown>;
-  // Helper-only inputs are advertised as opaque objects; the helper hides them from agents entirely.
-  // A null description leaves the input out of tools/list altogether (no client but the helper ever sends it).
-  for (const [field, description] of Object.entries(helperFields)) {
-    if (description === null) delete properties[field];
-    else properties[field] = { type: "object", description };
-  }
+  for (const field of HELPER_FIELDS) delete properties[field];
+  // Inputs whose shape would cost more context than it helps are advertised as objects described in one line.
+  for (const [field, description] of Object.entries(opaque)) properties[field] = { type: "object", description };
   return advertised(json);
 }
 
-export type JsonType = "string" | "number" | "boolean" | "object" | "array";
-/** One advertised output field: its JSON type, or its type and a terse description (for fields a reader could not guess). */
-export type OutputField = JsonType | readonly [JsonType, string];
-
 /**
- * A tool's advertised output schema: every top-level field it can return, with its JSON type
- * (typed clients drop fields the schema does not list). Nested shapes are left open: results
- * are built by our own code (and tested), so spelling them out would only spend the agent's context.
+ * A tool's advertised output schema: every top-level field it can return, by name (typed clients
+ * such as fastmcp drop fields the schema does not list). The fields' shapes are left open, nested
+ * ones and scalars alike: results are built by our own code and tested (docs/tools.md documents
+ * each), so spelling them out would only spend the agent's context.
  */
-export function outputShape(fields: Record<string, OutputField>): StandardSchemaWithJSON {
-  const properties: Record<string, { type: JsonType; description?: string }> = {};
-  for (const [name, field] of Object.entries(fields)) {
-    properties[name] = typeof field === "string" ? { type: field } : { type: field[0], description: field[1] };
-  }
-  return advertised({ type: "object", properties });
+export function outputShape(fields: readonly string[]): StandardSchemaWithJSON {
+  return advertised({ type: "object", properties: Object.fromEntries(fields.map((name) => [name, {}])) });
 }
 
 /** JSON null for an optional field means "not given" (the reference says parent_task_id is null for top-level tasks). */

@@ -3,19 +3,25 @@
  * stubs of the Durable Objects it talks to; plus the two shapes a tool result takes.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { type Failure, fail } from "../errors";
+import type { Scope } from "../domain/access-scopes";
+import { type Failure, notFound as notFoundIn } from "../errors";
 import { isWorkflowId, workflowOfTask } from "../ids";
+import * as stubs from "../stubs";
 
 /** What a tool needs to act for the authenticated account. */
 export interface ToolContext {
   env: Env;
   account: string;
+  /** What the caller's credential may do (e.g. whether its calls consume reviewer feedback). */
+  scopes: readonly Scope[];
   /** Origin of this deployment, for links in results. */
   origin: string;
+  /** The client declared that it renders MCP Apps (src/mcp/app.ts): the app's own tools are offered. */
+  rendersApps?: boolean;
 }
 
 export function workflowStub(ctx: ToolContext, workflowId: string) {
-  return isWorkflowId(workflowId) ? ctx.env.WORKFLOW.get(ctx.env.WORKFLOW.idFromName(workflowId)) : null;
+  return isWorkflowId(workflowId) ? stubs.workflowStub(ctx.env, workflowId) : null;
 }
 
 /** The object holding a task, found from the id alone. */
@@ -26,12 +32,12 @@ export function taskStub(ctx: ToolContext, taskId: string) {
 
 /** The account's own object: its index of workflows and its memory of past work. */
 export function accountStub(ctx: ToolContext) {
-  return ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+  return stubs.accountStub(ctx.env, ctx.account);
 }
 
 /** An id that cannot be this account's: the same answer as another account's id, so nothing leaks. */
 export function notFound(field: string, id: string): Failure {
-  return fail("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
+  return notFoundIn(field, `workflow or task ${id}`);
 }
 
 export function errorResult(failure: Failure): CallToolResult {

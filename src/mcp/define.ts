@@ -7,20 +7,22 @@ import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@m
 import type { z } from "zod";
 import { fail, type Result } from "../errors";
 import type { FeedbackDigest } from "../workflow/feedback";
-import { advertise, type OutputField, outputShape, parseArguments } from "./arguments";
+import { advertise, outputShape, parseArguments } from "./arguments";
 import { errorResult, type ToolContext, toolResult } from "./context";
-import { withDigest, withReviewerFeedback } from "./feedback";
+import { withDigest, withReviewerFeedback } from "./reviewer-feedback";
 
 export interface ToolSpec<I, O extends object> {
   name: string;
   /** Terse: every byte of tools/list costs each agent context. */
   description: string;
   input: z.ZodType<I>;
-  /** Inputs advertised as opaque objects with this description (helper data; shapes too costly to spell out); null: not advertised. */
-  opaqueInputs?: Record<string, string | null>;
-  /** Every top-level field the result can carry. */
-  output: Record<keyof O & string, OutputField>;
+  /** Inputs advertised as plain objects with this one-line description (shapes too costly to spell out). */
+  opaqueInputs?: Record<string, string>;
+  /** Every top-level field the result can carry (test/mcp/output-schemas.test.ts checks each is listed). */
+  output: readonly (keyof O & string)[];
   annotations: ToolAnnotations;
+  /** The tool's `_meta` in tools/list (the review app's link: src/mcp/app.ts). */
+  meta?: Record<string, unknown>;
   run: (input: I, ctx: ToolContext) => Promise<Result<O>>;
   /** The short text form of a successful result. */
   render: (output: O) => string;
@@ -33,14 +35,13 @@ export interface ToolDefinition {
     inputSchema: StandardSchemaWithJSON;
     outputSchema: StandardSchemaWithJSON;
     annotations: ToolAnnotations;
+    _meta?: Record<string, unknown>;
   };
   call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 }
 
-/** Every tool's result can carry reviewer feedback (src/mcp/feedback.ts), so every outputSchema declares it. */
-const FEEDBACK_OUTPUT: Record<string, OutputField> = {
-  reviewer_feedback: "object",
-};
+/** Every tool's result can carry reviewer feedback (src/mcp/reviewer-feedback.ts), so every outputSchema declares it. */
+const FEEDBACK_OUTPUT = "reviewer_feedback";
 
 const STORE_FAILED = "the workflow store failed to answer; the call may be retried (with the same idempotency_key)";
 
@@ -50,8 +51,9 @@ export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefin
     config: {
       description: spec.description,
       inputSchema: advertise(spec.input, spec.opaqueInputs),
-      outputSchema: outputShape({ ...spec.output, ...FEEDBACK_OUTPUT }),
+      outputSchema: outputShape([...spec.output, FEEDBACK_OUTPUT]),
       annotations: spec.annotations,
+      ...(spec.meta ? { _meta: spec.meta } : {}),
     },
     call: (args, ctx) => runTool(spec, args, ctx),
   };

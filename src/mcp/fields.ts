@@ -4,4 +4,4 @@
  */
 // ── Helper data (docs/attribution.md): declared once, in the shared wire contract ──
 
-export { changesSchema, HELPER_ONLY, METRICS_DESCRIPTION, metricsSchema, snapshotSchema } from "@waymark/protocol/wire";
+export { METRICS_DESCRIPTION } from "@waymark/protocol/wire";

@@ -5,15 +5,15 @@
  * task exists. Everything else a tool does is one call to one object.
  */
 import type { StartTaskInput, StartWorkflowInput } from "@waymark/protocol/tools";
+import type { ResumeCandidate } from "../account/account-object";
 import type { RelatedItem } from "../account/memory";
-import type { ResumeCandidate } from "../account/object";
 import { fail, ok, type Result } from "../errors";
 import { newWorkflowId, workflowIdForKey } from "../ids";
 import type { FeedbackDigest } from "../workflow/feedback";
-import type { StartTaskOutput, StartWorkflowOutput } from "../workflow/object";
+import type { StartTaskOutput, StartWorkflowOutput } from "../workflow/workflow-object";
 import type { WithFeedback } from "../workflow/writer";
 import { accountStub, notFound, type ToolContext, workflowStub } from "./context";
-import { takeFeedback } from "./feedback";
+import { takeFeedback } from "./reviewer-feedback";
 
 export interface StartedWorkflow extends StartWorkflowOutput {
   share_url?: string;

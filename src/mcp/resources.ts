@@ -2,7 +2,9 @@
  * @module resources — MCP resources: each workflow as `waymark://workflows/{id}` (the shape of its
  * WorkflowView as JSON, each array holding at most its first page: `truncated` then names the
  * URI of the next page of each array that has more), those pages as
- * `waymark://workflows/{id}/{tasks|decisions|issues|milestones}{?cursor}`, its event log as
+ * `waymark://workflows/{id}/{tasks|decisions|issues|milestones}{?cursor}`, one list of a task's
+ * record (a task that changed many files lists its first ones: `files_changed.more`) as
+ * `waymark://workflows/{id}/tasks/{task_id}/files/{list}{?cursor}`, its event log as
  * `waymark://workflows/{id}/events{?from_seq,limit}` (a page after `from_seq`, with `next_seq` to
  * continue from, like the live page's feed) and the server's self-description as
  * `waymark://server/info`. No read holds a whole workflow: every one is a bounded page
@@ -19,10 +21,12 @@ import {
   UriTemplate,
   type Variables,
 } from "@modelcontextprotocol/server";
-import { WEBHOOK_EVENTS } from "../account/webhooks";
+import { WEBHOOK_EVENTS } from "../domain/webhook-events";
 import type { Result } from "../errors";
-import { isWorkflowId } from "../ids";
+import { isWorkflowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
+import * as stubs from "../stubs";
+import { FILE_LISTS, type FileList } from "../workflow/task-files";
 import type { ToolContext } from "./context";
 
 export const SERVER_INFO_URI = "waymark://server/info";
@@ -71,6 +75,24 @@ class ArrayPageTemplate extends UriTemplate {
   }
 }
 
+export const filePageUri = (id: string, taskId: string, list: FileList, cursor: string | null) =>
+  `${workflowUri(id)}/tasks/${taskId}/files/${list}${cursor === null ? "" : `?cursor=${encodeURIComponent(cursor)}`}`;
+
+/** `waymark://workflows/{id}/tasks/{task_id}/files/{list}{?cursor}`; unknown parameters are kept so the reader can refuse them by name. */
+class FilePageTemplate extends UriTemplate {
+  constructor() {
+    super("waymark://workflows/{id}/tasks/{task_id}/files/{list}{?cursor}");
+  }
+
+  override match(uri: string): Variables | null {
+    const match = /^waymark:\/\/workflows\/([^/?#]+)\/tasks\/([^/?#]+)\/files\/([a-z_]+)(?:\?([^#]*))?$/.exec(uri);
+    if (!match?.[1] || !match[2] || !match[3]) return null;
+    const variables: Variables = { id: match[1], task_id: match[2], list: match[3] };
+    for (const [name, value] of new URLSearchParams(match[4] ?? "")) variables[name] = value;
+    return variables;
+  }
+}
+
 function json(uri: URL, value: unknown): ReadResourceResult {
   return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(value) }] };
 }
@@ -111,6 +133,7 @@ export interface ServerDescription {
   name: string;
   version: string;
   tools: readonly string[];
+  prompts: readonly string[];
 }
 
 /**
@@ -129,12 +152,18 @@ export function serverInfo(server: ServerDescription) {
     transports: { http: { path: "/mcp", stateless: true, json_and_sse: true } },
     features: {
       tools: server.tools,
+      prompts: server.prompts,
       resources: [
         SERVER_INFO_URI,
         "waymark://workflows/{id}",
         "waymark://workflows/{id}/{kind}{?cursor}",
+        "waymark://workflows/{id}/tasks/{task_id}/files/{list}{?cursor}",
         "waymark://workflows/{id}/events{?from_seq,limit}",
+        "waymark://review/{id}",
+        "ui://waymark/review",
       ],
+      subscriptions: { resources: ["waymark://workflows/{id}"], methods: ["subscriptions/listen", "resources/subscribe"] },
+      apps: { resource: "ui://waymark/review" },
       idempotency_keys: true,
       resume_by_name: true,
       memory_search: true,
@@ -166,6 +195,7 @@ const LISTED_WORKFLOWS = 200;
 /** Parsed once per isolate: it depends on nothing in the request. */
 const EVENTS_TEMPLATE = new ResourceTemplate(new EventsTemplate(), { list: undefined });
 const ARRAY_PAGE_TEMPLATE = new ResourceTemplate(new ArrayPageTemplate(), { list: undefined });
+const FILE_PAGE_TEMPLATE = new ResourceTemplate(new FilePageTemplate(), { list: undefined });
 
 /** What a truncated workflow resource says about reading the rest. */
 const TRUNCATED_HOW =
@@ -181,14 +211,14 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
 
   const workflowStub = (uri: URL, id: string) => {
     if (!isWorkflowId(id)) throw notFound(uri, id);
-    return ctx.env.WORKFLOW.get(ctx.env.WORKFLOW.idFromName(id));
+    return stubs.workflowStub(ctx.env, id);
   };
 
   server.registerResource(
     "workflow",
     new ResourceTemplate("waymark://workflows/{id}", {
       list: async () => {
-        const account = ctx.env.ACCOUNT.get(ctx.env.ACCOUNT.idFromName(ctx.account));
+        const account = stubs.accountStub(ctx.env, ctx.account);
         const workflows = await account.listWorkflows({ limit: LISTED_WORKFLOWS });
         return {
           resources: workflows.map((w) => ({
@@ -240,6 +270,35 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
         [kind]: page.rows,
         next_cursor: page.next_cursor,
         next: page.next_cursor ? arrayPageUri(id, kind, page.next_cursor) : null,
+      });
+    },
+  );
+
+  server.registerResource(
+    "task-file-page",
+    FILE_PAGE_TEMPLATE,
+    {
+      description: `One list of a task's record (${FILE_LISTS.join(", ")}), a page of at most ${LIMITS.FILE_PAGE_ITEMS}; continue with \`next\``,
+      mimeType: JSON_TYPE,
+    },
+    async (uri, variables) => {
+      const id = single(variables, "id") ?? "";
+      const taskId = single(variables, "task_id") ?? "";
+      const list = single(variables, "list") ?? "";
+      const unknown = Object.keys(variables).filter((name) => !["id", "task_id", "list", "cursor"].includes(name));
+      if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(", ")}; accepted: cursor`);
+      if (!(FILE_LISTS as readonly string[]).includes(list)) throw invalid(`list: must be one of ${FILE_LISTS.join(", ")}`);
+      if (workflowOfTask(taskId) !== id) throw notFound(uri, id);
+      const cursor = single(variables, "cursor") || null;
+      const page = unwrap(
+        uri,
+        id,
+        await workflowStub(uri, id).readFiles(ctx.account, taskId, list as FileList, cursor, LIMITS.FILE_PAGE_ITEMS),
+      );
+      return json(uri, {
+        [list]: page.items,
+        next_cursor: page.next_cursor,
+        next: page.next_cursor ? filePageUri(id, taskId, list as FileList, page.next_cursor) : null,
       });
     },
   );

@@ -4,8 +4,10 @@
  * bound to the authenticated account (the SDK's stateless handler wants a fresh instance each time).
  */
 import { McpServer } from "@modelcontextprotocol/server";
+import { registerApp, UI_EXTENSION } from "./app";
 import type { ToolContext } from "./context";
 import type { ToolDefinition } from "./define";
+import { PROMPT_NAMES, registerPrompts } from "./prompts";
 import { registerResources } from "./resources";
 import { completeTaskTool } from "./tools/complete_task";
 import { completeWorkflowTool } from "./tools/complete_workflow";
@@ -39,12 +41,20 @@ const TOOL_NAMES = TOOLS.map((tool) => tool.name);
  * The endpoint is stateless and can never send list_changed notifications, so it does not
  * advertise them (the SDK would otherwise default listChanged to true).
  */
-const CAPABILITIES = { tools: { listChanged: false }, resources: { listChanged: false } };
+export const CAPABILITIES = {
+  tools: { listChanged: false },
+  // Subscriptions are answered by ./subscriptions, before the SDK's handler sees them.
+  resources: { listChanged: false, subscribe: true },
+  prompts: { listChanged: false },
+  extensions: { [UI_EXTENSION]: {} },
+};
 
 /** One light server per request around the shared definitions; tools act for the authenticated account. */
 export function buildMcpServer(ctx: ToolContext): McpServer {
   const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: CAPABILITIES });
   for (const tool of TOOLS) server.registerTool(tool.name, tool.config, (args: unknown) => tool.call(args, ctx));
-  registerResources(server, ctx, { ...SERVER_INFO, tools: TOOL_NAMES });
+  registerResources(server, ctx, { ...SERVER_INFO, tools: TOOL_NAMES, prompts: PROMPT_NAMES });
+  registerPrompts(server, ctx);
+  registerApp(server, ctx);
   return server;
 }

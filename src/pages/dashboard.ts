@@ -5,10 +5,11 @@
  * paged) with their totals, share links and the forms that manage them. Escaped like page.ts.
  */
 import { html, raw } from "hono/html";
-import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/object";
-import type { ShareInfo } from "../workflow/share";
-import { renderTime, statusBadge } from "./format";
-import { LOCAL_TIME_SCRIPT } from "./local-time";
+import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/account-object";
+import type { ShareInfo } from "../domain/share-status";
+import { STATUS_WORD } from "./files";
+import { formatCount, renderTime, srOnly, statusBadge } from "./format";
+import { OWNER_SCRIPT } from "./scripts";
 import { PAGE_STYLE } from "./style";
 
 type Html = ReturnType<typeof html>;
@@ -27,7 +28,7 @@ export function layout(nonce: string, title: string, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main>${body}</main><script nonce="${nonce}">${raw(LOCAL_TIME_SCRIPT)}</script></body></html>`;
+<body><main>${body}</main><script nonce="${nonce}">${raw(OWNER_SCRIPT)}</script></body></html>`;
 }
 
 export function renderLoginPage(nonce: string, error: string | null): Html {
@@ -42,9 +43,8 @@ ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
   );
 }
 
-function expirySelect(): Html {
-  return html`<select name="expires_in_seconds" aria-label="expiry">${EXPIRY_CHOICES.map((c) => html`<option value="${c.seconds}">${c.label}</option>`)}</select>`;
-}
+const expirySelect = () =>
+  html`<select name="expires_in_seconds">${EXPIRY_CHOICES.map((c) => html`<option value="${c.seconds}">${c.label}</option>`)}</select>`;
 
 /** "active, expires …", "no link yet", "revoked", "expired". */
 export function shareState(s: Pick<ShareInfo, "status" | "expires_at">): Html | string {
@@ -52,14 +52,21 @@ export function shareState(s: Pick<ShareInfo, "status" | "expires_at">): Html | 
   return s.status === "none" ? "no link yet" : s.status;
 }
 
-/** The forms that manage one workflow's link, posted to `action` (the dashboard's or the owner view's route). */
-export function shareForms(action: string, status: ShareInfo["status"], showLink: Html | string = ""): Html {
+/**
+ * The forms that manage one workflow's link, posted to `action` (the dashboard's or the owner
+ * view's route). Each control says what it acts on: `subject` (a workflow's name, where a page
+ * lists several) is added for assistive technology.
+ */
+export function shareForms(action: string, status: ShareInfo["status"], subject: string | null, showLink: Html | string = ""): Html {
+  const of = subject === null ? "" : srOnly(` of ${subject}`);
   return html`<div class="actions">
-      <form method="post" action="${action}"><input type="hidden" name="action" value="rotate">${expirySelect()}<button>${status === "active" ? "Rotate" : "New link"}</button></form>
+      <form method="post" action="${action}"><input type="hidden" name="action" value="rotate"><label>${status === "active" ? "New link expires" : "Link expires"}${of} ${expirySelect()}</label><button>${
+        status === "active" ? "Rotate link" : "Create link"
+      }${of}</button></form>
       ${
         status === "active"
-          ? html`<form method="post" action="${action}"><input type="hidden" name="action" value="set_expiry">${expirySelect()}<button>Set expiry</button></form>
-      <form method="post" action="${action}"><input type="hidden" name="action" value="revoke"><button>Revoke</button></form>
+          ? html`<form method="post" action="${action}"><input type="hidden" name="action" value="set_expiry"><label>Current link expires${of} ${expirySelect()}</label><button>Set expiry${of}</button></form>
+      <form method="post" action="${action}"><input type="hidden" name="action" value="revoke"><button>Revoke link${of}</button></form>
       ${showLink}`
           : ""
       }
@@ -69,10 +76,11 @@ export function shareForms(action: string, status: ShareInfo["status"], showLink
 function shareCell(row: DashboardRow): Html {
   const s = row.share;
   return html`<span class="tag${s.status === "active" ? "" : " warn"}">${shareState(s)}</span>
-    <details class="share-manage"><summary>Manage</summary>${shareForms(
+    <details class="share-manage"><summary>Manage link${srOnly(` of ${row.name}`)}</summary>${shareForms(
       `/dashboard/workflows/${row.id}/share`,
       s.status,
-      html`<a href="/dashboard?shown=${row.id}#${row.id}">Show link</a>`,
+      row.name,
+      html`<a href="/dashboard?shown=${row.id}#${row.id}">Show link${srOnly(` of ${row.name}`)}</a>`,
     )}</details>`;
 }
 
@@ -111,15 +119,16 @@ export function dashboardHref(filters: DashboardFilters, page: number): string {
   return query ? `/dashboard?${query}` : "/dashboard";
 }
 
-const tokens = (r: { input_tokens: number; output_tokens: number }) => (r.input_tokens + r.output_tokens).toLocaleString("en-US");
+const tokens = (r: { input_tokens: number; output_tokens: number }) => formatCount(r.input_tokens + r.output_tokens);
 const cost = (usd: number) => `$${usd.toFixed(usd >= 100 ? 0 : 2)}`;
 
 function renderAccountTotals(t: AccountTotals): Html {
-  const cell = (value: string | number, label: string) => html`<div><b>${value}</b><span>${label}</span></div>`;
+  const cell = (value: string | number, label: string) =>
+    html`<div><b>${typeof value === "number" ? formatCount(value) : value}</b><span>${label}</span></div>`;
   return html`<div class="totals" id="account-totals">${cell(t.workflows, "workflows")}${cell(t.open_workflows, "in progress")}${cell(t.tasks, "tasks")}${cell(
     t.files_changed,
     "files changed",
-  )}${cell(tokens(t), "tokens")}${cell(cost(t.cost_usd), "cost")}</div>`;
+  )}${cell(t.reviews_needed, "reviews needed")}${cell(tokens(t), "tokens")}${cell(cost(t.cost_usd), "cost")}</div>`;
 }
 
 function renderSettings(settings: AccountSettings): Html {
@@ -131,7 +140,7 @@ function renderSettings(settings: AccountSettings): Html {
 }
 
 function renderFilters(f: DashboardFilters): Html {
-  return html`<form class="filters" method="get" action="/dashboard" role="search">
+  return html`<form class="filters" method="get" action="/dashboard" role="search" aria-label="Workflows">
 <label>Text<input type="search" name="q" value="${f.q}" placeholder="words from names, goals, decisions…"></label>
 <label>File path<input type="search" name="path" value="${f.path}" placeholder="src/billing/ or src/billing/tax.ts"></label>
 <label>Status<select name="status">${STATUS_CHOICES.map((c) => html`<option value="${c.value}"${c.value === f.status ? html` selected` : ""}>${c.label}</option>`)}</select></label>
@@ -144,24 +153,25 @@ function renderMatch(match: DashboardMatch | undefined): Html | string {
   if (!match) return "";
   return html`<div class="match">${match.text ? html`<span class="muted">matched:</span> ${match.text}` : ""}${(match.paths ?? []).map(
     (p) =>
-      html`<div><span class="fs fs-${p.status}">${p.status}</span> <code>${p.path}</code> <span class="muted">by ${p.task_name}</span></div>`,
+      html`<div><span class="fs fs-${p.status}" aria-hidden="true">${p.status}</span>${srOnly((STATUS_WORD as Record<string, string>)[p.status] ?? p.status)} <code>${p.path}</code> <span class="muted">by ${p.task_name}</span></div>`,
   )}</div>`;
 }
 
+/** A workflow's row; each cell names itself (data-label) for the phone layout, where the header row is not shown. */
 function renderRow(r: DashboardPage["rows"][number]): Html {
   return html`<tr id="${r.id}"><td><a class="wf-link" href="/w/${r.id}"><strong>${r.name}</strong></a><br><code class="muted">${r.id}</code>${renderMatch(r.match)}</td>
-<td>${statusBadge(r.status)}</td><td>${renderTime(r.updated_at)}</td>
-<td class="num" data-label="tasks">${r.tasks}${r.open_tasks > 0 ? ` (${r.open_tasks} open)` : ""}</td>
-<td class="num" data-label="files">${r.files_changed ?? 0}</td>
+<td data-label="status">${statusBadge(r.status)}</td><td data-label="last activity">${renderTime(r.updated_at)}</td>
+<td class="num" data-label="tasks">${formatCount(r.tasks)}${r.open_tasks > 0 ? ` (${formatCount(r.open_tasks)} open)` : ""}</td>
+<td class="num" data-label="files">${formatCount(r.files_changed ?? 0)}</td>
 <td class="num" data-label="tokens">${tokens(r)}</td>
 <td class="num" data-label="cost">${cost(r.cost_usd)}</td>
-<td class="num" data-label="reviews">${r.reviews_needed > 0 ? html`<span class="alert">${r.reviews_needed}</span>` : "0"}</td>
-<td>${shareCell(r)}</td></tr>`;
+<td class="num" data-label="reviews">${r.reviews_needed > 0 ? html`<span class="alert">${formatCount(r.reviews_needed)}</span>` : "0"}</td>
+<td data-label="share link">${shareCell(r)}</td></tr>`;
 }
 
 function renderPager(f: DashboardFilters, page: DashboardPage): Html | string {
   if (page.pages <= 1) return "";
-  return html`<nav class="pager" aria-label="pages">${page.page > 0 ? html`<a rel="prev" href="${dashboardHref(f, page.page - 1)}">← Newer</a>` : ""}
+  return html`<nav class="pager" aria-label="Pages of workflows">${page.page > 0 ? html`<a rel="prev" href="${dashboardHref(f, page.page - 1)}">← Newer</a>` : ""}
 <span class="muted">page ${page.page + 1} of ${page.pages}</span>${page.page + 1 < page.pages ? html`<a rel="next" href="${dashboardHref(f, page.page + 1)}">Older →</a>` : ""}</nav>`;
 }
 
@@ -180,14 +190,14 @@ export function renderDashboard(nonce: string, d: DashboardData): Html {
   return layout(
     nonce,
     "Dashboard",
-    html`<div class="topbar"><span class="brand">Waymark</span> <span class="muted">account ${d.account}</span> <a href="/dashboard/tokens">Tokens</a>
-<form method="post" action="/logout"><button>Sign out</button></form></div>
+    html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <span class="muted">account ${d.account}</span> <a href="/dashboard/tokens">Tokens</a>
+<form method="post" action="/logout"><button>Sign out</button></form></nav>
 <h1>Workflows</h1>
 ${renderAccountTotals(d.totals)}
 ${renderSettings(d.settings)}
 ${
   shown
-    ? html`<div class="review" id="shown-link"><h2>Share link</h2>${
+    ? html`<div class="notice" id="shown-link" role="status"><h2>Share link</h2>${
         shown.url
           ? html`<p>Current link of <code>${shown.workflowId}</code>${shown.info.expires_at ? html` (expires ${renderTime(shown.info.expires_at)})` : ""}:</p>
           <p class="linkbox"><a href="${shown.url}" rel="noreferrer" target="_blank">${shown.url}</a></p>`
@@ -200,7 +210,7 @@ ${renderFilters(filters)}
 ${
   page.rows.length === 0
     ? html`<p class="muted">${filtered ? "Nothing matches these filters." : "No workflows yet. Agents create them with start_workflow."}</p>`
-    : html`<table class="workflows"><thead><tr><th>Workflow</th><th>Status</th><th>Last activity</th><th>Tasks</th><th>Files</th><th>Tokens</th><th>Cost</th><th>Reviews</th><th>Share link</th></tr></thead><tbody>
+    : html`<table class="workflows"><thead><tr><th scope="col">Workflow</th><th scope="col">Status</th><th scope="col">Last activity</th><th scope="col">Tasks</th><th scope="col">Files</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Reviews</th><th scope="col">Share link</th></tr></thead><tbody>
 ${page.rows.map(renderRow)}
 </tbody></table>`
 }

@@ -5,11 +5,12 @@
  * proportion to the task's largest change, and text labels for what needs an eye: outside the
  * declared areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import { displayPath } from "@waymark/protocol/paths";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { LineCount } from "@waymark/protocol/wire";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";
-import { formatCount } from "./format";
+import { formatCount, heading, srOnly } from "./format";
 
 type Html = ReturnType<typeof html>;
 
@@ -35,6 +36,8 @@ export interface TaskFiles {
   inSubtasks: number;
   /** Not listed: more than the helper could send (counted per directory in the JSON export). */
   omitted: number;
+  /** Recorded but not in the task's view: it changed too many files for one value (the JSON export lists them). */
+  unlisted: number;
   /** Lines of the rows listed. */
   totals: LineTotals;
 }
@@ -50,7 +53,7 @@ const steps = (count: number, largest: number) =>
 export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">, inSubtasks: ReadonlySet<string> = new Set()): TaskFiles {
   const f = task.files_changed;
   const totals: LineTotals = { added: 0, removed: 0, binary: 0 };
-  if (!f) return { rows: [], inSubtasks: 0, omitted: 0, totals };
+  if (!f) return { rows: [], inSubtasks: 0, omitted: 0, unlisted: 0, totals };
   const unexpected = new Set(task.verification?.unexpected_files ?? []);
   const uncommitted = new Set(f.uncommitted);
   const counts = new Map<string, LineCount>((f.lines ?? []).map((line) => [line.path, line]));
@@ -84,10 +87,10 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
       r.bar = { added: steps(r.lines.added, largest), removed: steps(r.lines.removed, largest) };
     }
   }
-  return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, totals };
+  return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, unlisted: f.more ?? 0, totals };
 }
 
-const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
+export const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
 
 /** One file; `measured`: the task has line counts (else the counts and bar columns are left out). */
 function renderRow(r: FileRow, measured: boolean): Html {
@@ -98,33 +101,58 @@ function renderRow(r: FileRow, measured: boolean): Html {
       : r.lines === "binary"
         ? html`<td class="num muted" colspan="2">binary</td><td></td>`
         : html`<td class="num add">+${formatCount(r.lines.added)}</td><td class="num del">−${formatCount(r.lines.removed)}</td><td class="bar" aria-hidden="true"><span class="b-add w${r.bar.added}"></span><span class="b-del w${r.bar.removed}"></span></td>`;
-  return html`<tr class="file${r.outOfScope ? " out-of-scope" : ""}"><td><abbr class="fs fs-${r.status}" title="${STATUS_WORD[r.status]}">${r.status}</abbr></td><td class="path"><code>${
-    r.from === undefined ? r.path : html`${r.from} → ${r.path}`
+  return html`<tr class="file${r.outOfScope ? " out-of-scope" : ""}"><td><span class="fs fs-${r.status}" aria-hidden="true" title="${STATUS_WORD[r.status]}">${r.status}</span><span class="sr-only">${STATUS_WORD[r.status]}</span></td><td class="path"><code>${
+    // A name that is not UTF-8 shown readably (lat\xE9.txt), as the Markdown export shows it.
+    r.from === undefined ? displayPath(r.path) : html`${displayPath(r.from)} → ${displayPath(r.path)}`
   }</code>${r.uncommitted ? html` <span class="tag">○ uncommitted</span>` : ""}${
     r.outOfScope ? html` <span class="tag warn">⚠ outside declared areas</span>` : ""
   }</td>${counts}</tr>`;
 }
 
-const MEASURED_COLUMNS = html`<colgroup><col class="cs"><col><col class="cn"><col class="cn"><col class="cb"></colgroup>`;
-const UNMEASURED_COLUMNS = html`<colgroup><col class="cs"><col></colgroup>`;
+/** Columns, and a header row for assistive technology (the letters, colours and bars speak to the eye; the page's legend says what they mean). */
+const MEASURED_COLUMNS = html`<colgroup><col class="cs"><col><col class="cn"><col class="cn"><col class="cb"></colgroup><thead class="sr-only"><tr><th scope="col">Change</th><th scope="col">File</th><th scope="col">Lines added</th><th scope="col">Lines removed</th><td></td></tr></thead>`;
+const UNMEASURED_COLUMNS = html`<colgroup><col class="cs"><col></colgroup><thead class="sr-only"><tr><th scope="col">Change</th><th scope="col">File</th></tr></thead>`;
+
+/** The table of some of a task's files (a task card's first ones, or a page of its files page). */
+export function filesTable(rows: readonly FileRow[], measured: boolean): Html {
+  return html`<table class="files">${measured ? MEASURED_COLUMNS : UNMEASURED_COLUMNS}<tbody>${rows.map((r) => renderRow(r, measured))}</tbody></table>`;
+}
+
+export interface FilesOptions {
+  /** The field's heading level. */
+  level: number;
+  /** Files this read left out, and where the task's files page lists them all. */
+  unlisted: number;
+  href?: string;
+}
 
 /** The task's files table, its overlaps with concurrent tasks and what was too many to list. */
-export function renderFiles(t: TaskView, files: TaskFiles): Html | string {
+export function renderFiles(t: TaskView, files: TaskFiles, options: FilesOptions): Html | string {
   if (!t.files_changed) return "";
   const { rows, omitted, inSubtasks } = files;
+  // Left out by this read (a page's bound), and beyond the task's view (a task that changed many files).
+  const unlisted = options.unlisted + files.unlisted;
+  const { href } = options;
   // Line counts come with the helper's review data; without it there is nothing to count or draw.
   const measured = t.files_changed.lines !== undefined;
   const overlaps = t.verification?.overlapping ?? [];
   const bySubtasks = html`${formatCount(inSubtasks)} file${inSubtasks === 1 ? "" : "s"} changed by its subtasks, listed under them`;
-  return html`<div class="field files"><h4>Files changed (${formatCount(rows.length + omitted)})</h4>${
+  return html`<div class="field files">${heading(options.level, `Files changed (${formatCount(rows.length + omitted + unlisted)})`)}${
     rows.length > 0
-      ? html`<table class="files">${measured ? MEASURED_COLUMNS : UNMEASURED_COLUMNS}<tbody>${rows.map((r) => renderRow(r, measured))}</tbody></table>${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
+      ? html`${filesTable(rows, measured)}${inSubtasks > 0 ? html`<p class="muted">and ${bySubtasks}</p>` : ""}`
       : html`<p class="muted">${inSubtasks > 0 ? html`None of its own; ${bySubtasks}` : "none"}</p>`
+  }${
+    unlisted > 0
+      ? html`<p class="more-files">${formatCount(unlisted)} more not shown here: ${
+          href ? html`<a href="${href}">list every file${srOnly(` of task ${t.name}`)}</a>` : "see the JSON export"
+        }</p>`
+      : ""
   }${omitted > 0 ? html`<p class="muted">… and ${formatCount(omitted)} more changes, too many to list (counted per directory in the JSON export)</p>` : ""}${
     overlaps.length > 0
-      ? html`<div class="overlaps"><h4>Overlaps with concurrent tasks</h4><ul>${overlaps.map(
+      ? html`<div class="overlaps">${heading(Math.min(6, options.level + 1), "Overlaps with concurrent tasks")}<ul>${overlaps.map(
           (o) =>
-            html`<li><code>${o.path}</code> also changed by <a href="#${o.task_id}">${o.task_id}</a>${o.same_change ? " (same change)" : ""}</li>`,
+            // A task of another workflow (two agents in one checkout) is not on this page: named, not linked.
+            html`<li><code>${displayPath(o.path)}</code> also changed by ${o.workflow_id ? html`${o.task_id} (workflow ${o.workflow_id})` : html`<a href="#${o.task_id}">${o.task_id}</a>`}${o.same_change ? " (same change)" : ""}</li>`,
         )}</ul></div>`
       : ""
   }</div>`;

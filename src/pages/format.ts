@@ -4,10 +4,10 @@
  * (the PR summary's formatter), counts (12,345 and 1.2k), times (UTC in the markup, converted to
  * the viewer's zone by the page script) and status badges (a shape and a word, never colour alone).
  */
-import { formatSeconds } from "@waymark/protocol/summary";
-import { html } from "hono/html";
+import { formatSeconds } from "@waymark/protocol/pr-summary";
+import { html, raw } from "hono/html";
 
-/** Usage reported at complete_task: "1200 in · 300 out tokens · model · $0.0123". */
+/** Usage reported at complete_task: "182,400 in · 12,950 out tokens · model · $0.0123" (counts written as everywhere else). */
 export function formatUsage(m: {
   input_tokens: number | null;
   output_tokens: number | null;
@@ -15,7 +15,8 @@ export function formatUsage(m: {
   cost_usd: number | null;
 }): string {
   const parts: string[] = [];
-  if (m.input_tokens !== null || m.output_tokens !== null) parts.push(`${m.input_tokens ?? 0} in · ${m.output_tokens ?? 0} out tokens`);
+  if (m.input_tokens !== null || m.output_tokens !== null)
+    parts.push(`${formatCount(m.input_tokens ?? 0)} in · ${formatCount(m.output_tokens ?? 0)} out tokens`);
   if (m.model !== null) parts.push(m.model);
   if (m.cost_usd !== null) parts.push(`$${m.cost_usd.toFixed(4)}`);
   return parts.join(" · ");
@@ -91,3 +92,12 @@ const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 export function revealBidiControls(text: string): string {
   return text.replace(BIDI_CONTROLS, (c) => `[U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}]`);
 }
+
+/** Text for assistive technology only (the `sr-only` class): what a shape, a colour or a layout says to the eye. */
+export const srOnly = (text: string) => html`<span class="sr-only">${text}</span>`;
+
+/** A heading level in the page's outline (h1 is the page's title). */
+export type Level = 2 | 3 | 4 | 5 | 6;
+
+/** A field's heading at the level the outline needs there (h3 under a section, deeper under a task), styled as a small label. */
+export const heading = (level: number, text: string) => html`${raw(`<h${level} class="label">`)}${text}${raw(`</h${level}>`)}`;

@@ -1,18 +1,19 @@
 /**
  * @module pages/owner-view
  * The owner's page of one workflow (/w/<id>): the shared page's renderer (page.ts, live
- * updates and streaming included) with the owner's panels — the share link and the forms that
- * create, rotate, expire and revoke it, and the feedback form (shown in the review box) whose
- * comments and verdicts reach the agent in its next tool result. Works whatever the state of
+ * updates included) with the owner's panels — the share link and the forms that
+ * create, rotate, expire and revoke it, and the feedback form whose comments and verdicts reach
+ * the agent in its next tool result (both after the timeline: its review and comment links lead
+ * there, and the navigation links to both). Works whatever the state of
  * the share link: access is the dashboard session. Forms are plain HTML (no script), escaped
  * like page.ts.
  */
 import { html } from "hono/html";
 import type { ShareInfo } from "../domain/share-status";
-import type { FeedbackView, TaskEntry, WorkflowHead } from "../domain/view";
+import type { FeedbackView, WorkflowHead } from "../domain/view";
 import { shareForms, shareState } from "./dashboard";
-import { VERDICT_LABEL, workflowPage } from "./page";
-import type { Chunk, FeedbackChoice, TimelineFacts } from "./timeline";
+import { type RenderedBlocks, VERDICT_LABEL, workflowPage } from "./page";
+import type { FeedbackChoice } from "./timeline";
 
 type Html = ReturnType<typeof html>;
 
@@ -24,47 +25,48 @@ export interface OwnerPageOptions {
   shareUrl: string | null;
   /** The id the feedback form is preselected on (`?on=<id>` from a review or comment link). */
   on: string | null;
+  /** The timeline page's query (`?after=<cursor>`). */
+  query: string;
 }
 
 function renderSharePanel(base: string, share: ShareInfo, url: string | null): Html {
-  return html`<section id="share" class="panel"><h2>Share link <span class="tag${share.status === "active" ? "" : " warn"}" id="share-state">${shareState(share)}</span></h2>
+  return html`<section id="share" class="panel" aria-labelledby="share-title"><h2 id="share-title">Share link <span class="tag${share.status === "active" ? "" : " warn"}" id="share-state">${shareState(share)}</span></h2>
 ${
   url
     ? html`<p class="linkbox">Anyone with this link can read this workflow: <a id="share-url" href="${url}" rel="noreferrer" target="_blank">${url}</a></p>`
     : html`<p class="muted">${share.status === "none" ? "This workflow has no share link: only you can see it." : "Nobody can open this workflow by link now."} Create a link to share it read-only.</p>`
 }
-${shareForms(`${base}/share`, share.status)}</section>`;
+${shareForms(`${base}/share`, share.status, null)}</section>`;
 }
 
 /**
  * The form's choices: the whole workflow, then the tasks, decisions and issues the timeline
  * met (bounded; the one a link preselects is always there). Every item on the page also has
- * its own comment link.
+ * its own comment link, which brings the reviewer here with it chosen. The review app inside
+ * chat clients (src/mcp/app.ts) shows this form too.
  */
-function renderFeedbackForm(base: string, workflowId: string, choices: readonly FeedbackChoice[], on: string | null): Html {
+export function renderFeedbackForm(base: string, workflowId: string, choices: readonly FeedbackChoice[], on: string | null): Html {
   const all = [{ value: `workflow:${workflowId}`, label: "The whole workflow", id: workflowId }, ...choices];
   const selected = all.find((c) => c.id === on)?.value ?? all[0]?.value;
-  return html`<section id="feedback" class="panel"><h2>Feedback to the agent</h2>
-<p class="muted">The agent receives it in the result of its next tool call on this workflow.</p>
-<form method="post" action="${base}/feedback">
-<p><label>About<br><select name="target">${all.map((c) => html`<option value="${c.value}"${c.value === selected ? html` selected` : ""}>${c.label}</option>`)}</select></label></p>
-<p class="verdicts">${(["comment", "approved", "changes_requested"] as const).map(
+  return html`<section id="feedback" class="panel" aria-labelledby="feedback-title"><h2 id="feedback-title">Feedback to the agent</h2>
+<p class="muted" id="feedback-help">The agent receives it in the result of its next tool call on this workflow.</p>
+<form method="post" action="${base}/feedback" aria-describedby="feedback-help">
+<p><label for="feedback-target">About</label><br><select id="feedback-target" name="target">${all.map(
+    (c) => html`<option value="${c.value}"${c.value === selected ? html` selected` : ""}>${c.label}</option>`,
+  )}</select></p>
+<fieldset class="verdicts"><legend>Verdict</legend>${(["comment", "approved", "changes_requested"] as const).map(
     (v) =>
       html`<label><input type="radio" name="verdict" value="${v}"${v === "comment" ? html` checked` : ""}> ${VERDICT_LABEL[v]}</label>`,
-  )}</p>
-<p><label>Message<br><textarea name="body" rows="3" maxlength="2000" required></textarea></label></p>
+  )}</fieldset>
+<p><label for="feedback-body">Message</label><br><textarea id="feedback-body" name="body" rows="3" maxlength="2000" required></textarea></p>
 <p><button type="submit">Send feedback</button></p></form></section>`;
 }
 
-export function ownerPage(head: OwnerHead, entries: AsyncIterable<TaskEntry>, options: OwnerPageOptions): AsyncGenerator<Chunk> {
+/** The owner view's page around its blocks: navigation first; the feedback form and the share link after the timeline, where its links lead. */
+export function ownerPage(head: OwnerHead, blocks: RenderedBlocks, options: OwnerPageOptions): string {
   const base = `/w/${head.workflow.id}`;
-  const top = html`<nav class="owner-nav topbar"><a href="/dashboard">← All workflows</a><form method="post" action="/logout"><button>Sign out</button></form></nav>
+  const top = html`<nav class="owner-nav topbar" aria-label="Owner"><a href="/dashboard">← All workflows</a> <a href="#feedback">Feedback form</a> <a href="#share">Share link</a><form method="post" action="/logout"><button>Sign out</button></form></nav>`;
+  const bottom = html`${renderFeedbackForm(base, head.workflow.id, blocks.facts.choices, options.on)}
 ${renderSharePanel(base, head.share, options.shareUrl)}`;
-  const bottom = (facts: TimelineFacts) => renderFeedbackForm(base, head.workflow.id, facts.choices, options.on);
-  return workflowPage(head, entries, {
-    nonce: options.nonce,
-    base,
-    panel: { top, bottom },
-    blocks: { reviewBase: base, selected: options.on },
-  });
+  return workflowPage(head, blocks.markup, { nonce: options.nonce, base, query: options.query, panel: { top, bottom } });
 }

@@ -2,26 +2,28 @@
  * @module pages/page
  * The shared workflow page, rendered on the server with hono/html: every interpolated value is
  * escaped, and agent text is only ever interpolated. `raw` is used for the static stylesheet
- * and script only. This is the page's only renderer: the live client (live-client.ts) fetches
+ * and script only. This is the page's only renderer: the live client (client/live.ts) fetches
  * the blocks again after events and swaps in what changed, keyed by the element ids given here.
  * The owner view (owner-view.ts) is this page with the owner's panels and comment links.
  *
- * The page is written as a stream of chunks from the workflow's head and its task entries (the
- * paged reads), so a 5,000-task workflow is never held in memory: the timeline (timeline.ts)
- * is written as entries arrive, and the boxes a reviewer wants first (review, feedback, plan)
- * are written after it, from what the timeline gathered, and shown above it by the stylesheet
- * (flex `order`). Printing keeps that order.
+ * One request renders one page of the timeline (pages.ts reads it: a bounded number of tasks,
+ * each with its first files; the rest is a link away), so what a page costs is bounded whatever
+ * the workflow's size. The document's order is the reading order a reviewer needs and the
+ * screen shows: the workflow, its totals, what needs a human, the feedback, the plan, then the
+ * timeline — the boxes before the timeline are written from what its page gathered, so the
+ * timeline is rendered first and written after them. Headings give the outline (h1 workflow, h2
+ * sections, h3 tasks, deeper for subtasks and a task's fields).
  */
-import type { LineTotals } from "@waymark/protocol/review";
+import type { LineTotals } from "@waymark/protocol/review-fields";
 import { html, raw } from "hono/html";
-import type { FeedbackVerdict, FeedbackView, PlanStep, TaskEntry, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
-import { formatCompact, formatCount, formatDuration, renderTime, statusBadge } from "./format";
-import { LIVE_SCRIPT } from "./live-client";
-import { renderWorkflowRepository } from "./provenance";
-import { renderLineTotals } from "./review";
+import type { FeedbackVerdict, FeedbackView, PlanStep, TaskPage, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
+import { formatCompact, formatCount, formatDuration, renderTime, srOnly, statusBadge } from "./format";
+import { renderWorkflowRepository } from "./provenance-notes";
+import { renderLineTotals } from "./review-data";
+import { LIVE_SCRIPT } from "./scripts";
 import { PAGE_STYLE } from "./style";
 import { labelled } from "./task";
-import { type Chunk, type ReviewItem, Timeline, type TimelineFacts } from "./timeline";
+import { type ReviewItem, Timeline, type TimelineFacts } from "./timeline";
 
 type Html = ReturnType<typeof html>;
 
@@ -37,18 +39,20 @@ function renderHeader(w: WorkflowHeader): Html {
     } · last activity ${renderTime(w.updated_at)}</p>
     ${
       w.outcome
-        ? html`<div class="outcome wf-outcome"><h2>Outcome</h2><p>${w.outcome.summary}</p>${labelled("Achievements", list(w.outcome.achievements))}${labelled(
+        ? html`<div class="outcome wf-outcome"><h2>Outcome</h2><p>${w.outcome.summary}</p>${labelled("Achievements", list(w.outcome.achievements), 3)}${labelled(
             "Limitations",
             list(w.outcome.limitations),
+            3,
           )}</div>`
         : ""
     }
   </div>`;
 }
 
+/** The workflow's figures; a rounded one says its exact value beside its label (never only on hover). */
 function renderTotals(t: Totals): Html {
   const cell = (value: string, label: string, exact?: string) =>
-    html`<div><b${exact ? html` title="${exact}"` : ""}>${value}</b><span>${label}</span></div>`;
+    html`<div><b>${value}</b><span>${label}${exact && exact !== value ? ` (${exact})` : ""}</span></div>`;
   const tokens = t.input_tokens + t.output_tokens;
   return html`<div id="wf-totals" class="totals">
     ${cell(formatDuration(t.duration_seconds) || "0s", "duration")}${cell(formatCount(t.tasks), "tasks")}${cell(formatCount(t.open_tasks), "open")}${cell(
@@ -57,7 +61,7 @@ function renderTotals(t: Totals): Html {
     )}${cell(formatCount(t.decisions), "decisions")}${cell(formatCount(t.issues), "issues")}${cell(formatCount(t.reviews_needed), "reviews needed")}${
       // Usage totals only once some task reported metrics.
       tokens > 0 || t.cost_usd > 0
-        ? html`${cell(tokens >= 10_000 ? formatCompact(tokens) : formatCount(tokens), "tokens", `${formatCount(tokens)} tokens`)}${cell(`$${t.cost_usd.toFixed(2)}`, "cost", `$${t.cost_usd.toFixed(4)}`)}`
+        ? html`${cell(tokens >= 10_000 ? formatCompact(tokens) : formatCount(tokens), "tokens", formatCount(tokens))}${cell(`$${t.cost_usd.toFixed(2)}`, "cost")}`
         : ""
     }
   </div>`;
@@ -81,34 +85,57 @@ function verdicts(feedback: readonly FeedbackView[]): Map<string, FeedbackVerdic
   return latest;
 }
 
-/** Rendering differences of the owner view: review links to the feedback form. */
+/** What the blocks depend on besides the workflow: the page's base and timeline page, and the owner view's review links. */
 export interface BlockOptions {
+  /** Base of this page (/s/<token> or /w/<id>): links to other timeline pages and to a task's files. */
+  base: string;
+  /** The cursor this page of the timeline starts after (null: the first page). */
+  after: string | null;
   /** Base of the owner page (/w/<id>): each review item links to its feedback form. */
   reviewBase?: string;
   /** The id the owner's feedback form is preselected on (always among its choices). */
   selected?: string | null;
+  /** The id of the key this deployment signs exports with (the chain's footer names it). */
+  signingKey?: string;
 }
 
-/** Everything that asks for a human: issues flagged for review and tasks whose outcome asks for manual review. */
-function renderReview(items: readonly ReviewItem[], omitted: number, feedback: readonly FeedbackView[], options: BlockOptions = {}): Html {
+const KIND_LABEL: Record<ReviewItem["kind"], string> = { task: "task", issue: "issue", scope: "outside areas" };
+
+/**
+ * Everything that asks for a human: tasks whose outcome asks for manual review, issues flagged
+ * for review and tasks that changed files outside their declared areas. `elsewhere`: review
+ * items the head counts on other pages of the timeline.
+ */
+function renderReview(
+  items: readonly ReviewItem[],
+  omitted: number,
+  elsewhere: number,
+  feedback: readonly FeedbackView[],
+  options: BlockOptions,
+): Html {
   const latest = verdicts(feedback);
-  const state = (id: string) => {
-    const verdict = latest.get(id);
-    const review = options.reviewBase ? html` <a class="review-link" href="${options.reviewBase}?on=${id}#feedback">Review</a>` : "";
+  const state = (item: ReviewItem) => {
+    const verdict = latest.get(item.id);
+    const review = options.reviewBase
+      ? html` <a class="review-link" href="${options.reviewBase}?on=${item.id}#feedback">Review${srOnly(` ${KIND_LABEL[item.kind]} ${item.title}`)}</a>`
+      : "";
     return html`${verdict ? html` ${verdictBadge(verdict)}` : ""}${review}`;
   };
-  return html`<section id="wf-review" class="review box"${items.length === 0 ? html` hidden` : ""}>
-    <h2>⚑ Needs human review <span class="count">${formatCount(items.filter((item) => latest.get(item.id) !== "approved").length + omitted)} open</span></h2>
+  const open = items.filter((item) => latest.get(item.id) !== "approved").length + omitted + elsewhere;
+  return html`<section id="wf-review" class="review box" aria-labelledby="wf-review-title"${items.length === 0 && elsewhere === 0 ? html` hidden` : ""}>
+    <h2 id="wf-review-title"><span aria-hidden="true">⚑</span> Needs human review <span class="count">${formatCount(open)} open</span></h2>
     <ul>${items.map(
       (item) =>
-        html`<li${latest.get(item.id) === "approved" ? html` class="settled"` : ""}><span class="kind">${item.kind}</span> <a href="#${item.id}">${item.title}</a>: ${item.text}${state(item.id)}</li>`,
-    )}${omitted > 0 ? html`<li class="muted">… and ${formatCount(omitted)} more in the timeline</li>` : ""}</ul>
+        html`<li${latest.get(item.id) === "approved" ? html` class="settled"` : ""}><span class="kind">${KIND_LABEL[item.kind]}</span> <a href="#${item.id}">${item.title}</a>: ${item.text}${state(item)}</li>`,
+    )}${omitted > 0 ? html`<li class="muted">… and ${formatCount(omitted)} more in the timeline</li>` : ""}${
+      elsewhere > 0 ? html`<li class="muted">… and ${formatCount(elsewhere)} on other pages of the timeline</li>` : ""
+    }</ul>
   </section>`;
 }
 
 /** Reviewer feedback, oldest first, and whether the agent has received each item yet. */
 function renderFeedback(feedback: readonly FeedbackView[], targetName: (id: string) => string): Html {
-  return html`<section id="wf-feedback" class="box"${feedback.length === 0 ? html` hidden` : ""}><h2>Reviewer feedback</h2>
+  return html`<section id="wf-feedback" class="box" aria-labelledby="wf-feedback-title"${feedback.length === 0 ? html` hidden` : ""}><h2 id="wf-feedback-title">Reviewer feedback</h2>
     <ol class="cards" id="feedback-list">${feedback.map(
       (f) => html`<li class="feedback v-${f.verdict}" id="${f.id}">
       <p>${verdictBadge(f.verdict)} on <a href="#${f.target_id}">${targetName(f.target_id)}</a>
@@ -119,106 +146,128 @@ function renderFeedback(feedback: readonly FeedbackView[], targetName: (id: stri
 
 const STEP_STATE = { done: "", running: "in progress: ", failed: "failed: " } as const;
 
-/** The plan, each step with the tasks named after it (where their names or goals say so): done, in progress or failed. */
-function renderPlan(plan: readonly PlanStep[], steps: TimelineFacts["steps"]): Html | string {
+/**
+ * The plan, each step with the tasks named after it (where their names or goals say so): done,
+ * in progress or failed; `paged`: only this page's tasks were looked at.
+ */
+function renderPlan(plan: readonly PlanStep[], steps: TimelineFacts["steps"], paged: boolean): Html | string {
   if (plan.length === 0) return "";
   const isDone = (step: TimelineFacts["steps"][number] | undefined) => (step?.tasks ?? []).some((t) => t.state === "done");
   const done = steps.filter(isDone).length;
-  return html`<section id="wf-plan" class="plan box"><h2>Plan <span class="count">${done} of ${plan.length} steps done by a task named after them</span></h2><ol class="steps">${plan.map(
-    (p, i) => {
-      const step = steps[i] ?? { tasks: [], omitted: 0 };
-      const finished = isDone(step);
-      return html`<li class="step${finished ? " done" : ""}"><span class="step-mark" aria-hidden="true">${finished ? "✓" : "○"}</span> <strong>${p.step}</strong> — ${p.goal}${
-        step.tasks.length > 0
-          ? html` <span class="muted">· ${step.tasks.map(
-              (t, j) => html`${j > 0 ? ", " : ""}${STEP_STATE[t.state]}<a href="#${t.id}">${t.name}</a>`,
-            )}${step.omitted > 0 ? ` and ${formatCount(step.omitted)} more` : ""}</span>`
-          : html` <span class="muted">· no task named after it</span>`
-      }</li>`;
-    },
-  )}</ol></section>`;
+  return html`<section id="wf-plan" class="plan box" aria-labelledby="wf-plan-title"><h2 id="wf-plan-title">Plan <span class="count">${done} of ${plan.length} steps done by a task named after them${
+    paged ? " on this page of the timeline" : ""
+  }</span></h2><ol class="steps">${plan.map((p, i) => {
+    const step = steps[i] ?? { tasks: [], omitted: 0 };
+    const finished = isDone(step);
+    return html`<li class="step${finished ? " done" : ""}"><span class="step-mark" aria-hidden="true">${finished ? "✓" : "○"}</span>${srOnly(finished ? "done: " : "not done yet: ")}<strong>${p.step}</strong> — ${p.goal}${
+      step.tasks.length > 0
+        ? html` <span class="muted">· ${step.tasks.map(
+            (t, j) => html`${j > 0 ? ", " : ""}${STEP_STATE[t.state]}<a href="#${t.id}">${t.name}</a>`,
+          )}${step.omitted > 0 ? ` and ${formatCount(step.omitted)} more` : ""}</span>`
+        : html` <span class="muted">· no task named after it</span>`
+    }</li>`;
+  })}</ol></section>`;
 }
 
 function renderWorkflowLines(lines: LineTotals | null): Html | string {
   return lines ? html`<p class="muted" id="wf-lines">Lines changed: ${renderLineTotals(lines)}</p>` : "";
 }
 
-/** The event log's hash chain head: anyone can check a JSON export against it offline. */
-function renderChain(head: WorkflowHead): Html {
+/** The event log's hash chain head and the key exports are signed with: anyone can check a JSON export against them. */
+function renderChain(head: WorkflowHead, signingKey: string | undefined): Html {
+  const key = signingKey
+    ? html` The JSON export is signed with key <code title="Ed25519 key id (RFC 7638 thumbprint)">${signingKey}</code>.`
+    : "";
   return html`<footer id="wf-chain" class="chain">Record: ${formatCount(head.chain.events)} events, hash chain head
-<code title="sha256 chain over every event">${head.chain.head}</code>. Check a JSON export offline with
-<code>waymark verify export.json</code>.</footer>`;
+<code title="sha256 chain over every event">${head.chain.head}</code>.${key} Check a JSON export with
+<code>waymark verify export.json --endpoint &lt;this site&gt;</code>.</footer>`;
+}
+
+/** The timeline's key: what the file letters, bars and marks say. */
+const LEGEND = html`<p class="legend muted">Files: <span class="fs fs-A">A</span> added, <span class="fs fs-M">M</span> modified, <span class="fs fs-D">D</span> deleted, <span class="fs fs-R">R</span> renamed; each bar is a file's lines added and removed beside the task's largest change.</p>`;
+
+/** Links to the timeline's other pages: its first, and the next after this one. */
+function renderPager(base: string, after: string | null, next: string | null, where: "top" | "bottom"): Html | string {
+  if (after === null && next === null) return "";
+  return html`<nav class="pager" aria-label="Timeline pages (${where})">${after !== null ? html`<a href="${base}">First tasks</a>` : ""}${
+    next !== null ? html`<a href="${base}?after=${next}">Next tasks</a>` : ""
+  }</nav>`;
+}
+
+export interface RenderedBlocks {
+  /** The blocks' markup (bidi controls not yet revealed). */
+  markup: string;
+  facts: TimelineFacts;
 }
 
 /**
  * Everything the page shows of the workflow, as blocks with stable ids (the live client swaps
- * them by id), chunk by chunk; returns what the timeline gathered (the owner's form needs it).
+ * them by id), for one page of the timeline; with what the timeline gathered (the owner's form needs it).
  */
-export async function* workflowBlocks(
-  head: WorkflowHead,
-  entries: AsyncIterable<TaskEntry>,
-  options: BlockOptions = {},
-): AsyncGenerator<Chunk, TimelineFacts> {
+export function workflowBlocks(head: WorkflowHead, page: TaskPage, options: BlockOptions): RenderedBlocks {
   const feedback = head.feedback ?? [];
   const timeline = new Timeline({
     plan: head.workflow.plan,
     totalTasks: head.task_count,
     labelsFor: new Set(feedback.map((f) => f.target_id)),
     selected: options.selected ?? null,
+    base: options.base,
     ...(options.reviewBase ? { reviewBase: options.reviewBase } : {}),
   });
-  yield renderHeader(head.workflow);
-  yield renderTotals(head.totals);
-  yield renderWorkflowLines(head.line_totals);
-  yield `<section id="wf-tasks"><h2>Timeline</h2><ol class="tree" id="tl-root">`;
-  let broken = false;
-  try {
-    for await (const entry of entries) yield* timeline.add(entry);
-  } catch (error) {
-    // A page of the read failed (the link was revoked meanwhile, say): the page still closes whole, and says so.
-    console.error("timeline read failed", error);
-    broken = true;
-  }
-  yield* timeline.finish();
-  yield "</ol></section>";
-  if (broken) yield `<p class="alert" id="wf-broken">Part of this workflow could not be read. Reload the page.</p>`;
+  const tasks: string[] = [];
+  for (const entry of page.entries) for (const chunk of timeline.add(entry)) tasks.push(String(chunk));
+  for (const chunk of timeline.finish()) tasks.push(String(chunk));
   const facts = timeline.facts;
   facts.labels.set(head.workflow.id, "the workflow");
-  yield renderReview(facts.review, facts.reviewOmitted, feedback, options);
-  yield renderFeedback(feedback, (id) => facts.labels.get(id) ?? id);
-  yield renderPlan(head.workflow.plan, facts.steps);
-  yield renderChain(head);
-  return facts;
+  const paged = options.after !== null || page.next_cursor !== null;
+  const elsewhere = paged ? Math.max(0, head.review_items.tasks + head.review_items.issues - facts.reviewSeen) : 0;
+  const markup = [
+    renderHeader(head.workflow),
+    renderTotals(head.totals),
+    renderWorkflowLines(head.line_totals),
+    renderReview(facts.review, facts.reviewOmitted, elsewhere, feedback, options),
+    renderFeedback(feedback, (id) => facts.labels.get(id) ?? id),
+    renderPlan(head.workflow.plan, facts.steps, paged),
+    html`<section id="wf-tasks" aria-labelledby="wf-tasks-title"><h2 id="wf-tasks-title">Timeline${
+      paged ? html` <span class="count">${formatCount(facts.tasks)} of ${formatCount(head.task_count)} tasks on this page</span>` : ""
+    }</h2>${LEGEND}${renderPager(options.base, options.after, page.next_cursor, "top")}<ol class="tree" id="tl-root">`,
+    ...tasks,
+    html`</ol>${renderPager(options.base, options.after, page.next_cursor, "bottom")}</section>`,
+    renderChain(head, options.signingKey),
+  ]
+    .map(String)
+    .join("");
+  return { markup, facts };
 }
 
 export interface PageOptions {
   nonce: string;
   /** Base path of this page (/s/<token> or the owner's /w/<id>), for exports, blocks and the live socket. */
   base: string;
-  /** Owner panels: above the blocks (navigation, share link), and after them from what the timeline gathered (feedback form). */
-  panel?: { top: Html; bottom: (facts: TimelineFacts) => Html };
-  /** Passed to the blocks renderer (the live client fetches the same blocks from `<base>/blocks`). */
-  blocks?: BlockOptions;
+  /** The page's query (`?after=<cursor>`): the live client fetches the blocks of the same timeline page. */
+  query: string;
+  /** Owner panels: navigation before the blocks, the feedback form and share link after them. */
+  panel?: { top: Html; bottom: Html };
 }
 
-export async function* workflowPage(head: WorkflowHead, entries: AsyncIterable<TaskEntry>, options: PageOptions): AsyncGenerator<Chunk> {
+/** The whole page around the blocks (rendered by workflowBlocks, perhaps cached). */
+export function workflowPage(head: WorkflowHead, blocks: string, options: PageOptions): string {
   const { nonce, base, panel } = options;
   const active = head.workflow.status === "active";
-  yield html`<!doctype html>
+  return String(html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${head.workflow.name} — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main id="wm" data-base="${base}" data-seq="${head.last_seq}" data-state="static"${panel ? html` data-audience="owner"` : ""}>
-<p class="topbar"><span class="brand">Waymark</span> <span id="live" class="live"${active ? "" : html` hidden`}>not live</span>
-<a href="${base}/export.md">Markdown</a> <a href="${base}/export.json">JSON</a></p>
+<body><main id="wm" data-base="${base}" data-query="${options.query}" data-seq="${head.last_seq}" data-state="static"${panel ? html` data-audience="owner"` : ""}>
+<div class="topbar"><span class="brand">Waymark</span> <span id="live" class="live"${active ? "" : html` hidden`}>not live</span>
+<a href="${base}/export.md">Markdown export</a> <a href="${base}/export.json">JSON export</a></div>
 ${panel?.top ?? ""}
-<div id="wf-blocks">`;
-  const facts = yield* workflowBlocks(head, entries, options.blocks);
-  yield "</div>";
-  if (panel) yield panel.bottom(facts);
-  yield html`</main>
+<div id="wf-blocks">${raw(blocks)}</div>
+${panel?.bottom ?? ""}
+<div id="wf-announce" class="sr-only" role="status" aria-live="polite"></div>
+</main>
 <script nonce="${nonce}">${raw(LIVE_SCRIPT)}</script>
-</body></html>`;
+</body></html>`);
 }
 
 /** Shown for a revoked, expired, rotated or unknown link: says so, shows nothing of the workflow. */

@@ -2,8 +2,9 @@
  * @module pages/style
  * The pages' stylesheet: plain CSS, readable from a phone to a wide laptop screen, in light
  * and dark colour schemes, and on paper. Served in a nonce'd <style> (the CSP allows no inline
- * style attributes, hence the bar width classes). On the workflow page the boxes written after
- * the timeline (review, feedback, plan) are placed above it with flex `order`.
+ * style attributes, hence the bar width classes). The screen shows things in the document's
+ * order (no reordering), so reading, Tab and screen-reader order are the visual order. Colours
+ * meet WCAG 2.1 AA contrast in both schemes; links and buttons are at least 24×24 px on a phone.
  */
 import { BAR_STEPS } from "./files";
 
@@ -11,12 +12,14 @@ import { BAR_STEPS } from "./files";
 const BAR_WIDTHS = Array.from({ length: BAR_STEPS + 1 }, (_, i) => `.bar .w${i}{width:${(i * 100) / BAR_STEPS}%}`).join("");
 
 export const PAGE_STYLE = `
-:root{color-scheme:light dark;--fg:#1d2125;--muted:#5e6c84;--line:#dcdfe4;--bg:#fff;--soft:#f4f5f7;--card:#fff;--ok:#1f845a;--ok-bg:#dcfff1;--warn:#a54800;--warn-bg:#fff3eb;--bad:#c9372c;--bad-bg:#ffeceb;--run:#0c66e4;--run-bg:#e9f2ff;--add:#1f845a;--del:#c9372c}
+:root{color-scheme:light dark;--fg:#1d2125;--muted:#5e6c84;--line:#dcdfe4;--bg:#fff;--soft:#f4f5f7;--card:#fff;--ok:#216e4e;--ok-bg:#dcfff1;--warn:#a54800;--warn-bg:#fff3eb;--bad:#c9372c;--bad-bg:#ffeceb;--run:#0c66e4;--run-bg:#e9f2ff;--add:#216e4e;--del:#c9372c}
 @media (prefers-color-scheme:dark){:root{--fg:#dee4ea;--muted:#9fadbc;--line:#38414a;--bg:#161a1d;--soft:#22272b;--card:#1d2125;--ok:#4bce97;--ok-bg:#1c3329;--warn:#fea362;--warn-bg:#3a2719;--bad:#f87168;--bad-bg:#42221f;--run:#579dff;--run-bg:#1c2b41;--add:#4bce97;--del:#f87168}}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);overflow-wrap:anywhere}
 main{max-width:1100px;margin:0 auto;padding:12px 16px 48px}
-h1{font-size:1.5rem;margin:.3em 0}h2{font-size:1.15rem;margin:1.2em 0 .5em}h3{font-size:1rem;margin:0;display:inline}h4{font-size:.78rem;margin:.7em 0 .2em;color:var(--muted);text-transform:uppercase;letter-spacing:.03em}
+h1{font-size:1.5rem;margin:.3em 0}h2{font-size:1.15rem;margin:1.2em 0 .5em}
+.label{display:block;font-size:.78rem;margin:.7em 0 .2em;color:var(--muted);text-transform:uppercase;letter-spacing:.03em}
+.sr-only{position:absolute!important;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 p{margin:.35em 0}ul,ol{margin:.3em 0;padding-left:1.3em}
 a{color:var(--run)}code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap}
 .topbar{display:flex;gap:12px;align-items:center;font-size:.85rem}.brand{font-weight:700;margin-right:auto}
@@ -34,7 +37,9 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .totals div{background:var(--soft);border-radius:8px;padding:6px 10px}.totals b{display:block;font-size:1.15rem}.totals span{font-size:.78rem;color:var(--muted)}
 .box{border:1px solid var(--line);border-radius:8px;padding:2px 14px 8px;margin:10px 0;background:var(--card)}.box h2{margin:.5em 0;font-size:1.05rem}
 .count{font-size:.8rem;font-weight:400;color:var(--muted);margin-left:6px}
-.review{border:2px solid var(--bad);background:var(--bad-bg)}.review .settled{opacity:.7}.review h2{color:var(--bad)}.review .count{color:inherit}
+.review{border:2px solid var(--bad);background:var(--bad-bg)}.review h2{color:var(--bad)}.review .count{color:inherit}
+.success{border:2px solid var(--ok);background:var(--ok-bg);border-radius:8px;padding:2px 14px 8px;margin:10px 0}.success h2{color:var(--ok)}
+.notice{border:2px solid var(--run);background:var(--run-bg);border-radius:8px;padding:2px 14px 8px;margin:10px 0}
 .kind{display:inline-block;font-size:.7rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;vertical-align:1px}
 .alert{color:var(--bad);font-weight:600}
 .plan .steps{padding-left:0;list-style:none}.plan .step{padding:2px 0}.step-mark{display:inline-block;width:1.2em;color:var(--muted)}.step.done .step-mark{color:var(--ok);font-weight:700}
@@ -44,7 +49,8 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .task-card>summary{cursor:pointer;padding:8px 12px;display:flex;flex-wrap:wrap;gap:4px 10px;align-items:baseline;list-style-position:outside}
 .task-card>summary::marker{color:var(--muted)}
 .task-card[open]>summary{border-bottom:1px solid var(--line)}
-.task-line{display:inline-flex;gap:8px;align-items:baseline;min-width:0}.task-name{font-size:1rem}
+.task-line{display:inline-flex;gap:8px;align-items:baseline;min-width:0}.task-name{display:inline;font-size:1rem;margin:0}
+.legend{font-size:.8rem}.legend .fs{width:auto}.more-files{font-size:.9rem}
 .facts{display:inline-flex;flex-wrap:wrap;gap:2px 10px;font-size:.85rem;color:var(--muted)}
 .task-body{padding:6px 12px 4px}
 .timeline{margin:0 0 6px 12px;border-left:2px solid var(--line);padding:0 10px 0 12px}
@@ -63,7 +69,6 @@ tr.out-of-scope{background:var(--warn-bg)}tr.out-of-scope td:first-child{box-sha
 .add{color:var(--add)}.del{color:var(--del)}
 td.bar{padding-right:0;white-space:nowrap;overflow:hidden;font-size:0}.bar span{display:inline-block;height:8px;vertical-align:middle}.bar .b-add{background:var(--add);border-radius:2px 0 0 2px}.bar .b-del{background:var(--del);border-radius:0 2px 2px 0}
 ${BAR_WIDTHS}
-abbr.fs{text-decoration:none}
 .fs{display:inline-block;width:1.4em;text-align:center;font-weight:700;font-family:ui-monospace,monospace}.fs-A{color:var(--add)}.fs-D{color:var(--del)}.fs-M{color:var(--run)}.fs-R{color:var(--warn)}
 .milestone progress{width:100px;vertical-align:middle}
 .options .chosen{font-weight:700}.options .chosen::after{content:" ✓";color:var(--ok)}
@@ -75,14 +80,13 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 8px;
 input,button,select,textarea{font:inherit;padding:4px 8px}.linkbox{font-size:.8rem;word-break:break-all}
 .owner-nav{margin:6px 0}
 .panel{border:1px solid var(--line);border-radius:8px;padding:4px 14px 10px;background:var(--soft);margin:10px 0}.panel h2{margin:.5em 0;font-size:1.05rem}
-.panel select,.panel textarea{width:100%;max-width:100%}.verdicts{display:flex;flex-wrap:wrap;gap:12px}
+.panel select,.panel textarea{width:100%;max-width:100%}.panel .actions select{width:auto}
+fieldset.verdicts{display:flex;flex-wrap:wrap;gap:12px;border:0;padding:0;margin:.35em 0}fieldset.verdicts legend{padding:0;margin-bottom:2px}.verdicts label{min-height:24px}
 .feedback{border:1px solid var(--line);border-radius:8px;padding:6px 10px;margin:6px 0;background:var(--card)}
 .feedback.v-changes_requested{border-left:4px solid var(--bad)}.feedback.v-approved{border-left:4px solid var(--ok)}.fb-body{white-space:pre-wrap}
-.review-link,.comment-link{font-size:.82rem;margin-left:6px}
+.review-link,.comment-link{font-size:.82rem;margin-left:6px;display:inline-block;min-width:24px;min-height:24px;padding:2px 4px;line-height:20px}
+.pager a,.owner-nav a,.topbar a{display:inline-block;min-height:24px;padding:2px 0;line-height:20px}
 .chain{margin-top:24px;font-size:.8rem;color:var(--muted)}
-#wm{display:flex;flex-direction:column}#wf-blocks{display:contents}
-#wm>*,#wf-blocks>*{order:50}
-#wm>.topbar{order:1}#wm>.owner-nav{order:2}#wf-header{order:3}#wf-totals{order:4}#wf-lines{order:5}#wf-review{order:6}#wf-feedback{order:7}#feedback{order:8}#share{order:9}#wf-plan{order:10}#wf-tasks{order:11}#wf-broken{order:12}#wf-chain{order:13}
 [hidden]{display:none!important}
 .filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:10px 0;padding:10px 12px;background:var(--soft);border-radius:8px}
 .filters label{display:flex;flex-direction:column;font-size:.8rem;color:var(--muted);gap:2px}.filters label.check{flex-direction:row;align-items:center;gap:4px;color:var(--fg);font-size:.9rem;padding-bottom:6px}
@@ -92,12 +96,13 @@ input,button,select,textarea{font:inherit;padding:4px 8px}.linkbox{font-size:.8r
 .share-manage{display:inline-block;margin-left:6px;font-size:.85rem}.share-manage summary{cursor:pointer;color:var(--run)}.share-manage[open]{display:block;margin:6px 0 0}
 .pager{display:flex;gap:16px;justify-content:center;margin:14px 0}.wf-link{text-decoration:none}
 @media (max-width:640px){.filters input[type=search]{min-width:0;width:100%}.filters label{flex:1 1 100%}.num{text-align:left}
- td.num{display:inline-block;width:auto;padding-right:12px}td.num::before{content:attr(data-label) ": ";color:var(--muted)}body{font-size:14px}main{padding:8px 10px 40px}
+ td.num{display:inline-block;width:auto;padding-right:12px}td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}body{font-size:14px}main{padding:8px 10px 40px}
  .totals{grid-template-columns:repeat(3,1fr);gap:6px}.totals div{padding:4px 8px}.totals b{font-size:1.05rem}.timeline{margin-left:4px;padding:0 4px 0 10px}.task-card>summary{padding:8px}.task-body{padding:6px 8px 4px}
  table.files .cb{width:0}td.bar{padding:0}table.files .cn{width:3.1em}table.files .num{font-size:11px;padding:3px 2px}
  table:not(.files),table:not(.files) thead,table:not(.files) tbody,table:not(.files) tr,table:not(.files) th,table:not(.files) td{display:block}table:not(.files) thead{display:none}
  table:not(.files) tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}table:not(.files) td{border:0;padding:3px 6px}
- table.files td.num{display:table-cell;text-align:right}table.files td.num::before{content:none}}
+ table.files td.num{display:table-cell;text-align:right}table.files td.num::before{content:none}
+ .share-manage summary,.settings summary{min-height:24px;line-height:24px}}
 @media print{
  :root{--fg:#000;--muted:#444;--line:#bbb;--bg:#fff;--soft:#fff;--card:#fff}
  body{font-size:11pt}main{max-width:none;padding:0}

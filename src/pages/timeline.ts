@@ -13,6 +13,7 @@
 import type { html } from "hono/html";
 import { type PlanStepRef, planStepMatcher } from "../domain/plan";
 import type { DecisionView, IssueView, MilestoneView, TaskEntry, TaskView } from "../domain/view";
+import type { Level } from "./format";
 import { closeTask, type ItemOptions, openTask, renderDecision, renderIssue, renderMilestone } from "./task";
 
 type Html = ReturnType<typeof html>;
@@ -24,11 +25,14 @@ export const EXPANDED_TASKS = 25;
 const REVIEW_ITEMS = 100;
 /** Tasks named per plan step. */
 const TASKS_PER_STEP = 5;
+/** Out-of-scope paths a review item names (the task's files table marks them all). */
+const SCOPE_PATHS = 3;
 /** Choices in the owner's feedback form besides the workflow and the review items. */
 const FEEDBACK_TARGETS = 200;
 
 export interface ReviewItem {
-  kind: "task" | "issue";
+  /** A task asking for manual review, an issue flagged for a human, or a task that changed files outside its declared areas. */
+  kind: "task" | "issue" | "scope";
   id: string;
   title: string;
   text: string;
@@ -50,6 +54,8 @@ export interface TimelineFacts {
   tasks: number;
   review: ReviewItem[];
   reviewOmitted: number;
+  /** Tasks and issues asking for review that this page met, listed or not (the head counts the workflow's). */
+  reviewSeen: number;
   /** Per plan step (same order as the plan): the tasks named after it, done, running or failed. */
   steps: { tasks: StepTask[]; omitted: number }[];
   /** Labels of the ids asked for (what feedback is about). */
@@ -92,6 +98,7 @@ export class Timeline {
       tasks: 0,
       review: [],
       reviewOmitted: 0,
+      reviewSeen: 0,
       steps: options.plan.map(() => ({ tasks: [], omitted: 0 })),
       labels: new Map(),
       choices: [],
@@ -125,6 +132,8 @@ export class Timeline {
           reviews: entry.issues.filter((i) => i.requires_human_review).length,
         },
         open: this.options.totalTasks <= EXPANDED_TASKS || t.status === "in_progress",
+        level: Math.min(6, 3 + depth) as Level,
+        filesUnlisted: entry.files_unlisted ?? 0,
       },
       this.options,
     );
@@ -182,9 +191,21 @@ export class Timeline {
   private gather(entry: TaskEntry): void {
     const t = entry.task;
     this.facts.tasks++;
-    if (t.outcome?.manual_review_needed)
+    if (t.outcome?.manual_review_needed) {
+      this.facts.reviewSeen++;
       this.review({ kind: "task", id: t.id, title: t.name, text: t.outcome.manual_review_reason || "manual review requested" });
-    for (const i of entry.issues) if (i.requires_human_review) this.review({ kind: "issue", id: i.id, title: i.type, text: i.description });
+    }
+    for (const i of entry.issues)
+      if (i.requires_human_review) {
+        this.facts.reviewSeen++;
+        this.review({ kind: "issue", id: i.id, title: i.type, text: i.description });
+      }
+    const outside = t.verification && !t.verification.scope_match ? t.verification.unexpected_files : [];
+    if (outside.length > 0) {
+      const named = outside.slice(0, SCOPE_PATHS).join(", ");
+      const more = outside.length > SCOPE_PATHS || (entry.files_unlisted ?? 0) > 0 ? " and maybe more" : "";
+      this.review({ kind: "scope", id: t.id, title: t.name, text: `changed files outside its declared areas: ${named}${more}` });
+    }
     this.label(t.id, `task ${t.name}`);
     this.choice("task", t.id, `Task: ${t.name}`);
     for (const d of entry.decisions) {

@@ -2,16 +2,55 @@
  * @module storage/sql
  * The `sql` tagged template every Durable Object's storage collaborators take: values become
  * bound parameters, never text, so no caller can build SQL from user input by accident.
+ *
+ * It also keeps the one storage failure a retry can never fix from looking like a passing one:
+ * SQLite refuses any string, blob or row over 2 MB (bound parameters included). A bound value
+ * over LIMITS.STORED_VALUE_BYTES is refused here, and SQLite's own refusal is rethrown, both as
+ * PAYLOAD_TOO_LARGE naming the table, so a write says what was too large instead of failing
+ * the same way on every retry. Every value the objects store is bounded well below it by
+ * construction (src/limits.ts); this is the backstop.
  */
+import { WaymarkError } from "../errors";
+import { LIMITS } from "../limits";
 
 export type SqlValue = string | number | null;
 type Row = Record<string, SqlStorageValue>;
+
+const encoder = new TextEncoder();
+
+/** The table a statement writes or reads first, for messages ("events" of INSERT INTO events …). */
+function tableOf(query: string): string {
+  return /\b(?:INSERT\s+INTO|UPDATE|FROM)\s+(\w+)/i.exec(query)?.[1] ?? "storage";
+}
+
+function tooLarge(query: string, what: string): WaymarkError {
+  return new WaymarkError(
+    "PAYLOAD_TOO_LARGE",
+    `${tableOf(query)}: ${what}, over the ${LIMITS.STORED_VALUE_BYTES} bytes one stored value may take; the same call cannot succeed when retried`,
+  );
+}
+
+/** Refuses a bound string over the stored-value bound (measured in UTF-8 only when its length could reach it). */
+function checkValues(query: string, values: readonly SqlValue[]): void {
+  for (const value of values) {
+    if (typeof value !== "string" || value.length * 3 <= LIMITS.STORED_VALUE_BYTES) continue;
+    const bytes = value.length <= LIMITS.STORED_VALUE_BYTES ? encoder.encode(value).length : value.length;
+    if (bytes > LIMITS.STORED_VALUE_BYTES) throw tooLarge(query, `a value of ${bytes} bytes`);
+  }
+}
 
 /** `beforeQuery` runs before every query (a lazily created schema makes sure it exists). */
 export function sqlFor(storage: DurableObjectStorage, beforeQuery?: () => void) {
   return function sql<T extends Row = Row>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] {
     beforeQuery?.();
-    return storage.sql.exec<T>(strings.join("?"), ...values).toArray();
+    const query = strings.join("?");
+    checkValues(query, values);
+    try {
+      return storage.sql.exec<T>(query, ...values).toArray();
+    } catch (error) {
+      if (error instanceof Error && /SQLITE_TOOBIG|too big/i.test(error.message)) throw tooLarge(query, "a value or row");
+      throw error;
+    }
   };
 }
 export type Sql = ReturnType<typeof sqlFor>;

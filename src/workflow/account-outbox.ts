@@ -17,7 +17,7 @@
  * with its process (see afterWrite).
  *
  * The acknowledgement is kept in memory and stored by the next write's own transaction (or the
- * alarm, or flushAccount), never by a commit of its own: a commit is a SQLite transaction and an
+ * alarm), never by a commit of its own: a commit is a SQLite transaction and an
  * fsync, and storing it right after each push was the costliest statement of a push. Lost with
  * the process, it only makes the next push carry some events the index already has.
  *
@@ -25,12 +25,13 @@
  * concurrent flushes share one push loop, so a burst of writes becomes one or two pushes. Empty
  * parts of a push are left out, so the index does no work for them.
  */
-import { documentsFromEvents } from "../account/memory";
-import type { AccountObject, WorkflowPush } from "../account/object";
-import { pathsFromEvents } from "../account/path-index";
-import { notificationsFromEvents } from "../account/webhooks";
+
+import type { AccountObject, WorkflowPush } from "../account/account-object";
+import { documentsFromEvents } from "../domain/memory-documents";
+import { pathsFromEvents } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
 import type { WorkflowEvent } from "../domain/view";
+import { notificationsFromEvents } from "../domain/webhook-events";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import type { EventLog } from "./event-log";
@@ -101,6 +102,11 @@ export class AccountOutbox {
     return this.running;
   }
 
+  /** The alarm ran: no backstop is due any more, so the next timed push sets one again. */
+  backstopFired(): void {
+    this.backstopDueBy = 0;
+  }
+
   /** The next push carries this link state (the index then needs no call of its own for it). */
   carryShare(share: ShareInfo): void {
     this.pendingShare = { ...share, token: null };
@@ -144,7 +150,8 @@ export class AccountOutbox {
         this.dueAt = Number.POSITIVE_INFINITY;
         const workflow = this.records.workflow();
         if (!workflow) return;
-        const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE);
+        // Bounded in bytes too: a page of completed tasks' events is at most one event over LIMITS.READ_PAGE_BYTES.
+        const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE, LIMITS.READ_PAGE_BYTES);
         if (page.events.length === 0) return;
         const share = this.pendingShare;
         const push: WorkflowPush = {

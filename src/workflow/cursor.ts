@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { WaymarkError } from "../errors";
 import type { RecordKind, RowPosition } from "./records";
+import { FILE_LISTS, type FileList } from "./task-files";
 
 const ROW_ID = /^[a-z]{2}_[a-z2-7_]{1,64}$/;
 
@@ -17,6 +18,15 @@ const rowsCursor = z
     kind: z.enum(["tasks", "decisions", "issues", "milestones"]),
     at: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     id: z.string().regex(ROW_ID),
+  })
+  .strict();
+
+const filesCursor = z
+  .object({
+    v: z.literal(1),
+    task: z.string().regex(ROW_ID),
+    list: z.enum(FILE_LISTS),
+    after: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   })
   .strict();
 
@@ -54,4 +64,17 @@ export function rowsPosition(kind: RecordKind, cursor: string): RowPosition {
   const parsed = rowsCursor.safeParse(decode(cursor));
   if (!parsed.success || parsed.data.kind !== kind) throw new WaymarkError("INPUT_VALIDATION_ERROR", BAD_CURSOR);
   return { at: parsed.data.at, id: parsed.data.id };
+}
+
+/** A page of one list of a task's record continues after this position. */
+export function filesCursorAfter(taskId: string, list: FileList, after: number): string {
+  return encode({ v: 1, task: taskId, list, after });
+}
+
+/** A cursor of another task's or another list's pages is refused: positions are only comparable within one list. */
+export function filesPosition(taskId: string, list: FileList, cursor: string): number {
+  const parsed = filesCursor.safeParse(decode(cursor));
+  if (!parsed.success || parsed.data.task !== taskId || parsed.data.list !== list)
+    throw new WaymarkError("INPUT_VALIDATION_ERROR", BAD_CURSOR);
+  return parsed.data.after;
 }

@@ -8,6 +8,7 @@
  */
 import { eventHash, genesisHash } from "@waymark/protocol/chain";
 import type { EventType, WorkflowEvent } from "../domain/view";
+import { isoTime } from "../iso-time";
 import type { Sql } from "../storage/sql";
 
 export interface EventsPage {
@@ -46,7 +47,7 @@ export class EventLog {
     const last = this.last();
     const seq = last.seq + 1;
     const json = JSON.stringify(data);
-    const event: WorkflowEvent = { seq, at: new Date(now).toISOString(), type, task_id: taskId, data };
+    const event: WorkflowEvent = { seq, at: isoTime(now), type, task_id: taskId, data };
     // Hashed from the stored bytes, exactly as an export will carry them.
     const hash = eventHash(last.hash, { ...event, data: JSON.parse(json) });
     this.sql`INSERT INTO events (seq, at, type, task_id, data, hash) VALUES (${seq}, ${now}, ${type}, ${taskId}, ${json}, ${hash})`;
@@ -82,7 +83,7 @@ export class EventLog {
         row.hash ??
         eventHash(previous, {
           seq: row.seq,
-          at: new Date(row.at).toISOString(),
+          at: isoTime(row.at),
           type: row.type,
           task_id: row.task_id,
           data: JSON.parse(row.data),
@@ -116,7 +117,7 @@ export class EventLog {
       if (events.length > 0 && bytes > maxBytes) break;
       events.push({
         seq: row.seq,
-        at: new Date(row.at).toISOString(),
+        at: isoTime(row.at),
         type: row.type as EventType,
         task_id: row.task_id,
         data: JSON.parse(row.data) as WorkflowEvent["data"],

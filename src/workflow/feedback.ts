@@ -18,7 +18,7 @@ import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import { iso } from "./records";
 import type { RunningTotals } from "./totals";
-import type { WriteScope } from "./writer";
+import type { WriteScope } from "./write-scope";
 
 /**
  * Reviews needed, recounted from the records: tasks that asked for manual review and issues that

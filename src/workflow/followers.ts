@@ -46,9 +46,12 @@ export class LiveFollowers {
     return null;
   }
 
-  /** Accepts a follower that has seen events up to `after`, and sends it the first page. */
-  accept(socket: WebSocket, client: string, after: number, ownerSession: string | null = null): void {
-    const tags = ownerSession === null ? [CLIENT_TAG(client)] : [CLIENT_TAG(client), OWNER_TAG, SESSION_TAG(ownerSession)];
+  /**
+   * Accepts a follower that has seen events up to `after`, and sends it the first page. The
+   * owner's sockets (a dashboard session's, or an MCP subscription's: `owner`) outlive the share link.
+   */
+  accept(socket: WebSocket, client: string, after: number, ownerSession: string | null, owner: boolean): void {
+    const tags = [CLIENT_TAG(client), ...(owner ? [OWNER_TAG] : []), ...(ownerSession === null ? [] : [SESSION_TAG(ownerSession)])];
     this.ctx.acceptWebSocket(socket, tags);
     this.sendPage(socket, { sent: after, live: false });
   }

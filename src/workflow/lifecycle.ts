@@ -1,41 +1,39 @@
 /**
  * @module workflow/lifecycle
- * The state changes of tasks and of the workflow, inside their writes: starting a task stores it
- * and its start snapshot; completing one attributes the helper's observations
- * (domain/attribution), stores the net changes and the outcome, updates the running totals and
- * tells earlier tasks that overlapped with it, so overlap is reported on both; logs are written
- * only on open tasks; the workflow completes once every task has.
+ * The rules of the workflow's and its tasks' state changes, inside their writes: when a task may
+ * start, be logged on or complete, and what completing it records. Starting a task stores it and
+ * its start snapshot; completing one attributes the helper's observations (domain/attribution),
+ * splits its files for storage (domain/stored-files), updates the running totals and tells
+ * earlier tasks that overlapped with it, so overlap is reported on both; the workflow completes
+ * once every task has. Every statement is workflow/records' (this module holds the rules only).
  */
 
-import type { CompleteTaskInput, CompleteWorkflowInput, StartTaskInput, StartWorkflowInput } from "@waymark/protocol/tools";
-import { AttributionInputError, attributeTask } from "../domain/attribution";
+import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
-import type { Overlap } from "../domain/overlap";
+import type { Overlap, TaskElsewhere } from "../domain/overlap";
 import { endCommit, metricsProvenance } from "../domain/provenance";
-import type { Verification } from "../domain/view";
+import { boundWarnings, storedFiles, withWarning } from "../domain/stored-files";
+import { AttributionInputError, attributeTask } from "../domain/task-attribution";
+import type { TaskView } from "../domain/view";
 import { WaymarkError } from "../errors";
-import { newTaskId } from "../ids";
+import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
-import type { Sql } from "../storage/sql";
-import { iso, notFoundError, type TaskRow, taskView, type WorkflowRecords, type WorkflowRow } from "./records";
-import type { CompleteTaskOutput, CompleteWorkflowOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
+import { iso, notFoundError, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
+import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
-import type { WriteScope } from "./writer";
+import type { WriteScope } from "./write-scope";
 
 export type LogTable = "decisions" | "issues" | "milestones";
 
 export class TaskLifecycle {
   constructor(
-    private readonly sql: Sql,
     private readonly records: WorkflowRecords,
     private readonly totals: RunningTotals,
   ) {}
 
-  startWorkflow(id: string, account: string, input: StartWorkflowInput, w: WriteScope): StartWorkflowOutput {
-    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at)
-      VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${w.now}, ${w.now})`;
-    this.records.setRepository(input.repository ?? null);
+  startWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, w: WriteScope): StartWorkflowOutput {
+    this.records.insertWorkflow(id, account, input, w.now);
     w.emit("workflow.started", null, this.records.header());
     return { workflow_id: id, created_at: iso(w.now) };
   }
@@ -53,8 +51,37 @@ export class TaskLifecycle {
     }
   }
 
+  logDecision(task: TaskRow, input: Tools.LogDecisionInput, w: WriteScope): LogOutput {
+    const id = newRowId("dc");
+    const decision = this.records.insertDecision(id, task.id, input, w.now);
+    this.totals.decisionLogged();
+    if (decision) w.emit("decision.logged", task.id, decision);
+    return { id, task_id: task.id };
+  }
+
+  logIssue(task: TaskRow, input: Tools.LogIssueInput, w: WriteScope): LogOutput {
+    const id = newRowId("is");
+    const issue = this.records.insertIssue(id, task.id, input, w.now);
+    this.totals.issueLogged(input.requires_human_review === true);
+    if (issue) w.emit("issue.logged", task.id, issue);
+    return { id, task_id: task.id };
+  }
+
+  /** `earlier`: how many milestones the task had; past LIMITS.MILESTONES_ADVISED the result says so. */
+  logMilestone(task: TaskRow, input: Tools.LogMilestoneInput, w: WriteScope, earlier: number): LogOutput {
+    const id = newRowId("ms");
+    const milestone = this.records.insertMilestone(id, task.id, input, w.now);
+    if (milestone) w.emit("milestone.logged", task.id, milestone);
+    const count = earlier + 1;
+    const output: LogOutput = { id, task_id: task.id };
+    if (count > LIMITS.MILESTONES_ADVISED) {
+      output.warnings = [`${count} milestones on this task; the protocol advises at most ${LIMITS.MILESTONES_ADVISED}.`];
+    }
+    return output;
+  }
+
   /** Completes the workflow once every task is complete. */
-  completeWorkflow(workflow: WorkflowRow, input: CompleteWorkflowInput, w: WriteScope): CompleteWorkflowOutput {
+  completeWorkflow(workflow: WorkflowRow, input: Tools.CompleteWorkflowInput, w: WriteScope): CompleteWorkflowOutput {
     if (workflow.status !== "active") {
       throw new WaymarkError(
         "CONFLICT",
@@ -68,9 +95,7 @@ export class TaskLifecycle {
         `workflow_id: tasks still open: ${open.map((t) => `${t.id} (${t.name})`).join(", ")}; complete them first`,
       );
     }
-    const outcome = { summary: input.summary, achievements: input.achievements ?? [], limitations: input.limitations ?? [] };
-    this
-      .sql`UPDATE workflow SET status = ${input.status}, outcome = ${JSON.stringify(outcome)}, completed_at = ${w.now}, updated_at = ${w.now}`;
+    this.records.completeWorkflow(input, w.now);
     w.emit("workflow.completed", null, this.records.header());
     return {
       workflow_id: workflow.id,
@@ -81,7 +106,7 @@ export class TaskLifecycle {
     };
   }
 
-  start(workflow: WorkflowRow, input: StartTaskInput, w: WriteScope): StartTaskOutput {
+  start(workflow: WorkflowRow, input: Tools.StartTaskInput, w: WriteScope): StartTaskOutput {
     if (workflow.status !== "active") {
       throw new WaymarkError("CONFLICT", `workflow_id: workflow ${workflow.id} is already completed (${workflow.status})`);
     }
@@ -101,61 +126,92 @@ export class TaskLifecycle {
     const taskId = newTaskId(workflow.id);
     w.countBytes(this.records.insertTask(taskId, input, w.now));
     this.totals.taskStarted();
-    w.emit("task.started", taskId, taskView(this.records.written(taskId)));
+    w.emit("task.started", taskId, this.records.written(taskId));
     const output: StartTaskOutput = {
       task_id: taskId,
       snapshot_id: snapshotId(input.snapshot, taskId),
       snapshot_type: input.snapshot?.type ?? "none",
       started_at: iso(w.now),
     };
-    // No helper at all, or what the helper said about its snapshot (a reason it could not observe, other tasks on the working tree).
-    const warnings = startWarnings(input.snapshot, ancestors);
+    // No helper at all, or what the helper said about its snapshot (a reason it could not observe, other tasks on the working tree);
+    // bounded like a task's warnings: the result is kept as the idempotency record.
+    const warnings = boundWarnings(startWarnings(input.snapshot, ancestors));
     if (warnings.length > 0) output.warnings = warnings;
     return output;
   }
 
-  complete(task: TaskRow, input: CompleteTaskInput, w: WriteScope): CompleteTaskOutput {
-    const attribution = this.attribute(task, input, w.now);
-    const newPaths = this.records.storeChanges(task.id, attribution.changes, attribution.unexpected);
+  /**
+   * Completes an open task whose subtasks are all complete. The result is the task's view as
+   * stored (its file lists bounded, LIMITS.VIEW_FILE_BYTES): an idempotent retry gets the same.
+   * `elsewhere`: the tasks of other workflows its helper saw on the same working tree, with
+   * their changes to the files both changed (read from their workflows before this write).
+   */
+  complete(task: TaskRow, input: Tools.CompleteTaskInput, w: WriteScope, elsewhere: readonly TaskElsewhere[] = []): CompleteTaskOutput {
+    if (task.status !== "in_progress") {
+      throw new WaymarkError(
+        "CONFLICT",
+        `task_id: task ${task.id} was already completed (${task.status}) at ${task.completed_at === null ? "?" : iso(task.completed_at)}; retry with the same idempotency_key to get the first result`,
+      );
+    }
+    const openChildren = this.records.openChildren(task.id);
+    if (openChildren.length > 0) {
+      const names = openChildren.map((c) => `${c.id} (${c.name})`).join(", ");
+      throw new WaymarkError("CONFLICT", `task_id: subtasks still open: ${names}; complete them first`);
+    }
+    const attribution = this.attribute(task, input, w.now, elsewhere);
     const duration = Math.max(0, Math.round((w.now - task.started_at) / 1000));
+    const changes = input.changes ?? null;
+    const usage = metricsProvenance(input.metrics, changes);
+    const stored = this.records.completeTask(task.id, input, {
+      now: w.now,
+      duration,
+      files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification),
+      metricsSource: usage?.source ?? null,
+      priceTableDate: usage?.price_table_date ?? null,
+      endCommit: endCommit(changes),
+    });
+    w.countBytes(stored.bytes);
     const metrics = input.metrics;
-    this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${w.now}, duration_seconds = ${duration},
-      outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
-      files_changed = ${JSON.stringify(attribution.files_changed)}, verification = ${JSON.stringify(attribution.verification)},
-      input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
-      model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null}
-      WHERE id = ${task.id}`;
-    this.recordProvenance(task, input);
     this.totals.taskCompleted({
       topLevel: task.parent_id === null,
       duration,
-      newPaths,
+      newPaths: stored.newPaths,
       review: input.outcome.manual_review_needed === true,
       input_tokens: metrics?.input_tokens ?? 0,
       output_tokens: metrics?.output_tokens ?? 0,
       cost_usd: metrics?.cost_usd ?? 0,
     });
-    w.emit("task.completed", task.id, taskView(this.records.written(task.id)));
+    const view = this.records.written(task.id);
+    w.emit("task.completed", task.id, view);
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);
     return {
       task_id: task.id,
       status: input.status,
       duration_seconds: duration,
-      files_changed: attribution.files_changed,
-      verification: attribution.verification,
+      files_changed: view.files_changed as NonNullable<TaskView["files_changed"]>,
+      verification: view.verification as NonNullable<TaskView["verification"]>,
     };
   }
 
-  /** Provenance: where the usage figures came from, and the commit the task ended on. */
-  private recordProvenance(task: TaskRow, input: CompleteTaskInput): void {
-    const changes = input.changes ?? null;
-    const usage = metricsProvenance(input.metrics, changes);
-    this.sql`UPDATE tasks SET metrics_source = ${usage?.source ?? null}, price_table_date = ${usage?.price_table_date ?? null},
-      repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${endCommit(changes)}) END
-      WHERE id = ${task.id}`;
+  /**
+   * A task of this workflow that completed earlier overlapped with a task of another workflow on
+   * the same working tree that completed since (`overlaps` name that task and its workflow): they
+   * join its record with a warning; a report already recorded changes nothing. A task still open
+   * learns of it from its own helper when it completes.
+   */
+  overlapsFromElsewhere(task: TaskRow, overlaps: readonly Overlap[], w: WriteScope): void {
+    const [first] = overlaps;
+    if (task.status === "in_progress" || first === undefined) return;
+    this.mirror(
+      task.id,
+      first.task_id,
+      overlaps,
+      w,
+      `in workflow ${first.workflow_id ?? "?"} on the same working tree, which completed later`,
+    );
   }
 
-  private attribute(task: TaskRow, input: CompleteTaskInput, now: number) {
+  private attribute(task: TaskRow, input: Tools.CompleteTaskInput, now: number, elsewhere: readonly TaskElsewhere[]) {
     const descendants = this.records.descendants(task.id);
     try {
       return attributeTask({
@@ -165,6 +221,7 @@ export class TaskLifecycle {
         task: this.records.window(task, now),
         concurrent: this.records.completedDuring(task, new Set(descendants)),
         descendants,
+        elsewhere,
         manualReview: { needed: input.outcome.manual_review_needed === true, reason: input.outcome.manual_review_reason },
       });
     } catch (error) {
@@ -173,29 +230,28 @@ export class TaskLifecycle {
     }
   }
 
-  /** Each earlier task this one overlapped with gets the mirror entries and a task.updated event. */
+  /** Each earlier task of this workflow this one overlapped with gets the mirror entries and a task.updated event. */
   private reportToEarlierTasks(taskId: string, overlaps: readonly Overlap[], w: WriteScope): void {
     const byTask = new Map<string, Overlap[]>();
     for (const overlap of overlaps) {
+      if (overlap.workflow_id !== undefined) continue;
       const mirrored = byTask.get(overlap.task_id) ?? [];
       mirrored.push({ path: overlap.path, task_id: taskId, same_change: overlap.same_change });
       byTask.set(overlap.task_id, mirrored);
     }
-    for (const [otherId, mirrored] of byTask) {
-      const other = this.records.task(otherId);
-      if (!other?.verification) continue;
-      const current = JSON.parse(other.verification) as Verification;
-      const updated: Verification = {
-        ...current,
-        overlapping: [...(current.overlapping ?? []), ...mirrored],
-        warnings: [
-          ...current.warnings,
-          `${mirrored.length} file(s) also changed by task ${taskId}, which was open at the same time and completed later.`,
-        ],
-      };
-      this.sql`UPDATE tasks SET verification = ${JSON.stringify(updated)} WHERE id = ${otherId}`;
-      w.emit("task.updated", otherId, taskView(this.records.written(otherId)));
-    }
+    for (const [otherId, mirrored] of byTask)
+      this.mirror(otherId, taskId, mirrored, w, "which was open at the same time and completed later");
+  }
+
+  private mirror(taskId: string, laterId: string, overlaps: readonly Overlap[], w: WriteScope, how: string): void {
+    const task = this.records.task(taskId);
+    if (!task?.verification || overlaps.length === 0) return;
+    const { added, bytes } = this.records.files.addOverlaps(taskId, overlaps);
+    if (added === 0) return;
+    w.countBytes(bytes);
+    const current = JSON.parse(task.verification) as { warnings: string[] };
+    this.records.setWarnings(taskId, withWarning(current.warnings, `${overlaps.length} file(s) also changed by task ${laterId}, ${how}.`));
+    w.emit("task.updated", taskId, this.records.written(taskId));
   }
 }
 

@@ -4,9 +4,9 @@
  * Worker verifies a share token or a dashboard session and passes it in a header, and this
  * module checks it again now — a share token against the stored link (revoked, rotated and
  * expired links are refused), an owner's session by asking the account's object whether it is
- * still open. Anything else is refused; admitted followers are capped and start where they left.
+ * still open, an MCP subscription's account against the workflow's owner. Anything else is refused; admitted followers are capped and start where they left.
  */
-import type { AccountObject } from "../account/object";
+import type { AccountObject } from "../account/account-object";
 import type { EventLog } from "./event-log";
 import type { LiveFollowers } from "./followers";
 import type { WorkflowRecords } from "./records";
@@ -21,8 +21,14 @@ export const SHARE_TOKEN_HEADER = "Waymark-Share-Token";
  */
 export const OWNER_ACCOUNT_HEADER = "Waymark-Owner-Account";
 export const OWNER_SESSION_HEADER = "Waymark-Owner-Session";
-/** The client a live follower is counted against (the Worker passes CF-Connecting-IP). */
+/** The client a live follower is counted against (the Worker's `clientOf` of the request). */
 export const CLIENT_HEADER = "Waymark-Client";
+/**
+ * An MCP subscription (src/mcp/subscriptions.ts): the Worker sets the account whose credential it
+ * verified (and keeps re-verifying while the stream lasts); the object checks that this account
+ * owns the workflow. Like the owner's page, it stays open whatever happens to the share link.
+ */
+export const MCP_ACCOUNT_HEADER = "Waymark-Mcp-Account";
 
 export class LiveFeed {
   constructor(
@@ -38,7 +44,10 @@ export class LiveFeed {
     const owner = request.headers.get(OWNER_ACCOUNT_HEADER);
     const session = request.headers.get(OWNER_SESSION_HEADER);
     const token = request.headers.get(SHARE_TOKEN_HEADER);
-    if (owner !== null) {
+    const subscriber = request.headers.get(MCP_ACCOUNT_HEADER);
+    if (subscriber !== null) {
+      if (this.records.workflow()?.account !== subscriber) return new Response("forbidden", { status: 403 });
+    } else if (owner !== null) {
       if (!(await this.ownerSessionOpen(owner, session))) return new Response("forbidden", { status: 403 });
     } else {
       if (!token) return new Response("forbidden", { status: 403 });
@@ -52,18 +61,20 @@ export class LiveFeed {
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     const pair = new WebSocketPair();
     const from = Number.isInteger(after) && after >= 0 ? Math.min(after, this.log.lastSeq()) : 0;
-    this.followers.accept(pair[1], client, from, owner !== null ? session : null);
+    // The owner's pages and MCP subscriptions outlive the share link; a link's readers do not.
+    this.followers.accept(pair[1], client, from, owner !== null ? session : null, owner !== null || subscriber !== null);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
   /**
-   * Whether `account` owns this workflow and `session` is one of its open dashboard sessions;
-   * the account's object also notes that the session follows this workflow, so that signing
-   * out closes the socket.
+   * Whether `account` owns this workflow and `session` is one of its open dashboard sessions whose
+   * credential still holds and may read; the account's object also notes that the session follows
+   * this workflow, so that the socket closes when the session ends (sign-out, expiry, or its
+   * credential revoked).
    */
   private async ownerSessionOpen(account: string, session: string | null): Promise<boolean> {
     const workflow = this.records.workflow();
     if (!workflow || workflow.account !== account || !session) return false;
-    return this.accountStub(account).followAsOwner(session, workflow.id);
+    return this.accountStub(account).followAsOwner(account, session, workflow.id);
   }
 }

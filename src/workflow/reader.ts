@@ -7,19 +7,22 @@
  *   its subtasks), each entry with its own logs; bounded by count and by bytes.
  * - `rows`: the whole view's arrays (tasks by start, logs by creation) in pages, for the
  *   JSON export, which keeps the whole view's shape.
+ * - `files`: one list of one task's record (its added files, renames, line counts, overlaps…)
+ *   in pages: a task's view lists only its first files when it changed many (FilesChanged.more).
  *
  * Authorization is the whole view's: an account must own the workflow; a share link's reader
  * is let in by the token, re-checked here on every page (a link revoked mid-read stops it).
  */
-import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead, WorkflowView } from "../domain/view";
+import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import { rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
+import { filesCursorAfter, filesPosition, rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
-import { notFoundError, type RecordKind, type RecordView, type TaskRow, taskView, type WorkflowRecords } from "./records";
+import { notFoundError, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
+import type { FileList, FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
 
 /** A page of one of the whole view's arrays. */
@@ -27,6 +30,12 @@ export interface RowsPage {
   rows: RecordView[];
   /** For pages of logs: the name of each task they belong to, by id. */
   task_names?: Record<string, string>;
+  next_cursor: string | null;
+}
+
+/** A page of one list of a task's record. */
+export interface FilesPage {
+  items: FileListItem[];
   next_cursor: string | null;
 }
 
@@ -44,6 +53,8 @@ type Slot = { id: string; depth: number; subtasks: number };
 
 /** What a row adds to an entry's JSON besides its text columns (keys, ids, times, quotes). */
 const ROW_OVERHEAD = 300;
+/** What a listed file adds to an entry besides its path (twice: most files are in two lists), roughly. */
+const FILE_ENTRY_OVERHEAD = 20;
 
 export class WorkflowReader {
   constructor(
@@ -102,23 +113,39 @@ export class WorkflowReader {
     return ok({ ...this.log.after(fromSeq, limit, LIMITS.READ_PAGE_BYTES), last_seq: this.log.lastSeq() });
   }
 
-  /** The whole workflow in one value: the owner and shared views still built whole (not the exports or the resource). */
-  wholeView(withEvents: boolean): WorkflowView {
-    const view: WorkflowView = { ...this.records.view(this.totals, this.log.lastSeq()), chain: this.log.chain() };
-    if (withEvents) view.events = this.log.after(0, Number.MAX_SAFE_INTEGER).events;
-    return view;
-  }
-
-  /** Up to `limit` entries of the timeline after `cursor` (null: from the start), at most LIMITS.READ_PAGE_BYTES past the first. */
-  async tasks(reader: Reader, cursor: string | null, limit: number): Promise<Result<TaskPage>> {
-    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit);
+  /**
+   * Up to `limit` entries of the timeline after `cursor` (null: from the start), at most
+   * LIMITS.READ_PAGE_BYTES past the first; `filesPerTask` lists only each task's first files
+   * (what a page shows), so one large task neither fills the page nor crosses the RPC whole.
+   */
+  async tasks(reader: Reader, cursor: string | null, limit: number, filesPerTask?: number): Promise<Result<TaskPage>> {
+    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit) ?? filesLimitProblem(filesPerTask);
     if (refused) return refused;
     try {
-      return ok(this.timelinePage(cursor, limit));
+      return ok(this.timelinePage(cursor, limit, filesPerTask ?? null));
     } catch (error) {
       if (error instanceof WaymarkError) return error.toFailure();
       throw error;
     }
+  }
+
+  /**
+   * One task, for a reader of the workflow: its view (its first files when it changed many), or
+   * with `fromFile` its files from that one on, LIMITS.FILES_PAGE of them in path order (a page
+   * of its files page; `files_changed.more` counts those after).
+   */
+  async task(reader: Reader, taskId: string, fromFile?: number): Promise<Result<TaskView>> {
+    const refused = await this.refusal(reader);
+    if (refused) return refused;
+    if (fromFile !== undefined && !(Number.isSafeInteger(fromFile) && fromFile >= 0)) {
+      return fail("INPUT_VALIDATION_ERROR", "from: must be a whole number from 0");
+    }
+    const row = this.records.task(taskId);
+    if (!row) return notFoundError("task_id", taskId).toFailure();
+    const view = this.records.taskView(row);
+    if (fromFile === undefined || !view.files_changed) return ok(view);
+    const window = this.records.files.window(row, fromFile, LIMITS.FILES_PAGE);
+    return ok(window ? { ...view, ...window } : view);
   }
 
   /** One of the whole view's arrays, a page at a time, in the whole view's order. */
@@ -148,6 +175,22 @@ export class WorkflowReader {
     return ok(page);
   }
 
+  /** One list of a completed task's record after `cursor`, a page at a time (at most `limit` items, LIMITS.READ_PAGE_BYTES). */
+  async files(reader: Reader, taskId: string, list: FileList, cursor: string | null, limit: number): Promise<Result<FilesPage>> {
+    const refused = (await this.refusal(reader)) ?? pageLimitProblem(limit, LIMITS.FILE_PAGE_ITEMS);
+    if (refused) return refused;
+    try {
+      const after = cursor === null ? null : filesPosition(taskId, list, cursor);
+      const task = this.records.task(taskId);
+      if (!task) return notFoundError("task_id", taskId).toFailure();
+      const page = this.records.files.listPage(task, list, after, limit);
+      return ok({ items: page.items, next_cursor: page.after === null ? null : filesCursorAfter(taskId, list, page.after) });
+    } catch (error) {
+      if (error instanceof WaymarkError) return error.toFailure();
+      throw error;
+    }
+  }
+
   /** Names of the tasks a page of logs belongs to (a log's reader shows them without reading the tasks). */
   private taskNames(ids: string[]): Record<string, string> {
     const rows = this.sql<{ id: string; name: string }>`
@@ -159,10 +202,13 @@ export class WorkflowReader {
    * Walks the timeline for the page's ids first (ids and subtask counts only), sizes their
    * entries in SQLite, and reads the rows and logs of those that fit in a few batched queries.
    */
-  private timelinePage(cursor: string | null, limit: number): TaskPage {
+  private timelinePage(cursor: string | null, limit: number, filesPerTask: number | null): TaskPage {
     const slots = this.walk(cursor, limit + 1);
     const candidates = slots.slice(0, limit);
-    const sizes = this.entrySizes(candidates.map((slot) => slot.id));
+    const sizes = this.entrySizes(
+      candidates.map((slot) => slot.id),
+      filesPerTask === null ? null : filesPerTask * FILE_OVERHEAD,
+    );
     const chosen: Slot[] = [];
     let bytes = 0;
     for (const slot of candidates) {
@@ -172,7 +218,10 @@ export class WorkflowReader {
       chosen.push(slot);
     }
     const last = chosen.at(-1);
-    return { entries: this.entries(chosen), next_cursor: chosen.length < slots.length && last ? timelineCursorAfter(last.id) : null };
+    return {
+      entries: this.entries(chosen, filesPerTask),
+      next_cursor: chosen.length < slots.length && last ? timelineCursorAfter(last.id) : null,
+    };
   }
 
   /** Up to `count` tasks of the timeline after `cursor`: depth-first, each level's siblings fetched in batches. */
@@ -193,12 +242,19 @@ export class WorkflowReader {
     return slots;
   }
 
-  /** What each entry will weigh: its text columns and its logs', plus a constant per row for the JSON around them. */
-  private entrySizes(ids: string[]): Map<string, number> {
+  /**
+   * What each entry will weigh: its text columns and its logs', plus a constant per row for the
+   * JSON around them; a task's files and verification count at most `filesBytes` each when the
+   * read lists only its first files.
+   */
+  private entrySizes(ids: string[], filesBytes: number | null): Map<string, number> {
+    const cap = filesBytes ?? Number.MAX_SAFE_INTEGER;
     const rows = this.sql<{ id: string; size: number }>`
       SELECT t.id, ${ROW_OVERHEAD} + length(t.name) + length(t.goal) + length(t.areas) + coalesce(length(t.outcome), 0)
-        + coalesce(length(t.metadata), 0) + coalesce(length(t.files_changed), 0) + coalesce(length(t.verification), 0)
+        + coalesce(length(t.metadata), 0) + min(coalesce(length(t.files_changed), 0), ${cap})
+        + min(coalesce(length(t.verification), 0), ${cap})
         + coalesce(length(t.repository), 0)
+        + min(coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM file_changes WHERE task_id = t.id AND ord < t.files_listed), 0), ${cap})
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(question) + length(options) + length(chosen) + length(reasoning)
             + coalesce(length(trade_offs), 0)) FROM decisions WHERE task_id = t.id), 0)
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(description) + length(resolution)) FROM issues WHERE task_id = t.id), 0)
@@ -208,24 +264,27 @@ export class WorkflowReader {
     return new Map(rows.map((row) => [row.id, row.size]));
   }
 
-  private entries(slots: Slot[]): TaskEntry[] {
+  private entries(slots: Slot[], filesPerTask: number | null): TaskEntry[] {
     const ids = slots.map((slot) => slot.id);
-    const rows = new Map(this.records.tasksById(ids).map((row) => [row.id, row]));
+    const found = this.records.tasksById(ids);
+    const rows = new Map(found.map((row) => [row.id, row]));
+    const views = new Map(this.records.taskViews(found).map((view) => [view.id, view]));
     const logs = this.records.logsOf(ids);
     return slots.map((slot) => {
       const row = rows.get(slot.id);
-      if (!row) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
-      const task = taskView(row);
+      const task = views.get(slot.id);
+      if (!row || !task) throw new WaymarkError("INTERNAL", `task ${slot.id} vanished during a read`);
       const own = logs.get(slot.id);
-      return {
+      const entry: TaskEntry = {
         task,
         depth: slot.depth,
         decisions: own?.decisions ?? [],
         issues: own?.issues ?? [],
         milestones: own?.milestones ?? [],
         subtasks: slot.subtasks,
-        paths_in_subtasks: slot.subtasks > 0 ? this.pathsInSubtasks(row, task) : [],
+        paths_in_subtasks: slot.subtasks > 0 && task.files_changed ? this.records.files.pathsInSubtasks(row) : [],
       };
+      return filesPerTask === null ? entry : listFirstFiles(entry, filesPerTask);
     });
   }
 
@@ -258,35 +317,29 @@ export class WorkflowReader {
     if (rows.length > 0) level.after = rows[rows.length - 1] ?? null;
   }
 
-  /** Of a parent's listed paths, those its subtasks (any depth) list too: its own files table leaves them to them. */
-  private pathsInSubtasks(row: TaskRow, task: TaskView): string[] {
-    if (!task.files_changed) return [];
-    return this.sql<{ path: string }>`
-      WITH RECURSIVE below(id) AS (
-        SELECT id FROM tasks WHERE parent_id = ${row.id}
-        UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
-      ),
-      listed(path) AS (
-        SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.added') j
-        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.modified') j
-        UNION SELECT j.value FROM below JOIN tasks t ON t.id = below.id, json_each(t.files_changed, '$.deleted') j
-      ),
-      own(path) AS (
-        SELECT value FROM json_each(${row.files_changed}, '$.added')
-        UNION SELECT value FROM json_each(${row.files_changed}, '$.modified')
-        UNION SELECT value FROM json_each(${row.files_changed}, '$.deleted')
-      )
-      SELECT path FROM own WHERE path IN (SELECT path FROM listed) ORDER BY path`.map((r) => r.path);
-  }
-
   private reviewItems(): WorkflowHead["review_items"] {
     const tasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1`[0]?.n;
     const issues = this.sql<{ n: number }>`SELECT count(*) AS n FROM issues WHERE requires_human_review = 1`[0]?.n;
     return { tasks: tasks ?? 0, issues: issues ?? 0 };
   }
 
-  /** The whole view's header figure: lines summed over the top-level tasks that measured them. */
+  /** The last line totals summed, and the event they were summed at. */
+  private summedLines: { seq: number; value: WorkflowHead["line_totals"] } | null = null;
+
+  /**
+   * The whole view's header figure: lines summed over the top-level tasks that measured them.
+   * Summing reads every top-level task's files JSON (megabytes for a wide workflow), and every
+   * page read starts with the head: summed once per event (only a write, which logs one, changes it).
+   */
   private lineTotals(): WorkflowHead["line_totals"] {
+    const seq = this.log.lastSeq();
+    if (this.summedLines?.seq === seq) return this.summedLines.value;
+    const value = this.sumLines();
+    this.summedLines = { seq, value };
+    return value;
+  }
+
+  private sumLines(): WorkflowHead["line_totals"] {
     const row = this.sql<{ n: number; added: number | null; removed: number | null; bin: number | null }>`
       SELECT count(*) AS n, sum(json_extract(files_changed, '$.line_totals.added')) AS added,
         sum(json_extract(files_changed, '$.line_totals.removed')) AS removed, sum(json_extract(files_changed, '$.line_totals.binary')) AS bin
@@ -298,7 +351,52 @@ export class WorkflowReader {
 
 const newLevel = (parent: string | null, after: Level["after"]): Level => ({ parent, after, queue: [], exhausted: false });
 
-function pageLimitProblem(limit: number): Result<never> | null {
-  if (Number.isInteger(limit) && limit >= 1 && limit <= LIMITS.READ_PAGE_ITEMS) return null;
-  return fail("INPUT_VALIDATION_ERROR", `limit: must be a whole number from 1 to ${LIMITS.READ_PAGE_ITEMS}`);
+/** What one listed file adds to an entry when a read lists only the first files (path, line counts, JSON). */
+const FILE_OVERHEAD = 300;
+
+function filesLimitProblem(filesPerTask: number | undefined): Result<never> | null {
+  if (filesPerTask === undefined || (Number.isInteger(filesPerTask) && filesPerTask >= 1 && filesPerTask <= LIMITS.CHANGE_ENTRIES))
+    return null;
+  return fail("INPUT_VALIDATION_ERROR", `files_per_task: must be a whole number from 1 to ${LIMITS.CHANGE_ENTRIES}`);
+}
+
+/**
+ * The entry with only its task's first `count` changed files listed (added, modified, deleted,
+ * then renamed: the files table's order), and the lists that name files (line counts,
+ * uncommitted, out of scope, in subtasks) kept to those; `files_unlisted` counts the rest.
+ */
+function listFirstFiles(entry: TaskEntry, count: number): TaskEntry {
+  const f = entry.task.files_changed;
+  if (!f) return entry;
+  const total = f.added.length + f.modified.length + f.deleted.length + f.renamed.length;
+  if (total <= count) return entry;
+  let left = count;
+  const take = <T>(list: T[]): T[] => {
+    const kept = list.slice(0, left);
+    left -= kept.length;
+    return kept;
+  };
+  const listed = { added: take(f.added), modified: take(f.modified), deleted: take(f.deleted), renamed: take(f.renamed) };
+  const names = new Set([...listed.added, ...listed.modified, ...listed.deleted, ...listed.renamed.flatMap((r) => [r.from, r.to])]);
+  const files = {
+    ...f,
+    ...listed,
+    uncommitted: f.uncommitted.filter((p) => names.has(p)),
+    ...(f.lines ? { lines: f.lines.filter((line) => names.has(line.path)) } : {}),
+  };
+  const v = entry.task.verification;
+  // Out-of-scope files among those listed; one unlisted keeps the task marked when none is.
+  const outside = v?.unexpected_files.filter((p) => names.has(p)) ?? [];
+  const verification = v ? { ...v, unexpected_files: outside.length > 0 ? outside : v.unexpected_files.slice(0, 1) } : null;
+  return {
+    ...entry,
+    task: { ...entry.task, files_changed: files, verification },
+    paths_in_subtasks: entry.paths_in_subtasks.filter((p) => names.has(p)),
+    files_unlisted: total - count,
+  };
+}
+
+function pageLimitProblem(limit: number, most: number = LIMITS.READ_PAGE_ITEMS): Result<never> | null {
+  if (Number.isInteger(limit) && limit >= 1 && limit <= most) return null;
+  return fail("INPUT_VALIDATION_ERROR", `limit: must be a whole number from 1 to ${most}`);
 }

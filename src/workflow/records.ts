@@ -1,15 +1,18 @@
 /**
  * @module workflow/records
  * Typed rows of one workflow's SQLite and their mapping to the read model (domain/view).
- * Every query the object runs on its entities lives here, so a new column means editing
- * the schema, this file and the view type.
+ * Every statement on the workflow's entities (the workflow, tasks, their snapshots and logs)
+ * lives here or in the collaborator it owns for a task's files (workflow/task-files), so a new
+ * column means editing the schema, this file and the view type. The rules of when a write may
+ * happen are workflow/lifecycle's; this module only reads and writes.
  */
 
-import type { LogDecisionInput, LogIssueInput, LogMilestoneInput, StartTaskInput } from "@waymark/protocol/tools";
+import type * as Tools from "@waymark/protocol/tools";
 import type { Repository } from "@waymark/protocol/wire";
-import type { PathChange, Snapshot } from "../domain/changes";
+import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
 import { type TaskRepository, taskRepository } from "../domain/provenance";
+import type { StoredFiles } from "../domain/stored-files";
 import type {
   DecisionView,
   IssueView,
@@ -17,12 +20,15 @@ import type {
   MilestoneView,
   TaskMetrics,
   TaskView,
+  Verification,
   WorkflowHeader,
+  WorkflowOutcome,
   WorkflowSummary,
-  WorkflowView,
 } from "../domain/view";
 import { WaymarkError } from "../errors";
+import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import { TaskFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
 
 export type TaskRow = {
@@ -50,6 +56,9 @@ export type TaskRow = {
   repository: string | null;
   metrics_source: string | null;
   price_table_date: string | null;
+  /** How many files the task changed, and how many of the first a single value lists (NULL: completed before files were rows). */
+  files_count: number | null;
+  files_listed: number | null;
 };
 
 export type WorkflowRow = {
@@ -88,15 +97,6 @@ type IssueRow = {
   created_at: number;
 };
 type MilestoneRow = { id: string; task_id: string; message: string; progress: number | null; metadata: string | null; created_at: number };
-type ChangeRow = {
-  path: string;
-  status: string;
-  before_mode: string | null;
-  before_blob: string | null;
-  after_mode: string | null;
-  after_blob: string | null;
-  committed: number;
-};
 
 /** The arrays of the whole view that the JSON export pages through. */
 export type RecordKind = "tasks" | "decisions" | "issues" | "milestones";
@@ -116,7 +116,8 @@ export function notFoundError(field: string, id: string): WaymarkError {
   return new WaymarkError("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
 }
 
-export function taskView(t: TaskRow): TaskView {
+/** A task's view; `files`: its files_changed and verification as task-files reads them (null while it runs). */
+function taskView(t: TaskRow, files: { files_changed: TaskView["files_changed"]; verification: Verification | null } | null): TaskView {
   return {
     id: t.id,
     parent_task_id: t.parent_id,
@@ -130,8 +131,8 @@ export function taskView(t: TaskRow): TaskView {
     duration_seconds: t.duration_seconds,
     outcome: parse(t.outcome),
     metadata: parse(t.metadata),
-    files_changed: parse(t.files_changed),
-    verification: parse(t.verification),
+    files_changed: files?.files_changed ?? null,
+    verification: files?.verification ?? null,
     metrics:
       t.input_tokens === null && t.output_tokens === null && t.model === null && t.cost_usd === null
         ? null
@@ -187,12 +188,32 @@ function milestoneView(r: MilestoneRow): MilestoneView {
 
 export class WorkflowRecords {
   private knownIdentity: { id: string; account: string } | null = null;
+  /** A task's changed files and overlaps: rows of their own, never one value. */
+  readonly files: TaskFiles;
 
   /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
   constructor(
     private readonly sql: Sql,
     private readonly stored: () => boolean = () => true,
-  ) {}
+  ) {
+    this.files = new TaskFiles(sql);
+  }
+
+  insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
+    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at)
+      VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${now}, ${now})`;
+    this.setRepository(input.repository ?? null);
+  }
+
+  completeWorkflow(input: Tools.CompleteWorkflowInput, now: number): void {
+    const outcome: WorkflowOutcome = {
+      summary: input.summary,
+      achievements: input.achievements ?? [],
+      limitations: input.limitations ?? [],
+    };
+    this
+      .sql`UPDATE workflow SET status = ${input.status}, outcome = ${JSON.stringify(outcome)}, completed_at = ${now}, updated_at = ${now}`;
+  }
 
   workflow(): WorkflowRow | null {
     if (!this.stored()) return null;
@@ -250,32 +271,25 @@ export class WorkflowRecords {
     };
   }
 
-  /** The whole workflow, for pages, exports and the workflow resource. */
-  view(totals: RunningTotals, lastSeq: number): WorkflowView {
-    return {
-      workflow: this.header(),
-      tasks: this.tasks(),
-      decisions: this.decisions(),
-      issues: this.issues(),
-      milestones: this.milestones(),
-      totals: totals.read(),
-      last_seq: lastSeq,
-    };
-  }
-
   task(id: string): TaskRow | null {
     return this.sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`[0] ?? null;
   }
 
-  /** A task the current write just wrote: its absence is a bug, not a caller's mistake. */
-  written(id: string): TaskRow {
+  /** The view of a task the current write just wrote: its absence is a bug, not a caller's mistake. */
+  written(id: string): TaskView {
     const task = this.task(id);
     if (!task) throw new WaymarkError("INTERNAL", `task ${id} vanished during a write`);
-    return task;
+    return this.taskView(task);
   }
 
-  tasks(): TaskView[] {
-    return this.sql<TaskRow>`SELECT * FROM tasks ORDER BY started_at, id`.map(taskView);
+  taskView(row: TaskRow): TaskView {
+    return taskView(row, this.files.views([row]).get(row.id) ?? null);
+  }
+
+  /** Views of several tasks, their files read in a few batched statements. */
+  taskViews(rows: readonly TaskRow[]): TaskView[] {
+    const files = this.files.views(rows);
+    return rows.map((row) => taskView(row, files.get(row.id) ?? null));
   }
 
   openTasks(): TaskRow[] {
@@ -285,33 +299,6 @@ export class WorkflowRecords {
   openChildren(taskId: string): { id: string; name: string }[] {
     return this.sql<{ id: string; name: string }>`
       SELECT id, name FROM tasks WHERE parent_id = ${taskId} AND status = 'in_progress' ORDER BY started_at`;
-  }
-
-  decision(id: string): DecisionView | null {
-    const row = this.sql<DecisionRow>`SELECT * FROM decisions WHERE id = ${id}`[0];
-    return row ? decisionView(row) : null;
-  }
-
-  decisions(): DecisionView[] {
-    return this.sql<DecisionRow>`SELECT * FROM decisions ORDER BY created_at, id`.map(decisionView);
-  }
-
-  issue(id: string): IssueView | null {
-    const row = this.sql<IssueRow>`SELECT * FROM issues WHERE id = ${id}`[0];
-    return row ? issueView(row) : null;
-  }
-
-  issues(): IssueView[] {
-    return this.sql<IssueRow>`SELECT * FROM issues ORDER BY created_at, id`.map(issueView);
-  }
-
-  milestone(id: string): MilestoneView | null {
-    const row = this.sql<MilestoneRow>`SELECT * FROM milestones WHERE id = ${id}`[0];
-    return row ? milestoneView(row) : null;
-  }
-
-  milestones(): MilestoneView[] {
-    return this.sql<MilestoneRow>`SELECT * FROM milestones ORDER BY created_at, id`.map(milestoneView);
   }
 
   /** Tasks by id, in no particular order. */
@@ -347,8 +334,9 @@ export class WorkflowRecords {
     const at = after?.at ?? -1;
     const id = after?.id ?? "";
     if (kind === "tasks") {
-      return this.sql<TaskRow>`SELECT * FROM tasks WHERE (started_at, id) > (${at}, ${id})
-        ORDER BY started_at, id LIMIT ${limit}`.map((r) => ({ at: r.started_at, id: r.id, view: taskView(r) }));
+      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}`;
+      const views = this.taskViews(rows);
+      return rows.map((r, index) => ({ at: r.started_at, id: r.id, view: views[index] as TaskView }));
     }
     if (kind === "decisions") {
       return this.sql<DecisionRow>`SELECT * FROM decisions WHERE (created_at, id) > (${at}, ${id})
@@ -418,21 +406,8 @@ export class WorkflowRecords {
     return null;
   }
 
-  storedChanges(taskId: string): PathChange[] {
-    return this.sql<ChangeRow>`
-      SELECT path, status, before_mode, before_blob, after_mode, after_blob, committed FROM file_changes WHERE task_id = ${taskId}`.map(
-      (r) => ({
-        path: r.path,
-        status: r.status as PathChange["status"],
-        before: state(r.before_mode, r.before_blob),
-        after: state(r.after_mode, r.after_blob),
-        committed: r.committed === 1,
-      }),
-    );
-  }
-
   /** Stores a new task and its start snapshot; returns the bytes the snapshot entries take. */
-  insertTask(taskId: string, input: StartTaskInput, now: number): number {
+  insertTask(taskId: string, input: Tools.StartTaskInput, now: number): number {
     const snapshot = input.snapshot;
     const meta =
       snapshot?.type === "checksum"
@@ -444,20 +419,29 @@ export class WorkflowRecords {
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
               ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
-    const repository = snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head) : null;
+    const repository =
+      snapshot?.type === "git"
+        ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty.length + (snapshot.dirty_omitted ?? 0))
+        : null;
     if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;
     let bytes = 0;
     for (const entry of snapshot.dirty) bytes += entry.path.length + SNAPSHOT_ENTRY_OVERHEAD;
-    // One statement for the whole list (a statement per entry cost about 0.1 ms each); a path listed twice keeps its last entry.
-    const rows = JSON.stringify(
-      snapshot.dirty.map((e) => [e.path, e.head?.mode ?? null, e.head?.blob ?? null, e.worktree?.mode ?? null, e.worktree?.blob ?? null]),
-    );
-    this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
-      SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows}) WHERE true
-      ON CONFLICT (task_id, path) DO UPDATE SET head_mode = excluded.head_mode, head_blob = excluded.head_blob,
-        worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
+    // A statement per chunk, not per entry (a statement per entry cost about 0.1 ms each); a path listed twice keeps its last entry.
+    const rows = snapshot.dirty.map((e) => [
+      e.path,
+      e.head?.mode ?? null,
+      e.head?.blob ?? null,
+      e.worktree?.mode ?? null,
+      e.worktree?.blob ?? null,
+    ]);
+    for (const chunk of jsonChunks(rows)) {
+      this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
+        SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
+        ON CONFLICT (task_id, path) DO UPDATE SET head_mode = excluded.head_mode, head_blob = excluded.head_blob,
+          worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
+    }
     return bytes;
   }
 
@@ -466,7 +450,7 @@ export class WorkflowRecords {
     this.sql`UPDATE workflow SET repository = ${repository ? JSON.stringify(repository) : null}`;
   }
 
-  insertDecision(id: string, taskId: string, input: LogDecisionInput, now: number): DecisionView | null {
+  insertDecision(id: string, taskId: string, input: Tools.LogDecisionInput, now: number): DecisionView | null {
     const [row] = this.sql<DecisionRow>`
       INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
       VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
@@ -475,42 +459,53 @@ export class WorkflowRecords {
     return row ? decisionView(row) : null;
   }
 
-  insertIssue(id: string, taskId: string, input: LogIssueInput, now: number): IssueView | null {
+  insertIssue(id: string, taskId: string, input: Tools.LogIssueInput, now: number): IssueView | null {
     const [row] = this.sql<IssueRow>`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at)
       VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})
       RETURNING *`;
     return row ? issueView(row) : null;
   }
 
-  insertMilestone(id: string, taskId: string, input: LogMilestoneInput, now: number): MilestoneView | null {
+  insertMilestone(id: string, taskId: string, input: Tools.LogMilestoneInput, now: number): MilestoneView | null {
     const [row] = this.sql<MilestoneRow>`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at)
       VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now})
       RETURNING *`;
     return row ? milestoneView(row) : null;
   }
 
-  /** Stores a task's attributed changes; returns how many paths no earlier task had changed. */
-  storeChanges(taskId: string, changes: readonly PathChange[], unexpected: ReadonlySet<string>): number {
-    if (changes.length === 0) return 0;
-    // Two statements for the whole list, not two per file: at 100 files the per-file statements
-    // were most of complete_task's time in the object.
-    const rows = JSON.stringify(
-      changes.map((c) => [
-        c.path,
-        c.status,
-        c.before?.mode ?? null,
-        c.before?.blob ?? null,
-        c.after?.mode ?? null,
-        c.after?.blob ?? null,
-        c.committed ? 1 : 0,
-        unexpected.has(c.path) ? 0 : 1,
-      ]),
-    );
-    this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope)
-      SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7
-      FROM json_each(${rows})`;
-    return this.sql`INSERT INTO changed_paths (path) SELECT value ->> 0 FROM json_each(${rows}) WHERE true
-      ON CONFLICT (path) DO NOTHING RETURNING path`.length;
+  /**
+   * Completes a task: its outcome, usage and their provenance, the end commit, and its files (rows
+   * in chunked statements, the rest of files_changed and verification as small JSON). Returns
+   * how many paths no earlier task had changed and the bytes the file rows take.
+   */
+  completeTask(
+    taskId: string,
+    input: Tools.CompleteTaskInput,
+    done: {
+      now: number;
+      duration: number;
+      files: StoredFiles;
+      metricsSource: string | null;
+      priceTableDate: string | null;
+      endCommit: string | null;
+    },
+  ): { newPaths: number; bytes: number } {
+    const metrics = input.metrics;
+    this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
+      outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
+      files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
+      files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
+      input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
+      model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null},
+      metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
+      repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
+      WHERE id = ${taskId}`;
+    return this.files.store(taskId, done.files);
+  }
+
+  /** A completed task's warnings, as a later write changed them (verification's other fields are rows or unchanged). */
+  setWarnings(taskId: string, warnings: readonly string[]): void {
+    this.sql`UPDATE tasks SET verification = json_set(verification, '$.warnings', json(${JSON.stringify(warnings)})) WHERE id = ${taskId}`;
   }
 
   window(task: TaskRow, completedAt: number | null): TaskWindow {
@@ -540,6 +535,6 @@ export class WorkflowRecords {
     const tasks = this.sql<TaskRow>`
       SELECT * FROM tasks WHERE id != ${task.id} AND status != 'in_progress' AND completed_at > ${task.started_at} ORDER BY completed_at`;
     // A parent's changes include its subtasks' by design: their stored changes are never compared, so never read.
-    return tasks.filter((t) => !subtasks.has(t.id)).map((t) => ({ window: this.window(t, null), changes: this.storedChanges(t.id) }));
+    return tasks.filter((t) => !subtasks.has(t.id)).map((t) => ({ window: this.window(t, null), changes: this.files.changes(t.id) }));
   }
 }

@@ -8,7 +8,7 @@
  * seq order, each once). The account index is updated off the reply path (milestones batched),
  * except for the events resume-by-name depends on (workflow/account-outbox).
  */
-import type { EventType, WorkflowEvent } from "../domain/view";
+import type { WorkflowEvent } from "../domain/view";
 import { ok, type Result, WaymarkError } from "../errors";
 import { type AccountOutbox, pushUrgency } from "./account-outbox";
 import type { EventLog } from "./event-log";
@@ -16,13 +16,7 @@ import type { FeedbackDigest } from "./feedback";
 import type { LiveFollowers } from "./followers";
 import { type IdempotencyRecords, requestHash } from "./idempotency";
 import type { RunningTotals } from "./totals";
-
-/** What a write's mutation can do besides SQL: record events and count stored bytes. */
-export interface WriteScope {
-  now: number;
-  emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"]): void;
-  countBytes(bytes: number): void;
-}
+import type { WriteScope } from "./write-scope";
 
 export interface WriteOptions {
   /** Writes that open new work are refused past the workflow's quota; completions never are. */

@@ -1,9 +1,8 @@
-import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { pathsFromEvents } from "../../src/account/path-index";
+import { pathsFromEvents } from "../../src/domain/path-entries";
 import type { WorkflowEvent } from "../../src/domain/view";
 import { connect, ok } from "../support/mcp-client";
-import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { accountIndexed, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /**
  * The owner view's search over REST, as a script or CI job calls it: by text (the account's
@@ -37,7 +36,7 @@ describe("searching the account's workflows", () => {
         outcome: { summary: "done", manual_review_needed: review },
         changes: { type: "checksum", transitions: paths.map((path) => ({ path, before: null, after: file("a") })) },
       });
-      await env.WORKFLOW.get(env.WORKFLOW.idFromName(wf.workflow_id)).flushAccount();
+      await accountIndexed(wf.workflow_id);
       ids[name] = wf.workflow_id;
     };
     await make("Tax engine", "Regional VAT for invoices", ["src/billing/tax.ts", "src/billing/rates.json"], true);
@@ -111,7 +110,7 @@ describe("searching by a folder holds names that are not UTF-8", () => {
       outcome: { summary: "done" },
       changes: { type: "checksum", transitions: [{ path: "/docs/caf%E9.md", before: null, after: file("a") }] },
     });
-    await env.WORKFLOW.get(env.WORKFLOW.idFromName(wf.workflow_id)).flushAccount();
+    await accountIndexed(wf.workflow_id);
     expect(names((await api("/api/workflows?path=docs/&prefix=true", TOKENS.acme)).body)).toEqual(["Latin-1 names"]);
     const { body } = await api("/api/paths?path=docs/&prefix=true", TOKENS.acme);
     expect(body.results).toEqual([expect.objectContaining({ path: "/docs/caf%E9.md", task_name: "Import", status: "A" })]);

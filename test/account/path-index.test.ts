@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DENSE_PREFIX_MATCHES, type PathEntry, type PathHit } from "../../src/account/path-index";
+import { DENSE_PREFIX_MATCHES, type PathHit } from "../../src/account/path-index";
+import type { PathEntry } from "../../src/domain/path-entries";
 import { LIMITS } from "../../src/limits";
 import { workflowSummary } from "./fixtures";
 

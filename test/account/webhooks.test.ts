@@ -1,9 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
-import { isPrivateHost, webhookUrlProblem } from "../../src/account/webhooks";
+import type { AccountObject } from "../../src/account/account-object";
 import { connect, ok } from "../support/mcp-client";
-import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { accountIndexed, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -56,48 +55,6 @@ async function statusOf(id: string, token?: string): Promise<Status | undefined>
   const list = (await (await api("/api/webhooks", {}, token)).json()) as { webhooks: Status[] };
   return list.webhooks.find((w) => w.id === id);
 }
-
-describe("webhook URL rules", () => {
-  it.each([
-    ["localhost", true],
-    ["api.localhost", true],
-    ["127.0.0.1", true],
-    ["10.1.2.3", true],
-    ["172.16.0.1", true],
-    ["172.32.0.1", false],
-    ["192.168.1.1", true],
-    ["169.254.169.254", true],
-    ["100.64.0.1", true],
-    ["[::1]", true],
-    ["[fd00::1]", true],
-    ["[fe80::1]", true],
-    ["[::ffff:127.0.0.1]", true],
-    ["printer.local", true],
-    ["metadata.internal", true],
-    ["hooks.example.com", false],
-    ["8.8.8.8", false],
-  ])("%s private: %s", (host, expected) => {
-    expect(isPrivateHost(host)).toBe(expected);
-  });
-
-  it.each([
-    [undefined, "url: is required (an http(s) URL)"],
-    ["not a url", "url: must be an absolute http(s) URL"],
-    ["ftp://example.com/x", "url: must use http or https"],
-    ["https://user:pw@example.com/x", "url: must not contain credentials"],
-    [`https://example.com/${"x".repeat(2048)}`, "url: must be at most 2048 characters"],
-    [
-      "http://127.0.0.1:9/hook",
-      "url: private, loopback and link-local hosts are refused (set WAYMARK_WEBHOOK_ALLOW_PRIVATE=true to allow them)",
-    ],
-  ])("refuses %s", (url, message) => {
-    expect(webhookUrlProblem(url, false)).toBe(message);
-  });
-
-  it("allows private hosts only when configured", () => {
-    expect(webhookUrlProblem("http://127.0.0.1:9/hook", true)).toBeNull();
-  });
-});
 
 describe("/api/webhooks", () => {
   it("registers (secret shown once), lists with status, deletes", async () => {
@@ -237,7 +194,7 @@ describe("deliveries", () => {
       body: "Add a down migration",
     });
     expect(added.ok).toBe(true);
-    await stub.flushAccount();
+    await accountIndexed(wf.workflow_id);
     await until(() => recorded.length >= 4, "4 deliveries");
     await new Promise((r) => setTimeout(r, 100));
 
@@ -307,8 +264,14 @@ describe("deliveries", () => {
 
   it("does not deliver twice when a workflow's push is replayed", async () => {
     const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("replay"));
-    const hook = await stub.registerWebhook("https://hooks.example.com/replay", ["workflow.completed"]);
-    expect(hook.ok).toBe(true);
+    // An account of its own, with a webhook as one registered before webhooks recorded their credential.
+    await runInDurableObject(stub, (_: AccountObject, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO webhooks (id, url, secret, events, format, created_at) VALUES ('wh_replay', 'https://hooks.example.com/replay', 'whsec_x', ?, 'json', ?)",
+        JSON.stringify(["workflow.completed"]),
+        Date.now(),
+      );
+    });
     const summary = workflowSummary("wf_replayaaaaaaaaaaaaaa", "Replay", "success");
     const notifications = [
       {

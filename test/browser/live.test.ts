@@ -79,7 +79,8 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     release();
     await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
     await page.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq + 2, htmlSeq);
-    const text = await page.locator("main").innerText();
+    // The blocks show each once (the page's live region also says what arrived, for screen readers).
+    const text = await page.locator("#wf-blocks").innerText();
     expect(text.split("landed between HTML and model").length - 1).toBe(1);
     expect(text.split("Between?").length - 1).toBe(1);
     await page.close();

@@ -25,7 +25,9 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
 
   /** Signed in from a browser in Tokyo: times on the page read in its zone. */
   async function signedIn(): Promise<Page> {
-    const page = await (await env.browser().newContext({ timezoneId: "Asia/Tokyo" })).newPage();
+    const context = await env.browser().newContext({ timezoneId: "Asia/Tokyo" });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: env.server().url });
+    const page = await context.newPage();
     await page.goto(`${env.server().url}/login`);
     await page.fill('input[name="token"]', env.server().token);
     await submit(page, 'button[type="submit"]');
@@ -43,6 +45,15 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
     expect(await submit(page, '#create-token button[type="submit"]')).toBe(200);
     const secret = await page.locator("#new-token-secret").innerText();
     expect(secret).toMatch(/^wmk_dev_[a-z2-7]{12}_[a-z2-7]{40}$/);
+    // Shown as a success that assistive technology announces, with a button that copies it.
+    expect(await page.locator("#new-token").getAttribute("role")).toBe("status");
+    await page.getByRole("button", { name: "Copy token" }).click();
+    await expect.poll(() => page.locator("#new-token-secret-copied").innerText()).toBe("Copied to the clipboard.");
+    expect(
+      await page.evaluate(() =>
+        (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
+      ),
+    ).toBe(secret);
     const id = secret.split("_").at(-2) ?? "";
     const row = page.locator(`#token-${id}`);
     expect(await row.locator(".token-name").innerText()).toBe("CI <reporting>");

@@ -1,4 +1,4 @@
-import { limitChanges } from "@waymark/protocol/attribution";
+import { limitChanges } from "@waymark/protocol/truncation";
 import { describe, expect, it } from "vitest";
 import { attributeHelperData, type ChangeStatus, computeNetChanges, summarizeChanges, truncationOf } from "../../src/domain/changes";
 

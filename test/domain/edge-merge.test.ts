@@ -7,11 +7,11 @@
  */
 import { compileGlob } from "@waymark/protocol/glob";
 import { describe, expect, it } from "vitest";
+import { checkScope, matchesArea } from "../../src/domain/area-scope";
 import { computeNetChanges, summarizeChanges } from "../../src/domain/changes";
-import { checkScope, matchesArea } from "../../src/domain/scope";
+import { checkScope as referenceCheckScope, matchesArea as referenceMatchesArea } from "./reference/area-scope";
 import { computeNetChanges as referenceNetChanges, summarizeChanges as referenceSummary } from "./reference/attribution";
 import { compileGlob as referenceCompileGlob } from "./reference/glob";
-import { checkScope as referenceCheckScope, matchesArea as referenceMatchesArea } from "./reference/scope";
 
 /** A small deterministic generator (mulberry32), so a failing case can be replayed by its seed. */
 function random(seed: number) {

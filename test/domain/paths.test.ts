@@ -1,5 +1,5 @@
+import { comparePaths, decodeWirePath, displayPath, encodePathBytes, isEscapedPath, repoPathProblem } from "@waymark/protocol/paths";
 import { describe, expect, it } from "vitest";
-import { comparePaths, decodeWirePath, displayPath, encodePathBytes, isEscapedPath, repoPathProblem } from "../../src/domain/paths";
 
 // Titles name each case instead of printing the path: a lone surrogate in a test title cannot
 // be sent from workerd to the runner (invalid UTF-8 on its WebSocket), and 4 KiB titles are noise.

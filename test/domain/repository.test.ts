@@ -1,5 +1,5 @@
 /** The repository identity rule shared by helper and edge (@waymark/protocol/repository). */
-import { normalizeRemoteUrl, repositoryFingerprint } from "@waymark/protocol/repository";
+import { normalizeRemoteUrl, repositoryFingerprint } from "@waymark/protocol/repository-fingerprint";
 import { describe, expect, it } from "vitest";
 
 describe("normalizeRemoteUrl", () => {

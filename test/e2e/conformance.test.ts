@@ -64,6 +64,8 @@ it("passes the official MCP conformance suite except the baseline's scenarios", 
     expect(code, summary || log.slice(-4000)).toBe(0);
     expect(summary).toMatch(/✓ server-initialize: [1-9]\d* passed, 0 failed/);
     expect(summary).toMatch(/✓ tools-list: [1-9]\d* passed, 0 failed/);
+    expect(summary).toMatch(/✓ resources-list: [1-9]\d* passed, 0 failed/);
+    expect(summary).toMatch(/✓ prompts-list: [1-9]\d* passed, 0 failed/);
   } finally {
     rmSync(output, { recursive: true, force: true });
   }

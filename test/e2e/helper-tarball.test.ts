@@ -18,7 +18,7 @@ const TARBALL = `waymark-helper-${VERSION}.tgz`;
 const temps: string[] = [];
 let server: DevServer;
 
-// The tarball is the one the shared server was started with: test/support/helper-tarball-setup.ts
+// The tarball is the one the shared server was started with: test/support/worker-build-setup.ts
 // rebuilds it before any server starts when the helper's sources are newer (rebuilding it here
 // would reload the shared server under the other files).
 beforeAll(() => {

@@ -1,82 +1,18 @@
-import { createServer, type Server } from "node:http";
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { createServer } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserMissing, launchChromium } from "../support/chromium";
 import { type DevServer, freePort } from "../support/dev-server";
 import { callTool } from "../support/mcp-client";
+import { type CallbackServer, callbackServer, connectWithOAuth, MemoryOAuthProvider, refresh } from "../support/oauth-client";
 import { sharedDevServer } from "../support/shared-server";
 
 const skip = browserMissing && process.env.CI !== "true";
 
-/** A remote MCP client's side of OAuth, as the SDK asks applications to provide it: kept in memory. */
-class MemoryOAuthProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = "";
-  authorizationUrl: URL | null = null;
-  constructor(private readonly callback: string) {}
-  get redirectUrl() {
-    return this.callback;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "E2E <Agent> & Co",
-      redirect_uris: [this.callback],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
-/** The client application's redirect endpoint: it receives the authorization code from the browser. */
-async function callbackServer(): Promise<{ url: string; code: () => Promise<string>; close: () => Promise<void> }> {
-  const port = await freePort();
-  let deliver: (code: string) => void = () => {};
-  const received = new Promise<string>((resolve) => {
-    deliver = resolve;
-  });
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`);
-    const code = url.searchParams.get("code");
-    response.end(code ? "Authorized; you can close this window." : `error: ${url.searchParams.get("error")}`);
-    if (code) deliver(code);
-  });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${port}/callback`, code: () => received, close: () => new Promise((r) => server.close(() => r())) };
-}
-
-async function connect(server: DevServer, provider: MemoryOAuthProvider) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { authProvider: provider });
-  const client = new Client({ name: "oauth-e2e", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, transport };
-}
+const connect = (server: DevServer, provider: MemoryOAuthProvider) => connectWithOAuth(server.url, provider);
 
 async function clickAndWait(page: Page, selector: string) {
   await Promise.all([page.waitForLoadState("load"), page.locator(selector).click()]);
@@ -85,7 +21,7 @@ async function clickAndWait(page: Page, selector: string) {
 describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chromium", () => {
   let server: DevServer;
   let browser: Browser;
-  let callback: Awaited<ReturnType<typeof callbackServer>>;
+  let callback: CallbackServer;
   beforeAll(async () => {
     server = sharedDevServer();
     [browser, callback] = await Promise.all([launchChromium(), callbackServer()]);
@@ -152,17 +88,9 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     await client.close();
 
     // 5. Refresh: the refresh token yields a new working access token.
-    const refreshed = await fetch(`${server.url}/oauth/token`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: String(provider.saved?.refresh_token),
-        client_id: String(provider.client?.client_id),
-      }).toString(),
-    });
+    const refreshed = await refresh(server.url, provider);
     expect(refreshed.status).toBe(200);
-    const renewed = (await refreshed.json()) as OAuthTokens;
+    const renewed = refreshed.body as unknown as OAuthTokens;
     provider.saveTokens(renewed);
     const list = (token: string) =>
       fetch(`${server.url}/mcp`, {
@@ -208,4 +136,81 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     expect(new URL(page.url()).searchParams.get("error")).toBe("access_denied");
     await context.close();
   }, 60_000);
+
+  it("a client identified by its metadata document (CIMD): no registration, consent names it safely, tools work; bad documents are refused", async () => {
+    // The client's metadata documents, on a local server. A real client serves https on a public
+    // host; in development (the dev token is set) a loopback https client_id is fetched over http.
+    // Its own redirect endpoint: the shared one has already delivered the first test's code.
+    const redirect = await callbackServer();
+    const port = await freePort();
+    const base = `https://127.0.0.1:${port}`;
+    const clientId = `${base}/client.json`;
+    const document = {
+      client_id: clientId,
+      client_name: "CIMD <Agent> \u202Egnp.exe",
+      redirect_uris: [redirect.url],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+    const fetched: string[] = [];
+    const documents = createServer((request, response) => {
+      fetched.push(request.url ?? "");
+      const hops = /^\/hop(\d+)$/.exec(request.url ?? "");
+      if (hops) {
+        response.writeHead(302, { Location: `/hop${Number(hops[1]) + 1}` }).end();
+      } else if (request.url === "/big.json") {
+        response
+          .writeHead(200, { "Content-Type": "application/json" })
+          .end(JSON.stringify({ ...document, client_id: `${base}/big.json`, pad: "x".repeat(6000) }));
+      } else {
+        response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(document));
+      }
+    });
+    await new Promise<void>((ready) => documents.listen(port, "127.0.0.1", ready));
+    try {
+      const metadata = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      expect(metadata.client_id_metadata_document_supported).toBe(true);
+      expect(metadata.registration_endpoint).toBe(`${server.url}/oauth/register`);
+
+      const provider = new MemoryOAuthProvider(redirect.url, { clientMetadataUrl: clientId });
+      await expect(connect(server, provider)).rejects.toThrow(/Unauthorized/i);
+      // The SDK used the URL as its client_id: nothing was registered.
+      expect(provider.client?.client_id).toBe(clientId);
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(String(provider.authorizationUrl));
+      await page.fill('input[name="token"]', server.token);
+      await clickAndWait(page, 'button[type="submit"]');
+      expect(new URL(page.url()).pathname).toBe("/oauth/authorize");
+      // The name the document gives, escaped, its bidi control shown, and the host that serves it.
+      expect(await page.locator("#client-name").textContent()).toBe(`CIMD <Agent> [U+202E]gnp.exe (127.0.0.1:${port})`);
+      expect(await page.locator("#client-name b").count()).toBe(0);
+      expect(fetched).toContain("/client.json");
+      await page.locator('input[name="scope"][value="write"]').check();
+      await Promise.all([page.waitForURL(/\/callback\?/), page.locator("#approve").click()]);
+      const code = await redirect.code();
+      const finishing = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { authProvider: provider });
+      await finishing.finishAuth(code);
+      await finishing.close();
+      const { client } = await connect(server, provider);
+      const started = await callTool(client, "start_workflow", { name: "Started by a CIMD client" });
+      expect(started.isError, started.text).toBe(false);
+      await client.close();
+
+      // Bounded: a document over 5 KB, and more than 3 redirects, are refused before consent.
+      for (const bad of [`${base}/big.json`, `${base}/hop1`]) {
+        const url = new URL(String(provider.authorizationUrl));
+        url.searchParams.set("client_id", bad);
+        await page.goto(url.href);
+        expect(await page.locator("#client-name").count(), bad).toBe(0);
+      }
+      expect(fetched).toContain("/hop4");
+      expect(fetched).not.toContain("/hop5");
+      await context.close();
+    } finally {
+      await new Promise((closed) => documents.close(closed));
+      await redirect.close();
+    }
+  }, 120_000);
 });

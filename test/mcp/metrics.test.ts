@@ -64,12 +64,12 @@ describe("metrics per task (complete_task.metrics)", () => {
 
     const markdown = await (await workerFetch(`${wf.share_url}/export.md`)).text();
     expect(markdown).toContain("**Tokens:** 2300 · **Cost:** $0.0200");
-    // Agent text is Markdown-escaped in the export (the model name is the agent's).
-    expect(markdown).toContain("Usage: 1200 in · 300 out tokens · claude\\-sonnet\\-4 · \\$0\\.0123");
+    // Agent text in the export is escaped only where GFM would act on it (the model name is the agent's).
+    expect(markdown).toContain("Usage: 1200 in · 300 out tokens · claude-sonnet-4 · $0.0123");
 
     const page = await (await workerFetch(wf.share_url)).text();
-    expect(page).toContain("Usage: 1200 in · 300 out tokens · claude-sonnet-4 · $0.0123");
-    expect(page).toContain('<b title="2,300 tokens">2,300</b><span>tokens</span>');
+    expect(page).toContain("Usage: 1,200 in · 300 out tokens · claude-sonnet-4 · $0.0123");
+    expect(page).toContain("<b>2,300</b><span>tokens</span>");
     expect(wf.share_url.startsWith(ORIGIN)).toBe(true);
   });
 

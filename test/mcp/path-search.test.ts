@@ -1,8 +1,7 @@
-import { env } from "cloudflare:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { callTool, connect, ok } from "../support/mcp-client";
-import { TOKENS, workerTarget } from "../support/worker";
+import { accountIndexed, TOKENS, workerTarget } from "../support/worker";
 
 /**
  * "Which task touched src/billing/tax.ts?" asked as an agent asks it: get_workflow {query}
@@ -36,7 +35,7 @@ async function record(client: Client, workflowName: string, tasks: { name: strin
     // Distinct completion times, so "most recent first" has one right answer.
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  await env.WORKFLOW.get(env.WORKFLOW.idFromName(workflow_id)).flushAccount();
+  await accountIndexed(workflow_id);
   return { workflow_id, ids };
 }
 

@@ -16,7 +16,9 @@ describe("MCP protocol correctness", () => {
     const capabilities = (body?.result as { capabilities: Record<string, Record<string, unknown>> } | undefined)?.capabilities ?? {};
     expect(capabilities.tools?.listChanged).not.toBe(true);
     expect(capabilities.resources?.listChanged).not.toBe(true);
-    expect(capabilities.resources?.subscribe).not.toBe(true);
+    expect(capabilities.prompts?.listChanged).not.toBe(true);
+    // Subscriptions it can answer: each is its own long-lived stream (src/mcp/subscriptions.ts).
+    expect(capabilities.resources?.subscribe).toBe(true);
   });
 
   it.each([

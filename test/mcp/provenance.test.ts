@@ -102,6 +102,7 @@ describe("provenance of files_changed and metrics", () => {
       branch: "main",
       start_commit: HEAD,
       end_commit: HEAD,
+      dirty_at_start: 0,
     });
   });
 });

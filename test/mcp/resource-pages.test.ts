@@ -8,7 +8,7 @@ import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { connect } from "../support/mcp-client";
 import { rpc, TOKENS, workerTarget } from "../support/worker";
-import { stubFor, value } from "../workflow/rpc";
+import { readWhole, stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
 type Contents = { contents: { uri: string; text?: string }[] };
@@ -42,7 +42,7 @@ describe("the workflow resource's ceiling", () => {
   it("is the whole view, unchanged, while every array fits one page", async () => {
     const { id, stub } = await workflowOf(3);
     const client = await connect(workerTarget());
-    expect(await read(client, `waymark://workflows/${id}`)).toEqual(JSON.parse(JSON.stringify(value(await stub.view(ACME)))));
+    expect(await read(client, `waymark://workflows/${id}`)).toEqual(JSON.parse(JSON.stringify(value(await readWhole(stub, ACME)))));
   });
 
   it("gives each array's first page, names the next pages, and the pages give the whole view back", { timeout: 120_000 }, async () => {
@@ -57,7 +57,7 @@ describe("the workflow resource's ceiling", () => {
     expect(resource.truncated.how).toMatch(/first page only: read its `next` URI/);
     expect(resource.truncated.tasks?.next).toBe(`${uri}/tasks?cursor=${resource.truncated.tasks?.next_cursor}`);
 
-    const whole = JSON.parse(JSON.stringify(value(await stub.view(ACME)))) as Record<string, unknown[]>;
+    const whole = JSON.parse(JSON.stringify(value(await readWhole(stub, ACME)))) as Record<string, unknown[]>;
     for (const kind of ["tasks", "decisions"] as const) {
       const rows = [...(resource[kind] ?? [])];
       let pages = 1;

@@ -35,8 +35,10 @@ describe("MCP resources", () => {
 
     const { resourceTemplates } = await client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual([
+      "waymark://review/{id}",
       "waymark://workflows/{id}",
       "waymark://workflows/{id}/events{?from_seq,limit}",
+      "waymark://workflows/{id}/tasks/{task_id}/files/{list}{?cursor}",
       "waymark://workflows/{id}/{kind}{?cursor}",
     ]);
   });

@@ -1,17 +1,21 @@
 /**
  * The streamed exports (JSON and Markdown, shared and owner) of a workflow several pages long:
- * the same document the whole view gave, verifiable against its chain, and built one bounded
- * page at a time (the workflow object is watched: no whole view, never two pages at once).
+ * the same document as the whole view read back through the paged reads and written in one
+ * piece, verifiable against its chain, and built one bounded page at a time (the workflow
+ * object is watched: never two pages at once, every page within the bounds).
  */
-import { runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
-import { renderSummary } from "@waymark/protocol/summary";
+import { renderSummary } from "@waymark/protocol/pr-summary";
+import type { SignedStatement } from "@waymark/protocol/statement";
+import { checkExport } from "@waymark/protocol/verify";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
+import { publishedKeys } from "../../src/signing";
 import { file } from "../domain/fixtures";
 import { ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
-import { stubFor, value } from "../workflow/rpc";
+import { readWhole, stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
 const TASKS = 420;
@@ -24,7 +28,7 @@ async function bigWorkflow() {
   const id = newWorkflowId();
   const stub = stubFor(id);
   value(await stub.startWorkflow(ACME, id, { name: "Big", description: "Many pages", plan: [{ step: "1", goal: "All of it" }] }));
-  const token = value(await stub.shareLink(ACME)).token as string;
+  const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
   let parent: string | null = null;
   let decisionId = "";
   let issueId = "";
@@ -78,12 +82,16 @@ async function bigWorkflow() {
 
 type Calls = { name: string; limit: number }[];
 
-/** Watches the object's reader: every page asked for, the most asked for at once, and any whole view built. */
-async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number; wholeViews: () => number }> {
+/** The whole view as an export writes it: the schema first, the signed statement last. */
+function withStatement(view: object, statement: SignedStatement): string {
+  return JSON.stringify({ $schema: `${ORIGIN}/schemas/export-v1.json`, ...view, statement }, null, 2);
+}
+
+/** Watches the object's reader: every page asked for, and the most asked for at once. */
+async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number }> {
   const calls: Calls = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  let wholeViews = 0;
   await runInDurableObject(stub, (instance) => {
     const reader = (instance as unknown as { reader: Record<string, (...args: unknown[]) => unknown> }).reader;
     for (const name of ["tasks", "rows", "events", "head"]) {
@@ -101,33 +109,33 @@ async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; 
         }
       };
     }
-    const whole = reader.wholeView?.bind(reader);
-    reader.wholeView = (...args: unknown[]) => {
-      wholeViews++;
-      return whole?.(...args);
-    };
   });
-  return { calls, maxInFlight: () => maxInFlight, wholeViews: () => wholeViews };
+  return { calls, maxInFlight: () => maxInFlight };
 }
 
 describe("streamed exports of a workflow several pages long", () => {
   it("give the whole view's JSON byte for byte, verifiable against the chain, and its Markdown", async () => {
     const { id, stub, token } = await bigWorkflow();
-    // What the exports were before streaming: the whole view, built in one piece.
-    const shared = (await stub.sharedView(token, true)).view;
-    const owner = value(await stub.ownerView(ACME, true));
-    const { share: _share, ...ownerExport } = owner;
+    // What the exports were before streaming: the whole view, written in one piece.
+    const shared = value(await readWhole(stub, { share_token: token }, true));
+    const owner = value(await readWhole(stub, ACME, true, true));
+    const ownerExport = owner;
     expect(shared?.tasks).toHaveLength(TASKS);
     expect(shared?.events?.length).toBeGreaterThan(2 * LIMITS.EVENTS_PAGE);
 
+    const keys = await publishedKeys(env as Env);
     const sharedJson = await (await workerFetch(`${ORIGIN}/s/${token}/export.json`)).text();
-    expect(sharedJson).toBe(JSON.stringify(shared, null, 2));
-    const exported = JSON.parse(sharedJson) as { events: ChainedEvent[]; chain: { head: string } };
+    const exported = JSON.parse(sharedJson) as { events: ChainedEvent[]; chain: { head: string }; statement: SignedStatement };
+    // The whole view's document, byte for byte, between the schema it names and the statement signed over it.
+    expect(sharedJson).toBe(withStatement(shared ?? {}, exported.statement));
     expect(verifyChain(id, exported.events, exported.chain.head)).toMatchObject({ ok: true, events: exported.events.length });
+    expect(checkExport(exported, keys)).toMatchObject({ problems: [], signature: { status: "ok" }, events: exported.events.length });
 
     const cookie = await signIn();
     const ownerJson = await (await workerFetch(`${ORIGIN}/w/${id}/export.json`, { headers: { Cookie: cookie } })).text();
-    expect(ownerJson).toBe(JSON.stringify(ownerExport, null, 2));
+    const ownerStatement = (JSON.parse(ownerJson) as { statement: SignedStatement }).statement;
+    expect(ownerJson).toBe(withStatement(ownerExport, ownerStatement));
+    expect(checkExport(JSON.parse(ownerJson), keys)).toMatchObject({ problems: [], signature: { status: "ok" } });
 
     const summary = renderSummary(owner);
     for (const md of [
@@ -143,6 +151,8 @@ describe("streamed exports of a workflow several pages long", () => {
         expect.stringMatching(/^- \*\*approved\*\* on decision Q\d+\?: Fine$/),
         expect.stringMatching(/^- \*\*changes requested\*\* on issue other: Again$/),
         "- **comment** on the workflow: Overall good",
+        "",
+        `<sub>The JSON export of this record carries a statement signed with key \`${keys[0]?.kid}\`: check it with \`waymark verify export.json --endpoint ${ORIGIN}\` (public keys: \`${ORIGIN}/.well-known/waymark-signing-keys.json\`).</sub>`,
         "",
       ]);
     }
@@ -166,7 +176,6 @@ describe("streamed exports of a workflow several pages long", () => {
     const resource = JSON.parse(read?.contents[0]?.text ?? "{}") as { truncated?: object };
     expect(resource.truncated).toBeDefined();
     expect(watched.calls.slice(before).map((call) => call.name)).toEqual(["head", "rows", "rows", "rows", "rows"]);
-    expect(watched.wholeViews()).toBe(0);
     expect(watched.maxInFlight()).toBe(1);
     const pages = watched.calls.filter((call) => call.name !== "head");
     expect(pages.length).toBeGreaterThan(4 * 5);

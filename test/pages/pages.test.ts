@@ -1,5 +1,6 @@
 import { env, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../src/limits";
 import { EXPANDED_TASKS } from "../../src/pages/timeline";
 import { TOKENS, workerFetch } from "../support/worker";
 import { recordFullWorkflow, toolCaller } from "./fixture";
@@ -201,7 +202,9 @@ describe("the page and exports", () => {
       expect(body, label).toContain(label);
     }
     // The subtask is nested in its parent's timeline, after the decision the parent logged before starting it.
-    const rootAt = body.indexOf(`<li class="task" id="${recorded.rootTaskId}"><details class="task-card" open>`);
+    const rootAt = body.indexOf(
+      `<li class="task" id="${recorded.rootTaskId}" data-status="partial_success"><details class="task-card" open>`,
+    );
     expect(rootAt).toBeGreaterThan(0);
     const timelineAt = body.indexOf(`<ol class="timeline" id="tl-${recorded.rootTaskId}">`);
     expect(body.indexOf('class="item decision"')).toBeGreaterThan(timelineAt);
@@ -212,7 +215,7 @@ describe("the page and exports", () => {
     );
     // README.md is outside the declared areas and left uncommitted, said in words; a rename is one row.
     expect(body).toMatch(
-      /<tr class="file out-of-scope"><td><abbr class="fs fs-M" title="modified">M<\/abbr><\/td><td class="path"><code>README\.md<\/code> <span class="tag">○ uncommitted<\/span> <span class="tag warn">⚠ outside declared areas<\/span>/,
+      /<tr class="file out-of-scope"><td><span class="fs fs-M" aria-hidden="true" title="modified">M<\/span><span class="sr-only">modified<\/span><\/td><td class="path"><code>README\.md<\/code> <span class="tag">○ uncommitted<\/span> <span class="tag warn">⚠ outside declared areas<\/span>/,
     );
     expect(body.split("src/auth/old-name.ts").length - 1).toBe(1);
     // Times are <time> elements: UTC in the text and the title, the page script shows local time.
@@ -258,14 +261,14 @@ describe("the page and exports", () => {
       done.push(String(task.task_id));
     }
     const before = await (await workerFetch(String(wf.share_url))).text();
-    expect(before).toContain(`<li class="task" id="${done[0]}"><details class="task-card" open>`);
+    expect(before).toContain(`<li class="task" id="${done[0]}" data-status="success"><details class="task-card" open>`);
     const open = String((await acme("start_task", { workflow_id: id, name: "Still running", goal: "g" })).task_id);
     const after = await (await workerFetch(String(wf.share_url))).text();
-    for (const taskId of done) expect(after).toContain(`<li class="task" id="${taskId}"><details class="task-card">`);
-    expect(after).toContain(`<li class="task" id="${open}"><details class="task-card" open>`);
+    for (const taskId of done) expect(after).toContain(`<li class="task" id="${taskId}" data-status="success"><details class="task-card">`);
+    expect(after).toContain(`<li class="task" id="${open}" data-status="in_progress"><details class="task-card" open>`);
   });
 
-  it("renders a 500-task workflow quickly", async () => {
+  it("renders a 500-task workflow quickly, a bounded page of tasks at a time", async () => {
     const wf = await acme("start_workflow", { name: "Big", plan: [{ step: "1", goal: "many tasks" }] });
     const id = String(wf.workflow_id);
     for (let i = 0; i < 500; i++) {
@@ -286,10 +289,22 @@ describe("the page and exports", () => {
       const response = await workerFetch(String(wf.share_url));
       const body = await response.text();
       times.push(performance.now() - started);
-      expect(body).toContain("Task 499");
+      expect(body).toContain(`>Task ${LIMITS.PAGE_TASKS - 1}<`);
+      expect(body).not.toContain(`>Task ${LIMITS.PAGE_TASKS}<`);
     }
     times.sort((a, b) => a - b);
-    console.log(`500-task page: median ${times[2]?.toFixed(1)} ms (${times.map((t) => t.toFixed(0)).join(", ")})`);
+    console.log(`500-task workflow, first page: median ${times[2]?.toFixed(1)} ms (${times.map((t) => t.toFixed(0)).join(", ")})`);
     expect(times[2]).toBeLessThan(1000);
+    // "Next tasks" walks the rest, each task once, in order; the plan and totals are on every page.
+    const seen: string[] = [];
+    let next: string | null = String(wf.share_url);
+    while (next !== null) {
+      const body: string = await (await workerFetch(next)).text();
+      expect(body).toContain("steps done by a task named after them on this page of the timeline");
+      seen.push(...Array.from(body.matchAll(/class="task-name what">Task (\d+)</g), (m) => m[1] ?? ""));
+      const link: string | undefined = /<a href="([^"]+\?after=[^"]+)">Next tasks<\/a>/.exec(body)?.[1];
+      next = link === undefined ? null : new URL(link, String(wf.share_url)).href;
+    }
+    expect(seen).toEqual(Array.from({ length: 500 }, (_, i) => String(i)));
   }, 120_000);
 });

@@ -53,7 +53,8 @@ describe("line counts and commits from the helper, on complete_task, the page an
       changes: changes(REVIEW),
     });
     const files = done.files_changed as Record<string, unknown>;
-    expect(files.lines).toEqual([REVIEW.lines[0], REVIEW.lines[1]]);
+    // Kept for the files credited, in path order like every list of files_changed.
+    expect(files.lines).toEqual([REVIEW.lines[1], REVIEW.lines[0]]);
     expect(files.line_totals).toEqual({ added: 3, removed: 1, binary: 1 });
     expect(files.commits).toEqual(REVIEW.commits);
     expect(files.branch).toBe("main");
@@ -73,7 +74,8 @@ describe("line counts and commits from the helper, on complete_task, the page an
     expect(md).toContain("| M | `src/app.ts` | 3 | 1 | committed |");
     expect(md).toContain("| A | `assets/logo.png` | binary |  | committed |");
     expect(md).toContain("Branch `main` · 1 commit(s) during this task (not known to be pushed):");
-    expect(md).toContain("&lt;script&gt;");
+    // Only what GFM acts on is escaped: the tag's opening bracket.
+    expect(md).toContain("&lt;script>alert(1)&lt;/script>");
     expect(md).not.toContain("<script>");
 
     const json = JSON.parse(await (await workerFetch(`${String(wf.share_url)}/export.json`)).text()) as {

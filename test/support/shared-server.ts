@@ -39,7 +39,14 @@ declare module "vitest" {
 /** vitest global setup: starts the server before the project's files run, stops it after the last. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ account: `file-${i}`, token: randomBytes(24).toString("base64url") }));
-  const server = await startDevServer({ vars: { WAYMARK_TOKENS: accounts.map((a) => `${a.account}:${a.token}`).join(",") } });
+  const server = await startDevServer({
+    vars: {
+      WAYMARK_TOKENS: accounts.map((a) => `${a.account}:${a.token}`).join(","),
+      // A subscription checks its credential again every second (30 s in production), so a test
+      // sees a revoked token end its stream without waiting half a minute.
+      WAYMARK_SUBSCRIPTION_RECHECK_MS: "1000",
+    },
+  });
   accounts.unshift({ account: "dev", token: server.token });
   const claims = mkdtempSync(join(tmpdir(), "waymark-claims-"));
   project.provide("sharedServer", { url: server.url, accounts, claims });

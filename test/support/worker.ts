@@ -1,3 +1,4 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import type { McpTarget } from "./mcp-client";
 
@@ -11,7 +12,12 @@ export const ORIGIN = "http://localhost";
  * lists, resume candidates) right after writing asks for the push instead of sleeping.
  */
 export async function accountIndexed(...workflowIds: string[]): Promise<void> {
-  for (const id of workflowIds) await env.WORKFLOW.get(env.WORKFLOW.idFromName(id)).flushAccount();
+  for (const id of workflowIds) {
+    // The workflow's own alarm, run now: what pushes the backlog when a timed push was lost.
+    const stub = env.WORKFLOW.get(env.WORKFLOW.idFromName(id));
+    await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now()));
+    await runDurableObjectAlarm(stub);
+  }
 }
 
 /** The Worker's own fetch, inside workerd. Requests built here lack Host, which the MCP handler requires. */

@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
+import type { AccountObject } from "../../src/account/account-object";
 import { parseManagedToken } from "../../src/account/tokens";
-import { authenticateToken, VERIFIED_TTL_MS } from "../../src/auth";
 import { sha256Hex } from "../../src/crypto";
+import { authenticateToken, VERIFIED_TTL_MS } from "../../src/http/bearer-tokens";
 import { callTool, connect } from "../support/mcp-client";
 import { ORIGIN, rpc, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
@@ -97,7 +97,11 @@ describe("/api/tokens", () => {
       },
     } as unknown as Env;
     expect(await authenticateToken(untouchable, `wmk_nobody_abcdefghijk2_${"a".repeat(40)}`)).toBeNull();
-    expect(await authenticateToken(untouchable, TOKENS.acme)).toMatchObject({ account: "acme", tokenId: null });
+    expect(await authenticateToken(untouchable, TOKENS.acme)).toMatchObject({
+      account: "acme",
+      expiresAt: null,
+      credential: expect.stringMatching(/^b:/),
+    });
   });
 
   it.each([

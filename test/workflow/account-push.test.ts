@@ -1,11 +1,11 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
+import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
 import { ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
-import type { WorkflowObject } from "../../src/workflow/object";
-import { stubFor, value } from "./rpc";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
+import { pushToAccount, stubFor, value } from "./rpc";
 
 // When the account index sees a write: log writes are pushed together within
 // ACCOUNT_PUSH_DELAY_MS, sooner when another push carries them. The acknowledgement of a push is
@@ -19,7 +19,7 @@ async function setUp() {
   const account = env.ACCOUNT.get(env.ACCOUNT.idFromName(ACCOUNT)) as DurableObjectStub<AccountObject>;
   value(await workflow.startWorkflow(ACCOUNT, id, { name: `Push ${id}` }));
   const task = value(await workflow.startTask(ACCOUNT, { workflow_id: id, name: "Batch", goal: "One push" }));
-  await workflow.flushAccount();
+  await pushToAccount(workflow);
   return { id, workflow, account, task };
 }
 
@@ -53,8 +53,8 @@ describe("account index pushes", () => {
     await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 500));
     const after = await syncState(workflow);
     expect(after.synced).toBe(after.last);
-    const summary = value(await workflow.summary(ACCOUNT));
-    expect(await indexedUpdatedAt(account, id)).toBe(summary.updated_at);
+    const head = value(await workflow.readHead(ACCOUNT, false));
+    expect(await indexedUpdatedAt(account, id)).toBe(head.workflow.updated_at);
     // The push committed nothing of its own: its acknowledgement is stored by the next write.
     expect(after.stored).toBeLessThan(after.synced);
     value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "four" }));

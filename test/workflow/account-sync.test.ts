@@ -1,22 +1,17 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
-import type { Result } from "../../src/errors";
+import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
+import { pushToAccount, value } from "./rpc";
 
 // The workflow object pushes its events to the account index through an outbox: the
 // account acknowledges a seq, and everything after it is pushed again until taken.
 // Here the account "loses" what it was sent, as if those pushes had failed.
-// Pushes for log writes happen off the reply path; flushAccount waits for them.
+// Pushes for log writes happen off the reply path; the object's alarm (pushToAccount) pushes them now.
 
 const ACCOUNT = "acme";
-
-function value<T>(result: Result<T>): T {
-  if (!result.ok) throw new Error(`${result.code}: ${result.message}`);
-  return result.value;
-}
 
 async function setUp() {
   const id = newWorkflowId();
@@ -34,7 +29,7 @@ async function setUp() {
     }),
   );
   // Pushes after log writes run off the reply path; wait for them before looking.
-  await workflow.flushAccount();
+  await pushToAccount(workflow);
   return { id, workflow, account, task };
 }
 
@@ -70,7 +65,7 @@ describe("account index outbox", () => {
     await losePushes(id, workflow, account);
     expect(await found(account, id)).toEqual([]);
     value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "later" }));
-    await workflow.flushAccount();
+    await pushToAccount(workflow);
     expect(await found(account, id)).toEqual([`Outbox for ${id}? → Yes`]);
   });
 

@@ -2,16 +2,16 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
-import type { AccountObject } from "../../src/account/object";
+import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import type { FeedbackRecords } from "../../src/workflow/feedback";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import type { WithFeedback } from "../../src/workflow/writer";
 import { file } from "../domain/fixtures";
 import { callTool, connect } from "../support/mcp-client";
 import { workerTarget } from "../support/worker";
-import { failure, stubFor, value } from "./rpc";
+import { failure, pushToAccount, readWhole, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
 // methods as the MCP layer calls them.
@@ -84,7 +84,7 @@ describe("quotas", () => {
     const account = `quota-${Date.now()}`;
     const index = env.ACCOUNT.get(env.ACCOUNT.idFromName(account)) as DurableObjectStub<AccountObject>;
     const { stub } = await newTask(account);
-    await stub.flushAccount();
+    await pushToAccount(stub);
     await runInDurableObject(index, async (_i, state) => {
       state.storage.sql.exec("UPDATE workflows SET bytes_stored = ?", LIMITS.ACCOUNT_BYTES);
     });
@@ -94,7 +94,7 @@ describe("quotas", () => {
       code: "QUOTA_EXCEEDED",
       message: `account: at most ${LIMITS.ACCOUNT_BYTES} bytes stored per account (this account stores ${LIMITS.ACCOUNT_BYTES})`,
     });
-    expect(failure(await stubFor(id).view(account)).code).toBe("NOT_FOUND");
+    expect(failure(await stubFor(id).readHead(account, false)).code).toBe("NOT_FOUND");
   });
 });
 
@@ -110,7 +110,7 @@ describe("a write that rolls back", () => {
     expect(failure(await stub.logIssue(ACME, issue)).code).toBe("QUOTA_EXCEEDED");
     await exec(stub, "UPDATE totals SET events = ?", events);
     value(await stub.logIssue(ACME, issue));
-    const exported = value(await stub.view(ACME, true));
+    const exported = value(await readWhole(stub, ACME, true));
     const logged = (exported.events ?? []) as ChainedEvent[];
     expect(logged.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(verifyChain(id, logged, exported.chain?.head ?? "")).toMatchObject({ ok: true, events: 4 });
@@ -160,7 +160,7 @@ describe("the workflow's updated_at", () => {
     await new Promise((r) => setTimeout(r, 5));
     value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted." }));
     expect(await updatedAt()).toBe(before);
-    expect(value(await stub.summary(ACME)).updated_at).toBe(new Date(before ?? 0).toISOString());
+    expect(value(await stub.readHead(ACME, false)).workflow.updated_at).toBe(new Date(before ?? 0).toISOString());
   });
 });
 
@@ -197,7 +197,7 @@ describe("running totals", () => {
         metrics: { input_tokens: 1, output_tokens: 2, cost_usd: 0.5 },
       }),
     );
-    const view = value(await stub.view(ACME));
+    const view = value(await readWhole(stub, ACME));
     const [recomputed] = await exec<Record<string, number>>(
       stub,
       `SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM tasks WHERE status = 'in_progress') AS open_tasks,
@@ -247,7 +247,7 @@ describe("live followers", () => {
     const { stub } = await newTask();
     expect((await follow(stub, null)).status).toBe(403);
     expect((await follow(stub, `sh_${"a".repeat(20)}_${"b".repeat(32)}`)).status).toBe(404);
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     expect((await follow(stub, token)).status).toBe(101);
     value(await stub.manageShare(ACME, "revoke", null));
     expect((await follow(stub, token)).status).toBe(410);
@@ -263,7 +263,7 @@ describe("live followers", () => {
       for (let i = 0; i < 150; i++)
         log.append(Date.now(), "milestone.logged", taskId, { id: `ms_${i}`, task_id: taskId, message: `m${i}`, metadata });
     });
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     const live = await follow(stub, token);
     await settle();
     const firstPage = live.messages.at(-1);
@@ -289,7 +289,7 @@ describe("live followers", () => {
 
   it("are capped per client", async () => {
     const { stub } = await newTask();
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     const opened = [];
     for (let i = 0; i < LIMITS.LIVE_SOCKETS_PER_CLIENT; i++) opened.push(await follow(stub, token, "198.51.100.9"));
     expect(opened.every((o) => o.status === 101)).toBe(true);
@@ -317,8 +317,7 @@ describe("made-up ids", () => {
       expect(outcome.text, tool).toMatch(/^NOT_FOUND: /);
     }
     const stub = stubFor(id);
-    expect(failure(await stub.view(ACME)).code).toBe("NOT_FOUND");
-    await stub.flushAccount();
+    expect(failure(await stub.readHead(ACME, false)).code).toBe("NOT_FOUND");
     // Nothing of Waymark's schema exists in the object: guessing ids creates no databases.
     const tables = await exec<{ name: string }>(
       stub,
@@ -327,6 +326,6 @@ describe("made-up ids", () => {
     expect(tables).toEqual([]);
     // The same object still becomes a workflow when one is started there.
     value(await stub.startWorkflow(ACME, id, { name: "Created after the probes" }));
-    expect(value(await stub.summary(ACME)).name).toBe("Created after the probes");
+    expect(value(await stub.readHead(ACME, false)).workflow.name).toBe("Created after the probes");
   });
 });

@@ -3,9 +3,9 @@ import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import type { DirtyEntry, FileState, Transition } from "../../src/domain/changes";
 import { newWorkflowId } from "../../src/ids";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { file, objectId } from "../domain/fixtures";
-import { failure, stubFor, value } from "./rpc";
+import { failure, readWhole, stubFor, value } from "./rpc";
 
 const ACME = "acme";
 
@@ -100,8 +100,8 @@ describe("WorkflowObject storage", () => {
     expect(failure(await stub.completeTask("globex", { task_id: task.task_id, status: "failed", outcome: OUTCOME })).code).toBe(
       "NOT_FOUND",
     );
-    expect(failure(await stub.view("globex")).code).toBe("NOT_FOUND");
-    expect(failure(await stub.resume("globex", 5)).code).toBe("NOT_FOUND");
+    expect(failure(await stub.readHead("globex", false)).code).toBe("NOT_FOUND");
+    expect(failure(await stub.resume("globex", 5, true)).code).toBe("NOT_FOUND");
     expect(await rows(stub, "SELECT count(*) AS n FROM events")).toEqual(before);
   });
 });
@@ -291,7 +291,7 @@ describe("WorkflowObject change attribution", () => {
     const earlier = value(await stub.task(ACME, a.task_id));
     expect(earlier.verification?.overlapping).toEqual([{ path: "shared.ts", task_id: b.task_id, same_change: true }]);
     expect(earlier.verification?.warnings.join(" ")).toMatch(new RegExp(`also changed by task ${b.task_id}`));
-    const view = value(await stub.view(ACME));
+    const view = value(await readWhole(stub, ACME));
     expect(view.totals.files_changed).toBe(2);
   });
 
@@ -332,7 +332,7 @@ describe("WorkflowObject hash chain", () => {
     const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "G" }));
     value(await stub.logMilestone(ACME, { task_id: task.task_id, message: "half", metadata: { é: "ü", n: 1.5 } }));
     value(await stub.completeTask(ACME, { task_id: task.task_id, status: "success", outcome: OUTCOME }));
-    const exported = value(await stub.view(ACME, true));
+    const exported = value(await readWhole(stub, ACME, true));
     const events = (exported.events ?? []) as ChainedEvent[];
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(exported.chain).toMatchObject({ algorithm: "sha256", events: 4, head: events.at(-1)?.hash });
@@ -344,7 +344,7 @@ describe("WorkflowObject hash chain", () => {
       state.storage.sql.exec("UPDATE events SET hash = NULL");
       (instance as unknown as { log: { backfillChain(): void } }).log.backfillChain();
     });
-    const again = value(await stub.view(ACME, true));
+    const again = value(await readWhole(stub, ACME, true));
     expect(again.chain?.head).toBe(exported.chain?.head);
   });
 });

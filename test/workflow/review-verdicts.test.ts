@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { FeedbackTarget, FeedbackVerdict } from "../../src/domain/view";
 import { newWorkflowId } from "../../src/ids";
 import { RECOUNT_REVIEWS_NEEDED } from "../../src/workflow/feedback";
-import { stubFor, value } from "./rpc";
+import { pushToAccount, stubFor, value } from "./rpc";
 
 const ACME = "acme";
 
@@ -71,7 +71,7 @@ describe("reviewer verdicts and reviews needed", () => {
       expect(await bothCounts(stub), `${verdict} on ${target} ${targetId}`).toEqual([expected, expected]);
     }
     // The account index (dashboard, "needs review") hears it with the write.
-    await stub.flushAccount();
+    await pushToAccount(stub);
     const listed = await env.ACCOUNT.get(env.ACCOUNT.idFromName(ACME)).listWorkflows({ limit: 200 });
     expect(listed.find((w) => w.id === id)?.reviews_needed).toBe(1);
   });

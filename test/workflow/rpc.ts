@@ -1,10 +1,14 @@
 /**
- * The WorkflowObject as the MCP layer reaches it: a stub per workflow id, and Results read as
- * values or failures, for tests that call its RPC methods directly.
+ * The WorkflowObject as the MCP layer and the pages reach it: a stub per workflow id, Results
+ * read as values or failures, the whole workflow read back through the paged reads (what the
+ * exports, the resources and the pages are made of), and the alarm that pushes to the account.
  */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import type { Result } from "../../src/errors";
-import type { WorkflowObject } from "../../src/workflow/object";
+import type { FeedbackView, Reader, WorkflowView } from "../../src/domain/view";
+import { ok, type Result } from "../../src/errors";
+import { LIMITS } from "../../src/limits";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
 
 export function stubFor(workflowId: string): DurableObjectStub<WorkflowObject> {
   return env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
@@ -18,4 +22,51 @@ export function value<T>(result: Result<T>): T {
 export function failure<T>(result: Result<T>): { code: string; message: string } {
   if (result.ok) throw new Error(`expected a failure, got ${JSON.stringify(result.value)}`);
   return { code: result.code, message: result.message };
+}
+
+/**
+ * The whole workflow as a reader of the paged reads gets it, page after page: the head, the four
+ * arrays and (`withEvents`) the event log, the way the JSON export reads it; the owner's
+ * (`asOwner`) and a link's reader's with the reviewers' feedback.
+ */
+export async function readWhole(
+  stub: DurableObjectStub<WorkflowObject>,
+  reader: Reader,
+  withEvents = false,
+  asOwner = false,
+): Promise<Result<WorkflowView & { feedback?: FeedbackView[] }>> {
+  const head = await stub.readHead(reader, asOwner);
+  if (!head.ok) return head;
+  const arrays: Record<string, unknown[]> = {};
+  for (const kind of ["tasks", "decisions", "issues", "milestones"] as const) {
+    arrays[kind] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await stub.readRows(reader, kind, cursor, LIMITS.READ_PAGE_ITEMS);
+      if (!page.ok) return page;
+      arrays[kind].push(...page.value.rows);
+      cursor = page.value.next_cursor;
+    } while (cursor !== null);
+  }
+  const { workflow, totals, last_seq, chain, feedback } = head.value;
+  const view = { workflow, ...arrays, totals, last_seq, chain } as WorkflowView & { feedback?: FeedbackView[] };
+  if (withEvents) {
+    view.events = [];
+    for (let after = 0; after < chain.events; ) {
+      const page = await stub.events(reader, after, LIMITS.EVENTS_PAGE);
+      if (!page.ok) return page;
+      view.events.push(...page.value.events);
+      if (page.value.events.length === 0) break;
+      after = page.value.next_seq;
+    }
+  }
+  // Last, as the exports write it.
+  if (feedback) view.feedback = feedback;
+  return ok(view);
+}
+
+/** Pushes everything the account index has not taken now: the object's alarm, as when a timed push was lost with its process. */
+export async function pushToAccount(stub: DurableObjectStub<WorkflowObject>): Promise<void> {
+  await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now()));
+  await runDurableObjectAlarm(stub);
 }

@@ -4,16 +4,18 @@
  * agent's hooks: the tasks open there (written when `start_task` goes through the helper),
  * the paths the agent's own edit tools touched while each was open, the agent session and
  * its transcript, and, once a task completes, its edited paths and transcript-derived usage.
- * Everything lives in the user's cache dir (`<cache>/activity/<repository hash>/`), never in
- * the repository; edits are appended, one JSON line per tool call.
+ * Everything lives in the user's cache dir (`<cache>/activity/<key>/`, ../tree-key.ts: the working
+ * tree and the repository in it, never the path alone), never in the repository; edits are
+ * appended, one JSON line per tool call.
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { appendFile, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { cleanGitEnv } from "../git.js";
+import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
+import { treeKey } from "../tree-key.js";
 import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
 
 export type OpenTask = {
@@ -90,7 +92,8 @@ export class Journal {
     readonly root: string,
     cache: string = cacheRoot(),
   ) {
-    this.folder = join(cache, "activity", hash(root).slice(0, 24));
+    // The working tree and the repository in it: a repository created again at this path starts fresh.
+    this.folder = join(cache, "activity", treeKey(root).slice(0, 24));
   }
 
   /**
@@ -167,9 +170,12 @@ export class Journal {
     return inside.split(sep).join("/");
   }
 
-  /** Appends the edited paths to every open task of the repository; returns how many tasks got them. */
+  /**
+   * Appends the edited paths to every open task of the repository; returns how many tasks got
+   * them. No paths: the agent worked without its edit tools (a shell command), which counts as
+   * activity for the stop reminder and proves nothing about any file.
+   */
   async recordEdits(paths: readonly string[], tool: string, at: number): Promise<number> {
-    if (paths.length === 0) return 0;
     const tasks = await this.openTasks();
     if (tasks.length === 0) return 0;
     this.ensure("edits");

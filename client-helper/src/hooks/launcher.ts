@@ -18,11 +18,6 @@ export function launcherPath(version: string, env: NodeJS.ProcessEnv = process.e
   return join(cacheRoot(env), `helper-${version}.mjs`);
 }
 
-/** The same path as a POSIX shell word, resolved by the shell the agent runs hooks with. */
-export function launcherShellPath(version: string): string {
-  return `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/helper-${version}.mjs"`;
-}
-
 function launcherSource(version: string, bin: string): string {
   return `// Written by waymark hook: runs waymark-helper ${version} without npx. Safe to delete.\nimport ${JSON.stringify(pathToFileURL(bin).href)};\n`;
 }

@@ -5,16 +5,20 @@
  *   expanded by Claude Code), hooks in `.claude/settings.json` (SessionStart, PostToolUse on
  *   Edit|Write|MultiEdit|NotebookEdit, Stop), the instructions in CLAUDE.md;
  * - Cursor: `.cursor/mcp.json` (`${env:WAYMARK_TOKEN}`), the rule `.cursor/rules/waymark.mdc`,
- *   hooks in `.cursor/hooks.json` (sessionStart, afterFileEdit, stop);
- * - Codex: `[mcp_servers.waymark]` in `~/.codex/config.toml` (or `$CODEX_HOME`; the token is
- *   forwarded from the environment with `env_vars`), the instructions in AGENTS.md, and the
- *   SessionStart and Stop hooks in `.codex/hooks.json` (used once `codex_hooks` is enabled).
+ *   hooks in `.cursor/hooks.json` (sessionStart, afterFileEdit, afterShellExecution,
+ *   subagentStop, stop);
+ * - Codex: `[mcp_servers.waymark]` in `~/.codex/config.toml` (./codex.ts), the instructions in
+ *   AGENTS.md, and the SessionStart, PostToolUse (apply_patch and shell commands) and Stop hooks
+ *   in `.codex/hooks.json` (run once the project and each hook are trusted: ./codex.ts).
  * Each file edit can be applied, undone and checked (for `waymark doctor`).
  */
 import { join, relative } from "node:path";
-import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, TOML_MARKERS, upsertBlock } from "./blocks.js";
-import { type Endpoint, helperCommand, hookCommandLine, TOKEN_VARIABLE } from "./endpoint.js";
-import { INSTRUCTIONS } from "./instructions.js";
+import { agentHooks, type HookSpec, matcherHookEntry, mcpServerCommand, TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import { INSTRUCTIONS } from "@waymark/protocol/instructions";
+import type { Endpoint } from "../endpoint.js";
+import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, upsertBlock } from "./blocks.js";
+import { codexConfigEdit } from "./codex.js";
+import type { FileEdit } from "./file-edit.js";
 import {
   arrayAt,
   deleteIfEmpty,
@@ -41,29 +45,11 @@ export type Context = {
   version: string;
 };
 
-export type FileEdit = {
-  agent: AgentName;
-  /** Absolute path. */
-  path: string;
-  /** Inside the project (shared through the repository) or in the user's home. */
-  scope: "project" | "home";
-  /** The content after init; null: no file. */
-  apply: (content: string | null) => string | null;
-  /** The content after init --remove; null: no file. */
-  remove: (content: string | null) => string | null;
-  /** What is missing or stale for doctor, or null when the file holds exactly what init writes. */
-  check: (content: string | null) => string | null;
-};
-
 export const SERVER_NAME = "waymark";
 const HOOK_MARK = " waymark hook ";
 
 function mcpArgs(ctx: Context): { command: string; args: string[] } {
-  return helperCommand(ctx.endpoint, ctx.version, ["mcp", "--url", ctx.endpoint.mcp]);
-}
-
-export function hookCommand(ctx: Context, agent: AgentName, event: string): string {
-  return hookCommandLine(ctx.endpoint, ctx.version, ["hook", event, "--agent", agent, "--url", ctx.endpoint.mcp]);
+  return mcpServerCommand(ctx.endpoint, ctx.version);
 }
 
 function isOurCommand(value: unknown): boolean {
@@ -151,9 +137,6 @@ function mcpServerEdit(agent: AgentName, path: string, server: JsonObject): File
   );
 }
 
-/** One hook init installs; `async`: Claude Code runs it in the background (for hooks that only record). */
-type HookSpec = { event: string; matcher?: string; command: string; async?: boolean };
-
 /** A hook entry that runs `waymark hook`, in either layout. */
 function isOurs(entry: unknown): boolean {
   if (!isObject(entry)) return false;
@@ -203,59 +186,11 @@ function eventHooksEdit(
 }
 
 function matcherHooksEdit(agent: AgentName, path: string, hooks: HookSpec[]): FileEdit {
-  const entry = (hook: HookSpec) => ({
-    ...(hook.matcher ? { matcher: hook.matcher } : {}),
-    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
-  });
-  return eventHooksEdit(agent, path, hooks, entry, false);
+  return eventHooksEdit(agent, path, hooks, matcherHookEntry, false);
 }
 
 function cursorHooksEdit(path: string, hooks: HookSpec[]): FileEdit {
   return eventHooksEdit("cursor", path, hooks, (hook) => ({ command: hook.command }), true);
-}
-
-/** A TOML basic string (JSON's escapes are TOML's). */
-function tomlString(value: string): string {
-  return JSON.stringify(value);
-}
-
-function codexBlock(ctx: Context): string {
-  const { command, args } = mcpArgs(ctx);
-  return [
-    `${TOML_MARKERS.begin} (written by \`waymark init\`; \`waymark init --remove\` takes it out)`,
-    `[mcp_servers.${SERVER_NAME}]`,
-    `command = ${tomlString(command)}`,
-    `args = [${args.map(tomlString).join(", ")}]`,
-    `env_vars = [${tomlString(TOKEN_VARIABLE)}]`,
-    TOML_MARKERS.end,
-  ].join("\n");
-}
-
-function codexConfigEdit(ctx: Context): FileEdit {
-  const path = join(ctx.codexHome, "config.toml");
-  const block = codexBlock(ctx);
-  const table = new RegExp(`^\\s*\\[mcp_servers\\.${SERVER_NAME}\\]`, "m");
-  return {
-    agent: "codex",
-    path,
-    scope: "home",
-    apply: (content) => {
-      const outside = content === null ? "" : (removeBlock(content, TOML_MARKERS) ?? "");
-      if (table.test(outside)) {
-        throw new Error(
-          `${path} already defines [mcp_servers.${SERVER_NAME}] outside Waymark's block; remove that table, then run waymark init again`,
-        );
-      }
-      return upsertBlock(content, block);
-    },
-    remove: (content) => (content === null ? null : removeBlock(content, TOML_MARKERS)),
-    check: (content) => {
-      if (content === null || !hasBlock(content, TOML_MARKERS)) return `no [mcp_servers.${SERVER_NAME}] block`;
-      return blockBody(content, TOML_MARKERS) === blockBody(block, TOML_MARKERS)
-        ? null
-        : `the [mcp_servers.${SERVER_NAME}] block does not run this helper`;
-    },
-  };
 }
 
 function cursorRuleEdit(path: string): FileEdit {
@@ -278,17 +213,7 @@ export function agentEdits(agent: AgentName, ctx: Context): FileEdit[] {
       const { command, args } = mcpArgs(ctx);
       return [
         mcpServerEdit("claude", project(".mcp.json"), { type: "stdio", command, args, env: { [TOKEN_VARIABLE]: `\${${TOKEN_VARIABLE}}` } }),
-        matcherHooksEdit("claude", project(".claude", "settings.json"), [
-          { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hookCommand(ctx, "claude", "session-start") },
-          // Recording an edit answers nothing: it runs in the background and never delays the agent.
-          {
-            event: "PostToolUse",
-            matcher: "Edit|Write|MultiEdit|NotebookEdit",
-            command: hookCommand(ctx, "claude", "post-tool-use"),
-            async: true,
-          },
-          { event: "Stop", command: hookCommand(ctx, "claude", "stop") },
-        ]),
+        matcherHooksEdit("claude", project(".claude", "settings.json"), agentHooks("claude", ctx.endpoint, ctx.version)),
         markdownEdit("claude", project("CLAUDE.md")),
       ];
     }
@@ -297,21 +222,14 @@ export function agentEdits(agent: AgentName, ctx: Context): FileEdit[] {
       return [
         mcpServerEdit("cursor", project(".cursor", "mcp.json"), { command, args, env: { [TOKEN_VARIABLE]: `\${env:${TOKEN_VARIABLE}}` } }),
         cursorRuleEdit(project(".cursor", "rules", "waymark.mdc")),
-        cursorHooksEdit(project(".cursor", "hooks.json"), [
-          { event: "sessionStart", command: hookCommand(ctx, "cursor", "session-start") },
-          { event: "afterFileEdit", command: hookCommand(ctx, "cursor", "post-tool-use") },
-          { event: "stop", command: hookCommand(ctx, "cursor", "stop") },
-        ]),
+        cursorHooksEdit(project(".cursor", "hooks.json"), agentHooks("cursor", ctx.endpoint, ctx.version)),
       ];
     }
     case "codex":
       return [
-        codexConfigEdit(ctx),
+        codexConfigEdit(join(ctx.codexHome, "config.toml"), mcpArgs(ctx)),
         markdownEdit("codex", project("AGENTS.md")),
-        matcherHooksEdit("codex", project(".codex", "hooks.json"), [
-          { event: "SessionStart", matcher: "startup|resume|clear", command: hookCommand(ctx, "codex", "session-start") },
-          { event: "Stop", command: hookCommand(ctx, "codex", "stop") },
-        ]),
+        matcherHooksEdit("codex", project(".codex", "hooks.json"), agentHooks("codex", ctx.endpoint, ctx.version)),
       ];
   }
 }

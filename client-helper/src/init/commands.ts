@@ -6,11 +6,12 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { EndpointError, noEndpointHelp, parseEndpoint, resolveEndpoint } from "../endpoint.js";
+import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/hook-runner.js";
 import { ensureLauncher } from "../hooks/launcher.js";
-import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/run.js";
 import { AGENTS, type AgentName } from "./agents.js";
 import { installCommitTrailer } from "./commit-trailer.js";
-import { configuredUrl, runInit } from "./run.js";
+import { runInit } from "./setup.js";
 
 export const SETUP_COMMANDS = ["init", "doctor", "hook"] as const;
 export type SetupCommand = (typeof SETUP_COMMANDS)[number];
@@ -26,10 +27,12 @@ Sets the project up for the agents found (Claude Code, Cursor, Codex) or named w
 the waymark MCP server entry (run from the endpoint's own helper tarball), a short
 instructions block (CLAUDE.md, AGENTS.md, .cursor/rules/waymark.mdc) and the hooks that
 record sessions and edits. Only Waymark's marked blocks and entries are written; a second
-run changes nothing. No token is written: configurations read WAYMARK_TOKEN.
+run changes nothing. No token is written: configurations read WAYMARK_TOKEN. The endpoint is
+kept in ~/.config/waymark/config.json, where every waymark command finds it.
 
 Options:
-  --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL)
+  --url <endpoint>  the Waymark endpoint, base URL or its /mcp (default: $WAYMARK_URL, else
+                    the endpoint kept by an earlier init)
   --agent <list>    comma-separated: claude, cursor, codex (default: the agents found)
   --dir <dir>       the project (default: the repository of the working directory)
   --dry-run         print the unified diff of what would be written; write nothing
@@ -46,7 +49,8 @@ repository's identity, and the configuration init writes (server entry, instruct
 hooks running this helper version). Prints a fix for each failure; exit code 1 if any.
 
 Options:
-  --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL, else the project's .mcp.json)
+  --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL, else the endpoint 'waymark init'
+                    kept; never one named in the project's files)
   --dir <dir>       the project (default: the working directory)
   -h, --help        show this help
 `,
@@ -100,15 +104,13 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
       if (values.help) return help(io, "init");
       const dir = resolve((values.dir as string | undefined) ?? process.cwd());
       // Removal recognises Waymark's blocks and entries by their marks, whatever endpoint they name.
-      const url =
-        (values.url as string | undefined) ??
-        (env.WAYMARK_URL || undefined) ??
-        (values.remove ? ((await configuredUrl(dir)) ?? "http://localhost") : undefined);
-      if (!url) throw new SetupUsageError("--url is required (or set WAYMARK_URL)\nSee 'waymark init --help'.");
+      const resolved = await endpointOf(values.url as string | undefined, env);
+      const endpoint = resolved?.endpoint ?? (values.remove ? parseEndpoint("http://localhost") : undefined);
+      if (!endpoint) throw new SetupUsageError(`${noEndpointHelp(env)}\nSee 'waymark init --help'.`);
       try {
         const code = await runInit({
           dir,
-          url,
+          endpoint,
           version,
           agents: agentList(values.agent as string | undefined),
           dryRun: values["dry-run"] === true,
@@ -121,7 +123,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
           io.stdout(await installCommitTrailer(dir, version, values.remove === true));
         return code;
       } catch (error) {
-        if (error instanceof Error && error.message.startsWith("--url")) throw new SetupUsageError(error.message);
+        if (error instanceof EndpointError) throw new SetupUsageError(error.message);
         throw error;
       }
     }
@@ -132,7 +134,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
       const { runDoctor } = await import("./doctor.js");
       return runDoctor({
         dir: resolve((values.dir as string | undefined) ?? process.cwd()),
-        url: (values.url as string | undefined) ?? (env.WAYMARK_URL || undefined),
+        endpoint: await endpointOf(values.url as string | undefined, env),
         token: env.WAYMARK_TOKEN || undefined,
         version,
         env,
@@ -154,7 +156,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
         await ensureLauncher(version);
         const result = await runHook(event, input, {
           agent,
-          url: values.url as string | undefined,
+          url: (await endpointOf(values.url as string | undefined, env).catch(() => null))?.endpoint.mcp,
           token: env.WAYMARK_TOKEN || undefined,
           version,
         });
@@ -164,6 +166,16 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
       }
       return 0;
     }
+  }
+}
+
+/** The endpoint from --url, WAYMARK_URL or the user-level config (null: none); a bad one is a usage error. */
+async function endpointOf(flag: string | undefined, env: NodeJS.ProcessEnv) {
+  try {
+    return await resolveEndpoint(flag, env);
+  } catch (error) {
+    if (error instanceof EndpointError) throw new SetupUsageError(error.message);
+    throw error;
   }
 }
 

@@ -10,9 +10,10 @@
  */
 import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
-import { inertContext, runGit } from "../git.js";
+import { launcherShellPath } from "@waymark/protocol/agent-config";
+import { inertContext } from "../git/inert-config.js";
+import { runGit } from "../git/process.js";
 import { Journal } from "../hooks/journal.js";
-import { launcherShellPath } from "../hooks/launcher.js";
 
 const MARK = "# waymark: commit trailer";
 export const TRAILER = "Waymark-Task";

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cleanGitEnv } from "../git.js";
+import { cleanGitEnv } from "../git/process.js";
 
 export async function unifiedDiff(label: string, before: string | null, after: string | null): Promise<string> {
   if (before === after) return "";

@@ -6,16 +6,21 @@
  * and runs this helper version. Exit code 1 when any check fails.
  */
 import { execFile } from "node:child_process";
-import { cleanGitEnv } from "../git.js";
+import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import type { ResolvedEndpoint } from "../endpoint.js";
+import { noEndpointHelp } from "../endpoint.js";
+import { cleanGitEnv } from "../git/process.js";
 import { launcherPath } from "../hooks/launcher.js";
 import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
-import { TOKEN_VARIABLE } from "./endpoint.js";
-import { configuredUrl, initContext, readOrNull } from "./run.js";
+import { hooksSetting } from "./codex.js";
+import { codexView } from "./codex-trust.js";
+import { initContext, readOrNull } from "./setup.js";
 
 export type DoctorOptions = {
   dir: string;
-  url: string | undefined;
+  /** --url, WAYMARK_URL or the user-level config; never an endpoint named in the project's files. */
+  endpoint: ResolvedEndpoint | null;
   token: string | undefined;
   version: string;
   env: NodeJS.ProcessEnv;
@@ -23,7 +28,8 @@ export type DoctorOptions = {
   timeoutMs?: number;
 };
 
-type Check = { name: string; ok: boolean; detail: string; fix?: string };
+/** `skipped`: the check could not run (its detail says why); neither a pass nor a failure. */
+type Check = { name: string; ok: boolean; detail: string; fix?: string; skipped?: boolean };
 
 function git(args: string[], cwd: string): Promise<string | null> {
   return new Promise((done) => {
@@ -137,7 +143,97 @@ async function fastPathCheck(version: string): Promise<Check> {
   };
 }
 
-async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promise<Check[]> {
+const CODEX_EVENTS = [
+  ["sessionStart", "SessionStart"],
+  ["postToolUse", "PostToolUse"],
+  ["stop", "Stop"],
+] as const;
+
+/** Codex runs a project's hooks only in a trusted project and once each hook is trusted: asked of Codex itself. */
+async function checkCodexTrust(ctx: Awaited<ReturnType<typeof initContext>>, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const name = "Codex trust";
+  const view = await codexView(ctx.project, env);
+  if ("unavailable" in view) {
+    return [
+      {
+        name,
+        ok: true,
+        skipped: true,
+        detail: `not checked (${view.unavailable}): Codex runs the project's hooks only once the project and each hook are trusted`,
+      },
+    ];
+  }
+  const config = `${ctx.codexHome}/config.toml`;
+  const checks: Check[] = [];
+  if (view.projectDisabled) {
+    checks.push({
+      name,
+      ok: false,
+      detail: `Codex does not load ${ctx.project}/.codex/ (Waymark's hooks): ${view.projectDisabled}`,
+      fix: `run \`codex\` in ${ctx.project} and answer yes when asked to trust it, or add [projects.${JSON.stringify(ctx.project)}] trust_level = "trusted" to ${config} (headless: codex exec --trust)`,
+    });
+  } else checks.push({ name, ok: true, detail: `Codex loads ${ctx.project}/.codex/ (a trusted project)` });
+  const setting = hooksSetting(await readOrNull(config).catch(() => null));
+  if (!view.hooksEnabled) {
+    checks.push({
+      name: "Codex hooks",
+      ok: false,
+      detail: `hooks are turned off in Codex's config`,
+      fix: `set [features] hooks = true in ${config}`,
+    });
+    return checks;
+  }
+  if (view.projectDisabled) return checks;
+  const ours = view.hooks.filter((hook) => hook.command.includes(" waymark hook "));
+  const missing = CODEX_EVENTS.filter(([event]) => !ours.some((hook) => hook.event === event)).map(([, label]) => label);
+  const untrusted = ours.filter((hook) => hook.trust !== "trusted" && hook.trust !== "managed");
+  const deprecated = setting?.key === "codex_hooks" ? ` (${config} uses [features] codex_hooks, the deprecated name of hooks)` : "";
+  if (missing.length > 0) {
+    checks.push({
+      name: "Codex hooks",
+      ok: false,
+      detail: `Codex lists no Waymark ${missing.join(", ")} hook for ${ctx.project}`,
+      fix: `run: waymark init --url ${ctx.endpoint.origin} --agent codex`,
+    });
+  }
+  if (untrusted.length > 0) {
+    const labels = untrusted.map((hook) => `${CODEX_EVENTS.find(([event]) => event === hook.event)?.[1] ?? hook.event} (${hook.trust})`);
+    checks.push({
+      name: "Codex hooks",
+      ok: false,
+      detail: `Codex has not trusted Waymark's ${labels.join(", ")} hook(s), and skips them without a word${deprecated}`,
+      fix: `run \`codex\` in ${ctx.project}, type /hooks, review Waymark's hooks and trust them (headless runs: codex exec --dangerously-bypass-hook-trust)`,
+    });
+  }
+  if (missing.length === 0 && untrusted.length === 0) {
+    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's SessionStart, PostToolUse and Stop hooks${deprecated}` });
+  }
+  return checks;
+}
+
+/**
+ * The Waymark plugin enabled for the user (Claude Code's settings, Codex's config) and init's
+ * files in the project besides: two MCP servers and every hook twice (two reminders at each stop).
+ */
+async function pluginAlsoEnabled(agent: AgentName, ctx: Awaited<ReturnType<typeof initContext>>): Promise<Check | null> {
+  const enabled =
+    agent === "claude"
+      ? /"waymark@waymark"\s*:\s*true/.test((await readOrNull(`${ctx.home}/.claude/settings.json`).catch(() => null)) ?? "")
+      : agent === "codex"
+        ? /^\[plugins\."waymark@waymark"\]\s*\n(?:[^[]*\n)?\s*enabled\s*=\s*true/m.test(
+            (await readOrNull(`${ctx.codexHome}/config.toml`).catch(() => null)) ?? "",
+          )
+        : false;
+  if (!enabled) return null;
+  return {
+    name: AGENT_LABELS[agent],
+    ok: false,
+    detail: `the Waymark plugin is enabled for you and this project is also set up by waymark init: two MCP servers, and every hook runs twice`,
+    fix: `keep one: waymark init --remove --agent ${agent} (the plugin covers every project), or uninstall the plugin`,
+  };
+}
+
+async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const checks: Check[] = [];
   const configured: AgentName[] = [];
   const results = new Map<AgentName, { label: string; problem: string | null }[]>();
@@ -166,6 +262,9 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promis
   }
   checks.push(await fastPathCheck(ctx.version));
   for (const agent of configured) {
+    const twice = await pluginAlsoEnabled(agent, ctx);
+    if (twice) checks.push(twice);
+    if (agent === "codex") checks.push(...(await checkCodexTrust(ctx, env)));
     for (const file of results.get(agent) ?? []) {
       checks.push(
         file.problem === null
@@ -184,19 +283,19 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>): Promis
 
 export async function runDoctor(options: DoctorOptions): Promise<number> {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const url = options.url ?? (await configuredUrl(options.dir));
   const checks: Check[] = [];
-  if (!url) {
+  if (!options.endpoint) {
     checks.push({
       name: "endpoint",
       ok: false,
-      detail: "no endpoint: no --url, no WAYMARK_URL, no waymark server in .mcp.json",
-      fix: "pass --url <endpoint>, or run waymark init --url <endpoint>",
+      detail: `${noEndpointHelp(options.env)}. An endpoint named in the project's files is never used: a repository could name any server, and your token would go to it.`,
+      fix: "run: waymark init --url <your Waymark endpoint>",
     });
     checks.push(...(await checkGit(options.dir)));
   } else {
-    const ctx = await initContext(options.dir, url, options.version, options.env);
+    const ctx = await initContext(options.dir, options.endpoint.endpoint, options.version, options.env);
     const endpoint = await checkEndpoint(ctx.endpoint.origin, timeoutMs);
+    endpoint.detail = `${endpoint.detail} (from ${options.endpoint.source})`;
     checks.push(endpoint);
     checks.push(
       endpoint.ok
@@ -204,10 +303,10 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
         : { name: "token", ok: false, detail: "not checked: the endpoint cannot be reached", fix: "fix the endpoint check first" },
     );
     checks.push(...(await checkGit(ctx.project)));
-    checks.push(...(await checkAgents(ctx)));
+    checks.push(...(await checkAgents(ctx, options.env)));
   }
   for (const check of checks) {
-    options.out(`${check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}\n`);
+    options.out(`${check.skipped ? "skip" : check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}\n`);
     if (!check.ok && check.fix) options.out(`     fix: ${check.fix}\n`);
   }
   const failures = checks.filter((check) => !check.ok).length;

@@ -5,10 +5,13 @@
  * matches gets no cost at all (`null`): a made-up figure is worse than none.
  */
 
-/** The day the table below was last checked against its sources. */
-export const PRICE_TABLE_DATE = "2026-11-23";
+/** The day the table below last changed (each row says when its source was read). */
+export const PRICE_TABLE_DATE = "2026-11-27";
 
-/** USD per million tokens, one figure per kind of token Anthropic bills separately. */
+/**
+ * USD per million tokens, one figure per kind of token Anthropic bills separately. OpenAI bills
+ * cached input at its own rate (`cache_read` here) and writes to its cache at the input rate.
+ */
 export type ModelPrice = {
   input: number;
   output: number;
@@ -28,6 +31,11 @@ export type PriceRow = {
 };
 
 const ANTHROPIC_PRICING = "https://platform.claude.com/docs/en/about-claude/pricing (Model pricing table), read 2026-11-23";
+
+/** OpenAI's rates, cached input apart; a cache write costs what input costs. */
+function openAiPrice(input: number, cachedInput: number, output: number): ModelPrice {
+  return { input, output, cache_write_5m: input, cache_write_1h: input, cache_read: cachedInput };
+}
 
 /** Standard (not batch, not long-context) API prices. */
 export const PRICE_TABLE: readonly PriceRow[] = [
@@ -66,18 +74,33 @@ export const PRICE_TABLE: readonly PriceRow[] = [
     price: { input: 0.8, output: 4, cache_write_5m: 1, cache_write_1h: 1.6, cache_read: 0.08 },
     source: ANTHROPIC_PRICING,
   },
+  {
+    models: ["gpt-5-codex"],
+    price: openAiPrice(1.25, 0.125, 10),
+    source: "https://developers.openai.com/api/docs/models/gpt-5-codex (Text tokens, per 1M tokens), read 2026-11-27",
+  },
+  {
+    models: ["gpt-5.3-codex", "gpt-5.2-codex"],
+    price: openAiPrice(1.75, 0.175, 14),
+    source:
+      "https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (GPT-5.2-Codex, GPT-5.3-Codex) and https://vercel.com/ai-gateway/models/gpt-5.3-codex (OpenAI's row), read 2026-11-27; OpenAI's own page for these models was not available to check",
+  },
 ];
 
+/** What may follow a row's id in a model id of the same model: a dated snapshot (`-20250805`, `-2025-08-07`). */
+const SNAPSHOT = /^-(?:\d{8}|\d{4}-\d{2}-\d{2})$/;
+
 /**
- * The price of a model id, or null when no row names it. The longest matching id wins, so
- * `claude-opus-4-1-20250805` is priced as Opus 4.1 and never as Opus 4.
+ * The price of a model id, or null when no row names it: the id itself, or one of its dated
+ * snapshots (`claude-opus-4-1-20250805` is Opus 4.1, never Opus 4; `gpt-5.3-codex-spark` is not
+ * `gpt-5.3-codex`).
  */
 export function priceOf(model: string): ModelPrice | null {
   const id = model.trim().toLowerCase();
   let best: { length: number; price: ModelPrice } | null = null;
   for (const row of PRICE_TABLE) {
     for (const prefix of row.models) {
-      const matches = id === prefix || id.startsWith(`${prefix}-`);
+      const matches = id === prefix || (id.startsWith(prefix) && SNAPSHOT.test(id.slice(prefix.length)));
       if (matches && (best === null || prefix.length > best.length)) best = { length: prefix.length, price: row.price };
     }
   }

@@ -8,12 +8,14 @@
  * cache lifetime). One response may be written on several lines (one per content block,
  * while it streams) with the same `message.id`: it is counted once, with its largest counts.
  * Subagents write their own files under `<session>/subagents/`; they are counted too.
+ * Codex's session (rollout) file is read the same way (./codex-rollout.ts): the path a hook
+ * payload names decides, line by line, which format is read.
  */
-import { createReadStream } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import type { Metrics } from "@waymark/protocol/wire";
+import { CodexRollout } from "./codex-rollout.js";
+import { boundedLines } from "./lines.js";
 import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
 
 export type TranscriptUsage = {
@@ -35,7 +37,10 @@ export type TranscriptUsage = {
 
 type Response = TokenCounts & { model: string };
 
-/** Lines longer than this are not usage lines (they carry big tool results); skipped unparsed. */
+/**
+ * Lines longer than this are not usage lines (they carry big tool results): skipped unread, which
+ * also bounds the memory a transcript can take, whatever it holds (./lines.ts).
+ */
 const MAX_LINE = 4 * 1024 * 1024;
 
 function count(value: unknown): number {
@@ -75,11 +80,10 @@ export function responseOf(line: string, fromMs: number, toMs: number): { key: s
 }
 
 async function readResponses(path: string, fromMs: number, toMs: number, into: Map<string, Response>): Promise<boolean> {
-  const stream = createReadStream(path, { encoding: "utf8" });
   try {
-    const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-    for await (const line of lines) {
-      const found = responseOf(line, fromMs, toMs);
+    const codex = new CodexRollout();
+    for await (const line of boundedLines(path, MAX_LINE)) {
+      const found = CodexRollout.claims(line) ? codex.responseOf(line, fromMs, toMs) : responseOf(line, fromMs, toMs);
       if (!found) continue;
       const known = into.get(found.key);
       // Streaming rewrites a response with growing counts: keep the most complete one.
@@ -88,8 +92,6 @@ async function readResponses(path: string, fromMs: number, toMs: number, into: M
     return true;
   } catch {
     return false;
-  } finally {
-    stream.destroy();
   }
 }
 
@@ -146,7 +148,8 @@ export async function transcriptUsage(transcriptPath: string, fromMs: number, to
     const modelCost = costOf(model, tokens);
     cost = cost === null || modelCost === null ? null : cost + modelCost;
   }
-  usage.cost_usd = cost === null ? null : Math.round(cost * 1_000_000) / 1_000_000;
+  // No response counted: nothing is known about the cost (never a zero that was not observed).
+  usage.cost_usd = cost === null || responses.size === 0 ? null : Math.round(cost * 1_000_000) / 1_000_000;
   return usage;
 }
 

@@ -5,8 +5,8 @@
  * once here. The helper-only inputs (`snapshot`, `changes`) come from the wire contract.
  */
 import { z } from "zod";
-import { LIMITS } from "../../../src/limits";
 import { globProblem } from "./glob";
+import { TOOL_LIMITS as LIMITS } from "./tool-limits";
 import {
   changesSchema,
   metricsSchema,
@@ -17,10 +17,7 @@ import {
 } from "./wire";
 
 /** Agent-written text: bounded, well-formed. */
-export const text = (max: number, description?: string) => {
-  const schema = z.string().max(max).refine(wellFormedText, TEXT_RULE);
-  return description ? schema.describe(description) : schema;
-};
+export const text = (max: number) => z.string().max(max).refine(wellFormedText, TEXT_RULE);
 /** Text that must say something: not empty and not only whitespace. */
 export const requiredText = (max: number, description?: string) => {
   const schema = z
@@ -31,10 +28,7 @@ export const requiredText = (max: number, description?: string) => {
     .refine((s) => s === "" || s.trim() !== "", "must not be blank");
   return description ? schema.describe(description) : schema;
 };
-export const textList = (description?: string) => {
-  const schema = z.array(text(LIMITS.LIST_ITEM)).max(LIMITS.LIST_ITEMS);
-  return description ? schema.describe(description) : schema;
-};
+export const textList = () => z.array(text(LIMITS.LIST_ITEM)).max(LIMITS.LIST_ITEMS);
 
 export const idempotencyKey = z
   .string()
@@ -50,7 +44,7 @@ export const taskId = z.string().min(1).max(64);
 export type JsonObject = Record<string, string | number | boolean | null | object>;
 
 /** A JSON object of bounded serialized size (metadata bags). */
-export const boundedObject = (description: string) =>
+export const boundedObject = () =>
   z
     .record(z.string(), z.unknown())
     .refine(
@@ -58,30 +52,35 @@ export const boundedObject = (description: string) =>
       `must serialize to at most ${LIMITS.METADATA_JSON_BYTES} bytes of JSON`,
     )
     // Arguments arrive as parsed JSON, so the values are JSON values.
-    .transform((value) => value as JsonObject)
-    .describe(description);
+    .transform((value) => value as JsonObject);
+
+/**
+ * Inputs carry a description only where their name cannot say it (areas drive the scope check;
+ * get_workflow's query also finds files): tools/list costs each agent context in every session.
+ * docs/tools.md describes every input; the server's instructions say what idempotency_key does.
+ */
+export const AREAS_DESCRIPTION = "Words (auth) or path globs (src/api/**)";
 
 const taskStatus = z.enum(["success", "partial_success", "failed"]);
 
 export const startWorkflowInput = z.strictObject({
-  name: requiredText(LIMITS.NAME, "Short workflow name (e.g., 'Auth system refactor')"),
-  description: text(LIMITS.DESCRIPTION, "Detailed description of the workflow goal").optional(),
+  name: requiredText(LIMITS.NAME),
+  description: text(LIMITS.DESCRIPTION).optional(),
   plan: z
     .array(z.strictObject({ step: requiredText(LIMITS.NAME), goal: requiredText(LIMITS.SHORT_TEXT) }))
     .max(LIMITS.PLAN_STEPS)
-    .describe("Optional implementation plan as steps")
     .optional(),
-  force_new: z.boolean().describe("Even if an open one has this name").optional(),
+  force_new: z.boolean().optional(),
   /** Repository identity, helper-only: resume by name stays within one repository. */
   repository: repositorySchema.optional(),
   idempotency_key: idempotencyKey,
 });
 
 export const startTaskInput = z.strictObject({
-  workflow_id: workflowId.describe("Parent workflow ID"),
-  parent_task_id: taskId.describe("Parent task ID (null if top-level task)").optional(),
-  name: requiredText(LIMITS.NAME, "Task name (e.g., 'Implement Stripe integration')"),
-  goal: requiredText(LIMITS.LONG_TEXT, "Precise goal of this task"),
+  workflow_id: workflowId,
+  parent_task_id: taskId.optional(),
+  name: requiredText(LIMITS.NAME),
+  goal: requiredText(LIMITS.LONG_TEXT),
   areas: z
     .array(
       requiredText(LIMITS.AREA).superRefine((area, ctx) => {
@@ -90,7 +89,7 @@ export const startTaskInput = z.strictObject({
       }),
     )
     .max(LIMITS.AREAS)
-    .describe("Code areas this task will touch (e.g., ['auth', 'api'])")
+    .describe(AREAS_DESCRIPTION)
     .optional(),
   snapshot: snapshotSchema.optional(),
   idempotency_key: idempotencyKey,
@@ -99,32 +98,28 @@ export const startTaskInput = z.strictObject({
 export const logDecisionInput = z.strictObject({
   task_id: taskId,
   category: z.enum(["architecture", "library_choice", "trade_off", "workaround", "other"]),
-  question: requiredText(LIMITS.SHORT_TEXT, "The decision question (e.g., 'Which auth library to use?')"),
-  options_considered: z
-    .array(requiredText(LIMITS.SHORT_TEXT))
-    .max(LIMITS.OPTIONS)
-    .describe("Options evaluated (e.g., ['NextAuth', 'Clerk', 'Custom'])")
-    .optional(),
-  chosen: requiredText(LIMITS.SHORT_TEXT, "Chosen option"),
-  reasoning: requiredText(LIMITS.LONG_TEXT, "Why this choice (1-2 sentences)"),
-  trade_offs: text(LIMITS.LONG_TEXT, "Accepted compromises (optional)").optional(),
+  question: requiredText(LIMITS.SHORT_TEXT),
+  options_considered: z.array(requiredText(LIMITS.SHORT_TEXT)).max(LIMITS.OPTIONS).optional(),
+  chosen: requiredText(LIMITS.SHORT_TEXT),
+  reasoning: requiredText(LIMITS.LONG_TEXT),
+  trade_offs: text(LIMITS.LONG_TEXT).optional(),
   idempotency_key: idempotencyKey,
 });
 
 export const logIssueInput = z.strictObject({
   task_id: taskId,
   type: z.enum(["documentation_gap", "bug_encountered", "dependency_conflict", "unclear_requirement", "other"]),
-  description: requiredText(LIMITS.LONG_TEXT, "Description of the issue"),
-  resolution: requiredText(LIMITS.LONG_TEXT, "How the issue was resolved/worked around"),
-  requires_human_review: z.boolean().describe("Does a human need to review this resolution?").optional(),
+  description: requiredText(LIMITS.LONG_TEXT),
+  resolution: requiredText(LIMITS.LONG_TEXT),
+  requires_human_review: z.boolean().optional(),
   idempotency_key: idempotencyKey,
 });
 
 export const logMilestoneInput = z.strictObject({
   task_id: taskId,
-  message: requiredText(LIMITS.SHORT_TEXT, "Short message (e.g., 'Running tests...')"),
-  progress: z.number().min(0).max(100).describe("Estimated progress (0-100)").optional(),
-  metadata: boundedObject("Optional additional data").optional(),
+  message: requiredText(LIMITS.SHORT_TEXT),
+  progress: z.number().min(0).max(100).optional(),
+  metadata: boundedObject().optional(),
   idempotency_key: idempotencyKey,
 });
 
@@ -134,12 +129,12 @@ export const completeTaskInput = z.strictObject({
   task_id: taskId,
   status: taskStatus,
   outcome: z.strictObject({
-    summary: requiredText(LIMITS.LONG_TEXT, "Summary of what was accomplished (2-4 sentences)"),
-    achievements: textList("Concrete achievements (empty array if none)").optional(),
-    limitations: textList("Limitations/compromises (empty array if none)").optional(),
-    manual_review_needed: z.boolean().describe("Does a human need to review before continuing?").optional(),
-    manual_review_reason: text(LIMITS.SHORT_TEXT, "Why manual review is needed").optional(),
-    next_steps: textList("Suggested next steps (optional)").optional(),
+    summary: requiredText(LIMITS.LONG_TEXT),
+    achievements: textList().optional(),
+    limitations: textList().optional(),
+    manual_review_needed: z.boolean().optional(),
+    manual_review_reason: text(LIMITS.SHORT_TEXT).optional(),
+    next_steps: textList().optional(),
   }),
   metadata: z
     .strictObject({
@@ -160,7 +155,7 @@ export const completeTaskInput = z.strictObject({
 export const completeWorkflowInput = z.strictObject({
   workflow_id: workflowId,
   status: taskStatus,
-  summary: requiredText(LIMITS.LONG_TEXT, "What the whole workflow achieved (2-4 sentences)"),
+  summary: requiredText(LIMITS.LONG_TEXT),
   achievements: textList().optional(),
   limitations: textList().optional(),
   idempotency_key: idempotencyKey,
@@ -172,11 +167,8 @@ const SELECTORS = ["workflow_id", "task_id", "query"] as const;
 export const getWorkflowInput = z
   .strictObject({
     workflow_id: workflowId.optional(),
-    task_id: taskId.describe("One task in full").optional(),
-    query: requiredText(
-      LIMITS.SEARCH_QUERY,
-      "Words, or a path (src/a.ts, src/, src/a*, path:my file) to find which tasks changed it",
-    ).optional(),
+    task_id: taskId.optional(),
+    query: requiredText(LIMITS.SEARCH_QUERY, "Words, or a file path").optional(),
     limit: z.number().int().min(1).max(LIMITS.SEARCH_RESULTS).optional(),
   })
   .superRefine((input, ctx) => {
@@ -196,4 +188,3 @@ export type LogIssueInput = z.infer<typeof logIssueInput>;
 export type LogMilestoneInput = z.infer<typeof logMilestoneInput>;
 export type CompleteTaskInput = z.infer<typeof completeTaskInput>;
 export type CompleteWorkflowInput = z.infer<typeof completeWorkflowInput>;
-export type GetWorkflowInput = z.infer<typeof getWorkflowInput>;

@@ -33,8 +33,6 @@ export const WIRE_LIMITS = {
 /** The tool inputs the helper fills in: agents never see them in tools/list and cannot supply them. */
 export const HELPER_INPUTS = { start_task: "snapshot", complete_task: "changes", start_workflow: "repository" } as const;
 export const HELPER_INPUT_NAMES: ReadonlySet<string> = new Set(Object.values(HELPER_INPUTS));
-/** How tools/list describes a helper-only input (the schema itself stays out of agents' context). */
-export const HELPER_ONLY = "Set by the Waymark helper only";
 
 export const REVIEW_LIMITS = {
   /** Commits listed per task; `commits_omitted` counts the rest. */

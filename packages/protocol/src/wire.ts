@@ -7,10 +7,10 @@
  */
 import { z } from "zod";
 import { repoPathProblem } from "./paths";
-import { REPOSITORY_LIMITS } from "./repository";
+import { REPOSITORY_LIMITS } from "./repository-fingerprint";
 import { REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
 
-export { HELPER_INPUT_NAMES, HELPER_INPUTS, HELPER_ONLY, REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
+export { HELPER_INPUT_NAMES, WIRE_LIMITS } from "./wire-constants";
 
 // C0 controls other than tab, newline and carriage return have no place in a record meant to be read.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
@@ -226,8 +226,6 @@ export type ChecksumSnapshot = z.infer<typeof checksumSnapshotSchema>;
 export type Unavailable = z.infer<typeof unavailableSchema>;
 export type Snapshot = z.infer<typeof snapshotSchema>;
 export type GitChanges = z.infer<typeof gitChangesSchema>;
-export type ChecksumChanges = z.infer<typeof checksumChangesSchema>;
-export type NetChanges = z.infer<typeof netChangesSchema>;
 export type Changes = z.infer<typeof changesSchema>;
 
 /** Usage an agent reports at complete_task. */

@@ -1,12 +1,13 @@
 /** @module complete_task — closes a task and reports the files it changed, checked against its declared areas. */
-import { formatLineTotals } from "@waymark/protocol/summary";
+import { formatLineTotals } from "@waymark/protocol/pr-summary";
 import { completeTaskInput } from "@waymark/protocol/tools";
-import type { CompleteTaskOutput } from "../../workflow/object";
+import type { CompleteTaskOutput } from "../../workflow/workflow-object";
 import { WRITES } from "../annotations";
+import { APP_LINK } from "../app";
 import { notFound, shortList, taskStub } from "../context";
 import { defineTool } from "../define";
 // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
-import { HELPER_ONLY, METRICS_DESCRIPTION } from "../fields";
+import { METRICS_DESCRIPTION } from "../fields";
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;
@@ -17,6 +18,8 @@ function render(out: CompleteTaskOutput): string {
     `modified: ${shortList(f.modified)}`,
     `deleted: ${shortList(f.deleted)}`,
   ];
+  if (f.more)
+    lines.push(`and ${f.more} more files recorded (each list above names the first; the task's file pages and the JSON export list all)`);
   if (f.renamed.length > 0) lines.push(`renamed: ${shortList(f.renamed.map((r) => `${r.from} → ${r.to}`))}`);
   if (f.uncommitted.length > 0) lines.push(`uncommitted: ${shortList(f.uncommitted)}`);
   // Provenance: who computed the lists, and what the agent's own edit tools did not touch.
@@ -36,17 +39,12 @@ function render(out: CompleteTaskOutput): string {
 
 export const completeTaskTool = defineTool({
   name: "complete_task",
-  description: "Complete a task and compute file changes via Git diff. Complete subtasks first.",
+  description: "Call when a task ends (its subtasks first).",
   input: completeTaskInput,
-  opaqueInputs: { changes: HELPER_ONLY, metrics: METRICS_DESCRIPTION },
-  output: {
-    task_id: "string",
-    status: "string",
-    duration_seconds: "number",
-    files_changed: "object",
-    verification: "object",
-  },
+  opaqueInputs: { metrics: METRICS_DESCRIPTION },
+  output: ["task_id", "status", "duration_seconds", "files_changed", "verification"],
   annotations: WRITES,
+  meta: APP_LINK,
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
     return stub ? stub.completeTask(ctx.account, input) : notFound("task_id", input.task_id);

@@ -6,9 +6,9 @@ import { defineTool } from "../define";
 
 export const completeWorkflowTool = defineTool({
   name: "complete_workflow",
-  description: "Close a workflow once all its tasks are complete.",
+  description: "Call once all its tasks are complete.",
   input: completeWorkflowInput,
-  output: { workflow_id: "string", status: "string", completed_at: "string", duration_seconds: "number", totals: "object" },
+  output: ["workflow_id", "status", "completed_at", "duration_seconds", "totals"],
   annotations: WRITES,
   run: async (input, ctx) => {
     const stub = workflowStub(ctx, input.workflow_id);

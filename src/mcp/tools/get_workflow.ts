@@ -8,10 +8,12 @@ import { getWorkflowInput } from "@waymark/protocol/tools";
 import type { WorkHit } from "../../account/work-search";
 import type { FeedbackView, TaskView } from "../../domain/view";
 import { ok, type Result } from "../../errors";
-import type { ResumeInfo } from "../../workflow/object";
+import type { ResumeInfo } from "../../workflow/workflow-object";
 import { READS } from "../annotations";
+import { APP_LINK } from "../app";
 import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";
 import { defineTool } from "../define";
+import { consumesFeedback } from "../reviewer-feedback";
 
 const RECENT = 5;
 const DEFAULT_SEARCH_RESULTS = 5;
@@ -26,11 +28,12 @@ interface OpenWorkflow {
 }
 
 /** Each mode fills its own fields; docs/tools.md documents each shape. */
-type GetWorkflowOutput = Partial<
+export type GetWorkflowOutput = Partial<
   ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: WorkHit[]; workflows: OpenWorkflow[] }
 >;
 
-function renderResume(info: GetWorkflowOutput): string {
+/** The compact text of a resumed workflow: what get_workflow {workflow_id} answers and the `resume` prompt says. */
+export function renderResume(info: GetWorkflowOutput): string {
   const lines = info.workflow ? [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`] : [];
   for (const t of info.open_tasks ?? [])
     lines.push(`open: ${t.task_id} ${t.name}${t.parent_task_id ? ` (sub of ${t.parent_task_id})` : ""}`);
@@ -50,6 +53,7 @@ function renderTask(task: TaskView): string {
   const files = task.files_changed;
   if (files)
     lines.push(`added: ${shortList(files.added)}`, `modified: ${shortList(files.modified)}`, `deleted: ${shortList(files.deleted)}`);
+  if (files?.more) lines.push(`and ${files.more} more files recorded (the task's file pages and the JSON export list all)`);
   if (task.verification && !task.verification.scope_match) lines.push(`outside scope: ${shortList(task.verification.unexpected_files)}`);
   return lines.join("\n");
 }
@@ -95,25 +99,25 @@ async function openWorkflows(ctx: ToolContext): Promise<Result<GetWorkflowOutput
 
 export const getWorkflowTool = defineTool({
   name: "get_workflow",
-  description:
-    "Resume after context loss (workflow_id), one task in full (task_id), search past work (query), or list your open workflows (no input).",
+  description: "Resume (workflow_id), read a task (task_id), search past work (query), or list open workflows.",
   input: getWorkflowInput,
-  output: {
-    workflow: "object",
-    open_tasks: "array",
-    completed_tasks: "array",
-    plan_progress: "array",
-    recent_decisions: "array",
-    recent_issues: "array",
-    next_steps: "array",
-    feedback: "array",
-    totals: "object",
-    task: "object",
-    match: ["string", "all|any words matched"],
-    results: "array",
-    workflows: "array",
-  },
+  output: [
+    "workflow",
+    "open_tasks",
+    "completed_tasks",
+    "plan_progress",
+    "recent_decisions",
+    "recent_issues",
+    "next_steps",
+    "feedback",
+    "totals",
+    "task",
+    "match",
+    "results",
+    "workflows",
+  ],
   annotations: READS,
+  meta: APP_LINK,
   run: async (input, ctx): Promise<Result<GetWorkflowOutput>> => {
     if (input.query !== undefined) return ok(await accountStub(ctx).searchWork(input.query, input.limit ?? DEFAULT_SEARCH_RESULTS));
     if (input.task_id !== undefined) {
@@ -124,7 +128,7 @@ export const getWorkflowTool = defineTool({
     }
     if (input.workflow_id === undefined) return openWorkflows(ctx);
     const stub = workflowStub(ctx, input.workflow_id);
-    return stub ? stub.resume(ctx.account, RECENT) : notFound("workflow_id", input.workflow_id);
+    return stub ? stub.resume(ctx.account, RECENT, consumesFeedback(ctx)) : notFound("workflow_id", input.workflow_id);
   },
   render,
 });

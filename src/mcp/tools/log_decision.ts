@@ -4,7 +4,7 @@ import { defineTaskLog } from "./task_log";
 
 export const logDecisionTool = defineTaskLog({
   name: "log_decision",
-  description: "Log an important architectural decision (skip trivial ones).",
+  description: "For significant decisions (skip trivial ones).",
   input: logDecisionInput,
   record: (stub, account, input) => stub.logDecision(account, input),
 });

@@ -4,7 +4,7 @@ import { defineTaskLog } from "./task_log";
 
 export const logIssueTool = defineTaskLog({
   name: "log_issue",
-  description: "Log an issue encountered during execution and its resolution.",
+  description: "When you hit a problem and resolve it.",
   input: logIssueInput,
   record: (stub, account, input) => stub.logIssue(account, input),
 });

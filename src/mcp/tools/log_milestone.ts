@@ -4,7 +4,7 @@ import { defineTaskLog } from "./task_log";
 
 export const logMilestoneTool = defineTaskLog({
   name: "log_milestone",
-  description: "Log a milestone for real-time UI updates (max ~5 per task).",
+  description: "Progress for watchers (at most ~5 per task).",
   input: logMilestoneInput,
   record: (stub, account, input) => stub.logMilestone(account, input),
   warns: true,

@@ -2,7 +2,6 @@
 import { startTaskInput } from "@waymark/protocol/tools";
 import { WRITES } from "../annotations";
 import { defineTool } from "../define";
-import { HELPER_ONLY } from "../fields";
 import { type StartedTask, startTask } from "../orchestration";
 
 function render(out: StartedTask): string {
@@ -16,17 +15,9 @@ function render(out: StartedTask): string {
 
 export const startTaskTool = defineTool({
   name: "start_task",
-  description: "Start a new task and create a Git snapshot. Call before each task or subtask.",
+  description: "Call before each task or subtask.",
   input: startTaskInput,
-  opaqueInputs: { snapshot: HELPER_ONLY },
-  output: {
-    task_id: "string",
-    snapshot_id: "string",
-    snapshot_type: "string",
-    started_at: "string",
-    warnings: "array",
-    related: ["array", "Earlier relevant decisions/issues"],
-  },
+  output: ["task_id", "snapshot_id", "snapshot_type", "started_at", "warnings", "related"],
   annotations: WRITES,
   run: (input, ctx) => startTask(ctx, input),
   render,

@@ -1,7 +1,8 @@
 /** @module start_workflow — opens a workflow, or returns the open one of the same name (resume). */
 import { startWorkflowInput } from "@waymark/protocol/tools";
-import type { ResumeCandidate } from "../../account/object";
+import type { ResumeCandidate } from "../../account/account-object";
 import { WRITES } from "../annotations";
+import { APP_LINK } from "../app";
 import { defineTool } from "../define";
 import { type StartedWorkflow, startWorkflow } from "../orchestration";
 
@@ -25,18 +26,11 @@ function render(out: StartedWorkflow): string {
 
 export const startWorkflowTool = defineTool({
   name: "start_workflow",
-  description: "Initialize a new workflow tracking session. Call once per piece of work.",
+  description: "Call once per piece of work, before its first task.",
   input: startWorkflowInput,
-  // Repository identity is the helper's alone and costs every agent context: not advertised at all.
-  opaqueInputs: { repository: null },
-  output: {
-    workflow_id: "string",
-    created_at: "string",
-    share_url: ["string", "Live read-only page"],
-    resumed: ["boolean", "An open one of this name was returned, none created"],
-    resume_candidate: "object",
-  },
+  output: ["workflow_id", "created_at", "share_url", "resumed", "resume_candidate"],
   annotations: WRITES,
+  meta: APP_LINK,
   run: (input, ctx) => startWorkflow(ctx, input),
   render,
 });

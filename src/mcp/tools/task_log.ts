@@ -1,9 +1,8 @@
 /** @module task_log — the shape the three log tools share: validate, route by task id, append, answer in one line. */
 import type { z } from "zod";
 import type { Result } from "../../errors";
-import type { LogOutput, WorkflowObject } from "../../workflow/object";
+import type { LogOutput, WorkflowObject } from "../../workflow/workflow-object";
 import { WRITES } from "../annotations";
-import type { OutputField } from "../arguments";
 import { notFound, taskStub } from "../context";
 import { defineTool, type ToolDefinition } from "../define";
 
@@ -21,11 +20,8 @@ export function defineTaskLog<I extends { task_id: string }>(tool: TaskLogTool<I
     name: tool.name,
     description: tool.description,
     input: tool.input,
-    // Typed as every LogOutput field; the two logs that never warn do not advertise `warnings`.
-    output: (tool.warns ? { id: "string", task_id: "string", warnings: "array" } : { id: "string", task_id: "string" }) as Record<
-      keyof LogOutput,
-      OutputField
-    >,
+    // The two logs that never warn do not advertise `warnings`.
+    output: tool.warns ? ["id", "task_id", "warnings"] : ["id", "task_id"],
     annotations: WRITES,
     run: async (input, ctx): Promise<Result<LogOutput>> => {
       const stub = taskStub(ctx, input.task_id);

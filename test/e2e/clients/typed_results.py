@@ -50,7 +50,21 @@ async def with_sdk(url, token):
         async with ClientSession(read, write) as session:
             await session.initialize()
             result = await session.call_tool("get_workflow", {})
-            return {"get_workflow_error": result.is_error, "get_workflow": sorted((result.structured_content or {}).keys())}
+            listed = await session.list_tools()
+            # What the client holds after tools/list, as compact JSON: the bytes an agent's context pays.
+            tools = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools]
+            prompts = await session.list_prompts()
+            instructions = await session.get_prompt("instructions")
+            resume = await session.get_prompt("resume")
+            return {
+                "prompts": [prompt.name for prompt in prompts.prompts],
+                "instructions": instructions.messages[0].content.text,
+                "resume": resume.messages[0].content.text,
+                "get_workflow_error": result.is_error,
+                "get_workflow": sorted((result.structured_content or {}).keys()),
+                "tools_list_bytes": len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False).encode()),
+                "tools_listed": len(tools),
+            }
 
 
 async def main():

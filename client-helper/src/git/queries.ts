@@ -1,0 +1,167 @@
+/**
+ * @module git/queries
+ * Every git query of the helper, one function each, run so that it observes the project
+ * directory and nothing else, changes nothing, and executes nothing the repository itself
+ * defines:
+ *
+ * - Read-only: --no-optional-locks (and GIT_OPTIONAL_LOCKS=0), so `git status` never takes
+ *   index.lock to write back its refreshed stat cache while an agent runs `git commit`.
+ * - The right repository: GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE and every other inherited
+ *   GIT_* variable is dropped from the children's environment; git discovers the repository
+ *   from the project directory alone (./process.ts).
+ * - Inert: the repository's command-bearing config is overridden (./inert-config.ts).
+ * - Bytes: always -z, read by ./porcelain.ts.
+ */
+import type { Transition } from "@waymark/protocol/wire";
+import { fileStamp } from "../file-stamp.js";
+import { type HiddenEntry, parseDiffRaw, parseHiddenEntries, parseStatus, type StatusResult, stdinPath } from "./porcelain.js";
+import { type GitContext, GitError, isErrno, runGit } from "./process.js";
+
+export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+const NEWLINE = Buffer.from("\n");
+
+/**
+ * git's blob ids of regular files in the work tree, computed as `git add` would (autocrlf,
+ * eol and text attributes, ident, trusted clean filters) without writing any object:
+ * `git hash-object --stdin-paths`, one process for the whole batch. null for a file that is
+ * gone by the time git reads it.
+ */
+export async function gitHashFiles(context: GitContext, paths: readonly Uint8Array[]): Promise<(string | null)[]> {
+  if (paths.length === 0) return [];
+  const input = Buffer.concat(paths.flatMap((path) => [stdinPath(path), NEWLINE]));
+  try {
+    const ids = (await runGit(context, HASH_FILES, input)).toString("latin1").split("\n");
+    if (ids.length - 1 === paths.length) return ids.slice(0, paths.length);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+  }
+  // A file vanished mid-batch (an agent is working here): hash one by one, so only it is lost.
+  if (paths.length === 1) return [null];
+  const ids: (string | null)[] = [];
+  for (const path of paths) ids.push(...(await gitHashFiles(context, [path])));
+  return ids;
+}
+
+/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ./prestarted-git.ts). */
+export const HASH_FILES: readonly string[] = ["hash-object", "--stdin-paths"];
+
+/** The repository's top-level directory and git directory, or null when `dir` is not inside a git work tree. */
+export async function gitToplevel(context: GitContext): Promise<{ root: string; gitDir: string } | null> {
+  try {
+    const [root = "", gitDir = ""] = (await runGit(context, ["rev-parse", "--show-toplevel", "--absolute-git-dir"]))
+      .toString("utf8")
+      .split("\n");
+    return { root, gitDir };
+  } catch (error) {
+    // No git at all, or not a repository: both mean "use checksums". Anything else
+    // (dubious ownership, corrupt repository) must surface rather than silently
+    // degrade to a different snapshot type.
+    if (error instanceof GitError && /not a git repository/i.test(error.stderr)) return null;
+    if (isErrno(error) && error.code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+/** True when git ignores `relative` (a directory inside the work tree, "/"-separated, no trailing "/"). */
+export async function gitIgnoresDirectory(context: GitContext, relative: string): Promise<boolean> {
+  try {
+    await runGit(context, ["check-ignore", "-q", "--", `${relative}/`]);
+    return true;
+  } catch (error) {
+    if (error instanceof GitError && error.exitCode === 1) return false;
+    throw error;
+  }
+}
+
+/**
+ * `git status --porcelain=v2 -z -uall --no-renames --branch`: the HEAD commit, the
+ * branch, and every path that differs from HEAD in the index or the working tree, or
+ * is untracked (ignored files excluded). `--branch` saves a separate rev-parse.
+ * Submodules are compared by commit only (`dirty`): their inner edits never change the
+ * gitlink, and looking inside would run git in a repository with a config of its own.
+ */
+export async function gitStatus(context: GitContext): Promise<StatusResult> {
+  const out = await runGit(context, ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", "--branch", "--ignore-submodules=dirty"]);
+  return parseStatus(out);
+}
+
+/**
+ * `git diff --raw -z --no-abbrev --no-renames <from> <to>`: a tree-to-tree diff of two
+ * commits, which never looks at (or refreshes) the index. A null commit means the
+ * empty tree (no commit yet, or an unborn branch).
+ */
+export async function gitDiffCommits(context: GitContext, from: string | null, to: string | null): Promise<Transition[]> {
+  const out = await runGit(context, [
+    "diff",
+    "--raw",
+    "-z",
+    "--no-abbrev",
+    "--no-renames",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--ignore-submodules=none",
+    from ?? EMPTY_TREE,
+    to ?? EMPTY_TREE,
+    "--",
+  ]);
+  return parseDiffRaw(out);
+}
+
+/** The HEAD commit, or null when the current branch has no commit yet. */
+export async function gitHead(context: GitContext): Promise<string | null> {
+  try {
+    return (await runGit(context, ["rev-parse", "-q", "--verify", "HEAD^{commit}"])).toString("utf8").trim() || null;
+  } catch (error) {
+    if (error instanceof GitError && error.exitCode === 1) return null;
+    throw error;
+  }
+}
+
+/** True when `commit` is still in the object database (it may have been garbage-collected). */
+export async function gitHasCommit(context: GitContext, commit: string): Promise<boolean> {
+  try {
+    await runGit(context, ["cat-file", "-e", `${commit}^{commit}`]);
+    return true;
+  } catch (error) {
+    if (error instanceof GitError) return false;
+    throw error;
+  }
+}
+
+/** The commit a submodule's work tree has checked out (its gitlink state on disk). */
+export async function gitSubmoduleHead(context: GitContext, dir: string): Promise<string | null> {
+  try {
+    return (await runGit({ ...context, cwd: dir }, ["rev-parse", "--verify", "-q", "HEAD"])).toString("utf8").trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Hidden entries by index file, kept by a long-running helper while the index (and the context's
+ * config, by its environment) is unchanged: listing a large index again for every tool call
+ * cost a git process each time. Bounded: a helper serves a handful of repositories.
+ */
+const hiddenByIndex = new Map<string, { stamp: string; env: NodeJS.ProcessEnv; entries: HiddenEntry[] }>();
+
+/**
+ * Index entries flagged skip-worktree (`S`/`s`) or assume-unchanged (lowercase tag), from
+ * `git ls-files -v -s -z` ("<tag> <mode> <object> <stage>\t<path>"). status trusts those
+ * flags and never looks at such files, so edits to them (or an agent hiding an edit with
+ * `git update-index --assume-unchanged`) would go unseen. Unflagged entries (tag `H`) are
+ * skipped without being decoded. `indexFile`: the index git reads, when the caller knows it
+ * (the listing is then kept while the index is unchanged).
+ */
+export async function gitHiddenEntries(context: GitContext, indexFile?: string): Promise<HiddenEntry[]> {
+  // Taken before the listing: a change during it shows in the next comparison.
+  const index = indexFile === undefined ? null : fileStamp(indexFile);
+  const known = indexFile === undefined ? undefined : hiddenByIndex.get(indexFile);
+  if (index && !index.racy && known?.stamp === index.stamp && known.env === context.env) return known.entries;
+  const out = await runGit(context, ["ls-files", "-v", "-s", "-z"]);
+  const hidden = parseHiddenEntries(out);
+  if (indexFile !== undefined && index && !index.racy) {
+    if (hiddenByIndex.size >= 16) hiddenByIndex.clear();
+    hiddenByIndex.set(indexFile, { stamp: index.stamp, env: context.env, entries: hidden });
+  }
+  return hidden;
+}

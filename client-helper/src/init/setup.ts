@@ -1,0 +1,215 @@
+/**
+ * @module init/run
+ * `waymark init`: sets a project up for the agents found (or named) — MCP server entry,
+ * instructions, hooks — and `--remove` takes it all out again. A second run changes
+ * nothing; `--dry-run` prints the unified diff of what a run would write. No token is ever
+ * written: configurations reference WAYMARK_TOKEN. To give files back byte for byte, the
+ * bytes a file had before init are kept in the cache dir and restored by `--remove` when
+ * the file still holds exactly what init wrote; otherwise only Waymark's entries are taken out.
+ */
+import { createHash } from "node:crypto";
+import { lstat, mkdir, readFile, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
+import { repositoryRoot } from "../hooks/journal.js";
+import { cacheRoot } from "../store.js";
+import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, displayPath } from "./agents.js";
+import { codexTrustSteps } from "./codex.js";
+import { detectAgents } from "./detect.js";
+import { unifiedDiff } from "./diff.js";
+import type { FileEdit } from "./file-edit.js";
+
+export type InitOptions = {
+  dir: string;
+  endpoint: Endpoint;
+  version: string;
+  agents: AgentName[] | null;
+  dryRun: boolean;
+  remove: boolean;
+  env: NodeJS.ProcessEnv;
+  out: (text: string) => void;
+};
+
+type Backup = { before: string | null; after: string | null; created_dirs: string[] };
+
+export function homeOf(env: NodeJS.ProcessEnv): string {
+  return env.HOME && env.HOME !== "" ? env.HOME : homedir();
+}
+
+export async function initContext(dir: string, endpoint: Endpoint, version: string, env: NodeJS.ProcessEnv): Promise<Context> {
+  const home = homeOf(env);
+  return {
+    project: await repositoryRoot(dir),
+    home,
+    codexHome: env.CODEX_HOME && env.CODEX_HOME !== "" ? env.CODEX_HOME : join(home, ".codex"),
+    endpoint,
+    version,
+  };
+}
+
+export async function readOrNull(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+/**
+ * A repository can ship `CLAUDE.md`, `.claude/` or `.codex/` as symbolic links to files outside
+ * it (`~/.bashrc`, another project): every component from the project down to the file is
+ * looked at without following it, and a link that leads out of the project is refused before
+ * anything is read or written. Links that stay inside (CLAUDE.md -> AGENTS.md) are fine.
+ */
+export async function assertStaysInProject(project: string, path: string): Promise<void> {
+  const root = await realpath(project);
+  const parts = relative(project, path).split(sep);
+  let current = project;
+  for (const part of parts) {
+    current = join(current, part);
+    const info = await lstat(current).catch(() => null);
+    if (!info) return; // missing from here on: created inside the project
+    if (!info.isSymbolicLink()) continue;
+    const target = await realpath(current).catch(() => null);
+    if (target === null || !inside(root, target)) {
+      throw new Error(
+        `${relative(project, current)} is a symbolic link that leads out of the project${target ? ` (to ${target})` : ""}; waymark init does not write through it. Replace it with a file, or leave this agent out (--agent)`,
+      );
+    }
+  }
+}
+
+function backupFile(env: NodeJS.ProcessEnv, path: string): string {
+  return join(cacheRoot(env), "init", `${createHash("sha256").update(path).digest("hex").slice(0, 40)}.json`);
+}
+
+async function readBackup(env: NodeJS.ProcessEnv, path: string): Promise<Backup | null> {
+  const text = await readOrNull(backupFile(env, path)).catch(() => null);
+  try {
+    return text === null ? null : (JSON.parse(text) as Backup);
+  } catch {
+    return null;
+  }
+}
+
+/** The folders between `path` and the first existing ancestor, deepest first. */
+async function missingFolders(path: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    if (
+      await stat(dir).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
+    missing.push(dir);
+  }
+  return missing;
+}
+
+type Planned = { edit: FileEdit; before: string | null; after: string | null; backup: Backup | null };
+
+async function plan(edit: FileEdit, options: InitOptions, project: string): Promise<Planned> {
+  if (edit.scope === "project") await assertStaysInProject(project, edit.path);
+  const before = await readOrNull(edit.path);
+  const backup = await readBackup(options.env, edit.path);
+  if (options.remove) {
+    const untouched = backup !== null && backup.after === before;
+    return { edit, before, after: untouched ? backup.before : edit.remove(before), backup };
+  }
+  return { edit, before, after: edit.apply(before), backup };
+}
+
+async function write(planned: Planned, options: InitOptions, createdDirs: Set<string>): Promise<void> {
+  const { edit, before, after, backup } = planned;
+  const backupPath = backupFile(options.env, edit.path);
+  if (options.remove) {
+    if (after === null) await rm(edit.path, { force: true });
+    else await writeFile(edit.path, after);
+    for (const dir of backup?.created_dirs ?? []) createdDirs.add(dir);
+    await rm(backupPath, { force: true });
+    return;
+  }
+  const created = await missingFolders(edit.path);
+  // A file init already wrote keeps the bytes it had before the first init.
+  const original: Backup = backup !== null && backup.after === before ? { ...backup, after } : { before, after, created_dirs: created };
+  await mkdir(dirname(backupPath), { recursive: true, mode: 0o700 });
+  await writeFile(backupPath, JSON.stringify(original), { mode: 0o600 });
+  await mkdir(dirname(edit.path), { recursive: true });
+  if (after === null) await rm(edit.path, { force: true });
+  else await writeFile(edit.path, after);
+}
+
+function chooseAgents(options: InitOptions, ctx: Context): { agents: AgentName[]; why: Record<AgentName, string[]> } {
+  const why = detectAgents({ project: ctx.project, home: ctx.home, codexHome: ctx.codexHome, path: options.env.PATH });
+  if (options.agents) return { agents: options.agents, why };
+  if (options.remove) return { agents: [...AGENTS], why };
+  return { agents: AGENTS.filter((agent) => why[agent].length > 0), why };
+}
+
+/** Runs init (or --remove, or a dry run); returns the exit code. */
+export async function runInit(options: InitOptions): Promise<number> {
+  const ctx = await initContext(options.dir, options.endpoint, options.version, options.env);
+  const { agents, why } = chooseAgents(options, ctx);
+  if (agents.length === 0) {
+    options.out(
+      `No agent found in ${ctx.project} or ${ctx.home} (looked for Claude Code, Cursor and Codex).\nName them: waymark init --url ${options.endpoint.origin} --agent claude,cursor,codex\n`,
+    );
+    return 1;
+  }
+  let failed = false;
+  /** Folders init created, taken out by --remove once every file is gone (deepest first). */
+  const createdDirs = new Set<string>();
+  const verb = options.remove ? "removed from" : "wrote";
+  for (const agent of agents) {
+    const changed: string[] = [];
+    const problems: string[] = [];
+    for (const edit of agentEdits(agent, ctx)) {
+      const label = displayPath(edit.path, ctx);
+      let planned: Planned;
+      try {
+        planned = await plan(edit, options, ctx.project);
+      } catch (error) {
+        problems.push(error instanceof Error ? error.message : String(error));
+        continue;
+      }
+      if (planned.before === planned.after) continue;
+      changed.push(label);
+      if (options.dryRun) options.out(await unifiedDiff(label, planned.before, planned.after));
+      else await write(planned, options, createdDirs);
+    }
+    const evidence = options.agents || options.remove ? "" : ` (found ${why[agent].join(", ")})`;
+    const summary =
+      changed.length === 0
+        ? options.remove
+          ? "nothing of Waymark's to remove"
+          : "already up to date"
+        : `${options.dryRun ? `would ${options.remove ? "remove from" : "write"}` : verb} ${changed.join(", ")}`;
+    options.out(`${AGENT_LABELS[agent]}${evidence}: ${summary}\n`);
+    for (const problem of problems) options.out(`  error: ${problem}\n`);
+    failed ||= problems.length > 0;
+  }
+  for (const dir of [...createdDirs].sort((a, b) => b.length - a.length)) await rmdir(dir).catch(() => {});
+  if (!options.remove && !options.dryRun) {
+    const saved = await saveUserEndpoint(options.endpoint, options.env);
+    options.out(`\nEndpoint ${options.endpoint.mcp} kept in ${saved}: every waymark command uses it when no --url is given.`);
+    options.out(
+      `\nNo token was written to any file. Your agent must start with ${TOKEN_VARIABLE} in its environment, e.g. in your shell profile:\n  export ${TOKEN_VARIABLE}=<your Waymark token>\n`,
+    );
+    if (agents.includes("codex")) {
+      const config = await readOrNull(join(ctx.codexHome, "config.toml")).catch(() => null);
+      options.out(codexTrustSteps(ctx.project, ctx.codexHome, config));
+    }
+    options.out("Check the setup with: waymark doctor\n");
+  }
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,190 @@
+/**
+ * @module proxy/complete-task
+ * complete_task through the helper, in the order its parts depend on each other:
+ * 1. the task's record (its start snapshot and idempotency key, from memory or the cache dir);
+ * 2. what the task did, observed from git or checksums: the changes since the start snapshot,
+ *    line counts and commits (the review), and the other tasks open on this working tree;
+ * 3. what the hooks recorded meanwhile: the agent's own edits and its usage from its transcript
+ *    (read while the changes are computed: neither depends on the other);
+ * 4. the call, signed with the helper's identity; then, once the edge accepted it, the marks
+ *    other processes read are written and this process's own copies are removed.
+ */
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { Changes } from "@waymark/protocol/wire";
+import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
+import { changedPaths, outgoingChanges } from "../outgoing.js";
+import { PrestartedGit } from "../prestarted-git.js";
+import { agentEdits, agentMetrics, transcriptSourced, withProvenance } from "../provenance-fields.js";
+import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "../review-measures.js";
+import { ScratchRepository } from "../scratch.js";
+import { computeChanges } from "../snapshot.js";
+import type { TaskRecord, WorktreeMark } from "../store.js";
+import { attachReview, startContentsOf } from "../task-review.js";
+import { unavailable } from "./results.js";
+import { gitTop, type ProxySession } from "./session.js";
+
+/** What the helper observed of a task, and what must be cleaned up once the call is answered. */
+type Observed = {
+  changes: Changes;
+  /** Repository-relative paths the task changed (for the working tree's marks). */
+  changed: string[];
+  /** The task's mark on the working tree, as read before the call. */
+  mark: WorktreeMark | null;
+  /** Removals of scratch files, started after the answer went out. */
+  leftovers: Leftovers;
+};
+
+export async function completeTask(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
+  const { changes: _ignored, ...args } = input;
+  const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
+  if (taskId === undefined) return session.remote.request("tools/call", { name: "complete_task", arguments: args });
+  const record = (await session.store.load(taskId, dir)) ?? { task_id: taskId, dir, snapshot: null };
+  // The hooks' journal of this repository, where the task was noted at its start.
+  const top = gitTop(record.snapshot, record.dir, dir);
+  // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
+  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top) : undefined;
+  // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
+  usage?.catch(() => {});
+  const keySaved = ensureIdempotencyKey(session, record, args);
+  // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
+  const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
+  edits.catch(() => {});
+  const observed = await observe(session, record, dir);
+  // Provenance: usage says whether it is the transcript's or the agent's claim.
+  if (usage === undefined) args.metrics = agentMetrics(args.metrics);
+  else {
+    const fromTranscript = await usage;
+    if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
+  }
+  // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
+  const changes = withProvenance(observed.changes, session.version, await edits);
+  await keySaved;
+  let result: CallToolResult;
+  try {
+    result = await session.callWithHelperData("complete_task", args, changes);
+  } catch (error) {
+    session.bookkeeping = clearLeftovers(observed.leftovers);
+    throw error;
+  }
+  if (result.isError) {
+    session.bookkeeping = clearLeftovers(observed.leftovers);
+    return result;
+  }
+  await afterCompleted(session, record, dir, observed, top);
+  return result;
+}
+
+/**
+ * The call's idempotency key: the agent's own, else one kept with the task's record and reused on
+ * every retry (persisted before sending: if this process dies mid-call, the retry from a new helper
+ * still carries the same key, so the edge counts the completion once).
+ */
+function ensureIdempotencyKey(session: ProxySession, record: TaskRecord, args: Record<string, unknown>): Promise<void> | undefined {
+  if (typeof args.idempotency_key === "string") return undefined;
+  let saved: Promise<void> | undefined;
+  if (!record.idempotency_key) {
+    record.idempotency_key = randomUUID();
+    saved = session.store.save(record).catch(() => {});
+  }
+  args.idempotency_key = record.idempotency_key;
+  return saved;
+}
+
+/** What the task did since its start snapshot; the reason instead when it cannot be observed. */
+async function observe(session: ProxySession, record: TaskRecord, dir: string): Promise<Observed> {
+  const start = record.snapshot;
+  const taskId = record.task_id;
+  if (!start) {
+    const reason = `the helper has no start snapshot of task ${taskId} in ${dir}: the task was started without the helper, the start snapshot failed, or it was started from another machine or cache directory ($XDG_CACHE_HOME/waymark). Start tasks through the helper in the project directory to record their file changes.`;
+    return { changes: unavailable(reason), changed: [], mark: null, leftovers: [] };
+  }
+  const leftovers: Leftovers = [];
+  const ready = new PrestartedGit();
+  // The line counts' scratch repository, opened while git status runs when the last task's counts needed it.
+  let scratch: ScratchRepository | undefined;
+  const ahead = session.countsNeeded;
+  const needed: CountsNeeded = { objects: false, scratch: false };
+  let changed: string[] = [];
+  let mark: WorktreeMark | null = null;
+  try {
+    // The repository's config is read once for the changes and the review (or kept from an earlier
+    // call); the hashing of the dirty files and the lookup of stored contents start while git status runs.
+    const context =
+      start.type === "git"
+        ? session.git.forRoot(start.root, start.git_dir, ready, (inRoot) => {
+            if (ahead.objects) ready.startAfterNext(inRoot, OBJECT_SIZES);
+            if (ahead.scratch) {
+              ready.afterNext(() => {
+                try {
+                  scratch = ScratchRepository.open(join(session.cache, "line-counts"));
+                } catch {
+                  // Opened when the counts are taken, as without this.
+                }
+              });
+            }
+          })
+        : undefined;
+    const [observed, startMark] = await Promise.all([
+      computeChanges(start, { previous: session.previousScan() ?? undefined, progress: session.log, context }),
+      session.store.mark(start.root, taskId).catch(() => null),
+    ]);
+    mark = startMark;
+    changed = changedPaths(start, observed);
+    const changes = outgoingChanges(start, observed);
+    // The line counts and the other tasks on this working tree are independent reads.
+    const [, others] = await Promise.all([
+      attachReview(start, observed, changes, session.log, session.cache, context, leftovers, scratch, needed),
+      session.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed, mark?.ancestors).catch(() => []),
+    ]);
+    if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
+    if ((changes.type === "git" || changes.type === "net") && changes.review) session.countsNeeded = needed;
+    return { changes, changed, mark, leftovers };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    session.log(`waymark: could not compute changes of task ${taskId}: ${reason}`);
+    return { changes: unavailable(reason), changed, mark, leftovers };
+  } finally {
+    ready.close();
+    const opened = scratch;
+    if (opened) leftovers.push(() => opened.remove());
+  }
+}
+
+/**
+ * What other processes read (the working tree's marks, the hooks' journal) is written before the
+ * answer; this process's own records and copies are removed after it.
+ */
+async function afterCompleted(
+  session: ProxySession,
+  record: TaskRecord,
+  dir: string,
+  observed: Observed,
+  top: string | undefined,
+): Promise<void> {
+  const start = record.snapshot;
+  const taskId = record.task_id;
+  await Promise.all([
+    start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
+    // Hooks: the task's edited paths and transcript usage are kept locally.
+    noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
+  ]);
+  session.bookkeeping = Promise.all([
+    clearLeftovers(observed.leftovers),
+    session.store.remove(taskId, record.dir).catch(() => {}),
+    start && startContentsOf(start)?.remove(),
+  ]);
+}
+
+/** `mark`: the task's mark as read before the call, if it was. */
+async function markCompleted(
+  session: ProxySession,
+  root: string,
+  taskId: string,
+  mark: WorktreeMark | null,
+  changed: readonly string[],
+): Promise<void> {
+  const known = mark ?? (await session.store.mark(root, taskId).catch(() => null));
+  await session.store.markCompleted(root, known ?? { task_id: taskId, started_at: 0, completed_at: null }, changed).catch(() => {});
+}

@@ -1,0 +1,114 @@
+/**
+ * @module proxy/session
+ * What the proxy keeps between the tool calls of one agent session: the connection to the
+ * endpoint, the task store, the git contexts, the last checksum scan (the next one re-hashes only
+ * files that moved) and the bookkeeping still running after an answer went out. The tool
+ * handlers (./start-task.ts, ./complete-task.ts, ./start-workflow.ts) share it.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { helperWarnings } from "@waymark/protocol/helper-warnings";
+import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
+import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
+import type { Found } from "../config-cache.js";
+import type { GitContext } from "../git/process.js";
+import type { LocalSnapshot } from "../local.js";
+import { Remote } from "../remote.js";
+import { RootCommits } from "../repository.js";
+import type { CountsNeeded } from "../review-measures.js";
+import { takeSnapshot } from "../snapshot.js";
+import { cacheRoot, TaskStore } from "../store.js";
+import { GitSessions } from "./git-session.js";
+import { unavailable, withWarnings } from "./results.js";
+
+export type McpOptions = {
+  url: string;
+  token: string | undefined;
+  dir: string | undefined;
+  timeoutMs: number;
+  version: string;
+  cacheDir?: string;
+  log?: (line: string) => void;
+};
+
+export class ProxySession {
+  readonly remote: Remote;
+  readonly store: TaskStore;
+  readonly log: (line: string) => void;
+  readonly git = new GitSessions();
+  /** Root commits of the HEADs tasks started on (the repository identity's fingerprint). */
+  readonly roots = new RootCommits();
+  /** The last checksum scan, so the next one only re-hashes files whose (mtime, size) moved. */
+  lastScan: LocalSnapshot | null = null;
+  /**
+   * What the last complete_task's line counts needed beyond the bytes at hand; the next one starts
+   * those git processes while git status runs (their start-up off its path), and not the others:
+   * a process started for nothing takes the CPU status needs. Both at first.
+   */
+  countsNeeded: CountsNeeded = { objects: true, scratch: true };
+  /**
+   * The last completed task's record and start-content copies being removed, after its answer
+   * went out: every later call, and the end of the process, waits for it.
+   */
+  bookkeeping: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly options: McpOptions) {
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.remote = new Remote({
+      url: options.url,
+      token: options.token,
+      timeoutMs: options.timeoutMs,
+      version: options.version,
+    });
+    this.store = new TaskStore(options.url, options.cacheDir);
+  }
+
+  /** The user cache dir (task records, start contents, line-count scratch repository). */
+  get cache(): string {
+    return this.options.cacheDir ?? cacheRoot();
+  }
+
+  get version(): string {
+    return this.options.version;
+  }
+
+  /** The last checksum scan, when the last snapshot was one. */
+  previousScan() {
+    return this.lastScan?.type === "checksum" ? this.lastScan : null;
+  }
+
+  /** A snapshot of `dir`, or what prevented it (the task is still recorded, with the reason). */
+  async snapshot(dir: string, context: Promise<GitContext>, toplevel: Promise<Found | null>): Promise<LocalSnapshot | Unavailable> {
+    try {
+      const snapshot = await takeSnapshot(dir, { previous: this.previousScan(), progress: this.log, context, toplevel });
+      if (snapshot.type === "checksum") this.lastScan = snapshot;
+      return snapshot;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.log(`waymark: could not snapshot ${dir}: ${reason}`);
+      return unavailable(reason);
+    }
+  }
+
+  /** Forwards a call with the helper's data attached, and shows the agent what the helper has to say about it. */
+  async callWithHelperData(
+    tool: keyof typeof HELPER_INPUTS,
+    args: Record<string, unknown>,
+    data: Snapshot | Changes,
+  ): Promise<CallToolResult> {
+    const result = await this.remote.request("tools/call", { name: tool, arguments: { ...args, [HELPER_INPUTS[tool]]: data } });
+    return withWarnings(result, helperWarnings(data));
+  }
+
+  async close(): Promise<void> {
+    await this.bookkeeping;
+    await this.remote.close();
+  }
+}
+
+/**
+ * The repository top level of `dir` when a git snapshot taken there (`takenIn`) already named it (so the
+ * hooks' journal is found without asking git again); undefined otherwise.
+ */
+export function gitTop(snapshot: LocalSnapshot | null, takenIn: string, dir: string): string | undefined {
+  return snapshot?.type === "git" && takenIn === dir ? snapshot.root : undefined;
+}

@@ -1,0 +1,21 @@
+/**
+ * @module proxy/start-workflow
+ * start_workflow through the helper: forwarded with the repository's identity (resume by name
+ * stays within this repository); the workflow's id and share link are kept for
+ * `waymark summary` in this directory.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { readRepository } from "../repository.js";
+import { recordWorkflow } from "../summary-command.js";
+import type { ProxySession } from "./session.js";
+
+export async function startWorkflow(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
+  const { repository: _ignored, ...args } = input;
+  const repository = await readRepository(dir);
+  const result = await session.remote.request("tools/call", {
+    name: "start_workflow",
+    arguments: repository ? { ...args, repository } : args,
+  });
+  if (!result.isError) await recordWorkflow(session.cache, session.options.url, dir, result).catch(() => {});
+  return result;
+}

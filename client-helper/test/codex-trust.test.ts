@@ -1,0 +1,135 @@
+/**
+ * `waymark doctor` against the real Codex CLI (0.169.0): what it reports about Codex's trust is
+ * what Codex itself says (its app-server), step by step as a user takes the steps `waymark init`
+ * printed: an untrusted project, then untrusted hooks, then hooks trusted the way Codex's /hooks
+ * screen records it (its `config/batchWrite` of each hook's current hash). Codex comes from
+ * CODEX_BIN or the pinned install of test/support/agent-clis (`npm run agent-clis`); without
+ * either the test is skipped, saying so.
+ */
+import { spawn } from "node:child_process";
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it, onTestFinished } from "vitest";
+import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+import { BIN, ensureBuilt, FakeRemote, REPO_ROOT, SYSTEM_NODE } from "./support.js";
+
+/** The codex command: CODEX_BIN, else the pinned install, else null. */
+function codexCommand(): string[] | null {
+  if (process.env.CODEX_BIN) return [process.env.CODEX_BIN];
+  const cache = join(REPO_ROOT, "node_modules", ".cache", "agent-clis");
+  for (const prefix of existsSync(cache) ? readdirSync(cache) : []) {
+    const launcher = join(cache, prefix, "node_modules", "@openai", "codex", "bin", "codex.js");
+    if (existsSync(launcher)) return [process.execPath, launcher];
+  }
+  return null;
+}
+
+const codex = codexCommand();
+const TOKEN = "codex-trust-token";
+const SKIPPED =
+  codex === null ? " (skipped: codex 0.169.0 is not installed here; npm run agent-clis installs it, CODEX_BIN names one)" : "";
+
+beforeAll(() => ensureBuilt());
+afterAll(cleanupTempDirs);
+
+function run(command: string[], args: string[], env: Record<string, string>, cwd: string, input?: string) {
+  return new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    const child = spawn(command[0] as string, [...command.slice(1), ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.on("close", (code) => resolve({ code, stdout }));
+    if (input !== undefined) child.stdin.end(input);
+    else child.stdin.end();
+  });
+}
+
+/** Codex's app-server: one request after initialize, its result. */
+async function appServer(command: string[], env: Record<string, string>, method: string, params: object): Promise<unknown> {
+  const lines = [
+    { id: 1, method: "initialize", params: { clientInfo: { name: "test", version: "1" } } },
+    { method: "initialized" },
+    { id: 2, method, params },
+  ];
+  const child = spawn(command[0] as string, [...command.slice(1), "app-server"], { env, stdio: ["pipe", "pipe", "ignore"] });
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    child.stdout.on("data", (chunk) => {
+      buffer += chunk;
+      for (const line of buffer.split("\n").slice(0, -1)) {
+        const message = JSON.parse(line) as { id?: number; result?: unknown; error?: unknown };
+        if (message.id === 1) for (const next of lines.slice(1)) child.stdin.write(`${JSON.stringify(next)}\n`);
+        if (message.id === 2) {
+          child.kill();
+          if (message.error) reject(new Error(JSON.stringify(message.error)));
+          else resolve(message.result);
+        }
+      }
+      buffer = buffer.slice(buffer.lastIndexOf("\n") + 1);
+    });
+    child.stdin.write(`${JSON.stringify(lines[0])}\n`);
+  });
+}
+
+it.skipIf(codex === null)(
+  `doctor reports Codex's own view of trust as each step is taken${SKIPPED}`,
+  async () => {
+    if (codex === null) return;
+    // The user's endpoint, in this test only (the one test that needs it).
+    const remote = new FakeRemote(TOKEN);
+    await remote.start();
+    onTestFinished(() => remote.stop());
+    const home = tempDir("waymark-codex-home-");
+    const codexHome = join(home, ".codex");
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, "config.toml"), "");
+    // `codex` on PATH, as a user has it.
+    const bin = tempDir("waymark-bin-");
+    writeFileSync(join(bin, "codex"), `#!/bin/sh\nexec ${codex.map((word) => `'${word}'`).join(" ")} "$@"\n`);
+    chmodSync(join(bin, "codex"), 0o755);
+    const env: Record<string, string> = {
+      PATH: `${bin}:/usr/bin:/bin`,
+      HOME: home,
+      CODEX_HOME: codexHome,
+      XDG_CACHE_HOME: join(home, ".cache"),
+      XDG_CONFIG_HOME: join(home, ".config"),
+      WAYMARK_TOKEN: TOKEN,
+    };
+    const repo = Repo.init();
+    repo.write("README.md", "x\n").commitAll("initial");
+    const project = realpathSync(repo.dir);
+    const origin = new URL(remote.url).origin;
+    const init = await run([SYSTEM_NODE, BIN], ["init", "--url", origin, "--agent", "codex"], env, project);
+    expect(init.code, init.stdout).toBe(0);
+
+    const untrustedProject = await run([SYSTEM_NODE, BIN], ["doctor"], env, project);
+    expect(untrustedProject.stdout).toContain(`FAIL Codex trust: Codex does not load ${project}/.codex/`);
+    expect(untrustedProject.stdout).toContain(`[projects.${JSON.stringify(project)}] trust_level = "trusted"`);
+
+    // Step 1, as init printed it.
+    appendFileSync(join(codexHome, "config.toml"), `\n[projects.${JSON.stringify(project)}]\ntrust_level = "trusted"\n`);
+    const untrustedHooks = await run([SYSTEM_NODE, BIN], ["doctor"], env, project);
+    expect(untrustedHooks.stdout).toContain(`ok   Codex trust: Codex loads ${project}/.codex/`);
+    expect(untrustedHooks.stdout).toMatch(/FAIL Codex hooks: Codex has not trusted Waymark's .*SessionStart \(untrusted\)/);
+    expect(untrustedHooks.stdout).toContain("type /hooks");
+    expect(untrustedHooks.code).toBe(1);
+
+    // Step 2: trust each hook as Codex's /hooks screen does.
+    const listed = (await appServer(codex, env, "hooks/list", { cwds: [project] })) as {
+      data: { hooks: { key: string; currentHash: string }[] }[];
+    };
+    const hooks = listed.data[0]?.hooks ?? [];
+    expect(hooks).toHaveLength(3);
+    await appServer(codex, env, "config/batchWrite", {
+      edits: hooks.map((hook) => ({
+        keyPath: `hooks.state.${JSON.stringify(hook.key)}.trusted_hash`,
+        value: hook.currentHash,
+        mergeStrategy: "upsert",
+      })),
+    });
+    const trusted = await run([SYSTEM_NODE, BIN], ["doctor"], env, project);
+    expect(trusted.stdout).toContain("ok   Codex hooks: Codex trusts Waymark's SessionStart, PostToolUse and Stop hooks");
+    expect(trusted.stdout).toContain("All checks passed.");
+    expect(trusted.code).toBe(0);
+  },
+  180_000,
+);

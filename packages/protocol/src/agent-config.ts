@@ -1,0 +1,109 @@
+/**
+ * @module agent-config
+ * What an agent is configured with to record its work in Waymark, defined once for the two
+ * ways it gets there: `waymark init` (the helper writes it into a project) and the plugins every
+ * endpoint serves (./plugin). The helper runs from the endpoint's own version-matched tarball
+ * through npx; hooks first try the launcher a previous hook run left in the user's cache dir
+ * (no npm start-up); the token is only ever referenced (WAYMARK_TOKEN), never written.
+ */
+
+/** The environment variable the helper reads its token from; configurations only ever reference it. */
+export const TOKEN_VARIABLE = "WAYMARK_TOKEN";
+
+export type AgentName = "claude" | "cursor" | "codex";
+
+export type EndpointUrls = {
+  /** `https://waymark.example.com` */
+  origin: string;
+  /** The Streamable HTTP MCP endpoint. */
+  mcp: string;
+};
+
+/** The npm package spec of a helper version, served by the endpoint itself. */
+export function helperPackageSpec(endpoint: EndpointUrls, version: string): string {
+  return `${endpoint.origin}/helper/waymark-helper-${version}.tgz`;
+}
+
+/** The command and arguments that run `waymark <args...>` from that package. */
+export function helperCommand(endpoint: EndpointUrls, version: string, args: readonly string[]): { command: string; args: string[] } {
+  return { command: "npx", args: ["-y", `--package=${helperPackageSpec(endpoint, version)}`, "waymark", ...args] };
+}
+
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The same as one shell command line (hooks take a string); every argument is shell-safe. */
+export function helperCommandLine(endpoint: EndpointUrls, version: string, args: readonly string[]): string {
+  const { command, args: all } = helperCommand(endpoint, version, args);
+  return [command, ...all].map(shellQuote).join(" ");
+}
+
+/**
+ * The hooks' launcher as a POSIX shell word: `<cache>/waymark/helper-<version>.mjs`, which the
+ * helper writes on each hook run (client-helper/src/hooks/launcher.ts puts it at the same path).
+ */
+export function launcherShellPath(version: string): string {
+  return `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/helper-${version}.mjs"`;
+}
+
+/**
+ * A hook's command line: the launcher when a previous hook run left it (fast: no npm start-up),
+ * else npx. The hook always exits 0, so the fallback only runs when the launcher is missing or
+ * cannot load.
+ */
+export function hookCommandLine(endpoint: EndpointUrls, version: string, args: readonly string[]): string {
+  const fast = ["node", launcherShellPath(version), ...args.map(shellQuote)].join(" ");
+  return `${fast} 2>/dev/null || ${helperCommandLine(endpoint, version, args)}`;
+}
+
+/** The stdio MCP server every agent runs: the helper's proxy to the endpoint. */
+export function mcpServerCommand(endpoint: EndpointUrls, version: string): { command: string; args: string[] } {
+  return helperCommand(endpoint, version, ["mcp", "--url", endpoint.mcp]);
+}
+
+/** One hook: the agent's event (and matcher) and the command it runs; `async`: Claude Code runs it in the background. */
+export type HookSpec = { event: string; matcher?: string; command: string; async?: boolean };
+
+/**
+ * The hooks each agent runs, in its own event names: the session's start (context: the open
+ * task), each edit (the agent's own edits, recorded for provenance), and its stop (a reminder
+ * to complete a task it edited and left open).
+ */
+export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: string): HookSpec[] {
+  const hook = (event: "session-start" | "post-tool-use" | "stop") =>
+    hookCommandLine(endpoint, version, ["hook", event, "--agent", agent, "--url", endpoint.mcp]);
+  switch (agent) {
+    case "claude":
+      return [
+        { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hook("session-start") },
+        // Recording an edit answers nothing: it runs in the background and never delays the agent.
+        { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit", command: hook("post-tool-use"), async: true },
+        { event: "Stop", command: hook("stop") },
+      ];
+    case "codex":
+      return [
+        { event: "SessionStart", matcher: "startup|resume|clear", command: hook("session-start") },
+        // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
+        { event: "PostToolUse", matcher: "apply_patch|Bash", command: hook("post-tool-use") },
+        { event: "Stop", command: hook("stop") },
+      ];
+    case "cursor":
+      return [
+        { event: "sessionStart", command: hook("session-start") },
+        { event: "afterFileEdit", command: hook("post-tool-use") },
+        { event: "afterShellExecution", command: hook("post-tool-use") },
+        // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
+        { event: "subagentStop", command: hook("post-tool-use") },
+        { event: "stop", command: hook("stop") },
+      ];
+  }
+}
+
+/** Claude Code's and Codex's hook entry ({matcher?, hooks: [{type, command, timeout}]}). */
+export function matcherHookEntry(hook: HookSpec): Record<string, unknown> {
+  return {
+    ...(hook.matcher ? { matcher: hook.matcher } : {}),
+    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * @module review-fields
+ * What a reviewer wants next to a task's file list: lines added and removed per file and in
+ * total, the commits made during the task and the branch. The helper measures them
+ * (wire `review` block); this module turns them into the fields files_changed carries, keeping
+ * only the files the task is finally credited with, and sums them per workflow.
+ */
+import type { CommitInfo, LineCount, ReviewData } from "./wire";
+
+export interface LineTotals {
+  added: number;
+  removed: number;
+  /** Changed files git treats as binary (no line counts). */
+  binary: number;
+}
+
+/** The review fields of files_changed (all optional: a task without helper data has none). */
+export interface ReviewFields {
+  lines?: LineCount[];
+  line_totals?: LineTotals;
+  commits?: CommitInfo[];
+  commits_omitted?: number;
+  branch?: string | null;
+}
+
+export function lineTotals(lines: readonly LineCount[]): LineTotals {
+  const totals: LineTotals = { added: 0, removed: 0, binary: 0 };
+  for (const line of lines) {
+    if ("binary" in line) totals.binary++;
+    else {
+      totals.added += line.added;
+      totals.removed += line.removed;
+    }
+  }
+  return totals;
+}
+
+/** Adds totals together (a workflow's from its top-level tasks'). */
+export function sumTotals(all: readonly (LineTotals | undefined)[]): LineTotals {
+  const sum: LineTotals = { added: 0, removed: 0, binary: 0 };
+  for (const totals of all) {
+    if (!totals) continue;
+    sum.added += totals.added;
+    sum.removed += totals.removed;
+    sum.binary += totals.binary;
+  }
+  return sum;
+}
+
+/**
+ * The review fields for a task credited with `paths`: line counts of other paths (a change
+ * attributed to a concurrent task, a path the edge did not list) are dropped. Both sides of a
+ * rename count 0/0, as `git diff --numstat` with rename detection says: renames are paired
+ * only when the content is identical.
+ */
+export function reviewFields(
+  review: ReviewData | undefined,
+  paths: ReadonlySet<string>,
+  renamed: readonly { from: string; to: string }[] = [],
+): ReviewFields {
+  if (!review) return {};
+  const moved = new Set(renamed.flatMap((r) => [r.from, r.to]));
+  const lines = review.lines
+    .filter((line) => paths.has(line.path))
+    .map((line): LineCount => (moved.has(line.path) ? { path: line.path, added: 0, removed: 0 } : line));
+  const fields: ReviewFields = { lines, line_totals: lineTotals(lines), commits: review.commits, branch: review.branch };
+  if (review.commits_omitted !== undefined) fields.commits_omitted = review.commits_omitted;
+  return fields;
+}

@@ -1,0 +1,162 @@
+/**
+ * @module account/account-schema
+ * SQLite schema of one AccountObject, applied in order by storage/migrations when the object
+ * starts. Never edit a shipped migration; append a new one. docs/storage.md explains every table.
+ */
+import type { Migration } from "../storage/migrations";
+
+export const ACCOUNT_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    statements: [
+      `CREATE TABLE workflows (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        open_tasks INTEGER NOT NULL,
+        tasks INTEGER NOT NULL,
+        reviews_needed INTEGER NOT NULL
+      )`,
+      "CREATE INDEX workflows_updated ON workflows(updated_at)",
+    ],
+  },
+  // Share state per workflow, pushed by the workflow object, for the dashboard.
+  {
+    version: 2,
+    statements: [
+      "ALTER TABLE workflows ADD COLUMN share_created_at TEXT",
+      "ALTER TABLE workflows ADD COLUMN share_expires_at TEXT",
+      "ALTER TABLE workflows ADD COLUMN share_revoked_at TEXT",
+    ],
+  },
+  // Resume by name (name_key = trimmed, case-folded name; backfilled here for ASCII,
+  // rewritten with JavaScript's case folding by the next push), usage totals, memory.
+  {
+    version: 3,
+    statements: [
+      "ALTER TABLE workflows ADD COLUMN name_key TEXT",
+      "UPDATE workflows SET name_key = lower(trim(name))",
+      "CREATE INDEX workflows_name_key ON workflows(name_key, status)",
+      "ALTER TABLE workflows ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE workflows ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE workflows ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0",
+      // Memory: the full-text index of past work (account/memory).
+      `CREATE TABLE memory_docs (
+        rowid INTEGER PRIMARY KEY,
+        entity_id TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT,
+        text TEXT NOT NULL,
+        at TEXT NOT NULL
+      )`,
+      "CREATE INDEX memory_docs_kind ON memory_docs(kind)",
+      // rowid = memory_docs.rowid. Porter stemming so "migrating" finds "migration"; accents folded.
+      "CREATE VIRTUAL TABLE memory_fts USING fts5(title, body, context, tokenize = 'porter unicode61 remove_diacritics 2')",
+    ],
+  },
+  // Webhooks and their delivery queue.
+  {
+    version: 4,
+    statements: [
+      `CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        events TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_status TEXT,
+        last_http_status INTEGER,
+        last_attempt_at INTEGER,
+        last_error TEXT,
+        delivered INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0
+      )`,
+      `CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        source_key TEXT NOT NULL,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (webhook_id, source_key)
+      )`,
+      "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at)",
+    ],
+  },
+  // Bytes each workflow stores, pushed with its summary: the account's storage quota.
+  { version: 5, statements: ["ALTER TABLE workflows ADD COLUMN bytes_stored INTEGER NOT NULL DEFAULT 0"] },
+  // Managed API tokens (src/account/tokens.ts).
+  {
+    version: 6,
+    statements: [
+      `CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        token_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        last_used_at TEXT,
+        revoked_at TEXT
+      )`,
+    ],
+  },
+  // Owner view: files changed per workflow, the path index, account settings (one row; the
+  // public origin is recorded for links in webhooks), and each webhook's body format.
+  {
+    version: 7,
+    statements: [
+      "ALTER TABLE workflows ADD COLUMN files_changed INTEGER NOT NULL DEFAULT 0",
+      `CREATE TABLE workflow_paths (
+        path TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (path, workflow_id, task_id)
+      )`,
+      "CREATE INDEX workflow_paths_workflow ON workflow_paths(workflow_id)",
+      `CREATE TABLE settings (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        share_new_workflows INTEGER NOT NULL DEFAULT 1,
+        origin TEXT
+      )`,
+      // The body format each webhook chose.
+      "ALTER TABLE webhooks ADD COLUMN format TEXT NOT NULL DEFAULT 'json'",
+      // Workflows whose live owner page a session opened: closed at sign-out.
+      "CREATE TABLE session_follows (session_id TEXT NOT NULL, workflow_id TEXT NOT NULL, PRIMARY KEY (session_id, workflow_id))",
+    ],
+  },
+  // Resume by name within one repository: name_key becomes resumeKey (name key, NUL, fingerprint).
+  // Workflows indexed before carry no fingerprint.
+  {
+    version: 8,
+    statements: ["UPDATE workflows SET name_key = name_key || char(0) WHERE name_key IS NOT NULL AND instr(name_key, char(0)) = 0"],
+  },
+  // Path search newest first without sorting every match of a broad prefix.
+  { version: 9, statements: ["CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)"] },
+  // Access that follows its source (src/account/credentials.ts): dashboard sessions in a table, each
+  // with the credential it was opened with (capped per credential, src/account/sessions.ts; sessions
+  // kept in the key-value store before are dropped at the next sign-in); each webhook with the
+  // credential that registered it and when it stops (webhooks registered before have neither).
+  {
+    version: 10,
+    statements: [
+      `CREATE TABLE dashboard_sessions (
+        id TEXT PRIMARY KEY,
+        credential TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`,
+      "CREATE INDEX dashboard_sessions_credential ON dashboard_sessions(credential, expires_at)",
+      "CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions(expires_at)",
+      "ALTER TABLE webhooks ADD COLUMN credential TEXT",
+      "ALTER TABLE webhooks ADD COLUMN expires_at INTEGER",
+    ],
+  },
+];

@@ -1,0 +1,27 @@
+/**
+ * @module storage/chunks
+ * Lists bound into a statement as one JSON array (read back with `json_each`) cost one statement
+ * instead of one per item, but a bound parameter is a stored value to SQLite: past 2 MB it is
+ * refused. A list of any length is therefore bound in chunks of at most
+ * LIMITS.STATEMENT_CHUNK_BYTES, one statement each.
+ */
+import { utf8Length } from "../domain/stored-files";
+import { LIMITS } from "../limits";
+
+/** The items as JSON arrays of at most `maxBytes` each (an item larger than that is a chunk of its own). */
+export function* jsonChunks<T>(items: Iterable<T>, maxBytes: number = LIMITS.STATEMENT_CHUNK_BYTES): Generator<string> {
+  let parts: string[] = [];
+  let bytes = 2;
+  for (const item of items) {
+    const json = JSON.stringify(item);
+    const size = utf8Length(json) + 1;
+    if (parts.length > 0 && bytes + size > maxBytes) {
+      yield `[${parts.join(",")}]`;
+      parts = [];
+      bytes = 2;
+    }
+    parts.push(json);
+    bytes += size;
+  }
+  if (parts.length > 0) yield `[${parts.join(",")}]`;
+}

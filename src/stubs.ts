@@ -1,0 +1,12 @@
+/**
+ * @module stubs
+ * The Durable Object of one workflow or one account, found by name: the one lookup the Worker
+ * and the two objects (which call each other through their bindings) use.
+ */
+export function workflowStub(env: Pick<Env, "WORKFLOW">, workflowId: string) {
+  return env.WORKFLOW.get(env.WORKFLOW.idFromName(workflowId));
+}
+
+export function accountStub(env: Pick<Env, "ACCOUNT">, account: string) {
+  return env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
+}

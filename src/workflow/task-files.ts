@@ -1,0 +1,407 @@
+/**
+ * @module workflow/task-files
+ * A task's changed files in this workflow's SQLite: one `file_changes` row per file and one
+ * `task_overlaps` row per overlap with a concurrent task, written in bounded statements, read
+ * back as the bounded view a single value carries (domain/stored-files) or a page of one list at
+ * a time (the JSON export, the task's file pages). Nothing here stores or binds a value that
+ * grows with the task: see LIMITS.STORED_VALUE_BYTES.
+ *
+ * Tasks completed before files were kept this way (`files_count` NULL) hold their whole lists as
+ * JSON in the task row: their views and pages are read from it.
+ */
+import type { LineCount } from "@waymark/protocol/wire";
+import type { FilesChanged, PathChange } from "../domain/changes";
+import type { Overlap } from "../domain/overlap";
+import { jsonBytes, type ListedFile, type StoredFiles, type Unlisted, viewOfStoredFiles } from "../domain/stored-files";
+import type { Verification } from "../domain/view";
+import { LIMITS } from "../limits";
+import { jsonChunks } from "../storage/chunks";
+import type { Sql } from "../storage/sql";
+
+/** The lists of a task's record, each read in pages in its own order. */
+export const FILE_LISTS = [
+  "added",
+  "modified",
+  "deleted",
+  "renamed",
+  "uncommitted",
+  "lines",
+  "not_by_agent_tools",
+  "unexpected_files",
+  "overlapping",
+] as const;
+export type FileList = (typeof FILE_LISTS)[number];
+export type FileListItem = string | { from: string; to: string } | LineCount | Overlap;
+
+/** What a task row holds about its files (the columns of workflow/records' TaskRow this module reads). */
+export interface TaskFilesColumns {
+  id: string;
+  files_changed: string | null;
+  verification: string | null;
+  files_count: number | null;
+  files_listed: number | null;
+}
+
+type FileRowSql = {
+  task_id: string;
+  ord: number;
+  path: string;
+  status: string;
+  committed: number;
+  in_scope: number;
+  renamed_to: string | null;
+  lines_added: number | null;
+  lines_removed: number | null;
+  lines_binary: number | null;
+  agent_edit: number | null;
+};
+type OverlapSql = {
+  task_id: string;
+  ord: number;
+  path: string;
+  other_task_id: string;
+  same_change: number;
+  other_workflow_id: string | null;
+};
+type ChangeSql = {
+  path: string;
+  status: string;
+  before_mode: string | null;
+  before_blob: string | null;
+  after_mode: string | null;
+  after_blob: string | null;
+  committed: number;
+};
+
+/** A page of one list: its items, and the position to read the next page from (null: the list is done). */
+export interface FileListPage {
+  items: FileListItem[];
+  after: number | null;
+}
+
+/** Overlaps read for one view before its byte bound cuts them (each is at least ~60 bytes). */
+const VIEW_OVERLAP_ROWS = Math.ceil(LIMITS.VIEW_OVERLAP_BYTES / 60) + 1;
+/** What a stored row costs against the workflow's byte quota besides its paths: modes, blobs, marks, keys. */
+const FILE_ROW_OVERHEAD = 140;
+
+const state = (mode: string | null, blob: string | null) => (mode !== null && blob !== null ? { mode, blob } : null);
+const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
+
+function linesOf(row: Pick<FileRowSql, "path" | "lines_added" | "lines_removed" | "lines_binary">): LineCount | null {
+  if (row.lines_binary === null) return null;
+  if (row.lines_binary === 1) return { path: row.path, binary: true };
+  return { path: row.path, added: row.lines_added ?? 0, removed: row.lines_removed ?? 0 };
+}
+
+function listedFile(row: FileRowSql): ListedFile {
+  return {
+    path: row.path,
+    status: row.status as ListedFile["status"],
+    committed: row.committed === 1,
+    renamedTo: row.renamed_to,
+    lines: linesOf(row),
+    inScope: row.in_scope === 1,
+    byAgent: row.agent_edit === null ? null : row.agent_edit === 1,
+  };
+}
+
+function overlapOf(row: OverlapSql): Overlap {
+  const overlap: Overlap = { path: row.path, task_id: row.other_task_id, same_change: row.same_change === 1 };
+  if (row.other_workflow_id !== null) overlap.workflow_id = row.other_workflow_id;
+  return overlap;
+}
+
+/** The first overlaps that fit LIMITS.VIEW_OVERLAP_BYTES (the first always does). */
+function fittingOverlaps(overlaps: readonly Overlap[]): Overlap[] {
+  const kept: Overlap[] = [];
+  let bytes = 0;
+  for (const overlap of overlaps) {
+    bytes += jsonBytes(overlap) + 1;
+    if (kept.length > 0 && bytes > LIMITS.VIEW_OVERLAP_BYTES) break;
+    kept.push(overlap);
+  }
+  return kept;
+}
+
+export class TaskFiles {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Stores a completed task's files and overlaps in chunked statements. Returns how many paths no
+   * earlier task had changed (the distinct-files total) and the bytes stored (the byte quota).
+   */
+  store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number } {
+    let newPaths = 0;
+    let bytes = 0;
+    const rows = stored.rows.map((row) => {
+      const { change, lines } = row;
+      bytes += FILE_ROW_OVERHEAD + row.viewBytes;
+      return [
+        change.path,
+        change.status,
+        change.before?.mode ?? null,
+        change.before?.blob ?? null,
+        change.after?.mode ?? null,
+        change.after?.blob ?? null,
+        change.committed ? 1 : 0,
+        row.inScope ? 1 : 0,
+        row.ord,
+        row.renamedTo,
+        lines && !("binary" in lines) ? lines.added : null,
+        lines && !("binary" in lines) ? lines.removed : null,
+        lines === null ? null : "binary" in lines ? 1 : 0,
+        row.byAgent === null ? null : row.byAgent ? 1 : 0,
+      ];
+    });
+    for (const chunk of jsonChunks(rows)) {
+      this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope,
+          ord, renamed_to, lines_added, lines_removed, lines_binary, agent_edit)
+        SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,
+          value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13
+        FROM json_each(${chunk})`;
+      newPaths += this.sql`INSERT INTO changed_paths (path) SELECT value ->> 0 FROM json_each(${chunk}) WHERE true
+        ON CONFLICT (path) DO NOTHING RETURNING path`.length;
+    }
+    bytes += this.addOverlaps(taskId, stored.overlaps).bytes;
+    return { newPaths, bytes };
+  }
+
+  /** Appends overlaps to a task's (a later task reported them); one already recorded is kept as it is. Returns how many were new and their bytes. */
+  addOverlaps(taskId: string, overlaps: readonly Overlap[]): { added: number; bytes: number } {
+    if (overlaps.length === 0) return { added: 0, bytes: 0 };
+    let next = (this.sql<{ n: number | null }>`SELECT max(ord) AS n FROM task_overlaps WHERE task_id = ${taskId}`[0]?.n ?? -1) + 1;
+    let bytes = 0;
+    const rows = overlaps.map((o) => {
+      bytes += FILE_ROW_OVERHEAD + jsonBytes(o);
+      return [next++, o.path, o.task_id, o.same_change ? 1 : 0, o.workflow_id ?? null];
+    });
+    let added = 0;
+    for (const chunk of jsonChunks(rows)) {
+      added += this.sql`INSERT INTO task_overlaps (task_id, ord, path, other_task_id, same_change, other_workflow_id)
+        SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
+        ON CONFLICT (task_id, path, other_task_id) DO NOTHING RETURNING ord`.length;
+    }
+    return { added, bytes: added === 0 ? 0 : bytes };
+  }
+
+  /** The net changes a task was credited with, in path order (what a later concurrent task is compared with). */
+  changes(taskId: string): PathChange[] {
+    return this.sql<ChangeSql>`
+      SELECT path, status, before_mode, before_blob, after_mode, after_blob, committed FROM file_changes WHERE task_id = ${taskId}
+      ORDER BY path`.map((r) => ({
+      path: r.path,
+      status: r.status as PathChange["status"],
+      before: state(r.before_mode, r.before_blob),
+      after: state(r.after_mode, r.after_blob),
+      committed: r.committed === 1,
+    }));
+  }
+
+  /** A task's overlaps with tasks of other workflows (at most those the helper named: WIRE_LIMITS.CONCURRENT_TASKS × SHARED_PATHS). */
+  overlapsElsewhere(taskId: string): Overlap[] {
+    return this.sql<OverlapSql>`
+      SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND other_workflow_id IS NOT NULL ORDER BY ord`.map(overlapOf);
+  }
+
+  /** Of `paths`, the task's changes to them (another workflow asking which of its overlaps were the same change). */
+  changesTo(taskId: string, paths: readonly string[]): PathChange[] {
+    const wanted = new Set(paths);
+    return this.changes(taskId).filter((change) => wanted.has(change.path));
+  }
+
+  /** files_changed and verification of completed tasks, as one value shows them, by task id. */
+  views(tasks: readonly TaskFilesColumns[]): Map<string, { files_changed: FilesChanged; verification: Verification | null }> {
+    const views = new Map<string, { files_changed: FilesChanged; verification: Verification | null }>();
+    const completed = tasks.filter((t) => t.files_changed !== null);
+    if (completed.length === 0) return views;
+    const ids = JSON.stringify(completed.map((t) => t.id));
+    const files = new Map<string, ListedFile[]>();
+    const current = completed.filter((t) => t.files_count !== null);
+    if (current.length > 0) {
+      for (const row of this.sql<FileRowSql>`
+        SELECT f.task_id, f.ord, f.path, f.status, f.committed, f.in_scope, f.renamed_to, f.lines_added, f.lines_removed,
+          f.lines_binary, f.agent_edit
+        FROM tasks t JOIN file_changes f ON f.task_id = t.id
+        WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.ord < t.files_listed
+        ORDER BY f.task_id, f.ord`) {
+        const list = files.get(row.task_id) ?? [];
+        list.push(listedFile(row));
+        files.set(row.task_id, list);
+      }
+    }
+    const overlaps = new Map<string, { rows: Overlap[]; total: number }>();
+    for (const row of this.sql<OverlapSql & { total: number }>`
+      SELECT task_id, ord, path, other_task_id, same_change, other_workflow_id, total FROM (
+        SELECT *, count(*) OVER (PARTITION BY task_id) AS total, row_number() OVER (PARTITION BY task_id ORDER BY ord) AS n
+        FROM task_overlaps WHERE task_id IN (SELECT value FROM json_each(${ids}))
+      ) WHERE n <= ${VIEW_OVERLAP_ROWS} ORDER BY task_id, ord`) {
+      const entry = overlaps.get(row.task_id) ?? { rows: [], total: row.total };
+      entry.rows.push(overlapOf(row));
+      overlaps.set(row.task_id, entry);
+    }
+    for (const task of completed) {
+      const recorded = overlaps.get(task.id) ?? { rows: [], total: 0 };
+      if (task.files_count === null) {
+        views.set(task.id, this.legacyView(task, recorded));
+        continue;
+      }
+      const listed = task.files_listed ?? 0;
+      const shown = fittingOverlaps(recorded.rows);
+      const unlisted: Unlisted = {
+        files: task.files_count - listed,
+        unexpectedFiles: task.files_count > listed ? this.unexpectedAfter(task.id, listed) : 0,
+        overlapping: recorded.total - shown.length,
+      };
+      const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
+      const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
+      views.set(task.id, viewOfStoredFiles(filesJson, verificationJson, files.get(task.id) ?? [], shown, unlisted));
+    }
+    return views;
+  }
+
+  /**
+   * One completed task's files_changed and verification listing only its files `from` to
+   * `from + count - 1` in path order (a page of the task's files page); `more` counts the files
+   * after them. Overlaps and the unexpected-file count are those of the task's view.
+   */
+  window(task: TaskFilesColumns, from: number, count: number): { files_changed: FilesChanged; verification: Verification | null } | null {
+    const view = this.views([task]).get(task.id);
+    if (!view) return null;
+    if (task.files_count === null) return windowOfWholeLists(view, from, count);
+    const rows = this.sql<FileRowSql>`
+      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit
+      FROM file_changes WHERE task_id = ${task.id} AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
+    const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
+    const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
+    const overlaps = view.verification?.overlapping ?? [];
+    const unlisted: Unlisted = {
+      files: Math.max(0, task.files_count - from - rows.length),
+      unexpectedFiles: 0,
+      overlapping: view.verification?.more?.overlapping ?? 0,
+    };
+    return viewOfStoredFiles(filesJson, verificationJson, rows, overlaps, unlisted);
+  }
+
+  /** A task completed before files were rows: its whole lists as stored, with overlaps later tasks added as rows. */
+  private legacyView(task: TaskFilesColumns, recorded: { rows: Overlap[]; total: number }) {
+    const files_changed = JSON.parse(task.files_changed as string) as FilesChanged;
+    const verification = parse<Verification>(task.verification);
+    if (verification && recorded.total > 0) {
+      const shown = fittingOverlaps(recorded.rows);
+      verification.overlapping = [...(verification.overlapping ?? []), ...shown];
+      if (recorded.total > shown.length) verification.more = { overlapping: recorded.total - shown.length };
+    }
+    return { files_changed, verification };
+  }
+
+  private unexpectedAfter(taskId: string, listed: number): number {
+    return (
+      this.sql<{ n: number }>`SELECT count(*) AS n FROM file_changes WHERE task_id = ${taskId} AND ord >= ${listed} AND in_scope = 0`[0]
+        ?.n ?? 0
+    );
+  }
+
+  /**
+   * Up to `limit` items of one list of a completed task after position `after` (null: from the
+   * start), within LIMITS.READ_PAGE_BYTES past the first item.
+   */
+  listPage(task: TaskFilesColumns, list: FileList, after: number | null, limit: number): FileListPage {
+    const found =
+      task.files_count === null ? this.legacyItems(task, list, after, limit + 1) : this.rowItems(task.id, list, after, limit + 1);
+    const items: FileListItem[] = [];
+    let bytes = 0;
+    let last: number | null = null;
+    for (const { position, item } of found.slice(0, limit)) {
+      bytes += jsonBytes(item) + 1;
+      if (items.length > 0 && bytes > LIMITS.READ_PAGE_BYTES) break;
+      items.push(item);
+      last = position;
+    }
+    return { items, after: items.length < found.length ? last : null };
+  }
+
+  private rowItems(taskId: string, list: FileList, after: number | null, limit: number): { position: number; item: FileListItem }[] {
+    const from = after ?? -1;
+    if (list === "overlapping") {
+      return this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND ord > ${from} ORDER BY ord LIMIT ${limit}`.map(
+        (row) => ({ position: row.ord, item: overlapOf(row) }),
+      );
+    }
+    const rows = this.sql<FileRowSql>`
+      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit
+      FROM file_changes WHERE task_id = ${taskId} AND ord > ${from} AND (CASE ${list}
+        WHEN 'added' THEN status = 'A' WHEN 'modified' THEN status = 'M' WHEN 'deleted' THEN status = 'D'
+        WHEN 'renamed' THEN renamed_to IS NOT NULL WHEN 'uncommitted' THEN committed = 0
+        WHEN 'lines' THEN lines_binary IS NOT NULL WHEN 'not_by_agent_tools' THEN agent_edit = 0
+        ELSE in_scope = 0 END)
+      ORDER BY ord LIMIT ${limit}`;
+    return rows.map((row) => {
+      const item: FileListItem =
+        list === "renamed" ? { from: row.path, to: row.renamed_to as string } : list === "lines" ? (linesOf(row) as LineCount) : row.path;
+      return { position: row.ord, item };
+    });
+  }
+
+  private legacyItems(
+    task: TaskFilesColumns,
+    list: FileList,
+    after: number | null,
+    limit: number,
+  ): { position: number; item: FileListItem }[] {
+    const files = parse<FilesChanged>(task.files_changed);
+    const verification = parse<Verification>(task.verification);
+    let all: readonly FileListItem[];
+    if (list === "unexpected_files") all = verification?.unexpected_files ?? [];
+    else if (list === "overlapping") {
+      const more = this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${task.id} ORDER BY ord`.map(overlapOf);
+      all = [...(verification?.overlapping ?? []), ...more];
+    } else all = files?.[list] ?? [];
+    const start = (after ?? -1) + 1;
+    return all.slice(start, start + limit).map((item, index) => ({ position: start + index, item }));
+  }
+
+  /**
+   * Of the files a parent's view lists, those a subtask (any depth) changed too: the parent's
+   * files table leaves them to the subtasks, which list them.
+   */
+  pathsInSubtasks(parent: TaskFilesColumns): string[] {
+    const listed = parent.files_count === null ? Number.MAX_SAFE_INTEGER : (parent.files_listed ?? 0);
+    return this.sql<{ path: string }>`
+      WITH RECURSIVE below(id) AS (
+        SELECT id FROM tasks WHERE parent_id = ${parent.id}
+        UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
+      )
+      SELECT own.path FROM file_changes own
+      WHERE own.task_id = ${parent.id} AND coalesce(own.ord, 0) < ${listed}
+        AND EXISTS (SELECT 1 FROM below JOIN file_changes c ON c.task_id = below.id AND c.path = own.path)
+      ORDER BY own.path`.map((r) => r.path);
+  }
+}
+
+/** A window of whole lists (a task completed before files were rows): the files `from` … in path order, each list kept to them. */
+function windowOfWholeLists(
+  view: { files_changed: FilesChanged; verification: Verification | null },
+  from: number,
+  count: number,
+): { files_changed: FilesChanged; verification: Verification | null } {
+  const f = view.files_changed;
+  const all = [...f.added, ...f.modified, ...f.deleted].sort();
+  const kept = new Set(all.slice(from, from + count));
+  const files_changed: FilesChanged = {
+    ...f,
+    added: f.added.filter((p) => kept.has(p)),
+    modified: f.modified.filter((p) => kept.has(p)),
+    deleted: f.deleted.filter((p) => kept.has(p)),
+    renamed: f.renamed.filter((r) => kept.has(r.from)),
+    uncommitted: f.uncommitted.filter((p) => kept.has(p)),
+  };
+  if (f.lines) files_changed.lines = f.lines.filter((line) => kept.has(line.path));
+  if (f.not_by_agent_tools) files_changed.not_by_agent_tools = f.not_by_agent_tools.filter((p) => kept.has(p));
+  const after = all.length - from - kept.size;
+  if (after > 0) files_changed.more = after;
+  const verification = view.verification && {
+    ...view.verification,
+    unexpected_files: view.verification.unexpected_files.filter((p) => kept.has(p)),
+  };
+  return { files_changed, verification };
+}

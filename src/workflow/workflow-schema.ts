@@ -1,0 +1,260 @@
+/**
+ * @module workflow/workflow-schema
+ * SQLite schema of one WorkflowObject (one Durable Object per workflow), applied by
+ * storage/migrations. Never edit a shipped migration; append a new one. docs/storage.md
+ * explains every table.
+ */
+import type { Migration } from "../storage/migrations";
+import { FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
+
+export const WORKFLOW_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    statements: [
+      // Exactly one row: the workflow this object holds.
+      `CREATE TABLE workflow (
+        id TEXT PRIMARY KEY,
+        account TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT,
+        plan TEXT NOT NULL DEFAULT '[]',
+        status TEXT NOT NULL DEFAULT 'active',
+        outcome TEXT,
+        created_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        updated_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT REFERENCES tasks(id),
+        name TEXT NOT NULL,
+        goal TEXT NOT NULL,
+        areas TEXT NOT NULL DEFAULT '[]',
+        status TEXT NOT NULL DEFAULT 'in_progress',
+        snapshot_type TEXT NOT NULL,
+        snapshot_head TEXT,
+        snapshot_meta TEXT,
+        started_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        duration_seconds INTEGER,
+        outcome TEXT,
+        metadata TEXT,
+        files_changed TEXT,
+        verification TEXT
+      )`,
+      "CREATE INDEX tasks_parent ON tasks(parent_id)",
+      // What the helper saw dirty or untracked at start_task; one row per path.
+      `CREATE TABLE snapshot_entries (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        path TEXT NOT NULL,
+        head_mode TEXT, head_blob TEXT,
+        worktree_mode TEXT, worktree_blob TEXT,
+        PRIMARY KEY (task_id, path)
+      )`,
+      // The net change per path, as attributed at complete_task.
+      `CREATE TABLE file_changes (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        path TEXT NOT NULL,
+        status TEXT NOT NULL,
+        before_mode TEXT, before_blob TEXT,
+        after_mode TEXT, after_blob TEXT,
+        committed INTEGER NOT NULL,
+        in_scope INTEGER NOT NULL,
+        PRIMARY KEY (task_id, path)
+      )`,
+      `CREATE TABLE decisions (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        category TEXT NOT NULL,
+        question TEXT NOT NULL,
+        options TEXT NOT NULL DEFAULT '[]',
+        chosen TEXT NOT NULL,
+        reasoning TEXT NOT NULL,
+        trade_offs TEXT,
+        created_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE issues (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        type TEXT NOT NULL,
+        description TEXT NOT NULL,
+        resolution TEXT NOT NULL,
+        requires_human_review INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE milestones (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        message TEXT NOT NULL,
+        progress REAL,
+        metadata TEXT,
+        created_at INTEGER NOT NULL
+      )`,
+      "CREATE INDEX decisions_task ON decisions(task_id)",
+      "CREATE INDEX issues_task ON issues(task_id)",
+      "CREATE INDEX milestones_task ON milestones(task_id)",
+      // Append-only. seq is gap-free: rows are never deleted and every insert
+      // happens inside the transaction of the write it records.
+      `CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        task_id TEXT,
+        data TEXT NOT NULL
+      )`,
+      // Results of mutating calls by idempotency key: a retry gets the first answer.
+      `CREATE TABLE idempotency (
+        key TEXT PRIMARY KEY,
+        tool TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        result TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      )`,
+    ],
+  },
+  // Share links: the current link's hash, salt, expiry and revocation.
+  // At most one row: the current link of this workflow. Only the salt and the token's hash are kept.
+  {
+    version: 2,
+    statements: [
+      `CREATE TABLE share_link (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        token_hash TEXT NOT NULL,
+        salt TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER
+      )`,
+    ],
+  },
+  // Usage per task, as the agent reports it at complete_task; NULL when not reported.
+  {
+    version: 3,
+    statements: [
+      "ALTER TABLE tasks ADD COLUMN input_tokens INTEGER",
+      "ALTER TABLE tasks ADD COLUMN output_tokens INTEGER",
+      "ALTER TABLE tasks ADD COLUMN model TEXT",
+      "ALTER TABLE tasks ADD COLUMN cost_usd REAL",
+    ],
+  },
+  // Outbox position: the last event the account index acknowledged. Events after it are pushed
+  // again (idempotently) until the account takes them, so a failed push loses nothing.
+  {
+    version: 4,
+    statements: ["CREATE TABLE account_sync (id INTEGER PRIMARY KEY CHECK (id = 1), synced_seq INTEGER NOT NULL)"],
+  },
+  // Totals kept up to date inside each write's transaction, so no write or read recomputes
+  // them over the whole workflow; changed_paths makes "distinct files changed" incremental.
+  // events and bytes_stored feed the per-workflow quotas. Backfilled from existing rows.
+  {
+    version: 5,
+    statements: [
+      `CREATE TABLE totals (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        tasks INTEGER NOT NULL DEFAULT 0,
+        open_tasks INTEGER NOT NULL DEFAULT 0,
+        duration_seconds INTEGER NOT NULL DEFAULT 0,
+        files_changed INTEGER NOT NULL DEFAULT 0,
+        decisions INTEGER NOT NULL DEFAULT 0,
+        issues INTEGER NOT NULL DEFAULT 0,
+        reviews_needed INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        events INTEGER NOT NULL DEFAULT 0,
+        bytes_stored INTEGER NOT NULL DEFAULT 0
+      )`,
+      "CREATE TABLE changed_paths (path TEXT PRIMARY KEY)",
+      "INSERT INTO changed_paths (path) SELECT DISTINCT path FROM file_changes",
+      `INSERT INTO totals (id, tasks, open_tasks, duration_seconds, files_changed, decisions, issues, reviews_needed,
+          input_tokens, output_tokens, cost_usd, events, bytes_stored)
+        SELECT 1,
+          (SELECT count(*) FROM tasks),
+          (SELECT count(*) FROM tasks WHERE status = 'in_progress'),
+          (SELECT coalesce(sum(duration_seconds), 0) FROM tasks WHERE parent_id IS NULL),
+          (SELECT count(*) FROM changed_paths),
+          (SELECT count(*) FROM decisions),
+          (SELECT count(*) FROM issues),
+          (SELECT coalesce(sum(requires_human_review), 0) FROM issues)
+            + (SELECT count(*) FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1),
+          (SELECT coalesce(sum(input_tokens), 0) FROM tasks),
+          (SELECT coalesce(sum(output_tokens), 0) FROM tasks),
+          (SELECT coalesce(sum(cost_usd), 0) FROM tasks),
+          (SELECT count(*) FROM events),
+          (SELECT coalesce(sum(length(data)), 0) FROM events)`,
+      "CREATE INDEX tasks_completed ON tasks(completed_at)",
+      "CREATE INDEX tasks_status ON tasks(status, started_at)",
+      "CREATE INDEX idempotency_created ON idempotency(created_at)",
+    ],
+  },
+  // The event log's hash chain: each event's hash covers the previous one (@waymark/protocol/chain).
+  // Events written before this version are chained when the object next starts.
+  { version: 6, statements: ["ALTER TABLE events ADD COLUMN hash TEXT"] },
+  // Reviewer feedback from the owner view, and when each item reached the agent.
+  { version: 7, statements: FEEDBACK_MIGRATION_STATEMENTS },
+  // Provenance and repository identity (domain/provenance): the repository the helper reported
+  // for the workflow and each task (JSON), and where each task's usage figures came from.
+  // NULL on rows written before: shown as "not recorded".
+  {
+    version: 8,
+    statements: [
+      "ALTER TABLE workflow ADD COLUMN repository TEXT",
+      "ALTER TABLE tasks ADD COLUMN repository TEXT",
+      "ALTER TABLE tasks ADD COLUMN metrics_source TEXT",
+      "ALTER TABLE tasks ADD COLUMN price_table_date TEXT",
+    ],
+  },
+  // Paged reads (workflow/reader): the timeline walks siblings in start order, and the JSON
+  // export pages every array in the whole view's order, each page an index range scan.
+  {
+    version: 9,
+    statements: [
+      "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
+      "CREATE INDEX tasks_started ON tasks(started_at, id)",
+      "CREATE INDEX decisions_created ON decisions(created_at, id)",
+      "CREATE INDEX issues_created ON issues(created_at, id)",
+      "CREATE INDEX milestones_created ON milestones(created_at, id)",
+    ],
+  },
+  // An approving verdict settles a review item (workflow/feedback): reviews needed recounted once.
+  { version: 10, statements: [RECOUNT_REVIEWS_NEEDED] },
+  // The workflow's updated_at is the time of the agent's last write, and every agent write
+  // appends an event at its own time: the event sets it, so no write spends a statement on it.
+  // A reviewer's feedback is not the agent's work and leaves it as it was.
+  {
+    version: 11,
+    statements: [
+      `CREATE TRIGGER workflow_updated_at AFTER INSERT ON events WHEN NEW.type <> 'feedback.created'
+        BEGIN UPDATE workflow SET updated_at = NEW.at; END`,
+    ],
+  },
+  // A task's files stay rows, never one value (SQLite refuses any value over 2 MB): each
+  // file_changes row carries its place in path order and its mark in every list (rename partner,
+  // line counts, touched by the agent's tools); overlaps with concurrent tasks get rows of their
+  // own; tasks keep how many files they changed and how many of the first a single value lists.
+  // Tasks completed before keep their whole lists as JSON (files_count NULL) and are read as before.
+  {
+    version: 12,
+    statements: [
+      "ALTER TABLE file_changes ADD COLUMN ord INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN renamed_to TEXT",
+      "ALTER TABLE file_changes ADD COLUMN lines_added INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_removed INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_binary INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN agent_edit INTEGER",
+      "CREATE INDEX file_changes_order ON file_changes(task_id, ord)",
+      `CREATE TABLE task_overlaps (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        ord INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        other_task_id TEXT NOT NULL,
+        same_change INTEGER NOT NULL,
+        other_workflow_id TEXT,
+        PRIMARY KEY (task_id, ord),
+        UNIQUE (task_id, path, other_task_id)
+      )`,
+      "ALTER TABLE tasks ADD COLUMN files_count INTEGER",
+      "ALTER TABLE tasks ADD COLUMN files_listed INTEGER",
+    ],
+  },
+];

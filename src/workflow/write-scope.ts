@@ -1,0 +1,13 @@
+/**
+ * @module workflow/write-scope
+ * What a write's mutation can do besides its statements (workflow/writer runs it): record events
+ * and count the bytes it stored. Its own module so that the collaborators a write runs
+ * (lifecycle, feedback) and the writer itself depend on it, never on each other.
+ */
+import type { EventType, WorkflowEvent } from "../domain/view";
+
+export interface WriteScope {
+  now: number;
+  emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"]): void;
+  countBytes(bytes: number): void;
+}
