@@ -9,11 +9,10 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
+import { ensureBuilt } from "../../client-helper/test/support.ts";
 import { connectThroughHelper } from "../support/agents.ts";
 import { ok, type Structured } from "../support/mcp-client.ts";
-
-const HELPER_DIR = resolve(import.meta.dirname, "../../client-helper");
 
 const lines = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}\n`).join("");
 
@@ -82,19 +81,11 @@ class Repository {
   }
 }
 
-let built = false;
-/** The helper's dist/ (the bin users run), built once per process. */
-export function buildHelper(): void {
-  if (built) return;
-  execFileSync(process.execPath, [join(HELPER_DIR, "build.mjs")], { cwd: HELPER_DIR, stdio: "ignore" });
-  built = true;
-}
-
 export async function recordReviewWorkflow(
   server: { url: string; token: string },
   options: { complete: boolean },
 ): Promise<RecordedReview> {
-  buildHelper();
+  ensureBuilt();
   const cacheHome = mkdtempSync(join(tmpdir(), "waymark-cache-"));
   const repo = new Repository();
   repo.git("init", "-q", "-b", "main");
