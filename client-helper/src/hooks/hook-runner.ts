@@ -28,6 +28,8 @@ export const EDIT_TOOLS = ["Edit", "Write", "MultiEdit", "NotebookEdit"] as cons
 export const HOOK_NETWORK_MS = 300;
 /** Hard deadline of a whole hook run. */
 export const HOOK_DEADLINE_MS = 800;
+/** What a session-start hook keeps of its deadline to answer with its local records when the endpoint is late. */
+const LOCAL_ANSWER_MS = 100;
 /** Bound on the context a session-start hook injects. */
 const CONTEXT_LIMIT = 1500;
 
@@ -116,14 +118,31 @@ async function remoteResume(options: HookOptions, workflowId: string): Promise<s
   }
 }
 
-async function sessionStart(journal: Journal, options: HookOptions): Promise<string | null> {
+/**
+ * `get_workflow`'s text, or null when it is not there by `until` (a timestamp): loading the MCP
+ * SDK alone costs about what starting Node does, more on a busy machine, and the local context
+ * must still be answered within the hook's deadline.
+ */
+async function remoteResumeBy(options: HookOptions, workflowId: string, until: number): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((done) => {
+    timer = setTimeout(() => done(null), Math.max(0, until - Date.now()));
+  });
+  try {
+    return await Promise.race([remoteResume(options, workflowId), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function sessionStart(journal: Journal, options: HookOptions, until: number): Promise<string | null> {
   const [tasks, workflow] = await Promise.all([journal.openTasks(), journal.lastWorkflow()]);
   if (tasks.length === 0 && !workflow) return null;
   const lines = ["Waymark: work recorded in this repository."];
   for (const task of tasks) lines.push(`Open task: ${describe(task)}. Continue it, and call complete_task when it is done.`);
   const workflowId = tasks.at(-1)?.workflow_id ?? workflow?.workflow_id ?? null;
   if (workflowId) {
-    const resume = await remoteResume(options, workflowId);
+    const resume = await remoteResumeBy(options, workflowId, until - LOCAL_ANSWER_MS);
     if (resume) lines.push(`Workflow state (get_workflow):\n${resume}`);
     else lines.push(`Last workflow: ${workflowId}. Call get_workflow {"workflow_id": "${workflowId}"} to resume it if it is still open.`);
   }
@@ -146,7 +165,8 @@ function reminder(tasks: OpenTask[]): string {
   return `Waymark: task ${names} is still open. If its work is done, call complete_task with its outcome; if it continues later, say so and stop.`;
 }
 
-async function handle(event: HookEvent, payload: Payload, options: HookOptions): Promise<string | null> {
+/** `until`: the hook's deadline (a timestamp). */
+async function handle(event: HookEvent, payload: Payload, options: HookOptions, until: number): Promise<string | null> {
   const now = options.now ?? Date.now;
   const journal = await Journal.forDirectory(workingDirectory(payload), options.cacheDir);
   const transcript = text(payload.transcript_path);
@@ -156,7 +176,7 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
   }
   switch (event) {
     case "session-start": {
-      const context = await sessionStart(journal, options);
+      const context = await sessionStart(journal, options, until);
       if (!context) return options.agent === "cursor" ? "{}" : null;
       if (options.agent === "cursor") return JSON.stringify({ additional_context: context });
       return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: context } });
@@ -196,11 +216,12 @@ export async function runHook(event: HookEvent, input: string, options: HookOpti
     payload = {};
   }
   let timer: NodeJS.Timeout | undefined;
+  const until = Date.now() + HOOK_DEADLINE_MS;
   const deadline = new Promise<null>((done) => {
     timer = setTimeout(() => done(null), HOOK_DEADLINE_MS);
   });
   try {
-    const out = await Promise.race([handle(event, payload, options).catch(() => null), deadline]);
+    const out = await Promise.race([handle(event, payload, options, until).catch(() => null), deadline]);
     // Cursor reads a JSON object from every hook; the others take silence as "nothing to add".
     const answer = out ?? (options.agent === "cursor" ? "{}" : null);
     return { stdout: answer === null ? "" : `${answer}\n` };
