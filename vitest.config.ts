@@ -9,7 +9,7 @@ import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config
 //                 (test/support/shared-server.ts), an account of its own per file;
 //   alone,        what must not share the machine's two cores: fault injection, load, the fuzzer
 //   workerd-alone and what holds a time. They run after the others, one file at a time.
-// The first three run side by side, PARALLEL files at a time.
+// The first three run side by side, sharing PARALLEL test workers (PARALLEL files at a time in all).
 const PARALLEL = 3;
 
 /**
