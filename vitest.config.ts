@@ -29,8 +29,11 @@ const WORKERD_ALONE = ["test/pages/pages.test.ts"];
 
 const alone = { maxWorkers: 1, sequence: { groupOrder: 1 } };
 const parallel = { maxWorkers: PARALLEL };
-/** Node files run the helper, git, Chromium and servers: generous hang detectors. */
-const node = { testTimeout: 60_000, hookTimeout: 120_000 };
+/**
+ * Node files run the helper, git, Chromium and servers: generous hang detectors; each file has a
+ * user config directory of its own (test/support/isolated-config.ts).
+ */
+const node = { testTimeout: 60_000, hookTimeout: 120_000, setupFiles: ["./test/support/isolated-config.ts"] };
 
 function workerd(name: string, include: string[], exclude: string[], run: typeof alone | typeof parallel): TestProjectInlineConfiguration {
   return {

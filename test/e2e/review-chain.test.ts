@@ -26,19 +26,10 @@ afterAll(async () => {
   cleanupTempDirs();
 });
 
-/** The built bin, as a user runs it, with a home of its own: `waymark init` keeps its endpoint there, never in the machine's. */
 function waymark(args: string[], env: Record<string, string> = {}) {
-  const home = tempDir("waymark-home-");
   const run = spawnSync(SYSTEM_NODE, [BIN, ...args], {
     encoding: "utf8",
-    env: {
-      ...(process.env as Record<string, string>),
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_CACHE_HOME: cacheHome,
-      WAYMARK_TOKEN: server.token,
-      ...env,
-    },
+    env: { ...(process.env as Record<string, string>), XDG_CACHE_HOME: cacheHome, WAYMARK_TOKEN: server.token, ...env },
   });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
