@@ -71,5 +71,6 @@ describe("memory, resume and resources through wrangler dev", () => {
     expect(events.events.map((e) => e.type)).toEqual(["task.started", "decision.logged"]);
     expect(events).toMatchObject({ next_seq: 3, has_more: false });
     await client.close();
-  });
+    // A restart of wrangler dev: seconds on an idle machine, tens of them on a busy one. A hang detector.
+  }, 120_000);
 });

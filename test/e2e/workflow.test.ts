@@ -103,7 +103,9 @@ describe("the whole chain through wrangler dev", () => {
     expect(after.workflow.status).toBe("success");
     expect(after.open_tasks).toEqual([]);
     expect(after.recent_decisions).toHaveLength(2);
-  });
+    // Two restarts of wrangler dev, each a few seconds on an idle machine and tens of them on a busy
+    // one (over the 60 s default once, on a 2-core machine at load 18): a hang detector, not a speed claim.
+  }, 180_000);
 
   it("lists the tools with the MCP Inspector CLI", async () => {
     const { stdout } = await run(
