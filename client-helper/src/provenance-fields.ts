@@ -8,7 +8,10 @@
 import { repoPathProblem } from "@waymark/protocol/paths";
 import type { AgentEdits, Changes, HelperSource, Metrics } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
+import { SPOOLED_TOOL_CALLS } from "./hooks/hook-runner.js";
 import { Journal } from "./hooks/journal.js";
+import { drainSpool } from "./hooks/spool.js";
+import { cacheRoot } from "./store.js";
 import { PRICE_TABLE_DATE } from "./usage/prices.js";
 
 export function helperSource(version: string): HelperSource {
@@ -28,7 +31,11 @@ export function withProvenance(changes: Changes, version: string, edits: AgentEd
  */
 export async function agentEdits(dir: string, taskId: string, cacheDir: string | undefined, top?: string): Promise<AgentEdits | undefined> {
   try {
-    const journal = await Journal.forDirectory(dir, cacheDir, top);
+    // The edits the agent's hooks spooled since the last look (./hooks/spool.ts) first.
+    const [journal] = await Promise.all([
+      Journal.forDirectory(dir, cacheDir, top),
+      drainSpool(cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS),
+    ]);
     const [session, edits] = await Promise.all([journal.session(), journal.editedPaths(taskId)]);
     if (!session && edits.paths.length === 0) return undefined;
     const paths = edits.paths.filter((path) => repoPathProblem(path) === null).slice(0, WIRE_LIMITS.CHANGE_ENTRIES);

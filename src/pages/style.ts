@@ -66,8 +66,8 @@ table.files{width:100%;border-collapse:collapse;margin:2px 0;table-layout:fixed}
 table.files .cs{width:1.9em}table.files .cn{width:4.2em}table.files .cb{width:96px}table.files td:first-child{padding-left:2px}
 table.files .num{text-align:right;white-space:nowrap;font:12px ui-monospace,monospace;overflow:hidden;text-overflow:ellipsis}table.files .tag{display:inline-block;white-space:normal;max-width:100%;margin:1px 0}
 tr.out-of-scope{background:var(--warn-bg)}tr.out-of-scope td:first-child{box-shadow:inset 3px 0 var(--warn)}
-.add{color:var(--add)}.del{color:var(--del)}
-td.bar{padding-right:0;white-space:nowrap;overflow:hidden;font-size:0}.bar span{display:inline-block;height:8px;vertical-align:middle}.bar .b-add{background:var(--add);border-radius:2px 0 0 2px}.bar .b-del{background:var(--del);border-radius:0 2px 2px 0}
+.add{color:var(--add)}.del{color:var(--del)}.who{font-size:.75rem;color:var(--muted);white-space:nowrap}
+td.bar{padding-right:0;white-space:nowrap;overflow:hidden;font-size:0}.bar span{display:inline-block;height:8px;vertical-align:middle}.bar .b-add{background:var(--add);border-radius:2px 0 0 2px}.bar .b-oth{background:repeating-linear-gradient(135deg,var(--add) 0 2px,transparent 2px 4px)}.bar .b-nob{box-sizing:border-box;border:1px dashed var(--muted)}.bar .b-del{background:var(--del);border-radius:0 2px 2px 0}
 ${BAR_WIDTHS}
 .fs{display:inline-block;width:1.4em;text-align:center;font-weight:700;font-family:ui-monospace,monospace}.fs-A{color:var(--add)}.fs-D{color:var(--del)}.fs-M{color:var(--run)}.fs-R{color:var(--warn)}
 .milestone progress{width:100px;vertical-align:middle}
@@ -92,7 +92,7 @@ fieldset.verdicts{display:flex;flex-wrap:wrap;gap:12px;border:0;padding:0;margin
 .filters label{display:flex;flex-direction:column;font-size:.8rem;color:var(--muted);gap:2px}.filters label.check{flex-direction:row;align-items:center;gap:4px;color:var(--fg);font-size:.9rem;padding-bottom:6px}
 .filters input[type=search]{min-width:220px}.settings{margin:8px 0}.settings summary{cursor:pointer;color:var(--run)}
 .match{font-size:.85rem;margin-top:4px}.num{text-align:right;white-space:nowrap}.workflows th{font-size:.8rem;color:var(--muted);font-weight:600}
-.badge,th,.tag,button{white-space:nowrap;overflow-wrap:normal}.panel .actions{display:flex;flex-wrap:wrap;gap:0 8px}.workflows td code{font-size:11px}.workflows td{padding:8px}
+.badge,th,.tag,button{white-space:nowrap;overflow-wrap:normal}.panel .actions{display:flex;flex-wrap:wrap;gap:0 8px}.workflows td code{font-size:11px}.workflows td{padding:8px}.workflows .repo{overflow-wrap:anywhere}
 .share-manage{display:inline-block;margin-left:6px;font-size:.85rem}.share-manage summary{cursor:pointer;color:var(--run)}.share-manage[open]{display:block;margin:6px 0 0}
 .pager{display:flex;gap:16px;justify-content:center;margin:14px 0}.wf-link{text-decoration:none}
 @media (max-width:640px){.filters input[type=search]{min-width:0;width:100%}.filters label{flex:1 1 100%}.num{text-align:left}

@@ -257,4 +257,17 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE tasks ADD COLUMN files_listed INTEGER",
     ],
   },
+  // Line attribution: of a file's added lines, how many the agent's edit tools wrote, others
+  // wrote, and no hook observed (NULL: not attributed), and the ranges of its end content with
+  // their writers and content hashes (JSON, at most WIRE_LIMITS.LINE_RANGES_PER_FILE: the Agent
+  // Trace export reads them, no view carries them).
+  {
+    version: 13,
+    statements: [
+      "ALTER TABLE file_changes ADD COLUMN lines_agent INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_others INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_not_observed INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN line_ranges TEXT",
+    ],
+  },
 ];

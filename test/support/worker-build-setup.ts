@@ -49,6 +49,15 @@ function stale(root: string, built: string): boolean {
 
 export function ensureWorkerBuild(root = REPO_ROOT): void {
   execFileSync(process.execPath, [join(root, "scripts", "page-scripts.mjs")], { cwd: root, stdio: "inherit" });
+  ensureCurrentHelperTarball(root);
+}
+
+/**
+ * Builds the helper tarball when it is missing or a source it is built from changed since: what an
+ * agent installs through `npx --package=<endpoint>/helper/…` (the README's setup) is then the helper
+ * under test.
+ */
+export function ensureCurrentHelperTarball(root = REPO_ROOT): void {
   if (!stale(root, join("build", "helper-tarball.bin"))) return;
   execFileSync(process.execPath, [join(root, "scripts", "helper-tarball.mjs")], { cwd: root, stdio: "inherit" });
 }

@@ -14,6 +14,8 @@ import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Changes } from "@waymark/protocol/wire";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
+import type { LineInputs } from "../lines/attribute.js";
+import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
 import { PrestartedGit } from "../prestarted-git.js";
 import { agentEdits, agentMetrics, transcriptSourced, withProvenance } from "../provenance-fields.js";
@@ -36,7 +38,13 @@ type Observed = {
   leftovers: Leftovers;
 };
 
-export async function completeTask(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
+/** `callId`: the agent's id of this call, when it sends one (its transcript names the calling response by it). */
+export async function completeTask(
+  session: ProxySession,
+  dir: string,
+  input: Record<string, unknown>,
+  callId?: string,
+): Promise<CallToolResult> {
   const { changes: _ignored, ...args } = input;
   const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
   if (taskId === undefined) return session.remote.request("tools/call", { name: "complete_task", arguments: args });
@@ -44,14 +52,18 @@ export async function completeTask(session: ProxySession, dir: string, input: Re
   // The hooks' journal of this repository, where the task was noted at its start.
   const top = gitTop(record.snapshot, record.dir, dir);
   // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top) : undefined;
+  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top, callId) : undefined;
   // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
   usage?.catch(() => {});
   const keySaved = ensureIdempotencyKey(session, record, args);
   // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
   const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
   edits.catch(() => {});
-  const observed = await observe(session, record, dir);
+  // Line attribution: the hooks' record of the agent's edits, read once the edits above are (a spool drained first).
+  const lines = edits
+    .catch(() => undefined)
+    .then(() => lineInputs(dir, taskId, session.options.cacheDir, join(session.cache, "line-counts"), top));
+  const observed = await observe(session, record, dir, lines);
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
   else {
@@ -93,7 +105,7 @@ function ensureIdempotencyKey(session: ProxySession, record: TaskRecord, args: R
 }
 
 /** What the task did since its start snapshot; the reason instead when it cannot be observed. */
-async function observe(session: ProxySession, record: TaskRecord, dir: string): Promise<Observed> {
+async function observe(session: ProxySession, record: TaskRecord, dir: string, lines?: Promise<LineInputs>): Promise<Observed> {
   const start = record.snapshot;
   const taskId = record.task_id;
   if (!start) {
@@ -135,7 +147,7 @@ async function observe(session: ProxySession, record: TaskRecord, dir: string): 
     const changes = outgoingChanges(start, observed);
     // The line counts and the other tasks on this working tree are independent reads.
     const [, others] = await Promise.all([
-      attachReview(start, observed, changes, session.log, session.cache, context, leftovers, scratch, needed),
+      attachReview(start, observed, changes, session.log, session.cache, context, leftovers, scratch, needed, lines),
       session.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed, mark?.ancestors).catch(() => []),
     ]);
     if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
@@ -165,13 +177,15 @@ async function afterCompleted(
 ): Promise<void> {
   const start = record.snapshot;
   const taskId = record.task_id;
-  await Promise.all([
+  const [, workflowId] = await Promise.all([
     start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
     // Hooks: the task's edited paths and transcript usage are kept locally.
     noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
   ]);
+  if (workflowId) session.keepWorkflowState(dir, workflowId, top);
   session.bookkeeping = Promise.all([
     clearLeftovers(observed.leftovers),
+    forgetLineEdits(dir, taskId, session.options.cacheDir, top),
     session.store.remove(taskId, record.dir).catch(() => {}),
     start && startContentsOf(start)?.remove(),
   ]);

@@ -1,7 +1,7 @@
 /**
  * @module pr-summary
  * A workflow as pull-request-ready Markdown (GitHub Flavored): per task its outcome, its files
- * with lines added and removed, its commits and branch, its decisions and what needs a
+ * with lines added and removed (and who wrote the added ones), its commits and branch, its decisions and what needs a
  * reviewer. One renderer for the edge's Markdown export and the helper's `waymark summary`.
  *
  * Two kinds of text, two treatments:
@@ -16,9 +16,11 @@
  *   `www.`, `scheme:`) ignore backslashes, so a WORD JOINER (U+2060, invisible) is put where
  *   they would start; bidi controls are shown as code points.
  */
+import { authorsOf, formatLineAuthors, type LineAuthors, type TaskLineAuthors } from "./line-authors";
 import { displayPath } from "./paths";
 import { markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance-wording";
 import { type LineTotals, sumTotals } from "./review-fields";
+import { SIGNING_KEYS_PATH } from "./statement";
 import type { CommitInfo, LineCount } from "./wire";
 
 /** The parts of the workflow read model (src/domain/view.ts WorkflowView) the summary shows. */
@@ -78,6 +80,7 @@ export interface SummaryTask {
     more?: number;
     lines?: LineCount[];
     line_totals?: LineTotals;
+    line_authors?: TaskLineAuthors;
     commits?: CommitInfo[];
     commits_omitted?: number;
     branch?: string | null;
@@ -198,9 +201,10 @@ const STATUS: Record<string, string> = {
 };
 const status = (value: string) => STATUS[value] ?? esc(value);
 
-/** "+120 −4" (and ", 2 binary"): a task's or a workflow's line totals. */
-export function formatLineTotals(totals: LineTotals): string {
-  return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}`;
+/** "+120 −4" (and ", 2 binary"): a task's or a workflow's line totals; with who wrote the added lines when known ("(agent 100 · others 20)"). */
+export function formatLineTotals(totals: LineTotals, authors?: LineAuthors): string {
+  const who = authors ? formatLineAuthors(authors) : "";
+  return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}${who ? ` (${who})` : ""}`;
 }
 
 /**
@@ -252,7 +256,12 @@ function fileTable(task: SummaryTask, ownOnly: Set<string>): string[] {
     const counts = lines.get(row.path);
     const [added, removed] =
       counts === undefined ? ["", ""] : "binary" in counts ? ["binary", ""] : [String(counts.added), String(counts.removed)];
-    const notes = [uncommitted.has(row.path) ? "uncommitted" : "committed", outside.has(row.path) ? "**⚠ outside declared areas**" : ""]
+    const authors = counts === undefined ? null : authorsOf(counts);
+    const notes = [
+      uncommitted.has(row.path) ? "uncommitted" : "committed",
+      authors ? formatLineAuthors(authors) : "",
+      outside.has(row.path) ? "**⚠ outside declared areas**" : "",
+    ]
       .filter(Boolean)
       .join(", ");
     out.push(`| ${row.status} | ${row.shown} | ${added} | ${removed} | ${notes} |`);
@@ -372,7 +381,8 @@ export class SummaryWriter {
     const f = task.files_changed;
     const hasSubtasks = entry.subtasks > 0;
     const table = fileTable(task, new Set(entry.paths_in_subtasks));
-    if (f?.line_totals) out.push(`Lines: ${formatLineTotals(f.line_totals)}${hasSubtasks ? " (including its subtasks)" : ""}`, "");
+    if (f?.line_totals)
+      out.push(`Lines: ${formatLineTotals(f.line_totals, f.line_authors)}${hasSubtasks ? " (including its subtasks)" : ""}`, "");
     if (table.length > 0) out.push(hasSubtasks ? "Its own files (not in a subtask):" : "Files:", "", ...table, "");
     else if (f && !hasSubtasks) out.push("Files: none", "");
     if (f?.more) out.push(`… and ${f.more} more files, listed in the JSON export.`, "");
@@ -497,4 +507,17 @@ export function renderSummary(view: SummaryView, options: SummaryOptions = {}): 
     ...view.tasks.map((task) => writer.provenance(task)),
     writer.end(),
   ].join("");
+}
+
+/** Which key signs a deployment's exports, and the endpoint whose well-known URL publishes it. */
+export interface SigningNote {
+  kid: string;
+  origin: string;
+}
+
+/** The closing line of a summary: the key and the command that checks the signed JSON export (the head is in the line above). */
+export function statementLine(note: SigningNote): string {
+  return `\n<sub>The JSON export of this record carries a statement signed with key ${codeSpan(note.kid)}: check it with ${codeSpan(
+    `waymark verify export.json --endpoint ${note.origin}`,
+  )} (public keys: ${codeSpan(`${note.origin}${SIGNING_KEYS_PATH}`)}).</sub>\n`;
 }

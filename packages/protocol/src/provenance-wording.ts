@@ -3,9 +3,10 @@
  * Where a record's figures come from, in one wording for every rendering (the page, the
  * Markdown export, `waymark summary`): which repository and branch a task ran in, whether its
  * files were computed by the Waymark helper (and which version) or reported by the client, which
- * changed files the agent's own edit tools did not touch, and whether usage was summed from the
- * agent's transcript or is the agent's claim.
+ * changed files the agent's own edit tools did not touch, who wrote the added lines, and whether
+ * usage was summed from the agent's transcript or is the agent's claim.
  */
+import { lineAuthorsText, type TaskLineAuthors } from "./line-authors";
 
 export interface RepositoryRef {
   remote: string | null;
@@ -25,8 +26,14 @@ export interface ProvenanceTask {
     renamed: unknown[];
     source?: { kind: "helper"; version: string } | { kind: "client" };
     not_by_agent_tools?: string[];
+    line_authors?: TaskLineAuthors;
   } | null;
   metrics?: { source?: "transcript" | "agent" | null; price_table_date?: string | null } | null;
+}
+
+/** Who wrote a task's added lines, as a provenance statement (./line-authors.ts words it); null when its lines were not attributed. */
+export function lineAuthorsStatement(authors: TaskLineAuthors | undefined): { label: string; text: string } | null {
+  return authors ? { label: "Lines", text: lineAuthorsText(authors) } : null;
 }
 
 const shortCommit = (commit: string | null) => (commit ? commit.slice(0, 10) : null);
@@ -72,6 +79,8 @@ export function taskProvenance(t: ProvenanceTask): { label: string; text: string
           },
     );
   }
+  const authors = lineAuthorsStatement(f?.line_authors);
+  if (authors) lines.push(authors);
   if (t.metrics?.source) {
     lines.push({
       label: "Usage",

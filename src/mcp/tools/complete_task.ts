@@ -27,7 +27,7 @@ function render(out: CompleteTaskOutput): string {
     lines.push(`source: ${f.source.kind === "helper" ? `computed by waymark-helper ${f.source.version}` : "reported by the client"}`);
   if (f.not_by_agent_tools && f.not_by_agent_tools.length > 0) lines.push(`not by agent tools: ${shortList(f.not_by_agent_tools)}`);
   // Review data the helper measured (@waymark/protocol/review), compactly.
-  if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals)}`);
+  if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals, f.line_authors)}`);
   if (f.commits)
     lines.push(
       `commits: ${f.commits.length === 0 ? "none" : shortList(f.commits.map((c) => `${c.sha} ${c.subject}`))}${f.branch ? ` (branch ${f.branch})` : ""}`,
