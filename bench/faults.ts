@@ -13,8 +13,9 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type Acked, connect, pool, runAgentWorkflow, timed } from "../test/support/agents.ts";
+import { type Acked, pool, runAgentWorkflow, timed } from "../test/support/agents.ts";
 import { crashDevServer, startDevServer, waitDown } from "../test/support/dev-server.ts";
+import { connect } from "../test/support/mcp-client.ts";
 import { exportView, readEvents, verifyWorkflow } from "../test/support/readback.ts";
 import { prng, Recorder } from "../test/support/stats.ts";
 
@@ -56,7 +57,7 @@ const port = Number(new URL(server.url).port);
 const report: { rounds: Record<string, number>[]; problems: string[]; follower?: Record<string, unknown> } = { rounds: [], problems: [] };
 const written: Acked[] = [];
 try {
-  const owner = await connect(server);
+  const owner = await connect(server, { negotiation: "auto" });
   const followed = await timed(owner, null, "start_workflow", { name: "Followed across crashes" });
   const followedTask = await timed(owner, null, "start_task", { workflow_id: followed.workflow_id, name: "Tailed", goal: "many events" });
   const follower = follow(String(followed.share_url));
@@ -64,11 +65,16 @@ try {
     const recorder = new Recorder();
     const crashAfter = Math.floor(agents * (3 + 6 * tasks) * (0.2 + 0.6 * random()));
     const tail = (async () => {
-      const client = await connect(server);
+      const client = await connect(server, { negotiation: "auto" });
       for (let i = 0; ; i++) await timed(client, null, "log_milestone", { task_id: followedTask.task_id, message: `round ${round} #${i}` });
     })().catch(() => {});
     const load = pool(agents, agents, async (i) =>
-      runAgentWorkflow(await connect(server), { label: `r${round}a${i}`, tasks, recorder, onAcked: (a) => written.push(a) }),
+      runAgentWorkflow(await connect(server, { negotiation: "auto" }), {
+        label: `r${round}a${i}`,
+        tasks,
+        recorder,
+        onAcked: (a) => written.push(a),
+      }),
     );
     const deadline = Date.now() + 120_000;
     while (recorder.all().length < crashAfter && Date.now() < deadline) await sleep(5);

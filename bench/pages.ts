@@ -17,8 +17,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Client } from "@modelcontextprotocol/client";
-import { checksumChanges, connect, pool, timed } from "../test/support/agents.ts";
+import { checksumChanges, pool, timed } from "../test/support/agents.ts";
 import { type DevServer, startDevServer } from "../test/support/dev-server.ts";
+import { connect } from "../test/support/mcp-client.ts";
 import { summarize } from "../test/support/stats.ts";
 import { Inspector } from "./lib/isolate-heap.ts";
 import { checkOutOldBuild, type OldBuild } from "./lib/old-build.ts";
@@ -59,7 +60,7 @@ async function must(client: Client, name: string, args: Record<string, unknown>)
 }
 
 async function build(server: DevServer, size: number, label: string): Promise<Built> {
-  const clients = await Promise.all(Array.from({ length: 6 }, () => connect(server)));
+  const clients = await Promise.all(Array.from({ length: 6 }, () => connect(server, { negotiation: "auto" })));
   const first = clients[0] as Client;
   const key = (what: string) => `${label}-${what}`;
   const wf = await must(first, "start_workflow", {
@@ -139,7 +140,7 @@ interface Measured {
 
 async function measure(server: DevServer, buildLabel: string, read: Read, big: Built, small: Built): Promise<Measured> {
   await server.restart();
-  const client = await connect(server);
+  const client = await connect(server, { negotiation: "auto" });
   await readOnce(server, read, small, client);
   // The heap first, on the restarted server (the inspector's sampling slows the isolate: not timed).
   const inspector = await Inspector.open(server.inspectorUrl());

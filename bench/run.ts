@@ -5,10 +5,12 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,pages,edge,checksum,helper,blame]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,pages,edge,checksum,helper,blame,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
+ * suite: runs `npm test` for its wall time only when named in --only (it takes minutes); any
+ * other run reports the last recorded one, with its date and commit (bench/sections/suite.ts).
  * --old-ref: the build the load A/B compares with (default: 6413a27, main when this bench
  * was written). --server-var: a binding for this build's server (repeatable).
  */
@@ -28,9 +30,23 @@ import { hookCosts } from "./sections/hooks.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
+import { suiteWallTime } from "./sections/suite.ts";
 import { toolLatency } from "./sections/tools.ts";
 
-const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "hooks", "pages", "edge", "checksum", "helper", "blame"] as const;
+const SECTIONS = [
+  "tools",
+  "live",
+  "growth",
+  "load",
+  "helper-calls",
+  "hooks",
+  "pages",
+  "edge",
+  "checksum",
+  "helper",
+  "blame",
+  "suite",
+] as const;
 /** The sections measured through this build's `wrangler dev`. */
 const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "hooks"];
 type Section = (typeof SECTIONS)[number];
@@ -53,7 +69,7 @@ for (const binding of values["server-var"]) {
   }
   serverVars[binding.slice(0, at)] = binding.slice(at + 1);
 }
-const only = values.only?.split(",").map((s) => s.trim()) ?? [...SECTIONS];
+const only = values.only?.split(",").map((s) => s.trim()) ?? SECTIONS.filter((s) => s !== "suite");
 const unknown = only.filter((s) => !(SECTIONS as readonly string[]).includes(s));
 if (unknown.length > 0) {
   console.error(`unknown section(s) ${unknown.join(", ")}; sections: ${SECTIONS.join(", ")}`);
@@ -131,6 +147,9 @@ await section("edge", () => edge(context));
 await section("checksum", () => checksumSnapshot(context));
 await section("helper", () => gitSnapshots(context, resultsDir));
 await section("blame", () => blameBench(context));
+// Last: `npm test` starts servers of its own and keeps both cores busy for minutes.
+if (wanted("suite")) await section("suite", () => suiteWallTime(context, resultsDir, true));
+else suiteWallTime(context, resultsDir, false);
 
 const m = context.results.machine as ReturnType<typeof machine>;
 const minutes = (performance.now() - started) / 60_000;

@@ -1,7 +1,8 @@
 // Builds the helper tarball this endpoint serves at /helper/waymark-helper-<version>.tgz
 // (`npm pack` of client-helper, which builds dist/ first) into build/helper-tarball.bin, which
 // the Worker imports as bytes (src/routes/helper-download.ts; wrangler imports *.bin as data).
-// Run by `npm start`, `npm run deploy` and `npm test` before they start; never committed.
+// Run by `npm start` and `npm run deploy` before they start, and by the tests' global setup when it is
+// missing or older than the helper's sources (test/support/worker-build-setup.ts); never committed.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -10,8 +10,9 @@
  * once with the same key, so a retry never doubles a task).
  */
 import type { Client } from "@modelcontextprotocol/client";
-import { checksumChanges, connect, healthRoundTrip, pool, timed } from "../../test/support/agents.ts";
+import { checksumChanges, healthRoundTrip, pool, timed } from "../../test/support/agents.ts";
 import { type DevServer, workerdPid } from "../../test/support/dev-server.ts";
+import { connect } from "../../test/support/mcp-client.ts";
 import { Recorder, type Summary, summarize } from "../../test/support/stats.ts";
 import { type CatchUpBytes, measureCatchUp } from "../lib/catch-up.ts";
 import type { BenchContext } from "../lib/context.ts";
@@ -139,7 +140,7 @@ export async function growth(context: BenchContext, server: DevServer): Promise<
   const sizes = context.quick ? [0, 200, 1000] : [0, 1000, 4999];
   const samples = context.quick ? 30 : 100;
   const runId = `bench-${Date.now().toString(36)}`;
-  const clients = await Promise.all(Array.from({ length: 6 }, () => connect(server)));
+  const clients = await Promise.all(Array.from({ length: 6 }, () => connect(server, { negotiation: "auto" })));
   const started = performance.now();
   context.log(`growth: building workflows of ${sizes.join(" / ")} completed tasks${context.quick ? " (--quick sizes)" : ""}`);
   // The three are built side by side (each workflow is its own object); progress goes to stderr.

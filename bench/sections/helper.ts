@@ -16,11 +16,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import type { Target } from "../../test/support/agents.ts";
+import type { Client } from "@modelcontextprotocol/client";
+import { connectThroughHelper } from "../../test/support/agents.ts";
+import { callTool, type McpTarget } from "../../test/support/mcp-client.ts";
 import { type Summary, summarize } from "../../test/support/stats.ts";
-import { callToolOutcome } from "../../test/support/tool-outcome.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { checkOutOldBuild } from "../lib/old-build.ts";
 import { buildRepo, filePath, gitStatus, time, writeTree } from "../lib/repos.ts";
@@ -36,17 +35,8 @@ export function buildHelper(context: BenchContext): void {
   execFileSync(process.execPath, [join(ROOT, "client-helper", "build.mjs")], { cwd: ROOT, stdio: "inherit" });
 }
 
-async function helperClient(server: Target, dir: string, cache: string, bin: string = BIN): Promise<Client> {
-  const client = new Client({ name: "waymark-bench-agent", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, "mcp", "--url", `${server.url}/mcp`, "--dir", dir],
-      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cache },
-      stderr: "ignore",
-    }),
-  );
-  return client;
+function helperClient(server: McpTarget, dir: string, cache: string, bin: string = BIN): Promise<Client> {
+  return connectThroughHelper(server, dir, { cacheHome: cache, name: "waymark-bench-agent", node: process.execPath, bin, quiet: true });
 }
 
 async function timedCall(
@@ -55,7 +45,7 @@ async function timedCall(
   args: Record<string, unknown>,
 ): Promise<{ ms: number; structured: Record<string, unknown> }> {
   const t0 = performance.now();
-  const outcome = await callToolOutcome(client, name, args);
+  const outcome = await callTool(client, name, args);
   const elapsed = performance.now() - t0;
   if (outcome.isError) throw new Error(`${name} through the helper failed: ${outcome.text.slice(0, 300)}`);
   return { ms: elapsed, structured: outcome.structured };
@@ -114,7 +104,7 @@ interface HelperSide {
  * log_milestone, this build's helper and the old build's taking turns on the same repository
  * and server (each side's tasks start and complete within its turn).
  */
-export async function helperCalls(context: BenchContext, server: Target): Promise<void> {
+export async function helperCalls(context: BenchContext, server: McpTarget): Promise<void> {
   const files = 10_000;
   const samples = context.quick ? 8 : 25;
   context.log(`helper calls: ${count(files)}-file repository, ${samples} tasks through waymark mcp`);

@@ -34,9 +34,9 @@ import {
 } from "../../test/support/agent-clis.ts";
 import { type AgentProject, agentProject } from "../../test/support/agent-project.ts";
 import type { DevServer } from "../../test/support/dev-server.ts";
+import { callTool } from "../../test/support/mcp-client.ts";
 import { ModelServer, type Turn, zeroUsage } from "../../test/support/model-server.ts";
 import { type Summary, summarize } from "../../test/support/stats.ts";
-import { callToolOutcome } from "../../test/support/tool-outcome.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { atMost, ms, percentiles, times } from "../lib/table.ts";
 
@@ -139,8 +139,8 @@ async function openTask(project: AgentProject, token: string): Promise<void> {
     }),
   );
   try {
-    const workflow = await callToolOutcome(client, "start_workflow", { name: "Hooks bench" });
-    const task = await callToolOutcome(client, "start_task", {
+    const workflow = await callTool(client, "start_workflow", { name: "Hooks bench" });
+    const task = await callTool(client, "start_task", {
       workflow_id: workflow.structured.workflow_id,
       name: "Notes",
       goal: "Write notes",

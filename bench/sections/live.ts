@@ -3,20 +3,21 @@
  * the clock starts when log_milestone is sent and stops when its text is in the page's DOM
  * (the call, the WebSocket push and the render, plus a CDP round trip of about 1 ms).
  */
-import { callTool, connect, type Target, timed } from "../../test/support/agents.ts";
+import { timed } from "../../test/support/agents.ts";
 import { browserMissing, launchChromium } from "../../test/support/chromium.ts";
+import { callTool, connect, type McpTarget } from "../../test/support/mcp-client.ts";
 import { summarize } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { ms, times } from "../lib/table.ts";
 
-export async function liveUpdate(context: BenchContext, server: Target, logMilestoneMedianMs: number): Promise<void> {
+export async function liveUpdate(context: BenchContext, server: McpTarget, logMilestoneMedianMs: number): Promise<void> {
   if (browserMissing) {
     context.table.add({ area: "live update (Chromium)", measure: "skipped: no /usr/bin/chromium", value: "" });
     return;
   }
   const count = context.quick ? 10 : 25;
   context.log(`live update: ${count} samples`);
-  const client = await connect(server);
+  const client = await connect(server, { negotiation: "auto" });
   const browser = await launchChromium();
   try {
     const live = await timed(client, null, "start_workflow", { name: "Live" });

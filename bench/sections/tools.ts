@@ -3,7 +3,8 @@
  * time, against a GET /health round trip through the same server (interleaved, so drift hits
  * both). Waymark's own cost per log_* call is the tool's median minus the /health median.
  */
-import { checksumChanges, connect, healthRoundTrip, type Target, timed } from "../../test/support/agents.ts";
+import { checksumChanges, healthRoundTrip, timed } from "../../test/support/agents.ts";
+import { connect, type McpTarget } from "../../test/support/mcp-client.ts";
 import { Recorder, type Summary } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { atMost, ms, percentiles, times } from "../lib/table.ts";
@@ -12,10 +13,10 @@ const FLOOR = "GET /health (floor)";
 const OWN_COST_TARGET_MS = 5;
 
 /** Returns the per-tool summaries (the live-update section compares with log_milestone). */
-export async function toolLatency(context: BenchContext, server: Target): Promise<Record<string, Summary>> {
+export async function toolLatency(context: BenchContext, server: McpTarget): Promise<Record<string, Summary>> {
   const calls = context.quick ? 50 : 200;
   context.log(`tool latency: ${calls} calls per tool`);
-  const client = await connect(server);
+  const client = await connect(server, { negotiation: "auto" });
   const cycle = async (rec: Recorder | null) => {
     rec?.add(FLOOR, await healthRoundTrip(server));
     const wf = await timed(client, rec, "start_workflow", { name: "Bench", plan: [{ step: "1", goal: "g" }] });

@@ -71,7 +71,9 @@ describe("every command reaches the endpoint from its base URL or its /mcp", () 
   });
 });
 
-describe("without --url, the endpoint init kept is used", () => {
+// Each test runs init and three or four more commands, each a Node process of its own: seconds on
+// an idle machine, and past the 60 s default once at load 17 on 2 cores. A hang detector.
+describe("without --url, the endpoint init kept is used", { timeout: 120_000 }, () => {
   it("summary, doctor and mcp find it after `waymark init --url <base>`", async () => {
     const s = setup();
     const init = await waymark(s, ["init", "--url", origin, "--agent", "claude"]);

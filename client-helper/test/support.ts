@@ -18,9 +18,13 @@ export const BIN = join(HELPER_DIR, "dist", "bin.js");
 export const SYSTEM_NODE = ["/usr/local/bin/node", "/usr/bin/node"].find((p) => existsSync(p)) ?? process.execPath;
 
 let built = false;
-/** Builds the helper's dist/ once per test file: tests run the real bin, as users do. */
+/**
+ * Builds the helper's dist/ once per test file: tests run the real bin, as users do. Under vitest
+ * the global setup has built it once for the whole run (test/support/worker-build-setup.ts sets
+ * WAYMARK_TEST_HELPER_BUILT): files running side by side must not rewrite what others execute.
+ */
 export function ensureBuilt(): void {
-  if (built) return;
+  if (built || process.env.WAYMARK_TEST_HELPER_BUILT === "1") return;
   execFileSync(process.execPath, [join(HELPER_DIR, "build.mjs")], { cwd: HELPER_DIR, stdio: "inherit" });
   built = true;
 }

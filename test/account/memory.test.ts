@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ftsTerms, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
 import type { MemoryDocument } from "../../src/domain/memory-documents";
 import { LIMITS } from "../../src/limits";
-import { accountIndexed, call, connectV2, ORIGIN, ok, signIn, TOKENS, workerFetch } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { accountIndexed, ORIGIN, signIn, TOKENS, workerFetch, workerTarget } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -137,7 +138,7 @@ describe("related work ranks only the newest documents", () => {
 
 describe("memory through the tools", () => {
   it("start_task returns earlier decisions and issues of other workflows, compactly, in both forms", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const first = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Auth v1" });
     const task = await ok<{ task_id: string }>(client, "start_task", {
       workflow_id: first.workflow_id,
@@ -170,7 +171,7 @@ describe("memory through the tools", () => {
     await accountIndexed(first.workflow_id);
 
     const second = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Auth v2" });
-    const outcome = await call(client, "start_task", {
+    const outcome = await callTool(client, "start_task", {
       workflow_id: second.workflow_id,
       name: "Refresh tokens",
       goal: "Issue and verify refresh JWT tokens",
@@ -197,7 +198,7 @@ describe("memory through the tools", () => {
   });
 
   it("never returns the new task's own logs and prefers other workflows", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Billing" });
     const a = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "Stripe webhooks", goal: "Stripe" });
     await ok(client, "log_decision", {
@@ -231,21 +232,21 @@ describe("memory through the tools", () => {
   });
 
   it("get_workflow query: results, any-term fallback, bad input named", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const found = await ok<{ match: string; results: { kind: string; text: string }[] }>(client, "get_workflow", { query: "jwt library" });
     expect(found.match).toBe("all");
     expect(found.results[0]?.text).toBe("Which JWT library? → jose");
-    const tricky = await call(client, "get_workflow", { query: 'NEAR("jwt" *) OR step-3 : ^' });
+    const tricky = await callTool(client, "get_workflow", { query: 'NEAR("jwt" *) OR step-3 : ^' });
     expect(tricky.isError).toBe(false);
-    const empty = await call(client, "get_workflow", { query: "" });
+    const empty = await callTool(client, "get_workflow", { query: "" });
     expect(empty.isError).toBe(true);
     expect(empty.text).toBe("INPUT_VALIDATION_ERROR: query: must not be empty");
-    const big = await call(client, "get_workflow", { query: "x", limit: 21 });
+    const big = await callTool(client, "get_workflow", { query: "x", limit: 21 });
     expect(big.text).toBe("INPUT_VALIDATION_ERROR: limit: must be ≤ 20");
   });
 
   it("get_workflow query is per account", async () => {
-    const globex = await connectV2(TOKENS.globex);
+    const globex = await connect(workerTarget(TOKENS.globex));
     const found = await ok<{ results: unknown[] }>(globex, "get_workflow", { query: "jwt" });
     expect(found.results).toEqual([]);
   });

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { pathsFromEvents } from "../../src/domain/path-entries";
 import type { WorkflowEvent } from "../../src/domain/view";
-import { accountIndexed, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { accountIndexed, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /**
  * The owner view's search over REST, as a script or CI job calls it: by text (the account's
@@ -21,7 +22,7 @@ describe("searching the account's workflows", () => {
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    const client = await connectV2(TOKENS.globex);
+    const client = await connect(workerTarget(TOKENS.globex));
     const make = async (name: string, description: string, paths: string[], review = false) => {
       const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name, description, force_new: true });
       const task = await ok<{ task_id: string }>(client, "start_task", {
@@ -100,7 +101,7 @@ describe("searching the account's workflows", () => {
 
 describe("searching by a folder holds names that are not UTF-8", () => {
   it("finds them in their escaped form under the folder, on the dashboard's REST search and /api/paths", async () => {
-    const client = await connectV2(TOKENS.acme);
+    const client = await connect(workerTarget(TOKENS.acme));
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Latin-1 names", force_new: true });
     const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "Import", goal: "g" });
     await ok(client, "complete_task", {

@@ -1,7 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
-import { accountIndexed, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { accountIndexed, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -112,7 +113,7 @@ describe("deliveries", () => {
       id: string;
     };
     const recorded = await fakeReceiver("acme");
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Hooked" });
     const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "Risky", goal: "g" });
     await ok(client, "log_issue", {
@@ -170,7 +171,7 @@ describe("deliveries", () => {
     expect(errorText(await badFormat.json())).toBe("INPUT_VALIDATION_ERROR: format: must be one of: json, slack");
 
     const recorded = await fakeReceiver("acme");
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Reviewed <hooks> & co", force_new: true });
     const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "Schema change", goal: "g" });
     await ok(client, "log_issue", {
@@ -226,7 +227,7 @@ describe("deliveries", () => {
     const account = "globex";
     const hook = (await (await register({ url: "https://hooks.example.com/flaky" }, TOKENS.globex)).json()) as { id: string };
     const recorded = await fakeReceiver(account, [500, 503, 200, 500, 500, 500, 500, 500, 500]);
-    const client = await connectV2(TOKENS.globex);
+    const client = await connect(workerTarget(TOKENS.globex));
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Flaky receiver" });
     await ok(client, "complete_workflow", { workflow_id: wf.workflow_id, status: "success", summary: "ok" });
     await until(() => recorded.length >= 1, "first attempt");

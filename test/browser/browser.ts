@@ -3,19 +3,32 @@ import { afterAll, beforeAll } from "vitest";
 import { type CallTool, toolCaller } from "../pages/fixture";
 import { browserMissing, CHROMIUM, launchChromium } from "../support/chromium";
 import { type DevServer, startDevServer } from "../support/dev-server";
+import { sharedDevServer } from "../support/shared-server";
 
 export { browserMissing, CHROMIUM, launchChromium };
 
 /** Locally a missing browser skips the browser tests; in CI (CI=true) it fails them. */
 export const skipBrowser = browserMissing && process.env.CI !== "true";
 
-/** Inside a describe: one wrangler dev and one Chromium for the block, and a tool caller for the dev account. */
-export function useServerAndBrowser(): { server: () => DevServer; browser: () => Browser; callTool: CallTool } {
+/**
+ * Inside a describe: one Chromium for the block, the shared wrangler dev with an account of the
+ * block's own (test/support/shared-server.ts; `account` names one, e.g. the development token's
+ * `dev`), and a tool caller for that account. A block whose tests restart the server asks for a
+ * server of its own (`ownServer`).
+ */
+export function useServerAndBrowser(options: { ownServer?: boolean; account?: string } = {}): {
+  server: () => DevServer;
+  browser: () => Browser;
+  callTool: CallTool;
+} {
   let server: DevServer | undefined;
   let browser: Browser | undefined;
   let callTool: CallTool | undefined;
   beforeAll(async () => {
-    [server, browser] = await Promise.all([startDevServer(), launchChromium()]);
+    [server, browser] = await Promise.all([
+      options.ownServer ? startDevServer() : sharedDevServer({ account: options.account }),
+      launchChromium(),
+    ]);
     callTool = toolCaller(fetch, `${server.url}/mcp`, server.token);
   });
   afterAll(async () => {

@@ -6,8 +6,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
 import type { CallTool } from "../pages/fixture";
+import { connectThroughHelper } from "../support/agents";
 import { freePort, startDevServer } from "../support/dev-server";
-import { callTool as callToolOf, connectThroughHelper } from "../support/mcp-client";
+import { ok } from "../support/mcp-client";
 import { launchChromium, skipBrowser, useServerAndBrowser } from "./browser";
 
 /** Clicks a submit button and returns the status of the POST it sent (303 = accepted). */
@@ -120,9 +121,9 @@ describe.skipIf(skipBrowser)("the dashboard tells apart workflows of one name fr
     };
     const ids: Record<string, string> = {};
     for (const [key, repo] of Object.entries(repos)) {
-      const agent = await connectThroughHelper(env.server(), repo.dir, cache);
+      const agent = await connectThroughHelper(env.server(), repo.dir, { cacheHome: cache });
       try {
-        ids[key] = String((await callToolOf(agent, "start_workflow", { name: "Release notes" })).structured.workflow_id);
+        ids[key] = String((await ok(agent, "start_workflow", { name: "Release notes" })).workflow_id);
       } finally {
         await agent.close();
       }

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type CallTool, toolCaller } from "../pages/fixture";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import type { DevServer } from "../support/dev-server";
+import { sharedDevServer } from "../support/shared-server";
 
 /**
  * The live feed attacked the way it was broken: a real WebSocket to `wrangler dev` on the
@@ -43,10 +44,9 @@ describe("live feed access over a real socket", () => {
   let server: DevServer;
   let callTool: CallTool;
   beforeAll(async () => {
-    server = await startDevServer();
+    server = sharedDevServer();
     callTool = toolCaller(fetch, `${server.url}/mcp`, server.token);
   });
-  afterAll(() => server?.stop());
 
   const wsUrl = (token: string, tail: string) => `${server.url.replace("http:", "ws:")}/s/${token}/${tail}?after=0`;
   const tokenOf = (shareUrl: unknown) => String(shareUrl).split("/s/")[1] ?? "";

@@ -9,7 +9,8 @@ declare const window: DomWindow;
 
 /** The shared page in real Chromium against a real `wrangler dev`: render, live updates, reconnect catch-up, revocation. */
 describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
-  const env = useServerAndBrowser();
+  // Its own server: one test restarts it.
+  const env = useServerAndBrowser({ ownServer: true });
   const callTool: CallTool = (name, args) => env.callTool(name, args);
 
   async function openLive(url: string): Promise<Page> {
@@ -199,6 +200,9 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     for (const id of milestoneIds) expect(await countIds(page, id)).toBe(1);
     const view = (await (await fetch(`${String(wf.share_url)}/export.json`)).json()) as { last_seq: number };
     await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    // The milestones can be on the page (the catch-up's blocks) a moment before the last event's
+    // sequence number is: wait for it, then it must be exactly the last one.
+    await page.waitForFunction((last) => Number(document.getElementById("wm")?.dataset.seq) >= last, view.last_seq, { timeout: 15_000 });
     expect(await seqOf(page)).toBe(view.last_seq);
     await page.close();
   });

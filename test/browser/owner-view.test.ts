@@ -4,7 +4,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually";
-import { callTool as agentCall, connectToDevServer } from "../support/mcp-client";
+import { callTool, connect, type Structured } from "../support/mcp-client";
 import { skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument } from "./dom";
 
@@ -25,9 +25,10 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
   let openTaskId = "";
 
   const blob = (c: string) => c.repeat(40);
+  const agentCall = (client: Client, name: string, args: Structured) => callTool(client, name, args, { mustSucceed: true });
 
   beforeAll(async () => {
-    agent = await connectToDevServer(env.server(), "owner-view-agent");
+    agent = await connect(env.server(), { negotiation: "auto", name: "owner-view-agent" });
     const other = await agentCall(agent, "start_workflow", { name: "Docs refresh", description: "Rewrite the onboarding guide" });
     const docsTask = await agentCall(agent, "start_task", {
       workflow_id: other.structured.workflow_id,

@@ -4,7 +4,8 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DevServer, freePort, startDevServer } from "../support/dev-server";
+import { type DevServer, freePort } from "../support/dev-server";
+import { sharedDevServer } from "../support/shared-server";
 
 /**
  * DNS rebinding against `npm start`, over real sockets: a page on attacker.example whose
@@ -34,11 +35,10 @@ const LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
 describe("DNS rebinding against the development server", () => {
   let server: DevServer;
   let port: string;
-  beforeAll(async () => {
-    server = await startDevServer();
+  beforeAll(() => {
+    server = sharedDevServer();
     port = new URL(server.url).port;
   });
-  afterAll(() => server?.stop());
 
   const mcp = (headers: Record<string, string>) =>
     raw(

@@ -9,10 +9,10 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client.ts";
-
-const HELPER_DIR = resolve(import.meta.dirname, "../../client-helper");
+import { dirname, join } from "node:path";
+import { ensureBuilt } from "../../client-helper/test/support.ts";
+import { connectThroughHelper } from "../support/agents.ts";
+import { ok, type Structured } from "../support/mcp-client.ts";
 
 const lines = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}\n`).join("");
 
@@ -81,19 +81,11 @@ class Repository {
   }
 }
 
-let built = false;
-/** The helper's dist/ (the bin users run), built once per process. */
-export function buildHelper(): void {
-  if (built) return;
-  execFileSync(process.execPath, [join(HELPER_DIR, "build.mjs")], { cwd: HELPER_DIR, stdio: "ignore" });
-  built = true;
-}
-
 export async function recordReviewWorkflow(
   server: { url: string; token: string },
   options: { complete: boolean },
 ): Promise<RecordedReview> {
-  buildHelper();
+  ensureBuilt();
   const cacheHome = mkdtempSync(join(tmpdir(), "waymark-cache-"));
   const repo = new Repository();
   repo.git("init", "-q", "-b", "main");
@@ -104,8 +96,8 @@ export async function recordReviewWorkflow(
     .write("README.md", "# Shop\n");
   repo.git("add", "-A");
   repo.git("commit", "-q", "-m", "initial");
-  const agent = await connectThroughHelper(server, repo.dir, cacheHome, "review-agent");
-  const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+  const agent = await connectThroughHelper(server, repo.dir, { cacheHome, name: "review-agent" });
+  const tool = (name: string, args: Structured) => ok(agent, name, args);
   const tasks: Record<string, string> = {};
   const start = async (args: Structured) => {
     const started = await tool("start_task", { workflow_id: workflowId, ...args });

@@ -7,7 +7,7 @@ import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { callTool as agentCall, connectToDevServer } from "../support/mcp-client";
+import { connect, ok } from "../support/mcp-client";
 import { skipBrowser, useServerAndBrowser } from "./browser";
 
 /**
@@ -25,29 +25,27 @@ describe.skipIf(skipBrowser)("a reviewed workflow's export", () => {
 
   beforeAll(async () => {
     ensureBuilt();
-    agent = await connectToDevServer(env.server(), "reviewed-export-agent");
-    ids.workflow = String((await agentCall(agent, "start_workflow", { name: "Rounding rules" })).structured.workflow_id);
-    ids.task = String(
-      (await agentCall(agent, "start_task", { workflow_id: ids.workflow, name: "Round", goal: "Half-even" })).structured.task_id,
-    );
+    agent = await connect(env.server(), { name: "reviewed-export-agent", negotiation: "auto" });
+    ids.workflow = String((await ok(agent, "start_workflow", { name: "Rounding rules" })).workflow_id);
+    ids.task = String((await ok(agent, "start_task", { workflow_id: ids.workflow, name: "Round", goal: "Half-even" })).task_id);
     ids.issue = String(
       (
-        await agentCall(agent, "log_issue", {
+        await ok(agent, "log_issue", {
           task_id: ids.task,
           type: "other",
           description: "Differs from accounting",
           resolution: "Rounded half-even",
           requires_human_review: true,
         })
-      ).structured.id,
+      ).id,
     );
-    await agentCall(agent, "complete_task", {
+    await ok(agent, "complete_task", {
       task_id: ids.task,
       status: "success",
       outcome: { summary: "Half-even rounding", manual_review_needed: true, manual_review_reason: "Money" },
       changes: { type: "checksum", transitions: [{ path: "src/round.ts", before: null, after: { mode: "100644", blob: "a".repeat(40) } }] },
     });
-    ids.open = String((await agentCall(agent, "start_task", { workflow_id: ids.workflow, name: "Next", goal: "More" })).structured.task_id);
+    ids.open = String((await ok(agent, "start_task", { workflow_id: ids.workflow, name: "Next", goal: "More" })).task_id);
   });
   afterAll(async () => {
     await agent?.close();
@@ -81,8 +79,8 @@ describe.skipIf(skipBrowser)("a reviewed workflow's export", () => {
     expect(await submit(page, page.locator('#feedback button[type="submit"]'))).toBe(303);
     await context.close();
     // The agent's next call carries the feedback: it is now marked delivered.
-    const next = await agentCall(agent, "log_milestone", { task_id: ids.open, message: "Reading feedback" });
-    expect(next.structured.reviewer_feedback).toBeDefined();
+    const next = await ok(agent, "log_milestone", { task_id: ids.open, message: "Reading feedback" });
+    expect(next.reviewer_feedback).toBeDefined();
 
     const created = await fetch(`${url}/api/tokens`, {
       method: "POST",

@@ -7,7 +7,8 @@ import { skipBrowser, useServerAndBrowser } from "./browser";
  * secret shown once), use it, see its last use, revoke it, and see it refused.
  */
 describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
-  const env = useServerAndBrowser();
+  // The development account: its tokens read wmk_dev_….
+  const env = useServerAndBrowser({ account: "dev" });
 
   const listTools = (token: string) =>
     fetch(`${env.server().url}/mcp`, {

@@ -141,8 +141,9 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
       achievements: [text()],
       limitations: [text()],
     });
-    await page.waitForFunction(() => document.querySelectorAll("table.files .path code").length > 0, undefined, { timeout: 5000 });
-    await page.waitForFunction(() => document.querySelector(".wf-outcome") !== null, undefined, { timeout: 5000 });
+    // The live update's arrival, not its speed (test/browser/live.test.ts holds that): Playwright's default wait.
+    await page.waitForFunction(() => document.querySelectorAll("table.files .path code").length > 0);
+    await page.waitForFunction(() => document.querySelector(".wf-outcome") !== null);
     const trap = await trapped(page);
     expect(trap.xss).toBeUndefined();
     expect(trap.violations).toEqual([]);

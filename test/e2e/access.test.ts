@@ -16,12 +16,11 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { Browser, BrowserContext, Page, WebSocket as PageSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DomDocument } from "../browser/dom";
-import { connect } from "../support/agents";
 import { browserMissing, launchChromium } from "../support/chromium";
 import { type DevServer, startDevServer } from "../support/dev-server";
 import { eventually } from "../support/eventually";
+import { connect, ok } from "../support/mcp-client";
 import * as oauth from "../support/oauth-client";
-import { callToolOutcome } from "../support/tool-outcome";
 
 declare const document: DomDocument;
 
@@ -100,12 +99,6 @@ async function managedToken(scopes: string[], expiresInSeconds: number | null = 
 
 const revoke = async (id: string) => expect((await api("DELETE", `/api/tokens/${id}`, server.token)).status).toBe(200);
 
-async function tool(client: Client, name: string, args: Record<string, unknown>) {
-  const outcome = await callToolOutcome(client, name, args);
-  if (outcome.isError) throw new Error(`${name}: ${outcome.text}`);
-  return outcome.structured;
-}
-
 /** tools/list with a raw bearer token, as any client sends it: the HTTP status. */
 async function listTools(token: string, headers: Record<string, string> = {}): Promise<number> {
   const response = await fetch(`${server.url}/mcp`, {
@@ -170,9 +163,9 @@ async function livePage(context: BrowserContext, workflowId: string): Promise<{ 
 
 /** A workflow with an open task, recorded by `agent`. */
 async function openWorkflow(agent: Client, name: string): Promise<{ workflowId: string; taskId: string }> {
-  const workflow = await tool(agent, "start_workflow", { name, force_new: true });
+  const workflow = await ok(agent, "start_workflow", { name, force_new: true });
   const workflowId = String(workflow.workflow_id);
-  const task = await tool(agent, "start_task", { workflow_id: workflowId, name: "t", goal: "g" });
+  const task = await ok(agent, "start_task", { workflow_id: workflowId, name: "t", goal: "g" });
   return { workflowId, taskId: String(task.task_id) };
 }
 
@@ -181,7 +174,7 @@ const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real clients)", () => {
   let agent: Client;
   beforeAll(async () => {
-    agent = await connect(server, server.token, "bootstrap agent");
+    agent = await connect({ url: server.url, token: server.token }, { name: "bootstrap agent" });
   });
   afterAll(async () => {
     await agent?.close();
@@ -221,7 +214,7 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     await revoke(id);
     // The attack: the socket kept streaming full events after the token was revoked.
     const secret = `written after revocation ${randomBytes(6).toString("hex")}`;
-    await tool(agent, "log_milestone", { task_id: taskId, message: secret });
+    await ok(agent, "log_milestone", { task_id: taskId, message: secret });
     await eventually(
       "the owner's own page receives the event",
       async () => (controlPage.frames.some((f) => f.includes(secret)) ? true : null),
@@ -294,8 +287,8 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     });
     expect(control.status).toBe(201);
     const complete = async (name: string) => {
-      const workflow = await tool(agent, "start_workflow", { name, force_new: true });
-      await tool(agent, "complete_workflow", { workflow_id: workflow.workflow_id, status: "success", summary: "done" });
+      const workflow = await ok(agent, "start_workflow", { name, force_new: true });
+      await ok(agent, "complete_workflow", { workflow_id: workflow.workflow_id, status: "success", summary: "done" });
       return String(workflow.workflow_id);
     };
     const delivered = (path: string, workflowId: string) => deliveries.some((d) => d.path === path && d.body.includes(workflowId));
@@ -323,12 +316,12 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     await owner.page.goto(`${server.url}/w/${workflowId}`);
     await owner.page.fill('textarea[name="body"]', "Please rename the flag.");
     await submit(owner.page, '#feedback button[type="submit"]');
-    const reader = await connect(server, (await managedToken(["read"])).token, "read-only client");
+    const reader = await connect({ url: server.url, token: (await managedToken(["read"])).token }, { name: "read-only client" });
     // The attack: a reader's look marked the feedback delivered, so the agent never received it.
-    const read = await tool(reader, "get_workflow", { workflow_id: workflowId });
+    const read = await ok(reader, "get_workflow", { workflow_id: workflowId });
     expect(read.reviewer_feedback).toBeUndefined();
     expect(JSON.stringify(read.feedback)).toContain("Please rename the flag.");
-    const next = await tool(agent, "log_milestone", { task_id: taskId, message: "next" });
+    const next = await ok(agent, "log_milestone", { task_id: taskId, message: "next" });
     expect(next.reviewer_feedback, "the agent's next call carries the feedback").toBeDefined();
     expect(JSON.stringify(next.reviewer_feedback)).toContain("Please rename the flag.");
     await reader.close();
@@ -345,7 +338,7 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     };
     await setSharing(false);
     try {
-      const workflow = await tool(agent, "start_workflow", { name: "Not shared", force_new: true });
+      const workflow = await ok(agent, "start_workflow", { name: "Not shared", force_new: true });
       expect(workflow.share_url).toBeUndefined();
       const id = String(workflow.workflow_id);
       const reader = await managedToken(["read"]);
@@ -447,7 +440,7 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
 
   // Restarts the server with new configuration: after the tests that share its state.
   it("removing a bootstrap token from configuration ends the grants, sessions and live pages made with it", async () => {
-    const acme = await connect(server, BOOTSTRAP_B, "acme agent");
+    const acme = await connect({ url: server.url, token: BOOTSTRAP_B }, { name: "acme agent" });
     const { workflowId, taskId } = await openWorkflow(acme, "acme's workflow");
     const { context } = await signedIn(BOOTSTRAP_A);
     const provider = await approvedApp(context, "write");
@@ -461,9 +454,9 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     const refreshed = await oauth.refresh(server.url, provider);
     expect(refreshed.status).toBe(400);
     expect(refreshed.body.error).toBe("invalid_grant");
-    const after = await connect(server, BOOTSTRAP_B, "acme agent after");
+    const after = await connect({ url: server.url, token: BOOTSTRAP_B }, { name: "acme agent after" });
     const secret = `after removal ${randomBytes(6).toString("hex")}`;
-    await tool(after, "log_milestone", { task_id: taskId, message: secret });
+    await ok(after, "log_milestone", { task_id: taskId, message: secret });
     await wait(2_000);
     expect(watched.frames.some((f) => f.includes(secret))).toBe(false);
     const page = await context.newPage();
@@ -471,7 +464,7 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     expect(new URL(page.url()).pathname).toBe("/login");
     await after.close();
     await context.close();
-    agent = await connect(server, server.token, "bootstrap agent after restart");
+    agent = await connect({ url: server.url, token: server.token }, { name: "bootstrap agent after restart" });
   }, 180_000);
 
   // Spends the loopback client's whole budget of failed attempts: last.

@@ -6,7 +6,8 @@ import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserMissing, launchChromium } from "../support/chromium";
-import { type DevServer, freePort, startDevServer } from "../support/dev-server";
+import { type DevServer, freePort } from "../support/dev-server";
+import { sharedDevServer } from "../support/shared-server";
 
 /**
  * The review app inside a chat client, end to end: `wrangler dev`, an MCP client that renders
@@ -39,7 +40,7 @@ async function serve(handler: (path: string) => { type: string; body: string; he
 
 describe.skipIf(browserMissing)("the review app in a chat client (Chromium, ext-apps AppBridge)", () => {
   beforeAll(async () => {
-    server = await startDevServer();
+    server = sharedDevServer();
     client = new Client(
       { name: "apps-host", version: "1" },
       { versionNegotiation: { mode: "auto" }, capabilities: { extensions: { [UI]: { mimeTypes: ["text/html;profile=mcp-app"] } } } },
@@ -56,7 +57,6 @@ describe.skipIf(browserMissing)("the review app in a chat client (Chromium, ext-
     await browser?.close();
     await client?.close();
     for (const page of pages) page.close();
-    await server?.stop();
   });
 
   it("shows the workflow escaped, sends feedback from its form, and the agent gets it in its next tool result", async () => {

@@ -1,13 +1,12 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { INSTRUCTIONS } from "@waymark/protocol/instructions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { callToolOutcome } from "../support/tool-outcome";
+import type { DevServer } from "../support/dev-server";
+import { callTool, connect } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 /**
  * Real typed clients, as a Python agent would use them: fastmcp's typed results and the Python
@@ -42,13 +41,8 @@ describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skippe
         timeout: 900_000,
       });
     }
-    // Subscriptions check their credential again every second here (30 s in production).
-    server = await startDevServer({ vars: { WAYMARK_SUBSCRIPTION_RECHECK_MS: "1000" } });
+    server = sharedDevServer();
   }, 960_000);
-
-  afterAll(async () => {
-    await server?.stop();
-  });
 
   it("see resumed, warnings and every other returned field; list and get the prompts", () => {
     const output = execFileSync(PYTHON, [join(import.meta.dirname, "clients/typed_results.py"), `${server.url}/mcp`, server.token], {
@@ -84,13 +78,8 @@ describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skippe
       id: string;
       token: string;
     };
-    const agent = new Client({ name: "agent", version: "1" });
-    await agent.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${server.token}` } },
-      }),
-    );
-    const started = await callToolOutcome(agent, "start_workflow", { name: "Followed from Python" });
+    const agent = await connect(server, { sdk: "v1", name: "agent" });
+    const started = await callTool(agent, "start_workflow", { name: "Followed from Python" });
     const workflowId = String(started.structured.workflow_id);
     const uri = `waymark://workflows/${workflowId}`;
 

@@ -4,7 +4,8 @@ import { createServer, request, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type DevServer, freePort, startDevServer } from "../support/dev-server";
+import { type DevServer, freePort } from "../support/dev-server";
+import { sharedDevServer } from "../support/shared-server";
 
 /**
  * The official MCP conformance suite against `wrangler dev`. The suite cannot send headers, so a
@@ -20,7 +21,7 @@ let proxy: Server;
 let proxyUrl: string;
 
 beforeAll(async () => {
-  server = await startDevServer();
+  server = sharedDevServer();
   const target = new URL(server.url);
   proxy = createServer((incoming, outgoing) => {
     const headers = { ...incoming.headers, authorization: incoming.headers.authorization ?? `Bearer ${server.token}` };
@@ -41,7 +42,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((closed) => proxy?.close(closed));
-  await server?.stop();
 });
 
 it("passes the official MCP conformance suite except the baseline's scenarios", async () => {

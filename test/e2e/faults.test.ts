@@ -4,17 +4,16 @@
  * helper losing its connection during complete_task, then a retry with the same inputs.
  * (A page reconnecting after a restart is covered in Chromium by test/browser/live.test.ts.)
  */
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo } from "../../client-helper/test/fixtures";
-import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { type Acked, callTool, connect, newAcked, pool, runAgentWorkflow } from "../support/agents";
+import { ensureBuilt } from "../../client-helper/test/support";
+import { type Acked, connectThroughHelper, newAcked, pool, runAgentWorkflow } from "../support/agents";
 import { crashDevServer, type DevServer, signalDevServer, startDevServer, waitDown } from "../support/dev-server";
 import { type DroppingProxy, startDroppingProxy } from "../support/dropping-proxy";
+import { callTool, connect, ok, type ToolOutcome } from "../support/mcp-client";
 import { exportView, readEvents, verifyWorkflow } from "../support/readback";
 import { Recorder } from "../support/stats";
-import type { ToolOutcome } from "../support/tool-outcome";
 
 let server: DevServer;
 let port: number;
@@ -32,30 +31,14 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The agent's view: the helper as a stdio MCP server in front of `url`. */
-async function helperFor(repo: Repo, url: string, timeoutSeconds: number): Promise<Client> {
-  const client = new Client({ name: "agent", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: SYSTEM_NODE,
-      args: [BIN, "mcp", "--url", `${url}/mcp`, "--dir", repo.dir, "--timeout", String(timeoutSeconds)],
-      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token },
-    }),
-  );
-  return client;
+function helperFor(repo: Repo, url: string, timeoutSeconds: number): Promise<Client> {
+  return connectThroughHelper({ url, token: server.token }, repo.dir, { args: ["--timeout", String(timeoutSeconds)] });
 }
-
-const must = (outcome: ToolOutcome, what: string) => {
-  if (outcome.isError) throw new Error(`${what}: ${outcome.text}`);
-  return outcome.structured;
-};
 
 /** A helper-driven task with one new file, up to the point of complete_task. */
 async function openTask(agent: Client, repo: Repo, label: string) {
-  const wf = must(await callTool(agent, "start_workflow", { name: `Helper fault ${label}` }), "start_workflow");
-  const task = must(
-    await callTool(agent, "start_task", { workflow_id: wf.workflow_id, name: label, goal: "survive", areas: ["src/**"] }),
-    "start_task",
-  );
+  const wf = await ok(agent, "start_workflow", { name: `Helper fault ${label}` });
+  const task = await ok(agent, "start_task", { workflow_id: wf.workflow_id, name: label, goal: "survive", areas: ["src/**"] });
   repo.write(`src/${label}.ts`, `export const ${label} = 1;\n`);
   const shareUrl = String(wf.share_url).replace(/^http:\/\/[^/]+/, server.url);
   const complete = { task_id: String(task.task_id), status: "success", outcome: { summary: `${label} done` } };
@@ -80,7 +63,12 @@ describe("faults through wrangler dev", () => {
     const recorder = new Recorder();
     const acked: Acked[] = [];
     const load = pool(6, 6, async (i) =>
-      runAgentWorkflow(await connect(server), { label: `crash${i}`, tasks: 4, recorder, onAcked: (a) => acked.push(a) }),
+      runAgentWorkflow(await connect(server, { negotiation: "auto" }), {
+        label: `crash${i}`,
+        tasks: 4,
+        recorder,
+        onAcked: (a) => acked.push(a),
+      }),
     );
     const deadline = Date.now() + 30_000;
     while (recorder.all().length < 40 && Date.now() < deadline) await sleep(20);
@@ -93,7 +81,7 @@ describe("faults through wrangler dev", () => {
     await server.restart();
     for (const a of acked) expect(await verifyWorkflow(a)).toEqual([]);
     // The server takes new work on the recovered data.
-    const after = await runAgentWorkflow(await connect(server), { label: "after-crash", tasks: 1 });
+    const after = await runAgentWorkflow(await connect(server, { negotiation: "auto" }), { label: "after-crash", tasks: 1 });
     expect(await verifyWorkflow(after)).toEqual([]);
   });
 
@@ -113,7 +101,7 @@ describe("faults through wrangler dev", () => {
     expect(elapsed).toBeLessThan(8000);
     await waitDown(server);
     await server.restart();
-    const retried = must(await callTool(agent, "complete_task", task.complete), "retry");
+    const retried = await ok(agent, "complete_task", task.complete);
     expect((retried.files_changed as { added: string[] }).added).toEqual(["src/killed.ts"]);
     await expectCompletedOnce(task.shareUrl, task.workflowId, task.taskId, "src/killed.ts");
     await agent.close();
@@ -131,7 +119,7 @@ describe("faults through wrangler dev", () => {
       expect(failed.isError).toBe(true);
       expect(failed.text).toMatch(/^UNAVAILABLE: /);
       // The server did complete the task: a retry must not complete it again.
-      const retried = must(await callTool(agent, "complete_task", task.complete), "retry");
+      const retried = await ok(agent, "complete_task", task.complete);
       expect((retried.files_changed as { added: string[] }).added).toEqual(["src/lost.ts"]);
       await expectCompletedOnce(task.shareUrl, task.workflowId, task.taskId, "src/lost.ts");
       await agent.close();
@@ -156,7 +144,7 @@ describe("faults through wrangler dev", () => {
     expect(failed.isError).toBe(true);
     expect(failed.text).toMatch(/^UNAVAILABLE: no answer from .* within 2 s/);
     expect(elapsed).toBeLessThan(4000);
-    const retried = must(await callTool(agent, "complete_task", task.complete), "retry");
+    const retried = await ok(agent, "complete_task", task.complete);
     expect((retried.files_changed as { added: string[] }).added).toEqual(["src/frozen.ts"]);
     await expectCompletedOnce(task.shareUrl, task.workflowId, task.taskId, "src/frozen.ts");
     await agent.close();

@@ -1,11 +1,12 @@
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, FAST_TMP, Repo, tempDir } from "../../client-helper/test/fixtures";
-import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { callTool, type Structured } from "../support/mcp-client";
+import { ensureBuilt } from "../../client-helper/test/support";
+import { connectThroughHelper } from "../support/agents";
+import type { DevServer } from "../support/dev-server";
+import { callTool, type Structured, ok as tool } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 let cacheHome: string;
@@ -13,29 +14,16 @@ let cacheHome: string;
 beforeAll(async () => {
   ensureBuilt();
   cacheHome = tempDir("waymark-cache-");
-  server = await startDevServer();
+  server = sharedDevServer();
 });
 afterAll(async () => {
-  await server?.stop();
   cleanupTempDirs();
 });
 
-async function tool(client: Client, name: string, args: Structured): Promise<Structured> {
-  return (await callTool(client, name, args)).structured;
-}
-
 /** The agent's view: the helper as a stdio MCP server, run by the machine's own Node as npx would. */
-async function helperFor(repo: Repo | string): Promise<Client> {
-  const client = new Client({ name: "agent", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: SYSTEM_NODE,
-      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", typeof repo === "string" ? repo : repo.dir],
-      // One cache for the file, never the user's: it is what lets two helper processes see each other's tasks.
-      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
-    }),
-  );
-  return client;
+// One cache for the file, never the user's: it is what lets two helper processes see each other's tasks.
+function helperFor(repo: Repo | string): Promise<Client> {
+  return connectThroughHelper(server, typeof repo === "string" ? repo : repo.dir, { cacheHome });
 }
 
 describe("wrangler dev + the local helper over stdio", () => {
@@ -129,7 +117,12 @@ describe("wrangler dev + the local helper over stdio", () => {
     for (let dir = 0; dir < 100; dir++) {
       for (let file = 0; file < 500; file++) repo.write(`out/d${dir}/f${file}.js`, `${dir}/${file}\n`);
     }
-    const done = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "built" } });
+    const done = await callTool(
+      agent,
+      "complete_task",
+      { task_id, status: "success", outcome: { summary: "built" } },
+      { mustSucceed: true },
+    );
     const filesChanged = done.structured.files_changed as {
       added: string[];
       more?: number;
@@ -150,13 +143,14 @@ describe("wrangler dev + the local helper over stdio", () => {
   it("a missing project directory: the task still starts and completes, and nobody is told the helper was not used", async () => {
     const agent = await helperFor(join(tempDir(), "missing"));
     const { workflow_id } = (await tool(agent, "start_workflow", { name: "Missing dir" })) as { workflow_id: string };
-    const started = await callTool(agent, "start_task", { workflow_id, name: "t", goal: "g" });
+    const started = await callTool(agent, "start_task", { workflow_id, name: "t", goal: "g" }, { mustSucceed: true });
     expect(started.text).toContain("does not exist");
-    const done = await callTool(agent, "complete_task", {
-      task_id: started.structured.task_id as string,
-      status: "success",
-      outcome: { summary: "s" },
-    });
+    const done = await callTool(
+      agent,
+      "complete_task",
+      { task_id: started.structured.task_id as string, status: "success", outcome: { summary: "s" } },
+      { mustSucceed: true },
+    );
     expect(done.text).not.toMatch(/without helper data/);
     expect((done.structured.verification as { warnings: string[] }).warnings.join("\n")).toContain("has no start snapshot");
     await agent.close();

@@ -5,16 +5,16 @@
  */
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support.js";
-import { type DevServer, startDevServer } from "../support/dev-server.js";
+import type { DevServer } from "../support/dev-server.js";
+import { sharedDevServer } from "../support/shared-server.js";
 
 let server: DevServer;
 beforeAll(async () => {
   ensureBuilt();
-  server = await startDevServer();
+  server = sharedDevServer();
 });
-afterAll(async () => server?.stop());
 
 type Negotiation = ConstructorParameters<typeof Client>[1];
 

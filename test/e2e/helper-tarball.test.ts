@@ -4,12 +4,13 @@
  * `npx -y --package=<endpoint>/helper/… waymark` runs it from an empty directory with a
  * fresh npm cache, as on a machine that has never seen this repository.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type DevServer, startDevServer } from "../support/dev-server.js";
+import type { DevServer } from "../support/dev-server.js";
+import { sharedDevServer } from "../support/shared-server.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "client-helper", "package.json"), "utf8")) as { version: string }).version;
@@ -17,12 +18,13 @@ const TARBALL = `waymark-helper-${VERSION}.tgz`;
 const temps: string[] = [];
 let server: DevServer;
 
-beforeAll(async () => {
-  execFileSync(process.execPath, [join(ROOT, "scripts", "helper-tarball.mjs")], { cwd: ROOT, stdio: "ignore" });
-  server = await startDevServer();
-}, 180_000);
+// The tarball is the one the shared server was started with: test/support/worker-build-setup.ts
+// rebuilds it before any server starts when the helper's sources are newer (rebuilding it here
+// would reload the shared server under the other files).
+beforeAll(() => {
+  server = sharedDevServer();
+});
 afterAll(async () => {
-  await server?.stop();
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });
 });
 

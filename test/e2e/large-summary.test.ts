@@ -3,20 +3,18 @@
  * follows the pages the resource names, and prints exactly the streamed Markdown export.
  */
 import { spawnSync } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { connect, pool } from "../support/agents";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { callTool } from "../support/mcp-client";
+import { pool } from "../support/agents";
+import type { DevServer } from "../support/dev-server";
+import { connect, ok } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 
 beforeAll(async () => {
   ensureBuilt();
-  server = await startDevServer();
-});
-afterAll(async () => {
-  await server?.stop();
+  server = sharedDevServer();
 });
 
 /** More than one resource page of tasks (200) and of decisions. */
@@ -24,8 +22,8 @@ const TASKS = 230;
 
 describe("wrangler dev + helper: the summary of a workflow several pages long", () => {
   it("reads every page and prints the Markdown export", async () => {
-    const client = await connect(server, server.token, "large-summary");
-    const tool = async (name: string, args: Record<string, unknown>) => (await callTool(client, name, args)).structured;
+    const client = await connect(server, { negotiation: "auto", name: "large-summary" });
+    const tool = (name: string, args: Record<string, unknown>) => ok(client, name, args);
     const wf = (await tool("start_workflow", { name: "Several pages" })) as { workflow_id: string; share_url: string };
     const results = await pool(TASKS, 4, async (i) => {
       const task = (await tool("start_task", { workflow_id: wf.workflow_id, name: `Task ${i}`, goal: "g" })) as { task_id: string };

@@ -6,9 +6,10 @@ import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
+import { connectThroughHelper } from "../support/agents";
 import { type DevServer, startDevServer } from "../support/dev-server";
 import { startDroppingProxy } from "../support/dropping-proxy";
-import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client";
+import { callTool, type Structured } from "../support/mcp-client";
 
 // Line attribution end to end: the real helper (its MCP proxy and its hook command) against a real
 // `wrangler dev`, with hook payloads in each agent's documented format, a "person" editing the
@@ -143,8 +144,8 @@ describe("line attribution through wrangler dev and the helper", () => {
     const transcript = join(tempDir("waymark-home-"), "session.jsonl");
     // Through a proxy that keeps every request body: what left the machine is checked at the end.
     const proxy = await startDroppingProxy(server.url);
-    const agent = await connectThroughHelper({ url: proxy.url, token: server.token }, repo.dir, cacheHome);
-    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const agent = await connectThroughHelper({ url: proxy.url, token: server.token }, repo.dir, { cacheHome });
+    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args, { mustSucceed: true })).structured;
     const wf = (await tool("start_workflow", { name: "Lines" })) as { workflow_id: string; share_url: string };
     const { task_id } = (await tool("start_task", { workflow_id: wf.workflow_id, name: "Add a module", goal: "g" })) as { task_id: string };
     const common = { session_id: "s-1", transcript_path: transcript, cwd: repo.dir, hook_event_name: "PostToolUse" };
@@ -194,7 +195,12 @@ describe("line attribution through wrangler dev and the helper", () => {
     repo.commitAll("Add a module");
     const endCommit = repo.git("rev-parse", "HEAD").trim();
 
-    const completed = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Added" } });
+    const completed = await callTool(
+      agent,
+      "complete_task",
+      { task_id, status: "success", outcome: { summary: "Added" } },
+      { mustSucceed: true },
+    );
     await agent.close();
     expect(completed.text).toContain("lines: +8 −2 (agent 7 · others 1)");
     // Ranges and hashes were sent, never a line: no line the agent, the person or the start wrote is in any request.
@@ -299,8 +305,8 @@ describe("line attribution through wrangler dev and the helper", () => {
   it("Codex: apply_patch adds a file and updates another, then a person edits it", async () => {
     const repo = Repo.init().write("lib.py", numbered(1, 12)).commitAll("initial");
     const startCommit = repo.git("rev-parse", "HEAD").trim();
-    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
-    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const agent = await connectThroughHelper(server, repo.dir, { cacheHome });
+    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args, { mustSucceed: true })).structured;
     const wf = (await tool("start_workflow", { name: "Codex lines" })) as { workflow_id: string; share_url: string };
     const { task_id } = (await tool("start_task", { workflow_id: wf.workflow_id, name: "Patch", goal: "g" })) as { task_id: string };
     // Codex 0.169's PostToolUse for apply_patch: the raw patch in tool_input.command; paths relative to cwd.
@@ -320,7 +326,12 @@ describe("line attribution through wrangler dev and the helper", () => {
     const patchCommit = repo.git("rev-parse", "HEAD").trim();
     repo.write("lib.py", numbered(1, 12).replace("line 4\n", "codex 4\ncodex 4b\n").replace("line 12\n", "person 12\n"));
     repo.commitAll("Person");
-    const completed = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Patched" } });
+    const completed = await callTool(
+      agent,
+      "complete_task",
+      { task_id, status: "success", outcome: { summary: "Patched" } },
+      { mustSucceed: true },
+    );
     await agent.close();
     expect(completed.text).toContain("lines: +5 −2 (agent 4 · others 1)");
     const [record] = JSON.parse(await fetchText(`${wf.share_url}/export.agent-trace.json`)) as [TraceRecord];
@@ -343,8 +354,8 @@ describe("line attribution through wrangler dev and the helper", () => {
   it("Cursor: afterFileEdit's replaced strings, then a person's edit; the record names Cursor and its version", async () => {
     const repo = Repo.init().write("web/app.js", numbered(1, 10)).commitAll("initial");
     const startCommit = repo.git("rev-parse", "HEAD").trim();
-    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
-    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const agent = await connectThroughHelper(server, repo.dir, { cacheHome });
+    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args, { mustSucceed: true })).structured;
     const wf = (await tool("start_workflow", { name: "Cursor lines" })) as { workflow_id: string; share_url: string };
     const { task_id } = (await tool("start_task", { workflow_id: wf.workflow_id, name: "Edit", goal: "g" })) as { task_id: string };
     const edited = numbered(1, 10).replace("line 3\n", "cursor 3\ncursor 3b\n");
@@ -361,7 +372,12 @@ describe("line attribution through wrangler dev and the helper", () => {
     });
     repo.write("web/app.js", edited.replace("line 9\n", "person 9\n"));
     repo.commitAll("Edit");
-    const completed = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Edited" } });
+    const completed = await callTool(
+      agent,
+      "complete_task",
+      { task_id, status: "success", outcome: { summary: "Edited" } },
+      { mustSucceed: true },
+    );
     await agent.close();
     expect(completed.text).toContain("lines: +3 −2 (agent 2 · others 1)");
     const [record] = JSON.parse(await fetchText(`${wf.share_url}/export.agent-trace.json`)) as [TraceRecord];
@@ -373,12 +389,17 @@ describe("line attribution through wrangler dev and the helper", () => {
 
   it("without hooks every added line is not observed: no range is anyone's, the export says why", async () => {
     const repo = Repo.init().write("a.txt", "a\n").commitAll("initial");
-    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
-    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const agent = await connectThroughHelper(server, repo.dir, { cacheHome });
+    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args, { mustSucceed: true })).structured;
     const wf = (await tool("start_workflow", { name: "Unobserved" })) as { workflow_id: string; share_url: string };
     const { task_id } = (await tool("start_task", { workflow_id: wf.workflow_id, name: "Edit", goal: "g" })) as { task_id: string };
     repo.write("a.txt", "a\nb\nc\n").commitAll("edit");
-    const completed = await callTool(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Edited" } });
+    const completed = await callTool(
+      agent,
+      "complete_task",
+      { task_id, status: "success", outcome: { summary: "Edited" } },
+      { mustSucceed: true },
+    );
     await agent.close();
     expect(completed.text).toContain("lines: +2 −0 (not observed 2)");
     const page = await fetchText(wf.share_url);

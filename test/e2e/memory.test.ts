@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server";
 import { eventually } from "../support/eventually";
-import { callTool, connectToDevServer } from "../support/mcp-client";
+import { type CallableClient, callTool, connect as connectTo } from "../support/mcp-client";
 
 /** Memory, resume and resources end to end: wrangler dev with data on disk, across a restart. */
 let server: DevServer;
@@ -13,8 +13,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const connect = () => connectToDevServer(server, "e2e-memory");
-const tool = callTool;
+const connect = () => connectTo(server, { negotiation: "auto", name: "e2e-memory" });
+const tool = (client: CallableClient, name: string, args: Record<string, unknown>) => callTool(client, name, args, { mustSucceed: true });
 
 describe("memory, resume and resources through wrangler dev", () => {
   it("remembers decisions across a restart and offers them to a new task; resumes by name; follows events", async () => {
@@ -71,5 +71,6 @@ describe("memory, resume and resources through wrangler dev", () => {
     expect(events.events.map((e) => e.type)).toEqual(["task.started", "decision.logged"]);
     expect(events).toMatchObject({ next_seq: 3, has_more: false });
     await client.close();
-  });
+    // A restart of wrangler dev: seconds on an idle machine, tens of them on a busy one. A hang detector.
+  }, 120_000);
 });

@@ -5,9 +5,10 @@ import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserMissing, launchChromium } from "../support/chromium";
-import { type DevServer, freePort, startDevServer } from "../support/dev-server";
+import { type DevServer, freePort } from "../support/dev-server";
+import { callTool } from "../support/mcp-client";
 import { type CallbackServer, callbackServer, connectWithOAuth, MemoryOAuthProvider, refresh } from "../support/oauth-client";
-import { callToolOutcome } from "../support/tool-outcome";
+import { sharedDevServer } from "../support/shared-server";
 
 const skip = browserMissing && process.env.CI !== "true";
 
@@ -22,12 +23,12 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
   let browser: Browser;
   let callback: CallbackServer;
   beforeAll(async () => {
-    [server, browser, callback] = await Promise.all([startDevServer(), launchChromium(), callbackServer()]);
+    server = sharedDevServer();
+    [browser, callback] = await Promise.all([launchChromium(), callbackServer()]);
   });
   afterAll(async () => {
     await callback?.close();
     await browser?.close();
-    await server?.stop();
   });
 
   it("discovers, registers, is sent to consent, signs in, approves, calls tools, refreshes; a revoked grant is refused", async () => {
@@ -80,9 +81,9 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     expect(provider.saved?.access_token).toBeTruthy();
     expect(provider.saved?.refresh_token).toBeTruthy();
     const { client } = await connect(server, provider);
-    const started = await callToolOutcome(client, "start_workflow", { name: "Started over OAuth" });
+    const started = await callTool(client, "start_workflow", { name: "Started over OAuth" });
     expect(started.isError, started.text).toBe(false);
-    const resumed = await callToolOutcome(client, "get_workflow", { workflow_id: started.structured.workflow_id });
+    const resumed = await callTool(client, "get_workflow", { workflow_id: started.structured.workflow_id });
     expect(resumed.isError, resumed.text).toBe(false);
     await client.close();
 
@@ -193,7 +194,7 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
       await finishing.finishAuth(code);
       await finishing.close();
       const { client } = await connect(server, provider);
-      const started = await callToolOutcome(client, "start_workflow", { name: "Started by a CIMD client" });
+      const started = await callTool(client, "start_workflow", { name: "Started by a CIMD client" });
       expect(started.isError, started.text).toBe(false);
       await client.close();
 

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
 import { type CallTool, toolCaller } from "../pages/fixture";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import type { DevServer } from "../support/dev-server";
 import { getFrom as get } from "../support/loopback-get";
+import { sharedDevServer } from "../support/shared-server";
 import { recordWideWorkflow, type WideWorkflow } from "../support/wide-workflow";
 
 /**
@@ -22,13 +23,10 @@ describe("bounded, rate-limited shared reads (wrangler dev, real sockets)", () =
   let wide: WideWorkflow;
 
   beforeAll(async () => {
-    server = await startDevServer();
+    server = sharedDevServer();
     callTool = toolCaller(fetch, `${server.url}/mcp`, server.token);
     wide = await recordWideWorkflow(callTool, 10, 20_000);
   }, 600_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
 
   /** A small shared workflow: a link (and a link budget) of its own. */
   async function smallLink(name: string): Promise<string> {

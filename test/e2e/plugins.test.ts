@@ -14,7 +14,8 @@ import { join, resolve } from "node:path";
 import { MARKETPLACE_PATH, marketplaceFiles } from "@waymark/protocol/plugin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures.js";
-import { type DevServer, startDevServer } from "../support/dev-server.js";
+import type { DevServer } from "../support/dev-server.js";
+import { sharedDevServer } from "../support/shared-server.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "client-helper", "package.json"), "utf8")) as { version: string }).version;
@@ -22,11 +23,10 @@ let server: DevServer;
 let repository: string;
 
 beforeAll(async () => {
-  server = await startDevServer();
+  server = sharedDevServer();
   repository = `${server.url}${MARKETPLACE_PATH}`;
 }, 180_000);
 afterAll(async () => {
-  await server?.stop();
   cleanupTempDirs();
 });
 

@@ -16,19 +16,20 @@ import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, FAST_TMP, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client";
+import { connectThroughHelper } from "../support/agents";
+import type { DevServer } from "../support/dev-server";
+import { ok, type Structured } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 const clients: Client[] = [];
 
 beforeAll(async () => {
   ensureBuilt();
-  server = await startDevServer();
+  server = sharedDevServer();
 });
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => {});
-  await server?.stop();
   cleanupTempDirs();
 });
 
@@ -40,7 +41,7 @@ async function agent(dir: string, cache: string, env: Record<string, string> = {
   const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
   Object.assign(process.env, env);
   try {
-    const client = await connectThroughHelper(server, dir, cache);
+    const client = await connectThroughHelper(server, dir, { cacheHome: cache });
     clients.push(client);
     return client;
   } finally {
@@ -72,7 +73,7 @@ interface TaskResult {
   verification: { warnings: string[]; overlapping?: Overlap[]; unexpected_files: string[] };
 }
 
-const tool = async (client: Client, name: string, args: Structured) => (await callTool(client, name, args)).structured;
+const tool = (client: Client, name: string, args: Structured) => ok(client, name, args);
 const startWorkflow = async (client: Client, name: string) =>
   (await tool(client, "start_workflow", { name, force_new: true })) as { workflow_id: string; share_url: string };
 const startTask = async (client: Client, workflow_id: string, name: string, extra: Structured = {}) =>

@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VERSION } from "../../client-helper/src/cli";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client";
+import { connectThroughHelper } from "../support/agents";
+import type { DevServer } from "../support/dev-server";
+import { callTool, ok, type Structured } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 let cacheHome: string;
@@ -18,10 +20,9 @@ beforeAll(async () => {
   // What `waymark hook` leaves behind for hooks: the launcher the commit-trailer hook runs.
   mkdirSync(join(cacheHome, "waymark"), { recursive: true });
   writeFileSync(join(cacheHome, "waymark", `helper-${VERSION}.mjs`), `import ${JSON.stringify(pathToFileURL(BIN).href)};\n`);
-  server = await startDevServer();
+  server = sharedDevServer();
 });
 afterAll(async () => {
-  await server?.stop();
   cleanupTempDirs();
 });
 
@@ -56,8 +57,8 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     const dirtyAtStart = join(tempDir("waymark-copy-"), "dirty.ts");
     writeFileSync(dirtyAtStart, readFileSync(join(repo.dir, "dirty.ts")));
 
-    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
-    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const agent = await connectThroughHelper(server, repo.dir, { cacheHome });
+    const tool = (name: string, args: Structured) => ok(agent, name, args);
     const wf = (await tool("start_workflow", { name: "Review chain" })) as { workflow_id: string; share_url: string };
     const started = (await tool("start_task", {
       workflow_id: wf.workflow_id,
@@ -76,11 +77,12 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     writeFileSync(join(repo.dir, "image.bin"), Buffer.from([0, 1, 2, 0, 3]));
     expect(repo.git("log", "-1", "--format=%B")).toContain(`Waymark-Task: ${started.task_id}`);
 
-    const completed = await callTool(agent, "complete_task", {
-      task_id: started.task_id,
-      status: "success",
-      outcome: { summary: "Edited" },
-    });
+    const completed = await callTool(
+      agent,
+      "complete_task",
+      { task_id: started.task_id, status: "success", outcome: { summary: "Edited" } },
+      { mustSucceed: true },
+    );
     // Compactly in the text the agent reads: totals, commits, branch.
     expect(completed.text).toContain("lines: +4 −3, 1 binary");
     expect(completed.text).toMatch(/commits: [0-9a-f]{7,} Move notes, [0-9a-f]{7,} Edit a \(branch main\)/);
@@ -172,8 +174,8 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => (i % 3 === 2 ? "}\n" : `${tag}${i}\n`)).join("");
     const plain = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}\n`).join("");
     const repo = Repo.init().write("a.ts", lines(12, "a")).write("b.ts", lines(6, "b")).commitAll("initial");
-    const agent = await connectThroughHelper(server, repo.dir, cacheHome);
-    const tool = async (name: string, args: Structured) => (await callTool(agent, name, args)).structured;
+    const agent = await connectThroughHelper(server, repo.dir, { cacheHome });
+    const tool = (name: string, args: Structured) => ok(agent, name, args);
     const wf = (await tool("start_workflow", { name: "Counts after counts" })) as { workflow_id: string };
     const measure = async (edit: () => void) => {
       const atStart = tempDir("waymark-copy-");

@@ -17,8 +17,10 @@ import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { type DevServer, startDevServer } from "../support/dev-server";
-import { callTool, connectThroughHelper, type Structured } from "../support/mcp-client";
+import { connectThroughHelper } from "../support/agents";
+import type { DevServer } from "../support/dev-server";
+import { ok, type Structured } from "../support/mcp-client";
+import { sharedDevServer } from "../support/shared-server";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Doc = { [key: string]: Json } & {
@@ -38,11 +40,10 @@ beforeAll(async () => {
   ensureBuilt();
   cacheHome = tempDir("waymark-cache-");
   exportsDir = tempDir("waymark-exports-");
-  server = await startDevServer();
+  server = sharedDevServer();
   readToken = String((await api("POST", "/api/tokens", { name: "auditor", scopes: ["read"] }, server.token)).token);
 });
 afterAll(async () => {
-  await server?.stop();
   cleanupTempDirs();
 });
 
@@ -94,8 +95,8 @@ interface Recorded {
  */
 async function record(name: string): Promise<Recorded> {
   const repo = Repo.init().write("src/a.ts", "a1\na2\na3\n").write("docs/old.md", "moved\n").commitAll("initial");
-  const agent = await connectThroughHelper(server, repo.dir, cacheHome);
-  const tool = async (tool: string, args: Structured) => (await callTool(agent, tool, args)).structured;
+  const agent = await connectThroughHelper(server, repo.dir, { cacheHome });
+  const tool = (tool: string, args: Structured) => ok(agent, tool, args);
   const { workflow_id } = (await tool("start_workflow", { name })) as { workflow_id: string };
   const failed = String(
     (await tool("start_task", { workflow_id, name: "Fix the parser", goal: "Tests pass", areas: ["src", "docs"] })).task_id,

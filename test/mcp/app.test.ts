@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { connectV1, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /**
  * The review app (src/mcp/app.ts) as an MCP Apps host reaches it: the tools that link it, its
@@ -28,7 +29,7 @@ const textOf = (read: { contents: object[] }) => String((read.contents[0] as { t
 
 describe("the review app", () => {
   it("is linked from start_workflow, complete_task and get_workflow, and its feedback tool is offered only to app hosts", async () => {
-    const plain = await connectV2();
+    const plain = await connect(workerTarget());
     const listed = (await plain.listTools()).tools;
     const linked = listed.filter((t) => (t._meta?.ui as { resourceUri?: string } | undefined)?.resourceUri === "ui://waymark/review");
     expect(linked.map((t) => t.name)).toEqual(["start_workflow", "complete_task", "get_workflow"]);
@@ -49,7 +50,7 @@ describe("the review app", () => {
   });
 
   it("shows a workflow as the share page does, agent text escaped, and only to its owner", async () => {
-    const agent = await connectV1();
+    const agent = await connect(workerTarget(), { sdk: "v1" });
     const hostile = `<img src=x onerror="parent.postMessage('owned','*')">\u202Egnp.exe`;
     const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: hostile });
     const { task_id } = await ok<{ task_id: string }>(agent, "start_task", { workflow_id, name: "Pay", goal: "Stripe" });
@@ -82,7 +83,7 @@ describe("the review app", () => {
   });
 
   it("sends the reviewer's feedback to the agent's next tool result", async () => {
-    const agent = await connectV1();
+    const agent = await connect(workerTarget(), { sdk: "v1" });
     const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: "Reviewed in chat" });
     const { task_id } = await ok<{ task_id: string }>(agent, "start_task", { workflow_id, name: "Docs", goal: "Write docs" });
     const host = await appHost();

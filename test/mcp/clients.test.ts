@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { callTool, connect, ok } from "../support/mcp-client";
 import { EXPECTED_TOOLS } from "../support/tools";
-import { call, connectV1, connectV2, ok } from "../support/worker";
+import { workerTarget } from "../support/worker";
 
 describe.each([
-  ["SDK v2 client", connectV2],
-  ["SDK v1 client", connectV1],
+  ["SDK v2 client", () => connect(workerTarget())],
+  ["SDK v1 client", () => connect(workerTarget(), { sdk: "v1" })],
 ])("%s through the Worker", (_label, connect) => {
   it("lists the tools", async () => {
     const client = await connect();
@@ -46,7 +47,7 @@ describe.each([
       requires_human_review: false,
     });
     await ok(client, "log_milestone", { task_id: task.task_id, message: "Installing jsonwebtoken...", progress: 50 });
-    const done = await call(client, "complete_task", {
+    const done = await callTool(client, "complete_task", {
       task_id: task.task_id,
       status: "success",
       outcome: { summary: "JWT middleware créé", achievements: ["Middleware vérifie signature JWT"], limitations: [] },

@@ -6,7 +6,8 @@ import { SCOPES } from "../../src/domain/access-scopes";
 import type { Result } from "../../src/errors";
 import { LIMITS } from "../../src/limits";
 import { defineTool } from "../../src/mcp/define";
-import { call, connectV2, ok, rpc, TOKENS } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { rpc, TOKENS, workerTarget } from "../support/worker";
 
 let acme: Client;
 let globex: Client;
@@ -16,8 +17,8 @@ let doneTaskId: string;
 let globexTaskId: string;
 
 beforeAll(async () => {
-  acme = await connectV2(TOKENS.acme);
-  globex = await connectV2(TOKENS.globex);
+  acme = await connect(workerTarget(TOKENS.acme));
+  globex = await connect(workerTarget(TOKENS.globex));
   workflowId = (await ok<{ workflow_id: string }>(acme, "start_workflow", { name: "Errors" })).workflow_id;
   taskId = (await ok<{ task_id: string }>(acme, "start_task", { workflow_id: workflowId, name: "Open", goal: "g" })).task_id;
   doneTaskId = (await ok<{ task_id: string }>(acme, "start_task", { workflow_id: workflowId, name: "Done", goal: "g" })).task_id;
@@ -246,7 +247,7 @@ describe("tool errors carry a stable code and name the field and the rule", () =
     const before = (
       await rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_workflow", arguments: { workflow_id: workflowId } } })
     ).body;
-    const outcome = await call(acme, tool, args());
+    const outcome = await callTool(acme, tool, args());
     expect(outcome.isError).toBe(true);
     expect(outcome.text.startsWith(`${code}: `)).toBe(true);
     expect(outcome.text.slice(code.length + 2)).toMatch(message);
@@ -265,9 +266,9 @@ describe("tool errors carry a stable code and name the field and the rule", () =
 
   it("keeps log results to a few hundred bytes", async () => {
     const results = [
-      await call(acme, "log_decision", { task_id: taskId, category: "other", question: "q", chosen: "c", reasoning: "r" }),
-      await call(acme, "log_issue", { task_id: taskId, type: "other", description: "d", resolution: "r" }),
-      await call(acme, "log_milestone", { task_id: taskId, message: "m", progress: 10 }),
+      await callTool(acme, "log_decision", { task_id: taskId, category: "other", question: "q", chosen: "c", reasoning: "r" }),
+      await callTool(acme, "log_issue", { task_id: taskId, type: "other", description: "d", resolution: "r" }),
+      await callTool(acme, "log_milestone", { task_id: taskId, message: "m", progress: 10 }),
     ];
     for (const result of results) {
       const bytes = JSON.stringify({ content: [{ type: "text", text: result.text }], structuredContent: result.structured }).length;

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { call, connectV2, ok, TOKENS } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { TOKENS, workerTarget } from "../support/worker";
 
 describe("get_workflow", () => {
   it("resumes a workflow: open tasks with their last milestone, recent logs, next steps", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", {
       name: "Resume me",
       plan: [{ step: "1", goal: "g" }],
@@ -27,7 +28,7 @@ describe("get_workflow", () => {
       requires_human_review: true,
     });
 
-    const resumed = await call(client, "get_workflow", { workflow_id });
+    const resumed = await callTool(client, "get_workflow", { workflow_id });
     expect(resumed.structured).toMatchObject({
       workflow: { id: workflow_id, name: "Resume me", status: "active", plan: [{ step: "1", goal: "g" }] },
       open_tasks: [{ task_id: open.task_id, name: "Open", goal: "Keep going", last_milestone: "Tests running", parent_task_id: null }],
@@ -47,7 +48,7 @@ describe("get_workflow", () => {
   });
 
   it("returns one task in full, and only to its owner", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Detail" });
     const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name: "T", goal: "g", areas: ["auth"] });
     await ok(client, "complete_task", { task_id, status: "failed", outcome: { summary: "Could not", limitations: ["time"] } });
@@ -58,21 +59,21 @@ describe("get_workflow", () => {
       areas: ["auth"],
       outcome: { summary: "Could not", limitations: ["time"] },
     });
-    const stranger = await call(await connectV2(TOKENS.globex), "get_workflow", { task_id });
+    const stranger = await callTool(await connect(workerTarget(TOKENS.globex)), "get_workflow", { task_id });
     expect(stranger.text).toMatch(/^NOT_FOUND: task_id: /);
   });
 
   it("lists the account's open workflows without an id, never another account's", async () => {
-    const globex = await connectV2(TOKENS.globex);
+    const globex = await connect(workerTarget(TOKENS.globex));
     const { workflow_id } = await ok<{ workflow_id: string }>(globex, "start_workflow", { name: "Globex only" });
     const mine = await ok<{ workflows: { workflow_id: string }[] }>(globex, "get_workflow", {});
     expect(mine.workflows.map((w) => w.workflow_id)).toContain(workflow_id);
-    const theirs = await ok<{ workflows: { workflow_id: string }[] }>(await connectV2(TOKENS.acme), "get_workflow", {});
+    const theirs = await ok<{ workflows: { workflow_id: string }[] }>(await connect(workerTarget(TOKENS.acme)), "get_workflow", {});
     expect(theirs.workflows.map((w) => w.workflow_id)).not.toContain(workflow_id);
   });
 
   it("resume lists completed tasks newest first, bounded, and ties plan steps to the tasks named after them", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", {
       name: "Plan progress",
       plan: [
@@ -89,7 +90,7 @@ describe("get_workflow", () => {
       await ok(client, "complete_task", { task_id: task.task_id, status: "success", outcome: { summary: `${name} done.\nDetails…` } });
       ids.push(task.task_id);
     }
-    const resumed = await call(client, "get_workflow", { workflow_id });
+    const resumed = await callTool(client, "get_workflow", { workflow_id });
     const completed = (resumed.structured as { completed_tasks: { task_id: string; summary: string }[] }).completed_tasks;
     expect(completed).toHaveLength(20);
     expect(completed[0]).toMatchObject({ task_id: ids.at(-1), summary: "Chore 21 done." });

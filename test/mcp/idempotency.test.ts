@@ -1,22 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { call, connectV2, ok, TOKENS } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { TOKENS, workerTarget } from "../support/worker";
 
 describe("idempotency keys through the endpoint", () => {
   it("start_workflow: the same key lands on the same workflow; another account's same key does not", async () => {
-    const acme = await connectV2(TOKENS.acme);
-    const globex = await connectV2(TOKENS.globex);
+    const acme = await connect(workerTarget(TOKENS.acme));
+    const globex = await connect(workerTarget(TOKENS.globex));
     const first = await ok<{ workflow_id: string }>(acme, "start_workflow", { name: "Retry me", idempotency_key: "wf-key-1" });
     const retry = await ok<{ workflow_id: string }>(acme, "start_workflow", { name: "Retry me", idempotency_key: "wf-key-1" });
     expect(retry).toEqual(first);
     const theirs = await ok<{ workflow_id: string }>(globex, "start_workflow", { name: "Retry me", idempotency_key: "wf-key-1" });
     expect(theirs.workflow_id).not.toBe(first.workflow_id);
-    const changed = await call(acme, "start_workflow", { name: "Something else", idempotency_key: "wf-key-1" });
+    const changed = await callTool(acme, "start_workflow", { name: "Something else", idempotency_key: "wf-key-1" });
     expect(changed.isError).toBe(true);
     expect(changed.text).toMatch(/^CONFLICT: idempotency_key: /);
   });
 
   it("complete_task: a retry after a lost answer returns the first result and counts once", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Retries" });
     const { task_id } = await ok<{ task_id: string }>(client, "start_task", {
       workflow_id,

@@ -6,7 +6,8 @@
  * worktree-overlap test shows the shape).
  */
 import { describe, expect, it } from "vitest";
-import { connectV2, ok } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { workerTarget } from "../support/worker";
 
 const HEAD = "c".repeat(40);
 const source = { kind: "helper", version: "0.1.0" };
@@ -20,7 +21,7 @@ const ALSO_OPEN = "was also open on this working tree";
 
 describe("warnings about tasks open on the same working tree", () => {
   it("leave out the task's own parent chain and subtasks, and keep an unrelated task", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Lineage", force_new: true });
     const elsewhere = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Elsewhere", force_new: true });
     const other = await ok<Started>(client, "start_task", { workflow_id: elsewhere.workflow_id, name: "x", goal: "g" });

@@ -1,12 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, connectV2, ORIGIN, ok, workerFetch } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { ORIGIN, workerFetch, workerTarget } from "../support/worker";
 
 type Totals = { tasks: number; input_tokens: number; output_tokens: number; cost_usd: number };
 
 describe("metrics per task (complete_task.metrics)", () => {
   it("stores them, rolls them up per workflow and per account, and shows them in exports and on the page", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string; share_url: string }>(client, "start_workflow", { name: "Metered" });
     const parent = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "Parent", goal: "g" });
     const child = await ok<{ task_id: string }>(client, "start_task", {
@@ -79,10 +80,15 @@ describe("metrics per task (complete_task.metrics)", () => {
     [{ model: "" }, "INPUT_VALIDATION_ERROR: metrics.model: must not be empty"],
     [{ tokens: 5 }, "INPUT_VALIDATION_ERROR: metrics: unknown field(s): tokens"],
   ])("refuses bad metrics %j by field and rule, storing nothing", async (metrics, message) => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Bad metrics", force_new: true });
     const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "T", goal: "g" });
-    const result = await call(client, "complete_task", { task_id: task.task_id, status: "success", outcome: { summary: "s" }, metrics });
+    const result = await callTool(client, "complete_task", {
+      task_id: task.task_id,
+      status: "success",
+      outcome: { summary: "s" },
+      metrics,
+    });
     expect(result.isError).toBe(true);
     expect(result.text.replace("must be a integer", "must be a int")).toBe(message);
     const state = await ok<{ task: { status: string } }>(client, "get_workflow", { task_id: task.task_id });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { connectV2, ok, rpc } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { rpc, workerTarget } from "../support/worker";
 
 /**
  * Found by bench/fuzz.ts: deeply nested arguments overflowed the stack in argument parsing
@@ -8,7 +9,7 @@ import { connectV2, ok, rpc } from "../support/worker";
 let taskId: string;
 
 beforeAll(async () => {
-  const acme = await connectV2();
+  const acme = await connect(workerTarget());
   const { workflow_id } = await ok<{ workflow_id: string }>(acme, "start_workflow", { name: "Nesting" });
   taskId = (await ok<{ task_id: string }>(acme, "start_task", { workflow_id, name: "Open", goal: "g" })).task_id;
 });

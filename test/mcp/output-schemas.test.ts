@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
-import { connectV2, rpc } from "../support/worker";
+import { connect } from "../support/mcp-client";
+import { rpc, workerTarget } from "../support/worker";
 
 /**
  * Typed clients (the Python SDK, fastmcp) build their result types from a tool's outputSchema and
@@ -39,7 +40,7 @@ async function structured(name: string, args: Record<string, unknown>): Promise<
 }
 
 beforeAll(async () => {
-  client = await connectV2();
+  client = await connect(workerTarget());
   const { body } = await rpc({ jsonrpc: "2.0", id: 1, method: "tools/list" });
   const tools = (body?.result as { tools: Listed[] } | undefined)?.tools ?? [];
   advertised = new Map(tools.map((tool) => [tool.name, tool.outputSchema.properties]));

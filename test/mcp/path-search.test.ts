@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
-import { accountIndexed, call, connectV2, ok, TOKENS } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { accountIndexed, TOKENS, workerTarget } from "../support/worker";
 
 /**
  * "Which task touched src/billing/tax.ts?" asked as an agent asks it: get_workflow {query}
@@ -39,7 +40,7 @@ async function record(client: Client, workflowName: string, tasks: { name: strin
 }
 
 const search = async (client: Client, query: string, limit?: number) => {
-  const outcome = await call(client, "get_workflow", limit === undefined ? { query } : { query, limit });
+  const outcome = await callTool(client, "get_workflow", limit === undefined ? { query } : { query, limit });
   if (outcome.isError) throw new Error(outcome.text);
   const results = (outcome.structured.results ?? []) as Hit[];
   return { text: outcome.text, results, files: results.filter((r) => r.kind === "file") };
@@ -52,8 +53,8 @@ describe("get_workflow {query} by file path", () => {
   let refactor: { workflow_id: string; ids: string[] };
 
   beforeAll(async () => {
-    acme = await connectV2(TOKENS.acme);
-    const globex = await connectV2(TOKENS.globex);
+    acme = await connect(workerTarget(TOKENS.acme));
+    const globex = await connect(workerTarget(TOKENS.globex));
     // Another account with the very same paths, recorded first and last.
     await record(globex, "Globex billing", [{ name: "Globex tax", changes: [added("src/billing/tax.ts")] }]);
     tax = await record(acme, "Tax engine", [
@@ -127,7 +128,7 @@ describe("get_workflow {query} by file path", () => {
       expect(files.length).toBeGreaterThan(0);
       for (const file of files) expect([tax.workflow_id, refactor.workflow_id]).toContain(file.workflow_id);
     }
-    const globex = await connectV2(TOKENS.globex);
+    const globex = await connect(workerTarget(TOKENS.globex));
     const { files } = await search(globex, "src/billing/tax.ts");
     expect(described(files)).toEqual(["Globex tax: A src/billing/tax.ts"]);
   });

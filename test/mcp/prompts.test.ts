@@ -1,6 +1,7 @@
 import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import { describe, expect, it } from "vitest";
-import { accountIndexed, connectV1, connectV2, ok, rpc, TOKENS } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { accountIndexed, rpc, TOKENS, workerTarget } from "../support/worker";
 
 /** The text of a prompt's one message. */
 function textOf(got: { messages: { content: unknown }[] }): string {
@@ -11,7 +12,7 @@ function textOf(got: { messages: { content: unknown }[] }): string {
 describe("prompts", () => {
   // First, while acme has no workflow yet (storage is per test file).
   it("says so when there is nothing to resume, and names the field a bad argument breaks", async () => {
-    const client = await connectV2(TOKENS.acme);
+    const client = await connect(workerTarget(TOKENS.acme));
     const got = await client.getPrompt({ name: "resume" });
     expect(got.messages).toEqual([
       { role: "user", content: { type: "text", text: "You have no open Waymark workflow. Before substantial work, call start_workflow." } },
@@ -26,20 +27,20 @@ describe("prompts", () => {
   });
 
   it("lists instructions and resume, with resume's one optional argument", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name)).toEqual(["instructions", "resume"]);
     expect(prompts[1]?.arguments).toEqual([expect.objectContaining({ name: "workflow_id", required: false })]);
   });
 
   it("gives the instructions `waymark init` writes, word for word (one source)", async () => {
-    const client = await connectV1();
+    const client = await connect(workerTarget(), { sdk: "v1" });
     const got = await client.getPrompt({ name: "instructions" });
     expect(got.messages).toEqual([{ role: "user", content: { type: "text", text: INSTRUCTIONS } }]);
   });
 
   it("resumes the most recently updated open workflow compactly, naming the others", async () => {
-    const client = await connectV2(TOKENS.globex);
+    const client = await connect(workerTarget(TOKENS.globex));
     const older = (await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Older work" })).workflow_id;
     const id = (
       await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Billing <v2>", plan: [{ step: "1", goal: "Invoices" }] })
@@ -64,9 +65,9 @@ describe("prompts", () => {
   });
 
   it("refuses another account's workflow with the same answer as an unknown one", async () => {
-    const acme = await connectV2(TOKENS.acme);
+    const acme = await connect(workerTarget(TOKENS.acme));
     const theirs = (await ok<{ workflow_id: string }>(acme, "start_workflow", { name: "Acme secret" })).workflow_id;
-    const globex = await connectV2(TOKENS.globex);
+    const globex = await connect(workerTarget(TOKENS.globex));
     for (const id of [theirs, "wf_nosuchworkflow"]) {
       await expect(globex.getPrompt({ name: "resume", arguments: { workflow_id: id } })).rejects.toThrow(
         `NOT_FOUND: workflow_id: no workflow ${id} in this account`,

@@ -1,7 +1,8 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { PROTOCOL_VERSIONS } from "../../src/mcp/resources";
-import { call, connectV1, connectV2, ORIGIN, ok, rpc, TOKENS, workerFetch } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { ORIGIN, rpc, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /** Protocol details that independent clients and the official conformance suite check. */
 describe("MCP protocol correctness", () => {
@@ -48,23 +49,23 @@ describe("MCP protocol correctness", () => {
     ["start_workflow", { name: "   " }, "name: must not be blank"],
     ["start_workflow", { name: "\t\n" }, "name: must not be blank"],
   ] as const)("refuses a whitespace-only %s input", async (tool, args, message) => {
-    const client = await connectV2();
-    const outcome = await call(client, tool, args);
+    const client = await connect(workerTarget());
+    const outcome = await callTool(client, tool, args);
     expect(outcome.isError).toBe(true);
     expect(outcome.text).toBe(`INPUT_VALIDATION_ERROR: ${message}`);
   });
 
   it("refuses a whitespace-only task name and goal", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Blank names" });
-    const outcome = await call(client, "start_task", { workflow_id, name: " ", goal: "  " });
+    const outcome = await callTool(client, "start_task", { workflow_id, name: " ", goal: "  " });
     expect(outcome.text).toBe("INPUT_VALIDATION_ERROR: name: must not be blank; goal: must not be blank");
   });
 
   it("refuses an area whose braces expand past the cap", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Brace bomb" });
-    const outcome = await call(client, "start_task", { workflow_id, name: "n", goal: "g", areas: ["ok/**", "{a,b}{c,d}{e,f}{g,h}"] });
+    const outcome = await callTool(client, "start_task", { workflow_id, name: "n", goal: "g", areas: ["ok/**", "{a,b}{c,d}{e,f}{g,h}"] });
     expect(outcome.text).toBe("INPUT_VALIDATION_ERROR: areas[1]: braces expand to more than 8 patterns");
   });
 
@@ -74,8 +75,8 @@ describe("MCP protocol correctness", () => {
     [{ limit: 3 }, "limit: only applies with query"],
     [{ workflow_id: "wf_x", limit: 3 }, "limit: only applies with query"],
   ])("get_workflow refuses mixed modes %j", async (args, message) => {
-    const client = await connectV2();
-    const outcome = await call(client, "get_workflow", args);
+    const client = await connect(workerTarget());
+    const outcome = await callTool(client, "get_workflow", args);
     expect(outcome.isError).toBe(true);
     expect(outcome.text).toBe(`INPUT_VALIDATION_ERROR: ${message}`);
   });
@@ -96,7 +97,7 @@ describe("MCP protocol correctness", () => {
     expect((await info(modern)).protocol_versions).toContain(negotiated);
     expect(negotiated >= "2026-07-28").toBe(true);
 
-    const legacy = await connectV1();
+    const legacy = await connect(workerTarget(), { sdk: "v1" });
     expect((await info(legacy)).protocol_versions).toEqual([...PROTOCOL_VERSIONS]);
     for (const version of PROTOCOL_VERSIONS.filter((v) => v < "2026")) {
       const { body } = await rpc({

@@ -5,8 +5,10 @@
  * resume-by-name never merges work from different repositories, nor a fingerprint-less
  * client's work with a repository's.
  */
+import type { Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { call, connectV2, ok } from "../support/worker";
+import { callTool, connect, ok } from "../support/mcp-client";
+import { workerTarget } from "../support/worker";
 
 type Started = { workflow_id: string; resumed?: boolean };
 const BLOB = "a".repeat(40);
@@ -17,7 +19,7 @@ const repository = (fingerprint: string, branch = "main") => ({
   branch,
 });
 
-async function task(client: Awaited<ReturnType<typeof connectV2>>, name: string) {
+async function task(client: Client, name: string) {
   const wf = await ok<Started>(client, "start_workflow", { name, force_new: true });
   const snapshot = { type: "git", head: HEAD, branch: "main", dirty: [], repository: repository("1") };
   return ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "T", goal: "g", snapshot });
@@ -57,9 +59,9 @@ describe("provenance of files_changed and metrics", () => {
       undefined,
     ],
   ])("%s", async (_label, changes, source, notByAgent) => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { task_id } = await task(client, "Provenance");
-    const done = await call(client, "complete_task", { task_id, status: "success", outcome: { summary: "s" }, changes });
+    const done = await callTool(client, "complete_task", { task_id, status: "success", outcome: { summary: "s" }, changes });
     expect(done.isError, done.text).toBe(false);
     const files = done.structured.files_changed as Record<string, unknown>;
     expect(files.source).toEqual(source);
@@ -82,7 +84,7 @@ describe("provenance of files_changed and metrics", () => {
       { source: "transcript", price_table_date: "2026-11-23" },
     ],
   ])("usage: %s", async (_label, metrics, signed, expected) => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { task_id } = await task(client, "Usage provenance");
     await ok(client, "complete_task", { task_id, status: "success", outcome: { summary: "s" }, metrics, changes: gitChanges(signed) });
     const { task: view } = await ok<{ task: { metrics: Record<string, unknown>; repository: Record<string, unknown> } }>(
@@ -107,7 +109,7 @@ describe("provenance of files_changed and metrics", () => {
 
 describe("resume by name within one repository", () => {
   it("resumes only an open workflow of the same repository; fingerprint-less clients never join a repository's workflow", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const name = "Shared name";
     const a = await ok<Started>(client, "start_workflow", { name, repository: repository("a") });
     const b = await ok<Started>(client, "start_workflow", { name, repository: repository("b") });
@@ -125,8 +127,8 @@ describe("resume by name within one repository", () => {
   });
 
   it("refuses a malformed fingerprint by field and rule", async () => {
-    const client = await connectV2();
-    const result = await call(client, "start_workflow", {
+    const client = await connect(workerTarget());
+    const result = await callTool(client, "start_workflow", {
       name: "Bad fingerprint",
       repository: { fingerprint: "xyz", remote: null, branch: null },
     });
@@ -135,7 +137,7 @@ describe("resume by name within one repository", () => {
   });
 
   it("does not advertise the helper-only input in tools/list", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { tools } = await client.listTools();
     const start = tools.find((t) => t.name === "start_workflow");
     expect(Object.keys(start?.inputSchema.properties ?? {})).not.toContain("repository");

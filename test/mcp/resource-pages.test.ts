@@ -2,15 +2,16 @@
  * The workflow resource has a ceiling: each array holds its first page, `truncated` names the
  * next page of each array that has more, and following the pages gives the whole view back.
  */
+import type { Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
-import { connectV2, rpc, TOKENS } from "../support/worker";
+import { connect } from "../support/mcp-client";
+import { rpc, TOKENS, workerTarget } from "../support/worker";
 import { readWhole, stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
 type Contents = { contents: { uri: string; text?: string }[] };
-type Client = Awaited<ReturnType<typeof connectV2>>;
 
 async function read<T>(client: Client, uri: string): Promise<T> {
   const result = (await client.readResource({ uri })) as Contents;
@@ -40,13 +41,13 @@ type Truncated = Partial<Record<"tasks" | "decisions" | "issues" | "milestones",
 describe("the workflow resource's ceiling", () => {
   it("is the whole view, unchanged, while every array fits one page", async () => {
     const { id, stub } = await workflowOf(3);
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     expect(await read(client, `waymark://workflows/${id}`)).toEqual(JSON.parse(JSON.stringify(value(await readWhole(stub, ACME)))));
   });
 
   it("gives each array's first page, names the next pages, and the pages give the whole view back", { timeout: 120_000 }, async () => {
     const { id, stub } = await workflowOf(LIMITS.READ_PAGE_ITEMS * 2 + 30);
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const uri = `waymark://workflows/${id}`;
     const resource = await read<Record<string, unknown[]> & { truncated: Truncated; totals: { tasks: number } }>(client, uri);
     expect(resource.tasks).toHaveLength(LIMITS.READ_PAGE_ITEMS);

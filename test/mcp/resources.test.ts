@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { accountIndexed, connectV1, connectV2, ok, rpc, TOKENS } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { accountIndexed, rpc, TOKENS, workerTarget } from "../support/worker";
 
 type Contents = { contents: { uri: string; mimeType?: string; text?: string }[] };
 const parse = <T>(result: Contents): T => JSON.parse(result.contents[0]?.text ?? "null") as T;
@@ -13,7 +14,7 @@ async function readError(uri: string, token: string = TOKENS.acme): Promise<{ co
 
 describe("MCP resources", () => {
   it("lists the account's workflows and the server info; reads a workflow as its view", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Resourceful" });
     await ok(client, "start_task", { workflow_id: wf.workflow_id, name: "T", goal: "g" });
     // The list comes from the account index, which counts the open task within half a second.
@@ -43,7 +44,7 @@ describe("MCP resources", () => {
   });
 
   it("follows the event log with a from_seq → next_seq cursor, in bounded pages", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Followed" });
     const task = await ok<{ task_id: string }>(client, "start_task", { workflow_id: wf.workflow_id, name: "T", goal: "g" });
     for (let i = 0; i < 5; i++) await ok(client, "log_milestone", { task_id: task.task_id, message: `m${i}` });
@@ -85,7 +86,7 @@ describe("MCP resources", () => {
     ["?limit=501", "limit: must be a whole number from 1 to 500"],
     ["?after=3", "unknown parameter(s): after; accepted: from_seq, limit"],
   ])("refuses a bad cursor %s with a clear error", async (query, message) => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: `Cursor ${query}` });
     const error = await readError(`waymark://workflows/${wf.workflow_id}/events${query}`);
     expect(error.code).toBe(-32602);
@@ -93,7 +94,7 @@ describe("MCP resources", () => {
   });
 
   it("answers unknown, malformed and other accounts' workflows as not found", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Private" });
     for (const uri of [
       "waymark://workflows/wf_aaaaaaaaaaaaaaaaaaaa",
@@ -108,13 +109,13 @@ describe("MCP resources", () => {
       const error = await readError(uri, TOKENS.globex);
       expect(error.message).toContain(`NOT_FOUND: no workflow ${wf.workflow_id} in this account`);
     }
-    const globex = await connectV2(TOKENS.globex);
+    const globex = await connect(workerTarget(TOKENS.globex));
     const { resources } = await globex.listResources();
     expect(resources.map((r) => r.uri)).not.toContain(`waymark://workflows/${wf.workflow_id}`);
   });
 
   it("describes the server at waymark://server/info (also for SDK v1 clients)", async () => {
-    const client = await connectV1();
+    const client = await connect(workerTarget(), { sdk: "v1" });
     const result = (await client.readResource({ uri: "waymark://server/info" })) as Contents;
     const info = parse<{
       server: { name: string; version: string };

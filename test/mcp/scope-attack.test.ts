@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { connectV2, ok } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { workerTarget } from "../support/worker";
 
 /**
  * The ReDoS replayed through the tools: an area that made a backtracking glob matcher take
@@ -9,7 +10,7 @@ import { connectV2, ok } from "../support/worker";
  */
 describe("scope check against a pathological area", () => {
   it("answers complete_task with every long path checked", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "ReDoS replay" });
     const { task_id } = await ok<{ task_id: string }>(client, "start_task", {
       workflow_id,

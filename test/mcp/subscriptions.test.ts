@@ -3,7 +3,8 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
-import { connectV1, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { connect, ok } from "../support/mcp-client";
+import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /** A client of protocol 2026-07-28: its subscriptions are `subscriptions/listen` streams. */
 async function modernClient(token: string = TOKENS.acme): Promise<Client> {
@@ -29,7 +30,7 @@ async function feedback(workflowId: string, body: string) {
 
 /** An agent's new workflow and its resource URI. */
 async function followedWorkflow(name: string) {
-  const agent = await connectV1();
+  const agent = await connect(workerTarget(), { sdk: "v1" });
   const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name });
   return { agent, workflow_id, uri: `waymark://workflows/${workflow_id}` };
 }
@@ -61,7 +62,7 @@ describe("following a workflow over MCP", () => {
 
   it("resources/subscribe (SDK v1, 2025 era): answered at once, notified on the same stream", async () => {
     const { workflow_id, uri } = await followedWorkflow("Followed by v1");
-    const follower = await connectV1();
+    const follower = await connect(workerTarget(), { sdk: "v1" });
     const updates: string[] = [];
     follower.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
       updates.push(notification.params.uri);

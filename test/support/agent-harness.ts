@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { type AgentCli, type AgentRun, agentClis, stopAgents } from "./agent-clis.ts";
 import { type AgentProject, HELPER_VERSION } from "./agent-project.ts";
 import { type DevServer, startDevServer } from "./dev-server.ts";
-import { callTool, connectToDevServer } from "./mcp-client.ts";
+import { connect, ok } from "./mcp-client.ts";
 import { inJson, ModelServer, type ModelServerOptions, type Turn, type Usage } from "./model-server.ts";
 import { ensureCurrentHelperTarball } from "./worker-build-setup.ts";
 
@@ -39,7 +39,7 @@ export function useAgentHarness(agent: "claude" | "codex", model: ModelServerOpt
     ensureCurrentHelperTarball();
     harness.server = await startDevServer();
     harness.model = await new ModelServer(model).start();
-    harness.reader = await connectToDevServer(harness.server, `${agent}-test-reader`);
+    harness.reader = await connect(harness.server, { name: `${agent}-test-reader`, negotiation: "auto" });
   }, 240_000);
   afterAll(async () => {
     stopAgents();
@@ -174,7 +174,7 @@ export async function expectWorkRecorded(harness: AgentHarness, taskId: string):
   expect(project.git("log", "--format=%s").trim().split("\n")).toEqual([GREETING.commit, "initial"]);
   expect(project.git("status", "--porcelain")).toBe("");
   const head = project.git("rev-parse", "HEAD").trim();
-  const { structured } = await callTool(harness.reader, "get_workflow", { task_id: taskId });
+  const structured = await ok(harness.reader, "get_workflow", { task_id: taskId });
   const task = structured.task as Record<string, unknown>;
   expect(task.status).toBe("success");
   expect(task.files_changed).toMatchObject({

@@ -1,35 +1,50 @@
 /**
  * MCP agents against a running local dev server, shared by the benches and the bounded
- * end-to-end tests: the official SDK v2 client, timed tool calls, whole agent workflows that
- * remember every acknowledged write, a bounded promise pool, and the two load shapes
- * (many agents with their own workflows; many writers on one workflow).
+ * end-to-end tests: an agent configured with the real helper, timed tool calls, whole agent
+ * workflows that remember every acknowledged write, a bounded promise pool, and the two load
+ * shapes (many agents with their own workflows; many writers on one workflow). Connecting and
+ * calling a tool are test/support/mcp-client.ts's.
  *
  * Relative imports carry their `.ts` extension so Node's type stripping can run the benches
  * that import this file; every request goes to the `url` it is given (a local dev server).
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { BIN, SYSTEM_NODE } from "../../client-helper/test/support.ts";
+import { connect, type McpTarget, ok } from "./mcp-client.ts";
 import { checkConsistency, exportView, readEvents, verifyWorkflow } from "./readback.ts";
 import { Recorder, type Summary, summarize } from "./stats.ts";
-import { callToolOutcome } from "./tool-outcome.ts";
-
-export interface Target {
-  /** http://127.0.0.1:<port> */
-  url: string;
-  token: string;
-}
 
 // ── MCP ──────────────────────────────────────────────────────────────────────
 
-/** The official SDK v2 client over Streamable HTTP, as an agent connects. */
-export async function connect(target: Target, token = target.token, name = "waymark-bench"): Promise<Client> {
-  const client = new Client({ name, version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
-  );
-  return client;
+export interface HelperOptions {
+  /** XDG_CACHE_HOME for the helper (its task records); the environment's when absent. */
+  cacheHome?: string;
+  name?: string;
+  /** Node and bin to run: the machine's own Node and this checkout's build by default (the benches run an old build's too). */
+  node?: string;
+  bin?: string;
+  /** More `waymark mcp` flags, e.g. `--timeout`. */
+  args?: string[];
+  /** Drops the helper's stderr. */
+  quiet?: boolean;
 }
 
-export const callTool = callToolOutcome;
+/** An agent configured with the real helper (`waymark mcp` over stdio) in `dir`, forwarding to a running `wrangler dev`. */
+export async function connectThroughHelper(target: McpTarget, dir: string, options: HelperOptions = {}): Promise<Client> {
+  const agent = new Client({ name: options.name ?? "agent", version: "1.0.0" });
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), WAYMARK_TOKEN: target.token };
+  if (options.cacheHome !== undefined) env.XDG_CACHE_HOME = options.cacheHome;
+  await agent.connect(
+    new StdioClientTransport({
+      command: options.node ?? SYSTEM_NODE,
+      args: [options.bin ?? BIN, "mcp", "--url", `${target.url}/mcp`, "--dir", dir, ...(options.args ?? [])],
+      env,
+      ...(options.quiet ? { stderr: "ignore" as const } : {}),
+    }),
+  );
+  return agent;
+}
 
 /** Calls a tool that must succeed, timing it into `recorder` under the tool's name. */
 export async function timed(
@@ -39,13 +54,14 @@ export async function timed(
   args: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   const started = performance.now();
-  const outcome = await callTool(client, name, args);
-  recorder?.add(name, performance.now() - started);
-  if (outcome.isError) throw new Error(`${name} failed: ${outcome.text.slice(0, 300)}`);
-  return outcome.structured;
+  try {
+    return await ok(client, name, args);
+  } finally {
+    recorder?.add(name, performance.now() - started);
+  }
 }
 
-export async function healthRoundTrip(target: Target): Promise<number> {
+export async function healthRoundTrip(target: McpTarget): Promise<number> {
   const started = performance.now();
   const response = await fetch(`${target.url}/health`);
   await response.arrayBuffer();
@@ -204,14 +220,14 @@ export interface WritersResult {
   problems: string[];
 }
 
-export async function loadAgents(target: Target, options: { agents: number; workflows: number; tasks: number }): Promise<AgentsResult> {
+export async function loadAgents(target: McpTarget, options: { agents: number; workflows: number; tasks: number }): Promise<AgentsResult> {
   const recorder = new Recorder();
   const started = performance.now();
   const done: Acked[] = [];
   // Names unique to this call: a workflow an earlier round left open must not be resumed by name.
   const round = Math.random().toString(36).slice(2, 8);
   const results = await pool(options.agents, options.agents, async (i) => {
-    const client = await connect(target);
+    const client = await connect(target, { negotiation: "auto" });
     for (let w = 0; w < options.workflows; w++) {
       done.push(await runAgentWorkflow(client, { label: `${round}-agent${i}-w${w}`, tasks: options.tasks, recorder }));
     }
@@ -234,8 +250,8 @@ export async function loadAgents(target: Target, options: { agents: number; work
   };
 }
 
-export async function loadWriters(target: Target, options: { writers: number; writes: number }): Promise<WritersResult> {
-  const owner = await connect(target);
+export async function loadWriters(target: McpTarget, options: { writers: number; writes: number }): Promise<WritersResult> {
+  const owner = await connect(target, { negotiation: "auto" });
   const wf = await timed(owner, null, "start_workflow", { name: "Many writers" });
   const acked = newAcked(String(wf.workflow_id), String(wf.share_url));
   const shared: string[] = [];
@@ -248,7 +264,7 @@ export async function loadWriters(target: Target, options: { writers: number; wr
   const recorder = new Recorder();
   const started = performance.now();
   const results = await pool(options.writers, options.writers, async (w) => {
-    const client = await connect(target);
+    const client = await connect(target, { negotiation: "auto" });
     for (let i = 0; i < options.writes; i++) {
       const taskId = shared[(w + i) % 2] as string;
       if (i % 4 === 3) {

@@ -1,47 +1,94 @@
 /**
- * MCP clients for the end-to-end tests against a running `wrangler dev`: an SDK v2 client that
- * negotiates the newest protocol it can, and a tool call that must succeed.
+ * @module test/support/mcp-client
+ * MCP clients for the tests and the benches, inside workerd and in Node: the one way to connect
+ * (the official SDK v2 client, or v1 as most clients in the field still are, over Streamable
+ * HTTP to a `wrangler dev` or, inside workerd, to the Worker's own fetch), and the one way to
+ * call a tool (`callTool` flattens any result; `ok` is a call that must succeed).
+ *
+ * Only MCP SDK imports, so it loads in workerd, under vitest in Node and in plain Node with type
+ * stripping (the benches); relative imports would carry their `.ts` extension for that reason.
  */
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import type { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { BIN, SYSTEM_NODE } from "../../client-helper/test/support.ts";
-import { connect } from "./agents.ts";
-import type { DevServer } from "./dev-server.ts";
-import { callToolOutcome } from "./tool-outcome.ts";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-/** An SDK v2 client on a running `wrangler dev`, negotiating the newest protocol it can. */
-export function connectToDevServer(server: DevServer, name = "e2e"): Promise<Client> {
-  return connect(server, server.token, name);
+/** Where an MCP client connects: `${url}/mcp` with the bearer token, through `fetch` when given (workerd). */
+export interface McpTarget {
+  /** http://127.0.0.1:<port>, or the origin the Worker answers inside workerd */
+  url: string;
+  token: string;
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
-/** An agent configured with the real helper (`waymark mcp` over stdio) in `dir`, forwarding to a running `wrangler dev`. */
-export async function connectThroughHelper(
-  server: Pick<DevServer, "url" | "token">,
-  dir: string,
-  cacheHome: string,
-  name = "agent",
-): Promise<Client> {
-  const agent = new Client({ name, version: "1.0.0" });
-  await agent.connect(
-    new StdioClientTransport({
-      command: SYSTEM_NODE,
-      args: [BIN, "mcp", "--url", `${server.url}/mcp`, "--dir", dir],
-      env: { ...(process.env as Record<string, string>), WAYMARK_TOKEN: server.token, XDG_CACHE_HOME: cacheHome },
-    }),
-  );
-  return agent;
+export interface ConnectOptions {
+  name?: string;
+  /**
+   * SDK v2 only: "auto" discovers the newest protocol the server offers (server/discover), as an
+   * up-to-date agent does; "legacy" (the SDK's default) starts with `initialize`.
+   */
+  negotiation?: "legacy" | "auto";
 }
 
+/** An MCP client connected to the target: SDK v2 unless `sdk: "v1"`. */
+export function connect(target: McpTarget, options: ConnectOptions & { sdk: "v1" }): Promise<ClientV1>;
+export function connect(target: McpTarget, options?: ConnectOptions & { sdk?: "v2" }): Promise<Client>;
+export async function connect(target: McpTarget, options: ConnectOptions & { sdk?: "v1" | "v2" } = {}): Promise<Client | ClientV1> {
+  const url = new URL(`${target.url}/mcp`);
+  const transport = {
+    requestInit: { headers: { Authorization: `Bearer ${target.token}` } },
+    ...(target.fetch ? { fetch: target.fetch } : {}),
+  };
+  const info = { name: options.name ?? "waymark-test", version: "1.0.0" };
+  if (options.sdk === "v1") {
+    const client = new ClientV1(info);
+    await client.connect(new TransportV1(url, transport));
+    return client;
+  }
+  const client = new Client(info, options.negotiation === "auto" ? { versionNegotiation: { mode: "auto" } } : undefined);
+  await client.connect(new StreamableHTTPClientTransport(url, transport));
+  return client;
+}
+
+/** A tool's structured result (or arguments). */
 export type Structured = Record<string, unknown>;
 
-/** Calls a tool that must succeed; a tool error fails the test with its text. */
+/** A tool call flattened for assertions. */
+export interface ToolOutcome {
+  isError: boolean;
+  text: string;
+  structured: Structured;
+}
+
+/** Any MCP client, SDK v1 or v2 (or the helper's stdio proxy). */
+export interface CallableClient {
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+}
+
+/**
+ * Calls a tool. A tool error is an outcome with `isError` (for tests of refusals), or, with
+ * `mustSucceed`, an exception carrying the tool's text.
+ */
 export async function callTool(
-  client: Client | ClientV1,
+  client: CallableClient,
   name: string,
-  args: Structured,
-): Promise<{ structured: Structured; text: string }> {
-  const outcome = await callToolOutcome(client, name, args);
-  if (outcome.isError) throw new Error(`${name}: ${outcome.text}`);
-  return { structured: outcome.structured, text: outcome.text };
+  args: Record<string, unknown>,
+  options: { mustSucceed?: boolean } = {},
+): Promise<ToolOutcome> {
+  const result = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content?: { type: string; text?: string }[];
+    structuredContent?: Record<string, unknown>;
+  };
+  const outcome = {
+    isError: result.isError === true,
+    text: (result.content ?? []).map((c) => c.text ?? "").join("\n"),
+    structured: result.structuredContent ?? {},
+  };
+  if (options.mustSucceed && outcome.isError) throw new Error(`${name} failed: ${outcome.text}`);
+  return outcome;
+}
+
+/** The structured result of a call that must succeed. */
+export async function ok<T = Record<string, unknown>>(client: CallableClient, name: string, args: Record<string, unknown>): Promise<T> {
+  return (await callTool(client, name, args, { mustSucceed: true })).structured as T;
 }

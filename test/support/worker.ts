@@ -1,9 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CallableClient, callToolOutcome } from "./tool-outcome";
+import type { McpTarget } from "./mcp-client";
 
 /** Tokens configured for the workerd test project (vitest.config.ts). */
 export const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" } as const;
@@ -29,6 +26,11 @@ export async function workerFetch(input: string | URL | Request, init?: RequestI
   const headers = new Headers(request.headers);
   if (!headers.has("Host")) headers.set("Host", new URL(request.url).host);
   return exports.default.fetch(new Request(request, { headers }));
+}
+
+/** The Worker itself as an MCP client's target (test/support/mcp-client.ts `connect`), with an account's token. */
+export function workerTarget(token: string = TOKENS.acme): McpTarget {
+  return { url: ORIGIN, token, fetch: workerFetch };
 }
 
 /** Signs in through the /login form as a browser does; returns the session cookie (name=value). */
@@ -66,35 +68,4 @@ export async function rpc(body: unknown, options: { token?: string | null; heade
           ?.slice(6)
       : text;
   return { status: response.status, headers: response.headers, body: json ? (JSON.parse(json) as Record<string, unknown>) : null };
-}
-
-export async function connectV2(token: string = TOKENS.acme): Promise<Client> {
-  const client = new Client({ name: "waymark-test-v2", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
-    fetch: workerFetch,
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-export async function connectV1(token: string = TOKENS.acme): Promise<ClientV1> {
-  const client = new ClientV1({ name: "waymark-test-v1", version: "1.0.0" });
-  const transport = new TransportV1(new URL(`${ORIGIN}/mcp`), {
-    fetch: workerFetch,
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-export type { CallableClient, ToolOutcome as ToolCallOutcome } from "./tool-outcome";
-/** Calls a tool and flattens the result for assertions. */
-export const call = callToolOutcome;
-
-/** Calls a tool that must succeed and returns its structured result. */
-export async function ok<T = Record<string, unknown>>(client: CallableClient, name: string, args: Record<string, unknown>): Promise<T> {
-  const outcome = await call(client, name, args);
-  if (outcome.isError) throw new Error(`${name} failed: ${outcome.text}`);
-  return outcome.structured as T;
 }

@@ -9,7 +9,8 @@ import { checkExport } from "@waymark/protocol/verify";
 import { beforeAll, describe, expect, it } from "vitest";
 import exportSchema from "../../docs/schemas/export-v1.json";
 import { publishedKeys } from "../../src/signing";
-import { call, connectV2, ORIGIN, signIn, TOKENS, workerFetch } from "../support/worker";
+import { callTool, connect } from "../support/mcp-client";
+import { ORIGIN, signIn, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 let workflowId = "";
 
@@ -17,10 +18,10 @@ const get = (path: string, token: string | null = TOKENS.acme, headers: Record<s
   workerFetch(`${ORIGIN}${path}`, { headers: { ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...headers } });
 
 beforeAll(async () => {
-  const client = await connectV2(TOKENS.acme);
-  workflowId = String((await call(client, "start_workflow", { name: "Audited" })).structured.workflow_id);
-  const task = await call(client, "start_task", { workflow_id: workflowId, name: "T", goal: "G" });
-  await call(client, "complete_task", { task_id: task.structured.task_id, status: "success", outcome: { summary: "Done" } });
+  const client = await connect(workerTarget(TOKENS.acme));
+  workflowId = String((await callTool(client, "start_workflow", { name: "Audited" })).structured.workflow_id);
+  const task = await callTool(client, "start_task", { workflow_id: workflowId, name: "T", goal: "G" });
+  await callTool(client, "complete_task", { task_id: task.structured.task_id, status: "success", outcome: { summary: "Done" } });
   await client.close();
 });
 

@@ -1,7 +1,8 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTION_SCOPES, type Action, allows, may, type Scope, scopeMissing } from "../../src/domain/access-scopes";
-import { call, connectV2, ORIGIN, TOKENS, workerFetch } from "../support/worker";
+import { callTool, connect } from "../support/mcp-client";
+import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /**
  * Every route and tool against every kind of credential, through the real Worker
@@ -32,8 +33,8 @@ async function createToken(scopes: Scope[], name = `matrix ${scopes.join(" ")}`)
 beforeAll(async () => {
   tokens.bootstrap = TOKENS.acme;
   for (const scope of ["read", "write", "admin"] as const) tokens[scope] = await createToken([scope]);
-  const client = await connectV2(TOKENS.acme);
-  const started = await call(client, "start_workflow", { name: "scope matrix" });
+  const client = await connect(workerTarget(TOKENS.acme));
+  const started = await callTool(client, "start_workflow", { name: "scope matrix" });
   workflowId = String(started.structured.workflow_id);
   await client.close();
 });
@@ -116,7 +117,7 @@ const TOOLS: [string, Scope][] = [
 describe("MCP tools and resources × scopes", () => {
   const clients = new Map<Credential, Client>();
   beforeAll(async () => {
-    for (const credential of CREDENTIALS) clients.set(credential, await connectV2(tokens[credential]));
+    for (const credential of CREDENTIALS) clients.set(credential, await connect(workerTarget(tokens[credential])));
   });
   afterAll(async () => {
     for (const client of clients.values()) await client.close();
@@ -128,7 +129,7 @@ describe("MCP tools and resources × scopes", () => {
   );
 
   it.each(toolMatrix)("$tool with a $credential token (needs $needed) → allowed: $allowed", async (row) => {
-    const outcome = await call(client(row.credential), row.tool, {});
+    const outcome = await callTool(client(row.credential), row.tool, {});
     if (row.allowed) {
       expect(outcome.text).not.toMatch(/^FORBIDDEN/);
     } else {
@@ -160,14 +161,14 @@ describe("MCP tools and resources × scopes", () => {
 
   it("a write token records a whole task and resumes it (write implies read)", async () => {
     const writer = client("write");
-    const wf = await call(writer, "start_workflow", { name: "written with a write token" });
+    const wf = await callTool(writer, "start_workflow", { name: "written with a write token" });
     const id = String(wf.structured.workflow_id);
-    const task = await call(writer, "start_task", { workflow_id: id, name: "t", goal: "g" });
+    const task = await callTool(writer, "start_task", { workflow_id: id, name: "t", goal: "g" });
     expect(task.isError, task.text).toBe(false);
-    const resumed = await call(writer, "get_workflow", { workflow_id: id });
+    const resumed = await callTool(writer, "get_workflow", { workflow_id: id });
     expect(resumed.isError, resumed.text).toBe(false);
-    expect(await call(client("read"), "get_workflow", { workflow_id: id })).toMatchObject({ isError: false });
-    expect((await call(client("read"), "start_task", { workflow_id: id, name: "t2", goal: "g" })).text).toMatch(/^FORBIDDEN/);
+    expect(await callTool(client("read"), "get_workflow", { workflow_id: id })).toMatchObject({ isError: false });
+    expect((await callTool(client("read"), "start_task", { workflow_id: id, name: "t2", goal: "g" })).text).toMatch(/^FORBIDDEN/);
   });
 });
 

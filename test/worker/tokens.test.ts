@@ -4,7 +4,8 @@ import type { AccountObject } from "../../src/account/account-object";
 import { parseManagedToken } from "../../src/account/tokens";
 import { sha256Hex } from "../../src/crypto";
 import { authenticateToken, VERIFIED_TTL_MS } from "../../src/http/bearer-tokens";
-import { call, connectV2, ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
+import { callTool, connect } from "../support/mcp-client";
+import { ORIGIN, rpc, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
@@ -42,8 +43,8 @@ describe("/api/tokens", () => {
 
   it("records the last use after the reply, at most once a minute", async () => {
     const { body } = await api("POST", "/api/tokens", { name: "used", scopes: ["write"] });
-    const client = await connectV2(String(body.token));
-    await call(client, "get_workflow", {});
+    const client = await connect(workerTarget(String(body.token)));
+    await callTool(client, "get_workflow", {});
     let used: unknown = null;
     for (let i = 0; i < 50 && used === null; i++) {
       const tokens = (await api("GET", "/api/tokens")).body.tokens as { id: string; last_used_at: string | null }[];
@@ -51,7 +52,7 @@ describe("/api/tokens", () => {
       if (used === null) await new Promise((r) => setTimeout(r, 20));
     }
     expect(Date.now() - Date.parse(String(used))).toBeLessThan(10_000);
-    await call(client, "get_workflow", {});
+    await callTool(client, "get_workflow", {});
     await new Promise((r) => setTimeout(r, 50));
     const again = (await api("GET", "/api/tokens")).body.tokens as { id: string; last_used_at: string | null }[];
     expect(again.find((t) => t.id === body.id)?.last_used_at).toBe(used);

@@ -9,7 +9,8 @@ import type { FeedbackRecords } from "../../src/workflow/feedback";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import type { WithFeedback } from "../../src/workflow/writer";
 import { file } from "../domain/fixtures";
-import { call, connectV2 } from "../support/worker";
+import { callTool, connect } from "../support/mcp-client";
+import { workerTarget } from "../support/worker";
 import { failure, pushToAccount, readWhole, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
@@ -299,7 +300,7 @@ describe("live followers", () => {
 
 describe("made-up ids", () => {
   it("probing a workflow id that was never created, through every kind of call, writes no schema and answers NOT_FOUND", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const id = newWorkflowId();
     const taskId = `tk_${id.slice(3)}_aaaaaaaa`;
     const probes: [string, Record<string, unknown>][] = [
@@ -311,7 +312,7 @@ describe("made-up ids", () => {
       ["complete_workflow", { workflow_id: id, status: "success", summary: "s" }],
     ];
     for (const [tool, args] of probes) {
-      const outcome = await call(client, tool, args);
+      const outcome = await callTool(client, tool, args);
       expect(outcome.isError, tool).toBe(true);
       expect(outcome.text, tool).toMatch(/^NOT_FOUND: /);
     }
