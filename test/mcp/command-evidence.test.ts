@@ -9,10 +9,11 @@ import Ajv2020 from "ajv/dist/2020";
 import { describe, expect, it } from "vitest";
 import schema from "../../docs/schemas/export-v1.json";
 import { LIMITS } from "../../src/limits";
+import { callTool as call, connect, ok } from "../support/mcp-client";
 import { visibleText as visible } from "../support/page-text";
-import { call, connectV2, ok, workerFetch } from "../support/worker";
+import { workerFetch, workerTarget } from "../support/worker";
 
-type Client = Awaited<ReturnType<typeof connectV2>>;
+type Client = Awaited<ReturnType<typeof connect>>;
 const HEAD = "c".repeat(40);
 const BLOB = "a".repeat(40);
 const T0 = Date.parse("2026-11-27T14:00:00.000Z");
@@ -57,7 +58,7 @@ const text = async (url: string) => (await workerFetch(url)).text();
 
 describe("observed commands next to the agent's claim", () => {
   it("the last test run after the last edit, on the page, in the summary and in the export; every run in order", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { task_id, share_url } = await openTask(client, "Evidence");
     const done = await complete(client, task_id, {
       metadata: { tests_status: "passed", commands_executed: ["npm test"] },
@@ -114,7 +115,7 @@ describe("observed commands next to the agent's claim", () => {
   });
 
   it("a failing last test run is red and says so; a claim with no test run after the last edit says that", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const failing = await openTask(client, "Failing");
     await complete(client, failing.task_id, {
       metadata: { tests_status: "passed" },
@@ -141,7 +142,7 @@ describe("observed commands next to the agent's claim", () => {
   });
 
   it("commands a client lists itself prove nothing: the claim is shown as not observed", async () => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { task_id, share_url } = await openTask(client, "Client claims");
     const done = await complete(client, task_id, {
       metadata: { tests_status: "passed" },
@@ -195,7 +196,7 @@ describe("observed commands next to the agent's claim", () => {
       "INPUT_VALIDATION_ERROR: changes.commands.runs[0]: unknown field(s): stdout",
     ],
   ])("%s is refused, naming the field", async (_label, commands, message) => {
-    const client = await connectV2();
+    const client = await connect(workerTarget());
     const { task_id } = await openTask(client, "Bounds");
     const refused = await complete(client, task_id, { changes: changes(commands) });
     expect(refused.isError).toBe(true);
