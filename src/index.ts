@@ -2,7 +2,7 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
- * the account API (tokens, webhooks, search), the helper tarball, shared pages and the dashboard. Bodies are
+ * the account API (tokens, devices, webhooks, search), the helper tarball, shared pages and the dashboard. Bodies are
  * capped before parsing: /mcp by its own bound (MAX_BODY_BYTES), everything else by
  * API_BODY_BYTES.
  *
@@ -22,6 +22,7 @@ import { handleMcp } from "./mcp/endpoint";
 import { serverCardRoutes } from "./mcp/server-card";
 import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { accountRoutes } from "./routes/account-api";
+import { deviceRoutes } from "./routes/devices";
 import { helperDownload } from "./routes/helper-download";
 import { oauthRoutes } from "./routes/oauth";
 import { pluginMarketplace } from "./routes/plugin-marketplace";
@@ -52,6 +53,7 @@ app.route("/", pluginMarketplace);
 app.route("/", signingKeyRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
+app.route("/", deviceRoutes);
 app.route("/", accountRoutes);
 app.route("/", pageRoutes);
 

@@ -43,6 +43,7 @@ Usage:
   waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>]
   waymark verify <export.json>
   waymark hook <event>
+  waymark device [pair]
   waymark <command> --help
   waymark --help | --version
 
@@ -54,6 +55,7 @@ Commands:
   init      set a project up for its agents: MCP server entry, instructions, hooks
   doctor    check endpoint, token, git, repository identity and the installed hooks
   hook      what the installed hooks run (reads the agent's hook payload on stdin)
+  device    this machine's signing key; 'device pair' gets a code to approve it on the dashboard
   summary   print a workflow as Markdown for a pull request description
   verify    check a workflow's JSON export against its hash chain, offline
 

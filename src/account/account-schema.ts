@@ -141,4 +141,27 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   },
   // Path search newest first without sorting every match of a broad prefix.
   { version: 9, statements: ["CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)"] },
+  // Devices whose helpers sign (account/devices), and pairing requests waiting for the owner
+  // (the code only as a hash; expires_at in ms).
+  {
+    version: 10,
+    statements: [
+      `CREATE TABLE devices (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        public_key TEXT NOT NULL UNIQUE,
+        fingerprint TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      )`,
+      `CREATE TABLE device_pairings (
+        code_hash TEXT PRIMARY KEY,
+        public_key TEXT NOT NULL,
+        name TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];

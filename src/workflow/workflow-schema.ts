@@ -257,4 +257,11 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE tasks ADD COLUMN files_listed INTEGER",
     ],
   },
+  // Device signatures (domain/provenance): which approved device signed a task's start snapshot
+  // and with which nonce (JSON StartSignature; its completion must name it), and the device whose
+  // signature covered its usage (JSON DeviceRef). NULL: not signed, or recorded before.
+  {
+    version: 13,
+    statements: ["ALTER TABLE tasks ADD COLUMN start_signature TEXT", "ALTER TABLE tasks ADD COLUMN metrics_device TEXT"],
+  },
 ];

@@ -2,7 +2,8 @@
  * @module proxy/session
  * What the proxy keeps between the tool calls of one agent session: the connection to the
  * endpoint, the task store, the git contexts, the last checksum scan (the next one re-hashes only
- * files that moved) and the bookkeeping still running after an answer went out. The tool
+ * files that moved), this device's signing key and the bookkeeping still running after an answer
+ * went out. The tool
  * handlers (./start-task.ts, ./complete-task.ts, ./start-workflow.ts) share it.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
@@ -10,6 +11,7 @@ import { helperWarnings } from "@waymark/protocol/helper-warnings";
 import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
 import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import type { Found } from "../config-cache.js";
+import { DeviceKey } from "../device-key.js";
 import type { GitContext } from "../git/process.js";
 import type { LocalSnapshot } from "../local.js";
 import { Remote } from "../remote.js";
@@ -28,6 +30,8 @@ export type McpOptions = {
   version: string;
   cacheDir?: string;
   log?: (line: string) => void;
+  /** Where the user's config (and this device's key) is found; the process's environment by default. */
+  env?: NodeJS.ProcessEnv;
 };
 
 export class ProxySession {
@@ -50,6 +54,7 @@ export class ProxySession {
    * went out: every later call, and the end of the process, waits for it.
    */
   bookkeeping: Promise<unknown> = Promise.resolve();
+  private device: Promise<DeviceKey | null> | null = null;
 
   constructor(readonly options: McpOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -69,6 +74,23 @@ export class ProxySession {
 
   get version(): string {
     return this.options.version;
+  }
+
+  /**
+   * This device's signing key, created on first use; null (and said once on stderr) when it cannot
+   * be used: then what the helper sends is recorded as the client's claim.
+   */
+  deviceKey(project?: string): Promise<DeviceKey | null> {
+    this.device ??= DeviceKey.ensure({ env: this.options.env, project })
+      .then(({ key, created }) => {
+        if (created) this.log(`waymark: created this device's key ${key.fingerprint} (${key.path}); approve it with: waymark device pair`);
+        return key;
+      })
+      .catch((error: unknown) => {
+        this.log(`waymark: not signing (${error instanceof Error ? error.message : String(error)})`);
+        return null;
+      });
+    return this.device;
   }
 
   /** The last checksum scan, when the last snapshot was one. */

@@ -17,7 +17,7 @@
  *   they would start; bidi controls are shown as code points.
  */
 import { displayPath } from "./paths";
-import { markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance-wording";
+import { type DeviceRef, type FilesSource, markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance-wording";
 import { type LineTotals, sumTotals } from "./review-fields";
 import type { CommitInfo, LineCount } from "./wire";
 
@@ -63,10 +63,11 @@ export interface SummaryTask {
     cost_usd: number | null;
     source?: "transcript" | "agent" | null;
     price_table_date?: string | null;
+    device?: DeviceRef | null;
   } | null;
   repository?: RepositoryRef | null;
   files_changed: {
-    source?: { kind: "helper"; version: string } | { kind: "client" };
+    source?: FilesSource;
     not_by_agent_tools?: string[];
     added: string[];
     modified: string[];
