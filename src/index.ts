@@ -2,27 +2,23 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
- * the account API (tokens, devices, webhooks, search), the helper tarball, shared pages and the dashboard. Bodies are
- * capped before parsing: /mcp by its own bound (MAX_BODY_BYTES), everything else by
- * API_BODY_BYTES.
- *
- * /mcp takes three kinds of bearer token: bootstrap and managed tokens are checked here
- * (src/http/bearer-tokens.ts); an OAuth access token (`<account>:<grant>:<secret>`) goes to the OAuth
- * provider, which validates it against its grant and hands the grant's account and scopes on.
+ * the account API (tokens, devices, webhooks, search), the auditors' exports and schema, the helper tarball, shared pages and the dashboard.
+ * Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES, in its route),
+ * everything else by API_BODY_BYTES. Every route that acts for an account authenticates it with
+ * the one principal middleware (src/http/require-account.ts), /mcp included.
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { apiErrorResponse } from "./http/api-errors";
-import { authenticateToken, bearerToken } from "./http/bearer-tokens";
 import { requestGuard } from "./http/guard";
 import type { AppEnv } from "./http/types";
 import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
-import { handleMcp } from "./mcp/endpoint";
+import { mcpRoutes } from "./mcp/endpoint";
 import { serverCardRoutes } from "./mcp/server-card";
-import { looksLikeOAuthToken, oauthProvider } from "./oauth/provider";
 import { accountRoutes } from "./routes/account-api";
 import { deviceRoutes } from "./routes/devices";
+import { exportApiRoutes } from "./routes/export-api";
 import { helperDownload } from "./routes/helper-download";
 import { oauthRoutes } from "./routes/oauth";
 import { pluginMarketplace } from "./routes/plugin-marketplace";
@@ -36,21 +32,15 @@ export { WorkflowObject } from "./workflow/workflow-object";
 const app = new Hono<AppEnv>();
 
 app.use("*", requestGuard);
-const otherBodies = limitBody(LIMITS.API_BODY_BYTES);
-app.use("*", (c, next) => (c.req.path === "/mcp" ? next() : otherBodies(c, next)));
-
-app.all("/mcp", async (c) => {
-  const token = bearerToken(c.req.raw);
-  if (token && looksLikeOAuthToken(token) && !(await authenticateToken(c.env, token))) {
-    return oauthProvider(c.req.raw).fetch(c.req.raw, c.env, c.executionCtx as ExecutionContext);
-  }
-  return handleMcp(c.req.raw, c.env);
-});
+// Before the general body cap: /mcp answers with its own bound and never reaches the middleware below.
+app.route("/", mcpRoutes);
+app.use("*", limitBody(LIMITS.API_BODY_BYTES));
 app.get("/health", (c) => c.json({ ok: true }));
 app.route("/", serverCardRoutes);
 app.route("/", helperDownload);
 app.route("/", pluginMarketplace);
 app.route("/", signingKeyRoutes);
+app.route("/", exportApiRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", deviceRoutes);

@@ -73,6 +73,9 @@ export const LIMITS = {
   PATHS_PER_WORKFLOW: 5000,
   // Workflows one dashboard session may follow live (each is closed at sign-out).
   OWNER_FOLLOWS: 200,
+  // Dashboard sessions open at once per credential (the oldest of that credential ends first;
+  // another credential's sessions are never touched).
+  SESSIONS_PER_CREDENTIAL: 20,
   // A file path searched for (dashboard and REST).
   PATH_QUERY: 1024,
   // Paged reads (exports, the workflow resource, pages): entries per page, and bytes per page

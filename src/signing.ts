@@ -114,6 +114,11 @@ export async function publishedKeys(env: Pick<Env, "WAYMARK_SIGNING_KEYS" | "WAY
   return (await keysOf(env)).published;
 }
 
+/** The id of the key that signs new statements (what pages and the Markdown export name). */
+export async function currentKeyId(env: Pick<Env, "WAYMARK_SIGNING_KEYS" | "WAYMARK_DEV_TOKEN">): Promise<string> {
+  return (await keysOf(env)).kid;
+}
+
 /** Signs a statement with the current key. */
 export async function signStatement(
   env: Pick<Env, "WAYMARK_SIGNING_KEYS" | "WAYMARK_DEV_TOKEN">,

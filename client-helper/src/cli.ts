@@ -41,7 +41,7 @@ Usage:
   waymark init --url <endpoint> [--agent <list>] [--dry-run] [--remove]
   waymark doctor [--url <endpoint>]
   waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>]
-  waymark verify <export.json>
+  waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
   waymark hook <event>
   waymark device [pair]
   waymark <command> --help
@@ -57,7 +57,8 @@ Commands:
   hook      what the installed hooks run (reads the agent's hook payload on stdin)
   device    this machine's signing key; 'device pair' gets a code to approve it on the dashboard
   summary   print a workflow as Markdown for a pull request description
-  verify    check a workflow's JSON export against its hash chain, offline
+  verify    check a workflow's JSON export: its chain, its signature, every field against
+            its events, and with --repo its committed changes against git
 
 The endpoint is --url, else $WAYMARK_URL, else the one 'waymark init' kept in
 ~/.config/waymark/config.json; the base URL and its /mcp are the same endpoint. The token
@@ -132,17 +133,6 @@ Options:
   -h, --help       show this help
 
 ${EXIT_CODES}
-`,
-  verify: `Usage: waymark verify <export.json>
-
-Checks a workflow's JSON export (the page's JSON link) offline: every event's hash covers the
-previous hash and the event's canonical bytes, and the last one must equal the chain head.
-Names the first event that was altered or removed.
-
-Exit codes:
-  0  the export is intact
-  1  the export was tampered with (the message names the event)
-  2  usage error (no file, not JSON, not a Waymark export)
 `,
 } as const;
 
@@ -358,24 +348,8 @@ async function run(argv: string[], io: Io): Promise<number> {
       return EXIT_OK;
     }
     case "verify": {
-      if (rest.includes("-h") || rest.includes("--help")) {
-        io.stdout(HELP.verify);
-        return EXIT_OK;
-      }
-      const [file, ...extra] = rest;
-      if (file === undefined || extra.length > 0)
-        throw new UsageError("verify takes one argument: the export.json file\nSee 'waymark verify --help'.");
-      let text: string;
-      try {
-        text = await readFile(file, "utf8");
-      } catch (error) {
-        throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      const { verifyExport } = await import("./summary-command.js");
-      const outcome = verifyExport(text);
-      if (outcome.code === 2) throw new UsageError(outcome.message);
-      (outcome.code === 0 ? io.stdout : io.stderr)(`${outcome.message}\n`);
-      return outcome.code;
+      const { runVerify } = await import("./verify-command.js");
+      return runVerify(rest, { stdout: io.stdout, stderr: io.stderr });
     }
     case "commit-trailer": {
       // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.

@@ -1,8 +1,7 @@
 /**
  * @module summary-command
- * `waymark summary` and `waymark verify`: the pull-request summary of a workflow, read from
- * the endpoint with the helper's token and rendered by the same renderer as the edge's
- * Markdown export; and the offline check of a JSON export's hash chain. The MCP proxy
+ * `waymark summary`: the pull-request summary of a workflow, read from the endpoint with the
+ * helper's token and rendered by the same renderer as the edge's Markdown export. The MCP proxy
  * remembers, per endpoint and project directory, the last workflow started there and its
  * share link, so `waymark summary` needs no argument in the usual case.
  */
@@ -10,7 +9,6 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { renderSummary, type SummaryView } from "@waymark/protocol/pr-summary";
 import { Remote } from "./remote.js";
 import { treeKey } from "./tree-key.js";
@@ -84,26 +82,4 @@ export async function fetchSummary(request: SummaryRequest): Promise<string> {
   } finally {
     await remote.close().catch(() => {});
   }
-}
-
-export type VerifyOutcome = { code: 0 | 1; message: string };
-
-/** Checks a JSON export (`/s/<token>/export.json`) offline; the message names the altered or removed event. */
-export function verifyExport(text: string): VerifyOutcome | { code: 2; message: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { code: 2, message: "the file is not JSON: pass a workflow's export.json" };
-  }
-  const exported = value as { workflow?: { id?: unknown }; chain?: { head?: unknown }; events?: unknown };
-  if (typeof exported.workflow?.id !== "string" || typeof exported.chain?.head !== "string" || !Array.isArray(exported.events)) {
-    return {
-      code: 2,
-      message: "not a Waymark JSON export: it needs workflow.id, chain.head and events (download it from the page's JSON link)",
-    };
-  }
-  const verdict = verifyChain(exported.workflow.id, exported.events as ChainedEvent[], exported.chain.head);
-  if (verdict.ok) return { code: 0, message: `ok: ${verdict.events} events, chain head ${verdict.head}` };
-  return { code: 1, message: `TAMPERED: ${verdict.problem}` };
 }

@@ -15,7 +15,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { DeviceSignature } from "@waymark/protocol/device-signature";
-import type { Scope } from "../domain/access-scopes";
+import { type Authority, may } from "../domain/access-scopes";
 import type { SignatureVerdict } from "../domain/device-signature";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
@@ -30,14 +30,23 @@ import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
+import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
 import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
 import { DashboardSessions } from "./sessions";
 import { type AccountSettings, SettingsStore } from "./settings";
-import { ApiTokens, type CreatedToken, type NewToken, type TokenInfo, type VerifiedToken } from "./tokens";
-import { allowPrivateTargets, type RegisteredWebhook, retryBaseMs, type Sender, type WebhookStatus, Webhooks } from "./webhooks";
+import { type ActiveToken, ApiTokens, type CreatedToken, type NewToken, type TokenInfo, type VerifiedToken } from "./tokens";
+import {
+  allowPrivateTargets,
+  type RegisteredWebhook,
+  retryBaseMs,
+  type Sender,
+  type WebhookOwner,
+  type WebhookStatus,
+  Webhooks,
+} from "./webhooks";
 import { WorkSearch, type WorkSearchResult } from "./work-search";
 import { type AccountTotals, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
 
@@ -99,14 +108,15 @@ export class AccountObject extends DurableObject<Env> {
    */
   async recordWorkflow(account: string, summary: WorkflowSummary, push: WorkflowPush = {}): Promise<void> {
     let queued = false;
+    const holds = push.notifications ? await this.credentialCheck(account) : () => false;
     this.ctx.storage.transactionSync(() => {
       this.workflows.record(summary);
       if (push.documents) this.memory.upsert(push.documents);
       if (push.paths) this.paths.record(summary.id, push.paths);
       if (push.share) this.workflows.recordShare(summary.id, push.share);
-      if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin());
+      if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
     });
-    if (queued) await this.scheduleDelivery(Date.now());
+    if (queued) await this.scheduleAlarm(Date.now());
   }
 
   /** The workflow object pushes its link state after each change; a row is only updated, never created, here. */
@@ -175,11 +185,25 @@ export class AccountObject extends DurableObject<Env> {
 
   // ── Webhooks ──────────────────────────────────────────────────────────────
 
-  async registerWebhook(url: string, events: WebhookEvent[], format: WebhookFormat = "json"): Promise<Result<RegisteredWebhook>> {
+  /** A webhook that delivers while the credential registering it (`owner`) holds, and no longer than it does. */
+  async registerWebhook(
+    account: string,
+    url: string,
+    events: WebhookEvent[],
+    format: WebhookFormat,
+    owner: WebhookOwner,
+  ): Promise<Result<RegisteredWebhook>> {
     // Checked again here against this deployment's own rule (the Worker checked the request).
     const problem = webhookUrlProblem(url, allowPrivateTargets(this.env));
     if (problem) return fail("INPUT_VALIDATION_ERROR", problem);
-    return this.webhooks.register(url, events, format);
+    const authority = await this.credentialAuthority(account, owner.credential);
+    if (!authority || !may(authority.scopes, "webhook.create"))
+      return fail("UNAUTHORIZED", "credential: no longer valid for registering webhooks");
+    const expiresAt = Math.min(owner.expiresAt ?? Infinity, authority.expiresAt ?? Infinity);
+    return this.webhooks.register(url, events, format, {
+      credential: owner.credential,
+      expiresAt: Number.isFinite(expiresAt) ? expiresAt : null,
+    });
   }
 
   async listWebhooks(): Promise<WebhookStatus[]> {
@@ -190,25 +214,51 @@ export class AccountObject extends DurableObject<Env> {
     return this.webhooks.remove(id) ? ok({ id, deleted: true }) : notFound("id", `webhook ${id}`);
   }
 
-  /** Delivers what is due, then sleeps until the next retry. */
+  /** One alarm serves two timers: sessions that expire (their live pages close) and webhook deliveries that are due. */
   async alarm(): Promise<void> {
+    await this.sessions.endExpired();
     const next = await this.webhooks.deliverDue(this.sender);
-    if (next !== null) await this.scheduleDelivery(next);
+    const sessionExpiry = this.sessions.nextExpiry();
+    for (const at of [next, sessionExpiry]) if (at !== null) await this.scheduleAlarm(at);
   }
 
-  private async scheduleDelivery(at: number): Promise<void> {
+  /** Moves the alarm earlier when `at` comes first. */
+  private async scheduleAlarm(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
   // ── Dashboard sessions ────────────────────────────────────────────────────
 
-  async startSession(expiresAt: number): Promise<string> {
-    return this.sessions.start(expiresAt);
+  /**
+   * A new session of `account` opened with `credential`, lasting at most `maxMs` and never past the
+   * credential's own expiry; null when the credential no longer holds (checked again here).
+   */
+  async startSession(account: string, credential: CredentialRef, maxMs: number): Promise<{ id: string; expiresAt: number } | null> {
+    const authority = await this.credentialAuthority(account, credential);
+    if (!authority) return null;
+    const now = Date.now();
+    const expiresAt = Math.min(now + maxMs, authority.expiresAt ?? Infinity);
+    const id = await this.sessions.start(credential, expiresAt, now);
+    await this.scheduleAlarm(expiresAt);
+    return { id, expiresAt };
   }
 
-  async sessionActive(id: string): Promise<boolean> {
-    return this.sessions.active(id);
+  /**
+   * The open session's credential and what that credential holds now (its scopes and its own
+   * expiry: what the session's owner creates is bounded by the credential, not by the session),
+   * or null: a session past its expiry, signed out, or whose credential was revoked, expired or
+   * removed from configuration (the session ends then, and the live pages it opened close).
+   */
+  async sessionAuthority(account: string, id: string): Promise<(Authority & { credential: CredentialRef }) | null> {
+    const session = this.sessions.get(id);
+    if (!session) return null;
+    const authority = await this.credentialAuthority(account, session.credential);
+    if (!authority) {
+      await this.sessions.end(id);
+      return null;
+    }
+    return { credential: session.credential, scopes: authority.scopes, expiresAt: authority.expiresAt };
   }
 
   /** Ends the session, and closes the live owner pages it opened. */
@@ -216,9 +266,10 @@ export class AccountObject extends DurableObject<Env> {
     await this.sessions.end(id);
   }
 
-  /** Whether `session` is open; if so, notes that it follows `workflowId` live (bounded per session). */
-  async followAsOwner(session: string, workflowId: string): Promise<boolean> {
-    return this.sessions.follow(session, workflowId);
+  /** Whether `session` is open and may read workflows; if so, notes that it follows `workflowId` live (bounded per session). */
+  async followAsOwner(account: string, session: string, workflowId: string): Promise<boolean> {
+    const authority = await this.sessionAuthority(account, session);
+    return authority !== null && may(authority.scopes, "workflow.read") && this.sessions.follow(session, workflowId);
   }
 
   // ── Managed API tokens ────────────────────────────────────────────────────
@@ -231,16 +282,23 @@ export class AccountObject extends DurableObject<Env> {
     return this.tokens.list();
   }
 
+  /** Revokes the token and ends what was derived from it here: its dashboard sessions (and their live pages) and its webhooks. */
   async revokeToken(id: string): Promise<Result<TokenInfo>> {
-    return this.tokens.revoke(id);
+    const revoked = this.tokens.revoke(id);
+    if (revoked.ok) {
+      this.webhooks.endCredential(managedRef(id));
+      await this.sessions.endCredential(managedRef(id));
+    }
+    return revoked;
   }
 
   async verifyToken(id: string, hash: string): Promise<VerifiedToken | null> {
     return this.tokens.verify(id, hash);
   }
 
-  async activeTokenScopes(id: string): Promise<Scope[] | null> {
-    return this.tokens.activeScopes(id);
+  /** The token while it is active (what sessions, OAuth grants and webhooks derived from it check). */
+  async activeToken(id: string): Promise<ActiveToken | null> {
+    return this.tokens.active(id);
   }
 
   async touchToken(id: string): Promise<void> {
@@ -276,6 +334,17 @@ export class AccountObject extends DurableObject<Env> {
   /** A workflow object asks whether a signature over `message` is an approved device's. */
   async verifyDeviceSignature(signature: DeviceSignature, message: Uint8Array): Promise<SignatureVerdict> {
     return this.devices.verify(signature, message);
+  }
+
+  /** Whether a credential of `account` still holds, answered without waiting (inside a transaction). */
+  private async credentialCheck(account: string): Promise<(credential: string) => boolean> {
+    const table = await bootstrapTable(this.env);
+    return (credential) => authorityIn(table, account, credential, (id) => this.tokens.active(id)) !== null;
+  }
+
+  /** What `credential` holds for `account` now (a bootstrap token per this object's configuration, a managed token per its table). */
+  private async credentialAuthority(account: string, credential: CredentialRef): Promise<Authority | null> {
+    return authorityIn(await bootstrapTable(this.env), account, credential, (id) => this.tokens.active(id));
   }
 
   // ── Settings ──────────────────────────────────────────────────────────────

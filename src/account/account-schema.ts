@@ -141,10 +141,28 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   },
   // Path search newest first without sorting every match of a broad prefix.
   { version: 9, statements: ["CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)"] },
+  // Access that follows its source (src/account/credentials.ts): dashboard sessions in a table, each
+  // with the credential it was opened with (capped per credential, src/account/sessions.ts; sessions
+  // kept in the key-value store before are dropped at the next sign-in); each webhook with the
+  // credential that registered it and when it stops (webhooks registered before have neither).
+  {
+    version: 10,
+    statements: [
+      `CREATE TABLE dashboard_sessions (
+        id TEXT PRIMARY KEY,
+        credential TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`,
+      "CREATE INDEX dashboard_sessions_credential ON dashboard_sessions(credential, expires_at)",
+      "CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions(expires_at)",
+      "ALTER TABLE webhooks ADD COLUMN credential TEXT",
+      "ALTER TABLE webhooks ADD COLUMN expires_at INTEGER",
+    ],
+  },
   // Devices whose helpers sign (account/devices), and pairing requests waiting for the owner
   // (the code only as a hash; expires_at in ms).
   {
-    version: 10,
+    version: 11,
     statements: [
       `CREATE TABLE devices (
         id TEXT PRIMARY KEY,

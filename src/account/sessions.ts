@@ -1,22 +1,34 @@
 /**
  * @module account/sessions
- * Dashboard sessions of one account, kept server-side in its AccountObject so that
- * signing out really ends a session: a replayed cookie names a session that no longer
- * exists, and the live owner pages it opened are closed. Sessions are stored with the
- * object's key-value API (no schema migration), at most MAX_SESSIONS per account (the oldest
- * go first), expired ones dropped as they are met; the pages each session follows live in
- * the `session_follows` table, at most LIMITS.OWNER_FOLLOWS per session.
+ * Dashboard sessions of one account, kept server-side in its AccountObject so that a session
+ * really ends: a replayed cookie names a session that no longer exists, and the live owner pages
+ * it opened are closed. Each session carries the credential it was opened with
+ * (src/account/credentials.ts) and ends no later than that credential: at sign-out, at its expiry
+ * (never after the credential's), when the credential is revoked, and when it is no longer
+ * configured (the object checks it every time the session is used).
+ *
+ * Sessions are capped per credential (LIMITS.SESSIONS_PER_CREDENTIAL; the oldest of that
+ * credential end first), so signing in many times with one token never ends a session opened
+ * with another. The pages each session follows live are in `session_follows`, at most
+ * LIMITS.OWNER_FOLLOWS per session.
  */
 import { randomBase32 } from "../crypto";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
+import type { CredentialRef } from "./credentials";
 
-const PREFIX = "session:";
 const SESSION_ID = /^[a-z2-7]{26}$/;
-export const MAX_SESSIONS = 20;
+/** Sessions were kept with the key-value API before this table; such a key is deleted at the next sign-in. */
+const LEGACY_PREFIX = "session:";
 
 export function isSessionId(value: string): boolean {
   return SESSION_ID.test(value);
+}
+
+/** A session as stored: the credential it was opened with and when it ends (ms). */
+export interface StoredSession {
+  credential: CredentialRef;
+  expiresAt: number;
 }
 
 /** Closes the live owner sockets a session opened on one workflow (a call to that workflow's object). */
@@ -29,54 +41,75 @@ export class DashboardSessions {
     private readonly closeSockets: CloseOwnerSockets,
   ) {}
 
-  /** A new session id valid until `expiresAt` (ms). */
-  async start(expiresAt: number, now = Date.now()): Promise<string> {
-    const existing = await this.storage.list<number>({ prefix: PREFIX });
-    const live = [...existing].filter(([, expiry]) => expiry > now).sort((a, b) => a[1] - b[1]);
-    const dropped = [...existing].filter(([, expiry]) => expiry <= now).map(([key]) => key);
-    dropped.push(...live.slice(0, Math.max(0, live.length - (MAX_SESSIONS - 1))).map(([key]) => key));
-    if (dropped.length > 0) await this.storage.delete(dropped);
+  /** A new session of `credential` valid until `expiresAt` (ms); the credential's oldest sessions past the cap end. */
+  async start(credential: CredentialRef, expiresAt: number, now = Date.now()): Promise<string> {
+    const legacy = await this.storage.list({ prefix: LEGACY_PREFIX, limit: 64 });
+    if (legacy.size > 0) await this.storage.delete([...legacy.keys()]);
+    const surplus = this.sql<{ id: string }>`SELECT id FROM dashboard_sessions
+      WHERE credential = ${credential} AND expires_at > ${now}
+      ORDER BY expires_at DESC, id LIMIT -1 OFFSET ${LIMITS.SESSIONS_PER_CREDENTIAL - 1}`;
+    await this.endAll([...surplus.map((s) => s.id), ...this.expired(now)]);
     const id = randomBase32(26);
-    await this.storage.put(`${PREFIX}${id}`, expiresAt);
+    this.sql`INSERT INTO dashboard_sessions (id, credential, expires_at) VALUES (${id}, ${credential}, ${expiresAt})`;
     return id;
   }
 
-  async active(id: string, now = Date.now()): Promise<boolean> {
-    if (!isSessionId(id)) return false;
-    const expiry = await this.storage.get<number>(`${PREFIX}${id}`);
-    if (expiry === undefined) return false;
-    if (expiry > now) return true;
-    await this.storage.delete(`${PREFIX}${id}`);
-    return false;
+  /** The session while it lasts, else null. */
+  get(id: string, now = Date.now()): StoredSession | null {
+    if (!isSessionId(id)) return null;
+    const row = this.sql<{ credential: string; expires_at: number }>`
+      SELECT credential, expires_at FROM dashboard_sessions WHERE id = ${id}`[0];
+    return row && row.expires_at > now ? { credential: row.credential, expiresAt: row.expires_at } : null;
   }
 
   /** Ends the session, then closes the live owner pages it opened (a failure is logged: the session is over either way). */
   async end(id: string): Promise<void> {
-    if (isSessionId(id)) await this.storage.delete(`${PREFIX}${id}`);
+    this.sql`DELETE FROM dashboard_sessions WHERE id = ${id}`;
     const followed = this.sql<{ workflow_id: string }>`DELETE FROM session_follows WHERE session_id = ${id} RETURNING workflow_id`;
     await Promise.all(
       followed.map(async ({ workflow_id }) => {
         try {
           await this.closeSockets(workflow_id, id);
         } catch (error) {
-          console.error("closing a signed-out live page failed", error);
+          console.error("closing an ended session's live page failed", error);
         }
       }),
     );
   }
 
+  /** Every session opened with `credential` (it was revoked or is no longer configured). */
+  async endCredential(credential: CredentialRef): Promise<void> {
+    await this.endAll(this.sql<{ id: string }>`SELECT id FROM dashboard_sessions WHERE credential = ${credential}`.map((s) => s.id));
+  }
+
+  /** Sessions past their expiry: their live pages close. */
+  async endExpired(now = Date.now()): Promise<void> {
+    await this.endAll(this.expired(now));
+  }
+
+  /** When the next session expires (the object's alarm closes its pages then), or null. */
+  nextExpiry(): number | null {
+    return this.sql<{ at: number | null }>`SELECT min(expires_at) AS at FROM dashboard_sessions`[0]?.at ?? null;
+  }
+
   /**
-   * Whether `session` is open; if so, notes that it follows `workflowId` live. Past
-   * OWNER_FOLLOWS pages per session it refuses: a socket that could not be closed at sign-out
-   * must not exist.
+   * Notes that `session` (checked open by the caller) follows `workflowId` live. Past
+   * OWNER_FOLLOWS pages per session it refuses: a socket that could not be closed when the session ends must not exist.
    */
-  async follow(session: string, workflowId: string): Promise<boolean> {
-    if (!(await this.active(session))) return false;
+  follow(session: string, workflowId: string): boolean {
     const known = this.sql`SELECT 1 FROM session_follows WHERE session_id = ${session} AND workflow_id = ${workflowId}`.length > 0;
     if (known) return true;
     const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM session_follows WHERE session_id = ${session}`[0]?.n ?? 0;
     if (count >= LIMITS.OWNER_FOLLOWS) return false;
     this.sql`INSERT INTO session_follows (session_id, workflow_id) VALUES (${session}, ${workflowId})`;
     return true;
+  }
+
+  private expired(now: number): string[] {
+    return this.sql<{ id: string }>`SELECT id FROM dashboard_sessions WHERE expires_at <= ${now}`.map((s) => s.id);
+  }
+
+  private async endAll(ids: readonly string[]): Promise<void> {
+    for (const id of ids) await this.end(id);
   }
 }

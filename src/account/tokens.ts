@@ -67,6 +67,11 @@ export interface VerifiedToken {
   expiresAt: number | null;
 }
 
+/** An active token as what is derived from it sees it (the hash lets the Worker cache it like a verification). */
+export interface ActiveToken extends VerifiedToken {
+  hash: string;
+}
+
 type Row = Record<string, SqlStorageValue>;
 const text = (value: SqlStorageValue | undefined) => (value === null || value === undefined ? null : String(value));
 
@@ -126,12 +131,13 @@ export class ApiTokens {
     return { scopes: infoFromRow(row).scopes, expiresAt };
   }
 
-  /** The token's scopes while it is unrevoked and unexpired, else null (dashboard sessions opened with it). */
-  activeScopes(id: string, now = Date.now()): Scope[] | null {
+  /** The token while it is unrevoked and unexpired, else null: sessions, grants and webhooks made with it ask. */
+  active(id: string, now = Date.now()): ActiveToken | null {
     const row = this.sql<Row>`SELECT * FROM api_tokens WHERE id = ${id}`[0];
     if (!row || row.revoked_at !== null) return null;
-    if (row.expires_at !== null && Date.parse(String(row.expires_at)) <= now) return null;
-    return infoFromRow(row).scopes;
+    const expiresAt = row.expires_at === null ? null : Date.parse(String(row.expires_at));
+    if (expiresAt !== null && expiresAt <= now) return null;
+    return { hash: String(row.token_hash), scopes: infoFromRow(row).scopes, expiresAt };
   }
 
   /** Records a use; a no-op when the last one is under a minute old, so a busy token costs one write a minute. */

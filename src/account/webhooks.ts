@@ -20,6 +20,8 @@ export interface WebhookStatus {
   events: WebhookEvent[];
   format: WebhookFormat;
   created_at: string;
+  /** When it stops delivering: the expiry of the credential that registered it, or when that credential was revoked; null: never. */
+  expires_at: string | null;
   /** "ok" after a 2xx, "retrying" while a failed delivery waits, "failed" after the last attempt failed; null before any. */
   last_status: "ok" | "retrying" | "failed" | null;
   last_http_status: number | null;
@@ -36,8 +38,15 @@ export interface RegisteredWebhook {
   events: WebhookEvent[];
   format: WebhookFormat;
   created_at: string;
+  expires_at: string | null;
   /** Shown once, at registration. */
   secret: string;
+}
+
+/** Who registers a webhook: it delivers only while this credential holds, and never past its expiry. */
+export interface WebhookOwner {
+  credential: string;
+  expiresAt: number | null;
 }
 
 type WebhookRow = {
@@ -53,6 +62,8 @@ type WebhookRow = {
   last_error: string | null;
   delivered: number;
   failed: number;
+  credential: string | null;
+  expires_at: number | null;
 };
 type DeliveryRow = { id: string; webhook_id: string; event: string; body: string; attempts: number };
 
@@ -67,7 +78,7 @@ export class Webhooks {
     private readonly retryBaseMs: number,
   ) {}
 
-  register(url: string, events: WebhookEvent[], format: WebhookFormat = "json"): Result<RegisteredWebhook> {
+  register(url: string, events: WebhookEvent[], format: WebhookFormat, owner: WebhookOwner): Result<RegisteredWebhook> {
     const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM webhooks`[0]?.n ?? 0;
     if (count >= LIMITS.WEBHOOKS) {
       return fail("QUOTA_EXCEEDED", `webhooks: at most ${LIMITS.WEBHOOKS} per account (this account has ${count}); delete one first`);
@@ -75,9 +86,9 @@ export class Webhooks {
     const id = `wh_${randomToken(16)}`;
     const secret = `whsec_${randomToken(40)}`;
     const now = Date.now();
-    this.sql`INSERT INTO webhooks (id, url, secret, events, format, created_at)
-      VALUES (${id}, ${url}, ${secret}, ${JSON.stringify(events)}, ${format}, ${now})`;
-    return ok({ id, url, events, format, created_at: isoTime(now), secret });
+    this.sql`INSERT INTO webhooks (id, url, secret, events, format, created_at, credential, expires_at)
+      VALUES (${id}, ${url}, ${secret}, ${JSON.stringify(events)}, ${format}, ${now}, ${owner.credential}, ${owner.expiresAt})`;
+    return ok({ id, url, events, format, created_at: isoTime(now), expires_at: isoTimeOrNull(owner.expiresAt), secret });
   }
 
   list(): WebhookStatus[] {
@@ -93,6 +104,7 @@ export class Webhooks {
       events: JSON.parse(w.events) as WebhookEvent[],
       format: w.format as WebhookFormat,
       created_at: isoTime(w.created_at),
+      expires_at: isoTimeOrNull(w.expires_at),
       last_status: w.last_status as WebhookStatus["last_status"],
       last_http_status: w.last_http_status,
       last_attempt_at: isoTimeOrNull(w.last_attempt_at),
@@ -103,6 +115,11 @@ export class Webhooks {
     }));
   }
 
+  /** The credential that registered these webhooks was revoked: they stop now (and stay listed as ended). */
+  endCredential(credential: string, now = Date.now()): void {
+    this.sql`UPDATE webhooks SET expires_at = ${now} WHERE credential = ${credential} AND (expires_at IS NULL OR expires_at > ${now})`;
+  }
+
   remove(id: string): boolean {
     const found = this.sql<{ id: string }>`DELETE FROM webhooks WHERE id = ${id} RETURNING id`.length > 0;
     if (found) this.sql`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`;
@@ -110,14 +127,23 @@ export class Webhooks {
   }
 
   /**
-   * Queues one delivery per subscribed webhook; returns whether anything was queued (the caller
-   * sets the alarm). `origin` is the deployment's public origin, for the owner view's URL.
+   * Queues one delivery per subscribed webhook that still delivers (unexpired, and `credentialHolds`
+   * for the credential that registered it); returns whether anything was queued (the caller sets
+   * the alarm). `origin` is the deployment's public origin, for the owner view's URL.
    */
-  enqueue(account: string, notifications: readonly Notification[], origin: string | null = null): boolean {
+  enqueue(
+    account: string,
+    notifications: readonly Notification[],
+    origin: string | null,
+    credentialHolds: (credential: string) => boolean,
+  ): boolean {
     if (notifications.length === 0) return false;
-    const hooks = this.sql<{ id: string; events: string; format: string }>`SELECT id, events, format FROM webhooks`;
-    let queued = false;
     const now = Date.now();
+    const hooks = this.sql<{ id: string; events: string; format: string; credential: string | null }>`
+      SELECT id, events, format, credential FROM webhooks WHERE expires_at IS NULL OR expires_at > ${now}`.filter(
+      (hook) => hook.credential === null || credentialHolds(hook.credential),
+    );
+    let queued = false;
     for (const notification of notifications) {
       for (const hook of hooks) {
         if (!(JSON.parse(hook.events) as string[]).includes(notification.event)) continue;
@@ -161,7 +187,8 @@ export class Webhooks {
 
   private async attempt(send: Sender, delivery: DeliveryRow): Promise<void> {
     const hook = this.sql<WebhookRow>`SELECT * FROM webhooks WHERE id = ${delivery.webhook_id}`[0];
-    if (!hook) {
+    // Deleted, or its credential ended after the delivery was queued: nothing more leaves.
+    if (!hook || (hook.expires_at !== null && hook.expires_at <= Date.now())) {
       this.sql`DELETE FROM webhook_deliveries WHERE id = ${delivery.id}`;
       return;
     }

@@ -109,10 +109,20 @@ export interface TaskRepository {
   branch: string | null;
   start_commit: string | null;
   end_commit: string | null;
+  /**
+   * Files with uncommitted changes (untracked ones included) when the task started: their start
+   * state is not the start commit's, so git alone cannot re-derive the task's change to them
+   * (`waymark verify --repo`). Absent: recorded before it was kept.
+   */
+  dirty_at_start?: number;
 }
 
 /** The task's repository from the helper's start snapshot (null when the helper sent none). */
-export function taskRepository(repository: Repository | undefined, startCommit: string | null): TaskRepository | null {
+export function taskRepository(
+  repository: Repository | undefined,
+  startCommit: string | null,
+  dirtyAtStart: number,
+): TaskRepository | null {
   if (!repository) return null;
   return {
     fingerprint: repository.fingerprint,
@@ -120,6 +130,7 @@ export function taskRepository(repository: Repository | undefined, startCommit: 
     branch: repository.branch,
     start_commit: startCommit,
     end_commit: null,
+    dirty_at_start: dirtyAtStart,
   };
 }
 

@@ -38,3 +38,16 @@ export function apiErrorResponse(code: ApiErrorCode, message: string, headers: R
 export function apiError(c: Context, code: ApiErrorCode, message: string, headers: Record<string, string> = {}): Response {
   return c.json({ code, message }, STATUS[code], { ...API_HEADERS, ...headers });
 }
+
+export type JsonRpcId = string | number | null;
+
+/** /mcp answers in JSON-RPC: MCP clients read `error.message`. */
+export function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: JsonRpcId = null,
+): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id }, { status, headers });
+}

@@ -12,93 +12,94 @@
  *     that many seconds everywhere else, and a busy token costs one object call per isolate per
  *     interval instead of one per request. Its last use is recorded at most once a minute, after
  *     the reply (waitUntil).
+ * A principal names the credential it came from (src/account/credentials.ts), so what is derived
+ * from it (sessions, OAuth grants, webhooks, live sockets) is checked against that credential
+ * and ends with it.
  * Failed attempts (never successful ones) are rate-limited per client: per IPv4 address,
  * per IPv6 /64.
  */
 import { waitUntil } from "cloudflare:workers";
+import { authorityIn, bootstrapRef, bootstrapTable, type CredentialRef, isConfiguredAccount, managedRef } from "../account/credentials";
 import { parseManagedToken, TOUCH_INTERVAL_MS } from "../account/tokens";
 import { sha256Hex } from "../crypto";
-import { SCOPES, type Scope } from "../domain/access-scopes";
+import { type Authority, SCOPES, type Scope } from "../domain/access-scopes";
 import { clientKey } from "../domain/network";
 import { accountStub } from "../stubs";
+import { isDevelopment } from "./origins";
 
-export const DEV_ACCOUNT = "dev";
-const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-/** Shorter tokens are ignored: a bearer token must not be guessable over HTTP. */
-export const MIN_TOKEN_LENGTH = 16;
-
-type TokenTable = Map<string, string>; // sha-256(token) hex → account
-
-let cached: { source: string; table: Promise<TokenTable> } | null = null;
-
-async function buildTable(tokens: string, devToken: string): Promise<TokenTable> {
-  const table: TokenTable = new Map();
-  for (const entry of tokens.split(/[,\n]/)) {
-    const trimmed = entry.trim();
-    if (!trimmed) continue;
-    const colon = trimmed.indexOf(":");
-    const account = trimmed.slice(0, colon).trim();
-    const token = trimmed.slice(colon + 1).trim();
-    // A malformed entry is skipped rather than granting anything.
-    if (colon <= 0 || !ACCOUNT_NAME.test(account) || token.length < MIN_TOKEN_LENGTH) continue;
-    table.set(await sha256Hex(token), account);
-  }
-  if (devToken.length >= MIN_TOKEN_LENGTH) table.set(await sha256Hex(devToken), DEV_ACCOUNT);
-  return table;
-}
-
-function tokenTable(env: Env): Promise<TokenTable> {
-  const tokens = env.WAYMARK_TOKENS ?? "";
-  const devToken = env.WAYMARK_DEV_TOKEN ?? "";
-  const source = `${tokens}\u0000${devToken}`;
-  if (!cached || cached.source !== source) cached = { source, table: buildTable(tokens, devToken) };
-  return cached.table;
-}
-
-function isConfiguredAccount(table: TokenTable, account: string): boolean {
-  for (const owner of table.values()) if (owner === account) return true;
-  return false;
-}
-
-/** Who a credential acts for and what it may do. */
-export interface Principal {
+/** Who a credential acts for, what it may do, and which credential it is. */
+export interface Principal extends Authority {
   account: string;
   scopes: readonly Scope[];
-  /** The managed token's id; null for bootstrap tokens and OAuth grants. */
-  tokenId: string | null;
+  /** The credential this authority comes from: a session or grant carries it, and ends with it. */
+  credential: CredentialRef;
+  /** When the credential stops working (ms since the epoch), or null. */
+  expiresAt: number | null;
 }
 
 /** How long a verified managed token is trusted without asking its account object again. */
 export const VERIFIED_TTL_MS = 10_000;
 const VERIFIED_CACHE_ENTRIES = 1000;
 
-const verified = new Map<string, { principal: Principal; until: number }>(); // sha-256(token) → grant
+interface Verified {
+  hash: string;
+  authority: Authority;
+  until: number;
+}
+
+const verified = new Map<string, Verified>(); // "<account>:<token id>" → what its account object last said
 const lastTouched = new Map<string, number>(); // token id → ms
+
+function remember(key: string, entry: Verified): void {
+  if (verified.size >= VERIFIED_CACHE_ENTRIES) verified.clear();
+  verified.set(key, entry);
+}
+
+function cachedAuthority(key: string, now: number): Verified | null {
+  const entry = verified.get(key);
+  if (!entry) return null;
+  if (entry.until > now) return entry;
+  verified.delete(key);
+  return null;
+}
 
 /** Who a bearer token (bootstrap or managed) acts for, or null. Lookup is by hash, so timing reveals nothing about tokens. */
 export async function authenticateToken(env: Env, token: string, now = Date.now()): Promise<Principal | null> {
   const hash = await sha256Hex(token);
-  const table = await tokenTable(env);
+  const table = await bootstrapTable(env);
   const account = table.get(hash);
-  if (account) return { account, scopes: SCOPES, tokenId: null };
+  if (account) return { account, scopes: SCOPES, credential: bootstrapRef(hash), expiresAt: null };
   const ref = parseManagedToken(token);
   // Accounts exist through their bootstrap tokens, so a managed token of any other name is refused
   // before an object is addressed: a made-up token never creates storage for a made-up account.
   if (!ref || !isConfiguredAccount(table, ref.account)) return null;
-  let entry = verified.get(hash);
-  if (!entry || entry.until <= now) {
-    verified.delete(hash);
+  const key = `${ref.account}:${ref.id}`;
+  let entry = cachedAuthority(key, now);
+  if (!entry || entry.hash !== hash) {
     const grant = await accountStub(env, ref.account).verifyToken(ref.id, hash);
     if (!grant) return null;
-    if (verified.size >= VERIFIED_CACHE_ENTRIES) verified.clear();
-    entry = {
-      principal: { account: ref.account, scopes: grant.scopes, tokenId: ref.id },
-      until: Math.min(now + VERIFIED_TTL_MS, grant.expiresAt ?? Infinity),
-    };
-    verified.set(hash, entry);
+    entry = { hash, authority: grant, until: Math.min(now + VERIFIED_TTL_MS, grant.expiresAt ?? Infinity) };
+    remember(key, entry);
   }
   recordUse(env, ref.account, ref.id, now);
-  return entry.principal;
+  return { account: ref.account, ...entry.authority, credential: managedRef(ref.id) };
+}
+
+/**
+ * What a credential holds now, or null once it is revoked, expired or no longer configured: a
+ * session, an OAuth grant or a live page derived from it asks this before it acts.
+ */
+export async function credentialAuthority(env: Env, account: string, credential: unknown, now = Date.now()): Promise<Authority | null> {
+  return authorityIn(await bootstrapTable(env), account, credential, async (id) => {
+    const key = `${account}:${id}`;
+    const cached = cachedAuthority(key, now);
+    if (cached) return cached.authority;
+    const active = await accountStub(env, account).activeToken(id);
+    if (!active) return null;
+    const authority = { scopes: active.scopes, expiresAt: active.expiresAt };
+    remember(key, { hash: active.hash, authority, until: Math.min(now + VERIFIED_TTL_MS, active.expiresAt ?? Infinity) });
+    return authority;
+  });
 }
 
 /** last_used_at, at most once a minute per token and isolate, after the reply. */
@@ -114,60 +115,51 @@ function recordUse(env: Env, account: string, id: string, now: number): void {
 }
 
 /** Drops a revoked token from this isolate's cache at once (other isolates drop it within VERIFIED_TTL_MS). */
-export function forgetVerifiedToken(id: string): void {
-  for (const [hash, entry] of verified) if (entry.principal.tokenId === id) verified.delete(hash);
-}
-
-/** The scopes of managed token `id` while it is active, else null: a dashboard session opened with it goes on with them. */
-export async function managedTokenScopes(env: Env, account: string, id: string, now = Date.now()): Promise<readonly Scope[] | null> {
-  for (const entry of verified.values()) {
-    if (entry.principal.tokenId === id && entry.principal.account === account && entry.until > now) return entry.principal.scopes;
-  }
-  return accountStub(env, account).activeTokenScopes(id);
+export function forgetVerifiedToken(account: string, id: string): void {
+  verified.delete(`${account}:${id}`);
 }
 
 /**
- * A fingerprint of the account's current tokens, or null when it has none. A dashboard
- * session carries the fingerprint it was opened under, so adding, rotating or removing
- * any of the account's tokens ends its sessions.
+ * The client a request is counted against: an IPv4 address or an IPv6 /64, "local", or null for a
+ * request from inside the deployment. On Cloudflare the edge sets CF-Connecting-IP (a client's own
+ * value is replaced), so it is trusted there. `npm start` (`wrangler dev`, on loopback) sets it from
+ * the socket only when a client sent none, and passes a client's own through: there a loopback
+ * address is believed (any local caller could bind it for real), anything else is the client's
+ * word and counts as the one client "local".
  */
-export async function credentialsFingerprint(env: Env, account: string): Promise<string | null> {
-  const hashes = [...(await tokenTable(env)).entries()].filter(([, owner]) => owner === account).map(([hash]) => hash);
-  if (hashes.length === 0) return null;
-  return (await sha256Hex(`credentials\n${account}\n${hashes.sort().join("\n")}`)).slice(0, 32);
+export function clientOf(env: Pick<Env, "WAYMARK_DEV_TOKEN">, request: Request): string | null {
+  const ip = request.headers.get("CF-Connecting-IP");
+  if (ip === null) return null;
+  const key = clientKey(ip);
+  if (!isDevelopment(env)) return key;
+  return key !== null && (key.startsWith("127.") || ip.trim() === "::1") ? key : "local";
 }
 
 /**
  * Charges one failed authentication attempt to the client (AUTH_LIMITER in wrangler.toml)
  * and says whether it is still within its budget. Successful attempts are never charged.
- * Cloudflare's edge and `wrangler dev` always set CF-Connecting-IP; a request without it
- * came from inside the deployment (tests, service bindings) and is not limited, rather
- * than putting every such caller under one shared key that one of them could exhaust.
+ * A request without a client came from inside the deployment (tests, service bindings) and is
+ * not limited, rather than putting every such caller under one shared key that one of them could exhaust.
  */
 export async function failedAttemptWithinBudget(env: Env, request: Request): Promise<boolean> {
-  const ip = request.headers.get("CF-Connecting-IP");
-  if (!env.AUTH_LIMITER || ip === null) return true;
-  const key = clientKey(ip);
-  if (key === null) return true;
+  const key = clientOf(env, request);
+  if (!env.AUTH_LIMITER || key === null) return true;
   return (await env.AUTH_LIMITER.limit({ key })).success;
 }
 
-export type Authentication = ({ ok: true } & Principal) | { ok: false; status: 401 | 429; message: string };
+/** Why a request's credential proved nothing: 401, or 429 once its client has failed too often. */
+export interface FailedAuthentication {
+  status: 401 | 429;
+  message: string;
+}
 
-/** The principal of the request's bearer token; a failure costs an attempt, and too many failures answer 429. */
-export async function authenticateBearer(env: Env, request: Request): Promise<Authentication> {
-  const token = bearerToken(request);
-  const principal = token ? await authenticateToken(env, token) : null;
-  if (principal) return { ok: true, ...principal };
+/** The answer to a request whose bearer token (if it `presented` one) proved nothing; a presented one costs an attempt. */
+export async function failedAuthentication(env: Env, request: Request, presented: boolean): Promise<FailedAuthentication> {
   // Only a presented token is a guess; a request without one (an expired page polling) costs nothing.
-  if (token !== null && !(await failedAttemptWithinBudget(env, request))) {
-    return { ok: false, status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
+  if (presented && !(await failedAttemptWithinBudget(env, request))) {
+    return { status: 429, message: "UNAUTHORIZED: too many failed authentication attempts; wait a minute" };
   }
-  return {
-    ok: false,
-    status: 401,
-    message: token ? "UNAUTHORIZED: invalid bearer token" : "UNAUTHORIZED: send Authorization: Bearer <token>",
-  };
+  return { status: 401, message: presented ? "UNAUTHORIZED: invalid bearer token" : "UNAUTHORIZED: send Authorization: Bearer <token>" };
 }
 
 export const UNAUTHORIZED_HEADERS = { "WWW-Authenticate": 'Bearer realm="waymark", error="invalid_token"' };

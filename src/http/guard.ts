@@ -8,7 +8,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { shareSecretProblem } from "../domain/share-token";
 import { signingKeysProblem } from "../signing";
-import { apiErrorResponse } from "./api-errors";
+import { apiErrorResponse, jsonRpcError } from "./api-errors";
 import { hostAllowed, hostnamesProblem, originAllowed } from "./origins";
 import type { AppEnv } from "./types";
 
@@ -20,10 +20,7 @@ export function deploymentProblem(env: Env): string | null {
 /** MCP clients read JSON-RPC errors; everything else gets the REST `{code, message}`. */
 function refuse(c: Context<AppEnv>, code: "FORBIDDEN" | "MISCONFIGURED", message: string): Response {
   if (c.req.path !== "/mcp") return apiErrorResponse(code, message);
-  return Response.json(
-    { jsonrpc: "2.0", error: { code: code === "FORBIDDEN" ? -32000 : -32603, message: `${code}: ${message}` }, id: null },
-    { status: code === "FORBIDDEN" ? 403 : 500 },
-  );
+  return code === "FORBIDDEN" ? jsonRpcError(403, -32000, `${code}: ${message}`) : jsonRpcError(500, -32603, `${code}: ${message}`);
 }
 
 export const requestGuard: MiddlewareHandler<AppEnv> = async (c, next) => {

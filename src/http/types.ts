@@ -4,25 +4,24 @@
  * chain hands to handlers (the authenticated account, the dashboard session and, for pages,
  * the CSP nonce).
  */
-import type { Scope } from "../domain/access-scopes";
+import type { Principal } from "./bearer-tokens";
 
-/** A dashboard session (src/http/session.ts opens and checks them). */
-export interface Session {
-  account: string;
+/** A signed-in owner (src/http/session.ts opens and checks them): the credential's principal, and the session's id. */
+export interface Session extends Principal {
   id: string;
-  /** The scopes of the token the session was opened with. */
-  scopes: readonly Scope[];
 }
 
 export interface AppEnv {
   Bindings: Env;
   Variables: {
-    /** Set by requireAccount: the caller's account. */
+    /** Set by requireAccount: who the caller acts for, what it may do, and the credential it came from. */
+    principal: Principal;
+    /** Set by requireAccount: the principal's account. */
     account: string;
-    /** Set by requireAccount: what the caller's credential may do. */
-    scopes: readonly Scope[];
     /** Set by requireAccount when a dashboard session (rather than a bearer token) authenticated the call. */
     session: Session | null;
+    /** Set on /mcp once the body is read and parsed (src/mcp/endpoint.ts). */
+    rpc?: { body: Uint8Array; parsed: unknown };
     /** Set by hono/secure-headers when a page's CSP uses a nonce. */
     secureHeadersNonce?: string;
   };

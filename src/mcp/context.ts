@@ -3,6 +3,7 @@
  * stubs of the Durable Objects it talks to; plus the two shapes a tool result takes.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { Scope } from "../domain/access-scopes";
 import { type Failure, notFound as notFoundIn } from "../errors";
 import { isWorkflowId, workflowOfTask } from "../ids";
 import * as stubs from "../stubs";
@@ -11,6 +12,8 @@ import * as stubs from "../stubs";
 export interface ToolContext {
   env: Env;
   account: string;
+  /** What the caller's credential may do (e.g. whether its calls consume reviewer feedback). */
+  scopes: readonly Scope[];
   /** Origin of this deployment, for links in results. */
   origin: string;
   /** The client declared that it renders MCP Apps (src/mcp/app.ts): the app's own tools are offered. */

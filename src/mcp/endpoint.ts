@@ -1,34 +1,31 @@
 /**
- * @module endpoint — POST /mcp: Origin check, bearer auth, a bounded body, the protocol checks
- * the SDK answers badly, then the stateless MCP handler (one per isolate) with the account's context.
+ * @module endpoint — /mcp, an ordinary route of the app after the guard (Host and Origin, the one
+ * rule of http/origins.ts): the body limit (hono's bodyLimit), the principal middleware (a
+ * bootstrap, managed or OAuth token, each authenticated once: http/require-account.ts), then the
+ * body is parsed (bounded in objects and arrays) and checked where the SDK answers badly, the
+ * caller's scopes are checked per message (mcp/message-scopes.ts), and a subscription opens its
+ * stream (mcp/subscriptions.ts) or the stateless MCP handler (one per isolate) runs with the
+ * caller's context.
+ *
+ * The MCP SDK's own `createMcpHandler` serves it. Cloudflare's `agents` package wraps that same
+ * handler and is not a dependency: its wrapper would check Host and Origin a second time under a
+ * hostname-only rule of its own, add CORS headers this deployment does not send, and copy every
+ * response; what else it offers (the OAuth provider's auth context) the principal middleware gives.
  */
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
-import { authenticateBearer, mcpUnauthorizedHeaders, type Principal } from "../http/bearer-tokens";
-import { readBounded } from "../http/bounded-body";
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { type JsonRpcId, jsonRpcError } from "../http/api-errors";
+import { mcpUnauthorizedHeaders } from "../http/bearer-tokens";
+import { type Refusal, requireAccount } from "../http/require-account";
+import type { AppEnv } from "../http/types";
 import { LIMITS } from "../limits";
+import { oauthPrincipal } from "../oauth/provider";
 import { rendersApps } from "./app";
 import type { ToolContext } from "./context";
-import { scopeRefusal } from "./message-scopes";
+import { mcpScopes } from "./message-scopes";
 import { buildMcpServer } from "./server";
 import { openSubscription, subscriptionRequest } from "./subscriptions";
-
-type JsonRpcId = string | number | null;
-
-function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}, id: JsonRpcId = null): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code, message }, id }, { status, headers });
-}
-
-/** Browsers may only call from this deployment's own origin or WAYMARK_ALLOWED_ORIGINS (MCP spec: validate Origin). */
-export function originAllowed(request: Request, env: Env): boolean {
-  const origin = request.headers.get("Origin");
-  if (origin === null) return true;
-  const own = new URL(request.url).origin;
-  const extra = (env.WAYMARK_ALLOWED_ORIGINS ?? "")
-    .split(",")
-    .map((o) => o.trim())
-    .filter(Boolean);
-  return origin === own || extra.includes(origin);
-}
 
 /** The account's context rides on the request's AuthInfo to the per-request server the handler builds. */
 interface WaymarkAuthInfo extends AuthInfo {
@@ -44,11 +41,7 @@ function contextOf(authInfo: AuthInfo | undefined): ToolContext {
 /** Non-streaming decodes keep no state between calls, so one decoder serves every request. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-/**
- * Built once per isolate: nothing in it depends on the request. The SDK's own stateless handler
- * (both protocol eras): Host, Origin, CORS and auth are settled before it runs (requestGuard,
- * handleMcp), so the agents package's wrapper around it would only copy every response.
- */
+/** Built once per isolate: nothing in it depends on the request. */
 const handler = createMcpHandler(({ authInfo }) => buildMcpServer(contextOf(authInfo)));
 
 /** Stateless Streamable HTTP: every exchange is one POST; there is no stream to GET and no session to DELETE. */
@@ -78,50 +71,59 @@ function containerCount(body: Uint8Array): number {
   return count;
 }
 
-/**
- * POST /mcp: Origin check, bearer auth (unless an OAuth access token was already validated:
- * `principal`), bounded body, the caller's scopes, then the stateless MCP handler.
- */
-export async function handleMcp(request: Request, env: Env, principal?: Principal): Promise<Response> {
-  if (!originAllowed(request, env)) return jsonRpcError(403, -32000, "Forbidden: Origin not allowed");
-  const auth = principal ? { ok: true as const, ...principal } : await authenticateBearer(env, request);
-  if (!auth.ok)
-    return jsonRpcError(
-      auth.status,
-      -32001,
-      auth.message,
-      auth.status === 401 ? mcpUnauthorizedHeaders(request.url) : { "Retry-After": "60" },
-    );
-  if (request.method !== "POST") {
-    return jsonRpcError(405, -32000, `Method not allowed: this stateless endpoint answers ${ALLOWED_METHODS} only`, {
-      Allow: ALLOWED_METHODS,
-    });
-  }
-  const body = await readBounded(request, LIMITS.MAX_BODY_BYTES);
-  if (body === null) return jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`);
-  // Parsing allocates per object and array: cap how many the body can hold before parsing it.
-  const containers = containerCount(body);
-  if (containers > LIMITS.MAX_JSON_CONTAINERS) {
-    return jsonRpcError(
-      413,
-      -32600,
-      `PAYLOAD_TOO_LARGE: request body holds ${containers} JSON objects or arrays; at most ${LIMITS.MAX_JSON_CONTAINERS}`,
-    );
-  }
-  let parsedBody: unknown;
-  try {
-    parsedBody = JSON.parse(UTF8.decode(body));
-  } catch {
-    return jsonRpcError(400, -32700, "Parse error: the body is not valid UTF-8 JSON");
-  }
-  const badInitialize = initializeProblem(parsedBody);
-  if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
-  const refused = scopeRefusal(parsedBody, auth.scopes);
-  if (refused) return refused;
-  const subscription = subscriptionRequest(parsedBody);
-  if (subscription) return openSubscription(request, env, auth.account, subscription);
-  const context: ToolContext = { env, account: auth.account, origin: new URL(request.url).origin, rendersApps: rendersApps(parsedBody) };
-  const authInfo: WaymarkAuthInfo = { token: "", clientId: auth.account, scopes: [], extra: { context } };
-  const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body });
-  return handler.fetch(forwarded, { parsedBody, authInfo });
+/** A refused credential, as MCP clients read it: the 401 challenge names the protected-resource metadata (OAuth discovery). */
+function refuseCredential(c: Context<AppEnv>, refusal: Refusal): Response {
+  const headers = refusal.status === 401 ? mcpUnauthorizedHeaders(c.req.url) : refusal.status === 429 ? { "Retry-After": "60" } : {};
+  return jsonRpcError(refusal.status, -32001, refusal.message, headers);
 }
+
+export const mcpRoutes = new Hono<AppEnv>();
+
+mcpRoutes.all(
+  "/mcp",
+  bodyLimit({
+    maxSize: LIMITS.MAX_BODY_BYTES,
+    onError: () => jsonRpcError(413, -32600, `PAYLOAD_TOO_LARGE: request body exceeds ${LIMITS.MAX_BODY_BYTES} bytes`),
+  }),
+  requireAccount({ bearer: true, oauth: oauthPrincipal, session: false, otherwise: refuseCredential }),
+  async (c, next) => {
+    if (c.req.method !== "POST") {
+      return jsonRpcError(405, -32000, `Method not allowed: this stateless endpoint answers ${ALLOWED_METHODS} only`, {
+        Allow: ALLOWED_METHODS,
+      });
+    }
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    // Parsing allocates per object and array: cap how many the body can hold before parsing it.
+    const containers = containerCount(body);
+    if (containers > LIMITS.MAX_JSON_CONTAINERS) {
+      return jsonRpcError(
+        413,
+        -32600,
+        `PAYLOAD_TOO_LARGE: request body holds ${containers} JSON objects or arrays; at most ${LIMITS.MAX_JSON_CONTAINERS}`,
+      );
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(UTF8.decode(body));
+    } catch {
+      return jsonRpcError(400, -32700, "Parse error: the body is not valid UTF-8 JSON");
+    }
+    const badInitialize = initializeProblem(parsed);
+    if (badInitialize) return jsonRpcError(400, -32602, badInitialize.message, {}, badInitialize.id);
+    c.set("rpc", { body, parsed });
+    return next();
+  },
+  mcpScopes,
+  (c) => {
+    const { account, scopes } = c.var.principal;
+    const rpc = c.var.rpc;
+    if (!rpc) throw new Error("/mcp reached its handler without a parsed body");
+    const subscription = subscriptionRequest(rpc.parsed);
+    if (subscription) return openSubscription(c.req.raw, c.env, account, subscription);
+    const context: ToolContext = { env: c.env, account, scopes, origin: new URL(c.req.url).origin, rendersApps: rendersApps(rpc.parsed) };
+    const authInfo: WaymarkAuthInfo = { token: "", clientId: account, scopes: [...scopes], extra: { context } };
+    // The body was read once; the SDK is handed the parsed body and a request it can read again.
+    const request = new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: rpc.body });
+    return handler.fetch(request, { parsedBody: rpc.parsed, authInfo });
+  },
+);

@@ -6,7 +6,9 @@
  * failure (`isError`, "FORBIDDEN: …"), so agents read why; a refused resource request is a
  * JSON-RPC error. Listing tools and resources' metadata stays open to every credential.
  */
+import type { MiddlewareHandler } from "hono";
 import { allows, missingScopeMessage, type Scope } from "../domain/access-scopes";
+import type { AppEnv } from "../http/types";
 import { APP_TOOLS } from "./app";
 import { TOOLS } from "./server";
 
@@ -37,7 +39,7 @@ export function scopeNeeded(message: Message): Scope | null {
 }
 
 /** The answer refusing the body, or null when the caller's scopes cover every message in it. */
-export function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response | null {
+function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response | null {
   const messages = (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === "object" && m !== null);
   const refused = messages.map((m) => ({ message: m, needed: scopeNeeded(m) })).filter((r) => r.needed && !allows(scopes, r.needed));
   const first = refused[0];
@@ -50,3 +52,9 @@ export function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response 
   // HTTP 200: a JSON-RPC error the client surfaces, not a transport failure that would send it to re-authenticate.
   return Response.json({ jsonrpc: "2.0", id, error: { code: -32003, message: text } });
 }
+
+/** The /mcp step between the parsed body and the MCP handler: refuses a body the principal's scopes do not cover. */
+export const mcpScopes: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const refused = scopeRefusal(c.var.rpc?.parsed, c.var.principal.scopes);
+  return refused ?? next();
+};

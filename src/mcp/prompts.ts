@@ -3,13 +3,14 @@
  * (the text `waymark init` writes into each agent's instructions, from one source in
  * @waymark/protocol) and `resume` (a workflow's open tasks, recent work and plan, compactly: the
  * same text get_workflow {workflow_id} answers). Reading a workflow needs the `read` scope
- * (http/mcp-scopes), like get_workflow.
+ * (mcp/message-scopes), like get_workflow.
  */
 import { type GetPromptResult, type McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import { workflowId } from "@waymark/protocol/tools";
 import { z } from "zod";
 import { accountStub, type ToolContext, workflowStub } from "./context";
+import { consumesFeedback } from "./reviewer-feedback";
 import { type GetWorkflowOutput, renderResume } from "./tools/get_workflow";
 
 /** As many recent items per list as get_workflow gives. */
@@ -46,7 +47,7 @@ async function resume(ctx: ToolContext, requested: string | undefined): Promise<
     return userText("You have no open Waymark workflow. Before substantial work, call start_workflow.", "No open workflow");
   }
   const stub = workflowStub(ctx, id);
-  const info = stub ? await stub.resume(ctx.account, RECENT) : null;
+  const info = stub ? await stub.resume(ctx.account, RECENT, consumesFeedback(ctx)) : null;
   if (!info?.ok) {
     // The same answer for another account's workflow as for none: nothing leaks.
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `NOT_FOUND: workflow_id: no workflow ${id} in this account`);

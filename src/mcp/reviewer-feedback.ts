@@ -6,8 +6,13 @@
  * transaction: workflow/writer); after a read that names a workflow (workflow_id or task_id) it
  * is taken from the workflow object (which marks it delivered). Best effort: the call already
  * succeeded, so a failing lookup costs only the digest (it is delivered next time).
+ *
+ * Only the agent's calls consume it: a credential that may consume feedback (write, the access
+ * matrix's `feedback.consume`). A read-only credential's look (a dashboard script, a reviewer's
+ * client) changes nothing; it sees the feedback in get_workflow's `feedback` field.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import { may } from "../domain/access-scopes";
 import { workflowOfTask } from "../ids";
 import { type FeedbackDigest, feedbackDigestText } from "../workflow/feedback";
 import { type ToolContext, workflowStub } from "./context";
@@ -32,8 +37,17 @@ export function withDigest(result: CallToolResult, digest: FeedbackDigest | null
   };
 }
 
-/** Asks a workflow for the feedback the agent has not seen yet (marking it delivered); null when none or on failure. */
+/** Whether this caller's reads mark feedback delivered: the one place that decides who consumes it. */
+export function consumesFeedback(ctx: ToolContext): boolean {
+  return may(ctx.scopes, "feedback.consume");
+}
+
+/**
+ * Asks a workflow for the feedback the agent has not seen yet (marking it delivered); null when
+ * none, on failure, or when the caller does not consume feedback.
+ */
 export async function takeFeedback(ctx: ToolContext, workflowId: string | null): Promise<FeedbackDigest | null> {
+  if (!consumesFeedback(ctx)) return null;
   const stub = workflowId ? workflowStub(ctx, workflowId) : null;
   if (!stub) return null;
   try {

@@ -19,6 +19,7 @@
 import { authenticateToken, bearerToken } from "../http/bearer-tokens";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
+import { oauthPrincipal } from "../oauth/provider";
 import { CLIENT_HEADER, MCP_ACCOUNT_HEADER } from "../workflow/workflow-object";
 import { SERVER_INFO } from "./server";
 
@@ -62,8 +63,8 @@ async function stillAuthorized(request: Request, env: Env): Promise<boolean> {
   const token = bearerToken(request);
   if (!token) return false;
   if (await authenticateToken(env, token)) return true;
-  const { looksLikeOAuthToken, oauthApi } = await import("../oauth/provider");
-  return looksLikeOAuthToken(token) && (await oauthApi(request, env).unwrapToken(token)) !== null;
+  // An OAuth grant holds while its token does and the credential it was approved with does too.
+  return (await oauthPrincipal(request, env, token)) !== null;
 }
 
 /** Opens each workflow's live feed as the account; on a refusal, closes what was opened and says which URI. */

@@ -3,10 +3,12 @@
  * The OAuth consent page: the signed-in owner sees which app asks, where its answer goes
  * (the redirect host; "a local app" for loopback redirects) and picks the scope to grant
  * (no more than the session's own token holds). Everything the client chose to call itself
- * is escaped.
+ * is escaped, and bidirectional-text controls in it are shown as code points (`[U+202E]`), as
+ * on every page: a client cannot make its name read as another's.
  */
 import { html } from "hono/html";
 import type { Scope } from "../domain/access-scopes";
+import { revealBidiControls } from "./format";
 import { type Html, ownerPage, SCOPE_HELP } from "./tokens-page";
 
 export interface ConsentView {
@@ -19,9 +21,9 @@ export interface ConsentView {
   action: string;
 }
 
-export function renderConsentPage(nonce: string, view: ConsentView): Html {
+export async function renderConsentPage(nonce: string, view: ConsentView): Promise<string> {
   const preselected = view.offered.at(-1);
-  return ownerPage(
+  const page = ownerPage(
     nonce,
     "Connect an app",
     html`<div class="topbar"><span class="brand">Waymark</span> <span class="muted">account ${view.account}</span></div>
@@ -35,6 +37,8 @@ export function renderConsentPage(nonce: string, view: ConsentView): Html {
 <p><button type="submit" name="decision" value="approve" id="approve">Approve</button> <button type="submit" name="decision" value="deny" id="deny">Deny</button></p>
 </form>`,
   );
+  // The markup has no bidi controls of its own: only the client's text can carry them.
+  return revealBidiControls(String(await page));
 }
 
 export function renderConsentError(nonce: string, message: string): Html {

@@ -1,50 +1,103 @@
 /**
  * @module pages/export-json
- * The JSON export, streamed: the same document the whole view gave (`JSON.stringify(view, null,
- * 2)` of workflow, tasks, decisions, issues, milestones, totals, last_seq, chain, events and
- * feedback, byte for byte), written one bounded page at a time from the paged reads, so a
- * workflow of 5,000 tasks and 100,000 events never sits in the Worker's memory. The events stop
- * at the chain head the head read gave, so `waymark verify` checks the file against it.
+ * The JSON export, streamed one bounded page at a time from the paged reads, so a workflow of
+ * 5,000 tasks and 100,000 events never sits in the Worker's memory: `$schema` (the JSON Schema
+ * it follows, docs/schemas/export-v1.json), workflow, tasks, decisions, issues, milestones,
+ * totals, last_seq, chain, events, feedback, each as `JSON.stringify(…, null, 2)` writes it, and
+ * last the deployment's signed statement (@waymark/protocol/statement): the workflow, the events
+ * and the head they end on, the repository, the time, and a digest of every other member,
+ * computed as the members stream. The export is the complete record: a task whose view names only
+ * its first files (`files_changed.more`, `verification.more`) is written with every list read from
+ * its file pages, as if it had been one value.
  *
- * The export is the complete record: a task whose view names only its first files
- * (`files_changed.more`, `verification.more`) is written with every list read from its file
- * pages, as if it had been one value.
+ * workflow, totals, last_seq, chain and feedback are the head read's, as of event chain.events.
+ * The records are read after it, a page at a time, so a write landing meanwhile shows in the
+ * pages read after it: the events therefore run to the log's end as read after the last record
+ * page, so they cover every state a record shows (`waymark verify` accepts each record in any
+ * state between chain.events and the last event, and everything else exactly as of chain.events).
  */
+import {
+  type ContentDigests,
+  type ExportMember,
+  MemberHasher,
+  memberDigest,
+  type SignedStatement,
+  STATEMENT_TYPE,
+  STATEMENT_VERSION,
+  type StatementPayload,
+} from "@waymark/protocol/statement";
 import type { Reader, TaskView, WorkflowHead } from "../domain/view";
+import { signStatement } from "../signing";
 import type { FileList } from "../workflow/task-files";
 import type { WorkflowObject } from "../workflow/workflow-object";
-import { eventRange, fileItems, recordRows } from "./paged-reads";
+import { eventsToEnd, fileItems, recordRows } from "./paged-reads";
 
 type Stub = DurableObjectStub<WorkflowObject>;
+
+/** Where every endpoint serves the export's JSON Schema (its version is in the name). */
+export const EXPORT_SCHEMA_PATH = "/schemas/export-v1.json";
+
+/** How an export is signed and which schema it names: the deployment's, for the endpoint that serves it. */
+export interface ExportSigning {
+  schemaUrl: string;
+  sign(payload: StatementPayload): Promise<SignedStatement>;
+}
+
+export function exportSigning(env: Env, origin: string): ExportSigning {
+  return { schemaUrl: `${origin}${EXPORT_SCHEMA_PATH}`, sign: (payload) => signStatement(env, payload) };
+}
 
 /** A value as `JSON.stringify(…, null, 2)` writes it `depth` levels down. */
 const nested = (value: unknown, depth: number) => JSON.stringify(value, null, 2).replace(/\n/g, `\n${"  ".repeat(depth)}`);
 
-/** `"key": [ … ]` inside the top-level object, from rows that arrive one at a time. */
-async function* arrayMember(
-  key: string,
-  rows: AsyncIterable<unknown>,
-  write: (row: unknown) => AsyncIterable<string>,
+/** One piece of a member as it streams: its text in the file, and the same part as compact JSON (what the member's digest covers). */
+interface Piece {
+  text: string;
+  json: string;
+}
+
+/** `"key": value` inside the top-level object, its digest kept in `content`. */
+function valueMember(content: ContentDigests, key: ExportMember, value: unknown): string {
+  content[key] = memberDigest(value);
+  return `${key === "$schema" ? "{\n" : ",\n"}  "${key}": ${nested(value, 1)}`;
+}
+
+/** `"key": [ … ]` inside the top-level object, from rows that arrive one at a time; its digest as they pass. */
+async function* arrayMember<T>(
+  content: ContentDigests,
+  key: ExportMember,
+  rows: AsyncIterable<T>,
+  write: (row: T) => AsyncIterable<Piece>,
 ): AsyncGenerator<string> {
+  const digest = new MemberHasher();
+  digest.update("[");
   let first = true;
   for await (const row of rows) {
     yield first ? `,\n  "${key}": [\n    ` : ",\n    ";
-    yield* write(row);
+    if (!first) digest.update(",");
+    for await (const piece of write(row)) {
+      digest.update(piece.json);
+      yield piece.text;
+    }
     first = false;
   }
+  digest.update("]");
+  content[key] = digest.digest();
   yield first ? `,\n  "${key}": []` : "\n  ]";
 }
 
-async function* whole(row: unknown): AsyncGenerator<string> {
-  yield nested(row, 2);
+async function* whole(row: unknown): AsyncGenerator<Piece> {
+  yield { text: nested(row, 2), json: JSON.stringify(row) };
 }
 
 /**
  * Where a list goes in a task written from its pages: a string no list item can hold (paths and
- * agent text never contain NUL), so the skeleton's JSON shows exactly where each list starts.
+ * agent text never contain NUL), so the skeleton's JSON shows exactly where each list starts,
+ * indented (the file) and compact (the digest), in the same order.
  */
 const MARK = "\u0000list:";
 const MARKED_LIST = /\[\n( *)"\\u0000list:(\w+)"\n *\]/g;
+const MARKED_COMPACT = /\["\\u0000list:\w+"\]/g;
 
 /** The task with each list that has pages replaced by its mark, and without the `more` counts. */
 function skeleton(task: TaskView): TaskView {
@@ -70,36 +123,62 @@ function skeleton(task: TaskView): TaskView {
 
 /** A task written whole: its lists from the file pages when its view names only part of them. */
 function taskWriter(stub: Stub, reader: Reader) {
-  return async function* write(row: unknown): AsyncGenerator<string> {
-    const task = row as TaskView;
+  return async function* write(task: TaskView): AsyncGenerator<Piece> {
     if (task.files_changed?.more === undefined && task.verification?.more === undefined) {
-      yield nested(task, 2);
+      yield* whole(task);
       return;
     }
-    const text = nested(skeleton(task), 2);
+    const shape = skeleton(task);
+    const text = nested(shape, 2);
+    const json = JSON.stringify(shape);
+    const compact = [...json.matchAll(MARKED_COMPACT)];
     let from = 0;
-    for (const match of text.matchAll(MARKED_LIST)) {
+    let jsonFrom = 0;
+    for (const [index, match] of [...text.matchAll(MARKED_LIST)].entries()) {
       const [found, indent = "", list] = match;
-      yield text.slice(from, match.index);
+      const at = compact[index];
+      yield { text: text.slice(from, match.index), json: json.slice(jsonFrom, at?.index) };
       const depth = indent.length / 2;
       let first = true;
       for await (const item of fileItems(stub, reader, task.id, list as FileList)) {
-        yield `${first ? "[\n" : ",\n"}${indent}${nested(item, depth)}`;
+        yield { text: `${first ? "[\n" : ",\n"}${indent}${nested(item, depth)}`, json: `${first ? "[" : ","}${JSON.stringify(item)}` };
         first = false;
       }
-      yield first ? "[]" : `\n${"  ".repeat(depth - 1)}]`;
+      yield { text: first ? "[]" : `\n${"  ".repeat(depth - 1)}]`, json: first ? "[]" : "]" };
       from = (match.index ?? 0) + found.length;
+      jsonFrom = (at?.index ?? 0) + (at?.[0].length ?? 0);
     }
-    yield text.slice(from);
+    yield { text: text.slice(from), json: json.slice(jsonFrom) };
   };
 }
 
-export async function* jsonExport(stub: Stub, reader: Reader, head: WorkflowHead): AsyncGenerator<string> {
-  yield `{\n  "workflow": ${nested(head.workflow, 1)}`;
-  yield* arrayMember("tasks", recordRows(stub, reader, "tasks"), taskWriter(stub, reader));
-  for (const kind of ["decisions", "issues", "milestones"] as const) yield* arrayMember(kind, recordRows(stub, reader, kind), whole);
-  yield `,\n  "totals": ${nested(head.totals, 1)},\n  "last_seq": ${head.last_seq},\n  "chain": ${nested(head.chain, 1)}`;
-  yield* arrayMember("events", eventRange(stub, reader, 0, head.chain.events), whole);
-  if (head.feedback) yield `,\n  "feedback": ${nested(head.feedback, 1)}`;
-  yield "\n}";
+export async function* jsonExport(stub: Stub, reader: Reader, head: WorkflowHead, signing: ExportSigning): AsyncGenerator<string> {
+  const content: ContentDigests = {};
+  yield valueMember(content, "$schema", signing.schemaUrl);
+  yield valueMember(content, "workflow", head.workflow);
+  yield* arrayMember(content, "tasks", recordRows<TaskView>(stub, reader, "tasks"), taskWriter(stub, reader));
+  for (const kind of ["decisions", "issues", "milestones"] as const)
+    yield* arrayMember(content, kind, recordRows(stub, reader, kind), whole);
+  yield valueMember(content, "totals", head.totals);
+  yield valueMember(content, "last_seq", head.last_seq);
+  yield valueMember(content, "chain", head.chain);
+  const end = { events: head.chain.events, head: head.chain.head };
+  const events = eventsToEnd(stub, reader);
+  yield* arrayMember(content, "events", events, (event) => {
+    end.events = event.seq;
+    end.head = event.hash ?? "";
+    return whole(event);
+  });
+  if (head.feedback) yield valueMember(content, "feedback", head.feedback);
+  const statement = await signing.sign({
+    type: STATEMENT_TYPE,
+    version: STATEMENT_VERSION,
+    workflow_id: head.workflow.id,
+    events: end.events,
+    head: end.head,
+    repository_fingerprint: head.workflow.repository?.fingerprint ?? null,
+    issued_at: new Date().toISOString(),
+    content,
+  });
+  yield `,\n  "statement": ${nested(statement, 1)}\n}`;
 }

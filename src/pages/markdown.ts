@@ -7,10 +7,16 @@
  *
  * Streamed from the paged reads, one bounded page at a time, in the renderer's order: the
  * review items (the whole view's order, read only when there are any), the timeline, the
- * provenance of each task, the feedback. The text is the whole-view renderer's, byte for byte.
+ * provenance of each task, the feedback. The text is the whole-view renderer's, byte for byte,
+ * followed by one line saying how to check it: the JSON export carries the statement this
+ * deployment signs (the Markdown itself is not signed), with the key's id and where its public
+ * keys are.
  */
-import { escapeMarkdown, SummaryWriter } from "@waymark/protocol/pr-summary";
+
+import { codeSpan, escapeMarkdown, SummaryWriter } from "@waymark/protocol/pr-summary";
+import { SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
 import type { FeedbackView, IssueView, Reader, TaskView, WorkflowHead } from "../domain/view";
+import { currentKeyId } from "../signing";
 import type { WorkflowObject } from "../workflow/workflow-object";
 import { VERDICT_LABEL } from "./page";
 import { recordPages, recordRows, taskEntries } from "./paged-reads";
@@ -25,7 +31,29 @@ function feedbackSection(feedback: readonly FeedbackView[], about: ReadonlyMap<s
   return `\n\n### Reviewer feedback\n\n${lines.join("\n")}\n`;
 }
 
-export async function* markdownExport(stub: DurableObjectStub<WorkflowObject>, reader: Reader, head: WorkflowHead): AsyncGenerator<string> {
+/** Which key signs this deployment's exports, and the endpoint whose well-known URL publishes it. */
+export interface SigningNote {
+  kid: string;
+  origin: string;
+}
+
+export async function signingNote(env: Env, origin: string): Promise<SigningNote> {
+  return { kid: await currentKeyId(env), origin };
+}
+
+/** The closing line: the key and the command that checks the signed JSON export (the head is in the line above). */
+export function statementLine(note: SigningNote): string {
+  return `\n<sub>The JSON export of this record carries a statement signed with key ${codeSpan(note.kid)}: check it with ${codeSpan(
+    `waymark verify export.json --endpoint ${note.origin}`,
+  )} (public keys: ${codeSpan(`${note.origin}${SIGNING_KEYS_PATH}`)}).</sub>\n`;
+}
+
+export async function* markdownExport(
+  stub: DurableObjectStub<WorkflowObject>,
+  reader: Reader,
+  head: WorkflowHead,
+  signing: SigningNote,
+): AsyncGenerator<string> {
   const writer = new SummaryWriter(head);
   yield writer.start();
   if (head.review_items.tasks > 0) for await (const task of recordRows<TaskView>(stub, reader, "tasks")) yield writer.reviewTask(task);
@@ -49,4 +77,5 @@ export async function* markdownExport(stub: DurableObjectStub<WorkflowObject>, r
   for await (const task of recordRows<TaskView>(stub, reader, "tasks")) yield writer.provenance(task);
   const end = writer.end();
   yield feedback.length === 0 ? end : `${end.trimEnd()}${feedbackSection(feedback, about)}`;
+  yield statementLine(signing);
 }

@@ -50,7 +50,9 @@ function recall(key: string): RenderedBlocks | undefined {
  * page cannot be read (a cursor that is not one, a link revoked meanwhile).
  */
 export async function pageBlocks(stub: Stub, reader: Reader, head: WorkflowHead, options: BlockOptions): Promise<RenderedBlocks> {
-  const key = await sha256Hex(JSON.stringify([options.base, options.after, options.reviewBase ?? null, options.selected ?? null, head]));
+  const key = await sha256Hex(
+    JSON.stringify([options.base, options.after, options.reviewBase ?? null, options.selected ?? null, options.signingKey ?? null, head]),
+  );
   const known = recall(key);
   if (known) return known;
   const page = await timelinePage(stub, reader, { cursor: options.after, pageSize: LIMITS.PAGE_TASKS, filesPerTask: LIMITS.PAGE_FILES });

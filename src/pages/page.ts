@@ -95,6 +95,8 @@ export interface BlockOptions {
   reviewBase?: string;
   /** The id the owner's feedback form is preselected on (always among its choices). */
   selected?: string | null;
+  /** The id of the key this deployment signs exports with (the chain's footer names it). */
+  signingKey?: string;
 }
 
 const KIND_LABEL: Record<ReviewItem["kind"], string> = { task: "task", issue: "issue", scope: "outside areas" };
@@ -171,11 +173,14 @@ function renderWorkflowLines(lines: LineTotals | null): Html | string {
   return lines ? html`<p class="muted" id="wf-lines">Lines changed: ${renderLineTotals(lines)}</p>` : "";
 }
 
-/** The event log's hash chain head: anyone can check a JSON export against it offline. */
-function renderChain(head: WorkflowHead): Html {
+/** The event log's hash chain head and the key exports are signed with: anyone can check a JSON export against them. */
+function renderChain(head: WorkflowHead, signingKey: string | undefined): Html {
+  const key = signingKey
+    ? html` The JSON export is signed with key <code title="Ed25519 key id (RFC 7638 thumbprint)">${signingKey}</code>.`
+    : "";
   return html`<footer id="wf-chain" class="chain">Record: ${formatCount(head.chain.events)} events, hash chain head
-<code title="sha256 chain over every event">${head.chain.head}</code>. Check a JSON export offline with
-<code>waymark verify export.json</code>.</footer>`;
+<code title="sha256 chain over every event">${head.chain.head}</code>.${key} Check a JSON export with
+<code>waymark verify export.json --endpoint &lt;this site&gt;</code>.</footer>`;
 }
 
 /** The timeline's key: what the file letters, bars and marks say. */
@@ -228,7 +233,7 @@ export function workflowBlocks(head: WorkflowHead, page: TaskPage, options: Bloc
     }</h2>${LEGEND}${renderPager(options.base, options.after, page.next_cursor, "top")}<ol class="tree" id="tl-root">`,
     ...tasks,
     html`</ol>${renderPager(options.base, options.after, page.next_cursor, "bottom")}</section>`,
-    renderChain(head),
+    renderChain(head, options.signingKey),
   ]
     .map(String)
     .join("");

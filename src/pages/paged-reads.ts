@@ -8,6 +8,7 @@
 import type { Reader, TaskEntry, TaskPage, WorkflowEvent } from "../domain/view";
 import type { ErrorCode, Result } from "../errors";
 import { LIMITS } from "../limits";
+import type { EventsPage } from "../workflow/event-log";
 import type { FilesPage, RowsPage } from "../workflow/reader";
 import type { RecordKind, RecordView } from "../workflow/records";
 import type { FileList, FileListItem } from "../workflow/task-files";
@@ -73,23 +74,6 @@ export async function* recordRows<T extends RecordView>(
   for await (const page of recordPages(stub, reader, kind, opts)) yield* page.rows as T[];
 }
 
-/** The events with seq in (fromSeq, toSeq], oldest first: an export stops at the chain head its head read. */
-export async function* eventRange(
-  stub: Stub,
-  reader: Reader,
-  fromSeq: number,
-  toSeq: number,
-  pageSize = LIMITS.EVENTS_PAGE,
-): AsyncGenerator<WorkflowEvent> {
-  let after = fromSeq;
-  while (after < toSeq) {
-    const page = unwrap(await stub.events(reader, after, Math.min(pageSize, toSeq - after)));
-    for (const event of page.events) if (event.seq <= toSeq) yield event;
-    if (page.events.length === 0) return;
-    after = page.next_seq;
-  }
-}
-
 /** One list of a task's record (FilesChanged.more: a task's view names only its first files), one item at a time. */
 export async function* fileItems(stub: Stub, reader: Reader, taskId: string, list: FileList): AsyncGenerator<FileListItem> {
   let cursor: string | null = null;
@@ -98,4 +82,19 @@ export async function* fileItems(stub: Stub, reader: Reader, taskId: string, lis
     yield* page.items;
     cursor = page.next_cursor;
   } while (cursor !== null);
+}
+
+/**
+ * Every event from the first to the log's end as the first page found it, oldest first: read
+ * after the pages of an export's records, so the events cover every state those pages showed.
+ */
+export async function* eventsToEnd(stub: Stub, reader: Reader, pageSize = LIMITS.EVENTS_PAGE): AsyncGenerator<WorkflowEvent> {
+  const first: EventsPage & { last_seq: number } = unwrap(await stub.events(reader, 0, pageSize));
+  const end = first.last_seq;
+  let page: EventsPage = first;
+  for (;;) {
+    for (const event of page.events) if (event.seq <= end) yield event;
+    if (page.events.length === 0 || page.next_seq >= end) return;
+    page = unwrap(await stub.events(reader, page.next_seq, Math.min(pageSize, end - page.next_seq)));
+  }
 }

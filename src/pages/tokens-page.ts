@@ -3,13 +3,14 @@
  * The admin's credentials page (/dashboard/tokens): managed API tokens (create with a name,
  * scopes and optional expiry; the secret shown once; last use; revoke) and the OAuth grants
  * of remote MCP clients (revoke). Also the small page frame the consent page shares.
- * Everything interpolated is escaped by hono/html.
+ * Everything interpolated is escaped by hono/html; bidirectional-text controls in names (an
+ * OAuth client names itself) are shown as code points (`[U+202E]`), as on every page.
  */
 import { html } from "hono/html";
 import type { CreatedToken, TokenInfo } from "../account/tokens";
 import { SCOPES, type Scope } from "../domain/access-scopes";
 import { layout } from "./dashboard";
-import { renderTime, srOnly } from "./format";
+import { renderTime, revealBidiControls, srOnly } from "./format";
 
 export type Html = ReturnType<typeof html>;
 
@@ -71,9 +72,9 @@ function grantRow(g: GrantRow): Html {
 <td><form method="post" action="/dashboard/grants/${g.id}/revoke" class="actions"><button>Revoke${srOnly(` app ${g.client}`)}</button></form></td></tr>`;
 }
 
-export function renderTokensPage(nonce: string, page: TokensPage, now = Date.now()): Html {
+export async function renderTokensPage(nonce: string, page: TokensPage, now = Date.now()): Promise<string> {
   const created = page.created;
-  return ownerPage(
+  const rendered = ownerPage(
     nonce,
     "Tokens",
     html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <a href="/dashboard/devices">Devices</a> <span class="muted">account ${page.account}</span>
@@ -108,4 +109,6 @@ ${
     : html`<table id="grants"><thead><tr><th scope="col">App</th><th scope="col">Scopes</th><th scope="col">Approved</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${page.grants.map(grantRow)}</tbody></table>`
 }`,
   );
+  // The markup has no bidi controls of its own: only names can carry them.
+  return revealBidiControls(String(await rendered));
 }

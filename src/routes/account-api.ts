@@ -6,7 +6,9 @@
  *                                    the owner view's list as JSON (rows, page, account totals); bearer or session (read)
  *   GET    /api/paths?path=…&prefix=…  which tasks changed a file (or anything under a prefix); bearer or session (read)
  *   GET    /api/webhooks             webhooks and their delivery status; bearer token (admin)
- *   POST   /api/webhooks             {url, events?, format?: "json"|"slack"} → the webhook and its secret (shown once); bearer token (admin)
+ *   POST   /api/webhooks             {url, events?, format?: "json"|"slack"} → the webhook and its secret (shown once);
+ *                                    bearer token (admin and read: it delivers workflow text); it delivers while that
+ *                                    token holds, and never past its expiry
  *   DELETE /api/webhooks/:id         bearer token (admin)
  * Errors are `{code, message}` (src/http/api-errors.ts); bodies are capped before parsing.
  */
@@ -25,8 +27,9 @@ import { accountStub } from "../stubs";
 
 export const accountRoutes = new Hono<AppEnv>();
 
-const bearerOnly = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "admin" });
-const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise: "json", scope: "read" });
+const webhookAdmin = requireAccount({ bearer: true, session: false, otherwise: "json", action: "webhook.manage" });
+const webhookCreator = requireAccount({ bearer: true, session: false, otherwise: "json", action: "webhook.create" });
+const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise: "json", action: "workflow.read" });
 
 accountRoutes.use("/api/search", noStore, dataHeaders);
 accountRoutes.use("/api/workflows", noStore, dataHeaders);
@@ -116,7 +119,7 @@ accountRoutes.get("/api/paths", bearerOrSession, jsonQuery(pathsQuery), async (c
   return c.json({ path: q.path, prefix: q.prefix ?? false, results });
 });
 
-accountRoutes.get("/api/webhooks", bearerOnly, async (c) => {
+accountRoutes.get("/api/webhooks", webhookAdmin, async (c) => {
   return c.json({ webhooks: await accountStub(c.env, c.var.account).listWebhooks() });
 });
 
@@ -139,15 +142,19 @@ const newWebhook = z.strictObject(
   { error: 'must be a JSON object {"url": "https://…", "events"?: [...], "format"?: "json" | "slack"}' },
 );
 
-accountRoutes.post("/api/webhooks", bearerOnly, jsonBody(newWebhook), async (c) => {
+accountRoutes.post("/api/webhooks", webhookCreator, jsonBody(newWebhook), async (c) => {
   const body = c.req.valid("json");
   const events = (body.events as WebhookEvent[] | undefined) ?? [...WEBHOOK_EVENTS];
-  const result = await accountStub(c.env, c.var.account).registerWebhook(body.url, [...new Set(events)], body.format ?? "json");
+  const { account, credential, expiresAt } = c.var.principal;
+  const result = await accountStub(c.env, account).registerWebhook(account, body.url, [...new Set(events)], body.format ?? "json", {
+    credential,
+    expiresAt,
+  });
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value, 201);
 });
 
-accountRoutes.delete("/api/webhooks/:id", bearerOnly, async (c) => {
+accountRoutes.delete("/api/webhooks/:id", webhookAdmin, async (c) => {
   const result = await accountStub(c.env, c.var.account).deleteWebhook(c.req.param("id"));
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value);

@@ -32,9 +32,9 @@ type Ctx = Context<AppEnv>;
 
 export const deviceRoutes = new Hono<AppEnv>();
 
-const apiWrite = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "write" });
-const apiAdmin = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "admin" });
-const pageAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "admin" });
+const apiWrite = requireAccount({ bearer: true, session: false, otherwise: "json", action: "device.pair" });
+const apiAdmin = requireAccount({ bearer: true, session: false, otherwise: "json", action: "device.manage" });
+const pageAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", action: "device.manage" });
 
 for (const path of ["/api/devices", "/api/devices/*"]) deviceRoutes.use(path, noStore, dataHeaders);
 for (const path of ["/dashboard/devices", "/dashboard/devices/*"]) deviceRoutes.use(path, noStore, pageHeaders);

@@ -18,10 +18,10 @@ export const nonceOf = (c: Ctx) => c.get("secureHeadersNonce") ?? "";
 
 export { formCsrf } from "../http/csrf";
 
-/** The dashboard's pages and forms: a session cookie with the scope the action needs, or the sign-in page. */
-export const dashboardReader = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "read" });
-export const dashboardWriter = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "write" });
-export const dashboardAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "admin" });
+/** The dashboard's pages and forms: a session cookie whose credential may do the action, or the sign-in page. */
+export const dashboardReader = requireAccount({ bearer: false, session: true, otherwise: "login", action: "workflow.read" });
+export const dashboardWriter = requireAccount({ bearer: false, session: true, otherwise: "login", action: "workflow.write" });
+export const dashboardAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", action: "settings.change" });
 
 const SECONDS_RULE = `must be a whole number from 1 to ${MAX_SHARE_SECONDS}, or null for no expiry`;
 

@@ -13,7 +13,7 @@ import { AuthorizationError, type AuthRequest, authorizationErrorRedirect } from
 import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
-import { allows, effectiveScopes, type Scope } from "../domain/access-scopes";
+import { allows, effectiveScopes, may, type Scope } from "../domain/access-scopes";
 import { failedAttemptWithinBudget } from "../http/bearer-tokens";
 import { formCsrf } from "../http/csrf";
 import { noStore, pageHeaders } from "../http/security-headers";
@@ -24,6 +24,7 @@ import { clientLabel } from "../oauth/client-metadata";
 import {
   AUTHORIZE_ENDPOINT,
   type GrantProps,
+  grantMetadata,
   OAUTH_SCOPES,
   oauthApi,
   oauthProvider,
@@ -72,10 +73,20 @@ const pathWithQuery = (c: Ctx) => {
 
 type Parsed = { ok: true; request: AuthRequest } | { ok: false; response: Response | Promise<Response> };
 
-/** The validated authorization request, or the answer to an invalid one (back to the client only when that is safe). */
+/**
+ * The validated authorization request, or the answer to an invalid one (back to the client only
+ * when that is safe: the library checked the redirect URI first). Every client must use S256 PKCE,
+ * a confidential one too, as the MCP authorization spec requires; the library would let a client
+ * with a secret skip it.
+ */
 async function parseRequest(c: Ctx): Promise<Parsed> {
   try {
-    return { ok: true, request: await oauthApi(c.req.raw, c.env).parseAuthRequest(c.req.raw) };
+    const request = await oauthApi(c.req.raw, c.env).parseAuthRequest(c.req.raw);
+    if (!request.codeChallenge || request.codeChallengeMethod !== "S256") {
+      const description = "code_challenge: every client must use PKCE with code_challenge_method=S256";
+      return { ok: false, response: c.redirect(authorizationErrorRedirect(request, "invalid_request", description), 302) };
+    }
+    return { ok: true, request };
   } catch (error) {
     if (error instanceof AuthorizationError && error.redirectTo) return { ok: false, response: c.redirect(error.redirectTo, 302) };
     const message = error instanceof AuthorizationError ? error.description : "the authorization request is malformed";
@@ -84,7 +95,8 @@ async function parseRequest(c: Ctx): Promise<Parsed> {
 }
 
 /** Scopes the signed-in owner may hand out: what the app asks for is a hint; the session's token is the ceiling. */
-const offeredScopes = (sessionScopes: readonly Scope[]) => OAUTH_SCOPES.filter((scope) => allows(sessionScopes, scope));
+const offeredScopes = (sessionScopes: readonly Scope[]) =>
+  may(sessionScopes, "grant.approve") ? OAUTH_SCOPES.filter((scope) => allows(sessionScopes, scope)) : [];
 
 const hostOf = (uri: string) => {
   try {
@@ -110,7 +122,7 @@ oauthRoutes.get(AUTHORIZE_ENDPOINT, async (c) => {
     return c.html(renderConsentError(nonceOf(c), "The token you signed in with cannot grant read or write access."), 403);
   const client = await oauthApi(c.req.raw, c.env).lookupClient(parsed.request.clientId);
   return c.html(
-    renderConsentPage(nonceOf(c), {
+    await renderConsentPage(nonceOf(c), {
       account: session.account,
       clientName: clientLabel(client?.clientName, parsed.request.clientId),
       redirectHost: hostOf(parsed.request.redirectUri),
@@ -146,14 +158,16 @@ oauthRoutes.post(AUTHORIZE_ENDPOINT, formCsrf, formBody(consentForm), async (c) 
     return continueTo(c, authorizationErrorRedirect(parsed.request, "access_denied", "the owner declined"), "Access denied");
   }
   const scope = form.scope ?? "read";
-  if (!allows(session.scopes, scope)) return c.text(`scope: the token this session was opened with cannot grant ${scope}`, 403);
+  if (!offeredScopes(session.scopes).includes(scope))
+    return c.text(`scope: the token this session was opened with cannot grant ${scope}`, 403);
   const api = oauthApi(c.req.raw, c.env);
   const client = await api.lookupClient(parsed.request.clientId);
-  const props: GrantProps = { account: session.account, scopes: [scope] };
+  // The grant carries the credential of this session: it ends when that credential does (oauth/provider).
+  const props: GrantProps = { account: session.account, scopes: [scope], credential: session.credential };
   const { redirectTo } = await api.completeAuthorization({
     request: parsed.request,
     userId: session.account,
-    metadata: { client_name: client?.clientName ?? null },
+    metadata: grantMetadata(client?.clientName ?? null, session.credential),
     scope: effectiveScopes([scope]),
     props,
   });

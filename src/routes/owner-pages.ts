@@ -19,8 +19,8 @@ import { html } from "hono/html";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/account-object";
 import { allows } from "../domain/access-scopes";
-import { clientKey } from "../domain/network";
 import type { FeedbackTarget, WorkflowHead } from "../domain/view";
+import { clientOf } from "../http/bearer-tokens";
 import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
 import { currentSession } from "../http/session";
 import type { AppEnv } from "../http/types";
@@ -28,12 +28,13 @@ import { formBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "../pages/dashboard";
-import { jsonExport } from "../pages/export-json";
+import { exportSigning, jsonExport } from "../pages/export-json";
 import { revealBidiControls } from "../pages/format";
-import { markdownExport } from "../pages/markdown";
+import { markdownExport, signingNote } from "../pages/markdown";
 import { type OwnerHead, ownerPage } from "../pages/owner-view";
 import { pageBlocks } from "../pages/page-reads";
 import { textStream } from "../pages/text-stream";
+import { currentKeyId } from "../signing";
 import { accountStub, workflowStub } from "../stubs";
 import { CLIENT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER } from "../workflow/workflow-object";
 import { applyShareForm, dashboardAdmin, dashboardReader, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
@@ -137,7 +138,13 @@ ownerRoutes.get("/w/:id", pageHeaders, dashboardReader, async (c) => {
   const on = c.req.query("on") ?? null;
   const base = `/w/${id}`;
   return answerPage(c, async () => {
-    const blocks = await pageBlocks(stub, c.var.account, head, { base, after, reviewBase: base, selected: on });
+    const blocks = await pageBlocks(stub, c.var.account, head, {
+      base,
+      after,
+      reviewBase: base,
+      selected: on,
+      signingKey: await currentKeyId(c.env),
+    });
     return ownerPage(head, blocks, { nonce: nonceOf(c), shareUrl: shareUrl(c, head.share), on, query: pageQuery(after) });
   });
 });
@@ -153,9 +160,14 @@ ownerRoutes.get("/w/:id/blocks", dataHeaders, async (c) => {
   const head = owned ? ownerHead(owned.head) : null;
   if (!owned || !head) return notOwned(c);
   const base = `/w/${head.workflow.id}`;
-  return answerPage(c, async () => (await pageBlocks(owned.stub, owned.reader, head, { base, after, reviewBase: base })).markup, {
-    "Waymark-Seq": String(head.last_seq),
-  });
+  return answerPage(
+    c,
+    async () =>
+      (await pageBlocks(owned.stub, owned.reader, head, { base, after, reviewBase: base, signingKey: await currentKeyId(c.env) })).markup,
+    {
+      "Waymark-Seq": String(head.last_seq),
+    },
+  );
 });
 
 /** Every file of one task, FILES_PAGE at a time. */
@@ -181,13 +193,19 @@ ownerRoutes.get("/w/:id/export.json", dataHeaders, async (c) => {
   // Like the shared export: with the event log, so the hash chain can be verified.
   const owned = await ownedHead(c);
   if (!owned) return notOwned(c);
-  return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "application/json; charset=utf-8" });
+  return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head, exportSigning(c.env, new URL(c.req.url).origin))), 200, {
+    "Content-Type": "application/json; charset=utf-8",
+  });
 });
 
 ownerRoutes.get("/w/:id/export.md", dataHeaders, async (c) => {
   const owned = await ownedHead(c);
   if (!owned) return notOwned(c);
-  return c.body(textStream(markdownExport(owned.stub, owned.reader, owned.head)), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+  return c.body(
+    textStream(markdownExport(owned.stub, owned.reader, owned.head, await signingNote(c.env, new URL(c.req.url).origin))),
+    200,
+    { "Content-Type": "text/markdown; charset=utf-8" },
+  );
 });
 
 const afterQuery = z
@@ -207,7 +225,7 @@ ownerRoutes.get("/w/:id/ws", async (c) => {
       Upgrade: "websocket",
       [OWNER_ACCOUNT_HEADER]: session.account,
       [OWNER_SESSION_HEADER]: session.id,
-      [CLIENT_HEADER]: clientKey(c.req.header("CF-Connecting-IP") ?? "") ?? "local",
+      [CLIENT_HEADER]: clientOf(c.env, c.req.raw) ?? "local",
     },
   });
   return workflowStub(c.env, id).fetch(live);

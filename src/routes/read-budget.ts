@@ -4,12 +4,13 @@
  * task's files page count against the client's budget (PAGE_CLIENT_LIMITER, per 10 s: an IPv4
  * address or an IPv6 /64, as the sign-in limiter groups them) and the link's (PAGE_LINK_LIMITER: every
  * holder of one workflow's link together); an export, which reads the whole workflow, against
- * EXPORT_LIMITER for both. Numbers are in wrangler.toml. A request without CF-Connecting-IP
- * came from inside the deployment (tests, service bindings) and is charged to the link only.
+ * EXPORT_LIMITER for both. Numbers are in wrangler.toml. The client is the sign-in limiter's
+ * (`clientOf`: CF-Connecting-IP where Cloudflare sets it); a request without one came from inside
+ * the deployment (tests, service bindings) and is charged to the link only.
  * The owner's own pages are not limited: a session is an account's, not an anonymous reader's.
  */
 import type { Context } from "hono";
-import { clientKey } from "../domain/network";
+import { clientOf } from "../http/bearer-tokens";
 import type { AppEnv } from "../http/types";
 
 export type ReadKind = "page" | "export";
@@ -19,8 +20,7 @@ const RETRY_AFTER_SECONDS: Record<ReadKind, number> = { page: 10, export: 60 };
 
 /** Whether this read of `workflowId` is within the client's and the link's budgets (each read is charged to both). */
 export async function withinReadBudget(c: Context<AppEnv>, workflowId: string, kind: ReadKind): Promise<boolean> {
-  const address = c.req.header("CF-Connecting-IP");
-  const client = address === undefined ? null : clientKey(address);
+  const client = clientOf(c.env, c.req.raw);
   const [clientLimiter, linkLimiter] =
     kind === "export" ? [c.env.EXPORT_LIMITER, c.env.EXPORT_LIMITER] : [c.env.PAGE_CLIENT_LIMITER, c.env.PAGE_LINK_LIMITER];
   const checks = [linkLimiter?.limit({ key: `link:${workflowId}` })];

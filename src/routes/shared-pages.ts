@@ -12,13 +12,12 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { allows } from "../domain/access-scopes";
-import { clientKey } from "../domain/network";
 import type { ShareInfo } from "../domain/share-status";
 import { shareSecret, verifiedShareWorkflow } from "../domain/share-token";
 import type { Reader, WorkflowHead } from "../domain/view";
 import { notFound } from "../errors";
 import { apiError } from "../http/api-errors";
-import { authenticateToken, failedAttemptWithinBudget } from "../http/bearer-tokens";
+import { authenticateToken, clientOf, failedAttemptWithinBudget } from "../http/bearer-tokens";
 import { requireAccount } from "../http/require-account";
 import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
 import { currentSession, endSession, sessionCookie } from "../http/session";
@@ -27,11 +26,12 @@ import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { renderLoginPage } from "../pages/dashboard";
-import { jsonExport } from "../pages/export-json";
-import { markdownExport } from "../pages/markdown";
+import { exportSigning, jsonExport } from "../pages/export-json";
+import { markdownExport, signingNote } from "../pages/markdown";
 import { renderGonePage, workflowPage } from "../pages/page";
 import { pageBlocks } from "../pages/page-reads";
 import { textStream } from "../pages/text-stream";
+import { currentKeyId } from "../signing";
 import { accountStub, workflowStub } from "../stubs";
 import { CLIENT_HEADER, SHARE_TOKEN_HEADER, type WorkflowObject } from "../workflow/workflow-object";
 import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
@@ -86,7 +86,7 @@ pageRoutes.get("/s/:token", pageHeaders, async (c) => {
   if (!shared.ok) return shared.response;
   const base = `/s/${c.req.param("token")}`;
   return answerPage(c, async () => {
-    const blocks = await pageBlocks(shared.stub, shared.reader, shared.head, { base, after });
+    const blocks = await pageBlocks(shared.stub, shared.reader, shared.head, { base, after, signingKey: await currentKeyId(c.env) });
     return workflowPage(shared.head, blocks.markup, { nonce: nonceOf(c), base, query: pageQuery(after) });
   });
 });
@@ -98,9 +98,13 @@ pageRoutes.get("/s/:token/blocks", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "page", goneText(c));
   if (!shared.ok) return shared.response;
   const base = `/s/${c.req.param("token")}`;
-  return answerPage(c, async () => (await pageBlocks(shared.stub, shared.reader, shared.head, { base, after })).markup, {
-    "Waymark-Seq": String(shared.head.last_seq),
-  });
+  return answerPage(
+    c,
+    async () => (await pageBlocks(shared.stub, shared.reader, shared.head, { base, after, signingKey: await currentKeyId(c.env) })).markup,
+    {
+      "Waymark-Seq": String(shared.head.last_seq),
+    },
+  );
 });
 
 /** Every file of one task, FILES_PAGE at a time: what its card on the page leaves out. */
@@ -117,7 +121,7 @@ pageRoutes.get("/s/:token/files/:taskId", pageHeaders, async (c) => {
 pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "export", gonePageFor(c));
   if (!shared.ok) return shared.response;
-  return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head)), 200, {
+  return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head, exportSigning(c.env, new URL(c.req.url).origin))), 200, {
     "Content-Type": "application/json; charset=utf-8",
   });
 });
@@ -125,9 +129,13 @@ pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
 pageRoutes.get("/s/:token/export.md", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "export", gonePageFor(c));
   if (!shared.ok) return shared.response;
-  return c.body(textStream(markdownExport(shared.stub, shared.reader, shared.head)), 200, {
-    "Content-Type": "text/markdown; charset=utf-8",
-  });
+  return c.body(
+    textStream(markdownExport(shared.stub, shared.reader, shared.head, await signingNote(c.env, new URL(c.req.url).origin))),
+    200,
+    {
+      "Content-Type": "text/markdown; charset=utf-8",
+    },
+  );
 });
 
 const liveQuery = z.object({
@@ -152,8 +160,8 @@ pageRoutes.get("/s/:token/ws", async (c) => {
     headers: {
       Upgrade: "websocket",
       [SHARE_TOKEN_HEADER]: c.req.param("token"),
-      // Live pages are capped per client; clientKey groups an IPv6 /64 like the login limiter.
-      [CLIENT_HEADER]: clientKey(c.req.header("CF-Connecting-IP") ?? "") ?? "local",
+      // Live pages are capped per client, counted as the login limiter counts them (an IPv6 /64 is one client).
+      [CLIENT_HEADER]: clientOf(c.env, c.req.raw) ?? "local",
     },
   });
   return workflowStub(c.env, workflowId).fetch(live);
@@ -172,8 +180,8 @@ function shareJson(c: Ctx, workflowId: string, info: ShareInfo) {
   };
 }
 
-const apiReader = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "read" });
-const apiWriter = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "write" });
+const apiReader = requireAccount({ bearer: true, session: false, otherwise: "json", action: "share.read" });
+const apiWriter = requireAccount({ bearer: true, session: false, otherwise: "json", action: "share.change" });
 const noSuchWorkflow = (c: Ctx) => apiError(c, "NOT_FOUND", notFound("workflow_id", "such workflow").message);
 
 pageRoutes.get("/api/workflows/:id/share", apiReader, async (c) => {
@@ -207,8 +215,9 @@ const loginForm = z.object({ token: z.string({ error: "is required" }).max(1024,
 pageRoutes.post("/login", formCsrf, formBody(loginForm), async (c) => {
   const token = c.req.valid("form").token.trim();
   const principal = token ? await authenticateToken(c.env, token) : null;
-  if (principal) {
-    c.header("Set-Cookie", await sessionCookie(c.env, c.req.url, principal));
+  const cookie = principal ? await sessionCookie(c.env, c.req.url, principal) : null;
+  if (principal && cookie) {
+    c.header("Set-Cookie", cookie);
     // Webhook payloads link to the owner view at the origin the owner signs in at.
     await accountStub(c.env, principal.account).recordOrigin(new URL(c.req.url).origin);
     // An OAuth consent page sent the owner here to sign in: back to it. An admin-only token has no workflows to list.

@@ -2,8 +2,9 @@
  * @module routes/token-admin
  * Managing credentials, for admins (the `admin` scope), mounted by src/index.ts:
  *   GET    /api/tokens                  the account's managed tokens (never their secrets)
- *   POST   /api/tokens                  {name, scopes, expires_in_seconds?} → the token, its secret shown once (201)
- *   DELETE /api/tokens/:id              revoke
+ *   POST   /api/tokens                  {name, scopes, expires_in_seconds?} → the token, its secret shown once (201);
+ *                                       no scope the creating credential lacks, no later end than its own
+ *   DELETE /api/tokens/:id              revoke: the sessions, webhooks, OAuth grants and live pages made with it end too
  *   GET    /dashboard/tokens            the tokens page (tokens and OAuth grants)
  *   POST   /dashboard/tokens            create from the page's form; the answer shows the secret once
  *   POST   /dashboard/tokens/:id/revoke
@@ -12,8 +13,9 @@
  */
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { managedRef } from "../account/credentials";
 import type { CreatedToken } from "../account/tokens";
-import { SCOPES, type Scope } from "../domain/access-scopes";
+import { derivationProblem, SCOPES, type Scope } from "../domain/access-scopes";
 import { apiError } from "../http/api-errors";
 import { forgetVerifiedToken } from "../http/bearer-tokens";
 import { formCsrf } from "../http/csrf";
@@ -23,7 +25,7 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
-import { oauthApi } from "../oauth/provider";
+import { oauthApi, revokeGrantsOf } from "../oauth/provider";
 import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
 import { accountStub } from "../stubs";
 
@@ -31,8 +33,11 @@ type Ctx = Context<AppEnv>;
 
 export const tokenRoutes = new Hono<AppEnv>();
 
-const apiAdmin = requireAccount({ bearer: true, session: false, otherwise: "json", scope: "admin" });
-const pageAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", scope: "admin" });
+const apiAdmin = requireAccount({ bearer: true, session: false, otherwise: "json", action: "token.manage" });
+const apiCreator = requireAccount({ bearer: true, session: false, otherwise: "json", action: "token.create" });
+const pageAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", action: "token.manage" });
+const pageCreator = requireAccount({ bearer: false, session: true, otherwise: "login", action: "token.create" });
+const grantAdmin = requireAccount({ bearer: false, session: true, otherwise: "login", action: "grant.manage" });
 
 tokenRoutes.use("/api/tokens", noStore, dataHeaders);
 tokenRoutes.use("/api/tokens/*", noStore, dataHeaders);
@@ -74,14 +79,26 @@ const newTokenJson = z.strictObject(
 );
 const newTokenForm = z.object({ name: tokenName, scopes: tokenScopes, expires_in_seconds: expiry });
 
-async function create(c: Ctx, input: { name: string; scopes: Scope[]; expires_in_seconds?: number | null }) {
-  const expiresAt = input.expires_in_seconds ? Date.now() + input.expires_in_seconds * 1000 : null;
-  return accountStub(c.env, c.var.account).createToken(c.var.account, { name: input.name, scopes: input.scopes, expiresAt });
+type NewTokenInput = { name: string; scopes: Scope[]; expires_in_seconds?: number | null };
+
+const expiryOf = (input: NewTokenInput, now: number) => (input.expires_in_seconds ? now + input.expires_in_seconds * 1000 : null);
+
+/** Why the caller's credential may not create this token (`field: rule`), or null: a token is never stronger than its creator. */
+const creationProblem = (c: Ctx, input: NewTokenInput, now: number) =>
+  derivationProblem(c.var.principal, { scopes: input.scopes, expiresAt: expiryOf(input, now) });
+
+async function create(c: Ctx, input: NewTokenInput, now: number) {
+  const token = { name: input.name, scopes: input.scopes, expiresAt: expiryOf(input, now) };
+  return accountStub(c.env, c.var.account).createToken(c.var.account, token);
 }
 
+/** Revokes the token; its account's object ends its sessions and webhooks, and the OAuth grants approved with it are revoked here. */
 async function revoke(c: Ctx, id: string) {
   const result = await accountStub(c.env, c.var.account).revokeToken(id);
-  if (result.ok) forgetVerifiedToken(id);
+  if (result.ok) {
+    forgetVerifiedToken(c.var.account, id);
+    await revokeGrantsOf(c.req.raw, c.env, c.var.account, managedRef(id));
+  }
   return result;
 }
 
@@ -89,8 +106,11 @@ async function revoke(c: Ctx, id: string) {
 
 tokenRoutes.get("/api/tokens", apiAdmin, async (c) => c.json({ tokens: await accountStub(c.env, c.var.account).listTokens() }));
 
-tokenRoutes.post("/api/tokens", apiAdmin, jsonBody(newTokenJson), async (c) => {
-  const result = await create(c, c.req.valid("json"));
+tokenRoutes.post("/api/tokens", apiCreator, jsonBody(newTokenJson), async (c) => {
+  const now = Date.now();
+  const problem = creationProblem(c, c.req.valid("json"), now);
+  if (problem) return apiError(c, "FORBIDDEN", problem);
+  const result = await create(c, c.req.valid("json"), now);
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value, 201);
 });
@@ -119,14 +139,16 @@ async function grants(c: Ctx): Promise<GrantRow[]> {
 
 async function tokensPage(c: Ctx, created: CreatedToken | null) {
   const [tokens, grantRows] = await Promise.all([accountStub(c.env, c.var.account).listTokens(), grants(c)]);
-  const page = renderTokensPage(c.get("secureHeadersNonce") ?? "", { account: c.var.account, tokens, grants: grantRows, created });
-  return c.html(page);
+  return c.html(await renderTokensPage(c.get("secureHeadersNonce") ?? "", { account: c.var.account, tokens, grants: grantRows, created }));
 }
 
 tokenRoutes.get("/dashboard/tokens", pageAdmin, (c) => tokensPage(c, null));
 
-tokenRoutes.post("/dashboard/tokens", formCsrf, pageAdmin, formBody(newTokenForm), async (c) => {
-  const result = await create(c, c.req.valid("form"));
+tokenRoutes.post("/dashboard/tokens", formCsrf, pageCreator, formBody(newTokenForm), async (c) => {
+  const now = Date.now();
+  const problem = creationProblem(c, c.req.valid("form"), now);
+  if (problem) return c.text(problem, 403);
+  const result = await create(c, c.req.valid("form"), now);
   if (!result.ok) return c.text(result.message, 400);
   // Answered in place (no redirect): the secret is on this one response and stored nowhere.
   return tokensPage(c, result.value);
@@ -138,7 +160,7 @@ tokenRoutes.post("/dashboard/tokens/:id/revoke", formCsrf, pageAdmin, async (c) 
   return c.redirect("/dashboard/tokens", 303);
 });
 
-tokenRoutes.post("/dashboard/grants/:id/revoke", formCsrf, pageAdmin, async (c) => {
+tokenRoutes.post("/dashboard/grants/:id/revoke", formCsrf, grantAdmin, async (c) => {
   await oauthApi(c.req.raw, c.env).revokeGrant(c.req.param("id"), c.var.account);
   return c.redirect("/dashboard/tokens", 303);
 });

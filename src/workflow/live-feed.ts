@@ -21,7 +21,7 @@ export const SHARE_TOKEN_HEADER = "Waymark-Share-Token";
  */
 export const OWNER_ACCOUNT_HEADER = "Waymark-Owner-Account";
 export const OWNER_SESSION_HEADER = "Waymark-Owner-Session";
-/** The client a live follower is counted against (the Worker passes CF-Connecting-IP). */
+/** The client a live follower is counted against (the Worker's `clientOf` of the request). */
 export const CLIENT_HEADER = "Waymark-Client";
 /**
  * An MCP subscription (src/mcp/subscriptions.ts): the Worker sets the account whose credential it
@@ -67,13 +67,14 @@ export class LiveFeed {
   }
 
   /**
-   * Whether `account` owns this workflow and `session` is one of its open dashboard sessions;
-   * the account's object also notes that the session follows this workflow, so that signing
-   * out closes the socket.
+   * Whether `account` owns this workflow and `session` is one of its open dashboard sessions whose
+   * credential still holds and may read; the account's object also notes that the session follows
+   * this workflow, so that the socket closes when the session ends (sign-out, expiry, or its
+   * credential revoked).
    */
   private async ownerSessionOpen(account: string, session: string | null): Promise<boolean> {
     const workflow = this.records.workflow();
     if (!workflow || workflow.account !== account || !session) return false;
-    return this.accountStub(account).followAsOwner(session, workflow.id);
+    return this.accountStub(account).followAsOwner(account, session, workflow.id);
   }
 }

@@ -62,12 +62,6 @@ export class ShareLinks {
         created_at = excluded.created_at, expires_at = excluded.expires_at, revoked_at = NULL`;
   }
 
-  /** Creates the first link; an existing link (even revoked) is left as the owner set it. */
-  async ensure(now = Date.now()): Promise<void> {
-    if (this.row()) return;
-    this.create(await this.newToken(), now);
-  }
-
   /**
    * A first link's token, derived before its workflow exists (the signing is asynchronous), so
    * that `create` can write it inside the transaction that creates the workflow.

@@ -237,13 +237,16 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── RPC: reads ────────────────────────────────────────────────────────────
 
-  /** What an agent needs after losing its context: open tasks, recent logs, next steps, and all feedback (delivered from then on). */
-  async resume(account: string, recent: number): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
+  /**
+   * What an agent needs after losing its context: open tasks, recent logs, next steps, and all
+   * feedback, delivered from then on when `deliver` (the caller is the agent: mcp/reviewer-feedback decides).
+   */
+  async resume(account: string, recent: number, deliver: boolean): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
     if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
     const info = resumeInfo(this.sql, this.records, this.totals, recent);
     const feedback = this.feedback.list();
     if (feedback.length === 0) return ok(info);
-    this.feedback.markAllDelivered(Date.now());
+    if (deliver) this.feedback.markAllDelivered(Date.now());
     return ok({ ...info, feedback });
   }
 
@@ -337,12 +340,11 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── Share links (src/workflow/share.ts) ──────────────────────────────────
 
-  /** The owner's link, created on first request (start_workflow asks right after creating the workflow). */
+  /** The owner's link as it is: a read, so it never creates one (manageShare "rotate" does, for a write credential). */
   async shareLink(account: string): Promise<Result<ShareInfo>> {
     const workflow = this.records.workflow();
     if (!workflow || workflow.account !== account) return notFoundError("workflow_id", "this id").toFailure();
-    await this.shareLinks.ensure();
-    return ok(await this.shareChanged(workflow.id, account));
+    return ok(await this.shareLinks.info());
   }
 
   /** Owner only. Rotating or revoking closes every open live page: they were let in by the old token. */

@@ -2,9 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ftsTerms, matchAll, matchAny, relatedQuery } from "../../src/account/memory";
 import type { MemoryDocument } from "../../src/domain/memory-documents";
-import { sessionCookie } from "../../src/http/session";
 import { LIMITS } from "../../src/limits";
-import { accountIndexed, call, connectV2, ORIGIN, ok, TOKENS, workerFetch } from "../support/worker";
+import { accountIndexed, call, connectV2, ORIGIN, ok, signIn, TOKENS, workerFetch } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -259,7 +258,7 @@ describe("GET /api/search", () => {
     const body = (await bearer.json()) as { query: string; results: { text: string }[] };
     expect(body.results.map((r) => r.text)).toContain("Which JWT library? → jose");
 
-    const cookie = (await sessionCookie(env, `${ORIGIN}/login`, "acme")).split(";")[0] ?? "";
+    const cookie = await signIn(TOKENS.acme);
     const session = await workerFetch(`${ORIGIN}/api/search?q=${encodeURIComponent('step-3 "x" NEAR *')}`, { headers: { Cookie: cookie } });
     expect(session.status).toBe(200);
 

@@ -263,8 +263,14 @@ describe("deliveries", () => {
 
   it("does not deliver twice when a workflow's push is replayed", async () => {
     const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("replay"));
-    const hook = await stub.registerWebhook("https://hooks.example.com/replay", ["workflow.completed"]);
-    expect(hook.ok).toBe(true);
+    // An account of its own, with a webhook as one registered before webhooks recorded their credential.
+    await runInDurableObject(stub, (_: AccountObject, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO webhooks (id, url, secret, events, format, created_at) VALUES ('wh_replay', 'https://hooks.example.com/replay', 'whsec_x', ?, 'json', ?)",
+        JSON.stringify(["workflow.completed"]),
+        Date.now(),
+      );
+    });
     const summary = workflowSummary("wf_replayaaaaaaaaaaaaaa", "Replay", "success");
     const notifications = [
       {

@@ -1,85 +1,17 @@
-import { createServer, type Server } from "node:http";
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { createServer } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserMissing, launchChromium } from "../support/chromium";
 import { type DevServer, freePort, startDevServer } from "../support/dev-server";
+import { type CallbackServer, callbackServer, connectWithOAuth, MemoryOAuthProvider, refresh } from "../support/oauth-client";
 import { callToolOutcome } from "../support/tool-outcome";
 
 const skip = browserMissing && process.env.CI !== "true";
 
-/** A remote MCP client's side of OAuth, as the SDK asks applications to provide it: kept in memory. */
-class MemoryOAuthProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = "";
-  authorizationUrl: URL | null = null;
-  /** A client identified by its metadata document's URL (CIMD) instead of dynamic registration. */
-  constructor(
-    private readonly callback: string,
-    readonly clientMetadataUrl?: string,
-  ) {}
-  get redirectUrl() {
-    return this.callback;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "E2E <Agent> & Co",
-      redirect_uris: [this.callback],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
-/** The client application's redirect endpoint: it receives the authorization code from the browser. */
-async function callbackServer(): Promise<{ url: string; code: () => Promise<string>; close: () => Promise<void> }> {
-  const port = await freePort();
-  let deliver: (code: string) => void = () => {};
-  const received = new Promise<string>((resolve) => {
-    deliver = resolve;
-  });
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`);
-    const code = url.searchParams.get("code");
-    response.end(code ? "Authorized; you can close this window." : `error: ${url.searchParams.get("error")}`);
-    if (code) deliver(code);
-  });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${port}/callback`, code: () => received, close: () => new Promise((r) => server.close(() => r())) };
-}
-
-async function connect(server: DevServer, provider: MemoryOAuthProvider) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { authProvider: provider });
-  const client = new Client({ name: "oauth-e2e", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, transport };
-}
+const connect = (server: DevServer, provider: MemoryOAuthProvider) => connectWithOAuth(server.url, provider);
 
 async function clickAndWait(page: Page, selector: string) {
   await Promise.all([page.waitForLoadState("load"), page.locator(selector).click()]);
@@ -88,7 +20,7 @@ async function clickAndWait(page: Page, selector: string) {
 describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chromium", () => {
   let server: DevServer;
   let browser: Browser;
-  let callback: Awaited<ReturnType<typeof callbackServer>>;
+  let callback: CallbackServer;
   beforeAll(async () => {
     [server, browser, callback] = await Promise.all([startDevServer(), launchChromium(), callbackServer()]);
   });
@@ -155,17 +87,9 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     await client.close();
 
     // 5. Refresh: the refresh token yields a new working access token.
-    const refreshed = await fetch(`${server.url}/oauth/token`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: String(provider.saved?.refresh_token),
-        client_id: String(provider.client?.client_id),
-      }).toString(),
-    });
+    const refreshed = await refresh(server.url, provider);
     expect(refreshed.status).toBe(200);
-    const renewed = (await refreshed.json()) as OAuthTokens;
+    const renewed = refreshed.body as unknown as OAuthTokens;
     provider.saveTokens(renewed);
     const list = (token: string) =>
       fetch(`${server.url}/mcp`, {
@@ -248,7 +172,7 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
       expect(metadata.client_id_metadata_document_supported).toBe(true);
       expect(metadata.registration_endpoint).toBe(`${server.url}/oauth/register`);
 
-      const provider = new MemoryOAuthProvider(redirect.url, clientId);
+      const provider = new MemoryOAuthProvider(redirect.url, { clientMetadataUrl: clientId });
       await expect(connect(server, provider)).rejects.toThrow(/Unauthorized/i);
       // The SDK used the URL as its client_id: nothing was registered.
       expect(provider.client?.client_id).toBe(clientId);

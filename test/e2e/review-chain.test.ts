@@ -122,7 +122,10 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     expect(summary.stdout).toContain("| R | `old.md` → `new.md` | 0 | 0 | committed |");
     expect(summary.stdout).toContain("| A | `image.bin` | binary |  | uncommitted, **⚠ outside declared areas** |");
     const exported = await (await fetch(`${wf.share_url}/export.md`)).text();
-    expect(summary.stdout.replace(/\n\[Workflow page\]\(<[^>]+>\)\n/, "")).toBe(exported);
+    // The export is the summary, then one line on how to check the signed JSON export.
+    const [exportedSummary, statementLine] = exported.split(/\n(?=<sub>The JSON export of this record)/);
+    expect(summary.stdout.replace(/\n\[Workflow page\]\(<[^>]+>\)\n/, "")).toBe(exportedSummary);
+    expect(statementLine).toMatch(/^<sub>The JSON export of this record carries a statement signed with key `[\w-]{43}`/);
 
     // The JSON export verifies offline, and every kind of tampering is named.
     const dir = tempDir("waymark-export-");
@@ -137,7 +140,8 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     };
     const intact = check("intact.json", json);
     expect(intact.code, intact.stderr).toBe(0);
-    expect(intact.stdout).toContain(`ok: ${json.events.length} events, chain head ${json.chain.head}`);
+    expect(intact.stdout).toContain(`${json.events.length} events, chain head ${json.chain.head}`);
+    expect(intact.stdout).toContain("ok as far as it goes: the events chain up and every other field follows from them");
 
     const altered = structuredClone(json);
     (altered.events[2] as { data: Record<string, unknown> }).data.name = "Something else";
@@ -150,11 +154,14 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
 
     const truncated = structuredClone(json);
     truncated.events.pop();
-    expect(check("truncated.json", truncated)).toMatchObject({ code: 1, stderr: expect.stringContaining("head does not match") });
+    expect(check("truncated.json", truncated)).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("events were removed from its end"),
+    });
 
     const newHead = structuredClone(json);
     newHead.chain.head = "f".repeat(64);
-    expect(check("head.json", newHead).code).toBe(1);
+    expect(check("head.json", newHead)).toMatchObject({ code: 1, stderr: expect.stringContaining("chain.head: export says") });
 
     expect(check("not-json.json", "{").code).toBe(2);
     expect(check("other.json", { hello: 1 }).code).toBe(2);

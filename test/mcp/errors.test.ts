@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { SCOPES } from "../../src/domain/access-scopes";
 import type { Result } from "../../src/errors";
 import { LIMITS } from "../../src/limits";
 import { defineTool } from "../../src/mcp/define";
@@ -288,7 +289,7 @@ describe("INTERNAL", () => {
       },
       render: () => "unused",
     });
-    const result = await failing.call({}, { env, account: "acme", origin: "http://localhost" });
+    const result = await failing.call({}, { env, account: "acme", scopes: SCOPES, origin: "http://localhost" });
     expect(result.isError).toBe(true);
     const text = JSON.stringify(result.content);
     expect(text).toMatch(/"INTERNAL: .*retried .*idempotency_key/);
@@ -311,7 +312,7 @@ describe("defineTool", () => {
       },
       render: (out) => out.name,
     });
-    const context = { env, account: "acme", origin: "http://localhost" };
+    const context = { env, account: "acme", scopes: SCOPES, origin: "http://localhost" };
     expect((await tool.call({ name: "" }, context)).content).toEqual([
       { type: "text", text: "INPUT_VALIDATION_ERROR: name: must not be empty" },
     ]);

@@ -95,7 +95,7 @@ describe("a direct client's provenance is its claim", () => {
     expect(done.text).toContain("usage: claimed by the client");
     // The agent's edits it claims are labelled as its claim (here: none sent).
     expect(done.text).toContain("agent edits: not observed");
-    expect(view.repository).toEqual({ ...repository("1"), start_commit: HEAD, end_commit: HEAD });
+    expect(view.repository).toEqual({ ...repository("1"), start_commit: HEAD, end_commit: HEAD, dirty_at_start: 0 });
   });
 
   it("a client that sent no changes: files not observed, nothing said about edits", async () => {

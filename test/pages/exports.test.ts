@@ -4,12 +4,15 @@
  * piece, verifiable against its chain, and built one bounded page at a time (the workflow
  * object is watched: never two pages at once, every page within the bounds).
  */
-import { runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { renderSummary } from "@waymark/protocol/pr-summary";
+import type { SignedStatement } from "@waymark/protocol/statement";
+import { checkExport } from "@waymark/protocol/verify";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
+import { publishedKeys } from "../../src/signing";
 import { file } from "../domain/fixtures";
 import { ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
 import { readWhole, stubFor, value } from "../workflow/rpc";
@@ -25,7 +28,7 @@ async function bigWorkflow() {
   const id = newWorkflowId();
   const stub = stubFor(id);
   value(await stub.startWorkflow(ACME, id, { name: "Big", description: "Many pages", plan: [{ step: "1", goal: "All of it" }] }));
-  const token = value(await stub.shareLink(ACME)).token as string;
+  const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
   let parent: string | null = null;
   let decisionId = "";
   let issueId = "";
@@ -79,6 +82,11 @@ async function bigWorkflow() {
 
 type Calls = { name: string; limit: number }[];
 
+/** The whole view as an export writes it: the schema first, the signed statement last. */
+function withStatement(view: object, statement: SignedStatement): string {
+  return JSON.stringify({ $schema: `${ORIGIN}/schemas/export-v1.json`, ...view, statement }, null, 2);
+}
+
 /** Watches the object's reader: every page asked for, and the most asked for at once. */
 async function watch(stub: ReturnType<typeof stubFor>): Promise<{ calls: Calls; maxInFlight: () => number }> {
   const calls: Calls = [];
@@ -115,14 +123,19 @@ describe("streamed exports of a workflow several pages long", () => {
     expect(shared?.tasks).toHaveLength(TASKS);
     expect(shared?.events?.length).toBeGreaterThan(2 * LIMITS.EVENTS_PAGE);
 
+    const keys = await publishedKeys(env as Env);
     const sharedJson = await (await workerFetch(`${ORIGIN}/s/${token}/export.json`)).text();
-    expect(sharedJson).toBe(JSON.stringify(shared, null, 2));
-    const exported = JSON.parse(sharedJson) as { events: ChainedEvent[]; chain: { head: string } };
+    const exported = JSON.parse(sharedJson) as { events: ChainedEvent[]; chain: { head: string }; statement: SignedStatement };
+    // The whole view's document, byte for byte, between the schema it names and the statement signed over it.
+    expect(sharedJson).toBe(withStatement(shared ?? {}, exported.statement));
     expect(verifyChain(id, exported.events, exported.chain.head)).toMatchObject({ ok: true, events: exported.events.length });
+    expect(checkExport(exported, keys)).toMatchObject({ problems: [], signature: { status: "ok" }, events: exported.events.length });
 
     const cookie = await signIn();
     const ownerJson = await (await workerFetch(`${ORIGIN}/w/${id}/export.json`, { headers: { Cookie: cookie } })).text();
-    expect(ownerJson).toBe(JSON.stringify(ownerExport, null, 2));
+    const ownerStatement = (JSON.parse(ownerJson) as { statement: SignedStatement }).statement;
+    expect(ownerJson).toBe(withStatement(ownerExport, ownerStatement));
+    expect(checkExport(JSON.parse(ownerJson), keys)).toMatchObject({ problems: [], signature: { status: "ok" } });
 
     const summary = renderSummary(owner);
     for (const md of [
@@ -138,6 +151,8 @@ describe("streamed exports of a workflow several pages long", () => {
         expect.stringMatching(/^- \*\*approved\*\* on decision Q\d+\?: Fine$/),
         expect.stringMatching(/^- \*\*changes requested\*\* on issue other: Again$/),
         "- **comment** on the workflow: Overall good",
+        "",
+        `<sub>The JSON export of this record carries a statement signed with key \`${keys[0]?.kid}\`: check it with \`waymark verify export.json --endpoint ${ORIGIN}\` (public keys: \`${ORIGIN}/.well-known/waymark-signing-keys.json\`).</sub>`,
         "",
       ]);
     }

@@ -8,10 +8,11 @@ const acme = toolCaller(workerFetch, "http://localhost/mcp", TOKENS.acme);
 /**
  * GFM's extended autolinks (cmark-gfm's autolink extension) look at the text after
  * backslash escapes are resolved, so they are checked here on the unescaped text:
- * e-mail addresses, `www.` names, and `scheme:` links.
+ * e-mail addresses, `www.` names, and `scheme:` links. The export's own closing line, which names
+ * the endpoint in code spans (never autolinked), is not agent text.
  */
 function autolinks(markdown: string): string[] {
-  const text = markdown.replace(/\\(.)/g, "$1");
+  const text = markdown.replace(/^<sub>The JSON export of this record carries a statement.*$/m, "").replace(/\\(.)/g, "$1");
   const patterns = [
     /[A-Za-z0-9._+-]+@[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+/g,
     /(^|[\s*_~(])www\.[A-Za-z0-9_-]+/g,

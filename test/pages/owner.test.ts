@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AccountObject } from "../../src/account/account-object";
 import { LIMITS } from "../../src/limits";
 import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, type WorkflowObject } from "../../src/workflow/workflow-object";
 import { signIn, TOKENS, workerFetch } from "../support/worker";
@@ -105,6 +106,22 @@ describe("the owner URL", () => {
     expect(owner.closed()).toBe(4401);
   });
 
+  it("a session ends at its expiry: the account's alarm closes its live pages, and its cookie is refused", async () => {
+    const { id } = await newWorkflow("Session expiry");
+    const cookie = await signIn();
+    const owner = await follow(`/w/${id}/ws?after=0`, cookie);
+    expect(owner.status).toBe(101);
+    const account = env.ACCOUNT.get(env.ACCOUNT.idFromName("acme"));
+    // The session's 12 hours are over (its expiry, moved into the past), and the object's alarm fires.
+    await runInDurableObject(account, (_: AccountObject, state) => {
+      state.storage.sql.exec("UPDATE dashboard_sessions SET expires_at = ? WHERE id = ?", Date.now() - 1, sessionId(cookie));
+    });
+    expect(await runDurableObjectAlarm(account)).toBe(true);
+    await settle();
+    expect(owner.closed()).toBe(4401);
+    expect((await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie }, redirect: "manual" })).status).toBe(303);
+  });
+
   it("the object checks the owner's account and session itself: a bare or forged header is refused", async () => {
     const { id } = await newWorkflow("Forged owner");
     const stub = stubOf(id);
@@ -117,7 +134,8 @@ describe("the owner URL", () => {
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme", [OWNER_SESSION_HEADER]: "a".repeat(26) })).status).toBe(403);
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "globex", [OWNER_SESSION_HEADER]: open })).status).toBe(403);
     // A share token header does not help a refused owner header.
-    const token = (await stub.shareLink("acme")).ok ? ((await stub.shareLink("acme")) as { value: { token: string } }).value.token : "";
+    const shared = await stub.manageShare("acme", "rotate", null);
+    const token = shared.ok ? String(shared.value.token) : "";
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "globex", [OWNER_SESSION_HEADER]: open, "Waymark-Share-Token": token })).status).toBe(403);
     expect((await live({ [OWNER_ACCOUNT_HEADER]: "acme", [OWNER_SESSION_HEADER]: open })).status).toBe(101);
     // Signed out: the same headers are refused.

@@ -20,8 +20,11 @@ export interface DevServer {
   token: string;
   /** Stops the server and removes its data (unless `persistTo` was given). */
   stop(): Promise<void>;
-  /** Stops and starts again on the same port with the same data (open WebSockets drop). */
-  restart(): Promise<void>;
+  /**
+   * Stops and starts again on the same port with the same data (open WebSockets drop), with
+   * `vars` replacing bindings of the same name (a configuration change, as a redeploy makes it).
+   */
+  restart(vars?: Record<string, string>): Promise<void>;
   /** wrangler's output so far (for assertion messages). */
   output(): string;
   /** wrangler's DevTools inspector for the Worker's isolate (a new port after each restart). */
@@ -73,6 +76,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   let url = `http://127.0.0.1:${port}`;
   const timeout = options.startTimeoutMs ?? 90_000;
   const root = options.root ?? REPO_ROOT;
+  let vars = { ...options.vars };
   // This checkout's Worker bundles its page scripts and the helper tarball; an old build checked out elsewhere predates them.
   if (root === REPO_ROOT) ensureWorkerBuild(root);
   let output = "";
@@ -94,7 +98,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       persistTo,
     ];
     args.push("--var", `WAYMARK_DEV_TOKEN:${token}`, "--show-interactive-dev-session=false");
-    for (const [name, value] of Object.entries(options.vars ?? {})) args.push("--var", `${name}:${value}`);
+    for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
     const proc = spawn("npx", args, {
       cwd: root,
       // Own process group, so stop() ends npx, wrangler and workerd together.
@@ -163,9 +167,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       child = null;
       if (ownDir) rmSync(persistTo, { recursive: true, force: true });
     },
-    async restart() {
+    async restart(changed = {}) {
       if (child) await kill(child);
       child = null;
+      vars = { ...vars, ...changed };
       await start(true);
     },
   };

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { authenticateToken, bearerToken, credentialsFingerprint } from "../../src/http/bearer-tokens";
+import { bootstrapRef } from "../../src/account/credentials";
+import { sha256Hex } from "../../src/crypto";
+import { authenticateToken, bearerToken, credentialAuthority } from "../../src/http/bearer-tokens";
 import { LIMITS } from "../../src/limits";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";
 import { streamedBody } from "./streamed-body";
@@ -128,17 +130,15 @@ describe("authentication attempts and sessions", () => {
     expect(otherPrefix.status).toBe(401);
   });
 
-  it("changing, adding or removing an account's tokens changes its credentials fingerprint (sessions end)", async () => {
-    const base = { WAYMARK_TOKENS: `acme:${TOKENS.acme},globex:${TOKENS.globex}` } as Env;
-    const before = await credentialsFingerprint(base, "acme");
-    expect(before).toMatch(/^[0-9a-f]{32}$/);
-    expect(await credentialsFingerprint({ WAYMARK_TOKENS: `globex:${TOKENS.globex},acme:${TOKENS.acme}` } as Env, "acme")).toBe(before);
-    expect(
-      await credentialsFingerprint({ WAYMARK_TOKENS: `acme:rotated-token-0123456789,globex:${TOKENS.globex}` } as Env, "acme"),
-    ).not.toBe(before);
-    expect(await credentialsFingerprint({ WAYMARK_TOKENS: `acme:${TOKENS.acme},acme:second-token-0123456789` } as Env, "acme")).not.toBe(
-      before,
-    );
-    expect(await credentialsFingerprint({ WAYMARK_TOKENS: `globex:${TOKENS.globex}` } as Env, "acme")).toBeNull();
+  it.each([
+    ["still configured", true, `acme:${TOKENS.acme},globex:${TOKENS.globex}`, "acme"],
+    ["configured beside a second token", true, `acme:second-token-0123456789,globex:${TOKENS.globex},acme:${TOKENS.acme}`, "acme"],
+    ["rotated (the entry now holds another token)", false, `acme:rotated-token-0123456789,globex:${TOKENS.globex}`, "acme"],
+    ["removed with its account", false, `globex:${TOKENS.globex}`, "acme"],
+    ["claimed for another account", false, `acme:${TOKENS.acme}`, "globex"],
+  ] as const)("a bootstrap credential %s holds: %s", async (_case, holds, tokens, account) => {
+    const credential = bootstrapRef(await sha256Hex(TOKENS.acme));
+    const authority = await credentialAuthority({ WAYMARK_TOKENS: tokens } as Env, account, credential);
+    expect(authority !== null).toBe(holds);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseManagedToken } from "../../src/account/tokens";
-import { allows, effectiveScopes, type Scope } from "../../src/domain/access-scopes";
+import { ACTION_SCOPES, type Action, allows, derivationProblem, effectiveScopes, may, type Scope } from "../../src/domain/access-scopes";
 import { scopeNeeded } from "../../src/mcp/message-scopes";
 
 describe("scope rules", () => {
@@ -30,6 +30,101 @@ describe("scope rules", () => {
   ] as [Scope[], Scope[]][])("%j holds %j", (granted, effective) => {
     expect(effectiveScopes(granted)).toEqual(effective);
   });
+});
+
+/**
+ * The access matrix, written out: what each credential may do. `admin` alone may manage tokens,
+ * grants, webhooks and settings, and create tokens no stronger than itself, but never read a
+ * workflow or register a webhook (it would deliver workflow text).
+ */
+const CREDENTIALS = {
+  read: ["read"],
+  write: ["write"],
+  admin: ["admin"],
+  "admin+read": ["admin", "read"],
+  bootstrap: ["read", "write", "admin"],
+} as const satisfies Record<string, readonly Scope[]>;
+
+/** One row per action; one column per credential above, in order: ✓ may, · may not. */
+const MATRIX: [Action, string][] = [
+  //                   read write admin admin+read bootstrap
+  ["workflow.read", "    ✓    ✓     ·       ✓         ✓"],
+  ["workflow.write", "   ·    ✓     ·       ·         ✓"],
+  ["share.read", "       ✓    ✓     ·       ✓         ✓"],
+  ["share.change", "     ·    ✓     ·       ·         ✓"],
+  ["feedback.give", "    ·    ✓     ·       ·         ✓"],
+  ["feedback.consume", " ·    ✓     ·       ·         ✓"],
+  ["token.create", "     ·    ·     ✓       ✓         ✓"],
+  ["token.manage", "     ·    ·     ✓       ✓         ✓"],
+  ["grant.approve", "    ✓    ✓     ·       ✓         ✓"],
+  ["grant.manage", "     ·    ·     ✓       ✓         ✓"],
+  ["webhook.create", "   ·    ·     ·       ✓         ✓"],
+  ["webhook.manage", "   ·    ·     ✓       ✓         ✓"],
+  ["settings.change", "  ·    ·     ✓       ✓         ✓"],
+  ["device.pair", "      ·    ✓     ·       ·         ✓"],
+  ["device.manage", "    ·    ·     ✓       ✓         ✓"],
+];
+
+describe("the access matrix", () => {
+  const cells = MATRIX.flatMap(([action, row]) => {
+    const marks = row.trim().split(/\s+/);
+    return Object.entries(CREDENTIALS).map(([credential, scopes], column) => ({
+      action,
+      credential,
+      scopes,
+      allowed: marks[column] === "✓",
+    }));
+  });
+  it("has a row for every action and a mark for every credential", () => {
+    expect(MATRIX.map(([action]) => action).sort()).toEqual(Object.keys(ACTION_SCOPES).sort());
+    for (const [action, row] of MATRIX) expect(row.trim().split(/\s+/), action).toHaveLength(Object.keys(CREDENTIALS).length);
+  });
+  it.each(cells)("$credential may $action: $allowed", ({ action, scopes, allowed }) => {
+    expect(may(scopes, action)).toBe(allowed);
+  });
+});
+
+describe("a credential never creates a stronger one", () => {
+  const T = Date.parse("2030-01-01T00:00:00Z");
+  it.each([
+    ["bootstrap → every scope, no expiry", ["read", "write", "admin"], null, ["read", "write", "admin"], null, null],
+    ["admin → admin", ["admin"], null, ["admin"], null, null],
+    ["admin → read", ["admin"], null, ["read"], null, "scopes: this credential cannot give read; it holds only admin"],
+    [
+      "admin → read, write, admin",
+      ["admin"],
+      null,
+      ["read", "write", "admin"],
+      null,
+      "scopes: this credential cannot give read, write; it holds only admin",
+    ],
+    ["write → read (write implies read)", ["write"], null, ["read"], null, null],
+    ["read → write", ["read"], null, ["write"], null, "scopes: this credential cannot give write; it holds only read"],
+    ["admin+write → read", ["admin", "write"], null, ["read"], null, null],
+    [
+      "expiring → no expiry",
+      ["admin"],
+      T,
+      ["admin"],
+      null,
+      "expires_in_seconds: must end by 2030-01-01T00:00:00.000Z, when the credential creating it expires",
+    ],
+    [
+      "expiring → later",
+      ["admin"],
+      T,
+      ["admin"],
+      T + 1,
+      "expires_in_seconds: must end by 2030-01-01T00:00:00.000Z, when the credential creating it expires",
+    ],
+    ["expiring → the same end", ["admin"], T, ["admin"], T, null],
+    ["expiring → sooner", ["admin"], T, ["admin"], T - 1, null],
+  ] as [string, Scope[], number | null, Scope[], number | null, string | null][])(
+    "%s",
+    (_case, creatorScopes, creatorExpiry, scopes, expiresAt, problem) => {
+      expect(derivationProblem({ scopes: creatorScopes, expiresAt: creatorExpiry }, { scopes, expiresAt })).toBe(problem);
+    },
+  );
 });
 
 describe("what each MCP message needs", () => {

@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allows, type Scope } from "../../src/domain/access-scopes";
+import { ACTION_SCOPES, type Action, allows, may, type Scope, scopeMissing } from "../../src/domain/access-scopes";
 import { call, connectV2, ORIGIN, TOKENS, workerFetch } from "../support/worker";
 
 /**
@@ -38,36 +38,56 @@ beforeAll(async () => {
   await client.close();
 });
 
-const ROUTES: [string, string, () => string, Scope, unknown?][] = [
-  ["GET", "/api/search?q=matrix", () => "/api/search?q=matrix", "read"],
-  ["GET", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "read"],
+/** Each route and the action of the access matrix (src/http/scopes.ts) it performs. */
+const ROUTES: [string, string, () => string, Action, unknown?][] = [
+  ["GET", "/api/search?q=matrix", () => "/api/search?q=matrix", "workflow.read"],
+  ["GET", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "share.read"],
+  ["GET", "/api/workflows/:id/export.json", () => `/api/workflows/${workflowId}/export.json`, "workflow.read"],
+  ["GET", "/api/workflows/:id/export.md", () => `/api/workflows/${workflowId}/export.md`, "workflow.read"],
   [
     "POST",
     "/api/workflows/:id/share",
     () => `/api/workflows/${workflowId}/share`,
-    "write",
+    "share.change",
     { action: "set_expiry", expires_in_seconds: null },
   ],
-  ["GET", "/api/webhooks", () => "/api/webhooks", "admin"],
-  ["POST", "/api/webhooks", () => "/api/webhooks", "admin", { url: "https://hooks.example/waymark", events: ["workflow.completed"] }],
-  ["GET", "/api/tokens", () => "/api/tokens", "admin"],
-  ["POST", "/api/tokens", () => "/api/tokens", "admin", { name: "made by the matrix", scopes: ["read"] }],
+  ["GET", "/api/webhooks", () => "/api/webhooks", "webhook.manage"],
+  [
+    "POST",
+    "/api/webhooks",
+    () => "/api/webhooks",
+    "webhook.create",
+    { url: "https://hooks.example/waymark", events: ["workflow.completed"] },
+  ],
+  ["GET", "/api/tokens", () => "/api/tokens", "token.manage"],
+  // A token holding only admin: every credential allowed to create tokens holds that much.
+  ["POST", "/api/tokens", () => "/api/tokens", "token.create", { name: "made by the matrix", scopes: ["admin"] }],
 ];
 
-const routeMatrix = ROUTES.flatMap(([method, name, path, needed, body]) =>
-  CREDENTIALS.map((credential) => ({ method, name, path, needed, body, credential, allowed: allows(scopesOf(credential), needed) })),
+const routeMatrix = ROUTES.flatMap(([method, name, path, action, body]) =>
+  CREDENTIALS.map((credential) => ({
+    method,
+    name,
+    path,
+    action,
+    needs: ACTION_SCOPES[action].join("+"),
+    body,
+    credential,
+    allowed: may(scopesOf(credential), action),
+  })),
 );
 
 describe("HTTP routes × scopes", () => {
-  it.each(routeMatrix)("$method $name with a $credential token (needs $needed) → allowed: $allowed", async (row) => {
+  it.each(routeMatrix)("$method $name with a $credential token (needs $needs) → allowed: $allowed", async (row) => {
     const response = await api(row.method, row.path(), tokens[row.credential], row.body);
     if (row.allowed) {
       expect(response.status, await response.clone().text()).toBeLessThan(300);
     } else {
+      const missing = scopeMissing(scopesOf(row.credential), row.action);
       expect(response.status).toBe(403);
       expect(await response.json()).toEqual({
         code: "FORBIDDEN",
-        message: `this credential lacks the ${row.needed} scope${row.needed === "read" ? " (read or write)" : ""}`,
+        message: `this credential lacks the ${missing} scope${missing === "read" ? " (read or write)" : ""}`,
       });
     }
   });

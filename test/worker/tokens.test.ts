@@ -96,7 +96,11 @@ describe("/api/tokens", () => {
       },
     } as unknown as Env;
     expect(await authenticateToken(untouchable, `wmk_nobody_abcdefghijk2_${"a".repeat(40)}`)).toBeNull();
-    expect(await authenticateToken(untouchable, TOKENS.acme)).toMatchObject({ account: "acme", tokenId: null });
+    expect(await authenticateToken(untouchable, TOKENS.acme)).toMatchObject({
+      account: "acme",
+      expiresAt: null,
+      credential: expect.stringMatching(/^b:/),
+    });
   });
 
   it.each([

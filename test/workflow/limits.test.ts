@@ -246,7 +246,7 @@ describe("live followers", () => {
     const { stub } = await newTask();
     expect((await follow(stub, null)).status).toBe(403);
     expect((await follow(stub, `sh_${"a".repeat(20)}_${"b".repeat(32)}`)).status).toBe(404);
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     expect((await follow(stub, token)).status).toBe(101);
     value(await stub.manageShare(ACME, "revoke", null));
     expect((await follow(stub, token)).status).toBe(410);
@@ -262,7 +262,7 @@ describe("live followers", () => {
       for (let i = 0; i < 150; i++)
         log.append(Date.now(), "milestone.logged", taskId, { id: `ms_${i}`, task_id: taskId, message: `m${i}`, metadata });
     });
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     const live = await follow(stub, token);
     await settle();
     const firstPage = live.messages.at(-1);
@@ -288,7 +288,7 @@ describe("live followers", () => {
 
   it("are capped per client", async () => {
     const { stub } = await newTask();
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     const opened = [];
     for (let i = 0; i < LIMITS.LIVE_SOCKETS_PER_CLIENT; i++) opened.push(await follow(stub, token, "198.51.100.9"));
     expect(opened.every((o) => o.status === 101)).toBe(true);

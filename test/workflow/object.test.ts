@@ -101,7 +101,7 @@ describe("WorkflowObject storage", () => {
       "NOT_FOUND",
     );
     expect(failure(await stub.readHead("globex", false)).code).toBe("NOT_FOUND");
-    expect(failure(await stub.resume("globex", 5)).code).toBe("NOT_FOUND");
+    expect(failure(await stub.resume("globex", 5, true)).code).toBe("NOT_FOUND");
     expect(await rows(stub, "SELECT count(*) AS n FROM events")).toEqual(before);
   });
 });

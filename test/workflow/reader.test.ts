@@ -182,7 +182,7 @@ describe("paged reads: the head and the whole view's arrays", () => {
 
   it("gives the owner the share link's state and feedback, and a link's reader the feedback only", async () => {
     const { id, stub } = await newWorkflow();
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Looks right" }));
     const owner = value(await stub.readHead(ACME, true));
     expect(owner.share?.status).toBe("active");
@@ -212,7 +212,7 @@ describe("paged reads: who may read", () => {
 
   it("lets a share link read while it is active, never with a forged token, and stops at revocation mid-read", async () => {
     const { id, stub } = await nestedWorkflow();
-    const token = value(await stub.shareLink(ACME)).token as string;
+    const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     const reader = { share_token: token };
     const first = value(await stub.readTasks(reader, null, 3));
     expect(first.entries).toHaveLength(3);
@@ -221,7 +221,7 @@ describe("paged reads: who may read", () => {
     expect(failure(await stub.readTasks(forged, null, 3)).code).toBe("NOT_FOUND");
     // Another workflow's genuine token opens nothing here.
     const other = await newWorkflow();
-    const otherToken = value(await other.stub.shareLink(ACME)).token as string;
+    const otherToken = value(await other.stub.manageShare(ACME, "rotate", null)).token as string;
     expect(failure(await stub.readHead({ share_token: otherToken }, false)).code).toBe("NOT_FOUND");
 
     value(await stub.manageShare(ACME, "revoke", null));

@@ -47,14 +47,19 @@ export function eventHash(previous: string, event: Omit<ChainedEvent, "hash">): 
 
 export type ChainVerdict = { ok: true; events: number; head: string } | { ok: false; seq: number; problem: string };
 
+/** Every event's recomputed link, in order: `links[n - 1]` is the chain's hash after event n. */
+export type ChainWalk = { ok: true; links: string[] } | { ok: false; seq: number; problem: string };
+
 /**
- * Checks an exported log against its chain head: every event's hash, the seq order without
- * gaps (a removed event shows as a gap), and the head. Names the first event that fails.
+ * Recomputes the chain over an exported log: every event's hash, and the seq order without gaps
+ * (a removed event shows as a gap). Names the first event that fails; the links let a caller
+ * check a head recorded at any point of the log.
  */
-export function verifyChain(workflowId: string, events: readonly ChainedEvent[], head: string): ChainVerdict {
+export function walkChain(workflowId: string, events: readonly ChainedEvent[]): ChainWalk {
   let previous = genesisHash(workflowId);
   let expectedSeq = 1;
   const present = new Set(events.map((e) => e.seq));
+  const links: string[] = [];
   for (const event of events) {
     if (event.seq !== expectedSeq) {
       return event.seq > expectedSeq && !present.has(expectedSeq)
@@ -65,18 +70,27 @@ export function verifyChain(workflowId: string, events: readonly ChainedEvent[],
     if (computed !== event.hash) {
       return { ok: false, seq: event.seq, problem: `event ${event.seq} (${event.type}) was altered: its content does not match its hash` };
     }
+    links.push(computed);
     previous = computed;
     expectedSeq++;
   }
-  if (previous !== head) {
+  return { ok: true, links };
+}
+
+/** Checks an exported log against the chain head it ends on (see walkChain). */
+export function verifyChain(workflowId: string, events: readonly ChainedEvent[], head: string): ChainVerdict {
+  const walk = walkChain(workflowId, events);
+  if (!walk.ok) return walk;
+  const last = walk.links.at(-1) ?? genesisHash(workflowId);
+  if (last !== head) {
     return {
       ok: false,
-      seq: expectedSeq,
+      seq: events.length + 1,
       problem:
         events.length === 0
           ? "the export has no events but its head is not the empty chain"
-          : `the chain head does not match: events after ${expectedSeq - 1} were removed, or the head was altered`,
+          : `the chain head does not match: events after ${events.length} were removed, or the head was altered`,
     };
   }
-  return { ok: true, events: events.length, head: previous };
+  return { ok: true, events: events.length, head: last };
 }

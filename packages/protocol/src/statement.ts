@@ -1,9 +1,10 @@
 /**
  * @module statement
  * The deployment's signed statement about an export: which workflow, how many events, the chain
- * head they end on, the repository and when. The edge signs it with the deployment's Ed25519 key
+ * head they end on, the repository, when, and a digest of each of the export's members (so any
+ * change to any field breaks the signature). The edge signs it with the deployment's Ed25519 key
  * (Web Crypto); `waymark verify` checks it against the deployment's published public keys
- * (node:crypto). Both sides build the signed bytes here, so they cannot disagree on them.
+ * (node:crypto). Both sides build the signed bytes and the digests here, so they cannot disagree.
  *
  * A key is identified by its RFC 7638 JWK thumbprint, so a key id needs no registry: whoever holds
  * the public key can compute it, and a retired key keeps its id for as long as it is published.
@@ -12,7 +13,8 @@ import { createHash, createPublicKey, verify } from "node:crypto";
 import { canonicalJson } from "./chain";
 
 export const STATEMENT_TYPE = "waymark.export-statement";
-export const STATEMENT_VERSION = 1;
+/** 2: the payload signs the export's content (`content`); version 1 was never issued by an export. */
+export const STATEMENT_VERSION = 2;
 /** Where every deployment publishes its public signing keys, current and retired. */
 export const SIGNING_KEYS_PATH = "/.well-known/waymark-signing-keys.json";
 
@@ -27,6 +29,53 @@ export interface StatementPayload {
   repository_fingerprint: string | null;
   /** When the edge signed (ISO 8601, UTC). */
   issued_at: string;
+  /** SHA-256 (hex) of each other member of the export, as memberDigest computes it. */
+  content: ContentDigests;
+}
+
+/**
+ * The members of a JSON export, in the order it writes them (the statement comes last, signed
+ * over the others; `feedback` is absent from exports that do not carry it).
+ */
+export const EXPORT_MEMBERS = [
+  "$schema",
+  "workflow",
+  "tasks",
+  "decisions",
+  "issues",
+  "milestones",
+  "totals",
+  "last_seq",
+  "chain",
+  "events",
+  "feedback",
+] as const;
+export type ExportMember = (typeof EXPORT_MEMBERS)[number];
+export type ContentDigests = Partial<Record<ExportMember, string>>;
+
+/**
+ * A member's digest: SHA-256 (hex) of its value as compact JSON, JSON.stringify's text (keys in
+ * the order the export writes them, no whitespace). Indentation and line breaks in the file do
+ * not matter; any change to a value does. The edge computes it piece by piece as a member streams
+ * (MemberHasher); a verifier from the parsed file.
+ */
+export function memberDigest(value: unknown): string {
+  return createHash("sha256")
+    .update(JSON.stringify(value) ?? "null", "utf8")
+    .digest("hex");
+}
+
+/** memberDigest of a value written in pieces whose concatenation is its compact JSON. */
+export class MemberHasher {
+  private readonly hash = createHash("sha256");
+
+  update(compactJson: string): void {
+    this.hash.update(compactJson, "utf8");
+  }
+
+  digest(): string {
+    return this.hash.digest("hex");
+  }
 }
 
 export interface SignedStatement {

@@ -14,6 +14,7 @@ import { READS } from "../annotations";
 import { APP_LINK } from "../app";
 import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";
 import { defineTool } from "../define";
+import { consumesFeedback } from "../reviewer-feedback";
 
 const RECENT = 5;
 const DEFAULT_SEARCH_RESULTS = 5;
@@ -129,7 +130,7 @@ export const getWorkflowTool = defineTool({
     }
     if (input.workflow_id === undefined) return openWorkflows(ctx);
     const stub = workflowStub(ctx, input.workflow_id);
-    return stub ? stub.resume(ctx.account, RECENT) : notFound("workflow_id", input.workflow_id);
+    return stub ? stub.resume(ctx.account, RECENT, consumesFeedback(ctx)) : notFound("workflow_id", input.workflow_id);
   },
   render,
 });
