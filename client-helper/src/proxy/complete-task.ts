@@ -62,7 +62,7 @@ export async function completeTask(session: ProxySession, dir: string, input: Re
   // Provenance: the helper's identity on what it computed, with the agent's own edits when the hooks
   // observed the task, signed by this device with the usage for this task and its signed start's nonce.
   const identified = withProvenance(observed.changes, session.version, await edits);
-  const changes = signedChanges(identified, args.metrics, await session.deviceKey(dir), taskId, record.start_nonce);
+  const changes = signedChanges(identified, args.metrics, await session.deviceKey(), taskId, record.start_nonce);
   await keySaved;
   let result: CallToolResult;
   try {

@@ -77,15 +77,13 @@ export class ProxySession {
   }
 
   /**
-   * This device's signing key, created on first use; null (and said once on stderr) when it cannot
-   * be used: then what the helper sends is recorded as the client's claim.
+   * This device's signing key (made by `waymark init` or `waymark device`, never here: a key no
+   * owner approved signs nothing that counts); null when there is none or it cannot be used (said
+   * once on stderr): then what the helper sends is recorded as the client's claim.
    */
-  deviceKey(project?: string): Promise<DeviceKey | null> {
-    this.device ??= DeviceKey.ensure({ env: this.options.env, project })
-      .then(({ key, created }) => {
-        if (created) this.log(`waymark: created this device's key ${key.fingerprint} (${key.path}); approve it with: waymark device pair`);
-        return key;
-      })
+  deviceKey(): Promise<DeviceKey | null> {
+    this.device ??= Promise.resolve()
+      .then(() => DeviceKey.load(this.options.env))
       .catch((error: unknown) => {
         this.log(`waymark: not signing (${error instanceof Error ? error.message : String(error)})`);
         return null;

@@ -67,7 +67,7 @@ async function startTaskIn(
   const parentId = typeof args.parent_task_id === "string" ? args.parent_task_id : undefined;
   const ancestors = local && parentId !== undefined ? await session.store.lineage(local.root, parentId).catch(() => [parentId]) : [];
   // Provenance: signed by this device for the workflow the task starts in; its completion names the nonce.
-  const [unsigned, key] = await Promise.all([outgoingStart(session, observed, ancestors, startedAt, context), session.deviceKey(dir)]);
+  const [unsigned, key] = await Promise.all([outgoingStart(session, observed, ancestors, startedAt, context), session.deviceKey()]);
   const { snapshot: sent, nonce } = signedSnapshot(unsigned, session.version, key, args.workflow_id);
   const call = session.callWithHelperData("start_task", args, sent);
   call.catch(() => {});
