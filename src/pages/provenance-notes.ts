@@ -27,7 +27,10 @@ export function renderTaskProvenance(t: TaskView, level: Level) {
           : line.text
       }${
         line.paths
-          ? html`<ul class="filelist">${line.paths.map((path) => html`<li><code>${path}</code> <span class="tag">not by agent tools</span></li>`)}</ul>`
+          ? html`<ul class="filelist">${line.paths.map(
+              (path) =>
+                html`<li><code>${path}</code> <span class="tag${line.kind === "signed" ? "" : " warn"}">${line.kind === "signed" ? "" : "claimed: "}not by agent tools</span></li>`,
+            )}</ul>`
           : ""
       }</li>`,
   )}</ul></div>`;
