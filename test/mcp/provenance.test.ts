@@ -145,7 +145,7 @@ describe("device signatures", () => {
         const { device } = await approvedDevice("laptop");
         const { task_id, startNonce } = await signedTask(client, device);
         const changes = await device.signChanges(gitChanges(), TRANSCRIPT, task_id, startNonce);
-        const signed = changes as { source: { device: { signature: string } } };
+        const signed = changes as unknown as { source: { device: { signature: string } } };
         signed.source.device.signature = "A".repeat(86);
         return { task_id, changes, reason: /does not verify/ };
       },
