@@ -271,8 +271,8 @@ function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, f
   } else if (check.signature.status === "ok") {
     lines.push(
       `ok: this deployment recorded these ${plural(check.events, "event")}, and every other field of the export follows from them.`,
-      "This does not prove that the agent told the truth: its outcomes, decisions and usage are recorded as it reported them, and",
-      "each figure's source is as its client declared it.",
+      "This does not prove that the agent told the truth: its outcomes and decisions are recorded as it reported them. A figure",
+      "'computed and signed' was signed by a device the owner approved (anything running as the user on that device could sign too).",
     );
     lines.push(
       repo
