@@ -8,7 +8,7 @@
  * refuses such a key). Only the public half leaves the machine, when the owner pairs the device.
  *
  * What it does not stop: anything running as the same user on this machine (an agent's shell
- * commands included) can read the key and sign; docs/verification.md states the threat model.
+ * commands included) can read the key and sign; docs/provenance.md states the threat model.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
 import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";

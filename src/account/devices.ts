@@ -1,6 +1,6 @@
 /**
  * @module account/devices
- * The devices whose helpers sign for one account (docs/access.md, "Devices"), kept in its
+ * The devices whose helpers sign for one account (docs/provenance.md, "Devices"), kept in its
  * AccountObject's SQLite, like SSH keys on a code host: a device is the public half of an Ed25519
  * key (the private half never leaves the machine), a name the owner gave it, its fingerprint, when
  * it was approved and last used, and whether it was revoked. A device gets here two ways, both an

@@ -5,7 +5,7 @@
  * by the client, or not observed; which changed files the agent's own edit tools did not touch
  * (only where the helper says the hooks observed the task); usage summed from the agent's
  * transcript and signed, or claimed. The wording is @waymark/protocol/provenance-wording;
- * docs/attribution.md ("Provenance") states the rules and docs/verification.md the threat model.
+ * docs/provenance.md states the rules and the threat model.
  */
 import type { DeviceRef, FilesSource } from "@waymark/protocol/provenance-wording";
 import type { Changes, Metrics, Repository } from "@waymark/protocol/wire";
