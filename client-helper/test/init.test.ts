@@ -70,7 +70,9 @@ function snapshotTree(...roots: string[]): Record<string, string> {
 
 /** A tree snapshot without the user-level endpoint setting init keeps (~/.config/waymark/config.json). */
 function withoutUserConfig(files: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(files).filter(([path]) => !/(^|[/:])\.config\/(waymark\/(config\.json|device-key\.json)?)?$/.test(path)));
+  return Object.fromEntries(
+    Object.entries(files).filter(([path]) => !/(^|[/:])\.config\/(waymark\/(config\.json|device-key\.json)?)?$/.test(path)),
+  );
 }
 
 /** A project whose owner already has content in every file init touches, in their own formatting. */
