@@ -127,6 +127,29 @@ describe("device signatures", () => {
     expect(JSON.stringify(files)).not.toContain(device.key);
   });
 
+  it("a device name is text wherever it is shown: escaped on the page and in the Markdown export", async () => {
+    const client = await connectV2();
+    const name = "<img src=x onerror=alert(1)> *box* [x](https://evil.example)";
+    const { device } = await approvedDevice(name);
+    const started = await ok<{ workflow_id: string; share_url: string }>(client, "start_workflow", { name: "Named", force_new: true });
+    const start = await device.signSnapshot(snapshot(), started.workflow_id);
+    const { task_id } = await ok<{ task_id: string }>(client, "start_task", {
+      workflow_id: started.workflow_id,
+      name: "T",
+      goal: "g",
+      snapshot: start,
+    });
+    await complete(client, task_id, await device.signChanges(gitChanges(), TRANSCRIPT, task_id, nonceOf(start)));
+    const page = await (await workerFetch(started.share_url)).text();
+    expect(page).toContain("computed and signed");
+    expect(page).not.toContain("<img src=x");
+    expect(page).toContain("&lt;img src=x onerror=alert(1)&gt;");
+    const markdown = await (await workerFetch(`${started.share_url}/export.md`)).text();
+    expect(markdown).toContain("Files: computed and signed by waymark-helper 0.1.0 on device");
+    expect(markdown).not.toContain("<img src=x");
+    expect(markdown).not.toContain("[x](https://evil.example)");
+  });
+
   it("hooks that observed nothing: the agent's edits are not observed, never 'not by agent tools'", async () => {
     const client = await connectV2();
     const { device } = await approvedDevice("codex box");
