@@ -377,9 +377,11 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
       });
       expect(slow.code).toBe(0);
       expect(JSON.parse(slow.stdout).hookSpecificOutput.additionalContext).toContain("Last workflow: wf_unreachable");
-      // Node's own start-up is part of this; the hook's network wait is capped at 300 ms.
+      // The endpoint never answers, so a hook without its own network cap would hang until the
+      // test's timeout; the bound is loose on purpose (Node's start-up on a loaded CI machine is
+      // part of it). How long the hook costs is measured by `npm run bench -- --only hooks`.
       console.log(`session-start hook against an endpoint that never answers: ${slow.ms} ms (process included)`);
-      expect(slow.ms).toBeLessThan(2000);
+      expect(slow.ms).toBeLessThan(15_000);
     } finally {
       await hole.stop();
     }
