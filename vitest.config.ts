@@ -39,6 +39,7 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/{e2e,browser}/**/*.test.ts", "client-helper/test/**/*.test.ts"],
+          setupFiles: ["./test/support/isolated-config.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           fileParallelism: false,

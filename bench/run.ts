@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,pages,edge,checksum,helper]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,pages,edge,checksum,helper]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -23,12 +23,15 @@ import { Table } from "./lib/table.ts";
 import { edge } from "./sections/edge.ts";
 import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
+import { hookCosts } from "./sections/hooks.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
 import { toolLatency } from "./sections/tools.ts";
 
-const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "pages", "edge", "checksum", "helper"] as const;
+const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "hooks", "pages", "edge", "checksum", "helper"] as const;
+/** The sections measured through this build's `wrangler dev`. */
+const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "hooks"];
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -102,7 +105,7 @@ const started = performance.now();
 if (wanted("helper-calls") || wanted("checksum") || wanted("helper")) buildHelper(context);
 
 // Through wrangler dev (this build).
-if (SECTIONS.slice(0, 5).some(wanted)) {
+if (THROUGH_DEV_SERVER.some(wanted)) {
   const server: DevServer = await startDevServer({ vars: serverVars });
   try {
     let logMilestoneMedian = Number.NaN;
@@ -113,6 +116,7 @@ if (SECTIONS.slice(0, 5).some(wanted)) {
     await section("growth", () => growth(context, server));
     await section("load", () => loadAB(context, serverVars, values["old-ref"]));
     await section("helper-calls", () => helperCalls(context, server));
+    await section("hooks", () => hookCosts(context, server));
   } finally {
     await server.stop();
   }

@@ -54,6 +54,9 @@ export class HelperProxy {
       const { name, arguments: args = {} } = request.params;
       await this.session.bookkeeping;
       try {
+        // The agent names the call: the usage read at complete_task waits for the response that made it.
+        if (name === "complete_task")
+          return await completeTask(this.session, await this.projectDir(), args, callIdOf(request.params._meta));
         if (Object.hasOwn(HANDLERS, name))
           return await HANDLERS[name as keyof typeof HANDLERS](this.session, await this.projectDir(), args);
         return await this.session.remote.request("tools/call", { name, arguments: args });
@@ -127,6 +130,12 @@ export class HelperProxy {
     await this.session.close();
     await this.server.close();
   }
+}
+
+/** The agent's id of a tool call, sent in the call's `_meta`: Claude Code's `claudecode/toolUseId`, Codex's `callId`. */
+function callIdOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const id = meta?.["claudecode/toolUseId"] ?? meta?.callId;
+  return typeof id === "string" && id !== "" ? id : undefined;
 }
 
 /** Serves the proxy on stdin/stdout, in every protocol version the SDK speaks, until the client closes stdin. */

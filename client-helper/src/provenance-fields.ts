@@ -12,7 +12,10 @@ import { repoPathProblem } from "@waymark/protocol/paths";
 import type { AgentEdits, Changes, HelperSource, Metrics, Snapshot } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { DeviceKey } from "./device-key.js";
+import { SPOOLED_TOOL_CALLS } from "./hooks/hook-runner.js";
 import { Journal } from "./hooks/journal.js";
+import { drainSpool } from "./hooks/spool.js";
+import { cacheRoot } from "./store.js";
 import { PRICE_TABLE_DATE } from "./usage/prices.js";
 
 export function helperSource(version: string): HelperSource {
@@ -61,7 +64,12 @@ export function signedChanges(changes: Changes, metrics: unknown, key: DeviceKey
  */
 export async function agentEdits(dir: string, taskId: string, cacheDir: string | undefined, top?: string): Promise<AgentEdits | undefined> {
   try {
-    const journal = await Journal.forDirectory(dir, cacheDir, top);
+    // The edits the agent's hooks spooled since the last look (./hooks/spool.ts) first.
+    const [journal] = await Promise.all([
+      Journal.forDirectory(dir, cacheDir, top),
+      drainSpool(cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS),
+    ]);
+    // Observed only when a tool hook recorded this task's work: a session seen proves nothing about its edits.
     const edits = await journal.editedPaths(taskId);
     if (edits.last_at === null) return undefined;
     const paths = edits.paths.filter((path) => repoPathProblem(path) === null).slice(0, WIRE_LIMITS.CHANGE_ENTRIES);

@@ -74,7 +74,13 @@ function installedHook(event: string): string[] {
 
 function hook(event: string, payload: Record<string, unknown>) {
   const common = { session_id: SESSION, transcript_path: transcript, cwd: repo.dir, permission_mode: "default" };
-  return waymark(installedHook(event), { input: JSON.stringify({ ...common, ...payload }) });
+  const input = JSON.stringify({ ...common, ...payload });
+  if (event === "PostToolUse") {
+    // The installed edit hook spools the payload with sh alone; the stop hook and complete_task read the spool.
+    const run = spawnSync("sh", ["-c", installedCommand(event)], { cwd: repo.dir, encoding: "utf8", input, env: childEnv() });
+    return { code: run.status, stdout: run.stdout, stderr: run.stderr, ms: 0 };
+  }
+  return waymark(installedHook(event), { input });
 }
 
 function assistantLine(at: number, id: string, usage: Record<string, number>): string {
@@ -138,12 +144,12 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
     try {
       const settings = JSON.parse(original);
       delete settings.hooks.Stop;
-      settings.hooks.PostToolUse[0].hooks[0].command = settings.hooks.PostToolUse[0].hooks[0].command.replace("0.1.0", "0.0.9");
+      settings.hooks.SessionStart[0].hooks[0].command = settings.hooks.SessionStart[0].hooks[0].command.replace("0.1.0", "0.0.9");
       writeFileSync(path, JSON.stringify(settings, null, 2));
       const doctor = waymark(["doctor"]);
       expect(doctor.code).toBe(1);
       expect(doctor.stdout).toContain(
-        "FAIL Claude Code: .claude/settings.json: the PostToolUse hook does not run this helper; no Stop hook",
+        "FAIL Claude Code: .claude/settings.json: the SessionStart hook does not run this helper; no Stop hook",
       );
       expect(doctor.stdout).toContain(`fix: run: waymark init --url ${server.url}/mcp --agent claude`);
     } finally {

@@ -159,10 +159,21 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE webhooks ADD COLUMN expires_at INTEGER",
     ],
   },
+  // The repository each workflow started in (remote, branch, fingerprint), so the dashboard tells
+  // apart workflows of one name from different repositories; rows pushed before stay null until
+  // their workflow's next write pushes its summary again.
+  {
+    version: 11,
+    statements: [
+      "ALTER TABLE workflows ADD COLUMN repository_remote TEXT",
+      "ALTER TABLE workflows ADD COLUMN repository_branch TEXT",
+      "ALTER TABLE workflows ADD COLUMN repository_fingerprint TEXT",
+    ],
+  },
   // Devices whose helpers sign (account/devices), and pairing requests waiting for the owner
   // (the code only as a hash; expires_at in ms).
   {
-    version: 11,
+    version: 12,
     statements: [
       `CREATE TABLE devices (
         id TEXT PRIMARY KEY,

@@ -6,7 +6,7 @@
  * rows; it is never the source of truth for a workflow's content.
  */
 import { type ShareInfo, shareStatus } from "../domain/share-status";
-import { roundCost, type WorkflowSummary } from "../domain/view";
+import { roundCost, type WorkflowRepository, type WorkflowSummary } from "../domain/view";
 import type { Sql } from "../storage/sql";
 
 /** An open workflow that start_workflow found under the same name. */
@@ -64,14 +64,18 @@ export class WorkflowIndex {
 
   /** Inserts or replaces a workflow's summary (pushes are replayed: the latest one wins). */
   record(s: WorkflowSummary): void {
+    const repo = s.repository ?? null;
     this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
-        input_tokens, output_tokens, cost_usd, bytes_stored, files_changed)
-      VALUES (${s.id}, ${s.name}, ${resumeKey(s.name, s.repository_fingerprint)}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
-        ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${s.bytes_stored ?? 0}, ${s.files_changed ?? 0})
+        input_tokens, output_tokens, cost_usd, bytes_stored, files_changed, repository_remote, repository_branch, repository_fingerprint)
+      VALUES (${s.id}, ${s.name}, ${resumeKey(s.name, repo?.fingerprint)}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
+        ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${s.bytes_stored ?? 0}, ${s.files_changed ?? 0},
+        ${repo?.remote ?? null}, ${repo?.branch ?? null}, ${repo?.fingerprint ?? null})
       ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
         updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
         reviews_needed = excluded.reviews_needed, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-        cost_usd = excluded.cost_usd, bytes_stored = excluded.bytes_stored, files_changed = excluded.files_changed`;
+        cost_usd = excluded.cost_usd, bytes_stored = excluded.bytes_stored, files_changed = excluded.files_changed,
+        repository_remote = excluded.repository_remote, repository_branch = excluded.repository_branch,
+        repository_fingerprint = excluded.repository_fingerprint`;
   }
 
   /** A share link's state; a row is only updated, never created, here. */
@@ -186,5 +190,13 @@ function summaryFromRow(r: Row): WorkflowSummary {
     cost_usd: Number(r.cost_usd ?? 0),
     bytes_stored: Number(r.bytes_stored ?? 0),
     files_changed: Number(r.files_changed ?? 0),
+    repository: repositoryOf(r),
   };
+}
+
+/** The row's repository; null when none was reported (or the row predates the columns and was not pushed since). */
+function repositoryOf(r: Row): WorkflowRepository | null {
+  const text = (value: SqlStorageValue | undefined) => (typeof value === "string" ? value : null);
+  const fingerprint = text(r.repository_fingerprint);
+  return fingerprint === null ? null : { fingerprint, remote: text(r.repository_remote), branch: text(r.repository_branch) };
 }

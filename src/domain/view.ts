@@ -286,8 +286,11 @@ export interface WorkflowSummary {
   cost_usd: number;
   /** Bytes of the workflow's event log and snapshots: counts toward the account's storage quota. */
   bytes_stored: number;
-  /** Repository identity: what resume-by-name compares (absent or null: none reported). */
-  repository_fingerprint?: string | null;
+  /**
+   * The repository start_workflow reported (its fingerprint is what resume-by-name compares; its
+   * remote and branch tell apart workflows of one name on the dashboard). Absent or null: none reported.
+   */
+  repository?: WorkflowRepository | null;
   /** Distinct files changed by its tasks (absent in pushes from objects older than this field). */
   files_changed?: number;
 }

@@ -157,9 +157,20 @@ function renderMatch(match: DashboardMatch | undefined): Html | string {
   )}</div>`;
 }
 
+/**
+ * Where a workflow ran: its repository (the remote, or the local repository's fingerprint without
+ * one) and the branch it started on, so workflows of one name from different repositories differ.
+ */
+function repositoryCell(repository: DashboardRow["repository"]): Html {
+  if (!repository) return html`<span class="muted">not reported</span>`;
+  const name = repository.remote ?? `local repository ${repository.fingerprint.slice(0, 12)}`;
+  return html`<span class="repo">${name}</span><br><span class="muted">${repository.branch ? html`branch <code>${repository.branch}</code>` : "detached HEAD"}</span>`;
+}
+
 /** A workflow's row; each cell names itself (data-label) for the phone layout, where the header row is not shown. */
 function renderRow(r: DashboardPage["rows"][number]): Html {
   return html`<tr id="${r.id}"><td><a class="wf-link" href="/w/${r.id}"><strong>${r.name}</strong></a><br><code class="muted">${r.id}</code>${renderMatch(r.match)}</td>
+<td data-label="repository">${repositoryCell(r.repository)}</td>
 <td data-label="status">${statusBadge(r.status)}</td><td data-label="last activity">${renderTime(r.updated_at)}</td>
 <td class="num" data-label="tasks">${formatCount(r.tasks)}${r.open_tasks > 0 ? ` (${formatCount(r.open_tasks)} open)` : ""}</td>
 <td class="num" data-label="files">${formatCount(r.files_changed ?? 0)}</td>
@@ -210,7 +221,7 @@ ${renderFilters(filters)}
 ${
   page.rows.length === 0
     ? html`<p class="muted">${filtered ? "Nothing matches these filters." : "No workflows yet. Agents create them with start_workflow."}</p>`
-    : html`<table class="workflows"><thead><tr><th scope="col">Workflow</th><th scope="col">Status</th><th scope="col">Last activity</th><th scope="col">Tasks</th><th scope="col">Files</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Reviews</th><th scope="col">Share link</th></tr></thead><tbody>
+    : html`<table class="workflows"><thead><tr><th scope="col">Workflow</th><th scope="col">Repository</th><th scope="col">Status</th><th scope="col">Last activity</th><th scope="col">Tasks</th><th scope="col">Files</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Reviews</th><th scope="col">Share link</th></tr></thead><tbody>
 ${page.rows.map(renderRow)}
 </tbody></table>`
 }

@@ -92,7 +92,7 @@ fieldset.verdicts{display:flex;flex-wrap:wrap;gap:12px;border:0;padding:0;margin
 .filters label{display:flex;flex-direction:column;font-size:.8rem;color:var(--muted);gap:2px}.filters label.check{flex-direction:row;align-items:center;gap:4px;color:var(--fg);font-size:.9rem;padding-bottom:6px}
 .filters input[type=search]{min-width:220px}.settings{margin:8px 0}.settings summary{cursor:pointer;color:var(--run)}
 .match{font-size:.85rem;margin-top:4px}.num{text-align:right;white-space:nowrap}.workflows th{font-size:.8rem;color:var(--muted);font-weight:600}
-.badge,th,.tag,button{white-space:nowrap;overflow-wrap:normal}.panel .actions{display:flex;flex-wrap:wrap;gap:0 8px}.workflows td code{font-size:11px}.workflows td{padding:8px}
+.badge,th,.tag,button{white-space:nowrap;overflow-wrap:normal}.panel .actions{display:flex;flex-wrap:wrap;gap:0 8px}.workflows td code{font-size:11px}.workflows td{padding:8px}.workflows .repo{overflow-wrap:anywhere}
 .share-manage{display:inline-block;margin-left:6px;font-size:.85rem}.share-manage summary{cursor:pointer;color:var(--run)}.share-manage[open]{display:block;margin:6px 0 0}
 .pager{display:flex;gap:16px;justify-content:center;margin:14px 0}.wf-link{text-decoration:none}
 @media (max-width:640px){.filters input[type=search]{min-width:0;width:100%}.filters label{flex:1 1 100%}.num{text-align:left}

@@ -271,7 +271,7 @@ export class WorkflowRecords {
       output_tokens: t.output_tokens,
       cost_usd: t.cost_usd,
       bytes_stored: totals.usage().bytes_stored,
-      repository_fingerprint: parse<{ fingerprint: string }>(w.repository)?.fingerprint ?? null,
+      repository: parse<Repository>(w.repository) ?? null,
       files_changed: t.files_changed,
     };
   }

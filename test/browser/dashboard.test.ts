@@ -3,9 +3,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
+import { ensureBuilt } from "../../client-helper/test/support";
 import type { CallTool } from "../pages/fixture";
 import { freePort, startDevServer } from "../support/dev-server";
+import { callTool as callToolOf, connectThroughHelper } from "../support/mcp-client";
 import { launchChromium, skipBrowser, useServerAndBrowser } from "./browser";
+
+/** Clicks a submit button and returns the status of the POST it sent (303 = accepted). */
+async function submit(page: Page, button: Locator): Promise<number> {
+  const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === "POST"), button.click()]);
+  await page.waitForLoadState("load");
+  return response.status();
+}
+
+async function signIn(page: Page, baseUrl: string, token: string): Promise<number> {
+  await page.goto(`${baseUrl}/login`);
+  await page.fill('input[name="token"]', token);
+  return submit(page, page.locator('button[type="submit"]'));
+}
 
 /**
  * Every dashboard form, clicked in Chromium against `wrangler dev`: the browser sends
@@ -15,19 +31,6 @@ import { launchChromium, skipBrowser, useServerAndBrowser } from "./browser";
 describe.skipIf(skipBrowser)("dashboard forms in Chromium", () => {
   const env = useServerAndBrowser();
   const callTool: CallTool = (name, args) => env.callTool(name, args);
-
-  /** Clicks a submit button and returns the status of the POST it sent (303 = accepted). */
-  async function submit(page: Page, button: Locator): Promise<number> {
-    const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === "POST"), button.click()]);
-    await page.waitForLoadState("load");
-    return response.status();
-  }
-
-  async function signIn(page: Page, baseUrl: string, token: string): Promise<number> {
-    await page.goto(`${baseUrl}/login`);
-    await page.fill('input[name="token"]', token);
-    return submit(page, page.locator('button[type="submit"]'));
-  }
 
   it("sign in, rotate, set expiry, revoke and sign out by clicking; a replayed cookie is refused", async () => {
     const wf = await callTool("start_workflow", { name: "Clicked workflow" });
@@ -91,6 +94,56 @@ describe.skipIf(skipBrowser)("dashboard forms in Chromium", () => {
     const page = await env.browser().newPage();
     expect(await signIn(page, env.server().url, "not-the-token-0123456789")).toBe(401);
     expect(await page.locator("[role=alert]").innerText()).toContain("not valid");
+    await page.close();
+  });
+});
+
+describe.skipIf(skipBrowser)("the dashboard tells apart workflows of one name from different repositories", () => {
+  const env = useServerAndBrowser();
+  afterAll(() => cleanupTempDirs());
+
+  /** A real repository with one commit on `branch`, and `remote` as its origin when given. */
+  function repository(branch: string, remote: string | null): Repo {
+    const repo = Repo.init().write("README.md", `${branch}\n`).commitAll("initial");
+    repo.git("checkout", "-q", "-B", branch);
+    if (remote) repo.git("remote", "add", "origin", remote);
+    return repo;
+  }
+
+  it("each row names its repository and branch, as the helper reported them at start_workflow", async () => {
+    ensureBuilt();
+    const cache = tempDir("waymark-cache-");
+    const repos = {
+      acme: repository("main", "git@github.com:acme/app.git"),
+      globex: repository("feature/billing", "https://user:secret@gitlab.example.com/globex/app.git"),
+      local: repository("release", null),
+    };
+    const ids: Record<string, string> = {};
+    for (const [key, repo] of Object.entries(repos)) {
+      const agent = await connectThroughHelper(env.server(), repo.dir, cache);
+      try {
+        ids[key] = String((await callToolOf(agent, "start_workflow", { name: "Release notes" })).structured.workflow_id);
+      } finally {
+        await agent.close();
+      }
+    }
+    // One name, three repositories: three workflows (resume by name never crosses repositories).
+    expect(new Set(Object.values(ids)).size).toBe(3);
+
+    const page = await env.browser().newPage();
+    expect(await signIn(page, env.server().url, env.server().token)).toBe(303);
+    const cell = (key: string) => page.locator(`tr[id="${ids[key]}"] td[data-label="repository"]`);
+    // The dashboard lists a workflow once the account index has it (within 2 s of its writes).
+    for (let i = 0; i < 40 && (await cell("local").count()) === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await page.reload();
+    }
+    expect(await page.locator("table.workflows thead th").allInnerTexts()).toContain("Repository");
+    expect(await cell("acme").innerText()).toBe("github.com/acme/app\nbranch main");
+    // The remote as shown never carries its credentials.
+    expect(await cell("globex").innerText()).toBe("gitlab.example.com/globex/app\nbranch feature/billing");
+    expect(await cell("local").innerText()).toMatch(/^local repository [0-9a-f]{12}\nbranch release$/);
+    expect(await page.content()).not.toContain("secret");
     await page.close();
   });
 });

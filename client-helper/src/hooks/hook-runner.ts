@@ -4,17 +4,22 @@
  * writes on stdin and answers in that agent's documented output format:
  * - session-start: the open tasks and the last workflow of this repository, as context for
  *   the new or resumed session (Claude Code / Codex: `hookSpecificOutput.additionalContext`;
- *   Cursor: `additional_context`), enriched by `get_workflow` when the endpoint answers in time;
+ *   Cursor: `additional_context`), with the workflow's state as `get_workflow` tells it: fresh
+ *   when the endpoint answers within the session-start budget, else as last kept (./workflow-state.ts);
  * - post-tool-use: the paths the agent's own edit tools touched (or that it ran a command),
- *   appended to each open task (see `editedFiles` for what each agent reports);
+ *   appended to each open task (see `editedFiles` for what each agent reports); the installed edit
+ *   hooks spool the payload without Node instead (./spool.ts), read here at stop;
  * - stop: a reminder to complete a task still open (Claude Code / Codex: `decision: "block"`
  *   with the reason, once per stop; Cursor: `followup_message`), only when the task was edited
  *   since the last reminder.
  * A hook never fails the agent: any internal error, and anything slower than its deadline,
  * ends with exit code 0 and no instruction.
  */
+import { cacheRoot } from "../store.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { hasPatch, patchPaths } from "./patch.js";
+import { drainSpool, type SpoolRecorder } from "./spool.js";
+import { age, fetchWorkflowState } from "./workflow-state.js";
 
 export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -24,8 +29,12 @@ export type HookAgent = (typeof HOOK_AGENTS)[number];
 /** Claude Code's file-editing tools; their `tool_input` names the file. */
 export const EDIT_TOOLS = ["Edit", "Write", "MultiEdit", "NotebookEdit"] as const;
 
-/** Hard deadline of the one network call a hook may make. */
-export const HOOK_NETWORK_MS = 300;
+/**
+ * What a session start may spend in all, counted from the hook process's start: Node's start-up,
+ * the local records, and the one network call, which gets what is left of it (nothing left: the
+ * state kept in the journal is shown instead).
+ */
+export const SESSION_START_BUDGET_MS = 250;
 /** Hard deadline of a whole hook run. */
 export const HOOK_DEADLINE_MS = 800;
 /** Bound on the context a session-start hook injects. */
@@ -39,6 +48,10 @@ export type HookOptions = {
   version: string;
   cacheDir?: string;
   now?: () => number;
+  /** When the hook process started (ms since the epoch); the session-start budget counts from it. */
+  startedAt?: number;
+  /** The session-start budget (SESSION_START_BUDGET_MS unless a test gives another). */
+  sessionStartBudgetMs?: number;
 };
 
 export type HookResult = { stdout: string };
@@ -50,7 +63,7 @@ function text(value: unknown): string | null {
 }
 
 /** The directory the agent works in: Claude Code's `cwd`, Cursor's first workspace root. */
-function workingDirectory(payload: Payload): string {
+export function workingDirectory(payload: Payload): string {
   const roots = payload.workspace_roots;
   if (Array.isArray(roots) && typeof roots[0] === "string") return roots[0];
   return text(payload.cwd) ?? process.cwd();
@@ -81,6 +94,27 @@ export function editedFiles(payload: Payload, agent: HookAgent): { tool: string;
   return path ? { tool, paths: [path] } : null;
 }
 
+/**
+ * Records what one tool call of the agent did (its hook payload) for the journal's tasks open `at`
+ * it; returns how many tasks got it.
+ */
+export async function recordToolCall(journal: Journal, payload: Payload, agent: HookAgent, at: number): Promise<number> {
+  const edited = editedFiles(payload, agent);
+  if (!edited) return 0;
+  const cwd = workingDirectory(payload);
+  const relative = await Promise.all(edited.paths.map((path) => journal.relativePath(path, cwd)));
+  const paths = relative.filter((path): path is string => path !== null);
+  // Only paths inside the repository count; a call that named none inside it is no edit of it.
+  return paths.length > 0 || edited.paths.length === 0 ? journal.recordEdits(paths, edited.tool, at) : 0;
+}
+
+/** The spool's payloads (./spool.ts) are the agents' post-tool-use payloads: recorded as the hook would have. */
+export const SPOOLED_TOOL_CALLS: SpoolRecorder = {
+  journalDir: workingDirectory,
+  record: (journal, payload, agent, at) =>
+    (HOOK_AGENTS as readonly string[]).includes(agent) ? recordToolCall(journal, payload, agent as HookAgent, at) : Promise.resolve(null),
+};
+
 function cursorEdits(payload: Payload): { tool: string; paths: string[] } | null {
   const event = text(payload.hook_event_name) ?? "afterFileEdit";
   if (event === "afterShellExecution") return { tool: event, paths: [] };
@@ -99,21 +133,20 @@ function describe(task: OpenTask): string {
   return `${task.task_id}${task.name ? ` "${task.name}"` : ""}${task.workflow_id ? ` in workflow ${task.workflow_id}` : ""}, started ${age} min ago`;
 }
 
-async function remoteResume(options: HookOptions, workflowId: string): Promise<string | null> {
-  if (!options.url) return null;
-  // Loaded only here: the MCP SDK costs about what starting Node does, and post-tool-use runs on every edit.
-  const { Remote } = await import("../remote.js");
-  const remote = new Remote({ url: options.url, token: options.token, timeoutMs: HOOK_NETWORK_MS, version: options.version });
-  try {
-    const result = await remote.request("tools/call", { name: "get_workflow", arguments: { workflow_id: workflowId } });
-    if (result.isError) return null;
-    const block = result.content?.find((item) => item.type === "text");
-    return block && block.type === "text" ? block.text : null;
-  } catch {
-    return null;
-  } finally {
-    void remote.close();
+/**
+ * The workflow's state for the context: fresh from the endpoint when it answers within what is left
+ * of the budget (and then kept), else as last kept in the journal, with its age.
+ */
+async function workflowState(journal: Journal, options: HookOptions, workflowId: string): Promise<string | null> {
+  const now = options.now ?? Date.now;
+  const left = (options.sessionStartBudgetMs ?? SESSION_START_BUDGET_MS) - (now() - (options.startedAt ?? performance.timeOrigin));
+  const fresh = options.url ? await fetchWorkflowState(options.url, options.token, workflowId, left) : null;
+  if (fresh !== null) {
+    await journal.keepWorkflowState(workflowId, fresh, now());
+    return `Workflow state (get_workflow):\n${fresh}`;
   }
+  const kept = await journal.workflowState(workflowId);
+  return kept ? `Workflow state (get_workflow, ${age(kept.at, now())}):\n${kept.text}` : null;
 }
 
 async function sessionStart(journal: Journal, options: HookOptions): Promise<string | null> {
@@ -123,8 +156,8 @@ async function sessionStart(journal: Journal, options: HookOptions): Promise<str
   for (const task of tasks) lines.push(`Open task: ${describe(task)}. Continue it, and call complete_task when it is done.`);
   const workflowId = tasks.at(-1)?.workflow_id ?? workflow?.workflow_id ?? null;
   if (workflowId) {
-    const resume = await remoteResume(options, workflowId);
-    if (resume) lines.push(`Workflow state (get_workflow):\n${resume}`);
+    const state = await workflowState(journal, options, workflowId);
+    if (state) lines.push(state);
     else lines.push(`Last workflow: ${workflowId}. Call get_workflow {"workflow_id": "${workflowId}"} to resume it if it is still open.`);
   }
   const context = lines.join("\n");
@@ -162,14 +195,7 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: context } });
     }
     case "post-tool-use": {
-      const edited = editedFiles(payload, options.agent);
-      if (edited) {
-        const cwd = workingDirectory(payload);
-        const relative = await Promise.all(edited.paths.map((path) => journal.relativePath(path, cwd)));
-        const paths = relative.filter((path): path is string => path !== null);
-        // Only paths inside the repository count; a call that named none inside it is no edit of it.
-        if (paths.length > 0 || edited.paths.length === 0) await journal.recordEdits(paths, edited.tool, now());
-      }
+      await recordToolCall(journal, payload, options.agent, now());
       return options.agent === "cursor" ? "{}" : null;
     }
     case "stop": {
@@ -177,6 +203,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       const continued = payload.stop_hook_active === true || (typeof payload.loop_count === "number" && payload.loop_count > 0);
       // Cursor also stops on "aborted" and "error": the user stopped it, or it failed; no reminder then.
       const interrupted = typeof payload.status === "string" && payload.status !== "completed";
+      // The edits the spool holds decide whether a reminder is due (./spool.ts).
+      if (!continued && !interrupted) await drainSpool(options.cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS);
       const due = continued || interrupted ? [] : await needReminder(journal);
       if (due.length === 0) return options.agent === "cursor" ? "{}" : null;
       for (const task of due) await journal.markReminded(task, now());

@@ -38,6 +38,12 @@ export type CompletedTask = OpenTask & {
 
 export type LastWorkflow = { workflow_id: string; name: string | null; seen_at: number };
 
+/** A workflow's state as get_workflow told it, and when (./workflow-state.ts). */
+export type WorkflowState = { workflow_id: string; text: string; at: number };
+
+/** Bound on the kept state: the session-start context shows far less of it. */
+const WORKFLOW_STATE_LIMIT = 16 * 1024;
+
 /** Paths kept per task; a task that edits more is still recorded, the list says so. */
 export const EDITED_PATHS_LIMIT = 5000;
 
@@ -129,6 +135,17 @@ export class Journal {
     return readJson<LastWorkflow>(join(this.folder, "workflow.json"));
   }
 
+  async keepWorkflowState(workflowId: string, text: string, at: number): Promise<void> {
+    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    writeAtomic(join(this.folder, "workflow-state.json"), { workflow_id: workflowId, text: text.slice(0, WORKFLOW_STATE_LIMIT), at });
+  }
+
+  /** The kept state of `workflowId`, if the last one kept is that workflow's. */
+  async workflowState(workflowId: string): Promise<WorkflowState | null> {
+    const state = await readJson<WorkflowState>(join(this.folder, "workflow-state.json"));
+    return state?.workflow_id === workflowId && typeof state.text === "string" ? state : null;
+  }
+
   /** The tasks open in this repository, oldest first. */
   async openTasks(): Promise<OpenTask[]> {
     const folder = join(this.folder, "open");
@@ -171,12 +188,13 @@ export class Journal {
   }
 
   /**
-   * Appends the edited paths to every open task of the repository; returns how many tasks got
-   * them. No paths: the agent worked without its edit tools (a shell command), which counts as
-   * activity for the stop reminder and proves nothing about any file.
+   * Appends the edited paths to every task of the repository that was open `at` the tool call (a
+   * task started since is not given an earlier edit: ./spool.ts records edits after the fact);
+   * returns how many tasks got them. No paths: the agent worked without its edit tools (a shell
+   * command), which counts as activity for the stop reminder and proves nothing about any file.
    */
   async recordEdits(paths: readonly string[], tool: string, at: number): Promise<number> {
-    const tasks = await this.openTasks();
+    const tasks = (await this.openTasks()).filter((task) => task.started_at <= at);
     if (tasks.length === 0) return 0;
     this.ensure("edits");
     const line = `${JSON.stringify({ at, tool, paths })}\n`;
@@ -209,7 +227,11 @@ export class Journal {
     return { paths: paths.slice(0, EDITED_PATHS_LIMIT), truncated: paths.length > EDITED_PATHS_LIMIT, last_at: lastAt };
   }
 
+  /** Notes the agent's session and its transcript; written only when they changed (every hook run calls it). */
   async sessionSeen(session: AgentSession): Promise<void> {
+    const known = await this.session();
+    if (known?.agent === session.agent && known.session_id === session.session_id && known.transcript_path === session.transcript_path)
+      return;
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     writeAtomic(join(this.folder, "session.json"), session);
   }

@@ -4,10 +4,11 @@
  * helper (so hooks know it is open and attribute edits to it), a task about to complete
  * (its real usage, read from the agent's transcript, for the request), and a task completed
  * (its edited paths and transcript usage are kept). `top`: the repository top level when the
- * caller knows it (see Journal.forDirectory). Never throws: the journal is a record
+ * caller knows it (see Journal.forDirectory); and the workflow's state after either, for the next
+ * session's context. Never throws: the journal is a record
  * beside the tool call, never a reason for it to fail.
  */
-import { type EdgeMetrics, edgeMetrics } from "../usage/transcript.js";
+import { awaitTranscriptLine, callingResponseWritten, type EdgeMetrics, edgeMetrics } from "../usage/transcript.js";
 import { Journal } from "./journal.js";
 
 export async function noteTaskStarted(
@@ -31,30 +32,59 @@ export async function noteTaskStarted(
   }
 }
 
+/** Returns the completed task's workflow, when the journal knew the task. */
 export async function noteTaskCompleted(
   dir: string,
   taskId: string,
   cacheDir: string | undefined,
   log: (line: string) => void,
   top?: string,
-): Promise<void> {
+): Promise<string | null> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
-    await journal.taskCompleted(taskId, Date.now());
+    return (await journal.taskCompleted(taskId, Date.now()))?.workflow_id ?? null;
   } catch (error) {
     log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
+    return null;
   }
 }
 
-/** The task's usage from the agent's transcript, as `complete_task` metrics; undefined when unknown. */
+/** The workflow's state as get_workflow answered it, kept for the next session's context (./workflow-state.ts). */
+export async function noteWorkflowState(
+  dir: string,
+  workflowId: string,
+  text: string,
+  cacheDir: string | undefined,
+  top?: string,
+): Promise<void> {
+  try {
+    const journal = await Journal.forDirectory(dir, cacheDir, top);
+    await journal.keepWorkflowState(workflowId, text, Date.now());
+  } catch {
+    // The next session start asks the endpoint itself.
+  }
+}
+
+/**
+ * The task's usage from the agent's transcript, as `complete_task` metrics; undefined when unknown.
+ * It includes the response that called `complete_task`: read once the agent has written its usage
+ * (bounded), when the agent named the call (`callId`).
+ */
 export async function transcriptMetrics(
   dir: string,
   taskId: string,
   cacheDir: string | undefined,
   top?: string,
+  callId?: string,
 ): Promise<EdgeMetrics | undefined> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
+    const session = await journal.session();
+    // The agent named the call: its transcript is read once it holds the usage of the response that made it,
+    // which may be dated after the call came in (Codex dates it when the response ended).
+    if (callId !== undefined && session?.transcript_path) {
+      await awaitTranscriptLine(session.transcript_path, callingResponseWritten(callId));
+    }
     const summary = await journal.summarize(taskId, Date.now());
     return summary?.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined;
   } catch {

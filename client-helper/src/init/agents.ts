@@ -13,7 +13,14 @@
  * Each file edit can be applied, undone and checked (for `waymark doctor`).
  */
 import { join, relative } from "node:path";
-import { agentHooks, type HookSpec, matcherHookEntry, mcpServerCommand, TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import {
+  agentHooks,
+  type HookSpec,
+  isWaymarkHookCommand,
+  matcherHookEntry,
+  mcpServerCommand,
+  TOKEN_VARIABLE,
+} from "@waymark/protocol/agent-config";
 import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import type { Endpoint } from "../endpoint.js";
 import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, upsertBlock } from "./blocks.js";
@@ -46,14 +53,9 @@ export type Context = {
 };
 
 export const SERVER_NAME = "waymark";
-const HOOK_MARK = " waymark hook ";
 
 function mcpArgs(ctx: Context): { command: string; args: string[] } {
   return mcpServerCommand(ctx.endpoint, ctx.version);
-}
-
-function isOurCommand(value: unknown): boolean {
-  return typeof value === "string" && value.includes(HOOK_MARK);
 }
 
 /** Markdown instructions block. */
@@ -140,8 +142,8 @@ function mcpServerEdit(agent: AgentName, path: string, server: JsonObject): File
 /** A hook entry that runs `waymark hook`, in either layout. */
 function isOurs(entry: unknown): boolean {
   if (!isObject(entry)) return false;
-  if (isOurCommand(entry.command)) return true;
-  return Array.isArray(entry.hooks) && entry.hooks.some((hook) => isObject(hook) && isOurCommand(hook.command));
+  if (isWaymarkHookCommand(entry.command)) return true;
+  return Array.isArray(entry.hooks) && entry.hooks.some((hook) => isObject(hook) && isWaymarkHookCommand(hook.command));
 }
 
 /**

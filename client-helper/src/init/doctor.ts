@@ -6,7 +6,7 @@
  * and runs this helper version. Exit code 1 when any check fails.
  */
 import { execFile } from "node:child_process";
-import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import { isWaymarkHookCommand, TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import type { ResolvedEndpoint } from "../endpoint.js";
 import { noEndpointHelp } from "../endpoint.js";
 import { cleanGitEnv } from "../git/process.js";
@@ -184,7 +184,7 @@ async function checkCodexTrust(ctx: Awaited<ReturnType<typeof initContext>>, env
     return checks;
   }
   if (view.projectDisabled) return checks;
-  const ours = view.hooks.filter((hook) => hook.command.includes(" waymark hook "));
+  const ours = view.hooks.filter((hook) => isWaymarkHookCommand(hook.command));
   const missing = CODEX_EVENTS.filter(([event]) => !ours.some((hook) => hook.event === event)).map(([, label]) => label);
   const untrusted = ours.filter((hook) => hook.trust !== "trusted" && hook.trust !== "managed");
   const deprecated = setting?.key === "codex_hooks" ? ` (${config} uses [features] codex_hooks, the deprecated name of hooks)` : "";

@@ -37,7 +37,13 @@ type Observed = {
   leftovers: Leftovers;
 };
 
-export async function completeTask(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
+/** `callId`: the agent's id of this call, when it sends one (its transcript names the calling response by it). */
+export async function completeTask(
+  session: ProxySession,
+  dir: string,
+  input: Record<string, unknown>,
+  callId?: string,
+): Promise<CallToolResult> {
   const { changes: _ignored, ...args } = input;
   const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
   if (taskId === undefined) return session.remote.request("tools/call", { name: "complete_task", arguments: args });
@@ -45,7 +51,7 @@ export async function completeTask(session: ProxySession, dir: string, input: Re
   // The hooks' journal of this repository, where the task was noted at its start.
   const top = gitTop(record.snapshot, record.dir, dir);
   // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top) : undefined;
+  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top, callId) : undefined;
   // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
   usage?.catch(() => {});
   const keySaved = ensureIdempotencyKey(session, record, args);
@@ -168,11 +174,12 @@ async function afterCompleted(
 ): Promise<void> {
   const start = record.snapshot;
   const taskId = record.task_id;
-  await Promise.all([
+  const [, workflowId] = await Promise.all([
     start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
     // Hooks: the task's edited paths and transcript usage are kept locally.
     noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
   ]);
+  if (workflowId) session.keepWorkflowState(dir, workflowId, top);
   session.bookkeeping = Promise.all([
     clearLeftovers(observed.leftovers),
     session.store.remove(taskId, record.dir).catch(() => {}),

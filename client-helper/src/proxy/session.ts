@@ -13,6 +13,7 @@ import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import type { Found } from "../config-cache.js";
 import { DeviceKey } from "../device-key.js";
 import type { GitContext } from "../git/process.js";
+import { noteWorkflowState } from "../hooks/record.js";
 import type { LocalSnapshot } from "../local.js";
 import { Remote } from "../remote.js";
 import { RootCommits } from "../repository.js";
@@ -55,6 +56,8 @@ export class ProxySession {
    */
   bookkeeping: Promise<unknown> = Promise.resolve();
   private device: Promise<DeviceKey | null> | null = null;
+  /** The workflow's state being asked for the hooks' journal: no call waits for it, the end of the process does. */
+  private stateKept: Promise<unknown> = Promise.resolve();
 
   constructor(readonly options: McpOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -119,8 +122,20 @@ export class ProxySession {
     return withWarnings(result, helperWarnings(data));
   }
 
+  /**
+   * Hooks: the workflow's state once a task of it started or completed, asked of the endpoint after
+   * the answer went out and kept for the next session's context (../hooks/workflow-state.ts).
+   */
+  keepWorkflowState(dir: string, workflowId: string, top: string | undefined): void {
+    const asked = this.remote.request("tools/call", { name: "get_workflow", arguments: { workflow_id: workflowId } }).then((result) => {
+      const block = result.isError ? undefined : result.content.find((item) => item.type === "text");
+      return block?.type === "text" ? noteWorkflowState(dir, workflowId, block.text, this.options.cacheDir, top) : undefined;
+    });
+    this.stateKept = Promise.all([this.stateKept, asked.catch(() => {})]);
+  }
+
   async close(): Promise<void> {
-    await this.bookkeeping;
+    await Promise.all([this.bookkeeping, this.stateKept]);
     await this.remote.close();
   }
 }

@@ -94,5 +94,6 @@ async function startTaskIn(
     noteTaskStarted(dir, taskId, args, session.options.cacheDir, session.log, gitTop(local, dir, dir)),
     local && session.store.markStarted(local.root, taskId, startedAt, ancestors).catch(() => {}),
   ]);
+  if (typeof args.workflow_id === "string") session.keepWorkflowState(dir, args.workflow_id, gitTop(local, dir, dir));
   return result;
 }

@@ -10,12 +10,17 @@
  * Subagents write their own files under `<session>/subagents/`; they are counted too.
  * Codex's session (rollout) file is read the same way (./codex-rollout.ts): the path a hook
  * payload names decides, line by line, which format is read.
+ *
+ * The agent writes a response's usage to its transcript some time after it ran the response's
+ * tool calls (Claude Code 2.1: 100–250 ms after the call reached the helper, measured; Codex
+ * 0.169: once the response's stream ends): so usage read at `complete_task` first waits, bounded,
+ * for the response that called it (callingResponseWritten, awaitTranscriptLine).
  */
 import { readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Metrics } from "@waymark/protocol/wire";
 import { CodexRollout } from "./codex-rollout.js";
-import { boundedLines } from "./lines.js";
+import { boundedLines, type LineCursor } from "./lines.js";
 import { costOf, PRICE_TABLE_DATE, type TokenCounts } from "./prices.js";
 
 export type TranscriptUsage = {
@@ -151,6 +156,67 @@ export async function transcriptUsage(transcriptPath: string, fromMs: number, to
   // No response counted: nothing is known about the cost (never a zero that was not observed).
   usage.cost_usd = cost === null || responses.size === 0 ? null : Math.round(cost * 1_000_000) / 1_000_000;
   return usage;
+}
+
+/** How long `complete_task` waits for the agent to write the response that called it. */
+export const CALLING_RESPONSE_WAIT_MS = 2000;
+const POLL_MS = 20;
+
+/**
+ * Whether the transcript now holds the usage of the model response that made tool call `callId`
+ * (the agent's id of the call, sent in the call's `_meta`), read line by line in order (the
+ * returned predicate keeps what it saw):
+ * - Claude Code (`_meta["claudecode/toolUseId"]`): the response's own line, which carries the
+ *   tool_use block with that id and the response's usage (a tool result names it as tool_use_id);
+ * - Codex (`_meta.callId`): the first `token_usage_record` after the `function_call` item with that
+ *   call_id: Codex writes a response's items as they stream and its usage once the response ends,
+ *   which may be after it ran the call (observed with Codex 0.169: 500 ms later when the model
+ *   streamed 500 ms past the call's item).
+ */
+export function callingResponseWritten(callId: string): (line: string) => boolean {
+  const id = JSON.stringify(callId);
+  let called = false;
+  return (line) => {
+    if (called) return line.includes('"type":"token_usage_record"');
+    if (line.includes(`"call_id":${id}`) && line.includes('"type":"function_call"')) called = true;
+    return line.includes('"usage"') && line.includes(`"id":${id}`);
+  };
+}
+
+/**
+ * The timing rule of usage read at a tool call, for any agent's transcript: waits until the
+ * transcript holds a line `written` accepts (the response that made the call: the agent writes
+ * it after running the call), reading only what was appended since the last look. Bounded by
+ * `timeoutMs`: true once the line is there, false when it did not come in time or the
+ * transcript cannot be read (usage is then what the transcript held).
+ */
+export async function awaitTranscriptLine(
+  transcriptPath: string,
+  written: (line: string) => boolean,
+  timeoutMs: number = CALLING_RESPONSE_WAIT_MS,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  // Each look reads only what was appended since the last one (a last line still being written is read again, whole).
+  const cursor: LineCursor = { offset: 0 };
+  try {
+    for (;;) {
+      // A line counts once it is whole: a last line cut short (or inside a character) is no JSON yet.
+      for await (const line of boundedLines(transcriptPath, MAX_LINE, cursor)) if (written(line) && isJson(line)) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  } catch {
+    return false;
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The metrics `complete_task` accepts (the wire contract's shape), with both token counts known. */

@@ -57,6 +57,29 @@ export function hookCommandLine(endpoint: EndpointUrls, version: string, args: r
   return `${fast} 2>/dev/null || ${helperCommandLine(endpoint, version, args)}`;
 }
 
+/** The spool of the edit hooks, under the helper's cache dir (client-helper/src/hooks/spool.ts reads it). */
+export const SPOOL_DIR = "spool";
+/** What every spooling command line contains. */
+const SPOOL_MARK = `/waymark/${SPOOL_DIR}"`;
+
+/**
+ * The edit hook's command line for `agent`: the agent's payload on stdin into a new file of the
+ * spool (the directory made once, private), without Node or the helper: an edit hook runs after
+ * every edit, and Node's start-up alone costs more CPU than recording the edit is worth. The helper
+ * reads the spool at the next stop or complete_task. Cursor reads a JSON object from every hook: it
+ * gets an empty one.
+ */
+export function spoolCommand(agent: AgentName): string {
+  const dir = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/${SPOOL_DIR}"`;
+  const line = `d=${dir}; [ -d "$d" ] || mkdir -p -m 700 "$d"; cat > "$(mktemp "$d/${agent}.XXXXXXXXXX")"`;
+  return agent === "cursor" ? `${line}; echo '{}'` : line;
+}
+
+/** Whether an installed hook command is one of Waymark's (init and doctor find their own entries by it). */
+export function isWaymarkHookCommand(command: unknown): boolean {
+  return typeof command === "string" && (command.includes(" waymark hook ") || command.includes(SPOOL_MARK));
+}
+
 /** The stdio MCP server every agent runs: the helper's proxy to the endpoint. */
 export function mcpServerCommand(endpoint: EndpointUrls, version: string): { command: string; args: string[] } {
   return helperCommand(endpoint, version, ["mcp", "--url", endpoint.mcp]);
@@ -71,30 +94,32 @@ export type HookSpec = { event: string; matcher?: string; command: string; async
  * to complete a task it edited and left open).
  */
 export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: string): HookSpec[] {
-  const hook = (event: "session-start" | "post-tool-use" | "stop") =>
+  const hook = (event: "session-start" | "stop") =>
     hookCommandLine(endpoint, version, ["hook", event, "--agent", agent, "--url", endpoint.mcp]);
+  // What the agent's tools did is spooled, for the helper to read later.
+  const edit = spoolCommand(agent);
   switch (agent) {
     case "claude":
       return [
         { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hook("session-start") },
         // Recording an edit answers nothing: it runs in the background and never delays the agent.
-        { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit", command: hook("post-tool-use"), async: true },
+        { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit", command: edit, async: true },
         { event: "Stop", command: hook("stop") },
       ];
     case "codex":
       return [
         { event: "SessionStart", matcher: "startup|resume|clear", command: hook("session-start") },
         // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
-        { event: "PostToolUse", matcher: "apply_patch|Bash", command: hook("post-tool-use") },
+        { event: "PostToolUse", matcher: "apply_patch|Bash", command: edit },
         { event: "Stop", command: hook("stop") },
       ];
     case "cursor":
       return [
         { event: "sessionStart", command: hook("session-start") },
-        { event: "afterFileEdit", command: hook("post-tool-use") },
-        { event: "afterShellExecution", command: hook("post-tool-use") },
+        { event: "afterFileEdit", command: edit },
+        { event: "afterShellExecution", command: edit },
         // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
-        { event: "subagentStop", command: hook("post-tool-use") },
+        { event: "subagentStop", command: edit },
         { event: "stop", command: hook("stop") },
       ];
   }

@@ -1,0 +1,92 @@
+/**
+ * @module hooks/spool
+ * Recording an edit without starting Node. The agent runs its edit hook after every edit tool
+ * call; Node's start-up alone costs more CPU than recording the edit is worth (about 40 ms on an
+ * idle machine, measured: bench/sections/hooks.ts), and on a busy machine that CPU is taken from
+ * the agent. So the installed edit hook is a POSIX shell line (@waymark/protocol/agent-config's
+ * spoolCommand) that writes the agent's payload, as it is, to a file of its own in the user's
+ * cache dir (`<cache>/spool/<agent>.XXXXXXXXXX`); the
+ * helper, already running for another reason (a stop hook, complete_task), reads those files into
+ * the hooks' journal (./journal.ts) before it reads the journal: each edit is dated by its file's
+ * modification time and goes to the tasks that were open then.
+ */
+import type { Stats } from "node:fs";
+import { readdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { SPOOL_DIR } from "@waymark/protocol/agent-config";
+import { Journal, repositoryRoot } from "./journal.js";
+
+/**
+ * How one spooled payload is recorded (../hooks/hook-runner.ts's recordToolCall): into `journal`, for
+ * the tasks open `at`, as what `agent`'s tool call did; the number of tasks that got it. Null: the
+ * agent is not one whose hooks spool.
+ */
+export type SpoolRecorder = {
+  journalDir(payload: Record<string, unknown>): string;
+  record(journal: Journal, payload: Record<string, unknown>, agent: string, at: number): Promise<number | null>;
+};
+
+/** A spooled payload this large is no agent's edit report: dropped unread. */
+const PAYLOAD_LIMIT = 64 * 1024 * 1024;
+/** A payload that does not parse may still be being written; older than this it never will be. */
+const WRITING_MS = 60_000;
+
+/**
+ * Reads every spooled payload into the journal of the repository it was made in, then deletes it.
+ * A payload is claimed by renaming it first, so two helpers draining at once record each edit once.
+ * Never throws: an unreadable payload is an edit not recorded, never a failed tool call or hook.
+ */
+export async function drainSpool(cache: string, recorder: SpoolRecorder): Promise<number> {
+  const dir = join(cache, SPOOL_DIR);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const spooled: { path: string; agent: string; info: Stats }[] = [];
+  for (const name of names) {
+    const agent = name.slice(0, Math.max(0, name.indexOf(".")));
+    if (agent === "" || name.includes(".claimed-")) continue;
+    const info = await stat(join(dir, name)).catch(() => null);
+    if (info) spooled.push({ path: join(dir, name), agent, info });
+  }
+  // In the order the edits were made: a task's paths are kept in first-edit order.
+  spooled.sort((a, b) => a.info.mtimeMs - b.info.mtimeMs || a.path.localeCompare(b.path));
+  const journals = new Map<string, Promise<Journal>>();
+  let recorded = 0;
+  for (const { path, agent, info } of spooled) {
+    try {
+      recorded += await drainOne(path, agent, info, cache, journals, recorder);
+    } catch {
+      // Next payload.
+    }
+  }
+  return recorded;
+}
+
+async function drainOne(
+  path: string,
+  agent: string,
+  info: Stats,
+  cache: string,
+  journals: Map<string, Promise<Journal>>,
+  recorder: SpoolRecorder,
+): Promise<number> {
+  let payload: Record<string, unknown> | null = null;
+  if (info.size <= PAYLOAD_LIMIT) {
+    try {
+      const parsed: unknown = JSON.parse(await readFile(path, "utf8"));
+      if (parsed && typeof parsed === "object") payload = parsed as Record<string, unknown>;
+    } catch {
+      // Still being written, or never a payload.
+      if (Date.now() - info.mtimeMs < WRITING_MS) return 0;
+    }
+  }
+  const claimed = `${path}.claimed-${process.pid}`;
+  await rename(path, claimed);
+  try {
+    if (!payload) return 0;
+    const cwd = recorder.journalDir(payload);
+    const known = journals.get(cwd) ?? repositoryRoot(cwd).then((root) => new Journal(root, cache));
+    journals.set(cwd, known);
+    return ((await recorder.record(await known, payload, agent, info.mtimeMs)) ?? 0) > 0 ? 1 : 0;
+  } finally {
+    await unlink(claimed).catch(() => {});
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * The real Codex CLI (pinned; test/support/agent-clis.ts) through whole sessions, set up as the
+ * README says: the user's own `~/.codex/config.toml` (here: a model provider on 127.0.0.1 that
+ * scripts the model through the Responses API, test/support/model-server.ts), then `waymark init
+ * --agent codex` run through npx from the endpoint's own tarball against a real `wrangler dev`, the
+ * token in WAYMARK_TOKEN, then `codex exec` with the trust it needs for the project's hooks; and
+ * the same through the plugin (`codex plugin marketplace add` + `add`, no project trust). The
+ * record is checked against what happened: the files, the commit, which files Codex's own edit
+ * tool touched, the usage Codex wrote to its session file, the stop reminder, the next session's
+ * start context.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { MARKETPLACE_PATH } from "@waymark/protocol/plugin";
+import { describe, expect, it } from "vitest";
+import { type AgentCli, type AgentRun, agentEnv, codexModelConfig, runAgent } from "../support/agent-clis.ts";
+import {
+  callerIndex,
+  completeTaskTurn,
+  expectPlayedThrough,
+  expectReminder,
+  expectSessionContext,
+  expectWorkRecorded,
+  GREETING,
+  startTaskTurn,
+  type ToolName,
+  useAgentHarness,
+} from "../support/agent-harness.ts";
+import { type AgentProject, agentProject, HELPER_VERSION } from "../support/agent-project.ts";
+import { callTool } from "../support/mcp-client.ts";
+import { sumUsage, type Turn, type Usage } from "../support/model-server.ts";
+
+const MODEL = "gpt-5.5";
+const NAMESPACE = "mcp__waymark";
+/** Codex calls an MCP tool by its own name, in the server's namespace. */
+const CODEX_TOOLS: ToolName = { name: (tool) => tool, namespace: NAMESPACE };
+const SESSION_MS = 150_000;
+
+const harness = useAgentHarness("codex", { model: MODEL, latencyMs: 250 });
+
+/** Distinct figures per response (OpenAI's input counts its cached part; see ModelServer). */
+function usage(n: number): Usage {
+  return {
+    input_tokens: 2000 + 41 * n,
+    output_tokens: 60 + 11 * n,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 4000 + 97 * n,
+  };
+}
+
+function project(): AgentProject {
+  return harness.project as AgentProject;
+}
+
+/**
+ * `codex exec` in the repository. `--trust` (`trustProject`, what init's setup needs; the plugin's
+ * does not): the project's configuration (its `.codex/hooks.json`) is trusted;
+ * `--dangerously-bypass-hook-trust`: the hooks run without the interactive review a headless run
+ * cannot give. Full access: Codex's workspace-write sandbox keeps `.git` read-only, and this agent
+ * commits its work.
+ */
+function codex(prompt: string, trustProject = true): Promise<AgentRun> {
+  const p = project();
+  return runAgent(
+    harness.cli as AgentCli,
+    ["exec", "--json", ...(trustProject ? ["--trust"] : []), "--dangerously-bypass-hook-trust", "--sandbox", "danger-full-access", prompt],
+    {
+      cwd: p.repo,
+      env: agentEnv(p.home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: harness.server.token }),
+      timeoutMs: SESSION_MS,
+    },
+  );
+}
+
+/**
+ * The session both setups play: find the Waymark tools, a workflow and a task, apply_patch, a shell
+ * commit, a stop (reminded), complete_task, a last word.
+ */
+function greetingScript(): Turn[] {
+  return [
+    // Codex defers MCP tools behind its tool search, and adds them once their server has started.
+    {
+      calls: [{ name: "tool_search", kind: "tool_search", input: { query: "waymark workflow task", limit: 8 } }],
+      usage: usage(0),
+      latencyMs: 1000,
+      again: (conversation) => !(conversation.results("tool_search").at(-1) ?? "").includes('"start_task"'),
+    },
+    {
+      calls: [{ name: "start_workflow", namespace: NAMESPACE, input: { name: "Greeting module", description: "A real Codex session" } }],
+      usage: usage(1),
+    },
+    startTaskTurn(CODEX_TOOLS, usage(2)),
+    {
+      text: "Writing the module.",
+      calls: [
+        {
+          name: "apply_patch",
+          kind: "freeform",
+          input: [
+            "*** Begin Patch",
+            "*** Add File: src/greeting.ts",
+            '+export const greeting = (name: string): string => "Hello, " + name;',
+            "*** Update File: README.md",
+            "@@",
+            " # Greeter",
+            " ",
+            "-Says hello.",
+            "+Says hello (see src/greeting.ts).",
+            "*** End Patch",
+            "",
+          ].join("\n"),
+        },
+      ],
+      usage: usage(3),
+    },
+    {
+      calls: [
+        {
+          name: "exec_command",
+          input: { cmd: GREETING.commitCommand },
+        },
+      ],
+      usage: usage(4),
+    },
+    { text: GREETING.stopped, usage: usage(5) },
+    // After the stop reminder.
+    completeTaskTurn(CODEX_TOOLS, usage(6)),
+    { text: "Recorded.", usage: usage(7) },
+  ];
+}
+
+/**
+ * The task's usage is what the model returned while it was open (apply_patch, the shell, the text
+ * the stop hook answered, complete_task: its usage written after the call ran, the model streaming
+ * on past the call), with the model Codex's session file names.
+ */
+async function expectExactUsage(taskId: string): Promise<void> {
+  const open = harness.model.responses.slice(callerIndex(harness.model, "start_task") + 1, callerIndex(harness.model, "complete_task") + 1);
+  expect(open.map((response) => response.turn)).toEqual([3, 4, 5, 6]);
+  const sum = sumUsage(open);
+  const { structured } = await callTool(harness.reader, "get_workflow", { task_id: taskId });
+  expect((structured.task as Record<string, unknown>).metrics).toMatchObject({
+    input_tokens: sum.input_tokens + sum.cache_read_input_tokens,
+    output_tokens: sum.output_tokens,
+    model: MODEL,
+    source: "transcript",
+  });
+}
+
+/** A next session in the repository starts with its workflow in the context the session-start hook injected. */
+async function expectNextSessionContext(workflowId: string, trustProject = true): Promise<void> {
+  harness.model.play([{ text: "Nothing left to do.", usage: usage(20) }]);
+  const next = await codex("Anything left?", trustProject);
+  expect(next.code, next.stderr).toBe(0);
+  expectSessionContext(harness.model, workflowId);
+}
+
+describe("Codex, set up as the README says, through a whole session", () => {
+  let taskId = "";
+  let workflowId = "";
+
+  it("waymark init --agent codex, run through npx from the endpoint's tarball, adds Waymark to the user's Codex configuration", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    harness.project = await agentProject(harness.server, {
+      agent: "codex",
+      files: GREETING.files,
+      home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
+    });
+    expect(project().init?.code, project().init?.stderr).toBe(0);
+    const config = readFileSync(join(project().home, ".codex", "config.toml"), "utf8");
+    // The user's own settings stay; the server entry runs this helper from the endpoint.
+    expect(config.startsWith(codexModelConfig(harness.model.url, MODEL))).toBe(true);
+    expect(config).toContain("[mcp_servers.waymark]");
+    expect(config).toContain(`--package=${harness.server.url}/helper/waymark-helper-${HELPER_VERSION}.tgz`);
+    const hooks = JSON.parse(readFileSync(join(project().repo, ".codex", "hooks.json"), "utf8")) as { hooks: Record<string, unknown> };
+    expect(Object.keys(hooks.hooks)).toEqual(expect.arrayContaining(["SessionStart", "Stop"]));
+  }, 200_000);
+
+  it("init names the hooks feature by its current key", (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    const p = project();
+    expect(`${p.init?.stdout}${readFileSync(join(p.home, ".codex", "config.toml"), "utf8")}`).not.toContain("codex_hooks");
+  });
+
+  it("init says which trust steps Codex needs", (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    expect(project().init?.stdout).toMatch(/trust/i);
+  });
+
+  it(
+    "a session: the Waymark tools, a task, apply_patch, a shell commit, the stop reminder, complete_task",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      harness.model.play(greetingScript());
+      const session = await codex("Add a greeting module and record the work in Waymark.");
+      ({ workflowId, taskId } = expectPlayedThrough(harness.model, session, CODEX_TOOLS));
+    },
+    SESSION_MS + 30_000,
+  );
+
+  it("the files and the commit are real, and the record names them", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    await expectWorkRecorded(harness, taskId);
+  });
+
+  it("the files apply_patch wrote are marked as the agent's own edits; the shell's file is not", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    const task = await expectWorkRecorded(harness, taskId);
+    expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
+  });
+
+  it("usage is exactly what the model returned while the task was open, the response that called complete_task included", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    await expectExactUsage(taskId);
+  });
+
+  it("the stop hook reminded Codex of the open task it had worked on, once", (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    expectReminder(harness.model, { id: taskId, workflowId });
+  });
+
+  it(
+    "the next session starts with the repository's workflow in its context",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      await expectNextSessionContext(workflowId);
+    },
+    SESSION_MS + 30_000,
+  );
+});
+
+describe("Codex with the Waymark plugin (the README's shortest path), through a whole session", () => {
+  let taskId = "";
+  let workflowId = "";
+
+  it("codex plugin marketplace add <endpoint>/plugins/waymark.git, then codex plugin add waymark@waymark", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    harness.project?.remove();
+    harness.project = await agentProject(harness.server, {
+      agent: "codex",
+      files: GREETING.files,
+      home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
+      init: false,
+    });
+    const env = agentEnv(project().home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: harness.server.token });
+    const run = (args: string[]) => runAgent(harness.cli as AgentCli, args, { cwd: project().repo, env, timeoutMs: 120_000 });
+    const added = await run(["plugin", "marketplace", "add", `${harness.server.url}${MARKETPLACE_PATH}`]);
+    expect(added.code, `${added.stdout}${added.stderr}`).toBe(0);
+    const installed = await run(["plugin", "add", "waymark@waymark"]);
+    expect(installed.code, `${installed.stdout}${installed.stderr}`).toBe(0);
+    expect(project().git("status", "--porcelain")).toBe("");
+  }, 200_000);
+
+  it(
+    "a session (the hooks trusted, the project not) records the same: files, the agent's own edits, the commit, exact usage, the stop reminder",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      harness.model.play(greetingScript());
+      const session = await codex("Add a greeting module and record the work in Waymark.", false);
+      ({ workflowId, taskId } = expectPlayedThrough(harness.model, session, CODEX_TOOLS));
+      const task = await expectWorkRecorded(harness, taskId);
+      expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
+      await expectExactUsage(taskId);
+      expectReminder(harness.model, { id: taskId, workflowId });
+    },
+    SESSION_MS + 30_000,
+  );
+
+  it(
+    "the next session starts with the repository's workflow in its context",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      await expectNextSessionContext(workflowId, false);
+    },
+    SESSION_MS + 30_000,
+  );
+});
