@@ -9,7 +9,8 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { renderSummary, type SummaryView } from "@waymark/protocol/pr-summary";
+import { renderSummary, type SummaryView, statementLine } from "@waymark/protocol/pr-summary";
+import { type PublishedKeys, SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
 import { Remote } from "./remote.js";
 import { treeKey } from "./tree-key.js";
 
@@ -59,6 +60,23 @@ export type SummaryRequest = {
   timeoutMs: number;
 };
 
+/**
+ * The line naming the key that signs the endpoint's exports, as the edge's Markdown export ends,
+ * from the keys it publishes; nothing when it publishes none or cannot be read (the summary
+ * never names a key it did not see).
+ */
+async function signingLine(request: SummaryRequest): Promise<string> {
+  const origin = new URL(request.url).origin;
+  try {
+    const response = await fetch(`${origin}${SIGNING_KEYS_PATH}`, { signal: AbortSignal.timeout(request.timeoutMs), redirect: "error" });
+    if (!response.ok) return "";
+    const current = ((await response.json()) as PublishedKeys).keys?.find((key) => key.status === "current");
+    return current && typeof current.kid === "string" ? statementLine({ kid: current.kid, origin }) : "";
+  } catch {
+    return "";
+  }
+}
+
 /** The workflow as the endpoint serves it (`waymark://workflows/{id}`), as Markdown. */
 export async function fetchSummary(request: SummaryRequest): Promise<string> {
   const remote = new Remote({ url: request.url, token: request.token, timeoutMs: request.timeoutMs, version: request.version });
@@ -78,7 +96,7 @@ export async function fetchSummary(request: SummaryRequest): Promise<string> {
         next = parsed.next;
       }
     }
-    return renderSummary(view, request.link ? { link: request.link } : {});
+    return renderSummary(view, request.link ? { link: request.link } : {}) + (await signingLine(request));
   } finally {
     await remote.close().catch(() => {});
   }

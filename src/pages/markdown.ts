@@ -13,8 +13,7 @@
  * keys are.
  */
 
-import { codeSpan, escapeMarkdown, SummaryWriter } from "@waymark/protocol/pr-summary";
-import { SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
+import { escapeMarkdown, type SigningNote, SummaryWriter, statementLine } from "@waymark/protocol/pr-summary";
 import type { FeedbackView, IssueView, Reader, TaskView, WorkflowHead } from "../domain/view";
 import { currentKeyId } from "../signing";
 import type { WorkflowObject } from "../workflow/workflow-object";
@@ -31,21 +30,8 @@ function feedbackSection(feedback: readonly FeedbackView[], about: ReadonlyMap<s
   return `\n\n### Reviewer feedback\n\n${lines.join("\n")}\n`;
 }
 
-/** Which key signs this deployment's exports, and the endpoint whose well-known URL publishes it. */
-export interface SigningNote {
-  kid: string;
-  origin: string;
-}
-
 export async function signingNote(env: Env, origin: string): Promise<SigningNote> {
   return { kid: await currentKeyId(env), origin };
-}
-
-/** The closing line: the key and the command that checks the signed JSON export (the head is in the line above). */
-export function statementLine(note: SigningNote): string {
-  return `\n<sub>The JSON export of this record carries a statement signed with key ${codeSpan(note.kid)}: check it with ${codeSpan(
-    `waymark verify export.json --endpoint ${note.origin}`,
-  )} (public keys: ${codeSpan(`${note.origin}${SIGNING_KEYS_PATH}`)}).</sub>\n`;
 }
 
 export async function* markdownExport(

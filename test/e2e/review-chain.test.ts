@@ -122,9 +122,9 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     expect(summary.stdout).toContain("| R | `old.md` → `new.md` | 0 | 0 | committed |");
     expect(summary.stdout).toContain("| A | `image.bin` | binary |  | uncommitted, **⚠ outside declared areas** |");
     const exported = await (await fetch(`${wf.share_url}/export.md`)).text();
-    // The export is the summary, then one line on how to check the signed JSON export.
-    const [exportedSummary, statementLine] = exported.split(/\n(?=<sub>The JSON export of this record)/);
-    expect(summary.stdout.replace(/\n\[Workflow page\]\(<[^>]+>\)\n/, "")).toBe(exportedSummary);
+    // Both end with one line on how to check the signed JSON export, naming the current key.
+    expect(summary.stdout.replace(/\n\[Workflow page\]\(<[^>]+>\)\n/, "")).toBe(exported);
+    const statementLine = exported.split(/\n(?=<sub>The JSON export of this record)/)[1];
     expect(statementLine).toMatch(/^<sub>The JSON export of this record carries a statement signed with key `[\w-]{43}`/);
 
     // The JSON export verifies offline, and every kind of tampering is named.

@@ -19,6 +19,7 @@
 import { displayPath } from "./paths";
 import { type DeviceRef, type FilesSource, markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance-wording";
 import { type LineTotals, sumTotals } from "./review-fields";
+import { SIGNING_KEYS_PATH } from "./statement";
 import type { CommitInfo, LineCount } from "./wire";
 
 /** The parts of the workflow read model (src/domain/view.ts WorkflowView) the summary shows. */
@@ -498,4 +499,17 @@ export function renderSummary(view: SummaryView, options: SummaryOptions = {}): 
     ...view.tasks.map((task) => writer.provenance(task)),
     writer.end(),
   ].join("");
+}
+
+/** Which key signs a deployment's exports, and the endpoint whose well-known URL publishes it. */
+export interface SigningNote {
+  kid: string;
+  origin: string;
+}
+
+/** The closing line of a summary: the key and the command that checks the signed JSON export (the head is in the line above). */
+export function statementLine(note: SigningNote): string {
+  return `\n<sub>The JSON export of this record carries a statement signed with key ${codeSpan(note.kid)}: check it with ${codeSpan(
+    `waymark verify export.json --endpoint ${note.origin}`,
+  )} (public keys: ${codeSpan(`${note.origin}${SIGNING_KEYS_PATH}`)}).</sub>\n`;
 }
