@@ -183,7 +183,8 @@ export async function expectWorkRecorded(harness: AgentHarness, taskId: string):
     deleted: [],
     branch: "main",
     commits: [{ sha: head.slice(0, 7), subject: GREETING.commit }],
-    source: { kind: "helper", version: HELPER_VERSION },
+    // The helper computed them, but no device of the account signed them: its claim.
+    source: { kind: "claimed", version: HELPER_VERSION, reason: "not signed by a device" },
   });
   expect(task.repository).toMatchObject({ branch: "main", end_commit: head });
   return task;
