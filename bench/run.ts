@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,pages,edge,checksum,helper]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,pages,edge,checksum,helper,blame]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { type DevServer, startDevServer } from "../test/support/dev-server.ts";
 import type { BenchContext } from "./lib/context.ts";
 import { Table } from "./lib/table.ts";
+import { blameBench } from "./sections/blame.ts";
 import { edge } from "./sections/edge.ts";
 import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
@@ -29,7 +30,7 @@ import { loadAB } from "./sections/load.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
 import { toolLatency } from "./sections/tools.ts";
 
-const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "hooks", "pages", "edge", "checksum", "helper"] as const;
+const SECTIONS = ["tools", "live", "growth", "load", "helper-calls", "hooks", "pages", "edge", "checksum", "helper", "blame"] as const;
 /** The sections measured through this build's `wrangler dev`. */
 const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "hooks"];
 type Section = (typeof SECTIONS)[number];
@@ -102,7 +103,7 @@ async function section(name: Section, run: () => Promise<void> | void): Promise<
 }
 
 const started = performance.now();
-if (wanted("helper-calls") || wanted("checksum") || wanted("helper")) buildHelper(context);
+if (wanted("helper-calls") || wanted("checksum") || wanted("helper") || wanted("blame")) buildHelper(context);
 
 // Through wrangler dev (this build).
 if (THROUGH_DEV_SERVER.some(wanted)) {
@@ -129,6 +130,7 @@ await section("pages", () => pagesUnderLoad(context));
 await section("edge", () => edge(context));
 await section("checksum", () => checksumSnapshot(context));
 await section("helper", () => gitSnapshots(context, resultsDir));
+await section("blame", () => blameBench(context));
 
 const m = context.results.machine as ReturnType<typeof machine>;
 const minutes = (performance.now() - started) / 60_000;

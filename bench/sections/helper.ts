@@ -11,7 +11,7 @@
  * - the git snapshot and changes against `git status` at 1k / 10k / 100k files (bench/helper.ts
  *   as a child process, which reads the helper's modules).
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +24,7 @@ import { callToolOutcome } from "../../test/support/tool-outcome.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { checkOutOldBuild } from "../lib/old-build.ts";
 import { buildRepo, filePath, gitStatus, time, writeTree } from "../lib/repos.ts";
+import { runToEnd as runProcess } from "../lib/run-to-end.ts";
 import { atMost, count, ms, percentiles, times } from "../lib/table.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -194,19 +195,7 @@ export async function helperCalls(context: BenchContext, server: Target): Promis
 }
 
 function runToEnd(args: string[], cacheHome: string = tmpdir()): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_CACHE_HOME: cacheHome } });
-    let bytes = 0;
-    let errors = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      bytes += chunk.length;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      errors = (errors + chunk.toString()).slice(-2000);
-    });
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(bytes) : reject(new Error(`${args.join(" ")} exited ${code}: ${errors}`))));
-  });
+  return runProcess(process.execPath, args, { env: { ...process.env, XDG_CACHE_HOME: cacheHome } });
 }
 
 /** `waymark snapshot` outside git vs a plain walk + SHA-1, both as processes; cold and warm cache. */

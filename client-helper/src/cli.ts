@@ -12,6 +12,7 @@ import { type FilesChanged, summarizeChanges } from "@waymark/protocol/files-cha
 import type { Changes, Snapshot } from "@waymark/protocol/wire";
 import { checksumScanFromJson } from "./checksum.js";
 import { EndpointError, noEndpointHelp, resolveEndpoint } from "./endpoint.js";
+import { GitError } from "./git/process.js";
 import type { ChecksumEntry, LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { cacheRoot, readScanCache, scanCacheWriter } from "./store.js";
@@ -42,6 +43,8 @@ Usage:
   waymark doctor [--url <endpoint>]
   waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>]
   waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
+  waymark trace [--workflow <id>] [--url <endpoint>] [--token <token>] [--out <file>]
+  waymark blame <file> [--trace <export.agent-trace.json>]... [--workflow <id>]... [--json]
   waymark hook <event>
   waymark device [pair]
   waymark <command> --help
@@ -59,6 +62,9 @@ Commands:
   summary   print a workflow as Markdown for a pull request description
   verify    check a workflow's JSON export: its chain, its signature, every field against
             its events, and with --repo its committed changes against git
+  trace     print a workflow's Agent Trace export: which lines of each commit its tasks'
+            agents wrote
+  blame     for each line of a file at HEAD, the task, agent and model that wrote it
 
 The endpoint is --url, else $WAYMARK_URL, else the one 'waymark init' kept in
 ~/.config/waymark/config.json; the base URL and its /mcp are the same endpoint. The token
@@ -130,6 +136,46 @@ Options:
   --link <url>     the page link to include (default: the share link the helper saw at
                    start_workflow; pass --link none to leave it out of a public PR)
   --dir <dir>      project directory (default: the working directory)
+  -h, --help       show this help
+
+${EXIT_CODES}
+`,
+  trace: `Usage: waymark trace [--workflow <id>] [--url <endpoint>] [--token <token>] [--dir <dir>] [--out <file>]
+
+Prints the workflow's Agent Trace export (the open format of github.com/cursor/agent-trace):
+one record per task that committed work, at the task's end commit, with the line ranges its
+agent's own edit tools wrote (contributor "ai", with the model) and those something else wrote
+("unknown"). Lines no hook observed are in no range; the record's metadata counts them.
+Read from GET <endpoint>/api/workflows/<id>/export.agent-trace.json with the token.
+
+Options:
+  --workflow <id>  the workflow (default: the last one started through the helper in --dir)
+  --url <endpoint> the Waymark endpoint (default: $WAYMARK_URL, else the one 'waymark init' kept)
+  --token <token>  bearer token (default: $WAYMARK_TOKEN)
+  --dir <dir>      project directory (default: the working directory)
+  --out <file>     write the export to a file instead of printing it
+  -h, --help       show this help
+
+${EXIT_CODES}
+`,
+  blame: `Usage: waymark blame <file> [--trace <export.agent-trace.json>]... [--workflow <id>]... [--url <endpoint>] [--token <token>] [--dir <dir>] [--json]
+
+For each line of <file> at HEAD: the commit that last touched it (git blame), and from the
+workflows' Agent Trace records who wrote it there: "agent" (with its model), "others" (a
+person, a formatter, a command: anything but the agent's own edit tools), "not observed" (in
+a task's commit, but no hook saw it written) or "not recorded" (no record holds its commit).
+git runs with the repository's command-bearing config made inert and without textconv.
+
+Options:
+  --trace <file>   an Agent Trace export ('waymark trace --out', or the page's Agent Trace
+                   link); repeatable; works offline. Without it the records are read from the
+                   endpoint
+  --workflow <id>  a workflow whose records to read from the endpoint; repeatable (default:
+                   the last one started through the helper in --dir)
+  --url <endpoint> the Waymark endpoint (default: $WAYMARK_URL, else the one 'waymark init' kept)
+  --token <token>  bearer token (default: $WAYMARK_TOKEN)
+  --dir <dir>      project directory (default: the working directory)
+  --json           print the lines' authorship as JSON (without their text)
   -h, --help       show this help
 
 ${EXIT_CODES}
@@ -269,6 +315,76 @@ async function endpointOf(args: Parsed, command: keyof typeof HELP) {
   throw new UsageError(`${noEndpointHelp()}\nSee 'waymark ${command} --help'.`);
 }
 
+/** --workflow, else the last workflow started through the helper in --dir. */
+async function workflowOf(args: Parsed, mcpUrl: string): Promise<string> {
+  const given = args.get("workflow");
+  if (given) return given;
+  const dir = resolvePath(args.get("dir") ?? process.cwd());
+  const { lastWorkflow } = await import("./summary-command.js");
+  const last = await lastWorkflow(cacheRoot(), mcpUrl, dir);
+  if (!last) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
+  return last.workflow_id;
+}
+
+/** `waymark blame`: records from --trace files (offline), else from the endpoint for each --workflow (or the last one). */
+async function blame(rest: string[], io: Io): Promise<number> {
+  let parsed: ReturnType<typeof parseBlameArgs>;
+  try {
+    parsed = parseBlameArgs(rest);
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\nSee 'waymark blame --help'.`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout(HELP.blame);
+    return EXIT_OK;
+  }
+  const [file, ...extra] = positionals;
+  if (!file || extra.length > 0) throw new UsageError("blame takes one <file>\nSee 'waymark blame --help'.");
+  if (values.trace.length > 0 && values.workflow.length > 0)
+    throw new UsageError("--trace and --workflow: the records come from files or from the endpoint, not both\nSee 'waymark blame --help'.");
+  const dir = resolvePath(values.dir ?? process.cwd());
+  const blameCommand = await import("./blame-command.js");
+  const { TraceFetchError, fetchAgentTrace } = await import("./trace-command.js");
+  try {
+    let exports: string[];
+    if (values.trace.length > 0) exports = await blameCommand.readExports(values.trace);
+    else {
+      const getters = { help: false, get: (name: string) => (name === "url" ? values.url : name === "dir" ? values.dir : undefined) };
+      const endpoint = await endpointOf(getters, "blame");
+      const workflows = values.workflow.length > 0 ? values.workflow : [await workflowOf(getters, endpoint.mcp)];
+      const token = values.token ?? (process.env.WAYMARK_TOKEN || undefined);
+      exports = await Promise.all(workflows.map((id) => fetchAgentTrace(endpoint.origin, id, token)));
+    }
+    io.stdout(await blameCommand.runBlame({ file, dir, exports, json: values.json }));
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof blameCommand.BlameUsageError) throw new UsageError(error.message);
+    if (error instanceof TraceFetchError || error instanceof GitError) {
+      io.stderr(`waymark blame: ${error.message.trim()}\n`);
+      return EXIT_FAILURE;
+    }
+    throw error;
+  }
+}
+
+function parseBlameArgs(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      trace: { type: "string", multiple: true, default: [] },
+      workflow: { type: "string", multiple: true, default: [] },
+      url: { type: "string" },
+      token: { type: "string" },
+      dir: { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+  });
+}
+
 async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -347,6 +463,28 @@ async function run(argv: string[], io: Io): Promise<number> {
       io.stdout(await fetchSummary({ url, token, workflowId, link, version: VERSION, timeoutMs: 30_000 }));
       return EXIT_OK;
     }
+    case "trace": {
+      const args = parse("trace", rest, ["workflow", "url", "token", "dir", "out"]);
+      if (args.help) {
+        io.stdout(HELP.trace);
+        return EXIT_OK;
+      }
+      const endpoint = await endpointOf(args, "trace");
+      const workflowId = await workflowOf(args, endpoint.mcp);
+      const { runTrace, TraceFetchError } = await import("./trace-command.js");
+      const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
+      const out = args.get("out");
+      return runTrace({ origin: endpoint.origin, workflowId, token, ...(out === undefined ? {} : { out }) }, io.stdout).then(
+        () => EXIT_OK,
+        (error: unknown) => {
+          if (!(error instanceof TraceFetchError)) throw error;
+          io.stderr(`waymark trace: ${error.message}\n`);
+          return EXIT_FAILURE;
+        },
+      );
+    }
+    case "blame":
+      return blame(rest, io);
     case "verify": {
       const { runVerify } = await import("./verify-command.js");
       return runVerify(rest, { stdout: io.stdout, stderr: io.stderr });

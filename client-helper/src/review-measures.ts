@@ -209,6 +209,8 @@ export type ReviewOptions = {
   contents?: ReadonlyMap<string, Buffer>;
   /** Filled with the git processes the counts needed (the caller starts those ahead next time). */
   needed?: CountsNeeded;
+  /** Filled with both sides of every text file counted, by path (the line attribution reads them: ./lines/attribute.ts). */
+  sides?: Map<string, { before: Buffer | null; after: Buffer | null }>;
 };
 
 /** What line counts needed beyond the bytes at hand: the repository's object database, the scratch repository. */
@@ -279,6 +281,7 @@ export async function countLines(
       // A missing side stays absent, so git counts a whole added or removed file.
       const [start, end] = [change.before ? before : null, change.after ? after : null];
       const quick = quickCounts(start, end);
+      if (quick !== "binary") options.sides?.set(change.path, { before: start, after: end });
       if (quick !== null) {
         results[index] = quick === "binary" ? { path: change.path, binary: true } : { path: change.path, ...quick };
         continue;

@@ -18,7 +18,7 @@ import { splitNul } from "./git/porcelain.js";
 import { cleanGitEnv, type GitContext, type StartedGit, startGit } from "./git/process.js";
 import { EMPTY_TREE } from "./git/queries.js";
 
-const COMMITTER = "committer waymark <waymark> 0 +0000\ndata 0\n";
+export const COMMITTER = "committer waymark <waymark> 0 +0000\ndata 0\n";
 
 /**
  * glibc's heap trim threshold for the scratch repository's git (other C libraries ignore it).
@@ -32,16 +32,46 @@ const SCRATCH_TRIM_THRESHOLD = String(4 * 1024 * 1024);
 export type Counts = { added: number; removed: number } | "binary";
 
 /** SHA-1 object id of a loose object's content, as git names it. */
-function objectId(type: "blob" | "tree", content: Buffer): Buffer {
+export function objectId(type: "blob" | "tree", content: Buffer): Buffer {
   return createHash("sha1").update(`${type} ${content.length}\0`).update(content).digest();
 }
 
 /** Tree entries named by the change index: the names sort as git sorts a tree's files (bytewise). */
-function treeId(entries: readonly { name: string; blob: Buffer }[]): string {
+export function treeId(entries: readonly { name: string; blob: Buffer }[]): string {
   if (entries.length === 0) return EMPTY_TREE;
   const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const body = Buffer.concat(sorted.flatMap(({ name, blob }) => [Buffer.from(`100644 ${name}\0`), blob]));
   return objectId("tree", body).toString("hex");
+}
+
+/**
+ * An empty bare repository of the helper's own under `root`, and the context git runs in there:
+ * no system config, throwaway objects (not synced to disk, not compressed: a fifth less time for a
+ * hundred files). The caller removes `dir`.
+ */
+export function makeScratchRepository(root: string): { dir: string; context: GitContext } {
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const dir = mkdtempSync(join(root, "waymark-lines-"));
+  mkdirSync(join(dir, "objects", "pack"), { recursive: true });
+  mkdirSync(join(dir, "refs", "heads"), { recursive: true });
+  writeFileSync(join(dir, "HEAD"), "ref: refs/heads/start\n");
+  const context: GitContext = {
+    cwd: dir,
+    env: {
+      ...cleanGitEnv(),
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_DIR: dir,
+      MALLOC_TRIM_THRESHOLD_: SCRATCH_TRIM_THRESHOLD,
+      GIT_CONFIG_COUNT: "2",
+      GIT_CONFIG_KEY_0: "core.fsync",
+      GIT_CONFIG_VALUE_0: "none",
+      GIT_CONFIG_KEY_1: "pack.compression",
+      GIT_CONFIG_VALUE_1: "0",
+    },
+    fileMode: true,
+    symlinks: true,
+  };
+  return { dir, context };
 }
 
 /** The two sides of the counts, per change index: a file absent on a side stays absent (git counts it whole). */
@@ -83,7 +113,7 @@ export class ScratchSides {
   }
 }
 
-const FAST_IMPORT = ["fast-import", "--quiet", "--done", "--date-format=raw"];
+export const FAST_IMPORT = ["fast-import", "--quiet", "--done", "--date-format=raw"];
 const DIFF_TREE = ["diff-tree", "--stdin", "-r", "--no-renames", "--no-ext-diff", "--no-textconv", "--numstat", "-z"];
 
 /** A scratch repository with its fast-import and diff-tree started, for one call's line counts. */
@@ -96,28 +126,7 @@ export class ScratchRepository {
 
   /** Makes a new scratch repository under `root` (the helper's cache) and starts its two git processes. */
   static open(root: string): ScratchRepository {
-    mkdirSync(root, { recursive: true, mode: 0o700 });
-    const dir = mkdtempSync(join(root, "waymark-lines-"));
-    mkdirSync(join(dir, "objects", "pack"), { recursive: true });
-    mkdirSync(join(dir, "refs", "heads"), { recursive: true });
-    writeFileSync(join(dir, "HEAD"), "ref: refs/heads/start\n");
-    const context: GitContext = {
-      cwd: dir,
-      env: {
-        ...cleanGitEnv(),
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_DIR: dir,
-        MALLOC_TRIM_THRESHOLD_: SCRATCH_TRIM_THRESHOLD,
-        // Throwaway objects: not synced to disk, not compressed (a fifth less time for a hundred files).
-        GIT_CONFIG_COUNT: "2",
-        GIT_CONFIG_KEY_0: "core.fsync",
-        GIT_CONFIG_VALUE_0: "none",
-        GIT_CONFIG_KEY_1: "pack.compression",
-        GIT_CONFIG_VALUE_1: "0",
-      },
-      fileMode: true,
-      symlinks: true,
-    };
+    const { dir, context } = makeScratchRepository(root);
     return new ScratchRepository(dir, startGit(context, FAST_IMPORT), startGit(context, DIFF_TREE));
   }
 

@@ -9,9 +9,10 @@ import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
-import type { Changes } from "@waymark/protocol/wire";
+import type { Changes, ReviewData } from "@waymark/protocol/wire";
 import { inertContext } from "./git/inert-config.js";
 import type { GitContext } from "./git/process.js";
+import { type AttributedFile, attributeLines, type LineInputs } from "./lines/attribute.js";
 import type { LocalSnapshot } from "./local.js";
 import {
   type CountsNeeded,
@@ -50,6 +51,7 @@ export async function keepStartContents(
  * `leftovers`: receives the removal of those scratch files, for the caller to start after its answer.
  * `scratch`: the scratch repository the caller opened ahead for the counts (and removes), if any.
  * `needed`: filled with the git processes the counts needed.
+ * `lines`: the hooks' records of the task, when its line attribution is wanted (./lines/attribute.ts).
  */
 export async function attachReview(
   start: LocalSnapshot,
@@ -61,6 +63,7 @@ export async function attachReview(
   leftovers?: Leftovers,
   scratch?: ScratchRepository,
   needed?: CountsNeeded,
+  lines?: Promise<LineInputs>,
 ): Promise<void> {
   if (start.type !== "git" || observed.type !== "git" || sent.type === "unavailable") return;
   try {
@@ -71,16 +74,44 @@ export async function attachReview(
     }
     const scratchRoot = join(cache, "line-counts");
     pruneOnce(scratchRoot);
-    sent.review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents, {
+    const sides = lines ? new Map<string, { before: Buffer | null; after: Buffer | null }>() : undefined;
+    const review = await measureReview(await inRoot(start.root, context), start, observed.head, net, start.start_contents, {
       scratchRoot,
       leftovers,
       endBranch: observedBranch(observed),
       scratch,
       contents: observedContents(observed),
       needed,
+      sides,
     });
+    sent.review = review;
+    if (lines && sides) await attachLineAttribution(review, sides, await lines, log);
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);
+  }
+}
+
+/** Who wrote the added lines of each text file counted (a failure leaves the counts without it). */
+async function attachLineAttribution(
+  review: ReviewData,
+  sides: ReadonlyMap<string, { before: Buffer | null; after: Buffer | null }>,
+  inputs: LineInputs,
+  log: (line: string) => void,
+): Promise<void> {
+  const files: AttributedFile[] = [];
+  for (const count of review.lines) {
+    const known = sides.get(count.path);
+    if (known && !("binary" in count)) files.push({ path: count.path, ...known, count });
+  }
+  try {
+    review.line_attribution = await attributeLines(files, inputs);
+  } catch (error) {
+    for (const { count } of files) {
+      delete count.agent;
+      delete count.others;
+      delete count.not_observed;
+    }
+    log(`waymark: could not attribute lines: ${String(error)}`);
   }
 }
 

@@ -63,9 +63,15 @@ function installedCommand(event: string): string {
   return settings.hooks[event][0].hooks[0].command;
 }
 
+/** What an installed hook runs when it runs the helper (the stop hook answers alone when its stop state settles it). */
+function helperPart(event: string): string {
+  const command = installedCommand(event);
+  return /^if .*; then cat >\/dev\/null; else (.*); fi$/.exec(command)?.[1] ?? command;
+}
+
 /** The arguments an installed hook gives the helper (its npx fallback, with the local build in place of the endpoint's tarball). */
 function installedHook(event: string): string[] {
-  const [fast, fallback] = installedCommand(event).split(" 2>/dev/null || ");
+  const [fast, fallback] = helperPart(event).split(" 2>/dev/null || ");
   expect(fast).toMatch(/^node "\$\{XDG_CACHE_HOME:-\$HOME\/\.cache\}\/waymark\/helper-0\.1\.0\.mjs" hook /);
   const words = (fallback ?? "").split(" ");
   expect(words.slice(0, 4)).toEqual(["npx", "-y", `--package=${server.url}/helper/waymark-helper-0.1.0.tgz`, "waymark"]);
@@ -340,7 +346,7 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
     // The runs above went through the helper directly, as npx would start it: the launcher is there.
     const launcher = readFileSync(join(cache, "waymark", "helper-0.1.0.mjs"), "utf8");
     expect(launcher).toContain(`import "file://${realpathSync(BIN)}";`);
-    const [fast] = installedCommand("Stop").split(" 2>/dev/null || ");
+    const [fast] = helperPart("Stop").split(" 2>/dev/null || ");
     const started = Date.now();
     const run = spawnSync("bash", ["-c", fast ?? ""], {
       cwd: repo.dir,

@@ -1,5 +1,7 @@
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { agentHooks } from "@waymark/protocol/agent-config";
 import { afterAll, describe, expect, it } from "vitest";
 import { editedFiles, type HookAgent, runHook } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
@@ -229,5 +231,91 @@ describe("hooks", () => {
       expect(await runHook(event, input, { agent: "claude", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "" });
       expect(await runHook(event, input, { agent: "cursor", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "{}\n" });
     }
+  });
+});
+
+describe("the stop hook without Node", () => {
+  const endpoint = { origin: "https://waymark.example", mcp: "https://waymark.example/mcp" };
+  const stopLine = (agent: HookAgent) => {
+    const stop = agentHooks(agent, endpoint, "0.1.0").find((hook) => hook.event.toLowerCase() === "stop");
+    return stop?.command ?? "";
+  };
+
+  /** The installed stop line run by sh in the repository, with `node` and `npx` replaced by a stand-in that notes it ran. */
+  function setup() {
+    const repo = Repo.init();
+    const xdg = tempDir("waymark-xdg-");
+    const cache = join(xdg, "waymark");
+    const bin = tempDir("waymark-bin-");
+    const mark = join(bin, "ran");
+    for (const name of ["node", "npx"])
+      writeFileSync(join(bin, name), `#!/bin/sh\necho "$0" >> "${mark}"; cat >/dev/null\n`, { mode: 0o755 });
+    const stop = (agent: HookAgent = "claude") => {
+      rmSync(mark, { force: true });
+      const run = spawnSync("sh", ["-c", stopLine(agent)], {
+        cwd: repo.dir,
+        encoding: "utf8",
+        input: JSON.stringify({ cwd: repo.dir, hook_event_name: "Stop", stop_hook_active: false }),
+        env: { PATH: `${bin}:${process.env.PATH}`, HOME: xdg, XDG_CACHE_HOME: xdg },
+      });
+      return { code: run.status, stdout: run.stdout, helper: existsSync(mark) };
+    };
+    const journal = () => new Journal(realpathSync(repo.dir), cache);
+    const nodeStop = () =>
+      runHook("stop", JSON.stringify({ cwd: repo.dir, stop_hook_active: false }), { agent: "claude", version: "0.1.0", cacheDir: cache });
+    return { repo, cache, stop, journal, nodeStop };
+  }
+
+  it("answers alone only when no reminder can be due, and runs the helper otherwise", async () => {
+    const { cache, stop, journal, nodeStop } = setup();
+    // Nothing kept yet: the helper decides.
+    expect(stop()).toEqual({ code: 0, stdout: "", helper: true });
+    expect((await nodeStop()).stdout).toBe("");
+    expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
+    expect(stop("cursor")).toEqual({ code: 0, stdout: "{}\n", helper: false });
+
+    // A task started: a reminder is due, so the helper runs and reminds.
+    await journal().taskStarted({ task_id: "tk_1", workflow_id: "wf_1", name: "Do it", started_at: Date.now() - 1000 });
+    expect(stop().helper).toBe(true);
+    expect(JSON.parse((await nodeStop()).stdout).decision).toBe("block");
+    // Reminded, nothing edited since: the next stop is answered alone.
+    expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
+
+    // An edit spooled since the reminder (the edit hook's file) may make one due: the helper decides.
+    await new Promise((r) => setTimeout(r, 20));
+    mkdirSync(join(cache, "spool"), { recursive: true });
+    writeFileSync(join(cache, "spool", "claude.0000000001"), "{}");
+    expect(stop().helper).toBe(true);
+    rmSync(join(cache, "spool", "claude.0000000001"));
+
+    // An edit recorded by the helper itself: the same.
+    await new Promise((r) => setTimeout(r, 5));
+    await journal().recordEdits(["a.ts"], "Write", Date.now());
+    expect(stop().helper).toBe(true);
+
+    // The task completed: no task open, answered alone.
+    await journal().taskCompleted("tk_1", Date.now());
+    expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
+    // Until an edit is spooled: the helper drains the spool, as every stop did.
+    await new Promise((r) => setTimeout(r, 20));
+    writeFileSync(join(cache, "spool", "claude.0000000002"), "{}");
+    expect(stop().helper).toBe(true);
+  });
+
+  it("never answers for another repository made at the same path", async () => {
+    const { repo, stop, nodeStop } = setup();
+    expect((await nodeStop()).stdout).toBe("");
+    expect(stop().helper).toBe(false);
+    // The repository deleted and made again in the same directory.
+    rmSync(join(repo.dir, ".git"), { recursive: true });
+    repo.git("init", "-q");
+    expect(stop().helper).toBe(true);
+    expect((await nodeStop()).stdout).toBe("");
+    expect(stop().helper).toBe(false);
+    // The whole directory made again.
+    rmSync(repo.dir, { recursive: true });
+    mkdirSync(repo.dir);
+    repo.git("init", "-q");
+    expect(stop().helper).toBe(true);
   });
 });

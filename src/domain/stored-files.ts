@@ -7,7 +7,7 @@
  * result or a page entry lists (LIMITS.VIEW_FILE_BYTES). Pure: the workflow object stores what
  * this returns and rebuilds views from the rows (workflow/task-files).
  */
-import type { LineCount, Truncation } from "@waymark/protocol/wire";
+import type { FileLineRanges, LineCount, Truncation } from "@waymark/protocol/wire";
 import { LIMITS } from "../limits";
 import type { FilesChanged, PathChange } from "./changes";
 import type { Overlap } from "./overlap";
@@ -23,9 +23,14 @@ export interface FileRow {
   inScope: boolean;
   /** Touched by the agent's edit tools; null when no hook recorded them. */
   byAgent: boolean | null;
+  /** Its added lines as ranges of its end content, who wrote each (the Agent Trace export reads them); null: not attributed. */
+  ranges: StoredRanges | null;
   /** What this file adds to a view's lists, in bytes of JSON. */
   viewBytes: number;
 }
+
+/** A file's line ranges as stored: the helper's, without the path (the row has it). */
+export type StoredRanges = Omit<FileLineRanges, "path">;
 
 /** A task's files split for storage. */
 export interface StoredFiles {
@@ -96,7 +101,12 @@ export function withWarning(warnings: readonly string[], warning: string): strin
  * Splits an attributed task's files for storage. `changes` are the net changes credited to the
  * task, `filesChanged` and `verification` the summary attributeTask made of them.
  */
-export function storedFiles(changes: readonly PathChange[], filesChanged: FilesChanged, verification: Verification): StoredFiles {
+export function storedFiles(
+  changes: readonly PathChange[],
+  filesChanged: FilesChanged,
+  verification: Verification,
+  lineRanges: ReadonlyMap<string, FileLineRanges> = new Map(),
+): StoredFiles {
   const ordered = [...changes].sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   const renamedTo = new Map(filesChanged.renamed.map((pair) => [pair.from, pair.to]));
   const lines = new Map((filesChanged.lines ?? []).map((line) => [line.path, line]));
@@ -122,7 +132,9 @@ export function storedFiles(changes: readonly PathChange[], filesChanged: FilesC
       listed++;
       bytes += viewBytes;
     }
-    return { ord, change, renamedTo: to, lines: count, inScope, byAgent, viewBytes };
+    const attributed = lineRanges.get(change.path);
+    const ranges = attributed ? storedRanges(attributed) : null;
+    return { ord, change, renamedTo: to, lines: count, inScope, byAgent, ranges, viewBytes };
   });
   const filesJson: FilesChanged = { ...filesChanged, added: [], modified: [], deleted: [], renamed: [], uncommitted: [] };
   if (filesChanged.lines !== undefined) filesJson.lines = [];
@@ -132,6 +144,10 @@ export function storedFiles(changes: readonly PathChange[], filesChanged: FilesC
   const { overlapping, ...rest } = verification;
   const verificationJson: Verification = { ...rest, unexpected_files: [], warnings: boundWarnings(verification.warnings) };
   return { rows, overlaps: overlapping ?? [], filesJson, verificationJson, listed };
+}
+
+function storedRanges({ path: _path, ...rest }: FileLineRanges): StoredRanges {
+  return rest;
 }
 
 /** A stored file row as a view reads it back. */

@@ -7,6 +7,7 @@
  */
 
 import { reviewFields } from "@waymark/protocol/review-fields";
+import type { FileLineRanges, LineAttribution } from "@waymark/protocol/wire";
 import { checkScope } from "./area-scope";
 import {
   attributeHelperData,
@@ -58,6 +59,8 @@ export interface Attribution {
   verification: Verification;
   /** Paths outside the declared scope, for storage. */
   unexpected: Set<string>;
+  /** The line ranges the helper attributed, of the files the task is credited with (stored per file). */
+  lineRanges: Map<string, FileLineRanges>;
 }
 
 /** The input cannot be attributed: the message names the field and the rule. */
@@ -115,5 +118,17 @@ export function attributeTask(input: AttributionInput): Attribution {
   if (review) Object.assign(files_changed, reviewFields(review, new Set(paths), files_changed.renamed));
   // Provenance: computed and signed, claimed by the client, or not observed; files the agent's edit tools did not touch.
   Object.assign(files_changed, filesProvenance(input.changes, paths, input.trust));
-  return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files) };
+  const lineRanges = creditedRanges(review?.line_attribution, files_changed);
+  return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files), lineRanges };
+}
+
+/** The helper's line ranges of the files whose counts the task keeps with their authors (a renamed pair keeps none). */
+function creditedRanges(attribution: LineAttribution | undefined, files: FilesChanged): Map<string, FileLineRanges> {
+  const ranges = new Map<string, FileLineRanges>();
+  if (!attribution) return ranges;
+  const attributed = new Set(
+    (files.lines ?? []).filter((line) => !("binary" in line) && line.agent !== undefined).map((line) => line.path),
+  );
+  for (const file of attribution.files) if (attributed.has(file.path)) ranges.set(file.path, file);
+  return ranges;
 }

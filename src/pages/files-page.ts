@@ -35,7 +35,7 @@ export function renderFilesPage(nonce: string, head: WorkflowHead, task: TaskVie
 <div class="topbar"><span class="brand">Waymark</span> <a href="${base}#${task.id}">Back to the workflow</a></div>
 <h1>Files changed by ${task.name}</h1>
 <p class="muted">In the workflow ${head.workflow.name}: files ${range}.</p>
-<p class="legend muted">Files: <span class="fs fs-A">A</span> added, <span class="fs fs-M">M</span> modified, <span class="fs fs-D">D</span> deleted, <span class="fs fs-R">R</span> renamed.</p>
+<p class="legend muted">Files: <span class="fs fs-A">A</span> added, <span class="fs fs-M">M</span> modified, <span class="fs fs-D">D</span> deleted, <span class="fs fs-R">R</span> renamed; "agent" counts the added lines the agent's own edit tools last wrote (solid in the bar), "others" those something else did (hatched), "not observed" those no hook saw (dashed).</p>
 ${pager}${shown.length > 0 ? filesTable(shown, measured) : html`<p class="muted">No files on this page.</p>`}${pager}
 </main></body></html>`);
 }

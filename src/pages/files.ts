@@ -2,9 +2,12 @@
  * @module pages/files
  * A task's changed files as a reviewer reads them: one row per file (a rename once, not as a
  * deletion, an addition and a rename), its lines added and removed with a small bar in
- * proportion to the task's largest change, and text labels for what needs an eye: outside the
- * declared areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
+ * proportion to the task's largest change, who last wrote its added lines (the agent's own edit
+ * tools, others, not observed), and text labels for what needs an eye: outside the declared
+ * areas, left uncommitted. Bars are width classes (the CSP allows no inline style).
  */
+
+import { authorsOf, formatLineAuthors, type LineAuthors } from "@waymark/protocol/line-authors";
 import { displayPath } from "@waymark/protocol/paths";
 import type { LineTotals } from "@waymark/protocol/review-fields";
 import type { LineCount } from "@waymark/protocol/wire";
@@ -26,8 +29,13 @@ export interface FileRow {
   lines: { added: number; removed: number } | "binary" | null;
   outOfScope: boolean;
   uncommitted: boolean;
-  /** Bar widths in steps of BAR_STEPS (a non-zero count is at least one step). */
-  bar: { added: number; removed: number };
+  /**
+   * Bar widths in steps of BAR_STEPS (a non-zero count is at least one step); `authored`: the added
+   * part split by who last wrote the lines (agent, others, not observed), when they were attributed.
+   */
+  bar: { added: number; removed: number; authored?: [number, number, number] };
+  /** Who last wrote the added lines (the agent's edit tools, others, not observed); null when not attributed. */
+  authors: LineAuthors | null;
 }
 
 /** A task's own files (a parent's without those its subtasks changed) and how many its subtasks changed. */
@@ -69,6 +77,7 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
       outOfScope: unexpected.has(path) || (from !== undefined && unexpected.has(from)),
       uncommitted: uncommitted.has(path) || (from !== undefined && uncommitted.has(from)),
       bar: { added: 0, removed: 0 },
+      authors: count === undefined ? null : authorsOf(count),
     };
   };
   const all = [
@@ -85,12 +94,38 @@ export function taskFiles(task: Pick<TaskView, "files_changed" | "verification">
       totals.added += r.lines.added;
       totals.removed += r.lines.removed;
       r.bar = { added: steps(r.lines.added, largest), removed: steps(r.lines.removed, largest) };
+      // Split only where some line was observed: an all-unobserved bar stays the plain +/− bar.
+      if (r.authors && r.lines.added > 0 && r.authors.agent + r.authors.others > 0) r.bar.authored = splitSteps(r.bar.added, r.authors);
     }
   }
   return { rows, inSubtasks: all.length - rows.length, omitted: f.truncated?.omitted ?? 0, unlisted: f.more ?? 0, totals };
 }
 
+/** A bar's added steps shared out by author, each non-zero count at least one step where the steps allow, summing to `total`. */
+function splitSteps(total: number, authors: LineAuthors): [number, number, number] {
+  const counts = [authors.agent, authors.others, authors.not_observed];
+  const all = counts.reduce((a, b) => a + b, 0);
+  const parts = counts.map((count) => (count === 0 ? 0 : Math.max(1, Math.round((count / all) * total))));
+  // Rounding may overshoot or fall short: the largest part takes the difference.
+  const largest = parts.indexOf(Math.max(...parts));
+  parts[largest] = Math.max(0, (parts[largest] ?? 0) + total - parts.reduce((a, b) => a + b, 0));
+  return parts as [number, number, number];
+}
+
 export const STATUS_WORD: Record<FileRow["status"], string> = { A: "added", M: "modified", D: "deleted", R: "renamed" };
+
+/** Who last wrote a file's added lines, beside its counts: "agent 9 · others 3", "not observed 4". */
+function authorsNote(authors: LineAuthors | null): Html | string {
+  const text = authors ? formatLineAuthors(authors) : "";
+  return text === "" ? "" : html` <span class="who">${text}<span class="sr-only"> added lines</span></span>`;
+}
+
+/** The bar's added part: one segment, or the agent's, others' and not observed lines' segments. */
+function addedBar(bar: FileRow["bar"]): Html {
+  if (!bar.authored) return html`<span class="b-add w${bar.added}"></span>`;
+  const [agent, others, unobserved] = bar.authored;
+  return html`<span class="b-add w${agent}"></span><span class="b-oth w${others}"></span><span class="b-nob w${unobserved}"></span>`;
+}
 
 /** One file; `measured`: the task has line counts (else the counts and bar columns are left out). */
 function renderRow(r: FileRow, measured: boolean): Html {
@@ -100,13 +135,13 @@ function renderRow(r: FileRow, measured: boolean): Html {
       ? html`<td class="num muted" colspan="2">not measured</td><td></td>`
       : r.lines === "binary"
         ? html`<td class="num muted" colspan="2">binary</td><td></td>`
-        : html`<td class="num add">+${formatCount(r.lines.added)}</td><td class="num del">−${formatCount(r.lines.removed)}</td><td class="bar" aria-hidden="true"><span class="b-add w${r.bar.added}"></span><span class="b-del w${r.bar.removed}"></span></td>`;
+        : html`<td class="num add">+${formatCount(r.lines.added)}</td><td class="num del">−${formatCount(r.lines.removed)}</td><td class="bar" aria-hidden="true">${addedBar(r.bar)}<span class="b-del w${r.bar.removed}"></span></td>`;
   return html`<tr class="file${r.outOfScope ? " out-of-scope" : ""}"><td><span class="fs fs-${r.status}" aria-hidden="true" title="${STATUS_WORD[r.status]}">${r.status}</span><span class="sr-only">${STATUS_WORD[r.status]}</span></td><td class="path"><code>${
     // A name that is not UTF-8 shown readably (lat\xE9.txt), as the Markdown export shows it.
     r.from === undefined ? displayPath(r.path) : html`${displayPath(r.from)} → ${displayPath(r.path)}`
   }</code>${r.uncommitted ? html` <span class="tag">○ uncommitted</span>` : ""}${
     r.outOfScope ? html` <span class="tag warn">⚠ outside declared areas</span>` : ""
-  }</td>${counts}</tr>`;
+  }${authorsNote(r.authors)}</td>${counts}</tr>`;
 }
 
 /** Columns, and a header row for assistive technology (the letters, colours and bars speak to the eye; the page's legend says what they mean). */

@@ -184,7 +184,7 @@ function renderChain(head: WorkflowHead, signingKey: string | undefined): Html {
 }
 
 /** The timeline's key: what the file letters, bars and marks say. */
-const LEGEND = html`<p class="legend muted">Files: <span class="fs fs-A">A</span> added, <span class="fs fs-M">M</span> modified, <span class="fs fs-D">D</span> deleted, <span class="fs fs-R">R</span> renamed; each bar is a file's lines added and removed beside the task's largest change.</p>`;
+const LEGEND = html`<p class="legend muted">Files: <span class="fs fs-A">A</span> added, <span class="fs fs-M">M</span> modified, <span class="fs fs-D">D</span> deleted, <span class="fs fs-R">R</span> renamed; each bar is a file's lines added and removed beside the task's largest change; "agent" counts the added lines the agent's own edit tools last wrote (solid in the bar), "others" those something else did (hatched), "not observed" those no hook saw (dashed).</p>`;
 
 /** Links to the timeline's other pages: its first, and the next after this one. */
 function renderPager(base: string, after: string | null, next: string | null, where: "top" | "bottom"): Html | string {
@@ -260,7 +260,7 @@ export function workflowPage(head: WorkflowHead, blocks: string, options: PageOp
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
 <body><main id="wm" data-base="${base}" data-query="${options.query}" data-seq="${head.last_seq}" data-state="static"${panel ? html` data-audience="owner"` : ""}>
 <div class="topbar"><span class="brand">Waymark</span> <span id="live" class="live"${active ? "" : html` hidden`}>not live</span>
-<a href="${base}/export.md">Markdown export</a> <a href="${base}/export.json">JSON export</a></div>
+<a href="${base}/export.md">Markdown export</a> <a href="${base}/export.json">JSON export</a> <a href="${base}/export.agent-trace.json">Agent Trace</a></div>
 ${panel?.top ?? ""}
 <div id="wf-blocks">${raw(blocks)}</div>
 ${panel?.bottom ?? ""}

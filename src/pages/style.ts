@@ -66,8 +66,8 @@ table.files{width:100%;border-collapse:collapse;margin:2px 0;table-layout:fixed}
 table.files .cs{width:1.9em}table.files .cn{width:4.2em}table.files .cb{width:96px}table.files td:first-child{padding-left:2px}
 table.files .num{text-align:right;white-space:nowrap;font:12px ui-monospace,monospace;overflow:hidden;text-overflow:ellipsis}table.files .tag{display:inline-block;white-space:normal;max-width:100%;margin:1px 0}
 tr.out-of-scope{background:var(--warn-bg)}tr.out-of-scope td:first-child{box-shadow:inset 3px 0 var(--warn)}
-.add{color:var(--add)}.del{color:var(--del)}
-td.bar{padding-right:0;white-space:nowrap;overflow:hidden;font-size:0}.bar span{display:inline-block;height:8px;vertical-align:middle}.bar .b-add{background:var(--add);border-radius:2px 0 0 2px}.bar .b-del{background:var(--del);border-radius:0 2px 2px 0}
+.add{color:var(--add)}.del{color:var(--del)}.who{font-size:.75rem;color:var(--muted);white-space:nowrap}
+td.bar{padding-right:0;white-space:nowrap;overflow:hidden;font-size:0}.bar span{display:inline-block;height:8px;vertical-align:middle}.bar .b-add{background:var(--add);border-radius:2px 0 0 2px}.bar .b-oth{background:repeating-linear-gradient(135deg,var(--add) 0 2px,transparent 2px 4px)}.bar .b-nob{box-sizing:border-box;border:1px dashed var(--muted)}.bar .b-del{background:var(--del);border-radius:0 2px 2px 0}
 ${BAR_WIDTHS}
 .fs{display:inline-block;width:1.4em;text-align:center;font-weight:700;font-family:ui-monospace,monospace}.fs-A{color:var(--add)}.fs-D{color:var(--del)}.fs-M{color:var(--run)}.fs-R{color:var(--warn)}
 .milestone progress{width:100px;vertical-align:middle}

@@ -4,6 +4,8 @@
  *   GET /schemas/export-v1.json         the JSON export's JSON Schema (2020-12), public and cacheable
  *   GET /api/workflows/:id/export.json  the signed JSON export; bearer token or session (read)
  *   GET /api/workflows/:id/export.md    the Markdown export; bearer token or session (read)
+ *   GET /api/workflows/:id/export.agent-trace.json  one Agent Trace record per task that committed work
+ *                                       (what `waymark trace` reads); bearer token or session (read)
  * The exports are the owner's documents (the same reads and renderers as /w/:id/export.*),
  * charged to EXPORT_LIMITER per account: a script reads the whole workflow each time.
  */
@@ -14,6 +16,7 @@ import { requireAccount } from "../http/require-account";
 import { dataHeaders, noStore } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
 import { isWorkflowId } from "../ids";
+import { agentTraceExport } from "../pages/export-agent-trace";
 import { EXPORT_SCHEMA_PATH, exportSigning, jsonExport } from "../pages/export-json";
 import { markdownExport, signingNote } from "../pages/markdown";
 import { textStream } from "../pages/text-stream";
@@ -29,7 +32,9 @@ exportApiRoutes.get(EXPORT_SCHEMA_PATH, (c) => {
 
 const reader = requireAccount({ bearer: true, session: true, otherwise: "json", action: "workflow.read" });
 
-for (const path of ["/api/workflows/:id/export.json", "/api/workflows/:id/export.md"])
+const TRACE_PATH = "/api/workflows/:id/export.agent-trace.json";
+
+for (const path of ["/api/workflows/:id/export.json", "/api/workflows/:id/export.md", TRACE_PATH])
   exportApiRoutes.use(path, noStore, dataHeaders, reader);
 
 /** The export's start: within the account's export budget, the head of a workflow it owns; or the answer to give instead. */
@@ -60,4 +65,12 @@ exportApiRoutes.get("/api/workflows/:id/export.md", async (c) => {
   if ("response" in owned) return owned.response;
   const body = markdownExport(owned.stub, c.var.account, owned.head, await signingNote(c.env, owned.origin));
   return c.body(textStream(body), 200, { "Content-Type": "text/markdown; charset=utf-8" });
+});
+
+/** Each record's `related` link is the task on the owner's page. */
+exportApiRoutes.get(TRACE_PATH, async (c) => {
+  const owned = await ownedHead(c);
+  if ("response" in owned) return owned.response;
+  const body = agentTraceExport(owned.stub, c.var.account, owned.head, `${owned.origin}/w/${owned.head.workflow.id}`);
+  return c.body(textStream(body), 200, { "Content-Type": "application/json; charset=utf-8" });
 });

@@ -4,7 +4,7 @@
  *   GET  /dashboard?q=&path=&status=&review=1&page=   workflows, searched, filtered, paged; totals; settings
  *   POST /dashboard/settings                           share_new_workflows
  *   GET  /w/:id                                        the owner view of one workflow, whatever its share link's state
- *   GET  /w/:id/blocks | export.json | export.md | ws  what the live page and its links fetch
+ *   GET  /w/:id/blocks | export.json | export.md | export.agent-trace.json | ws  what the live page and its links fetch
  *   POST /w/:id/share                                  create, rotate, expire or revoke the share link
  *   POST /w/:id/feedback                               a comment or verdict for the agent
  *
@@ -28,6 +28,7 @@ import { formBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { LIMITS } from "../limits";
 import { type DashboardFilters, layout, renderDashboard, type ShownLink } from "../pages/dashboard";
+import { agentTraceExport } from "../pages/export-agent-trace";
 import { exportSigning, jsonExport } from "../pages/export-json";
 import { revealBidiControls } from "../pages/format";
 import { markdownExport, signingNote } from "../pages/markdown";
@@ -194,6 +195,16 @@ ownerRoutes.get("/w/:id/export.json", dataHeaders, async (c) => {
   const owned = await ownedHead(c);
   if (!owned) return notOwned(c);
   return c.body(textStream(jsonExport(owned.stub, owned.reader, owned.head, exportSigning(c.env, new URL(c.req.url).origin))), 200, {
+    "Content-Type": "application/json; charset=utf-8",
+  });
+});
+
+/** One Agent Trace record per task that committed work, linked to this page. */
+ownerRoutes.get("/w/:id/export.agent-trace.json", dataHeaders, async (c) => {
+  const owned = await ownedHead(c);
+  if (!owned) return notOwned(c);
+  const page = `${new URL(c.req.url).origin}/w/${owned.head.workflow.id}`;
+  return c.body(textStream(agentTraceExport(owned.stub, owned.reader, owned.head, page)), 200, {
     "Content-Type": "application/json; charset=utf-8",
   });
 });

@@ -26,6 +26,7 @@ import { formBody, jsonBody } from "../http/validate";
 import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { renderLoginPage } from "../pages/dashboard";
+import { agentTraceExport } from "../pages/export-agent-trace";
 import { exportSigning, jsonExport } from "../pages/export-json";
 import { markdownExport, signingNote } from "../pages/markdown";
 import { renderGonePage, workflowPage } from "../pages/page";
@@ -122,6 +123,20 @@ pageRoutes.get("/s/:token/export.json", dataHeaders, async (c) => {
   const shared = await sharedHead(c, "export", gonePageFor(c));
   if (!shared.ok) return shared.response;
   return c.body(textStream(jsonExport(shared.stub, shared.reader, shared.head, exportSigning(c.env, new URL(c.req.url).origin))), 200, {
+    "Content-Type": "application/json; charset=utf-8",
+  });
+});
+
+/**
+ * One Agent Trace record per task that committed work. Each links its task on the owner's page,
+ * never this share link: records end up in repositories and reviews, and the link would give
+ * whoever reads them the workflow (the Markdown export leaves it out for the same reason).
+ */
+pageRoutes.get("/s/:token/export.agent-trace.json", dataHeaders, async (c) => {
+  const shared = await sharedHead(c, "export", gonePageFor(c));
+  if (!shared.ok) return shared.response;
+  const page = `${new URL(c.req.url).origin}/w/${shared.head.workflow.id}`;
+  return c.body(textStream(agentTraceExport(shared.stub, shared.reader, shared.head, page)), 200, {
     "Content-Type": "application/json; charset=utf-8",
   });
 });

@@ -177,7 +177,7 @@ export class TaskLifecycle {
     const stored = this.records.completeTask(task.id, input, {
       now: w.now,
       duration,
-      files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification),
+      files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification, attribution.lineRanges),
       metricsSource: usage?.source ?? null,
       priceTableDate: usage?.price_table_date ?? null,
       metricsDevice: usage?.device ?? null,

@@ -9,7 +9,7 @@
  * Tasks completed before files were kept this way (`files_count` NULL) hold their whole lists as
  * JSON in the task row: their views and pages are read from it.
  */
-import type { LineCount } from "@waymark/protocol/wire";
+import type { FileLineRanges, LineAuthor, LineCount } from "@waymark/protocol/wire";
 import type { FilesChanged, PathChange } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
 import { jsonBytes, type ListedFile, type StoredFiles, type Unlisted, viewOfStoredFiles } from "../domain/stored-files";
@@ -29,9 +29,35 @@ export const FILE_LISTS = [
   "not_by_agent_tools",
   "unexpected_files",
   "overlapping",
+  "line_ranges",
 ] as const;
 export type FileList = (typeof FILE_LISTS)[number];
-export type FileListItem = string | { from: string; to: string } | LineCount | Overlap;
+/** One range of a file's end content and who last wrote its lines (the stored tuple, named as Agent Trace names them). */
+export interface RangeItem {
+  start_line: number;
+  end_line: number;
+  author: LineAuthor;
+  content_hash: string;
+}
+/** `line_ranges`: a file's added lines as ranges of its end content (no view carries them; the Agent Trace export reads them). */
+export interface FileRangesItem {
+  path: string;
+  ranges: RangeItem[];
+  /** More ranges than the helper sent (the file's counts stay exact). */
+  omitted?: true;
+  /** Why some of its lines were not observed. */
+  reason?: string;
+}
+export type FileListItem = string | { from: string; to: string } | LineCount | Overlap | FileRangesItem;
+
+function rangesItem(path: string, stored: string): FileRangesItem {
+  const { ranges, ...rest } = JSON.parse(stored) as Omit<FileLineRanges, "path">;
+  return {
+    path,
+    ranges: ranges.map(([start_line, end_line, author, content_hash]) => ({ start_line, end_line, author, content_hash })),
+    ...rest,
+  };
+}
 
 /** What a task row holds about its files (the columns of workflow/records' TaskRow this module reads). */
 export interface TaskFilesColumns {
@@ -54,6 +80,9 @@ type FileRowSql = {
   lines_removed: number | null;
   lines_binary: number | null;
   agent_edit: number | null;
+  lines_agent: number | null;
+  lines_others: number | null;
+  lines_not_observed: number | null;
 };
 type OverlapSql = {
   task_id: string;
@@ -87,10 +116,16 @@ const FILE_ROW_OVERHEAD = 140;
 const state = (mode: string | null, blob: string | null) => (mode !== null && blob !== null ? { mode, blob } : null);
 const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 
-function linesOf(row: Pick<FileRowSql, "path" | "lines_added" | "lines_removed" | "lines_binary">): LineCount | null {
+function linesOf(
+  row: Pick<FileRowSql, "path" | "lines_added" | "lines_removed" | "lines_binary" | "lines_agent" | "lines_others" | "lines_not_observed">,
+): LineCount | null {
   if (row.lines_binary === null) return null;
   if (row.lines_binary === 1) return { path: row.path, binary: true };
-  return { path: row.path, added: row.lines_added ?? 0, removed: row.lines_removed ?? 0 };
+  const count: LineCount = { path: row.path, added: row.lines_added ?? 0, removed: row.lines_removed ?? 0 };
+  // Who wrote the added lines, when the helper attributed them (all three stored together).
+  if (row.lines_agent !== null)
+    Object.assign(count, { agent: row.lines_agent, others: row.lines_others ?? 0, not_observed: row.lines_not_observed ?? 0 });
+  return count;
 }
 
 function listedFile(row: FileRowSql): ListedFile {
@@ -135,7 +170,8 @@ export class TaskFiles {
     let bytes = 0;
     const rows = stored.rows.map((row) => {
       const { change, lines } = row;
-      bytes += FILE_ROW_OVERHEAD + row.viewBytes;
+      const text = lines && !("binary" in lines) && lines.agent !== undefined ? lines : null;
+      bytes += FILE_ROW_OVERHEAD + row.viewBytes + (row.ranges === null ? 0 : jsonBytes(row.ranges));
       return [
         change.path,
         change.status,
@@ -151,13 +187,18 @@ export class TaskFiles {
         lines && !("binary" in lines) ? lines.removed : null,
         lines === null ? null : "binary" in lines ? 1 : 0,
         row.byAgent === null ? null : row.byAgent ? 1 : 0,
+        text?.agent ?? null,
+        text?.others ?? null,
+        text?.not_observed ?? null,
+        row.ranges === null ? null : JSON.stringify(row.ranges),
       ];
     });
     for (const chunk of jsonChunks(rows)) {
       this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope,
-          ord, renamed_to, lines_added, lines_removed, lines_binary, agent_edit)
+          ord, renamed_to, lines_added, lines_removed, lines_binary, agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges)
         SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,
-          value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13
+          value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16,
+          value ->> 17
         FROM json_each(${chunk})`;
       newPaths += this.sql`INSERT INTO changed_paths (path) SELECT value ->> 0 FROM json_each(${chunk}) WHERE true
         ON CONFLICT (path) DO NOTHING RETURNING path`.length;
@@ -220,7 +261,7 @@ export class TaskFiles {
     if (current.length > 0) {
       for (const row of this.sql<FileRowSql>`
         SELECT f.task_id, f.ord, f.path, f.status, f.committed, f.in_scope, f.renamed_to, f.lines_added, f.lines_removed,
-          f.lines_binary, f.agent_edit
+          f.lines_binary, f.agent_edit, f.lines_agent, f.lines_others, f.lines_not_observed
         FROM tasks t JOIN file_changes f ON f.task_id = t.id
         WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.ord < t.files_listed
         ORDER BY f.task_id, f.ord`) {
@@ -269,7 +310,8 @@ export class TaskFiles {
     if (!view) return null;
     if (task.files_count === null) return windowOfWholeLists(view, from, count);
     const rows = this.sql<FileRowSql>`
-      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit
+      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
+        lines_agent, lines_others, lines_not_observed
       FROM file_changes WHERE task_id = ${task.id} AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
     const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
     const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
@@ -327,8 +369,14 @@ export class TaskFiles {
         (row) => ({ position: row.ord, item: overlapOf(row) }),
       );
     }
+    if (list === "line_ranges") {
+      return this.sql<{ ord: number; path: string; line_ranges: string }>`
+        SELECT ord, path, line_ranges FROM file_changes WHERE task_id = ${taskId} AND ord > ${from} AND line_ranges IS NOT NULL
+        ORDER BY ord LIMIT ${limit}`.map((row) => ({ position: row.ord, item: rangesItem(row.path, row.line_ranges) }));
+    }
     const rows = this.sql<FileRowSql>`
-      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit
+      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
+        lines_agent, lines_others, lines_not_observed
       FROM file_changes WHERE task_id = ${taskId} AND ord > ${from} AND (CASE ${list}
         WHEN 'added' THEN status = 'A' WHEN 'modified' THEN status = 'M' WHEN 'deleted' THEN status = 'D'
         WHEN 'renamed' THEN renamed_to IS NOT NULL WHEN 'uncommitted' THEN committed = 0
@@ -351,7 +399,8 @@ export class TaskFiles {
     const files = parse<FilesChanged>(task.files_changed);
     const verification = parse<Verification>(task.verification);
     let all: readonly FileListItem[];
-    if (list === "unexpected_files") all = verification?.unexpected_files ?? [];
+    if (list === "line_ranges") all = [];
+    else if (list === "unexpected_files") all = verification?.unexpected_files ?? [];
     else if (list === "overlapping") {
       const more = this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${task.id} ORDER BY ord`.map(overlapOf);
       all = [...(verification?.overlapping ?? []), ...more];

@@ -257,11 +257,24 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE tasks ADD COLUMN files_listed INTEGER",
     ],
   },
+  // Line attribution: of a file's added lines, how many the agent's edit tools wrote, others
+  // wrote, and no hook observed (NULL: not attributed), and the ranges of its end content with
+  // their writers and content hashes (JSON, at most WIRE_LIMITS.LINE_RANGES_PER_FILE: the Agent
+  // Trace export reads them, no view carries them).
+  {
+    version: 13,
+    statements: [
+      "ALTER TABLE file_changes ADD COLUMN lines_agent INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_others INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN lines_not_observed INTEGER",
+      "ALTER TABLE file_changes ADD COLUMN line_ranges TEXT",
+    ],
+  },
   // Device signatures (domain/provenance): which approved device signed a task's start snapshot
   // and with which nonce (JSON StartSignature; its completion must name it), and the device whose
   // signature covered its usage (JSON DeviceRef). NULL: not signed, or recorded before.
   {
-    version: 13,
+    version: 14,
     statements: ["ALTER TABLE tasks ADD COLUMN start_signature TEXT", "ALTER TABLE tasks ADD COLUMN metrics_device TEXT"],
   },
 ];

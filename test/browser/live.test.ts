@@ -172,7 +172,10 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     for (let i = 1; i < paced.length; i++) {
       const previous = paced[i - 1] as { start: number; end: number };
       const gap = (paced[i] as { start: number }).start - previous.end;
-      expect(gap, `fetch ${i}`).toBeGreaterThanOrEqual(2 * (previous.end - previous.start) - 20);
+      // The page waits twice its own measure of the fetch; this measure is taken in Node, across
+      // the browser's IPC, so on a loaded machine it drifts by tens of ms. 1.5x still tells pacing
+      // (450 ms and more here) from fetching back to back (50 ms).
+      expect(gap, `fetch ${i}`).toBeGreaterThanOrEqual(1.5 * (previous.end - previous.start));
     }
     // Back to back (50 ms apart) this would be about 10 fetches of the blocks in the 3 s.
     expect(paced.length).toBeGreaterThanOrEqual(2);

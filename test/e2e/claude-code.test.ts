@@ -203,6 +203,19 @@ describe("Claude Code, set up as the README says, through a whole session", () =
     expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
   });
 
+  it("line attribution: every line Write and Edit added is the agent's, the shell command's file others'", async (ctx) => {
+    ctx.skip(harness.cli === undefined, harness.skip);
+    const task = await expectWorkRecorded(harness, taskId);
+    type Count = { path: string; added: number; agent?: number; others?: number; not_observed?: number };
+    const files = task.files_changed as { lines: Count[]; line_authors?: { tool?: { name: string; version?: string } } };
+    const by = Object.fromEntries(files.lines.map((line) => [line.path, line]));
+    const counts = (path: string) => by[path] as Count;
+    expect(counts("src/greeting.ts")).toMatchObject({ agent: counts("src/greeting.ts").added, others: 0, not_observed: 0 });
+    expect(counts("README.md")).toMatchObject({ agent: counts("README.md").added, others: 0, not_observed: 0 });
+    expect(counts("build-info.txt")).toMatchObject({ agent: 0, others: counts("build-info.txt").added, not_observed: 0 });
+    expect(files.line_authors?.tool?.name).toBe("claude-code");
+  });
+
   it("usage is exactly what the model returned while the task was open, the response that called complete_task included", async (ctx) => {
     ctx.skip(harness.cli === undefined, harness.skip);
     await expectExactUsage(M, taskId);

@@ -46,12 +46,20 @@ describe("exports for a bearer token", () => {
     const md = await markdown.text();
     expect(md).toContain("#### 1 T");
     expect(md).toContain(`signed with key \`${(await publishedKeys(env as Env))[0]?.kid}\``);
+
+    // The Agent Trace export: a task without commits has no record (a JSON array all the same).
+    const trace = await get(`/api/workflows/${workflowId}/export.agent-trace.json`);
+    expect(trace.status).toBe(200);
+    expect(trace.headers.get("Cache-Control")).toBe("no-store");
+    expect(await trace.json()).toEqual([]);
   });
 
   it("answer 401 without a token, 404 for another account's workflow or no workflow, in {code, message}", async () => {
     expect(await (await get(`/api/workflows/${workflowId}/export.json`, null)).json()).toMatchObject({ code: "UNAUTHORIZED" });
+    expect(await (await get(`/api/workflows/${workflowId}/export.agent-trace.json`, null)).json()).toMatchObject({ code: "UNAUTHORIZED" });
     for (const path of [
       `/api/workflows/${workflowId}/export.json`,
+      `/api/workflows/${workflowId}/export.agent-trace.json`,
       "/api/workflows/wf_aaaaaaaaaaaaaaaaaaaa/export.md",
       "/api/workflows/nope/export.json",
     ]) {

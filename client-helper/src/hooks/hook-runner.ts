@@ -7,14 +7,16 @@
  *   Cursor: `additional_context`), with the workflow's state as `get_workflow` tells it: fresh
  *   when the endpoint answers within the session-start budget, else as last kept (./workflow-state.ts);
  * - post-tool-use: the paths the agent's own edit tools touched (or that it ran a command),
- *   appended to each open task (see `editedFiles` for what each agent reports); the installed edit
- *   hooks spool the payload without Node instead (./spool.ts), read here at stop;
+ *   appended to each open task (see `editedFiles` for what each agent reports), and what the
+ *   edit did to their lines (../lines/edit-log.ts); the installed edit hooks spool the payload
+ *   without Node instead (./spool.ts), read here at stop and at complete_task;
  * - stop: a reminder to complete a task still open (Claude Code / Codex: `decision: "block"`
  *   with the reason, once per stop; Cursor: `followup_message`), only when the task was edited
  *   since the last reminder.
  * A hook never fails the agent: any internal error, and anything slower than its deadline,
  * ends with exit code 0 and no instruction.
  */
+import { LineEditLog } from "../lines/edit-log.js";
 import { cacheRoot } from "../store.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { hasPatch, patchPaths } from "./patch.js";
@@ -105,7 +107,12 @@ export async function recordToolCall(journal: Journal, payload: Payload, agent: 
   const relative = await Promise.all(edited.paths.map((path) => journal.relativePath(path, cwd)));
   const paths = relative.filter((path): path is string => path !== null);
   // Only paths inside the repository count; a call that named none inside it is no edit of it.
-  return paths.length > 0 || edited.paths.length === 0 ? journal.recordEdits(paths, edited.tool, at) : 0;
+  if (paths.length === 0 && edited.paths.length > 0) return 0;
+  const recorded = await journal.recordEdits(paths, edited.tool, at);
+  // What the edit did to the files' lines, for the task's line attribution (../lines/edit-log.ts):
+  // read from the payload alone, so a payload spooled and recorded later says the same.
+  if (paths.length > 0) await new LineEditLog(journal).record(payload, agent, at, cwd);
+  return recorded;
 }
 
 /** The spool's payloads (./spool.ts) are the agents' post-tool-use payloads: recorded as the hook would have. */
@@ -206,6 +213,8 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       // The edits the spool holds decide whether a reminder is due (./spool.ts).
       if (!continued && !interrupted) await drainSpool(options.cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS);
       const due = continued || interrupted ? [] : await needReminder(journal);
+      // Nothing due: the next stops may know it without the helper (./stop-state.ts).
+      if (due.length === 0 && !continued && !interrupted) await journal.keepStopState();
       if (due.length === 0) return options.agent === "cursor" ? "{}" : null;
       for (const task of due) await journal.markReminded(task, now());
       if (options.agent === "cursor") return JSON.stringify({ followup_message: reminder(due) });

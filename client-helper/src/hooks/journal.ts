@@ -17,6 +17,7 @@ import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
 import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
+import { keepStopState, type StopState } from "./stop-state.js";
 
 export type OpenTask = {
   task_id: string;
@@ -96,7 +97,7 @@ export class Journal {
   /** `root` is the repository top level (see repositoryRoot). */
   constructor(
     readonly root: string,
-    cache: string = cacheRoot(),
+    private readonly cache: string = cacheRoot(),
   ) {
     // The working tree and the repository in it: a repository created again at this path starts fresh.
     this.folder = join(cache, "activity", treeKey(root).slice(0, 24));
@@ -114,6 +115,11 @@ export class Journal {
     return join(this.folder, kind, `${hash(taskId).slice(0, 40)}.${kind === "edits" ? "jsonl" : "json"}`);
   }
 
+  /** The name a task's records of another kind take in `folder` (one file per task, named as the journal names its own). */
+  static taskFileName(taskId: string, extension: string): string {
+    return `${hash(taskId).slice(0, 40)}.${extension}`;
+  }
+
   private ensure(kind: string): void {
     mkdirSync(join(this.folder, kind), { recursive: true, mode: 0o700 });
   }
@@ -122,6 +128,7 @@ export class Journal {
     this.ensure("open");
     writeAtomic(this.taskFile("open", task.task_id), task);
     if (task.workflow_id) await this.workflowSeen(task.workflow_id, null);
+    await this.keepStopState();
   }
 
   async workflowSeen(workflowId: string, name: string | null): Promise<void> {
@@ -161,6 +168,21 @@ export class Journal {
 
   async markReminded(task: OpenTask, at: number): Promise<void> {
     writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: at });
+    await this.keepStopState();
+  }
+
+  /**
+   * What the stop hook may answer without the helper (./stop-state.ts), kept after every change
+   * of the open tasks or their edits: no task open, or every one reminded since its last edit.
+   */
+  async keepStopState(): Promise<void> {
+    let state: StopState | null = "none";
+    for (const task of await this.openTasks()) {
+      const edits = await this.editedPaths(task.task_id);
+      if (task.reminded_at === undefined || (edits.last_at !== null && edits.last_at > task.reminded_at)) state = null;
+      else state = state === null ? null : "reminded";
+    }
+    keepStopState(this.cache, this.root, state);
   }
 
   /**
@@ -199,6 +221,7 @@ export class Journal {
     this.ensure("edits");
     const line = `${JSON.stringify({ at, tool, paths })}\n`;
     for (const task of tasks) await appendFile(this.taskFile("edits", task.task_id), line, { mode: 0o600 });
+    await this.keepStopState();
     return tasks.length;
   }
 
@@ -252,6 +275,7 @@ export class Journal {
     writeAtomic(this.taskFile("done", taskId), done);
     rmSync(this.taskFile("open", taskId), { force: true });
     rmSync(this.taskFile("edits", taskId), { force: true });
+    await this.keepStopState();
     return done;
   }
 

@@ -15,6 +15,8 @@ import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Changes } from "@waymark/protocol/wire";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
+import type { LineInputs } from "../lines/attribute.js";
+import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
 import { PrestartedGit } from "../prestarted-git.js";
 import { agentEdits, agentMetrics, signedChanges, transcriptSourced, withProvenance } from "../provenance-fields.js";
@@ -58,7 +60,11 @@ export async function completeTask(
   // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
   const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
   edits.catch(() => {});
-  const observed = await observe(session, record, dir);
+  // Line attribution: the hooks' record of the agent's edits, read once the edits above are (a spool drained first).
+  const lines = edits
+    .catch(() => undefined)
+    .then(() => lineInputs(dir, taskId, session.options.cacheDir, join(session.cache, "line-counts"), top));
+  const observed = await observe(session, record, dir, lines);
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
   else {
@@ -102,7 +108,7 @@ function ensureIdempotencyKey(session: ProxySession, record: TaskRecord, args: R
 }
 
 /** What the task did since its start snapshot; the reason instead when it cannot be observed. */
-async function observe(session: ProxySession, record: TaskRecord, dir: string): Promise<Observed> {
+async function observe(session: ProxySession, record: TaskRecord, dir: string, lines?: Promise<LineInputs>): Promise<Observed> {
   const start = record.snapshot;
   const taskId = record.task_id;
   if (!start) {
@@ -144,7 +150,7 @@ async function observe(session: ProxySession, record: TaskRecord, dir: string): 
     const changes = outgoingChanges(start, observed);
     // The line counts and the other tasks on this working tree are independent reads.
     const [, others] = await Promise.all([
-      attachReview(start, observed, changes, session.log, session.cache, context, leftovers, scratch, needed),
+      attachReview(start, observed, changes, session.log, session.cache, context, leftovers, scratch, needed, lines),
       session.store.concurrent(start.root, taskId, mark?.started_at ?? 0, changed, mark?.ancestors).catch(() => []),
     ]);
     if (others.length > 0 && changes.type !== "unavailable") changes.concurrent = others;
@@ -182,6 +188,7 @@ async function afterCompleted(
   if (workflowId) session.keepWorkflowState(dir, workflowId, top);
   session.bookkeeping = Promise.all([
     clearLeftovers(observed.leftovers),
+    forgetLineEdits(dir, taskId, session.options.cacheDir, top),
     session.store.remove(taskId, record.dir).catch(() => {}),
     start && startContentsOf(start)?.remove(),
   ]);

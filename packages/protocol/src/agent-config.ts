@@ -75,6 +75,34 @@ export function spoolCommand(agent: AgentName): string {
   return agent === "cursor" ? `${line}; echo '{}'` : line;
 }
 
+/** Where the helper keeps each working tree's stop answer (client-helper/src/hooks/stop-state.ts writes it). */
+export const STOP_STATE_DIR = "trees";
+
+/**
+ * The stop hook's command line: answers nothing, without Node, when the helper left a stop state
+ * for this working tree that says no reminder can be due (client-helper/src/hooks/stop-state.ts:
+ * no task open, or all reminded), that names this very directory and repository (`stat -c`: GNU
+ * coreutils; where it is missing the check fails), and no edit was spooled since. Else `helper`,
+ * the helper's own stop hook, which reads the payload. POSIX sh; the payload is read either way.
+ */
+export function stopCommand(agent: AgentName, helper: string): string {
+  const cache = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark"`;
+  const quiet = agent === "cursor" ? `cat >/dev/null; echo '{}'` : "cat >/dev/null";
+  const check = [
+    `c=${cache}`,
+    `d=$(pwd -P)`,
+    `s=$(stat -c '%d:%i:%.9W' -- "$d" "$d/.git" 2>/dev/null)`,
+    "set -- $s",
+    `f="$c/${STOP_STATE_DIR}/$1.stop"`,
+    `{ IFS= read -r h && IFS= read -r t; } 2>/dev/null <"$f"`,
+    `[ "$h" = "$2 $d" ]`,
+    `{ [ "$t" = none ] || [ "$t" = reminded ]; }`,
+    // An edit spooled since: the helper records it (with no task open too: the spool stays small).
+    `[ -z "$(find "$c/${SPOOL_DIR}" -type f -newer "$f" 2>/dev/null)" ]`,
+  ].join(" && ");
+  return `if ${check}; then ${quiet}; else ${helper}; fi`;
+}
+
 /** Whether an installed hook command is one of Waymark's (init and doctor find their own entries by it). */
 export function isWaymarkHookCommand(command: unknown): boolean {
   return typeof command === "string" && (command.includes(" waymark hook ") || command.includes(SPOOL_MARK));
@@ -104,14 +132,14 @@ export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: st
         { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hook("session-start") },
         // Recording an edit answers nothing: it runs in the background and never delays the agent.
         { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit", command: edit, async: true },
-        { event: "Stop", command: hook("stop") },
+        { event: "Stop", command: stopCommand(agent, hook("stop")) },
       ];
     case "codex":
       return [
         { event: "SessionStart", matcher: "startup|resume|clear", command: hook("session-start") },
         // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
         { event: "PostToolUse", matcher: "apply_patch|Bash", command: edit },
-        { event: "Stop", command: hook("stop") },
+        { event: "Stop", command: stopCommand(agent, hook("stop")) },
       ];
     case "cursor":
       return [
@@ -120,7 +148,7 @@ export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: st
         { event: "afterShellExecution", command: edit },
         // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
         { event: "subagentStop", command: edit },
-        { event: "stop", command: hook("stop") },
+        { event: "stop", command: stopCommand(agent, hook("stop")) },
       ];
   }
 }

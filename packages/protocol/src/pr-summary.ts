@@ -1,7 +1,7 @@
 /**
  * @module pr-summary
  * A workflow as pull-request-ready Markdown (GitHub Flavored): per task its outcome, its files
- * with lines added and removed, its commits and branch, its decisions and what needs a
+ * with lines added and removed (and who wrote the added ones), its commits and branch, its decisions and what needs a
  * reviewer. One renderer for the edge's Markdown export and the helper's `waymark summary`.
  *
  * Two kinds of text, two treatments:
@@ -16,6 +16,7 @@
  *   `www.`, `scheme:`) ignore backslashes, so a WORD JOINER (U+2060, invisible) is put where
  *   they would start; bidi controls are shown as code points.
  */
+import { authorsOf, formatLineAuthors, type LineAuthors, type TaskLineAuthors } from "./line-authors";
 import { displayPath } from "./paths";
 import { type DeviceRef, type FilesSource, markdownTaskProvenance, type RepositoryRef, repositoryText } from "./provenance-wording";
 import { type LineTotals, sumTotals } from "./review-fields";
@@ -80,6 +81,7 @@ export interface SummaryTask {
     more?: number;
     lines?: LineCount[];
     line_totals?: LineTotals;
+    line_authors?: TaskLineAuthors;
     commits?: CommitInfo[];
     commits_omitted?: number;
     branch?: string | null;
@@ -200,9 +202,10 @@ const STATUS: Record<string, string> = {
 };
 const status = (value: string) => STATUS[value] ?? esc(value);
 
-/** "+120 −4" (and ", 2 binary"): a task's or a workflow's line totals. */
-export function formatLineTotals(totals: LineTotals): string {
-  return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}`;
+/** "+120 −4" (and ", 2 binary"): a task's or a workflow's line totals; with who wrote the added lines when known ("(agent 100 · others 20)"). */
+export function formatLineTotals(totals: LineTotals, authors?: LineAuthors): string {
+  const who = authors ? formatLineAuthors(authors) : "";
+  return `+${totals.added} −${totals.removed}${totals.binary > 0 ? `, ${totals.binary} binary` : ""}${who ? ` (${who})` : ""}`;
 }
 
 /**
@@ -254,7 +257,12 @@ function fileTable(task: SummaryTask, ownOnly: Set<string>): string[] {
     const counts = lines.get(row.path);
     const [added, removed] =
       counts === undefined ? ["", ""] : "binary" in counts ? ["binary", ""] : [String(counts.added), String(counts.removed)];
-    const notes = [uncommitted.has(row.path) ? "uncommitted" : "committed", outside.has(row.path) ? "**⚠ outside declared areas**" : ""]
+    const authors = counts === undefined ? null : authorsOf(counts);
+    const notes = [
+      uncommitted.has(row.path) ? "uncommitted" : "committed",
+      authors ? formatLineAuthors(authors) : "",
+      outside.has(row.path) ? "**⚠ outside declared areas**" : "",
+    ]
       .filter(Boolean)
       .join(", ");
     out.push(`| ${row.status} | ${row.shown} | ${added} | ${removed} | ${notes} |`);
@@ -374,7 +382,8 @@ export class SummaryWriter {
     const f = task.files_changed;
     const hasSubtasks = entry.subtasks > 0;
     const table = fileTable(task, new Set(entry.paths_in_subtasks));
-    if (f?.line_totals) out.push(`Lines: ${formatLineTotals(f.line_totals)}${hasSubtasks ? " (including its subtasks)" : ""}`, "");
+    if (f?.line_totals)
+      out.push(`Lines: ${formatLineTotals(f.line_totals, f.line_authors)}${hasSubtasks ? " (including its subtasks)" : ""}`, "");
     if (table.length > 0) out.push(hasSubtasks ? "Its own files (not in a subtask):" : "Files:", "", ...table, "");
     else if (f && !hasSubtasks) out.push("Files: none", "");
     if (f?.more) out.push(`… and ${f.more} more files, listed in the JSON export.`, "");

@@ -11,10 +11,13 @@
  * - **not observed**: nothing observed it. Never stated as a negative: where no hook observed a
  *   task's work, which files the agent's own tools edited is "not observed", not "none".
  *
+ * Who wrote a task's added lines (./line-authors.ts) is stated alongside, in its own words.
+ *
  * The recorded shapes below are what the edge writes (src/domain/provenance.ts) and the JSON
  * export carries; records written before devices signed (`{kind: "helper"}`, `{kind: "client"}`,
  * usage from a transcript without a device) read as claims, which is all they ever were.
  */
+import { lineAuthorsText, type TaskLineAuthors } from "./line-authors";
 
 export const PROVENANCE_KINDS = ["signed", "claimed", "not_observed"] as const;
 /** The three-way verdict on one figure; the JSON export's `kind` values are these words. */
@@ -70,6 +73,7 @@ export interface ProvenanceTask {
     not_by_agent_tools?: string[];
     /** Files the record holds beyond those listed. */
     more?: number;
+    line_authors?: TaskLineAuthors;
   } | null;
   metrics?: UsageSource | null;
 }
@@ -91,6 +95,11 @@ function stated(label: string, kind: ProvenanceKind, rest: string, paths?: strin
   const line: ProvenanceLine = { label, kind, text: `${PROVENANCE_TERMS[kind]}${rest}`, rest };
   if (paths) line.paths = paths;
   return line;
+}
+
+/** Who wrote a task's added lines, as a provenance statement (./line-authors.ts words it); null when its lines were not attributed. */
+export function lineAuthorsStatement(authors: TaskLineAuthors | undefined): { label: string; text: string } | null {
+  return authors ? { label: "Lines", text: lineAuthorsText(authors) } : null;
 }
 
 const shortCommit = (commit: string | null) => (commit ? commit.slice(0, 10) : null);
@@ -197,6 +206,8 @@ export function taskProvenance(t: ProvenanceTask): ProvenanceLine[] {
     // Which of its files the agent's tools edited: asked only of a task that changed some.
     const changed = f.added.length + f.modified.length + f.deleted.length + f.renamed.length + (f.more ?? 0) > 0;
     if (kind !== "not_observed" && changed) lines.push(agentEditsLine(f, kind, f.source.kind === "signed" ? f.source.device : null));
+    const authors = lineAuthorsStatement(f?.line_authors);
+    if (authors) lines.push(authors);
   }
   const usage = t.metrics ? usageLine(t.metrics) : null;
   if (usage) lines.push(usage);

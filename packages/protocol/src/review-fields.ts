@@ -1,10 +1,11 @@
 /**
  * @module review-fields
  * What a reviewer wants next to a task's file list: lines added and removed per file and in
- * total, the commits made during the task and the branch. The helper measures them
+ * total (and who wrote the added ones), the commits made during the task and the branch. The helper measures them
  * (wire `review` block); this module turns them into the fields files_changed carries, keeping
  * only the files the task is finally credited with, and sums them per workflow.
  */
+import { authorTotals, type TaskLineAuthors } from "./line-authors";
 import type { CommitInfo, LineCount, ReviewData } from "./wire";
 
 export interface LineTotals {
@@ -18,6 +19,8 @@ export interface LineTotals {
 export interface ReviewFields {
   lines?: LineCount[];
   line_totals?: LineTotals;
+  /** Who wrote the added lines, summed over the files the helper attributed (./line-authors.ts). */
+  line_authors?: TaskLineAuthors;
   commits?: CommitInfo[];
   commits_omitted?: number;
   branch?: string | null;
@@ -64,6 +67,13 @@ export function reviewFields(
     .filter((line) => paths.has(line.path))
     .map((line): LineCount => (moved.has(line.path) ? { path: line.path, added: 0, removed: 0 } : line));
   const fields: ReviewFields = { lines, line_totals: lineTotals(lines), commits: review.commits, branch: review.branch };
+  const authors = authorTotals(lines);
+  if (authors) {
+    const attribution = review.line_attribution;
+    fields.line_authors = { ...authors };
+    if (attribution?.tool) fields.line_authors.tool = attribution.tool;
+    if (attribution?.not_observed) fields.line_authors.not_observed_reason = attribution.not_observed;
+  }
   if (review.commits_omitted !== undefined) fields.commits_omitted = review.commits_omitted;
   return fields;
 }

@@ -28,6 +28,13 @@ export const WIRE_LIMITS = {
   METRIC_TOKENS: 10_000_000_000,
   METRIC_COST_USD: 1_000_000,
   MODEL_CHARS: 200,
+  /** Line ranges one task's line attribution sends in all, and per file; beyond, a file's ranges are left out (its counts stay). */
+  LINE_RANGES: 20_000,
+  LINE_RANGES_PER_FILE: 1_000,
+  /** Why a file's added lines were not observed line by line. */
+  LINE_REASON_CHARS: 300,
+  /** The agent's name and version as its hooks or transcript report them. */
+  TOOL_CHARS: 64,
 } as const;
 
 /** The tool inputs the helper fills in: agents never see them in tools/list and cannot supply them. */

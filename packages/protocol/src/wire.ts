@@ -145,10 +145,84 @@ export type Repository = z.infer<typeof repositorySchema>;
  * `git diff --numstat` counts them (docs/attribution.md, "Line counts"). `binary: true` (and no
  * counts) for a file git treats as binary; absent from the list: not known (content gone).
  */
+const lineCount = z.number().int().min(0);
+/**
+ * Of a file's added lines, how many the agent's own edit tools last wrote (`agent`), something else
+ * did (`others`: the user, a formatter, a generator, another agent, a command), and how many no hook
+ * observed (`not_observed`); the three sum to `added` (docs/evidence.md, "Line attribution"). Absent:
+ * the helper did not attribute the file's lines.
+ */
+const lineAuthorsShape = { agent: lineCount.optional(), others: lineCount.optional(), not_observed: lineCount.optional() };
 export const lineCountSchema = z.union([
-  z.strictObject({ path: repoPathSchema, added: z.number().int().min(0), removed: z.number().int().min(0) }),
+  z
+    .strictObject({ path: repoPathSchema, added: lineCount, removed: lineCount, ...lineAuthorsShape })
+    .refine(
+      (line) =>
+        line.agent === undefined && line.others === undefined && line.not_observed === undefined
+          ? true
+          : (line.agent ?? 0) + (line.others ?? 0) + (line.not_observed ?? 0) === line.added,
+      { message: "agent + others + not_observed must equal added", path: ["agent"] },
+    ),
   z.strictObject({ path: repoPathSchema, binary: z.literal(true) }),
 ]);
+
+/** Who last wrote a range of a file's end content: the agent's own edit tools, something else, or not observed. */
+export const LINE_AUTHORS = ["agent", "others", "not_observed"] as const;
+export type LineAuthor = (typeof LINE_AUTHORS)[number];
+/**
+ * Lines `start`…`end` (1-based, inclusive) of a file's content at the task's end, who wrote them,
+ * and a hash of their bytes (the first 16 hex digits of their SHA-256): never the lines themselves.
+ */
+export const lineRangeSchema = z.tuple([
+  z.number().int().min(1),
+  z.number().int().min(1),
+  z.enum(LINE_AUTHORS),
+  z.string().regex(/^[0-9a-f]{16}$/, "must be 16 lowercase hex digits"),
+]);
+export type LineRange = z.infer<typeof lineRangeSchema>;
+const boundedText = (max: number) => z.string().min(1).max(max).refine(isReadableText, READABLE_TEXT_RULE);
+/**
+ * The added lines of one file as ranges of its end content. `reason`: why some or all of them were
+ * not observed line by line; `omitted`: more ranges than the helper sends (the counts in `lines` stay exact).
+ */
+export const fileLineRangesSchema = z.strictObject({
+  path: repoPathSchema,
+  ranges: z
+    .array(lineRangeSchema)
+    .max(WIRE_LIMITS.LINE_RANGES_PER_FILE)
+    .superRefine((ranges, ctx) => {
+      let last = 0;
+      ranges.forEach(([start, end], index) => {
+        if (start > end || start <= last)
+          ctx.addIssue({ code: "custom", path: [index], message: "ranges must be in order, start ≤ end, without overlap" });
+        last = end;
+      });
+    }),
+  omitted: z.literal(true).optional(),
+  reason: boundedText(WIRE_LIMITS.LINE_REASON_CHARS).optional(),
+});
+export type FileLineRanges = z.infer<typeof fileLineRangesSchema>;
+/** The agent whose hooks observed the task, as they report it (Agent Trace's `tool`). */
+export const agentToolSchema = z.strictObject({
+  name: boundedText(WIRE_LIMITS.TOOL_CHARS),
+  version: boundedText(WIRE_LIMITS.TOOL_CHARS).optional(),
+});
+export type AgentTool = z.infer<typeof agentToolSchema>;
+/** The line ranges of a task's changed text files (helper-computed from its hooks' records and git's diff). */
+export const lineAttributionSchema = z.strictObject({
+  tool: agentToolSchema.optional(),
+  /** Set when no hook of the agent observed the task (every added line is "not observed"): why. */
+  not_observed: boundedText(WIRE_LIMITS.LINE_REASON_CHARS).optional(),
+  files: z
+    .array(fileLineRangesSchema)
+    .max(WIRE_LIMITS.CHANGE_ENTRIES)
+    .superRefine(uniquePaths)
+    .superRefine((files, ctx) => {
+      const total = files.reduce((sum, file) => sum + file.ranges.length, 0);
+      if (total > WIRE_LIMITS.LINE_RANGES) ctx.addIssue({ code: "custom", message: `at most ${WIRE_LIMITS.LINE_RANGES} ranges in all` });
+    }),
+});
+export type LineAttribution = z.infer<typeof lineAttributionSchema>;
 /** A commit made during the task (reachable from HEAD at the end, not from HEAD at the start); never known to be pushed. */
 export const commitInfoSchema = z.strictObject({
   sha: z.string().regex(REVIEW_LIMITS.SHORT_SHA, "must be a 7- to 64-digit lowercase hex commit id"),
@@ -162,6 +236,8 @@ export const reviewDataSchema = z.strictObject({
   commits_omitted: z.number().int().min(1).optional(),
   /** The branch checked out at the end (null: detached HEAD). */
   branch: z.string().max(WIRE_LIMITS.BRANCH_CHARS).nullable(),
+  /** Which lines of the changed files the agent's edit tools wrote, as ranges (docs/evidence.md). */
+  line_attribution: lineAttributionSchema.optional(),
 });
 export type LineCount = z.infer<typeof lineCountSchema>;
 export type CommitInfo = z.infer<typeof commitInfoSchema>;

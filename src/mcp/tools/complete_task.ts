@@ -26,7 +26,7 @@ function render(out: CompleteTaskOutput): string {
   // Provenance (the three-way wording every rendering shares): files, the agent's own edits, usage.
   lines.push(...compactProvenance({ name: out.task_id, files_changed: f, metrics: out.metrics }, shortList));
   // Review data the helper measured (@waymark/protocol/review), compactly.
-  if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals)}`);
+  if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals, f.line_authors)}`);
   if (f.commits)
     lines.push(
       `commits: ${f.commits.length === 0 ? "none" : shortList(f.commits.map((c) => `${c.sha} ${c.subject}`))}${f.branch ? ` (branch ${f.branch})` : ""}`,
