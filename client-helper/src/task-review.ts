@@ -10,6 +10,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes, ReviewData } from "@waymark/protocol/wire";
+import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { inertContext } from "./git/inert-config.js";
 import type { GitContext } from "./git/process.js";
 import { type AttributedFile, attributeLines, type LineInputs } from "./lines/attribute.js";
@@ -86,6 +87,14 @@ export async function attachReview(
     });
     sent.review = review;
     if (lines && sides) await attachLineAttribution(review, sides, await lines, log);
+    const omitted = review.line_attribution?.files_omitted;
+    const warnings = sent.warnings ?? [];
+    if (omitted && warnings.length < WIRE_LIMITS.WARNINGS) {
+      sent.warnings = [
+        ...warnings,
+        `which lines were whose is sent for the first files only: ${omitted} more file(s) keep their counts but not their line ranges (over the ${WIRE_LIMITS.LINE_ATTRIBUTION_BYTES / 1024} KiB the helper sends)`,
+      ];
+    }
   } catch (error) {
     log(`waymark: could not count lines or list commits: ${String(error)}`);
   }

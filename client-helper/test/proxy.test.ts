@@ -163,11 +163,13 @@ describe("waymark mcp (stdio proxy, real child process)", () => {
     });
     // Line counts, pre.txt's from the copy the helper kept at start_task (it was dirty then).
     const review = (sent.changes as Changes & { review?: { lines: unknown[] } }).review;
+    // No hook observed this task: every added line is "not observed", none the agent's or others'.
+    const unseen = (added: number) => ({ agent: 0, others: 0, not_observed: added });
     expect(review?.lines).toEqual([
-      { path: "a.txt", added: 1, removed: 1 },
-      { path: "b.txt", added: 0, removed: 1 },
-      { path: "new.txt", added: 1, removed: 0 },
-      { path: "pre.txt", added: 1, removed: 1 },
+      { path: "a.txt", added: 1, removed: 1, ...unseen(1) },
+      { path: "b.txt", added: 0, removed: 1, ...unseen(0) },
+      { path: "new.txt", added: 1, removed: 0, ...unseen(1) },
+      { path: "pre.txt", added: 1, removed: 1, ...unseen(1) },
     ]);
   });
 

@@ -145,7 +145,9 @@ export function endCommit(changes: Changes | null): string | null {
  * Null: not observed.
  */
 export function observedCommands(changes: Changes | null): ObservedCommands | null {
-  if (filesSource(changes).kind !== "helper" || !changes?.commands) return null;
+  // Only the helper's hooks observe commands: a list from a client that does not even say it is
+  // the helper is dropped. Whether a device signed it is the task's files verdict (filesSource).
+  if (!changes || changes.type === "unavailable" || changes.source?.kind !== "helper" || !changes.commands) return null;
   const runs = changes.commands.runs.map((run, index) => ({ run, index }));
   runs.sort((a, b) => a.run.at - b.run.at || a.index - b.index);
   return { ...changes.commands, runs: runs.map(({ run }) => run) };

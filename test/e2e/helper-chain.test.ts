@@ -79,6 +79,8 @@ describe("wrangler dev + the local helper over stdio", () => {
       // Review data: each file one line changed, c.ts's one line removed, new files' one line added.
       lines: expect.any(Array),
       line_totals: { added: 5, removed: 4, binary: 0 },
+      // Who wrote the added lines: no hook observed the task, so none is said to be anyone's.
+      line_authors: { agent: 0, others: 0, not_observed: 5, not_observed_reason: "no hook of the agent observed this task" },
       commits: [{ sha: expect.stringMatching(/^[0-9a-f]{7,}$/), subject: "feature" }],
       branch: "main",
     };

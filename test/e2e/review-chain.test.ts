@@ -120,7 +120,9 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     const summary = waymark(["summary", "--url", `${server.url}/mcp`, "--dir", repo.dir]);
     expect(summary.code, summary.stderr).toBe(0);
     expect(summary.stdout).toContain(`[Workflow page](<${wf.share_url}>)`);
-    expect(summary.stdout).toContain(`| M | \`a.ts\` | ${measured["a.ts"]?.replace(" ", " | ")} | committed |`);
+    // No hook observed this task, so a.ts's added lines are "not observed" (never anyone's).
+    const [aAdded] = measured["a.ts"]?.split(" ") ?? [];
+    expect(summary.stdout).toContain(`| M | \`a.ts\` | ${measured["a.ts"]?.replace(" ", " | ")} | committed, not observed ${aAdded} |`);
     expect(summary.stdout).toContain("| R | `old.md` → `new.md` | 0 | 0 | committed |");
     expect(summary.stdout).toContain("| A | `image.bin` | binary |  | uncommitted, **⚠ outside declared areas** |");
     const exported = await (await fetch(`${wf.share_url}/export.md`)).text();

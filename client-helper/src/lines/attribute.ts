@@ -127,6 +127,8 @@ export async function attributeLines(files: readonly AttributedFile[], inputs: L
   const hunks = await diffPairs(inputs.scratchRoot, pairs);
   const out: FileLineRanges[] = [];
   let budget = WIRE_LIMITS.LINE_RANGES;
+  let bytes = WIRE_LIMITS.LINE_ATTRIBUTION_BYTES;
+  let filesOmitted = 0;
   for (const { file, direct, steps, problem, own } of plans) {
     const length = lineCount(file.after);
     const added = addedLines(hunks[direct] ?? [], length);
@@ -151,13 +153,19 @@ export async function attributeLines(files: readonly AttributedFile[], inputs: L
     if (problem !== undefined && own) entry.reason = problem.slice(0, WIRE_LIMITS.LINE_REASON_CHARS);
     const ranges = file.after ? rangesOf(writers, file.after) : [];
     if (ranges.length > WIRE_LIMITS.LINE_RANGES_PER_FILE || ranges.length > budget) entry.omitted = true;
-    else {
-      entry.ranges = ranges;
-      budget -= ranges.length;
+    else entry.ranges = ranges;
+    if (!(entry.ranges.length > 0 || entry.omitted || entry.reason)) continue;
+    const size = Buffer.byteLength(JSON.stringify(entry)) + 1;
+    if (size > bytes) {
+      filesOmitted++;
+      continue;
     }
-    if (entry.ranges.length > 0 || entry.omitted || entry.reason) out.push(entry);
+    bytes -= size;
+    budget -= entry.ranges.length;
+    out.push(entry);
   }
   const attribution: LineAttribution = { files: out };
+  if (filesOmitted > 0) attribution.files_omitted = filesOmitted;
   if (!observed) attribution.not_observed = NOT_OBSERVED_TASK;
   if (inputs.tool) attribution.tool = inputs.tool;
   return attribution;

@@ -39,6 +39,13 @@ export const WIRE_LIMITS = {
   /** Line ranges one task's line attribution sends in all, and per file; beyond, a file's ranges are left out (its counts stay). */
   LINE_RANGES: 20_000,
   LINE_RANGES_PER_FILE: 1_000,
+  /**
+   * Bytes of serialized per-file ranges one task sends: each entry repeats its path, and a task at
+   * the helper's list ceilings already carries its paths twice (the changes and the line counts),
+   * so the request stays inside the edge's body limit; beyond it, files' ranges are left out and
+   * counted (`files_omitted`), their line counts stay.
+   */
+  LINE_ATTRIBUTION_BYTES: 256 * 1024,
   /** Why a file's added lines were not observed line by line. */
   LINE_REASON_CHARS: 300,
   /** The agent's name and version as its hooks or transcript report them. */

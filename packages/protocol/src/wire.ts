@@ -255,6 +255,8 @@ export const lineAttributionSchema = z.strictObject({
   tool: agentToolSchema.optional(),
   /** Set when no hook of the agent observed the task (every added line is "not observed"): why. */
   not_observed: boundedText(WIRE_LIMITS.LINE_REASON_CHARS).optional(),
+  /** Files whose ranges were left out to stay within LINE_ATTRIBUTION_BYTES (their line counts are still sent). */
+  files_omitted: z.number().int().min(1).max(WIRE_LIMITS.CHANGE_ENTRIES).optional(),
   files: z
     .array(fileLineRangesSchema)
     .max(WIRE_LIMITS.CHANGE_ENTRIES)
