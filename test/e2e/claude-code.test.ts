@@ -24,6 +24,7 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject } from "../support/agent-project.ts";
+import { EVIDENCE, evidenceEndTurns, evidenceStartTurns, expectEvidence, personEdits } from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { offeredTools, sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -282,5 +283,57 @@ describe("Claude Code with the Waymark plugin (the README's shortest path), thro
       await expectNextSessionContext(workflowId, "mcp__plugin_waymark_waymark");
     },
     SESSION_MS + 30_000,
+  );
+});
+
+describe("Claude Code's evidence: its lines and a person's in one file, a failing then a passing test run, no secret stored", () => {
+  it(
+    "Write, Edit, a person's edit, `npm test` failing then passing, a decision, complete_task: page, summary and Agent Trace agree",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      harness.project?.remove();
+      harness.project = await agentProject(harness.server, { agent: "claude", files: EVIDENCE.files });
+      expect(project().init?.code, project().init?.stderr).toBe(0);
+      const repo = project().repo;
+      const sum = join(repo, "src", "sum.js");
+      const bash = (command: string | (() => string)): Turn["calls"] => [
+        { name: "Bash", input: () => ({ command: typeof command === "string" ? command : command(), description: "Run" }) },
+      ];
+      harness.model.play([
+        {
+          calls: [
+            {
+              name: "ToolSearch",
+              input: { query: `select:${M}start_workflow,${M}start_task,${M}log_decision,${M}complete_task`, max_results: 5 },
+            },
+          ],
+          usage: usage(0),
+          latencyMs: 1000,
+          again: (conversation) => !(conversation.results("ToolSearch").at(-1) ?? "").split("\n").includes(`${M}start_task`),
+        },
+        ...evidenceStartTurns(CLAUDE_TOOLS, usage),
+        { calls: [{ name: "Write", input: { file_path: join(repo, "src", "mean.js"), content: EVIDENCE.mean } }], usage: usage(3) },
+        { calls: bash(EVIDENCE.failingCommand), usage: usage(4) },
+        { calls: [{ name: "Read", input: { file_path: sum } }], usage: usage(5) },
+        {
+          calls: [{ name: "Edit", input: { file_path: sum, old_string: EVIDENCE.brokenLine, new_string: EVIDENCE.fixedLine } }],
+          usage: usage(6),
+        },
+        // Asked for its next turn, the model "thinks" while a person edits another line of the file.
+        {
+          calls: bash(() => {
+            personEdits(repo);
+            return EVIDENCE.passingCommand;
+          }),
+          usage: usage(7),
+        },
+        { calls: bash(EVIDENCE.commitCommand), usage: usage(8) },
+        ...evidenceEndTurns(CLAUDE_TOOLS, usage, 9),
+      ]);
+      const session = await claude("Make total() sum its values and record the work in Waymark.");
+      const ids = expectPlayedThrough(harness.model, session, CLAUDE_TOOLS);
+      await expectEvidence(harness, ids, { tool: "claude-code", modelId: `anthropic/${MODEL}` });
+    },
+    SESSION_MS + 200_000,
   );
 });
