@@ -27,6 +27,7 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject, HELPER_VERSION } from "../support/agent-project.ts";
+import { EVIDENCE, evidenceEndTurns, evidenceStartTurns, expectEvidence, personEdits } from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -288,5 +289,82 @@ describe("Codex with the Waymark plugin (the README's shortest path), through a 
       await expectNextSessionContext(workflowId, false);
     },
     SESSION_MS + 30_000,
+  );
+});
+
+describe("Codex's evidence: its lines and a person's in one file, a failing then a passing test run, no secret stored", () => {
+  it(
+    "apply_patch (a new file, then an edit), a person's edit, `npm test` failing then passing, a decision, complete_task: page, summary and Agent Trace agree",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      harness.project?.remove();
+      harness.project = await agentProject(harness.server, {
+        agent: "codex",
+        files: EVIDENCE.files,
+        home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
+      });
+      expect(project().init?.code, project().init?.stderr).toBe(0);
+      const repo = project().repo;
+      const shell = (cmd: string | (() => string)): Turn["calls"] => [
+        { name: "exec_command", input: () => ({ cmd: typeof cmd === "string" ? cmd : cmd() }) },
+      ];
+      const patch = (...lines: string[]) => ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n");
+      harness.model.play([
+        {
+          calls: [{ name: "tool_search", kind: "tool_search", input: { query: "waymark workflow task decision", limit: 8 } }],
+          usage: usage(0),
+          latencyMs: 1000,
+          again: (conversation) => !(conversation.results("tool_search").at(-1) ?? "").includes('"start_task"'),
+        },
+        ...evidenceStartTurns(CODEX_TOOLS, usage),
+        {
+          calls: [
+            {
+              name: "apply_patch",
+              kind: "freeform",
+              input: patch(
+                "*** Add File: src/mean.js",
+                ...EVIDENCE.mean
+                  .trimEnd()
+                  .split("\n")
+                  .map((line) => `+${line}`),
+              ),
+            },
+          ],
+          usage: usage(3),
+        },
+        { calls: shell(EVIDENCE.failingCommand), usage: usage(4) },
+        {
+          calls: [
+            {
+              name: "apply_patch",
+              kind: "freeform",
+              input: patch(
+                "*** Update File: src/sum.js",
+                "@@",
+                " function total(values) {",
+                `-${EVIDENCE.brokenLine}`,
+                `+${EVIDENCE.fixedLine}`,
+              ),
+            },
+          ],
+          usage: usage(5),
+        },
+        // Asked for its next turn, the model "thinks" while a person edits another line of the file.
+        {
+          calls: shell(() => {
+            personEdits(repo);
+            return EVIDENCE.passingCommand;
+          }),
+          usage: usage(6),
+        },
+        { calls: shell(EVIDENCE.commitCommand), usage: usage(7) },
+        ...evidenceEndTurns(CODEX_TOOLS, usage, 8),
+      ]);
+      const session = await codex("Make total() sum its values and record the work in Waymark.");
+      const ids = expectPlayedThrough(harness.model, session, CODEX_TOOLS);
+      await expectEvidence(harness, ids, { tool: "codex", modelId: `openai/${MODEL}` });
+    },
+    SESSION_MS + 200_000,
   );
 });
