@@ -6,6 +6,8 @@
  * before each response, complete_task's response streamed on 500 ms past the call). The record is
  * checked against what happened: the files, the commit, which files the agent's own edit tools
  * touched, usage equal to what the model returned, the stop reminder, the next session's context.
+ * Then the evidence scenario (test/support/evidence-scenario.ts): the agent's lines and a person's
+ * in one file, a failing then a passing test run, secrets kept out of the record.
  */
 import { join } from "node:path";
 import { MARKETPLACE_PATH } from "@waymark/protocol/plugin";

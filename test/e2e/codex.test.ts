@@ -7,7 +7,8 @@
  * the same through the plugin (`codex plugin marketplace add` + `add`, no project trust). The
  * record is checked against what happened: the files, the commit, which files Codex's own edit
  * tool touched, the usage Codex wrote to its session file, the stop reminder, the next session's
- * start context.
+ * start context. Then the evidence scenario (test/support/evidence-scenario.ts): the agent's
+ * lines and a person's in one file, a failing then a passing test run, secrets kept out of the record.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -6,7 +6,7 @@
  * command line, a fake GitHub token in a decision) and completes the task claiming success. Then
  * the record is read back through the real endpoint: the share page, the Markdown summary, the JSON
  * export and the Agent Trace export (share link and read token) must give the agent's and the
- * person's lines, the test runs in order, and no secret.
+ * person's lines (as `git blame` of the end commit has them), the test runs in order, and no secret.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -235,6 +235,17 @@ export async function expectEvidence(
     // The agent's lines to the AI contributor, the person's to "unknown" (Waymark saw the change, not who made it).
     expect(rangesOf(record)).toEqual({ "src/mean.js": ["1-3 ai"], "src/sum.js": ["1-1 unknown", "3-3 ai"] });
     for (const file of record.files) expect(file.conversations[0]?.contributor).toEqual({ type: "ai", model_id: agent.modelId });
+  }
+  // `git blame` of the end commit puts the task's commit on exactly the lines the ranges cover.
+  for (const [path, lines] of Object.entries({ "src/mean.js": [1, 2, 3], "src/sum.js": [1, 3] })) {
+    const blamed = project
+      .git("blame", "--line-porcelain", head, "--", path)
+      .split("\n")
+      .filter((line) => /^[0-9a-f]{40} /.test(line))
+      .map((line) => line.split(" "))
+      .filter(([commit]) => commit === head)
+      .map((fields) => Number(fields[2]));
+    expect(blamed, path).toEqual(lines);
   }
 
   // The decision reached the record, its token replaced by the marker; no secret is in anything stored.
