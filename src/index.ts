@@ -2,7 +2,7 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
- * the account API (tokens, webhooks, search), the auditors' exports and schema, the helper tarball, shared pages and the dashboard.
+ * the account API (tokens, devices, webhooks, search), the auditors' exports and schema, the helper tarball, shared pages and the dashboard.
  * Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES, in its route),
  * everything else by API_BODY_BYTES. Every route that acts for an account authenticates it with
  * the one principal middleware (src/http/require-account.ts), /mcp included.
@@ -17,6 +17,7 @@ import { LIMITS } from "./limits";
 import { mcpRoutes } from "./mcp/endpoint";
 import { serverCardRoutes } from "./mcp/server-card";
 import { accountRoutes } from "./routes/account-api";
+import { deviceRoutes } from "./routes/devices";
 import { exportApiRoutes } from "./routes/export-api";
 import { helperDownload } from "./routes/helper-download";
 import { oauthRoutes } from "./routes/oauth";
@@ -42,6 +43,7 @@ app.route("/", signingKeyRoutes);
 app.route("/", exportApiRoutes);
 app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
+app.route("/", deviceRoutes);
 app.route("/", accountRoutes);
 app.route("/", pageRoutes);
 

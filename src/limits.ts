@@ -63,6 +63,14 @@ export const LIMITS = {
   // Managed API tokens: active tokens per account, name length.
   API_TOKENS: 100,
   TOKEN_NAME: 100,
+  // Devices whose helpers sign (account/devices): approved devices per account, a device's name,
+  // pairing requests waiting for approval and how long a pairing code lives, and how far a
+  // signature's time (and a pairing request's) may be from the edge's clock either way.
+  DEVICES: 50,
+  DEVICE_NAME: 100,
+  DEVICE_PAIRINGS: 20,
+  DEVICE_PAIRING_TTL_MS: 10 * 60 * 1000,
+  DEVICE_SIGNATURE_SKEW_MS: 10 * 60 * 1000,
   // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
   FEEDBACK_TEXT: 2000,
   FEEDBACK_PER_WORKFLOW: 1000,

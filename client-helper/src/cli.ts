@@ -46,6 +46,7 @@ Usage:
   waymark trace [--workflow <id>] [--url <endpoint>] [--token <token>] [--out <file>]
   waymark blame <file> [--trace <export.agent-trace.json>]... [--workflow <id>]... [--json]
   waymark hook <event>
+  waymark device [pair]
   waymark <command> --help
   waymark --help | --version
 
@@ -57,6 +58,7 @@ Commands:
   init      set a project up for its agents: MCP server entry, instructions, hooks
   doctor    check endpoint, token, git, repository identity and the installed hooks
   hook      what the installed hooks run (reads the agent's hook payload on stdin)
+  device    this machine's signing key; 'device pair' gets a code to approve it on the dashboard
   summary   print a workflow as Markdown for a pull request description
   verify    check a workflow's JSON export: its chain, its signature, every field against
             its events, and with --repo its committed changes against git

@@ -1,13 +1,17 @@
 /**
  * @module provenance-fields
  * What the helper adds so the edge can say where each figure came from: its own identity on
- * the changes it computed, the paths the agent's edit tools touched during the task (from the
- * hooks' journal, when hooks ran), and the source of usage figures ("transcript" when summed
- * from the agent's transcript, "agent" for the agent's own claim: an agent never sets it).
+ * what it computed, signed with this device's key (./device-key) over the data and the task so
+ * an approved device's figures read "computed and signed"; the paths the agent's edit tools
+ * touched during the task, only when the hooks observed the task (from their journal); and the
+ * source of usage figures ("transcript" when summed from the agent's transcript, "agent" for
+ * the agent's own claim: an agent never sets it).
  */
+import { completionData, startData } from "@waymark/protocol/device-signature";
 import { repoPathProblem } from "@waymark/protocol/paths";
-import type { AgentEdits, Changes, HelperSource, Metrics } from "@waymark/protocol/wire";
+import type { AgentEdits, Changes, HelperSource, Metrics, Snapshot } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
+import type { DeviceKey } from "./device-key.js";
 import { SPOOLED_TOOL_CALLS } from "./hooks/hook-runner.js";
 import { Journal } from "./hooks/journal.js";
 import { drainSpool } from "./hooks/spool.js";
@@ -25,9 +29,38 @@ export function withProvenance(changes: Changes, version: string, edits: AgentEd
 }
 
 /**
+ * The start snapshot as sent: the helper's identity, signed by this device for the workflow the
+ * task starts in. `nonce`: the signature's, which the task's completion names.
+ */
+export function signedSnapshot(
+  snapshot: Snapshot,
+  version: string,
+  key: DeviceKey | null,
+  workflowId: unknown,
+): { snapshot: Snapshot; nonce?: string } {
+  const identified: Snapshot = { ...snapshot, source: helperSource(version) };
+  if (!key || typeof workflowId !== "string") return { snapshot: identified };
+  const device = key.signature("start_task", workflowId, startData(identified));
+  return { snapshot: { ...identified, source: { ...helperSource(version), device } }, nonce: device.nonce };
+}
+
+/**
+ * The changes as sent, signed by this device over them and the usage figures for the task being
+ * completed, naming the nonce of its signed start (`startNonce`) when it had one.
+ */
+export function signedChanges(changes: Changes, metrics: unknown, key: DeviceKey | null, taskId: string, startNonce?: string): Changes {
+  const source = changes.source;
+  if (!key || !source) return changes;
+  const device = key.signature("complete_task", taskId, completionData(changes, metrics), startNonce);
+  return { ...changes, source: { ...source, device } };
+}
+
+/**
  * The paths the agent's own edit tools touched during the task, or undefined when no hook
- * ever ran for this repository (then nothing is known either way). Paths the edge would
- * refuse are left out and make the list `truncated` (it no longer proves anything about the rest).
+ * recorded anything for this task (an agent whose hooks are not set up or not trusted, as Codex
+ * skips untrusted hooks): then which files its tools edited is not observed, and nothing is said
+ * either way. Paths the edge would refuse are left out and make the list `truncated` (it no
+ * longer proves anything about the rest).
  */
 export async function agentEdits(dir: string, taskId: string, cacheDir: string | undefined, top?: string): Promise<AgentEdits | undefined> {
   try {
@@ -36,8 +69,9 @@ export async function agentEdits(dir: string, taskId: string, cacheDir: string |
       Journal.forDirectory(dir, cacheDir, top),
       drainSpool(cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS),
     ]);
-    const [session, edits] = await Promise.all([journal.session(), journal.editedPaths(taskId)]);
-    if (!session && edits.paths.length === 0) return undefined;
+    // Observed only when a tool hook recorded this task's work: a session seen proves nothing about its edits.
+    const edits = await journal.editedPaths(taskId);
+    if (edits.last_at === null) return undefined;
     const paths = edits.paths.filter((path) => repoPathProblem(path) === null).slice(0, WIRE_LIMITS.CHANGE_ENTRIES);
     const cut = edits.truncated || paths.length < edits.paths.length;
     return cut ? { paths, truncated: true } : { paths };

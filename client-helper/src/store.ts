@@ -24,6 +24,8 @@ export type TaskRecord = {
   snapshot: LocalSnapshot | null;
   /** Reused on every complete_task retry until one succeeds, so the edge counts it once. */
   idempotency_key?: string;
+  /** The nonce of this device's signature on the start snapshot: the completion's signature names it. */
+  start_nonce?: string;
 };
 
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {

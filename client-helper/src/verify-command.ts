@@ -202,21 +202,13 @@ function signatureLine(check: ExportCheck, keySource: string): string {
   return "FAILED (see below)";
 }
 
-/** How the record labels each task's figures, worded for the report (labels as checkExport tallies them). */
-const SOURCE_WORDS: Record<string, string> = {
-  client: "reported by the client",
-  transcript: "from the agent's transcript",
-  agent: "the agent's claim",
-  "not recorded": "no source recorded",
-};
-
 function provenanceLine(check: ExportCheck): string | null {
   const part = (counts: Record<string, number>, what: string) => {
-    const entries = Object.entries(counts).map(([label, n]) => `${SOURCE_WORDS[label] ?? `computed by waymark-${label}`} ×${n}`);
+    const entries = Object.entries(counts).map(([label, n]) => `${label} ×${n}`);
     return entries.length === 0 ? null : `${what}: ${entries.join(", ")}`;
   };
   const parts = [part(check.provenance.files, "files"), part(check.provenance.usage, "usage")].filter((p) => p !== null);
-  return parts.length === 0 ? null : `${parts.join("; ")} (per task, as each client declared it)`;
+  return parts.length === 0 ? null : `${parts.join("; ")} (per task, the server's verdict on each device signature)`;
 }
 
 function repoLines(repo: RepoCheck): string[] {
@@ -279,8 +271,8 @@ function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, f
   } else if (check.signature.status === "ok") {
     lines.push(
       `ok: this deployment recorded these ${plural(check.events, "event")}, and every other field of the export follows from them.`,
-      "This does not prove that the agent told the truth: its outcomes, decisions and usage are recorded as it reported them, and",
-      "each figure's source is as its client declared it.",
+      "This does not prove that the agent told the truth: its outcomes and decisions are recorded as it reported them. A figure",
+      "'computed and signed' was signed by a device the owner approved (anything running as the user on that device could sign too).",
     );
     lines.push(
       repo

@@ -123,6 +123,7 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
   it("init sets the project up; doctor passes with the right token", () => {
     const init = waymark(["init", "--url", server.url, "--agent", "claude"]);
     expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toMatch(/Created this device's signing key: SHA256:/);
     const doctor = waymark(["doctor"]);
     expect(doctor.stdout).toContain(`ok   endpoint: ${server.url}/health answered 200`);
     expect(doctor.stdout).toMatch(/ok {3}token: accepted by .*\/mcp \(\d+ tools\)/);
@@ -165,6 +166,15 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
   it("records the agent's own edits and the transcript's usage for the task, reminds at stop, resumes at start", async () => {
     const mcp = JSON.parse(readFileSync(join(repo.dir, ".mcp.json"), "utf8")).mcpServers.waymark;
     expect(mcp.env).toEqual({ WAYMARK_TOKEN: CLAUDE_TOKEN_REF });
+    // The owner approves the device key init made (as the Devices page does, here through the API).
+    const publicKey = /^Public key: +(\S+)$/m.exec(waymark(["device"]).stdout)?.[1];
+    const approved = await fetch(`${server.url}/api/devices`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "dev laptop", key: publicKey }),
+    });
+    expect(approved.status, await approved.clone().text()).toBe(201);
+    const device = { name: "dev laptop", fingerprint: ((await approved.json()) as { fingerprint: string }).fingerprint };
     const quiet = hook("SessionStart", { hook_event_name: "SessionStart", source: "startup" });
     expect(quiet).toMatchObject({ code: 0, stdout: "" });
 
@@ -297,12 +307,16 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
         cost_usd: 0.012795,
         source: "transcript",
         price_table_date: PRICE_TABLE_DATE,
+        device,
       });
       const files = task.files_changed as { added: string[]; modified: string[] };
       expect([...files.added].sort()).toEqual(["generated.txt", "src/a.ts"]);
       expect(files.modified).toEqual(["README.md"]);
-      // Provenance: computed by this helper; the generated file is listed apart from the agent's edits.
-      expect(task.files_changed).toMatchObject({ source: { kind: "helper", version: "0.1.0" }, not_by_agent_tools: ["generated.txt"] });
+      // Provenance: computed by this helper and signed by the approved device; the generated file is listed apart from the agent's edits.
+      expect(task.files_changed).toMatchObject({
+        source: { kind: "signed", version: "0.1.0", device },
+        not_by_agent_tools: ["generated.txt"],
+      });
       const head = repo.git("rev-parse", "HEAD").trim();
       expect(task.repository).toMatchObject({ remote: "github.com/acme/hooks-demo", branch: "main", start_commit: head, end_commit: head });
 
@@ -312,13 +326,16 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
       // The page and the Markdown export say it plainly.
       const page = await (await fetch(String(share_url))).text();
       expect(page).toContain("Repository: github.com/acme/hooks-demo · branch main");
-      expect(page).toContain("computed by waymark-helper 0.1.0");
+      const shown = `device “dev laptop” (${device.fingerprint.slice(0, 19)}…)`;
+      expect(page).toContain(`computed and signed</span> by waymark-helper 0.1.0 on ${shown}`);
       expect(page).toMatch(/<code>generated\.txt<\/code> <span class="tag">not by agent tools<\/span>/);
-      expect(page).toContain(`from the agent&#39;s transcript (cost from the price table of ${PRICE_TABLE_DATE})`);
+      expect(page).toContain(
+        `(summed from the agent&#39;s transcript by waymark-helper on ${shown}; cost from the price table of ${PRICE_TABLE_DATE})`,
+      );
       expect(page).not.toContain("ci-token");
       const markdown = await (await fetch(`${share_url}/export.md`)).text();
-      expect(markdown).toContain("Files: computed by waymark-helper 0.1.0");
-      expect(markdown).toMatch(/Agent edits: 2 file.*generated\.txt/);
+      expect(markdown).toContain(`Files: computed and signed by waymark-helper 0.1.0 on ${shown}`);
+      expect(markdown).toMatch(/Agent edits: computed and signed \(the agent.s hooks, on device “dev laptop” .*\): 2 file.*generated\.txt/);
       expect(hook("Stop", { hook_event_name: "Stop", stop_hook_active: false }).stdout).toBe("");
     } finally {
       await client.close();

@@ -11,15 +11,17 @@ afterAll(cleanupTempDirs);
 
 const VERSION = (JSON.parse(readFileSync(join(HELPER_DIR, "package.json"), "utf8")) as { version: string }).version;
 
-/** Where the helper keeps its cache during these tests (never the user's). */
+/** Where the helper keeps its cache and reads its user config during these tests (never the user's). */
 let cacheHome = "";
+let configHome = "";
 beforeAll(() => {
   cacheHome = tempDir("waymark-cli-cache-");
+  configHome = tempDir("waymark-cli-config-");
 });
 
 /** The built bin on the machine's Node, as a user or a CI script runs it. */
 function waymark(args: string[], opts: { cwd?: string; input?: string } = {}) {
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cacheHome };
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cacheHome, XDG_CONFIG_HOME: configHome };
   delete env.WAYMARK_URL;
   delete env.WAYMARK_TOKEN;
   const r = spawnSync(SYSTEM_NODE, [BIN, ...args], { cwd: opts.cwd, input: opts.input, encoding: "utf8", env });

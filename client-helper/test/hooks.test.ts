@@ -5,6 +5,7 @@ import { agentHooks } from "@waymark/protocol/agent-config";
 import { afterAll, describe, expect, it } from "vitest";
 import { editedFiles, type HookAgent, runHook } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
+import { agentEdits } from "../src/provenance-fields.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
@@ -142,6 +143,22 @@ describe("hooks", () => {
       agent: "codex",
       transcript_path: "/home/u/.codex/sessions/2026/11/27/rollout-x.jsonl",
     });
+  });
+
+  it("Codex with a session seen but no tool hook run during the task: the agent's edits are not observed, never 'none'", async () => {
+    const { repo, cache, run } = await openTask();
+    // SessionStart ran (the session is known), but no PostToolUse hook did: Codex skipped untrusted hooks.
+    await run("codex", "session-start", { cwd: repo.dir, session_id: "s1", transcript_path: "/t/rollout.jsonl", source: "startup" });
+    expect(await agentEdits(repo.dir, "tk_1", cache)).toBeUndefined();
+    // Once a tool hook recorded the task's work, what it did not touch is known: a shell command alone edits nothing.
+    await run("codex", "post-tool-use", {
+      cwd: repo.dir,
+      hook_event_name: "PostToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "npm test" },
+      tool_use_id: "c1",
+    });
+    expect(await agentEdits(repo.dir, "tk_1", cache)).toEqual({ paths: [] });
   });
 
   it("Cursor: a subagent's modified_files are recorded for the open task", async () => {

@@ -71,7 +71,9 @@ function snapshotTree(...roots: string[]): Record<string, string> {
 
 /** A tree snapshot without the user-level endpoint setting init keeps (~/.config/waymark/config.json). */
 function withoutUserConfig(files: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(files).filter(([path]) => !/(^|[/:])\.config\/(waymark\/(config\.json)?)?$/.test(path)));
+  return Object.fromEntries(
+    Object.entries(files).filter(([path]) => !/(^|[/:])\.config\/(waymark\/(config\.json|device-key\.json)?)?$/.test(path)),
+  );
 }
 
 /** A project whose owner already has content in every file init touches, in their own formatting. */
@@ -240,7 +242,7 @@ describe("waymark init", () => {
     expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
     const removed = waymark(s, ["init", "--remove"]);
     expect(removed.code, removed.stderr).toBe(0);
-    // The user-level endpoint setting stays: it is the user's, shared by every project.
+    // The user-level endpoint setting and device key stay: they are the user's, shared by every project.
     expect(withoutUserConfig(snapshotTree(s.repo.dir, s.home))).toEqual(before);
 
     const fresh = setup();

@@ -12,6 +12,7 @@ import { BIN, blackHole, closedPort, ensureBuilt, FakeRemote, SYSTEM_NODE } from
 const TOKEN = "secret-token";
 let remote: FakeRemote;
 let cacheHome: string;
+let configHome: string;
 const open: { close: () => Promise<void> }[] = [];
 
 beforeAll(async () => {
@@ -19,6 +20,7 @@ beforeAll(async () => {
   remote = new FakeRemote(TOKEN);
   await remote.start();
   cacheHome = tempDir("waymark-cache-");
+  configHome = tempDir("waymark-config-");
 });
 afterEach(async () => {
   for (const c of open.splice(0)) await c.close().catch(() => {});
@@ -31,7 +33,8 @@ afterAll(async () => {
 function env(extra: Record<string, string> = {}): Record<string, string> {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("WAYMARK_")) base[k] = v;
-  return { ...base, XDG_CACHE_HOME: cacheHome, ...extra };
+  // A config folder of its own: no endpoint setting and no device key of the machine's user leak in.
+  return { ...base, XDG_CACHE_HOME: cacheHome, XDG_CONFIG_HOME: configHome, ...extra };
 }
 
 type HelperOpts = {
@@ -206,8 +209,9 @@ describe("waymark mcp (stdio proxy, real child process)", () => {
       arguments: { workflow_id: "wf", name: "t", goal: "g" },
     });
     const snapshot = lastCall("start_task").snapshot as Record<string, unknown>;
-    expect(Object.keys(snapshot).sort()).toEqual(["digest", "files", "type"]);
-    expect(snapshot).toMatchObject({ type: "checksum", files: 0 });
+    expect(Object.keys(snapshot).sort()).toEqual(["digest", "files", "source", "type"]);
+    // The helper's identity, unsigned: this machine has no device key (only init and waymark device make one).
+    expect(snapshot).toMatchObject({ type: "checksum", files: 0, source: { kind: "helper", version: "0.1.0" } });
   });
 
   it("a bad token reaches the agent as a clear UNAUTHORIZED tool error", async () => {

@@ -9,11 +9,14 @@
  * - workflow-index.ts: the workflows' summaries; owner-search.ts: the dashboard's search and pages
  * - memory.ts: full-text memory; path-index.ts: which task changed which file; work-search.ts: both, for get_workflow
  * - sessions.ts: dashboard sessions and the live pages they follow; tokens.ts: managed API tokens
+ * - devices.ts: the devices whose helpers sign, and their pairing requests
  * - settings.ts: the account's settings and public origin; webhooks.ts: registrations and deliveries
  * - account-schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
+import type { DeviceSignature } from "@waymark/protocol/device-signature";
 import { type Authority, may } from "../domain/access-scopes";
+import type { SignatureVerdict } from "../domain/device-signature";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -28,6 +31,7 @@ import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
+import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -84,6 +88,7 @@ export class AccountObject extends DurableObject<Env> {
     workflowStub(this.env, workflowId).closeOwnerSockets(session),
   );
   private readonly tokens = new ApiTokens(this.sql);
+  private readonly devices = new Devices(this.sql);
   private readonly storedSettings = new SettingsStore(this.sql);
   /** How webhook requests leave; a test may substitute a recorder. */
   sender: Sender = (url, init) => fetch(url, init);
@@ -298,6 +303,37 @@ export class AccountObject extends DurableObject<Env> {
 
   async touchToken(id: string): Promise<void> {
     this.tokens.touch(id);
+  }
+
+  // ── Devices (their helpers sign what they compute) ───────────────────────
+
+  async requestDevicePairing(input: { key: string; name: string }): Promise<Result<IssuedPairing>> {
+    return this.devices.requestPairing(input);
+  }
+
+  async pendingDevice(code: string): Promise<Result<PendingDevice>> {
+    return this.devices.pending(code);
+  }
+
+  async approveDevice(code: string, name: string): Promise<Result<DeviceInfo>> {
+    return this.devices.approve(code, name);
+  }
+
+  async addDevice(name: string, key: string): Promise<Result<DeviceInfo>> {
+    return this.devices.add(name, key);
+  }
+
+  async listDevices(): Promise<DeviceInfo[]> {
+    return this.devices.list();
+  }
+
+  async revokeDevice(id: string): Promise<Result<DeviceInfo>> {
+    return this.devices.revoke(id);
+  }
+
+  /** A workflow object asks whether a signature over `message` is an approved device's. */
+  async verifyDeviceSignature(signature: DeviceSignature, message: Uint8Array): Promise<SignatureVerdict> {
+    return this.devices.verify(signature, message);
   }
 
   /** Whether a credential of `account` still holds, answered without waiting (inside a transaction). */

@@ -170,4 +170,27 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE workflows ADD COLUMN repository_fingerprint TEXT",
     ],
   },
+  // Devices whose helpers sign (account/devices), and pairing requests waiting for the owner
+  // (the code only as a hash; expires_at in ms).
+  {
+    version: 12,
+    statements: [
+      `CREATE TABLE devices (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        public_key TEXT NOT NULL UNIQUE,
+        fingerprint TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      )`,
+      `CREATE TABLE device_pairings (
+        code_hash TEXT PRIMARY KEY,
+        public_key TEXT NOT NULL,
+        name TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];

@@ -63,7 +63,9 @@ export type Action =
   | "grant.manage"
   | "webhook.create"
   | "webhook.manage"
-  | "settings.change";
+  | "settings.change"
+  | "device.pair"
+  | "device.manage";
 
 /** The access matrix: each action and every scope it needs. */
 export const ACTION_SCOPES: Record<Action, readonly Scope[]> = {
@@ -92,6 +94,10 @@ export const ACTION_SCOPES: Record<Action, readonly Scope[]> = {
   "webhook.manage": ["admin"],
   // share_new_workflows
   "settings.change": ["admin"],
+  // a helper asks to pair its device key (with the token it records with); nothing counts until approved
+  "device.pair": ["write"],
+  // approve (list, add) and revoke devices: an approved device's signatures make figures "computed and signed"
+  "device.manage": ["admin"],
 };
 
 export function may(held: readonly Scope[], action: Action): boolean {

@@ -28,7 +28,7 @@ import {
   type TaskElsewhere,
   type TaskWindow,
 } from "./overlap";
-import { filesProvenance } from "./provenance";
+import { filesProvenance, type Trust } from "./provenance";
 import type { Verification } from "./view";
 
 export interface AttributionInput {
@@ -49,6 +49,8 @@ export interface AttributionInput {
    */
   elsewhere?: readonly TaskElsewhere[];
   manualReview?: { needed: boolean; reason?: string };
+  /** Whether an approved device signed the data (domain/provenance); absent: not signed. */
+  trust?: Trust;
 }
 
 export interface Attribution {
@@ -114,8 +116,8 @@ export function attributeTask(input: AttributionInput): Attribution {
   // Line counts and commits as the helper measured them, for the files this task is credited with.
   const review = input.changes && input.changes.type !== "unavailable" ? input.changes.review : undefined;
   if (review) Object.assign(files_changed, reviewFields(review, new Set(paths), files_changed.renamed));
-  // Provenance: computed by the helper (which version) or supplied by a client; files the agent's edit tools did not touch.
-  Object.assign(files_changed, filesProvenance(input.changes, paths));
+  // Provenance: computed and signed, claimed by the client, or not observed; files the agent's edit tools did not touch.
+  Object.assign(files_changed, filesProvenance(input.changes, paths, input.trust));
   const lineRanges = creditedRanges(review?.line_attribution, files_changed);
   return { changes, files_changed, verification, unexpected: new Set(scope.unexpected_files), lineRanges };
 }

@@ -68,9 +68,13 @@ export interface TaskMetrics {
   output_tokens: number | null;
   model: string | null;
   cost_usd: number | null;
-  /** Provenance: summed from the agent's transcript, or the agent's claim (absent: recorded before it was kept). */
+  /**
+   * Provenance: summed from the agent's transcript and signed by `device`, or the client's claim
+   * (absent: recorded before it was kept; "transcript" without a device: recorded before devices signed).
+   */
   source?: MetricsProvenance["source"] | null;
   price_table_date?: string | null;
+  device?: MetricsProvenance["device"];
 }
 
 /** A shell command the agent ran during a task, as the helper's hooks observed it (docs/evidence.md). */

@@ -201,7 +201,7 @@ export function renderDashboard(nonce: string, d: DashboardData): Html {
   return layout(
     nonce,
     "Dashboard",
-    html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <span class="muted">account ${d.account}</span> <a href="/dashboard/tokens">Tokens</a>
+    html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <span class="muted">account ${d.account}</span> <a href="/dashboard/tokens">Tokens</a> <a href="/dashboard/devices">Devices</a>
 <form method="post" action="/logout"><button>Sign out</button></form></nav>
 <h1>Workflows</h1>
 ${renderAccountTotals(d.totals)}

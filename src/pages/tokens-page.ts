@@ -77,7 +77,7 @@ export async function renderTokensPage(nonce: string, page: TokensPage, now = Da
   const rendered = ownerPage(
     nonce,
     "Tokens",
-    html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <span class="muted">account ${page.account}</span>
+    html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <a href="/dashboard/devices">Devices</a> <span class="muted">account ${page.account}</span>
 <form method="post" action="/logout"><button>Sign out</button></form></nav>
 <h1>API tokens</h1>
 ${

@@ -11,8 +11,9 @@
 import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
+import type { SignatureVerdict } from "../domain/device-signature";
 import type { Overlap, TaskElsewhere } from "../domain/overlap";
-import { endCommit, metricsProvenance, observedCommands } from "../domain/provenance";
+import { endCommit, metricsProvenance, observedCommands, startSignature, type Trust, trustOf } from "../domain/provenance";
 import { boundWarnings, storedFiles, withWarning } from "../domain/stored-files";
 import { AttributionInputError, attributeTask } from "../domain/task-attribution";
 import type { TaskView } from "../domain/view";
@@ -106,7 +107,8 @@ export class TaskLifecycle {
     };
   }
 
-  start(workflow: WorkflowRow, input: Tools.StartTaskInput, w: WriteScope): StartTaskOutput {
+  /** `signed`: the verdict on the start snapshot's device signature (workflow/device-signatures). */
+  start(workflow: WorkflowRow, input: Tools.StartTaskInput, w: WriteScope, signed?: SignatureVerdict): StartTaskOutput {
     if (workflow.status !== "active") {
       throw new WaymarkError("CONFLICT", `workflow_id: workflow ${workflow.id} is already completed (${workflow.status})`);
     }
@@ -125,6 +127,8 @@ export class TaskLifecycle {
     }
     const taskId = newTaskId(workflow.id);
     w.countBytes(this.records.insertTask(taskId, input, w.now));
+    const start = signed ? startSignature(signed) : null;
+    if (start) this.records.setStartSignature(taskId, start);
     this.totals.taskStarted();
     w.emit("task.started", taskId, this.records.written(taskId));
     const output: StartTaskOutput = {
@@ -146,7 +150,13 @@ export class TaskLifecycle {
    * `elsewhere`: the tasks of other workflows its helper saw on the same working tree, with
    * their changes to the files both changed (read from their workflows before this write).
    */
-  complete(task: TaskRow, input: Tools.CompleteTaskInput, w: WriteScope, elsewhere: readonly TaskElsewhere[] = []): CompleteTaskOutput {
+  complete(
+    task: TaskRow,
+    input: Tools.CompleteTaskInput,
+    w: WriteScope,
+    elsewhere: readonly TaskElsewhere[] = [],
+    signed?: SignatureVerdict,
+  ): CompleteTaskOutput {
     if (task.status !== "in_progress") {
       throw new WaymarkError(
         "CONFLICT",
@@ -158,16 +168,19 @@ export class TaskLifecycle {
       const names = openChildren.map((c) => `${c.id} (${c.name})`).join(", ");
       throw new WaymarkError("CONFLICT", `task_id: subtasks still open: ${names}; complete them first`);
     }
-    const attribution = this.attribute(task, input, w.now, elsewhere);
+    // Provenance: the files are the device's when it signed both ends of the task; the usage when it signed the completion.
+    const trust = signed ? trustOf(signed, this.records.startSignature(task)) : undefined;
+    const attribution = this.attribute(task, input, w.now, elsewhere, trust);
     const duration = Math.max(0, Math.round((w.now - task.started_at) / 1000));
     const changes = input.changes ?? null;
-    const usage = metricsProvenance(input.metrics, changes);
+    const usage = metricsProvenance(input.metrics, trust);
     const stored = this.records.completeTask(task.id, input, {
       now: w.now,
       duration,
       files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification, attribution.lineRanges),
       metricsSource: usage?.source ?? null,
       priceTableDate: usage?.price_table_date ?? null,
+      metricsDevice: usage?.device ?? null,
       endCommit: endCommit(changes),
       commands: observedCommands(changes),
     });
@@ -185,13 +198,16 @@ export class TaskLifecycle {
     const view = this.records.written(task.id);
     w.emit("task.completed", task.id, view);
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);
-    return {
+    const output: CompleteTaskOutput = {
       task_id: task.id,
       status: input.status,
       duration_seconds: duration,
       files_changed: view.files_changed as NonNullable<TaskView["files_changed"]>,
       verification: view.verification as NonNullable<TaskView["verification"]>,
     };
+    // The usage as recorded, with its provenance (only when the call reported any).
+    if (view.metrics) output.metrics = view.metrics;
+    return output;
   }
 
   /**
@@ -212,7 +228,7 @@ export class TaskLifecycle {
     );
   }
 
-  private attribute(task: TaskRow, input: Tools.CompleteTaskInput, now: number, elsewhere: readonly TaskElsewhere[]) {
+  private attribute(task: TaskRow, input: Tools.CompleteTaskInput, now: number, elsewhere: readonly TaskElsewhere[], trust?: Trust) {
     const descendants = this.records.descendants(task.id);
     try {
       return attributeTask({
@@ -224,6 +240,7 @@ export class TaskLifecycle {
         descendants,
         elsewhere,
         manualReview: { needed: input.outcome.manual_review_needed === true, reason: input.outcome.manual_review_reason },
+        trust,
       });
     } catch (error) {
       if (error instanceof AttributionInputError) throw new WaymarkError("INPUT_VALIDATION_ERROR", error.message);

@@ -7,11 +7,12 @@
  * happen are workflow/lifecycle's; this module only reads and writes.
  */
 
+import type { DeviceRef } from "@waymark/protocol/provenance-wording";
 import type * as Tools from "@waymark/protocol/tools";
 import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
-import { type TaskRepository, taskRepository } from "../domain/provenance";
+import { type StartSignature, type TaskRepository, taskRepository } from "../domain/provenance";
 import type { StoredFiles } from "../domain/stored-files";
 import type {
   DecisionView,
@@ -58,6 +59,9 @@ export type TaskRow = {
   repository: string | null;
   metrics_source: string | null;
   price_table_date: string | null;
+  /** Device signatures (JSON StartSignature; JSON DeviceRef of the device that signed the usage). */
+  start_signature: string | null;
+  metrics_device: string | null;
   /** How many files the task changed, and how many of the first a single value lists (NULL: completed before files were rows). */
   files_count: number | null;
   files_listed: number | null;
@@ -157,6 +161,7 @@ function taskView(
             // Provenance, when recorded (rows written before it was kept have none).
             ...(t.metrics_source ? { source: t.metrics_source as TaskMetrics["source"] } : {}),
             ...(t.price_table_date ? { price_table_date: t.price_table_date } : {}),
+            ...(t.metrics_device ? { device: JSON.parse(t.metrics_device) as DeviceRef } : {}),
           },
     repository: parse<TaskRepository>(t.repository),
   };
@@ -507,6 +512,7 @@ export class WorkflowRecords {
       files: StoredFiles;
       metricsSource: string | null;
       priceTableDate: string | null;
+      metricsDevice: DeviceRef | null;
       endCommit: string | null;
       /** The shell commands the helper's hooks observed (null: not observed). */
       commands: ObservedCommands | null;
@@ -520,10 +526,20 @@ export class WorkflowRecords {
       input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
       model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null},
       metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
+      metrics_device = ${done.metricsDevice ? JSON.stringify(done.metricsDevice) : null},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId}`;
     const stored = this.files.store(taskId, done.files);
     return { newPaths: stored.newPaths, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
+  }
+
+  /** The device signature of a task's start snapshot, when an approved device's verified. */
+  setStartSignature(taskId: string, signature: StartSignature): void {
+    this.sql`UPDATE tasks SET start_signature = ${JSON.stringify(signature)} WHERE id = ${taskId}`;
+  }
+
+  startSignature(task: TaskRow): StartSignature | null {
+    return parse<StartSignature>(task.start_signature);
   }
 
   /** A completed task's warnings, as a later write changed them (verification's other fields are rows or unchanged). */

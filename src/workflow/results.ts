@@ -4,7 +4,7 @@
  * MCP tools answer with.
  */
 import type { FilesChanged } from "../domain/changes";
-import type { Verification, WorkflowView } from "../domain/view";
+import type { TaskMetrics, Verification, WorkflowView } from "../domain/view";
 
 export interface StartWorkflowOutput {
   workflow_id: string;
@@ -28,6 +28,8 @@ export interface CompleteTaskOutput {
   duration_seconds: number;
   files_changed: FilesChanged;
   verification: Verification;
+  /** The usage reported, as recorded with its provenance (absent when none was). */
+  metrics?: TaskMetrics;
 }
 export interface CompleteWorkflowOutput {
   workflow_id: string;

@@ -31,6 +31,7 @@ import { workflowOfTask } from "../ids";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
+import { DeviceSignatures } from "./device-signatures";
 import { EventLog, type EventsPage } from "./event-log";
 import { type FeedbackDigest, FeedbackRecords, type NewFeedback } from "./feedback";
 import { LiveFollowers } from "./followers";
@@ -71,6 +72,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly reader: WorkflowReader;
   private readonly schema: LazySchema;
   private readonly otherWorkflows: OtherWorkflows;
+  private readonly signatures: DeviceSignatures;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -99,6 +101,9 @@ export class WorkflowObject extends DurableObject<Env> {
     this.lifecycle = new TaskLifecycle(this.records, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
+    this.signatures = new DeviceSignatures((account, signature, message) =>
+      accountIndex(account).verifyDeviceSignature(signature, message),
+    );
     this.otherWorkflows = new OtherWorkflows(this.records, (id) => env.WORKFLOW.get(env.WORKFLOW.idFromName(id)));
     ctx.blockConcurrencyWhile(async () => schema.open());
   }
@@ -146,12 +151,15 @@ export class WorkflowObject extends DurableObject<Env> {
     return started.ok && link ? ok({ ...started.value, share_token: link.token }) : started;
   }
 
-  async startTask(account: string, input: StartTaskInput): Promise<Result<StartTaskOutput>> {
+  async startTask(account: string, signedInput: StartTaskInput): Promise<Result<StartTaskOutput>> {
+    // Provenance: whether an approved device signed the start snapshot, asked before the write.
+    const identity = this.readable(account) ? (this.records.identity()?.id ?? null) : null;
+    const { input, verdict } = await this.signatures.start(account, identity, signedInput);
     return this.writer.run(
       "start_task",
       input,
       () => this.owned(account, "workflow_id", input.workflow_id),
-      (workflow, w) => this.lifecycle.start(workflow, input, w),
+      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict),
     );
   }
 
@@ -174,13 +182,15 @@ export class WorkflowObject extends DurableObject<Env> {
    * asks those workflows (the same account's) for their changes to the files both changed, before
    * the write; after it, each of them records the overlap on its task too.
    */
-  async completeTask(account: string, input: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
+  async completeTask(account: string, signedInput: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
+    // Provenance: whether an approved device signed the changes and usage, asked before the write.
+    const { input, verdict } = await this.signatures.completion(account, this.owns(account, signedInput.task_id), signedInput);
     const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
     const completed = await this.writer.run(
       "complete_task",
       input,
       () => this.ownedTask(account, input.task_id),
-      (task, w) => this.lifecycle.complete(task, input, w, elsewhere),
+      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict),
       { enforceQuota: false },
     );
     if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);

@@ -293,4 +293,11 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE tasks ADD COLUMN last_edit_at INTEGER",
     ],
   },
+  // Device signatures (domain/provenance): which approved device signed a task's start snapshot
+  // and with which nonce (JSON StartSignature; its completion must name it), and the device whose
+  // signature covered its usage (JSON DeviceRef). NULL: not signed, or recorded before.
+  {
+    version: 15,
+    statements: ["ALTER TABLE tasks ADD COLUMN start_signature TEXT", "ALTER TABLE tasks ADD COLUMN metrics_device TEXT"],
+  },
 ];

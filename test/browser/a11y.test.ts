@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { BrowserContext, Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
+import { testDevice } from "../support/device-keys";
 import { skipBrowser, useServerAndBrowser } from "./browser";
 import { type RecordedReview, recordReviewWorkflow } from "./review-workflow";
 
@@ -227,6 +228,23 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
           await Promise.all([page.waitForLoadState("load"), page.click('#create-token button[type="submit"]')]);
           await page.locator("#new-token-secret").waitFor();
           createdTokenPage = page.url();
+        },
+      },
+      {
+        name: "devices, a device to approve",
+        url: `${url}/dashboard/devices`,
+        signedIn: true,
+        prepare: async (page) => {
+          // A helper asked to pair (as waymark device pair does); the owner enters its code.
+          const paired = await fetch(`${url}/api/devices/pairings`, {
+            method: "POST",
+            headers: { Authorization: `Bearer ${env.server().token}`, "Content-Type": "application/json" },
+            body: JSON.stringify(await (await testDevice()).pairing("axe box")),
+          });
+          const { code } = (await paired.json()) as { code: string };
+          await page.fill('#pair-device input[name="code"]', code);
+          await Promise.all([page.waitForLoadState("load"), page.click('#pair-device button[type="submit"]')]);
+          await page.locator("#pending-device").waitFor();
         },
       },
       { name: "consent", url: authorize, signedIn: true },

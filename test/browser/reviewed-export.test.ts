@@ -107,6 +107,6 @@ describe.skipIf(skipBrowser)("a reviewed workflow's export", () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain("1 issue, 1 milestone, the totals and 2 feedback items follow from the events");
     expect(run.stdout).toContain("not covered: feedback[].delivered_at: when the agent received each item is recorded without an event");
-    expect(run.stdout).toContain("files: reported by the client ×1");
+    expect(run.stdout).toContain("files: claimed by the client ×1");
   }, 120_000);
 });

@@ -74,8 +74,8 @@ describe("wrangler dev + the local helper over stdio", () => {
       deleted: ["c.ts"],
       renamed: [],
       uncommitted: ["a.ts", "b.ts", "c.ts", "src/untracked.ts"],
-      // Provenance: computed by this helper (no hooks ran, so no agent-edit marks).
-      source: { kind: "helper", version: "0.1.0" },
+      // Provenance: this helper's, but no device of the account signed it: its claim (no hooks ran, so no agent-edit marks).
+      source: { kind: "claimed", version: "0.1.0", reason: "not signed by a device" },
       // Review data: each file one line changed, c.ts's one line removed, new files' one line added.
       lines: expect.any(Array),
       line_totals: { added: 5, removed: 4, binary: 0 },

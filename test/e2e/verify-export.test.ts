@@ -180,7 +180,7 @@ describe("waymark verify against a real deployment", () => {
       "content:   ok: the workflow, 2 tasks, 1 decision, 1 issue, 1 milestone, the totals and 0 feedback items follow from the events",
     );
     expect(online.stdout).toContain(
-      "provenance: files: computed by waymark-helper 0.1.0 ×2; usage: the agent's claim ×1 (per task, as each client declared it)",
+      "provenance: files: claimed by the client ×2; usage: claimed by the client ×1 (per task, the server's verdict on each device signature)",
     );
     expect(online.stdout).toContain(
       `ok: this deployment recorded these ${events} events, and every other field of the export follows from them.`,

@@ -65,7 +65,12 @@ beforeAll(async () => {
   ).task_id as string;
   await structured("log_issue", { task_id: task, type: "other", description: "Flaky webhook test", resolution: "Retried" });
   for (let i = 0; i < 6; i++) await structured("log_milestone", { task_id: task, message: `step ${i}`, progress: i * 10 }); // the sixth warns
-  await structured("complete_task", { task_id: task, status: "success", outcome: { summary: "Upgraded", next_steps: ["Docs"] } });
+  await structured("complete_task", {
+    task_id: task,
+    status: "success",
+    outcome: { summary: "Upgraded", next_steps: ["Docs"] },
+    metrics: { input_tokens: 1200, output_tokens: 300 },
+  });
   await structured("get_workflow", { workflow_id: workflowId });
   await structured("get_workflow", { task_id: task });
   await structured("get_workflow", { query: "payments library", limit: 3 });

@@ -183,7 +183,12 @@ export async function expectWorkRecorded(harness: AgentHarness, taskId: string):
     deleted: [],
     branch: "main",
     commits: [{ sha: head.slice(0, 7), subject: GREETING.commit }],
-    source: { kind: "helper", version: HELPER_VERSION },
+    // The helper computed them, but no device of the account is approved: its claim (init made a key nobody approved; the plugin path has none).
+    source: {
+      kind: "claimed",
+      version: HELPER_VERSION,
+      reason: expect.stringMatching(/^(not signed by a device|signed by device SHA256:\S{43}, which this account has not approved)$/),
+    },
   });
   expect(task.repository).toMatchObject({ branch: "main", end_commit: head });
   return task;

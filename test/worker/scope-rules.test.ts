@@ -61,6 +61,8 @@ const MATRIX: [Action, string][] = [
   ["webhook.create", "   ·    ·     ·       ✓         ✓"],
   ["webhook.manage", "   ·    ·     ✓       ✓         ✓"],
   ["settings.change", "  ·    ·     ✓       ✓         ✓"],
+  ["device.pair", "      ·    ✓     ·       ·         ✓"],
+  ["device.manage", "    ·    ·     ✓       ✓         ✓"],
 ];
 
 describe("the access matrix", () => {

@@ -230,8 +230,8 @@ describe("WorkflowObject change attribution", () => {
       deleted: ["old.ts"],
       renamed: [],
       uncommitted: ["old.ts", "utils.ts"],
-      // Provenance: these changes carry no helper signature.
-      source: { kind: "client" },
+      // Provenance: these changes carry no device signature: the client's claim.
+      source: { kind: "claimed", reason: "not signed by a device" },
     });
     expect(done.verification.scope_match).toBe(false);
     expect(done.verification.unexpected_files).toEqual(["old.ts", "utils.ts"]);

@@ -1,7 +1,7 @@
 /**
  * @module init/commands
- * The command lines of `waymark init`, `waymark doctor` and `waymark hook`: options,
- * help, and exit codes (0 success, 1 failure, 2 usage error), in the style of the other
+ * The command lines of `waymark init`, `waymark doctor`, `waymark hook` and `waymark device`:
+ * options, help, and exit codes (0 success, 1 failure, 2 usage error), in the style of the other
  * commands.
  */
 import { resolve } from "node:path";
@@ -13,7 +13,7 @@ import { AGENTS, type AgentName } from "./agents.js";
 import { installCommitTrailer } from "./commit-trailer.js";
 import { runInit } from "./setup.js";
 
-export const SETUP_COMMANDS = ["init", "doctor", "hook"] as const;
+export const SETUP_COMMANDS = ["init", "doctor", "hook", "device"] as const;
 export type SetupCommand = (typeof SETUP_COMMANDS)[number];
 
 export function isSetupCommand(command: string | undefined): command is SetupCommand {
@@ -54,6 +54,22 @@ Options:
   --dir <dir>       the project (default: the working directory)
   -h, --help        show this help
 `,
+  device: `Usage: waymark device [pair] [--url <endpoint>] [--name <name>] [--new-key]
+
+Shows this machine's device key: the Ed25519 key the helper signs the file changes and usage it
+computes with, kept in ~/.config/waymark/device-key.json (readable by you only, never in a
+repository). Created on first use, named after this machine unless --name says otherwise.
+
+'waymark device pair' asks the endpoint (as the account of WAYMARK_TOKEN) for a one-time code:
+enter it on the dashboard's Devices page, check that it shows the same fingerprint, and approve.
+From then on this device's figures read "computed and signed" instead of "claimed by the client".
+
+Options:
+  --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL, else the endpoint 'waymark init' kept)
+  --name <name>     the name the dashboard shows for this device (default: the machine's name)
+  --new-key         move the current key aside and make a new one (after a revocation)
+  -h, --help        show this help
+`,
   hook: `Usage: waymark hook <session-start | post-tool-use | stop> [--agent claude|cursor|codex] [--url <endpoint>]
 
 What the hooks installed by 'waymark init' run: reads the agent's hook payload (JSON) on
@@ -75,7 +91,12 @@ function options(command: SetupCommand, args: string[], strings: string[], boole
   for (const name of strings) spec[name] = { type: "string" };
   for (const name of booleans) spec[name] = { type: "boolean" };
   try {
-    const { values, positionals } = parseArgs({ args, options: spec, allowPositionals: command === "hook", strict: true });
+    const { values, positionals } = parseArgs({
+      args,
+      options: spec,
+      allowPositionals: command === "hook" || command === "device",
+      strict: true,
+    });
     return { values: values as Record<string, string | boolean | undefined>, positionals };
   } catch (error) {
     throw new SetupUsageError(`${error instanceof Error ? error.message : String(error)}\nSee 'waymark ${command} --help'.`);
@@ -137,6 +158,27 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
         endpoint: await endpointOf(values.url as string | undefined, env),
         token: env.WAYMARK_TOKEN || undefined,
         version,
+        env,
+        out: io.stdout,
+      });
+    }
+    case "device": {
+      const { values, positionals } = options(command, args, ["url", "name"], ["new-key"]);
+      if (values.help) return help(io, "device");
+      const [action, ...extra] = positionals;
+      if ((action !== undefined && action !== "pair") || extra.length > 0) {
+        throw new SetupUsageError(
+          `unknown argument ${JSON.stringify(action === "pair" ? extra[0] : action)}\nSee 'waymark device --help'.`,
+        );
+      }
+      const pair = action === "pair";
+      const { runDeviceCommand } = await import("../device-command.js");
+      return runDeviceCommand({
+        pair,
+        endpoint: pair ? ((await endpointOf(values.url as string | undefined, env))?.endpoint ?? null) : null,
+        token: env.WAYMARK_TOKEN || undefined,
+        name: values.name as string | undefined,
+        newKey: values["new-key"] === true,
         env,
         out: io.stdout,
       });

@@ -12,6 +12,7 @@ import { lstat, mkdir, readFile, realpath, rm, rmdir, stat, writeFile } from "no
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import { DeviceKey } from "../device-key.js";
 import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
 import { repositoryRoot } from "../hooks/journal.js";
 import { cacheRoot } from "../store.js";
@@ -156,6 +157,19 @@ function chooseAgents(options: InitOptions, ctx: Context): { agents: AgentName[]
   return { agents: AGENTS.filter((agent) => why[agent].length > 0), why };
 }
 
+/**
+ * This machine's device key (created here when there is none, outside the project), and how to
+ * approve it: until then the helper's figures read "claimed by the client".
+ */
+async function deviceStep(project: string, env: NodeJS.ProcessEnv): Promise<string> {
+  try {
+    const { key, created } = await DeviceKey.ensure({ env, project });
+    return `\n${created ? "Created this device's signing key" : "This device's signing key"}: ${key.fingerprint} (${key.path}). Approve it once so the helper's figures read "computed and signed": waymark device pair\n`;
+  } catch (error) {
+    return `\nNo device key: ${error instanceof Error ? error.message : String(error)}. The helper's figures will read "claimed by the client".\n`;
+  }
+}
+
 /** Runs init (or --remove, or a dry run); returns the exit code. */
 export async function runInit(options: InitOptions): Promise<number> {
   const ctx = await initContext(options.dir, options.endpoint, options.version, options.env);
@@ -209,6 +223,7 @@ export async function runInit(options: InitOptions): Promise<number> {
       const config = await readOrNull(join(ctx.codexHome, "config.toml")).catch(() => null);
       options.out(codexTrustSteps(ctx.project, ctx.codexHome, config));
     }
+    options.out(await deviceStep(ctx.project, options.env));
     options.out("Check the setup with: waymark doctor\n");
   }
   return failed ? 1 : 0;

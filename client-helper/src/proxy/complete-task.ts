@@ -6,8 +6,9 @@
  *    line counts and commits (the review), and the other tasks open on this working tree;
  * 3. what the hooks recorded meanwhile: the agent's own edits, the shell commands it ran, and its
  *    usage from its transcript (read while the changes are computed: neither depends on the other);
- * 4. the call, signed with the helper's identity; then, once the edge accepted it, the marks
- *    other processes read are written and this process's own copies are removed.
+ * 4. the call, with the helper's identity, signed by this device over the changes (commands
+ *    included) and the usage for this task; then, once the edge accepted it, the marks other
+ *    processes read are written and this process's own copies are removed.
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -19,7 +20,7 @@ import type { LineInputs } from "../lines/attribute.js";
 import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
 import { PrestartedGit } from "../prestarted-git.js";
-import { agentEdits, agentMetrics, transcriptSourced, withProvenance } from "../provenance-fields.js";
+import { agentEdits, agentMetrics, signedChanges, transcriptSourced, withProvenance } from "../provenance-fields.js";
 import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "../review-measures.js";
 import { ScratchRepository } from "../scratch.js";
 import { computeChanges } from "../snapshot.js";
@@ -74,10 +75,13 @@ export async function completeTask(
     const fromTranscript = await usage;
     if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
   }
-  // Provenance: the helper signs what it computed, with the agent's own edits when hooks recorded them.
-  const changes = withProvenance(observed.changes, session.version, await edits);
+  // Provenance: the helper's identity on what it computed, with the agent's own edits when the hooks
+  // observed the task, and the commands they saw; signed by this device with the usage for this
+  // task and its signed start's nonce, so the signature covers the commands too.
+  const identified = withProvenance(observed.changes, session.version, await edits);
   const ran = await commands;
-  if (ran) changes.commands = ran;
+  if (ran) identified.commands = ran;
+  const changes = signedChanges(identified, args.metrics, await session.deviceKey(), taskId, record.start_nonce);
   await keySaved;
   let result: CallToolResult;
   try {

@@ -2,7 +2,8 @@
  * @module proxy/session
  * What the proxy keeps between the tool calls of one agent session: the connection to the
  * endpoint, the task store, the git contexts, the last checksum scan (the next one re-hashes only
- * files that moved) and the bookkeeping still running after an answer went out. The tool
+ * files that moved), this device's signing key and the bookkeeping still running after an answer
+ * went out. The tool
  * handlers (./start-task.ts, ./complete-task.ts, ./start-workflow.ts) share it.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
@@ -10,6 +11,7 @@ import { helperWarnings } from "@waymark/protocol/helper-warnings";
 import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
 import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import type { Found } from "../config-cache.js";
+import { DeviceKey } from "../device-key.js";
 import type { GitContext } from "../git/process.js";
 import { noteWorkflowState } from "../hooks/record.js";
 import type { LocalSnapshot } from "../local.js";
@@ -29,6 +31,8 @@ export type McpOptions = {
   version: string;
   cacheDir?: string;
   log?: (line: string) => void;
+  /** Where the user's config (and this device's key) is found; the process's environment by default. */
+  env?: NodeJS.ProcessEnv;
 };
 
 export class ProxySession {
@@ -51,6 +55,7 @@ export class ProxySession {
    * went out: every later call, and the end of the process, waits for it.
    */
   bookkeeping: Promise<unknown> = Promise.resolve();
+  private device: Promise<DeviceKey | null> | null = null;
   /** The workflow's state being asked for the hooks' journal: no call waits for it, the end of the process does. */
   private stateKept: Promise<unknown> = Promise.resolve();
 
@@ -72,6 +77,21 @@ export class ProxySession {
 
   get version(): string {
     return this.options.version;
+  }
+
+  /**
+   * This device's signing key (made by `waymark init` or `waymark device`, never here: a key no
+   * owner approved signs nothing that counts); null when there is none or it cannot be used (said
+   * once on stderr): then what the helper sends is recorded as the client's claim.
+   */
+  deviceKey(): Promise<DeviceKey | null> {
+    this.device ??= Promise.resolve()
+      .then(() => DeviceKey.load(this.options.env))
+      .catch((error: unknown) => {
+        this.log(`waymark: not signing (${error instanceof Error ? error.message : String(error)})`);
+        return null;
+      });
+    return this.device;
   }
 
   /** The last checksum scan, when the last snapshot was one. */

@@ -14,7 +14,7 @@ import type { GitContext } from "../git/process.js";
 import { noteTaskStarted } from "../hooks/record.js";
 import type { LocalSnapshot } from "../local.js";
 import { outgoingSnapshot } from "../outgoing.js";
-import { helperSource } from "../provenance-fields.js";
+import { signedSnapshot } from "../provenance-fields.js";
 import { snapshotRepository } from "../repository.js";
 import { OBJECT_SIZES } from "../review-measures.js";
 import { keepStartContents } from "../task-review.js";
@@ -42,7 +42,7 @@ async function outgoingStart(
   startedAt: number,
   context: Promise<GitContext>,
 ): Promise<Snapshot> {
-  if (observed.type === "unavailable") return { ...observed, source: helperSource(session.version) };
+  if (observed.type === "unavailable") return observed;
   const sent = outgoingSnapshot(observed);
   if (sent.type === "git" && observed.type === "git") {
     const identity = await context.then((known) => snapshotRepository(known, observed, session.roots)).catch(() => null);
@@ -66,7 +66,9 @@ async function startTaskIn(
   // A subtask's parent chain: a parent and its subtasks are never concurrent tasks.
   const parentId = typeof args.parent_task_id === "string" ? args.parent_task_id : undefined;
   const ancestors = local && parentId !== undefined ? await session.store.lineage(local.root, parentId).catch(() => [parentId]) : [];
-  const sent = await outgoingStart(session, observed, ancestors, startedAt, context);
+  // Provenance: signed by this device for the workflow the task starts in; its completion names the nonce.
+  const [unsigned, key] = await Promise.all([outgoingStart(session, observed, ancestors, startedAt, context), session.deviceKey()]);
+  const { snapshot: sent, nonce } = signedSnapshot(unsigned, session.version, key, args.workflow_id);
   const call = session.callWithHelperData("start_task", args, sent);
   call.catch(() => {});
   // Review: start contents that are in no git object are copied for the task's line counts
@@ -83,7 +85,7 @@ async function startTaskIn(
   // the answer; the task's start snapshot, which only complete_task reads, after it (every later
   // call and the end of the process wait for it).
   session.bookkeeping = local
-    ? session.store.save({ task_id: taskId, dir, snapshot: local }).catch((error: unknown) => {
+    ? session.store.save({ task_id: taskId, dir, snapshot: local, ...(nonce ? { start_nonce: nonce } : {}) }).catch((error: unknown) => {
         session.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
       })
     : Promise.resolve();

@@ -22,8 +22,10 @@ import { displayPath } from "./paths";
 import {
   checkLabel,
   checkWording,
+  type DeviceRef,
   type EvidenceSegment,
   exitWords,
+  type FilesSource,
   markdownTaskProvenance,
   type RepositoryRef,
   repositoryText,
@@ -74,10 +76,11 @@ export interface SummaryTask extends EvidenceTask {
     cost_usd: number | null;
     source?: "transcript" | "agent" | null;
     price_table_date?: string | null;
+    device?: DeviceRef | null;
   } | null;
   repository?: RepositoryRef | null;
   files_changed: {
-    source?: { kind: "helper"; version: string } | { kind: "client" };
+    source?: FilesSource;
     not_by_agent_tools?: string[];
     added: string[];
     modified: string[];

@@ -1,14 +1,59 @@
 /**
  * @module provenance-wording
- * Where a record's figures come from, in one wording for every rendering (the page, the
- * Markdown export, `waymark summary`): which repository and branch a task ran in, whether its
- * files were computed by the Waymark helper (and which version) or reported by the client, which
- * changed files the agent's own edit tools did not touch, who wrote the added lines, whether
- * usage was summed from the agent's transcript or is the agent's claim, and what the agent
- * claimed of its checks next to what the hooks observed (./check-evidence.ts).
+ * Where a record's figures come from, in one wording for every rendering (the page, the JSON and
+ * Markdown exports, `waymark summary`, the tool results). Every figure is one of three things:
+ *
+ * - **computed and signed**: the Waymark helper computed it on a device the account's owner
+ *   approved, and the device's signature over exactly this data and this task verified at the edge;
+ * - **claimed by the client**: whatever a client sent without such a signature (a direct MCP
+ *   client, a helper whose device is not approved, a forged or replayed signature, a revoked
+ *   device), recorded as that client's claim with the reason the edge gave;
+ * - **not observed**: nothing observed it. Never stated as a negative: where no hook observed a
+ *   task's work, which files the agent's own tools edited is "not observed", not "none".
+ *
+ * Who wrote a task's added lines (./line-authors.ts) is stated alongside, in its own words, and
+ * so is what the agent claimed of its checks next to what the hooks observed (./check-evidence.ts).
+ *
+ * The recorded shapes below are what the edge writes (src/domain/provenance.ts) and the JSON
+ * export carries; records written before devices signed (`{kind: "helper"}`, `{kind: "client"}`,
+ * usage from a transcript without a device) read as claims, which is all they ever were.
  */
 import type { CheckLine } from "./check-evidence";
 import { lineAuthorsText, type TaskLineAuthors } from "./line-authors";
+
+export const PROVENANCE_KINDS = ["signed", "claimed", "not_observed"] as const;
+/** The three-way verdict on one figure; the JSON export's `kind` values are these words. */
+export type ProvenanceKind = (typeof PROVENANCE_KINDS)[number];
+
+/** The short term of each kind, as the page's tags and the compact tool results show it. */
+export const PROVENANCE_TERMS: Record<ProvenanceKind, string> = {
+  signed: "computed and signed",
+  claimed: "claimed by the client",
+  not_observed: "not observed",
+};
+
+/** An approved device as a record names it: the owner's name for it and its key's fingerprint. */
+export interface DeviceRef {
+  name: string;
+  fingerprint: string;
+}
+
+/** Where a task's files_changed came from, as the edge recorded it. */
+export type FilesSource =
+  | { kind: "signed"; version: string; device: DeviceRef }
+  /** `version`: the helper version the data said it came from, when it said so. */
+  | { kind: "claimed"; version?: string; reason: string }
+  | { kind: "not_observed"; reason: string }
+  // Recorded before devices signed: self-declared, so read as claims.
+  | { kind: "helper"; version: string }
+  | { kind: "client" };
+
+export interface UsageSource {
+  source?: "transcript" | "agent" | null;
+  price_table_date?: string | null;
+  /** The approved device whose signature covered these figures (only with "transcript"). */
+  device?: DeviceRef | null;
+}
 
 export interface RepositoryRef {
   remote: string | null;
@@ -26,11 +71,32 @@ export interface ProvenanceTask {
     modified: string[];
     deleted: string[];
     renamed: unknown[];
-    source?: { kind: "helper"; version: string } | { kind: "client" };
+    source?: FilesSource;
     not_by_agent_tools?: string[];
+    /** Files the record holds beyond those listed. */
+    more?: number;
     line_authors?: TaskLineAuthors;
   } | null;
-  metrics?: { source?: "transcript" | "agent" | null; price_table_date?: string | null } | null;
+  metrics?: UsageSource | null;
+}
+
+/**
+ * One statement of a task's provenance: what it is about, which of the three kinds, the sentence.
+ * A kinded sentence starts with its kind's term (PROVENANCE_TERMS); `rest` is what follows it, for
+ * renderings that show the term as a tag.
+ */
+export interface ProvenanceLine {
+  label: string;
+  kind?: ProvenanceKind;
+  text: string;
+  rest?: string;
+  paths?: string[];
+}
+
+function stated(label: string, kind: ProvenanceKind, rest: string, paths?: string[]): ProvenanceLine {
+  const line: ProvenanceLine = { label, kind, text: `${PROVENANCE_TERMS[kind]}${rest}`, rest };
+  if (paths) line.paths = paths;
+  return line;
 }
 
 /** Who wrote a task's added lines, as a provenance statement (./line-authors.ts words it); null when its lines were not attributed. */
@@ -39,6 +105,11 @@ export function lineAuthorsStatement(authors: TaskLineAuthors | undefined): { la
 }
 
 const shortCommit = (commit: string | null) => (commit ? commit.slice(0, 10) : null);
+
+/** `device “laptop” (SHA256:AbCdEfGhIjKl…)`: the owner's name and enough of the fingerprint to compare. */
+export function deviceText(device: DeviceRef): string {
+  return `device “${device.name}” (${device.fingerprint.slice(0, 19)}…)`;
+}
 
 /** "github.com/acme/app · branch main", or null when no repository was reported. */
 export function repositoryText(
@@ -49,9 +120,81 @@ export function repositoryText(
   return repository.branch ? `${name} · branch ${repository.branch}` : `${name} · detached HEAD`;
 }
 
+/** The three-way verdict on a task's files, legacy records read as claims. */
+export function filesKind(source: FilesSource): ProvenanceKind {
+  if (source.kind === "signed") return "signed";
+  if (source.kind === "not_observed") return "not_observed";
+  return "claimed";
+}
+
+/** What a claim says it is, and why the edge did not take it as computed. */
+function claimRest(version: string | undefined, reason: string | undefined): string {
+  const said = version ? `it says waymark-helper ${version} computed them` : "";
+  const parts = [said, reason].filter((part) => part);
+  return parts.length > 0 ? ` (${parts.join("; ")})` : "";
+}
+
+/** What follows the term in the statement about a task's files. */
+function filesRest(source: FilesSource): string {
+  switch (source.kind) {
+    case "signed":
+      return ` by waymark-helper ${source.version} on ${deviceText(source.device)}`;
+    case "claimed":
+      return claimRest(source.version, source.reason);
+    case "not_observed":
+      return ` (${source.reason})`;
+    case "helper":
+      return claimRest(source.version, "recorded before devices signed");
+    case "client":
+      return claimRest(undefined, "not signed");
+  }
+}
+
+/**
+ * Which changed files the agent's own edit tools touched. Stated only where the hooks observed the
+ * task (`not_by_agent_tools` present), and only as trustworthy as the files' own source.
+ */
+function agentEditsLine(
+  files: NonNullable<ProvenanceTask["files_changed"]>,
+  kind: ProvenanceKind,
+  device: DeviceRef | null,
+): ProvenanceLine {
+  const notByAgent = files.not_by_agent_tools;
+  if (notByAgent === undefined) {
+    return stated(
+      "Agent edits",
+      "not_observed",
+      " (no hook of the agent recorded this task's work, so which files its own edit tools touched is not known)",
+    );
+  }
+  const by = kind === "signed" && device ? ` (the agent's hooks, on ${deviceText(device)}): ` : ": ";
+  const listed = files.added.length + files.modified.length + files.deleted.length + files.renamed.length;
+  const byAgent = Math.max(0, listed - notByAgent.length);
+  return notByAgent.length === 0
+    ? stated("Agent edits", kind, `${by}every changed file was edited by the agent's own edit tools`)
+    : stated(
+        "Agent edits",
+        kind,
+        `${by}${byAgent} file(s) edited by the agent's own edit tools; not touched by them (a command, a generator or someone else):`,
+        notByAgent,
+      );
+}
+
+export function usageLine(metrics: UsageSource): ProvenanceLine | null {
+  if (!metrics.source) return null;
+  const priced = metrics.price_table_date ? `; cost from the price table of ${metrics.price_table_date}` : "";
+  if (metrics.source === "transcript" && metrics.device) {
+    return stated("Usage", "signed", ` (summed from the agent's transcript by waymark-helper on ${deviceText(metrics.device)}${priced})`);
+  }
+  if (metrics.source === "transcript") {
+    return stated("Usage", "claimed", claimRest(undefined, "it says: from the agent's transcript; recorded before devices signed"));
+  }
+  return stated("Usage", "claimed", "");
+}
+
 /** The provenance statements of one task, in reading order (empty for a task recorded before provenance was kept). */
-export function taskProvenance(t: ProvenanceTask): { label: string; text: string; paths?: string[] }[] {
-  const lines: { label: string; text: string; paths?: string[] }[] = [];
+export function taskProvenance(t: ProvenanceTask): ProvenanceLine[] {
+  const lines: ProvenanceLine[] = [];
   const repo = t.repository;
   const where = repositoryText(repo);
   if (repo && where) {
@@ -60,38 +203,16 @@ export function taskProvenance(t: ProvenanceTask): { label: string; text: string
   }
   const f = t.files_changed;
   if (f?.source) {
-    lines.push({
-      label: "Files",
-      text:
-        f.source.kind === "helper"
-          ? `computed by waymark-helper ${f.source.version}`
-          : "reported by the client (not computed by the Waymark helper)",
-    });
+    const kind = filesKind(f.source);
+    lines.push(stated("Files", kind, filesRest(f.source)));
+    // Which of its files the agent's tools edited: asked only of a task that changed some.
+    const changed = f.added.length + f.modified.length + f.deleted.length + f.renamed.length + (f.more ?? 0) > 0;
+    if (kind !== "not_observed" && changed) lines.push(agentEditsLine(f, kind, f.source.kind === "signed" ? f.source.device : null));
+    const authors = lineAuthorsStatement(f?.line_authors);
+    if (authors) lines.push(authors);
   }
-  if (f?.not_by_agent_tools) {
-    const listed = f.added.length + f.modified.length + f.deleted.length + f.renamed.length;
-    const byAgent = Math.max(0, listed - f.not_by_agent_tools.length);
-    lines.push(
-      f.not_by_agent_tools.length === 0
-        ? { label: "Agent edits", text: "every changed file was edited by the agent's own edit tools" }
-        : {
-            label: "Agent edits",
-            text: `${byAgent} file(s) edited by the agent's own edit tools; not touched by them (a command, a generator or someone else):`,
-            paths: f.not_by_agent_tools,
-          },
-    );
-  }
-  const authors = lineAuthorsStatement(f?.line_authors);
-  if (authors) lines.push(authors);
-  if (t.metrics?.source) {
-    lines.push({
-      label: "Usage",
-      text:
-        t.metrics.source === "transcript"
-          ? `from the agent's transcript${t.metrics.price_table_date ? ` (cost from the price table of ${t.metrics.price_table_date})` : ""}`
-          : "as reported by the agent (not verified)",
-    });
-  }
+  const usage = t.metrics ? usageLine(t.metrics) : null;
+  if (usage) lines.push(usage);
   return lines;
 }
 
@@ -162,4 +283,14 @@ export function checkWording(line: CheckLine): EvidenceSegment[] {
   }
   if (seen.omitted > 0) out.push(` (${seen.omitted} more command(s) observed than recorded)`);
   return out;
+}
+
+/**
+ * The same statements as short plain-text lines for a tool result (`files: …`), paths cut by
+ * `list` (the tool's own short list): an agent reads them, so they cost context.
+ */
+export function compactProvenance(task: ProvenanceTask, list: (paths: string[]) => string): string[] {
+  return taskProvenance(task)
+    .filter((line) => line.label !== "Repository")
+    .map((line) => `${line.label.toLowerCase()}: ${line.text}${line.paths ? ` ${list(line.paths)}` : ""}`);
 }

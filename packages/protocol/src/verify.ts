@@ -25,6 +25,7 @@ import {
   rebuild,
   totalsOf,
 } from "./export-rebuild";
+import { deviceText, type FilesSource, filesKind, PROVENANCE_TERMS } from "./provenance-wording";
 import {
   EXPORT_MEMBERS,
   memberDigest,
@@ -59,7 +60,12 @@ export interface ExportCheck {
   /** What the checks do not cover for this export, besides what no export check can (see docs/verification.md). */
   not_covered: string[];
   counts: Record<RecordKind | "feedback", number>;
-  /** Where the record says its figures came from, as recorded (files: per files_changed.source; usage: per metrics.source). */
+  /**
+   * Where the record says its figures came from, in the three-way wording (./provenance-wording),
+   * each label with how many tasks: the edge's verdict as recorded (files: per
+   * files_changed.source; usage: per metrics.source and device). The device signatures the
+   * verdicts were made from are not in the export: the deployment's signature covers the verdicts.
+   */
   provenance: { files: Record<string, number>; usage: Record<string, number> };
 }
 
@@ -337,17 +343,30 @@ function checkRecords(
   for (const id of atRead.keys()) if (!seen.has(id)) out.push(`${kind}: ${id} is in the events but missing from the export`);
 }
 
-/** Counts where the record says a task's files and usage came from, as recorded. */
+/** Counts where the record says a task's files and usage came from, in the three-way wording. */
 function tallyProvenance(task: JsonObject, check: ExportCheck): void {
   const files = isObject(task.files_changed) ? task.files_changed : null;
-  const source = files && isObject(files.source) ? files.source : null;
   if (files) {
-    const label = source?.kind === "helper" ? `helper ${String(source.version)}` : source?.kind === "client" ? "client" : "not recorded";
+    const label = isObject(files.source) ? filesLabel(files.source as unknown as FilesSource) : "not recorded";
     check.provenance.files[label] = (check.provenance.files[label] ?? 0) + 1;
   }
   const metrics = isObject(task.metrics) ? task.metrics : null;
   if (metrics) {
-    const label = typeof metrics.source === "string" ? metrics.source : "not recorded";
+    const label = usageLabel(metrics);
     check.provenance.usage[label] = (check.provenance.usage[label] ?? 0) + 1;
   }
+}
+
+function filesLabel(source: FilesSource): string {
+  const kind = filesKind(source);
+  return source.kind === "signed" ? `${PROVENANCE_TERMS.signed} on ${deviceText(source.device)}` : PROVENANCE_TERMS[kind];
+}
+
+function usageLabel(metrics: JsonObject): string {
+  if (typeof metrics.source !== "string") return "not recorded";
+  const device = isObject(metrics.device) ? metrics.device : null;
+  if (metrics.source === "transcript" && device && typeof device.name === "string" && typeof device.fingerprint === "string") {
+    return `${PROVENANCE_TERMS.signed} on ${deviceText({ name: device.name, fingerprint: device.fingerprint })}`;
+  }
+  return PROVENANCE_TERMS.claimed;
 }

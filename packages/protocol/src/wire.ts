@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { COMMAND_KINDS } from "./command-kind";
+import { DEVICE_KEY_PATTERN, NONCE_PATTERN, SIGNATURE_PATTERN } from "./device-signature";
 import { repoPathProblem } from "./paths";
 import { REPOSITORY_LIMITS } from "./repository-fingerprint";
 import { REVIEW_LIMITS, WIRE_LIMITS } from "./wire-constants";
@@ -89,14 +90,28 @@ function uniquePaths<T extends { path: string }>(entries: T[], ctx: z.Refinement
 // ── Provenance and repository identity (docs/attribution.md "Provenance") ──
 
 /**
- * The helper identifies itself in everything it computes: data without this block was
- * supplied by some other client and is recorded as "client". Self-declared, like any
- * client's identity; what it buys is that an agent using the helper cannot pass its own
- * figures off as computed ones, and a client that sends its own data is labelled as such.
+ * A device's signature over the data it travels in (./device-signature says what it covers).
+ * Its shape is checked here; whether it verifies, and against which approved device, the edge
+ * decides and records (a wrong signature is recorded as the client's claim, never refused).
+ */
+export const deviceSignatureSchema = z.strictObject({
+  key: z.string().regex(DEVICE_KEY_PATTERN, "must be a 32-byte Ed25519 public key, base64url without padding"),
+  signed_at: z.number().int().min(0),
+  nonce: z.string().regex(NONCE_PATTERN, "must be 16 random bytes, base64url without padding"),
+  start_nonce: z.string().regex(NONCE_PATTERN, "must be 16 random bytes, base64url without padding").optional(),
+  signature: z.string().regex(SIGNATURE_PATTERN, "must be a 64-byte Ed25519 signature, base64url without padding"),
+});
+
+/**
+ * The helper identifies itself in everything it computes, and signs it with its device's key
+ * when it has one (`device`). The name and version alone are self-declared, like any client's
+ * identity: the edge records data as computed by the helper only when an approved device's
+ * signature verifies; everything else is the client's claim.
  */
 export const helperSourceSchema = z.strictObject({
   kind: z.literal("helper"),
   version: z.string().regex(/^[0-9A-Za-z.+-]{1,64}$/, "must be a version like 0.1.0"),
+  device: deviceSignatureSchema.optional(),
 });
 export type HelperSource = z.infer<typeof helperSourceSchema>;
 
@@ -283,6 +298,7 @@ export const gitSnapshotSchema = z.strictObject({
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
   repository: repositorySchema.optional(),
+  source: helperSourceSchema.optional(),
 });
 export const checksumSnapshotSchema = z.strictObject({
   type: z.literal("checksum"),
@@ -290,6 +306,7 @@ export const checksumSnapshotSchema = z.strictObject({
   digest: z.string().max(128),
   warnings: warningsSchema.optional(),
   concurrent: concurrentSchema.optional(),
+  source: helperSourceSchema.optional(),
 });
 /** The helper ran and could not observe the project; `reason` says what happened and how to fix it. */
 export const unavailableSchema = z.strictObject({

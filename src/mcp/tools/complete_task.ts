@@ -1,5 +1,6 @@
 /** @module complete_task — closes a task and reports the files it changed, checked against its declared areas. */
 import { formatLineTotals } from "@waymark/protocol/pr-summary";
+import { compactProvenance } from "@waymark/protocol/provenance-wording";
 import { completeTaskInput } from "@waymark/protocol/tools";
 import type { CompleteTaskOutput } from "../../workflow/workflow-object";
 import { WRITES } from "../annotations";
@@ -22,10 +23,8 @@ function render(out: CompleteTaskOutput): string {
     lines.push(`and ${f.more} more files recorded (each list above names the first; the task's file pages and the JSON export list all)`);
   if (f.renamed.length > 0) lines.push(`renamed: ${shortList(f.renamed.map((r) => `${r.from} → ${r.to}`))}`);
   if (f.uncommitted.length > 0) lines.push(`uncommitted: ${shortList(f.uncommitted)}`);
-  // Provenance: who computed the lists, and what the agent's own edit tools did not touch.
-  if (f.source)
-    lines.push(`source: ${f.source.kind === "helper" ? `computed by waymark-helper ${f.source.version}` : "reported by the client"}`);
-  if (f.not_by_agent_tools && f.not_by_agent_tools.length > 0) lines.push(`not by agent tools: ${shortList(f.not_by_agent_tools)}`);
+  // Provenance (the three-way wording every rendering shares): files, the agent's own edits, usage.
+  lines.push(...compactProvenance({ name: out.task_id, files_changed: f, metrics: out.metrics }, shortList));
   // Review data the helper measured (@waymark/protocol/review), compactly.
   if (f.line_totals) lines.push(`lines: ${formatLineTotals(f.line_totals, f.line_authors)}`);
   if (f.commits)
@@ -42,7 +41,7 @@ export const completeTaskTool = defineTool({
   description: "Call when a task ends (its subtasks first).",
   input: completeTaskInput,
   opaqueInputs: { metrics: METRICS_DESCRIPTION },
-  output: ["task_id", "status", "duration_seconds", "files_changed", "verification"],
+  output: ["task_id", "status", "duration_seconds", "files_changed", "verification", "metrics"],
   annotations: WRITES,
   meta: APP_LINK,
   run: async (input, ctx) => {

@@ -4,6 +4,7 @@
  * which tasks changed it, see account/work-search), or the open workflows (nothing).
  */
 import { displayPath } from "@waymark/protocol/paths";
+import { compactProvenance } from "@waymark/protocol/provenance-wording";
 import { getWorkflowInput } from "@waymark/protocol/tools";
 import type { WorkHit } from "../../account/work-search";
 import type { FeedbackView, TaskView } from "../../domain/view";
@@ -55,6 +56,7 @@ function renderTask(task: TaskView): string {
     lines.push(`added: ${shortList(files.added)}`, `modified: ${shortList(files.modified)}`, `deleted: ${shortList(files.deleted)}`);
   if (files?.more) lines.push(`and ${files.more} more files recorded (the task's file pages and the JSON export list all)`);
   if (task.verification && !task.verification.scope_match) lines.push(`outside scope: ${shortList(task.verification.unexpected_files)}`);
+  lines.push(...compactProvenance(task, shortList));
   return lines.join("\n");
 }
 
