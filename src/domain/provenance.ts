@@ -145,7 +145,8 @@ export function endCommit(changes: Changes | null): string | null {
  * Null: not observed.
  */
 export function observedCommands(changes: Changes | null): ObservedCommands | null {
-  if (filesSource(changes).kind !== "helper" || !changes?.commands) return null;
+  // The data names the helper (signed or not: the completion's signature, when there is one, covers these too).
+  if (changes?.type === "unavailable" || changes?.source?.kind !== "helper" || !changes.commands) return null;
   const runs = changes.commands.runs.map((run, index) => ({ run, index }));
   runs.sort((a, b) => a.run.at - b.run.at || a.index - b.index);
   return { ...changes.commands, runs: runs.map(({ run }) => run) };
