@@ -26,7 +26,14 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject } from "../support/agent-project.ts";
-import { EVIDENCE, evidenceEndTurns, evidenceStartTurns, expectEvidence, personEdits } from "../support/evidence-scenario.ts";
+import {
+  approveDevice,
+  EVIDENCE,
+  evidenceEndTurns,
+  evidenceStartTurns,
+  expectEvidence,
+  personEdits,
+} from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { offeredTools, sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -296,6 +303,7 @@ describe("Claude Code's evidence: its lines and a person's in one file, a failin
       harness.project?.remove();
       harness.project = await agentProject(harness.server, { agent: "claude", files: EVIDENCE.files });
       expect(project().init?.code, project().init?.stderr).toBe(0);
+      await approveDevice(harness);
       const repo = project().repo;
       const sum = join(repo, "src", "sum.js");
       const bash = (command: string | (() => string)): Turn["calls"] => [

@@ -28,7 +28,14 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject, HELPER_VERSION } from "../support/agent-project.ts";
-import { EVIDENCE, evidenceEndTurns, evidenceStartTurns, expectEvidence, personEdits } from "../support/evidence-scenario.ts";
+import {
+  approveDevice,
+  EVIDENCE,
+  evidenceEndTurns,
+  evidenceStartTurns,
+  expectEvidence,
+  personEdits,
+} from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -306,6 +313,7 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
         home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
       });
       expect(project().init?.code, project().init?.stderr).toBe(0);
+      await approveDevice(harness);
       const repo = project().repo;
       const shell = (cmd: string | (() => string)): Turn["calls"] => [
         { name: "exec_command", input: () => ({ cmd: typeof cmd === "string" ? cmd : cmd() }) },

@@ -47,6 +47,22 @@ export const EVIDENCE = {
   commit: "Sum the values",
 } as const;
 
+/**
+ * The owner approves the device key `waymark init` made for the project's user (the admin API the
+ * Devices page stands beside: `POST /api/devices {name, key}`), so what the helper computes reads
+ * "computed and signed".
+ */
+export async function approveDevice(harness: AgentHarness): Promise<void> {
+  const project = harness.project as AgentProject;
+  const file = JSON.parse(readFileSync(join(project.home, ".config", "waymark", "device-key.json"), "utf8")) as { key: { x: string } };
+  const response = await fetch(`${harness.server.url}/api/devices`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${harness.server.token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "agent machine", key: file.key.x }),
+  });
+  expect(response.status, await response.clone().text()).toBe(201);
+}
+
 /** The person's edit of another line of the file the agent just edited. */
 export function personEdits(repo: string): void {
   const path = join(repo, "src", "sum.js");
@@ -176,7 +192,11 @@ export async function expectEvidence(
   const task = structured.task as Record<string, unknown>;
   expect(task.status).toBe("success");
   const files = task.files_changed as { added: string[]; modified: string[]; lines: Record<string, unknown>[] };
-  expect(files).toMatchObject({ added: ["src/mean.js"], modified: ["src/sum.js"] });
+  expect(files).toMatchObject({
+    added: ["src/mean.js"],
+    modified: ["src/sum.js"],
+    source: { kind: "signed", device: { name: "agent machine" } },
+  });
   expect(files.lines).toEqual([
     { path: "src/mean.js", added: 3, removed: 0, agent: 3, others: 0, not_observed: 0 },
     { path: "src/sum.js", added: 2, removed: 2, agent: 1, others: 1, not_observed: 0 },
@@ -201,6 +221,8 @@ export async function expectEvidence(
   const page = await fetchText(String(shareUrl));
   expect(page).toContain('<span class="who">agent 1 · others 1<span class="sr-only"> added lines</span></span>');
   expect(page).toContain('<span class="who">agent 3<span class="sr-only"> added lines</span></span>');
+  // The approved device signed the helper's figures (docs/provenance.md).
+  expect(visibleText(page)).toContain("Files: computed and signed");
   expect(page).toContain("4 of 5 added line(s) last written by the agent&#39;s own edit tools (80%)");
   const shown = visibleText(page);
   expect(shown).toMatch(
