@@ -26,14 +26,7 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject } from "../support/agent-project.ts";
-import {
-  approveDevice,
-  EVIDENCE,
-  evidenceEndTurns,
-  evidenceStartTurns,
-  expectEvidence,
-  personEdits,
-} from "../support/evidence-scenario.ts";
+import * as evidence from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { offeredTools, sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -301,9 +294,9 @@ describe("Claude Code's evidence: its lines and a person's in one file, a failin
     async (ctx) => {
       ctx.skip(harness.cli === undefined, harness.skip);
       harness.project?.remove();
-      harness.project = await agentProject(harness.server, { agent: "claude", files: EVIDENCE.files });
+      harness.project = await agentProject(harness.server, { agent: "claude", files: evidence.EVIDENCE.files });
       expect(project().init?.code, project().init?.stderr).toBe(0);
-      await approveDevice(harness);
+      await evidence.approveDevice(harness);
       const repo = project().repo;
       const sum = join(repo, "src", "sum.js");
       const bash = (command: string | (() => string)): Turn["calls"] => [
@@ -321,28 +314,33 @@ describe("Claude Code's evidence: its lines and a person's in one file, a failin
           latencyMs: 1000,
           again: (conversation) => !(conversation.results("ToolSearch").at(-1) ?? "").split("\n").includes(`${M}start_task`),
         },
-        ...evidenceStartTurns(CLAUDE_TOOLS, usage),
-        { calls: [{ name: "Write", input: { file_path: join(repo, "src", "mean.js"), content: EVIDENCE.mean } }], usage: usage(3) },
-        { calls: bash(EVIDENCE.failingCommand), usage: usage(4) },
+        ...evidence.evidenceStartTurns(CLAUDE_TOOLS, usage),
+        {
+          calls: [{ name: "Write", input: { file_path: join(repo, "src", "mean.js"), content: evidence.EVIDENCE.mean } }],
+          usage: usage(3),
+        },
+        { calls: bash(evidence.EVIDENCE.failingCommand), usage: usage(4) },
         { calls: [{ name: "Read", input: { file_path: sum } }], usage: usage(5) },
         {
-          calls: [{ name: "Edit", input: { file_path: sum, old_string: EVIDENCE.brokenLine, new_string: EVIDENCE.fixedLine } }],
+          calls: [
+            { name: "Edit", input: { file_path: sum, old_string: evidence.EVIDENCE.brokenLine, new_string: evidence.EVIDENCE.fixedLine } },
+          ],
           usage: usage(6),
         },
         // Asked for its next turn, the model "thinks" while a person edits another line of the file.
         {
           calls: bash(() => {
-            personEdits(repo);
-            return EVIDENCE.passingCommand;
+            evidence.personEdits(repo);
+            return evidence.EVIDENCE.passingCommand;
           }),
           usage: usage(7),
         },
-        { calls: bash(EVIDENCE.commitCommand), usage: usage(8) },
-        ...evidenceEndTurns(CLAUDE_TOOLS, usage, 9),
+        { calls: bash(evidence.EVIDENCE.commitCommand), usage: usage(8) },
+        ...evidence.evidenceEndTurns(CLAUDE_TOOLS, usage, 9),
       ]);
       const session = await claude("Make total() sum its values and record the work in Waymark.");
       const ids = expectPlayedThrough(harness.model, session, CLAUDE_TOOLS);
-      await expectEvidence(harness, ids, { tool: "claude-code", modelId: `anthropic/${MODEL}` });
+      await evidence.expectEvidence(harness, ids, { tool: "claude-code", modelId: `anthropic/${MODEL}` });
     },
     SESSION_MS + 200_000,
   );

@@ -28,14 +28,7 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject, HELPER_VERSION } from "../support/agent-project.ts";
-import {
-  approveDevice,
-  EVIDENCE,
-  evidenceEndTurns,
-  evidenceStartTurns,
-  expectEvidence,
-  personEdits,
-} from "../support/evidence-scenario.ts";
+import * as evidence from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -309,11 +302,11 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
       harness.project?.remove();
       harness.project = await agentProject(harness.server, {
         agent: "codex",
-        files: EVIDENCE.files,
+        files: evidence.EVIDENCE.files,
         home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
       });
       expect(project().init?.code, project().init?.stderr).toBe(0);
-      await approveDevice(harness);
+      await evidence.approveDevice(harness);
       const repo = project().repo;
       const shell = (cmd: string | (() => string)): Turn["calls"] => [
         { name: "exec_command", input: () => ({ cmd: typeof cmd === "string" ? cmd : cmd() }) },
@@ -326,7 +319,7 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
           latencyMs: 1000,
           again: (conversation) => !(conversation.results("tool_search").at(-1) ?? "").includes('"start_task"'),
         },
-        ...evidenceStartTurns(CODEX_TOOLS, usage),
+        ...evidence.evidenceStartTurns(CODEX_TOOLS, usage),
         {
           calls: [
             {
@@ -334,7 +327,7 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
               kind: "freeform",
               input: patch(
                 "*** Add File: src/mean.js",
-                ...EVIDENCE.mean
+                ...evidence.EVIDENCE.mean
                   .trimEnd()
                   .split("\n")
                   .map((line) => `+${line}`),
@@ -343,7 +336,7 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
           ],
           usage: usage(3),
         },
-        { calls: shell(EVIDENCE.failingCommand), usage: usage(4) },
+        { calls: shell(evidence.EVIDENCE.failingCommand), usage: usage(4) },
         {
           calls: [
             {
@@ -353,8 +346,8 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
                 "*** Update File: src/sum.js",
                 "@@",
                 " function total(values) {",
-                `-${EVIDENCE.brokenLine}`,
-                `+${EVIDENCE.fixedLine}`,
+                `-${evidence.EVIDENCE.brokenLine}`,
+                `+${evidence.EVIDENCE.fixedLine}`,
               ),
             },
           ],
@@ -363,17 +356,17 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
         // Asked for its next turn, the model "thinks" while a person edits another line of the file.
         {
           calls: shell(() => {
-            personEdits(repo);
-            return EVIDENCE.passingCommand;
+            evidence.personEdits(repo);
+            return evidence.EVIDENCE.passingCommand;
           }),
           usage: usage(6),
         },
-        { calls: shell(EVIDENCE.commitCommand), usage: usage(7) },
-        ...evidenceEndTurns(CODEX_TOOLS, usage, 8),
+        { calls: shell(evidence.EVIDENCE.commitCommand), usage: usage(7) },
+        ...evidence.evidenceEndTurns(CODEX_TOOLS, usage, 8),
       ]);
       const session = await codex("Make total() sum its values and record the work in Waymark.");
       const ids = expectPlayedThrough(harness.model, session, CODEX_TOOLS);
-      await expectEvidence(harness, ids, { tool: "codex", modelId: `openai/${MODEL}` });
+      await evidence.expectEvidence(harness, ids, { tool: "codex", modelId: `openai/${MODEL}` });
     },
     SESSION_MS + 200_000,
   );
