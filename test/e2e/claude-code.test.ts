@@ -6,6 +6,8 @@
  * before each response, complete_task's response streamed on 500 ms past the call). The record is
  * checked against what happened: the files, the commit, which files the agent's own edit tools
  * touched, usage equal to what the model returned, the stop reminder, the next session's context.
+ * Then the evidence scenario (test/support/evidence-scenario.ts): the agent's lines and a person's
+ * in one file, a failing then a passing test run, secrets kept out of the record.
  */
 import { join } from "node:path";
 import { MARKETPLACE_PATH } from "@waymark/protocol/plugin";
@@ -24,6 +26,7 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject } from "../support/agent-project.ts";
+import * as evidence from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { offeredTools, sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -282,5 +285,63 @@ describe("Claude Code with the Waymark plugin (the README's shortest path), thro
       await expectNextSessionContext(workflowId, "mcp__plugin_waymark_waymark");
     },
     SESSION_MS + 30_000,
+  );
+});
+
+describe("Claude Code's evidence: its lines and a person's in one file, a failing then a passing test run, no secret stored", () => {
+  it(
+    "Write, Edit, a person's edit, `npm test` failing then passing, a decision, complete_task: page, summary and Agent Trace agree",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      harness.project?.remove();
+      harness.project = await agentProject(harness.server, { agent: "claude", files: evidence.EVIDENCE.files });
+      expect(project().init?.code, project().init?.stderr).toBe(0);
+      await evidence.approveDevice(harness);
+      const repo = project().repo;
+      const sum = join(repo, "src", "sum.js");
+      const bash = (command: string | (() => string)): Turn["calls"] => [
+        { name: "Bash", input: () => ({ command: typeof command === "string" ? command : command(), description: "Run" }) },
+      ];
+      harness.model.play([
+        {
+          calls: [
+            {
+              name: "ToolSearch",
+              input: { query: `select:${M}start_workflow,${M}start_task,${M}log_decision,${M}complete_task`, max_results: 5 },
+            },
+          ],
+          usage: usage(0),
+          latencyMs: 1000,
+          again: (conversation) => !(conversation.results("ToolSearch").at(-1) ?? "").split("\n").includes(`${M}start_task`),
+        },
+        ...evidence.evidenceStartTurns(CLAUDE_TOOLS, usage),
+        {
+          calls: [{ name: "Write", input: { file_path: join(repo, "src", "mean.js"), content: evidence.EVIDENCE.mean } }],
+          usage: usage(3),
+        },
+        { calls: bash(evidence.EVIDENCE.failingCommand), usage: usage(4) },
+        { calls: [{ name: "Read", input: { file_path: sum } }], usage: usage(5) },
+        {
+          calls: [
+            { name: "Edit", input: { file_path: sum, old_string: evidence.EVIDENCE.brokenLine, new_string: evidence.EVIDENCE.fixedLine } },
+          ],
+          usage: usage(6),
+        },
+        // Asked for its next turn, the model "thinks" while a person edits another line of the file.
+        {
+          calls: bash(() => {
+            evidence.personEdits(repo);
+            return evidence.EVIDENCE.passingCommand;
+          }),
+          usage: usage(7),
+        },
+        { calls: bash(evidence.EVIDENCE.commitCommand), usage: usage(8) },
+        ...evidence.evidenceEndTurns(CLAUDE_TOOLS, usage, 9),
+      ]);
+      const session = await claude("Make total() sum its values and record the work in Waymark.");
+      const ids = expectPlayedThrough(harness.model, session, CLAUDE_TOOLS);
+      await evidence.expectEvidence(harness, ids, { tool: "claude-code", modelId: `anthropic/${MODEL}` });
+    },
+    SESSION_MS + 200_000,
   );
 });

@@ -7,7 +7,8 @@
  * the same through the plugin (`codex plugin marketplace add` + `add`, no project trust). The
  * record is checked against what happened: the files, the commit, which files Codex's own edit
  * tool touched, the usage Codex wrote to its session file, the stop reminder, the next session's
- * start context.
+ * start context. Then the evidence scenario (test/support/evidence-scenario.ts): the agent's
+ * lines and a person's in one file, a failing then a passing test run, secrets kept out of the record.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,6 +28,7 @@ import {
   useAgentHarness,
 } from "../support/agent-harness.ts";
 import { type AgentProject, agentProject, HELPER_VERSION } from "../support/agent-project.ts";
+import * as evidence from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
 import { sumUsage, type Turn, type Usage } from "../support/model-server.ts";
 
@@ -289,5 +291,83 @@ describe("Codex with the Waymark plugin (the README's shortest path), through a 
       await expectNextSessionContext(workflowId, false);
     },
     SESSION_MS + 30_000,
+  );
+});
+
+describe("Codex's evidence: its lines and a person's in one file, a failing then a passing test run, no secret stored", () => {
+  it(
+    "apply_patch (a new file, then an edit), a person's edit, `npm test` failing then passing, a decision, complete_task: page, summary and Agent Trace agree",
+    async (ctx) => {
+      ctx.skip(harness.cli === undefined, harness.skip);
+      harness.project?.remove();
+      harness.project = await agentProject(harness.server, {
+        agent: "codex",
+        files: evidence.EVIDENCE.files,
+        home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
+      });
+      expect(project().init?.code, project().init?.stderr).toBe(0);
+      await evidence.approveDevice(harness);
+      const repo = project().repo;
+      const shell = (cmd: string | (() => string)): Turn["calls"] => [
+        { name: "exec_command", input: () => ({ cmd: typeof cmd === "string" ? cmd : cmd() }) },
+      ];
+      const patch = (...lines: string[]) => ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n");
+      harness.model.play([
+        {
+          calls: [{ name: "tool_search", kind: "tool_search", input: { query: "waymark workflow task decision", limit: 8 } }],
+          usage: usage(0),
+          latencyMs: 1000,
+          again: (conversation) => !(conversation.results("tool_search").at(-1) ?? "").includes('"start_task"'),
+        },
+        ...evidence.evidenceStartTurns(CODEX_TOOLS, usage),
+        {
+          calls: [
+            {
+              name: "apply_patch",
+              kind: "freeform",
+              input: patch(
+                "*** Add File: src/mean.js",
+                ...evidence.EVIDENCE.mean
+                  .trimEnd()
+                  .split("\n")
+                  .map((line) => `+${line}`),
+              ),
+            },
+          ],
+          usage: usage(3),
+        },
+        { calls: shell(evidence.EVIDENCE.failingCommand), usage: usage(4) },
+        {
+          calls: [
+            {
+              name: "apply_patch",
+              kind: "freeform",
+              input: patch(
+                "*** Update File: src/sum.js",
+                "@@",
+                " function total(values) {",
+                `-${evidence.EVIDENCE.brokenLine}`,
+                `+${evidence.EVIDENCE.fixedLine}`,
+              ),
+            },
+          ],
+          usage: usage(5),
+        },
+        // Asked for its next turn, the model "thinks" while a person edits another line of the file.
+        {
+          calls: shell(() => {
+            evidence.personEdits(repo);
+            return evidence.EVIDENCE.passingCommand;
+          }),
+          usage: usage(6),
+        },
+        { calls: shell(evidence.EVIDENCE.commitCommand), usage: usage(7) },
+        ...evidence.evidenceEndTurns(CODEX_TOOLS, usage, 8),
+      ]);
+      const session = await codex("Make total() sum its values and record the work in Waymark.");
+      const ids = expectPlayedThrough(harness.model, session, CODEX_TOOLS);
+      await evidence.expectEvidence(harness, ids, { tool: "codex", modelId: `openai/${MODEL}` });
+    },
+    SESSION_MS + 200_000,
   );
 });
