@@ -54,6 +54,8 @@ function httpStatus(error: unknown): number | undefined {
 export class Remote {
   private client: Client | null = null;
   private connecting: Promise<Client> | null = null;
+  /** Why this process last closed its connection: requests still pending on it fail for that reason, not as "Connection closed". */
+  private closedFor: RemoteFailure | null = null;
 
   constructor(private readonly options: RemoteOptions) {}
 
@@ -130,9 +132,10 @@ export class Remote {
   }
 
   /** Drops the connection so the next request starts a fresh one. */
-  private async reset(): Promise<void> {
+  private async reset(reason?: RemoteFailure): Promise<void> {
     const client = this.client;
     this.client = null;
+    if (client && reason) this.closedFor = reason;
     await client?.close().catch(() => {});
   }
 
@@ -153,8 +156,14 @@ export class Remote {
       };
       return await Promise.race([run(), deadline]);
     } catch (error) {
-      const classified = this.classify(error);
-      if (classified instanceof RemoteFailure) await this.reset();
+      // Past the deadline whatever failed failed because we aborted it (a connection cut
+      // mid-handshake reads as "cannot reach"): it is a timeout.
+      const closedUnderIt = this.closedFor !== null && error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
+      const classified =
+        closedUnderIt && this.closedFor
+          ? this.closedFor
+          : this.classify(controller.signal.aborted ? new SdkError(SdkErrorCode.RequestTimeout, "deadline") : error);
+      if (classified instanceof RemoteFailure) await this.reset(classified);
       throw classified;
     } finally {
       clearTimeout(timer);

@@ -142,7 +142,7 @@ describe("faults through wrangler dev", () => {
     }
     const elapsed = performance.now() - started;
     expect(failed.isError).toBe(true);
-    expect(failed.text).toMatch(/^UNAVAILABLE: no answer from .* within 2 s/);
+    expect(failed.text, failed.text).toMatch(/^UNAVAILABLE: no answer from .* within 2 s/);
     expect(elapsed).toBeLessThan(4000);
     const retried = await ok(agent, "complete_task", task.complete);
     expect((retried.files_changed as { added: string[] }).added).toEqual(["src/frozen.ts"]);
