@@ -5,13 +5,13 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,helper-calls,hooks,pages,edge,checksum,helper,blame,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,hooks,pages,edge,checksum,helper,blame,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
  * suite: runs `npm test` for its wall time only when named in --only (it takes minutes); any
  * other run reports the last recorded one, with its date and commit (bench/sections/suite.ts).
- * --old-ref: the build the load A/B compares with (default: 6413a27, main when this bench
+ * --old-ref: the build the load and own-cost A/Bs compare with (default: 6413a27, main when this bench
  * was written). --server-var: a binding for this build's server (repeatable).
  */
 import { execFileSync } from "node:child_process";
@@ -23,6 +23,7 @@ import { type DevServer, startDevServer } from "../test/support/dev-server.ts";
 import type { BenchContext } from "./lib/context.ts";
 import { Table } from "./lib/table.ts";
 import { blameBench } from "./sections/blame.ts";
+import { costAB } from "./sections/cost-ab.ts";
 import { edge } from "./sections/edge.ts";
 import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
@@ -38,6 +39,7 @@ const SECTIONS = [
   "live",
   "growth",
   "load",
+  "cost-ab",
   "helper-calls",
   "hooks",
   "pages",
@@ -138,6 +140,9 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
     await server.stop();
   }
 }
+
+// Its own two servers: this build and the old one, side by side with empty data.
+await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
 
 // Its own server: the readers' rate-limit budgets are this section's alone.
 await section("pages", () => pagesUnderLoad(context));

@@ -2,7 +2,8 @@
  * Another build of Waymark for A/B benches: the tree of a git ref written to a temporary
  * directory with `git archive` (the repository's worktrees, index and refs stay untouched),
  * with a node_modules made of symlinks into this checkout's node_modules, except the
- * workspace packages, which point at the old tree's own copies.
+ * workspace packages, which point at the old tree's own copies; with the page scripts and helper
+ * tarball its Worker bundles built as its own `npm start` would.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
@@ -38,6 +39,11 @@ export function checkOutOldBuild(ref: string): OldBuild {
       if (!existsSync(join(dir, folder))) continue;
       if (name.includes("/")) mkdirSync(join(modules, name.split("/")[0] as string), { recursive: true });
       symlinkSync(join(dir, folder), join(modules, name));
+    }
+    // What the old build's Worker bundles and its own `npm start` builds first (builds that have them).
+    for (const script of ["page-scripts.mjs", "helper-tarball.mjs"]) {
+      if (existsSync(join(dir, "scripts", script)))
+        execFileSync(process.execPath, [join(dir, "scripts", script)], { cwd: dir, stdio: "ignore" });
     }
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
