@@ -126,6 +126,12 @@ export const LIMITS = {
   FILES_PAGE: 1000,
   PAGE_CACHE_BYTES: 16 * 1024 * 1024,
   PAGE_CACHE_ENTRIES: 64,
+  // What a shared page's live script may fetch by itself: blocks fetches in any window of
+  // LIVE_FETCH_WINDOW_MS. PAGE_CLIENT_LIMITER grants a client 20 reads per 10 s; a page that spent
+  // them all on following a busy agent would then wait out a refusal (10 s behind), and its
+  // reader could not reload it or open a task's files. The owner's pages are not limited.
+  LIVE_FETCHES: 12,
+  LIVE_FETCH_WINDOW_MS: 10_000,
   // MCP subscriptions (subscriptions/listen, resources/subscribe): workflows one stream follows, how
   // often its credential is checked again (a revoked one ends the stream), and its longest life.
   SUBSCRIPTION_URIS: 10,

@@ -19,7 +19,10 @@ let tarball: string;
 
 beforeAll(() => {
   packDir = tempDir("waymark-pack-");
-  npmOnSystemNode(["pack", "--pack-destination", packDir], HELPER_DIR);
+  // --ignore-scripts: `prepare` would rebuild dist/ in place while test files running beside this
+  // one execute it (a half-written bin.js runs as an empty program). The global setup built dist/
+  // from the same sources, so the tarball is the one `npm publish` would make.
+  npmOnSystemNode(["pack", "--ignore-scripts", "--pack-destination", packDir], HELPER_DIR);
   const file = readdirSync(packDir).find((f) => f.endsWith(".tgz"));
   if (!file) throw new Error("npm pack produced no tarball");
   tarball = join(packDir, file);

@@ -17,6 +17,7 @@
 import type { LineTotals } from "@waymark/protocol/review-fields";
 import { html, raw } from "hono/html";
 import type { FeedbackVerdict, FeedbackView, PlanStep, TaskPage, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
+import { LIMITS } from "../limits";
 import { formatCompact, formatCount, formatDuration, renderTime, srOnly, statusBadge } from "./format";
 import { renderWorkflowRepository } from "./provenance-notes";
 import { renderLineTotals } from "./review-data";
@@ -258,7 +259,9 @@ export function workflowPage(head: WorkflowHead, blocks: string, options: PageOp
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${head.workflow.name} — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main id="wm" data-base="${base}" data-query="${options.query}" data-seq="${head.last_seq}" data-state="static"${panel ? html` data-audience="owner"` : ""}>
+<body><main id="wm" data-base="${base}" data-query="${options.query}" data-seq="${head.last_seq}" data-state="static"${
+    panel ? html` data-audience="owner"` : html` data-fetch-budget="${LIMITS.LIVE_FETCHES}/${LIMITS.LIVE_FETCH_WINDOW_MS}"`
+  }>
 <div class="topbar"><span class="brand">Waymark</span> <span id="live" class="live"${active ? "" : html` hidden`}>not live</span>
 <a href="${base}/export.md">Markdown export</a> <a href="${base}/export.json">JSON export</a> <a href="${base}/export.agent-trace.json">Agent Trace</a></div>
 ${panel?.top ?? ""}

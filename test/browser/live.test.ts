@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { type CallTool, recordFullWorkflow } from "../pages/fixture";
-import { skipBrowser, useServerAndBrowser } from "./browser";
+import { lastSeqOf, skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument, DomWindow } from "./dom";
 
 declare const document: DomDocument;
@@ -110,12 +110,12 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
       },
     });
     if (!live) throw new Error("the page was not opened");
-    const view = (await (await fetch(`${recorded.shareUrl}/export.json`)).json()) as { last_seq: number };
-    expect(view.last_seq).toBeGreaterThan(10);
-    await live.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, view.last_seq);
+    const lastSeq = await lastSeqOf(recorded.shareUrl);
+    expect(lastSeq).toBeGreaterThan(10);
+    await live.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, lastSeq);
     const fresh = await env.browser().newPage();
     await fresh.goto(recorded.shareUrl);
-    expect(await seqOf(fresh)).toBe(view.last_seq);
+    expect(await seqOf(fresh)).toBe(lastSeq);
     const [liveTree, freshTree] = [await blocksTree(live), await blocksTree(fresh)];
     expect(liveTree.length).toBeGreaterThan(2000);
     expect(liveTree).toBe(freshTree);
@@ -184,6 +184,45 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     await page.close();
   });
 
+  it("follows a busy agent within its share of the reader's budget: never refused, the last event shown", async () => {
+    const wf = await callTool("start_workflow", { name: "Busy agent" });
+    const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Chatty task", goal: "a milestone every 50 ms" });
+    const page = await env.browser().newPage();
+    const fetchedAt: number[] = [];
+    const refused: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "GET" && r.url().endsWith("/blocks")) fetchedAt.push(Date.now());
+    });
+    page.on("response", (r) => {
+      if (r.status() === 429) refused.push(r.url());
+    });
+    await page.goto(String(wf.share_url));
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    const [count = 0, windowMs = 0] = String(await page.locator("#wm").getAttribute("data-fetch-budget"))
+      .split("/")
+      .map(Number);
+    // A part of the 20 reads per 10 s the server grants one client (test/e2e/page-bounds.test.ts).
+    expect(count).toBeGreaterThan(0);
+    expect(count).toBeLessThan(20);
+    expect(windowMs).toBe(10_000);
+    // 12 s of an agent writing every 50 ms: back to back, the page would fetch ten times a second.
+    let last = "";
+    for (let i = 0, until = Date.now() + 12_000; Date.now() < until && i < 190; i++) {
+      last = `chatty milestone ${i}`;
+      await callTool("log_milestone", { task_id: task.task_id, message: last });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await page.waitForFunction((text) => document.getElementById("wf-blocks")?.textContent?.includes(text), last, { timeout: 15_000 });
+    expect(refused).toEqual([]);
+    // No window of windowMs, wherever it starts, holds more than `count` fetches (request events
+    // are seen in Node, a few ms after the page made them).
+    const most = Math.max(...fetchedAt.map((start) => fetchedAt.filter((t) => t >= start && t < start + windowMs - 100).length));
+    expect(most).toBeLessThanOrEqual(count);
+    // And it did follow: more than one fetch in each window of the 12 s.
+    expect(fetchedAt.length).toBeGreaterThanOrEqual(count);
+    await page.close();
+  }, 60_000);
+
   it("catches up after its socket drops: nothing missed, nothing twice", async () => {
     const wf = await callTool("start_workflow", { name: "Reconnecting" });
     const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: "Long task", goal: "gets milestones" });
@@ -198,12 +237,12 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
       await page.waitForFunction((n) => document.querySelectorAll(".milestone").length === n, milestoneIds.length, { timeout: 15_000 });
     }
     for (const id of milestoneIds) expect(await countIds(page, id)).toBe(1);
-    const view = (await (await fetch(`${String(wf.share_url)}/export.json`)).json()) as { last_seq: number };
+    const lastSeq = await lastSeqOf(String(wf.share_url));
     await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
     // The milestones can be on the page (the catch-up's blocks) a moment before the last event's
     // sequence number is: wait for it, then it must be exactly the last one.
-    await page.waitForFunction((last) => Number(document.getElementById("wm")?.dataset.seq) >= last, view.last_seq, { timeout: 15_000 });
-    expect(await seqOf(page)).toBe(view.last_seq);
+    await page.waitForFunction((last) => Number(document.getElementById("wm")?.dataset.seq) >= last, lastSeq, { timeout: 15_000 });
+    expect(await seqOf(page)).toBe(lastSeq);
     await page.close();
   });
 
@@ -223,8 +262,8 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
       await callTool("log_decision", { task_id: task.task_id, category: "other", question: `Q${i}`, chosen: "yes", reasoning });
     }
     await context.setOffline(false);
-    const view = (await (await fetch(`${String(wf.share_url)}/export.json`)).json()) as { last_seq: number };
-    await page.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, view.last_seq, { timeout: 30_000 });
+    const lastSeq = await lastSeqOf(String(wf.share_url));
+    await page.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, lastSeq, { timeout: 30_000 });
     await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
     expect(await page.locator(".decision").count()).toBe(count);
     await context.close();

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { revealBidiControls as shown } from "../../src/pages/format";
 import { type CallTool, recordFullWorkflow } from "../pages/fixture";
 import { asRepoPath, XSS_PAYLOADS } from "../pages/xss-corpus";
-import { skipBrowser, useServerAndBrowser } from "./browser";
+import { lastSeqOf, skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument, DomWindow } from "./dom";
 
 declare const document: DomDocument;
@@ -53,7 +53,7 @@ describe.skipIf(skipBrowser)("XSS corpus stays inert in Chromium", () => {
         await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
       },
     });
-    const lastSeq = ((await (await fetch(`${recorded.shareUrl}/export.json`)).json()) as { last_seq: number }).last_seq;
+    const lastSeq = await lastSeqOf(recorded.shareUrl);
     await page.waitForFunction((seq) => Number(document.getElementById("wm")?.dataset.seq) === seq, lastSeq);
 
     for (const phase of ["live", "reloaded"]) {

@@ -10,8 +10,12 @@
  *    reconnects (exponential backoff) from the seq of the state on screen;
  *  - one blocks request is in flight at a time, and after a slow one (100 ms or more: a large
  *    workflow) the next waits twice as long as it took; events arriving meanwhile are coalesced,
- *    and a paged catch-up ({"type":"more"} → {"after": n}) is swapped in once, at its end; a
- *    429 (the link's or this client's read budget is spent) waits the Retry-After it names;
+ *    and a paged catch-up ({"type":"more"} → {"after": n}) is swapped in once, at its end;
+ *  - a shared page stays within the fetches its root names (`data-fetch-budget="n/ms"`: at most
+ *    n in any ms), a part of the reader's read budget, so following a busy agent never spends
+ *    what the reader needs to reload or open a task's files (a long burst of events shows every
+ *    ms·2/n instead); a 429 all the same (the link's budget, or the reader's other tabs) waits
+ *    the Retry-After it names;
  *  - close code 4410 (or 4401 on the owner view: signed out), or a 404/410 for the blocks, means
  *    the link is no longer valid: the workflow's content is removed from the page.
  * Markup comes only from the server, which escaped every agent-written value; it is parsed in
@@ -261,9 +265,25 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
   // after it; an event after a pause, at once.
   let nextFetchAt = 0;
   let waiting = false;
+  // A shared page's own budget (`data-fetch-budget="n/ms"`: at most n fetches in any ms) as a
+  // token bucket: half of it at once (the first events of a burst show without delay), the other
+  // half refilled over the window; so no window, however placed, holds more than n fetches.
+  const [budgetCount, budgetWindow] = (root.dataset.fetchBudget ?? "").split("/").map(Number);
+  const bucket =
+    budgetCount && budgetWindow
+      ? { size: budgetCount / 2, perMs: budgetCount / 2 / budgetWindow, tokens: budgetCount / 2, at: Date.now() }
+      : null;
+  /** When the budget allows the next fetch (`now` when it does already). */
+  function budgetAllowsAt(now: number): number {
+    if (!bucket) return now;
+    bucket.tokens = Math.min(bucket.size, bucket.tokens + (now - bucket.at) * bucket.perMs);
+    bucket.at = now;
+    return bucket.tokens >= 1 ? now : now + Math.ceil((1 - bucket.tokens) / bucket.perMs);
+  }
   function refresh(): void {
     if (fetching || waiting || stopped || knownSeq <= shownSeq) return;
-    const wait = nextFetchAt - Date.now();
+    const now = Date.now();
+    const wait = Math.max(nextFetchAt, budgetAllowsAt(now)) - now;
     if (wait > 0) {
       waiting = true;
       setTimeout(() => {
@@ -274,6 +294,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     }
     fetching = true;
     const started = Date.now();
+    if (bucket) bucket.tokens -= 1;
     let retryAfter = 0;
     fetch(`${base}/blocks${query}`, { cache: "no-store" })
       .then(async (r) => {
