@@ -257,7 +257,7 @@ export async function hookCosts(context: BenchContext, server: DevServer): Promi
     const stopPayload = JSON.stringify({ ...common, hook_event_name: "Stop", stop_hook_active: false });
     const startPayload = JSON.stringify({ ...common, hook_event_name: "SessionStart", source: "startup" });
     // The helper's own Node hook for an edit, as the edit hook ran before it spooled (for comparison).
-    const helperStop = /^if .*; then cat >\/dev\/null; else (.*); fi$/.exec(command("Stop"))?.[1] ?? command("Stop");
+    const helperStop = /^if .*; else (node .*); fi$/.exec(command("Stop"))?.[1] ?? command("Stop");
     const nodeEditHook = helperStop.replaceAll(" hook stop ", " hook post-tool-use ");
     const cpu = {
       node: await cpuPerRun("node -e 0", "{}", CPU_RUNS, withWaymark.repo, env),

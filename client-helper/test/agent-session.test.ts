@@ -66,7 +66,7 @@ function installedCommand(event: string): string {
 /** What an installed hook runs when it runs the helper (the stop hook answers alone when its stop state settles it). */
 function helperPart(event: string): string {
   const command = installedCommand(event);
-  return /^if .*; then cat >\/dev\/null; else (.*); fi$/.exec(command)?.[1] ?? command;
+  return /^if .*; else (node .*); fi$/.exec(command)?.[1] ?? command;
 }
 
 /** The arguments an installed hook gives the helper (its npx fallback, with the local build in place of the endpoint's tarball). */

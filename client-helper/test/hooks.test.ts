@@ -1,10 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentHooks } from "@waymark/protocol/agent-config";
 import { afterAll, describe, expect, it } from "vitest";
-import { editedFiles, type HookAgent, runHook } from "../src/hooks/hook-runner.js";
+import { editedFiles, type HookAgent, runHook, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
+import { drainSpool } from "../src/hooks/spool.js";
+import { stopReminder } from "../src/hooks/stop-state.js";
 import { agentEdits } from "../src/provenance-fields.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
@@ -234,6 +236,35 @@ describe("hooks", () => {
   });
 });
 
+describe("the agent's session, from its spooled tool calls", () => {
+  it("is noted when no hook that runs the helper saw it, and an older call never replaces a newer session", async () => {
+    const repo = Repo.init();
+    const cache = join(tempDir("waymark-xdg-"), "waymark");
+    const spool = (name: string, payload: Record<string, unknown>, at: Date) => {
+      mkdirSync(join(cache, "spool"), { recursive: true });
+      writeFileSync(join(cache, "spool", name), JSON.stringify({ cwd: repo.dir, hook_event_name: "PostToolUse", ...payload }));
+      utimesSync(join(cache, "spool", name), at, at);
+    };
+    const journal = new Journal(realpathSync(repo.dir), cache);
+    const now = Date.now();
+    spool(
+      "claude.0000000001",
+      { session_id: "s-new", transcript_path: "/t/new.jsonl", tool_name: "Bash", tool_input: { command: "ls" } },
+      new Date(now - 1000),
+    );
+    await drainSpool(cache, SPOOLED_TOOL_CALLS);
+    expect(await journal.session()).toMatchObject({ agent: "claude", session_id: "s-new", transcript_path: "/t/new.jsonl" });
+    // A call of an earlier session, spooled before and read only now.
+    spool(
+      "claude.0000000002",
+      { session_id: "s-old", transcript_path: "/t/old.jsonl", tool_name: "Bash", tool_input: { command: "ls" } },
+      new Date(now - 60_000),
+    );
+    await drainSpool(cache, SPOOLED_TOOL_CALLS);
+    expect((await journal.session())?.session_id).toBe("s-new");
+  });
+});
+
 describe("the stop hook without Node", () => {
   const endpoint = { origin: "https://waymark.example", mcp: "https://waymark.example/mcp" };
   const stopLine = (agent: HookAgent) => {
@@ -250,48 +281,91 @@ describe("the stop hook without Node", () => {
     const mark = join(bin, "ran");
     for (const name of ["node", "npx"])
       writeFileSync(join(bin, name), `#!/bin/sh\necho "$0" >> "${mark}"; cat >/dev/null\n`, { mode: 0o755 });
-    const stop = (agent: HookAgent = "claude") => {
+    const stop = (agent: HookAgent = "claude", continued = false) => {
       rmSync(mark, { force: true });
       const run = spawnSync("sh", ["-c", stopLine(agent)], {
         cwd: repo.dir,
         encoding: "utf8",
-        input: JSON.stringify({ cwd: repo.dir, hook_event_name: "Stop", stop_hook_active: false }),
+        input: JSON.stringify({ cwd: repo.dir, hook_event_name: "Stop", stop_hook_active: continued }),
         env: { PATH: `${bin}:${process.env.PATH}`, HOME: xdg, XDG_CACHE_HOME: xdg },
       });
       return { code: run.status, stdout: run.stdout, helper: existsSync(mark) };
     };
+    const edit = (agent: HookAgent = "claude") => {
+      const line = agentHooks(agent, endpoint, "0.1.0").find((hook) => /^(PostToolUse|afterFileEdit)$/.test(hook.event))?.command ?? "";
+      const payload = {
+        cwd: repo.dir,
+        hook_event_name: "PostToolUse",
+        tool_name: "Write",
+        tool_input: { file_path: join(repo.dir, "a.ts") },
+      };
+      const run = spawnSync("sh", ["-c", line], {
+        cwd: repo.dir,
+        encoding: "utf8",
+        input: JSON.stringify(payload),
+        env: { PATH: `${bin}:${process.env.PATH}`, HOME: xdg, XDG_CACHE_HOME: xdg },
+      });
+      return { code: run.status, stdout: run.stdout };
+    };
     const journal = () => new Journal(realpathSync(repo.dir), cache);
     const nodeStop = () =>
       runHook("stop", JSON.stringify({ cwd: repo.dir, stop_hook_active: false }), { agent: "claude", version: "0.1.0", cacheDir: cache });
-    return { repo, cache, stop, journal, nodeStop };
+    return { repo, cache, stop, edit, journal, nodeStop };
   }
 
-  it("answers alone only when no reminder can be due, and runs the helper otherwise", async () => {
-    const { cache, stop, journal, nodeStop } = setup();
+  it("answers alone from the state the helper kept: nothing, or a due reminder said once; the helper when unsure", async () => {
+    const { cache, stop, edit, journal, nodeStop } = setup();
     // Nothing kept yet: the helper decides.
     expect(stop()).toEqual({ code: 0, stdout: "", helper: true });
     expect((await nodeStop()).stdout).toBe("");
     expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
     expect(stop("cursor")).toEqual({ code: 0, stdout: "{}\n", helper: false });
 
-    // A task started: a reminder is due, so the helper runs and reminds.
-    await journal().taskStarted({ task_id: "tk_1", workflow_id: "wf_1", name: "Do it", started_at: Date.now() - 1000 });
-    expect(stop().helper).toBe(true);
-    expect(JSON.parse((await nodeStop()).stdout).decision).toBe("block");
-    // Reminded, nothing edited since: the next stop is answered alone.
+    // A task started: a reminder is due. The line says it, in the helper's words, without the helper.
+    const task = { task_id: "tk_1", workflow_id: "wf_1", name: "Do it", started_at: Date.now() - 1000 };
+    await journal().taskStarted(task);
+    // Cursor's stop answers in another shape: its reminders stay the helper's.
+    expect(stop("cursor").helper).toBe(true);
+    // An agent that already continued once for a stop hook is let go, and the reminder stays due.
+    expect(stop("claude", true)).toEqual({ code: 0, stdout: "", helper: false });
+    const reminded = stop("codex");
+    expect(reminded.helper).toBe(false);
+    expect(JSON.parse(reminded.stdout)).toEqual({ decision: "block", reason: stopReminder([task]) });
+    expect(stopReminder([task])).toBe(
+      'Waymark: task tk_1 "Do it" in workflow wf_1 is still open. If its work is done, call complete_task with its outcome; if it continues later, say so and stop.',
+    );
+    // Said once: the next stop is quiet, and the helper counts the task reminded (its own stop is quiet too).
+    expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
+    expect((await nodeStop()).stdout).toBe("");
+    expect((await journal().openTasks())[0]?.reminded_at).toBeGreaterThan(task.started_at);
     expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
 
-    // An edit spooled since the reminder (the edit hook's file) may make one due: the helper decides.
+    // An edit spooled since the reminder, with nothing saying it was this tree's (another
+    // repository's agent, say): the helper decides.
     await new Promise((r) => setTimeout(r, 20));
     mkdirSync(join(cache, "spool"), { recursive: true });
     writeFileSync(join(cache, "spool", "claude.0000000001"), "{}");
     expect(stop().helper).toBe(true);
     rmSync(join(cache, "spool", "claude.0000000001"));
+    await nodeStop();
 
-    // An edit recorded by the helper itself: the same.
+    // The installed edit hook in this tree: the next stop reminds alone, then is quiet again.
+    await new Promise((r) => setTimeout(r, 20));
+    const edited = edit();
+    expect(edited).toEqual({ code: 0, stdout: "" });
+    const afterEdit = stop();
+    expect(afterEdit.helper).toBe(false);
+    expect(JSON.parse(afterEdit.stdout).reason).toBe(stopReminder([task]));
+    expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
+    // The helper drains that spooled edit (dated before the reminder): nothing due.
+    expect((await nodeStop()).stdout).toBe("");
+
+    // An edit recorded by the helper itself: due again, said alone.
     await new Promise((r) => setTimeout(r, 5));
     await journal().recordEdits(["a.ts"], "Write", Date.now());
-    expect(stop().helper).toBe(true);
+    const again = stop();
+    expect(again.helper).toBe(false);
+    expect(JSON.parse(again.stdout).reason).toBe(stopReminder([task]));
 
     // The task completed: no task open, answered alone.
     await journal().taskCompleted("tk_1", Date.now());
@@ -300,6 +374,18 @@ describe("the stop hook without Node", () => {
     await new Promise((r) => setTimeout(r, 20));
     writeFileSync(join(cache, "spool", "claude.0000000002"), "{}");
     expect(stop().helper).toBe(true);
+  });
+
+  it("a task the line reminded of stays reminded when the journal changes for another task", async () => {
+    const { stop, journal } = setup();
+    const first = { task_id: "tk_a", workflow_id: "wf_1", name: "First", started_at: Date.now() - 2000 };
+    const second = { task_id: "tk_b", workflow_id: "wf_1", name: "Second", started_at: Date.now() - 1000 };
+    await journal().taskStarted(first);
+    expect(JSON.parse(stop().stdout).reason).toBe(stopReminder([first]));
+    // The MCP proxy starts another task (it rewrites the stop state): only that one is due.
+    await journal().taskStarted(second);
+    expect(JSON.parse(stop().stdout).reason).toBe(stopReminder([second]));
+    expect(stop().stdout).toBe("");
   });
 
   it("never answers for another repository made at the same path", async () => {

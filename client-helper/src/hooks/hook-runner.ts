@@ -25,6 +25,7 @@ import { recordShellRun, shellRun } from "./commands.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { hasPatch, patchPaths } from "./patch.js";
 import { drainSpool, type SpoolRecorder } from "./spool.js";
+import { stopReminder } from "./stop-state.js";
 import { age, fetchWorkflowState } from "./workflow-state.js";
 
 export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
@@ -40,7 +41,7 @@ export const EDIT_TOOLS = ["Edit", "Write", "MultiEdit", "NotebookEdit"] as cons
  * the local records, and the one network call, which gets what is left of it (nothing left: the
  * state kept in the journal is shown instead).
  */
-export const SESSION_START_BUDGET_MS = 250;
+export const SESSION_START_BUDGET_MS = 200;
 /** Hard deadline of a whole hook run. */
 export const HOOK_DEADLINE_MS = 800;
 /** Bound on the context a session-start hook injects. */
@@ -105,6 +106,9 @@ export function editedFiles(payload: Payload, agent: HookAgent): { tool: string;
  * it; returns how many tasks got it.
  */
 export async function recordToolCall(journal: Journal, payload: Payload, agent: HookAgent, at: number): Promise<number> {
+  // The payload names the agent's session as every hook's does: a session whose other hooks ran
+  // without the helper (a stop answered by its shell line) is still known, for its usage.
+  await noteSession(journal, payload, agent, at);
   // A shell command: the evidence of what the agent ran (./commands.ts).
   const run = shellRun(payload, agent);
   const ran = run ? await recordShellRun(journal, run, agent, at, userCommandRules()) : 0;
@@ -120,6 +124,15 @@ export async function recordToolCall(journal: Journal, payload: Payload, agent: 
   // read from the payload alone, so a payload spooled and recorded later says the same.
   if (paths.length > 0) await new LineEditLog(journal).record(payload, agent, at, cwd);
   return recorded;
+}
+
+/** Notes the session a hook's payload names (its transcript tells the usage of the tasks worked in it). */
+async function noteSession(journal: Journal, payload: Payload, agent: HookAgent, at: number): Promise<void> {
+  const transcript = text(payload.transcript_path);
+  const session = text(payload.session_id) ?? text(payload.conversation_id);
+  // This helper's hooks include the shell-command hook (./commands.ts): commands are observed.
+  if (transcript || session)
+    await journal.sessionSeen({ agent, session_id: session, transcript_path: transcript, seen_at: at, commands: true });
 }
 
 /** The spool's payloads (./spool.ts) are the agents' post-tool-use payloads: recorded as the hook would have. */
@@ -178,30 +191,10 @@ async function sessionStart(journal: Journal, options: HookOptions): Promise<str
   return context.length > CONTEXT_LIMIT ? `${context.slice(0, CONTEXT_LIMIT - 1)}…` : context;
 }
 
-/** The tasks the agent should be reminded of: open, and edited since the last reminder (or never reminded). */
-async function needReminder(journal: Journal): Promise<OpenTask[]> {
-  const due: OpenTask[] = [];
-  for (const task of await journal.openTasks()) {
-    const edits = await journal.editedPaths(task.task_id);
-    if (task.reminded_at === undefined || (edits.last_at !== null && edits.last_at > task.reminded_at)) due.push(task);
-  }
-  return due;
-}
-
-function reminder(tasks: OpenTask[]): string {
-  const names = tasks.map(describe).join("; ");
-  return `Waymark: task ${names} is still open. If its work is done, call complete_task with its outcome; if it continues later, say so and stop.`;
-}
-
 async function handle(event: HookEvent, payload: Payload, options: HookOptions): Promise<string | null> {
   const now = options.now ?? Date.now;
   const journal = await Journal.forDirectory(workingDirectory(payload), options.cacheDir);
-  const transcript = text(payload.transcript_path);
-  const session = text(payload.session_id) ?? text(payload.conversation_id);
-  if (transcript || session) {
-    // This helper's hooks include the shell-command hook (./commands.ts): commands are observed.
-    await journal.sessionSeen({ agent: options.agent, session_id: session, transcript_path: transcript, seen_at: now(), commands: true });
-  }
+  await noteSession(journal, payload, options.agent, now());
   switch (event) {
     case "session-start": {
       const context = await sessionStart(journal, options);
@@ -220,13 +213,14 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       const interrupted = typeof payload.status === "string" && payload.status !== "completed";
       // The edits the spool holds decide whether a reminder is due (./spool.ts).
       if (!continued && !interrupted) await drainSpool(options.cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS);
-      const due = continued || interrupted ? [] : await needReminder(journal);
+      // A reminder the installed stop line gave without the helper counts as given (./stop-state.ts).
+      const due = continued || interrupted ? [] : await journal.remindersDue();
       // Nothing due: the next stops may know it without the helper (./stop-state.ts).
       if (due.length === 0 && !continued && !interrupted) await journal.keepStopState();
       if (due.length === 0) return options.agent === "cursor" ? "{}" : null;
       for (const task of due) await journal.markReminded(task, now());
-      if (options.agent === "cursor") return JSON.stringify({ followup_message: reminder(due) });
-      return JSON.stringify({ decision: "block", reason: reminder(due) });
+      if (options.agent === "cursor") return JSON.stringify({ followup_message: stopReminder(due) });
+      return JSON.stringify({ decision: "block", reason: stopReminder(due) });
     }
   }
 }

@@ -17,7 +17,7 @@ import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
 import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
-import { keepStopState, type StopState } from "./stop-state.js";
+import { hookRemindedAt, keepStopState } from "./stop-state.js";
 
 export type OpenTask = {
   task_id: string;
@@ -178,18 +178,34 @@ export class Journal {
     await this.keepStopState();
   }
 
-  /**
-   * What the stop hook may answer without the helper (./stop-state.ts), kept after every change
-   * of the open tasks or their edits: no task open, or every one reminded since its last edit.
-   */
-  async keepStopState(): Promise<void> {
-    let state: StopState | null = "none";
+  /** The open tasks a stop should remind of: never reminded, or edited since the last reminder. */
+  async remindersDue(): Promise<OpenTask[]> {
+    await this.absorbHookReminder();
+    const due: OpenTask[] = [];
     for (const task of await this.openTasks()) {
       const edits = await this.editedPaths(task.task_id);
-      if (task.reminded_at === undefined || (edits.last_at !== null && edits.last_at > task.reminded_at)) state = null;
-      else state = state === null ? null : "reminded";
+      if (task.reminded_at === undefined || (edits.last_at !== null && edits.last_at > task.reminded_at)) due.push(task);
     }
-    keepStopState(this.cache, this.root, state);
+    return due;
+  }
+
+  /**
+   * What the stop hook answers without the helper (./stop-state.ts), kept after every change of
+   * the open tasks or their edits: nothing (no task open, or every one reminded since its last
+   * edit), or the reminder of the tasks due.
+   */
+  async keepStopState(): Promise<void> {
+    const due = await this.remindersDue();
+    keepStopState(this.cache, this.root, { open: await this.openTasks(), due });
+  }
+
+  /** Marks reminded the tasks the installed stop line reminded of without the helper, at the time it did. */
+  private async absorbHookReminder(): Promise<void> {
+    const reminded = hookRemindedAt(this.cache, this.root);
+    if (reminded === null) return;
+    for (const task of await this.openTasks())
+      if (reminded.taskIds.includes(task.task_id) && (task.reminded_at ?? 0) < reminded.at)
+        writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: reminded.at });
   }
 
   /**
@@ -268,10 +284,13 @@ export class Journal {
   }
 
   /** Notes the agent's session and its transcript; written only when they changed (every hook run calls it). */
+  /** Notes the agent's session (the last one seen is the one whose transcript tells a task's usage). */
   async sessionSeen(session: AgentSession): Promise<void> {
     const known = await this.session();
     if (known?.agent === session.agent && known.session_id === session.session_id && known.transcript_path === session.transcript_path)
       return;
+    // A spooled tool call read late is no newer than the session a hook saw since.
+    if (known && known.seen_at > session.seen_at) return;
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     writeAtomic(join(this.folder, "session.json"), session);
   }

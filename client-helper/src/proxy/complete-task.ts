@@ -53,14 +53,18 @@ export async function completeTask(
   const record = (await session.store.load(taskId, dir)) ?? { task_id: taskId, dir, snapshot: null };
   // The hooks' journal of this repository, where the task was noted at its start.
   const top = gitTop(record.snapshot, record.dir, dir);
-  // Hooks: an agent that reports no usage gets its real usage, read from its transcript.
-  const usage = args.metrics === undefined ? transcriptMetrics(dir, taskId, session.options.cacheDir, top, callId) : undefined;
-  // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
-  usage?.catch(() => {});
   const keySaved = ensureIdempotencyKey(session, record, args);
   // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
   const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
   edits.catch(() => {});
+  // Hooks: an agent that reports no usage gets its real usage, read from its transcript, once the
+  // spool is in the journal (agentEdits drains it first): its tool calls name the agent's session.
+  const usage =
+    args.metrics === undefined
+      ? edits.catch(() => undefined).then(() => transcriptMetrics(dir, taskId, session.options.cacheDir, top, callId))
+      : undefined;
+  // Its failure surfaces where it is awaited, not as an unhandled rejection meanwhile.
+  usage?.catch(() => {});
   // Line attribution: the hooks' record of the agent's edits, read once the edits above are (a spool drained first).
   const lines = edits
     .catch(() => undefined)

@@ -62,45 +62,76 @@ export const SPOOL_DIR = "spool";
 /** What every spooling command line contains. */
 const SPOOL_MARK = `/waymark/${SPOOL_DIR}"`;
 
+/** Where the helper keeps each working tree's stop answer (client-helper/src/hooks/stop-state.ts writes it). */
+export const STOP_STATE_DIR = "trees";
+
+/** The working tree's identity on disk as the stop state is named by it (device, inode, birth time; GNU `stat`). */
+const TREE_IDENTITY = `stat -c '%d:%i:%.9W'`;
+
 /**
  * The edit hook's command line for `agent`: the agent's payload on stdin into a new file of the
  * spool (the directory made once, private), without Node or the helper: an edit hook runs after
  * every edit, and Node's start-up alone costs more CPU than recording the edit is worth. The helper
- * reads the spool at the next stop or complete_task. Cursor reads a JSON object from every hook: it
- * gets an empty one.
+ * reads the spool at the next stop or complete_task. It also touches the working tree's
+ * `<identity>.edited` beside its stop state (when the helper keeps one), so that the stop hook
+ * knows, without Node, that the open tasks were worked on since their last reminder. Cursor reads
+ * a JSON object from every hook: it gets an empty one.
  */
 export function spoolCommand(agent: AgentName): string {
-  const dir = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/${SPOOL_DIR}"`;
-  const line = `d=${dir}; [ -d "$d" ] || mkdir -p -m 700 "$d"; cat > "$(mktemp "$d/${agent}.XXXXXXXXXX")"`;
-  return agent === "cursor" ? `${line}; echo '{}'` : line;
+  const cache = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark"`;
+  const line = [
+    `c=${cache}`,
+    `d="\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/${SPOOL_DIR}"`,
+    `[ -d "$d" ] || mkdir -p -m 700 "$d"`,
+    `cat > "$(mktemp "$d/${agent}.XXXXXXXXXX")"`,
+    `{ [ ! -d "$c/${STOP_STATE_DIR}" ] || : >"$c/${STOP_STATE_DIR}/$(${TREE_IDENTITY} -- "$(pwd -P)").edited"; } 2>/dev/null`,
+  ].join("; ");
+  return agent === "cursor" ? `${line}; echo '{}'` : `${line}; :`;
 }
 
-/** Where the helper keeps each working tree's stop answer (client-helper/src/hooks/stop-state.ts writes it). */
-export const STOP_STATE_DIR = "trees";
-
 /**
- * The stop hook's command line: answers nothing, without Node, when the helper left a stop state
- * for this working tree that says no reminder can be due (client-helper/src/hooks/stop-state.ts:
- * no task open, or all reminded), that names this very directory and repository (`stat -c`: GNU
- * coreutils; where it is missing the check fails), and no edit was spooled since. Else `helper`,
- * the helper's own stop hook, which reads the payload. POSIX sh; the payload is read either way.
+ * The stop hook's command line, answered without Node from the stop state the helper left for this
+ * working tree (client-helper/src/hooks/stop-state.ts) when it names this very directory and
+ * repository (GNU `stat`; where it is missing the check fails):
+ *  - a reminder due (a task never reminded, or the tree edited since the state was kept: its
+ *    `.edited` is newer), for Claude Code and Codex: says it as `decision: "block"` (not to an
+ *    agent that already continued once for a stop hook: `stop_hook_active`), then notes that it
+ *    did, so the next stop is quiet and the helper counts the open tasks reminded;
+ *  - nothing to say (no task open, or all reminded) and no edit spooled since: says nothing.
+ * Else `helper`, the helper's own stop hook, which reads the payload (Cursor's reminders are
+ * always the helper's: its stop answers in another shape). POSIX sh.
  */
 export function stopCommand(agent: AgentName, helper: string): string {
   const cache = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark"`;
   const quiet = agent === "cursor" ? `cat >/dev/null; echo '{}'` : "cat >/dev/null";
-  const check = [
+  const known = [
     `c=${cache}`,
     `d=$(pwd -P)`,
-    `s=$(stat -c '%d:%i:%.9W' -- "$d" "$d/.git" 2>/dev/null)`,
+    `s=$(${TREE_IDENTITY} -- "$d" "$d/.git" 2>/dev/null)`,
     "set -- $s",
     `f="$c/${STOP_STATE_DIR}/$1.stop"`,
-    `{ IFS= read -r h && IFS= read -r t; } 2>/dev/null <"$f"`,
+    // The state's lines: this tree's header, the state and the open tasks, the reminder of the tasks due, of all open tasks.
+    `{ IFS= read -r h && IFS= read -r t && { IFS= read -r r && IFS= read -r a || :; }; } 2>/dev/null <"$f"`,
     `[ "$h" = "$2 $d" ]`,
-    `{ [ "$t" = none ] || [ "$t" = reminded ]; }`,
+  ].join(" && ");
+  const nothingToSay = [
+    `case "$t" in none|"reminded "*|"hook-reminded "*) ;; *) false;; esac`,
     // An edit spooled since: the helper records it (with no task open too: the spool stays small).
     `[ -z "$(find "$c/${SPOOL_DIR}" -type f -newer "$f" 2>/dev/null)" ]`,
   ].join(" && ");
-  return `if ${check}; then ${quiet}; else ${helper}; fi`;
+  if (agent === "cursor") return `if ${known} && ${nothingToSay}; then ${quiet}; else ${helper}; fi`;
+  // The reminder to say now, if any: every open task's when the tree was edited since, else the due tasks'.
+  const due = [
+    `e=`,
+    `{ [ ! "$c/${STOP_STATE_DIR}/$1.edited" -nt "$f" ] || e=$a; }`,
+    `{ [ -n "$e" ] || case "$t" in "due "*) e=$r;; esac; }`,
+    `[ -n "$e" ]`,
+  ].join(" && ");
+  const remind = [
+    `p=$(cat)`,
+    `case "$p" in *'"stop_hook_active":true'*|*'"stop_hook_active": true'*) ;; *) printf '{"decision":"block","reason":%s}\\n' "$e"; printf '%s\\nhook-reminded %s\\n\\n%s\\n' "$h" "\${t#* }" "$a" >"$f.$$" && mv -f "$f.$$" "$f";; esac`,
+  ].join("; ");
+  return `if ${known} && ${due}; then ${remind}; elif [ "$h" = "$2 $d" ] && ${nothingToSay}; then ${quiet}; else ${helper}; fi`;
 }
 
 /** Whether an installed hook command is one of Waymark's (init and doctor find their own entries by it). */
