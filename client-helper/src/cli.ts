@@ -509,7 +509,9 @@ async function run(argv: string[], io: Io): Promise<number> {
       if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError("--timeout must be a positive number of seconds");
       const dir = args.get("dir");
       const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
-      const { runMcp } = await import("./mcp.js");
+      const [{ runMcp }, { ensureLauncher }] = await Promise.all([import("./mcp.js"), import("./hooks/launcher.js")]);
+      // The next session's MCP server and hooks then start this helper without npm.
+      void ensureLauncher(VERSION);
       await runMcp({
         url,
         token,

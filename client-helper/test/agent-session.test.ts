@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { type DevServer, startDevServer } from "../../test/support/dev-server.js
 import { Journal } from "../src/hooks/journal.js";
 import { PRICE_TABLE_DATE } from "../src/usage/prices.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
-import { BIN, blackHole, ensureBuilt, SYSTEM_NODE } from "./support.js";
+import { BIN, blackHole, ensureBuilt, mcpServerArgs, SYSTEM_NODE } from "./support.js";
 
 /** The environment reference the configuration carries instead of the token (Claude Code syntax). */
 const CLAUDE_TOKEN_REF = ["$", "{WAYMARK_TOKEN}"].join("");
@@ -180,7 +180,7 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
 
     const transport = new StdioClientTransport({
       command: SYSTEM_NODE,
-      args: [BIN, ...mcp.args.slice(3)],
+      args: [BIN, ...mcpServerArgs(mcp)],
       cwd: repo.dir,
       env: childEnv(),
       stderr: "pipe",
@@ -357,6 +357,27 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
     console.log(`Stop hook through the launcher: ${Date.now() - started} ms (process included)`);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toBe("");
+  });
+
+  it("the MCP server starts the helper a previous run noted, without npm; npx when the note is stale", () => {
+    const entry = JSON.parse(readFileSync(join(repo.dir, ".mcp.json"), "utf8")).mcpServers.waymark as { command: string; args: string[] };
+    expect(readFileSync(join(cache, "waymark", "helper-0.1.0.bin"), "utf8")).toBe(`${realpathSync(BIN)}\n`);
+    const bin = tempDir("waymark-bin-");
+    // A stand-in for npx that shows what it was given.
+    writeFileSync(join(bin, "npx"), '#!/bin/sh\necho "npx $*"\n', { mode: 0o755 });
+    const PATH = `${bin}:${dirname(SYSTEM_NODE)}:${process.env.PATH}`;
+    // The agent closes the server's stdin at once: the helper's MCP server ends, having answered nothing.
+    const started = Date.now();
+    const fast = spawnSync(entry.command, entry.args, { cwd: repo.dir, encoding: "utf8", input: "", env: { ...childEnv(), PATH } });
+    console.log(`MCP server through the noted helper, started and ended: ${Date.now() - started} ms`);
+    expect(fast.status, fast.stderr).toBe(0);
+    expect(fast.stdout).toBe("");
+
+    const fakeHome = tempDir("waymark-home-");
+    mkdirSync(join(fakeHome, ".cache", "waymark"), { recursive: true });
+    writeFileSync(join(fakeHome, ".cache", "waymark", "helper-0.1.0.bin"), "/nowhere/bin.js\n");
+    const slow = spawnSync(entry.command, entry.args, { cwd: repo.dir, encoding: "utf8", input: "", env: { PATH, HOME: fakeHome } });
+    expect(slow.stdout).toBe(`npx -y --package=${server.url}/helper/waymark-helper-0.1.0.tgz waymark mcp --url ${server.url}/mcp\n`);
   });
 
   it("a launcher that cannot load falls back to npx, which gets the whole payload", () => {

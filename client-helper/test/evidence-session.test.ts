@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../../test/support/dev-server.js";
 import { visibleText as visible } from "../../test/support/page-text.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
-import { BIN, ensureBuilt, REPO_ROOT, SYSTEM_NODE } from "./support.js";
+import { BIN, ensureBuilt, mcpServerArgs, REPO_ROOT, SYSTEM_NODE } from "./support.js";
 
 // Evidence, not claims, through the real chain: `waymark init` sets a project up for Claude Code,
 // the installed hooks get the payloads Claude Code sends (a command that exited 0 reaches
@@ -131,7 +131,13 @@ describe("observed commands and redaction through the real helper, hooks and wra
     const mcp = JSON.parse(readFileSync(join(repo.dir, ".mcp.json"), "utf8")).mcpServers.waymark;
     const client = new Client({ name: "claude-code-like", version: "1.0.0" });
     await client.connect(
-      new StdioClientTransport({ command: SYSTEM_NODE, args: [BIN, ...mcp.args.slice(3)], cwd: repo.dir, env: childEnv(), stderr: "pipe" }),
+      new StdioClientTransport({
+        command: SYSTEM_NODE,
+        args: [BIN, ...mcpServerArgs(mcp)],
+        cwd: repo.dir,
+        env: childEnv(),
+        stderr: "pipe",
+      }),
     );
     try {
       const { workflow_id, share_url } = (await call(client, "start_workflow", { name: "Parser" })).structured;

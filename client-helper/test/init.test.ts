@@ -11,14 +11,14 @@ const CLAUDE_TOKEN_REF = ["$", "{WAYMARK_TOKEN}"].join("");
 const CURSOR_TOKEN_REF = ["$", "{env:WAYMARK_TOKEN}"].join("");
 
 const URL_ = "https://waymark.example.com";
-/** What every agent's configuration runs: this helper version from the endpoint, as the stdio MCP server. */
+/**
+ * What every agent's configuration runs: this helper version from the endpoint, as the stdio MCP
+ * server; the helper a previous run noted in the cache dir first (no npm start-up), else npx.
+ */
 const MCP_ARGS = [
-  "-y",
-  "--package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz",
-  "waymark",
-  "mcp",
-  "--url",
-  "https://waymark.example.com/mcp",
+  "-c",
+  `b=$(cat "${"$"}{XDG_CACHE_HOME:-$HOME/.cache}/waymark/helper-0.1.0.bin" 2>/dev/null) && [ -f "$b" ] && exec node "$b" mcp --url https://waymark.example.com/mcp; ` +
+    "exec npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark mcp --url https://waymark.example.com/mcp",
 ];
 const SECRET = "wm_secret_token_that_must_never_be_written";
 
@@ -123,7 +123,7 @@ describe("waymark init --agent codex: what Codex 0.169 reads", () => {
     expect(config.features).toEqual(features);
     expect(config.mcp_servers).toEqual({
       waymark: {
-        command: "npx",
+        command: "sh",
         args: MCP_ARGS,
         env_vars: ["WAYMARK_TOKEN", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"],
       },
@@ -146,7 +146,7 @@ describe("waymark init", () => {
     const mcp = JSON.parse(readFileSync(join(s.repo.dir, ".mcp.json"), "utf8"));
     expect(mcp.mcpServers.waymark).toEqual({
       type: "stdio",
-      command: "npx",
+      command: "sh",
       args: MCP_ARGS,
       env: { WAYMARK_TOKEN: CLAUDE_TOKEN_REF },
     });
@@ -176,7 +176,7 @@ describe("waymark init", () => {
       /^---\ndescription: .+\nalwaysApply: true\n---\n<!-- waymark:begin/,
     );
     const codex = readFileSync(join(s.home, ".codex", "config.toml"), "utf8");
-    expect(codex).toContain('[mcp_servers.waymark]\ncommand = "npx"\n');
+    expect(codex).toContain('[mcp_servers.waymark]\ncommand = "sh"\n');
     expect(codex).toContain('env_vars = ["WAYMARK_TOKEN", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"]');
     expect(codex).toContain("[features]\nhooks = true\n# waymark:end");
     const codexHooks = JSON.parse(readFileSync(join(s.repo.dir, ".codex", "hooks.json"), "utf8"));

@@ -246,3 +246,9 @@ export async function closedPort(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}/mcp`;
 }
+
+/** What the helper is run with by an agent's MCP server entry (the words after `waymark` in its npx fallback). */
+export function mcpServerArgs(entry: { args: string[] }): string[] {
+  const line = entry.args.at(-1) ?? "";
+  return line.slice(line.lastIndexOf(" waymark ") + " waymark ".length).split(" ");
+}

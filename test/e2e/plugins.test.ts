@@ -61,7 +61,7 @@ describe("the marketplace repository, with git", () => {
     expect(git(["rev-parse", "HEAD"], shallow).stdout).toBe(git(["rev-parse", "HEAD"], whole).stdout);
     // The plugin runs this endpoint's helper, version for version.
     const mcp = JSON.parse(expected["plugins/waymark/.mcp.json"] ?? "{}");
-    expect(mcp.mcpServers.waymark.args).toContain(`--package=${server.url}/helper/waymark-helper-${VERSION}.tgz`);
+    expect(mcp.mcpServers.waymark.args.join(" ")).toContain(`--package=${server.url}/helper/waymark-helper-${VERSION}.tgz`);
     expect(JSON.parse(expected["plugins/waymark/.claude-plugin/plugin.json"] ?? "{}").version).toBe(VERSION);
   });
 

@@ -3,8 +3,8 @@
  * What an agent is configured with to record its work in Waymark, defined once for the two
  * ways it gets there: `waymark init` (the helper writes it into a project) and the plugins every
  * endpoint serves (./plugin). The helper runs from the endpoint's own version-matched tarball
- * through npx; hooks first try the launcher a previous hook run left in the user's cache dir
- * (no npm start-up); the token is only ever referenced (WAYMARK_TOKEN), never written.
+ * through npx; hooks and the MCP server first try the helper a previous run left a note of in the
+ * user's cache dir (no npm start-up); the token is only ever referenced (WAYMARK_TOKEN), never written.
  */
 
 /** The environment variable the helper reads its token from; configurations only ever reference it. */
@@ -139,9 +139,18 @@ export function isWaymarkHookCommand(command: unknown): boolean {
   return typeof command === "string" && (command.includes(" waymark hook ") || command.includes(SPOOL_MARK));
 }
 
-/** The stdio MCP server every agent runs: the helper's proxy to the endpoint. */
+/**
+ * The stdio MCP server every agent runs: the helper's proxy to the endpoint. Through npx a start
+ * costs npm's own start-up (over a second, measured) before the agent's first request; so, like a
+ * hook, it first runs the helper a previous run left a note of in the user's cache dir
+ * (`helper-<version>.bin`: the path of the helper npx installed, written by the helper itself,
+ * client-helper/src/hooks/launcher.ts) when that file is still there, else npx. POSIX sh.
+ */
 export function mcpServerCommand(endpoint: EndpointUrls, version: string): { command: string; args: string[] } {
-  return helperCommand(endpoint, version, ["mcp", "--url", endpoint.mcp]);
+  const args = ["mcp", "--url", endpoint.mcp];
+  const note = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/helper-${version}.bin"`;
+  const fast = `b=$(cat ${note} 2>/dev/null) && [ -f "$b" ] && exec node "$b" ${args.map(shellQuote).join(" ")}`;
+  return { command: "sh", args: ["-c", `${fast}; exec ${helperCommandLine(endpoint, version, args)}`] };
 }
 
 /** One hook: the agent's event (and matcher) and the command it runs; `async`: Claude Code runs it in the background. */
