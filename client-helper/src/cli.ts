@@ -3,7 +3,6 @@
  * The helper's commands (`mcp`, `snapshot`, `changes`, `init`, `doctor`, `hook`, `summary`,
  * `verify`…), parsed with node:util parseArgs; exit codes 0/1/2 are a tested contract.
  */
-import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,6 +16,7 @@ import type { ChecksumEntry, LocalChecksumSnapshot, LocalSnapshot } from "./loca
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
 import { cacheRoot, readScanCache, scanCacheWriter } from "./store.js";
 import { printable, printableJson } from "./terminal.js";
+import { HELPER_VERSION } from "./version.js";
 
 // The commands that talk to a server (mcp, summary, init, doctor, hook…) load their modules, and
 // with them the MCP SDK, only when run: a snapshot or a version check starts in a fraction of the time.
@@ -25,7 +25,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+export const VERSION = HELPER_VERSION;
 
 const EXIT_CODES = `Exit codes:
   0  success

@@ -18,10 +18,7 @@
  * ends with exit code 0 and no instruction.
  */
 
-import { userCommandRules } from "../command-rules.js";
-import { LineEditLog } from "../lines/edit-log.js";
 import { cacheRoot } from "../store.js";
-import { recordShellRun, shellRun } from "./commands.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { hasPatch, patchPaths } from "./patch.js";
 import { drainSpool, type SpoolRecorder } from "./spool.js";
@@ -110,6 +107,12 @@ export async function recordToolCall(journal: Journal, payload: Payload, agent: 
   // without the helper (a stop answered by its shell line) is still known, for its usage.
   await noteSession(journal, payload, agent, at);
   // A shell command: the evidence of what the agent ran (./commands.ts).
+  // Loaded here, not with the module: a session start (the agent waits for it) records no tool call.
+  const [{ recordShellRun, shellRun }, { userCommandRules }, { LineEditLog }] = await Promise.all([
+    import("./commands.js"),
+    import("../command-rules.js"),
+    import("../lines/edit-log.js"),
+  ]);
   const run = shellRun(payload, agent);
   const ran = run ? await recordShellRun(journal, run, agent, at, userCommandRules()) : 0;
   const edited = editedFiles(payload, agent);

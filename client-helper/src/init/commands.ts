@@ -7,8 +7,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { EndpointError, noEndpointHelp, parseEndpoint, resolveEndpoint } from "../endpoint.js";
-import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "../hooks/hook-runner.js";
-import { ensureLauncher } from "../hooks/launcher.js";
 import { AGENTS, type AgentName } from "./agents.js";
 import { installCommitTrailer } from "./commit-trailer.js";
 import { runInit } from "./setup.js";
@@ -184,29 +182,9 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
       });
     }
     case "hook": {
-      // Whatever goes wrong here, the agent's tool call or session must go on: exit 0.
-      try {
-        const { values, positionals } = options(command, args, ["agent", "url"], []);
-        if (values.help) return help(io, "hook");
-        const event = positionals[0] as HookEvent;
-        const agent = ((values.agent as string | undefined) ?? "claude") as HookAgent;
-        if (!HOOK_EVENTS.includes(event) || !HOOK_AGENTS.includes(agent)) {
-          io.stderr(`waymark hook: unknown event or agent (events: ${HOOK_EVENTS.join(", ")}; agents: ${HOOK_AGENTS.join(", ")})\n`);
-          return 0;
-        }
-        const input = await io.stdin();
-        await ensureLauncher(version);
-        const result = await runHook(event, input, {
-          agent,
-          url: (await endpointOf(values.url as string | undefined, env).catch(() => null))?.endpoint.mcp,
-          token: env.WAYMARK_TOKEN || undefined,
-          version,
-        });
-        io.stdout(result.stdout);
-      } catch (error) {
-        io.stderr(`waymark hook: ${error instanceof Error ? error.message : String(error)}\n`);
-      }
-      return 0;
+      if (args.includes("--help") || args.includes("-h")) return help(io, "hook");
+      const { runHookCommand } = await import("../hooks/hook-command.js");
+      return runHookCommand(args, { ...io, stdout: (text) => io.stdout(text) }, version);
     }
   }
 }
