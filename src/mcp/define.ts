@@ -1,9 +1,12 @@
 /**
  * @module define — the one way to define a tool. A definition is built once per isolate (its
- * JSON Schemas included); every call goes through the same path: validate the arguments with the
- * tool's zod schema, run, and map any failure — a refusal or an exception — to one error shape.
+ * JSON Schemas included); every call goes through the same path: remove the secrets from every
+ * agent-written text (the helper's rule, @waymark/protocol/redact: a client without the helper
+ * stores none either), validate the arguments with the tool's zod schema (so the bounds hold for
+ * what is stored), run, and map any failure — a refusal or an exception — to one error shape.
  */
 import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
+import { type Redaction, redactionNote, redactToolArguments } from "@waymark/protocol/redact";
 import type { z } from "zod";
 import { fail, type Result } from "../errors";
 import type { FeedbackDigest } from "../workflow/feedback";
@@ -65,7 +68,8 @@ export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefin
  * took it in the same transaction), so only a reading tool asks the workflow for it.
  */
 async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
-  const parsed = parseArguments(spec.input, args);
+  const { written, redactions } = withoutSecrets(args);
+  const parsed = parseArguments(spec.input, written);
   if (!parsed.ok) return errorResult(parsed);
   let result: Result<O>;
   try {
@@ -76,6 +80,19 @@ async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown,
   }
   if (!result.ok) return errorResult(result);
   const { reviewer_feedback: carried, ...value } = result.value as O & { reviewer_feedback?: FeedbackDigest };
-  const answer = toolResult(value, spec.render(result.value));
+  const answer = withRedactionNote(toolResult(value, spec.render(result.value)), redactions);
   return spec.annotations.readOnlyHint ? withReviewerFeedback(answer, parsed.value, ctx) : withDigest(answer, carried);
+}
+
+/** The arguments with every agent-written text's secrets removed (arguments that are no object are left to validation). */
+function withoutSecrets(args: unknown): { written: unknown; redactions: Redaction[] } {
+  if (args === null || typeof args !== "object" || Array.isArray(args)) return { written: args, redactions: [] };
+  const { args: written, redactions } = redactToolArguments(args as Record<string, unknown>);
+  return { written, redactions };
+}
+
+/** Tells the agent its text was stored with secrets removed, so it does not repeat them. */
+function withRedactionNote(result: CallToolResult, redactions: readonly Redaction[]): CallToolResult {
+  if (redactions.length === 0) return result;
+  return { ...result, content: [...result.content, { type: "text", text: redactionNote(redactions, "before storing") }] };
 }

@@ -113,6 +113,13 @@ describe("redact", () => {
     expect(performance.now() - started).toBeLessThan(10_000);
   });
 
+  it("walks a value nested 50,000 deep without exhausting the stack (the endpoint refuses such nesting by name)", () => {
+    const deep = JSON.parse(`${"[".repeat(50_000)}"${GITHUB}"${"]".repeat(50_000)}`) as unknown;
+    expect(() => redactDeep({ metadata: deep })).not.toThrow();
+    const shallow = redactDeep({ metadata: { a: [[`token ${GITHUB}`]] } });
+    expect(JSON.stringify(shallow.value)).not.toContain(GITHUB);
+  });
+
   it("scores random tokens above words", () => {
     expect(entropyPerChar(RANDOM)).toBeGreaterThan(3.5);
     expect(entropyPerChar("placeholderplaceholder")).toBeLessThan(3.5);

@@ -4,13 +4,16 @@
  * command wrote (command lines, decisions, issues, outcomes, milestones) passes through `redact`
  * first. Each known secret format is replaced by a marker naming what was removed
  * (`[redacted: GitHub token]`), so a reader knows something was there and what kind it was,
- * without the value.
+ * without the value. The edge applies the same rule to every tool call it receives
+ * (`redactToolArguments`), so a client without the helper stores no secret either; on text the
+ * helper redacted already it changes nothing.
  *
  * Every pattern is linear (no nested quantifiers, bounded repetitions), so a hostile text cannot
  * make redaction slow; the generic rule (a high-entropy value after `key`, `token`, `secret`,
  * `password`…) only fires on values that look random, so prose such as "the token is refreshed"
  * stays readable.
  */
+import { HELPER_INPUT_NAMES } from "./wire-constants";
 
 export interface SecretFormat {
   /** What the marker says was removed. */
@@ -119,18 +122,60 @@ export function redact(text: string, formats: readonly SecretFormat[] = SECRET_F
   return { text: out, redactions };
 }
 
+/**
+ * Tool-argument fields sent and stored as written: ids and idempotency keys (a changed one would
+ * name another record), areas (paths and globs), and the helper's own inputs (computed from git;
+ * the commands in them were redacted when the hooks recorded them). Every other field, including
+ * any a later version of a tool adds, is redacted: a field this list forgets is redacted, never
+ * kept as written.
+ */
+const KEPT_FIELDS: ReadonlySet<string> = new Set(["idempotency_key", "areas", ...HELPER_INPUT_NAMES]);
+
+const keptAsWritten = (field: string) => KEPT_FIELDS.has(field) || field.endsWith("_id");
+
+/** A tool call's arguments with every agent-written text redacted, and what was removed. */
+export function redactToolArguments(args: Record<string, unknown>): { args: Record<string, unknown>; redactions: Redaction[] } {
+  const redactions: Redaction[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(args)) {
+    if (keptAsWritten(field)) {
+      out[field] = value;
+      continue;
+    }
+    const redacted = redactDeep(value);
+    redactions.push(...redacted.redactions);
+    out[field] = redacted.value;
+  }
+  return { args: out, redactions };
+}
+
+/** What a tool result says when secrets were removed from the call (so the agent does not repeat them). */
+export function redactionNote(redactions: readonly Redaction[], where: "before sending" | "before storing"): string {
+  const kinds = [...new Set(redactions.map((r) => r.name))].join(", ");
+  const count = `${redactions.length} secret${redactions.length === 1 ? "" : "s"} (${kinds})`;
+  return `waymark: ${count} removed ${where}; the record shows [redacted: …] in their place.`;
+}
+
+/**
+ * How deep `redactDeep` walks: deeper than any tool accepts (the endpoint refuses arguments nested
+ * past 64 levels, by name), so a value nested thousands deep is left for that refusal instead of
+ * exhausting the stack here.
+ */
+const REDACT_DEPTH = 128;
+
 /** Redacts every string in a JSON value (tool arguments), keys left as they are. */
 export function redactDeep<T>(value: T): { value: T; redactions: Redaction[] } {
   const redactions: Redaction[] = [];
-  const walk = (v: unknown): unknown => {
+  const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") {
       const result = redact(v);
       redactions.push(...result.redactions);
       return result.text;
     }
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, walk(item)]));
+    if (depth >= REDACT_DEPTH) return v;
+    if (Array.isArray(v)) return v.map((item) => walk(item, depth + 1));
+    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, walk(item, depth + 1)]));
     return v;
   };
-  return { value: walk(value) as T, redactions };
+  return { value: walk(value, 0) as T, redactions };
 }
