@@ -11,8 +11,9 @@ import { fileURLToPath } from "node:url";
 import type { ListToolsResult } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { redactToolArguments } from "@waymark/protocol/redact";
 import { completeTask } from "./proxy/complete-task.js";
-import { redactArguments, withRedactionNote } from "./proxy/redaction.js";
+import { withRedactionNote } from "./proxy/redaction.js";
 import { failureResult, hideHelperInputs } from "./proxy/results.js";
 import { type McpOptions, ProxySession } from "./proxy/session.js";
 import { startTask } from "./proxy/start-task.js";
@@ -55,7 +56,7 @@ export class HelperProxy {
     server.setRequestHandler("tools/call", async (request) => {
       const { name, arguments: written = {} } = request.params;
       // Secrets the agent wrote never leave the machine (./proxy/redaction.ts).
-      const { args, redactions } = redactArguments(written);
+      const { args, redactions } = redactToolArguments(written);
       await this.session.bookkeeping;
       try {
         const dir = await this.projectDir();

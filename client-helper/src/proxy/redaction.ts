@@ -8,10 +8,7 @@
  * is that module's rule, the one the edge applies too.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { type Redaction, redactionNote, redactToolArguments } from "@waymark/protocol/redact";
-
-/** The arguments with every agent-written text redacted, and what was removed. */
-export const redactArguments = redactToolArguments;
+import { type Redaction, redactionNote } from "@waymark/protocol/redact";
 
 /** The result, telling the agent that its text was sent with secrets removed (so it does not repeat them). */
 export function withRedactionNote(result: CallToolResult, redactions: readonly Redaction[]): CallToolResult {
