@@ -6,21 +6,17 @@ const hook = argv[0] === "hook" && !argv.includes("--help") && !argv.includes("-
 
 async function run(): Promise<number> {
   if (!hook) return (await import("./cli.js")).main(argv);
-  const [{ runHookCommand }, { HELPER_VERSION }, { printable }] = await Promise.all([
+  const [{ runHookCommand }, { HELPER_VERSION }, { printable }, { readStdin }] = await Promise.all([
     import("./hooks/hook-command.js"),
     import("./version.js"),
     import("./terminal.js"),
+    import("./stdin.js"),
   ]);
-  const stdin = async () => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("utf8");
-  };
   // A hook's stdout is the JSON its agent reads, as it is; what it says on stderr is made printable.
   const io = {
     stdout: (text: string) => process.stdout.write(text),
     stderr: (text: string) => process.stderr.write(printable(text)),
-    stdin,
+    stdin: readStdin,
   };
   return runHookCommand(argv.slice(1), io, HELPER_VERSION);
 }

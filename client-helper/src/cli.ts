@@ -14,6 +14,7 @@ import { EndpointError, noEndpointHelp, resolveEndpoint } from "./endpoint.js";
 import { GitError } from "./git/process.js";
 import type { ChecksumEntry, LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
 import { computeChanges, takeSnapshot, wireSnapshot } from "./snapshot.js";
+import { readStdin } from "./stdin.js";
 import { cacheRoot, readScanCache, scanCacheWriter } from "./store.js";
 import { printable, printableJson } from "./terminal.js";
 import { HELPER_VERSION } from "./version.js";
@@ -201,11 +202,7 @@ type Io = {
 const defaultIo: Io = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  stdin: async () => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("utf8");
-  },
+  stdin: readStdin,
 };
 
 type Parsed = { help: boolean; get: (name: string) => string | undefined };

@@ -1,9 +1,9 @@
 /**
  * @module define — the one way to define a tool. A definition is built once per isolate (its
- * JSON Schemas included); every call goes through the same path: remove the secrets from every
- * agent-written text (the helper's rule, @waymark/protocol/redact: a client without the helper
- * stores none either), validate the arguments with the tool's zod schema (so the bounds hold for
- * what is stored), run, and map any failure — a refusal or an exception — to one error shape.
+ * JSON Schemas included); every call goes through the same path: validate the arguments with the
+ * tool's zod schema, remove the secrets from every agent-written text (the helper's rule,
+ * @waymark/protocol/redact: a client without the helper stores none either) and validate again
+ * what is stored, run, and map any failure — a refusal or an exception — to one error shape.
  */
 import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
 import { type Redaction, redactionNote, redactToolArguments } from "@waymark/protocol/redact";
@@ -68,8 +68,12 @@ export function defineTool<I, O extends object>(spec: ToolSpec<I, O>): ToolDefin
  * took it in the same transaction), so only a reading tool asks the workflow for it.
  */
 async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
+  // Validated as sent first, so redaction only ever reads text within the tools' bounds; validated
+  // again once redacted (a marker can be longer than the secret it replaces).
+  const sent = parseArguments(spec.input, args);
+  if (!sent.ok) return errorResult(sent);
   const { written, redactions } = withoutSecrets(args);
-  const parsed = parseArguments(spec.input, written);
+  const parsed = redactions.length === 0 ? sent : parseArguments(spec.input, written);
   if (!parsed.ok) return errorResult(parsed);
   let result: Result<O>;
   try {

@@ -180,13 +180,7 @@ export class Journal {
 
   /** The open tasks a stop should remind of: never reminded, or edited since the last reminder. */
   async remindersDue(): Promise<OpenTask[]> {
-    await this.absorbHookReminder();
-    const due: OpenTask[] = [];
-    for (const task of await this.openTasks()) {
-      const edits = await this.editedPaths(task.task_id);
-      if (task.reminded_at === undefined || (edits.last_at !== null && edits.last_at > task.reminded_at)) due.push(task);
-    }
-    return due;
+    return (await this.openAndDue()).due;
   }
 
   /**
@@ -195,17 +189,30 @@ export class Journal {
    * edit), or the reminder of the tasks due.
    */
   async keepStopState(): Promise<void> {
-    const due = await this.remindersDue();
-    keepStopState(this.cache, this.root, { open: await this.openTasks(), due });
+    keepStopState(this.cache, this.root, await this.openAndDue());
   }
 
-  /** Marks reminded the tasks the installed stop line reminded of without the helper, at the time it did. */
-  private async absorbHookReminder(): Promise<void> {
+  /** The open tasks, the reminder the installed stop line gave counted in, and those of them due a reminder. */
+  private async openAndDue(): Promise<{ open: OpenTask[]; due: OpenTask[] }> {
+    const open = this.withHookReminder(await this.openTasks());
+    const due: OpenTask[] = [];
+    for (const task of open) {
+      const edits = await this.editedPaths(task.task_id);
+      if (task.reminded_at === undefined || (edits.last_at !== null && edits.last_at > task.reminded_at)) due.push(task);
+    }
+    return { open, due };
+  }
+
+  /** `open`, the tasks the installed stop line reminded of without the helper marked reminded at the time it did. */
+  private withHookReminder(open: OpenTask[]): OpenTask[] {
     const reminded = hookRemindedAt(this.cache, this.root);
-    if (reminded === null) return;
-    for (const task of await this.openTasks())
-      if (reminded.taskIds.includes(task.task_id) && (task.reminded_at ?? 0) < reminded.at)
-        writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: reminded.at });
+    if (reminded === null) return open;
+    return open.map((task) => {
+      if (!reminded.taskIds.includes(task.task_id) || (task.reminded_at ?? 0) >= reminded.at) return task;
+      const marked = { ...task, reminded_at: reminded.at };
+      writeAtomic(this.taskFile("open", task.task_id), marked);
+      return marked;
+    });
   }
 
   /**

@@ -184,7 +184,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
     case "hook": {
       if (args.includes("--help") || args.includes("-h")) return help(io, "hook");
       const { runHookCommand } = await import("../hooks/hook-command.js");
-      return runHookCommand(args, { ...io, stdout: (text) => io.stdout(text) }, version);
+      return runHookCommand(args, io, version);
     }
   }
 }
