@@ -15,10 +15,11 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core";
+import { READER_CLAIMS_ENV } from "./worker-build-setup.ts";
 
-// Addresses are claimed (an atomic mkdir) in a directory of this test run (the test workers'
-// parent process), so files running side by side never share one.
-const CLAIMS = join(tmpdir(), `waymark-readers-${process.ppid}`);
+// Addresses are claimed (an atomic mkdir) in a directory of this test run (made and removed by the
+// global setup; outside vitest, one of this process's own), so files side by side never share one.
+const CLAIMS = process.env[READER_CLAIMS_ENV] ?? join(tmpdir(), `waymark-readers-${process.pid}`);
 let nextClaim = 1;
 
 /** A loopback address no other reader of this run has: 127.200.x.y (page-bounds reads from 127.0.0.x). */

@@ -14,13 +14,16 @@
  * executing.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 
 /** Set in the test workers' environment once the global setup has built the helper. */
 export const HELPER_BUILT_ENV = "WAYMARK_TEST_HELPER_BUILT";
+/** The test run's directory of claimed reader addresses (./reader-proxy.ts). */
+export const READER_CLAIMS_ENV = "WAYMARK_TEST_READER_CLAIMS";
 
 /** What the helper's dist/ and its tarball are built from. */
 const HELPER_SOURCES = [
@@ -62,7 +65,7 @@ export function ensureCurrentHelperTarball(root = REPO_ROOT): void {
   execFileSync(process.execPath, [join(root, "scripts", "helper-tarball.mjs")], { cwd: root, stdio: "inherit" });
 }
 
-export default function setup(): void {
+export default function setup(): () => void {
   // `npm pack` builds dist/ first, so a fresh tarball usually means a fresh dist/ too.
   ensureWorkerBuild();
   if (stale(REPO_ROOT, join("client-helper", "dist", "bin.js"))) {
@@ -72,4 +75,8 @@ export default function setup(): void {
     });
   }
   process.env[HELPER_BUILT_ENV] = "1";
+  // Where the browser tests' readers claim their loopback addresses (./reader-proxy.ts), for this run only.
+  const readers = mkdtempSync(join(tmpdir(), "waymark-readers-"));
+  process.env[READER_CLAIMS_ENV] = readers;
+  return () => rmSync(readers, { recursive: true, force: true });
 }
