@@ -34,7 +34,7 @@ const reader = requireAccount({ bearer: true, session: true, otherwise: "json", 
 
 const TRACE_PATH = "/api/workflows/:id/export.agent-trace.json";
 
-for (const path of ["/api/workflows/:id/export.json", "/api/workflows/:id/export.md", TRACE_PATH, "/api/workflows/:id/head.json"])
+for (const path of ["/api/workflows/:id/export.json", "/api/workflows/:id/export.md", TRACE_PATH])
   exportApiRoutes.use(path, noStore, dataHeaders, reader);
 
 /** The export's start: within the account's export budget, the head of a workflow it owns; or the answer to give instead. */
@@ -73,11 +73,4 @@ exportApiRoutes.get(TRACE_PATH, async (c) => {
   if ("response" in owned) return owned.response;
   const body = agentTraceExport(owned.stub, c.var.account, owned.head, `${owned.origin}/w/${owned.head.workflow.id}`);
   return c.body(textStream(body), 200, { "Content-Type": "application/json; charset=utf-8" });
-});
-
-/** THROWAWAY: the head as JSON. */
-exportApiRoutes.get("/api/workflows/:id/head.json", async (c) => {
-  const owned = await ownedHead(c);
-  if ("response" in owned) return owned.response;
-  return c.json({ last_seq: owned.head.last_seq, task_count: owned.head.task_count });
 });

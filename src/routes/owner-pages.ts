@@ -219,13 +219,6 @@ ownerRoutes.get("/w/:id/export.md", dataHeaders, async (c) => {
   );
 });
 
-/** THROWAWAY: the head as JSON. */
-ownerRoutes.get("/w/:id/head.json", dataHeaders, async (c) => {
-  const owned = await ownedHead(c);
-  if (!owned) return notOwned(c);
-  return c.json({ last_seq: owned.head.last_seq, task_count: owned.head.task_count });
-});
-
 const afterQuery = z
   .string()
   .regex(/^\d{1,15}$/)

@@ -153,13 +153,6 @@ pageRoutes.get("/s/:token/export.md", dataHeaders, async (c) => {
   );
 });
 
-/** THROWAWAY: the head as JSON. */
-pageRoutes.get("/s/:token/head.json", dataHeaders, async (c) => {
-  const shared = await sharedHead(c, "page", goneText(c));
-  if (!shared.ok) return shared.response;
-  return c.json({ last_seq: shared.head.last_seq, task_count: shared.head.task_count });
-});
-
 const liveQuery = z.object({
   after: z
     .string()
