@@ -23,11 +23,10 @@ import { exportApiRoutes } from "./routes/export-api";
 import { helperDownload } from "./routes/helper-download";
 import { oauthRoutes } from "./routes/oauth";
 import { pluginMarketplace } from "./routes/plugin-marketplace";
-import { OWNER_READERS, READ_TOKEN_READERS, SHARE_LINK_READERS } from "./routes/readers";
 import { pageRoutes } from "./routes/shared-pages";
 import { signingKeyRoutes } from "./routes/signing-keys";
 import { tokenRoutes } from "./routes/token-admin";
-import { workflowReads } from "./routes/workflow-reads";
+import { OWNER_READERS, READ_TOKEN_READERS, SHARE_LINK_READERS, workflowReads } from "./routes/workflow-reads";
 
 export { AccountObject } from "./account/account-object";
 export { WorkflowObject } from "./workflow/workflow-object";

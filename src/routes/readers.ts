@@ -31,20 +31,19 @@ import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER, type Wo
 import { nonceOf } from "./forms";
 import { accountExportRefusal, overBudget, type ReadKind, withinClientBudget, withinLinkBudget } from "./read-budget";
 
-/** The workflow reads, by name: what a mount offers. */
-export type ReadName = "page" | "blocks" | "files" | "export.json" | "export.md" | "export.agent-trace.json" | "live";
-
 /** One read of a workflow, as the reader middleware needs to know it. */
 export interface WorkflowRead {
-  name: ReadName;
   /** The row of the access matrix the reader must be allowed. */
   action: Action;
   /** The budget it is charged to; null: none (the live socket is capped per client by the workflow object). */
   budget: ReadKind | null;
   /** Whether it renders from the workflow's head; the live socket only opens the object's feed. */
   head: boolean;
-  /** What a person or script gets: an HTML document, an export, or data the live page fetches. */
-  form: "document" | "export" | "data";
+  /**
+   * What a person or script gets: the workflow's page (a signed-out owner is sent to sign in),
+   * another HTML document, an export, or data the live page fetches.
+   */
+  form: "page" | "document" | "export" | "data";
 }
 
 export type ReaderKind = "share" | "owner" | "token";
@@ -69,21 +68,8 @@ export type ReadsEnv = { Bindings: AppEnv["Bindings"]; Variables: AppEnv["Variab
 
 type Ctx = Context<ReadsEnv>;
 
-/** A mount of the workflow reads: which kind of reader it resolves, and which reads it offers. */
-export interface ReaderMount {
-  kind: ReaderKind;
-  reads: readonly ReadName[];
-}
-
-const EVERY_READ: readonly ReadName[] = ["page", "blocks", "files", "export.json", "export.md", "export.agent-trace.json", "live"];
-
-export const SHARE_LINK_READERS: ReaderMount = { kind: "share", reads: EVERY_READ };
-export const OWNER_READERS: ReaderMount = { kind: "owner", reads: EVERY_READ };
-/** Scripts read the exports; the pages and the live feed are the browser's, under /s/ and /w/. */
-export const READ_TOKEN_READERS: ReaderMount = { kind: "token", reads: ["export.json", "export.md", "export.agent-trace.json"] };
-
 type Resolved = WorkflowReader | Response | Promise<Response>;
-type Resolver = (c: Ctx, read: WorkflowRead) => Promise<Resolved>;
+type Resolver = (c: Ctx) => Promise<Resolved>;
 
 /** The principal middleware's verdict for `options`: null when it let the request through (c.var holds the principal), else its answer. */
 function principalCheck(options: PrincipalOptions): (c: Ctx) => Promise<Response | null> {
@@ -106,30 +92,32 @@ function goneAnswer(c: Ctx, read: WorkflowRead, status: 404 | 410): Response | P
   return c.html(renderGonePage(nonceOf(c)), status);
 }
 
-async function shareLinkReader(c: Ctx, read: WorkflowRead): Promise<Resolved> {
-  const token = c.req.param("token") ?? "";
-  const gone = (status: 404 | 410) => goneAnswer(c, read, status);
-  // A genuine token of this deployment, or nothing is touched (no storage, no budget).
-  const workflowId = await verifiedShareWorkflow(await shareSecret(c.env), token);
-  if (!workflowId || scopeMissing(SHARE_LINK_SCOPES, read.action)) return gone(404);
-  const stub = workflowStub(c.env, workflowId);
-  const reader: WorkflowReader = {
-    kind: "share",
-    workflowId,
-    stub,
-    as: { share_token: token },
-    head: null,
-    base: `/s/${token}`,
-    live: { [SHARE_TOKEN_HEADER]: token },
+const shareLinkResolver =
+  (read: WorkflowRead): Resolver =>
+  async (c) => {
+    const token = c.req.param("token") ?? "";
+    const gone = (status: 404 | 410) => goneAnswer(c, read, status);
+    // A genuine token of this deployment, or nothing is touched (no storage, no budget).
+    const workflowId = await verifiedShareWorkflow(await shareSecret(c.env), token);
+    if (!workflowId || scopeMissing(SHARE_LINK_SCOPES, read.action)) return gone(404);
+    const stub = workflowStub(c.env, workflowId);
+    const reader: WorkflowReader = {
+      kind: "share",
+      workflowId,
+      stub,
+      as: { share_token: token },
+      head: null,
+      base: `/s/${token}`,
+      live: { [SHARE_TOKEN_HEADER]: token },
+    };
+    if (!read.head) return reader;
+    if (read.budget && !(await withinClientBudget(c, read.budget))) return overBudget(c, read.budget);
+    // The object checks the token (revoked, rotated, expired) before anything is charged to the link.
+    const head = await stub.readHead(reader.as, false);
+    if (!head.ok) return gone(head.code === "UNAUTHORIZED" ? 410 : 404);
+    if (read.budget && !(await withinLinkBudget(c, workflowId, read.budget))) return overBudget(c, read.budget);
+    return { ...reader, head: head.value };
   };
-  if (!read.head) return reader;
-  if (read.budget && !(await withinClientBudget(c, read.budget))) return overBudget(c, read.budget);
-  // The object checks the token (revoked, rotated, expired) before anything is charged to the link.
-  const head = await stub.readHead(reader.as, false);
-  if (!head.ok) return gone(head.code === "UNAUTHORIZED" ? 410 : 404);
-  if (read.budget && !(await withinLinkBudget(c, workflowId, read.budget))) return overBudget(c, read.budget);
-  return { ...reader, head: head.value };
-}
 
 // ── The owner ───────────────────────────────────────────────────────────────
 
@@ -143,12 +131,12 @@ const missingPage = (c: Ctx) =>
 
 /** The owner's refusals: the page sends a signed-out owner to sign in; what it fetches answers 404, never the sign-in page the live client would swap in. */
 function ownerAnswers(read: WorkflowRead) {
-  const missing = (c: Ctx) => (read.form === "document" ? missingPage(c) : notOwned(c));
+  const missing = (c: Ctx) => (read.form === "page" || read.form === "document" ? missingPage(c) : notOwned(c));
   const session = principalCheck({
     bearer: false,
     session: true,
     action: read.action,
-    otherwise: read.name === "page" ? "login" : (c) => missing(c),
+    otherwise: read.form === "page" ? "login" : missing,
   });
   return { missing, session };
 }
@@ -198,14 +186,13 @@ function tokenResolver(read: WorkflowRead): Resolver {
 }
 
 /**
- * The one reader middleware: resolves who reads through `mount`, authorises `read`'s action, charges
- * the budgets and reads the head, then hands the reader to the route's handler (`c.var.reader`).
+ * The one reader middleware: resolves a reader of `kind` (the mount's), authorises `read`'s action,
+ * charges the budgets and reads the head, then hands the reader to the route's handler (`c.var.reader`).
  */
-export function readerOf(mount: ReaderMount, read: WorkflowRead): MiddlewareHandler<ReadsEnv> {
-  const resolve: Resolver =
-    mount.kind === "share" ? (c) => shareLinkReader(c, read) : mount.kind === "owner" ? ownerResolver(read) : tokenResolver(read);
+export function readerOf(kind: ReaderKind, read: WorkflowRead): MiddlewareHandler<ReadsEnv> {
+  const resolve = { share: shareLinkResolver, owner: ownerResolver, token: tokenResolver }[kind](read);
   return async (c, next) => {
-    const resolved = await resolve(c, read);
+    const resolved = await resolve(c);
     if (resolved instanceof Response) return resolved;
     c.set("reader", resolved);
     await next();

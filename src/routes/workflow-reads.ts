@@ -33,18 +33,33 @@ import { currentKeyId } from "../signing";
 import { CLIENT_HEADER } from "../workflow/workflow-object";
 import { nonceOf, shareUrl } from "./forms";
 import { answerFilesPage, answerPage, BAD_AFTER, BAD_FROM, filesFrom, pageQuery, timelineAfter } from "./page-answers";
-import { type ReaderMount, type ReadsEnv, readerOf, type WorkflowRead, type WorkflowReader } from "./readers";
+import { type ReaderKind, type ReadsEnv, readerOf, type WorkflowRead, type WorkflowReader } from "./readers";
 
 /** Every read, with what the reader middleware checks and charges for it. */
 const READS = {
-  page: { name: "page", action: "workflow.read", budget: "page", head: true, form: "document" },
-  blocks: { name: "blocks", action: "workflow.read", budget: "page", head: true, form: "data" },
-  files: { name: "files", action: "workflow.read", budget: "page", head: true, form: "document" },
-  json: { name: "export.json", action: "workflow.read", budget: "export", head: true, form: "export" },
-  markdown: { name: "export.md", action: "workflow.read", budget: "export", head: true, form: "export" },
-  trace: { name: "export.agent-trace.json", action: "workflow.read", budget: "export", head: true, form: "export" },
-  live: { name: "live", action: "workflow.read", budget: null, head: false, form: "data" },
+  page: { action: "workflow.read", budget: "page", head: true, form: "page" },
+  blocks: { action: "workflow.read", budget: "page", head: true, form: "data" },
+  files: { action: "workflow.read", budget: "page", head: true, form: "document" },
+  json: { action: "workflow.read", budget: "export", head: true, form: "export" },
+  markdown: { action: "workflow.read", budget: "export", head: true, form: "export" },
+  trace: { action: "workflow.read", budget: "export", head: true, form: "export" },
+  live: { action: "workflow.read", budget: null, head: false, form: "data" },
 } as const satisfies Record<string, WorkflowRead>;
+
+type ReadName = keyof typeof READS;
+
+/** A mount of the workflow reads: the kind of reader it resolves, and the reads it offers. */
+interface ReaderMount {
+  kind: ReaderKind;
+  reads: readonly ReadName[];
+}
+
+const EVERY_READ = Object.keys(READS) as ReadName[];
+
+export const SHARE_LINK_READERS: ReaderMount = { kind: "share", reads: EVERY_READ };
+export const OWNER_READERS: ReaderMount = { kind: "owner", reads: EVERY_READ };
+/** Scripts read the exports; the pages and the live feed are the browser's, under /s/ and /w/. */
+export const READ_TOKEN_READERS: ReaderMount = { kind: "token", reads: ["json", "markdown", "trace"] };
 
 // ── Input, checked before the reader is resolved ────────────────────────────
 
@@ -78,12 +93,12 @@ const JSON_TYPE = { "Content-Type": "application/json; charset=utf-8" };
 /** The workflow reads for the readers `mount` resolves: only the reads it offers exist under it. */
 export function workflowReads(mount: ReaderMount): Hono<ReadsEnv> {
   const reads = new Hono<ReadsEnv>();
-  const offers = (read: WorkflowRead) => mount.reads.includes(read.name);
+  const offers = (read: ReadName) => mount.reads.includes(read);
   const origin = (url: string) => new URL(url).origin;
 
   // The page (agent text's bidi controls shown as code points): the owner's is the owner view.
-  if (offers(READS.page))
-    reads.get("/", noStore, pageHeaders, timelinePage, readerOf(mount, READS.page), async (c) => {
+  if (offers("page"))
+    reads.get("/", noStore, pageHeaders, timelinePage, readerOf(mount.kind, READS.page), async (c) => {
       const { reader, head } = headed(c.var.reader);
       const { after } = c.req.valid("query");
       const { base } = reader;
@@ -102,8 +117,8 @@ export function workflowReads(mount: ReaderMount): Hono<ReadsEnv> {
       });
     });
 
-  if (offers(READS.blocks))
-    reads.get("/blocks", noStore, dataHeaders, timelinePage, readerOf(mount, READS.blocks), async (c) => {
+  if (offers("blocks"))
+    reads.get("/blocks", noStore, dataHeaders, timelinePage, readerOf(mount.kind, READS.blocks), async (c) => {
       const { reader, head } = headed(c.var.reader);
       const { after } = c.req.valid("query");
       const reviewBase = reader.kind === "owner" ? reader.base : undefined;
@@ -117,20 +132,20 @@ export function workflowReads(mount: ReaderMount): Hono<ReadsEnv> {
     });
 
   // What its card on the page leaves out.
-  if (offers(READS.files))
-    reads.get("/files/:taskId", noStore, pageHeaders, filesPage, readerOf(mount, READS.files), async (c) => {
+  if (offers("files"))
+    reads.get("/files/:taskId", noStore, pageHeaders, filesPage, readerOf(mount.kind, READS.files), async (c) => {
       const { reader, head } = headed(c.var.reader);
       return answerFilesPage(c, reader.stub, reader.as, head, reader.base, c.req.valid("query").from);
     });
 
-  if (offers(READS.json))
-    reads.get("/export.json", noStore, dataHeaders, readerOf(mount, READS.json), (c) => {
+  if (offers("json"))
+    reads.get("/export.json", noStore, dataHeaders, readerOf(mount.kind, READS.json), (c) => {
       const { reader, head } = headed(c.var.reader);
       return c.body(textStream(jsonExport(reader.stub, reader.as, head, exportSigning(c.env, origin(c.req.url)))), 200, JSON_TYPE);
     });
 
-  if (offers(READS.markdown))
-    reads.get("/export.md", noStore, dataHeaders, readerOf(mount, READS.markdown), async (c) => {
+  if (offers("markdown"))
+    reads.get("/export.md", noStore, dataHeaders, readerOf(mount.kind, READS.markdown), async (c) => {
       const { reader, head } = headed(c.var.reader);
       const body = markdownExport(reader.stub, reader.as, head, await signingNote(c.env, origin(c.req.url)));
       return c.body(textStream(body), 200, { "Content-Type": "text/markdown; charset=utf-8" });
@@ -141,8 +156,8 @@ export function workflowReads(mount: ReaderMount): Hono<ReadsEnv> {
    * repositories and reviews, and the link would give whoever reads them the workflow (the
    * Markdown export leaves it out for the same reason).
    */
-  if (offers(READS.trace))
-    reads.get("/export.agent-trace.json", noStore, dataHeaders, readerOf(mount, READS.trace), (c) => {
+  if (offers("trace"))
+    reads.get("/export.agent-trace.json", noStore, dataHeaders, readerOf(mount.kind, READS.trace), (c) => {
       const { reader, head } = headed(c.var.reader);
       const page = `${origin(c.req.url)}/w/${head.workflow.id}`;
       return c.body(textStream(agentTraceExport(reader.stub, reader.as, head, page)), 200, JSON_TYPE);
@@ -153,8 +168,8 @@ export function workflowReads(mount: ReaderMount): Hono<ReadsEnv> {
    * same checks. The object is never shown the browser's URL: it gets the verified reader in headers
    * and a fixed internal URL, and checks them itself before accepting (src/workflow/live-feed.ts).
    */
-  if (offers(READS.live))
-    reads.get("/ws", noStore, webSocketUpgrade, liveFrom, readerOf(mount, READS.live), (c) => {
+  if (offers("live"))
+    reads.get("/ws", noStore, webSocketUpgrade, liveFrom, readerOf(mount.kind, READS.live), (c) => {
       const reader = c.var.reader;
       if (!reader) throw new Error("the live feed ran without the reader middleware");
       const live = new Request(`https://workflow.internal/live?after=${c.req.valid("query").after}`, {
