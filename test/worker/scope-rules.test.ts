@@ -61,6 +61,7 @@ const MATRIX: [Action, string][] = [
   ["webhook.create", "   ·    ·     ·       ✓         ✓"],
   ["webhook.manage", "   ·    ·     ✓       ✓         ✓"],
   ["settings.change", "  ·    ·     ✓       ✓         ✓"],
+  ["settings.read", "    ·    ·     ✓       ✓         ✓"],
   ["device.pair", "      ·    ✓     ·       ·         ✓"],
   ["device.manage", "    ·    ·     ✓       ✓         ✓"],
 ];
