@@ -64,7 +64,6 @@ export type Action =
   | "webhook.create"
   | "webhook.manage"
   | "settings.change"
-  | "settings.read"
   | "device.pair"
   | "device.manage";
 
@@ -95,7 +94,6 @@ export const ACTION_SCOPES: Record<Action, readonly Scope[]> = {
   "webhook.manage": ["admin"],
   // share_new_workflows
   "settings.change": ["admin"],
-  "settings.read": ["admin"],
   // a helper asks to pair its device key (with the token it records with); nothing counts until approved
   "device.pair": ["write"],
   // approve (list, add) and revoke devices: an approved device's signatures make figures "computed and signed"

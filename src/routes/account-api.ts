@@ -37,15 +37,6 @@ accountRoutes.use("/api/paths", noStore, dataHeaders);
 accountRoutes.use("/api/webhooks", noStore, dataHeaders);
 accountRoutes.use("/api/webhooks/*", noStore, dataHeaders);
 
-/** THROWAWAY: the account's settings. */
-accountRoutes.get(
-  "/api/settings",
-  noStore,
-  dataHeaders,
-  requireAccount({ bearer: true, session: false, otherwise: "json", action: "settings.read" }),
-  async (c) => c.json(await accountStub(c.env, c.var.account).settings()),
-);
-
 // Search text is user text: well-formed, no control characters (a NUL would reach SQLite).
 const searchText = z
   .string({ error: "is required (the words to search for)" })

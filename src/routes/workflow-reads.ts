@@ -44,7 +44,6 @@ const READS = {
   markdown: { action: "workflow.read", budget: "export", head: true, form: "export" },
   trace: { action: "workflow.read", budget: "export", head: true, form: "export" },
   live: { action: "workflow.read", budget: null, head: false, form: "data" },
-  head: { action: "workflow.read", budget: "page", head: true, form: "data" },
 } as const satisfies Record<string, WorkflowRead>;
 
 type ReadName = keyof typeof READS;
@@ -60,7 +59,7 @@ const EVERY_READ = Object.keys(READS) as ReadName[];
 export const SHARE_LINK_READERS: ReaderMount = { kind: "share", reads: EVERY_READ };
 export const OWNER_READERS: ReaderMount = { kind: "owner", reads: EVERY_READ };
 /** Scripts read the exports; the pages and the live feed are the browser's, under /s/ and /w/. */
-export const READ_TOKEN_READERS: ReaderMount = { kind: "token", reads: ["json", "markdown", "trace", "head"] };
+export const READ_TOKEN_READERS: ReaderMount = { kind: "token", reads: ["json", "markdown", "trace"] };
 
 // ── Input, checked before the reader is resolved ────────────────────────────
 
@@ -182,13 +181,6 @@ export function workflowReads(mount: ReaderMount): Hono<ReadsEnv> {
         },
       });
       return reader.stub.fetch(live);
-    });
-
-  /** THROWAWAY: the head as JSON. */
-  if (offers("head"))
-    reads.get("/head.json", noStore, dataHeaders, readerOf(mount.kind, READS.head), (c) => {
-      const { head } = headed(c.var.reader);
-      return c.json({ last_seq: head.last_seq, task_count: head.task_count });
     });
 
   return reads;

@@ -61,7 +61,6 @@ const MATRIX: [Action, string][] = [
   ["webhook.create", "   ·    ·     ·       ✓         ✓"],
   ["webhook.manage", "   ·    ·     ✓       ✓         ✓"],
   ["settings.change", "  ·    ·     ✓       ✓         ✓"],
-  ["settings.read", "    ·    ·     ✓       ✓         ✓"],
   ["device.pair", "      ·    ✓     ·       ·         ✓"],
   ["device.manage", "    ·    ·     ✓       ✓         ✓"],
 ];

@@ -61,7 +61,6 @@ const ROUTES: [string, string, () => string, Action, unknown?][] = [
     { url: "https://hooks.example/waymark", events: ["workflow.completed"] },
   ],
   ["GET", "/api/tokens", () => "/api/tokens", "token.manage"],
-  ["GET", "/api/settings", () => "/api/settings", "settings.read"],
   // A token holding only admin: every credential allowed to create tokens holds that much.
   ["POST", "/api/tokens", () => "/api/tokens", "token.create", { name: "made by the matrix", scopes: ["admin"] }],
 ];
