@@ -172,5 +172,5 @@ describe("bounded, rate-limited shared reads (wrangler dev, real sockets)", () =
     expect(share).toBe(5);
     expect(byClients).toEqual([5, 5, 5, 5, 0]);
     expect(acrossLinks).toEqual([5, 5, 5, 5, 0]);
-  }, 120_000);
+  }, 180_000);
 });

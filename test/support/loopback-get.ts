@@ -36,14 +36,16 @@ const minuteNow = () => Math.floor(Date.now() / 60_000);
 
 /**
  * What `run` observed, in a run that lay within one minute: a burst that straddles two is split
- * between them and says nothing about a per-minute budget, so it is run again (three runs at most;
- * each run should use readers and links of its own).
+ * between them and says nothing about a per-minute budget, so it is run again from the start of
+ * the next minute (the clock's turn is the condition waited for), three runs at most. Each run
+ * should use readers and links of its own.
  */
 export async function withinOneMinute<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const started = minuteNow();
     const seen = await run();
     if (minuteNow() === started) return seen;
+    await new Promise((resolve) => setTimeout(resolve, (minuteNow() + 1) * 60_000 - Date.now()));
   }
-  throw new Error("three runs in a row straddled a minute's turn");
+  throw new Error("three runs in a row straddled a minute's turn, each from a minute's start: a run takes over a minute");
 }
