@@ -6,9 +6,9 @@
  * approved one, a forged start nonce, a pairing request for a key it does not hold) is refused
  * with a reason a reviewer can act on.
  */
-import { completionData, deviceFingerprint } from "@waymark/protocol/device-signature";
+import { completionData, deviceFingerprint, signedBytes } from "@waymark/protocol/device-signature";
 import { describe, expect, it } from "vitest";
-import { type DeviceKey, expectedMessage, pairingProblem, verifyDeviceSignature } from "../../src/domain/device-signature";
+import { type DeviceKey, pairingProblem, verifyDeviceSignature } from "../../src/domain/device-signature";
 import { testDevice } from "../support/device-keys";
 
 const TASK = "wf_0123456789abcdef.t_0123456789";
@@ -30,7 +30,9 @@ async function verdict(
   task = TASK,
   now = Date.now(),
 ) {
-  return verifyDeviceSignature(signature, expectedMessage("complete_task", task, signature, data), device, now);
+  // The bytes the workflow builds from what it received: the protocol's, as the helper signs them.
+  const { signature: _value, ...claims } = signature;
+  return verifyDeviceSignature(signature, signedBytes("complete_task", task, claims, data), device, now);
 }
 
 describe("verifyDeviceSignature", () => {

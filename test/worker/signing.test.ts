@@ -5,11 +5,13 @@ import { publishedKeys, signStatement } from "../../src/signing";
 
 const payload: StatementPayload = {
   type: "waymark.export-statement",
-  version: 2,
+  version: 3,
   workflow_id: "wf_aaaaaaaaaaaaaaaaaaaa",
   events: 4,
   head: "0".repeat(64),
   repository_fingerprint: null,
+  account: "sha256:" + "0".repeat(64),
+  origin: "https://waymark.example.com",
   issued_at: "2026-11-27T12:00:00.000Z",
   content: { workflow: "0".repeat(64) },
 };
