@@ -52,7 +52,8 @@ try {
 }
 if (!Array.isArray(current) || current.length === 0) fail("stdin must be the current WAYMARK_SIGNING_KEYS (a non-empty JSON array)");
 const known = new Set(current.map((key) => kidOf(key.x)));
-for (const kid of compromised) if (!known.has(kid)) fail(`--compromised ${kid}: no key of the current value has this id (${[...known].join(", ")})`);
+for (const kid of compromised)
+  if (!known.has(kid)) fail(`--compromised ${kid}: no key of the current value has this id (${[...known].join(", ")})`);
 if (!values.rotate && compromised.has(kidOf(current[0].x))) fail("the signing key (the first) is compromised: add --rotate to replace it");
 
 const mark = (key) => (compromised.has(kidOf(key.x)) && !key.compromised_at ? { ...key, compromised_at: now } : key);

@@ -115,7 +115,15 @@ async function loadKeys(env: Pick<Env, "WAYMARK_SIGNING_KEYS" | "WAYMARK_DEV_TOK
   const [current] = configured as [ConfiguredKey, ...ConfiguredKey[]];
   const signer = await crypto.subtle.importKey("jwk", { ...current.jwk, ext: false }, { name: "Ed25519" }, false, ["sign"]);
   const published = configured.map(
-    ({ jwk, lifetime }): PublishedKey => ({ kty: "OKP", crv: "Ed25519", x: jwk.x, kid: keyThumbprint(jwk.x), alg: "EdDSA", use: "sig", ...lifetime }),
+    ({ jwk, lifetime }): PublishedKey => ({
+      kty: "OKP",
+      crv: "Ed25519",
+      x: jwk.x,
+      kid: keyThumbprint(jwk.x),
+      alg: "EdDSA",
+      use: "sig",
+      ...lifetime,
+    }),
   );
   return { signer, kid: keyThumbprint(current.jwk.x), published, lifetime: current.lifetime };
 }

@@ -21,8 +21,8 @@ import type { TaskView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
-import { iso, notFoundError, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { AcceptedPayload } from "./device-signatures";
+import { iso, notFoundError, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -113,7 +113,13 @@ export class TaskLifecycle {
    * `signed`: the verdict on the start snapshot's device signature (workflow/device-signatures),
    * and `kept` what the device signed when it was accepted, kept whole for the export.
    */
-  start(workflow: WorkflowRow, input: Tools.StartTaskInput, w: WriteScope, signed?: SignatureVerdict, kept?: AcceptedPayload): StartTaskOutput {
+  start(
+    workflow: WorkflowRow,
+    input: Tools.StartTaskInput,
+    w: WriteScope,
+    signed?: SignatureVerdict,
+    kept?: AcceptedPayload,
+  ): StartTaskOutput {
     if (workflow.status !== "active") {
       throw new WaymarkError("CONFLICT", `workflow_id: workflow ${workflow.id} is already completed (${workflow.status})`);
     }

@@ -10,7 +10,7 @@ const payload: StatementPayload = {
   events: 4,
   head: "0".repeat(64),
   repository_fingerprint: null,
-  account: "sha256:" + "0".repeat(64),
+  account: `sha256:${"0".repeat(64)}`,
   origin: "https://waymark.example.com",
   issued_at: "2026-11-27T12:00:00.000Z",
   content: { workflow: "0".repeat(64) },

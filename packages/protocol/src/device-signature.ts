@@ -32,6 +32,13 @@ export const DEVICE_PAIRING_VERSION = "waymark-device-pairing-v1";
 
 export type SignedTool = "start_task" | "complete_task";
 
+/**
+ * How far a signature's time may be from the edge's clock when it arrives (a copy kept for later
+ * stops working); `waymark verify` holds a kept payload to the same bound against the time its
+ * event was recorded.
+ */
+export const DEVICE_SIGNATURE_SKEW_MS = 10 * 60 * 1000;
+
 /** A signature as the helper sends it, in the data's `source.device`. */
 export interface DeviceSignature {
   /** The device's Ed25519 public key: 32 bytes, base64url without padding. */
@@ -190,7 +197,8 @@ export function deviceSigned(
  */
 export async function deviceSignedProblem(item: DeviceSigned): Promise<string | null> {
   const message = item.message;
-  if (message.version !== DEVICE_SIGNATURE_VERSION) return `message.version: ${JSON.stringify(message.version)} is not ${DEVICE_SIGNATURE_VERSION}`;
+  if (message.version !== DEVICE_SIGNATURE_VERSION)
+    return `message.version: ${JSON.stringify(message.version)} is not ${DEVICE_SIGNATURE_VERSION}`;
   if (!DEVICE_KEY_PATTERN.test(message.key)) return "message.key: not an Ed25519 public key (32 bytes, base64url)";
   if (item.fingerprint !== deviceFingerprint(message.key)) return `fingerprint: ${item.fingerprint} is not the fingerprint of message.key`;
   if (message.digest !== dataDigest(item.data)) return "data: not what the device signed (its digest differs from message.digest)";
