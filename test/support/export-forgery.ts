@@ -14,7 +14,6 @@ import { signStatement } from "../../src/signing.ts";
 /** The members a forgery touches; the rest of the export passes through as it is. */
 export interface ForgedExport {
   [member: string]: unknown;
-  workflow: unknown;
   events: { seq: number; at: string; type: string; task_id: string | null; data: Record<string, unknown>; hash: string }[];
   chain: { algorithm: string; genesis: string; head: string; events: number };
   statement: SignedStatement;
