@@ -46,6 +46,10 @@ export function strictJsonParse(text: string): unknown {
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+/** A run of characters a string holds as they are (no quote, backslash, control character or surrogate): skipped at once. */
+const PLAIN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
+/** JSON's whitespace. */
+const SPACE = /[ \t\n\r]*/y;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 
 class Scanner {
@@ -68,11 +72,9 @@ class Scanner {
   }
 
   private space(): void {
-    for (;;) {
-      const c = this.text.charCodeAt(this.at);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.at++;
-      else return;
-    }
+    SPACE.lastIndex = this.at;
+    SPACE.test(this.text);
+    this.at = SPACE.lastIndex;
   }
 
   private value(depth: number): void {
@@ -113,6 +115,9 @@ class Scanner {
     this.at++;
     let escaped = false;
     for (;;) {
+      PLAIN.lastIndex = this.at;
+      PLAIN.test(this.text);
+      this.at = PLAIN.lastIndex;
       const c = this.text.charCodeAt(this.at);
       if (Number.isNaN(c)) this.fail("a string that never ends", start);
       if (c === 0x22) break;
