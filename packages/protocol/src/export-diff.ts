@@ -58,7 +58,8 @@ export function diffValues(path: string, exported: Json | undefined, derived: Js
       return;
     }
     const at = exported.findIndex((item, i) => !sameJson(item, derived[i]));
-    const first = at < 0 ? derived.length : at;
+    // No difference in the common part: the first item one side has and the other lacks.
+    const first = at < 0 ? Math.min(exported.length, derived.length) : at;
     out.push(
       `${path}: export lists ${exported.length} item(s), ${by.lists} ${derived.length} (first difference at [${first}]: export says ${show(exported[first])}, ${by.says} ${show(derived[first])})`,
     );
