@@ -12,10 +12,10 @@ import { memberDigest } from "@waymark/protocol/statement";
 import { checkExport, type ExportCheck } from "@waymark/protocol/verify";
 import { describe, expect, it } from "vitest";
 import { publishedKeys, signStatement } from "../../src/signing";
-import { nonceOf, testDevice } from "../support/device-keys";
+import { nonceOf } from "../support/device-keys";
 import { type ForgedExport, rechain } from "../support/export-forgery";
 import { callTool, connect, ok } from "../support/mcp-client";
-import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { approvedDevice, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 const HEAD = "c".repeat(40);
 const END = "d".repeat(40);
@@ -43,20 +43,9 @@ type Doc = ForgedExport & {
   device_signed: { task_id: string; message: { tool: string }; fingerprint: string }[];
 };
 
-async function approve(name: string) {
-  const device = await testDevice();
-  const response = await workerFetch(`${ORIGIN}/api/devices`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name, key: device.key }),
-  });
-  expect(response.status).toBe(201);
-  return device;
-}
-
 /** A task an approved device signed at both ends, with usage and observed commands; its export. */
 async function signedExport(): Promise<{ doc: Doc; taskId: string; signers: ReturnType<typeof parseAllowedSigners>; key: string }> {
-  const device = await approve("build box");
+  const { device } = await approvedDevice("build box");
   const client = await connect(workerTarget());
   const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Evidence", force_new: true });
   const start = await device.signSnapshot({ type: "git", head: HEAD, branch: "main", dirty: [], repository: REPOSITORY }, workflow_id);
