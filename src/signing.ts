@@ -57,17 +57,21 @@ export function signingKeysProblem(env: Pick<Env, "WAYMARK_SIGNING_KEYS" | "WAYM
   }
   try {
     const [current] = parseKeys(raw);
-    return current ? currentKeyProblem(current.lifetime, now) : null;
+    return current ? currentKeyProblem(current.lifetime, now, false) : null;
   } catch (error) {
     return `WAYMARK_SIGNING_KEYS: ${(error as Error).message}`;
   }
 }
 
-/** The signing key must not be compromised and must be within its period now. */
-function currentKeyProblem(lifetime: ConfiguredKey["lifetime"], now: number): string | null {
+/**
+ * The signing key must not be compromised and must be within its period when it signs. A key whose
+ * period has not begun yet stops only the exports (`signing`), not the deployment: a few seconds
+ * between the clock that made the key and the edge's must not take every page down.
+ */
+function currentKeyProblem(lifetime: ConfiguredKey["lifetime"], now: number, signing: boolean): string | null {
   const rotate = "rotate it: `npm run -s signing-key -- --rotate` (docs/deploy.md)";
   if (lifetime.status === "compromised") return `WAYMARK_SIGNING_KEYS: key 0 signs, but is marked compromised; ${rotate}`;
-  if (lifetime.not_before !== null && now < Date.parse(lifetime.not_before)) {
+  if (signing && lifetime.not_before !== null && now < Date.parse(lifetime.not_before)) {
     return `WAYMARK_SIGNING_KEYS: key 0 signs from ${lifetime.not_before} only (its not_before)`;
   }
   if (lifetime.not_after !== null && now > Date.parse(lifetime.not_after)) {
@@ -160,7 +164,7 @@ export async function signStatement(
 ): Promise<SignedStatement> {
   const keys = await keysOf(env);
   // The period is checked as each statement is signed too: a key whose not_after passes while the isolate lives stops signing.
-  const expired = currentKeyProblem(keys.lifetime, Date.parse(payload.issued_at));
+  const expired = currentKeyProblem(keys.lifetime, Date.parse(payload.issued_at), true);
   if (expired) throw new Error(expired);
   const signature = new Uint8Array(await crypto.subtle.sign("Ed25519", keys.signer, statementBytes(payload)));
   return { payload, alg: "EdDSA", kid: keys.kid, signature: base64Url(signature) };

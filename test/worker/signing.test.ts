@@ -108,10 +108,15 @@ describe("keys with lifetimes", () => {
   it.each([
     [{ compromised_at: "2026-11-01T00:00:00Z" }, "key 0 signs, but is marked compromised"],
     [{ not_after: "2026-01-01T00:00:00Z" }, "key 0 stopped signing at 2026-01-01T00:00:00Z (its not_after)"],
-    [{ not_before: "2999-01-01T00:00:00Z" }, "key 0 signs from 2999-01-01T00:00:00Z only"],
     [{ not_before: "yesterday" }, "key 0.not_before: must be an ISO 8601 UTC time"],
   ])("stops a deployment whose signing key is %j, saying why", async (current, problem) => {
     const value = await configured(current, {});
     expect(signingKeysProblem({ WAYMARK_SIGNING_KEYS: value })).toContain(problem);
+  });
+
+  it("signs nothing before its key's period begins, without stopping the deployment for it", async () => {
+    const value = await configured({ not_before: "2999-01-01T00:00:00Z" }, {});
+    expect(signingKeysProblem({ WAYMARK_SIGNING_KEYS: value })).toBeNull();
+    await expect(signStatement({ WAYMARK_SIGNING_KEYS: value }, payload)).rejects.toThrow("key 0 signs from 2999-01-01T00:00:00Z only");
   });
 });
