@@ -9,6 +9,7 @@
  * (./device-evidence) so that `waymark verify` can check it again from the export. A call whose
  * workflow or task is not this account's gets no verdict: its write is refused anyway.
  */
+import { canonicalJson } from "@waymark/protocol/chain";
 import {
   completionData,
   type DeviceSignature,
@@ -29,7 +30,8 @@ export type VerifyWithAccount = (account: string, signature: DeviceSignature, me
 /** A payload an approved device signed, as the account verified it: kept whole with the task. */
 export interface AcceptedPayload {
   message: SignedMessage;
-  data: unknown;
+  /** The data's canonical JSON, as its digest was computed. */
+  dataText: string;
   signature: string;
 }
 
@@ -73,8 +75,9 @@ export class DeviceSignatures {
     data: unknown,
   ): Promise<{ verdict: SignatureVerdict; signed?: AcceptedPayload }> {
     const { signature: value, ...claims } = signature;
-    const message = signedMessage(tool, subject, claims, data);
+    const dataText = canonicalJson(data);
+    const message = signedMessage(tool, subject, claims, data, dataText);
     const verdict = await this.verify(account, signature, messageBytes(message));
-    return verdict.ok ? { verdict, signed: { message, data, signature: value } } : { verdict };
+    return verdict.ok ? { verdict, signed: { message, dataText, signature: value } } : { verdict };
   }
 }

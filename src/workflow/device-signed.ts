@@ -10,8 +10,6 @@
  * UTF-16 surrogate pair. Each row names the event its write emitted (`seq`), so an export reads
  * exactly the payloads of the events it carries.
  */
-import { canonicalJson } from "@waymark/protocol/chain";
-import type { DeviceSigned } from "@waymark/protocol/device-signature";
 import { utf8Length } from "../domain/stored-files";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
@@ -50,12 +48,11 @@ function split(text: string, units: number): string[] {
 export class DeviceSignedRecords {
   constructor(private readonly sql: Sql) {}
 
-  /** Keeps a payload the write at event `seq` accepted; returns the bytes it takes. */
-  store(seq: number, payload: DeviceSigned): number {
-    const text = canonicalJson(payload);
+  /** Keeps a payload the write at event `seq` accepted (`text`: its canonical JSON, deviceSignedText); returns the bytes it takes. */
+  store(seq: number, taskId: string, text: string): number {
     let bytes = 0;
     for (const [part, chunk] of split(text, PART_UNITS).entries()) {
-      this.sql`INSERT INTO device_signed (seq, task_id, part, text) VALUES (${seq}, ${payload.task_id}, ${part}, ${chunk})`;
+      this.sql`INSERT INTO device_signed (seq, task_id, part, text) VALUES (${seq}, ${taskId}, ${part}, ${chunk})`;
       bytes += ROW_OVERHEAD + utf8Length(chunk);
     }
     return bytes;

@@ -8,7 +8,7 @@
  * once every task has. Every statement is workflow/records' (this module holds the rules only).
  */
 
-import { deviceSigned } from "@waymark/protocol/device-signature";
+import { deviceSignedText } from "@waymark/protocol/device-signature";
 import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
@@ -226,10 +226,8 @@ export class TaskLifecycle {
 
   /** Keeps an accepted device-signed payload with the event that recorded it; returns the bytes. */
   private keep(seq: number, workflowId: string, taskId: string, kept: AcceptedPayload): number {
-    return this.records.deviceSigned.store(
-      seq,
-      deviceSigned({ workflow_id: workflowId, task_id: taskId }, kept.message, kept.data, kept.signature),
-    );
+    const text = deviceSignedText({ workflow_id: workflowId, task_id: taskId }, kept.message, kept.dataText, kept.signature);
+    return this.records.deviceSigned.store(seq, taskId, text);
   }
 
   /**

@@ -118,13 +118,22 @@ export interface SignedMessage {
   digest: string;
 }
 
-/** SHA-256 (hex) of the data's canonical JSON: what a signature's message names. */
-export function dataDigest(data: unknown): string {
-  return createHash("sha256").update(canonicalJson(data), "utf8").digest("hex");
+/** SHA-256 (hex) of the data's canonical JSON (given as `text` when already written): what a signature's message names. */
+export function dataDigest(data: unknown, text: string = canonicalJson(data)): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
-/** The message a signature with these claims covers for `tool` on `subject` over `data`. */
-export function signedMessage(tool: SignedTool, subject: string, claims: SignatureClaims, data: unknown): SignedMessage {
+/**
+ * The message a signature with these claims covers for `tool` on `subject` over `data`
+ * (`dataText`: its canonical JSON, when the caller has written it already: a snapshot can be megabytes).
+ */
+export function signedMessage(
+  tool: SignedTool,
+  subject: string,
+  claims: SignatureClaims,
+  data: unknown,
+  dataText: string = canonicalJson(data),
+): SignedMessage {
   return {
     version: DEVICE_SIGNATURE_VERSION,
     tool,
@@ -133,7 +142,7 @@ export function signedMessage(tool: SignedTool, subject: string, claims: Signatu
     signed_at: claims.signed_at,
     nonce: claims.nonce,
     start_nonce: claims.start_nonce ?? null,
-    digest: dataDigest(data),
+    digest: dataDigest(data, dataText),
   };
 }
 
@@ -180,14 +189,20 @@ export interface DeviceSigned {
   signature: string;
 }
 
-/** The kept form of a signature the edge accepted (`message` as it verified it), for the task it belongs to. */
-export function deviceSigned(
+/**
+ * The kept form (DeviceSigned) of a signature the edge accepted (`message` as it verified it), for
+ * the task it belongs to, as canonical JSON: written around the data's canonical JSON as the edge
+ * already has it (`dataText`), so a payload of megabytes is not written twice.
+ * Members in canonical order: data, fingerprint, message, signature, task_id, type, workflow_id.
+ */
+export function deviceSignedText(
   where: { workflow_id: string; task_id: string },
   message: SignedMessage,
-  data: unknown,
+  dataText: string,
   signature: string,
-): DeviceSigned {
-  return { type: DEVICE_SIGNED_TYPE, ...where, fingerprint: deviceFingerprint(message.key), message, data, signature };
+): string {
+  const text = (value: string) => JSON.stringify(value);
+  return `{"data":${dataText},"fingerprint":${text(deviceFingerprint(message.key))},"message":${canonicalJson(message)},"signature":${text(signature)},"task_id":${text(where.task_id)},"type":${text(DEVICE_SIGNED_TYPE)},"workflow_id":${text(where.workflow_id)}}`;
 }
 
 /**
