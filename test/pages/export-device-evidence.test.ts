@@ -128,6 +128,44 @@ describe("the device evidence an export carries", () => {
     expect(key).not.toBe("Q".repeat(43));
   });
 
+  it("leaves out, as the edge does, a file credited to a concurrent task that completed first with the same change", async () => {
+    const { device } = await approvedDevice("pair box");
+    const client = await connect(workerTarget());
+    const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Concurrent", force_new: true });
+    const snapshot = { type: "checksum", files: 0, digest: "x" };
+    const start = async (name: string) => {
+      const signed = await device.signSnapshot(snapshot, workflow_id);
+      const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name, goal: "g", snapshot: signed });
+      return { task_id, nonce: nonceOf(signed) };
+    };
+    const [first, second] = [await start("First"), await start("Second")];
+    const shared = { path: "src/shared.ts", before: null, after: { mode: "100644", blob: BLOB } };
+    const own = { path: "src/own.ts", before: null, after: { mode: "100644", blob: "b".repeat(40) } };
+    for (const [task, transitions] of [
+      [first, [shared]],
+      [second, [shared, own]],
+    ] as const) {
+      const changes = await device.signChanges({ type: "checksum", transitions }, null, task.task_id, task.nonce);
+      const done = await callTool(client, "complete_task", {
+        task_id: task.task_id,
+        status: "success",
+        outcome: { summary: "s" },
+        changes,
+      });
+      expect(done.isError, done.text).toBe(false);
+    }
+    const response = await workerFetch(`${ORIGIN}/api/workflows/${workflow_id}/export.json`, {
+      headers: { Authorization: `Bearer ${TOKENS.acme}` },
+    });
+    const doc = (await response.json()) as Doc;
+    const later = doc.tasks.find((task) => task.id === second.task_id) as unknown as { files_changed: { added: string[] } };
+    expect(later.files_changed.added).toEqual(["src/own.ts"]);
+    const checked = await check(doc, parseAllowedSigners(allowedSignerLine("pair box", device.key)));
+    expect(checked.problems).toEqual([]);
+    expect(checked.provenance.files).toEqual({ [Object.keys(checked.provenance.files)[0] ?? ""]: 2 });
+    expect(Object.keys(checked.provenance.files)[0]).toMatch(/: checked, allowed signer pair-box$/);
+  });
+
   it("names each lie the deployment signs about a signed task", async () => {
     const { doc, taskId, signers } = await signedExport();
     const path = `tasks[${taskId}]`;
