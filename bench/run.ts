@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,hooks,pages,edge,checksum,helper,blame,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,price,helper-calls,hooks,pages,edge,checksum,helper,blame,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -31,6 +31,7 @@ import { hookCosts } from "./sections/hooks.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
+import { price } from "./sections/price.ts";
 import { suiteWallTime } from "./sections/suite.ts";
 import { toolLatency } from "./sections/tools.ts";
 
@@ -40,6 +41,7 @@ const SECTIONS = [
   "growth",
   "load",
   "cost-ab",
+  "price",
   "helper-calls",
   "hooks",
   "pages",
@@ -143,6 +145,8 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
 
 // Its own two servers: this build and the old one, side by side with empty data.
 await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
+// Its own metered servers (this build and the old one): one agent session each, priced.
+await section("price", () => price(context, serverVars, values["old-ref"]));
 
 // Its own server: the readers' rate-limit budgets are this section's alone.
 await section("pages", () => pagesUnderLoad(context));

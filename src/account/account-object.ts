@@ -26,6 +26,7 @@ import type { WebhookFormat } from "../domain/webhook-payloads";
 import { webhookUrlProblem } from "../domain/webhook-url";
 import { fail, notFound, ok, type Result } from "../errors";
 import { LIMITS } from "../limits";
+import { meter } from "../meter";
 import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
@@ -77,7 +78,7 @@ const searchLimit = (limit: number) => Math.min(Math.max(Math.trunc(limit), 1), 
 
 export class AccountObject extends DurableObject<Env> {
   // Field initializers run in order, right after super() has set ctx and env.
-  private readonly sql: Sql = sqlFor(this.ctx.storage);
+  private readonly sql: Sql = sqlFor(this.ctx.storage, { kind: "account", id: this.ctx.id.toString() });
   private readonly workflows = new WorkflowIndex(this.sql);
   private readonly memory = new MemoryIndex(this.sql);
   private readonly paths = new PathIndex(this.sql);
@@ -95,7 +96,8 @@ export class AccountObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, ACCOUNT_MIGRATIONS));
+    meter.enableFrom(env);
+    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, ACCOUNT_MIGRATIONS, "account"));
   }
 
   // ── Workflow index (pushed by workflow objects) ──────────────────────────
@@ -216,6 +218,7 @@ export class AccountObject extends DurableObject<Env> {
 
   /** One alarm serves two timers: sessions that expire (their live pages close) and webhook deliveries that are due. */
   async alarm(): Promise<void> {
+    if (meter.on) meter.request("account", "alarm");
     await this.sessions.endExpired();
     const next = await this.webhooks.deliverDue(this.sender);
     const sessionExpiry = this.sessions.nextExpiry();
@@ -225,7 +228,10 @@ export class AccountObject extends DurableObject<Env> {
   /** Moves the alarm earlier when `at` comes first. */
   private async scheduleAlarm(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    if (current !== null && current <= at) return;
+    await this.ctx.storage.setAlarm(at);
+    // Cloudflare bills each setAlarm as one row written.
+    if (meter.on) meter.statement("account", 0, 1);
   }
 
   // ── Dashboard sessions ────────────────────────────────────────────────────

@@ -33,6 +33,7 @@ import type { ShareInfo } from "../domain/share-status";
 import type { WorkflowEvent } from "../domain/view";
 import { notificationsFromEvents } from "../domain/webhook-events";
 import { LIMITS } from "../limits";
+import { meter } from "../meter";
 import type { Sql } from "../storage/sql";
 import type { EventLog } from "./event-log";
 import type { WorkflowRecords } from "./records";
@@ -117,6 +118,7 @@ export class AccountOutbox {
     const at = Date.now() + ACCOUNT_PUSH_DELAY_MS;
     if (at >= this.dueAt) return;
     this.dueAt = at;
+    if (meter.on) meter.held("workflow", ACCOUNT_PUSH_DELAY_MS);
     await new Promise((resolve) => setTimeout(resolve, ACCOUNT_PUSH_DELAY_MS));
     // Another timer took over (a sooner one) or a push ran since: that push carried these events.
     if (this.dueAt === at) await this.flush();

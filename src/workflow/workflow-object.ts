@@ -28,8 +28,10 @@ import { expiryProblem, type ShareInfo } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
+import { meter } from "../meter";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
+import { accountStub, workflowStub } from "../stubs";
 import { AccountOutbox } from "./account-outbox";
 import { DeviceSignatures } from "./device-signatures";
 import type { SignedPartsPage } from "./device-signed";
@@ -77,16 +79,17 @@ export class WorkflowObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, () => this.log.backfillChain());
+    meter.enableFrom(env);
+    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, "workflow", () => this.log.backfillChain());
     this.schema = schema;
-    this.sql = sqlFor(ctx.storage, () => schema.ensure());
+    this.sql = sqlFor(ctx.storage, { kind: "workflow", id: ctx.id.toString() }, () => schema.ensure());
     this.records = new WorkflowRecords(this.sql, () => schema.exists());
     this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
     this.idempotency = new IdempotencyRecords(this.sql);
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
-    const accountIndex = (account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
+    const accountIndex = (account: string) => accountStub(env, account);
     this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
     this.feedback = new FeedbackRecords(this.sql, this.totals);
     this.writer = new Writer(
@@ -105,7 +108,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.signatures = new DeviceSignatures((account, signature, message) =>
       accountIndex(account).verifyDeviceSignature(signature, message),
     );
-    this.otherWorkflows = new OtherWorkflows(this.records, (id) => env.WORKFLOW.get(env.WORKFLOW.idFromName(id)));
+    this.otherWorkflows = new OtherWorkflows(this.records, (id) => workflowStub(env, id));
     ctx.blockConcurrencyWhile(async () => schema.open());
   }
 
@@ -133,7 +136,7 @@ export class WorkflowObject extends DurableObject<Env> {
       );
       return replay ?? fail("CONFLICT", `idempotency_key: already used for another request (workflow ${id})`);
     }
-    const usage = prepared?.usage ?? (await this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).usage());
+    const usage = prepared?.usage ?? (await accountStub(this.env, account).usage());
     const overQuota = accountQuotaFailure(usage);
     if (overQuota) return overQuota;
     // The only call that creates a workflow: its schema is made here, outside the write's transaction.
@@ -335,6 +338,7 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   async webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (meter.on) meter.request("workflow", "message");
     this.followers.onMessage(socket, message);
   }
 
@@ -369,6 +373,7 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
   async alarm(): Promise<void> {
+    if (meter.on) meter.request("workflow", "alarm");
     this.outbox.backstopFired();
     if ((await this.shareLinks.info()).status !== "active") this.followers.closeAll(4410, "no longer shared");
     if (this.outbox.pending()) await this.outbox.flush();
@@ -430,12 +435,15 @@ export class WorkflowObject extends DurableObject<Env> {
     const times = [retryAt, expiry !== null && expiry > Date.now() ? expiry : null].filter((t): t is number => t !== null);
     const current = await this.ctx.storage.getAlarm();
     const next = Math.min(...times, current ?? Number.POSITIVE_INFINITY);
-    if (Number.isFinite(next) && next !== current) await this.ctx.storage.setAlarm(next);
+    if (!Number.isFinite(next) || next === current) return;
+    await this.ctx.storage.setAlarm(next);
+    // Cloudflare bills each setAlarm as one row written.
+    if (meter.on) meter.statement("workflow", 0, 1);
   }
 
   private async shareChanged(workflowId: string, account: string): Promise<ShareInfo> {
     const info = await this.shareLinks.info();
-    const index = this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account));
+    const index = accountStub(this.env, account);
     await index.recordShare(workflowId, { ...info, token: null });
     return info;
   }

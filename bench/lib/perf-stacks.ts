@@ -1,0 +1,154 @@
+/**
+ * On-CPU samples of the workerd process that runs the Worker and its Durable Objects, recorded by
+ * `perf record -g` (native frames, and JavaScript frames named through V8's perf map when workerd
+ * runs with MINIFLARE_WORKERD_V8_FLAGS="--perf-basic-prof"), sorted into the stages of a tool
+ * call. A sample belongs to the first narrow stage, in the order listed, that any frame of its
+ * stack matches (a commit, a statement, a validation: wherever they run from); failing that, to
+ * the broad stage (the object's JavaScript, the MCP SDK, the middleware) of its innermost frame
+ * that names one, so work is charged where it runs, not to whoever called it. Unlike V8's own
+ * profiler, perf samples CPU time, so a machine busy with other work does not move the shares.
+ */
+import { execFileSync } from "node:child_process";
+
+export interface StageRule {
+  label: string;
+  /** Tested against each frame's symbol (JavaScript frames: `JS:<name> index.js:<line>`). */
+  frame: RegExp;
+  /**
+   * narrow (default): any frame of the stack; broad: the innermost frame that any broad stage
+   * matches; fallback: the same, for samples no other stage took.
+   */
+  tier?: "broad" | "fallback";
+}
+
+/** Function names as the bundle keeps them: `JS:` then V8's tier mark (*, +, ^, ~) then the name. */
+const js = (...names: string[]) => new RegExp(`^JS:[*+^~']*(${names.join("|")}) `);
+
+export const TOOL_CALL_STAGES: StageRule[] = [
+  { label: "V8 garbage collection", frame: /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|cppgc::|Heap::Collect|GCTracer|MinorMS/ },
+  {
+    label: "SQLite commit (WAL write, fsync)",
+    frame: /vdbeCommit|sqlite3PagerCommitPhaseOne|pagerWalFrames|ActorSqlite::commit|sys_fsync/,
+  },
+  { label: "SQL statements (SQLite)", frame: /sqlite3|SqliteDatabase|SqlStorage/ },
+  { label: "event hash chain (SHA-256)", frame: js("eventHash") },
+  {
+    label: "device signature: Ed25519 and signed bytes",
+    frame: js("ed25519Verifies", "messageBytes", "signedMessage", "verifyDeviceSignature"),
+  },
+  { label: "canonical JSON of signed data", frame: js("canonicalJson") },
+  { label: "redaction of agent-written text", frame: js("redactToolArguments") },
+  { label: "tool input validation (zod)", frame: js("parseArguments") },
+  { label: "McpServer built for the request", frame: js("buildMcpServer", "serverFor", "McpServer") },
+  {
+    label: "edge attribution (union, dedup, scope, overlaps)",
+    frame: js("computeNetChanges", "summarizeChanges", "checkScope", "attributeTask", "attributeOverlaps", "sharedChanges"),
+  },
+  {
+    label: "workflow object: the write's JavaScript",
+    frame: js("run", "transactionSync", "logOnTask", "startTask", "completeTask"),
+    tier: "broad",
+  },
+  { label: "account object (device verdict, index push)", frame: js("recordWorkflow", "verifyDeviceSignature", "verify"), tier: "broad" },
+  // Native frames are matched from the symbol's start: a continuation's frame names the type it resumes with.
+  {
+    label: "object side of the RPC (capnp, structured clone)",
+    frame: /^workerd::(api::JsRpcTargetBase|ActorCache|Worker::Actor)/,
+    tier: "broad",
+  },
+  {
+    label: "Worker side of the RPC (stub, capnp, structured clone)",
+    frame:
+      /^(workerd::api::(JsRpcClient|JsRpcProperty|JsRpcStub|\(anonymous namespace\)::callImpl)|v8::(internal::)?Value(De)?[sS]erializer|capnp::)/,
+    tier: "broad",
+  },
+  {
+    tier: "broad",
+    label: "MCP SDK: request routing, JSON-RPC, result checks",
+    frame: js(
+      "serveModern",
+      "fetchFace",
+      "invoke",
+      "handle",
+      "handleMessage",
+      "classifyEntryRequest",
+      "classifyInboundRequest",
+      "_onrequest",
+      "_onclose",
+      "executeToolHandler",
+      "safeParse",
+      "send",
+      "close",
+      "SdkError",
+    ),
+  },
+  { label: "tool run and result (Worker side)", frame: js("runTool", "toolResult", "withDigest", "render"), tier: "broad" },
+  {
+    tier: "broad",
+    label: "Waymark's middleware (guard, auth, body, scopes) and hono",
+    frame: js(
+      "dispatch",
+      "compose",
+      "prove",
+      "requireAccount",
+      "bodyLimit\\d*",
+      "mcpRoutes[.\\w]*",
+      "requestGuard",
+      "mcpScopes",
+      "authenticateToken",
+      "bearerPrincipal",
+      "securityHeaders",
+    ),
+  },
+  {
+    label: "wrangler dev's entry worker and middleware (local only)",
+    frame: /entry\.worker\.js|JS:[*+^~']*(__facade\w*|drainBody|jsonError) /,
+    tier: "broad",
+  },
+  {
+    label: "workerd HTTP (request, response, headers)",
+    frame:
+      /^(kj::HttpServer|kj::HttpHeaders|kj::\(anonymous namespace\)::HttpInputStream|workerd::api::(Headers|Request|Response|Body)|<?hyper::)/,
+    tier: "broad",
+  },
+  { label: "V8 compiling JavaScript (JIT, other threads)", frame: /CompilationJob|maglev::|compiler::Pipeline/, tier: "broad" },
+  { label: "other JavaScript of the Worker", frame: /^JS:/, tier: "fallback" },
+  { label: "kernel (network, scheduling)", frame: /^\[kernel\.kallsyms\]/, tier: "fallback" },
+];
+
+export interface StageShares {
+  samples: number;
+  /** Share of the process's on-CPU samples, 0..1, by stage ("other workerd" for the rest). */
+  shares: Record<string, number>;
+}
+
+/** Reads `perf script` of `file` and sorts its samples into `rules`. */
+export function stageShares(file: string, rules: readonly StageRule[] = TOOL_CALL_STAGES): StageShares {
+  const text = execFileSync("perf", ["script", "-i", file], { maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] }).toString();
+  const counts: Record<string, number> = {};
+  let samples = 0;
+  for (const block of text.split("\n\n")) {
+    const lines = block.split("\n").filter((line) => line.trim() !== "");
+    if (lines.length < 2) continue;
+    // "<address> <symbol>+0x<offset> (<dso>)": the symbol without its offset, and where it lives.
+    const frames = lines.slice(1).map((line) => {
+      const match = /^\s*[0-9a-f]+ (.*?)(\+0x[0-9a-f]+)? \((.*)\)$/.exec(line);
+      return match ? (match[3]?.includes("kernel.kallsyms") ? `[kernel.kallsyms] ${match[1]}` : (match[1] ?? "")) : "";
+    });
+    samples++;
+    const innermost = (tier: StageRule["tier"]) => {
+      for (const frame of frames) {
+        const rule = rules.find((r) => r.tier === tier && r.frame.test(frame));
+        if (rule) return rule.label;
+      }
+      return undefined;
+    };
+    const label =
+      rules.find((r) => r.tier === undefined && frames.some((f) => r.frame.test(f)))?.label ??
+      innermost("broad") ??
+      innermost("fallback") ??
+      "other workerd (event loop, I/O, allocation)";
+    counts[label] = (counts[label] ?? 0) + 1;
+  }
+  return { samples, shares: Object.fromEntries(Object.entries(counts).map(([label, n]) => [label, n / samples])) };
+}

@@ -1,0 +1,192 @@
+/**
+ * Where a tool call's CPU goes on the server: a fresh `wrangler dev` whose Worker process runs
+ * with V8's perf map, one SDK v2 client, an approved device. After a warm-up, for each call
+ * shape (GET /health, log_milestone, a signed complete_task of 100 files on a task started with
+ * a signed snapshot), the CPU time each server process spent per call (bench/lib/process-cpu.ts)
+ * while `perf record -g` samples the Worker's process; its samples are sorted into the stages of
+ * a tool call (bench/lib/perf-stacks.ts) and the Worker's CPU per call is split by their shares.
+ * Needs `perf` (linux-perf) and permission to record the process.
+ *
+ *   npx node bench/profile.ts [--calls 300] [--signed 40] [--json out.json]
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { healthRoundTrip } from "../test/support/agents.ts";
+import { startDevServer, workerdPid } from "../test/support/dev-server.ts";
+import { connect, ok } from "../test/support/mcp-client.ts";
+import { loadDeviceKeys } from "./lib/device-keys.ts";
+import { stageShares } from "./lib/perf-stacks.ts";
+import { cpuDuring } from "./lib/process-cpu.ts";
+
+const { values } = parseArgs({
+  options: {
+    calls: { type: "string", default: "300" },
+    signed: { type: "string", default: "40" },
+    json: { type: "string" },
+  },
+});
+const calls = Number(values.calls);
+const signedCount = Number(values.signed);
+const HEAD = "c".repeat(40);
+const WORKER = "worker (workerd)";
+
+/** What the helper sends for `files` files added and left uncommitted during a task (git). */
+function gitChanges(prefix: string, files: number) {
+  const dirty = Array.from({ length: files }, (_, k) => ({
+    path: `${prefix}/file-${k}.ts`,
+    head: null,
+    worktree: { mode: "100644", blob: (k + 1).toString(16).padStart(40, "a") },
+  }));
+  return { type: "git", start_head: HEAD, head: HEAD, committed: [], dirty };
+}
+
+/**
+ * `perf record` of the Worker's workerd, started paused: `sampling(true)` and `sampling(false)`
+ * turn it on and off (perf's control FIFO, each command acknowledged), so only the measured
+ * calls are sampled.
+ */
+async function recordPerf(port: number, file: string, dir: string) {
+  const pid = workerdPid(port);
+  if (pid === null) throw new Error("no Worker process to record");
+  const control = join(dir, `ctl-${Date.now()}`);
+  const ack = `${control}-ack`;
+  execFileSync("mkfifo", [control, ack]);
+  const args = ["record", "-F", "1999", "-g", "-p", String(pid), "-o", file, "-D", "-1", "--control", `fifo:${control},${ack}`];
+  const child = spawn("perf", args, { stdio: "ignore" });
+  // Opening a FIFO waits for its other end: perf opens both once it runs.
+  const [toPerf, fromPerf] = await Promise.all([open(control, "w"), open(ack, "r")]);
+  const command = async (word: "enable" | "disable") => {
+    await toPerf.write(`${word}\n`);
+    const reply = Buffer.alloc(5);
+    await fromPerf.read(reply, 0, 5);
+  };
+  return {
+    pid,
+    sampling: (on: boolean) => command(on ? "enable" : "disable"),
+    stop: async () => {
+      await toPerf.close();
+      await fromPerf.close();
+      await new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGINT");
+      });
+    },
+  };
+}
+
+interface Shape {
+  label: string;
+  n: number;
+  /** CPU ms per call by process. */
+  cpu: Record<string, number>;
+  /** The Worker process's CPU per call split by stage, ms. */
+  stages: Record<string, number>;
+}
+
+const { nonceOf, testDevice } = await loadDeviceKeys();
+// V8 writes /tmp/perf-<pid>.map, which perf reads to name JavaScript frames.
+// Its code-event log goes nowhere (V8 would write one isolate-*.log per isolate into the working directory).
+process.env.MINIFLARE_WORKERD_V8_FLAGS = "--perf-basic-prof --logfile=/dev/null --no-logfile-per-isolate";
+const server = await startDevServer();
+const port = Number(new URL(server.url).port);
+const scratch = mkdtempSync(join(tmpdir(), "waymark-profile-"));
+const shapes: Shape[] = [];
+let perfMap = "";
+try {
+  const client = await connect(server, { negotiation: "auto", name: "profile" });
+  const device = await testDevice();
+  const approved = await fetch(`${server.url}/api/devices`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "bench box", key: device.key }),
+  });
+  if (approved.status !== 201) throw new Error(`device approval answered ${approved.status}: ${await approved.text()}`);
+  const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Profile" });
+  const signedTask = async (i: number) => {
+    const start = await device.signSnapshot({ type: "git", head: HEAD, branch: "main", dirty: [] }, wf.workflow_id);
+    const task = await ok<{ task_id: string }>(client, "start_task", {
+      workflow_id: wf.workflow_id,
+      name: `T${i}`,
+      goal: "g",
+      snapshot: start,
+    });
+    return { taskId: task.task_id, nonce: nonceOf(start) };
+  };
+  // Tasks are made before each measured loop: only the measured calls run while measuring.
+  const logTasks = async (count: number) => {
+    const tasks = [];
+    for (let i = 0; i < Math.ceil(count / 150); i++) tasks.push((await signedTask(i)).taskId);
+    return tasks;
+  };
+  const completions = async (count: number, from: number) => {
+    const inputs = [];
+    for (let i = 0; i < count; i++) {
+      const task = await signedTask(from + i);
+      const changes = await device.signChanges(gitChanges(`src/p${from + i}`, 100), null, task.taskId, task.nonce);
+      inputs.push({ task_id: task.taskId, status: "success", outcome: { summary: "s" }, changes });
+    }
+    return inputs;
+  };
+  /** Runs `n` calls, each after its untimed `prepare`: CPU and perf samples count the calls only. */
+  const measure = async <P>(label: string, n: number, prepare: (i: number) => Promise<P>, call: (prepared: P) => Promise<unknown>) => {
+    const file = join(scratch, `${shapes.length}.data`);
+    const perf = await recordPerf(port, file, scratch);
+    perfMap = `/tmp/perf-${perf.pid}.map`;
+    const totals: Record<string, number> = {};
+    for (let i = 0; i < n; i++) {
+      const prepared = await prepare(i);
+      await perf.sampling(true);
+      const { cpuMs } = await cpuDuring(port, () => call(prepared));
+      await perf.sampling(false);
+      for (const [role, ms] of Object.entries(cpuMs)) totals[role] = (totals[role] ?? 0) + ms;
+    }
+    await perf.stop();
+    const cpu = Object.fromEntries(Object.entries(totals).map(([role, ms]) => [role, ms / n]));
+    const { shares } = stageShares(file);
+    const stages = Object.fromEntries(Object.entries(shares).map(([stage, share]) => [stage, share * (cpu[WORKER] ?? 0)]));
+    shapes.push({ label, n, cpu, stages });
+  };
+  // Warm-up: the code compiled and optimized, the objects open.
+  for (const taskId of await logTasks(150))
+    for (let i = 0; i < 100; i++) await ok(client, "log_milestone", { task_id: taskId, message: "m", progress: 50 });
+  for (const input of await completions(10, 1000)) await ok(client, "complete_task", input);
+
+  const none = async () => null;
+  await measure("GET /health", calls, none, () => healthRoundTrip(server));
+  const tasks = await logTasks(calls);
+  await measure(
+    "log_milestone",
+    calls,
+    async (i) => tasks[Math.floor(i / 150)] as string,
+    (task_id) => ok(client, "log_milestone", { task_id, message: "m", progress: 50 }),
+  );
+  // Each task started (signed) just before its completion, as an agent's are: no task is open beside it.
+  await measure(
+    "complete_task, signed, 100 files",
+    signedCount,
+    async (i) => (await completions(1, 2000 + i))[0] as Record<string, unknown>,
+    (input) => ok(client, "complete_task", input),
+  );
+  await client.close();
+} finally {
+  await server.stop();
+  rmSync(scratch, { recursive: true, force: true });
+  if (perfMap) rmSync(perfMap, { force: true });
+}
+
+const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
+for (const shape of shapes) {
+  console.log(
+    `\n${shape.label} (n=${shape.n}): CPU per call ${Object.entries(shape.cpu)
+      .map(([role, ms]) => `${role} ${us(ms)}`)
+      .join(", ")}`,
+  );
+  for (const [stage, ms] of Object.entries(shape.stages).sort((a, b) => b[1] - a[1])) {
+    console.log(`  ${us(ms).padStart(8)}  ${stage}`);
+  }
+}
+if (values.json) writeFileSync(values.json, `${JSON.stringify({ load_average: (await import("node:os")).loadavg(), shapes }, null, 2)}\n`);
