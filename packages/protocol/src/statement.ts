@@ -11,47 +11,19 @@
  */
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { canonicalJson } from "./chain";
+import type { SignedStatement, StatementPayload } from "./views/export";
 
-export const STATEMENT_TYPE = "waymark.export-statement";
-/** 2: the payload signs the export's content (`content`); version 1 was never issued by an export. */
-export const STATEMENT_VERSION = 2;
+export {
+  type ContentDigests,
+  EXPORT_MEMBERS,
+  type ExportMember,
+  STATEMENT_TYPE,
+  STATEMENT_VERSION,
+} from "./export-members";
+export type { SignedStatement, StatementPayload } from "./views/export";
+
 /** Where every deployment publishes its public signing keys, current and retired. */
 export const SIGNING_KEYS_PATH = "/.well-known/waymark-signing-keys.json";
-
-export interface StatementPayload {
-  type: typeof STATEMENT_TYPE;
-  version: typeof STATEMENT_VERSION;
-  workflow_id: string;
-  /** Events the export carries (1…events); the head is the chain's hash after the last one. */
-  events: number;
-  head: string;
-  /** The repository fingerprint the helper reported at start_workflow; null when none was. */
-  repository_fingerprint: string | null;
-  /** When the edge signed (ISO 8601, UTC). */
-  issued_at: string;
-  /** SHA-256 (hex) of each other member of the export, as memberDigest computes it. */
-  content: ContentDigests;
-}
-
-/**
- * The members of a JSON export, in the order it writes them (the statement comes last, signed
- * over the others; `feedback` is absent from exports that do not carry it).
- */
-export const EXPORT_MEMBERS = [
-  "$schema",
-  "workflow",
-  "tasks",
-  "decisions",
-  "issues",
-  "milestones",
-  "totals",
-  "last_seq",
-  "chain",
-  "events",
-  "feedback",
-] as const;
-export type ExportMember = (typeof EXPORT_MEMBERS)[number];
-export type ContentDigests = Partial<Record<ExportMember, string>>;
 
 /**
  * A member's digest: SHA-256 (hex) of its value as compact JSON, JSON.stringify's text (keys in
@@ -76,15 +48,6 @@ export class MemberHasher {
   digest(): string {
     return this.hash.digest("hex");
   }
-}
-
-export interface SignedStatement {
-  payload: StatementPayload;
-  alg: "EdDSA";
-  /** The signing key's RFC 7638 thumbprint. */
-  kid: string;
-  /** Ed25519 signature over `statementBytes(payload)`, base64url without padding. */
-  signature: string;
 }
 
 /** A public Ed25519 key as the deployment publishes it (a JWK with its thumbprint and status). */

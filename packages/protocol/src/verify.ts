@@ -14,17 +14,8 @@
  */
 import { type ChainedEvent, genesisHash, walkChain } from "./chain";
 import { diffTask, diffValues, show } from "./export-diff";
-import {
-  changedPaths,
-  headerOf,
-  type Json,
-  type JsonObject,
-  type LoggedEvent,
-  RECORD_KINDS,
-  type RecordKind,
-  rebuild,
-  totalsOf,
-} from "./export-rebuild";
+import { RECORD_KINDS, type RecordKind } from "./export-members";
+import { changedPaths, headerOf, type Json, type JsonObject, type LoggedEvent, rebuild, totalsOf } from "./export-rebuild";
 import { deviceText, type FilesSource, filesKind, PROVENANCE_TERMS } from "./provenance-wording";
 import {
   EXPORT_MEMBERS,
