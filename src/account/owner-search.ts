@@ -7,6 +7,7 @@
  *
  * The rules that combine searches and cut pages are pure functions, table-tested.
  */
+import type { DashboardMatch } from "@waymark/protocol/views/reads";
 import type { WorkflowSummary } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { MemoryHit, MemoryIndex } from "./memory";
@@ -26,14 +27,10 @@ export interface DashboardQuery {
   page?: number;
 }
 
-/** Why a workflow matched a search: the best memory hit and the changed paths found. */
-export interface DashboardMatch {
-  text?: string;
-  paths?: { path: string; task_id: string; task_name: string; status: string }[];
-}
+export type { DashboardMatch } from "@waymark/protocol/views/reads";
 
 export interface DashboardPage {
-  rows: (DashboardRow & { match?: DashboardMatch })[];
+  rows: DashboardRow[];
   /** Rows matching the filters, over all pages. */
   total: number;
   page: number;

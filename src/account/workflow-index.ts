@@ -5,6 +5,7 @@
  * answers resume by name, get_workflow without an id, the quotas, the totals and the dashboard's
  * rows; it is never the source of truth for a workflow's content.
  */
+import type { DashboardRow } from "@waymark/protocol/views/reads";
 import { type ShareInfo, shareStatus } from "../domain/share-status";
 import { roundCost, type WorkflowRepository, type WorkflowSummary } from "../domain/view";
 import type { Sql } from "../storage/sql";
@@ -31,10 +32,8 @@ export interface AccountTotals {
   reviews_needed: number;
 }
 
-/** A dashboard row: the summary plus the state of the workflow's share link. */
-export interface DashboardRow extends WorkflowSummary {
-  share: Omit<ShareInfo, "token">;
-}
+/** A dashboard row: the summary plus the state of the workflow's share link, and why it matched a search (@waymark/protocol/views/reads). */
+export type { DashboardRow } from "@waymark/protocol/views/reads";
 
 /** Which rows a dashboard page shows: SQL filters plus, when a search ran, the ids it found. */
 export interface RowFilter {

@@ -81,7 +81,6 @@ export const exportSchema = z.strictObject(exportMembers).meta({
   description:
     "A workflow's JSON export (GET /s/<token>/export.json, /w/<id>/export.json, /api/workflows/<id>/export.json). Every endpoint serves this file at /schemas/export-v1.json; docs/verification.md says what each member means and how `waymark verify` checks it. Version 1 changes only by adding optional members; a change of meaning is a new version at a new path.",
 });
-export type ExportDocument = z.infer<typeof exportSchema>;
 
 /** The export's JSON Schema (2020-12), as docs/schemas/export-v1.json holds it. */
 export function exportJsonSchema(): Record<string, unknown> {

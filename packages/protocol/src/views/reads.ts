@@ -144,3 +144,17 @@ export const workflowSummarySchema = z.strictObject({
   files_changed: countSchema.optional(),
 });
 export type WorkflowSummary = z.infer<typeof workflowSummarySchema>;
+
+/** Why a workflow matched a dashboard search: the best memory hit and the changed paths found. */
+export const dashboardMatchSchema = z.strictObject({
+  text: z.string().optional(),
+  paths: z.array(z.strictObject({ path: z.string(), task_id: z.string(), task_name: z.string(), status: z.string() })).optional(),
+});
+export type DashboardMatch = z.infer<typeof dashboardMatchSchema>;
+
+/** A dashboard row (the owner's dashboard, /api/workflows): the summary, its share link's state without the token, why it matched. */
+export const dashboardRowSchema = workflowSummarySchema.extend({
+  share: shareInfoSchema.omit({ token: true }),
+  match: dashboardMatchSchema.optional(),
+});
+export type DashboardRow = z.infer<typeof dashboardRowSchema>;
