@@ -18,7 +18,18 @@ describe("the export's JSON Schema", () => {
     expect(Object.keys(exportSchema.shape)).toEqual([...EXPORT_MEMBERS, "statement"]);
     expect(committed.additionalProperties).toBe(false);
     const defs = committed.$defs as Record<string, { additionalProperties?: unknown }>;
-    for (const name of ["workflow", "task", "filesChanged", "verification", "decision", "issue", "milestone", "feedback", "totals", "chain"]) {
+    for (const name of [
+      "workflow",
+      "task",
+      "filesChanged",
+      "verification",
+      "decision",
+      "issue",
+      "milestone",
+      "feedback",
+      "totals",
+      "chain",
+    ]) {
       expect(defs[name]?.additionalProperties, name).toBe(false);
     }
   });
