@@ -179,6 +179,8 @@ export const getWorkflowInput = z
     }
   });
 
+export const getTotalsInput = z.strictObject({ workflow_id: workflowId });
+
 export type StartWorkflowInput = z.infer<typeof startWorkflowInput>;
 export type StartTaskInput = z.infer<typeof startTaskInput>;
 export type LogDecisionInput = z.infer<typeof logDecisionInput>;
