@@ -11,7 +11,6 @@ import { PROMPT_NAMES, registerPrompts } from "./prompts";
 import { registerResources } from "./resources";
 import { completeTaskTool } from "./tools/complete_task";
 import { completeWorkflowTool } from "./tools/complete_workflow";
-import { getTotalsTool } from "./tools/get_totals";
 import { getWorkflowTool } from "./tools/get_workflow";
 import { logDecisionTool } from "./tools/log_decision";
 import { logIssueTool } from "./tools/log_issue";
@@ -31,7 +30,6 @@ export const TOOLS: readonly ToolDefinition[] = [
   completeTaskTool,
   completeWorkflowTool,
   getWorkflowTool,
-  getTotalsTool,
 ];
 
 const INSTRUCTIONS =

@@ -25,7 +25,7 @@ import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { PathChange } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
 import { expiryProblem, type ShareInfo } from "../domain/share-status";
-import type { FeedbackView, Reader, TaskPage, TaskView, Totals, WorkflowHead } from "../domain/view";
+import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
 import { LazySchema } from "../storage/migrations";
@@ -248,12 +248,6 @@ export class WorkflowObject extends DurableObject<Env> {
     if (feedback.length === 0) return ok(info);
     if (deliver) this.feedback.markAllDelivered(Date.now());
     return ok({ ...info, feedback });
-  }
-
-  /** The workflow's running totals. */
-  async readTotals(account: string): Promise<Result<{ totals: Totals }>> {
-    if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
-    return ok({ totals: this.totals.read() });
   }
 
   /** One task: outcome, files changed (the first files when there are many: `files_changed.more`), verification. */

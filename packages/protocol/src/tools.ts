@@ -179,8 +179,6 @@ export const getWorkflowInput = z
     }
   });
 
-export const getTotalsInput = z.strictObject({ workflow_id: workflowId });
-
 export type StartWorkflowInput = z.infer<typeof startWorkflowInput>;
 export type StartTaskInput = z.infer<typeof startTaskInput>;
 export type LogDecisionInput = z.infer<typeof logDecisionInput>;
