@@ -71,7 +71,6 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     commands_observed: number | null;
     commands_omitted: number | null;
     last_edit_at: number | null;
-    effort: NonNullable<TaskView["effort"]> | null;
   };
 
 export type WorkflowRow = Pick<WorkflowHeader, "id" | "name" | "description" | "status"> & {
@@ -145,7 +144,6 @@ function taskView(
             ...(t.metrics_device ? { device: JSON.parse(t.metrics_device) as DeviceRef } : {}),
           },
     repository: parse<TaskRepository>(t.repository),
-    effort: t.effort ?? null,
   };
   if (commands) view.commands = commands;
   return view;
@@ -502,7 +500,7 @@ export class WorkflowRecords {
   ): { newPaths: number; bytes: number } {
     const metrics = input.metrics;
     this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
-      outcome = ${JSON.stringify(input.outcome)}, effort = ${input.effort ?? null}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
+      outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
       files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
       input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},

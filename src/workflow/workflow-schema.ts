@@ -300,5 +300,4 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     version: 15,
     statements: ["ALTER TABLE tasks ADD COLUMN start_signature TEXT", "ALTER TABLE tasks ADD COLUMN metrics_device TEXT"],
   },
-  { version: 16, statements: ["ALTER TABLE tasks ADD COLUMN effort TEXT"] },
 ];

@@ -146,7 +146,6 @@ export const completeTaskInput = z.strictObject({
     })
     .optional(),
   metrics: metricsSchema.optional(),
-  effort: z.enum(["small", "large"]).optional(),
   changes: changesSchema.optional(),
   idempotency_key: idempotencyKey,
 });

@@ -219,7 +219,6 @@ export const taskViewSchema = z
     metrics: taskMetricsSchema.nullable(),
     /** Repository, branch, start and end commits, as the helper reported them (absent or null: not reported). */
     repository: taskRepositorySchema.nullable().optional(),
-    effort: z.enum(["small", "large"]).nullable().optional(),
     commands: taskCommandsSchema
       .nullable()
       .describe(
