@@ -7,7 +7,7 @@
  *
  * The rules that combine searches and cut pages are pure functions, table-tested.
  */
-import type { DashboardMatch } from "@waymark/protocol/views/reads";
+import type { DashboardMatch, DashboardPage } from "@waymark/protocol/views/reads";
 import type { WorkflowSummary } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { MemoryHit, MemoryIndex } from "./memory";
@@ -27,15 +27,7 @@ export interface DashboardQuery {
   page?: number;
 }
 
-export type { DashboardMatch } from "@waymark/protocol/views/reads";
-
-export interface DashboardPage {
-  rows: DashboardRow[];
-  /** Rows matching the filters, over all pages. */
-  total: number;
-  page: number;
-  pages: number;
-}
+export type { DashboardMatch, DashboardPage } from "@waymark/protocol/views/reads";
 
 /** What one search found, by workflow id. */
 export type Found = Map<string, DashboardMatch>;

@@ -158,3 +158,26 @@ export const dashboardRowSchema = workflowSummarySchema.extend({
   match: dashboardMatchSchema.optional(),
 });
 export type DashboardRow = z.infer<typeof dashboardRowSchema>;
+
+/** One page of the dashboard's rows (LIMITS.DASHBOARD_PAGE), newest activity first; `total` rows match over all pages. */
+export const dashboardPageSchema = z.strictObject({
+  rows: z.array(dashboardRowSchema),
+  total: countSchema,
+  page: countSchema,
+  pages: countSchema,
+});
+export type DashboardPage = z.infer<typeof dashboardPageSchema>;
+
+/** Usage over all the account's workflows. */
+export const accountTotalsSchema = z.strictObject({
+  workflows: countSchema,
+  open_workflows: countSchema,
+  tasks: countSchema,
+  input_tokens: countSchema,
+  output_tokens: countSchema,
+  cost_usd: z.number().min(0),
+  files_changed: countSchema,
+  /** Review items (tasks asking for manual review, issues flagged for a human) summed over the workflows. */
+  reviews_needed: countSchema,
+});
+export type AccountTotals = z.infer<typeof accountTotalsSchema>;
