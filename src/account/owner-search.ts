@@ -12,7 +12,7 @@ import type { WorkflowSummary } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { MemoryHit, MemoryIndex } from "./memory";
 import type { PathHit, PathIndex } from "./path-index";
-import type { DashboardRow, WorkflowIndex } from "./workflow-index";
+import type { WorkflowIndex } from "./workflow-index";
 
 /** The dashboard's filters; every one optional. */
 export interface DashboardQuery {
