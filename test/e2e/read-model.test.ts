@@ -232,6 +232,21 @@ beforeAll(async () => {
     outcome: { summary: "Clashed." },
     changes: wireChanges("lib/shared.ts", OTHER_BLOB, false),
   });
+  // A task too large for one value: its events and reads name the first files and count the rest (`more`).
+  const generate = String(
+    (await ok(direct, "start_task", { workflow_id: workflowId, name: "Generate", goal: "g", areas: ["src"], snapshot })).task_id,
+  );
+  const generated = Array.from({ length: 3000 }, (_, i) => ({
+    path: `generated/${"deep/".repeat(12)}file-${String(i).padStart(5, "0")}.ts`,
+    before: null,
+    after: { mode: "100644", blob: BLOB },
+  }));
+  await complete(direct, {
+    task_id: generate,
+    status: "success",
+    outcome: { summary: "Generated." },
+    changes: { type: "checksum", transitions: generated },
+  });
   // Completed without any helper data: its files are not observed.
   const talk = String((await ok(direct, "start_task", { workflow_id: workflowId, name: "Discuss", goal: "g" })).task_id);
   await complete(direct, { task_id: talk, status: "success", outcome: { summary: "Discussed." } });
@@ -267,7 +282,7 @@ describe("the read model as served", () => {
     for (const item of resumed.feedback ?? []) parsed(feedbackViewSchema, item, "get_workflow feedback");
     const resource = await direct.readResource({ uri: `waymark://workflows/${workflowId}` });
     const view = parsed(workflowResourceSchema, JSON.parse((resource.contents[0] as { text: string }).text), "workflow resource");
-    expect(view.tasks).toHaveLength(6);
+    expect(view.tasks).toHaveLength(7);
     for (const task of view.tasks) {
       const read = await ok<{ task: unknown }>(direct, "get_workflow", { task_id: task.id });
       seenTasks.push(parsed(taskViewSchema, read.task, `get_workflow {task_id: ${task.id}}`));
@@ -278,7 +293,7 @@ describe("the read model as served", () => {
     for (const kind of ["tasks", "decisions", "issues", "milestones"] as const) {
       const page = await direct.readResource({ uri: `waymark://workflows/${workflowId}/${kind}` });
       const rows = parsed(recordPageSchema(kind), JSON.parse((page.contents[0] as { text: string }).text), `${kind} page`)[kind];
-      expect(rows, kind).toHaveLength(kind === "tasks" ? 6 : 1);
+      expect(rows, kind).toHaveLength(kind === "tasks" ? 7 : 1);
     }
     const read = await direct.readResource({ uri: `waymark://workflows/${workflowId}/events` });
     const page = parsed(eventsPageSchema, JSON.parse((read.contents[0] as { text: string }).text), "events resource");
@@ -349,6 +364,8 @@ describe("the read model as served", () => {
       "files: not by agent tools": some((t) => t.files_changed?.not_by_agent_tools),
       "verification: outside the areas": some((t) => t.verification?.unexpected_files.length),
       "verification: overlaps": some((t) => t.verification?.overlapping?.length),
+      "files and verification: more than one value lists": some((t) => t.files_changed?.more && t.verification?.more?.unexpected_files),
+      "files: a large task listed whole (the export)": some((t) => (t.files_changed?.added.length ?? 0) === 3000),
       "usage: claimed": some((t) => t.metrics?.source === "agent" && t.metrics.model),
       "repository with commits": some((t) => t.repository?.start_commit && t.repository.end_commit),
       commands: some((t) => t.commands?.runs.length && t.commands.omitted),
