@@ -5,13 +5,15 @@
  * JSON Schema is generated from them); the Worker builds these types and never parses them on
  * its write path. Both the workflow object and the account index speak it, so it sits below both.
  */
+
+export { roundCost } from "@waymark/protocol/cost";
 export type { WorkflowRepository } from "@waymark/protocol/views/common";
 export type { EventType, WorkflowEvent } from "@waymark/protocol/views/events";
 export type { FeedbackTarget, FeedbackVerdict, FeedbackView } from "@waymark/protocol/views/feedback";
 export type { DecisionView, IssueView, JsonObject, MilestoneView } from "@waymark/protocol/views/logs";
 export type { TaskEntry, TaskPage, WorkflowHead, WorkflowSummary, WorkflowView } from "@waymark/protocol/views/reads";
 export type { CommandRunView, TaskCommandsView, TaskMetrics, TaskView, Verification } from "@waymark/protocol/views/task";
-export { roundCost, type Totals } from "@waymark/protocol/views/totals";
+export type { Totals } from "@waymark/protocol/views/totals";
 export type { PlanStep, WorkflowHeader, WorkflowOutcome, WorkflowStatus } from "@waymark/protocol/views/workflow";
 
 /** Who reads through the paged reads: an account (must own the workflow) or a share link's reader (the object re-checks the token). */

@@ -20,9 +20,10 @@
  * The export is read as untrusted JSON (an export may have been altered): the views' shapes
  * (./views/) name what is read, never what is assumed.
  */
+
+import { roundCost } from "./cost";
 import { RECORD_KINDS, type RecordKind } from "./export-members";
 import type { EventType, WorkflowEvent } from "./views/events";
-import { roundCost } from "./views/totals";
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {

@@ -1,7 +1,8 @@
 /**
  * @module views/totals
  * A workflow's running totals (src/workflow/totals.ts keeps them; `waymark verify` rebuilds them
- * from the events, ../export-rebuild.ts): tasks, time, files, logs, reviews still needed, usage.
+ * from the events, ../export-rebuild.ts): tasks, time, files, logs, reviews still needed, usage
+ * (its cost rounded by ../cost.ts).
  */
 import { z } from "zod";
 import { countSchema } from "./common";
@@ -22,8 +23,3 @@ export const totalsSchema = z
   })
   .meta({ id: "totals" });
 export type Totals = z.infer<typeof totalsSchema>;
-
-/** Costs are sums of floats: shown to the micro-dollar. */
-export function roundCost(usd: number): number {
-  return Math.round(usd * 1e6) / 1e6;
-}
