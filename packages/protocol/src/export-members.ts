@@ -10,8 +10,13 @@
 export const EXPORT_SCHEMA_PATH = "/schemas/export-v1.json";
 
 export const STATEMENT_TYPE = "waymark.export-statement";
-/** 2: the payload signs the export's content (`content`); version 1 was never issued by an export. */
-export const STATEMENT_VERSION = 2;
+/**
+ * 3: the payload also names the account (`account`, a digest) and the deployment (`origin`);
+ * 2 signed the content (`content`) without them, and verifiers still read it; version 1 was never
+ * issued by an export.
+ */
+export const STATEMENT_VERSION = 3;
+export const STATEMENT_VERSIONS_READ = [2, 3] as const;
 /**
  * The members of a JSON export, in the order it writes them (the statement comes last, signed
  * over the others; `feedback` is absent from exports that do not carry it).
@@ -28,6 +33,7 @@ export const EXPORT_MEMBERS = [
   "chain",
   "events",
   "feedback",
+  "device_signed",
 ] as const;
 export type ExportMember = (typeof EXPORT_MEMBERS)[number];
 /** The members that are arrays of records, in the whole view's order: the export and the resource page through them. */

@@ -8,8 +8,16 @@
  * in `exportSchema` (and EXPORT_MEMBERS, so the statement covers it), then `npm run schemas`.
  */
 import { z } from "zod";
-import { EXPORT_MEMBERS, EXPORT_SCHEMA_PATH, type ExportMember, STATEMENT_TYPE, STATEMENT_VERSION } from "../export-members";
-import { countSchema, isoTimeSchema, sha256Schema, workflowIdSchema } from "./common";
+import {
+  DEVICE_KEY_PATTERN,
+  DEVICE_SIGNATURE_VERSION,
+  DEVICE_SIGNED_TYPE,
+  type DeviceSigned,
+  NONCE_PATTERN,
+  SIGNATURE_PATTERN,
+} from "../device-signature";
+import { EXPORT_MEMBERS, EXPORT_SCHEMA_PATH, type ExportMember, STATEMENT_TYPE, STATEMENT_VERSIONS_READ } from "../export-members";
+import { countSchema, isoTimeSchema, sha256Schema, taskIdSchema, workflowIdSchema } from "./common";
 import { chainHeadSchema, exportedEventSchema } from "./events";
 import { feedbackViewSchema } from "./feedback";
 import { decisionViewSchema, issueViewSchema, milestoneViewSchema } from "./logs";
@@ -19,12 +27,22 @@ import { workflowHeaderSchema } from "./workflow";
 
 export const statementPayloadSchema = z.strictObject({
   type: z.literal(STATEMENT_TYPE),
-  version: z.literal(STATEMENT_VERSION),
+  version: z.literal(STATEMENT_VERSIONS_READ).describe("3 names the account and the origin; 2 did not."),
   workflow_id: workflowIdSchema,
   events: countSchema.describe("How many events the export carries."),
   head: sha256Schema.describe("The chain's hash after the last of them."),
   /** The repository fingerprint the helper reported at start_workflow; null when none was. */
   repository_fingerprint: sha256Schema.nullable(),
+  account: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/, "must be sha256: and 64 lowercase hex digits")
+    .describe('Whose record (version 3): `sha256:` and the SHA-256 (hex) of "waymark-account\\n" and the account\'s name.')
+    .optional(),
+  origin: z
+    .string()
+    .regex(/^https?:\/\/[^/]+$/, "must be an origin (scheme and host, no path)")
+    .describe("The deployment that issued the export: the origin it was served from (version 3).")
+    .optional(),
   /** When the edge signed. */
   issued_at: isoTimeSchema,
   content: z
@@ -53,6 +71,41 @@ export const signedStatementSchema = z
   });
 export type SignedStatement = z.infer<typeof signedStatementSchema>;
 
+const base64Url = (pattern: RegExp, bytes: number) => z.string().regex(pattern, `must be ${bytes} bytes, base64url without padding`);
+
+/** One payload a device signed and the edge accepted, kept whole (@waymark/protocol/device-signature DeviceSigned). */
+export const deviceSignedSchema = z
+  .strictObject({
+    data: z
+      .record(z.string(), z.unknown())
+      .describe(
+        "What the device signed: start_task {snapshot}, complete_task {changes, metrics}, the helper's wire data (docs/attribution.md) without the signature.",
+      ),
+    fingerprint: z
+      .string()
+      .regex(/^SHA256:[A-Za-z0-9+/]{43}$/, "must be an SSH-style SHA256: fingerprint")
+      .describe("The device key's id: SHA256: and the unpadded base64 of the SHA-256 of its 32-byte public key."),
+    message: z.strictObject({
+      digest: sha256Schema.describe("SHA-256 (hex) of the canonical JSON of data."),
+      key: base64Url(DEVICE_KEY_PATTERN, 32).describe("The device's Ed25519 public key, base64url without padding."),
+      nonce: base64Url(NONCE_PATTERN, 16),
+      signed_at: z.number().int().min(0).describe("When the device signed, ms since the epoch (its clock)."),
+      start_nonce: base64Url(NONCE_PATTERN, 16).nullable().describe("complete_task: the nonce of the task's signed start."),
+      subject: z.string().min(1),
+      tool: z.enum(["start_task", "complete_task"]),
+      version: z.literal(DEVICE_SIGNATURE_VERSION),
+    }),
+    signature: base64Url(SIGNATURE_PATTERN, 64).describe("Ed25519, base64url without padding."),
+    task_id: taskIdSchema,
+    type: z.literal(DEVICE_SIGNED_TYPE),
+    workflow_id: workflowIdSchema,
+  })
+  .meta({
+    id: "deviceSigned",
+    description:
+      "One device-signed payload (@waymark/protocol/device-signature DeviceSigned): the device's Ed25519 signature over the canonical JSON (keys sorted, no whitespace) of `message`, which names the SHA-256 of the canonical JSON of `data`. `workflow_id` and `task_id` say where it belongs and are not signed; the message's `subject` is (the workflow for start_task, the task for complete_task).",
+  }) satisfies z.ZodType<DeviceSigned>;
+
 /** The export's members: exactly EXPORT_MEMBERS (what the statement covers) and the statement (`satisfies` fails on one more or one less). */
 const exportMembers = {
   $schema: z
@@ -73,6 +126,12 @@ const exportMembers = {
       "The whole event log from event 1, hash-chained; it may run past chain.events when the workflow changed while the export was written.",
     ),
   feedback: z.array(feedbackViewSchema).describe("Reviewers' feedback, oldest first.").optional(),
+  device_signed: z
+    .array(deviceSignedSchema)
+    .describe(
+      "Each payload a device the owner approved signed and the edge accepted (a task's start snapshot, its completion's changes and usage), kept whole so that `waymark verify` checks it against the repository's allowed signers without trusting the deployment; in the order they were recorded. Absent from exports written before they were kept.",
+    )
+    .optional(),
   statement: signedStatementSchema,
 } satisfies Record<ExportMember | "statement", z.ZodType>;
 
