@@ -4,7 +4,7 @@ import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
 import { connect, ok } from "../support/mcp-client";
-import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { ON_PAGE, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /** A client of protocol 2026-07-28: its subscriptions are `subscriptions/listen` streams. */
 async function modernClient(token: string = TOKENS.acme): Promise<Client> {
@@ -24,6 +24,7 @@ async function feedback(workflowId: string, body: string) {
     target_id: workflowId,
     verdict: "comment",
     body,
+    ...ON_PAGE,
   });
   if (!added.ok) throw new Error(added.message);
 }
