@@ -52,6 +52,13 @@ export function authorOf(principal: { credential: CredentialRef; client?: string
   return { ...who, via, ...(via === "oauth" && principal.client !== undefined ? { client: principal.client } : {}) };
 }
 
+/** A credential as a page names it: a managed token by its id, a bootstrap token by its kind only (as `authorOf`). */
+export function credentialLabel(ref: CredentialRef | null): string {
+  if (ref === null) return "not recorded";
+  const parsed = parseCredentialRef(ref);
+  return parsed?.kind === "managed" ? `token ${parsed.id}` : "a bootstrap token";
+}
+
 /** sha-256(token) hex → account, for every configured bootstrap token. */
 export type BootstrapTable = Map<string, string>;
 

@@ -121,7 +121,7 @@ mcpRoutes.all(
     const rpc = c.var.rpc;
     if (!rpc) throw new Error("/mcp reached its handler without a parsed body");
     const subscription = subscriptionRequest(rpc.parsed);
-    if (subscription) return openSubscription(c.req.raw, c.env, account, subscription);
+    if (subscription) return openSubscription(c.req.raw, c.env, c.var.principal, subscription);
     const context: ToolContext = {
       env: c.env,
       account,

@@ -84,7 +84,7 @@ describe("following a workflow over MCP", () => {
     const many = Array.from({ length: 11 }, () => `waymark://workflows/${workflow_id}`);
     const owner = await modernClient();
     await expect(owner.listen({ resourceSubscriptions: many })).rejects.toThrow("at most 10 workflows per subscription");
-    // All of an account's subscriptions are one client of the live feed, capped like a reader's pages.
+    // A credential's subscriptions are one client of the live feed, capped like a reader's pages.
     const uri = `waymark://workflows/${workflow_id}`;
     const open = [];
     for (let i = 0; i < LIMITS.LIVE_SOCKETS_PER_CLIENT; i++) open.push(await owner.listen({ resourceSubscriptions: [uri] }));
