@@ -51,7 +51,7 @@ export const FEEDBACK_MIGRATION_STATEMENTS = [
   "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
 ];
 
-/** Columns of migration 16: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */
+/** Columns of migration 17: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */
 export const FEEDBACK_AUTHOR_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN author TEXT", "ALTER TABLE feedback ADD COLUMN channel TEXT"];
 
 /** The channels where the server knows a person acted: only their verdicts count. */
