@@ -9,7 +9,13 @@
 export { roundCost } from "@waymark/protocol/cost";
 export type { WorkflowRepository } from "@waymark/protocol/views/common";
 export type { EventType, WorkflowEvent } from "@waymark/protocol/views/events";
-export type { FeedbackTarget, FeedbackVerdict, FeedbackView } from "@waymark/protocol/views/feedback";
+export type {
+  FeedbackAuthor,
+  FeedbackChannel,
+  FeedbackTarget,
+  FeedbackVerdict,
+  FeedbackView,
+} from "@waymark/protocol/views/feedback";
 export type { DecisionView, IssueView, JsonObject, MilestoneView } from "@waymark/protocol/views/logs";
 export type { TaskEntry, TaskPage, WorkflowHead, WorkflowSummary, WorkflowView } from "@waymark/protocol/views/reads";
 export type { CommandRunView, TaskCommandsView, TaskMetrics, TaskView, Verification } from "@waymark/protocol/views/task";

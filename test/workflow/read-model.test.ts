@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newWorkflowId } from "../../src/ids";
 import { file } from "../domain/fixtures";
+import { ON_PAGE } from "../support/worker";
 import { stubFor, value } from "./rpc";
 
 const ACME = "acme";
@@ -53,7 +54,7 @@ describe("the paged reads", () => {
       }),
     );
     const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
-    value(await stub.addFeedback(ACME, { target: "task", target_id: child, verdict: "approved", body: "Fine" }));
+    value(await stub.addFeedback(ACME, { target: "task", target_id: child, verdict: "approved", body: "Fine", ...ON_PAGE }));
 
     const owner = parsed(workflowHeadSchema, value(await stub.readHead(ACME, true)), "the owner's head");
     expect(owner.share?.status).toBe("active");
