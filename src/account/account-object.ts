@@ -32,7 +32,7 @@ import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
-import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
+import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -293,6 +293,7 @@ export class AccountObject extends DurableObject<Env> {
     const revoked = this.tokens.revoke(id);
     if (revoked.ok) {
       this.webhooks.endCredential(managedRef(id));
+      this.devices.forgetPairingsOf(managedRef(id));
       await this.sessions.endCredential(managedRef(id));
     }
     return revoked;
@@ -313,8 +314,16 @@ export class AccountObject extends DurableObject<Env> {
 
   // ── Devices (their helpers sign what they compute) ───────────────────────
 
-  async requestDevicePairing(input: { key: string; name: string }): Promise<Result<IssuedPairing>> {
+  async requestDevicePairing(input: { key: string; name: string; credential: CredentialRef }): Promise<Result<IssuedPairing>> {
     return this.devices.requestPairing(input);
+  }
+
+  async devicePairingRequests(): Promise<PairingRequest[]> {
+    return this.devices.pairingRequests();
+  }
+
+  async clearDevicePairings(): Promise<number> {
+    return this.devices.clearPairings();
   }
 
   async pendingDevice(code: string): Promise<Result<PendingDevice>> {
