@@ -26,7 +26,7 @@ describe("GET /meter", () => {
     const target = {
       url: ORIGIN,
       token: TOKENS.acme,
-      fetch: (input: string | URL | Request, init?: RequestInit) => app.fetch(new Request(input, init), METERED),
+      fetch: async (input: string | URL | Request, init?: RequestInit) => app.fetch(new Request(input, init), METERED),
     };
     const client = await connect(target);
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Metered" });
