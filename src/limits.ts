@@ -72,6 +72,14 @@ export const LIMITS = {
   // and how long a pairing code lives, and how far a signature's time (and a pairing request's) may
   // be from the edge's clock either way.
   DEVICES: 50,
+  /** The newest devices (approved or revoked) a workflow object keeps to verify signatures itself. */
+  DEVICE_KEYS_KEPT: 200,
+  /**
+   * How long a workflow object's copy of the account's device keys is trusted: the account pushes
+   * every approval and revocation to the workflows that fetched a copy within this time, and a
+   * workflow fetches again once it is over (docs/provenance.md, "Devices").
+   */
+  DEVICE_KEYS_FRESH_MS: 10 * 60 * 1000,
   DEVICE_NAME: 100,
   DEVICE_PAIRINGS_PER_CREDENTIAL: 3,
   DEVICE_PAIRINGS: 100,

@@ -18,6 +18,8 @@ export type ObjectKind = "workflow" | "account";
 export interface ObjectCounts {
   /** RPC calls, alarm invocations and WebSocket messages received. */
   requests: number;
+  /** RPC calls by method name. */
+  methods: Record<string, number>;
   alarms: number;
   statements: number;
   rows_read: number;
@@ -36,7 +38,16 @@ export interface MeterReading {
   objects: Record<ObjectKind, ObjectCounts & { database_bytes: number; databases: number }>;
 }
 
-const empty = (): ObjectCounts => ({ requests: 0, alarms: 0, statements: 0, rows_read: 0, rows_written: 0, call_ms: 0, held_ms: 0 });
+const empty = (): ObjectCounts => ({
+  requests: 0,
+  methods: {},
+  alarms: 0,
+  statements: 0,
+  rows_read: 0,
+  rows_written: 0,
+  call_ms: 0,
+  held_ms: 0,
+});
 
 class Meter {
   on = false;
@@ -57,9 +68,11 @@ class Meter {
     this.workerRequests++;
   }
 
-  request(kind: ObjectKind, what: "call" | "alarm" | "message" = "call"): void {
-    this.counts[kind].requests++;
-    if (what === "alarm") this.counts[kind].alarms++;
+  request(kind: ObjectKind, what: "alarm" | "message" | { method: string }): void {
+    const counts = this.counts[kind];
+    counts.requests++;
+    if (what === "alarm") counts.alarms++;
+    if (typeof what === "object") counts.methods[what.method] = (counts.methods[what.method] ?? 0) + 1;
   }
 
   called(kind: ObjectKind, ms: number): void {
@@ -84,6 +97,7 @@ class Meter {
   read(): MeterReading {
     const of = (kind: ObjectKind) => ({
       ...this.counts[kind],
+      methods: { ...this.counts[kind].methods },
       database_bytes: [...this.sizes[kind].values()].reduce((sum, n) => sum + n, 0),
       databases: this.sizes[kind].size,
     });
@@ -105,7 +119,7 @@ export function meteredStub<T extends object>(kind: ObjectKind, stub: T): T {
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== "function" || property === "then") return value;
       return (...args: unknown[]) => {
-        meter.request(kind);
+        meter.request(kind, { method: String(property) });
         const started = Date.now();
         const result: unknown = Reflect.apply(value as (...a: unknown[]) => unknown, target, args);
         const done = () => meter.called(kind, Date.now() - started);

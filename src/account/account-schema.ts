@@ -202,4 +202,10 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX device_pairings_credential ON device_pairings(credential, expires_at)",
     ],
   },
+  // The workflow objects that keep a copy of the devices' keys (account/device-subscribers) and
+  // until when: every approval and revocation is pushed to them.
+  {
+    version: 14,
+    statements: ["CREATE TABLE device_subscribers (workflow_id TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID"],
+  },
 ];

@@ -26,7 +26,8 @@
  * parts of a push are left out, so the index does no work for them.
  */
 
-import type { AccountObject, WorkflowPush } from "../account/account-object";
+import type { AccountObject, PushAnswer, WorkflowPush } from "../account/account-object";
+import type { DeviceUse } from "../domain/device-signature";
 import { documentsFromEvents } from "../domain/memory-documents";
 import { pathsFromEvents } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -55,6 +56,13 @@ export function pushUrgency(events: readonly WorkflowEvent[]): PushUrgency {
   return events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed") ? "before_reply" : "batched";
 }
 
+/** The device signatures the workflow accepted (workflow/device-keys): they ride on the push, whose answer says whether its keys are current. */
+export interface DeviceUses {
+  takeUses(): DeviceUse[];
+  returnUses(uses: readonly DeviceUse[]): void;
+  noteGeneration(generation: number): void;
+}
+
 /** An array, or nothing when it is empty (the index skips absent parts of a push). */
 function nonEmpty<T>(items: T[]): T[] | undefined {
   return items.length > 0 ? items : undefined;
@@ -78,6 +86,7 @@ export class AccountOutbox {
     private readonly totals: RunningTotals,
     private readonly accountStub: (account: string) => DurableObjectStub<AccountObject>,
     private readonly scheduleRetry: (at: number) => Promise<void>,
+    private readonly devices: DeviceUses,
   ) {}
 
   syncedSeq(): number {
@@ -156,13 +165,23 @@ export class AccountOutbox {
         const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE, LIMITS.READ_PAGE_BYTES);
         if (page.events.length === 0) return;
         const share = this.pendingShare;
+        const uses = this.devices.takeUses();
         const push: WorkflowPush = {
           documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
           notifications: nonEmpty(notificationsFromEvents(page.events, this.records.header())),
           paths: nonEmpty(pathsFromEvents(page.events)),
+          device_uses: nonEmpty(uses),
           ...(share ? { share } : {}),
         };
-        await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
+        let answer: PushAnswer | undefined;
+        try {
+          answer = await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
+        } catch (error) {
+          this.devices.returnUses(uses);
+          throw error;
+        }
+        // An account from before the answer existed answers nothing.
+        if (answer) this.devices.noteGeneration(answer.device_generation);
         if (this.pendingShare === share) this.pendingShare = undefined;
         this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
         // Events committed while the index answered are pushed by the next loop.

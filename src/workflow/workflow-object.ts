@@ -23,6 +23,7 @@ import type {
 } from "@waymark/protocol/tools";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { PathChange } from "../domain/changes";
+import type { DeviceKeySet } from "../domain/device-signature";
 import type { Overlap } from "../domain/overlap";
 import { expiryProblem, type ShareInfo } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
@@ -33,6 +34,7 @@ import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { accountStub, workflowStub } from "../stubs";
 import { AccountOutbox } from "./account-outbox";
+import { DeviceKeyCache } from "./device-keys";
 import { DeviceSignatures } from "./device-signatures";
 import type { SignedPartsPage } from "./device-signed";
 import { EventLog, type EventsPage } from "./event-log";
@@ -76,6 +78,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly schema: LazySchema;
   private readonly otherWorkflows: OtherWorkflows;
   private readonly signatures: DeviceSignatures;
+  private readonly deviceKeys: DeviceKeyCache;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -90,7 +93,16 @@ export class WorkflowObject extends DurableObject<Env> {
     this.followers = new LiveFollowers(ctx, this.log);
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
     const accountIndex = (account: string) => accountStub(env, account);
-    this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
+    this.deviceKeys = new DeviceKeyCache(this.sql, (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""));
+    this.outbox = new AccountOutbox(
+      this.sql,
+      this.log,
+      this.records,
+      this.totals,
+      accountIndex,
+      (at) => this.scheduleAlarm(at),
+      this.deviceKeys,
+    );
     this.feedback = new FeedbackRecords(this.sql, this.totals);
     this.writer = new Writer(
       ctx,
@@ -106,7 +118,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
     this.signatures = new DeviceSignatures((account, signature, message) =>
-      accountIndex(account).verifyDeviceSignature(signature, message),
+      this.deviceKeys.verdict(account, signature, message, Date.now()),
     );
     this.otherWorkflows = new OtherWorkflows(this.records, (id) => workflowStub(env, id));
     ctx.blockConcurrencyWhile(async () => schema.open());
@@ -209,6 +221,13 @@ export class WorkflowObject extends DurableObject<Env> {
       (workflow, w) => this.lifecycle.completeWorkflow(workflow, input, w),
       { enforceQuota: false },
     );
+  }
+
+  // ── RPC: from the account ─────────────────────────────────────────────────
+
+  /** The account's device keys changed (an approval, a revocation): signatures are verified with these from now on. */
+  async deviceKeysChanged(account: string, keys: DeviceKeySet): Promise<void> {
+    if (this.records.identity()?.account === account) this.deviceKeys.apply(keys);
   }
 
   // ── RPC: between workflows on one working tree ───────────────────────────

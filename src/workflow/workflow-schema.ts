@@ -316,4 +316,17 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
+  // A copy of the account's device keys (workflow/device-keys): device signatures are verified
+  // here, without a call to the account; trusted until fresh_until, changes pushed meanwhile.
+  {
+    version: 18,
+    statements: [
+      `CREATE TABLE device_keys (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        generation INTEGER NOT NULL,
+        devices TEXT NOT NULL,
+        fresh_until INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];
