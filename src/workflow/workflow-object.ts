@@ -195,13 +195,16 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /**
    * Completing a task whose helper saw tasks of other workflows open on the same working tree
-   * asks those workflows (the same account's) for their changes to the files both changed, before
-   * the write; after it, each of them records the overlap on its task too.
+   * asks those workflows (the same account's) for their changes to the files both changed, while
+   * the device signature is checked (the only calls to other objects before the write, and only
+   * for such a task); after the reply, each of them records the overlap on its task too.
    */
   async completeTask(account: string, signedInput: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
-    // Provenance: whether an approved device signed the changes and usage, asked before the write.
-    const { input, verdict, signed } = await this.signatures.completion(account, this.owns(account, signedInput.task_id), signedInput);
-    const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
+    // Provenance: whether an approved device signed the changes and usage, checked before the write.
+    const [{ input, verdict, signed }, elsewhere] = await Promise.all([
+      this.signatures.completion(account, this.owns(account, signedInput.task_id), signedInput),
+      this.otherWorkflows.tasksNamed(account, signedInput),
+    ]);
     const completed = await this.writer.run(
       "complete_task",
       input,
@@ -209,7 +212,7 @@ export class WorkflowObject extends DurableObject<Env> {
       (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict, signed),
       { enforceQuota: false },
     );
-    if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);
+    if (completed.ok && elsewhere.length > 0) this.ctx.waitUntil(this.otherWorkflows.tell(account, completed.value.task_id));
     return completed;
   }
 
