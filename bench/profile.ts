@@ -9,17 +9,15 @@
  *
  *   npx node bench/profile.ts [--calls 300] [--signed 40] [--json out.json]
  */
-import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { healthRoundTrip } from "../test/support/agents.ts";
-import { startDevServer, workerdPid } from "../test/support/dev-server.ts";
+import { startDevServer } from "../test/support/dev-server.ts";
 import { connect, ok } from "../test/support/mcp-client.ts";
 import { loadDeviceKeys } from "./lib/device-keys.ts";
-import { stageShares } from "./lib/perf-stacks.ts";
+import { recordPerf, stageShares } from "./lib/perf-stacks.ts";
 import { cpuDuring } from "./lib/process-cpu.ts";
 
 const { values } = parseArgs({
@@ -42,40 +40,6 @@ function gitChanges(prefix: string, files: number) {
     worktree: { mode: "100644", blob: (k + 1).toString(16).padStart(40, "a") },
   }));
   return { type: "git", start_head: HEAD, head: HEAD, committed: [], dirty };
-}
-
-/**
- * `perf record` of the Worker's workerd, started paused: `sampling(true)` and `sampling(false)`
- * turn it on and off (perf's control FIFO, each command acknowledged), so only the measured
- * calls are sampled.
- */
-async function recordPerf(port: number, file: string, dir: string) {
-  const pid = workerdPid(port);
-  if (pid === null) throw new Error("no Worker process to record");
-  const control = join(dir, `ctl-${Date.now()}`);
-  const ack = `${control}-ack`;
-  execFileSync("mkfifo", [control, ack]);
-  const args = ["record", "-F", "1999", "-g", "-p", String(pid), "-o", file, "-D", "-1", "--control", `fifo:${control},${ack}`];
-  const child = spawn("perf", args, { stdio: "ignore" });
-  // Opening a FIFO waits for its other end: perf opens both once it runs.
-  const [toPerf, fromPerf] = await Promise.all([open(control, "w"), open(ack, "r")]);
-  const command = async (word: "enable" | "disable") => {
-    await toPerf.write(`${word}\n`);
-    const reply = Buffer.alloc(5);
-    await fromPerf.read(reply, 0, 5);
-  };
-  return {
-    pid,
-    sampling: (on: boolean) => command(on ? "enable" : "disable"),
-    stop: async () => {
-      await toPerf.close();
-      await fromPerf.close();
-      await new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGINT");
-      });
-    },
-  };
 }
 
 interface Shape {

@@ -6,7 +6,9 @@
  * and written as SQLite reports them for each statement (the cursor's rowsRead and rowsWritten,
  * which is what Cloudflare bills; each setAlarm counts as one row written, as billed), the wall
  * time each object call took as its caller saw it (an upper bound of the time the object was
- * active for it), the time an object's own timers kept it awake, and each object's database size.
+ * active for it), and each object's database size. No object keeps a timer of its own (a timer
+ * would keep it from hibernating: its duration billed meanwhile), so the callers' waits bound
+ * the objects' active time.
  *
  * The counts live in the isolate's memory: under `wrangler dev` the Worker and every object run
  * in one isolate, so GET /meter (src/routes/meter.ts) reads them all. Off (the default), each
@@ -26,11 +28,6 @@ export interface ObjectCounts {
   rows_written: number;
   /** Milliseconds the callers waited on this kind's RPC calls, summed. */
   call_ms: number;
-  /**
-   * Milliseconds objects of this kind were kept awake by a timer of their own (a timer makes an
-   * object ineligible for hibernation, so the platform bills its duration meanwhile).
-   */
-  held_ms: number;
 }
 
 export interface MeterReading {
@@ -46,7 +43,6 @@ const empty = (): ObjectCounts => ({
   rows_read: 0,
   rows_written: 0,
   call_ms: 0,
-  held_ms: 0,
 });
 
 class Meter {
@@ -77,10 +73,6 @@ class Meter {
 
   called(kind: ObjectKind, ms: number): void {
     this.counts[kind].call_ms += ms;
-  }
-
-  held(kind: ObjectKind, ms: number): void {
-    this.counts[kind].held_ms += ms;
   }
 
   statement(kind: ObjectKind, rowsRead: number, rowsWritten: number): void {

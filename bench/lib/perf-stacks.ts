@@ -8,7 +8,10 @@
  * that names one, so work is charged where it runs, not to whoever called it. Unlike V8's own
  * profiler, perf samples CPU time, so a machine busy with other work does not move the shares.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { workerdPid } from "../../test/support/dev-server.ts";
 
 export interface StageRule {
   label: string;
@@ -23,6 +26,26 @@ export interface StageRule {
 
 /** Function names as the bundle keeps them: `JS:` then V8's tier mark (*, +, ^, ~) then the name. */
 const js = (...names: string[]) => new RegExp(`^JS:[*+^~']*(${names.join("|")}) `);
+
+/** The account object's RPC methods (src/account/account-object.ts): a sample under one is the account object's work. */
+const ACCOUNT_METHODS = [
+  "recordWorkflow",
+  "recordShare",
+  "prepareWorkflow",
+  "listWorkflows",
+  "searchWork",
+  "related",
+  "deviceKeys",
+  "approveDevice",
+  "addDevice",
+  "revokeDevice",
+  "verifyToken",
+  "activeToken",
+  "touchToken",
+];
+
+/** The account object's share of the Worker process's samples (what one account object would run on its own thread). */
+export const ACCOUNT_OBJECT_STAGES: StageRule[] = [{ label: "account object", frame: js(...ACCOUNT_METHODS) }];
 
 export const TOOL_CALL_STAGES: StageRule[] = [
   { label: "V8 garbage collection", frame: /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|cppgc::|Heap::Collect|GCTracer|MinorMS/ },
@@ -151,4 +174,38 @@ export function stageShares(file: string, rules: readonly StageRule[] = TOOL_CAL
     counts[label] = (counts[label] ?? 0) + 1;
   }
   return { samples, shares: Object.fromEntries(Object.entries(counts).map(([label, n]) => [label, n / samples])) };
+}
+
+/**
+ * `perf record` of the Worker's workerd, started paused: `sampling(true)` and `sampling(false)`
+ * turn it on and off (perf's control FIFO, each command acknowledged), so only the measured
+ * calls are sampled.
+ */
+export async function recordPerf(port: number, file: string, dir: string) {
+  const pid = workerdPid(port);
+  if (pid === null) throw new Error("no Worker process to record");
+  const control = join(dir, `ctl-${Date.now()}`);
+  const ack = `${control}-ack`;
+  execFileSync("mkfifo", [control, ack]);
+  const args = ["record", "-F", "1999", "-g", "-p", String(pid), "-o", file, "-D", "-1", "--control", `fifo:${control},${ack}`];
+  const child = spawn("perf", args, { stdio: "ignore" });
+  // Opening a FIFO waits for its other end: perf opens both once it runs.
+  const [toPerf, fromPerf] = await Promise.all([open(control, "w"), open(ack, "r")]);
+  const command = async (word: "enable" | "disable") => {
+    await toPerf.write(`${word}\n`);
+    const reply = Buffer.alloc(5);
+    await fromPerf.read(reply, 0, 5);
+  };
+  return {
+    pid,
+    sampling: (on: boolean) => command(on ? "enable" : "disable"),
+    stop: async () => {
+      await toPerf.close();
+      await fromPerf.close();
+      await new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGINT");
+      });
+    },
+  };
 }

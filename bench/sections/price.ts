@@ -33,7 +33,8 @@ interface ObjectReading {
   rows_read: number;
   rows_written: number;
   call_ms: number;
-  held_ms: number;
+  /** Builds before timers were removed: the time the outbox's timer held the workflow object awake. */
+  held_ms?: number;
   database_bytes: number;
 }
 
@@ -82,7 +83,8 @@ async function settled(server: DevServer): Promise<Reading> {
 
 function difference(before: Reading, after: Reading, readings: number, cpuMs: number, tool: string): CallRecord {
   const kinds = ["workflow", "account"] as const;
-  const sum = (field: keyof ObjectReading) => kinds.reduce((n, k) => n + after.objects[k][field] - before.objects[k][field], 0);
+  const sum = (field: keyof ObjectReading) =>
+    kinds.reduce((n, k) => n + (after.objects[k][field] ?? 0) - (before.objects[k][field] ?? 0), 0);
   return {
     tool,
     cost: {

@@ -208,4 +208,25 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
     version: 14,
     statements: ["CREATE TABLE device_subscribers (workflow_id TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID"],
   },
+  // The path index without a rowid beside its key: each path a task changed is one row written
+  // fewer (each is billed); its indexes as before.
+  {
+    version: 15,
+    statements: [
+      `CREATE TABLE workflow_paths_v15 (
+        path TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (path, workflow_id, task_id)
+      ) WITHOUT ROWID`,
+      "INSERT INTO workflow_paths_v15 SELECT path, workflow_id, task_id, task_name, status, at FROM workflow_paths",
+      "DROP TABLE workflow_paths",
+      "ALTER TABLE workflow_paths_v15 RENAME TO workflow_paths",
+      "CREATE INDEX workflow_paths_workflow ON workflow_paths(workflow_id)",
+      "CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)",
+    ],
+  },
 ];

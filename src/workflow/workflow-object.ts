@@ -94,15 +94,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
     const accountIndex = (account: string) => accountStub(env, account);
     this.deviceKeys = new DeviceKeyCache(this.sql, (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""));
-    this.outbox = new AccountOutbox(
-      this.sql,
-      this.log,
-      this.records,
-      this.totals,
-      accountIndex,
-      (at) => this.scheduleAlarm(at),
-      this.deviceKeys,
-    );
+    this.outbox = new AccountOutbox(this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at), this.deviceKeys);
     this.feedback = new FeedbackRecords(this.sql, this.totals);
     this.writer = new Writer(
       ctx,
@@ -121,7 +113,11 @@ export class WorkflowObject extends DurableObject<Env> {
       this.deviceKeys.verdict(account, signature, message, Date.now()),
     );
     this.otherWorkflows = new OtherWorkflows(this.records, (id) => workflowStub(env, id));
-    ctx.blockConcurrencyWhile(async () => schema.open());
+    ctx.blockConcurrencyWhile(async () => {
+      schema.open();
+      // Events committed whose push died with the process: the alarm pushes them now.
+      if (this.outbox.pending()) await this.scheduleAlarm(Date.now());
+    });
   }
 
   // ── RPC: tools ────────────────────────────────────────────────────────────
@@ -396,7 +392,7 @@ export class WorkflowObject extends DurableObject<Env> {
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
   async alarm(): Promise<void> {
     if (meter.on) meter.request("workflow", "alarm");
-    this.outbox.backstopFired();
+    this.outbox.alarmFired();
     if ((await this.shareLinks.info()).status !== "active") this.followers.closeAll(4410, "no longer shared");
     if (this.outbox.pending()) await this.outbox.flush();
     this.outbox.saveAck();

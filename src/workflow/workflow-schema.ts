@@ -329,4 +329,22 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  // Fewer rows written per write (each is billed): the outbox position and the time of the
+  // agent's last write ride on the totals row every write updates anyway (workflow/totals), instead
+  // of a row and a trigger of their own; changed_paths keeps each path once, without a rowid beside it.
+  {
+    version: 19,
+    statements: [
+      "ALTER TABLE totals ADD COLUMN synced_seq INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE totals ADD COLUMN updated_at INTEGER",
+      `UPDATE totals SET synced_seq = coalesce((SELECT synced_seq FROM account_sync WHERE id = 1), 0),
+        updated_at = (SELECT updated_at FROM workflow LIMIT 1)`,
+      "DROP TABLE account_sync",
+      "DROP TRIGGER workflow_updated_at",
+      "CREATE TABLE changed_paths_v19 (path TEXT PRIMARY KEY) WITHOUT ROWID",
+      "INSERT INTO changed_paths_v19 (path) SELECT path FROM changed_paths",
+      "DROP TABLE changed_paths",
+      "ALTER TABLE changed_paths_v19 RENAME TO changed_paths",
+    ],
+  },
 ];
