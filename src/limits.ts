@@ -48,7 +48,7 @@ export const LIMITS = {
   // Quotas and retention (workflow object and account index).
   IDEMPOTENCY_TTL_MS: 7 * 24 * 3600 * 1000,
   WORKFLOW_EVENTS: 100_000,
-  WORKFLOW_BYTES: 64 * 1024 * 1024,
+  WORKFLOW_BYTES: 128 * 1024 * 1024,
   ACCOUNT_WORKFLOWS: 10_000,
   ACCOUNT_BYTES: 2 * 1024 * 1024 * 1024,
   // Live followers: bounded catch-up and sockets.
