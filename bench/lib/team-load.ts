@@ -1,7 +1,8 @@
 /**
  * One account driven by many concurrent agents for a set time: each agent is an SDK v2 client
  * with a workflow of its own, running tasks back to back (start_task, log_decision, log_issue, two
- * log_milestone, complete_task with files) until the deadline, then complete_workflow. Against a
+ * log_milestone, complete_task with files) until the deadline, then complete_workflow; the agents
+ * start over the first sixth of the run (at most 30 s), as a team's do. Against a
  * server started with WAYMARK_METER=1, the account object's own throughput is read from the
  * deployment's meter (src/meter.ts): its requests, rows written and the time its callers waited
  * on it, against the workflow objects'. Every acknowledged write of a sample of the workflows is
@@ -81,7 +82,10 @@ export async function teamLoad(
   const meterBefore = await readMeter(target);
   const started = performance.now();
   const deadline = started + options.seconds * 1000;
+  // A team's agents do not all connect in the same second: their starts spread over the first sixth of the run (30 s at most).
+  const rampMs = Math.min(options.seconds * 1000, 180_000) / 6;
   const results = await pool(options.agents, options.agents, async (i) => {
+    await new Promise((resolve) => setTimeout(resolve, (rampMs * i) / options.agents));
     const client = await connect(target, { negotiation: "auto", name: `agent-${i}` });
     try {
       const wf = await timed(client, recorder, "start_workflow", { name: `Team ${round} agent ${i}`, description: "team load" });
