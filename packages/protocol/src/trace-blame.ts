@@ -9,12 +9,14 @@
  * Records come from a file or an endpoint: they are read leniently (any Agent Trace record, with
  * or without Waymark's `dev.waymark` metadata) and only the fields used here are checked.
  */
+import { array, commitId, FieldError, line, object, optionalText, text } from "./json-fields";
+
 /** The fields of a record this module reads (any other field is ignored). */
 interface TraceContributorInput {
   type: string;
   model_id?: string;
 }
-interface TraceInput {
+export interface TraceInput {
   vcs: { revision: string };
   tool?: { name: string };
   files: {
@@ -22,7 +24,7 @@ interface TraceInput {
     conversations: {
       url?: string;
       contributor?: TraceContributorInput;
-      ranges: { start_line: number; end_line: number; contributor?: TraceContributorInput }[];
+      ranges: { start_line: number; end_line: number; content_hash?: string; contributor?: TraceContributorInput }[];
     }[];
   }[];
   metadata?: {
@@ -37,32 +39,6 @@ interface TraceInput {
   };
 }
 
-/** A field that breaks its rule: `field: rule`, the field named by its path in the record. */
-class FieldError extends Error {}
-
-const HEX_COMMIT = /^[0-9a-f]{7,64}$/;
-type Json = Record<string, unknown>;
-
-function object(value: unknown, field: string): Json {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new FieldError(`${field}: must be an object`);
-  return value as Json;
-}
-function array(value: unknown, field: string): unknown[] {
-  if (!Array.isArray(value)) throw new FieldError(`${field}: must be an array`);
-  return value;
-}
-function text(value: unknown, field: string, max: number): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > max)
-    throw new FieldError(`${field}: must be a string of 1 to ${max} characters`);
-  return value;
-}
-function optionalText(value: unknown, field: string, max: number): string | undefined {
-  return value === undefined ? undefined : text(value, field, max);
-}
-function line(value: unknown, field: string): number {
-  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new FieldError(`${field}: must be a whole number ≥ 1`);
-  return value as number;
-}
 function contributor(value: unknown, field: string): TraceContributorInput | undefined {
   if (value === undefined) return undefined;
   const c = object(value, field);
@@ -71,15 +47,8 @@ function contributor(value: unknown, field: string): TraceContributorInput | und
   if (model !== undefined) out.model_id = model;
   return out;
 }
-function commitId(value: unknown, field: string): string {
-  if (typeof value !== "string" || !HEX_COMMIT.test(value)) throw new FieldError(`${field}: must be a hex commit id`);
-  return value;
-}
 
-/**
- * Checked by hand, not with a schema library: `waymark blame` reads thousands of ranges on every
- * run and is held to a ratio of `git blame`'s own time, of which loading one would take a share.
- */
+/** Checked by hand (./json-fields says why). */
 function readRecord(value: unknown): TraceInput {
   const record = object(value, "(record)");
   const vcs = object(record.vcs, "vcs");
@@ -96,6 +65,8 @@ function readRecord(value: unknown): TraceInput {
           start_line: line(range.start_line, `${at}.ranges.${r}.start_line`),
           end_line: line(range.end_line, `${at}.ranges.${r}.end_line`),
         };
+        const hash = optionalText(range.content_hash, `${at}.ranges.${r}.content_hash`, 200);
+        if (hash !== undefined) entry.content_hash = hash;
         const who = contributor(range.contributor, `${at}.ranges.${r}.contributor`);
         if (who) entry.contributor = who;
         return entry;
