@@ -109,6 +109,35 @@ export function rangeContentHash(bytes: Uint8Array): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}`;
 }
 
+/** Byte offsets of each line's start in a content, and its end. */
+export function lineOffsets(content: Uint8Array): number[] {
+  const starts = [0];
+  for (let at = content.indexOf(0x0a); at >= 0 && at + 1 < content.length; at = content.indexOf(0x0a, at + 1)) starts.push(at + 1);
+  starts.push(content.length);
+  return starts;
+}
+
+/**
+ * Runs of consecutive lines with the same writer (`who[i]` for line i + 1; null: no one's) as
+ * ranges of `content`, each with the hash of its lines' bytes as the helper sends it (16 hex digits).
+ */
+export function lineRuns<T>(who: readonly (T | null)[], content: Uint8Array): { start: number; end: number; who: T; hash: string }[] {
+  const runs: { start: number; end: number; who: T; hash: string }[] = [];
+  const offsets = lineOffsets(content);
+  let at = 0;
+  while (at < who.length) {
+    const writer = who[at] ?? null;
+    let end = at;
+    while (end + 1 < who.length && (who[end + 1] ?? null) === writer) end++;
+    if (writer !== null) {
+      const bytes = content.subarray(offsets[at], offsets[end + 1]);
+      runs.push({ start: at + 1, end: end + 1, who: writer, hash: createHash("sha256").update(bytes).digest("hex").slice(0, 16) });
+    }
+    at = end + 1;
+  }
+  return runs;
+}
+
 /** Which entry an entry replaces: one per task per commit. */
 const entryKey = (entry: Pick<TaskNote, "workflow_id" | "task_id" | "commit">) => `${entry.workflow_id}\0${entry.task_id}\0${entry.commit}`;
 

@@ -145,7 +145,10 @@ export interface IndexedRecord {
 /** A hex commit id and a full one name the same commit (a record may hold abbreviated ids). */
 const sameCommit = (short: string, full: string) => full.startsWith(short) || short.startsWith(full);
 
-function indexRecord(record: TraceInput): IndexedRecord {
+/** Ranges of a file that no hook observed (a note entry names them; an export's record only counts them). */
+export type UnobservedRanges = readonly { path: string; ranges: readonly (readonly [number, number])[] }[];
+
+function indexRecord(record: TraceInput, unobserved: UnobservedRanges = []): IndexedRecord {
   const meta = record.metadata?.["dev.waymark"];
   const base: LineAuthorship = { who: "not_observed" };
   if (meta?.workflow_id) base.workflow_id = meta.workflow_id;
@@ -153,30 +156,47 @@ function indexRecord(record: TraceInput): IndexedRecord {
   if (meta?.task_name) base.task = meta.task_name;
   const agent = meta?.agent ?? record.tool?.name;
   if (agent) base.agent = agent;
-  const files = new Map<string, FileRanges>();
+  const byPath = new Map<string, { start: number; end: number; who: LineAuthorship }[]>();
+  const add = (path: string, start: number, end: number, who: LineAuthorship) => {
+    const list = byPath.get(path) ?? [];
+    list.push({ start, end: Math.max(start, end), who });
+    byPath.set(path, list);
+  };
   for (const file of record.files) {
-    const entries: { start: number; end: number; who: LineAuthorship }[] = [];
     for (const conversation of file.conversations) {
       for (const range of conversation.ranges) {
         const contributor = range.contributor ?? conversation.contributor;
         const who: LineAuthorship = { ...base, who: contributor?.type === "ai" ? "agent" : "others" };
         if (conversation.url) who.url = conversation.url;
         if (contributor?.type === "ai" && contributor.model_id) who.model_id = contributor.model_id;
-        entries.push({ start: range.start_line, end: Math.max(range.start_line, range.end_line), who });
+        add(file.path, range.start_line, range.end_line, who);
       }
     }
+  }
+  for (const file of unobserved) for (const [start, end] of file.ranges) add(file.path, start, end, { ...base, who: "not_observed" });
+  const files = new Map<string, FileRanges>();
+  for (const [path, entries] of byPath) {
     entries.sort((a, b) => a.start - b.start);
-    const ranges = files.get(file.path) ?? { starts: [], ends: [], who: [] };
-    for (const entry of entries) {
-      ranges.starts.push(entry.start);
-      ranges.ends.push(entry.end);
-      ranges.who.push(entry.who);
-    }
-    files.set(file.path, ranges);
+    files.set(path, { starts: entries.map((e) => e.start), ends: entries.map((e) => e.end), who: entries.map((e) => e.who) });
   }
   // A record of another tool, without a task: its files' other lines are simply not in it.
   if (!meta) base.who = "not_recorded";
   return { revision: record.vcs.revision, files, omitted: new Set(meta?.ranges_omitted ?? []), base, commits: meta?.commits ?? [] };
+}
+
+/**
+ * A note entry (@waymark/protocol/git-note) ready for lookup: its record's ranges and the ranges it
+ * says no hook observed. Unlike an export's record, an entry names every line of its commit that
+ * is the task's, so any other line is nobody's here (lookupEntry answers null).
+ */
+export function indexNoteEntry(record: TraceInput, unobserved: UnobservedRanges = []): IndexedRecord {
+  const indexed = indexRecord(record, unobserved);
+  return { ...indexed, base: { ...indexed.base, who: "not_recorded" } };
+}
+
+/** Who wrote line `line` of `path` at the entry's commit, or null when the entry does not hold it. */
+export function lookupEntry(entry: IndexedRecord, path: string, line: number): LineAuthorship | null {
+  return lookup(entry.files.get(path), line);
 }
 
 function lookup(ranges: FileRanges | undefined, line: number): LineAuthorship | null {
@@ -208,7 +228,7 @@ export class TraceIndex {
   private readonly abbreviated: IndexedRecord[] = [];
 
   constructor(records: readonly TraceInput[]) {
-    this.records = records.map(indexRecord);
+    this.records = records.map((record) => indexRecord(record));
     const add = (map: Map<string, IndexedRecord[]>, commit: string, record: IndexedRecord) => {
       const list = map.get(commit);
       if (list) list.push(record);
