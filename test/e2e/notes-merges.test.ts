@@ -1,8 +1,10 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
 import type { DevServer } from "../support/dev-server";
-import { afterMerge, compare, git, MERGE_KINDS, merge, platformClone, pullRequest } from "../support/merge-scenario";
+import { afterMerge, compare, git, MERGE_KINDS, merge, platformClone, pullRequest, waymark } from "../support/merge-scenario";
 import { sharedDevServer } from "../support/shared-server";
 
 // The record travels with the code, through every merge: a pull request recorded by the real helper
@@ -54,6 +56,29 @@ describe("the records survive every merge", () => {
       const kept = onMain.filter((l) => agentTexts.has(l.text));
       expect(kept.length).toBeGreaterThan(0);
       expect(kept.every((l) => l.got.who === "agent")).toBe(true);
+
+      // `waymark verify --repo` decides every task on main as on the branch, and says how it mapped them.
+      const exported = await fetch(`${server.url}/api/workflows/${pr.workflowId}/export.json`, {
+        headers: { Authorization: `Bearer ${server.token}` },
+      });
+      const file = join(tempDir("waymark-export-"), "export.json");
+      writeFileSync(file, await exported.text());
+      const onBranchVerify = waymark(pr.dev.dir, ["verify", file, "--endpoint", server.url, "--repo", pr.dev.dir, "--ref", pr.head], env);
+      expect(onBranchVerify.status, onBranchVerify.stderr).toBe(0);
+      expect(onBranchVerify.stdout).toContain(`${pr.tasks.t1} "t1": agrees`);
+      const verified = waymark(reader, ["verify", file, "--endpoint", server.url, "--repo", reader, "--ref", "origin/main"], env);
+      expect(verified.status, verified.stderr).toBe(0);
+      expect(verified.stdout).toContain("git decided every task on origin/main");
+      const t2 = kind === "merge-commit" ? "agrees" : "rewritten";
+      expect(verified.stdout).toContain(`${pr.tasks.t2} "t2": ${t2}`);
+      if (carries) expect(verified.stdout).toMatch(/on the branch: [0-9a-f]{12} → [0-9a-f]{12} \(carried by waymark notes carry\)/);
+      if (kind === "amend" || kind === "rebase-i")
+        expect(verified.stdout).toMatch(/on the branch: [0-9a-f]{12} → [0-9a-f]{12} \(copied by git's rewrite\)/);
+      expect(verified.stdout).toContain("as the export's events do");
+      // From the notes alone, offline: the same tasks, decided.
+      const fromNotes = waymark(reader, ["verify", "--repo", reader, "--ref", "origin/main"], env);
+      expect(fromNotes.status, fromNotes.stderr).toBe(0);
+      expect(fromNotes.stdout).toContain(`${pr.tasks.t1} "t1": ${kind === "merge-commit" || kind === "amend" ? "agrees" : "rewritten"}`);
       // The branch is gone from the reader's clone: nothing but main and the notes.
       expect(git(reader, ["log", "--oneline", "origin/main"]).split("\n").length).toBeGreaterThan(1);
     });
