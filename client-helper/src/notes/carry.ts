@@ -189,7 +189,9 @@ function carriedEntry(
         ],
       });
     }
-    const unobserved = runs.filter((run) => run.who === "not_observed").map((run) => [run.start, run.end] as [number, number]);
+    const unobserved = runs
+      .filter((run) => run.who === "not_observed")
+      .map((run) => ({ start_line: run.start, end_line: run.end, content_hash: `sha256:${run.hash}` }));
     if (unobserved.length > 0) notObserved.push({ path, ranges: unobserved });
     if (lineCount(content) <= LINE_HASHES_MAX_LINES) hashes.push({ path, hashes: lineHashes(content) });
   }

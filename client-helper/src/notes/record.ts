@@ -75,7 +75,9 @@ function unobservedOf(files: readonly TraceFile[]): PathRanges[] {
   return files
     .map((file) => ({
       path: file.path,
-      ranges: file.ranges.filter((r) => r.author === "not_observed").map((r) => [r.start_line, r.end_line] as [number, number]),
+      ranges: file.ranges
+        .filter((r) => r.author === "not_observed")
+        .map((r) => ({ start_line: r.start_line, end_line: r.end_line, content_hash: `sha256:${r.content_hash}` })),
     }))
     .filter((file) => file.ranges.length > 0);
 }
