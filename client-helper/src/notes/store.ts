@@ -30,7 +30,9 @@ const ZERO = "0".repeat(40);
 /** Remote-tracking copies of the notes ref, as `waymark init`'s fetch refspec names them. */
 const TRACKING = /^refs\/notes\/remotes\/[^/]+\/waymark$/;
 /** A concurrent writer moved the ref between the read and the update this many times in a row: give up (the caller says so). */
-const WRITE_ATTEMPTS = 8;
+const WRITE_ATTEMPTS = 20;
+/** This process's writes, one repository at a time: they wait for each other instead of racing (other processes still race, and retry). */
+const writing = new Map<string, Promise<unknown>>();
 /** Notes commits say who made them; a fixed identity needs no user config (CI) and asks nothing. */
 const IDENTITY = {
   GIT_AUTHOR_NAME: "waymark",
@@ -150,6 +152,18 @@ class RefMoved extends Error {}
  * writer moves the ref meanwhile; throws after WRITE_ATTEMPTS such races, or on any git failure.
  */
 export async function writeNotes(context: GitContext, entries: readonly TaskNote[], message = "waymark: task records"): Promise<string> {
+  const key = context.cwd;
+  const before = writing.get(key) ?? Promise.resolve();
+  const mine = before.catch(() => {}).then(() => writeRetrying(context, entries, message));
+  writing.set(key, mine);
+  try {
+    return await mine;
+  } finally {
+    if (writing.get(key) === mine) writing.delete(key);
+  }
+}
+
+async function writeRetrying(context: GitContext, entries: readonly TaskNote[], message: string): Promise<string> {
   const git = withoutHooks(context);
   const scratch = await mkdtemp(join(tmpdir(), "waymark-notes-"));
   try {
@@ -158,7 +172,7 @@ export async function writeNotes(context: GitContext, entries: readonly TaskNote
         return await writeOnce(git, scratch, entries, message);
       } catch (error) {
         if (!(error instanceof RefMoved) || attempt >= WRITE_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 10 + Math.floor(Math.random() * 40 * attempt)));
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.floor(Math.random() * 20 * Math.min(attempt, 8))));
       }
     }
   } finally {
