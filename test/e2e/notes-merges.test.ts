@@ -1,5 +1,7 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
@@ -17,6 +19,23 @@ import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
 let cacheHome: string;
+const ajv = new Ajv2020({ allErrors: true, strict: true });
+addFormats.default(ajv);
+const validRecord = ajv.compile(JSON.parse(readFileSync(join(import.meta.dirname, "../../docs/schemas/agent-trace-record.json"), "utf8")));
+
+type Entry = { commit: string; task_id: string; record: { vcs: { revision: string } }; carried?: unknown; task: { end_commit: string } };
+
+/** Every note entry of a clone (refs/notes/waymark), parsed. */
+function noteEntries(dir: string): Entry[] {
+  const listed = git(dir, ["notes", "--ref=waymark", "list"]).trim().split("\n").filter(Boolean);
+  return listed.flatMap((line) => {
+    const [blob] = line.split(" ");
+    return git(dir, ["cat-file", "-p", blob as string])
+      .split("\n")
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as Entry);
+  });
+}
 beforeAll(() => {
   ensureBuilt();
   server = sharedDevServer();
@@ -33,6 +52,19 @@ describe("the records survive every merge", () => {
       const onBranch = compare(pr.dev.dir, pr, pr.head, env);
       expect(onBranch.filter((line) => JSON.stringify(line.got) !== JSON.stringify(line.want))).toEqual([]);
       expect(onBranch.filter((line) => line.want.who === "agent").length).toBeGreaterThan(6);
+      // The notes' records are valid Agent Trace records (the spec's current schema); the one on each
+      // task's end commit is the task's record as the endpoint's Agent Trace export has it.
+      const exportedTrace = (await (
+        await fetch(`${server.url}/api/workflows/${pr.workflowId}/export.agent-trace.json`, {
+          headers: { Authorization: `Bearer ${server.token}` },
+        })
+      ).json()) as { metadata: { "dev.waymark": { task_id: string } } }[];
+      const branchNotes = noteEntries(pr.dev.dir);
+      for (const entry of branchNotes) expect(validRecord(entry.record), JSON.stringify(validRecord.errors)).toBe(true);
+      for (const task of Object.values(pr.tasks)) {
+        const atEnd = branchNotes.find((entry) => entry.task_id === task && entry.commit === entry.task.end_commit);
+        expect(atEnd?.record).toEqual(exportedTrace.find((record) => record.metadata["dev.waymark"].task_id === task));
+      }
 
       const merged = merge(pr, kind);
       const carries = kind === "squash" || kind === "rebase" || kind === "cherry-pick";
@@ -45,6 +77,8 @@ describe("the records survive every merge", () => {
       if (carries) expect(step.stdout).toMatch(/agent \d+ · others \d+/);
       else expect(step.stdout).toContain("nothing to carry");
       const reader = platformClone(pr.origin);
+      for (const entry of noteEntries(reader)) expect(validRecord(entry.record), JSON.stringify(validRecord.errors)).toBe(true);
+      if (carries) expect(noteEntries(reader).some((entry) => entry.carried !== undefined)).toBe(true);
       // The commits the notes were written for are not in the reader's clone after a rewrite: the
       // copies are placed through the notes' line hashes alone.
       const hasOriginal = () => git(reader, ["cat-file", "-t", pr.head]);
