@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
 import type { DevServer } from "../support/dev-server";
-import { afterMerge, compare, git, MERGE_KINDS, merge, platformClone, pullRequest, waymark } from "../support/merge-scenario";
+import {
+  afterMerge,
+  cleanupScenarios,
+  compare,
+  git,
+  MERGE_KINDS,
+  merge,
+  platformClone,
+  pullRequest,
+  waymark,
+} from "../support/merge-scenario";
 import { sharedDevServer } from "../support/shared-server";
 
 // The record travels with the code, through every merge: a pull request recorded by the real helper
@@ -41,7 +51,10 @@ beforeAll(() => {
   server = sharedDevServer();
   cacheHome = tempDir("waymark-cache-");
 });
-afterAll(cleanupTempDirs);
+afterAll(() => {
+  cleanupTempDirs();
+  cleanupScenarios();
+});
 
 describe("the records survive every merge", () => {
   for (const kind of MERGE_KINDS) {

@@ -14,7 +14,7 @@ import { ensureBuilt } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
 import type { DevServer } from "../support/dev-server";
 import { connect, ok } from "../support/mcp-client";
-import { git, waymark } from "../support/merge-scenario";
+import { cleanupScenarios, git, waymark } from "../support/merge-scenario";
 import { sharedDevServer } from "../support/shared-server";
 
 let server: DevServer;
@@ -24,7 +24,10 @@ beforeAll(() => {
   server = sharedDevServer();
   cacheHome = tempDir("waymark-cache-");
 });
-afterAll(cleanupTempDirs);
+afterAll(() => {
+  cleanupTempDirs();
+  cleanupScenarios();
+});
 
 const env = () => ({ XDG_CACHE_HOME: cacheHome });
 

@@ -104,22 +104,38 @@ export interface NotesRead {
   refs: string[];
 }
 
+/** Every note of every notes ref: annotated commit → the blobs of its notes (one per ref holding it). */
+export type NotesListing = { byCommit: Map<string, string[]>; refs: string[] };
+
+/** Lists the notes of refs/notes/waymark and its remote-tracking copies (nothing read yet: no commit needs to be known for it). */
+export async function listNotes(context: GitContext): Promise<NotesListing> {
+  const refs = await notesRefs(context);
+  const byCommit = new Map<string, string[]>();
+  for (const notes of await Promise.all(refs.map((ref) => noteBlobs(context, ref.commit)))) {
+    for (const [commit, { blob }] of notes) {
+      const blobs = byCommit.get(commit) ?? [];
+      if (!blobs.includes(blob)) blobs.push(blob);
+      byCommit.set(commit, blobs);
+    }
+  }
+  return { byCommit, refs: refs.map((r) => r.ref) };
+}
+
 /**
  * The entries attached to `commits` (all annotated commits when omitted), from refs/notes/waymark
- * and its remote-tracking copies; a line present in several is read once.
+ * and its remote-tracking copies; a line present in several is read once. `listing`: the notes
+ * already listed (listNotes), e.g. while `git blame` ran.
  */
-export async function readNotes(context: GitContext, commits?: ReadonlySet<string>): Promise<NotesRead> {
-  const refs = await notesRefs(context);
-  const lines = new Map<string, Set<string>>();
-  const listed = await Promise.all(refs.map((ref) => noteBlobs(context, ref.commit)));
+export async function readNotes(context: GitContext, commits?: ReadonlySet<string>, listing?: NotesListing): Promise<NotesRead> {
+  const listed = listing ?? (await listNotes(context));
   const wanted: { commit: string; blob: string }[] = [];
-  for (const notes of listed) {
-    for (const [commit, { blob }] of notes) if (!commits || commits.has(commit)) wanted.push({ commit, blob });
-  }
+  for (const [commit, blobs] of listed.byCommit)
+    if (!commits || commits.has(commit)) for (const blob of blobs) wanted.push({ commit, blob });
   const texts = await readBlobs(
     context,
     wanted.map((w) => w.blob),
   );
+  const lines = new Map<string, Set<string>>();
   for (const { commit, blob } of wanted) {
     const text = texts.get(blob);
     if (text === null || text === undefined) continue;
@@ -129,7 +145,7 @@ export async function readNotes(context: GitContext, commits?: ReadonlySet<strin
   }
   const byCommit = new Map<string, ParsedNote>();
   for (const [commit, set] of lines) byCommit.set(commit, parseNote([...set].join("\n")));
-  return { byCommit, refs: refs.map((r) => r.ref) };
+  return { byCommit, refs: listed.refs };
 }
 
 /** Whether `ancestor` is reachable from `descendant`. */
