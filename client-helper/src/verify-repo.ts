@@ -30,8 +30,8 @@ import { changeStatus, type PathChange } from "@waymark/protocol/attribution";
 import { summarizeChanges } from "@waymark/protocol/files-changed";
 import type { ReadTaskNote } from "@waymark/protocol/git-note";
 import { inertContext } from "./git/inert-config.js";
-import { type GitContext, GitError, runGit } from "./git/process.js";
-import { gitDiffCommits, gitHasCommit, gitToplevel } from "./git/queries.js";
+import { type GitContext, runGit } from "./git/process.js";
+import { gitCommitOf, gitDiffCommits, gitHasCommit, gitIsAncestor, gitToplevel } from "./git/queries.js";
 import { NoteAttribution } from "./notes/attribution.js";
 import { checkEntryContent } from "./notes/check.js";
 import { commitsSince, countLines } from "./review-measures.js";
@@ -123,12 +123,9 @@ class Branch {
     const rooted = { ...context, cwd: top.root };
     const ref = options.ref ?? "HEAD";
     const resolve = async (revision: string, flag: string) => {
-      try {
-        return (await runGit(rooted, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
-      } catch (error) {
-        if (error instanceof GitError) throw new RepoUsageError(`${flag} ${revision}: names no commit in ${top.root}`);
-        throw error;
-      }
+      const commit = await gitCommitOf(rooted, revision);
+      if (commit === null) throw new RepoUsageError(`${flag} ${revision}: names no commit in ${top.root}`);
+      return commit;
     };
     const head = await resolve(ref, "--ref");
     const since = options.since === undefined ? null : await resolve(options.since, "--since");
@@ -140,8 +137,8 @@ class Branch {
   async has(commit: string, withinSince = false): Promise<boolean> {
     const known = this.reachable.get(`${commit}\0${withinSince}`);
     if (known !== undefined) return known;
-    let on = await ancestor(this.context, commit, this.head);
-    if (on && withinSince && this.since) on = !(await ancestor(this.context, commit, this.since));
+    let on = await gitIsAncestor(this.context, commit, this.head);
+    if (on && withinSince && this.since) on = !(await gitIsAncestor(this.context, commit, this.since));
     this.reachable.set(`${commit}\0${withinSince}`, on);
     return on;
   }
@@ -154,16 +151,6 @@ class Branch {
         if (entry.task_id === taskId && (workflowId === null || entry.workflow_id === workflowId)) found.push({ attached, entry });
     }
     return found;
-  }
-}
-
-async function ancestor(context: GitContext, commit: string, of: string): Promise<boolean> {
-  try {
-    await runGit(context, ["merge-base", "--is-ancestor", commit, of]);
-    return true;
-  } catch (error) {
-    if (error instanceof GitError) return false;
-    throw error;
   }
 }
 

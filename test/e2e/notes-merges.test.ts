@@ -2,22 +2,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
-import { ensureBuilt } from "../../client-helper/test/support";
-import type { DevServer } from "../support/dev-server";
-import {
-  afterMerge,
-  cleanupScenarios,
-  compare,
-  git,
-  MERGE_KINDS,
-  merge,
-  platformClone,
-  pullRequest,
-  waymark,
-} from "../support/merge-scenario";
-import { sharedDevServer } from "../support/shared-server";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "../../client-helper/test/fixtures";
+import { afterMerge, compare, git, MERGE_KINDS, merge, platformClone, pullRequest, waymark } from "../support/merge-scenario";
+import { scenarioServer } from "../support/scenario-server";
 
 // The record travels with the code, through every merge: a pull request recorded by the real helper
 // through a real `wrangler dev` (two tasks whose edits its hooks saw, a person's edit during one,
@@ -27,8 +15,6 @@ import { sharedDevServer } from "../support/shared-server";
 // `waymark blame` on main, in yet another fresh clone, must say of every line what it said on the
 // branch: the agent's lines their task and model, every other line not the agent's.
 
-let server: DevServer;
-let cacheHome: string;
 const ajv = new Ajv2020({ allErrors: true, strict: true });
 addFormats.default(ajv);
 const validRecord = ajv.compile(JSON.parse(readFileSync(join(import.meta.dirname, "../../docs/schemas/agent-trace-record.json"), "utf8")));
@@ -46,19 +32,13 @@ function noteEntries(dir: string): Entry[] {
       .map((text) => JSON.parse(text) as Entry);
   });
 }
-beforeAll(() => {
-  ensureBuilt();
-  server = sharedDevServer();
-  cacheHome = tempDir("waymark-cache-");
-});
-afterAll(() => {
-  cleanupTempDirs();
-  cleanupScenarios();
-});
+const scenario = scenarioServer();
 
 describe("the records survive every merge", () => {
   for (const kind of MERGE_KINDS) {
     it(`${kind}: blame on main in a fresh clone says of every line what it said on the branch`, { timeout: 120_000 }, async () => {
+      const server = scenario.server();
+      const cacheHome = scenario.cacheHome();
       const pr = await pullRequest(server, { files: 2, personEdits: 1, cacheHome });
       const env = { XDG_CACHE_HOME: cacheHome };
       // On the branch, in the developer's clone: every line as its text says.

@@ -8,32 +8,20 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
-import { ensureBuilt } from "../../client-helper/test/support";
+import { describe, expect, it } from "vitest";
+import { Repo, tempDir } from "../../client-helper/test/fixtures";
 import { connectThroughHelper } from "../support/agents";
-import type { DevServer } from "../support/dev-server";
 import { connect, ok } from "../support/mcp-client";
-import { cleanupScenarios, git, waymark } from "../support/merge-scenario";
-import { sharedDevServer } from "../support/shared-server";
+import { git, waymark } from "../support/merge-scenario";
+import { scenarioServer } from "../support/scenario-server";
 
-let server: DevServer;
-let cacheHome: string;
-beforeAll(() => {
-  ensureBuilt();
-  server = sharedDevServer();
-  cacheHome = tempDir("waymark-cache-");
-});
-afterAll(() => {
-  cleanupTempDirs();
-  cleanupScenarios();
-});
+const scenario = scenarioServer();
 
-const env = () => ({ XDG_CACHE_HOME: cacheHome });
+const env = () => ({ XDG_CACHE_HOME: scenario.cacheHome() });
 
 async function exportFile(workflowId: string): Promise<string> {
-  const response = await fetch(`${server.url}/api/workflows/${workflowId}/export.json`, {
-    headers: { Authorization: `Bearer ${server.token}` },
+  const response = await fetch(`${scenario.server().url}/api/workflows/${workflowId}/export.json`, {
+    headers: { Authorization: `Bearer ${scenario.server().token}` },
   });
   expect(response.status).toBe(200);
   const file = join(tempDir("waymark-export-"), "export.json");
@@ -43,7 +31,7 @@ async function exportFile(workflowId: string): Promise<string> {
 
 /** One task through the real helper: `work` changes and commits the repository while it is open. */
 async function helperTask(repo: Repo, work: () => void): Promise<{ workflowId: string; taskId: string }> {
-  const agent = await connectThroughHelper(server, repo.dir, { cacheHome, quiet: true });
+  const agent = await connectThroughHelper(scenario.server(), repo.dir, { cacheHome: scenario.cacheHome(), quiet: true });
   const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", {
     name: `Verify ${Math.random().toString(36).slice(2)}`,
   });
@@ -60,7 +48,7 @@ describe("verify --repo decides every task or fails", () => {
     const start = repo.git("rev-parse", "HEAD").trim();
     // A client that is not the helper reports what it likes: a dirty file at the start that has
     // nothing to do with the change, and, at the end, no file at all.
-    const client = await connect(server);
+    const client = await connect(scenario.server());
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Hidden files" });
     const repository = { fingerprint: "9".repeat(64), remote: null, branch: "main" };
     const dirty = [{ path: "unrelated.txt", head: null, worktree: { mode: "100644", blob: "e".repeat(40) } }];
@@ -79,7 +67,7 @@ describe("verify --repo decides every task or fails", () => {
       changes: { type: "git", start_head: start, head: end, committed: [], dirty },
     });
     const file = await exportFile(workflow_id);
-    const run = waymark(repo.dir, ["verify", file, "--endpoint", server.url, "--repo", repo.dir], env());
+    const run = waymark(repo.dir, ["verify", file, "--endpoint", scenario.server().url, "--repo", repo.dir], env());
     // Before the record named the dirty paths, both hidden files were "undecided" and the task "agrees".
     expect(run.status, run.stdout).toBe(1);
     expect(run.stderr).toContain(`${task_id} "Innocent": DIFFERS from git`);
@@ -98,7 +86,7 @@ describe("verify --repo decides every task or fails", () => {
     // The commit is amended: still in the object store (the reflog holds it), no longer on HEAD.
     plain.write("a.txt", "a\nb\nc\n").git("commit", "-q", "-a", "--amend", "-m", "add b and c");
     const file = await exportFile(task.workflowId);
-    const run = waymark(plain.dir, ["verify", file, "--endpoint", server.url, "--repo", plain.dir], env());
+    const run = waymark(plain.dir, ["verify", file, "--endpoint", scenario.server().url, "--repo", plain.dir], env());
     expect(run.status, run.stdout).toBe(1);
     expect(run.stderr).toMatch(
       new RegExp(
@@ -116,7 +104,7 @@ describe("verify --repo decides every task or fails", () => {
     followed.write("a.txt", "a\nb\nc\n").git("commit", "-q", "-a", "--amend", "-m", "add b and c");
     const mapped = waymark(
       followed.dir,
-      ["verify", await exportFile(second.workflowId), "--endpoint", server.url, "--repo", followed.dir],
+      ["verify", await exportFile(second.workflowId), "--endpoint", scenario.server().url, "--repo", followed.dir],
       env(),
     );
     expect(mapped.status, mapped.stderr).toBe(0);
@@ -133,7 +121,7 @@ describe("verify --repo decides every task or fails", () => {
     });
     const head = repo.git("rev-parse", "HEAD").trim();
     const file = await exportFile(task.workflowId);
-    const genuine = waymark(repo.dir, ["verify", file, "--endpoint", server.url, "--repo", repo.dir], env());
+    const genuine = waymark(repo.dir, ["verify", file, "--endpoint", scenario.server().url, "--repo", repo.dir], env());
     expect(genuine.status, genuine.stderr).toBe(0);
     expect(genuine.stdout).toContain("as the export's events do");
     const note = repo.git("notes", "--ref=waymark", "show", head);
@@ -147,7 +135,7 @@ describe("verify --repo decides every task or fails", () => {
     const forged = structuredClone(entry);
     forged.checkpoint.head = "0".repeat(64);
     git(repo.dir, ["notes", "--ref=waymark", "add", "-f", "-m", JSON.stringify(forged), head]);
-    const headRun = waymark(repo.dir, ["verify", file, "--endpoint", server.url, "--repo", repo.dir], env());
+    const headRun = waymark(repo.dir, ["verify", file, "--endpoint", scenario.server().url, "--repo", repo.dir], env());
     expect(headRun.status).toBe(1);
     expect(headRun.stderr).toContain(`names chain head ${"0".repeat(12)} at event`);
     expect(headRun.stderr).toContain("the note is not this record's");

@@ -14,6 +14,7 @@
  */
 import { type TraceFile, type TraceRange, type TraceTask, traceRecord } from "@waymark/protocol/agent-trace";
 import {
+  type CompletionCheckpoint,
   LINE_HASHES_MAX_LINES,
   lineHashes,
   lineRuns,
@@ -29,16 +30,6 @@ import { REVIEW_LIMITS } from "@waymark/protocol/wire-constants";
 import { pairHunks, readObjects } from "../git/blobs.js";
 import { type GitContext, runGit } from "../git/process.js";
 import { lineCount } from "../lines/line-diff.js";
-
-/** What the endpoint answered about the completion (complete_task's `checkpoint`). */
-export interface CompletionCheckpoint {
-  workflow_id: string;
-  task_name: string;
-  completed_at: string;
-  events: number;
-  head: string;
-  origin?: string;
-}
 
 export interface CompletedTask {
   taskId: string;

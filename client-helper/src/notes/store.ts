@@ -25,6 +25,7 @@ import { join } from "node:path";
 import { mergeNote, NOTE_MAX_BYTES, NOTES_REF, type ParsedNote, parseNote, type TaskNote } from "@waymark/protocol/git-note";
 import { withoutHooks } from "../git/inert-config.js";
 import { type GitContext, GitError, runGit } from "../git/process.js";
+import { gitIsAncestor } from "../git/queries.js";
 
 const ZERO = "0".repeat(40);
 /** Remote-tracking copies of the notes ref, as `waymark init`'s fetch refspec names them. */
@@ -148,17 +149,6 @@ export async function readNotes(context: GitContext, commits?: ReadonlySet<strin
   return { byCommit, refs: listed.refs };
 }
 
-/** Whether `ancestor` is reachable from `descendant`. */
-async function isAncestor(context: GitContext, ancestor: string, descendant: string): Promise<boolean> {
-  try {
-    await runGit(context, ["merge-base", "--is-ancestor", ancestor, descendant]);
-    return true;
-  } catch (error) {
-    if (error instanceof GitError && error.exitCode === 1) return false;
-    throw error;
-  }
-}
-
 /** The ref moved between this write's read and its update: read again. */
 class RefMoved extends Error {}
 
@@ -203,7 +193,7 @@ async function writeOnce(git: GitContext, scratch: string, entries: readonly Tas
   const incoming: string[] = [];
   for (const { ref, commit } of refs) {
     if (ref === NOTES_REF || commit === local || incoming.includes(commit)) continue;
-    if (local === null || !(await isAncestor(git, commit, local))) incoming.push(commit);
+    if (local === null || !(await gitIsAncestor(git, commit, local))) incoming.push(commit);
   }
   const base = local ?? incoming.shift() ?? null;
   const notes = base ? await noteBlobs(git, base) : new Map<string, { path: string; blob: string }>();

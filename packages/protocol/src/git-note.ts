@@ -40,6 +40,20 @@ export const NOTE_MAX_BYTES = 16 * 1024 * 1024;
 /** Ranges of one file at the entry's commit (1-based, inclusive), each with its content hash as a record's ranges have it. */
 export type PathRanges = { path: string; ranges: { start_line: number; end_line: number; content_hash?: string }[] };
 
+/**
+ * What complete_task answers about a completion (its `checkpoint`), for the note the helper writes:
+ * the workflow, the task's name, when it completed, the chain once the completion was written
+ * (events 1…events, ending on head) and the deployment's origin (added by the tool, not stored).
+ */
+export interface CompletionCheckpoint {
+  workflow_id: string;
+  task_name: string;
+  completed_at: string;
+  events: number;
+  head: string;
+  origin?: string;
+}
+
 /** Where the chain stood when the task completed: the export whose statement covers it can be checked against this. */
 export interface NoteCheckpoint {
   /** Events in the workflow's log once the completion was written, and the chain's hash after the last of them. */
