@@ -81,16 +81,28 @@ function hashesOf(files: ReadonlyMap<string, Buffer | null>): { path: string; ha
 }
 
 /**
- * The lines each earlier commit introduced (against its first parent), per path: null when the
- * file is new there (every line), an empty list when the commit left it as it was.
+ * Per path, for an earlier commit of the task: the hunks of what it introduced against its first
+ * parent (null when the file is new there: every line) and those from it to the task's end commit
+ * (undefined when the file is not at both). One `git diff-tree --stdin` per path for both pairs.
  */
-async function introduced(context: GitContext, commit: string, paths: readonly string[]): Promise<Map<string, Hunk[] | null>> {
-  const out = new Map<string, Hunk[] | null>();
-  for (const path of paths) {
-    const hunks = await pairHunks(context, path, [[`${commit}^`, commit]]);
-    out.set(path, hunks.get(`${commit}^\0${commit}`) ?? null);
-  }
-  return out;
+async function commitHunks(
+  context: GitContext,
+  commit: string,
+  end: string,
+  paths: readonly string[],
+): Promise<Map<string, { own: Hunk[] | null; toEnd: Hunk[] | undefined }>> {
+  const parent = `${commit}^`;
+  const answers = await Promise.all(
+    paths.map((path) =>
+      pairHunks(context, path, [
+        [parent, commit],
+        [commit, end],
+      ]),
+    ),
+  );
+  return new Map(
+    paths.map((path, i) => [path, { own: answers[i]?.get(`${parent}\0${commit}`) ?? null, toEnd: answers[i]?.get(`${commit}\0${end}`) }]),
+  );
 }
 
 /** Whether line `line` (1-based) of the new side is one the hunks add. */
@@ -163,20 +175,19 @@ export async function taskNoteEntries(context: GitContext, task: CompletedTask):
   // Each earlier commit: the lines it introduced that are the task's at the end, placed there by git's diff.
   for (const commit of commits) {
     if (commit === end || paths.length === 0) continue;
-    const [contents, toEnd, own] = await Promise.all([
+    const [contents, hunksOf] = await Promise.all([
       readObjects(
         context,
         paths.map((path) => `${commit}:${path}`),
       ),
-      Promise.all(paths.map((path) => pairHunks(context, path, [[commit, end]]))),
-      introduced(context, commit, paths),
+      commitHunks(context, commit, end, paths),
     ]);
     const projected: TraceFile[] = [];
     const held = new Map<string, Buffer | null>();
     paths.forEach((path, i) => {
       const content = contents[i] ?? null;
-      const hunks = toEnd[i]?.get(`${commit}\0${end}`);
-      const added = own.get(path);
+      const hunks = hunksOf.get(path)?.toEnd;
+      const added = hunksOf.get(path)?.own;
       const endFile = committed[i] as TraceFile;
       const endContent = endContents.get(path) ?? null;
       if (!content || !hunks || !endContent || (added !== null && added !== undefined && added.length === 0)) return;
