@@ -2,6 +2,7 @@
  * @module routes/export-api
  * What auditors and CI read, besides the signing keys (./signing-keys):
  *   GET /schemas/export-v1.json         the JSON export's JSON Schema (2020-12), public and cacheable
+ *   GET /schemas/policy-v1.json         the JSON Schema of a repository's `.waymark/policy.yml` (what `waymark ci` enforces)
  *   GET /api/workflows/:id/export.json  the signed JSON export; bearer token or session (read)
  *   GET /api/workflows/:id/export.md    the Markdown export; bearer token or session (read)
  *   GET /api/workflows/:id/export.agent-trace.json  one Agent Trace record per task that committed work
@@ -9,8 +10,11 @@
  * The exports are the owner's documents (the same reads and renderers as /w/:id/export.*),
  * charged to EXPORT_LIMITER per account: a script reads the whole workflow each time.
  */
+
+import { POLICY_SCHEMA_PATH } from "@waymark/protocol/policy";
 import { type Context, Hono } from "hono";
 import exportSchema from "../../docs/schemas/export-v1.json";
+import policySchema from "../../docs/schemas/policy-v1.json";
 import { apiError, RETRY_HEADERS } from "../http/api-errors";
 import { requireAccount } from "../http/require-account";
 import { dataHeaders, noStore } from "../http/security-headers";
@@ -24,11 +28,16 @@ import { workflowStub } from "../stubs";
 
 export const exportApiRoutes = new Hono<AppEnv>();
 
-exportApiRoutes.get(EXPORT_SCHEMA_PATH, (c) => {
-  c.header("Cache-Control", "public, max-age=3600");
-  c.header("Content-Type", "application/schema+json");
-  return c.body(JSON.stringify(exportSchema, null, 2));
-});
+for (const [path, schema] of [
+  [EXPORT_SCHEMA_PATH, exportSchema],
+  [POLICY_SCHEMA_PATH, policySchema],
+] as const) {
+  exportApiRoutes.get(path, (c) => {
+    c.header("Cache-Control", "public, max-age=3600");
+    c.header("Content-Type", "application/schema+json");
+    return c.body(JSON.stringify(schema, null, 2));
+  });
+}
 
 const reader = requireAccount({ bearer: true, session: true, otherwise: "json", action: "workflow.read" });
 
