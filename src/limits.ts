@@ -78,6 +78,14 @@ export const LIMITS = {
   // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
   DASHBOARD_PAGE: 25,
   PATHS_PER_WORKFLOW: 5000,
+  // Commits the account's commit index keeps per workflow; commits one GET /api/commits may ask about
+  // (a pull request's range: GitHub lists at most 250 commits of a pull request).
+  COMMITS_PER_WORKFLOW: 5000,
+  COMMITS_QUERY: 250,
+  // A GitHub webhook delivery's body (pull_request_review(_comment) payloads are tens of KiB), and
+  // how long its delivery id is remembered so that a redelivery is answered without a second item.
+  GITHUB_WEBHOOK_BODY_BYTES: 512 * 1024,
+  GITHUB_DELIVERIES_KEPT_MS: 7 * 24 * 60 * 60 * 1000,
   // Workflows one dashboard session may follow live (each is closed at sign-out).
   OWNER_FOLLOWS: 200,
   // Dashboard sessions open at once per credential (the oldest of that credential ends first;

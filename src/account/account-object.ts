@@ -16,6 +16,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { DeviceSignature } from "@waymark/protocol/device-signature";
 import { type Authority, may } from "../domain/access-scopes";
+import type { CommitEntry } from "../domain/commit-entries";
 import type { SignatureVerdict } from "../domain/device-signature";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
@@ -30,6 +31,7 @@ import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
+import { type CommitHit, CommitIndex } from "./commit-index";
 import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
 import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
@@ -61,6 +63,8 @@ export interface WorkflowPush {
   notifications?: Notification[];
   /** Paths the pushed events' tasks changed: the path index. */
   paths?: PathEntry[];
+  /** Commits the pushed events' tasks made: the commit index. */
+  commits?: CommitEntry[];
   /** The link's state when it changed with these events (a new workflow's first link). */
   share?: ShareInfo;
 }
@@ -81,6 +85,7 @@ export class AccountObject extends DurableObject<Env> {
   private readonly workflows = new WorkflowIndex(this.sql);
   private readonly memory = new MemoryIndex(this.sql);
   private readonly paths = new PathIndex(this.sql);
+  private readonly commits = new CommitIndex(this.sql);
   private readonly ownerSearch = new OwnerSearch(this.memory, this.paths, this.workflows);
   private readonly workSearch = new WorkSearch(this.memory, this.paths);
   private readonly webhooks = new Webhooks(this.sql, retryBaseMs(this.env));
@@ -113,6 +118,7 @@ export class AccountObject extends DurableObject<Env> {
       this.workflows.record(summary);
       if (push.documents) this.memory.upsert(push.documents);
       if (push.paths) this.paths.record(summary.id, push.paths);
+      if (push.commits) this.commits.record(summary.id, push.commits);
       if (push.share) this.workflows.recordShare(summary.id, push.share);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
     });
@@ -181,6 +187,11 @@ export class AccountObject extends DurableObject<Env> {
   /** Which tasks changed `path` (exactly, or anything under it when `prefix`), newest first. */
   async searchPaths(path: string, prefix: boolean, limit: number): Promise<PathHit[]> {
     return this.paths.find(path, prefix, searchLimit(limit));
+  }
+
+  /** Which tasks made any of `shas` (full commit ids), newest first. */
+  async searchCommits(shas: string[], limit: number): Promise<CommitHit[]> {
+    return this.commits.find(shas.slice(0, LIMITS.COMMITS_QUERY), Math.min(Math.max(Math.trunc(limit), 1), 2 * LIMITS.COMMITS_QUERY));
   }
 
   // ── Webhooks ──────────────────────────────────────────────────────────────

@@ -180,8 +180,10 @@ describe("what fails the job", () => {
   });
 
   it("the agents' line share counts over the whole pull request: at the limit passes, above it fails on the task and file with the most agent lines", () => {
-    const mixed = (agent: number, others: number, path = "src/a.ts") =>
-      ({ lines: { agent, others, not_observed: 0 }, file_authors: [{ path, agent, others, not_observed: 0 }] }) as const;
+    const mixed = (agent: number, others: number, path = "src/a.ts"): Partial<PolicyTask> => ({
+      lines: { agent, others, not_observed: 0 },
+      file_authors: [{ path, agent, others, not_observed: 0 }],
+    });
     const policy = { version: 1 as const, rules: { agent_line_share: 80 } };
     expect(evaluatePolicy(policy, [task("t1", mixed(40, 10)), task("t2", mixed(40, 10))])).toEqual([]);
     const over = evaluatePolicy(policy, [task("t1", mixed(30, 10)), task("t2", mixed(51, 9, "src/big.ts"))]);
@@ -224,7 +226,7 @@ describe("a task's facts, from its export", () => {
         { path: "src/new.ts", added: 2, removed: 0 },
         { path: "img.png", binary: true },
       ],
-      line_authors: { agent: 3, others: 1, not_observed: 2, tool: "codex" },
+      line_authors: { agent: 3, others: 1, not_observed: 2, tool: { name: "codex" } },
     },
     verification: { unexpected_files: ["src/new.ts"] },
     commands: { runs: [{ command: "npm test", at: AFTER, exit_code: 0, kinds: ["test"] }], omitted: 0, last_edit_at: EDIT },

@@ -172,7 +172,7 @@ export function taskFacts(
     id: task.id,
     name: task.name,
     status: task.status,
-    agent: task.files_changed?.line_authors?.tool ?? null,
+    agent: task.files_changed?.line_authors?.tool?.name ?? null,
     model: metrics?.model ?? null,
     cost_usd: metrics?.cost_usd ?? null,
     files,
