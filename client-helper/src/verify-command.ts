@@ -49,12 +49,12 @@ Exit codes:
   2  usage error (no file, not JSON, not a Waymark export, keys that cannot be read)
 `;
 
-class VerifyUsageError extends Error {}
+export class VerifyUsageError extends Error {}
 
 const FETCH_TIMEOUT_MS = 30_000;
 
 /** The keys a `--key` file holds: the well-known document, a JWK or a list of JWKs (first current, the rest retired). */
-function keysFromFile(text: string, file: string): PublishedKey[] {
+export function keysFromFile(text: string, file: string): PublishedKey[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -80,7 +80,7 @@ function keysFromFile(text: string, file: string): PublishedKey[] {
 }
 
 /** The deployment's published keys, read from its well-known URL. */
-async function keysFromEndpoint(endpoint: string): Promise<{ keys: PublishedKey[]; url: string }> {
+export async function keysFromEndpoint(endpoint: string): Promise<{ keys: PublishedKey[]; url: string }> {
   if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
     throw new VerifyUsageError(`--endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
   }

@@ -173,6 +173,19 @@ describe("what fails the job", () => {
     }
   });
 
+  it("a record that could not be read at all fails `verified` for the pull request (a check that did not run is no pass)", () => {
+    expect(evaluatePolicy(ALL, [], "https://waymark.example: fetch failed")).toEqual([
+      {
+        rule: "verified",
+        task: null,
+        file: null,
+        message: "the record could not be read, so nothing was verified: https://waymark.example: fetch failed",
+        fix: "give `waymark ci` a reachable endpoint (--url or WAYMARK_URL) and a read token (WAYMARK_TOKEN)",
+      },
+    ]);
+    expect(evaluatePolicy({ version: 1, rules: { tasks_closed: true } }, [], "unreachable")).toEqual([]);
+  });
+
   it("a rule that is off reports nothing, one that is on names every task that breaks it", () => {
     const tasks = [task("t1", { status: "in_progress" }), task("t2"), task("t3", { status: "in_progress" })];
     expect(evaluatePolicy({ version: 1, rules: { tasks_closed: false } }, tasks)).toEqual([]);

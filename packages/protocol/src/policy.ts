@@ -118,10 +118,23 @@ function mainFile(task: TaskFacts): string | null {
   return top && top.agent > 0 ? top.path : (task.files[0] ?? null);
 }
 
-/** Every failure of the policy's rules over the pull request's tasks, in rule order then task order. */
-export function evaluatePolicy(policy: Policy, tasks: readonly PolicyTask[]): PolicyFailure[] {
+/**
+ * Every failure of the policy's rules over the pull request's tasks, in rule order then task order.
+ * `unavailable`: why the record could not be read at all (the endpoint unreachable): under
+ * `verified` that alone fails, since nothing of the pull request could be verified.
+ */
+export function evaluatePolicy(policy: Policy, tasks: readonly PolicyTask[], unavailable?: string): PolicyFailure[] {
   const rules = policy.rules ?? {};
   const failures: PolicyFailure[] = [];
+  if (rules.verified && unavailable !== undefined) {
+    failures.push({
+      rule: "verified",
+      task: null,
+      file: null,
+      message: `the record could not be read, so nothing was verified: ${unavailable}`,
+      fix: "give `waymark ci` a reachable endpoint (--url or WAYMARK_URL) and a read token (WAYMARK_TOKEN)",
+    });
+  }
   const each = (on: boolean | undefined, check: (task: PolicyTask) => PolicyFailure[]) => {
     if (on) for (const task of tasks) failures.push(...check(task));
   };

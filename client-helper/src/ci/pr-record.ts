@@ -1,0 +1,204 @@
+/**
+ * @module ci/pr-record
+ * The record of a pull request's tasks, found and verified for `waymark ci`:
+ * - which tasks: every commit of the range (`git rev-list base..head`) asked of the endpoint's
+ *   commit index (`GET /api/commits`, a read token), and of the repository's notes (./note-tasks.ts);
+ * - their record: each workflow's signed JSON export (`GET /api/workflows/<id>/export.json`);
+ * - verified as `waymark verify` verifies it (@waymark/protocol/verify: signature against the
+ *   deployment's published keys or `--key`, chain, every field against its events; ../verify-repo.ts:
+ *   each task's committed changes against this clone). A check that could not run is a problem,
+ *   never a pass.
+ * With the endpoint unreachable (or none configured) the tasks come from the notes alone, and the
+ * report says so.
+ */
+
+import type { PolicyTask } from "@waymark/protocol/policy";
+import { type FactsFeedback, type FactsIssue, type FactsTask, taskFacts } from "@waymark/protocol/pr-facts";
+import type { SummaryView } from "@waymark/protocol/pr-summary";
+import type { PublishedKey } from "@waymark/protocol/statement";
+import { checkExport } from "@waymark/protocol/verify";
+import type { Endpoint } from "../endpoint.js";
+import type { GitContext } from "../git/process.js";
+import { gitRangeCommits } from "../git/queries.js";
+import { keysFromEndpoint } from "../verify-command.js";
+import { checkAgainstRepository } from "../verify-repo.js";
+import { type NoteTask, noteTasks } from "./note-tasks.js";
+
+/** Commits of a range asked about at most (GitHub lists at most 250 of a pull request's). */
+export const RANGE_COMMITS_MAX = 1000;
+/** Commits per GET /api/commits (the endpoint's bound is 250; a URL stays well under 16 KiB). */
+const COMMITS_PER_REQUEST = 100;
+/** Workflows read at most: a pull request's tasks rarely span more than a few. */
+const WORKFLOWS_MAX = 50;
+const TIMEOUT_MS = 60_000;
+/** Export problems listed per task at most (each names where; the count says how many more). */
+const PROBLEMS_PER_TASK = 10;
+
+export interface RecordRequest {
+  context: GitContext;
+  root: string;
+  base: string;
+  head: string;
+  endpoint: Endpoint | null;
+  token: string | undefined;
+  /** Keys from `--key` (offline), else the endpoint's published keys are read. */
+  keys: PublishedKey[] | null;
+}
+
+export interface PrRecord {
+  commits: string[];
+  more_commits: boolean;
+  /** Commits of the range a task recorded. */
+  recorded: Set<string>;
+  tasks: PolicyTask[];
+  /** Per workflow read from the endpoint: its export as a summary view, for the report. */
+  views: Map<string, SummaryView>;
+  /** Set when the endpoint could not be used. */
+  unreachable?: string;
+  /** Tasks the notes name that the endpoint did not give (or every one, from the notes alone). */
+  from_notes: NoteTask[];
+}
+
+/** The endpoint could not be used: why, in a line. */
+class Unreachable extends Error {}
+
+type Json = { [key: string]: unknown };
+
+async function getJson(url: string, token: string | undefined): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      headers: { Accept: "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      redirect: "error",
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new Unreachable(`${new URL(url).origin}: ${(error as Error).message}`);
+  }
+  if (response.status === 401 || response.status === 403) {
+    await response.body?.cancel();
+    throw new Unreachable(`${new URL(url).pathname} answered HTTP ${response.status}: set WAYMARK_TOKEN to a token with the read scope`);
+  }
+  if (!response.ok) {
+    const text = (await response.text()).slice(0, 200);
+    throw new Unreachable(`${new URL(url).pathname} answered HTTP ${response.status}: ${text}`);
+  }
+  try {
+    return await response.json();
+  } catch {
+    throw new Unreachable(`${new URL(url).pathname} did not answer JSON`);
+  }
+}
+
+type CommitHit = { sha: string; workflow_id: string; task_id: string };
+
+/** The tasks the endpoint's commit index names for these commits. */
+async function commitHits(origin: string, token: string | undefined, commits: readonly string[]): Promise<CommitHit[]> {
+  const hits: CommitHit[] = [];
+  for (let at = 0; at < commits.length; at += COMMITS_PER_REQUEST) {
+    const batch = commits.slice(at, at + COMMITS_PER_REQUEST);
+    const body = (await getJson(`${origin}/api/commits?sha=${batch.join(",")}`, token)) as { results?: unknown };
+    if (!Array.isArray(body.results)) throw new Unreachable("/api/commits did not answer a list of results");
+    for (const hit of body.results as Json[]) {
+      if (typeof hit.sha === "string" && typeof hit.workflow_id === "string" && typeof hit.task_id === "string") {
+        hits.push({ sha: hit.sha, workflow_id: hit.workflow_id, task_id: hit.task_id });
+      }
+    }
+  }
+  return hits;
+}
+
+const isObject = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** What the export check found wrong for the whole workflow, each problem prefixed with where. */
+function exportProblems(document: unknown, keys: PublishedKey[] | null, keyProblem: string | null): string[] {
+  const check = checkExport(document, keys);
+  if ("not_an_export" in check) return [`export: ${check.not_an_export}`];
+  const problems: string[] = [];
+  if (check.signature.status === "not_checked") problems.push(`signature: not checked (${keyProblem ?? "no keys"})`);
+  problems.push(...check.problems.slice(0, PROBLEMS_PER_TASK));
+  const more = check.problems.length - PROBLEMS_PER_TASK + check.more_problems;
+  if (more > 0) problems.push(`export: … and ${plural(more, "more problem")}`);
+  return problems;
+}
+
+/** Finds the pull request's tasks and verifies their record. */
+export async function findRecord(request: RecordRequest): Promise<PrRecord> {
+  const range = await gitRangeCommits(request.context, request.base, request.head, RANGE_COMMITS_MAX);
+  const notes = await noteTasks(request.context, range.commits);
+  const record: PrRecord = {
+    commits: range.commits,
+    more_commits: range.more,
+    recorded: new Set(notes.map((note) => note.commit)),
+    tasks: [],
+    views: new Map(),
+    from_notes: [],
+  };
+  if (request.endpoint === null) {
+    record.unreachable = "no endpoint configured: pass --url or set WAYMARK_URL";
+    record.from_notes = notes;
+    return record;
+  }
+  const origin = request.endpoint.origin;
+  try {
+    const hits = await commitHits(origin, request.token, range.commits);
+    for (const hit of hits) record.recorded.add(hit.sha);
+    const wanted = new Map<string, Set<string>>();
+    for (const { workflow_id, task_id } of [...hits, ...notes]) {
+      if (!/^wf_[a-z2-7]{20}$/.test(workflow_id)) continue;
+      if (!wanted.has(workflow_id) && wanted.size >= WORKFLOWS_MAX) continue;
+      wanted.set(workflow_id, (wanted.get(workflow_id) ?? new Set()).add(task_id));
+    }
+    let keys = request.keys;
+    let keyProblem: string | null = null;
+    if (keys === null) {
+      try {
+        keys = (await keysFromEndpoint(origin)).keys;
+      } catch (error) {
+        keyProblem = (error as Error).message;
+      }
+    }
+    for (const [workflowId, taskIds] of wanted) {
+      const document = await getJson(`${origin}/api/workflows/${workflowId}/export.json`, request.token);
+      await addWorkflow(record, request, workflowId, taskIds, document, exportProblems(document, keys, keyProblem));
+    }
+    const found = new Set(record.tasks.map((task) => `${task.workflow_id}\0${task.id}`));
+    record.from_notes = notes.filter((note) => !found.has(`${note.workflow_id}\0${note.task_id}`));
+  } catch (error) {
+    if (!(error instanceof Unreachable)) throw error;
+    record.unreachable = error.message;
+    record.tasks = [];
+    record.views.clear();
+    record.from_notes = notes;
+  }
+  return record;
+}
+
+/** One workflow's export: its pull-request tasks' facts, each with what did not verify (the export's problems and git's). */
+async function addWorkflow(
+  record: PrRecord,
+  request: RecordRequest,
+  workflowId: string,
+  taskIds: ReadonlySet<string>,
+  document: unknown,
+  problems: string[],
+): Promise<void> {
+  if (!isObject(document) || !Array.isArray(document.tasks)) return;
+  const tasks = (document.tasks as Json[]).filter((task) => typeof task.id === "string" && taskIds.has(task.id));
+  const issues = (Array.isArray(document.issues) ? document.issues : []) as FactsIssue[];
+  const feedback = (Array.isArray(document.feedback) ? document.feedback : []) as FactsFeedback[];
+  const git = await checkAgainstRepository(tasks as never[], request.root);
+  for (const task of tasks as unknown as FactsTask[]) {
+    const facts = taskFacts(workflowId, task, issues, feedback);
+    const checked = git.tasks.find((t) => t.id === task.id);
+    const gitProblems: string[] = [];
+    if (checked?.verdict === "differs") gitProblems.push(...checked.differences.map((d) => `git: ${d}`));
+    else if (checked?.verdict === "missing_commit") gitProblems.push(`git: ${checked.reason ?? "a commit is missing"}`);
+    else if (checked?.verdict === "not_checked" && task.status !== "in_progress")
+      gitProblems.push(`git: not checked: ${checked.reason ?? ""}`);
+    record.tasks.push({ ...facts, record: { problems: [...problems, ...gitProblems] } });
+  }
+  const view = document as unknown as SummaryView;
+  record.views.set(workflowId, { ...view, tasks: view.tasks.filter((task) => taskIds.has(task.id)) });
+}
