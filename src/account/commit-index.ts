@@ -9,10 +9,17 @@ import { LIMITS } from "../limits";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 
-/** A match: the commit, and the task that made it. */
+/**
+ * A match: the commit asked about (full id), the id as the task recorded it (the commits a task made
+ * are recorded abbreviated, as git's %h: a prefix of the full id), and the task that made it.
+ */
 export interface CommitHit extends CommitEntry {
+  commit: string;
   workflow_id: string;
 }
+
+/** git's shortest abbreviation: recorded ids are at least this long. */
+const SHORTEST = 7;
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -32,20 +39,25 @@ export class CommitIndex {
     }
   }
 
-  /** The tasks that made any of `shas` (full ids), newest first, at most `limit`. */
+  /**
+   * The tasks that made any of `shas` (full ids), newest first, at most `limit`: a recorded id
+   * matches when it is the full id or a prefix of it (every prefix from SHORTEST digits is looked up
+   * on the primary key, so the cost is the lookups, not the index's size).
+   */
   find(shas: readonly string[], limit: number): CommitHit[] {
-    if (shas.length === 0) return [];
+    const prefixes = new Map<string, string>();
+    for (const sha of shas) for (let length = SHORTEST; length <= sha.length; length++) prefixes.set(sha.slice(0, length), sha);
     const hits: CommitHit[] = [];
-    for (const chunk of jsonChunks(shas.map((sha) => [sha]))) {
-      const rows = this.sql<Row>`SELECT c.* FROM workflow_commits c JOIN json_each(${chunk}) j ON c.sha = j.value ->> 0
+    for (const chunk of jsonChunks([...prefixes.keys()])) {
+      const rows = this.sql<Row>`SELECT c.* FROM json_each(${chunk}) j JOIN workflow_commits c ON c.sha = j.value
         ORDER BY c.at DESC LIMIT ${limit}`;
-      hits.push(...rows.map(hitOf));
+      for (const row of rows) hits.push({ ...hitOf(row), commit: prefixes.get(String(row.sha)) ?? String(row.sha) });
     }
     return hits.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, limit);
   }
 }
 
-function hitOf(r: Row): CommitHit {
+function hitOf(r: Row): Omit<CommitHit, "commit"> {
   return {
     sha: String(r.sha),
     workflow_id: String(r.workflow_id),

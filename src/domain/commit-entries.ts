@@ -9,15 +9,15 @@ import type { TaskView, WorkflowEvent } from "./view";
 
 /** One commit as the workflow object pushes it. */
 export interface CommitEntry {
-  /** The commit id as the helper recorded it (full, lowercase hex). */
+  /** The commit id as the helper recorded it: lowercase hex, abbreviated (git's %h) for the commits made, full for the end commit. */
   sha: string;
   task_id: string;
   task_name: string;
   at: string;
 }
 
-/** Full object ids only: a prefix could name another commit in a bigger repository. */
-const FULL_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+/** A commit id as recorded: at least git's shortest abbreviation. */
+const COMMIT_ID = /^[0-9a-f]{7,64}$/;
 
 /**
  * The commits completed tasks made, from a batch of the workflow's events: those the task recorded
@@ -31,7 +31,7 @@ export function commitsFromEvents(events: readonly WorkflowEvent[]): CommitEntry
     const shas = new Set((task.files_changed?.commits ?? []).map((commit) => commit.sha));
     const end = task.repository?.end_commit;
     if (end && end !== task.repository?.start_commit) shas.add(end);
-    for (const sha of shas) if (FULL_ID.test(sha)) out.push({ sha, task_id: task.id, task_name: task.name, at: event.at });
+    for (const sha of shas) if (COMMIT_ID.test(sha)) out.push({ sha, task_id: task.id, task_name: task.name, at: event.at });
   }
   return out;
 }

@@ -29,9 +29,10 @@ describe("searching tasks by commit", () => {
         transitions: [{ path: "src/a.ts", before: null, after: file("a") }],
         review: {
           lines: [],
+          // As the helper records them: abbreviated (git's %h).
           commits: [
-            { sha: sha("a"), subject: "first" },
-            { sha: sha("b"), subject: "second" },
+            { sha: sha("a").slice(0, 7), subject: "first" },
+            { sha: sha("b").slice(0, 12), subject: "second" },
           ],
           branch: "feature",
         },
@@ -41,9 +42,15 @@ describe("searching tasks by commit", () => {
     const { status, body } = await api(`/api/commits?sha=${sha("b")},${sha("c")},${sha("a")}`);
     expect(status).toBe(200);
     expect(body.commits).toBe(3);
-    expect((body.results as { sha: string }[]).map((hit) => hit.sha).sort()).toEqual([sha("a"), sha("b")]);
+    expect((body.results as { commit: string }[]).map((hit) => hit.commit).sort()).toEqual([sha("a"), sha("b")]);
     expect(body.results).toContainEqual(
-      expect.objectContaining({ sha: sha("a"), workflow_id: wf.workflow_id, task_id: task.task_id, task_name: "Two commits" }),
+      expect.objectContaining({
+        commit: sha("a"),
+        sha: "aaaaaaa",
+        workflow_id: wf.workflow_id,
+        task_id: task.task_id,
+        task_name: "Two commits",
+      }),
     );
     expect((await api(`/api/commits?sha=${sha("a")}`, TOKENS.acme)).body.results).toEqual([]);
   });
@@ -62,7 +69,7 @@ describe("searching tasks by commit", () => {
     expect(String(body.message)).toContain(message);
   });
 
-  it("indexes the commits a completed task made and its end commit when it moved, never a prefix", () => {
+  it("indexes the commits a completed task made (abbreviated, as recorded) and its end commit when it moved", () => {
     const event = (data: Record<string, unknown>) =>
       ({
         seq: 1,
@@ -76,11 +83,12 @@ describe("searching tasks by commit", () => {
         commits: [
           { sha: sha("1"), subject: "s" },
           { sha: "1234567", subject: "short" },
+          { sha: "123456", subject: "too short" },
         ],
       },
       repository: { start_commit: sha("0"), end_commit: sha("2") },
     });
-    expect(commitsFromEvents([made]).map((entry) => entry.sha)).toEqual([sha("1"), sha("2")]);
+    expect(commitsFromEvents([made]).map((entry) => entry.sha)).toEqual([sha("1"), "1234567", sha("2")]);
     const still = event({ files_changed: { commits: [] }, repository: { start_commit: sha("0"), end_commit: sha("0") } });
     expect(commitsFromEvents([still])).toEqual([]);
     expect(commitsFromEvents([{ ...made, type: "task.started" }])).toEqual([]);

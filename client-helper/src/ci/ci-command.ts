@@ -11,7 +11,7 @@
  */
 import { join, resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
-import { evaluatePolicy, POLICY_PATH, type PolicyFailure, type PolicyTask } from "@waymark/protocol/policy";
+import { evaluatePolicy, mainFile, POLICY_PATH, type PolicyFailure, type PolicyTask } from "@waymark/protocol/policy";
 import { type PolicyVerdict, renderRollup, rollup } from "@waymark/protocol/pr-rollup";
 import { renderSummary, type SummaryView } from "@waymark/protocol/pr-summary";
 import type { PublishedKey } from "@waymark/protocol/statement";
@@ -267,7 +267,7 @@ async function findingsOnLines(
     });
   }
   for (const task of tasks) {
-    const main = task.file_authors.find((f) => f.agent > 0)?.path ?? task.files[0];
+    const main = mainFile(task) ?? undefined;
     const unless = (rule: string, file: string) => failed.has(`${rule}\0${task.id}\0${file}`);
     for (const path of task.outside_areas) {
       if (!unless("within_areas", path))

@@ -90,7 +90,8 @@ async function getJson(url: string, token: string | undefined): Promise<unknown>
   }
 }
 
-type CommitHit = { sha: string; workflow_id: string; task_id: string };
+/** `commit`: the range's commit (full id); the task recorded it as `sha` (maybe abbreviated). */
+type CommitHit = { commit: string; workflow_id: string; task_id: string };
 
 /** The tasks the endpoint's commit index names for these commits. */
 async function commitHits(origin: string, token: string | undefined, commits: readonly string[]): Promise<CommitHit[]> {
@@ -100,8 +101,8 @@ async function commitHits(origin: string, token: string | undefined, commits: re
     const body = (await getJson(`${origin}/api/commits?sha=${batch.join(",")}`, token)) as { results?: unknown };
     if (!Array.isArray(body.results)) throw new Unreachable("/api/commits did not answer a list of results");
     for (const hit of body.results as Json[]) {
-      if (typeof hit.sha === "string" && typeof hit.workflow_id === "string" && typeof hit.task_id === "string") {
-        hits.push({ sha: hit.sha, workflow_id: hit.workflow_id, task_id: hit.task_id });
+      if (typeof hit.commit === "string" && typeof hit.workflow_id === "string" && typeof hit.task_id === "string") {
+        hits.push({ commit: hit.commit, workflow_id: hit.workflow_id, task_id: hit.task_id });
       }
     }
   }
@@ -143,7 +144,7 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
   const origin = request.endpoint.origin;
   try {
     const hits = await commitHits(origin, request.token, range.commits);
-    for (const hit of hits) record.recorded.add(hit.sha);
+    for (const hit of hits) record.recorded.add(hit.commit);
     const wanted = new Map<string, Set<string>>();
     for (const { workflow_id, task_id } of [...hits, ...notes]) {
       if (!/^wf_[a-z2-7]{20}$/.test(workflow_id)) continue;

@@ -112,10 +112,12 @@ export interface PolicyFailure {
 
 const taskRef = (task: PolicyTask) => ({ id: task.id, name: task.name, workflow_id: task.workflow_id });
 
-/** The file a task's failure is best shown on: the one with the most agent lines, else its first. */
-function mainFile(task: TaskFacts): string | null {
+/** The file a finding about a whole task is best shown on: the one with the most agent lines, else its first file inside its areas, else its first. */
+export function mainFile(task: TaskFacts): string | null {
   const top = [...task.file_authors].sort((a, b) => b.agent - a.agent)[0];
-  return top && top.agent > 0 ? top.path : (task.files[0] ?? null);
+  if (top && top.agent > 0) return top.path;
+  const outside = new Set(task.outside_areas);
+  return task.files.find((path) => !outside.has(path)) ?? task.files[0] ?? null;
 }
 
 /**
