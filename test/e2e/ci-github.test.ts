@@ -13,14 +13,14 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { COMMENT_MARKER } from "../../client-helper/src/ci/sticky-comment";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type ActionRun, parseOutputFile, runCompositeAction } from "../support/actions-runner";
-import { connectThroughHelper } from "../support/agents";
+import { type AgentPullRequest, agentPullRequest } from "../support/ci-scenario";
 import type { DevServer } from "../support/dev-server";
 import { type GithubApi, startGithubApi } from "../support/github-api";
-import { ok, type Structured } from "../support/mcp-client";
 import { sharedDevServer } from "../support/shared-server";
 
 const ACTION = join(import.meta.dirname, "../../action.yml");
@@ -34,7 +34,7 @@ let readToken: string;
 let adminOnlyToken: string;
 let api: GithubApi;
 let npmCache: string;
-let pr: { base: string; head: string; workspace: string; event: string; parser: string; tests: string; workflow: string };
+let pr: AgentPullRequest;
 
 async function post(path: string, body: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${server.url}${path}`, {
@@ -44,62 +44,6 @@ async function post(path: string, body: unknown): Promise<Record<string, unknown
   });
   expect(response.status, await response.clone().text()).toBeLessThan(300);
   return (await response.json()) as Record<string, unknown>;
-}
-
-/** The branch an agent works on through the helper: a task that also changes a file outside its areas, and a task that asks for review. */
-async function agentPullRequest() {
-  const origin = tempDir("waymark-origin-");
-  spawnSync("git", ["init", "-q", "--bare", "-b", "main", origin]);
-  const repo = Repo.init();
-  repo
-    .write("src/parse.ts", "export const parse = (s: string) => s;\n")
-    .write(
-      ".waymark/policy.yml",
-      "# what fails this repository's pull requests\nversion: 1\nrules:\n  verified: true\n  within_areas: true\n  tests_after_last_edit: true\n  reviews_answered: true\n",
-    )
-    .commitAll("initial");
-  repo.git("remote", "add", "origin", origin);
-  repo.git("push", "-q", "origin", "main");
-  const base = repo.git("rev-parse", "HEAD").trim();
-  repo.git("checkout", "-q", "-b", "feature");
-  const agent = await connectThroughHelper(server, repo.dir, { cacheHome: tempDir("waymark-cache-") });
-  const tool = (name: string, args: Structured) => ok(agent, name, args);
-  const { workflow_id } = (await tool("start_workflow", { name: "Parser rewrite" })) as { workflow_id: string };
-  const parser = String((await tool("start_task", { workflow_id, name: "Parser", goal: "parse numbers", areas: ["src"] })).task_id);
-  repo.write("src/parse.ts", "export const parse = (s: string) => Number(s);\nexport const ok = true;\n").commitAll("Parse numbers");
-  repo.write(OUTSIDE, "notes\n").commitAll("Notes");
-  await tool("complete_task", { task_id: parser, status: "success", outcome: { summary: "numbers parse" } });
-  const tests = String((await tool("start_task", { workflow_id, name: "Tests", goal: "cover parse", areas: ["test"] })).task_id);
-  await tool("log_issue", {
-    task_id: tests,
-    type: "bug_encountered",
-    description: "one case skipped",
-    resolution: "left for a person",
-    requires_human_review: true,
-  });
-  repo.write("test/parse.test.ts", "test('parse', () => {});\n").commitAll("Test parse");
-  await tool("complete_task", {
-    task_id: tests,
-    status: "success",
-    outcome: { summary: "covered", manual_review_needed: true, manual_review_reason: "check the skipped case" },
-  });
-  await agent.close();
-  repo.git("push", "-q", "origin", "feature");
-  const head = repo.git("rev-parse", "HEAD").trim();
-  // actions/checkout with fetch-depth: 0, at the pull request's head.
-  const workspace = tempDir("waymark-workspace-");
-  spawnSync("git", ["clone", "-q", "--no-tags", origin, workspace]);
-  spawnSync("git", ["-C", workspace, "checkout", "-q", "--detach", head]);
-  // GitHub's documented pull_request payload, for this pull request.
-  const event = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/github/pull_request.synchronize.json"), "utf8"));
-  event.number = PULL;
-  event.pull_request.number = PULL;
-  event.pull_request.base.sha = base;
-  event.pull_request.head.sha = head;
-  event.repository.full_name = REPOSITORY;
-  const eventFile = join(tempDir("waymark-event-"), "event.json");
-  writeFileSync(eventFile, JSON.stringify(event));
-  return { base, head, workspace, event: eventFile, parser, tests, workflow: workflow_id };
 }
 
 /** The environment the runner gives a job's steps. */
@@ -122,6 +66,33 @@ function runnerEnv(extra: Record<string, string> = {}): Record<string, string> {
     npm_config_update_notifier: "false",
     ...extra,
   };
+}
+
+/**
+ * The workflow file a team copies (README.md's "In your pull requests", the same block as
+ * docs/pull-requests.md): its steps, and the inputs its Waymark step gives the action, with the
+ * secrets it names.
+ */
+function documentedWorkflow(secrets: Record<string, string>) {
+  const read = (file: string) =>
+    [...readFileSync(join(import.meta.dirname, "../..", file), "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1] ?? "")
+      .find((block) => block.startsWith("name: Waymark\n"));
+  const text = read("README.md");
+  expect(text, "README.md has the workflow file").toBeDefined();
+  expect(read("docs/pull-requests.md")).toBe(text);
+  const workflow = parse(text ?? "") as {
+    on: string;
+    permissions: Record<string, string>;
+    jobs: { record: { steps: { uses?: string; with?: Record<string, unknown>; id?: string }[] } };
+  };
+  const steps = workflow.jobs.record.steps;
+  const waymark = steps.find((step) => step.id === "waymark");
+  const inputs: Record<string, string> = {};
+  for (const [name, value] of Object.entries(waymark?.with ?? {})) {
+    inputs[name] = String(value).replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, (_, secret: string) => secrets[secret] ?? "");
+  }
+  return { workflow, steps, inputs };
 }
 
 function runAction(inputs: Record<string, string>): Promise<ActionRun> {
@@ -149,7 +120,7 @@ beforeAll(async () => {
   adminOnlyToken = String((await post("/api/tokens", { name: "no-read", scopes: ["admin"] })).token);
   npmCache = tempDir("waymark-npm-cache-");
   api = await startGithubApi({ repository: REPOSITORY, pull: PULL, token: GITHUB_TOKEN, others: 150 });
-  pr = await agentPullRequest();
+  pr = await agentPullRequest(server, { pull: PULL, repository: REPOSITORY, outside: OUTSIDE });
 }, 180_000);
 afterAll(async () => {
   await api?.close();
@@ -159,9 +130,20 @@ afterAll(async () => {
 describe("waymark ci in GitHub Actions, through the repository's action.yml", () => {
   let first: ActionRun;
 
+  let inputs: Record<string, string>;
+
   beforeAll(async () => {
-    first = await runAction({ endpoint: server.url, token: readToken, comment: "true" });
+    inputs = documentedWorkflow({ WAYMARK_URL: server.url, WAYMARK_TOKEN: readToken }).inputs;
+    first = await runAction(inputs);
   }, 300_000);
+
+  it("is the workflow the README gives: on pull_request, the whole history checked out, this action with its inputs", () => {
+    const { workflow, steps } = documentedWorkflow({});
+    expect(workflow.on).toBe("pull_request");
+    expect(workflow.permissions["pull-requests"]).toBe("write");
+    expect(steps[0]).toMatchObject({ uses: "actions/checkout@v4", with: { "fetch-depth": 0 } });
+    expect(inputs).toEqual({ endpoint: server.url, token: readToken, comment: "true" });
+  });
 
   it("fetches the notes, then runs the helper from the endpoint and fails the job on the policy", () => {
     const [notes, ci] = first.steps;
@@ -234,7 +216,7 @@ describe("waymark ci in GitHub Actions, through the repository's action.yml", ()
     expect(api.requests[0]?.path).toBe(`/repos/${REPOSITORY}/issues/${PULL}/comments?per_page=100`);
 
     api.requests.length = 0;
-    const second = await runAction({ endpoint: server.url, token: readToken, comment: "true" });
+    const second = await runAction(inputs);
     expect(second.status).toBe(1);
     expect(api.invalid).toEqual([]);
     expect(api.requests.map((r) => `${r.operation} ${r.status}`)).toEqual([
