@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { COMMENT_MARKER } from "../../client-helper/src/ci/sticky-comment";
-import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
+import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { type ActionRun, parseOutputFile, runCompositeAction } from "../support/actions-runner";
 import { type AgentPullRequest, agentPullRequest } from "../support/ci-scenario";
