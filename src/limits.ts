@@ -13,6 +13,10 @@ export const LIMITS = {
   // The tools' input bounds (text lengths, list sizes, search): part of the protocol's contract.
   ...TOOL_LIMITS,
   CHANGE_ENTRIES: 25_000,
+  // The paths a task's record names as dirty at its start (repository.dirty_paths_at_start), so that
+  // `waymark verify --repo` can decide every difference: past either bound none are named.
+  DIRTY_PATHS_NAMED: 1000,
+  DIRTY_PATHS_NAMED_BYTES: 128 * 1024,
   PATH_BYTES: 4096,
   TASKS_PER_WORKFLOW: 5000,
   LOGS_PER_TASK: 200,

@@ -4,7 +4,7 @@
  * `verify`…), parsed with node:util parseArgs; exit codes 0/1/2 are a tested contract.
  */
 import { readFile } from "node:fs/promises";
-import { resolve as resolvePath } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
 import { type FilesChanged, summarizeChanges } from "@waymark/protocol/files-changed";
@@ -46,7 +46,7 @@ Usage:
   waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
   waymark ci [--url <endpoint>] [--policy <file>] [--comment] [--code-quality <file>] [--json]
   waymark trace [--workflow <id>] [--url <endpoint>] [--token <token>] [--out <file>]
-  waymark blame <file> [--trace <export.agent-trace.json>]... [--workflow <id>]... [--json]
+  waymark blame <file> [--rev <revision>] [--trace <export.agent-trace.json>]... [--workflow <id>]... [--json]
   waymark hook <event>
   waymark device [pair]
   waymark <command> --help
@@ -162,20 +162,23 @@ Options:
 
 ${EXIT_CODES}
 `,
-  blame: `Usage: waymark blame <file> [--trace <export.agent-trace.json>]... [--workflow <id>]... [--url <endpoint>] [--token <token>] [--dir <dir>] [--json]
+  blame: `Usage: waymark blame <file> [--rev <revision>] [--trace <export.agent-trace.json>]... [--workflow <id>]... [--url <endpoint>] [--token <token>] [--dir <dir>] [--json]
 
-For each line of <file> at HEAD: the commit that last touched it (git blame), and from the
-workflows' Agent Trace records who wrote it there: "agent" (with its model), "others" (a
-person, a formatter, a command: anything but the agent's own edit tools), "not observed" (in
-a task's commit, but no hook saw it written) or "not recorded" (no record holds its commit).
-git runs with the repository's command-bearing config made inert and without textconv.
+For each line of <file> at HEAD (or --rev): the commit that last touched it (git blame), and
+who wrote it there: "agent" (with its model), "others" (a person, a formatter, a command:
+anything but the agent's own edit tools), "not observed" (in a task's change, but no hook saw
+it written) or "not recorded" (nothing records it). The records are the repository's own
+notes (refs/notes/waymark, written when each task completed and carried through merges by
+'waymark notes carry'): with nothing but a clone it works offline. git runs with the
+repository's command-bearing config made inert and without textconv.
 
 Options:
+  --rev <revision> the revision whose lines are blamed (default: HEAD)
   --trace <file>   an Agent Trace export ('waymark trace --out', or the page's Agent Trace
-                   link); repeatable; works offline. Without it the records are read from the
-                   endpoint
-  --workflow <id>  a workflow whose records to read from the endpoint; repeatable (default:
-                   the last one started through the helper in --dir)
+                   link) read besides the notes; repeatable
+  --workflow <id>  a workflow whose records to read from the endpoint besides the notes;
+                   repeatable (default, when the repository has no Waymark notes: the last
+                   workflow started through the helper in --dir)
   --url <endpoint> the Waymark endpoint (default: $WAYMARK_URL, else the one 'waymark init' kept)
   --token <token>  bearer token (default: $WAYMARK_TOKEN)
   --dir <dir>      project directory (default: the working directory)
@@ -347,16 +350,18 @@ async function blame(rest: string[], io: Io): Promise<number> {
   const blameCommand = await import("./blame-command.js");
   const { TraceFetchError, fetchAgentTrace } = await import("./trace-command.js");
   try {
-    let exports: string[];
+    let exports: string[] = [];
     if (values.trace.length > 0) exports = await blameCommand.readExports(values.trace);
-    else {
+    else if (values.workflow.length > 0 || !(await blameCommand.hasNotes(dir))) {
       const getters = { help: false, get: (name: string) => (name === "url" ? values.url : name === "dir" ? values.dir : undefined) };
       const endpoint = await endpointOf(getters, "blame");
       const workflows = values.workflow.length > 0 ? values.workflow : [await workflowOf(getters, endpoint.mcp)];
       const token = values.token ?? (process.env.WAYMARK_TOKEN || undefined);
       exports = await Promise.all(workflows.map((id) => fetchAgentTrace(endpoint.origin, id, token)));
     }
-    io.stdout(await blameCommand.runBlame({ file, dir, exports, json: values.json }));
+    const revision = values.rev ?? "HEAD";
+    const scratchRoot = join(cacheRoot(), "scratch");
+    io.stdout(await blameCommand.runBlame({ file, dir, exports, json: values.json, revision, scratchRoot }));
     return EXIT_OK;
   } catch (error) {
     if (error instanceof blameCommand.BlameUsageError) throw new UsageError(error.message);
@@ -380,6 +385,7 @@ function parseBlameArgs(args: string[]) {
       url: { type: "string" },
       token: { type: "string" },
       dir: { type: "string" },
+      rev: { type: "string" },
       json: { type: "boolean", default: false },
     },
   });

@@ -28,6 +28,7 @@ import { expiryProblem, type ShareInfo } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
+import { isoTime } from "../iso-time";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
@@ -190,7 +191,20 @@ export class WorkflowObject extends DurableObject<Env> {
       "complete_task",
       input,
       () => this.ownedTask(account, input.task_id),
-      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict),
+      (task, w) => {
+        const output = this.lifecycle.complete(task, input, w, elsewhere, verdict);
+        // The chain after every event of this write: the repository's note names it (docs/evidence.md).
+        const chain = this.log.chain();
+        const workflowId = this.records.workflow()?.id ?? "";
+        output.checkpoint = {
+          workflow_id: workflowId,
+          task_name: task.name,
+          completed_at: isoTime(w.now),
+          events: chain.events,
+          head: chain.head,
+        };
+        return output;
+      },
       { enforceQuota: false },
     );
     if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);
