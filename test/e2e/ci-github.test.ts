@@ -148,7 +148,8 @@ describe("waymark ci in GitHub Actions, through the repository's action.yml", ()
   it("fetches the notes, then runs the helper from the endpoint and fails the job on the policy", () => {
     const [notes, ci] = first.steps;
     expect(notes?.status, notes?.stderr).toBe(0);
-    expect(notes?.stdout).toContain("origin has no Waymark notes");
+    expect(notes?.stdout).not.toContain("origin has no Waymark notes");
+    expect(spawnSync("git", ["-C", pr.workspace, "rev-parse", "--verify", "-q", "refs/notes/waymark"]).status).toBe(0);
     expect(ci?.stderr).not.toMatch(/ERR!/);
     expect(ci?.status, `${ci?.stdout}\n${ci?.stderr}`).toBe(1);
     expect(first.status).toBe(1);
@@ -267,7 +268,10 @@ describe("waymark ci as a plain step", () => {
     expect(run.summary).toContain(
       "**The endpoint was not reachable (http:⁠//127.0.0.1:9: fetch failed): this report is from the repository's notes alone**",
     );
-    expect(run.outputs).toMatchObject({ result: "failed", endpoint: "unreachable", tasks: "0" });
+    // The tasks, their files and who wrote their lines, from the notes the checkout fetched.
+    expect(run.outputs).toMatchObject({ result: "failed", endpoint: "unreachable", tasks: "2", unverified: "2" });
+    expect(run.summary).toContain(`| Parser (\`${pr.parser}\`) | in the notes |`);
+    expect(run.summary).toContain(`| Tests (\`${pr.tests}\`) | in the notes |`);
     expect(run.outputs.failure_list).toContain("verified: pull request: the record could not be read, so nothing was verified");
   });
 

@@ -102,7 +102,7 @@ describe("waymark ci in GitLab CI, as the documented job", () => {
     );
     expect(run.stderr).not.toMatch(/ERR!/);
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(1);
-    expect(run.stdout).toContain("origin has no Waymark notes");
+    expect(run.stdout).not.toContain("origin has no Waymark notes");
     expect(run.stdout).toContain("waymark ci: 3 commit(s) from merge request !3; 2 task(s) in the record");
     expect(run.stdout).toContain("policy FAILED: 5 failure(s)");
     // The summary in the job's log and as the artifact.

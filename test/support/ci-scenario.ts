@@ -5,7 +5,7 @@
  * asks for review and logs an issue for a person, no test run observed), the policy committed on
  * the base branch, the CI's clone checked out at the head with the whole history (actions/checkout
  * with fetch-depth: 0, GitLab's GIT_DEPTH: 0), and GitHub's documented `pull_request` payload
- * (test/fixtures/github) for it.
+ * (test/fixtures/github) for it. The tasks' notes (refs/notes/waymark) are pushed to the origin.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -70,6 +70,8 @@ export async function agentPullRequest(
   });
   await agent.close();
   repo.git("push", "-q", "origin", "feature");
+  // The helper attached each task's record to its commits as notes; they travel with a push of their ref.
+  repo.git("push", "-q", "origin", "refs/notes/waymark");
   const head = repo.git("rev-parse", "HEAD").trim();
   // actions/checkout with fetch-depth: 0, at the pull request's head.
   const workspace = tempDir("waymark-workspace-");

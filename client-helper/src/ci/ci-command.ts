@@ -196,12 +196,8 @@ function report(record: PrRecord, endpoint: string | null, verdict: PolicyVerdic
     recorded_commits: record.commits.filter((commit) => record.recorded.has(commit)).length,
   };
   const parts = [renderRollup(record.tasks, source, verdict)];
-  if (record.from_notes.length > 0) {
-    parts.push(
-      `Tasks named by the repository's notes only (their figures are in the record on the endpoint): ${record.from_notes
-        .map((note) => `\`${note.task_id}\` of \`${note.workflow_id}\` on \`${note.commit.slice(0, 12)}\``)
-        .join(", ")}\n`,
-    );
+  if (record.from_notes > 0 && record.unreachable === undefined) {
+    parts.push(`${record.from_notes} task(s) come from the repository's notes only: the endpoint's exports do not hold them.\n`);
   }
   for (const [id, view] of record.views) {
     parts.push(

@@ -55,8 +55,8 @@ export interface PrRecord {
   views: Map<string, SummaryView>;
   /** Set when the endpoint could not be used. */
   unreachable?: string;
-  /** Tasks the notes name that the endpoint did not give (or every one, from the notes alone). */
-  from_notes: NoteTask[];
+  /** How many of `tasks` only the notes gave (every one, when the endpoint could not be used). */
+  from_notes: number;
 }
 
 /** The endpoint could not be used: why, in a line. */
@@ -134,11 +134,15 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
     recorded: new Set(notes.map((note) => note.commit)),
     tasks: [],
     views: new Map(),
-    from_notes: [],
+    from_notes: 0,
+  };
+  const fromNotes = (list: readonly NoteTask[], why: string) => {
+    record.tasks.push(...list.map((note) => noteFacts(note, why)));
+    record.from_notes += list.length;
   };
   if (request.endpoint === null) {
     record.unreachable = "no endpoint configured: pass --url or set WAYMARK_URL";
-    record.from_notes = notes;
+    fromNotes(notes, "the report is from the repository's notes alone");
     return record;
   }
   const origin = request.endpoint.origin;
@@ -165,15 +169,47 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
       await addWorkflow(record, request, workflowId, taskIds, document, exportProblems(document, keys, keyProblem));
     }
     const found = new Set(record.tasks.map((task) => `${task.workflow_id}\0${task.id}`));
-    record.from_notes = notes.filter((note) => !found.has(`${note.workflow_id}\0${note.task_id}`));
+    fromNotes(
+      notes.filter((note) => !found.has(`${note.workflow_id}\0${note.task_id}`)),
+      "the endpoint's export of its workflow does not hold it",
+    );
   } catch (error) {
     if (!(error instanceof Unreachable)) throw error;
     record.unreachable = error.message;
     record.tasks = [];
     record.views.clear();
-    record.from_notes = notes;
+    record.from_notes = 0;
+    fromNotes(notes, "the endpoint was not reachable: the report is from the repository's notes alone");
   }
   return record;
+}
+
+/**
+ * A task as the notes alone give it: who wrote its lines, the agent and the model. Nothing there is
+ * signed, and the notes hold neither its commands, its areas nor its review items: its record is
+ * not verified, and what only the endpoint holds reads as not observed.
+ */
+function noteFacts(note: NoteTask, why: string): PolicyTask {
+  return {
+    workflow_id: note.workflow_id,
+    id: note.task_id,
+    name: note.name,
+    status: "in the notes",
+    agent: note.agent,
+    model: note.model,
+    cost_usd: null,
+    files: note.files,
+    outside_areas: [],
+    lines: note.lines,
+    file_authors: note.file_authors,
+    tests: note.files.length > 0 ? "not_observed" : "no_files",
+    test_run: null,
+    figures: "not_observed",
+    usage_signed: null,
+    open_reviews: [],
+    feedback: [],
+    record: { problems: [`not verified: ${why}`] },
+  };
 }
 
 /** One workflow's export: its pull-request tasks' facts, each with what did not verify (the export's problems and git's). */
