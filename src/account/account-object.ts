@@ -33,7 +33,7 @@ import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { type CommitHit, CommitIndex } from "./commit-index";
 import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
-import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
+import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -298,6 +298,7 @@ export class AccountObject extends DurableObject<Env> {
     const revoked = this.tokens.revoke(id);
     if (revoked.ok) {
       this.webhooks.endCredential(managedRef(id));
+      this.devices.forgetPairingsOf(managedRef(id));
       await this.sessions.endCredential(managedRef(id));
     }
     return revoked;
@@ -318,8 +319,16 @@ export class AccountObject extends DurableObject<Env> {
 
   // ── Devices (their helpers sign what they compute) ───────────────────────
 
-  async requestDevicePairing(input: { key: string; name: string }): Promise<Result<IssuedPairing>> {
+  async requestDevicePairing(input: { key: string; name: string; credential: CredentialRef }): Promise<Result<IssuedPairing>> {
     return this.devices.requestPairing(input);
+  }
+
+  async devicePairingRequests(): Promise<PairingRequest[]> {
+    return this.devices.pairingRequests();
+  }
+
+  async clearDevicePairings(): Promise<number> {
+    return this.devices.clearPairings();
   }
 
   async pendingDevice(code: string): Promise<Result<PendingDevice>> {

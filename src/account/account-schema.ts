@@ -193,11 +193,20 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  // Each pairing request with the credential that asked (bounded per credential; a revoked token's
+  // requests go with it); requests made before have none and expire within ten minutes.
+  {
+    version: 13,
+    statements: [
+      "ALTER TABLE device_pairings ADD COLUMN credential TEXT",
+      "CREATE INDEX device_pairings_credential ON device_pairings(credential, expires_at)",
+    ],
+  },
   // The commit index (account/commit-index): which task made which commit, for `waymark ci` and
   // for mapping a pull-request review to its task. GitHub's webhook receiver (account/github-receiver):
   // its one secret per account, and the delivery ids it has answered (idempotency, kept a week).
   {
-    version: 13,
+    version: 14,
     statements: [
       `CREATE TABLE workflow_commits (
         sha TEXT NOT NULL,

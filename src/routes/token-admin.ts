@@ -25,6 +25,7 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
+import { listedClientLabel } from "../oauth/client-metadata";
 import { oauthApi, revokeGrantsOf } from "../oauth/provider";
 import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
 import { accountStub } from "../stubs";
@@ -123,14 +124,14 @@ tokenRoutes.delete("/api/tokens/:id", apiAdmin, async (c) => {
 
 // ── The tokens page ─────────────────────────────────────────────────────────
 
-/** The account's OAuth grants, with the names their clients registered. */
+/** The account's OAuth grants, each client named as consent named it (never by its self-chosen name alone). */
 async function grants(c: Ctx): Promise<GrantRow[]> {
   const api = oauthApi(c.req.raw, c.env);
   const listed = await api.listUserGrants(c.var.account, { limit: 100 });
   return Promise.all(
     listed.items.map(async (grant) => ({
       id: grant.id,
-      client: (await api.lookupClient(grant.clientId))?.clientName || grant.clientId,
+      client: listedClientLabel(await api.lookupClient(grant.clientId), grant.clientId),
       scopes: grant.scope,
       created_at: isoTime(grant.createdAt * 1000),
     })),

@@ -5,7 +5,7 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
-import { FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
+import { FEEDBACK_AUTHOR_STATEMENTS, FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -300,4 +300,6 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     version: 15,
     statements: ["ALTER TABLE tasks ADD COLUMN start_signature TEXT", "ALTER TABLE tasks ADD COLUMN metrics_device TEXT"],
   },
+  // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
+  { version: 16, statements: FEEDBACK_AUTHOR_STATEMENTS },
 ];

@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { connect, ok } from "../support/mcp-client";
-import { accountIndexed, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { accountIndexed, ON_PAGE, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -192,6 +192,7 @@ describe("deliveries", () => {
       target_id: task.task_id,
       verdict: "changes_requested",
       body: "Add a down migration",
+      ...ON_PAGE,
     });
     expect(added.ok).toBe(true);
     await accountIndexed(wf.workflow_id);
@@ -212,6 +213,8 @@ describe("deliveries", () => {
       target_id: task.task_id,
       verdict: "changes_requested",
       body: "Add a down migration",
+      author: ON_PAGE.author,
+      channel: "page",
     });
 
     const toSlack = recorded.filter((r) => r.url.endsWith("/slack"));

@@ -10,7 +10,7 @@ import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import type { WithFeedback } from "../../src/workflow/writer";
 import { file } from "../domain/fixtures";
 import { callTool, connect } from "../support/mcp-client";
-import { workerTarget } from "../support/worker";
+import { ON_PAGE, workerTarget } from "../support/worker";
 import { failure, pushToAccount, readWhole, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
@@ -122,7 +122,7 @@ describe("a write that rolls back", () => {
     const { id, stub, taskId } = await newTask();
     // The agent's write learns that nothing is waiting.
     expect(value(await stub.logMilestone(ACME, { task_id: taskId, message: "m" }))).not.toHaveProperty("reviewer_feedback");
-    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Look at the tests." }));
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Look at the tests.", ...ON_PAGE }));
     await runInDurableObject(stub, async (instance, state) => {
       const feedback = (instance as unknown as { feedback: FeedbackRecords }).feedback;
       const rollback = new Error("the commit failed");
@@ -158,7 +158,7 @@ describe("the workflow's updated_at", () => {
     }
     const before = await updatedAt();
     await new Promise((r) => setTimeout(r, 5));
-    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted." }));
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted.", ...ON_PAGE }));
     expect(await updatedAt()).toBe(before);
     expect(value(await stub.readHead(ACME, false)).workflow.updated_at).toBe(new Date(before ?? 0).toISOString());
   });
