@@ -32,8 +32,9 @@ import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { type CommitHit, CommitIndex } from "./commit-index";
-import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
+import { authorityIn, authorOf, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
 import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
+import { type ConfiguredReceiver, type DeliveryAnswer, type GithubDelivery, GithubReceiver, type ReceiverStatus } from "./github-receiver";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -86,6 +87,7 @@ export class AccountObject extends DurableObject<Env> {
   private readonly memory = new MemoryIndex(this.sql);
   private readonly paths = new PathIndex(this.sql);
   private readonly commits = new CommitIndex(this.sql);
+  private readonly github = new GithubReceiver(this.sql, this.commits);
   private readonly ownerSearch = new OwnerSearch(this.memory, this.paths, this.workflows);
   private readonly workSearch = new WorkSearch(this.memory, this.paths);
   private readonly webhooks = new Webhooks(this.sql, retryBaseMs(this.env));
@@ -194,6 +196,36 @@ export class AccountObject extends DurableObject<Env> {
     return this.commits.find(shas.slice(0, LIMITS.COMMITS_QUERY), Math.min(Math.max(Math.trunc(limit), 1), 2 * LIMITS.COMMITS_QUERY));
   }
 
+  // ── GitHub receiver (pull-request reviews as reviewer feedback) ──────────
+
+  /** A new receiver (its URL's id and its secret, shown once), delivering while `credential` may configure it. */
+  async configureGithub(account: string, credential: CredentialRef): Promise<ConfiguredReceiver | null> {
+    const authority = await this.credentialAuthority(account, credential);
+    if (!authority || !may(authority.scopes, "github.configure")) return null;
+    return this.github.configure(credential);
+  }
+
+  async githubStatus(): Promise<ReceiverStatus | null> {
+    return this.github.status();
+  }
+
+  async removeGithub(): Promise<boolean> {
+    return this.github.remove();
+  }
+
+  /** One delivery from GitHub: checked (signature, delivery id), mapped to a task, recorded as feedback. */
+  async receiveGithub(account: string, delivery: GithubDelivery): Promise<DeliveryAnswer> {
+    return this.github.receive(delivery, {
+      holds: async (credential) => {
+        const authority = await this.credentialAuthority(account, credential);
+        return authority !== null && may(authority.scopes, "github.configure");
+      },
+      author: (credential) => authorOf({ credential }, "github"),
+      reviewTarget: (workflowId, input) => workflowStub(this.env, workflowId).reviewTarget(account, input),
+      addFeedback: (workflowId, input) => workflowStub(this.env, workflowId).addFeedback(account, input),
+    });
+  }
+
   // ── Webhooks ──────────────────────────────────────────────────────────────
 
   /** A webhook that delivers while the credential registering it (`owner`) holds, and no longer than it does. */
@@ -298,6 +330,7 @@ export class AccountObject extends DurableObject<Env> {
     const revoked = this.tokens.revoke(id);
     if (revoked.ok) {
       this.webhooks.endCredential(managedRef(id));
+      this.github.endCredential(managedRef(id));
       this.devices.forgetPairingsOf(managedRef(id));
       await this.sessions.endCredential(managedRef(id));
     }

@@ -287,9 +287,11 @@ export type FeedbackVerdict = "comment" | "approved" | "changes_requested";
 /**
  * Where feedback was posted: the owner's page (a person signed in to the dashboard), or the review
  * app inside an MCP client (`mcp_app`), where the server cannot tell a person from the agent that
- * holds the same credential: a verdict sent there is recorded as a comment (workflow/feedback.ts).
+ * holds the same credential: a verdict sent there is recorded as a comment (workflow/feedback.ts); or
+ * a review on a pull request (`pull_request`), delivered by the account's GitHub receiver
+ * (account/github-receiver) with the GitHub user who wrote it.
  */
-export type FeedbackChannel = "page" | "mcp_app";
+export type FeedbackChannel = "page" | "mcp_app" | "pull_request";
 
 /** Who posted feedback: the credential behind the request and how it was presented. */
 export interface FeedbackAuthor {
@@ -297,10 +299,22 @@ export interface FeedbackAuthor {
   kind: "managed_token" | "bootstrap_token";
   /** The managed token's id; null for a bootstrap token (its digest would let anyone test guesses of a weak one). */
   credential: string | null;
-  /** A dashboard session signed in with it, the token itself as a bearer, or an OAuth client approved with it. */
-  via: "session" | "token" | "oauth";
+  /**
+   * A dashboard session signed in with it, the token itself as a bearer, an OAuth client approved
+   * with it, or the account's GitHub receiver configured with it (`github`).
+   */
+  via: "session" | "token" | "oauth" | "github";
   /** `oauth`: the client's id. */
   client?: string;
+  /** `github`: the GitHub user who wrote the review or comment, as GitHub's signed delivery names them. */
+  github_user?: { login: string; id: number };
+}
+
+/** Where on the code a pull-request review comment was: the file, the line (null: on the whole file), the commit it was made on. */
+export interface FeedbackLocation {
+  path: string;
+  line: number | null;
+  commit: string | null;
 }
 
 /** One piece of reviewer feedback, written in the owner view and delivered to the agent once. */
@@ -318,6 +332,8 @@ export interface FeedbackView {
   author?: FeedbackAuthor;
   /** Where it was posted; absent as `author` is. */
   channel?: FeedbackChannel;
+  /** A pull-request review comment's file and line (absent: not on a line of code). */
+  location?: FeedbackLocation;
 }
 
 /** What the account index keeps per workflow (dashboard, get_workflow without id). */

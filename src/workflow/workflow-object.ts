@@ -318,6 +318,16 @@ export class WorkflowObject extends DurableObject<Env> {
     );
   }
 
+  /**
+   * Which task of this workflow a pull-request review comment on `path` (at `line`) is about
+   * (workflow/task-files `taskForLine`): `made` are the tasks the account's commit index named for
+   * the comment's commits. Null when no task here changed the file, or the account does not own it.
+   */
+  async reviewTarget(account: string, input: { path: string; line: number | null; made: string[] }): Promise<string | null> {
+    if (!this.readable(account)) return null;
+    return this.records.files.taskForLine(input.path, input.line, new Set(input.made));
+  }
+
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
   async takeFeedback(account: string): Promise<FeedbackDigest | null> {
     const workflow = this.records.identity();
