@@ -35,7 +35,14 @@ export function parsePolicyText(text: string, path: string): Policy {
   if (list.length > 1) throw new PolicyFileError(`${path}: must hold one YAML document, it holds ${list.length}`);
   const error = document.errors[0];
   if (error) throw new PolicyFileError(`${path}: ${error.message.split("\n")[0]?.replace(/:$/, "")}`);
-  const parsed = parsePolicy(document.toJS({ maxAliasCount: 10 }));
+  let value: unknown;
+  try {
+    value = document.toJS({ maxAliasCount: 10 });
+  } catch (error) {
+    // The library refuses aliases that would expand past the bound (a "billion laughs" document).
+    throw new PolicyFileError(`${path}: ${(error as Error).message}`);
+  }
+  const parsed = parsePolicy(value);
   if ("problems" in parsed) throw new PolicyFileError(`${path}: ${parsed.problems.join("; ")}`);
   return parsed.policy;
 }

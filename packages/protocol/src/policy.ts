@@ -206,7 +206,7 @@ export function evaluatePolicy(policy: Policy, tasks: readonly PolicyTask[], una
       task: taskRef(task),
       file: null,
       message: `${item.kind === "task" ? "it asked for a manual review" : "an issue requires human review"} that no person approved: ${item.text}`,
-      fix: `a person approves ${item.kind === "task" ? "the task" : `issue ${item.id}`} on the workflow's page, or approves the pull request in a review`,
+      fix: `a person approves ${item.kind === "task" ? "the task" : `issue ${item.id}`} on the workflow's page`,
     })),
   );
   if (rules.agent_line_share !== undefined) failures.push(...shareFailures(rules.agent_line_share, tasks));
