@@ -12,13 +12,15 @@ import { parseArgs } from "node:util";
 import { keyThumbprint, type PublishedKey, parsePublishedKeys, SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
 import { checkExport, type ExportCheck } from "@waymark/protocol/verify";
 import type { RepoCheck } from "./verify-repo.js";
+import { notesReport, repoCheck, repoFailed, repoLines, repoPassLine, scratchRoot } from "./verify-repo-report.js";
 
 export interface VerifyIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
-export const VERIFY_HELP = `Usage: waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
+export const VERIFY_HELP = `Usage: waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir> [--ref <rev>]] [--json]
+       waymark verify --repo <dir> [--ref <rev>] [--since <rev>] [--json]
 
 Checks a workflow's JSON export (the page's JSON link, or GET /api/workflows/<id>/export.json
 with a read token) and says exactly what a pass means:
@@ -28,15 +30,24 @@ with a read token) and says exactly what a pass means:
              of every other member (with --endpoint or --key; otherwise not checked)
   content    the workflow, tasks, decisions, issues, milestones, totals and feedback are
              rebuilt from the events and compared field by field
-  git        with --repo: each task's committed files, renames, line counts and commits are
-             re-derived from the repository between its recorded start and end commits
+  git        with --repo: each task is checked against the branch reviewed (HEAD, or --ref):
+             on it, its committed files, renames, line counts and commits are re-derived
+             between its recorded start and end commits; not on it (a squash or rebase
+             merge, an amend, a rebase), against the commits that hold its record there
+             (the repository's notes), and said how it was mapped. Every task is decided,
+             or the check fails: a commit rewritten or missing with nothing on the branch
+             holding its record fails, and so does a difference the record cannot decide
 
 Options:
   --endpoint <url>  the Waymark deployment that wrote the export: its public keys are read
                     from <url>${SIGNING_KEYS_PATH}
   --key <file>      the deployment's public keys in a file (that document, or one key as a
                     JWK), for a check without any network
-  --repo <dir>      a clone of the repository the workflow ran in
+  --repo <dir>      a clone of the repository the workflow ran in; without an export file,
+                    the tasks its notes (refs/notes/waymark) name are checked, offline
+  --ref <rev>       the branch reviewed (default: HEAD)
+  --since <rev>     without an export: only the notes on commits after this one (a pull
+                    request's range)
   --json            print the findings as JSON
   -h, --help        show this help
 
@@ -112,6 +123,8 @@ function parse(args: string[]) {
         endpoint: { type: "string" },
         key: { type: "string" },
         repo: { type: "string" },
+        ref: { type: "string" },
+        since: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -132,6 +145,24 @@ export async function runVerify(args: string[], io: VerifyIo): Promise<number> {
   }
 }
 
+/** `waymark verify --repo <dir> [--ref <rev>] [--since <rev>]`: the repository's notes against git, no export. */
+async function verifyNotes(values: { repo?: string; ref?: string; since?: string; json?: boolean }, io: VerifyIo): Promise<number> {
+  const { checkNotesAgainstRepository } = await import("./verify-repo.js");
+  const repo = await repoCheck(
+    () =>
+      checkNotesAgainstRepository(values.repo as string, {
+        scratchRoot: scratchRoot(),
+        ...(values.ref === undefined ? {} : { ref: values.ref }),
+        ...(values.since === undefined ? {} : { since: values.since }),
+      }),
+    VerifyUsageError,
+  );
+  const { text, failed } = notesReport(repo);
+  if (values.json) io.stdout(`${JSON.stringify({ ok: !failed, export: null, repository: repo }, null, 2)}\n`);
+  else (failed ? io.stderr : io.stdout)(text);
+  return failed ? 1 : 0;
+}
+
 async function verify(args: string[], io: VerifyIo): Promise<number> {
   const { values, positionals } = parse(args);
   if (values.help) {
@@ -139,7 +170,12 @@ async function verify(args: string[], io: VerifyIo): Promise<number> {
     return 0;
   }
   const [file, ...extra] = positionals;
-  if (file === undefined || extra.length > 0) throw new VerifyUsageError("verify takes one export file\nSee 'waymark verify --help'.");
+  if (extra.length > 0 || (file === undefined && values.repo === undefined))
+    throw new VerifyUsageError(
+      "verify takes one export file (or only --repo, to check the repository's notes)\nSee 'waymark verify --help'.",
+    );
+  if (file === undefined) return verifyNotes(values, io);
+  if (values.since !== undefined) throw new VerifyUsageError("--since: only without an export file (the notes of a range of commits)");
   if (values.endpoint !== undefined && values.key !== undefined) throw new VerifyUsageError("give --endpoint or --key, not both");
   let text: string;
   try {
@@ -174,14 +210,19 @@ async function verify(args: string[], io: VerifyIo): Promise<number> {
   let repo: RepoCheck | null = null;
   if (values.repo !== undefined) {
     const { checkAgainstRepository } = await import("./verify-repo.js");
-    const tasks = (document as { tasks?: unknown }).tasks;
-    try {
-      repo = await checkAgainstRepository(Array.isArray(tasks) ? tasks : [], values.repo);
-    } catch (error) {
-      throw new VerifyUsageError((error as Error).message);
-    }
+    const { tasks, events } = document as { tasks?: unknown; events?: unknown };
+    repo = await repoCheck(
+      () =>
+        checkAgainstRepository(Array.isArray(tasks) ? tasks : [], values.repo as string, {
+          scratchRoot: scratchRoot(),
+          workflowId: check.workflow.id,
+          ...(Array.isArray(events) ? { events } : {}),
+          ...(values.ref === undefined ? {} : { ref: values.ref }),
+        }),
+      VerifyUsageError,
+    );
   }
-  const failed = check.problems.length > 0 || (repo?.tasks.some((task) => task.verdict === "differs") ?? false);
+  const failed = check.problems.length > 0 || repoFailed(repo);
   if (values.json) {
     io.stdout(`${JSON.stringify({ ok: !failed, export: check, keys: keySource || null, repository: repo }, null, 2)}\n`);
     return failed ? 1 : 0;
@@ -209,31 +250,6 @@ function provenanceLine(check: ExportCheck): string | null {
   };
   const parts = [part(check.provenance.files, "files"), part(check.provenance.usage, "usage")].filter((p) => p !== null);
   return parts.length === 0 ? null : `${parts.join("; ")} (per task, the server's verdict on each device signature)`;
-}
-
-function repoLines(repo: RepoCheck): string[] {
-  const lines = [`git (${repo.root}):`];
-  let uncommitted = 0;
-  for (const task of repo.tasks) {
-    uncommitted += task.uncommitted;
-    const name = `${task.id} ${JSON.stringify(task.name)}`;
-    if (task.verdict === "agrees" && task.confirmed) {
-      const c = task.confirmed;
-      lines.push(
-        `  ${name}: agrees (${plural(c.files, "committed file")}, ${plural(c.renames, "rename")}, ${plural(c.lines, "line count")}, ${plural(c.commits, "commit")})`,
-      );
-    } else if (task.verdict === "differs") {
-      lines.push(`  ${name}: DIFFERS from git:`);
-      for (const difference of task.differences) lines.push(`    ${difference}`);
-    } else lines.push(`  ${name}: not checked: ${task.reason}`);
-    if (task.undecided.length > 0) {
-      lines.push(`    undecided, as ${task.undecidedWhy}:`);
-      for (const difference of task.undecided) lines.push(`      ${difference}`);
-    }
-  }
-  if (uncommitted > 0)
-    lines.push(`  ${plural(uncommitted, "file")} left uncommitted at the end of their task: out of git's reach, not checked`);
-  return lines;
 }
 
 function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, failed: boolean): string {
@@ -266,7 +282,7 @@ function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, f
     lines.push(
       check.problems.length > 0
         ? "NOT OK: this file is not the record the deployment wrote, or does not follow from it: do not rely on it."
-        : "NOT OK: the export is intact, but git does not agree with the record (see above).",
+        : "NOT OK: the export is intact, but git does not agree with the record, or could not decide a task (see above).",
     );
   } else if (check.signature.status === "ok") {
     lines.push(
@@ -274,11 +290,7 @@ function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, f
       "This does not prove that the agent told the truth: its outcomes and decisions are recorded as it reported them. A figure",
       "'computed and signed' was signed by a device the owner approved (anything running as the user on that device could sign too).",
     );
-    lines.push(
-      repo
-        ? "git agrees with the committed changes of every task it could check (see above for those it could not)."
-        : "`waymark verify --repo <clone>` checks the committed changes against git.",
-    );
+    lines.push(repo ? repoPassLine(repo) : "`waymark verify --repo <clone>` checks the committed changes against git.");
   } else {
     lines.push(
       "ok as far as it goes: the events chain up and every other field follows from them. The signature was NOT checked,",

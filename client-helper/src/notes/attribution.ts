@@ -11,9 +11,7 @@
  * the original places the lines the same way. A line the diff cannot carry back (the rewrite
  * changed it: a person's edit in an amend) is in no entry, so nobody's.
  */
-
-import type { ReadTaskNote } from "@waymark/protocol/git-note";
-import { lineHashes, splitLineHashes } from "@waymark/protocol/git-note";
+import { lineHashes, lineHashesText, type ReadTaskNote } from "@waymark/protocol/git-note";
 import { carryLine, type Hunk, type IndexedRecord, indexNoteEntry, type LineAuthorship, lookupEntry } from "@waymark/protocol/trace-blame";
 import { pairHunks, readObjects } from "../git/blobs.js";
 import type { GitContext } from "../git/process.js";
@@ -94,54 +92,47 @@ export class NoteAttribution {
 
   /** Reads the diffs that carry copied entries' lines to the commit they were written for. */
   private async prepareCarries(lines: readonly BlamedAt[]): Promise<void> {
-    const wanted = new Map<string, { commit: string; entry: ReadTaskNote; path: string }>();
     for (const line of lines) {
       for (const { entry } of this.byCommit.get(line.commit) ?? []) {
         const key = `${line.commit}\0${entry.commit}\0${line.path}`;
-        if (entry.commit !== line.commit && !this.carried.has(key) && !wanted.has(key))
-          wanted.set(key, { commit: line.commit, entry, path: line.path });
+        if (entry.commit === line.commit || this.carried.has(key)) continue;
+        const original = entry.line_hashes?.find((file) => file.path === line.path)?.hashes;
+        this.carried.set(
+          key,
+          await hunksBetween(
+            this.context,
+            this.scratchRoot,
+            line.path,
+            { commit: line.commit },
+            { commit: entry.commit, hashes: original },
+          ),
+        );
       }
     }
-    if (wanted.size === 0) return;
-    // git's own diff where the original commit is still here.
-    const byHashes: { key: string; commit: string; entry: ReadTaskNote; path: string }[] = [];
-    for (const [key, want] of wanted) {
-      const hunks = (await pairHunks(this.context, want.path, [[want.commit, want.entry.commit]])).get(
-        `${want.commit}\0${want.entry.commit}`,
-      );
-      if (hunks) this.carried.set(key, hunks);
-      else byHashes.push({ key, ...want });
-    }
-    if (byHashes.length === 0) return;
-    // Else the entry's line hashes against this commit's lines.
-    const contents = await readObjects(
-      this.context,
-      byHashes.map((want) => `${want.commit}:${want.path}`),
-    );
-    const pairs: [Buffer, Buffer][] = [];
-    const keys: string[] = [];
-    byHashes.forEach((want, i) => {
-      const original = want.entry.line_hashes?.find((file) => file.path === want.path)?.hashes;
-      const content = contents[i];
-      if (original === undefined || !content) {
-        this.carried.set(want.key, null);
-        return;
-      }
-      pairs.push([hashLines(lineHashes(content)), hashLines(original)]);
-      keys.push(want.key);
-    });
-    const hunks = await diffPairs(this.scratchRoot, pairs);
-    keys.forEach((key, i) => {
-      this.carried.set(
-        key,
-        (hunks[i] ?? []).map((h) => [h.oldStart, h.oldCount, h.newStart, h.newCount] as Hunk),
-      );
-    });
   }
 }
 
-/** Line hashes as a text of one hash a line: diffed as git diffs the lines they hash. */
-function hashLines(hashes: string): Buffer {
-  const list = splitLineHashes(hashes);
-  return Buffer.from(list.length === 0 ? "" : `${list.join("\n")}\n`);
+/** One side of a diff of a file: a commit, and the file's line hashes there when the commit may be gone. */
+export type Side = { commit: string; hashes?: string | undefined };
+
+/**
+ * The hunks of `path` from one commit to another: git's own diff when both are here, else the
+ * diff of the two sides' line hashes (read from the note, or computed from git's content);
+ * null when neither can be had.
+ */
+export async function hunksBetween(context: GitContext, scratchRoot: string, path: string, from: Side, to: Side): Promise<Hunk[] | null> {
+  const fromGit = (await pairHunks(context, path, [[from.commit, to.commit]])).get(`${from.commit}\0${to.commit}`);
+  if (fromGit) return fromGit;
+  const texts: Buffer[] = [];
+  for (const side of [from, to]) {
+    if (side.hashes !== undefined) {
+      texts.push(lineHashesText(side.hashes));
+      continue;
+    }
+    const [content] = await readObjects(context, [`${side.commit}:${path}`]);
+    if (!content) return null;
+    texts.push(lineHashesText(lineHashes(content)));
+  }
+  const [hunks] = await diffPairs(scratchRoot, [[texts[0] as Buffer, texts[1] as Buffer]]);
+  return (hunks ?? []).map((h) => [h.oldStart, h.oldCount, h.newStart, h.newCount] as Hunk);
 }

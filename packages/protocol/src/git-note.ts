@@ -104,7 +104,13 @@ export function splitLineHashes(hashes: string): string[] {
   return out;
 }
 
-/** The range content hash the helper sends (first 16 hex digits of the SHA-256 of the lines' bytes), as a record writes it. */
+/** Line hashes as a text of one hash a line: diffed (by git, in a scratch repository) as git diffs the lines they hash. */
+export function lineHashesText(hashes: string): Buffer {
+  const list = splitLineHashes(hashes);
+  return Buffer.from(list.length === 0 ? "" : `${list.join("\n")}\n`);
+}
+
+/** The range content hash a record writes (`sha256:` and the first 16 hex digits of the SHA-256 of the lines' bytes). */
 export function rangeContentHash(bytes: Uint8Array): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}`;
 }
