@@ -21,7 +21,8 @@ import type { Endpoint } from "../endpoint.js";
 import type { GitContext } from "../git/process.js";
 import { gitRangeCommits } from "../git/queries.js";
 import { keysFromEndpoint } from "../verify-command.js";
-import { checkAgainstRepository } from "../verify-repo.js";
+import { checkAgainstRepository, FAILING_VERDICTS } from "../verify-repo.js";
+import { scratchRoot } from "../verify-repo-report.js";
 import { type NoteTask, noteTasks } from "./note-tasks.js";
 
 /** Commits of a range asked about at most (GitHub lists at most 250 of a pull request's). */
@@ -225,15 +226,24 @@ async function addWorkflow(
   const tasks = (document.tasks as Json[]).filter((task) => typeof task.id === "string" && taskIds.has(task.id));
   const issues = (Array.isArray(document.issues) ? document.issues : []) as FactsIssue[];
   const feedback = (Array.isArray(document.feedback) ? document.feedback : []) as FactsFeedback[];
-  const git = await checkAgainstRepository(tasks as never[], request.root);
+  const events = Array.isArray(document.events) ? document.events : undefined;
+  // Against the branch reviewed (the pull request's head), as `waymark verify --repo --ref <head>` checks it.
+  const git = await checkAgainstRepository(tasks as never[], request.root, {
+    ref: request.head,
+    scratchRoot: scratchRoot(),
+    workflowId,
+    ...(events ? { events: events as never[] } : {}),
+  });
   for (const task of tasks as unknown as FactsTask[]) {
     const facts = taskFacts(workflowId, task, issues, feedback);
     const checked = git.tasks.find((t) => t.id === task.id);
-    const gitProblems: string[] = [];
-    if (checked?.verdict === "differs") gitProblems.push(...checked.differences.map((d) => `git: ${d}`));
-    else if (checked?.verdict === "missing_commit") gitProblems.push(`git: ${checked.reason ?? "a commit is missing"}`);
-    else if (checked?.verdict === "not_checked" && task.status !== "in_progress")
-      gitProblems.push(`git: not checked: ${checked.reason ?? ""}`);
+    const gitProblems: string[] = checked ? [] : ["git: not checked"];
+    if (checked && FAILING_VERDICTS.has(checked.verdict)) {
+      const said = [...checked.differences, ...checked.undecided];
+      gitProblems.push(
+        ...(said.length > 0 ? said.map((d) => `git: ${d}`) : [`git: ${checked.verdict.replace("_", " ")}: ${checked.reason ?? ""}`]),
+      );
+    }
     record.tasks.push({ ...facts, record: { problems: [...problems, ...gitProblems] } });
   }
   const view = document as unknown as SummaryView;
