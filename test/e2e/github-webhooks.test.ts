@@ -7,15 +7,17 @@
  * A redelivery adds nothing; unsigned, mis-signed, tampered and oversized deliveries are refused and
  * change nothing; a review by a person's account is a verdict, a bot's is a comment.
  */
+import { spawnSync } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
-import { ensureBuilt } from "../../client-helper/test/support";
+import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
 import type { DevServer } from "../support/dev-server";
+import { eventually } from "../support/eventually";
 import { ok } from "../support/mcp-client";
 import { sharedDevServer } from "../support/shared-server";
 
@@ -25,7 +27,7 @@ const fixture = (name: string) => JSON.parse(readFileSync(join(import.meta.dirna
 let server: DevServer;
 let agent: Client;
 let receiver: { url: string; secret: string; id: string };
-let scene: { workflow: string; parser: string; followUp: string; head: string };
+let scene: { workflow: string; parser: string; followUp: string; head: string; base: string; dir: string };
 
 async function api(method: string, path: string, token = server.token, body?: unknown) {
   const response = await fetch(`${server.url}${path}`, {
@@ -90,6 +92,7 @@ beforeAll(async () => {
   ensureBuilt();
   server = sharedDevServer();
   const repo = Repo.init().write("src/parse.ts", "export const a = 1;\n").commitAll("initial");
+  const base = repo.git("rev-parse", "HEAD").trim();
   agent = await connectThroughHelper(server, repo.dir, { cacheHome: tempDir("waymark-cache-") });
   const { workflow_id } = (await ok(agent, "start_workflow", { name: "Review me" })) as { workflow_id: string };
   const parser = String((await ok(agent, "start_task", { workflow_id, name: "Parser", goal: "parse", areas: ["src"] })).task_id);
@@ -98,7 +101,13 @@ beforeAll(async () => {
     .commitAll("Parse");
   await ok(agent, "complete_task", { task_id: parser, status: "success", outcome: { summary: "parses" } });
   const followUp = String((await ok(agent, "start_task", { workflow_id, name: "Follow-up", goal: "address review" })).task_id);
-  scene = { workflow: workflow_id, parser, followUp, head: repo.git("rev-parse", "HEAD").trim() };
+  scene = { workflow: workflow_id, parser, followUp, head: repo.git("rev-parse", "HEAD").trim(), base, dir: repo.dir };
+  // The account's commit index is fed after the completion's reply (the workflow's outbox): a review comes later.
+  await eventually(
+    "the commit index knows the task's commit",
+    async () => ((await api("GET", `/api/commits?sha=${scene.head}`)).body.results as Json[]).length > 0 || null,
+    10_000,
+  );
   const configured = await api("PUT", "/api/github/receiver");
   expect(configured.status, JSON.stringify(configured.body)).toBe(201);
   receiver = { url: String(configured.body.url), secret: String(configured.body.secret), id: String(configured.body.id) };
@@ -144,6 +153,20 @@ describe("the GitHub receiver", () => {
       author: { via: "github", github_user: { login: "Codertocat", id: 21031067 } },
       location: { path: "src/parse.ts", line: 2, commit: scene.head },
     });
+  });
+
+  it("and the pull request's CI shows it among the reviewer feedback, where it was left", async () => {
+    const readToken = String((await api("POST", "/api/tokens", server.token, { name: "ci", scopes: ["read"] })).body.token);
+    const summary = join(tempDir("waymark-ci-"), "summary.md");
+    const run = spawnSync(SYSTEM_NODE, [BIN, "ci", "--base", scene.base, "--head", scene.head, "--summary", summary], {
+      cwd: scene.dir,
+      env: { ...process.env, WAYMARK_URL: server.url, WAYMARK_TOKEN: readToken, GITHUB_ACTIONS: "", GITLAB_CI: "" },
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const text = readFileSync(summary, "utf8");
+    expect(text).toContain("| Reviewer feedback | 1 item |");
+    expect(text).toContain("- comment on `src/parse.ts:2` (in a pull-request review) in Parser: Use Number.parseInt here");
   });
 
   it("is idempotent by delivery id: a redelivery is answered as the first was and adds nothing", async () => {

@@ -402,7 +402,10 @@ describe("waymark verify against a real deployment", () => {
       ].join("\n"),
     );
     expect(agrees.stdout).toContain(
-      ["    explained by the uncommitted changes the record names at the task's start:", "      notes.txt: git shows it added between"].join("\n"),
+      [
+        "    explained by the uncommitted changes the record names at the task's start:",
+        "      notes.txt: git shows it added between",
+      ].join("\n"),
     );
     expect(agrees.stdout).not.toContain("undecided");
     expect(agrees.stdout).toContain("1 file left uncommitted at the end of their task: out of git's reach, not checked");
@@ -444,7 +447,9 @@ describe("waymark verify against a real deployment", () => {
     expect(run.code, run.stdout).toBe(1);
     expect(run.stderr).toContain(`${recorded.failed} "Fix the parser": agrees`);
     expect(run.stderr).toMatch(
-      new RegExp(`${recorded.passed} "Add b": FAILED: missing: commit [0-9a-f]{12} is not in this repository and no commit on HEAD holds the task's record`),
+      new RegExp(
+        `${recorded.passed} "Add b": FAILED: missing: commit [0-9a-f]{12} is not in this repository and no commit on HEAD holds the task's record`,
+      ),
     );
     expect(run.stderr).toContain("NOT OK: the export is intact, but git does not agree with the record, or could not decide a task");
   });

@@ -92,6 +92,13 @@ export interface RollupSource {
 /** The policy's verdict: none (no policy file: report only), or its failures (empty: passed). */
 export type PolicyVerdict = { file: null } | { file: string; failures: PolicyFailure[] };
 
+/** Where a feedback item was posted, in words. */
+const CHANNEL_WORDS: Record<string, string> = {
+  page: "on the page",
+  mcp_app: "from an MCP client",
+  pull_request: "in a pull-request review",
+};
+
 const FAILURES_SHOWN = 50;
 const FEEDBACK_SHOWN = 20;
 
@@ -182,7 +189,7 @@ function details(tasks: readonly PolicyTask[]): string[] {
       const where = item.location
         ? ` on ${codeSpan(`${item.location.path}${item.location.line !== null ? `:${item.location.line}` : ""}`)}`
         : "";
-      const via = item.channel ? ` (${esc(item.channel)})` : "";
+      const via = item.channel ? ` (${CHANNEL_WORDS[item.channel] ?? esc(item.channel)})` : "";
       return `- ${esc(item.verdict.replace("_", " "))}${where}${via} in ${esc(task.name)}: ${esc(item.body)}`;
     }),
   );
