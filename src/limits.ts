@@ -137,7 +137,8 @@ export const LIMITS = {
   // page (the rest are on the next pages), files listed per task (the rest on the task's files
   // page, FILES_PAGE rows at a time), and the rendered blocks each Worker isolate keeps for
   // re-reads of the same state. Anonymous reads are also rate-limited per client and per link
-  // (PAGE_CLIENT_LIMITER, PAGE_LINK_LIMITER, EXPORT_LIMITER in wrangler.toml).
+  // (PAGE_CLIENT_LIMITER, PAGE_LINK_LIMITER, EXPORT_LIMITER, EXPORT_SHARE_LIMITER in wrangler.toml;
+  // the order they are charged in: src/routes/read-budget.ts).
   PAGE_TASKS: 100,
   PAGE_FILES: 100,
   FILES_PAGE: 1000,
