@@ -2,6 +2,7 @@
  * Every bound Waymark enforces, in one place (docs/limits.md's table is this file).
  * Text bounds are in characters; MAX_BODY_BYTES is checked before a request is parsed.
  */
+import { DEVICE_SIGNATURE_SKEW_MS } from "@waymark/protocol/device-signature";
 import { TOOL_LIMITS } from "@waymark/protocol/tool-limits";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 
@@ -79,7 +80,7 @@ export const LIMITS = {
   DEVICE_PAIRINGS_PER_CREDENTIAL: 3,
   DEVICE_PAIRINGS: 100,
   DEVICE_PAIRING_TTL_MS: 10 * 60 * 1000,
-  DEVICE_SIGNATURE_SKEW_MS: 10 * 60 * 1000,
+  DEVICE_SIGNATURE_SKEW_MS,
   // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
   FEEDBACK_TEXT: 2000,
   FEEDBACK_PER_WORKFLOW: 1000,

@@ -20,7 +20,7 @@ import { inertContext } from "../git/inert-config.js";
 import type { GitContext } from "../git/process.js";
 import { gitAddedRanges, gitResolveCommit, gitToplevel } from "../git/queries.js";
 import { printable } from "../terminal.js";
-import { keysFromFile } from "../verify-command.js";
+import { keysFromFile, readAllowedSigners, VerifyUsageError } from "../verify-inputs.js";
 import { codeQualityIssues, writeCodeQuality } from "./code-quality.js";
 import { CiSetupError, type CiTarget, ciTarget } from "./platform.js";
 import { PolicyFileError, readPolicyFile } from "./policy-file.js";
@@ -36,7 +36,8 @@ export interface CiIo {
 }
 
 export const CI_HELP = `Usage: waymark ci [--url <endpoint>] [--token <token>] [--dir <dir>] [--base <rev> --head <rev>]
-                  [--policy <file>] [--key <file>] [--comment] [--code-quality <file>] [--summary <file>] [--json]
+                  [--policy <file>] [--key <file>] [--allowed-signers <file>] [--comment]
+                  [--code-quality <file>] [--summary <file>] [--json]
 
 Checks the record of a pull request's tasks in CI: every task whose commits are in the range
 (from the endpoint's commit index and the repository's notes), each verified as 'waymark verify'
@@ -56,6 +57,8 @@ Options:
   --base <rev>, --head <rev>  the range, overriding what the CI says
   --policy <file>        the policy file (default: ${POLICY_PATH} in the clone); none: report only
   --key <file>           the deployment's public keys, instead of reading them from the endpoint
+  --allowed-signers <file>  the device keys to trust (default: .waymark/allowed-signers in the
+                         clone): figures labelled computed and signed are checked against them
   --comment              keep one pull-request comment up to date (GitHub; needs GITHUB_TOKEN
                          with pull-requests: write)
   --code-quality <file>  write a GitLab Code Quality report (default on GitLab CI:
@@ -86,6 +89,7 @@ function parse(args: string[]) {
         head: { type: "string" },
         policy: { type: "string" },
         key: { type: "string" },
+        "allowed-signers": { type: "string" },
         comment: { type: "boolean" },
         "code-quality": { type: "string" },
         summary: { type: "string" },
@@ -120,13 +124,7 @@ export async function runCi(args: string[], io: CiIo): Promise<number> {
 }
 
 async function keysFrom(file: string | undefined): Promise<PublishedKey[] | null> {
-  if (file === undefined) return null;
-  const { readFile } = await import("node:fs/promises");
-  try {
-    return keysFromFile(await readFile(file, "utf8"), file);
-  } catch (error) {
-    throw new CiUsageError(`--key ${file}: ${(error as Error).message}`);
-  }
+  return file === undefined ? null : keysFromFile(file);
 }
 
 async function ci(args: string[], io: CiIo): Promise<number> {
@@ -155,6 +153,7 @@ async function ci(args: string[], io: CiIo): Promise<number> {
     endpoint: resolved?.endpoint ?? null,
     token: values.token ?? env.WAYMARK_TOKEN,
     keys: await keysFrom(values.key),
+    signers: (await readAllowedSigners(values["allowed-signers"], top.root, io.cwd))?.signers ?? null,
   });
 
   const failures: PolicyFailure[] = policy ? evaluatePolicy(policy, record.tasks, record.unreachable) : [];

@@ -12,15 +12,17 @@
  * report says so.
  */
 
+import type { AllowedSigner } from "@waymark/protocol/allowed-signers";
 import type { PolicyTask } from "@waymark/protocol/policy";
 import { type FactsFeedback, type FactsIssue, type FactsTask, taskFacts } from "@waymark/protocol/pr-facts";
 import type { SummaryView } from "@waymark/protocol/pr-summary";
 import type { PublishedKey } from "@waymark/protocol/statement";
+import { StrictJsonError, strictJsonParse, strictUtf8 } from "@waymark/protocol/strict-json";
 import { checkExport } from "@waymark/protocol/verify";
 import type { Endpoint } from "../endpoint.js";
 import type { GitContext } from "../git/process.js";
 import { gitRangeCommits } from "../git/queries.js";
-import { keysFromEndpoint } from "../verify-command.js";
+import { keysFromEndpoint } from "../verify-inputs.js";
 import { checkAgainstRepository, FAILING_VERDICTS } from "../verify-repo.js";
 import { scratchRoot } from "../verify-repo-report.js";
 import { type NoteTask, noteTasks } from "./note-tasks.js";
@@ -44,6 +46,8 @@ export interface RecordRequest {
   token: string | undefined;
   /** Keys from `--key` (offline), else the endpoint's published keys are read. */
   keys: PublishedKey[] | null;
+  /** The device keys the repository trusts (.waymark/allowed-signers, or --allowed-signers); null: none given. */
+  signers: AllowedSigner[] | null;
 }
 
 export interface PrRecord {
@@ -84,9 +88,12 @@ async function getJson(url: string, token: string | undefined): Promise<unknown>
     const text = (await response.text()).slice(0, 200);
     throw new Unreachable(`${new URL(url).pathname} answered HTTP ${response.status}: ${text}`);
   }
+  const bytes = new Uint8Array(await response.arrayBuffer());
   try {
-    return await response.json();
-  } catch {
+    // As `waymark verify` reads an export: JSON whose meaning does not depend on the parser.
+    return strictJsonParse(strictUtf8(bytes));
+  } catch (error) {
+    if (error instanceof StrictJsonError) return { refused: `${new URL(url).pathname}: ${error.message}` };
     throw new Unreachable(`${new URL(url).pathname} did not answer JSON`);
   }
 }
@@ -113,12 +120,25 @@ async function commitHits(origin: string, token: string | undefined, commits: re
 const isObject = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
-/** What the export check found wrong for the whole workflow, each problem prefixed with where. */
-function exportProblems(document: unknown, keys: PublishedKey[] | null, keyProblem: string | null): string[] {
-  const check = checkExport(document, keys);
+/**
+ * What the export check found wrong for the whole workflow, each problem prefixed with where: as
+ * `waymark verify` checks it, the deployment's origin required to be the endpoint read from. What
+ * could not be checked (no keys; figures labelled signed without allowed signers) is a problem.
+ */
+async function exportProblems(
+  document: unknown,
+  options: { keys: PublishedKey[] | null; keyProblem: string | null; signers: AllowedSigner[] | null; origin: string },
+): Promise<string[]> {
+  if (isObject(document) && typeof document.refused === "string") return [`export: refused: ${document.refused}`];
+  const check = await checkExport(document, { keys: options.keys, signers: options.signers, origin: options.origin });
   if ("not_an_export" in check) return [`export: ${check.not_an_export}`];
   const problems: string[] = [];
-  if (check.signature.status === "not_checked") problems.push(`signature: not checked (${keyProblem ?? "no keys"})`);
+  if (check.signature.status === "not_checked") problems.push(`signature: not checked (${options.keyProblem ?? "no keys"})`);
+  if (check.provenance.status === "not_checked") {
+    problems.push(
+      "devices: the figures labelled computed and signed were not checked (no allowed signers: commit .waymark/allowed-signers)",
+    );
+  }
   problems.push(...check.problems.slice(0, PROBLEMS_PER_TASK));
   const more = check.problems.length - PROBLEMS_PER_TASK + check.more_problems;
   if (more > 0) problems.push(`export: … and ${plural(more, "more problem")}`);
@@ -167,7 +187,8 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
     }
     for (const [workflowId, taskIds] of wanted) {
       const document = await getJson(`${origin}/api/workflows/${workflowId}/export.json`, request.token);
-      await addWorkflow(record, request, workflowId, taskIds, document, exportProblems(document, keys, keyProblem));
+      const problems = await exportProblems(document, { keys, keyProblem, signers: request.signers, origin });
+      await addWorkflow(record, request, workflowId, taskIds, document, problems);
     }
     const found = new Set(record.tasks.map((task) => `${task.workflow_id}\0${task.id}`));
     fromNotes(
