@@ -112,7 +112,8 @@ export async function runCi(args: string[], io: CiIo): Promise<number> {
         error instanceof CiUsageError ||
         error instanceof CiSetupError ||
         error instanceof PolicyFileError ||
-        error instanceof EndpointError
+        error instanceof EndpointError ||
+        error instanceof VerifyUsageError
       )
     )
       throw error;
