@@ -5,7 +5,6 @@
  * CI/CD variables; the helper comes from the endpoint through npx. The Code Quality artifact is
  * checked against GitLab's documented format (test/fixtures/gitlab), byte order mark included.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
@@ -14,6 +13,7 @@ import { parse } from "yaml";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
 import schema from "../fixtures/gitlab/code-quality-report.schema.json";
+import { runBash } from "../support/actions-runner";
 import { type AgentPullRequest, agentPullRequest } from "../support/ci-scenario";
 import type { DevServer } from "../support/dev-server";
 import { sharedDevServer } from "../support/shared-server";
@@ -39,22 +39,6 @@ function documentedJob(): {
   return job as ReturnType<typeof documentedJob>;
 }
 
-/** The job's script as the runner runs it: the lines in one bash script, failing on the first that fails. */
-function runJob(script: string[], env: Record<string, string>, cwd: string) {
-  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", script.join("\n")], { cwd, env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
 beforeAll(async () => {
   ensureBuilt();
   server = sharedDevServer();
@@ -76,30 +60,27 @@ describe("waymark ci in GitLab CI, as the documented job", () => {
     for (const [key, value] of Object.entries(process.env)) {
       if (value !== undefined && !key.startsWith("npm_") && !key.startsWith("WAYMARK_") && !key.startsWith("GITHUB_")) env[key] = value;
     }
-    const run = await runJob(
-      job.script,
-      {
-        ...env,
-        // GitLab's predefined variables of a merge request pipeline (not a merged results one).
-        CI: "true",
-        GITLAB_CI: "true",
-        CI_PIPELINE_SOURCE: "merge_request_event",
-        CI_PROJECT_DIR: pr.workspace,
-        CI_PROJECT_PATH: "acme/shop",
-        CI_COMMIT_SHA: pr.head,
-        CI_MERGE_REQUEST_IID: "3",
-        CI_MERGE_REQUEST_DIFF_BASE_SHA: pr.base,
-        CI_MERGE_REQUEST_TARGET_BRANCH_NAME: "main",
-        CI_MERGE_REQUEST_SOURCE_BRANCH_NAME: "feature",
-        // The job's CI/CD variables.
-        WAYMARK_URL: `${server.url}/mcp`,
-        WAYMARK_TOKEN: readToken,
-        GIT_DEPTH: String(job.variables.GIT_DEPTH),
-        npm_config_cache: tempDir("waymark-npm-cache-"),
-        npm_config_update_notifier: "false",
-      },
-      pr.workspace,
-    );
+    // The job's script as the runner runs it: its lines in one bash script, failing on the first that fails.
+    const run = await runBash(["-c", job.script.join("\n")], pr.workspace, {
+      ...env,
+      // GitLab's predefined variables of a merge request pipeline (not a merged results one).
+      CI: "true",
+      GITLAB_CI: "true",
+      CI_PIPELINE_SOURCE: "merge_request_event",
+      CI_PROJECT_DIR: pr.workspace,
+      CI_PROJECT_PATH: "acme/shop",
+      CI_COMMIT_SHA: pr.head,
+      CI_MERGE_REQUEST_IID: "3",
+      CI_MERGE_REQUEST_DIFF_BASE_SHA: pr.base,
+      CI_MERGE_REQUEST_TARGET_BRANCH_NAME: "main",
+      CI_MERGE_REQUEST_SOURCE_BRANCH_NAME: "feature",
+      // The job's CI/CD variables.
+      WAYMARK_URL: `${server.url}/mcp`,
+      WAYMARK_TOKEN: readToken,
+      GIT_DEPTH: String(job.variables.GIT_DEPTH),
+      npm_config_cache: tempDir("waymark-npm-cache-"),
+      npm_config_update_notifier: "false",
+    });
     expect(run.stderr).not.toMatch(/ERR!/);
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(1);
     expect(run.stdout).not.toContain("origin has no Waymark notes");

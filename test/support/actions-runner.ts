@@ -128,7 +128,7 @@ export async function runCompositeAction(
     };
     for (const [name, value] of Object.entries(step.env ?? {})) env[name] = evaluate(String(value), context);
     const cwd = resolve(options.workspace, evaluate(step["working-directory"] ?? ".", context));
-    const run = await runScript(script, cwd, env, options.timeoutMs ?? 240_000);
+    const run = await runBash([script], cwd, env, options.timeoutMs ?? 240_000);
     const outputs = parseOutputFile(readFileSync(outputFile, "utf8"));
     if (step.id) stepOutputs[step.id] = outputs;
     steps.push({
@@ -151,10 +151,13 @@ export async function runCompositeAction(
   return { status, steps, outputs, summary: steps.map((step) => step.summary).join("") };
 }
 
-/** `bash --noprofile --norc -eo pipefail <script>`, as the runner's `shell: bash` runs a step. */
-function runScript(script: string, cwd: string, env: Record<string, string>, timeoutMs: number) {
+/**
+ * `bash --noprofile --norc -eo pipefail <args>`, as GitHub's runner runs a `shell: bash` step (a
+ * script file) and GitLab's a job's script (`-c` and its lines), without blocking the event loop.
+ */
+export function runBash(args: readonly string[], cwd: string, env: Record<string, string>, timeoutMs = 240_000) {
   return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", script], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
