@@ -159,14 +159,16 @@ describe("waymark ci in GitHub Actions, through the repository's action.yml", ()
     const summary = first.summary;
     expect(summary).toContain("## Waymark: the record of this pull request");
     expect(summary, JSON.stringify(first.steps[1]?.stdout)).toMatch(
-      /Read from `http:\/\/127\.0\.0\.1:\d+` · 3 commits in the range, 3 recorded by a task\./,
+      /Read from `http:\/\/127\.0\.0\.1:\d+` · 4 commits in the range, 3 recorded by a task\./,
     );
-    expect(summary).toContain("| Tasks | 2 |");
-    expect(summary).toContain("| Records verified | 2 of 2 |");
+    expect(summary).toContain("| Tasks | 3 |");
+    // The task whose uncommitted work a person committed, found through the path index.
+    expect(summary).toContain(`| Docs (\`${pr.docs}\`) | success |`);
+    expect(summary).toContain("| Records verified | 3 of 3 |");
     expect(summary).toContain("| Outside declared areas | **1 file** |");
-    expect(summary).toContain("| Tests | 0 of 2 tasks that changed files had a test run observed passing after their last edit |");
+    expect(summary).toContain("| Tests | 0 of 3 tasks that changed files had a test run observed passing after their last edit |");
     expect(summary).toContain("| Open review items | **2** |");
-    expect(summary).toContain("**Policy failed** (`.waymark/policy.yml`): 5 failures");
+    expect(summary).toContain("**Policy failed** (`.waymark/policy.yml`): 6 failures");
     expect(summary).toContain(
       `- **within_areas** · task Parser (\`${pr.parser}\`), \`${OUTSIDE}\`: changed outside the areas the task declared.`,
     );
@@ -184,7 +186,7 @@ describe("waymark ci in GitHub Actions, through the repository's action.yml", ()
     expect(outside?.properties.file).toBe(OUTSIDE);
     expect(outside?.message).toContain("changed outside the areas the task declared. To satisfy it:");
     const tests = found.filter((a) => a.properties.title?.startsWith("Waymark policy: tests_after_last_edit"));
-    expect(tests.map((a) => a.properties.file).sort()).toEqual(["src/parse.ts", "test/parse.test.ts"]);
+    expect(tests.map((a) => a.properties.file).sort()).toEqual(["docs/guide.md", "src/parse.ts", "test/parse.test.ts"]);
     // The lines the pull request changed in that file.
     expect(tests.find((a) => a.properties.file === "src/parse.ts")?.properties).toMatchObject({ line: "1", endLine: "2" });
   });
@@ -193,14 +195,14 @@ describe("waymark ci in GitHub Actions, through the repository's action.yml", ()
     const outputs = first.outputs;
     expect(outputs).toMatchObject({
       result: "failed",
-      tasks: "2",
-      failures: "5",
-      tests_passed: "0/2",
+      tasks: "3",
+      failures: "6",
+      tests_passed: "0/3",
       outside_areas: "1",
       unverified: "0",
       endpoint: "reachable",
     });
-    expect(outputs.failure_list?.split("\n")).toHaveLength(5);
+    expect(outputs.failure_list?.split("\n")).toHaveLength(6);
     expect(outputs.failure_list).toContain(
       `within_areas: task Parser (${pr.parser}), ${OUTSIDE}: changed outside the areas the task declared.`,
     );
@@ -258,8 +260,8 @@ describe("waymark ci as a plain step", () => {
       failures: unknown[];
       rollup: { tasks: number };
     };
-    expect(json).toMatchObject({ result: "failed", rollup: { tasks: 2 } });
-    expect(json.failures).toHaveLength(5);
+    expect(json).toMatchObject({ result: "failed", rollup: { tasks: 3 } });
+    expect(json.failures).toHaveLength(6);
   }, 180_000);
 
   it("with the endpoint unreachable it works from the notes alone and says so; `verified` fails, a check that did not run", () => {

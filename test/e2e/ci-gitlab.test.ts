@@ -84,12 +84,12 @@ describe("waymark ci in GitLab CI, as the documented job", () => {
     expect(run.stderr).not.toMatch(/ERR!/);
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(1);
     expect(run.stdout).not.toContain("origin has no Waymark notes");
-    expect(run.stdout).toContain("waymark ci: 3 commit(s) from merge request !3; 2 task(s) in the record");
-    expect(run.stdout).toContain("policy FAILED: 5 failure(s)");
+    expect(run.stdout).toContain("waymark ci: 4 commit(s) from merge request !3; 3 task(s) in the record");
+    expect(run.stdout).toContain("policy FAILED: 6 failure(s)");
     // The summary in the job's log and as the artifact.
     expect(run.stdout).toContain("## Waymark: the record of this pull request");
     const summary = join(pr.workspace, job.artifacts.paths[0] ?? "");
-    expect(readFileSync(summary, "utf8")).toContain("| Records verified | 2 of 2 |");
+    expect(readFileSync(summary, "utf8")).toContain("| Records verified | 3 of 3 |");
 
     const reportFile = join(pr.workspace, job.artifacts.reports.codequality);
     expect(existsSync(reportFile)).toBe(true);
@@ -113,7 +113,7 @@ describe("waymark ci in GitLab CI, as the documented job", () => {
         .filter((issue) => issue.check_name === "waymark/tests_after_last_edit")
         .map((issue) => issue.location.path)
         .sort(),
-    ).toEqual(["src/parse.ts", "test/parse.test.ts"]);
+    ).toEqual(["docs/guide.md", "src/parse.ts", "test/parse.test.ts"]);
     // A fingerprint per finding: GitLab shows findings with one fingerprint as one.
     expect(new Set(report.map((issue) => issue.fingerprint)).size).toBe(report.length);
   }, 240_000);

@@ -2,7 +2,8 @@
  * @module test/support/ci-scenario
  * A pull request as `waymark ci` meets it: an agent's branch made through the real helper in a real
  * repository with a bare origin (a task that also changes a file outside its areas, a task that
- * asks for review and logs an issue for a person, no test run observed), the policy committed on
+ * asks for review and logs an issue for a person, a task whose uncommitted work a person then
+ * committed, no test run observed), the policy committed on
  * the base branch, the CI's clone checked out at the head with the whole history (actions/checkout
  * with fetch-depth: 0, GitLab's GIT_DEPTH: 0), and GitHub's documented `pull_request` payload
  * (test/fixtures/github) for it. The tasks' notes (refs/notes/waymark) are pushed to the origin.
@@ -24,6 +25,8 @@ export interface AgentPullRequest {
   event: string;
   parser: string;
   tests: string;
+  /** A task whose work a person committed after it (no commit of its own). */
+  docs: string;
   workflow: string;
 }
 
@@ -68,6 +71,11 @@ export async function agentPullRequest(
     status: "success",
     outcome: { summary: "covered", manual_review_needed: true, manual_review_reason: "check the skipped case" },
   });
+  // A task that leaves its work uncommitted; a person commits it afterwards (no commit of the task's own).
+  const docs = String((await tool("start_task", { workflow_id, name: "Docs", goal: "document parse", areas: ["docs"] })).task_id);
+  repo.write("docs/guide.md", "# parse\n");
+  await tool("complete_task", { task_id: docs, status: "success", outcome: { summary: "documented" } });
+  repo.commitAll("Commit the agent's docs");
   await agent.close();
   repo.git("push", "-q", "origin", "feature");
   // The helper attached each task's record to its commits as notes; they travel with a push of their ref.
@@ -86,5 +94,5 @@ export async function agentPullRequest(
   event.repository.full_name = options.repository;
   const eventFile = join(tempDir("waymark-event-"), "event.json");
   writeFileSync(eventFile, JSON.stringify(event));
-  return { base, head, workspace, event: eventFile, parser, tests, workflow: workflow_id };
+  return { base, head, workspace, event: eventFile, parser, tests, docs, workflow: workflow_id };
 }

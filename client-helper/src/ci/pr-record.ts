@@ -3,6 +3,9 @@
  * The record of a pull request's tasks, found and verified for `waymark ci`:
  * - which tasks: every commit of the range (`git rev-list base..head`) asked of the endpoint's
  *   commit index (`GET /api/commits`, a read token), and of the repository's notes (./note-tasks.ts);
+ *   and, for work a task left uncommitted that a later commit of the range holds, the range's
+ *   changed files asked of its path index (`GET /api/paths`): such a task counts when it ended on a
+ *   commit of the range (or its base) with that file uncommitted;
  * - their record: each workflow's signed JSON export (`GET /api/workflows/<id>/export.json`);
  * - verified as `waymark verify` verifies it (@waymark/protocol/verify: signature against the
  *   deployment's published keys or `--key`, chain, every field against its events; ../verify-repo.ts:
@@ -21,7 +24,7 @@ import { StrictJsonError, strictJsonParse, strictUtf8 } from "@waymark/protocol/
 import { checkExport } from "@waymark/protocol/verify";
 import type { Endpoint } from "../endpoint.js";
 import type { GitContext } from "../git/process.js";
-import { gitRangeCommits } from "../git/queries.js";
+import { gitDiffCommits, gitIsAncestor, gitRangeCommits } from "../git/queries.js";
 import { keysFromEndpoint } from "../verify-inputs.js";
 import { checkAgainstRepository, FAILING_VERDICTS } from "../verify-repo.js";
 import { scratchRoot } from "../verify-repo-report.js";
@@ -33,6 +36,11 @@ export const RANGE_COMMITS_MAX = 1000;
 const COMMITS_PER_REQUEST = 100;
 /** Workflows read at most: a pull request's tasks rarely span more than a few. */
 const WORKFLOWS_MAX = 50;
+/** Changed files asked of the path index at most, and tasks per file. */
+const PATHS_ASKED = 100;
+const TASKS_PER_PATH = 20;
+/** Workflows the path index alone named whose exports are read at most (each is one export of the account's budget). */
+const PATH_WORKFLOWS_MAX = 5;
 const TIMEOUT_MS = 60_000;
 /** Export problems listed per task at most (each names where; the count says how many more). */
 const PROBLEMS_PER_TASK = 10;
@@ -100,6 +108,55 @@ async function getJson(url: string, token: string | undefined): Promise<unknown>
 
 /** `commit`: the range's commit (full id); the task recorded it as `sha` (maybe abbreviated). */
 type CommitHit = { commit: string; workflow_id: string; task_id: string };
+
+type PathHit = { path: string; workflow_id: string; task_id: string };
+
+/** The tasks the endpoint's path index names for the range's changed files (UTF-8 names, at most PATHS_ASKED). */
+async function pathHits(origin: string, token: string | undefined, paths: readonly string[]): Promise<PathHit[]> {
+  const asked = paths.slice(0, PATHS_ASKED);
+  const answers: PathHit[][] = [];
+  // A few at a time: one request per file.
+  for (let at = 0; at < asked.length; at += 8) {
+    answers.push(
+      ...(await Promise.all(
+        asked.slice(at, at + 8).map(async (path) => {
+          const url = `${origin}/api/paths?path=${encodeURIComponent(path)}&limit=${TASKS_PER_PATH}`;
+          const body = (await getJson(url, token)) as { results?: unknown };
+          if (!Array.isArray(body.results)) throw new Unreachable("/api/paths did not answer a list of results");
+          return (body.results as Json[]).flatMap((hit) =>
+            typeof hit.workflow_id === "string" && typeof hit.task_id === "string"
+              ? [{ path, workflow_id: hit.workflow_id, task_id: hit.task_id }]
+              : [],
+          );
+        }),
+      )),
+    );
+  }
+  return answers.flat();
+}
+
+/**
+ * Of the tasks the path index named, those whose work the range holds without a commit of theirs:
+ * the task ended on a commit of the range or its base (`end` is `base` or between them) with the
+ * file left uncommitted, and a commit of the range changed that file.
+ */
+async function uncommittedWork(request: RecordRequest, document: unknown, candidates: readonly PathHit[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (!isObject(document) || !Array.isArray(document.tasks)) return found;
+  for (const task of document.tasks as Json[]) {
+    if (typeof task.id !== "string") continue;
+    const paths = candidates.filter((hit) => hit.task_id === task.id).map((hit) => hit.path);
+    const files = isObject(task.files_changed) ? task.files_changed : null;
+    const uncommitted = new Set(Array.isArray(files?.uncommitted) ? (files.uncommitted as unknown[]) : []);
+    const end = isObject(task.repository) && typeof task.repository.end_commit === "string" ? task.repository.end_commit : null;
+    if (end === null || !paths.some((path) => uncommitted.has(path))) continue;
+    const inRange =
+      end === request.base ||
+      ((await gitIsAncestor(request.context, end, request.head)) && !(await gitIsAncestor(request.context, end, request.base)));
+    if (inRange) found.add(task.id);
+  }
+  return found;
+}
 
 /** The tasks the endpoint's commit index names for these commits. */
 async function commitHits(origin: string, token: string | undefined, commits: readonly string[]): Promise<CommitHit[]> {
@@ -170,11 +227,26 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
   try {
     const hits = await commitHits(origin, request.token, range.commits);
     for (const hit of hits) record.recorded.add(hit.commit);
+    const changed = (await gitDiffCommits(request.context, request.base, request.head)).map((change) => change.path);
+    const byPath = (
+      await pathHits(
+        origin,
+        request.token,
+        changed.filter((path) => !path.startsWith("/")),
+      )
+    ).filter((hit) => !hits.some((known) => known.task_id === hit.task_id));
     const wanted = new Map<string, Set<string>>();
     for (const { workflow_id, task_id } of [...hits, ...notes]) {
       if (!/^wf_[a-z2-7]{20}$/.test(workflow_id)) continue;
       if (!wanted.has(workflow_id) && wanted.size >= WORKFLOWS_MAX) continue;
       wanted.set(workflow_id, (wanted.get(workflow_id) ?? new Set()).add(task_id));
+    }
+    // Tasks only the path index named, in the newest workflows it named (hits come newest first).
+    const maybe = new Map<string, PathHit[]>();
+    for (const hit of byPath) {
+      if (!/^wf_[a-z2-7]{20}$/.test(hit.workflow_id) || wanted.get(hit.workflow_id)?.has(hit.task_id)) continue;
+      if (!maybe.has(hit.workflow_id) && maybe.size >= PATH_WORKFLOWS_MAX) continue;
+      maybe.set(hit.workflow_id, [...(maybe.get(hit.workflow_id) ?? []), hit]);
     }
     let keys = request.keys;
     let keyProblem: string | null = null;
@@ -185,10 +257,28 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
         keyProblem = (error as Error).message;
       }
     }
-    for (const [workflowId, taskIds] of wanted) {
-      const document = await getJson(`${origin}/api/workflows/${workflowId}/export.json`, request.token);
+    const check = async (workflowId: string, document: unknown, taskIds: ReadonlySet<string>) => {
       const problems = await exportProblems(document, { keys, keyProblem, signers: request.signers, origin });
       await addWorkflow(record, request, workflowId, taskIds, document, problems);
+    };
+    for (const [workflowId, taskIds] of wanted) {
+      const document = await getJson(`${origin}/api/workflows/${workflowId}/export.json`, request.token);
+      // A task only the path index named is the pull request's when its uncommitted work is in the range.
+      const holds = await uncommittedWork(request, document, maybe.get(workflowId) ?? []);
+      maybe.delete(workflowId);
+      await check(workflowId, document, new Set([...taskIds, ...holds]));
+    }
+    // Best effort: an export of a workflow only the path index named that cannot be read leaves it out.
+    for (const [workflowId, candidates] of maybe) {
+      let document: unknown;
+      try {
+        document = await getJson(`${origin}/api/workflows/${workflowId}/export.json`, request.token);
+      } catch (error) {
+        if (error instanceof Unreachable) continue;
+        throw error;
+      }
+      const holds = await uncommittedWork(request, document, candidates);
+      if (holds.size > 0) await check(workflowId, document, holds);
     }
     const found = new Set(record.tasks.map((task) => `${task.workflow_id}\0${task.id}`));
     fromNotes(

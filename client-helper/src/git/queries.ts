@@ -229,3 +229,14 @@ export async function gitAddedRanges(context: GitContext, base: string, head: st
   }
   return ranges;
 }
+
+/** Whether `ancestor` is reachable from `descendant` (`git merge-base --is-ancestor`); false when either is not here. */
+export async function gitIsAncestor(context: GitContext, ancestor: string, descendant: string): Promise<boolean> {
+  try {
+    await runGit(context, ["merge-base", "--is-ancestor", ancestor, descendant]);
+    return true;
+  } catch (error) {
+    if (error instanceof GitError) return false;
+    throw error;
+  }
+}
