@@ -81,6 +81,19 @@ function review(state: string, body: string | null, type = "User"): Json {
   return payload;
 }
 
+/** The job summary `waymark ci` writes for the pull request (the repository's range), with a read token. */
+async function ciSummary(): Promise<string> {
+  const readToken = String((await api("POST", "/api/tokens", server.token, { name: "ci", scopes: ["read"] })).body.token);
+  const summary = join(tempDir("waymark-ci-"), "summary.md");
+  const run = spawnSync(SYSTEM_NODE, [BIN, "ci", "--base", scene.base, "--head", scene.head, "--summary", summary], {
+    cwd: scene.dir,
+    env: { ...process.env, WAYMARK_URL: server.url, WAYMARK_TOKEN: readToken, GITHUB_ACTIONS: "", GITLAB_CI: "" },
+    encoding: "utf8",
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return readFileSync(summary, "utf8");
+}
+
 async function feedbackOf(workflow: string): Promise<Json[]> {
   const response = await fetch(`${server.url}/api/workflows/${workflow}/export.json`, {
     headers: { Authorization: `Bearer ${server.token}` },
@@ -156,15 +169,7 @@ describe("the GitHub receiver", () => {
   });
 
   it("and the pull request's CI shows it among the reviewer feedback, where it was left", async () => {
-    const readToken = String((await api("POST", "/api/tokens", server.token, { name: "ci", scopes: ["read"] })).body.token);
-    const summary = join(tempDir("waymark-ci-"), "summary.md");
-    const run = spawnSync(SYSTEM_NODE, [BIN, "ci", "--base", scene.base, "--head", scene.head, "--summary", summary], {
-      cwd: scene.dir,
-      env: { ...process.env, WAYMARK_URL: server.url, WAYMARK_TOKEN: readToken, GITHUB_ACTIONS: "", GITLAB_CI: "" },
-      encoding: "utf8",
-    });
-    expect(run.status, run.stderr).toBe(0);
-    const text = readFileSync(summary, "utf8");
+    const text = await ciSummary();
     expect(text).toContain("| Reviewer feedback | 1 item |");
     expect(text).toContain("- comment on `src/parse.ts:2` (in a pull-request review) in Parser: Use Number.parseInt here");
   });
@@ -221,6 +226,8 @@ describe("the GitHub receiver", () => {
     const items = await feedbackOf(scene.workflow);
     expect(items.find((f) => f.body === "Looks right")).toMatchObject({ verdict: "approved", channel: "pull_request" });
     expect(items.find((f) => f.body === "LGTM (automated)")).toMatchObject({ verdict: "comment", channel: "pull_request" });
+    // The pull request's CI lists the review with the workflow's feedback.
+    expect(await ciSummary()).toContain("- approved (in a pull-request review) on the workflow: Looks right");
     // The wrapper review GitHub sends around line comments (no verdict, no text) adds nothing.
     expect(await deliver("pull_request_review", review("commented", null))).toMatchObject({ status: 202, body: { delivered: false } });
   });

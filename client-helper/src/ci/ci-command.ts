@@ -195,7 +195,7 @@ function report(record: PrRecord, endpoint: string | null, verdict: PolicyVerdic
     commits: record.commits.length,
     recorded_commits: record.commits.filter((commit) => record.recorded.has(commit)).length,
   };
-  const parts = [renderRollup(record.tasks, source, verdict)];
+  const parts = [renderRollup(record.tasks, source, verdict, record.workflow_feedback)];
   if (record.from_notes > 0 && record.unreachable === undefined) {
     parts.push(`${record.from_notes} task(s) come from the repository's notes only: the endpoint's exports do not hold them.\n`);
   }
@@ -367,7 +367,7 @@ async function writeGithub(
 
 /** The job's outputs: figures other steps can test, and the failures one a line. */
 function outputs(record: PrRecord, result: string, failures: readonly PolicyFailure[]): Record<string, string> {
-  const r = rollup(record.tasks);
+  const r = rollup(record.tasks, record.workflow_feedback);
   return {
     result,
     tasks: String(r.tasks),
@@ -403,7 +403,7 @@ function jsonReport(target: CiTarget, record: PrRecord, result: string, failures
     platform: target.platform,
     range: { base: target.base, head: target.head, commits: record.commits.length, source: target.source },
     endpoint: record.unreachable === undefined ? "reachable" : { unreachable: record.unreachable },
-    rollup: rollup(record.tasks),
+    rollup: rollup(record.tasks, record.workflow_feedback),
     tasks: record.tasks,
     from_notes: record.from_notes,
     failures,
@@ -417,7 +417,7 @@ function textReport(
   failures: readonly PolicyFailure[],
   markdown: string | null,
 ): string {
-  const r = rollup(record.tasks);
+  const r = rollup(record.tasks, record.workflow_feedback);
   const lines = [
     `waymark ci: ${record.commits.length} commit(s) from ${target.source}; ${r.tasks} task(s) in the record${
       record.unreachable !== undefined ? ` (endpoint not reachable: ${record.unreachable}; from the repository's notes alone)` : ""

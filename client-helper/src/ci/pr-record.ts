@@ -70,6 +70,8 @@ export interface PrRecord {
   unreachable?: string;
   /** How many of `tasks` only the notes gave (every one, when the endpoint could not be used). */
   from_notes: number;
+  /** Reviewers' feedback on the pull request's workflows as a whole (a pull-request review included). */
+  workflow_feedback: FactsFeedback[];
 }
 
 /** The endpoint could not be used: why, in a line. */
@@ -213,6 +215,7 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
     tasks: [],
     views: new Map(),
     from_notes: 0,
+    workflow_feedback: [],
   };
   const fromNotes = (list: readonly NoteTask[], why: string) => {
     record.tasks.push(...list.map((note) => noteFacts(note, why)));
@@ -291,6 +294,7 @@ export async function findRecord(request: RecordRequest): Promise<PrRecord> {
     record.tasks = [];
     record.views.clear();
     record.from_notes = 0;
+    record.workflow_feedback = [];
     fromNotes(notes, "the endpoint was not reachable: the report is from the repository's notes alone");
   }
   return record;
@@ -337,6 +341,7 @@ async function addWorkflow(
   const tasks = (document.tasks as Json[]).filter((task) => typeof task.id === "string" && taskIds.has(task.id));
   const issues = (Array.isArray(document.issues) ? document.issues : []) as FactsIssue[];
   const feedback = (Array.isArray(document.feedback) ? document.feedback : []) as FactsFeedback[];
+  record.workflow_feedback.push(...feedback.filter((item) => item.target === "workflow"));
   const events = Array.isArray(document.events) ? document.events : undefined;
   // Against the branch reviewed (the pull request's head), as `waymark verify --repo --ref <head>` checks it.
   const git = await checkAgainstRepository(tasks as never[], request.root, {

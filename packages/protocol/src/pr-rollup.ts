@@ -10,6 +10,7 @@
  */
 import { agentShare, formatLineAuthors, type LineAuthors } from "./line-authors";
 import type { PolicyFailure, PolicyTask } from "./policy";
+import type { FactsFeedback } from "./pr-facts";
 import { codeSpan, escapeMarkdown as esc } from "./pr-summary";
 
 /** The pull request's figures, also the job's outputs. */
@@ -34,7 +35,8 @@ export interface PrRollup {
   unverified: number;
 }
 
-export function rollup(tasks: readonly PolicyTask[]): PrRollup {
+/** `onWorkflows`: reviewers' feedback on the pull request's workflows as a whole (a pull-request review, a comment on the workflow). */
+export function rollup(tasks: readonly PolicyTask[], onWorkflows: readonly FactsFeedback[] = []): PrRollup {
   const lines: LineAuthors = { agent: 0, others: 0, not_observed: 0 };
   const agents: Record<string, number> = {};
   let cost = 0;
@@ -61,7 +63,7 @@ export function rollup(tasks: readonly PolicyTask[]): PrRollup {
     outside_areas: tasks.reduce((n, task) => n + task.outside_areas.length, 0),
     unsigned: tasks.filter((task) => isUnsigned(task)).length,
     open_reviews: tasks.reduce((n, task) => n + task.open_reviews.length, 0),
-    feedback: tasks.reduce((n, task) => n + task.feedback.length, 0),
+    feedback: tasks.reduce((n, task) => n + task.feedback.length, 0) + onWorkflows.length,
     unverified: tasks.filter((task) => task.record.problems.length > 0).length,
   };
 }
@@ -103,8 +105,13 @@ const FAILURES_SHOWN = 50;
 const FEEDBACK_SHOWN = 20;
 
 /** The rollup as Markdown: the head figures, the policy's verdict, one row per task, then the details a reviewer acts on. */
-export function renderRollup(tasks: readonly PolicyTask[], source: RollupSource, verdict: PolicyVerdict): string {
-  const r = rollup(tasks);
+export function renderRollup(
+  tasks: readonly PolicyTask[],
+  source: RollupSource,
+  verdict: PolicyVerdict,
+  onWorkflows: readonly FactsFeedback[] = [],
+): string {
+  const r = rollup(tasks, onWorkflows);
   const out: string[] = ["## Waymark: the record of this pull request", ""];
   out.push(sourceLine(source), "");
   out.push(verdictLine(verdict), "");
@@ -141,7 +148,7 @@ export function renderRollup(tasks: readonly PolicyTask[], source: RollupSource,
       `| ${esc(task.name)} (\`${task.id}\`) | ${esc(task.status)} | ${esc(agentLabel(task))} | ${esc(lines)} | ${TESTS[task.tests]} | ${record} |`,
     );
   }
-  out.push("", ...details(tasks));
+  out.push("", ...details(tasks, onWorkflows));
   return `${out.join("\n").replace(/\n{3,}/g, "\n\n")}\n`;
 }
 
@@ -168,7 +175,7 @@ function verdictLine(verdict: PolicyVerdict): string {
   return [`**Policy failed** (${codeSpan(verdict.file)}): ${plural(verdict.failures.length, "failure")}`, "", ...shown, ...more].join("\n");
 }
 
-function details(tasks: readonly PolicyTask[]): string[] {
+function details(tasks: readonly PolicyTask[], onWorkflows: readonly FactsFeedback[]): string[] {
   const out: string[] = [];
   const outside = tasks.flatMap((task) => task.outside_areas.map((path) => `- ${codeSpan(path)} (task ${esc(task.name)})`));
   if (outside.length > 0) out.push("### Outside declared areas", "", ...outside, "");
@@ -184,15 +191,17 @@ function details(tasks: readonly PolicyTask[]): string[] {
     task.open_reviews.map((item) => `- ${item.kind === "task" ? "Manual review" : "Issue"} in ${esc(task.name)}: ${esc(item.text)}`),
   );
   if (open.length > 0) out.push("### ⚠ Open review items", "", ...open, "");
-  const feedback = tasks.flatMap((task) =>
-    task.feedback.map((item) => {
-      const where = item.location
-        ? ` on ${codeSpan(`${item.location.path}${item.location.line !== null ? `:${item.location.line}` : ""}`)}`
-        : "";
-      const via = item.channel ? ` (${CHANNEL_WORDS[item.channel] ?? esc(item.channel)})` : "";
-      return `- ${esc(item.verdict.replace("_", " "))}${where}${via} in ${esc(task.name)}: ${esc(item.body)}`;
-    }),
-  );
+  const line = (item: FactsFeedback, on: string) => {
+    const where = item.location
+      ? ` on ${codeSpan(`${item.location.path}${item.location.line !== null ? `:${item.location.line}` : ""}`)}`
+      : "";
+    const via = item.channel ? ` (${CHANNEL_WORDS[item.channel] ?? esc(item.channel)})` : "";
+    return `- ${esc(item.verdict.replace("_", " "))}${where}${via} ${on}: ${esc(item.body)}`;
+  };
+  const feedback = [
+    ...onWorkflows.map((item) => line(item, "on the workflow")),
+    ...tasks.flatMap((task) => task.feedback.map((item) => line(item, `in ${esc(task.name)}`))),
+  ];
   if (feedback.length > 0) {
     out.push("### Reviewer feedback", "", ...feedback.slice(0, FEEDBACK_SHOWN));
     if (feedback.length > FEEDBACK_SHOWN) out.push(`- … and ${feedback.length - FEEDBACK_SHOWN} more (the workflow's page has them all)`);
