@@ -67,4 +67,6 @@ mkdir -p "$STATE_DIR"
   dotenv_value WAYMARK_SIGNING_KEYS "$WAYMARK_SIGNING_KEYS"
 } > "$SECRETS_FILE")
 if [ -f .dev.vars ]; then set -- --env-file .dev.vars "$@"; fi
+# wrangler reads --env-file only while this is on (its default); an environment that turned it off would start a server without the token.
+export CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true
 exec wrangler dev --persist-to "$STATE_DIR/state" --env-file "$SECRETS_FILE" "$@"

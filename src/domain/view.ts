@@ -328,7 +328,7 @@ export interface FeedbackView {
   created_at: string;
   /** When an agent's tool result carried it; null until then. */
   delivered_at: string | null;
-  /** Who posted it; absent for feedback recorded before authors were (storage migration 16). */
+  /** Who posted it; absent for feedback recorded before authors were (storage migration 17). */
   author?: FeedbackAuthor;
   /** Where it was posted; absent as `author` is. */
   channel?: FeedbackChannel;

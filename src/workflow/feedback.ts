@@ -51,10 +51,10 @@ export const FEEDBACK_MIGRATION_STATEMENTS = [
   "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
 ];
 
-/** Columns of migration 16: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */
+/** Columns of migration 17: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */
 export const FEEDBACK_AUTHOR_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN author TEXT", "ALTER TABLE feedback ADD COLUMN channel TEXT"];
 
-/** Column of migration 17: a pull-request review comment's file, line and commit (JSON FeedbackLocation). */
+/** Column of migration 18: a pull-request review comment's file, line and commit (JSON FeedbackLocation). */
 export const FEEDBACK_LOCATION_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN location TEXT"];
 
 /**

@@ -488,22 +488,35 @@ export function redactDeep<T>(value: T, kept: ReadonlySet<string> = new Set()): 
     if (keys.size < 1000) keys.set(key, redactedKey);
     return redactedKey;
   };
+  // Copy on write: a list or object with nothing to redact is returned as it is (the helper's lists
+  // hold tens of thousands of entries, nearly always without a secret).
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") return text(v);
-    if (depth >= REDACT_DEPTH) return v;
-    if (Array.isArray(v)) return v.map((item) => walk(item, depth + 1));
-    if (v !== null && typeof v === "object") {
-      const out: Record<string, unknown> = {};
-      const source = v as Record<string, unknown>;
-      for (const key in source) {
-        if (!Object.hasOwn(source, key)) continue;
-        const item = source[key];
-        const name = uniqueKey(keyText(key), out);
-        out[name] = typeof item === "string" ? (kept.has(key) ? item : text(item)) : walk(item, depth + 1);
+    if (depth >= REDACT_DEPTH || v === null || typeof v !== "object") return v;
+    if (Array.isArray(v)) {
+      let copy: unknown[] | null = null;
+      for (let i = 0; i < v.length; i++) {
+        const next = walk(v[i], depth + 1);
+        if (copy === null && next !== v[i]) copy = v.slice(0, i);
+        copy?.push(next);
       }
-      return out;
+      return copy ?? v;
     }
-    return v;
+    const source = v as Record<string, unknown>;
+    const keys = Object.keys(source);
+    let out: Record<string, unknown> | null = null;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const item = source[key];
+      const name = keyText(key);
+      const next = typeof item === "string" ? (kept.has(key) ? item : text(item)) : walk(item, depth + 1);
+      if (out === null && (name !== key || next !== item)) {
+        out = {};
+        for (const earlier of keys.slice(0, i)) out[earlier] = source[earlier];
+      }
+      if (out !== null) out[uniqueKey(name, out)] = next;
+    }
+    return out ?? source;
   };
   return { value: walk(value, 0) as T, redactions };
 }
