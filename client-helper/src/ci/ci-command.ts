@@ -13,7 +13,7 @@ import { join, resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { evaluatePolicy, mainFile, POLICY_PATH, type PolicyFailure, type PolicyTask } from "@waymark/protocol/policy";
 import { type PolicyVerdict, renderRollup, rollup } from "@waymark/protocol/pr-rollup";
-import { renderSummary, type SummaryView } from "@waymark/protocol/pr-summary";
+import { escapeMarkdown, renderSummary, type SummaryView } from "@waymark/protocol/pr-summary";
 import type { PublishedKey } from "@waymark/protocol/statement";
 import { EndpointError, resolveEndpoint } from "../endpoint.js";
 import { inertContext } from "../git/inert-config.js";
@@ -201,14 +201,15 @@ function report(record: PrRecord, endpoint: string | null, verdict: PolicyVerdic
   }
   for (const [id, view] of record.views) {
     parts.push(
-      `<details><summary>Workflow ${escapeHtml(view.workflow.name)} (<code>${id}</code>)</summary>\n\n${renderSummary(prView(view, record.tasks))}\n</details>\n`,
+      `<details><summary>Workflow ${escapeHtml(escapeMarkdown(view.workflow.name))} (<code>${id}</code>)</summary>\n\n${renderSummary(prView(view, record.tasks))}\n</details>\n`,
     );
   }
   if (record.more_commits) parts.push(`The range has more than ${record.commits.length} commits: only the newest were read.\n`);
   return parts.join("\n");
 }
 
-const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+/** Inside `<summary>`: HTML's specials too (escapeMarkdown leaves a `<` before a digit or space, and `>`). */
+const escapeHtml = (text: string) => text.replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** A workflow's view reduced to the pull request's tasks, its head figures counted over them. */
 function prView(view: SummaryView, facts: readonly PolicyTask[]): SummaryView {

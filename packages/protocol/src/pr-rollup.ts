@@ -72,6 +72,8 @@ const agentLabel = (task: PolicyTask) => `${task.agent ?? "agent not named"} · 
 const isUnsigned = (task: PolicyTask) => task.figures === "claimed" || task.figures === "not_observed" || task.usage_signed === false;
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** Agent text in a table cell: inert, and `|` escaped (GFM splits a row's cells before anything else). */
+const cell = (text: string) => esc(text).replace(/\|/g, "\\|");
 const percent = (part: number, all: number) => (all === 0 ? "" : ` (${Math.round((part * 100) / all)}%)`);
 
 const TESTS: Record<PolicyTask["tests"], string> = {
@@ -125,7 +127,7 @@ export function renderRollup(
     "|---|---|",
     `| Tasks | ${r.tasks}${r.open_tasks > 0 ? ` (**${r.open_tasks} still open**)` : ""} |`,
     `| Agents and models | ${Object.entries(r.agents)
-      .map(([who, n]) => `${esc(who)}${n > 1 ? ` ×${n}` : ""}`)
+      .map(([who, n]) => `${cell(who)}${n > 1 ? ` ×${n}` : ""}`)
       .join("; ")} |`,
     `| Added lines | ${all === 0 ? "none recorded" : `agent ${r.lines.agent}${percent(r.lines.agent, all)} · others ${r.lines.others}${percent(r.lines.others, all)} · not observed ${r.lines.not_observed}${percent(r.lines.not_observed, all)}`} |`,
     `| Cost | ${r.tasks > r.unpriced ? `$${r.cost_usd.toFixed(4)}` : "not reported"}${r.unpriced > 0 && r.tasks > r.unpriced ? ` (${plural(r.unpriced, "task")} reported none)` : ""} |`,
@@ -145,7 +147,7 @@ export function renderRollup(
     const lines = formatLineAuthors(task.lines) || "none";
     const record = task.record.problems.length === 0 ? "✓ verified" : `**✕ ${plural(task.record.problems.length, "problem")}**`;
     out.push(
-      `| ${esc(task.name)} (\`${task.id}\`) | ${esc(task.status)} | ${esc(agentLabel(task))} | ${esc(lines)} | ${TESTS[task.tests]} | ${record} |`,
+      `| ${cell(task.name)} (\`${task.id}\`) | ${cell(task.status)} | ${cell(agentLabel(task))} | ${cell(lines)} | ${TESTS[task.tests]} | ${record} |`,
     );
   }
   out.push("", ...details(tasks, onWorkflows));
