@@ -242,7 +242,11 @@ describe("a task's facts, from its export", () => {
       line_authors: { agent: 3, others: 1, not_observed: 2, tool: { name: "codex" } },
     },
     verification: { unexpected_files: ["src/new.ts"] },
-    commands: { runs: [{ command: "npm test", at: AFTER, exit_code: 0, kinds: ["test"] }], omitted: 0, last_edit_at: EDIT },
+    commands: {
+      runs: [{ command: "npm test", at: AFTER, exit_code: 0, duration_ms: null, kinds: ["test"] }],
+      omitted: 0,
+      last_edit_at: EDIT,
+    },
     ...over,
   });
 
@@ -268,12 +272,24 @@ describe("a task's facts, from its export", () => {
   it.each<[string, Partial<FactsTask>, TaskFacts["tests"]]>([
     [
       "a test run only before the last edit",
-      { commands: { runs: [{ command: "npm test", at: BEFORE, exit_code: 0, kinds: ["test"] }], omitted: 0, last_edit_at: EDIT } },
+      {
+        commands: {
+          runs: [{ command: "npm test", at: BEFORE, exit_code: 0, duration_ms: null, kinds: ["test"] }],
+          omitted: 0,
+          last_edit_at: EDIT,
+        },
+      },
       "not_observed",
     ],
     [
       "a failing run after the last edit",
-      { commands: { runs: [{ command: "npm test", at: AFTER, exit_code: 1, kinds: ["test"] }], omitted: 0, last_edit_at: EDIT } },
+      {
+        commands: {
+          runs: [{ command: "npm test", at: AFTER, exit_code: 1, duration_ms: null, kinds: ["test"] }],
+          omitted: 0,
+          last_edit_at: EDIT,
+        },
+      },
       "failed",
     ],
     [
