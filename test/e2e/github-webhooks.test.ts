@@ -12,6 +12,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
+import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
@@ -230,6 +231,17 @@ describe("the GitHub receiver", () => {
     expect(await ciSummary()).toContain("- approved (in a pull-request review) on the workflow: Looks right");
     // The wrapper review GitHub sends around line comments (no verdict, no text) adds nothing.
     expect(await deliver("pull_request_review", review("commented", null))).toMatchObject({ status: 202, body: { delivered: false } });
+  });
+
+  it("the export that holds pull-request feedback (its author, channel and location) is valid against the published schema", async () => {
+    const schema = JSON.parse(readFileSync(join(import.meta.dirname, "../../docs/schemas/export-v1.json"), "utf8"));
+    const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
+    const response = await fetch(`${server.url}/api/workflows/${scene.workflow}/export.json`, {
+      headers: { Authorization: `Bearer ${server.token}` },
+    });
+    const document = (await response.json()) as { feedback: Json[] };
+    expect(document.feedback.some((item) => item.location !== undefined)).toBe(true);
+    expect(validate(document), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
   });
 
   it("a comment on commits no task recorded is answered, not delivered", async () => {
