@@ -2,6 +2,7 @@ import { evaluatePolicy, type PolicyTask, parsePolicy, policyJsonSchema } from "
 import { type FactsTask, type TaskFacts, taskFacts } from "@waymark/protocol/pr-facts";
 import { describe, expect, it } from "vitest";
 import published from "../../docs/schemas/policy-v1.json";
+import { policyTask } from "./fixtures";
 
 const WF = "wf_aaaaaaaaaaaaaaaaaaaa";
 const EDIT = "2026-11-27T14:00:00.000Z";
@@ -9,29 +10,7 @@ const AFTER = "2026-11-27T14:05:00.000Z";
 const BEFORE = "2026-11-27T13:55:00.000Z";
 
 /** A task that satisfies every rule; each case changes one thing. */
-function task(id: string, over: Partial<PolicyTask> = {}): PolicyTask {
-  return {
-    workflow_id: WF,
-    id,
-    name: `Task ${id}`,
-    status: "success",
-    agent: "claude-code",
-    model: "anthropic/claude-sonnet-4-5",
-    cost_usd: 0.01,
-    files: ["src/a.ts"],
-    outside_areas: [],
-    lines: { agent: 5, others: 5, not_observed: 0 },
-    file_authors: [{ path: "src/a.ts", agent: 5, others: 5, not_observed: 0 }],
-    tests: "passed",
-    test_run: { command: "npm test", at: AFTER, exit_code: 0 },
-    figures: "signed",
-    usage_signed: true,
-    open_reviews: [],
-    feedback: [],
-    record: { problems: [] },
-    ...over,
-  };
-}
+const task = policyTask;
 
 const ALL = {
   version: 1,

@@ -1,29 +1,19 @@
 import type { PolicyTask } from "@waymark/protocol/policy";
 import { renderRollup, rollup } from "@waymark/protocol/pr-rollup";
 import { describe, expect, it } from "vitest";
+import { policyTask } from "./fixtures";
 
 /** The per-PR rollup `waymark ci` writes: its figures, and agent text made inert as the PR summary makes it. */
-const task = (over: Partial<PolicyTask>): PolicyTask => ({
-  workflow_id: "wf_aaaaaaaaaaaaaaaaaaaa",
-  id: "tk_a",
-  name: "Task",
-  status: "success",
-  agent: "codex",
-  model: "openai/gpt-5.5",
-  cost_usd: 0.5,
-  files: ["src/a.ts"],
-  outside_areas: [],
-  lines: { agent: 6, others: 2, not_observed: 2 },
-  file_authors: [],
-  tests: "passed",
-  test_run: null,
-  figures: "signed",
-  usage_signed: true,
-  open_reviews: [],
-  feedback: [],
-  record: { problems: [] },
-  ...over,
-});
+const task = (over: Partial<PolicyTask>): PolicyTask =>
+  policyTask("tk_a", {
+    name: "Task",
+    agent: "codex",
+    model: "openai/gpt-5.5",
+    cost_usd: 0.5,
+    lines: { agent: 6, others: 2, not_observed: 2 },
+    file_authors: [],
+    ...over,
+  });
 const SOURCE = { endpoint: "https://waymark.example", commits: 3, recorded_commits: 2 };
 
 describe("the pull request's rollup", () => {
