@@ -13,11 +13,11 @@
 import { type DeviceSignature, deviceFingerprint } from "@waymark/protocol/device-signature";
 import { randomBase32, sha256Hex } from "../crypto";
 import { type SignatureVerdict, verifyDeviceSignature } from "../domain/device-signature";
+import { TOUCH_INTERVAL_MS } from "../domain/managed-token";
 import { fail, notFound, ok, type Result } from "../errors";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import { TOUCH_INTERVAL_MS } from "./tokens";
 
 const ID_LENGTH = 12;
 const DEVICE_ID = new RegExp(`^[a-z2-7]{${ID_LENGTH}}$`);

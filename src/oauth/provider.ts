@@ -28,8 +28,8 @@ import {
   type TokenExchangeCallbackOptions,
   type TokenExchangeCallbackResult,
 } from "@cloudflare/workers-oauth-provider";
-import { type CredentialRef, parseCredentialRef } from "../account/credentials";
 import { commonScopes, isScope, normalizeScopes, type Scope } from "../domain/access-scopes";
+import { type CredentialRef, parseCredentialRef } from "../domain/credentials";
 import { credentialAuthority, type Principal } from "../http/bearer-tokens";
 import { guardClientMetadataFetch } from "./client-metadata";
 
@@ -49,7 +49,7 @@ const CLIENT_REGISTRATION_SECONDS = 180 * 24 * 3600;
 export interface GrantProps {
   account: string;
   scopes: Scope[];
-  /** The credential the owner was signed in with when approving (src/account/credentials.ts). */
+  /** The credential the owner was signed in with when approving (src/domain/credentials.ts). */
   credential: CredentialRef;
 }
 

@@ -13,9 +13,9 @@
  */
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { managedRef } from "../account/credentials";
 import type { CreatedToken } from "../account/tokens";
 import { derivationProblem, SCOPES, type Scope } from "../domain/access-scopes";
+import { managedRef } from "../domain/credentials";
 import { apiError } from "../http/api-errors";
 import { forgetVerifiedToken } from "../http/bearer-tokens";
 import { formCsrf } from "../http/csrf";

@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
-import { parseManagedToken } from "../../src/account/tokens";
 import { sha256Hex } from "../../src/crypto";
+import { parseManagedToken } from "../../src/domain/managed-token";
 import { authenticateToken, VERIFIED_TTL_MS } from "../../src/http/bearer-tokens";
 import { callTool, connect } from "../support/mcp-client";
 import { ORIGIN, rpc, TOKENS, workerFetch, workerTarget } from "../support/worker";
