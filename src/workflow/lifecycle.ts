@@ -20,7 +20,8 @@ import type { TaskView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
-import { iso, notFoundError, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
+import { noWorkflowOrTask } from "./ownership";
+import { iso, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -118,7 +119,7 @@ export class TaskLifecycle {
     const ancestors = new Set<string>();
     if (input.parent_task_id !== undefined) {
       const parent = this.records.task(input.parent_task_id);
-      if (!parent) throw notFoundError("parent_task_id", input.parent_task_id);
+      if (!parent) throw noWorkflowOrTask("parent_task_id", input.parent_task_id);
       if (parent.status !== "in_progress") {
         throw new WaymarkError("CONFLICT", `parent_task_id: task ${parent.id} is already completed (${parent.status})`);
       }
