@@ -4,7 +4,7 @@
  *   GET  /.well-known/oauth-protected-resource[/mcp]   RFC 9728 metadata of /mcp    (the library)
  *   GET  /.well-known/oauth-authorization-server       RFC 8414 metadata            (the library)
  *   POST /oauth/register                               dynamic client registration  (the library; or a
- *                                                      client_id that is its metadata document's URL: ./client-metadata)
+ *                                                      client_id that is its metadata document's URL: ../oauth/client-metadata)
  *   POST /oauth/token                                  code + PKCE, refresh, revoke (the library)
  *   GET  /oauth/authorize                              the consent page (ours); not signed in → /login and back
  *   POST /oauth/authorize                              approve or deny (ours): hono/csrf, the session, a scope the session holds

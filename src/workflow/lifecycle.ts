@@ -2,7 +2,7 @@
  * @module workflow/lifecycle
  * The rules of the workflow's and its tasks' state changes, inside their writes: when a task may
  * start, be logged on or complete, and what completing it records. Starting a task stores it and
- * its start snapshot; completing one attributes the helper's observations (domain/attribution),
+ * its start snapshot; completing one attributes the helper's observations (domain/task-attribution),
  * splits its files for storage (domain/stored-files), updates the running totals and tells
  * earlier tasks that overlapped with it, so overlap is reported on both; the workflow completes
  * once every task has. Every statement is workflow/records' (this module holds the rules only).

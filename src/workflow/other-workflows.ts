@@ -15,7 +15,7 @@ import { workflowOfTask } from "../ids";
 import type { Ownership } from "./ownership";
 import type { WorkflowRecords } from "./records";
 
-/** The two RPC methods of another workflow's object this uses (workflow/object), named here so neither module imports the other. */
+/** The two RPC methods of another workflow's object this uses (workflow/workflow-object), named here so neither module imports the other. */
 export interface OtherWorkflow {
   changesOf(account: string, taskId: string, paths: readonly string[]): Promise<Result<PathChange[]>>;
   overlapsFromElsewhere(account: string, taskId: string, overlaps: readonly Overlap[]): Promise<Result<object>>;
