@@ -44,7 +44,7 @@ const DOCS = tracked.filter((f) =>
 const CODE = tracked.filter((f) => /\.(ts|mts|mjs|cjs|js)$/.test(f) && !f.endsWith(".d.ts"));
 const SCRIPTS = tracked.filter((f) => /\.(sh|py|toml)$/.test(f) || f === ".ci/run");
 
-/** `src/a/b.ts` and friends: a repository path (or one relative to the file). */
+/** A repository path (`src/…`, `docs/…`), or one relative to the file. */
 const PATH = new RegExp(
   String.raw`(?<![\w./@:-])((?:\.{1,2}/)+[\w.-][\w./-]*|(?:${TOP.map((t) => t.replace(".", "\\.")).join("|")})/[\w./-]*)`,
   "g",

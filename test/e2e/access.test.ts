@@ -16,15 +16,13 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { Browser, BrowserContext, Page, WebSocket as PageSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DomDocument } from "../browser/dom";
-import { browserMissing, launchChromium } from "../support/chromium";
+import { launchChromium, skipBrowser } from "../support/chromium";
 import { type DevServer, startDevServer } from "../support/dev-server";
 import { eventually } from "../support/eventually";
 import { connect, ok } from "../support/mcp-client";
 import * as oauth from "../support/oauth-client";
 
 declare const document: DomDocument;
-
-const skip = browserMissing && process.env.CI !== "true";
 
 /** The "acme" account has two bootstrap tokens; the first is removed from configuration in one test. */
 const BOOTSTRAP_A = `acme-first-${randomBytes(12).toString("hex")}`;
@@ -171,7 +169,7 @@ async function openWorkflow(agent: Client, name: string): Promise<{ workflowId: 
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real clients)", () => {
+describe.skipIf(skipBrowser)("access follows its source (wrangler dev, Chromium, real clients)", () => {
   let agent: Client;
   beforeAll(async () => {
     agent = await connect({ url: server.url, token: server.token }, { name: "bootstrap agent" });

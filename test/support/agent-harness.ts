@@ -1,6 +1,7 @@
 /**
  * @module test/support/agent-harness
- * What a real-agent test file shares: the pinned CLI (or the reason it is skipped), this
+ * What a real-agent test file shares: the pinned CLI (or the reason it cannot run: the file's tests
+ * are skipped with it locally and fail with it under CI=true, ./prerequisites.ts), this
  * checkout's helper tarball, one real `wrangler dev`, the scripted model, and a reader (an MCP
  * client of the dev server) to check the record with; started before the file's tests, stopped,
  * with any agent process left and the project made, after them.
@@ -14,6 +15,7 @@ import { type AgentProject, HELPER_VERSION } from "./agent-project.ts";
 import { type DevServer, startDevServer } from "./dev-server.ts";
 import { connect, ok } from "./mcp-client.ts";
 import { inJson, ModelServer, type ModelServerOptions, type Turn, type Usage } from "./model-server.ts";
+import { failUnderCi } from "./prerequisites.ts";
 import { ensureCurrentHelperTarball } from "./worker-build-setup.ts";
 
 export interface AgentHarness {
@@ -34,6 +36,7 @@ export function useAgentHarness(agent: "claude" | "codex", model: ModelServerOpt
     const availability = agentClis()[agent];
     harness.cli = availability.cli;
     harness.skip = availability.skip;
+    failUnderCi(availability.skip ?? null, `the real ${agent} CLI`);
     if (!availability.cli) return;
     // The agent installs the helper from the server's tarball: it must be this checkout's helper.
     ensureCurrentHelperTarball();
