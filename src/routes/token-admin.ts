@@ -11,6 +11,7 @@
  *   POST   /dashboard/grants/:id/revoke revoke an OAuth grant (its access and refresh tokens stop working)
  * The API takes a bearer token, the pages the session cookie; forms pass hono/csrf.
  */
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { CreatedToken } from "../account/tokens";
@@ -25,6 +26,7 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
+import { clientLabel, isMetadataDocumentId } from "../oauth/client-metadata";
 import { oauthApi, revokeGrantsOf } from "../oauth/provider";
 import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
 import { accountStub } from "../stubs";
@@ -123,14 +125,27 @@ tokenRoutes.delete("/api/tokens/:id", apiAdmin, async (c) => {
 
 // ── The tokens page ─────────────────────────────────────────────────────────
 
-/** The account's OAuth grants, with the names their clients registered. */
+/**
+ * The name a grant's client goes by: the one it registered, or for a client identified by its
+ * metadata document the name recorded when the grant was approved, with the document's host
+ * (no document is fetched to show this page).
+ */
+async function clientName(api: OAuthHelpers, grant: { clientId: string; metadata: unknown }): Promise<string> {
+  if (isMetadataDocumentId(grant.clientId)) {
+    const recorded = (grant.metadata as { client_name?: unknown } | null)?.client_name;
+    return clientLabel(typeof recorded === "string" ? recorded : undefined, grant.clientId);
+  }
+  return (await api.lookupClient(grant.clientId))?.clientName || grant.clientId;
+}
+
+/** The account's OAuth grants, with the names their clients go by. */
 async function grants(c: Ctx): Promise<GrantRow[]> {
   const api = oauthApi(c.req.raw, c.env);
   const listed = await api.listUserGrants(c.var.account, { limit: 100 });
   return Promise.all(
     listed.items.map(async (grant) => ({
       id: grant.id,
-      client: (await api.lookupClient(grant.clientId))?.clientName || grant.clientId,
+      client: await clientName(api, grant),
       scopes: grant.scope,
       created_at: isoTime(grant.createdAt * 1000),
     })),

@@ -152,8 +152,10 @@ describe.skipIf(skipBrowser)("OAuth 2.1 for a remote MCP client, consent clicked
       token_endpoint_auth_method: "none",
     };
     const fetched: string[] = [];
+    const agents = new Set<string>();
     const documents = createServer((request, response) => {
       fetched.push(request.url ?? "");
+      agents.add(request.headers["user-agent"] ?? "");
       const hops = /^\/hop(\d+)$/.exec(request.url ?? "");
       if (hops) {
         response.writeHead(302, { Location: `/hop${Number(hops[1]) + 1}` }).end();
@@ -205,6 +207,8 @@ describe.skipIf(skipBrowser)("OAuth 2.1 for a remote MCP client, consent clicked
       }
       expect(fetched).toContain("/hop4");
       expect(fetched).not.toContain("/hop5");
+      // Every fetch was the Worker's own, bounded one: the provider read what it fetched from its cache.
+      expect([...agents].filter((agent) => agent.startsWith("workers-oauth-provider"))).toEqual([]);
       await context.close();
     } finally {
       await new Promise((closed) => documents.close(closed));
