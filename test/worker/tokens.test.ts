@@ -53,6 +53,8 @@ describe("/api/tokens", () => {
     }
     expect(Date.now() - Date.parse(String(used))).toBeLessThan(10_000);
     await callTool(client, "get_workflow", {});
+    // The subject is an absence (no second write within the minute), which no event announces: a
+    // write after the reply would land well within 50 ms here (the first one above took one poll).
     await new Promise((r) => setTimeout(r, 50));
     const again = (await api("GET", "/api/tokens")).body.tokens as { id: string; last_used_at: string | null }[];
     expect(again.find((t) => t.id === body.id)?.last_used_at).toBe(used);
