@@ -31,7 +31,7 @@ import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
-import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
+import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -287,6 +287,7 @@ export class AccountObject extends DurableObject<Env> {
     const revoked = this.tokens.revoke(id);
     if (revoked.ok) {
       this.webhooks.endCredential(managedRef(id));
+      this.devices.forgetPairingsOf(managedRef(id));
       await this.sessions.endCredential(managedRef(id));
     }
     return revoked;
@@ -307,8 +308,16 @@ export class AccountObject extends DurableObject<Env> {
 
   // ── Devices (their helpers sign what they compute) ───────────────────────
 
-  async requestDevicePairing(input: { key: string; name: string }): Promise<Result<IssuedPairing>> {
+  async requestDevicePairing(input: { key: string; name: string; credential: CredentialRef }): Promise<Result<IssuedPairing>> {
     return this.devices.requestPairing(input);
+  }
+
+  async devicePairingRequests(): Promise<PairingRequest[]> {
+    return this.devices.pairingRequests();
+  }
+
+  async clearDevicePairings(): Promise<number> {
+    return this.devices.clearPairings();
   }
 
   async pendingDevice(code: string): Promise<Result<PendingDevice>> {

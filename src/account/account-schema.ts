@@ -193,4 +193,13 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  // Each pairing request with the credential that asked (bounded per credential; a revoked token's
+  // requests go with it); requests made before have none and expire within ten minutes.
+  {
+    version: 13,
+    statements: [
+      "ALTER TABLE device_pairings ADD COLUMN credential TEXT",
+      "CREATE INDEX device_pairings_credential ON device_pairings(credential, expires_at)",
+    ],
+  },
 ];

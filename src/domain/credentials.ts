@@ -13,6 +13,7 @@
  */
 import { sha256Hex } from "../crypto";
 import { type Authority, SCOPES } from "./access-scopes";
+import type { FeedbackAuthor } from "./view";
 
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -36,6 +37,27 @@ export function parseCredentialRef(ref: unknown): ParsedCredential | null {
   if (bootstrap?.[1]) return { kind: "bootstrap", hash: bootstrap[1] };
   const managed = MANAGED_REF.exec(ref);
   return managed?.[1] ? { kind: "managed", id: managed[1] } : null;
+}
+
+/**
+ * Who acted, as a record names them: a managed token by its id, a bootstrap token by its kind only
+ * (its digest, shown on shared pages, would let anyone test guesses of a weak one), how it was
+ * presented (`via`), and an OAuth client by its id.
+ */
+export function authorOf(principal: { credential: CredentialRef; client?: string }, via: FeedbackAuthor["via"]): FeedbackAuthor {
+  const parsed = parseCredentialRef(principal.credential);
+  const who =
+    parsed?.kind === "managed"
+      ? { kind: "managed_token" as const, credential: parsed.id }
+      : { kind: "bootstrap_token" as const, credential: null };
+  return { ...who, via, ...(via === "oauth" && principal.client !== undefined ? { client: principal.client } : {}) };
+}
+
+/** A credential as a page names it: a managed token by its id, a bootstrap token by its kind only (as `authorOf`). */
+export function credentialLabel(ref: CredentialRef | null): string {
+  if (ref === null) return "not recorded";
+  const parsed = parseCredentialRef(ref);
+  return parsed?.kind === "managed" ? `token ${parsed.id}` : "a bootstrap token";
 }
 
 /** sha-256(token) hex → account, for every configured bootstrap token. */

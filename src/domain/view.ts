@@ -284,6 +284,25 @@ export type FeedbackTarget = "workflow" | "task" | "decision" | "issue";
 /** A plain comment, or a verdict on a review item. */
 export type FeedbackVerdict = "comment" | "approved" | "changes_requested";
 
+/**
+ * Where feedback was posted: the owner's page (a person signed in to the dashboard), or the review
+ * app inside an MCP client (`mcp_app`), where the server cannot tell a person from the agent that
+ * holds the same credential: a verdict sent there is recorded as a comment (workflow/feedback.ts).
+ */
+export type FeedbackChannel = "page" | "mcp_app";
+
+/** Who posted feedback: the credential behind the request and how it was presented. */
+export interface FeedbackAuthor {
+  /** A managed token (named by its id) or a bootstrap token of the deployment's configuration (not named). */
+  kind: "managed_token" | "bootstrap_token";
+  /** The managed token's id; null for a bootstrap token (its digest would let anyone test guesses of a weak one). */
+  credential: string | null;
+  /** A dashboard session signed in with it, the token itself as a bearer, or an OAuth client approved with it. */
+  via: "session" | "token" | "oauth";
+  /** `oauth`: the client's id. */
+  client?: string;
+}
+
 /** One piece of reviewer feedback, written in the owner view and delivered to the agent once. */
 export interface FeedbackView {
   id: string;
@@ -295,6 +314,10 @@ export interface FeedbackView {
   created_at: string;
   /** When an agent's tool result carried it; null until then. */
   delivered_at: string | null;
+  /** Who posted it; absent for feedback recorded before authors were (storage migration 17). */
+  author?: FeedbackAuthor;
+  /** Where it was posted; absent as `author` is. */
+  channel?: FeedbackChannel;
 }
 
 /** What the account index keeps per workflow (dashboard, get_workflow without id). */

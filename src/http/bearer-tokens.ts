@@ -35,6 +35,8 @@ export interface Principal extends Authority {
   credential: CredentialRef;
   /** When the credential stops working (ms since the epoch), or null. */
   expiresAt: number | null;
+  /** An OAuth access token's client (the credential is the one its grant was approved with). */
+  client?: string;
 }
 
 /** How long a verified managed token is trusted without asking its account object again. */

@@ -128,3 +128,27 @@ export function clientLabel(name: string | undefined, clientId: string): string 
     return shown;
   }
 }
+
+/** Where a redirect URI sends the answer, as the consent page says it: its host, or "a local app" for loopback. */
+export function redirectHostOf(uri: string): string {
+  try {
+    const url = new URL(uri);
+    return url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]"
+      ? `a local app (${url.host})`
+      : url.host || url.protocol;
+  } catch {
+    return uri;
+  }
+}
+
+/**
+ * A client wherever it is listed (the tokens page's grants): never its self-chosen name alone. A
+ * metadata document's client reads as on the consent page (its document's host); a registered
+ * one with where its answers go (its redirect host), which consent shows beside its name.
+ */
+export function listedClientLabel(client: { clientName?: string; redirectUris: string[] } | null, clientId: string): string {
+  if (/^https:\/\//i.test(clientId) || !client) return clientLabel(client?.clientName, clientId);
+  const redirect = client.redirectUris[0];
+  const shown = clientLabel(client.clientName, clientId);
+  return redirect === undefined ? shown : `${shown} (redirects to ${redirectHostOf(redirect)})`;
+}

@@ -193,5 +193,6 @@ export async function oauthPrincipal(request: Request, env: Env, token: string, 
     scopes: commonScopes(grant.scopes, authority.scopes),
     credential: grant.credential,
     expiresAt: Math.min(authority.expiresAt ?? Infinity, summary.expiresAt * 1000),
+    client: summary.grant.clientId,
   };
 }

@@ -21,7 +21,7 @@ import { noStore, pageHeaders } from "../http/security-headers";
 import { currentSession } from "../http/session";
 import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
-import { clientLabel, prepareClientMetadata } from "../oauth/client-metadata";
+import { clientLabel, prepareClientMetadata, redirectHostOf } from "../oauth/client-metadata";
 import {
   AUTHORIZE_ENDPOINT,
   type GrantProps,
@@ -150,17 +150,6 @@ async function parseRequest(c: Ctx): Promise<Parsed> {
 const offeredScopes = (sessionScopes: readonly Scope[]) =>
   may(sessionScopes, "grant.approve") ? OAUTH_SCOPES.filter((scope) => allows(sessionScopes, scope)) : [];
 
-const hostOf = (uri: string) => {
-  try {
-    const url = new URL(uri);
-    return url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]"
-      ? `a local app (${url.host})`
-      : url.host || url.protocol;
-  } catch {
-    return uri;
-  }
-};
-
 oauthRoutes.get(AUTHORIZE_ENDPOINT, async (c) => {
   const session = await currentSession(c);
   if (!session) {
@@ -177,7 +166,7 @@ oauthRoutes.get(AUTHORIZE_ENDPOINT, async (c) => {
     await renderConsentPage(nonceOf(c), {
       account: session.account,
       clientName: clientLabel(client?.clientName, parsed.request.clientId),
-      redirectHost: hostOf(parsed.request.redirectUri),
+      redirectHost: redirectHostOf(parsed.request.redirectUri),
       offered,
       action: pathWithQuery(c),
     }),

@@ -26,7 +26,7 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
-import { clientLabel, isMetadataDocumentId } from "../oauth/client-metadata";
+import { clientLabel, isMetadataDocumentId, listedClientLabel } from "../oauth/client-metadata";
 import { oauthApi, revokeGrantsOf } from "../oauth/provider";
 import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
 import { accountStub } from "../stubs";
@@ -126,19 +126,19 @@ tokenRoutes.delete("/api/tokens/:id", apiAdmin, async (c) => {
 // ── The tokens page ─────────────────────────────────────────────────────────
 
 /**
- * The name a grant's client goes by: the one it registered, or for a client identified by its
- * metadata document the name recorded when the grant was approved, with the document's host
- * (no document is fetched to show this page).
+ * A grant's client as consent named it (never by its self-chosen name alone): a registered one
+ * as it registered; one identified by its metadata document by the name recorded when the grant
+ * was approved, with the document's host (no document is fetched to show this page).
  */
 async function clientName(api: OAuthHelpers, grant: { clientId: string; metadata: unknown }): Promise<string> {
   if (isMetadataDocumentId(grant.clientId)) {
     const recorded = (grant.metadata as { client_name?: unknown } | null)?.client_name;
     return clientLabel(typeof recorded === "string" ? recorded : undefined, grant.clientId);
   }
-  return (await api.lookupClient(grant.clientId))?.clientName || grant.clientId;
+  return listedClientLabel(await api.lookupClient(grant.clientId), grant.clientId);
 }
 
-/** The account's OAuth grants, with the names their clients go by. */
+/** The account's OAuth grants, each client named as consent named it. */
 async function grants(c: Ctx): Promise<GrantRow[]> {
   const api = oauthApi(c.req.raw, c.env);
   const listed = await api.listUserGrants(c.var.account, { limit: 100 });

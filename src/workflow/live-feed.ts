@@ -21,7 +21,7 @@ export const SHARE_TOKEN_HEADER = "Waymark-Share-Token";
  */
 export const OWNER_ACCOUNT_HEADER = "Waymark-Owner-Account";
 export const OWNER_SESSION_HEADER = "Waymark-Owner-Session";
-/** The client a live follower is counted against (the Worker's `clientOf` of the request). */
+/** The client a live follower is counted against (the Worker's `clientOf` of the request; an MCP subscription's credential). */
 export const CLIENT_HEADER = "Waymark-Client";
 /**
  * An MCP subscription (src/mcp/subscriptions.ts): the Worker sets the account whose credential it
@@ -56,7 +56,7 @@ export class LiveFeed {
         return new Response("This workflow is no longer shared.", { status: status === "not_found" || status === "none" ? 404 : 410 });
     }
     const client = request.headers.get(CLIENT_HEADER) ?? "unknown";
-    const refusal = this.followers.refusal(client);
+    const refusal = this.followers.refusal(client, owner !== null || subscriber !== null);
     if (refusal) return new Response(`Too many live pages: ${refusal}.`, { status: 429, headers: { "Retry-After": "60" } });
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     const pair = new WebSocketPair();

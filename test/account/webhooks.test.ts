@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { eventually } from "../support/eventually";
 import { connect, ok } from "../support/mcp-client";
-import { accountIndexed, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { accountIndexed, ON_PAGE, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -210,6 +210,7 @@ describe("deliveries", () => {
       target_id: task.task_id,
       verdict: "changes_requested",
       body: "Add a down migration",
+      ...ON_PAGE,
     });
     expect(added.ok).toBe(true);
     await accountIndexed(wf.workflow_id);
@@ -230,6 +231,8 @@ describe("deliveries", () => {
       target_id: task.task_id,
       verdict: "changes_requested",
       body: "Add a down migration",
+      author: ON_PAGE.author,
+      channel: "page",
     });
 
     const toSlack = recorded.filter((r) => r.url.endsWith("/slack"));

@@ -102,6 +102,8 @@ describe.skipIf(skipBrowser)("OAuth 2.1 for a remote MCP client, consent clicked
     await page.goto(`${server.url}/dashboard/tokens`);
     const grant = page.locator("tr.grant", { hasText: "E2E <Agent> & Co" });
     expect(await grant.textContent()).toContain("write");
+    // A registered client is listed with where its answers go, as consent said (its name is its own choice).
+    expect(await grant.locator("strong").textContent()).toBe(`E2E <Agent> & Co (redirects to a local app (${new URL(callback.url).host}))`);
     await clickAndWait(page, 'tr.grant:has-text("E2E <Agent> & Co") button');
     expect(await page.locator("tr.grant").count()).toBe(0);
     expect((await list(renewed.access_token)).status).toBe(401);
@@ -197,6 +199,10 @@ describe.skipIf(skipBrowser)("OAuth 2.1 for a remote MCP client, consent clicked
       const started = await callTool(client, "start_workflow", { name: "Started by a CIMD client" });
       expect(started.isError, started.text).toBe(false);
       await client.close();
+      // Wherever the client is listed it reads as consent named it: never its self-chosen name alone.
+      await page.goto(`${server.url}/dashboard/tokens`);
+      const listed = page.locator("tr.grant", { hasText: "CIMD <Agent>" });
+      expect(await listed.locator("strong").textContent()).toBe(`CIMD <Agent> [U+202E]gnp.exe (127.0.0.1:${port})`);
 
       // Bounded: a document over 5 KB, and more than 3 redirects, are refused before consent.
       for (const bad of [`${base}/big.json`, `${base}/hop1`]) {

@@ -196,7 +196,7 @@ describe("feedback", () => {
     }
     const markdown = await (await workerFetch(`${ORIGIN}/w/${id}/export.md`, { headers: { Cookie: cookie } })).text();
     expect(markdown).toContain("### Reviewer feedback");
-    expect(markdown).toMatch(/- \*\*approved\*\* on the workflow: .*looks/);
+    expect(markdown).toMatch(/- \*\*approved\*\* on the workflow \(signed in with a bootstrap token, on the page\): .*looks/);
     expect(markdown).not.toContain("<img");
   });
 

@@ -11,7 +11,7 @@ import type { WithFeedback } from "../../src/workflow/writer";
 import { file } from "../domain/fixtures";
 import { clockPast, eventually } from "../support/eventually";
 import { callTool, connect } from "../support/mcp-client";
-import { workerTarget } from "../support/worker";
+import { ON_PAGE, workerTarget } from "../support/worker";
 import { failure, pushToAccount, readWhole, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
@@ -123,7 +123,7 @@ describe("a write that rolls back", () => {
     const { id, stub, taskId } = await newTask();
     // The agent's write learns that nothing is waiting.
     expect(value(await stub.logMilestone(ACME, { task_id: taskId, message: "m" }))).not.toHaveProperty("reviewer_feedback");
-    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Look at the tests." }));
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Look at the tests.", ...ON_PAGE }));
     await runInDurableObject(stub, async (instance, state) => {
       const feedback = (instance as unknown as { feedback: FeedbackRecords }).feedback;
       const rollback = new Error("the commit failed");
@@ -160,7 +160,7 @@ describe("the workflow's updated_at", () => {
     const before = await updatedAt();
     // A feedback written later than the last write: had it moved updated_at, the value would differ.
     await clockPast(before ?? 0);
-    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted." }));
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted.", ...ON_PAGE }));
     expect(await updatedAt()).toBe(before);
     expect(value(await stub.readHead(ACME, false)).workflow.updated_at).toBe(new Date(before ?? 0).toISOString());
   });
