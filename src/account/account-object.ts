@@ -16,6 +16,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { DeviceSignature } from "@waymark/protocol/device-signature";
 import { type Authority, may } from "../domain/access-scopes";
+import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
 import type { SignatureVerdict } from "../domain/device-signature";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
@@ -30,7 +31,6 @@ import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
-import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
 import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
