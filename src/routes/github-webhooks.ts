@@ -15,7 +15,7 @@
  * account or receiver answers as a bad signature does.
  */
 import { Hono } from "hono";
-import { bootstrapTable, isConfiguredAccount } from "../account/credentials";
+import { bootstrapTable, isConfiguredAccount } from "../domain/credentials";
 import { apiError, apiErrorResponse } from "../http/api-errors";
 import { readBounded } from "../http/bounded-body";
 import { requireAccount } from "../http/require-account";

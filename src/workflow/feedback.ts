@@ -20,6 +20,7 @@ import { WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
+import { notFoundError } from "./ownership";
 import { iso } from "./records";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -242,7 +243,7 @@ export class FeedbackRecords {
 
   /** The task a target belongs to (null for the workflow itself); NOT_FOUND for anything outside this workflow. */
   private taskOfTarget(workflowId: string, target: FeedbackTarget, targetId: string): string | null {
-    const missing = () => new WaymarkError("NOT_FOUND", `target_id: no ${target} ${targetId} in workflow ${workflowId}`);
+    const missing = () => notFoundError("target_id", `${target} ${targetId} in workflow ${workflowId}`);
     if (target === "workflow") {
       if (targetId !== workflowId) throw missing();
       return null;
@@ -261,7 +262,7 @@ export class FeedbackRecords {
   }
 }
 
-/** `src/a.ts:12`, or the path alone for a comment on the whole file: where a review comment was left. */
+/** `src/api/a.ts:12`, or the path alone for a comment on the whole file: where a review comment was left. */
 export const locationText = (location: FeedbackLocation) => (location.line === null ? location.path : `${location.path}:${location.line}`);
 
 /** The digest as one short line of text appended to a tool's text result (a few hundred bytes at most). */
