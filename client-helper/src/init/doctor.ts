@@ -11,6 +11,7 @@ import type { ResolvedEndpoint } from "../endpoint.js";
 import { noEndpointHelp } from "../endpoint.js";
 import { cleanGitEnv } from "../git/process.js";
 import { launcherPath } from "../hooks/launcher.js";
+import { checkNotes } from "../notes/setup.js";
 import { Remote, RemoteFailure } from "../remote.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
 import { hooksSetting } from "./codex.js";
@@ -303,6 +304,7 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
         : { name: "token", ok: false, detail: "not checked: the endpoint cannot be reached", fix: "fix the endpoint check first" },
     );
     checks.push(...(await checkGit(ctx.project)));
+    checks.push(...(await checkNotes(ctx.project).catch(() => [])));
     checks.push(...(await checkAgents(ctx, options.env)));
   }
   for (const check of checks) {

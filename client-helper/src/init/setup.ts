@@ -15,6 +15,7 @@ import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import { DeviceKey } from "../device-key.js";
 import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
 import { repositoryRoot } from "../hooks/journal.js";
+import { setupNotes } from "../notes/setup.js";
 import { cacheRoot } from "../store.js";
 import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, displayPath } from "./agents.js";
 import { codexTrustSteps } from "./codex.js";
@@ -213,6 +214,12 @@ export async function runInit(options: InitOptions): Promise<number> {
     failed ||= problems.length > 0;
   }
   for (const dir of [...createdDirs].sort((a, b) => b.length - a.length)) await rmdir(dir).catch(() => {});
+  // The repository's git config that makes the task records (git notes) follow rewrites and fetches.
+  options.out(
+    await setupNotes(ctx.project, { remove: options.remove, dryRun: options.dryRun }).catch(
+      (e: unknown) => `Notes: not set up: ${String(e)}\n`,
+    ),
+  );
   if (!options.remove && !options.dryRun) {
     const saved = await saveUserEndpoint(options.endpoint, options.env);
     options.out(`\nEndpoint ${options.endpoint.mcp} kept in ${saved}: every waymark command uses it when no --url is given.`);
