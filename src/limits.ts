@@ -58,6 +58,8 @@ export const LIMITS = {
   // Live followers: bounded catch-up and sockets.
   LIVE_PAGE_BYTES: 512 * 1024,
   LIVE_SOCKETS_PER_WORKFLOW: 100,
+  // The owner's own pool per workflow (dashboard pages, MCP subscriptions): a link's readers never fill it.
+  LIVE_OWNER_SOCKETS_PER_WORKFLOW: 100,
   LIVE_SOCKETS_PER_CLIENT: 8,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
   SCOPE_MATCH_STEPS: 10_000_000,
@@ -69,11 +71,14 @@ export const LIMITS = {
   API_TOKENS: 100,
   TOKEN_NAME: 100,
   // Devices whose helpers sign (account/devices): approved devices per account, a device's name,
-  // pairing requests waiting for approval and how long a pairing code lives, and how far a
-  // signature's time (and a pairing request's) may be from the edge's clock either way.
+  // pairing requests waiting for approval (per credential that asked, so one token cannot fill the
+  // queue for the others, and per account, a storage bound the owner can empty on the Devices page)
+  // and how long a pairing code lives, and how far a signature's time (and a pairing request's) may
+  // be from the edge's clock either way.
   DEVICES: 50,
   DEVICE_NAME: 100,
-  DEVICE_PAIRINGS: 20,
+  DEVICE_PAIRINGS_PER_CREDENTIAL: 3,
+  DEVICE_PAIRINGS: 100,
   DEVICE_PAIRING_TTL_MS: 10 * 60 * 1000,
   DEVICE_SIGNATURE_SKEW_MS,
   // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
@@ -83,6 +88,14 @@ export const LIMITS = {
   // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
   DASHBOARD_PAGE: 25,
   PATHS_PER_WORKFLOW: 5000,
+  // Commits the account's commit index keeps per workflow; commits one GET /api/commits may ask about
+  // (a pull request's range: GitHub lists at most 250 commits of a pull request).
+  COMMITS_PER_WORKFLOW: 5000,
+  COMMITS_QUERY: 250,
+  // A GitHub webhook delivery's body (pull_request_review(_comment) payloads are tens of KiB), and
+  // how long its delivery id is remembered so that a redelivery is answered without a second item.
+  GITHUB_WEBHOOK_BODY_BYTES: 512 * 1024,
+  GITHUB_DELIVERIES_KEPT_MS: 7 * 24 * 60 * 60 * 1000,
   // Workflows one dashboard session may follow live (each is closed at sign-out).
   OWNER_FOLLOWS: 200,
   // Dashboard sessions open at once per credential (the oldest of that credential ends first;

@@ -44,6 +44,7 @@ Usage:
   waymark doctor [--url <endpoint>]
   waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>]
   waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
+  waymark ci [--url <endpoint>] [--policy <file>] [--comment] [--code-quality <file>] [--json]
   waymark trace [--workflow <id>] [--url <endpoint>] [--token <token>] [--out <file>]
   waymark blame <file> [--rev <revision>] [--trace <export.agent-trace.json>]... [--workflow <id>]... [--json]
   waymark notes carry --from <commit> --onto <commit> [--since <commit>] [--dry-run] [--json]
@@ -65,6 +66,8 @@ Commands:
   summary   print a workflow as Markdown for a pull request description
   verify    check a workflow's JSON export: its chain, its signature, every field against
             its events, and with --repo its committed changes against git
+  ci        in a pull request's CI job: find its tasks, verify their record, apply the
+            repository's policy (.waymark/policy.yml); job summary, annotations, outputs
   trace     print a workflow's Agent Trace export: which lines of each commit its tasks'
             agents wrote
   blame     for each line of a file at HEAD, the task, agent and model that wrote it
@@ -615,6 +618,10 @@ async function run(argv: string[], io: Io): Promise<number> {
     case "verify": {
       const { runVerify } = await import("./verify-command.js");
       return runVerify(rest, { stdout: io.stdout, stderr: io.stderr });
+    }
+    case "ci": {
+      const { runCi } = await import("./ci/ci-command.js");
+      return runCi(rest, { stdout: io.stdout, stderr: io.stderr, env: process.env, cwd: process.cwd() });
     }
     case "commit-trailer": {
       // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.

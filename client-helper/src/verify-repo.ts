@@ -27,6 +27,7 @@
  * config defines, nothing written to the repository; line counts in the helper's scratch repository.
  */
 import { changeStatus, type PathChange } from "@waymark/protocol/attribution";
+import type { Json, JsonObject } from "@waymark/protocol/export-rebuild";
 import { summarizeChanges } from "@waymark/protocol/files-changed";
 import type { ReadTaskNote } from "@waymark/protocol/git-note";
 import { inertContext } from "./git/inert-config.js";
@@ -35,9 +36,6 @@ import { gitCommitOf, gitDiffCommits, gitHasCommit, gitIsAncestor, gitToplevel }
 import { NoteAttribution } from "./notes/attribution.js";
 import { checkEntryContent } from "./notes/check.js";
 import { commitsSince, countLines } from "./review-measures.js";
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 /**
  * agrees: on the branch, nothing git shows contradicts the record; rewritten: not on the branch,
