@@ -142,7 +142,7 @@ export class HelperProxy {
 
 /** The agent's id of a tool call, sent in the call's `_meta`: Claude Code's `claudecode/toolUseId`, Codex's `callId`. */
 function callIdOf(meta: Record<string, unknown> | undefined): string | undefined {
-  const id = meta?.["claudecode/toolUseId"] ?? meta?.callId ?? meta?.["gemini/callId"];
+  const id = meta?.["claudecode/toolUseId"] ?? meta?.callId;
   return typeof id === "string" && id !== "" ? id : undefined;
 }
 

@@ -75,10 +75,6 @@ export function shellRun(payload: Payload, agent: AgentName): ShellRun | null {
       ? { command, exit_code: whole(payload.exit_code) ?? whole(payload.exitCode), duration_ms: duration(payload.duration) }
       : null;
   }
-  if (agent === "gemini") {
-    const command = payload.tool_name === "run_shell_command" ? text(object(payload.tool_input).command) : null;
-    return command ? { command, exit_code: whole(object(payload.tool_response).exit_code), duration_ms: null } : null;
-  }
   if (payload.tool_name !== "Bash") return null;
   const input = object(payload.tool_input);
   const command = text(input.command);

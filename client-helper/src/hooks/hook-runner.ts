@@ -27,7 +27,7 @@ import { age, fetchWorkflowState } from "./workflow-state.js";
 
 export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
-export const HOOK_AGENTS = ["claude", "cursor", "codex", "gemini"] as const;
+export const HOOK_AGENTS = ["claude", "cursor", "codex"] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];
 
 /** Claude Code's file-editing tools; their `tool_input` names the file. */
@@ -92,11 +92,6 @@ export function editedFiles(payload: Payload, agent: HookAgent): { tool: string;
     const command = text(input.command) ?? "";
     if (tool === "apply_patch" || hasPatch(command)) return { tool, paths: patchPaths(command) };
     return { tool, paths: [] };
-  }
-  if (agent === "gemini") {
-    const path = text(input.file_path);
-    if (tool === "run_shell_command") return { tool, paths: [] };
-    return (tool === "write_file" || tool === "replace") && path ? { tool, paths: [path] } : null;
   }
   if (!(EDIT_TOOLS as readonly string[]).includes(tool)) return null;
   const path = text(input.file_path) ?? text(input.notebook_path);
@@ -228,7 +223,6 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       if (due.length === 0) return options.agent === "cursor" ? "{}" : null;
       for (const task of due) await journal.markReminded(task, now());
       if (options.agent === "cursor") return JSON.stringify({ followup_message: stopReminder(due) });
-      if (options.agent === "gemini") return JSON.stringify({ decision: "deny", reason: stopReminder(due) });
       return JSON.stringify({ decision: "block", reason: stopReminder(due) });
     }
   }

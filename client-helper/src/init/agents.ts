@@ -39,9 +39,9 @@ import {
   upsertEntry,
 } from "./json-file.js";
 
-export const AGENTS = ["claude", "cursor", "codex", "gemini"] as const;
+export const AGENTS = ["claude", "cursor", "codex"] as const;
 export type AgentName = (typeof AGENTS)[number];
-export const AGENT_LABELS: Record<AgentName, string> = { claude: "Claude Code", cursor: "Cursor", codex: "Codex", gemini: "Gemini CLI" };
+export const AGENT_LABELS: Record<AgentName, string> = { claude: "Claude Code", cursor: "Cursor", codex: "Codex" };
 
 export type Context = {
   /** The project directory (repository top level). */
@@ -226,14 +226,6 @@ export function agentEdits(agent: AgentName, ctx: Context): FileEdit[] {
         mcpServerEdit("cursor", project(".cursor", "mcp.json"), { command, args, env: { [TOKEN_VARIABLE]: `\${env:${TOKEN_VARIABLE}}` } }),
         cursorRuleEdit(project(".cursor", "rules", "waymark.mdc")),
         cursorHooksEdit(project(".cursor", "hooks.json"), agentHooks("cursor", ctx.endpoint, ctx.version)),
-      ];
-    }
-    case "gemini": {
-      const { command, args } = mcpArgs(ctx);
-      return [
-        mcpServerEdit("gemini", project(".gemini", "settings.json"), { command, args, env: { [TOKEN_VARIABLE]: `$${TOKEN_VARIABLE}` } }),
-        matcherHooksEdit("gemini", project(".gemini", "settings.json"), agentHooks("gemini", ctx.endpoint, ctx.version)),
-        markdownEdit("gemini", project("GEMINI.md")),
       ];
     }
     case "codex":

@@ -19,7 +19,7 @@ export function isSetupCommand(command: string | undefined): command is SetupCom
 }
 
 export const SETUP_HELP: Record<SetupCommand, string> = {
-  init: `Usage: waymark init --url <endpoint> [--agent claude,cursor,codex,gemini] [--dir <dir>] [--dry-run] [--remove] [--commit-trailer]
+  init: `Usage: waymark init --url <endpoint> [--agent claude,cursor,codex] [--dir <dir>] [--dry-run] [--remove] [--commit-trailer]
 
 Sets the project up for the agents found (Claude Code, Cursor, Codex) or named with --agent:
 the waymark MCP server entry (run from the endpoint's own helper tarball), a short
@@ -31,7 +31,7 @@ kept in ~/.config/waymark/config.json, where every waymark command finds it.
 Options:
   --url <endpoint>  the Waymark endpoint, base URL or its /mcp (default: $WAYMARK_URL, else
                     the endpoint kept by an earlier init)
-  --agent <list>    comma-separated: claude, cursor, codex, gemini (default: the agents found)
+  --agent <list>    comma-separated: claude, cursor, codex (default: the agents found)
   --dir <dir>       the project (default: the repository of the working directory)
   --dry-run         print the unified diff of what would be written; write nothing
   --remove          take out everything init wrote (files come back byte for byte)
@@ -68,7 +68,7 @@ Options:
   --new-key         move the current key aside and make a new one (after a revocation)
   -h, --help        show this help
 `,
-  hook: `Usage: waymark hook <session-start | post-tool-use | stop> [--agent claude|cursor|codex|gemini] [--url <endpoint>]
+  hook: `Usage: waymark hook <session-start | post-tool-use | stop> [--agent claude|cursor|codex] [--url <endpoint>]
 
 What the hooks installed by 'waymark init' run: reads the agent's hook payload (JSON) on
 stdin and answers in that agent's format. Never fails the agent: errors end with exit 0.

@@ -41,12 +41,6 @@ export function detectAgents(places: Places): Record<AgentName, string[]> {
       ["~/.cursor/", h(".cursor")],
       ["cursor-agent on PATH", onPath("cursor-agent", places.path)],
     ]),
-    gemini: found([
-      [".gemini/", p(".gemini")],
-      ["GEMINI.md", p("GEMINI.md")],
-      ["~/.gemini/", h(".gemini")],
-      ["gemini on PATH", onPath("gemini", places.path)],
-    ]),
     codex: found([
       [".codex/", p(".codex")],
       ["AGENTS.md", p("AGENTS.md")],

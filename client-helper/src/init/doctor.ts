@@ -223,9 +223,7 @@ async function pluginAlsoEnabled(agent: AgentName, ctx: Awaited<ReturnType<typeo
         ? /^\[plugins\."waymark@waymark"\]\s*\n(?:[^[]*\n)?\s*enabled\s*=\s*true/m.test(
             (await readOrNull(`${ctx.codexHome}/config.toml`).catch(() => null)) ?? "",
           )
-        : agent === "gemini"
-          ? /"waymark"\s*:\s*\{\s*"enabled"\s*:\s*true/.test((await readOrNull(`${ctx.home}/.gemini/extensions/extension-enablement.json`).catch(() => null)) ?? "")
-          : false;
+        : false;
   if (!enabled) return null;
   return {
     name: AGENT_LABELS[agent],

@@ -176,7 +176,7 @@ export async function runInit(options: InitOptions): Promise<number> {
   const { agents, why } = chooseAgents(options, ctx);
   if (agents.length === 0) {
     options.out(
-      `No agent found in ${ctx.project} or ${ctx.home} (looked for Claude Code, Cursor, Codex and Gemini CLI).\nName them: waymark init --url ${options.endpoint.origin} --agent claude,cursor,codex,gemini\n`,
+      `No agent found in ${ctx.project} or ${ctx.home} (looked for Claude Code, Cursor and Codex).\nName them: waymark init --url ${options.endpoint.origin} --agent claude,cursor,codex\n`,
     );
     return 1;
   }

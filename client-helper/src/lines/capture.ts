@@ -42,7 +42,7 @@ export type CapturedEdit = {
 
 type Payload = Record<string, unknown>;
 /** The agents whose hooks report edits (../hooks/hook-runner.ts's HOOK_AGENTS). */
-type EditAgent = "claude" | "cursor" | "codex" | "gemini";
+type EditAgent = "claude" | "cursor" | "codex";
 
 const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
 const record = (value: unknown): Payload => (value && typeof value === "object" && !Array.isArray(value) ? (value as Payload) : {});
@@ -59,14 +59,6 @@ export function capturedEdits(payload: Payload, agent: EditAgent): CapturedEdit[
     if (tool !== "apply_patch" && tool !== "Bash") return [];
     const patch = patchText(text(input.command) ?? text(input.input) ?? "");
     return patch === null ? [] : codexEdits(patch);
-  }
-  if (agent === "gemini") {
-    const path = text(input.file_path);
-    if (!path) return [];
-    if (tool === "write_file") return text(input.content) === null ? [] : [{ path, after: text(input.content) }];
-    const old = text(input.old_string);
-    const replaced = text(input.new_string);
-    return tool === "replace" && old !== null && replaced !== null ? [{ path, replacements: [{ old, new: replaced }] }] : [];
   }
   return claudeEdits(tool, input, record(payload.tool_response));
 }

@@ -62,7 +62,7 @@ export class LineEditLog {
    * `at`; returns how many file edits were recorded. Written synchronously: a hook's run is short
    * and every round trip through the thread pool costs more than these writes.
    */
-  async record(payload: Record<string, unknown>, agent: "claude" | "cursor" | "codex" | "gemini", at: number, cwd: string): Promise<number> {
+  async record(payload: Record<string, unknown>, agent: "claude" | "cursor" | "codex", at: number, cwd: string): Promise<number> {
     const captured = capturedEdits(payload, agent);
     if (captured.length === 0) return 0;
     const tasks = (await this.journal.openTasks()).filter((task) => task.started_at <= at);

@@ -13,7 +13,7 @@ import type { LineInputs } from "./attribute.js";
 import { LineEditLog, type LoggedEdit } from "./edit-log.js";
 
 /** The agents' names as Agent Trace's `tool.name` gives them. */
-const TOOL_NAMES: Record<string, string> = { claude: "claude-code", codex: "codex", cursor: "cursor", gemini: "gemini-cli" };
+const TOOL_NAMES: Record<string, string> = { claude: "claude-code", codex: "codex", cursor: "cursor" };
 
 /** Bytes of a transcript read for the agent's version: Claude Code writes it on every line (read from the end), Codex in its first. */
 const VERSION_BYTES = 64 * 1024;

@@ -84,39 +84,11 @@ export function responseOf(line: string, fromMs: number, toMs: number): { key: s
   };
 }
 
-/** Gemini CLI's session lines: `{"type":"gemini","id","timestamp","model","tokens":{"input","output","cached"}}`. */
-function geminiResponseOf(line: string, fromMs: number, toMs: number): { key: string; response: Response } | null {
-  let entry: Record<string, unknown>;
-  try {
-    entry = JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-  const tokens = entry.tokens && typeof entry.tokens === "object" ? (entry.tokens as Record<string, unknown>) : null;
-  const at = typeof entry.timestamp === "string" ? Date.parse(entry.timestamp) : Number.NaN;
-  if (!tokens || typeof entry.model !== "string" || !Number.isFinite(at) || at < fromMs || at > toMs) return null;
-  return {
-    key: `gemini:${String(entry.id)}`,
-    response: {
-      model: entry.model,
-      input_tokens: count(tokens.input),
-      output_tokens: count(tokens.output),
-      cache_creation_input_tokens: 0,
-      cache_creation_1h_input_tokens: 0,
-      cache_read_input_tokens: count(tokens.cached),
-    },
-  };
-}
-
 async function readResponses(path: string, fromMs: number, toMs: number, into: Map<string, Response>): Promise<boolean> {
   try {
     const codex = new CodexRollout();
     for await (const line of boundedLines(path, MAX_LINE)) {
-      const found = CodexRollout.claims(line)
-        ? codex.responseOf(line, fromMs, toMs)
-        : line.includes('"tokens"')
-          ? geminiResponseOf(line, fromMs, toMs)
-          : responseOf(line, fromMs, toMs);
+      const found = CodexRollout.claims(line) ? codex.responseOf(line, fromMs, toMs) : responseOf(line, fromMs, toMs);
       if (!found) continue;
       const known = into.get(found.key);
       // Streaming rewrites a response with growing counts: keep the most complete one.

@@ -10,7 +10,7 @@
 /** The environment variable the helper reads its token from; configurations only ever reference it. */
 export const TOKEN_VARIABLE = "WAYMARK_TOKEN";
 
-export type AgentName = "claude" | "cursor" | "codex" | "gemini";
+export type AgentName = "claude" | "cursor" | "codex";
 
 export type EndpointUrls = {
   /** `https://waymark.example.com` */
@@ -183,12 +183,6 @@ export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: st
         // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
         { event: "PostToolUse", matcher: "apply_patch|Bash", command: edit },
         { event: "Stop", command: stopCommand(agent, hook("stop")) },
-      ];
-    case "gemini":
-      return [
-        { event: "SessionStart", command: hook("session-start") },
-        { event: "AfterTool", matcher: "write_file|replace|run_shell_command", command: edit },
-        { event: "AfterAgent", command: stopCommand(agent, hook("stop")) },
       ];
     case "cursor":
       return [

@@ -136,11 +136,6 @@ export function marketplaceFiles(endpoint: EndpointUrls, version: string): Plugi
       content: json({ version: 1, hooks: hooksByEvent("cursor", endpoint, version, (hook) => ({ command: hook.command })) }),
     },
     {
-      path: `${PLUGIN_DIR}/gemini-extension.json`,
-      content: json({ name: PLUGIN_NAME, version, mcpServers: { [PLUGIN_NAME]: server }, contextFileName: "GEMINI.md" }),
-    },
-    { path: `${PLUGIN_DIR}/hooks/gemini.json`, content: json({ hooks: hooksByEvent("gemini", endpoint, version, matcherHookEntry) }) },
-    {
       path: `${PLUGIN_DIR}/rules/waymark.mdc`,
       content: `---\ndescription: Record agent work in Waymark (workflows, tasks, decisions, issues)\nalwaysApply: true\n---\n${INSTRUCTIONS}\n`,
     },
