@@ -25,7 +25,7 @@ import { drainSpool, type SpoolRecorder } from "./spool.js";
 import { stopReminder } from "./stop-state.js";
 import { age, fetchWorkflowState } from "./workflow-state.js";
 
-export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop", "prompt"] as const;
+export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 export const HOOK_AGENTS = ["claude", "cursor", "codex"] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];
@@ -205,9 +205,6 @@ async function handle(event: HookEvent, payload: Payload, options: HookOptions):
       if (options.agent === "cursor") return JSON.stringify({ additional_context: context });
       return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: context } });
     }
-    case "prompt":
-      // The session is noted above; Cursor's beforeSubmitPrompt must be told to go on.
-      return options.agent === "cursor" ? JSON.stringify({ continue: true }) : null;
     case "post-tool-use": {
       await recordToolCall(journal, payload, options.agent, now());
       return options.agent === "cursor" ? "{}" : null;

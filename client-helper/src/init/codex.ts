@@ -117,7 +117,7 @@ export function codexTrustSteps(project: string, codexHome: string, config: stri
     `       ${projectTable(project)}`,
     '       trust_level = "trusted"',
     "     (headless: codex exec --trust …)",
-    "  2. Trust Waymark's four hooks (SessionStart, UserPromptSubmit, PostToolUse, Stop): in `codex`, type /hooks, review them and",
+    "  2. Trust Waymark's three hooks (SessionStart, PostToolUse, Stop): in `codex`, type /hooks, review them and",
     "     trust each. Codex skips a hook it has not trusted without a word, and asks again whenever init changes",
     "     one (a new helper version). Headless runs that vetted the hooks: codex exec --dangerously-bypass-hook-trust",
     `  The MCP server needs neither: it is in your own ${codexHome}/config.toml. waymark doctor checks both steps.`,

@@ -68,7 +68,7 @@ Options:
   --new-key         move the current key aside and make a new one (after a revocation)
   -h, --help        show this help
 `,
-  hook: `Usage: waymark hook <session-start | post-tool-use | stop | prompt> [--agent claude|cursor|codex] [--url <endpoint>]
+  hook: `Usage: waymark hook <session-start | post-tool-use | stop> [--agent claude|cursor|codex] [--url <endpoint>]
 
 What the hooks installed by 'waymark init' run: reads the agent's hook payload (JSON) on
 stdin and answers in that agent's format. Never fails the agent: errors end with exit 0.

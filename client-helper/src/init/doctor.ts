@@ -146,7 +146,6 @@ async function fastPathCheck(version: string): Promise<Check> {
 const CODEX_EVENTS = [
   ["sessionStart", "SessionStart"],
   ["postToolUse", "PostToolUse"],
-  ["userPromptSubmit", "UserPromptSubmit"],
   ["stop", "Stop"],
 ] as const;
 
@@ -207,7 +206,7 @@ async function checkCodexTrust(ctx: Awaited<ReturnType<typeof initContext>>, env
     });
   }
   if (missing.length === 0 && untrusted.length === 0) {
-    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's SessionStart, UserPromptSubmit, PostToolUse and Stop hooks${deprecated}` });
+    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's SessionStart, PostToolUse and Stop hooks${deprecated}` });
   }
   return checks;
 }

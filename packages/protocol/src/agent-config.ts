@@ -163,7 +163,7 @@ export type HookSpec = { event: string; matcher?: string; command: string; async
  * task it edited and left open).
  */
 export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: string): HookSpec[] {
-  const hook = (event: "session-start" | "stop" | "prompt") =>
+  const hook = (event: "session-start" | "stop") =>
     hookCommandLine(endpoint, version, ["hook", event, "--agent", agent, "--url", endpoint.mcp]);
   // What the agent's tools did (edits, shell commands) is spooled, for the helper to read later.
   const edit = spoolCommand(agent);
@@ -171,7 +171,6 @@ export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: st
     case "claude":
       return [
         { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hook("session-start") },
-        { event: "UserPromptSubmit", command: hook("prompt") },
         // Recording an edit or a command answers nothing: it runs in the background and never delays the agent.
         { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", command: edit, async: true },
         // A shell command that exited non-zero reaches this event instead, with its exit code.
@@ -181,7 +180,6 @@ export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: st
     case "codex":
       return [
         { event: "SessionStart", matcher: "startup|resume|clear", command: hook("session-start") },
-        { event: "UserPromptSubmit", command: hook("prompt") },
         // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
         { event: "PostToolUse", matcher: "apply_patch|Bash", command: edit },
         { event: "Stop", command: stopCommand(agent, hook("stop")) },
@@ -189,7 +187,6 @@ export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: st
     case "cursor":
       return [
         { event: "sessionStart", command: hook("session-start") },
-        { event: "beforeSubmitPrompt", command: hook("prompt") },
         { event: "afterFileEdit", command: edit },
         { event: "afterShellExecution", command: edit },
         // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
