@@ -16,7 +16,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
-import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
+import type { TranscriptUsage } from "../usage/transcript.js";
 import { hookRemindedAt, keepStopState } from "./stop-state.js";
 
 export type OpenTask = {
@@ -331,7 +331,10 @@ export class Journal {
     if (!task) return null;
     const edits = await this.editedPaths(taskId);
     const session = await this.session();
-    const usage = session?.transcript_path ? await transcriptUsage(session.transcript_path, task.started_at, at) : null;
+    // Loaded here: the hooks, which load this module, never read a transcript (complete_task does).
+    const usage = session?.transcript_path
+      ? await (await import("../usage/transcript.js")).transcriptUsage(session.agent, session.transcript_path, task.started_at, at)
+      : null;
     return { ...task, completed_at: at, edited_paths: edits.paths, usage };
   }
 
