@@ -10,9 +10,8 @@ import type { Agent } from "./agent.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { cursor } from "./cursor.js";
-import { gemini } from "./gemini.js";
 
-const BY_NAME: { readonly [Name in AgentName]: Agent & { readonly name: Name } } = { claude, cursor, codex, gemini };
+const BY_NAME: { readonly [Name in AgentName]: Agent & { readonly name: Name } } = { claude, cursor, codex };
 
 /** Every agent, in the list's order. */
 export const AGENTS: readonly Agent[] = AGENT_NAMES.map((name) => BY_NAME[name]);

@@ -9,9 +9,8 @@ import { type AgentConfig, type EndpointUrls, type HookSpec, hookCommandLine, sp
 import { CLAUDE } from "./agents/claude";
 import { CODEX } from "./agents/codex";
 import { CURSOR } from "./agents/cursor";
-import { GEMINI } from "./agents/gemini";
 
-export const AGENT_CONFIGS = [CLAUDE, CURSOR, CODEX, GEMINI] as const;
+export const AGENT_CONFIGS = [CLAUDE, CURSOR, CODEX] as const;
 
 export type AgentName = (typeof AGENT_CONFIGS)[number]["name"];
 
