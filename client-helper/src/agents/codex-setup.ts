@@ -17,6 +17,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isWaymarkHookCommand, mcpServerCommand } from "@waymark/protocol/agent-config";
+import { hookEvents } from "@waymark/protocol/agents";
 import { CODEX, CODEX_FORWARDED_VARIABLES } from "@waymark/protocol/agents/codex";
 import { removeBlock, TOML_MARKERS } from "../init/blocks.js";
 import { type AgentSetup, type DoctorCheck, listed, type SetupContext } from "./agent.js";
@@ -89,7 +90,7 @@ function codexBlock(config: string | null, server: { command: string; args: read
 }
 
 /** The events Codex's hooks are installed on, as its config names them (SessionStart…). */
-const HOOK_EVENTS = [...new Set(CODEX.hooks({ sessionStart: "", toolCall: "", stop: "" }).map((hook) => hook.event))];
+const CODEX_EVENTS = hookEvents(CODEX);
 /** The same as its app-server lists them (sessionStart…). */
 const appServerEvent = (event: string) => `${event.charAt(0).toLowerCase()}${event.slice(1)}`;
 const COUNT_WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
@@ -114,7 +115,7 @@ async function trustSteps(ctx: SetupContext): Promise<string> {
     `       ${projectTable(ctx.project)}`,
     '       trust_level = "trusted"',
     "     (headless: codex exec --trust …)",
-    `  2. Trust Waymark's ${COUNT_WORDS[HOOK_EVENTS.length] ?? HOOK_EVENTS.length} hooks (${HOOK_EVENTS.join(", ")}): in \`codex\`, type /hooks, review them and`,
+    `  2. Trust Waymark's ${COUNT_WORDS[CODEX_EVENTS.length] ?? CODEX_EVENTS.length} hooks (${CODEX_EVENTS.join(", ")}): in \`codex\`, type /hooks, review them and`,
     "     trust each. Codex skips a hook it has not trusted without a word, and asks again whenever init changes",
     "     one (a new helper version). Headless runs that vetted the hooks: codex exec --dangerously-bypass-hook-trust",
     `  The MCP server needs neither: it is in your own ${home}/config.toml. waymark doctor checks both steps.`,
@@ -163,7 +164,7 @@ async function trustChecks(ctx: SetupContext): Promise<DoctorCheck[]> {
   }
   if (view.projectDisabled) return checks;
   const ours = view.hooks.filter((hook) => isWaymarkHookCommand(hook.command));
-  const missing = HOOK_EVENTS.filter((event) => !ours.some((hook) => hook.event === appServerEvent(event)));
+  const missing = CODEX_EVENTS.filter((event) => !ours.some((hook) => hook.event === appServerEvent(event)));
   const untrusted = ours.filter((hook) => hook.trust !== "trusted" && hook.trust !== "managed");
   const deprecated = setting?.key === "codex_hooks" ? ` (${config} uses [features] codex_hooks, the deprecated name of hooks)` : "";
   if (missing.length > 0) {
@@ -176,7 +177,7 @@ async function trustChecks(ctx: SetupContext): Promise<DoctorCheck[]> {
   }
   if (untrusted.length > 0) {
     const labels = untrusted.map(
-      (hook) => `${HOOK_EVENTS.find((event) => appServerEvent(event) === hook.event) ?? hook.event} (${hook.trust})`,
+      (hook) => `${CODEX_EVENTS.find((event) => appServerEvent(event) === hook.event) ?? hook.event} (${hook.trust})`,
     );
     checks.push({
       name: "Codex hooks",
@@ -186,7 +187,7 @@ async function trustChecks(ctx: SetupContext): Promise<DoctorCheck[]> {
     });
   }
   if (missing.length === 0 && untrusted.length === 0) {
-    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's ${listed(HOOK_EVENTS)} hooks${deprecated}` });
+    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's ${listed(CODEX_EVENTS)} hooks${deprecated}` });
   }
   return checks;
 }

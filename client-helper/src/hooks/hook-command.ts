@@ -7,9 +7,10 @@
  * goes wrong, the agent's tool call or session goes on: exit 0.
  */
 import { parseArgs } from "node:util";
+import { HOOK_EVENTS, type HookEvent } from "@waymark/protocol/agent-config";
 import { AGENT_NAMES, agentConfig } from "@waymark/protocol/agents";
 import { resolveEndpoint } from "../endpoint.js";
-import { HOOK_EVENTS, type HookEvent, runHook } from "./hook-runner.js";
+import { runHook } from "./hook-runner.js";
 import { ensureLauncher } from "./launcher.js";
 
 export type HookIo = {

@@ -17,7 +17,7 @@
  * ends with exit code 0 and no instruction.
  */
 
-import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
+import type { AgentConfig, HookEvent, HookPayload } from "@waymark/protocol/agent-config";
 import { agentConfig } from "@waymark/protocol/agents";
 import type { Agent } from "../agents/agent.js";
 import { cacheRoot } from "../store.js";
@@ -25,9 +25,6 @@ import { Journal, type OpenTask } from "./journal.js";
 import { drainSpool, type SpoolRecorder } from "./spool.js";
 import { stopReminder } from "./stop-state.js";
 import { age, fetchWorkflowState } from "./workflow-state.js";
-
-export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
-export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 /**
  * What a session start may spend in all, counted from the hook process's start: Node's start-up,

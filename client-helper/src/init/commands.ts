@@ -6,6 +6,7 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { HOOK_EVENTS } from "@waymark/protocol/agent-config";
 import type { Agent } from "../agents/agent.js";
 import { AGENTS, agentNamed } from "../agents/registry.js";
 import { EndpointError, noEndpointHelp, parseEndpoint, resolveEndpoint } from "../endpoint.js";
@@ -74,7 +75,7 @@ Options:
   --new-key         move the current key aside and make a new one (after a revocation)
   -h, --help        show this help
 `,
-  hook: `Usage: waymark hook <session-start | post-tool-use | stop> [--agent ${NAMES.join("|")}] [--url <endpoint>]
+  hook: `Usage: waymark hook <${HOOK_EVENTS.join(" | ")}> [--agent ${NAMES.join("|")}] [--url <endpoint>]
 
 What the hooks installed by 'waymark init' run: reads the agent's hook payload (JSON) on
 stdin and answers in that agent's format. Never fails the agent: errors end with exit 0.

@@ -156,15 +156,17 @@ export function mcpServerCommand(endpoint: EndpointUrls, version: string): { com
 /** One hook: the agent's event (and matcher) and the command it runs; `async`: Claude Code runs it in the background. */
 export type HookSpec = { event: string; matcher?: string; command: string; async?: boolean };
 
-/** The three command lines an agent's hooks run (./agents.ts's agentHooks makes them): each agent installs them on its own events. */
-export type HookLines = {
-  /** `waymark hook session-start`: the open tasks and the workflow, as context. */
-  sessionStart: string;
-  /** The spool line (spoolCommand): what a tool call did (an edit, a shell command), recorded without Node. */
-  toolCall: string;
-  /** The stop line (stopCommand): a reminder to complete a task left open. */
-  stop: string;
-};
+/**
+ * The helper's hooks (`waymark hook <event>`), which each agent installs on events of its own:
+ * the session's start (context: the open tasks and the workflow), what a tool call did (an edit, a
+ * shell command: spooled without Node, spoolCommand) and the stop (a reminder to complete a task
+ * left open: answered without Node when it can be, stopCommand).
+ */
+export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+/** The command line each hook runs, by event (../agents.ts's agentHooks makes them): each agent installs them on its own events. */
+export type HookLines = { readonly [Event in HookEvent]: string };
 
 /** A hook's payload: the JSON object the agent writes on the hook's stdin. */
 export type HookPayload = Record<string, unknown>;

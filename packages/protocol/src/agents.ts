@@ -5,7 +5,17 @@
  * plugins, init's formats, what its hooks read and answer); the helper binds each to its own side
  * of the same agent (client-helper/src/agents/registry.ts), checked by type against this list.
  */
-import { type AgentConfig, type EndpointUrls, type HookSpec, hookCommandLine, spoolCommand, stopCommand } from "./agent-config";
+import {
+  type AgentConfig,
+  type EndpointUrls,
+  HOOK_EVENTS,
+  type HookEvent,
+  type HookLines,
+  type HookSpec,
+  hookCommandLine,
+  spoolCommand,
+  stopCommand,
+} from "./agent-config";
 import { CLAUDE } from "./agents/claude";
 import { CODEX } from "./agents/codex";
 import { CURSOR } from "./agents/cursor";
@@ -27,8 +37,15 @@ export function agentConfig(name: string): (typeof AGENT_CONFIGS)[number] | unde
  * exit codes, as evidence), and its stop (a reminder to complete a task it edited and left open).
  */
 export function agentHooks(agent: AgentConfig, endpoint: EndpointUrls, version: string): HookSpec[] {
-  const hook = (event: "session-start" | "stop") =>
-    hookCommandLine(endpoint, version, ["hook", event, "--agent", agent.name, "--url", endpoint.mcp]);
-  // What the agent's tools did (edits, shell commands) is spooled, for the helper to read later.
-  return agent.hooks({ sessionStart: hook("session-start"), toolCall: spoolCommand(agent), stop: stopCommand(agent, hook("stop")) });
+  const hook = (event: HookEvent) => hookCommandLine(endpoint, version, ["hook", event, "--agent", agent.name, "--url", endpoint.mcp]);
+  const helper = Object.fromEntries(HOOK_EVENTS.map((event) => [event, hook(event)])) as HookLines;
+  // What the agent's tools did (edits, shell commands) is spooled, for the helper to read later;
+  // the stop line answers without the helper when the state it kept settles it.
+  return agent.hooks({ ...helper, "post-tool-use": spoolCommand(agent), stop: stopCommand(agent, helper.stop) });
+}
+
+/** The events an agent's hooks are installed on, each once, in order. */
+export function hookEvents(agent: AgentConfig): string[] {
+  const lines = Object.fromEntries(HOOK_EVENTS.map((event) => [event, ""])) as HookLines;
+  return [...new Set(agent.hooks(lines).map((hook) => hook.event))];
 }

@@ -55,11 +55,11 @@ export const CLAUDE = {
   name: "claude",
   label: "Claude Code",
   hooks: (line) => [
-    { event: "SessionStart", matcher: "startup|resume|clear|compact", command: line.sessionStart },
+    { event: "SessionStart", matcher: "startup|resume|clear|compact", command: line["session-start"] },
     // Recording an edit or a command answers nothing: it runs in the background and never delays the agent.
-    { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", command: line.toolCall, async: true },
+    { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", command: line["post-tool-use"], async: true },
     // A shell command that exited non-zero reaches this event instead, with its exit code.
-    { event: "PostToolUseFailure", matcher: "Bash", command: line.toolCall, async: true },
+    { event: "PostToolUseFailure", matcher: "Bash", command: line["post-tool-use"], async: true },
     { event: "Stop", command: line.stop },
   ],
   ...CLAUDE_HOOK_FORMAT,

@@ -24,9 +24,9 @@ export const CODEX = {
   name: "codex",
   label: "Codex",
   hooks: (line) => [
-    { event: "SessionStart", matcher: "startup|resume|clear", command: line.sessionStart },
+    { event: "SessionStart", matcher: "startup|resume|clear", command: line["session-start"] },
     // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
-    { event: "PostToolUse", matcher: "apply_patch|Bash", command: line.toolCall },
+    { event: "PostToolUse", matcher: "apply_patch|Bash", command: line["post-tool-use"] },
     { event: "Stop", command: line.stop },
   ],
   ...CLAUDE_HOOK_FORMAT,

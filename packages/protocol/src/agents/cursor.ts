@@ -30,11 +30,11 @@ export const CURSOR = {
   name: "cursor",
   label: "Cursor",
   hooks: (line) => [
-    { event: "sessionStart", command: line.sessionStart },
-    { event: "afterFileEdit", command: line.toolCall },
-    { event: "afterShellExecution", command: line.toolCall },
+    { event: "sessionStart", command: line["session-start"] },
+    { event: "afterFileEdit", command: line["post-tool-use"] },
+    { event: "afterShellExecution", command: line["post-tool-use"] },
     // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
-    { event: "subagentStop", command: line.toolCall },
+    { event: "subagentStop", command: line["post-tool-use"] },
     { event: "stop", command: line.stop },
   ],
   hooksFile: { entry: (hook) => ({ command: hook.command }), header: { version: 1 } },
