@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isWaymarkHookCommand } from "@waymark/protocol/agent-config";
+import { HOOK_EVENTS, isWaymarkHookCommand } from "@waymark/protocol/agent-config";
 import { AGENT_NAMES, agentHooks } from "@waymark/protocol/agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENTS } from "../src/agents/registry.js";
@@ -72,7 +72,7 @@ describe.each(AGENT_NAMES)("every agent keeps the contract: %s", (name) => {
     const { repo, run } = place();
     const silence = agent.answers.silence === null ? "" : `${agent.answers.silence}\n`;
     const payload = JSON.stringify({ cwd: repo.dir, workspace_roots: [repo.dir], session_id: "s", hook_event_name: "Stop" });
-    for (const event of ["session-start", "post-tool-use", "stop"]) {
+    for (const event of HOOK_EVENTS) {
       expect(run(["hook", event, "--agent", name], payload), event).toEqual({ code: 0, stdout: silence });
       expect(run(["hook", event, "--agent", name], "{not json"), event).toEqual({ code: 0, stdout: silence });
     }
