@@ -156,9 +156,6 @@ async function handle(event: HookEvent, payload: HookPayload, options: HookOptio
       const context = await sessionStart(journal, options);
       return context ? agent.answers.context(context) : null;
     }
-    case "prompt":
-      // The session is noted above; nothing to say.
-      return null;
     case "post-tool-use": {
       const { agentNamed } = await import("../agents/registry.js");
       const known = agentNamed(agent.name);

@@ -162,7 +162,7 @@ export type HookSpec = { event: string; matcher?: string; command: string; async
  * shell command: spooled without Node, spoolCommand) and the stop (a reminder to complete a task
  * left open: answered without Node when it can be, stopCommand).
  */
-export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop", "prompt"] as const;
+export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 /** The command line each hook runs, by event (../agents.ts's agentHooks makes them): each agent installs them on its own events. */

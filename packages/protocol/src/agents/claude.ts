@@ -60,7 +60,6 @@ export const CLAUDE = {
     { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", command: line["post-tool-use"], async: true },
     // A shell command that exited non-zero reaches this event instead, with its exit code.
     { event: "PostToolUseFailure", matcher: "Bash", command: line["post-tool-use"], async: true },
-    { event: "UserPromptSubmit", command: line.prompt },
     { event: "Stop", command: line.stop },
   ],
   ...CLAUDE_HOOK_FORMAT,

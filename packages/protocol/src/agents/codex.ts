@@ -27,7 +27,6 @@ export const CODEX = {
     { event: "SessionStart", matcher: "startup|resume|clear", command: line["session-start"] },
     // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
     { event: "PostToolUse", matcher: "apply_patch|Bash", command: line["post-tool-use"] },
-    { event: "UserPromptSubmit", command: line.prompt },
     { event: "Stop", command: line.stop },
   ],
   ...CLAUDE_HOOK_FORMAT,

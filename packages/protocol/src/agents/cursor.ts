@@ -35,7 +35,6 @@ export const CURSOR = {
     { event: "afterShellExecution", command: line["post-tool-use"] },
     // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
     { event: "subagentStop", command: line["post-tool-use"] },
-    { event: "beforeSubmitPrompt", command: line.prompt },
     { event: "stop", command: line.stop },
   ],
   hooksFile: { entry: (hook) => ({ command: hook.command }), header: { version: 1 } },
