@@ -257,11 +257,3 @@ function singleQuoted(text: string): string {
     throw new Error(`cannot go between single quotes: ${text}`);
   return text;
 }
-
-/** Claude Code's and Codex's hook entry ({matcher?, hooks: [{type, command, timeout}]}). */
-export function matcherHookEntry(hook: HookSpec): Record<string, unknown> {
-  return {
-    ...(hook.matcher ? { matcher: hook.matcher } : {}),
-    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
-  };
-}

@@ -16,8 +16,8 @@ import {
   type HookAnswers,
   type HookPayload,
   type HookPayloadFields,
+  type HookSpec,
   jsonText,
-  matcherHookEntry,
   TOKEN_VARIABLE,
 } from "../agent-config";
 
@@ -38,6 +38,14 @@ const PAYLOAD: HookPayloadFields = {
   // The agent already continued once because of a stop hook: let it stop this time.
   stopMayRemind: (payload) => payload.stop_hook_active !== true,
 };
+
+/** A hook's entry in Claude Code's hooks file (Codex's too): `{matcher?, hooks: [{type, command, timeout, async?}]}`. */
+function matcherHookEntry(hook: HookSpec): Record<string, unknown> {
+  return {
+    ...(hook.matcher ? { matcher: hook.matcher } : {}),
+    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
+  };
+}
 
 /** Claude Code's hooks: their entries, the payload fields every hook reads and their answers; Codex's hooks take the same (./codex). */
 export const CLAUDE_HOOK_FORMAT = {
