@@ -8,6 +8,7 @@ import { Journal } from "../src/hooks/journal.js";
 import { drainSpool } from "../src/hooks/spool.js";
 import { stopReminder } from "../src/hooks/stop-state.js";
 import { agentEdits } from "../src/provenance-fields.js";
+import { transcriptUsage } from "../src/usage/transcript.js";
 import { agentCalled, cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
@@ -373,7 +374,7 @@ describe("the stop hook without Node", () => {
     expect(JSON.parse(again.stdout).reason).toBe(stopReminder([task]));
 
     // The task completed: no task open, answered alone.
-    await journal().taskCompleted("tk_1", Date.now());
+    await journal().taskCompleted("tk_1", Date.now(), transcriptUsage);
     expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
     // Until an edit is spooled: the helper drains the spool, as every stop did.
     await new Promise((r) => setTimeout(r, 20));

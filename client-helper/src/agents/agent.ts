@@ -10,7 +10,7 @@
  *   and what doctor checks beyond those files), what one of its tool calls did (the files its edit
  *   tools named, the shell command it ran, what the edit did to the lines), and its transcript
  *   (usage, its version, the ids it gives tool calls).
- * Below the interface, the readers of payload values every agent's module uses, and its wording of a list.
+ * Below the interface, the readers of payload values every agent's module uses.
  * The hot paths load no more than they need: a hook that only answers (session start, a stop)
  * reads the protocol half alone; the helper's half loads when a tool call is recorded and at
  * complete_task, and an agent's setup when init or doctor runs (`setup()`).
@@ -164,9 +164,4 @@ export function explicitExitCode(response: HookPayload): number | null {
 /** A token count a transcript reports (anything else counts nothing). */
 export function tokenCount(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
-}
-
-/** `a, b and c`: a list in a sentence. */
-export function listed(items: readonly string[]): string {
-  return items.length < 2 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }

@@ -20,7 +20,7 @@ import { isWaymarkHookCommand, mcpServerCommand } from "@waymark/protocol/agent-
 import { hookEvents } from "@waymark/protocol/agents";
 import { CODEX, CODEX_FORWARDED_VARIABLES } from "@waymark/protocol/agents/codex";
 import { removeBlock, TOML_MARKERS } from "../init/blocks.js";
-import { type AgentSetup, type DoctorCheck, listed, type SetupContext } from "./agent.js";
+import type { AgentSetup, DoctorCheck, SetupContext } from "./agent.js";
 import { codexView } from "./codex-app-server.js";
 
 /** Codex's own directory: `$CODEX_HOME`, else `~/.codex`. */
@@ -94,6 +94,11 @@ const CODEX_EVENTS = hookEvents(CODEX);
 /** The same as its app-server lists them (sessionStart…). */
 const appServerEvent = (event: string) => `${event.charAt(0).toLowerCase()}${event.slice(1)}`;
 const COUNT_WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+
+/** `SessionStart, PostToolUse and Stop`. */
+function inSentence(events: readonly string[]): string {
+  return events.length < 2 ? (events[0] ?? "") : `${events.slice(0, -1).join(", ")} and ${events.at(-1)}`;
+}
 
 /** A TOML table header for a project path (a basic string key). */
 function projectTable(project: string): string {
@@ -187,7 +192,7 @@ async function trustChecks(ctx: SetupContext): Promise<DoctorCheck[]> {
     });
   }
   if (missing.length === 0 && untrusted.length === 0) {
-    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's ${listed(CODEX_EVENTS)} hooks${deprecated}` });
+    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's ${inSentence(CODEX_EVENTS)} hooks${deprecated}` });
   }
   return checks;
 }

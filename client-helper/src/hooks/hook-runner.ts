@@ -6,11 +6,9 @@
  * - session-start: the open tasks and the last workflow of this repository, as context for
  *   the new or resumed session, with the workflow's state as `get_workflow` tells it: fresh
  *   when the endpoint answers within the session-start budget, else as last kept (./workflow-state.ts);
- * - post-tool-use: the paths the agent's own edit tools touched (or that it ran a command),
- *   appended to each open task (each agent's `toolCall`: ../agents/), what the edit did to their
- *   lines (../lines/edit-log.ts), and each shell command it ran, with its exit code and duration
- *   (./commands.ts); the installed hooks spool the payload without Node instead (./spool.ts), read
- *   here at stop and by complete_task;
+ * - post-tool-use: what the tool call did, recorded for each open task (./tool-call.ts, loaded only
+ *   then); the installed hooks spool the payload without Node instead (./spool.ts), read here at
+ *   stop and by complete_task;
  * - stop: a reminder to complete a task still open (once per stop), only when the task was edited
  *   since the last reminder.
  * A hook never fails the agent: any internal error, and anything slower than its deadline,
@@ -19,7 +17,6 @@
 
 import type { AgentConfig, HookEvent, HookPayload } from "@waymark/protocol/agent-config";
 import { agentConfig } from "@waymark/protocol/agents";
-import type { Agent } from "../agents/agent.js";
 import { cacheRoot } from "../store.js";
 import { Journal, type OpenTask } from "./journal.js";
 import { drainSpool, type SpoolRecorder } from "./spool.js";
@@ -58,56 +55,14 @@ function workingDirectory(payload: HookPayload, agent: AgentConfig): string {
   return agent.payload.workingDirectory(payload) ?? process.cwd();
 }
 
-/**
- * Records what one tool call of the agent did (its hook payload) for the journal's tasks open `at`
- * it; returns how many tasks got it.
- */
-export async function recordToolCall(journal: Journal, payload: HookPayload, agent: Agent, at: number): Promise<number> {
-  // The payload names the agent's session as every hook's does: a session whose other hooks ran
-  // without the helper (a stop answered by its shell line) is still known, for its usage.
-  await noteSession(journal, payload, agent, at);
-  // A shell command: the evidence of what the agent ran (./commands.ts).
-  // Loaded here, not with the module: a session start (the agent waits for it) records no tool call.
-  const [{ recordShellRun }, { userCommandRules }, { LineEditLog }] = await Promise.all([
-    import("./commands.js"),
-    import("../command-rules.js"),
-    import("../lines/edit-log.js"),
-  ]);
-  const run = agent.shellRun(payload);
-  const ran = run ? await recordShellRun(journal, run, agent.name, at, userCommandRules()) : 0;
-  const edited = agent.toolCall(payload);
-  if (!edited) return ran;
-  const cwd = workingDirectory(payload, agent);
-  const relative = await Promise.all(edited.paths.map((path) => journal.relativePath(path, cwd)));
-  const paths = relative.filter((path): path is string => path !== null);
-  // Only paths inside the repository count; a call that named none inside it is no edit of it.
-  if (paths.length === 0 && edited.paths.length > 0) return 0;
-  const recorded = await journal.recordEdits(paths, edited.tool, at);
-  // What the edit did to the files' lines, for the task's line attribution (../lines/edit-log.ts):
-  // read from the payload alone, so a payload spooled and recorded later says the same.
-  if (paths.length > 0) await new LineEditLog(journal).record(payload, agent, at, cwd);
-  return recorded;
-}
-
-/** Notes the session a hook's payload names (its transcript tells the usage of the tasks worked in it). */
-async function noteSession(journal: Journal, payload: HookPayload, agent: AgentConfig, at: number): Promise<void> {
-  const { id, transcript } = agent.payload.session(payload);
-  // This helper's hooks include the shell-command hook (./commands.ts): commands are observed.
-  if (transcript || id)
-    await journal.sessionSeen({ agent: agent.name, session_id: id, transcript_path: transcript, seen_at: at, commands: true });
-}
-
 /** The spool's payloads (./spool.ts) are the agents' post-tool-use payloads: recorded as the hook would have. */
 export const SPOOLED_TOOL_CALLS: SpoolRecorder = {
   journalDir: (payload, name) => {
     const agent = agentConfig(name);
     return agent ? workingDirectory(payload, agent) : null;
   },
-  record: async (journal, payload, name, at) => {
-    const { agentNamed } = await import("../agents/registry.js");
-    const agent = agentNamed(name);
-    return agent ? recordToolCall(journal, payload, agent, at) : null;
-  },
+  // Loaded here, not with the module: a session start (the agent waits for it) records no tool call.
+  record: async (journal, payload, name, at) => (await import("./tool-call.js")).recordToolCall(journal, payload, name, at),
 };
 
 function describe(task: OpenTask): string {
@@ -150,18 +105,15 @@ async function handle(event: HookEvent, payload: HookPayload, options: HookOptio
   const now = options.now ?? Date.now;
   const { agent } = options;
   const journal = await Journal.forDirectory(workingDirectory(payload, agent), options.cacheDir);
-  await noteSession(journal, payload, agent, now());
+  await journal.hookSession(payload, agent, now());
   switch (event) {
     case "session-start": {
       const context = await sessionStart(journal, options);
       return context ? agent.answers.context(context) : null;
     }
-    case "post-tool-use": {
-      const { agentNamed } = await import("../agents/registry.js");
-      const known = agentNamed(agent.name);
-      if (known) await recordToolCall(journal, payload, known, now());
+    case "post-tool-use":
+      await SPOOLED_TOOL_CALLS.record(journal, payload, agent.name, now());
       return null;
-    }
     case "stop": {
       // A continued or interrupted stop reminds of nothing, and leaves the spool and the stop state as they are.
       const mayRemind = agent.payload.stopMayRemind(payload);

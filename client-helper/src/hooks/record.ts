@@ -9,7 +9,7 @@
  * beside the tool call, never a reason for it to fail.
  */
 import { agentNamed } from "../agents/registry.js";
-import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics } from "../usage/transcript.js";
+import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics, transcriptUsage } from "../usage/transcript.js";
 import { Journal } from "./journal.js";
 
 export async function noteTaskStarted(
@@ -43,7 +43,7 @@ export async function noteTaskCompleted(
 ): Promise<string | null> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
-    return (await journal.taskCompleted(taskId, Date.now()))?.workflow_id ?? null;
+    return (await journal.taskCompleted(taskId, Date.now(), transcriptUsage))?.workflow_id ?? null;
   } catch (error) {
     log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
     return null;
@@ -87,7 +87,7 @@ export async function transcriptMetrics(
     if (callId !== undefined && session?.transcript_path && transcript) {
       await awaitTranscriptLine(session.transcript_path, transcript.callingResponseWritten(callId));
     }
-    const summary = await journal.summarize(taskId, Date.now());
+    const summary = await journal.summarize(taskId, Date.now(), transcriptUsage);
     return summary?.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined;
   } catch {
     return undefined;

@@ -12,7 +12,7 @@ import { lstat, mkdir, realpath, rm, rmdir, stat, writeFile } from "node:fs/prom
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
-import { type Agent, listed, type SetupContext } from "../agents/agent.js";
+import type { Agent, SetupContext } from "../agents/agent.js";
 import { AGENTS } from "../agents/registry.js";
 import { DeviceKey } from "../device-key.js";
 import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
@@ -141,6 +141,11 @@ async function chooseAgents(options: InitOptions, ctx: SetupContext): Promise<{ 
   if (options.agents) return { agents: options.agents, why };
   if (options.remove) return { agents: AGENTS, why };
   return { agents: AGENTS.filter((agent) => (why.get(agent) ?? []).length > 0), why };
+}
+
+/** `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
 /**
