@@ -1,7 +1,8 @@
 /**
  * @module agents/agent
  * The one interface every agent the helper works with implements (Claude Code, Cursor, Codex: one
- * module each, beside this one, listed once in ./registry.ts). An agent is two halves:
+ * module each, beside this one; the one list is @waymark/protocol/agents, which ./registry.ts binds
+ * to them). An agent is two halves:
  * - the Node-free half, `AgentConfig` (@waymark/protocol/agents/<name>), which the plugins served by
  *   the Worker, init and the hooks share: its hooks and their file's layout, what its hooks answer and
  *   the payload fields every hook reads, its plugin files;
@@ -12,8 +13,8 @@
  *   (usage, its version, the ids it gives tool calls).
  * Below the interface, the readers of payload values every agent's module uses.
  * The hot paths load no more than they need: a hook that only answers (session start, a stop)
- * reads the protocol half alone; the helper's half loads when a tool call is recorded and at
- * complete_task, and an agent's setup when init or doctor runs (`setup()`).
+ * reads the protocol half alone; the helper's half loads when a tool call is recorded
+ * (../hooks/tool-call.ts) and at complete_task, and an agent's setup when init or doctor runs (`setup()`).
  */
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";

@@ -34,6 +34,9 @@ type Payload = Record<string, unknown>;
 /** Claude Code's file-editing tools; their `tool_input` names the file. */
 const EDIT_TOOLS = ["Edit", "Write", "MultiEdit", "NotebookEdit"] as const;
 
+/** Its instructions, relative to the project. */
+const INSTRUCTIONS_FILE = "CLAUDE.md";
+
 /** A string, empty included (an empty old string creates a file, an empty content is a content). */
 const string = (value: unknown): string | null => (typeof value === "string" ? value : null);
 
@@ -120,11 +123,11 @@ function replacementsOf(tool: string | null, input: Payload, response: Payload):
 
 export const claude = {
   ...CLAUDE,
-  instructionsFile: "CLAUDE.md",
+  instructionsFile: INSTRUCTIONS_FILE,
   setup: async () => ({
     evidence: (ctx) => [
       { label: ".claude/", path: join(ctx.project, ".claude") },
-      { label: "CLAUDE.md", path: join(ctx.project, "CLAUDE.md") },
+      { label: INSTRUCTIONS_FILE, path: join(ctx.project, INSTRUCTIONS_FILE) },
       { label: ".mcp.json", path: join(ctx.project, ".mcp.json") },
       { label: "~/.claude/", path: join(ctx.home, ".claude") },
       { label: "claude on PATH", command: "claude" },
@@ -136,7 +139,7 @@ export const claude = {
         server: { type: "stdio", ...claudeMcpServer(mcpServerCommand(ctx.endpoint, ctx.version)) },
       },
       { kind: "hooks", path: join(ctx.project, ".claude", "settings.json") },
-      { kind: "instructions", path: join(ctx.project, "CLAUDE.md") },
+      { kind: "instructions", path: join(ctx.project, INSTRUCTIONS_FILE) },
     ],
     pluginEnabled: async (ctx) => {
       const settings = await readFile(join(ctx.home, ".claude", "settings.json"), "utf8").catch(() => "");

@@ -17,12 +17,15 @@ import { CURSOR, cursorMcpServer, cursorRule } from "@waymark/protocol/agents/cu
 import { CAPTURE_LIMITS, NOT_FOLLOWED, type Replacement } from "../lines/capture.js";
 import { type Agent, durationMs, nonEmpty, objectIn, wholeNumber } from "./agent.js";
 
+/** Its instructions, relative to the project. */
+const INSTRUCTIONS_FILE = ".cursor/rules/waymark.mdc";
+
 /** A string, empty included. */
 const string = (value: unknown): string | null => (typeof value === "string" ? value : null);
 
 export const cursor = {
   ...CURSOR,
-  instructionsFile: ".cursor/rules/waymark.mdc",
+  instructionsFile: INSTRUCTIONS_FILE,
   setup: async () => ({
     evidence: (ctx) => [
       { label: ".cursor/", path: join(ctx.project, ".cursor") },
@@ -36,7 +39,7 @@ export const cursor = {
         path: join(ctx.project, ".cursor", "mcp.json"),
         server: cursorMcpServer(mcpServerCommand(ctx.endpoint, ctx.version)),
       },
-      { kind: "instructions-file", path: join(ctx.project, ".cursor", "rules", "waymark.mdc"), wrap: cursorRule },
+      { kind: "instructions-file", path: join(ctx.project, INSTRUCTIONS_FILE), wrap: cursorRule },
       { kind: "hooks", path: join(ctx.project, ".cursor", "hooks.json") },
     ],
   }),
