@@ -2,7 +2,8 @@
  * @module index
  * The Worker: one guard for every request (deployment configuration, Host allowlist,
  * browser origins), then the MCP endpoint, OAuth (metadata, registration, token, consent),
- * the account API (tokens, devices, webhooks, search), the auditors' exports and schema, the helper tarball, shared pages and the dashboard.
+ * the account API (tokens, devices, webhooks, search), the export schema, the helper tarball, the
+ * workflow reads (one sub-app mounted for share links, the owner and read tokens), sign-in and the dashboard.
  * Bodies are capped before parsing: /mcp by its own bound (MAX_BODY_BYTES, in its route),
  * everything else by API_BODY_BYTES. Every route that acts for an account authenticates it with
  * the one principal middleware (src/http/require-account.ts), /mcp included.
@@ -25,6 +26,7 @@ import { pluginMarketplace } from "./routes/plugin-marketplace";
 import { pageRoutes } from "./routes/shared-pages";
 import { signingKeyRoutes } from "./routes/signing-keys";
 import { tokenRoutes } from "./routes/token-admin";
+import { OWNER_READERS, READ_TOKEN_READERS, SHARE_LINK_READERS, workflowReads } from "./routes/workflow-reads";
 
 export { AccountObject } from "./account/account-object";
 export { WorkflowObject } from "./workflow/workflow-object";
@@ -45,6 +47,10 @@ app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", deviceRoutes);
 app.route("/", accountRoutes);
+// Every read of one workflow: one sub-app, mounted for each kind of reader.
+app.route("/s/:token", workflowReads(SHARE_LINK_READERS));
+app.route("/w/:id", workflowReads(OWNER_READERS));
+app.route("/api/workflows/:id", workflowReads(READ_TOKEN_READERS));
 app.route("/", pageRoutes);
 
 /** Malformed bodies (hono's parsers throw 400) answer like every other input problem. */

@@ -2,6 +2,7 @@
  * Every bound Waymark enforces, in one place (docs/limits.md's table is this file).
  * Text bounds are in characters; MAX_BODY_BYTES is checked before a request is parsed.
  */
+import { DEVICE_SIGNATURE_SKEW_MS } from "@waymark/protocol/device-signature";
 import { TOOL_LIMITS } from "@waymark/protocol/tool-limits";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 
@@ -70,7 +71,7 @@ export const LIMITS = {
   DEVICE_NAME: 100,
   DEVICE_PAIRINGS: 20,
   DEVICE_PAIRING_TTL_MS: 10 * 60 * 1000,
-  DEVICE_SIGNATURE_SKEW_MS: 10 * 60 * 1000,
+  DEVICE_SIGNATURE_SKEW_MS,
   // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
   FEEDBACK_TEXT: 2000,
   FEEDBACK_PER_WORKFLOW: 1000,
@@ -120,7 +121,8 @@ export const LIMITS = {
   // page (the rest are on the next pages), files listed per task (the rest on the task's files
   // page, FILES_PAGE rows at a time), and the rendered blocks each Worker isolate keeps for
   // re-reads of the same state. Anonymous reads are also rate-limited per client and per link
-  // (PAGE_CLIENT_LIMITER, PAGE_LINK_LIMITER, EXPORT_LIMITER in wrangler.toml).
+  // (PAGE_CLIENT_LIMITER, PAGE_LINK_LIMITER, EXPORT_LIMITER, EXPORT_SHARE_LIMITER in wrangler.toml;
+  // the order they are charged in: src/routes/read-budget.ts).
   PAGE_TASKS: 100,
   PAGE_FILES: 100,
   FILES_PAGE: 1000,

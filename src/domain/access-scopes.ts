@@ -100,6 +100,12 @@ export const ACTION_SCOPES: Record<Action, readonly Scope[]> = {
   "device.manage": ["admin"],
 };
 
+/**
+ * What a share link holds: `read`, of its one workflow (the Worker checks its MAC, the workflow object
+ * whether it is still active). The workflow reads check a link's reader against the matrix with it.
+ */
+export const SHARE_LINK_SCOPES: readonly Scope[] = ["read"];
+
 export function may(held: readonly Scope[], action: Action): boolean {
   return ACTION_SCOPES[action].every((needed) => allows(held, needed));
 }

@@ -36,8 +36,11 @@ export interface PrincipalOptions {
   oauth?: (request: Request, env: Env, token: string) => Promise<Principal | null>;
   /** What the route does: the credential must hold every scope the access matrix lists for it. */
   action?: Action;
-  /** What a refused caller gets: a JSON error, the sign-in page, or the route's own answer. */
-  otherwise: "json" | "login" | ((c: Context<AppEnv>, refusal: Refusal) => Response);
+  /**
+   * What a refused caller gets: a JSON error, the sign-in page, or the route's own answer (a
+   * session-only route's own answer is also what a caller without a session gets, status 401).
+   */
+  otherwise: "json" | "login" | ((c: Context<AppEnv>, refusal: Refusal) => Response | Promise<Response>);
 }
 
 type Proof = { ok: true; principal: Principal; session: Session | null } | { ok: false; refusal: Refusal } | { ok: false; signIn: true };
@@ -61,7 +64,7 @@ async function prove(c: Context<AppEnv>, options: PrincipalOptions): Promise<Pro
   return { ok: false, refusal: await failedAuthentication(c.env, c.req.raw, token !== null) };
 }
 
-function refuse(c: Context<AppEnv>, options: PrincipalOptions, refusal: Refusal): Response {
+function refuse(c: Context<AppEnv>, options: PrincipalOptions, refusal: Refusal): Response | Promise<Response> {
   if (typeof options.otherwise === "function") return options.otherwise(c, refusal);
   if (refusal.status === 403 && options.otherwise === "login") {
     return c.text(`Forbidden: the token this session was opened with lacks the ${refusal.missing} scope.`, 403);
@@ -75,7 +78,8 @@ function refuse(c: Context<AppEnv>, options: PrincipalOptions, refusal: Refusal)
 export function requireAccount(options: PrincipalOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const proof = await prove(c, options);
-    if (!proof.ok) return "signIn" in proof ? c.redirect("/login", 303) : refuse(c, options, proof.refusal);
+    if (!proof.ok && "signIn" in proof && typeof options.otherwise !== "function") return c.redirect("/login", 303);
+    if (!proof.ok) return refuse(c, options, "signIn" in proof ? { status: 401, message: "UNAUTHORIZED: sign in" } : proof.refusal);
     const missing = options.action ? scopeMissing(proof.principal.scopes, options.action) : null;
     if (missing) return refuse(c, options, { status: 403, message: missingScopeMessage(missing), missing });
     c.set("principal", proof.principal);

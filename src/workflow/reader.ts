@@ -9,15 +9,19 @@
  *   JSON export, which keeps the whole view's shape.
  * - `files`: one list of one task's record (its added files, renames, line counts, overlaps…)
  *   in pages: a task's view lists only its first files when it changed many (FilesChanged.more).
+ * - `deviceSigned`: the device-signed payloads kept whole (./device-signed), in parts, for the
+ *   JSON export.
  *
  * Authorization is the whole view's: an account must own the workflow; a share link's reader
  * is let in by the token, re-checked here on every page (a link revoked mid-read stops it).
  */
+import { accountDigest } from "@waymark/protocol/statement";
 import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import { filesCursorAfter, filesPosition, rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
+import type { SignedPartsPage } from "./device-signed";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
 import { notFoundError, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
@@ -189,6 +193,20 @@ export class WorkflowReader {
       if (error instanceof WaymarkError) return error.toFailure();
       throw error;
     }
+  }
+
+  /**
+   * The device-signed payloads kept by events up to `throughSeq`, in parts after `after` (0: from
+   * the first), with whose record they are (the account, as the export's statement names it).
+   */
+  async deviceSigned(reader: Reader, after: number, throughSeq: number): Promise<Result<SignedPartsPage & { account: string }>> {
+    const refused = await this.refusal(reader);
+    if (refused) return refused;
+    if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(throughSeq)) {
+      return fail("INPUT_VALIDATION_ERROR", "after: must be a whole number from 0 (pass next back unchanged)");
+    }
+    const page = this.records.deviceSigned.page(after, throughSeq);
+    return ok({ ...page, account: accountDigest(this.records.identity()?.account ?? "") });
   }
 
   /** Names of the tasks a page of logs belongs to (a log's reader shows them without reading the tasks). */

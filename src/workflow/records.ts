@@ -30,6 +30,7 @@ import type {
 import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import { DeviceSignedRecords } from "./device-signed";
 import { TaskCommands } from "./task-commands";
 import { TaskFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
@@ -212,6 +213,8 @@ export class WorkflowRecords {
   readonly files: TaskFiles;
   /** The shell commands observed during a task: rows of their own. */
   readonly commands: TaskCommands;
+  /** The device-signed payloads the edge accepted, kept whole for the export. */
+  readonly deviceSigned: DeviceSignedRecords;
 
   /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
   constructor(
@@ -220,6 +223,7 @@ export class WorkflowRecords {
   ) {
     this.files = new TaskFiles(sql);
     this.commands = new TaskCommands(sql);
+    this.deviceSigned = new DeviceSignedRecords(sql);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {

@@ -32,6 +32,7 @@ import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
 import { DeviceSignatures } from "./device-signatures";
+import type { SignedPartsPage } from "./device-signed";
 import { EventLog, type EventsPage } from "./event-log";
 import { type FeedbackDigest, FeedbackRecords, type NewFeedback } from "./feedback";
 import { LiveFollowers } from "./followers";
@@ -154,12 +155,12 @@ export class WorkflowObject extends DurableObject<Env> {
   async startTask(account: string, signedInput: StartTaskInput): Promise<Result<StartTaskOutput>> {
     // Provenance: whether an approved device signed the start snapshot, asked before the write.
     const identity = this.readable(account) ? (this.records.identity()?.id ?? null) : null;
-    const { input, verdict } = await this.signatures.start(account, identity, signedInput);
+    const { input, verdict, signed } = await this.signatures.start(account, identity, signedInput);
     return this.writer.run(
       "start_task",
       input,
       () => this.owned(account, "workflow_id", input.workflow_id),
-      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict),
+      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed),
     );
   }
 
@@ -184,13 +185,13 @@ export class WorkflowObject extends DurableObject<Env> {
    */
   async completeTask(account: string, signedInput: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
     // Provenance: whether an approved device signed the changes and usage, asked before the write.
-    const { input, verdict } = await this.signatures.completion(account, this.owns(account, signedInput.task_id), signedInput);
+    const { input, verdict, signed } = await this.signatures.completion(account, this.owns(account, signedInput.task_id), signedInput);
     const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
     const completed = await this.writer.run(
       "complete_task",
       input,
       () => this.ownedTask(account, input.task_id),
-      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict),
+      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict, signed),
       { enforceQuota: false },
     );
     if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);
@@ -284,6 +285,11 @@ export class WorkflowObject extends DurableObject<Env> {
   /** One list of a completed task's record (added, renamed, lines, overlapping, …) after `cursor`: at most `limit` items and LIMITS.READ_PAGE_BYTES. */
   async readFiles(reader: Reader, taskId: string, list: FileList, cursor: string | null, limit: number): Promise<Result<FilesPage>> {
     return this.reader.files(reader, taskId, list, cursor, limit);
+  }
+
+  /** The device-signed payloads kept by events up to `throughSeq`, in parts after `after` (the JSON export), and whose record it is. */
+  async readDeviceSigned(reader: Reader, after: number, throughSeq: number): Promise<Result<SignedPartsPage & { account: string }>> {
+    return this.reader.deviceSigned(reader, after, throughSeq);
   }
 
   /** Events with seq > fromSeq, oldest first: at most `limit` and LIMITS.READ_PAGE_BYTES. Null: a share link's reader, already checked. */

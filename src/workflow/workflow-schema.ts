@@ -300,4 +300,18 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     version: 15,
     statements: ["ALTER TABLE tasks ADD COLUMN start_signature TEXT", "ALTER TABLE tasks ADD COLUMN metrics_device TEXT"],
   },
+  // Device-signed payloads kept whole (workflow/device-signed): each accepted signature's message,
+  // data and signature as canonical JSON, in parts under the value limit, with the event of the
+  // write that kept it; the JSON export carries them for `waymark verify`.
+  {
+    version: 16,
+    statements: [
+      `CREATE TABLE device_signed (
+        seq INTEGER NOT NULL,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        part INTEGER NOT NULL,
+        text TEXT NOT NULL
+      )`,
+    ],
+  },
 ];

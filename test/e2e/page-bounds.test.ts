@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
 import { type CallTool, toolCaller } from "../pages/fixture";
 import type { DevServer } from "../support/dev-server";
-import { getFrom as get } from "../support/loopback-get";
+import { getFrom as get, withinOneMinute } from "../support/loopback-get";
+import { newReaderAddress } from "../support/reader-proxy";
 import { sharedDevServer } from "../support/shared-server";
 import { recordWideWorkflow, type WideWorkflow } from "../support/wide-workflow";
 
@@ -12,7 +13,8 @@ import { recordWideWorkflow, type WideWorkflow } from "../support/wide-workflow"
  * back as pages under 2 MB each (a page of tasks, the first files of each, the rest a link
  * away); positions in the URL that are not ones the server gave out are refused by name; and
  * reads are rate-limited per client (each reader reads from its own loopback address, as a
- * different machine would) and per link, exports more tightly.
+ * different machine would) and per link, exports more tightly (what one reader cannot do to a
+ * link's other readers: read-fairness.test.ts).
  */
 
 const MAX_PAGE_BYTES = 2 * 1024 * 1024;
@@ -142,15 +144,33 @@ describe("bounded, rate-limited shared reads (wrangler dev, real sockets)", () =
     expect(await freshClient).toEqual([429, 200]);
   }, 400_000);
 
-  it("limits exports (whole workflows) to 20 a minute", async () => {
-    const link = await smallLink("Exported");
-    let refusedAt = -1;
-    for (let i = 0; i < 60 && refusedAt < 0; i++) {
-      const got = await get(`${link}/export.md`, "127.0.0.50");
-      if (got.status === 429) refusedAt = i;
-      else expect(got.status).toBe(200);
+  it("limits exports (whole workflows): a client's share of a link, 5 a minute; a link's, 20; a client's, 20", async () => {
+    /** Exports of `link` from `from` until one is refused (429, a minute to wait): how many were served, at most `most`. */
+    async function servedUntilRefused(link: string, from: string, most: number): Promise<number> {
+      for (let i = 0; i < most; i++) {
+        const got = await get(`${link}/export.md`, from);
+        if (got.status === 429) {
+          expect(got.headers["retry-after"]).toBe("60");
+          return i;
+        }
+        expect(got.status).toBe(200);
+      }
+      return most;
     }
-    expect(refusedAt).toBeGreaterThanOrEqual(20);
-    expect(refusedAt).toBeLessThanOrEqual(40);
-  }, 120_000);
+    const [share, byClients, acrossLinks] = await withinOneMinute(async () => {
+      const link = await smallLink(`Exported ${Date.now()}`);
+      // One client, then more, each until refused: the link's budget spent share by share.
+      const shares: number[] = [];
+      while (shares.at(-1) !== 0 && shares.length < 10) shares.push(await servedUntilRefused(link, newReaderAddress(), 10));
+      // One client across links: its own budget, whatever each link has left.
+      const reader = newReaderAddress();
+      const perLink: number[] = [];
+      while (perLink.at(-1) !== 0 && perLink.length < 6)
+        perLink.push(await servedUntilRefused(await smallLink(`Exported too ${Date.now()} ${perLink.length}`), reader, 5));
+      return [shares[0], shares, perLink] as const;
+    });
+    expect(share).toBe(5);
+    expect(byClients).toEqual([5, 5, 5, 5, 0]);
+    expect(acrossLinks).toEqual([5, 5, 5, 5, 0]);
+  }, 180_000);
 });

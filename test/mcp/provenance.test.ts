@@ -11,7 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { nonceOf, testDevice } from "../support/device-keys";
 import { callTool as call, connect, ok } from "../support/mcp-client";
-import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { approvedDevice, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 type Started = { workflow_id: string; resumed?: boolean };
 type Client = Awaited<ReturnType<typeof connect>>;
@@ -45,19 +45,6 @@ const gitChanges = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 const TRANSCRIPT = { input_tokens: 5, source: "transcript", price_table_date: "2026-11-23" };
-
-/** An approved device of the acme account (added by an admin through the API), and its key. */
-async function approvedDevice(name: string) {
-  const device = await testDevice();
-  const response = await workerFetch(`${ORIGIN}/api/devices`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name, key: device.key }),
-  });
-  expect(response.status).toBe(201);
-  const approved = (await response.json()) as { id: string; fingerprint: string };
-  return { device, id: approved.id, fingerprint: approved.fingerprint };
-}
 
 /** A task started with a snapshot `device` signed, as its helper does; returns its id and the start's nonce. */
 async function signedTask(client: Client, device: Awaited<ReturnType<typeof testDevice>>) {

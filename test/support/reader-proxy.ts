@@ -2,9 +2,9 @@
  * @module test/support/reader-proxy
  * Readers on machines of their own, for browser tests against a `wrangler dev` on 127.0.0.1. The
  * server budgets anonymous reads per client (CF-Connecting-IP: 20 page reads per 10 s, 20 exports
- * a minute), and every test file's Chromium and Node connect from 127.0.0.1: tests that read
- * side by side, or one after another within 10 s, would spend one budget together, as no two
- * people on different machines do. So each browser context a test opens is a reader of its own:
+ * a minute, 5 of them of one link), and every test file's Chromium and Node connect from
+ * 127.0.0.1: tests that read side by side, or one after another within 10 s, would spend one
+ * budget together, as no two people on different machines do. So each browser context a test opens is a reader of its own:
  * its traffic goes through an HTTP proxy (plain requests, and CONNECT tunnels, which Chromium
  * uses for WebSockets) that reaches the server from a loopback address no other reader has.
  * Tests of the budgets themselves choose their addresses (test/support/loopback-get.ts).

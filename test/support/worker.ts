@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { testDevice } from "./device-keys";
 import type { McpTarget } from "./mcp-client";
 
 /** Tokens configured for the workerd test project (vitest.config.ts). */
@@ -68,4 +69,17 @@ export async function rpc(body: unknown, options: { token?: string | null; heade
           ?.slice(6)
       : text;
   return { status: response.status, headers: response.headers, body: json ? (JSON.parse(json) as Record<string, unknown>) : null };
+}
+
+/** An approved device of the acme account (added by an admin through the API), and its key. */
+export async function approvedDevice(name: string) {
+  const device = await testDevice();
+  const response = await workerFetch(`${ORIGIN}/api/devices`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name, key: device.key }),
+  });
+  if (response.status !== 201) throw new Error(`approving a device: HTTP ${response.status} ${await response.text()}`);
+  const approved = (await response.json()) as { id: string; fingerprint: string };
+  return { device, id: approved.id, fingerprint: approved.fingerprint };
 }
