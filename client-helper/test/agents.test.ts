@@ -47,7 +47,7 @@ describe.each(AGENT_NAMES)("every agent keeps the contract: %s", (name) => {
     const origin = (await closedPort()).replace(/\/mcp$/, "");
     expect(run(["init", "--url", origin, "--agent", name]).code).toBe(0);
     const ctx = { project: repo.dir, home, env, endpoint: { origin, mcp: `${origin}/mcp` }, version: "0.1.0" };
-    const files = (await agent.setup()).files(ctx);
+    const files = agent.setup.files(ctx);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) expect(existsSync(file.path), file.path).toBe(true);
     const doctor = run(["doctor"]).stdout;

@@ -14,7 +14,7 @@
  * Below the interface, the readers of payload values every agent's module uses.
  * The hot paths load no more than they need: a hook that only answers (session start, a stop)
  * reads the protocol half alone; the helper's half loads when a tool call is recorded
- * (../hooks/tool-call.ts) and at complete_task, and an agent's setup when init or doctor runs (`setup()`).
+ * (../hooks/tool-call.ts), at complete_task, and in init and doctor.
  */
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
@@ -102,11 +102,7 @@ export type Transcript = {
   commandResults?(path: string, ids: ReadonlySet<string>): Promise<Map<string, CommandResult>>;
 };
 
-/**
- * What init and doctor need of an agent: loaded when they run (`Agent.setup`), so that an agent whose
- * setup is large (Codex: its config.toml, the questions doctor asks Codex itself) adds nothing to the
- * hooks' path.
- */
+/** What init and doctor need of an agent. */
 export type AgentSetup = {
   /** Signs that the developer uses it (none found: init leaves it out unless named). */
   evidence(ctx: SetupContext): Evidence[];
@@ -124,7 +120,7 @@ export interface Agent extends AgentConfig {
   /** Its instructions file, relative to the project (init's help names it). */
   readonly instructionsFile: string;
   /** Its setup, for init and doctor. */
-  setup(): Promise<AgentSetup>;
+  readonly setup: AgentSetup;
 
   /** What a tool call did to files, from its post-tool-use payload; null: nothing to record. */
   toolCall(payload: HookPayload): ToolCall | null;

@@ -124,7 +124,7 @@ function replacementsOf(tool: string | null, input: Payload, response: Payload):
 export const claude = {
   ...CLAUDE,
   instructionsFile: INSTRUCTIONS_FILE,
-  setup: async () => ({
+  setup: {
     evidence: (ctx) => [
       { label: ".claude/", path: join(ctx.project, ".claude") },
       { label: INSTRUCTIONS_FILE, path: join(ctx.project, INSTRUCTIONS_FILE) },
@@ -145,7 +145,7 @@ export const claude = {
       const settings = await readFile(join(ctx.home, ".claude", "settings.json"), "utf8").catch(() => "");
       return /"waymark@waymark"\s*:\s*true/.test(settings);
     },
-  }),
+  },
 
   toolCall: (payload) => {
     const tool = nonEmpty(payload.tool_name);

@@ -26,7 +26,7 @@ const string = (value: unknown): string | null => (typeof value === "string" ? v
 export const cursor = {
   ...CURSOR,
   instructionsFile: INSTRUCTIONS_FILE,
-  setup: async () => ({
+  setup: {
     evidence: (ctx) => [
       { label: ".cursor/", path: join(ctx.project, ".cursor") },
       { label: ".cursorrules", path: join(ctx.project, ".cursorrules") },
@@ -42,7 +42,7 @@ export const cursor = {
       { kind: "instructions-file", path: join(ctx.project, INSTRUCTIONS_FILE), wrap: cursorRule },
       { kind: "hooks", path: join(ctx.project, ".cursor", "hooks.json") },
     ],
-  }),
+  },
 
   toolCall: (payload) => {
     const event = nonEmpty(payload.hook_event_name) ?? "afterFileEdit";

@@ -1,7 +1,7 @@
 /**
  * @module init/config-files
  * What `waymark init` writes for an agent, made from the files its setup declares
- * (../agents/<agent>.ts, `setup().files`) in that agent's formats: the `waymark` MCP server entry of a
+ * (../agents/<agent>.ts, `setup.files`) in that agent's formats: the `waymark` MCP server entry of a
  * JSON file, its hooks in its hooks file (its layout: @waymark/protocol/agents/<agent>), the
  * instructions as a marked block in a Markdown file or as a file of their own, and a marked block
  * of the agent's own (Codex's config.toml). Only Waymark's part of each file is touched; each edit
@@ -189,8 +189,8 @@ function fileEdit(agent: Agent, file: SetupFile, ctx: SetupContext): FileEdit {
 }
 
 /** Every file edit of one agent. */
-export async function agentEdits(agent: Agent, ctx: SetupContext): Promise<FileEdit[]> {
-  return (await agent.setup()).files(ctx).map((file) => fileEdit(agent, file, ctx));
+export function agentEdits(agent: Agent, ctx: SetupContext): FileEdit[] {
+  return agent.setup.files(ctx).map((file) => fileEdit(agent, file, ctx));
 }
 
 /** A path as the user reads it: relative to the project, or under ~. */

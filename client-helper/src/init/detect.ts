@@ -21,8 +21,8 @@ function onPath(command: string, path: string | undefined): boolean {
 }
 
 /** The evidence found for the agent (empty: not detected). */
-export async function detectAgent(agent: Agent, ctx: SetupContext): Promise<string[]> {
-  return (await agent.setup())
+export function detectAgent(agent: Agent, ctx: SetupContext): string[] {
+  return agent.setup
     .evidence(ctx)
     .filter((sign) => ("command" in sign ? onPath(sign.command, ctx.env.PATH) : existsSync(sign.path)))
     .map((sign) => sign.label);

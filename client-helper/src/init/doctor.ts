@@ -147,7 +147,7 @@ async function fastPathCheck(version: string): Promise<DoctorCheck> {
  * files in the project besides: two MCP servers and every hook twice (two reminders at each stop).
  */
 async function pluginAlsoEnabled(agent: Agent, ctx: SetupContext): Promise<DoctorCheck | null> {
-  if (!(await (await agent.setup()).pluginEnabled?.(ctx))) return null;
+  if (!(await agent.setup.pluginEnabled?.(ctx))) return null;
   return {
     name: agent.label,
     ok: false,
@@ -163,7 +163,7 @@ async function checkAgents(ctx: SetupContext): Promise<DoctorCheck[]> {
   for (const agent of AGENTS) {
     const files: { label: string; problem: string | null }[] = [];
     let present = false;
-    for (const edit of await agentEdits(agent, ctx)) {
+    for (const edit of agentEdits(agent, ctx)) {
       const content = await readOrNull(edit.path).catch(() => null);
       const problem = edit.check(content);
       // An agent counts as set up when any of its files carries something of Waymark's.
@@ -187,7 +187,7 @@ async function checkAgents(ctx: SetupContext): Promise<DoctorCheck[]> {
   for (const agent of configured) {
     const twice = await pluginAlsoEnabled(agent, ctx);
     if (twice) checks.push(twice);
-    const { doctorChecks } = await agent.setup();
+    const { doctorChecks } = agent.setup;
     if (doctorChecks) checks.push(...(await doctorChecks(ctx)));
     for (const file of results.get(agent) ?? []) {
       checks.push(

@@ -136,8 +136,8 @@ async function write(planned: Planned, options: InitOptions, createdDirs: Set<st
   else await writeFile(edit.path, after);
 }
 
-async function chooseAgents(options: InitOptions, ctx: SetupContext): Promise<{ agents: readonly Agent[]; why: Map<Agent, string[]> }> {
-  const why = new Map(await Promise.all(AGENTS.map(async (agent) => [agent, await detectAgent(agent, ctx)] as const)));
+function chooseAgents(options: InitOptions, ctx: SetupContext): { agents: readonly Agent[]; why: Map<Agent, string[]> } {
+  const why = new Map(AGENTS.map((agent) => [agent, detectAgent(agent, ctx)]));
   if (options.agents) return { agents: options.agents, why };
   if (options.remove) return { agents: AGENTS, why };
   return { agents: AGENTS.filter((agent) => (why.get(agent) ?? []).length > 0), why };
@@ -173,7 +173,7 @@ async function projectSteps(options: InitOptions, ctx: SetupContext, agents: rea
     `\nNo token was written to any file. Your agent must start with ${TOKEN_VARIABLE} in its environment, e.g. in your shell profile:\n  export ${TOKEN_VARIABLE}=<your Waymark token>\n`,
   );
   for (const agent of agents) {
-    const { notes } = await agent.setup();
+    const { notes } = agent.setup;
     if (notes) options.out(await notes(ctx));
   }
   options.out(await deviceStep(ctx.project, options.env));
@@ -183,7 +183,7 @@ async function projectSteps(options: InitOptions, ctx: SetupContext, agents: rea
 /** Runs init (or --remove, or a dry run); returns the exit code. */
 export async function runInit(options: InitOptions): Promise<number> {
   const ctx = await initContext(options.dir, options.endpoint, options.version, options.env);
-  const { agents, why } = await chooseAgents(options, ctx);
+  const { agents, why } = chooseAgents(options, ctx);
   if (agents.length === 0) {
     options.out(
       `No agent found in ${ctx.project} or ${ctx.home} (looked for ${listed(AGENTS.map((agent) => agent.label))}).\nName them: waymark init --url ${options.endpoint.origin} --agent ${AGENTS.map((agent) => agent.name).join(",")}\n`,
@@ -197,7 +197,7 @@ export async function runInit(options: InitOptions): Promise<number> {
   for (const agent of agents) {
     const changed: string[] = [];
     const problems: string[] = [];
-    for (const edit of await agentEdits(agent, ctx)) {
+    for (const edit of agentEdits(agent, ctx)) {
       const label = displayPath(edit.path, ctx);
       let planned: Planned;
       try {
