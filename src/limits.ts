@@ -54,6 +54,8 @@ export const LIMITS = {
   // Live followers: bounded catch-up and sockets.
   LIVE_PAGE_BYTES: 512 * 1024,
   LIVE_SOCKETS_PER_WORKFLOW: 100,
+  // The owner's own pool per workflow (dashboard pages, MCP subscriptions): a link's readers never fill it.
+  LIVE_OWNER_SOCKETS_PER_WORKFLOW: 100,
   LIVE_SOCKETS_PER_CLIENT: 8,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
   SCOPE_MATCH_STEPS: 10_000_000,
@@ -65,11 +67,14 @@ export const LIMITS = {
   API_TOKENS: 100,
   TOKEN_NAME: 100,
   // Devices whose helpers sign (account/devices): approved devices per account, a device's name,
-  // pairing requests waiting for approval and how long a pairing code lives, and how far a
-  // signature's time (and a pairing request's) may be from the edge's clock either way.
+  // pairing requests waiting for approval (per credential that asked, so one token cannot fill the
+  // queue for the others, and per account, a storage bound the owner can empty on the Devices page)
+  // and how long a pairing code lives, and how far a signature's time (and a pairing request's) may
+  // be from the edge's clock either way.
   DEVICES: 50,
   DEVICE_NAME: 100,
-  DEVICE_PAIRINGS: 20,
+  DEVICE_PAIRINGS_PER_CREDENTIAL: 3,
+  DEVICE_PAIRINGS: 100,
   DEVICE_PAIRING_TTL_MS: 10 * 60 * 1000,
   DEVICE_SIGNATURE_SKEW_MS,
   // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.

@@ -16,6 +16,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { DeviceSignature } from "@waymark/protocol/device-signature";
 import { type Authority, may } from "../domain/access-scopes";
+import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
 import type { SignatureVerdict } from "../domain/device-signature";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
@@ -30,8 +31,7 @@ import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
-import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
-import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
+import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -287,6 +287,7 @@ export class AccountObject extends DurableObject<Env> {
     const revoked = this.tokens.revoke(id);
     if (revoked.ok) {
       this.webhooks.endCredential(managedRef(id));
+      this.devices.forgetPairingsOf(managedRef(id));
       await this.sessions.endCredential(managedRef(id));
     }
     return revoked;
@@ -307,8 +308,16 @@ export class AccountObject extends DurableObject<Env> {
 
   // ── Devices (their helpers sign what they compute) ───────────────────────
 
-  async requestDevicePairing(input: { key: string; name: string }): Promise<Result<IssuedPairing>> {
+  async requestDevicePairing(input: { key: string; name: string; credential: CredentialRef }): Promise<Result<IssuedPairing>> {
     return this.devices.requestPairing(input);
+  }
+
+  async devicePairingRequests(): Promise<PairingRequest[]> {
+    return this.devices.pairingRequests();
+  }
+
+  async clearDevicePairings(): Promise<number> {
+    return this.devices.clearPairings();
   }
 
   async pendingDevice(code: string): Promise<Result<PendingDevice>> {

@@ -5,7 +5,7 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
-import { FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
+import { FEEDBACK_AUTHOR_STATEMENTS, FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -314,4 +314,6 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
+  { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
 ];

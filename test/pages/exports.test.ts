@@ -14,7 +14,7 @@ import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { publishedKeys } from "../../src/signing";
 import { file } from "../domain/fixtures";
-import { ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
+import { ON_PAGE, ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
 import { readWhole, stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
@@ -74,9 +74,9 @@ async function bigWorkflow() {
     );
   }
   if (parent) value(await stub.completeTask(ACME, { task_id: parent, status: "success", outcome: { summary: "last parent" } }));
-  value(await stub.addFeedback(ACME, { target: "decision", target_id: decisionId, verdict: "approved", body: "Fine" }));
-  value(await stub.addFeedback(ACME, { target: "issue", target_id: issueId, verdict: "changes_requested", body: "Again" }));
-  value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Overall good" }));
+  value(await stub.addFeedback(ACME, { target: "decision", target_id: decisionId, verdict: "approved", body: "Fine", ...ON_PAGE }));
+  value(await stub.addFeedback(ACME, { target: "issue", target_id: issueId, verdict: "changes_requested", body: "Again", ...ON_PAGE }));
+  value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Overall good", ...ON_PAGE }));
   return { id, stub, token };
 }
 
@@ -152,9 +152,9 @@ describe("streamed exports of a workflow several pages long", () => {
         "",
         "### Reviewer feedback",
         "",
-        expect.stringMatching(/^- \*\*approved\*\* on decision Q\d+\?: Fine$/),
-        expect.stringMatching(/^- \*\*changes requested\*\* on issue other: Again$/),
-        "- **comment** on the workflow: Overall good",
+        expect.stringMatching(/^- \*\*approved\*\* on decision Q\d+\? \(signed in with a bootstrap token, on the page\): Fine$/),
+        expect.stringMatching(/^- \*\*changes requested\*\* on issue other \(signed in with a bootstrap token, on the page\): Again$/),
+        "- **comment** on the workflow (signed in with a bootstrap token, on the page): Overall good",
         "",
         `<sub>The JSON export of this record carries a statement signed with key \`${keys[0]?.kid}\`: check it with \`waymark verify export.json --endpoint ${ORIGIN}\` (public keys: \`${ORIGIN}/.well-known/waymark-signing-keys.json\`).</sub>`,
         "",

@@ -28,6 +28,8 @@ export interface HelperOptions {
   args?: string[];
   /** Drops the helper's stderr. */
   quiet?: boolean;
+  /** More environment, e.g. XDG_CONFIG_HOME where its device key lives. */
+  env?: Record<string, string>;
 }
 
 /** An agent configured with the real helper (`waymark mcp` over stdio) in `dir`, forwarding to a running `wrangler dev`. */
@@ -35,6 +37,7 @@ export async function connectThroughHelper(target: McpTarget, dir: string, optio
   const agent = new Client({ name: options.name ?? "agent", version: "1.0.0" });
   const env: Record<string, string> = { ...(process.env as Record<string, string>), WAYMARK_TOKEN: target.token };
   if (options.cacheHome !== undefined) env.XDG_CACHE_HOME = options.cacheHome;
+  Object.assign(env, options.env);
   await agent.connect(
     new StdioClientTransport({
       command: options.node ?? SYSTEM_NODE,

@@ -6,6 +6,8 @@ import type { McpTarget } from "./mcp-client";
 /** Tokens configured for the workerd test project (vitest.config.ts). */
 export const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" } as const;
 export const ORIGIN = "http://localhost";
+/** Feedback as the owner's page posts it (signed in with a bootstrap token): the channel whose verdicts count. */
+export const ON_PAGE = { author: { kind: "bootstrap_token", credential: null, via: "session" }, channel: "page" } as const;
 
 /**
  * Waits until the account index has taken these workflows' writes: it sees tasks, decisions and

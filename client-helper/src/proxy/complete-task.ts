@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import { redactDeep } from "@waymark/protocol/redact";
 import type { Changes } from "@waymark/protocol/wire";
 import { forgetCommands, observedCommands } from "../hooks/commands.js";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
@@ -82,6 +83,8 @@ export async function completeTask(
   // Provenance: the helper's identity on what it computed, with the agent's own edits when the hooks
   // observed the task, and the commands they saw; signed by this device with the usage for this
   // task and its signed start's nonce, so the signature covers the commands too.
+  // The usage is sent as signed: redacted as the edge will redact it (a transcript's model name included).
+  if (args.metrics !== undefined) args.metrics = redactDeep(args.metrics).value;
   const identified = withProvenance(observed.changes, session.version, await edits);
   const ran = await commands;
   if (ran) identified.commands = ran;

@@ -165,7 +165,7 @@ export type HookSpec = { event: string; matcher?: string; command: string; async
 export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
-/** The command line each hook runs, by event (../agents.ts's agentHooks makes them): each agent installs them on its own events. */
+/** The command line each hook runs, by event (./agents.ts's agentHooks makes them): each agent installs them on its own events. */
 export type HookLines = { readonly [Event in HookEvent]: string };
 
 /** A hook's payload: the JSON object the agent writes on the hook's stdin. */
@@ -216,7 +216,7 @@ export type PluginParts = {
   server: { command: string; args: string[] };
   /** The agent's hooks file, in its layout (hooksFile). */
   hooks: string;
-  /** The instructions (../instructions), for an agent whose plugin carries them in a file of its own. */
+  /** The instructions (./instructions), for an agent whose plugin carries them in a file of its own. */
   instructions: string;
 };
 
