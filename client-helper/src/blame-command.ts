@@ -178,7 +178,7 @@ export interface FileBlame {
 
 /**
  * `git blame --porcelain` of `path` at `revision` (repository-relative), each line attributed from
- * the repository's notes (../notes/attribution.ts) and, for commits without a note, from the
+ * the repository's notes (./notes/attribution.ts) and, for commits without a note, from the
  * records given. `notes`: already loaded (the carry step asks many files at once), or loaded here
  * for the blamed commits.
  */
