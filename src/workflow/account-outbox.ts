@@ -28,6 +28,7 @@
  */
 
 import type { AccountObject, PushAnswer, WorkflowPush } from "../account/account-object";
+import { commitsFromEvents } from "../domain/commit-entries";
 import type { DeviceUse } from "../domain/device-signature";
 import { documentsFromEvents } from "../domain/memory-documents";
 import { pathsFromEvents } from "../domain/path-entries";
@@ -162,6 +163,7 @@ export class AccountOutbox {
           documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
           notifications: nonEmpty(notificationsFromEvents(page.events, this.records.header())),
           paths: nonEmpty(pathsFromEvents(page.events)),
+          commits: nonEmpty(commitsFromEvents(page.events)),
           device_uses: nonEmpty(uses),
           ...(share ? { share } : {}),
         };

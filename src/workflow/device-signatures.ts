@@ -7,7 +7,7 @@
  * data received; the verdict comes from the account's device keys as this workflow keeps them
  * (./device-keys: no call to the account on the write path). A signature accepted comes back with
  * what it signed (`signed`), which the write keeps whole
- * (./device-evidence) so that `waymark verify` can check it again from the export. A call whose
+ * (packages/protocol/src/device-evidence.ts) so that `waymark verify` can check it again from the export. A call whose
  * workflow or task is not this account's gets no verdict: its write is refused anyway.
  */
 import { canonicalJson } from "@waymark/protocol/chain";

@@ -3,6 +3,7 @@
  * What the WorkflowObject's write methods return (inside a Result): the structured results the
  * MCP tools answer with.
  */
+import type { CompletionCheckpoint } from "@waymark/protocol/git-note";
 import type { FilesChanged } from "../domain/changes";
 import type { TaskMetrics, Verification, WorkflowView } from "../domain/view";
 
@@ -30,6 +31,11 @@ export interface CompleteTaskOutput {
   verification: Verification;
   /** The usage reported, as recorded with its provenance (absent when none was). */
   metrics?: TaskMetrics;
+  /**
+   * What makes the record checkable from the repository (the helper writes it into the task's git
+   * notes): the workflow, the task's name, when it completed, and the chain after this write.
+   */
+  checkpoint?: CompletionCheckpoint;
 }
 export interface CompleteWorkflowOutput {
   workflow_id: string;

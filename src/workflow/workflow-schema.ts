@@ -5,7 +5,12 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
-import { FEEDBACK_AUTHOR_STATEMENTS, FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
+import {
+  FEEDBACK_AUTHOR_STATEMENTS,
+  FEEDBACK_LOCATION_STATEMENTS,
+  FEEDBACK_MIGRATION_STATEMENTS,
+  RECOUNT_REVIEWS_NEEDED,
+} from "./feedback";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -316,10 +321,12 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
+  // Where a pull-request review comment was left (file, line, commit), from GitHub (workflow/feedback.ts); NULL: not on code.
+  { version: 18, statements: FEEDBACK_LOCATION_STATEMENTS },
   // A copy of the account's device keys (workflow/device-keys): device signatures are verified
   // here, without a call to the account; trusted until fresh_until, changes pushed meanwhile.
   {
-    version: 18,
+    version: 19,
     statements: [
       `CREATE TABLE device_keys (
         id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -333,7 +340,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // agent's last write ride on the totals row every write updates anyway (workflow/totals), instead
   // of a row and a trigger of their own; changed_paths keeps each path once, without a rowid beside it.
   {
-    version: 19,
+    version: 20,
     statements: [
       "ALTER TABLE totals ADD COLUMN synced_seq INTEGER NOT NULL DEFAULT 0",
       "ALTER TABLE totals ADD COLUMN updated_at INTEGER",
@@ -341,10 +348,10 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
         updated_at = (SELECT updated_at FROM workflow LIMIT 1)`,
       "DROP TABLE account_sync",
       "DROP TRIGGER workflow_updated_at",
-      "CREATE TABLE changed_paths_v19 (path TEXT PRIMARY KEY) WITHOUT ROWID",
-      "INSERT INTO changed_paths_v19 (path) SELECT path FROM changed_paths",
+      "CREATE TABLE changed_paths_v20 (path TEXT PRIMARY KEY) WITHOUT ROWID",
+      "INSERT INTO changed_paths_v20 (path) SELECT path FROM changed_paths",
       "DROP TABLE changed_paths",
-      "ALTER TABLE changed_paths_v19 RENAME TO changed_paths",
+      "ALTER TABLE changed_paths_v20 RENAME TO changed_paths",
     ],
   },
 ];

@@ -38,7 +38,10 @@ async function approve(name: string): Promise<{ device: TestDevice; id: string }
 }
 
 async function revoke(id: string): Promise<void> {
-  const response = await fetch(`${server.url}/api/devices/${id}`, { method: "DELETE", headers: { Authorization: `Bearer ${server.token}` } });
+  const response = await fetch(`${server.url}/api/devices/${id}`, {
+    method: "DELETE",
+    headers: { Authorization: `Bearer ${server.token}` },
+  });
   expect(response.status, await response.clone().text()).toBe(200);
 }
 
@@ -56,7 +59,12 @@ async function signedStart(device: TestDevice, workflowId: string, name: string)
 /** Completes the task with changes `device` signed; the files' provenance as recorded. */
 async function signedCompletion(device: TestDevice, task: { taskId: string; nonce: string }): Promise<Files> {
   const dirty = [{ path: `src/${task.taskId}.ts`, head: null, worktree: { mode: "100644", blob: BLOB } }];
-  const changes = await device.signChanges({ type: "git", start_head: HEAD, head: HEAD, committed: [], dirty }, null, task.taskId, task.nonce);
+  const changes = await device.signChanges(
+    { type: "git", start_head: HEAD, head: HEAD, committed: [], dirty },
+    null,
+    task.taskId,
+    task.nonce,
+  );
   await ok(client, "complete_task", { task_id: task.taskId, status: "success", outcome: { summary: "s" }, changes });
   const { task: view } = await ok<{ task: { files_changed: Files } }>(client, "get_workflow", { task_id: task.taskId });
   return view.files_changed;

@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, FAST_TMP, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { ensureBuilt } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
-import { eventually } from "../support/eventually";
 import type { DevServer } from "../support/dev-server";
+import { eventually } from "../support/eventually";
 import { ok, type Structured } from "../support/mcp-client";
 import { sharedDevServer } from "../support/shared-server";
 

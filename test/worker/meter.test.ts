@@ -10,7 +10,8 @@ import { connect, ok } from "../support/mcp-client";
 import { ORIGIN, TOKENS } from "../support/worker";
 
 const METERED = { ...env, WAYMARK_METER: "1" };
-const get = (path: string, bindings: Env) => app.fetch(new Request(`${ORIGIN}${path}`, { headers: { Host: new URL(ORIGIN).host } }), bindings);
+const get = (path: string, bindings: Env) =>
+  app.fetch(new Request(`${ORIGIN}${path}`, { headers: { Host: new URL(ORIGIN).host } }), bindings);
 
 interface Reading {
   worker_requests: number;
