@@ -5,17 +5,21 @@
  * a signed snapshot), the CPU time each server process spent per call (bench/lib/process-cpu.ts)
  * while `perf record -g` samples the Worker's process; its samples are sorted into the stages of
  * a tool call (bench/lib/perf-stacks.ts) and the Worker's CPU per call is split by their shares.
- * Needs `perf` (linux-perf) and permission to record the process.
+ * Then the wall time the Worker's thread spends in fsync per log_milestone (strace -T): each
+ * write's commit waits for the local disk, which no CPU figure shows. Needs `perf` (linux-perf),
+ * `strace` and permission to record the process.
  *
  *   npx node bench/profile.ts [--calls 300] [--signed 40] [--json out.json]
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { healthRoundTrip } from "../test/support/agents.ts";
-import { startDevServer } from "../test/support/dev-server.ts";
+import { startDevServer, workerdPid } from "../test/support/dev-server.ts";
 import { connect, ok } from "../test/support/mcp-client.ts";
+import { summarize } from "../test/support/stats.ts";
 import { loadDeviceKeys } from "./lib/device-keys.ts";
 import { recordPerf, stageShares } from "./lib/perf-stacks.ts";
 import { cpuDuring } from "./lib/process-cpu.ts";
@@ -59,6 +63,7 @@ const server = await startDevServer();
 const port = Number(new URL(server.url).port);
 const scratch = mkdtempSync(join(tmpdir(), "waymark-profile-"));
 const shapes: Shape[] = [];
+let fsync: Record<string, unknown> | null = null;
 let perfMap = "";
 try {
   const client = await connect(server, { negotiation: "auto", name: "profile" });
@@ -135,6 +140,39 @@ try {
     async (i) => (await completions(1, 2000 + i))[0] as Record<string, unknown>,
     (input) => ok(client, "complete_task", input),
   );
+  // The wall time the Worker's thread spends in fsync per log_milestone (the commit's durability on
+  // this disk; strace -T times each call), beside the calls' own latency.
+  const fsyncTasks = await logTasks(calls);
+  const fsyncFile = join(scratch, "fsync.txt");
+  const workerPid = workerdPid(port);
+  if (workerPid !== null) {
+    const strace = spawn("strace", ["-f", "-T", "-e", "trace=fsync,fdatasync", "-p", String(workerPid), "-o", fsyncFile], {
+      stdio: "ignore",
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    const latencies: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      const t0 = performance.now();
+      await ok(client, "log_milestone", { task_id: fsyncTasks[Math.floor(i / 150)], message: "m", progress: 50 });
+      latencies.push(performance.now() - t0);
+    }
+    strace.kill("SIGINT");
+    await new Promise((r) => strace.once("exit", r));
+    const durations = readFileSync(fsyncFile, "utf8")
+      .split("\n")
+      .flatMap((line) => {
+        const match = /f(?:data)?sync\(.*<([\d.]+)>$/.exec(line);
+        return match ? [Number(match[1]) * 1000] : [];
+      });
+    const s = summarize(durations);
+    fsync = {
+      calls,
+      fsyncs_per_call: durations.length / calls,
+      fsync_ms: { median: s.median, p95: s.p95, mean: s.mean },
+      fsync_ms_per_call: durations.reduce((a, b) => a + b, 0) / calls,
+      latency_ms: summarize(latencies),
+    };
+  }
   await client.close();
 } finally {
   await server.stop();
@@ -153,4 +191,17 @@ for (const shape of shapes) {
     console.log(`  ${us(ms).padStart(8)}  ${stage}`);
   }
 }
-if (values.json) writeFileSync(values.json, `${JSON.stringify({ load_average: (await import("node:os")).loadavg(), shapes }, null, 2)}\n`);
+if (fsync) {
+  const f = fsync as {
+    fsyncs_per_call: number;
+    fsync_ms: { median: number; p95: number };
+    fsync_ms_per_call: number;
+    latency_ms: { median: number };
+  };
+  console.log(
+    `\nlog_milestone under strace (n=${calls}): ${f.fsyncs_per_call.toFixed(2)} fsync per call, each ${f.fsync_ms.median.toFixed(2)} ms median ` +
+      `(p95 ${f.fsync_ms.p95.toFixed(2)} ms): ${f.fsync_ms_per_call.toFixed(2)} ms of the thread's wall time per call, of a ${f.latency_ms.median.toFixed(2)} ms median call`,
+  );
+}
+if (values.json)
+  writeFileSync(values.json, `${JSON.stringify({ load_average: (await import("node:os")).loadavg(), shapes, fsync }, null, 2)}\n`);
