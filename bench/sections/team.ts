@@ -81,7 +81,8 @@ export async function team(context: BenchContext, vars: Record<string, string>):
       area: index === 0 ? "one account, many agents (a workflow each)" : "",
       measure: `${result.agents} agents for ${result.seconds.toFixed(0)} s: ${count(result.calls)} calls, ${result.calls_per_second.toFixed(0)} calls/s, errors ${result.errors.length}, ${result.checked} workflows read back, inconsistent ${result.problems.length}; load average after ${r.load}`,
       value: percentiles(result.latency),
-      floor: `Worker process ${r.workerCpuMsPerSecond.toFixed(0)} ms CPU/s`,
+      // The server's own capacity: the Worker process's CPU per call (the objects' included; wrangler's proxy and the clients apart).
+      floor: `Worker process ${r.workerCpuMsPerSecond.toFixed(0)} ms CPU/s, ${ms(r.workerCpuMsPerSecond / result.calls_per_second)} per call`,
       target:
         index === 0
           ? atLeast(
