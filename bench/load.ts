@@ -57,14 +57,14 @@ if (values.seconds !== undefined) {
   let result: Awaited<ReturnType<typeof teamLoad>>;
   let accountCpu: { workerCpuMsPerSecond: number; accountShare: number } | null = null;
   try {
-    const perf = values.perf ? await recordPerf(port, join(scratch, "load.data"), scratch) : null;
+    const perf = values.perf ? await recordPerf(port, join(scratch, "load.data"), scratch, 199) : null;
     await perf?.sampling(true);
     const run = await cpuDuring(port, () => teamLoad(server, { agents: Number(values.agents), seconds: Number(values.seconds) }));
     await perf?.sampling(false);
     await perf?.stop();
     result = run.value;
     if (perf) {
-      const shares = stageShares(join(scratch, "load.data"), ACCOUNT_OBJECT_STAGES).shares;
+      const shares = (await stageShares(join(scratch, "load.data"), ACCOUNT_OBJECT_STAGES)).shares;
       accountCpu = {
         workerCpuMsPerSecond: (run.cpuMs["worker (workerd)"] ?? 0) / result.seconds,
         accountShare: shares["account object"] ?? 0,

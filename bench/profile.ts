@@ -115,7 +115,7 @@ try {
     }
     await perf.stop();
     const cpu = Object.fromEntries(Object.entries(totals).map(([role, ms]) => [role, ms / n]));
-    const { shares } = stageShares(file);
+    const { shares } = await stageShares(file);
     const stages = Object.fromEntries(Object.entries(shares).map(([stage, share]) => [stage, share * (cpu[WORKER] ?? 0)]));
     shapes.push({ label, n, cpu, stages });
   };

@@ -11,6 +11,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { workerdPid } from "../../test/support/dev-server.ts";
 
 export interface StageRule {
@@ -146,13 +147,11 @@ export interface StageShares {
 }
 
 /** Reads `perf script` of `file` and sorts its samples into `rules`. */
-export function stageShares(file: string, rules: readonly StageRule[] = TOOL_CALL_STAGES): StageShares {
-  const text = execFileSync("perf", ["script", "-i", file], { maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] }).toString();
+export async function stageShares(file: string, rules: readonly StageRule[] = TOOL_CALL_STAGES): Promise<StageShares> {
   const counts: Record<string, number> = {};
   let samples = 0;
-  for (const block of text.split("\n\n")) {
-    const lines = block.split("\n").filter((line) => line.trim() !== "");
-    if (lines.length < 2) continue;
+  const take = (lines: readonly string[]) => {
+    if (lines.length < 2) return;
     // "<address> <symbol>+0x<offset> (<dso>)": the symbol without its offset, and where it lives.
     const frames = lines.slice(1).map((line) => {
       const match = /^\s*[0-9a-f]+ (.*?)(\+0x[0-9a-f]+)? \((.*)\)$/.exec(line);
@@ -172,8 +171,18 @@ export function stageShares(file: string, rules: readonly StageRule[] = TOOL_CAL
       innermost("fallback") ??
       "other workerd (event loop, I/O, allocation)";
     counts[label] = (counts[label] ?? 0) + 1;
+  };
+  // Read as it comes: a few minutes of samples print more than a string may hold.
+  const script = spawn("perf", ["script", "-i", file], { stdio: ["ignore", "pipe", "ignore"] });
+  let block: string[] = [];
+  for await (const line of createInterface({ input: script.stdout })) {
+    if (line.trim() === "") {
+      take(block);
+      block = [];
+    } else block.push(line);
   }
-  return { samples, shares: Object.fromEntries(Object.entries(counts).map(([label, n]) => [label, n / samples])) };
+  take(block);
+  return { samples, shares: Object.fromEntries(Object.entries(counts).map(([label, n]) => [label, n / Math.max(1, samples)])) };
 }
 
 /**
@@ -181,13 +190,13 @@ export function stageShares(file: string, rules: readonly StageRule[] = TOOL_CAL
  * turn it on and off (perf's control FIFO, each command acknowledged), so only the measured
  * calls are sampled.
  */
-export async function recordPerf(port: number, file: string, dir: string) {
+export async function recordPerf(port: number, file: string, dir: string, frequency = 1999) {
   const pid = workerdPid(port);
   if (pid === null) throw new Error("no Worker process to record");
   const control = join(dir, `ctl-${Date.now()}`);
   const ack = `${control}-ack`;
   execFileSync("mkfifo", [control, ack]);
-  const args = ["record", "-F", "1999", "-g", "-p", String(pid), "-o", file, "-D", "-1", "--control", `fifo:${control},${ack}`];
+  const args = ["record", "-F", String(frequency), "-g", "-p", String(pid), "-o", file, "-D", "-1", "--control", `fifo:${control},${ack}`];
   const child = spawn("perf", args, { stdio: "ignore" });
   // Opening a FIFO waits for its other end: perf opens both once it runs.
   const [toPerf, fromPerf] = await Promise.all([open(control, "w"), open(ack, "r")]);

@@ -48,13 +48,15 @@ async function run(context: BenchContext, vars: Record<string, string>, agents: 
   const scratch = mkdtempSync(join(tmpdir(), "waymark-team-"));
   try {
     context.log(`team: ${agents} agents on one account for ${seconds} s (load average ${loadavg()[0]?.toFixed(1)})`);
-    const perf = perfOn ? await recordPerf(port, join(scratch, "team.data"), scratch) : null;
+    const perf = perfOn ? await recordPerf(port, join(scratch, "team.data"), scratch, 199) : null;
     await perf?.sampling(true);
     const measured = await cpuDuring(port, () => teamLoad(server, { agents, seconds }));
     await perf?.sampling(false);
     await perf?.stop();
     const result = measured.value;
-    const accountShare = perf ? (stageShares(join(scratch, "team.data"), ACCOUNT_OBJECT_STAGES).shares["account object"] ?? 0) : null;
+    const accountShare = perf
+      ? ((await stageShares(join(scratch, "team.data"), ACCOUNT_OBJECT_STAGES)).shares["account object"] ?? 0)
+      : null;
     if (perf) rmSync(`/tmp/perf-${perf.pid}.map`, { force: true });
     for (const problem of [...result.errors, ...result.problems].slice(0, 5)) context.fail(`team load of ${agents} agents: ${problem}`);
     return {
