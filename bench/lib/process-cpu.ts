@@ -44,13 +44,13 @@ export function serverProcesses(port: number): ServerProcessInfo[] {
   return found;
 }
 
-/** Nanoseconds on a CPU of every thread of `pid` (0 once it is gone). */
-export function cpuNanos(pid: number): number {
+/** schedstat's field `field` (0: ns on a CPU, 1: ns runnable but waiting for one) summed over every thread of `pid` (0 once it is gone). */
+function schedstat(pid: number, field: 0 | 1): number {
   let total = 0;
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
-        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[field]);
       } catch {
         // The thread ended while we looked.
       }
@@ -61,14 +61,32 @@ export function cpuNanos(pid: number): number {
   return total;
 }
 
-/** Milliseconds of CPU each of the server's processes (and this process, the client) spent during `operation`. */
-export async function cpuDuring<T>(port: number, operation: () => Promise<T>): Promise<{ value: T; cpuMs: Record<string, number> }> {
+/** Nanoseconds on a CPU of every thread of `pid` (0 once it is gone). */
+export function cpuNanos(pid: number): number {
+  return schedstat(pid, 0);
+}
+
+/** Nanoseconds the threads of `pid` were ready to run but waited for a core: what other load on the machine takes from it. */
+export function runQueueNanos(pid: number): number {
+  return schedstat(pid, 1);
+}
+
+/**
+ * Milliseconds of CPU each of the server's processes (and this process, the client) spent during
+ * `operation`, and how long each waited for a core while ready to run (`waitMs`).
+ */
+export async function cpuDuring<T>(
+  port: number,
+  operation: () => Promise<T>,
+): Promise<{ value: T; cpuMs: Record<string, number>; waitMs: Record<string, number> }> {
   const watched = [...serverProcesses(port), { pid: process.pid, role: "client (this node)" }];
-  const before = watched.map((m) => cpuNanos(m.pid));
+  const before = watched.map((m) => [cpuNanos(m.pid), runQueueNanos(m.pid)] as const);
   const value = await operation();
   const cpuMs: Record<string, number> = {};
+  const waitMs: Record<string, number> = {};
   watched.forEach((m, i) => {
-    cpuMs[m.role] = (cpuMs[m.role] ?? 0) + (cpuNanos(m.pid) - (before[i] ?? 0)) / 1e6;
+    cpuMs[m.role] = (cpuMs[m.role] ?? 0) + (cpuNanos(m.pid) - (before[i]?.[0] ?? 0)) / 1e6;
+    waitMs[m.role] = (waitMs[m.role] ?? 0) + (runQueueNanos(m.pid) - (before[i]?.[1] ?? 0)) / 1e6;
   });
-  return { value, cpuMs };
+  return { value, cpuMs, waitMs };
 }

@@ -35,6 +35,8 @@ interface Run {
   result: TeamLoadResult;
   load: string;
   workerCpuMsPerSecond: number;
+  /** Milliseconds per second the Worker's threads were ready to run and waited for a core (other load on the machine). */
+  workerWaitMsPerSecond: number;
   accountShare: number | null;
 }
 
@@ -65,6 +67,7 @@ async function run(context: BenchContext, vars: Record<string, string>, agents: 
         .map((x) => x.toFixed(1))
         .join(" "),
       workerCpuMsPerSecond: (measured.cpuMs[WORKER] ?? 0) / result.seconds,
+      workerWaitMsPerSecond: (measured.waitMs[WORKER] ?? 0) / result.seconds,
       accountShare,
     };
   } finally {
@@ -84,7 +87,7 @@ export async function team(context: BenchContext, vars: Record<string, string>):
       measure: `${result.agents} agents for ${result.seconds.toFixed(0)} s: ${count(result.calls)} calls, ${result.calls_per_second.toFixed(0)} calls/s, errors ${result.errors.length}, ${result.checked} workflows read back, inconsistent ${result.problems.length}; load average after ${r.load}`,
       value: percentiles(result.latency),
       // The server's own capacity: the Worker process's CPU per call (the objects' included; wrangler's proxy and the clients apart).
-      floor: `Worker process ${r.workerCpuMsPerSecond.toFixed(0)} ms CPU/s, ${ms(r.workerCpuMsPerSecond / result.calls_per_second)} per call`,
+      floor: `Worker process ${r.workerCpuMsPerSecond.toFixed(0)} ms CPU/s (${ms(r.workerCpuMsPerSecond / result.calls_per_second)} per call), waited ${r.workerWaitMsPerSecond.toFixed(0)} ms/s for a core`,
       target:
         index === 0
           ? atLeast(
