@@ -239,11 +239,14 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
     version: 15,
     statements: ["CREATE TABLE device_subscribers (workflow_id TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID"],
   },
-  // The path index without a rowid beside its key: each path a task changed is one row written
-  // fewer (each is billed); its indexes as before.
+  // The path index without a rowid beside its key, and without its index by workflow (which only
+  // counted a workflow's paths against their bound: the workflow's row counts them now): each path
+  // a task changed is two rows written fewer (each is billed).
   {
     version: 16,
     statements: [
+      "ALTER TABLE workflows ADD COLUMN paths_indexed INTEGER NOT NULL DEFAULT 0",
+      "UPDATE workflows SET paths_indexed = (SELECT count(*) FROM workflow_paths WHERE workflow_id = workflows.id)",
       `CREATE TABLE workflow_paths_v16 (
         path TEXT NOT NULL,
         workflow_id TEXT NOT NULL,
@@ -256,7 +259,6 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "INSERT INTO workflow_paths_v16 SELECT path, workflow_id, task_id, task_name, status, at FROM workflow_paths",
       "DROP TABLE workflow_paths",
       "ALTER TABLE workflow_paths_v16 RENAME TO workflow_paths",
-      "CREATE INDEX workflow_paths_workflow ON workflow_paths(workflow_id)",
       "CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)",
     ],
   },

@@ -25,11 +25,15 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
   storage.transactionSync(() => {
     exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
     const current = Number(exec("SELECT max(version) AS version FROM schema_version")[0]?.version ?? 0);
+    let applied = current;
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       for (const statement of migration.statements) exec(statement);
-      exec("INSERT INTO schema_version (version) VALUES (?)", migration.version);
+      applied = migration.version;
     }
+    // The highest version applied is all a later start reads (max): one row, not one per version
+    // (a new workflow's object runs every migration, and each row written is billed).
+    if (applied > current) exec("INSERT INTO schema_version (version) VALUES (?)", applied);
   });
 }
 
