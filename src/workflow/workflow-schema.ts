@@ -354,4 +354,34 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE changed_paths_v20 RENAME TO changed_paths",
     ],
   },
+  // A task's file rows keyed by (task, place in path order), without a rowid or an index beside
+  // them: one row written per file instead of three (each is billed). A task's files are read in
+  // that order or by position, and looked up by path within the task (rows read are cheap);
+  // files of tasks completed before v12 (no place) get theirs in path order.
+  {
+    version: 21,
+    statements: [
+      `CREATE TABLE file_changes_v21 (
+        task_id TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        status TEXT NOT NULL,
+        before_mode TEXT, before_blob TEXT,
+        after_mode TEXT, after_blob TEXT,
+        committed INTEGER NOT NULL,
+        in_scope INTEGER NOT NULL,
+        renamed_to TEXT,
+        lines_added INTEGER, lines_removed INTEGER, lines_binary INTEGER,
+        agent_edit INTEGER,
+        lines_agent INTEGER, lines_others INTEGER, lines_not_observed INTEGER,
+        line_ranges TEXT,
+        PRIMARY KEY (task_id, ord)
+      ) WITHOUT ROWID`,
+      `INSERT INTO file_changes_v21 SELECT task_id, coalesce(ord, row_number() OVER (PARTITION BY task_id ORDER BY path) - 1), path, status,
+        before_mode, before_blob, after_mode, after_blob, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary,
+        agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges FROM file_changes`,
+      "DROP TABLE file_changes",
+      "ALTER TABLE file_changes_v21 RENAME TO file_changes",
+    ],
+  },
 ];
