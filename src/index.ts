@@ -21,6 +21,7 @@ import { accountRoutes } from "./routes/account-api";
 import { deviceRoutes } from "./routes/devices";
 import { exportApiRoutes } from "./routes/export-api";
 import { helperDownload } from "./routes/helper-download";
+import { insightRoutes } from "./routes/insights";
 import { oauthRoutes } from "./routes/oauth";
 import { pluginMarketplace } from "./routes/plugin-marketplace";
 import { pageRoutes } from "./routes/shared-pages";
@@ -47,6 +48,7 @@ app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", deviceRoutes);
 app.route("/", accountRoutes);
+app.route("/", insightRoutes);
 // Every read of one workflow: one sub-app, mounted for each kind of reader.
 app.route("/s/:token", workflowReads(SHARE_LINK_READERS));
 app.route("/w/:id", workflowReads(OWNER_READERS));

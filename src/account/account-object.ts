@@ -11,12 +11,16 @@
  * - sessions.ts: dashboard sessions and the live pages they follow; tokens.ts: managed API tokens
  * - devices.ts: the devices whose helpers sign, and their pairing requests
  * - settings.ts: the account's settings and public origin; webhooks.ts: registrations and deliveries
+ * - insights.ts: the Insights rollups, fed by the workflows' pushes
  * - account-schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
 import type { DeviceSignature } from "@waymark/protocol/device-signature";
+import type { Insights } from "@waymark/protocol/views/insights";
 import { type Authority, may } from "../domain/access-scopes";
 import type { SignatureVerdict } from "../domain/device-signature";
+import type { InsightFacts } from "../domain/insight-facts";
+import { buildInsights, type InsightRequest, OTHER_GROUP } from "../domain/insight-view";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -32,6 +36,7 @@ import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
 import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
+import { type InsightChoices, InsightRollups } from "./insights";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -63,6 +68,8 @@ export interface WorkflowPush {
   paths?: PathEntry[];
   /** The link's state when it changed with these events (a new workflow's first link). */
   share?: ShareInfo;
+  /** What the Insights rollups take from these events: completed tasks, people's verdicts, durability observed. */
+  insights?: InsightFacts;
 }
 
 /** What creating a workflow needs from its account, in one call: resume candidate, quota usage, settings. */
@@ -90,12 +97,16 @@ export class AccountObject extends DurableObject<Env> {
   private readonly tokens = new ApiTokens(this.sql);
   private readonly devices = new Devices(this.sql);
   private readonly storedSettings = new SettingsStore(this.sql);
+  private readonly rollups = new InsightRollups(this.sql);
   /** How webhook requests leave; a test may substitute a recorder. */
   sender: Sender = (url, init) => fetch(url, init);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, ACCOUNT_MIGRATIONS));
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, ACCOUNT_MIGRATIONS);
+      this.rollups.open();
+    });
   }
 
   // ── Workflow index (pushed by workflow objects) ──────────────────────────
@@ -114,6 +125,7 @@ export class AccountObject extends DurableObject<Env> {
       if (push.documents) this.memory.upsert(push.documents);
       if (push.paths) this.paths.record(summary.id, push.paths);
       if (push.share) this.workflows.recordShare(summary.id, push.share);
+      if (push.insights) this.rollups.apply(push.insights);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
     });
     if (queued) await this.scheduleAlarm(Date.now());
@@ -154,6 +166,26 @@ export class AccountObject extends DurableObject<Env> {
 
   async dashboardRows(limit = 200): Promise<DashboardRow[]> {
     return this.workflows.dashboardRows(limit);
+  }
+
+  /** The Insights of a period (docs/insights.md): summed from the rollups' day rows, never from the tasks. */
+  async insights(request: InsightRequest): Promise<Insights> {
+    const f = request.filters;
+    const rows = this.rollups.rows({
+      from: request.from,
+      to: request.to,
+      agent: f.agent === undefined ? null : (f.agent ?? ""),
+      model: f.model === undefined ? null : (f.model ?? ""),
+      repository: f.repository === undefined ? null : (f.repository ?? ""),
+    });
+    const fingerprints = new Set(rows.map((row) => row.repository).filter((fp) => fp !== "" && fp !== OTHER_GROUP));
+    if (f.repository) fingerprints.add(f.repository);
+    return buildInsights(request, rows, this.rollups.remotes([...fingerprints]));
+  }
+
+  /** What the Insights page's filters offer: the agents, models and repositories the rollups have seen. */
+  async insightChoices(): Promise<InsightChoices> {
+    return this.rollups.choices();
   }
 
   // ── Search ────────────────────────────────────────────────────────────────
