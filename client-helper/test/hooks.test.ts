@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, utimesSync, w
 import { join } from "node:path";
 import { agentHooks } from "@waymark/protocol/agent-config";
 import { afterAll, describe, expect, it } from "vitest";
+import { fileClockPast } from "../../test/support/file-clock.js";
 import { editedFiles, type HookAgent, runHook, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
 import { drainSpool } from "../src/hooks/spool.js";
@@ -137,7 +138,7 @@ describe("hooks", () => {
     // Reminded once; then only a shell command ran: that is work on the task, so stop reminds again.
     expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
     expect((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).toBe("");
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await run("codex", "post-tool-use", payload("Bash", "npm test"));
     expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/new.ts", "README.md"]);
     expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
@@ -198,11 +199,11 @@ describe("hooks", () => {
     const first = JSON.parse((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout);
     expect(first).toEqual({ decision: "block", reason: expect.stringContaining('tk_1 "Do it" in workflow wf_1') });
     expect((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).toBe("");
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await edit();
     expect((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: true })).stdout).toBe("");
     expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await edit();
     expect(JSON.parse((await run("cursor", "stop", { workspace_roots: [repo.dir], status: "aborted", loop_count: 0 })).stdout)).toEqual({});
     expect(JSON.parse((await run("cursor", "stop", { workspace_roots: [repo.dir], status: "completed", loop_count: 1 })).stdout)).toEqual(
@@ -342,7 +343,7 @@ describe("the stop hook without Node", () => {
 
     // An edit spooled since the reminder, with nothing saying it was this tree's (another
     // repository's agent, say): the helper decides.
-    await new Promise((r) => setTimeout(r, 20));
+    await fileClockPast();
     mkdirSync(join(cache, "spool"), { recursive: true });
     writeFileSync(join(cache, "spool", "claude.0000000001"), "{}");
     expect(stop().helper).toBe(true);
@@ -350,7 +351,7 @@ describe("the stop hook without Node", () => {
     await nodeStop();
 
     // The installed edit hook in this tree: the next stop reminds alone, then is quiet again.
-    await new Promise((r) => setTimeout(r, 20));
+    await fileClockPast();
     const edited = edit();
     expect(edited).toEqual({ code: 0, stdout: "" });
     const afterEdit = stop();
@@ -361,7 +362,7 @@ describe("the stop hook without Node", () => {
     expect((await nodeStop()).stdout).toBe("");
 
     // An edit recorded by the helper itself: due again, said alone.
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await journal().recordEdits(["a.ts"], "Write", Date.now());
     const again = stop();
     expect(again.helper).toBe(false);
@@ -371,7 +372,7 @@ describe("the stop hook without Node", () => {
     await journal().taskCompleted("tk_1", Date.now());
     expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
     // Until an edit is spooled: the helper drains the spool, as every stop did.
-    await new Promise((r) => setTimeout(r, 20));
+    await fileClockPast();
     writeFileSync(join(cache, "spool", "claude.0000000002"), "{}");
     expect(stop().helper).toBe(true);
   });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clockPast } from "../../test/support/eventually.js";
 import { awaitTranscriptLine, CALLING_RESPONSE_WAIT_MS, callingResponseWritten } from "../src/usage/transcript.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, ensureBuilt, FakeRemote, SYSTEM_NODE } from "./support.js";
@@ -168,7 +169,8 @@ describe("complete_task through the helper, with the calling response written 30
     const started = await client.callTool({ name: "start_task", arguments: { workflow_id: "wf-1", name: "Timing", goal: "usage" } });
     expect(started.isError).toBeFalsy();
     const taskId = (started.structuredContent as { task_id: string }).task_id;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The response below is stamped after the task started.
+    await clockPast(Date.now());
     appendFileSync(transcript, `${response(Date.now(), `msg_${taskId}_a`, { input: 100, output: 10 }, `toolu_${taskId}_bash`)}\n`);
     return taskId;
   }

@@ -141,7 +141,7 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   },
   // Path search newest first without sorting every match of a broad prefix.
   { version: 9, statements: ["CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)"] },
-  // Access that follows its source (src/account/credentials.ts): dashboard sessions in a table, each
+  // Access that follows its source (src/domain/credentials.ts): dashboard sessions in a table, each
   // with the credential it was opened with (capped per credential, src/account/sessions.ts; sessions
   // kept in the key-value store before are dropped at the next sign-in); each webhook with the
   // credential that registered it and when it stops (webhooks registered before have neither).

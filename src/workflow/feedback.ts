@@ -20,6 +20,7 @@ import { WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
+import { notFoundError } from "./ownership";
 import { iso } from "./records";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -222,7 +223,7 @@ export class FeedbackRecords {
 
   /** The task a target belongs to (null for the workflow itself); NOT_FOUND for anything outside this workflow. */
   private taskOfTarget(workflowId: string, target: FeedbackTarget, targetId: string): string | null {
-    const missing = () => new WaymarkError("NOT_FOUND", `target_id: no ${target} ${targetId} in workflow ${workflowId}`);
+    const missing = () => notFoundError("target_id", `${target} ${targetId} in workflow ${workflowId}`);
     if (target === "workflow") {
       if (targetId !== workflowId) throw missing();
       return null;

@@ -103,10 +103,6 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 const state = (mode: string | null, blob: string | null) => (mode !== null && blob !== null ? { mode, blob } : null);
 
-export function notFoundError(field: string, id: string): WaymarkError {
-  return new WaymarkError("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
-}
-
 /**
  * A task's view; `files`: its files_changed and verification as task-files reads them (null while
  * it runs); `commands`: the commands task-commands read (absent: not observed).

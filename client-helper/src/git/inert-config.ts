@@ -134,7 +134,7 @@ export async function readInertContext(
 /**
  * True when the config makes git convert no file on its way in: core.autocrlf off (unset or a
  * false value), no core.attributesFile and no attr.* setting (attr.tree reads attributes from a
- * tree); attributes files are looked for by ./verbatim-blobs.ts.
+ * tree); attributes files are looked for by ../verbatim-blobs.ts.
  */
 function storesVerbatim(entries: readonly ConfigEntry[]): boolean {
   if (entries.some(({ key }) => key === "core.attributesfile" || key.startsWith("attr."))) return false;

@@ -44,7 +44,7 @@ export async function gitHashFiles(context: GitContext, paths: readonly Uint8Arr
   return ids;
 }
 
-/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ./prestarted-git.ts). */
+/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ../prestarted-git.ts). */
 export const HASH_FILES: readonly string[] = ["hash-object", "--stdin-paths"];
 
 /** The repository's top-level directory and git directory, or null when `dir` is not inside a git work tree. */

@@ -1,7 +1,7 @@
 /**
  * @module plugin
  * Waymark as a plugin for Claude Code, Codex and Cursor, and the marketplace that lists it: the
- * files of the git repository every endpoint serves (src/pages/plugin-repository.ts), for that
+ * files of the git repository every endpoint serves (src/routes/plugin-marketplace.ts), for that
  * endpoint and the helper version it serves. One plugin directory holds each agent's manifest
  * and its own files beside them, so that no agent loads another's:
  *

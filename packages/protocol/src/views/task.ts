@@ -2,7 +2,7 @@
  * @module views/task
  * A task as the edge shows it (get_workflow {task_id}, the pages, the exports, its events): what
  * the agent said (outcome, metadata, usage), what was observed (files changed and their lines,
- * commits, the shell commands the hooks saw), where each figure came from (./provenance in
+ * commits, the shell commands the hooks saw), where each figure came from (see
  * docs/provenance.md), and how it sits against its declared areas and concurrent tasks.
  */
 import { z } from "zod";
