@@ -5,15 +5,8 @@
  * each group's figures (./insight-figures.ts), a trend of one figure by day, week or month, and the
  * comparison of two groups. Pure: what it reads is at most days × groups rows, never the tasks.
  */
-import {
-  INSIGHT_FIGURES,
-  type InsightDimension,
-  type InsightFigureId,
-  type InsightGroup,
-  type InsightKey,
-  type Insights,
-  type InsightTrend,
-} from "@waymark/protocol/views/insights";
+import { INSIGHT_FIGURES, type InsightDimension, type InsightFigureId } from "@waymark/protocol/insight-members";
+import type { InsightGroup, InsightKey, Insights, InsightTrend } from "@waymark/protocol/views/insights";
 import { LIMITS } from "../limits";
 import { compareFigure, figure, figures } from "./insight-figures";
 import { addSums, type Sums, sumOf, zeroSums } from "./insight-measures";
@@ -41,9 +34,6 @@ export interface InsightRequest {
 const DAY_MS = 86_400_000;
 const dayNumber = (day: string) => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
 const dayOf = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);
-
-/** Inclusive days from `from` to `to`. */
-export const periodDays = (from: string, to: string) => dayNumber(to) - dayNumber(from) + 1;
 
 /** A group's id in a URL or form: its grouped dimensions and values ("" for not reported), e.g. `agent=codex|model=gpt-5.5`. */
 export function groupId(key: InsightKey, other: boolean): string {

@@ -7,7 +7,8 @@
  * or a carriage return gets a leading apostrophe, as OWASP's CSV injection guidance says; numbers
  * are written by Waymark and left as they are.
  */
-import { INSIGHT_SOURCES, type InsightGroup, type Insights } from "@waymark/protocol/views/insights";
+import { INSIGHT_SOURCES } from "@waymark/protocol/insight-members";
+import type { InsightGroup, Insights } from "@waymark/protocol/views/insights";
 
 export const CSV_COLUMNS = [
   "period_from",

@@ -7,6 +7,14 @@
  * chart is followed by a table of its numbers. A GET form chooses the period, grouping, filters,
  * trend and comparison, so the page works without script. Escaped like every page.
  */
+
+import {
+  INSIGHT_DIMENSIONS,
+  INSIGHT_FIGURES,
+  type InsightDimension,
+  type InsightFigureId,
+  TREND_FIGURES,
+} from "@waymark/protocol/insight-members";
 import {
   basisText,
   comparisonText,
@@ -16,16 +24,7 @@ import {
   SOURCE_WORDS,
   sourcesText,
 } from "@waymark/protocol/insights-wording";
-import {
-  INSIGHT_DIMENSIONS,
-  INSIGHT_FIGURES,
-  type InsightDimension,
-  type InsightFigure,
-  type InsightFigureId,
-  type InsightGroup,
-  type Insights,
-  TREND_FIGURES,
-} from "@waymark/protocol/views/insights";
+import type { InsightFigure, InsightGroup, Insights } from "@waymark/protocol/views/insights";
 import { html } from "hono/html";
 import type { InsightChoices } from "../account/insights";
 import { accountNav, layout } from "./dashboard";

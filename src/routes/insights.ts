@@ -9,7 +9,7 @@
  * Bad input answers `field: rule` (JSON `{code, message}` for the API, plain text for the page).
  */
 
-import { INSIGHT_DIMENSIONS, type InsightDimension, type InsightFigureId, TREND_FIGURES } from "@waymark/protocol/views/insights";
+import { INSIGHT_DIMENSIONS, type InsightDimension, type InsightFigureId, TREND_FIGURES } from "@waymark/protocol/insight-members";
 import { type Context, Hono } from "hono";
 import type { InsightRequest } from "../domain/insight-view";
 import { apiError } from "../http/api-errors";

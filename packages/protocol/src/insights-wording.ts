@@ -80,12 +80,6 @@ export function sourcesText(sources: InsightFigure["sources"]): string {
     .join(" · ");
 }
 
-/** "80–95%" or "$0.40–$1.10": the interval in the figure's unit. */
-export function intervalText(figure: Pick<InsightFigure, "unit" | "interval">): string {
-  if (!figure.interval) return "";
-  return `${formatFigureValue(figure.unit, figure.interval.low)}–${formatFigureValue(figure.unit, figure.interval.high)}`;
-}
-
 /** What a shown figure is computed from: "10 of 12 tasks", "340 lines of 400, 12 tasks", "12 tasks, 5 approved". */
 export function basisText(figure: InsightFigure): string {
   const tasks = counted(figure.rests_on, "task", "tasks");
