@@ -149,6 +149,23 @@ export function verdictFact(feedback: FeedbackView): InsightVerdictFact | null {
   return { feedback_id: feedback.id, task_id: feedback.target_id, verdict: feedback.verdict, at: feedback.created_at };
 }
 
+/** What a completed task's helper reported of earlier tasks' lines, vouched for as the task's files are. */
+export function durabilityFacts(task: TaskView, fact: InsightTaskFact | null, workflow: Pick<WorkflowHeader, "repository">): InsightDurabilityFact[] {
+  const repository = fact?.repository?.fingerprint ?? task.repository?.fingerprint ?? workflow.repository?.fingerprint;
+  if (!task.durability || !repository || task.completed_at === null) return [];
+  const kind = filesKind(task) === "signed" ? "signed" : "claimed";
+  return task.durability.map((seen) => ({
+    task_id: seen.task_id,
+    reported_by: task.id,
+    repository,
+    at: seen.at,
+    commit: seen.commit,
+    recorded: seen.recorded,
+    present: seen.present,
+    kind,
+  }));
+}
+
 /** The facts in a batch of the workflow's events (a task completed, or its record updated afterwards; a verdict). */
 export function insightFactsFromEvents(
   events: readonly WorkflowEvent[],
@@ -156,11 +173,15 @@ export function insightFactsFromEvents(
 ): InsightFacts {
   const tasks = new Map<string, InsightTaskFact>();
   const verdicts: InsightVerdictFact[] = [];
+  const durability = new Map<string, InsightDurabilityFact[]>();
   for (const event of events) {
     if (event.type === "task.completed" || event.type === "task.updated") {
-      const fact = taskFact(event.data as TaskView, workflow);
+      const task = event.data as TaskView;
+      const fact = taskFact(task, workflow);
       // A later event of the same task carries its whole record again: the last one wins.
       if (fact) tasks.set(fact.task_id, fact);
+      const seen = durabilityFacts(task, fact, workflow);
+      if (seen.length > 0) durability.set(task.id, seen);
     } else if (event.type === "feedback.created") {
       const fact = verdictFact(event.data as FeedbackView);
       if (fact) verdicts.push(fact);
@@ -169,5 +190,6 @@ export function insightFactsFromEvents(
   const facts: InsightFacts = {};
   if (tasks.size > 0) facts.tasks = [...tasks.values()];
   if (verdicts.length > 0) facts.verdicts = verdicts;
+  if (durability.size > 0) facts.durability = [...durability.values()].flat();
   return facts;
 }

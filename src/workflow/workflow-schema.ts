@@ -316,4 +316,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
+  // Earlier tasks' lines a completion's helper found still present or gone (JSON LineDurability[],
+  // at most WIRE_LIMITS.DURABILITY_OBSERVATIONS; docs/insights.md); NULL: none reported.
+  { version: 18, statements: ["ALTER TABLE tasks ADD COLUMN durability TEXT"] },
 ];
