@@ -141,23 +141,25 @@ function renderTrend(insights: Insights): Html {
 ${insights.groups.length > CHART_SERIES ? html`<p class="muted">The chart draws the ${CHART_SERIES} groups with the most tasks; the table lists all of them.</p>` : ""}
 <ul class="legend-list">${shown.map((g, i) => html`<li>${swatch(i)}${g.label}</li>`)}</ul>
 ${trendChart(insights)}
-<p class="muted">A gap: fewer than ${insights.minimum_tasks} tasks in that ${trend.bucket} to show the figure from.</p>
+<p class="muted">A gap: fewer than ${insights.minimum_tasks} tasks in that ${trend.bucket} to show the figure from. The table leaves out the ${trend.bucket}s without any task.</p>
 <div class="scroll" role="region" aria-labelledby="trend-table-title" tabindex="0"><table class="insights">
 <caption id="trend-table-title">Numbers of the trend chart: ${title}</caption>
 <thead><tr><th scope="col">${trend.bucket === "day" ? "Day" : `${trend.bucket[0]?.toUpperCase()}${trend.bucket.slice(1)} from`}</th>${insights.groups.map(
     (g) => html`<th scope="col">${g.label}</th>`,
   )}</tr></thead>
-<tbody>${trend.points.map(
-    (point) =>
-      html`<tr><th scope="row">${point.start === point.end ? point.start : `${point.start} to ${point.end}`}</th>${point.values.map(
-        (v, i) => {
-          const label = insights.groups[i]?.label ?? "";
-          return v.value === null
-            ? html`<td data-label="${label}"><span class="muted">${v.rests_on === 0 ? "no tasks" : `not shown (${v.rests_on} tasks)`}</span></td>`
-            : html`<td data-label="${label}">${formatFigureValue(unit, v.value)} <span class="muted">(${v.rests_on} tasks)</span></td>`;
-        },
-      )}</tr>`,
-  )}</tbody></table></div></section>`;
+<tbody>${trend.points
+    .filter((point) => point.values.some((v) => v.rests_on > 0))
+    .map(
+      (point) =>
+        html`<tr><th scope="row">${point.start === point.end ? point.start : `${point.start} to ${point.end}`}</th>${point.values.map(
+          (v, i) => {
+            const label = insights.groups[i]?.label ?? "";
+            return v.value === null
+              ? html`<td data-label="${label}"><span class="muted">${v.rests_on === 0 ? "no tasks" : `not shown (${v.rests_on} tasks)`}</span></td>`
+              : html`<td data-label="${label}">${formatFigureValue(unit, v.value)} <span class="muted">(${v.rests_on} tasks)</span></td>`;
+          },
+        )}</tr>`,
+    )}</tbody></table></div></section>`;
 }
 
 /** Two groups side by side: the difference of each figure, its 95% interval, and whether the data can tell them apart. */

@@ -60,7 +60,7 @@ const PROJECT_FILES = {
   "package.json": '{ "name": "modules", "private": true, "scripts": { "test": "node test.js" } }\n',
   // Every module under src/ loads: the test passes as long as the agents write valid JavaScript.
   "test.js":
-    'const { readdirSync } = require("node:fs");\nfor (const f of readdirSync("src")) require(`./src/${f}`);\nconsole.log("ok");\n',
+    'const { readdirSync } = require("node:fs");\nfor (const f of readdirSync("src")) require("./src/" + f);\nconsole.log("ok");\n',
   "src/index.js": "module.exports = {};\n",
 };
 
@@ -485,14 +485,25 @@ describe.skipIf(missing !== undefined)("Insights from the real Claude Code and C
         expect(outside[column("codex")]).toMatch(/^20% .* 1 of 5 tasks claimed 5$/);
         const lasting = await cells("The agent's lines still present at the latest observation");
         expect(lasting[column("codex")]).toMatch(/^not shown fewer than 5 tasks \(\d\)$/);
-        expect(lasting[column("claude-code")]).toMatch(/ lines of \d+, \d tasks computed and signed \d$/);
-        const text = visibleText(await page.content());
-        expect(text).toMatch(
-          /A test run passed after the last edit \+100 points \(95% CI \+\d+ points to \+100 points\): higher for claude-code/,
+        expect(lasting[column("claude-code")]).toMatch(/ lines of \d+, (\d) tasks computed and signed \1 · not observed \d$/);
+        const comparison = page.locator("table.insights", {
+          has: page.locator("caption", { hasText: "Numbers of the comparison: claude-code against codex" }),
+        });
+        const compared = async (label: string) =>
+          (
+            await comparison
+              .locator("tbody tr", { has: page.locator(`th:text-is("${label}")`) })
+              .locator("td")
+              .last()
+              .innerText()
+          ).trim();
+        expect(await compared("A test run passed after the last edit")).toMatch(
+          /^\+100 points \(95% CI \+\d+ points to \+100 points\): higher for claude-code$/,
         );
-        expect(text).toMatch(
-          /Called successful by the agent 100% 100% \+0 points \(95% CI −\d+ points to \+\d+ points\): the data cannot tell them apart/,
+        expect(await compared("Called successful by the agent")).toMatch(
+          /^\+0 points \(95% CI −\d+ points to \+\d+ points\): the data cannot tell them apart$/,
         );
+        expect(visibleText(await page.content())).toContain("Differences of the shares, in percentage points");
         expect(await violationsInEveryMode(page, "insights from real agents")).toEqual([]);
         if (process.env.WAYMARK_INSIGHTS_SCREENSHOT)
           await page.screenshot({ path: process.env.WAYMARK_INSIGHTS_SCREENSHOT, fullPage: true });
