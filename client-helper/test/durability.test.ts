@@ -81,7 +81,7 @@ describe("looking again at HEAD", () => {
 
     // A person rewrites lines 2 and 3 of a.txt and inserts two lines at the top; b.txt is renamed.
     const lines = numbered(10, "a").split("\n");
-    repo.write("a.txt", ["top 1", "top 2", lines[0], "person 2", "person 3", ...lines.slice(3, 10)].join("\n") + "\n");
+    repo.write("a.txt", `${["top 1", "top 2", lines[0], "person 2", "person 3", ...lines.slice(3, 10)].join("\n")}\n`);
     repo.git("mv", "b.txt", "renamed-b.txt");
     repo.commitAll("person");
     // Task 2: the agent rewrites line 10 of a.txt (now line 12) and adds 3 lines of c.txt.

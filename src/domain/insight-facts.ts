@@ -150,7 +150,11 @@ export function verdictFact(feedback: FeedbackView): InsightVerdictFact | null {
 }
 
 /** What a completed task's helper reported of earlier tasks' lines, vouched for as the task's files are. */
-export function durabilityFacts(task: TaskView, fact: InsightTaskFact | null, workflow: Pick<WorkflowHeader, "repository">): InsightDurabilityFact[] {
+export function durabilityFacts(
+  task: TaskView,
+  fact: InsightTaskFact | null,
+  workflow: Pick<WorkflowHeader, "repository">,
+): InsightDurabilityFact[] {
   const repository = fact?.repository?.fingerprint ?? task.repository?.fingerprint ?? workflow.repository?.fingerprint;
   if (!task.durability || !repository || task.completed_at === null) return [];
   const kind = filesKind(task) === "signed" ? "signed" : "claimed";

@@ -27,6 +27,7 @@
  */
 
 import type { AccountObject, WorkflowPush } from "../account/account-object";
+import { commitsFromEvents } from "../domain/commit-entries";
 import { insightFactsFromEvents } from "../domain/insight-facts";
 import { documentsFromEvents } from "../domain/memory-documents";
 import { pathsFromEvents } from "../domain/path-entries";
@@ -161,6 +162,7 @@ export class AccountOutbox {
           documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
           notifications: nonEmpty(notificationsFromEvents(page.events, header)),
           paths: nonEmpty(pathsFromEvents(page.events)),
+          commits: nonEmpty(commitsFromEvents(page.events)),
           ...(share ? { share } : {}),
           ...(Object.keys(insights).length > 0 ? { insights } : {}),
         };

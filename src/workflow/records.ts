@@ -12,8 +12,8 @@
 import type { RecordKind } from "@waymark/protocol/export-members";
 import type * as Tools from "@waymark/protocol/tools";
 import type { DeviceRef } from "@waymark/protocol/views/common";
-import type { LineDurability } from "@waymark/protocol/views/task";
 import type { RecordView } from "@waymark/protocol/views/reads";
+import type { LineDurability } from "@waymark/protocol/views/task";
 import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
@@ -428,9 +428,7 @@ export class WorkflowRecords {
               ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
-      snapshot?.type === "git"
-        ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty.length + (snapshot.dirty_omitted ?? 0))
-        : null;
+      snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
     if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;

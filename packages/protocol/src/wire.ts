@@ -173,7 +173,11 @@ export const durabilityObservationSchema = z
     task_id: z.string().regex(/^tk_[a-z2-7]{20}_[a-z2-7]{8}$/, "must be a task id (tk_…)"),
     commit: z.string().regex(/^[0-9a-f]{40}$|^[0-9a-f]{64}$/, "must be a 40- or 64-digit lowercase hex commit id"),
     at: z.number().int().min(0),
-    recorded: z.number().int().min(1).max(WIRE_LIMITS.LINE_RANGES * 1_000_000),
+    recorded: z
+      .number()
+      .int()
+      .min(1)
+      .max(WIRE_LIMITS.LINE_RANGES * 1_000_000),
     present: z.number().int().min(0),
   })
   .refine((seen) => seen.present <= seen.recorded, { message: "present: must be at most recorded", path: ["present"] });
