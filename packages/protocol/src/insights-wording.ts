@@ -134,9 +134,10 @@ const LINE_FIGURES: readonly InsightFigureId[] = [
 
 /**
  * One group in one line (`waymark ci`'s per-repository summary): its tasks, then each figure that
- * is shown, with the tasks it rests on and its sources; withheld ones are named as such.
+ * is shown, with the tasks it rests on and its sources; withheld ones are named as such. `label`
+ * escapes the group's name for where the line goes (it is the agents' and clients' own words).
  */
-export function groupLine(group: InsightGroup): string {
+export function groupLine(group: InsightGroup, label: (text: string) => string = (text) => text): string {
   const parts = [counted(group.tasks, "task", "tasks")];
   for (const id of LINE_FIGURES) {
     const figure = find(group, id);
@@ -147,5 +148,5 @@ export function groupLine(group: InsightGroup): string {
       parts.push(`${FIGURE_WORDS[id].short} ${figureText(figure)}${sources ? ` [${sources}]` : ""}`);
     }
   }
-  return `${group.label}: ${parts.join("; ")}`;
+  return `${label(group.label)}: ${parts.join("; ")}`;
 }
