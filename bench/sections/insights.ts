@@ -13,6 +13,7 @@ import { pool, timed } from "../../test/support/agents.ts";
 import { type DevServer, startDevServer } from "../../test/support/dev-server.ts";
 import { eventually } from "../../test/support/eventually.ts";
 import { connect } from "../../test/support/mcp-client.ts";
+import { ownerSession, reviewTask } from "../../test/support/owner-session.ts";
 import { summarize } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { atMost, count, percentiles, times } from "../lib/table.ts";
@@ -67,13 +68,7 @@ async function fill(context: BenchContext, server: DevServer, workflows: number,
   const clients: Client[] = await Promise.all(
     Array.from({ length: 8 }, () => connect({ url: server.url, token: server.token }) as Promise<Client>),
   );
-  const login = await fetch(`${server.url}/login`, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url },
-    body: new URLSearchParams({ token: server.token }).toString(),
-    redirect: "manual",
-  });
-  const cookie = (login.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
+  const cookie = await ownerSession(server.url, server.token);
   let verdicts = 0;
   try {
     for (let w = 0; w < workflows; w++) {
@@ -91,17 +86,8 @@ async function fill(context: BenchContext, server: DevServer, workflows: number,
         await timed(client, null, "complete_task", completion(String(task.task_id), i));
         // A person's verdict on every twentieth task, through the page's form.
         if (i % 20 === 0) {
-          const response = await fetch(`${server.url}/w/${workflowId}/feedback`, {
-            method: "POST",
-            headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url, Cookie: cookie },
-            body: new URLSearchParams({
-              target: `task:${String(task.task_id)}`,
-              verdict: i % 40 === 0 ? "approved" : "changes_requested",
-              body: "ok",
-            }).toString(),
-            redirect: "manual",
-          });
-          if (response.status !== 303) throw new Error(`feedback answered ${response.status}`);
+          const verdict = i % 40 === 0 ? "approved" : "changes_requested";
+          await reviewTask(server.url, cookie, { workflow: workflowId, task: String(task.task_id), verdict, body: "ok" });
           verdicts++;
         }
       });
@@ -177,13 +163,7 @@ export async function insightsBench(context: BenchContext, serverVars: Record<st
     if (insights.groups.length !== AGENTS.length * 2 * REPOSITORIES.length)
       context.fail(`insights: ${insights.groups.length} groups, not ${AGENTS.length * 2 * REPOSITORIES.length}`);
 
-    const login = await fetch(`${server.url}/login`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url },
-      body: new URLSearchParams({ token: server.token }).toString(),
-      redirect: "manual",
-    });
-    const cookie = (login.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
+    const cookie = await ownerSession(server.url, server.token);
     const runs = context.quick ? 20 : 50;
     const bearer = { Authorization: `Bearer ${readToken}` };
     const json = await timeGets(`${server.url}/api/insights?${query}`, bearer, runs);

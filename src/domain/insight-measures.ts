@@ -130,6 +130,23 @@ function durability(sums: Sums, prefix: "d" | "dn", seen: DurabilityObservation 
   pair(sums, names, seen.recorded, Math.min(seen.present, seen.recorded));
 }
 
+/** A task's cost (or tokens), when reported: counted by source, summed and squared, and again if it was approved. */
+function spent(
+  sums: Sums,
+  value: number | null,
+  accepted: boolean,
+  source: Measure,
+  [sum, squares, acceptedN, acceptedSum]: readonly [Measure, Measure, Measure, Measure],
+): void {
+  if (value === null) return;
+  set(sums, source, 1);
+  set(sums, sum, value);
+  set(sums, squares, value * value);
+  if (!accepted) return;
+  set(sums, acceptedN, 1);
+  set(sums, acceptedSum, value);
+}
+
 /** What one task adds to its day's and group's sums. */
 export function contribution(fact: InsightTaskFact, verdict: VerdictState | null, lasting: DurabilityState | null): Sums {
   const sums = zeroSums();
@@ -169,24 +186,19 @@ export function contribution(fact: InsightTaskFact, verdict: VerdictState | null
     }
   }
   const usage = fact.usage;
-  if (usage?.cost_usd !== null && usage?.cost_usd !== undefined) {
-    set(sums, usage.kind === "signed" ? "cost_signed" : "cost_claimed", 1);
-    set(sums, "cost_sum", usage.cost_usd);
-    set(sums, "cost_sq", usage.cost_usd * usage.cost_usd);
-    if (accepted) {
-      set(sums, "accepted_cost_n", 1);
-      set(sums, "accepted_cost_sum", usage.cost_usd);
-    }
-  }
-  if (usage?.tokens !== null && usage?.tokens !== undefined) {
-    set(sums, usage.kind === "signed" ? "tokens_signed" : "tokens_claimed", 1);
-    set(sums, "tokens_sum", usage.tokens);
-    set(sums, "tokens_sq", usage.tokens * usage.tokens);
-    if (accepted) {
-      set(sums, "accepted_tokens_n", 1);
-      set(sums, "accepted_tokens_sum", usage.tokens);
-    }
-  }
+  const signed = usage?.kind === "signed";
+  spent(sums, usage?.cost_usd ?? null, accepted, signed ? "cost_signed" : "cost_claimed", [
+    "cost_sum",
+    "cost_sq",
+    "accepted_cost_n",
+    "accepted_cost_sum",
+  ]);
+  spent(sums, usage?.tokens ?? null, accepted, signed ? "tokens_signed" : "tokens_claimed", [
+    "tokens_sum",
+    "tokens_sq",
+    "accepted_tokens_n",
+    "accepted_tokens_sum",
+  ]);
   durability(sums, "d", lasting?.latest ?? null);
   durability(sums, "dn", lasting?.at_days ?? null);
   return sums;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { violationsInEveryMode } from "../support/axe";
 import { eventually } from "../support/eventually";
 import { recordAgentTasks } from "../support/insight-tasks";
+import { comparedText, figureCells, figureColumns } from "../support/insights-page";
 import { visibleText } from "../support/page-text";
 import { skipBrowser, useServerAndBrowser } from "./browser";
 
@@ -53,16 +54,8 @@ describe.skipIf(skipBrowser)("the Insights page in Chromium", () => {
     await page.locator('input[name="by"][value="model"]').uncheck();
     await submitByKeyboard(page, 'form[aria-label="What the figures cover"] button[type="submit"]');
     expect(new URL(page.url()).searchParams.getAll("by")).toEqual(["agent"]);
-    const table = page.locator("table.insights").first();
-    const header = await table.locator("thead th").allInnerTexts();
-    expect(header.map((h) => h.trim())).toEqual(["Figure", "all tasks", "claude-code", "codex", "cursor"]);
-    const row = async (label: string) =>
-      (
-        await table
-          .locator("tbody tr", { has: page.locator(`th:text-is("${label}")`) })
-          .locator("td")
-          .allInnerTexts()
-      ).map((t) => t.replace(/\s+/g, " ").trim());
+    expect(await figureColumns(page)).toEqual(["all tasks", "claude-code", "codex", "cursor"]);
+    const row = (label: string) => figureCells(page, label);
     const tests = await row("A test run passed after the last edit");
     expect(tests[1]).toMatch(/^100% \(95% CI \d+%–100%\) 6 of 6 tasks claimed 6$/);
     expect(tests[2]).toMatch(/^0% \(95% CI 0%–\d+%\) 0 of 6 tasks claimed 6$/);
@@ -75,15 +68,7 @@ describe.skipIf(skipBrowser)("the Insights page in Chromium", () => {
     // The comparison: claude-code against codex, each difference with its interval and what it says.
     const text = visibleText(await page.content());
     expect(text).toContain("Compare: claude-code against codex");
-    const comparison = page.locator("table.insights", { has: page.locator("caption", { hasText: "Numbers of the comparison" }) });
-    const compared = async (label: string) =>
-      (
-        await comparison
-          .locator("tbody tr", { has: page.locator(`th:text-is("${label}")`) })
-          .locator("td")
-          .last()
-          .innerText()
-      ).trim();
+    const compared = (label: string) => comparedText(page, label);
     expect(await compared("A test run passed after the last edit")).toMatch(
       /^\+100 points \(95% CI \+\d+ points to \+100 points\): higher for claude-code$/,
     );

@@ -32,7 +32,9 @@ import { violationsInEveryMode } from "../support/axe.ts";
 import { launchChromium, skipBrowser } from "../support/chromium.ts";
 import { type DevServer, startDevServer } from "../support/dev-server.ts";
 import { eventually } from "../support/eventually.ts";
+import { comparedText, figureCells, figureColumns } from "../support/insights-page.ts";
 import { ModelServer, type Turn, type Usage } from "../support/model-server.ts";
+import { ownerSession, reviewTask } from "../support/owner-session.ts";
 import { visibleText } from "../support/page-text.ts";
 import { ensureCurrentHelperTarball } from "../support/worker-build-setup.ts";
 
@@ -331,26 +333,9 @@ describe.skipIf(missing !== undefined)("Insights from the real Claude Code and C
     }
     expect(ids.claude.tasks).toHaveLength(CLAUDE_TASKS);
     expect(ids.codex.tasks).toHaveLength(CODEX_TASKS);
-    const login = await fetch(`${server.url}/login`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url },
-      body: new URLSearchParams({ token: server.token }).toString(),
-      redirect: "manual",
-    });
-    const cookie = (login.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
-    const review = async (workflow: string, task: string, verdict: string) => {
-      const response = await fetch(`${server.url}/w/${workflow}/feedback`, {
-        method: "POST",
-        headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url, Cookie: cookie },
-        body: new URLSearchParams({
-          target: `task:${task}`,
-          verdict,
-          body: verdict === "approved" ? "Looks right." : "Run the tests.",
-        }).toString(),
-        redirect: "manual",
-      });
-      expect(response.status, await response.clone().text()).toBe(303);
-    };
+    const cookie = await ownerSession(server.url, server.token);
+    const review = (workflow: string, task: string, verdict: "approved" | "changes_requested") =>
+      reviewTask(server.url, cookie, { workflow, task, verdict, body: verdict === "approved" ? "Looks right." : "Run the tests." });
     for (const task of ids.claude.tasks.slice(0, 5)) await review(ids.claude.workflow, task, "approved");
     for (const task of ids.codex.tasks.slice(0, 2)) await review(ids.codex.workflow, task, "changes_requested");
   });
@@ -466,16 +451,9 @@ describe.skipIf(missing !== undefined)("Insights from the real Claude Code and C
         await page.fill('input[name="token"]', server.token);
         await Promise.all([page.waitForURL("**/dashboard"), page.click('button[type="submit"]')]);
         await page.goto(`${server.url}/dashboard/insights?by=agent`);
-        const table = page.locator("table.insights").first();
-        const headers = (await table.locator("thead th").allInnerTexts()).map((h) => h.trim());
-        const column = (agent: string) => headers.indexOf(agent) - 1;
-        const cells = async (label: string) =>
-          (
-            await table
-              .locator("tbody tr", { has: page.locator(`th:text-is("${label}")`) })
-              .locator("td")
-              .allInnerTexts()
-          ).map((t) => t.replace(/\s+/g, " ").trim());
+        const columns = await figureColumns(page);
+        const column = (agent: string) => columns.indexOf(agent);
+        const cells = (label: string) => figureCells(page, label);
         const tests = await cells("A test run passed after the last edit");
         expect(tests[column("claude-code")]).toMatch(
           new RegExp(`^100% \\(95% CI \\d+%–100%\\) ${CLAUDE_TASKS} of ${CLAUDE_TASKS} tasks computed and signed ${CLAUDE_TASKS}$`),
@@ -486,17 +464,7 @@ describe.skipIf(missing !== undefined)("Insights from the real Claude Code and C
         const lasting = await cells("The agent's lines still present at the latest observation");
         expect(lasting[column("codex")]).toMatch(/^not shown fewer than 5 tasks \(\d\)$/);
         expect(lasting[column("claude-code")]).toMatch(/ lines of \d+, (\d) tasks computed and signed \1 · not observed \d$/);
-        const comparison = page.locator("table.insights", {
-          has: page.locator("caption", { hasText: "Numbers of the comparison: claude-code against codex" }),
-        });
-        const compared = async (label: string) =>
-          (
-            await comparison
-              .locator("tbody tr", { has: page.locator(`th:text-is("${label}")`) })
-              .locator("td")
-              .last()
-              .innerText()
-          ).trim();
+        const compared = (label: string) => comparedText(page, label);
         expect(await compared("A test run passed after the last edit")).toMatch(
           /^\+100 points \(95% CI \+\d+ points to \+100 points\): higher for claude-code$/,
         );
@@ -505,8 +473,13 @@ describe.skipIf(missing !== undefined)("Insights from the real Claude Code and C
         );
         expect(visibleText(await page.content())).toContain("Differences of the shares, in percentage points");
         expect(await violationsInEveryMode(page, "insights from real agents")).toEqual([]);
-        if (process.env.WAYMARK_INSIGHTS_SCREENSHOT)
-          await page.screenshot({ path: process.env.WAYMARK_INSIGHTS_SCREENSHOT, fullPage: true });
+        // A look at the page as a reviewer at a desk sees it (WAYMARK_INSIGHTS_SCREENSHOT=<file.png>).
+        const screenshot = process.env.WAYMARK_INSIGHTS_SCREENSHOT;
+        if (screenshot) {
+          await page.emulateMedia({ colorScheme: "light" });
+          await page.setViewportSize({ width: 1280, height: 900 });
+          await page.screenshot({ path: screenshot, fullPage: true });
+        }
       } finally {
         await browser.close();
       }
