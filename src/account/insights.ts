@@ -174,16 +174,19 @@ export class InsightRollups {
     return key;
   }
 
-  /** The task's people's verdicts: the latest, and the wait for the first one at or after its completion. */
+  /**
+   * The task's people's verdicts given once it completed (as the review counts read them,
+   * @waymark/protocol/review-counts: one given while it ran was about work not done yet): the
+   * latest, and the wait for the first.
+   */
   private verdictState(taskId: string, completedAt: number): VerdictState | null {
-    const rows = this.sql<{ verdict: string; at: number }>`SELECT verdict, at FROM insight_verdicts WHERE task_id = ${taskId}
-      ORDER BY at, feedback_id`;
-    const latest = rows.at(-1);
-    if (!latest) return null;
-    const first = rows.find((row) => row.at >= completedAt);
+    const rows = this.sql<{ verdict: string; at: number }>`SELECT verdict, at FROM insight_verdicts
+      WHERE task_id = ${taskId} AND at >= ${completedAt} ORDER BY at, feedback_id`;
+    const [first, latest] = [rows[0], rows.at(-1)];
+    if (!first || !latest) return null;
     return {
       latest: latest.verdict === "approved" ? "approved" : "changes_requested",
-      wait_seconds: first ? Math.round((first.at - completedAt) / 1000) : null,
+      wait_seconds: Math.round((first.at - completedAt) / 1000),
     };
   }
 

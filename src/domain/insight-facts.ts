@@ -10,6 +10,7 @@
  * top-level tasks are facts: nothing is counted twice.
  */
 import { checkLines } from "@waymark/protocol/check-evidence";
+import { filesKind } from "@waymark/protocol/provenance-wording";
 import type { FeedbackView, TaskView, WorkflowEvent, WorkflowHeader } from "./view";
 
 /** Who vouches for a figure: a device's signature verified (signed), the client alone (claimed), or nobody observed it. */
@@ -78,13 +79,10 @@ export interface InsightFacts {
   durability?: InsightDurabilityFact[];
 }
 
-function filesKind(task: TaskView): EvidenceKind {
+/** Where the helper's observations came from (records written before devices signed read as claims). */
+function evidenceOf(task: TaskView): EvidenceKind {
   const source = task.files_changed?.source;
-  if (!source) return "not_observed";
-  if (source.kind === "signed") return "signed";
-  if (source.kind === "not_observed") return "not_observed";
-  // "claimed", and records written before devices signed ("helper", "client"): claims.
-  return "claimed";
+  return source ? filesKind(source) : "not_observed";
 }
 
 function testsOf(task: TaskView): InsightTaskFact["tests"] {
@@ -120,7 +118,7 @@ function usageOf(task: TaskView): InsightTaskFact["usage"] {
 /** A completed top-level task's facts; null for a task still open or a subtask. */
 export function taskFact(task: TaskView, workflow: Pick<WorkflowHeader, "id" | "repository">): InsightTaskFact | null {
   if (task.parent_task_id !== null || task.status === "in_progress" || task.completed_at === null) return null;
-  const files = filesKind(task);
+  const files = evidenceOf(task);
   const repo = task.repository?.fingerprint ? task.repository : (workflow.repository ?? null);
   const outside = outsideAreas(task, files);
   return {
@@ -157,7 +155,7 @@ export function durabilityFacts(
 ): InsightDurabilityFact[] {
   const repository = fact?.repository?.fingerprint ?? task.repository?.fingerprint ?? workflow.repository?.fingerprint;
   if (!task.durability || !repository || task.completed_at === null) return [];
-  const kind = filesKind(task) === "signed" ? "signed" : "claimed";
+  const kind = evidenceOf(task) === "signed" ? "signed" : "claimed";
   return task.durability.map((seen) => ({
     task_id: seen.task_id,
     reported_by: task.id,

@@ -86,11 +86,11 @@ export function addSums(into: Sums, add: Sums, sign = 1): Sums {
   return into;
 }
 
-/** A person's verdicts on a task, as far as the figures need them. */
+/** A person's verdicts on a task once it completed, as far as the figures need them. */
 export interface VerdictState {
   latest: "approved" | "changes_requested";
-  /** Seconds from the task's completion to the first verdict at or after it; null: every verdict came before. */
-  wait_seconds: number | null;
+  /** Seconds from the task's completion to the first verdict. */
+  wait_seconds: number;
 }
 
 /** One observation of how many of the task's agent lines are still where they were written. */
@@ -179,11 +179,9 @@ export function contribution(fact: InsightTaskFact, verdict: VerdictState | null
   if (verdict) {
     set(sums, "reviewed", 1);
     set(sums, accepted ? "approved" : "changes_requested", 1);
-    if (verdict.wait_seconds !== null) {
-      set(sums, "wait_n", 1);
-      set(sums, "wait_sum", verdict.wait_seconds);
-      set(sums, "wait_sq", verdict.wait_seconds * verdict.wait_seconds);
-    }
+    set(sums, "wait_n", 1);
+    set(sums, "wait_sum", verdict.wait_seconds);
+    set(sums, "wait_sq", verdict.wait_seconds * verdict.wait_seconds);
   }
   const usage = fact.usage;
   const signed = usage?.kind === "signed";

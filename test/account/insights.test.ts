@@ -180,6 +180,19 @@ describe("two agents on one repository", () => {
     expect(fig(all.groups[0] as InsightGroup, "approved").part).toBe(4);
   });
 
+  it("a verdict given while the task still ran is not one on its completed work", async () => {
+    const early = task({ agent: "aider", model: "m", completed_at: at(1) });
+    await acct.push({
+      tasks: [early],
+      verdicts: [{ feedback_id: "fb_whileitranaa", task_id: early.task_id, verdict: "approved", at: at(0, 1) }],
+    });
+    const aider = groupOf(await acct.read(), "aider");
+    expect(fig(aider, "reviewed")).toMatchObject({ rests_on: 1, value: null });
+    expect((await acct.read({ by: [], filters: { agent: "aider" } })).total.figures.find((f) => f.id === "reviewed")?.part).toBeUndefined();
+    const all = await acct.read({ by: [] });
+    expect(fig(all.groups[0] as InsightGroup, "reviewed").part).toBe(7);
+  });
+
   it("durability: observations in the task's repository count, the latest and the first N days after", async () => {
     const seen = (t: InsightTaskFact, days: number, present: number, repository = REPO_A, by = "tk_later"): InsightDurabilityFact => ({
       task_id: t.task_id,
@@ -212,6 +225,7 @@ describe("two agents on one repository", () => {
     expect(byModel.groups.map((g) => g.label)).toEqual([
       "claude-code · claude-sonnet-4-5 · github.com/acme/app",
       "codex · gpt-5.5 · github.com/acme/app",
+      "aider · m · github.com/acme/app",
       "cursor · m · github.com/acme/app",
     ]);
     expect(byModel.groups[0]?.id).toBe(`agent=claude-code|model=claude-sonnet-4-5|repository=${REPO_A}`);
@@ -223,7 +237,7 @@ describe("two agents on one repository", () => {
     expect(elsewhere.groups).toEqual([]);
     expect(elsewhere.total.tasks).toBe(0);
     expect(await acct.choices()).toEqual({
-      agents: ["claude-code", "codex", "cursor"],
+      agents: ["aider", "claude-code", "codex", "cursor"],
       models: ["claude-sonnet-4-5", "gpt-5.5", "m"],
       repositories: [{ fingerprint: REPO_A, remote: "github.com/acme/app" }],
     });
