@@ -277,6 +277,28 @@ describe("periods and trends", () => {
   });
 });
 
+describe("a year of rollups", () => {
+  it("3,650 tasks over 365 days in 20 groups: any period's figures are its tasks' own, read from days × groups rows", async () => {
+    const acct = account("insights-year");
+    const tasks = Array.from({ length: 3650 }, (_, i) =>
+      task({ completed_at: at(Math.floor(i / 10) - 300, i % 10), model: `model-${i % 20}`, tests: i % 3 === 0 ? "failed" : "passed" }),
+    );
+    for (let from = 0; from < tasks.length; from += 500) await acct.push({ tasks: tasks.slice(from, from + 500) });
+    const year = await acct.read({ from: at(-300).slice(0, 10), to: at(64).slice(0, 10), by: ["model"], trend: "tests_passed" });
+    expect(year.total.tasks).toBe(3650);
+    expect(year.groups).toHaveLength(20);
+    expect(year.trend.bucket).toBe("month");
+    const passing = tasks.filter((t) => t.tests === "passed").length;
+    expect(fig(year.total, "tests_passed")).toMatchObject({ part: passing, rests_on: 3650 });
+    // One model, one quarter: exactly the tasks of that model completed in those days.
+    const [from, to] = [at(-100).slice(0, 10), at(-10).slice(0, 10)];
+    const quarter = await acct.read({ from, to, by: ["model"], filters: { model: "model-7" } });
+    const expected = tasks.filter((t) => t.model === "model-7" && t.completed_at.slice(0, 10) >= from && t.completed_at.slice(0, 10) <= to);
+    expect(quarter.total.tasks).toBe(expected.length);
+    expect(fig(quarter.total, "tests_passed").part).toBe(expected.filter((t) => t.tests === "passed").length);
+  });
+});
+
 describe("the bound on groups", () => {
   it(`past ${LIMITS.INSIGHT_GROUPS} distinct groups, later ones are counted together`, async () => {
     const acct = account("insights-groups");
