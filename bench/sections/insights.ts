@@ -148,12 +148,10 @@ export async function insightsBench(context: BenchContext, serverVars: Record<st
     const insights = await eventually(
       "the rollups counting every task and verdict",
       async () => {
-        const body = (await (
-          await fetch(`${server.url}/api/insights?${query}`, { headers: { Authorization: `Bearer ${readToken}` } })
-        ).json()) as {
-          total: { tasks: number; figures: { id: string; part?: number }[] };
-          groups: unknown[];
-        };
+        const response = await fetch(`${server.url}/api/insights?${query}`, { headers: { Authorization: `Bearer ${readToken}` } });
+        const text = await response.text();
+        if (response.status !== 200) throw new Error(`/api/insights answered ${response.status}: ${text.slice(0, 300)}`);
+        const body = JSON.parse(text) as { total: { tasks: number; figures: { id: string; part?: number }[] }; groups: unknown[] };
         const reviewed = body.total.figures.find((f) => f.id === "reviewed")?.part ?? 0;
         return body.total.tasks === built.tasks && reviewed === built.verdicts ? body : null;
       },

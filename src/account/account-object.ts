@@ -21,6 +21,7 @@ import { type Authority, may } from "../domain/access-scopes";
 import type { CommitEntry } from "../domain/commit-entries";
 import { authorityIn, authorOf, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
 import type { SignatureVerdict } from "../domain/device-signature";
+import { dayNumber, readPlan, trendBucket } from "../domain/insight-buckets";
 import type { InsightFacts } from "../domain/insight-facts";
 import { buildInsights, type InsightRequest, OTHER_GROUP } from "../domain/insight-view";
 import type { MemoryDocument } from "../domain/memory-documents";
@@ -180,8 +181,7 @@ export class AccountObject extends DurableObject<Env> {
   async insights(request: InsightRequest): Promise<Insights> {
     const f = request.filters;
     const rows = this.rollups.rows({
-      from: request.from,
-      to: request.to,
+      ranges: readPlan(request.from, request.to, trendBucket(dayNumber(request.to) - dayNumber(request.from) + 1)),
       agent: f.agent === undefined ? null : (f.agent ?? ""),
       model: f.model === undefined ? null : (f.model ?? ""),
       repository: f.repository === undefined ? null : (f.repository ?? ""),

@@ -234,9 +234,9 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
     ],
   },
   // Insights (account/insights, docs/insights.md): per completed top-level task its facts and what it
-  // adds to the rollups; people's verdicts on tasks; durability observed by later tasks' helpers; the rollups, one vector of sums per day and
-  // agent × model × repository group (the figures of any period are summed from them, never from
-  // the tasks); the groups kept apart (bounded per account); each repository's last reported remote;
+  // adds to the rollups; people's verdicts on tasks; durability observed by later tasks' helpers; the
+  // rollups, one vector of sums per day, week and month and agent × model × repository group (the
+  // figures of any period are summed from them, never from the tasks); the groups kept apart (bounded per account); each repository's last reported remote;
   // the layout version of the sums (a new layout rebuilds the rollups from the task rows).
   {
     version: 15,
@@ -271,13 +271,15 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
         commit_id TEXT,
         PRIMARY KEY (task_id, reported_by)
       )`,
-      `CREATE TABLE insight_days (
-        day TEXT NOT NULL,
+      // kind: day, week or month; start: the bucket's first day (domain/insight-buckets).
+      `CREATE TABLE insight_buckets (
+        kind TEXT NOT NULL,
+        start TEXT NOT NULL,
         agent TEXT NOT NULL,
         model TEXT NOT NULL,
         repository TEXT NOT NULL,
         sums TEXT NOT NULL,
-        PRIMARY KEY (day, agent, model, repository)
+        PRIMARY KEY (kind, start, agent, model, repository)
       )`,
       `CREATE TABLE insight_groups (
         agent TEXT NOT NULL,

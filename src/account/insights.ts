@@ -4,11 +4,14 @@
  * objects push each completed top-level task's facts, people's verdicts and later observations of
  * its lines (domain/insight-facts, through the account outbox, off the tool's reply path), and
  * each task's contribution (domain/insight-measures) is kept in its row and added to one vector of
- * sums per day and agent × model × repository group. Anything that changes a task's contribution
+ * sums per day, week and month (domain/insight-buckets) and agent × model × repository group. Anything that changes a task's contribution
  * (a verdict, an observation, a replayed push) takes the old one out of its bucket and puts the new
  * one in, so replays change nothing and no read ever looks at the tasks: a period's figures are
- * the sums of its days' rows (at most days × groups rows, whatever the number of tasks).
+ * the sums of the fewest stored buckets that tile it (about 44 rows per group for two years),
+ * whatever the number of tasks.
  */
+
+import { type BucketRange, bucketStart, dayNumber, dayOf, ROLLUP_KINDS, type RollupKind } from "../domain/insight-buckets";
 import type { InsightDurabilityFact, InsightFacts, InsightTaskFact, InsightVerdictFact } from "../domain/insight-facts";
 import {
   addSums,
@@ -31,10 +34,9 @@ export interface InsightChoices {
   repositories: { fingerprint: string; remote: string | null }[];
 }
 
-/** Which rows a read takes: a period (inclusive UTC days) and, per dimension, one value or any. */
+/** Which rows a read takes: the buckets (domain/insight-buckets readPlan) and, per dimension, one value or any. */
 export interface RollupFilter {
-  from: string;
-  to: string;
+  ranges: readonly BucketRange[];
   agent: string | null;
   model: string | null;
   repository: string | null;
@@ -51,7 +53,8 @@ type TaskRow = {
   contribution: string;
 };
 
-type Key = Pick<InsightRow, "day" | "agent" | "model" | "repository">;
+/** A task's place in the rollups: its completion day and its group. */
+type Key = { day: string; agent: string; model: string; repository: string };
 
 const DAY_MS = 86_400_000;
 const parseSums = (text: string): Sums => {
@@ -80,12 +83,14 @@ export class InsightRollups {
     for (const seen of facts.durability ?? []) this.recordDurability(seen);
   }
 
-  /** The rows of a period that pass the filter, by day. */
+  /** The stored buckets of the ranges that pass the filter: one range scan of the primary key each. */
   rows(filter: RollupFilter): InsightRow[] {
-    return this.sql<Key & { sums: string }>`SELECT day, agent, model, repository, sums FROM insight_days
-      WHERE day >= ${filter.from} AND day <= ${filter.to}
-        AND (${filter.agent} IS NULL OR agent = ${filter.agent}) AND (${filter.model} IS NULL OR model = ${filter.model})
-        AND (${filter.repository} IS NULL OR repository = ${filter.repository})`.map((row) => ({ ...row, sums: parseSums(row.sums) }));
+    return filter.ranges.flatMap((range) =>
+      this.sql<Omit<InsightRow, "sums"> & { sums: string }>`SELECT start, agent, model, repository, sums FROM insight_buckets
+        WHERE kind = ${range.kind} AND start >= ${range.from} AND start <= ${range.to}
+          AND (${filter.agent} IS NULL OR agent = ${filter.agent}) AND (${filter.model} IS NULL OR model = ${filter.model})
+          AND (${filter.repository} IS NULL OR repository = ${filter.repository})`.map((row) => ({ ...row, sums: parseSums(row.sums) })),
+    );
   }
 
   /** What the account's groups name: agents, models, repositories with their remotes (for the page's filters). */
@@ -203,19 +208,24 @@ export class InsightRollups {
     return { latest: seen(rows.at(-1)), at_days: seen(rows.find((row) => row.at >= due)) };
   }
 
+  /** Adds `sums` × `sign` to the day, week and month buckets of the task's day and group. */
   private addToBucket(key: Key, sums: Sums, sign: number): void {
     if (sums.every((value) => value === 0)) return;
-    const row = this.sql<{ sums: string }>`SELECT sums FROM insight_days WHERE day = ${key.day} AND agent = ${key.agent}
-      AND model = ${key.model} AND repository = ${key.repository}`[0];
-    const next = addSums(row ? parseSums(row.sums) : zeroSums(), sums, sign);
-    this.sql`INSERT INTO insight_days (day, agent, model, repository, sums)
-      VALUES (${key.day}, ${key.agent}, ${key.model}, ${key.repository}, ${JSON.stringify(next)})
-      ON CONFLICT (day, agent, model, repository) DO UPDATE SET sums = excluded.sums`;
+    const day = dayNumber(key.day);
+    for (const kind of ROLLUP_KINDS) {
+      const start = dayOf(bucketStart(day, kind));
+      const row = this.sql<{ sums: string }>`SELECT sums FROM insight_buckets WHERE kind = ${kind} AND start = ${start}
+        AND agent = ${key.agent} AND model = ${key.model} AND repository = ${key.repository}`[0];
+      const next = addSums(row ? parseSums(row.sums) : zeroSums(), sums, sign);
+      this.sql`INSERT INTO insight_buckets (kind, start, agent, model, repository, sums)
+        VALUES (${kind}, ${start}, ${key.agent}, ${key.model}, ${key.repository}, ${JSON.stringify(next)})
+        ON CONFLICT (kind, start, agent, model, repository) DO UPDATE SET sums = excluded.sums`;
+    }
   }
 
   /** Every bucket again from the task rows (a new layout of the sums): each task's contribution recomputed. */
   private rebuild(): void {
-    this.sql`DELETE FROM insight_days`;
+    this.sql`DELETE FROM insight_buckets`;
     const tasks = this.sql<TaskRow>`SELECT task_id, day, agent, model, repository, completed_at, fact, contribution FROM insight_tasks`;
     const buckets = new Map<string, { key: Key; sums: Sums }>();
     for (const task of tasks) {

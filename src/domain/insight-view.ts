@@ -1,19 +1,24 @@
 /**
  * @module domain/insight-view
  * The Insights answer (@waymark/protocol/views/insights) built from a period's rollup rows (one
- * vector of sums per day and group, account/insights): the rows summed per requested grouping,
+ * vector of sums per stored bucket and group, account/insights; which buckets: ./insight-buckets.ts): the rows summed per requested grouping,
  * each group's figures (./insight-figures.ts), a trend of one figure by day, week or month, and the
  * comparison of two groups. Pure: what it reads is at most days × groups rows, never the tasks.
  */
 import { INSIGHT_FIGURES, type InsightDimension, type InsightFigureId } from "@waymark/protocol/insight-members";
 import type { InsightGroup, InsightKey, Insights, InsightTrend } from "@waymark/protocol/views/insights";
 import { LIMITS } from "../limits";
+import { dayNumber, dayOf, trendBucket, trendSpans } from "./insight-buckets";
 import { compareFigure, figure, figures } from "./insight-figures";
 import { addSums, type Sums, sumOf, zeroSums } from "./insight-measures";
 
-/** A day's sums of one group, as the account stores them ("" not reported, OTHER past the bound on groups). */
+/**
+ * One stored bucket's sums of one group, as the account keeps them ("" not reported, OTHER_GROUP
+ * past the bound on groups): `start` is the bucket's first day, and the bucket lies within one
+ * trend span of the request it was read for (./insight-buckets.ts readPlan).
+ */
 export interface InsightRow {
-  day: string;
+  start: string;
   agent: string;
   model: string;
   repository: string;
@@ -31,43 +36,12 @@ export interface InsightRequest {
   compare: { a: string; b: string } | null;
 }
 
-const DAY_MS = 86_400_000;
-const dayNumber = (day: string) => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
-const dayOf = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);
-
 /** A group's id in a URL or form: its grouped dimensions and values ("" for not reported), e.g. `agent=codex|model=gpt-5.5`. */
 export function groupId(key: InsightKey, other: boolean): string {
   if (other) return "other";
   return (Object.entries(key) as [InsightDimension, string | null][])
     .map(([dimension, value]) => `${dimension}=${encodeURIComponent(value ?? "")}`)
     .join("|");
-}
-
-/** The bucket a trend point covers: a day, an ISO week (from Monday) or a calendar month, clipped to the period. */
-export function trendBucket(days: number): InsightTrend["bucket"] {
-  return days <= 31 ? "day" : days <= 26 * 7 ? "week" : "month";
-}
-
-function bucketStart(day: number, bucket: InsightTrend["bucket"]): number {
-  if (bucket === "day") return day;
-  if (bucket === "week") return day - ((new Date(day * DAY_MS).getUTCDay() + 6) % 7);
-  const date = new Date(day * DAY_MS);
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) / DAY_MS;
-}
-
-function nextBucket(start: number, bucket: InsightTrend["bucket"]): number {
-  if (bucket === "day") return start + 1;
-  if (bucket === "week") return start + 7;
-  const date = new Date(start * DAY_MS);
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS;
-}
-
-/** The trend's buckets over the period: [first day, last day] of each, clipped to the period. */
-function buckets(from: number, to: number, bucket: InsightTrend["bucket"]): [number, number][] {
-  const out: [number, number][] = [];
-  for (let start = bucketStart(from, bucket); start <= to; start = nextBucket(start, bucket))
-    out.push([Math.max(start, from), Math.min(nextBucket(start, bucket) - 1, to)]);
-  return out;
 }
 
 /** The group tasks are counted in once an account keeps LIMITS.INSIGHT_GROUPS apart (no name holds a control character). */
@@ -109,7 +83,7 @@ export function buildInsights(request: InsightRequest, rows: readonly InsightRow
   const from = dayNumber(request.from);
   const to = dayNumber(request.to);
   const bucket = trendBucket(to - from + 1);
-  const spans = buckets(from, to, bucket);
+  const spans = trendSpans(from, to, bucket);
   const spanOf = (day: number) => {
     // Spans are in order and few (at most a day each for 31 days, else weeks or months): a binary search.
     let low = 0;
@@ -132,7 +106,7 @@ export function buildInsights(request: InsightRequest, rows: readonly InsightRow
       byId.set(id, entry);
     }
     addSums(entry.sums, row.sums);
-    addSums(entry.points[spanOf(dayNumber(row.day))] as Sums, row.sums);
+    addSums(entry.points[spanOf(dayNumber(row.start))] as Sums, row.sums);
     addSums(total, row.sums);
   }
   const ordered = [...byId.entries()]
