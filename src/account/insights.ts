@@ -227,7 +227,7 @@ export class InsightRollups {
   private rebuild(): void {
     this.sql`DELETE FROM insight_buckets`;
     const tasks = this.sql<TaskRow>`SELECT task_id, day, agent, model, repository, completed_at, fact, contribution FROM insight_tasks`;
-    const buckets = new Map<string, { key: Key; sums: Sums }>();
+    const buckets = new Map<string, { kind: RollupKind; start: string; key: Key; sums: Sums }>();
     for (const task of tasks) {
       const fact = JSON.parse(task.fact) as InsightTaskFact;
       const sums = contribution(
@@ -236,13 +236,16 @@ export class InsightRollups {
         this.durabilityState(task.task_id, task.completed_at),
       );
       this.sql`UPDATE insight_tasks SET contribution = ${JSON.stringify(sums)} WHERE task_id = ${task.task_id}`;
-      const id = [task.day, task.agent, task.model, task.repository].join("\u0000");
-      const bucket = buckets.get(id) ?? { key: task, sums: zeroSums() };
-      addSums(bucket.sums, sums);
-      buckets.set(id, bucket);
+      for (const kind of ROLLUP_KINDS) {
+        const start = dayOf(bucketStart(dayNumber(task.day), kind));
+        const id = [kind, start, task.agent, task.model, task.repository].join("\u0000");
+        const bucket = buckets.get(id) ?? { kind, start, key: task, sums: zeroSums() };
+        addSums(bucket.sums, sums);
+        buckets.set(id, bucket);
+      }
     }
-    for (const { key, sums } of buckets.values())
-      this.sql`INSERT INTO insight_days (day, agent, model, repository, sums)
-        VALUES (${key.day}, ${key.agent}, ${key.model}, ${key.repository}, ${JSON.stringify(sums)})`;
+    for (const { kind, start, key, sums } of buckets.values())
+      this.sql`INSERT INTO insight_buckets (kind, start, agent, model, repository, sums)
+        VALUES (${kind}, ${start}, ${key.agent}, ${key.model}, ${key.repository}, ${JSON.stringify(sums)})`;
   }
 }

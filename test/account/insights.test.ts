@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import type { InsightFigure, InsightFigureId, InsightGroup, Insights } from "@waymark/protocol/views/insights";
 import { insightsSchema } from "@waymark/protocol/views/insights";
 import { describe, expect, it } from "vitest";
@@ -296,6 +296,26 @@ describe("a year of rollups", () => {
     const expected = tasks.filter((t) => t.model === "model-7" && t.completed_at.slice(0, 10) >= from && t.completed_at.slice(0, 10) <= to);
     expect(quarter.total.tasks).toBe(expected.length);
     expect(fig(quarter.total, "tests_passed").part).toBe(expected.filter((t) => t.tests === "passed").length);
+  });
+});
+
+describe("a new layout of the sums", () => {
+  it("rebuilds every bucket from the tasks' rows when the object starts, to the same figures", async () => {
+    const acct = account("insights-rebuild");
+    await acct.push({
+      tasks: Array.from({ length: 12 }, (_, i) => task({ completed_at: at(i * 3), tests: i % 4 === 0 ? "none" : "passed" })),
+    });
+    const request = { from: at(-1).slice(0, 10), to: at(40).slice(0, 10), by: ["agent", "model"] as const };
+    const before = await acct.read({ ...request, by: [...request.by] });
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("insights-rebuild"));
+    await runInDurableObject(stub, (instance, state) => {
+      // As after an upgrade whose sums have another layout: the buckets are stale, the version older.
+      state.storage.sql.exec("DELETE FROM insight_buckets");
+      state.storage.sql.exec("UPDATE insight_state SET measures_version = 0");
+      (instance as unknown as { rollups: { open(): void } }).rollups.open();
+    });
+    expect(await acct.read({ ...request, by: [...request.by] })).toEqual(before);
+    expect(before.total.tasks).toBe(12);
   });
 });
 
