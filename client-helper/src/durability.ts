@@ -24,6 +24,7 @@ import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { blameLines, parseBlamePorcelain } from "./blame-command.js";
 import { inertContext } from "./git/inert-config.js";
 import { type GitContext, runGit } from "./git/process.js";
+import { gitIsAncestor } from "./git/queries.js";
 
 /** Tasks the ledger keeps per repository (the newest). */
 export const LEDGER_TASKS = 50;
@@ -164,15 +165,6 @@ function traceIndex(tasks: readonly LedgerTask[]): TraceIndex {
   );
 }
 
-/** Whether `commit` is in HEAD's history (a commit this clone lacks is not). */
-async function inHistory(context: GitContext, commit: string): Promise<boolean> {
-  try {
-    return (await runGit(context, ["merge-base", "HEAD", commit])).toString("utf8").trim() === commit;
-  } catch {
-    return false;
-  }
-}
-
 /** Which of `paths` exist at HEAD (one `git cat-file --batch-check`). */
 async function existing(context: GitContext, paths: readonly string[]): Promise<Set<string>> {
   const nameable = paths.filter((path) => !path.includes("\n"));
@@ -217,11 +209,11 @@ export async function observe(repoRoot: string, tasks: readonly LedgerTask[], no
     .reverse()
     .slice(0, PROBE_TASKS);
   const reachable: LedgerTask[] = [];
-  for (const task of candidates) if (await inHistory(context, task.end)) reachable.push(task);
+  for (const task of candidates) if (await gitIsAncestor(context, task.end, head)) reachable.push(task);
   if (reachable.length === 0) return [];
   // Every task of the ledger whose end commit HEAD holds: a later task that rewrote a line takes it from the earlier one.
   const known: LedgerTask[] = [];
-  for (const task of tasks) if (reachable.includes(task) || (await inHistory(context, task.end))) known.push(task);
+  for (const task of tasks) if (reachable.includes(task) || (await gitIsAncestor(context, task.end, head))) known.push(task);
   const index = traceIndex(known);
   const present = new Map<string, number>();
   const blamed = new Set<string>();

@@ -71,14 +71,23 @@ export function repoPassLine(repo: RepoCheck): string {
   }${repo.tasks.some((t) => t.verdict === "not_checked") ? " (see above for tasks with nothing committed to check)" : ""}.`;
 }
 
-/** `waymark verify --repo <dir>` without an export: the repository's notes against git. */
-export function notesReport(repo: RepoCheck): { text: string; failed: boolean } {
-  const failed = repoFailed(repo);
+/**
+ * `waymark verify --repo <dir>` without an export: the repository's notes against git. The notes
+ * carry no signature, so nothing shows a deployment recorded them: that is a failure unless the
+ * caller accepts it (`allowUnsigned`), and then the report says NOT CHECKED, never ok.
+ */
+export function notesReport(repo: RepoCheck, allowUnsigned: boolean): { text: string; failed: boolean } {
+  const gitFailed = repoFailed(repo);
+  const failed = gitFailed || !allowUnsigned;
   const lines = [...repoLines(repo)];
-  lines.push(
-    failed
-      ? "NOT OK: git does not agree with the repository's notes, or could not decide a task (see above)."
-      : `${repoPassLine(repo)} The notes are not signed: this shows git agrees with them, not that a deployment recorded them (verify its export with --repo for that).`,
-  );
+  if (gitFailed) lines.push("NOT OK: git does not agree with the repository's notes, or could not decide a task (see above).");
+  else {
+    lines.push(repoPassLine(repo));
+    lines.push(
+      allowUnsigned
+        ? "NOT CHECKED (accepted with --allow-unsigned): the notes are not signed, so this shows git agrees with them, not that a deployment recorded them (verify the workflow's export with --repo for that)."
+        : "NOT OK: the notes are not signed, and a check that did not run is not a pass: verify the workflow's export with --repo, or accept git's check of the notes alone with --allow-unsigned.",
+    );
+  }
   return { text: `${lines.join("\n")}\n`, failed };
 }

@@ -31,8 +31,8 @@ import type { Json, JsonObject } from "@waymark/protocol/export-rebuild";
 import { summarizeChanges } from "@waymark/protocol/files-changed";
 import type { ReadTaskNote } from "@waymark/protocol/git-note";
 import { inertContext } from "./git/inert-config.js";
-import { type GitContext, GitError, runGit } from "./git/process.js";
-import { gitDiffCommits, gitHasCommit, gitToplevel } from "./git/queries.js";
+import { type GitContext, runGit } from "./git/process.js";
+import { gitCommitOf, gitDiffCommits, gitHasCommit, gitIsAncestor, gitToplevel } from "./git/queries.js";
 import { NoteAttribution } from "./notes/attribution.js";
 import { checkEntryContent } from "./notes/check.js";
 import { commitsSince, countLines } from "./review-measures.js";
@@ -121,12 +121,9 @@ class Branch {
     const rooted = { ...context, cwd: top.root };
     const ref = options.ref ?? "HEAD";
     const resolve = async (revision: string, flag: string) => {
-      try {
-        return (await runGit(rooted, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
-      } catch (error) {
-        if (error instanceof GitError) throw new RepoUsageError(`${flag} ${revision}: names no commit in ${top.root}`);
-        throw error;
-      }
+      const commit = await gitCommitOf(rooted, revision);
+      if (commit === null) throw new RepoUsageError(`${flag} ${revision}: names no commit in ${top.root}`);
+      return commit;
     };
     const head = await resolve(ref, "--ref");
     const since = options.since === undefined ? null : await resolve(options.since, "--since");
@@ -138,8 +135,8 @@ class Branch {
   async has(commit: string, withinSince = false): Promise<boolean> {
     const known = this.reachable.get(`${commit}\0${withinSince}`);
     if (known !== undefined) return known;
-    let on = await ancestor(this.context, commit, this.head);
-    if (on && withinSince && this.since) on = !(await ancestor(this.context, commit, this.since));
+    let on = await gitIsAncestor(this.context, commit, this.head);
+    if (on && withinSince && this.since) on = !(await gitIsAncestor(this.context, commit, this.since));
     this.reachable.set(`${commit}\0${withinSince}`, on);
     return on;
   }
@@ -152,16 +149,6 @@ class Branch {
         if (entry.task_id === taskId && (workflowId === null || entry.workflow_id === workflowId)) found.push({ attached, entry });
     }
     return found;
-  }
-}
-
-async function ancestor(context: GitContext, commit: string, of: string): Promise<boolean> {
-  try {
-    await runGit(context, ["merge-base", "--is-ancestor", commit, of]);
-    return true;
-  } catch (error) {
-    if (error instanceof GitError) return false;
-    throw error;
   }
 }
 

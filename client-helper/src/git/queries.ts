@@ -146,6 +146,16 @@ export async function gitHasCommit(context: GitContext, commit: string): Promise
   }
 }
 
+/** The full id of the commit `revision` names, or null when it names none here. */
+export async function gitCommitOf(context: GitContext, revision: string): Promise<string | null> {
+  try {
+    return (await runGit(context, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
+  } catch (error) {
+    if (error instanceof GitError) return null;
+    throw error;
+  }
+}
+
 /** The commit a submodule's work tree has checked out (its gitlink state on disk). */
 export async function gitSubmoduleHead(context: GitContext, dir: string): Promise<string | null> {
   try {

@@ -27,7 +27,8 @@ import { carryLine, type Hunk, type LineAuthorship, TraceIndex } from "@waymark/
 import { blameFile, type FileBlame } from "../blame-command.js";
 import { pairHunks, readObjects } from "../git/blobs.js";
 import { inertContext } from "../git/inert-config.js";
-import { type GitContext, GitError, runGit } from "../git/process.js";
+import { type GitContext, runGit } from "../git/process.js";
+import { gitCommitOf, gitIsAncestor } from "../git/queries.js";
 import { lineCount } from "../lines/line-diff.js";
 import { NoteAttribution } from "./attribution.js";
 import { writeNotes } from "./store.js";
@@ -68,22 +69,9 @@ export interface CarryReport {
 export class CarryUsageError extends Error {}
 
 async function commitOf(context: GitContext, revision: string, flag: string): Promise<string> {
-  try {
-    return (await runGit(context, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
-  } catch (error) {
-    if (error instanceof GitError) throw new CarryUsageError(`--${flag} ${revision}: names no commit in this repository (fetch it first)`);
-    throw error;
-  }
-}
-
-async function isAncestor(context: GitContext, ancestor: string, descendant: string): Promise<boolean> {
-  try {
-    await runGit(context, ["merge-base", "--is-ancestor", ancestor, descendant]);
-    return true;
-  } catch (error) {
-    if (error instanceof GitError && error.exitCode === 1) return false;
-    throw error;
-  }
+  const commit = await gitCommitOf(context, revision);
+  if (commit === null) throw new CarryUsageError(`--${flag} ${revision}: names no commit in this repository (fetch it first)`);
+  return commit;
 }
 
 async function revList(context: GitContext, args: readonly string[]): Promise<string[]> {
@@ -189,7 +177,9 @@ function carriedEntry(
         ],
       });
     }
-    const unobserved = runs.filter((run) => run.who === "not_observed").map((run) => [run.start, run.end] as [number, number]);
+    const unobserved = runs
+      .filter((run) => run.who === "not_observed")
+      .map((run) => ({ start_line: run.start, end_line: run.end, content_hash: `sha256:${run.hash}` }));
     if (unobserved.length > 0) notObserved.push({ path, ranges: unobserved });
     if (lineCount(content) <= LINE_HASHES_MAX_LINES) hashes.push({ path, hashes: lineHashes(content) });
   }
@@ -224,7 +214,7 @@ export async function carryNotes(request: CarryRequest): Promise<CarryReport> {
   const from = await commitOf(rooted, request.from, "from");
   const onto = await commitOf(rooted, request.onto, "onto");
   const since = request.since === undefined ? undefined : await commitOf(rooted, request.since, "since");
-  if (await isAncestor(rooted, from, onto)) return { from, onto, mode: "history_kept", commits: [], written: null };
+  if (await gitIsAncestor(rooted, from, onto)) return { from, onto, mode: "history_kept", commits: [], written: null };
   const { mode, commits } = await mergeCommits(rooted, from, onto, since);
   const notes = await NoteAttribution.load(rooted, request.scratchRoot);
   const none = new TraceIndex([]);
