@@ -61,6 +61,8 @@ export class ProxySession {
   private stateKept: Promise<unknown> = Promise.resolve();
   /** The durability ledger's updates (quick; the end of the process waits for them). Its looks with git nothing waits for. */
   private ledgerKept: Promise<unknown> = Promise.resolve();
+  /** Repositories whose ledger is being looked at with git: one look at a time each (the next completion starts the next). */
+  private readonly looking = new Set<string>();
 
   constructor(readonly options: McpOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -145,9 +147,12 @@ export class ProxySession {
   afterDurability(repoRoot: string, sent: readonly DurabilityObservation[], entry: LedgerTask | null): void {
     const recorded = this.ledgerKept.then(() => recordCompletion(this.cache, repoRoot, sent, entry));
     this.ledgerKept = recorded.catch(() => {});
+    if (this.looking.has(repoRoot)) return;
+    this.looking.add(repoRoot);
     recorded
       .then(() => lookAgain(this.cache, repoRoot))
-      .catch((error: unknown) => this.log(`waymark: durability not observed (${error instanceof Error ? error.message : String(error)})`));
+      .catch((error: unknown) => this.log(`waymark: durability not observed (${error instanceof Error ? error.message : String(error)})`))
+      .finally(() => this.looking.delete(repoRoot));
   }
 
   async close(): Promise<void> {
