@@ -100,7 +100,8 @@ export function differenceChart(rows: InsightComparison["rows"]): Html {
   const labelW = 250;
   const width = WIDTH;
   const height = PAD.top + rows.length * rowH + 30;
-  const innerW = width - labelW - PAD.right;
+  // Room at the right for the last axis label, centred on its line.
+  const innerW = width - labelW - PAD.right - 16;
   const x = (d: number) => round(labelW + ((d + 1) / 2) * innerW);
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" aria-hidden="true" focusable="false">
 ${[-1, -0.5, 0, 0.5, 1].map(

@@ -208,7 +208,7 @@ function renderSources(insights: Insights): Html {
 export const INSIGHTS_STYLE = `${CHART_STYLE}
 .filters fieldset.by{border:0;padding:0;margin:0;display:flex;gap:8px;align-items:center}.filters fieldset.by legend{font-size:.8rem;color:var(--muted);float:left;margin-right:4px}
 .scroll{overflow-x:auto;margin:6px 0}.scroll:focus-visible{outline:2px solid var(--run);outline-offset:2px}
-table.insights{min-width:480px}table.insights caption{text-align:left;font-weight:600;padding:4px 0}table.insights th[scope=row]{font-weight:600;max-width:260px}
+table.insights{min-width:480px}table.insights caption{text-align:left;font-weight:600;padding:4px 0}table.insights th{white-space:normal}table.insights th[scope=row]{font-weight:600;min-width:160px;max-width:260px}
 table.insights .basis{font-size:.78rem;color:var(--muted)}tr.unclear td{color:var(--muted)}
 .legend-list{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.9rem}.sources li{margin:.2em 0}
 .downloads a{display:inline-block;min-height:24px;line-height:20px;padding:2px 0;margin-right:12px}
