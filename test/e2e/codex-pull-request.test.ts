@@ -13,7 +13,7 @@ import { afterAll, describe, it } from "vitest";
 import { type AgentCli, agentEnv, codexModelConfig, runAgent } from "../support/agent-clis.ts";
 import { expectPlayedThrough, type ToolName, useAgentHarness } from "../support/agent-harness.ts";
 import * as pullRequest from "../support/agent-pull-request.ts";
-import { EVIDENCE, evidenceStartTurns, personEdits } from "../support/evidence-scenario.ts";
+import { CODEX_PATCHES, EVIDENCE, evidenceStartTurns, personEdits } from "../support/evidence-scenario.ts";
 import { cleanupScenarios } from "../support/merge-scenario.ts";
 import type { Turn, Usage } from "../support/model-server.ts";
 
@@ -35,7 +35,6 @@ function usage(n: number): Usage {
 }
 
 const shell: pullRequest.Shell = (cmd) => [{ name: "exec_command", input: () => ({ cmd: typeof cmd === "string" ? cmd : cmd() }) }];
-const patch = (...lines: string[]) => ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n");
 
 function script(repo: string): Turn[] {
   return [
@@ -46,40 +45,10 @@ function script(repo: string): Turn[] {
       again: (conversation) => !(conversation.results("tool_search").at(-1) ?? "").includes('"start_task"'),
     },
     ...evidenceStartTurns(TOOLS, usage),
-    {
-      calls: [
-        {
-          name: "apply_patch",
-          kind: "freeform",
-          input: patch(
-            "*** Add File: src/mean.js",
-            ...EVIDENCE.mean
-              .trimEnd()
-              .split("\n")
-              .map((line) => `+${line}`),
-          ),
-        },
-      ],
-      usage: usage(3),
-    },
+    { calls: [{ name: "apply_patch", kind: "freeform", input: CODEX_PATCHES.mean }], usage: usage(3) },
     { calls: shell(pullRequest.PULL_REQUEST.branchCommand), usage: usage(4) },
     { calls: shell("npm test"), usage: usage(5) },
-    {
-      calls: [
-        {
-          name: "apply_patch",
-          kind: "freeform",
-          input: patch(
-            "*** Update File: src/sum.js",
-            "@@",
-            " function total(values) {",
-            `-${EVIDENCE.brokenLine}`,
-            `+${EVIDENCE.fixedLine}`,
-          ),
-        },
-      ],
-      usage: usage(6),
-    },
+    { calls: [{ name: "apply_patch", kind: "freeform", input: CODEX_PATCHES.fix }], usage: usage(6) },
     // Asked for its next turn, the model "thinks" while a person edits another line of the file.
     {
       calls: shell(() => {

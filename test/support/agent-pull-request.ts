@@ -29,7 +29,7 @@ import { agentEnv } from "./agent-clis.ts";
 import type { AgentHarness, ToolName } from "./agent-harness.ts";
 import { type AgentProject, type AgentProjectOptions, agentProject } from "./agent-project.ts";
 import { checkout, pullRequestEvent } from "./ci-scenario.ts";
-import { approveDevice, EVIDENCE } from "./evidence-scenario.ts";
+import { approveDevice, EVIDENCE, EVIDENCE_LINES } from "./evidence-scenario.ts";
 import { type GithubApi, startGithubApi } from "./github-api.ts";
 import { ok } from "./mcp-client.ts";
 import { Clone, copyPullRequest, git, type Mergeable, type MergeKind, merge, waymark } from "./merge-scenario.ts";
@@ -151,6 +151,8 @@ function noteEntries(dir: string): NoteEntry[] {
 
 /** The pull request as the agent pushed it, and what the checks on its branch found. */
 export interface PushedPullRequest extends Mergeable {
+  /** The branch's commits, oldest first. */
+  commits: string[];
   workflowId: string;
   taskId: string;
   /** The workflow's signed JSON export, in a file. */
@@ -162,6 +164,8 @@ export interface PushedPullRequest extends Mergeable {
 }
 
 const FILES = ["src/mean.js", "src/sum.js"];
+/** What `waymark verify --repo` says of the task where git agrees with its record. */
+const AGREES = "agrees (2 committed files, 0 renames, 2 line counts, 2 commits)";
 
 async function fetchText(url: string, token: string): Promise<string> {
   const response = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
@@ -207,10 +211,7 @@ export async function expectPushed(
     branch: BRANCH,
     commits: commits.map((sha) => expect.objectContaining({ sha: sha.slice(0, 7) })),
     source: { kind: "signed" },
-    lines: [
-      { path: "src/mean.js", added: 3, removed: 0, agent: 3, others: 0, not_observed: 0 },
-      { path: "src/sum.js", added: 2, removed: 2, agent: 1, others: 1, not_observed: 0 },
-    ],
+    lines: EVIDENCE_LINES,
   });
   const commands = task.commands as {
     runs: { command: string; exit_code: number | null; kinds: string[]; at: string }[];
@@ -252,13 +253,14 @@ export async function expectPushed(
     { line: 6, who: "not_recorded", task_id: undefined, model_id: undefined },
   ]);
 
-  // `waymark verify --repo` on the branch: the export's task agrees with git.
+  // `waymark verify --repo` on the branch: the export's task agrees with git (the device signatures checked against the pinned key).
   const exportFile = join(tempDir("waymark-export-"), "export.json");
   writeFileSync(exportFile, await fetchText(`${harness.server.url}/api/workflows/${ids.workflowId}/export.json`, harness.server.token));
   const verified = waymark(project.repo, ["verify", exportFile, "--endpoint", harness.server.url, "--repo", project.repo], env);
   expect(verified.status, `${verified.stdout}${verified.stderr}`).toBe(0);
-  expect(verified.stdout).toContain(`${ids.taskId} "${EVIDENCE.task}": agrees (2 committed files, 0 renames, 2 line counts, 2 commits)`);
-  return { origin, dev, branch: BRANCH, base, head, files: FILES, ...ids, exportFile, onBranch, env };
+  expect(verified.stdout).toContain(`${ids.taskId} "${EVIDENCE.task}": ${AGREES}`);
+  expect(verified.stdout).toContain("checked, allowed signer");
+  return { origin, dev, branch: BRANCH, base, head, commits: [...commits].reverse(), files: FILES, ...ids, exportFile, onBranch, env };
 }
 
 /** `waymark ci` as GitHub Actions runs it on the pull request: the README's workflow, through the repository's action.yml. */
@@ -277,16 +279,15 @@ export async function ciOnPullRequest(
   const documented = checkWorkflow({ WAYMARK_URL: harness.server.url, WAYMARK_TOKEN: readToken });
   expect(documented, "README.md has the workflow file").toBeDefined();
   const workspace = checkout(pr.origin, pr.head);
-  const event = pullRequestEvent({
-    pull: PULL,
-    repository: REPOSITORY,
-    base: pr.base,
-    head: pr.head,
-    refs: { base: "main", head: BRANCH },
-  });
+  const event = eventOf(pr.base, pr.head);
   const env = runnerEnv({ eventName: "pull_request", eventPath: event, repository: REPOSITORY, apiUrl: api.url, npmCache: npmCache() });
   const run = await runCompositeAction(ACTION, { inputs: documented?.inputs ?? {}, env, workspace, githubToken: GITHUB_TOKEN });
   return { run, api, readToken };
+}
+
+/** GitHub's pull_request event of this pull request from `head` onto `base` (its `closed` event when `mergeCommit` merged it). */
+function eventOf(base: string, head: string, mergeCommit?: string): string {
+  return pullRequestEvent({ pull: PULL, repository: REPOSITORY, base, head, refs: { base: "main", head: BRANCH }, mergeCommit });
 }
 
 let cache: string | undefined;
@@ -328,14 +329,7 @@ export async function mergeAndCarry(harness: AgentHarness, pr: PushedPullRequest
   const agentLinesBefore = Object.values(
     Object.fromEntries(FILES.map((file) => [file, blame(targetClone(copy.origin), file, pr.env)])),
   ).flatMap((lines) => lines.filter((line) => line.who === "agent")).length;
-  const event = pullRequestEvent({
-    pull: PULL,
-    repository: REPOSITORY,
-    base: merged.before,
-    head: pr.head,
-    refs: { base: "main", head: BRANCH },
-    mergeCommit: merged.after,
-  });
+  const event = eventOf(merged.before, pr.head, merged.after);
   const { job } = afterMergeJob(harness.server.url);
   const workspace = tempDir("waymark-runner-workspace-");
   const ran = await runWorkflowJob(job, {
@@ -435,12 +429,30 @@ export function definePullRequestChecks(
       // Every line of every file: the same writer, task, agent and model as on the branch.
       expect(merged.onMain).toEqual(pr.onBranch);
 
+      // `waymark verify --repo` gives the task the answer it gave on the branch, re-derived from the
+      // commits that now hold its changes, and says how it mapped them.
       expect(merged.verify.status, `${merged.verify.stdout}${merged.verify.stderr}`).toBe(0);
-      expect(merged.verify.stdout).toContain("git decided every task on HEAD");
-      expect(merged.verify.stdout).toContain(`${pr.taskId} "${EVIDENCE.task}": ${carries ? "rewritten" : "agrees"}`);
-      if (carries) expect(merged.verify.stdout).toMatch(/on the branch: [0-9a-f]{12} → [0-9a-f]{12} \(carried by waymark notes carry\)/);
+      expect(merged.verify.stdout).toContain(`${pr.taskId} "${EVIDENCE.task}": ${AGREES}`);
+      expect(merged.verify.stdout).toContain("git decided every task on HEAD: 1 task agrees.");
+      const [first, second] = pr.commits.map((commit) => commit.slice(0, 12));
+      const mapped = (text: string) => [...text.matchAll(/on the branch: (.*)$/gm)].map((match) => match[1]);
+      const mapping = {
+        "merge-commit": [`its commits ${pr.base.slice(0, 12)}..${second} are on HEAD`],
+        squash: [
+          expect.stringMatching(
+            new RegExp(`^${first}, ${second} → [0-9a-f]{12} \\(carried by waymark notes carry: one commit holding their changes\\)$`),
+          ),
+        ],
+        rebase: [first, second].map((commit) =>
+          expect.stringMatching(new RegExp(`^${commit} → [0-9a-f]{12} \\(carried by waymark notes carry\\)$`)),
+        ),
+      };
+      expect(mapped(merged.verify.stdout)).toEqual(mapping[kind === "cherry-pick" ? "rebase" : kind]);
       expect(merged.verify.stdout).toContain("as the export's events do");
+      // From the notes alone, offline: the same mapping, the task decided (its commits and line ranges).
       expect(merged.fromNotes.status, `${merged.fromNotes.stdout}${merged.fromNotes.stderr}`).toBe(0);
+      expect(merged.fromNotes.stdout).toContain(`${pr.taskId} "${EVIDENCE.task}": agrees (2 commits)`);
+      if (carries) expect(mapped(merged.fromNotes.stdout)).toEqual(mapped(merged.verify.stdout));
       expect(merged.fromNotes.stdout).toContain("NOT CHECKED (accepted with --allow-unsigned): the notes are not signed");
     }, 240_000);
   }
