@@ -59,7 +59,6 @@ const POLICY = [
 export const PULL_REQUEST = {
   /** The project's first commit: the evidence scenario's files and the policy. */
   files: { ...EVIDENCE.files, ".waymark/policy.yml": POLICY },
-  branch: BRANCH,
   /** The agent's first commit (the new file), on a branch of its own. */
   branchCommand: `git switch -q -c ${BRANCH} && git add -A && git commit -q -m 'Add mean()'`,
   /** Its push, as the README says: the branch, then the notes. */
