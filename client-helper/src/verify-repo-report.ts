@@ -40,9 +40,13 @@ export function repoLines(repo: RepoCheck): string[] {
     const name = `${task.id} ${JSON.stringify(task.name)}`;
     const c = task.confirmed;
     if (task.verdict === "agrees" && c) {
-      lines.push(
-        `  ${name}: agrees (${plural(c.files, "committed file")}, ${plural(c.renames, "rename")}, ${plural(c.lines, "line count")}, ${plural(c.commits, "commit")})`,
-      );
+      const counted = [
+        c.files === undefined ? null : plural(c.files, "committed file"),
+        c.renames === undefined ? null : plural(c.renames, "rename"),
+        c.lines === undefined ? null : plural(c.lines, "line count"),
+        plural(c.commits, "commit"),
+      ];
+      lines.push(`  ${name}: agrees (${counted.filter((part) => part !== null).join(", ")})`);
     } else if (task.verdict === "rewritten") lines.push(`  ${name}: rewritten: ${task.reason}`);
     else if (task.verdict === "differs") lines.push(`  ${name}: DIFFERS from git${task.reason ? ` (${task.reason})` : ""}:`);
     else if (task.verdict === "undecided") lines.push(`  ${name}: UNDECIDED: ${task.undecidedWhy}:`);
@@ -66,9 +70,14 @@ export function repoLines(repo: RepoCheck): string[] {
 /** The closing line about git, for a check that did not fail. */
 export function repoPassLine(repo: RepoCheck): string {
   const rewritten = repo.tasks.filter((task) => task.verdict === "rewritten").length;
-  return `git decided every task on ${repo.ref}: ${plural(repo.tasks.filter((t) => t.verdict === "agrees").length, "task")} agree${
-    rewritten > 0 ? `, ${rewritten} rewritten and checked on the commits that hold their records` : ""
-  }${repo.tasks.some((t) => t.verdict === "not_checked") ? " (see above for tasks with nothing committed to check)" : ""}.`;
+  const agreeing = repo.tasks.filter((t) => t.verdict === "agrees").length;
+  const decided = [
+    agreeing > 0 || rewritten === 0 ? `${plural(agreeing, "task")} ${agreeing === 1 ? "agrees" : "agree"}` : null,
+    rewritten > 0 ? `${rewritten} rewritten and checked on the commits that hold their records` : null,
+  ];
+  return `git decided every task on ${repo.ref}: ${decided.filter((part) => part !== null).join(", ")}${
+    repo.tasks.some((t) => t.verdict === "not_checked") ? " (see above for tasks with nothing committed to check)" : ""
+  }.`;
 }
 
 /**

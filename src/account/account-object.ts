@@ -11,13 +11,19 @@
  * - sessions.ts: dashboard sessions and the live pages they follow; tokens.ts: managed API tokens
  * - devices.ts: the devices whose helpers sign, and their pairing requests
  * - settings.ts: the account's settings and public origin; webhooks.ts: registrations and deliveries
+ * - insights.ts: the Insights rollups, fed by the workflows' pushes
  * - account-schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
+import type { DeviceSignature } from "@waymark/protocol/device-signature";
+import type { Insights } from "@waymark/protocol/views/insights";
 import { type Authority, may } from "../domain/access-scopes";
 import type { CommitEntry } from "../domain/commit-entries";
 import { authorityIn, authorOf, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
-import type { DeviceKeySet, DeviceUse } from "../domain/device-signature";
+import type { DeviceKeySet, DeviceUse, SignatureVerdict } from "../domain/device-signature";
+import { dayNumber, readPlan, trendBucket } from "../domain/insight-buckets";
+import type { InsightFacts } from "../domain/insight-facts";
+import { buildInsights, type InsightRequest, OTHER_GROUP } from "../domain/insight-view";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -36,6 +42,7 @@ import { type CommitHit, CommitIndex } from "./commit-index";
 import { DeviceSubscribers } from "./device-subscribers";
 import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type ConfiguredReceiver, type DeliveryAnswer, type GithubDelivery, GithubReceiver, type ReceiverStatus } from "./github-receiver";
+import { type InsightChoices, InsightRollups } from "./insights";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -71,6 +78,8 @@ export interface WorkflowPush {
   share?: ShareInfo;
   /** Device signatures the workflow accepted since its last push: each device's last use. */
   device_uses?: DeviceUse[];
+  /** What the Insights rollups take from these events: completed tasks, people's verdicts, durability observed. */
+  insights?: InsightFacts;
 }
 
 /** What a push answers: the generation of the devices' keys, so a workflow learns its copy is stale even if a push of the keys failed. */
@@ -118,13 +127,17 @@ export class AccountObject extends DurableObject<Env> {
   private readonly devices = new Devices(this.sql);
   private readonly deviceSubscribers = new DeviceSubscribers(this.sql);
   private readonly storedSettings = new SettingsStore(this.sql);
+  private readonly rollups = new InsightRollups(this.sql);
   /** How webhook requests leave; a test may substitute a recorder. */
   sender: Sender = (url, init) => fetch(url, init);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     meter.enableFrom(env);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, ACCOUNT_MIGRATIONS, "account"));
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, ACCOUNT_MIGRATIONS, "account");
+      this.rollups.open();
+    });
   }
 
   // ── Workflow index (pushed by workflow objects) ──────────────────────────
@@ -144,6 +157,7 @@ export class AccountObject extends DurableObject<Env> {
       if (push.paths) this.paths.record(summary.id, push.paths);
       if (push.commits) this.commits.record(summary.id, push.commits);
       if (push.share) this.workflows.recordShare(summary.id, push.share);
+      if (push.insights) this.rollups.apply(push.insights);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
       if (push.device_uses) this.devices.touchUsed(push.device_uses);
       return this.devices.generation();
@@ -187,6 +201,25 @@ export class AccountObject extends DurableObject<Env> {
 
   async dashboardRows(limit = 200): Promise<DashboardRow[]> {
     return this.workflows.dashboardRows(limit);
+  }
+
+  /** The Insights of a period (docs/insights.md): summed from the rollups' day rows, never from the tasks. */
+  async insights(request: InsightRequest): Promise<Insights> {
+    const f = request.filters;
+    const rows = this.rollups.rows({
+      ranges: readPlan(request.from, request.to, trendBucket(dayNumber(request.to) - dayNumber(request.from) + 1)),
+      agent: f.agent === undefined ? null : (f.agent ?? ""),
+      model: f.model === undefined ? null : (f.model ?? ""),
+      repository: f.repository === undefined ? null : (f.repository ?? ""),
+    });
+    const fingerprints = new Set(rows.map((row) => row.repository).filter((fp) => fp !== "" && fp !== OTHER_GROUP));
+    if (f.repository) fingerprints.add(f.repository);
+    return buildInsights(request, rows, this.rollups.remotes([...fingerprints]));
+  }
+
+  /** What the Insights page's filters offer: the agents, models and repositories the rollups have seen. */
+  async insightChoices(): Promise<InsightChoices> {
+    return this.rollups.choices();
   }
 
   // ── Search ────────────────────────────────────────────────────────────────

@@ -233,21 +233,77 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX github_deliveries_received ON github_deliveries(received_at)",
     ],
   },
+  // Insights (account/insights, docs/insights.md): per completed top-level task its facts and what it
+  // adds to the rollups; people's verdicts on tasks; durability observed by later tasks' helpers; the
+  // rollups, one vector of sums per day, week and month and agent × model × repository group (the
+  // figures of any period are summed from them, never from the tasks); the groups kept apart (bounded per account); each repository's last reported remote;
+  // the layout version of the sums (a new layout rebuilds the rollups from the task rows).
+  {
+    version: 15,
+    statements: [
+      `CREATE TABLE insight_tasks (
+        task_id TEXT PRIMARY KEY,
+        workflow_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        completed_at INTEGER NOT NULL,
+        fact TEXT NOT NULL,
+        contribution TEXT NOT NULL
+      )`,
+      "CREATE INDEX insight_tasks_workflow ON insight_tasks(workflow_id)",
+      `CREATE TABLE insight_verdicts (
+        feedback_id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        at INTEGER NOT NULL
+      )`,
+      "CREATE INDEX insight_verdicts_task ON insight_verdicts(task_id, at)",
+      // What a later task's helper observed of a task's lines (one row per reporting task).
+      `CREATE TABLE insight_durability (
+        task_id TEXT NOT NULL,
+        reported_by TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        recorded INTEGER NOT NULL,
+        present INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        commit_id TEXT,
+        PRIMARY KEY (task_id, reported_by)
+      )`,
+      // kind: day, week or month; start: the bucket's first day (domain/insight-buckets).
+      `CREATE TABLE insight_buckets (
+        kind TEXT NOT NULL,
+        start TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        sums TEXT NOT NULL,
+        PRIMARY KEY (kind, start, agent, model, repository)
+      )`,
+      `CREATE TABLE insight_groups (
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        PRIMARY KEY (agent, model, repository)
+      )`,
+      "CREATE TABLE insight_repositories (fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL)",
+      "CREATE TABLE insight_state (id INTEGER PRIMARY KEY CHECK (id = 1), measures_version INTEGER NOT NULL)",
   // The workflow objects that keep a copy of the devices' keys (account/device-subscribers) and
   // until when: every approval and revocation is pushed to them.
   {
-    version: 15,
+    version: 16,
     statements: ["CREATE TABLE device_subscribers (workflow_id TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID"],
   },
   // The path index without a rowid beside its key, and without its index by workflow (which only
   // counted a workflow's paths against their bound: the workflow's row counts them now): each path
   // a task changed is two rows written fewer (each is billed).
   {
-    version: 16,
+    version: 17,
     statements: [
       "ALTER TABLE workflows ADD COLUMN paths_indexed INTEGER NOT NULL DEFAULT 0",
       "UPDATE workflows SET paths_indexed = (SELECT count(*) FROM workflow_paths WHERE workflow_id = workflows.id)",
-      `CREATE TABLE workflow_paths_v16 (
+      `CREATE TABLE workflow_paths_v17 (
         path TEXT NOT NULL,
         workflow_id TEXT NOT NULL,
         task_id TEXT NOT NULL,
@@ -256,9 +312,9 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
         at TEXT NOT NULL,
         PRIMARY KEY (path, workflow_id, task_id)
       ) WITHOUT ROWID`,
-      "INSERT INTO workflow_paths_v16 SELECT path, workflow_id, task_id, task_name, status, at FROM workflow_paths",
+      "INSERT INTO workflow_paths_v17 SELECT path, workflow_id, task_id, task_name, status, at FROM workflow_paths",
       "DROP TABLE workflow_paths",
-      "ALTER TABLE workflow_paths_v16 RENAME TO workflow_paths",
+      "ALTER TABLE workflow_paths_v17 RENAME TO workflow_paths",
       "CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)",
     ],
   },

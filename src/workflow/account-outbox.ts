@@ -1,10 +1,11 @@
 /**
  * @module workflow/account-outbox
  * Pushes the workflow's new events to its account index (summary, memory documents, webhook
- * notifications, path index) through an outbox: the totals row's `synced_seq` is the last event
- * the index acknowledged, and everything after it is pushed again until taken. The index applies
- * pushes idempotently (documents by entity id, notifications by workflow and seq), so pushing a
- * range twice is harmless, and a failed push never fails a write that is already committed: the
+ * notifications, path index, the Insights facts of completed tasks and verdicts) through an
+ * outbox: the totals row's `synced_seq` is the last event the index acknowledged, and everything
+ * after it is pushed again until taken. The index applies pushes idempotently (documents by entity
+ * id, notifications by workflow and seq), so pushing a range twice is harmless, and a failed push
+ * never fails a write that is already committed: the
  * object's alarm retries and the next push carries the backlog too.
  *
  * When: events the index must show before the tool answers (a workflow started or completed:
@@ -30,6 +31,7 @@
 import type { AccountObject, PushAnswer, WorkflowPush } from "../account/account-object";
 import { commitsFromEvents } from "../domain/commit-entries";
 import type { DeviceUse } from "../domain/device-signature";
+import { insightFactsFromEvents } from "../domain/insight-facts";
 import { documentsFromEvents } from "../domain/memory-documents";
 import { pathsFromEvents } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -159,13 +161,16 @@ export class AccountOutbox {
         if (page.events.length === 0) return;
         const share = this.pendingShare;
         const uses = this.devices.takeUses();
+        const header = this.records.header();
+        const insights = insightFactsFromEvents(page.events, header);
         const push: WorkflowPush = {
           documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
-          notifications: nonEmpty(notificationsFromEvents(page.events, this.records.header())),
+          notifications: nonEmpty(notificationsFromEvents(page.events, header)),
           paths: nonEmpty(pathsFromEvents(page.events)),
           commits: nonEmpty(commitsFromEvents(page.events)),
           device_uses: nonEmpty(uses),
           ...(share ? { share } : {}),
+          ...(Object.keys(insights).length > 0 ? { insights } : {}),
         };
         let answer: PushAnswer | undefined;
         try {

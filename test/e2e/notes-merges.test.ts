@@ -96,8 +96,11 @@ describe("the records survive every merge", () => {
       const verified = waymark(reader, ["verify", file, "--endpoint", server.url, "--repo", reader, "--ref", "origin/main"], env);
       expect(verified.status, verified.stderr).toBe(0);
       expect(verified.stdout).toContain("git decided every task on origin/main");
-      const t2 = kind === "merge-commit" ? "agrees" : "rewritten";
-      expect(verified.stdout).toContain(`${pr.tasks.t2} "t2": ${t2}`);
+      // A rebase merge and cherry-picks replay each commit (git's patch ids say which), so the task is
+      // checked on the replays as on its own commits; a squash that holds a person's commit too, and
+      // git's rewrites, are checked by the task's line ranges on the commits holding its record.
+      const replayed = kind === "merge-commit" || kind === "rebase" || kind === "cherry-pick";
+      expect(verified.stdout).toContain(`${pr.tasks.t2} "t2": ${replayed ? "agrees" : "rewritten"}`);
       if (carries) expect(verified.stdout).toMatch(/on the branch: [0-9a-f]{12} → [0-9a-f]{12} \(carried by waymark notes carry\)/);
       if (kind === "amend" || kind === "rebase-i")
         expect(verified.stdout).toMatch(/on the branch: [0-9a-f]{12} → [0-9a-f]{12} \(copied by git's rewrite\)/);
@@ -106,9 +109,48 @@ describe("the records survive every merge", () => {
       const fromNotes = waymark(reader, ["verify", "--repo", reader, "--ref", "origin/main", "--allow-unsigned"], env);
       expect(fromNotes.status, fromNotes.stderr).toBe(0);
       expect(fromNotes.stdout).toContain("NOT CHECKED (accepted with --allow-unsigned): the notes are not signed");
-      expect(fromNotes.stdout).toContain(`${pr.tasks.t1} "t1": ${kind === "merge-commit" || kind === "amend" ? "agrees" : "rewritten"}`);
+      expect(fromNotes.stdout).toContain(`${pr.tasks.t1} "t1": ${replayed || kind === "amend" ? "agrees" : "rewritten"}`);
       // The branch is gone from the reader's clone: nothing but main and the notes.
       expect(git(reader, ["log", "--oneline", "origin/main"]).split("\n").length).toBeGreaterThan(1);
     });
   }
+});
+
+describe("a carried record's claim of the commits it holds is checked against git, never taken on its word", () => {
+  it("a squash note claiming to hold exactly t1's commits (it holds a person's commit and t2 too) is not agreement", {
+    timeout: 120_000,
+  }, async () => {
+    const server = scenario.server();
+    const cacheHome = scenario.cacheHome();
+    const env = { XDG_CACHE_HOME: cacheHome };
+    const pr = await pullRequest(server, { files: 1, personEdits: 1, cacheHome });
+    const merged = merge(pr, "squash");
+    afterMerge(pr.origin, merged, env);
+    const reader = platformClone(pr.origin);
+    // Edited as anyone with push access to the notes could: the squash's t1 entry says it holds t1's commits, no more.
+    const squash = git(reader, ["rev-parse", "origin/main"]).trim();
+    const lines = git(reader, ["notes", "--ref=waymark", "show", squash])
+      .split("\n")
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as Entry & { carried: { commits?: string[] }; task: { commits: string[] } });
+    const t1 = lines.find((entry) => entry.task_id === pr.tasks.t1);
+    expect(t1?.carried.commits?.length).toBe(4);
+    if (t1) t1.carried.commits = [...t1.task.commits].reverse();
+    const file = join(tempDir("waymark-note-"), "note");
+    writeFileSync(file, `${lines.map((entry) => JSON.stringify(entry)).join("\n")}\n`);
+    git(reader, ["notes", "--ref=waymark", "add", "-f", "-F", file, squash]);
+    const exported = await fetch(`${server.url}/api/workflows/${pr.workflowId}/export.json`, {
+      headers: { Authorization: `Bearer ${server.token}` },
+    });
+    const exportFile = join(tempDir("waymark-export-"), "export.json");
+    writeFileSync(exportFile, await exported.text());
+    const verified = waymark(reader, ["verify", exportFile, "--endpoint", server.url, "--repo", reader, "--ref", "origin/main"], env);
+    expect(verified.status, verified.stderr).toBe(0);
+    // git's diff of the squash holds more than t1's record: checked by its line ranges, and said so.
+    expect(verified.stdout).toContain(`${pr.tasks.t1} "t1": rewritten`);
+    expect(verified.stdout).toMatch(
+      /the commits [0-9a-f]{12}\.\.[0-9a-f]{12} holding its record do not hold its changes as recorded \(\d+ differences?/,
+    );
+    expect(verified.stdout).not.toContain(`${pr.tasks.t1} "t1": agrees`);
+  });
 });

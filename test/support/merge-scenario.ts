@@ -256,8 +256,11 @@ export async function pullRequest(target: McpTarget, options: PullRequestOptions
   return { origin, dev, branch, base, head, workflowId: wf.workflow_id, tasks, files, expected, model: modelId };
 }
 
+/** What a merge needs of a pull request: where it is, its branch and commits, and the developer's clone for a local rewrite. */
+export type Mergeable = Pick<PullRequest, "origin" | "dev" | "branch" | "base" | "head" | "files">;
+
 /** The same pull request in an origin and a developer's clone of their own, to merge it another way. */
-export function copyPullRequest(pr: PullRequest): PullRequest {
+export function copyPullRequest<T extends Mergeable>(pr: T): T {
   const origin = join(tempDir("waymark-origin-"), "origin.git");
   cpSync(pr.origin, origin, { recursive: true });
   const dev = new Clone(join(tempDir("waymark-dev-"), "app"));
@@ -298,7 +301,7 @@ export interface Merged {
  * rebase -i, each with a person's edit) happen in the developer's clone, whose notes config copies
  * the notes; the branch and its notes are pushed again, then merged with a merge commit.
  */
-export function merge(pr: PullRequest, kind: MergeKind): Merged {
+export function merge(pr: Mergeable, kind: MergeKind): Merged {
   moveMain(pr.origin);
   let from = pr.head;
   if (kind === "amend" || kind === "rebase-i") {

@@ -250,3 +250,15 @@ export async function gitIsAncestor(context: GitContext, ancestor: string, desce
     throw error;
   }
 }
+
+/**
+ * The stable patch id of the change from `from` to `to` (`git diff | git patch-id --stable`): equal
+ * for two changes that make the same edits, wherever their lines sit (how `git cherry` tells a
+ * replayed commit); null for no change.
+ */
+export async function gitPatchId(context: GitContext, from: string, to: string): Promise<string | null> {
+  const diff = await runGit(context, ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "--binary", from, to, "--"]);
+  if (diff.length === 0) return null;
+  const id = (await runGit(context, ["patch-id", "--stable"], diff)).toString("utf8").split(" ")[0];
+  return id && /^[0-9a-f]{40,64}$/.test(id) ? id : null;
+}

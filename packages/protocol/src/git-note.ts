@@ -82,8 +82,12 @@ export interface TaskNote {
   checkpoint?: NoteCheckpoint;
   /** Where the deployment's signed statement covering the checkpoint is: the workflow's JSON export. */
   statement?: { export: string };
-  /** Written by `waymark notes carry`: the commit whose lines these were, and when. */
-  carried?: { from: string; at: string };
+  /**
+   * Written by `waymark notes carry`: the commit whose lines these were (the branch head the step
+   * was given), when, and, where the step could tell, the branch's commits this commit holds the
+   * changes of (oldest first): the one it replays (a rebase merge, a cherry-pick) or all of them (a squash).
+   */
+  carried?: { from: string; at: string; commits?: string[] };
 }
 
 /** A note read: its entries of this version, and the lines a reader of this version leaves alone (with why). */
@@ -298,6 +302,8 @@ function readEntry(value: unknown): ReadTaskNote {
   if (entry.carried !== undefined) {
     const carried = object(entry.carried, "carried");
     note.carried = { from: fullCommitId(carried.from, "carried.from"), at: text(carried.at, "carried.at", 64) };
+    if (carried.commits !== undefined)
+      note.carried.commits = array(carried.commits, "carried.commits").map((c, i) => fullCommitId(c, `carried.commits.${i}`));
   }
   return note;
 }
