@@ -15,12 +15,11 @@
  * - account-schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
-import type { DeviceSignature } from "@waymark/protocol/device-signature";
 import type { Insights } from "@waymark/protocol/views/insights";
 import { type Authority, may } from "../domain/access-scopes";
 import type { CommitEntry } from "../domain/commit-entries";
 import { authorityIn, authorOf, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
-import type { DeviceKeySet, DeviceUse, SignatureVerdict } from "../domain/device-signature";
+import type { DeviceKeySet, DeviceUse } from "../domain/device-signature";
 import { dayNumber, readPlan, trendBucket } from "../domain/insight-buckets";
 import type { InsightFacts } from "../domain/insight-facts";
 import { buildInsights, type InsightRequest, OTHER_GROUP } from "../domain/insight-view";

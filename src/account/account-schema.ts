@@ -289,6 +289,8 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       )`,
       "CREATE TABLE insight_repositories (fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL)",
       "CREATE TABLE insight_state (id INTEGER PRIMARY KEY CHECK (id = 1), measures_version INTEGER NOT NULL)",
+    ],
+  },
   // The workflow objects that keep a copy of the devices' keys (account/device-subscribers) and
   // until when: every approval and revocation is pushed to them.
   {
