@@ -64,7 +64,7 @@ From then on this device's figures read "computed and signed" instead of "claime
 
 Options:
   --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL, else the endpoint 'waymark init' kept)
-  --name <name>     the name the dashboard shows for this device (default: the machine's name)
+  --name <name>     name this device, also when its key exists (default: the machine's name)
   --new-key         move the current key aside and make a new one (after a revocation)
   -h, --help        show this help
 `,
