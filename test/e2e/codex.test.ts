@@ -134,17 +134,20 @@ function greetingScript(): Turn[] {
 /**
  * The task's usage is what the model returned while it was open (apply_patch, the shell, the text
  * the stop hook answered, complete_task: its usage written after the call ran, the model streaming
- * on past the call), with the model Codex's session file names.
+ * on past the call), with the model Codex's session file names, priced from the dated table.
  */
 async function expectExactUsage(taskId: string): Promise<void> {
   const open = harness.model.responses.slice(callerIndex(harness.model, "start_task") + 1, callerIndex(harness.model, "complete_task") + 1);
   expect(open.map((response) => response.turn)).toEqual([3, 4, 5, 6]);
   const sum = sumUsage(open);
+  // GPT-5.5 per million tokens: $5 input, $0.50 cached input, $30 output (no prompt here is past 272K tokens).
+  const cost = (sum.input_tokens * 5 + sum.cache_read_input_tokens * 0.5 + sum.output_tokens * 30) / 1e6;
   const { structured } = await callTool(harness.reader, "get_workflow", { task_id: taskId });
   expect((structured.task as Record<string, unknown>).metrics).toMatchObject({
     input_tokens: sum.input_tokens + sum.cache_read_input_tokens,
     output_tokens: sum.output_tokens,
     model: MODEL,
+    cost_usd: Math.round(cost * 1e6) / 1e6,
     // Summed from the rollout by the helper, but no device of the account signed them: the client's claim.
     source: "agent",
   });

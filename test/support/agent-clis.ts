@@ -184,12 +184,13 @@ export function claudeEnv(home: string, modelUrl: string, extra: Record<string, 
 
 /**
  * Codex's user configuration for the scripted model (what a user's own `~/.codex/config.toml`
- * holds before `waymark init` adds to it): a provider on 127.0.0.1 speaking the Responses API.
- * Its key comes from `SCRIPTED_MODEL_KEY`.
+ * holds before `waymark init` adds to it): a provider on 127.0.0.1 speaking the Responses API, and
+ * the model unless null. Its key comes from `SCRIPTED_MODEL_KEY`.
  */
-export function codexModelConfig(modelUrl: string, model: string): string {
+export function codexModelConfig(modelUrl: string, model: string | null): string {
   return [
-    `model = ${JSON.stringify(model)}`,
+    // No model: Codex's own default (what a user who never chose one gets).
+    ...(model === null ? [] : [`model = ${JSON.stringify(model)}`]),
     `model_provider = "scripted"`,
     "",
     "[model_providers.scripted]",
