@@ -75,12 +75,7 @@ export async function runDeviceCommand(options: DeviceCommandOptions): Promise<n
   if (!options.endpoint) throw new Error("no endpoint: pass --url <endpoint> (or run waymark init --url <endpoint> once)");
   if (!options.token) throw new Error("WAYMARK_TOKEN is not set: pairing asks the endpoint as your account");
   try {
-    const pairing = await requestPairing(
-      options.endpoint,
-      options.token,
-      key.pairingRequest(),
-      options.timeoutMs ?? 15_000,
-    );
+    const pairing = await requestPairing(options.endpoint, options.token, key.pairingRequest(), options.timeoutMs ?? 15_000);
     out(
       `\nTo approve this device, open ${pairing.approve_at} (as an admin of the account) and enter the code:\n\n    ${pairing.code}\n\n` +
         `The code works once, until ${pairing.expires_at}. Approve only if the page shows the fingerprint ${pairing.fingerprint}.\n`,
