@@ -1,15 +1,16 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentHooks } from "@waymark/protocol/agent-config";
+import { type AgentName, agentHooks } from "@waymark/protocol/agents";
 import { afterAll, describe, expect, it } from "vitest";
 import { fileClockPast } from "../../test/support/file-clock.js";
-import { editedFiles, type HookAgent, runHook, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
+import { runHook, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
 import { drainSpool } from "../src/hooks/spool.js";
 import { stopReminder } from "../src/hooks/stop-state.js";
 import { agentEdits } from "../src/provenance-fields.js";
-import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+import { transcriptUsage } from "../src/usage/transcript.js";
+import { agentCalled, cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
 
@@ -19,12 +20,12 @@ async function openTask(taskId = "tk_1") {
   const cache = tempDir("waymark-cache-");
   const journal = new Journal(realpathSync(repo.dir), cache);
   await journal.taskStarted({ task_id: taskId, workflow_id: "wf_1", name: "Do it", started_at: Date.now() - 60_000 });
-  const run = (agent: HookAgent, event: "session-start" | "post-tool-use" | "stop", payload: Record<string, unknown>) =>
-    runHook(event, JSON.stringify(payload), { agent, version: "0.1.0", cacheDir: cache });
+  const run = (agent: AgentName, event: "session-start" | "post-tool-use" | "stop", payload: Record<string, unknown>) =>
+    runHook(event, JSON.stringify(payload), { agent: agentCalled(agent), version: "0.1.0", cacheDir: cache });
   return { repo, cache, journal, run };
 }
 
-describe("editedFiles", () => {
+describe("what a tool call did to files (each agent's toolCall)", () => {
   it.each([
     [{ tool_name: "Write", tool_input: { file_path: "/r/a.ts", content: "x" } }, "claude", { tool: "Write", paths: ["/r/a.ts"] }],
     [
@@ -87,7 +88,7 @@ describe("editedFiles", () => {
     ],
     [{ tool_name: "mcp__waymark__start_task", tool_input: {} }, "codex", null],
   ])("%j (%s) → %j", (payload, agent, expected) => {
-    expect(editedFiles(payload, agent as HookAgent)).toEqual(expected);
+    expect(agentCalled(agent).toolCall(payload)).toEqual(expected);
   });
 });
 
@@ -182,7 +183,7 @@ describe("hooks", () => {
   it("with no task open, edits are not recorded and stop says nothing", async () => {
     const repo = Repo.init();
     const cache = tempDir("waymark-cache-");
-    const options = { agent: "claude" as const, version: "0.1.0", cacheDir: cache };
+    const options = { agent: agentCalled("claude"), version: "0.1.0", cacheDir: cache };
     await runHook(
       "post-tool-use",
       JSON.stringify({ cwd: repo.dir, tool_name: "Write", tool_input: { file_path: join(repo.dir, "x") } }),
@@ -231,8 +232,8 @@ describe("hooks", () => {
   it.each(["", "null", "[1,2]", "{", '"text"'])("a payload like %j gets no answer and no error", async (input) => {
     const cache = tempDir("waymark-cache-");
     for (const event of ["session-start", "post-tool-use", "stop"] as const) {
-      expect(await runHook(event, input, { agent: "claude", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "" });
-      expect(await runHook(event, input, { agent: "cursor", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "{}\n" });
+      expect(await runHook(event, input, { agent: agentCalled("claude"), version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "" });
+      expect(await runHook(event, input, { agent: agentCalled("cursor"), version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "{}\n" });
     }
   });
 });
@@ -268,8 +269,8 @@ describe("the agent's session, from its spooled tool calls", () => {
 
 describe("the stop hook without Node", () => {
   const endpoint = { origin: "https://waymark.example", mcp: "https://waymark.example/mcp" };
-  const stopLine = (agent: HookAgent) => {
-    const stop = agentHooks(agent, endpoint, "0.1.0").find((hook) => hook.event.toLowerCase() === "stop");
+  const stopLine = (agent: AgentName) => {
+    const stop = agentHooks(agentCalled(agent), endpoint, "0.1.0").find((hook) => hook.event.toLowerCase() === "stop");
     return stop?.command ?? "";
   };
 
@@ -282,7 +283,7 @@ describe("the stop hook without Node", () => {
     const mark = join(bin, "ran");
     for (const name of ["node", "npx"])
       writeFileSync(join(bin, name), `#!/bin/sh\necho "$0" >> "${mark}"; cat >/dev/null\n`, { mode: 0o755 });
-    const stop = (agent: HookAgent = "claude", continued = false) => {
+    const stop = (agent: AgentName = "claude", continued = false) => {
       rmSync(mark, { force: true });
       const run = spawnSync("sh", ["-c", stopLine(agent)], {
         cwd: repo.dir,
@@ -292,8 +293,9 @@ describe("the stop hook without Node", () => {
       });
       return { code: run.status, stdout: run.stdout, helper: existsSync(mark) };
     };
-    const edit = (agent: HookAgent = "claude") => {
-      const line = agentHooks(agent, endpoint, "0.1.0").find((hook) => /^(PostToolUse|afterFileEdit)$/.test(hook.event))?.command ?? "";
+    const edit = (agent: AgentName = "claude") => {
+      const line =
+        agentHooks(agentCalled(agent), endpoint, "0.1.0").find((hook) => /^(PostToolUse|afterFileEdit)$/.test(hook.event))?.command ?? "";
       const payload = {
         cwd: repo.dir,
         hook_event_name: "PostToolUse",
@@ -310,7 +312,11 @@ describe("the stop hook without Node", () => {
     };
     const journal = () => new Journal(realpathSync(repo.dir), cache);
     const nodeStop = () =>
-      runHook("stop", JSON.stringify({ cwd: repo.dir, stop_hook_active: false }), { agent: "claude", version: "0.1.0", cacheDir: cache });
+      runHook("stop", JSON.stringify({ cwd: repo.dir, stop_hook_active: false }), {
+        agent: agentCalled("claude"),
+        version: "0.1.0",
+        cacheDir: cache,
+      });
     return { repo, cache, stop, edit, journal, nodeStop };
   }
 
@@ -369,7 +375,7 @@ describe("the stop hook without Node", () => {
     expect(JSON.parse(again.stdout).reason).toBe(stopReminder([task]));
 
     // The task completed: no task open, answered alone.
-    await journal().taskCompleted("tk_1", Date.now());
+    await journal().taskCompleted("tk_1", Date.now(), transcriptUsage);
     expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
     // Until an edit is spooled: the helper drains the spool, as every stop did.
     await fileClockPast();

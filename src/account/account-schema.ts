@@ -202,4 +202,35 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX device_pairings_credential ON device_pairings(credential, expires_at)",
     ],
   },
+  // The commit index (account/commit-index): which task made which commit, for `waymark ci` and
+  // for mapping a pull-request review to its task. GitHub's webhook receiver (account/github-receiver):
+  // its one secret per account, and the delivery ids it has answered (idempotency, kept a week).
+  {
+    version: 14,
+    statements: [
+      `CREATE TABLE workflow_commits (
+        sha TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_name TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (sha, workflow_id, task_id)
+      )`,
+      "CREATE INDEX workflow_commits_workflow ON workflow_commits(workflow_id)",
+      `CREATE TABLE github_receiver (
+        id TEXT PRIMARY KEY,
+        secret TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        credential TEXT NOT NULL,
+        last_delivery_at INTEGER,
+        last_result TEXT
+      )`,
+      `CREATE TABLE github_deliveries (
+        delivery_id TEXT PRIMARY KEY,
+        received_at INTEGER NOT NULL,
+        result TEXT NOT NULL
+      )`,
+      "CREATE INDEX github_deliveries_received ON github_deliveries(received_at)",
+    ],
+  },
 ];

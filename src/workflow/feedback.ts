@@ -15,7 +15,7 @@
  * never both deliver one item. What did not fit stays undelivered for the next call, and
  * get_workflow {workflow_id} shows everything (and marks it all delivered).
  */
-import type { FeedbackAuthor, FeedbackChannel, FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
+import type { FeedbackAuthor, FeedbackChannel, FeedbackLocation, FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
@@ -55,8 +55,15 @@ export const FEEDBACK_MIGRATION_STATEMENTS = [
 /** Columns of migration 17: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */
 export const FEEDBACK_AUTHOR_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN author TEXT", "ALTER TABLE feedback ADD COLUMN channel TEXT"];
 
-/** The channels where the server knows a person acted: only their verdicts count. */
-const PERSON_CHANNELS: ReadonlySet<FeedbackChannel> = new Set(["page"]);
+/** Column of migration 18: a pull-request review comment's file, line and commit (JSON FeedbackLocation). */
+export const FEEDBACK_LOCATION_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN location TEXT"];
+
+/**
+ * The channels where the server knows a person acted: only their verdicts count. A pull-request
+ * review counts as the signed-in owner's page does: GitHub signed the delivery and names a user
+ * account (the receiver records a bot's review as a comment).
+ */
+const PERSON_CHANNELS: ReadonlySet<FeedbackChannel> = new Set(["page", "pull_request"]);
 
 /** Whether a verdict sent through `channel` is recorded as one (else it is recorded as a comment). */
 export const verdictsCountFrom = (channel: FeedbackChannel): boolean => PERSON_CHANNELS.has(channel);
@@ -68,12 +75,15 @@ export interface NewFeedback {
   body: string;
   author: FeedbackAuthor;
   channel: FeedbackChannel;
+  location?: FeedbackLocation;
 }
 
 /** One item of the digest appended to an agent's tool result: bodies clipped, ids kept whole. */
 export interface FeedbackDigestItem {
   id: string;
   on: string;
+  /** A pull-request review comment's `path:line` (or path), so the agent knows where it was left. */
+  at?: string;
   verdict: FeedbackVerdict;
   body: string;
 }
@@ -97,6 +107,7 @@ type FeedbackRow = {
   delivered_at: number | null;
   author: string | null;
   channel: string | null;
+  location?: string | null;
 };
 
 const BODY_CLIP = 160;
@@ -112,6 +123,7 @@ const viewOf = (r: FeedbackRow): FeedbackView => ({
   delivered_at: r.delivered_at === null ? null : iso(r.delivered_at),
   ...(r.author !== null ? { author: JSON.parse(r.author) as FeedbackAuthor } : {}),
   ...(r.channel !== null ? { channel: r.channel as FeedbackChannel } : {}),
+  ...(r.location ? { location: JSON.parse(r.location) as FeedbackLocation } : {}),
 });
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -144,10 +156,11 @@ export class FeedbackRecords {
     const settled = this.settles(recorded);
     const id = newRowId("fb");
     const author = JSON.stringify(recorded.author);
-    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at, author, channel)
-      VALUES (${id}, ${recorded.target}, ${recorded.target_id}, ${recorded.verdict}, ${recorded.body}, ${w.now}, ${author}, ${recorded.channel})`;
+    const location = recorded.location ? JSON.stringify(recorded.location) : null;
+    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at, author, channel, location)
+      VALUES (${id}, ${recorded.target}, ${recorded.target_id}, ${recorded.verdict}, ${recorded.body}, ${w.now}, ${author}, ${recorded.channel}, ${location})`;
     this.undelivered = true;
-    const view = viewOf({ id, ...recorded, author, created_at: w.now, delivered_at: null });
+    const view = viewOf({ id, ...recorded, author, location, created_at: w.now, delivered_at: null });
     w.countBytes(input.body.length);
     if (settled !== 0) this.totals.reviewAnswered(settled);
     w.emit("feedback.created", taskId, view);
@@ -209,7 +222,14 @@ export class FeedbackRecords {
     const items: FeedbackDigestItem[] = [];
     let bytes = 0;
     for (const row of pending) {
-      const item = { id: row.id, on: row.target_id, verdict: row.verdict as FeedbackVerdict, body: clip(row.body, BODY_CLIP) };
+      const at = row.location ? locationText(JSON.parse(row.location) as FeedbackLocation) : null;
+      const item: FeedbackDigestItem = {
+        id: row.id,
+        on: row.target_id,
+        ...(at ? { at } : {}),
+        verdict: row.verdict as FeedbackVerdict,
+        body: clip(row.body, BODY_CLIP),
+      };
       const size = JSON.stringify(item).length;
       // The first item always goes, so feedback can never be stuck behind a budget it cannot fit.
       if (items.length > 0 && bytes + size > LIMITS.FEEDBACK_RESULT_BYTES) break;
@@ -242,10 +262,13 @@ export class FeedbackRecords {
   }
 }
 
+/** `src/api/a.ts:12`, or the path alone for a comment on the whole file: where a review comment was left. */
+export const locationText = (location: FeedbackLocation) => (location.line === null ? location.path : `${location.path}:${location.line}`);
+
 /** The digest as one short line of text appended to a tool's text result (a few hundred bytes at most). */
 export function feedbackDigestText(digest: FeedbackDigest): string {
   const label: Record<FeedbackVerdict, string> = { comment: "comment", approved: "APPROVED", changes_requested: "CHANGES REQUESTED" };
-  const items = digest.items.map((i) => `[${label[i.verdict]} on ${i.on}] ${i.body}`);
+  const items = digest.items.map((i) => `[${label[i.verdict]} on ${i.on}${i.at ? ` at ${i.at}` : ""}] ${i.body}`);
   const more = digest.more > 0 ? ` (+${digest.more} more)` : "";
   return `Reviewer feedback${more}: ${items.join(" | ")} — full text: ${digest.full}`;
 }

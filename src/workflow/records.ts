@@ -424,9 +424,7 @@ export class WorkflowRecords {
               ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
-      snapshot?.type === "git"
-        ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty.length + (snapshot.dirty_omitted ?? 0))
-        : null;
+      snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
     if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;

@@ -28,6 +28,7 @@ import { expiryProblem, type ShareInfo } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
+import { isoTime } from "../iso-time";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
@@ -194,7 +195,20 @@ export class WorkflowObject extends DurableObject<Env> {
       "complete_task",
       input,
       () => this.ownership.task(account, input.task_id),
-      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict, signed),
+      (task, w) => {
+        const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed);
+        // The chain after every event of this write: the repository's note names it (docs/evidence.md).
+        const chain = this.log.chain();
+        const workflowId = this.records.workflow()?.id ?? "";
+        output.checkpoint = {
+          workflow_id: workflowId,
+          task_name: task.name,
+          completed_at: isoTime(w.now),
+          events: chain.events,
+          head: chain.head,
+        };
+        return output;
+      },
       { enforceQuota: false },
     );
     if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);
@@ -311,6 +325,16 @@ export class WorkflowObject extends DurableObject<Env> {
       (workflow, w) => this.feedback.add(workflow.id, input, w),
       { enforceQuota: true, deliverFeedback: false },
     );
+  }
+
+  /**
+   * Which task of this workflow a pull-request review comment on `path` (at `line`) is about
+   * (workflow/task-files `taskForLine`): `made` are the tasks the account's commit index named for
+   * the comment's commits. Null when no task here changed the file, or the account does not own it.
+   */
+  async reviewTarget(account: string, input: { path: string; line: number | null; made: string[] }): Promise<string | null> {
+    if (!this.ownership.of(account)) return null;
+    return this.records.files.taskForLine(input.path, input.line, new Set(input.made));
   }
 
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */

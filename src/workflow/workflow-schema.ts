@@ -5,7 +5,12 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
-import { FEEDBACK_AUTHOR_STATEMENTS, FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
+import {
+  FEEDBACK_AUTHOR_STATEMENTS,
+  FEEDBACK_LOCATION_STATEMENTS,
+  FEEDBACK_MIGRATION_STATEMENTS,
+  RECOUNT_REVIEWS_NEEDED,
+} from "./feedback";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -316,4 +321,6 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
+  // Where a pull-request review comment was left (file, line, commit), from GitHub (workflow/feedback.ts); NULL: not on code.
+  { version: 18, statements: FEEDBACK_LOCATION_STATEMENTS },
 ];

@@ -293,16 +293,18 @@ describe("line attribution through wrangler dev and the helper", () => {
     const text = await waymark(repo.dir, ["blame", "src/new.ts", "--trace", out]);
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toContain(`${endCommit.slice(0, 8)} agent anthropic/claude-sonnet-4-5-20250929  Add a module 1) fresh 1`);
-    expect(text.stdout).toContain("src/new.ts: 5 line(s): agent 5 (from 1 Agent Trace record(s))");
+    expect(text.stdout).toContain("src/new.ts: 5 line(s): agent 5 (from 1 Agent Trace record(s), the repository's notes)");
     // `waymark summary` (the PR description) says the same as the Markdown export.
     const summary = await waymark(repo.dir, ["summary", "--workflow", wf.workflow_id, "--link", "none"]);
     expect(summary.status, summary.stderr).toBe(0);
     expect(summary.stdout).toContain("Lines: +8 −2 (agent 7 · others 1)");
     expect(summary.stdout).toContain("| M | `src/app.ts` | 3 | 2 | committed, agent 2 · others 1 |");
-    // Without a record every line is "not recorded", never anyone's.
+    // Without a record every line is "not recorded", never anyone's: a clone without the notes ref, and no export.
     const none = join(tempDir("waymark-trace-"), "none.json");
     writeFileSync(none, "[]");
-    expect(await blameWho(repo.dir, ["src/app.ts", "--trace", none])).toEqual(expected.map((l) => l.replace(/ \w+$/, " not_recorded")));
+    const bare = join(tempDir("waymark-clone-"), "clone");
+    repo.git("clone", "-q", repo.dir, bare);
+    expect(await blameWho(bare, ["src/app.ts", "--trace", none])).toEqual(expected.map((l) => l.replace(/ \w+$/, " not_recorded")));
     // A file that is not an export is a usage error naming the field.
     writeFileSync(none, JSON.stringify([{ vcs: { type: "git", revision: "zz" }, files: [] }]));
     const bad = await waymark(repo.dir, ["blame", "src/app.ts", "--trace", none]);

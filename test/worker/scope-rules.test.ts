@@ -63,6 +63,7 @@ const MATRIX: [Action, string][] = [
   ["settings.change", "  ·    ·     ✓       ✓         ✓"],
   ["device.pair", "      ·    ✓     ·       ·         ✓"],
   ["device.manage", "    ·    ·     ✓       ✓         ✓"],
+  ["github.configure", " ·    ·     ·       ·         ✓"],
 ];
 
 describe("the access matrix", () => {

@@ -185,3 +185,21 @@ function booleanSetting(entries: readonly ConfigEntry[], key: string): boolean {
 export function plainContext(dir: string): GitContext {
   return { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
 }
+
+/**
+ * `context` with hooks turned off as well: for the helper's one write to a repository (its notes,
+ * ../notes/store.ts), whose `update-ref` would otherwise run a reference-transaction hook the
+ * repository defines. A hooks path that names no directory makes git find no hook.
+ */
+export function withoutHooks(context: GitContext): GitContext {
+  const count = Number(context.env.GIT_CONFIG_COUNT ?? "0");
+  return {
+    ...context,
+    env: {
+      ...context.env,
+      GIT_CONFIG_COUNT: String(count + 1),
+      [`GIT_CONFIG_KEY_${count}`]: "core.hooksPath",
+      [`GIT_CONFIG_VALUE_${count}`]: "/dev/null/waymark-runs-no-hooks",
+    },
+  };
+}

@@ -164,6 +164,12 @@ export const taskRepositorySchema = z.strictObject({
       "Files with uncommitted changes (untracked included) when the task started: their start state is not the start commit's. Absent: recorded before it was kept.",
     )
     .optional(),
+  dirty_paths_at_start: z
+    .array(z.string())
+    .describe(
+      "Their paths, when the start snapshot named them all within the record's bound (absent: not named, and `waymark verify --repo` cannot decide a difference git shows on such a task).",
+    )
+    .optional(),
 });
 export type TaskRepository = z.infer<typeof taskRepositorySchema>;
 
