@@ -211,7 +211,7 @@ describe("transcriptUsage", () => {
     );
     // h1 (21K prompt): 1000×0.10 + 100×0.50 + 20000×0.01 = 350 µ$; h2 (122K prompt): 2000×0.50 + 100×2.50 + 120000×0.05 = 7250 µ$.
     // Summed first and priced as one (143K), both would take the long-prompt rates: 8650 µ$.
-    expect((await transcriptUsage(tiers, from, to))?.cost_usd).toBe(0.0076);
+    expect((await transcriptUsage("claude", tiers, from, to))?.cost_usd).toBe(0.0076);
   });
 
   it("is null for a transcript that cannot be read, and empty for a window without responses", async () => {
