@@ -99,7 +99,7 @@ it.skipIf(skipLocally(CODEX_MISSING))(
     repo.write("README.md", "x\n").commitAll("initial");
     const project = realpathSync(repo.dir);
     const origin = new URL(remote.url).origin;
-    const init = await run([SYSTEM_NODE, BIN], ["init", "--url", origin, "--agent", "codex"], env, project);
+    const init = await run([SYSTEM_NODE, BIN], ["init", "--url", origin, "--agent", "codex", "--global-config"], env, project);
     expect(init.code, init.stdout).toBe(0);
 
     const untrustedProject = await run([SYSTEM_NODE, BIN], ["doctor"], env, project);

@@ -4,7 +4,9 @@
  * bench: a git repository and a user home of their own in temp dirs, then `waymark init --url
  * <endpoint> --agent <agent>` run through `npx --package=<endpoint>/helper/waymark-helper-<version>.tgz`
  * (the endpoint's own tarball, built from this checkout), with the user's own agent configuration
- * (Codex: its model provider) written before, as a user has it.
+ * (Codex: its model provider) written before, as a user has it. Codex's setup is the README's
+ * headless one: `--global-config` (no terminal to answer init's question about ~/.codex/config.toml)
+ * and `--trust` (no `codex` UI to trust the project and the hooks in), unless `initArgs` says otherwise.
  *
  * Relative imports carry their `.ts` extension, so the benches can load this file through Node's
  * type stripping.
@@ -39,6 +41,8 @@ export interface AgentProjectOptions {
   home?: Record<string, string>;
   /** false: the same project without Waymark (no `waymark init`). */
   init?: boolean;
+  /** init's flags after `--agent` (Codex's default: `--global-config --trust`; Claude Code's: none). */
+  initArgs?: string[];
 }
 
 /** Creates the repository and the home, then (unless `init: false`) runs the README's `waymark init` in the repository. */
@@ -79,6 +83,7 @@ export async function agentProject(endpoint: { url: string }, options: AgentProj
             endpoint.url,
             "--agent",
             options.agent,
+            ...(options.initArgs ?? (options.agent === "codex" ? ["--global-config", "--trust"] : [])),
           ],
           { cwd: repo, env: agentEnv(home), timeoutMs: 180_000 },
         );
