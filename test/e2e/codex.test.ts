@@ -10,11 +10,11 @@
  * start context. Then the evidence scenario (test/support/evidence-scenario.ts): the agent's
  * lines and a person's in one file, a failing then a passing test run, secrets kept out of the record.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MARKETPLACE_PATH } from "@waymark/protocol/plugin";
 import { describe, expect, it } from "vitest";
-import { type AgentCli, type AgentRun, agentEnv, codexModelConfig, runAgent, runProcess } from "../support/agent-clis.ts";
+import { type AgentCli, type AgentRun, agentEnv, codexModelConfig, envWithCli, runAgent, runProcess } from "../support/agent-clis.ts";
 import {
   callerIndex,
   completeTaskTurn,
@@ -79,15 +79,10 @@ function codex(prompt: string, trust: "saved" | "exec" | "plugin" = "saved"): Pr
  */
 function waymark(args: string[]): Promise<AgentRun> {
   const p = project();
-  const cli = harness.cli as AgentCli;
-  const bin = join(p.home, "bin");
-  mkdirSync(bin, { recursive: true });
-  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
-  writeFileSync(join(bin, "codex"), `#!/bin/sh\nexec ${[cli.command, ...cli.args].map(quote).join(" ")} "$@"\n`, { mode: 0o755 });
-  const env = agentEnv(p.home, { WAYMARK_TOKEN: harness.server.token });
+  const env = envWithCli(p.home, harness.cli as AgentCli, "codex", { WAYMARK_TOKEN: harness.server.token });
   return runProcess("npx", ["-y", `--package=${harness.server.url}/helper/waymark-helper-${HELPER_VERSION}.tgz`, "waymark", ...args], {
     cwd: p.repo,
-    env: { ...env, PATH: `${bin}:${env.PATH}` },
+    env,
     timeoutMs: 120_000,
   });
 }
@@ -187,6 +182,7 @@ describe("Codex, set up as the README says, through a whole session", () => {
     ctx.skip(harness.cli === undefined, harness.skip);
     harness.project = await agentProject(harness.server, {
       agent: "codex",
+      cli: harness.cli,
       files: GREETING.files,
       home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
     });
@@ -335,6 +331,7 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
       // Set up without init --trust: Codex's own headless flags trust the project (saved) and run the hooks.
       harness.project = await agentProject(harness.server, {
         agent: "codex",
+        cli: harness.cli,
         files: evidence.EVIDENCE.files,
         home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
         initArgs: ["--global-config"],

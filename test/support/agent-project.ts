@@ -15,7 +15,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { type AgentRun, agentEnv, runProcess } from "./agent-clis.ts";
+import { type AgentCli, type AgentRun, agentEnv, envWithCli, runProcess } from "./agent-clis.ts";
 import { ensureCurrentHelperTarball } from "./worker-build-setup.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -43,6 +43,8 @@ export interface AgentProjectOptions {
   init?: boolean;
   /** init's flags after `--agent` (Codex's default: `--global-config --trust`; Claude Code's: none). */
   initArgs?: string[];
+  /** The agent's CLI, on the user's PATH when init runs (as `codex` / `claude`: init --trust asks it). */
+  cli?: AgentCli;
 }
 
 /** Creates the repository and the home, then (unless `init: false`) runs the README's `waymark init` in the repository. */
@@ -85,7 +87,7 @@ export async function agentProject(endpoint: { url: string }, options: AgentProj
             options.agent,
             ...(options.initArgs ?? (options.agent === "codex" ? ["--global-config", "--trust"] : [])),
           ],
-          { cwd: repo, env: agentEnv(home), timeoutMs: 180_000 },
+          { cwd: repo, env: options.cli ? envWithCli(home, options.cli, options.agent) : agentEnv(home), timeoutMs: 180_000 },
         );
   return {
     home,

@@ -194,6 +194,7 @@ async function projectSteps(options: InitOptions, ctx: SetupContext, agents: rea
     else if (notes) options.out(await notes(ctx));
   }
   options.out(await deviceStep(ctx.project, options.env));
+  options.out(`The bytes each file had before init are kept in ${join(cacheRoot(options.env), "init")}, for waymark init --remove.\n`);
   options.out(await commitStep(ctx, agents));
   options.out(onPathStep(options));
   options.out("Check the setup with: waymark doctor\n");
