@@ -204,10 +204,18 @@ describe("waymark init asks before it writes a file of the user's outside the pr
     expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor"]).stdout).not.toContain("git add");
   });
 
-  it("prints the alias that puts `waymark` on PATH when it is not there (init ran through npx)", () => {
+  it("prints the alias that puts `waymark` on PATH when it is not there (init ran through npx, whose PATH entry lasts one run)", () => {
+    const alias = "alias waymark='npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark'";
+    const bin = (dir: string) => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "waymark"), "#!/bin/sh\n", { mode: 0o755 });
+      return dir;
+    };
+    const npxOnly = bin(join(tempDir("waymark-npm-"), "_npx", "3f2a", "node_modules", ".bin"));
     const s = setup();
-    const run = waymark(s, ["init", "--url", URL_, "--agent", "claude"]);
-    expect(run.stdout).toContain("alias waymark='npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark'");
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude"], { PATH: `${npxOnly}:/usr/bin:/bin` }).stdout).toContain(alias);
+    const installed = bin(tempDir("waymark-global-bin-"));
+    expect(waymark(setup(), ["init", "--url", URL_, "--agent", "claude"], { PATH: `${installed}:/usr/bin:/bin` }).stdout).not.toContain(alias);
   });
 });
 

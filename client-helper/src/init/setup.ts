@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { lstat, mkdir, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { delimiter, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { helperCommandLine, TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import type { Agent, SetupContext } from "../agents/agent.js";
 import { AGENTS } from "../agents/registry.js";
@@ -241,7 +241,12 @@ async function commitStep(ctx: SetupContext, agents: readonly Agent[]): Promise<
  * and the docs show, need the alias it prints (the same version-matched helper, through npx).
  */
 function onPathStep(options: InitOptions): string {
-  if (isOnPath("waymark", options.env.PATH)) return "";
+  // npx puts the package it runs on PATH for that one run (its cache's `_npx/<hash>/node_modules/.bin`): not the user's PATH.
+  const userPath = (options.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => !/[\\/]_npx[\\/]/.test(dir))
+    .join(delimiter);
+  if (isOnPath("waymark", userPath)) return "";
   const command = helperCommandLine(options.endpoint, options.version, []);
   return `\n\`waymark\` is not on your PATH (init ran through npx). For \`waymark doctor\` and the other commands, add to your shell profile:\n  alias waymark='${command}'\n`;
 }
