@@ -4,7 +4,8 @@
  * bench: a git repository and a user home of their own in temp dirs, then `waymark init --url
  * <endpoint> --agent <agent>` run through `npx --package=<endpoint>/helper/waymark-helper-<version>.tgz`
  * (the endpoint's own tarball, built from this checkout), with the user's own agent configuration
- * (Codex: its model provider) written before, as a user has it. Codex's setup is the README's
+ * (Codex: its model provider) written before, as a user has it; optionally with a bare `origin` the
+ * first commit was pushed to, as a clone of a team's repository has. Codex's setup is the README's
  * headless one: `--global-config` (no terminal to answer init's question about ~/.codex/config.toml)
  * and `--trust` (no `codex` UI to trust the project and the hooks in), unless `initArgs` says otherwise.
  *
@@ -27,6 +28,8 @@ export interface AgentProject {
   home: string;
   /** The repository's top level. */
   repo: string;
+  /** The bare repository the project was cloned from (`origin`), when it was asked for. */
+  origin: string | null;
   /** `waymark init`'s run; null when the project was made without it. */
   init: AgentRun | null;
   git(...args: string[]): string;
@@ -45,6 +48,8 @@ export interface AgentProjectOptions {
   initArgs?: string[];
   /** The agent's CLI, on the user's PATH when init runs (as `codex` / `claude`: init --trust asks it). */
   cli?: AgentCli;
+  /** true: the first commit is pushed to a bare `origin` before init, as in a clone of a team's repository. */
+  origin?: boolean;
 }
 
 /** Creates the repository and the home, then (unless `init: false`) runs the README's `waymark init` in the repository. */
@@ -70,6 +75,13 @@ export async function agentProject(endpoint: { url: string }, options: AgentProj
   write(repo, options.files);
   git("add", "-A");
   git("commit", "-q", "-m", "initial");
+  let origin: string | null = null;
+  if (options.origin) {
+    origin = join(mkdtempSync(join(tmpdir(), `waymark-${options.agent}-origin-`)), "origin.git");
+    git("init", "-q", "--bare", "-b", "main", origin);
+    git("remote", "add", "origin", origin);
+    git("push", "-q", "-u", "origin", "main");
+  }
   write(home, options.home ?? {});
   const init =
     options.init === false
@@ -92,11 +104,13 @@ export async function agentProject(endpoint: { url: string }, options: AgentProj
   return {
     home,
     repo,
+    origin,
     init,
     git,
     remove() {
       rmSync(home, { recursive: true, force: true });
       rmSync(repo, { recursive: true, force: true });
+      if (origin) rmSync(dirname(origin), { recursive: true, force: true });
     },
   };
 }
