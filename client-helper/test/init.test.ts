@@ -215,7 +215,9 @@ describe("waymark init asks before it writes a file of the user's outside the pr
     const s = setup();
     expect(waymark(s, ["init", "--url", URL_, "--agent", "claude"], { PATH: `${npxOnly}:/usr/bin:/bin` }).stdout).toContain(alias);
     const installed = bin(tempDir("waymark-global-bin-"));
-    expect(waymark(setup(), ["init", "--url", URL_, "--agent", "claude"], { PATH: `${installed}:/usr/bin:/bin` }).stdout).not.toContain(alias);
+    expect(waymark(setup(), ["init", "--url", URL_, "--agent", "claude"], { PATH: `${installed}:/usr/bin:/bin` }).stdout).not.toContain(
+      alias,
+    );
   });
 });
 
