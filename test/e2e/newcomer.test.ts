@@ -11,8 +11,9 @@
  * Asserted: every command exits 0; nothing any of them prints is a stack trace or an npm warning;
  * no tracked file of the clone changed; the sign-in page says where a token comes from; the device
  * is named as asked; the agent's commit is decided by verify (no "undecided": init's files were
- * committed first, as init said). The clone's server runs alone (vitest.config.ts: ALONE): it
- * installs and builds a checkout of its own and holds a port and Chromium for minutes.
+ * committed first, as init said). The clone is of this checkout's HEAD: what is committed is what
+ * is tested, as in CI's fresh clone. It runs alone (vitest.config.ts: ALONE): it installs and builds
+ * a checkout of its own and holds a port and Chromium for minutes (about 3 on 2 busy cores).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
