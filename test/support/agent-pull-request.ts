@@ -259,6 +259,8 @@ export async function expectPushed(
   expect(verified.status, `${verified.stdout}${verified.stderr}`).toBe(0);
   expect(verified.stdout).toContain(`${ids.taskId} "${EVIDENCE.task}": ${AGREES}`);
   expect(verified.stdout).toContain("checked, allowed signer");
+  // init's files were committed first, as init says: the agent's `git add -A` took none of them in.
+  expect(verified.stdout).not.toMatch(/undecided/i);
   return { origin, dev, branch: BRANCH, base, head, commits: [...commits].reverse(), files: FILES, ...ids, exportFile, onBranch, env };
 }
 
