@@ -269,7 +269,7 @@ describe("init never writes through a symbolic link that leads out of the projec
     expect(snapshot(outside.dir)).toEqual(before);
     // --remove and --dry-run do not go through it either.
     expect(waymark(repo.dir, ["init", "--url", "https://waymark.example.com", "--agent", agent, "--dry-run"]).stdout).not.toContain(
-      outside.files["bashrc"] ?? "",
+      outside.files.bashrc ?? "",
     );
     waymark(repo.dir, ["init", "--url", "https://waymark.example.com", "--agent", agent, "--remove"]);
     expect(snapshot(outside.dir)).toEqual(before);

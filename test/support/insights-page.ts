@@ -31,6 +31,6 @@ export async function comparedText(page: Page, label: string): Promise<string> {
       .locator("tbody tr", { has: page.locator(`th:text-is("${label}")`) })
       .locator("td")
       .last()
-      .innerText(),
+      .textContent(),
   );
 }
