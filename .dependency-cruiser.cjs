@@ -63,6 +63,14 @@ module.exports = {
       to: { path: "^cloudflare:" },
     },
     {
+      name: "views-are-types-at-run-time",
+      severity: "error",
+      comment:
+        "The read model's zod schemas (packages/protocol/src/views) are for what parses (tests, scripts/schemas.mjs): the Worker, the helper and the rest of the protocol import their types only, so the Worker builds views without loading their schemas and the helper bundles no zod. Run-time values go in zod-free modules (export-members.ts, cost.ts).",
+      from: { path: "^(src|client-helper/src|packages/protocol/src)/", pathNot: "^packages/protocol/src/views/" },
+      to: { path: "^packages/protocol/src/views/", dependencyTypesNot: ["type-only"] },
+    },
+    {
       name: "helper-imports-only-protocol",
       severity: "error",
       comment: "The helper ships alone (npm pack): of this repository it bundles only packages/protocol.",

@@ -18,14 +18,12 @@
  * defines, nothing written to the repository; line counts in the helper's scratch repository.
  */
 import { changeStatus, type PathChange } from "@waymark/protocol/attribution";
+import type { Json, JsonObject } from "@waymark/protocol/export-rebuild";
 import { summarizeChanges } from "@waymark/protocol/files-changed";
 import { inertContext } from "./git/inert-config.js";
 import type { GitContext } from "./git/process.js";
 import { gitDiffCommits, gitHasCommit, gitToplevel } from "./git/queries.js";
 import { commitsSince, countLines } from "./review-measures.js";
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 export interface TaskAgainstGit {
   id: string;

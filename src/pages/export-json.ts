@@ -2,7 +2,7 @@
  * @module pages/export-json
  * The JSON export, streamed one bounded page at a time from the paged reads, so a workflow of
  * 5,000 tasks and 100,000 events never sits in the Worker's memory: `$schema` (the JSON Schema
- * it follows, docs/schemas/export-v1.json), workflow, tasks, decisions, issues, milestones,
+ * it follows, docs/schemas/export-v1.json, generated from @waymark/protocol/views/export), workflow, tasks, decisions, issues, milestones,
  * totals, last_seq, chain, events, feedback, each as `JSON.stringify(…, null, 2)` writes it, then
  * device_signed (each payload an approved device signed, as kept: @waymark/protocol/device-signature)
  * and last the deployment's signed statement (@waymark/protocol/statement): the workflow, the
@@ -17,6 +17,7 @@
  * page, so they cover every state a record shows (`waymark verify` accepts each record in any
  * state between chain.events and the last event, and everything else exactly as of chain.events).
  */
+import { EXPORT_SCHEMA_PATH } from "@waymark/protocol/export-members";
 import {
   type ContentDigests,
   type ExportMember,
@@ -35,8 +36,7 @@ import { eventsToEnd, fileItems, PagedReadError, recordRows } from "./paged-read
 
 type Stub = DurableObjectStub<WorkflowObject>;
 
-/** Where every endpoint serves the export's JSON Schema (its version is in the name). */
-export const EXPORT_SCHEMA_PATH = "/schemas/export-v1.json";
+export { EXPORT_SCHEMA_PATH } from "@waymark/protocol/export-members";
 
 /** How an export is signed and which schema it names: the deployment's, for the endpoint (`origin`) that serves it. */
 export interface ExportSigning {

@@ -16,56 +16,20 @@
  */
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { canonicalJson } from "./chain";
+import type { SignedStatement, StatementPayload } from "./views/export";
 
-export const STATEMENT_TYPE = "waymark.export-statement";
-/**
- * 3: the payload also names the account (`account`, a digest) and the deployment (`origin`);
- * 2 signed the content (`content`) without them, and verifiers still read it; version 1 was never
- * issued by an export.
- */
-export const STATEMENT_VERSION = 3;
-export const STATEMENT_VERSIONS_READ: readonly number[] = [2, 3];
+export {
+  type ContentDigests,
+  EXPORT_MEMBERS,
+  type ExportMember,
+  STATEMENT_TYPE,
+  STATEMENT_VERSION,
+  STATEMENT_VERSIONS_READ,
+} from "./export-members";
+export type { SignedStatement, StatementPayload } from "./views/export";
+
 /** Where every deployment publishes its public signing keys, current and retired. */
 export const SIGNING_KEYS_PATH = "/.well-known/waymark-signing-keys.json";
-
-export interface StatementPayload {
-  type: typeof STATEMENT_TYPE;
-  version: typeof STATEMENT_VERSION;
-  workflow_id: string;
-  /** Events the export carries (1…events); the head is the chain's hash after the last one. */
-  events: number;
-  head: string;
-  /** The repository fingerprint the helper reported at start_workflow; null when none was. */
-  repository_fingerprint: string | null;
-  /** Whose record: accountDigest of the account that owns the workflow (version 3). */
-  account: string;
-  /** The deployment that issued the export: the origin it was served from, e.g. https://waymark.example.com (version 3). */
-  origin: string;
-  /** When the edge signed (ISO 8601, UTC). */
-  issued_at: string;
-  /** SHA-256 (hex) of each other member of the export, as memberDigest computes it. */
-  content: ContentDigests;
-}
-
-/**
- * The members of a JSON export, in the order it writes them (the statement comes last, signed
- * over the others; `feedback` is absent from exports that do not carry it).
- */
-export const EXPORT_MEMBERS = [
-  "$schema",
-  "workflow",
-  "tasks",
-  "decisions",
-  "issues",
-  "milestones",
-  "totals",
-  "last_seq",
-  "chain",
-  "events",
-  "feedback",
-  "device_signed",
-] as const;
-export type ExportMember = (typeof EXPORT_MEMBERS)[number];
 
 /**
  * Names an account without spelling it out: `sha256:` and the SHA-256 (hex) of
@@ -76,7 +40,6 @@ export type ExportMember = (typeof EXPORT_MEMBERS)[number];
 export function accountDigest(account: string): string {
   return `sha256:${createHash("sha256").update(`waymark-account\n${account}`, "utf8").digest("hex")}`;
 }
-export type ContentDigests = Partial<Record<ExportMember, string>>;
 
 /**
  * A member's digest: SHA-256 (hex) of its value as compact JSON, JSON.stringify's text (keys in
@@ -101,15 +64,6 @@ export class MemberHasher {
   digest(): string {
     return this.hash.digest("hex");
   }
-}
-
-export interface SignedStatement {
-  payload: StatementPayload;
-  alg: "EdDSA";
-  /** The signing key's RFC 7638 thumbprint. */
-  kid: string;
-  /** Ed25519 signature over `statementBytes(payload)`, base64url without padding. */
-  signature: string;
 }
 
 /** A public Ed25519 key as the deployment publishes it (a JWK with its thumbprint, status and signing period). */

@@ -20,17 +20,8 @@ import type { AllowedSigner } from "./allowed-signers";
 import { type ChainedEvent, genesisHash, walkChain } from "./chain";
 import { checkDeviceEvidence, type DeviceEvidence } from "./device-evidence";
 import { diffTask, diffValues, show } from "./export-diff";
-import {
-  changedPaths,
-  headerOf,
-  type Json,
-  type JsonObject,
-  type LoggedEvent,
-  RECORD_KINDS,
-  type RecordKind,
-  rebuild,
-  totalsOf,
-} from "./export-rebuild";
+import { RECORD_KINDS, type RecordKind } from "./export-members";
+import { changedPaths, headerOf, type Json, type JsonObject, type LoggedEvent, rebuild, totalsOf } from "./export-rebuild";
 import {
   accountDigest,
   EXPORT_MEMBERS,
@@ -241,7 +232,11 @@ function checkStatement(
     return { status: "failed", kid: null };
   }
   const kid = statement.kid;
-  if (payload.type !== STATEMENT_TYPE || typeof payload.version !== "number" || !STATEMENT_VERSIONS_READ.includes(payload.version)) {
+  if (
+    payload.type !== STATEMENT_TYPE ||
+    typeof payload.version !== "number" ||
+    !(STATEMENT_VERSIONS_READ as readonly number[]).includes(payload.version)
+  ) {
     problems.add(
       `statement.payload: type ${show(payload.type)} version ${show(payload.version)} is not one this verifier reads (${STATEMENT_TYPE} ${STATEMENT_VERSIONS_READ.join(" or ")})`,
     );
