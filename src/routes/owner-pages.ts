@@ -120,6 +120,7 @@ ownerRoutes.post("/w/:id/feedback", formCsrf, dashboardWriter, formBody(feedback
     body: form.body.trim(),
     author: authorOf(c.var.principal, "session"),
     channel: "page",
+    credential: c.var.principal.credential,
   });
   if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
   return c.redirect(`/w/${id}#${result.value.id}`, 303);

@@ -88,7 +88,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
     const accountIndex = (account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
     this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
-    this.feedback = new FeedbackRecords(this.sql, this.totals);
+    this.feedback = new FeedbackRecords(this.sql, this.totals, this.records);
     this.writer = new Writer(
       ctx,
       this.idempotency,
@@ -152,7 +152,8 @@ export class WorkflowObject extends DurableObject<Env> {
     return started.ok && link ? ok({ ...started.value, share_token: link.token }) : started;
   }
 
-  async startTask(account: string, signedInput: StartTaskInput): Promise<Result<StartTaskOutput>> {
+  /** `writer`: the credential the call came with (src/account/credentials CredentialRef), kept to compare with a reviewer's. */
+  async startTask(account: string, signedInput: StartTaskInput, writer?: string): Promise<Result<StartTaskOutput>> {
     // Provenance: whether an approved device signed the start snapshot, asked before the write.
     const identity = this.readable(account) ? (this.records.identity()?.id ?? null) : null;
     const { input, verdict, signed } = await this.signatures.start(account, identity, signedInput);
@@ -160,7 +161,7 @@ export class WorkflowObject extends DurableObject<Env> {
       "start_task",
       input,
       () => this.owned(account, "workflow_id", input.workflow_id),
-      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed),
+      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed, writer ?? null),
     );
   }
 
@@ -183,7 +184,7 @@ export class WorkflowObject extends DurableObject<Env> {
    * asks those workflows (the same account's) for their changes to the files both changed, before
    * the write; after it, each of them records the overlap on its task too.
    */
-  async completeTask(account: string, signedInput: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
+  async completeTask(account: string, signedInput: CompleteTaskInput, writer?: string): Promise<Result<CompleteTaskOutput>> {
     // Provenance: whether an approved device signed the changes and usage, asked before the write.
     const { input, verdict, signed } = await this.signatures.completion(account, this.owns(account, signedInput.task_id), signedInput);
     const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
@@ -191,7 +192,7 @@ export class WorkflowObject extends DurableObject<Env> {
       "complete_task",
       input,
       () => this.ownedTask(account, input.task_id),
-      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict, signed),
+      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict, signed, writer ?? null),
       { enforceQuota: false },
     );
     if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);

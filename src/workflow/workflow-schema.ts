@@ -5,7 +5,13 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
-import { FEEDBACK_AUTHOR_STATEMENTS, FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
+import {
+  FEEDBACK_AUTHOR_STATEMENTS,
+  FEEDBACK_MIGRATION_STATEMENTS,
+  FEEDBACK_REQUESTED_VERDICT_STATEMENT,
+  RECOUNT_REVIEW_ITEMS,
+  RECOUNT_REVIEWS_NEEDED,
+} from "./feedback";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -316,4 +322,20 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
+  // Review items (@waymark/protocol/review-counts): a completed task's part in the review counts,
+  // kept as JSON when it completes (NULL: open, or completed before; read from its view then); the
+  // credentials that started and completed each task (never shown: a verdict from a page session
+  // signed in with one of them is recorded as a comment); the verdict a feedback item asked for
+  // when it was recorded as a comment. Reviews needed now count failed tasks and tasks outside
+  // their areas too: recounted once.
+  {
+    version: 18,
+    statements: [
+      "ALTER TABLE tasks ADD COLUMN review_facts TEXT",
+      "ALTER TABLE tasks ADD COLUMN started_by TEXT",
+      "ALTER TABLE tasks ADD COLUMN completed_by TEXT",
+      FEEDBACK_REQUESTED_VERDICT_STATEMENT,
+      RECOUNT_REVIEW_ITEMS,
+    ],
+  },
 ];

@@ -35,9 +35,19 @@ const run = (command: string, at: string, exit_code: number | null, kinds: Evide
   command,
   at,
   exit_code,
+  duration_ms: 1200,
   kinds,
 });
-const verdict = (target_id: string, v: string, created_at = "2026-11-27T15:00:00.000Z"): VerdictLike => ({
+const asking = { summary: "done", manual_review_needed: true };
+const usage = (source: "transcript" | "agent", device?: typeof SIGNED.device) => ({
+  input_tokens: 100,
+  output_tokens: 10,
+  model: "m",
+  cost_usd: 0.01,
+  source,
+  ...(device ? { device } : {}),
+});
+const verdict = (target_id: string, v: VerdictLike["verdict"], created_at = "2026-11-27T15:00:00.000Z"): VerdictLike => ({
   target_id,
   verdict: v,
   created_at,
@@ -58,25 +68,21 @@ describe("review counts: one reading for the page, the exports and the summary",
       ],
       [
         "a failed task, a task asking for review and a task outside its areas are one item each",
-        [
-          task({ status: "failed" }),
-          task({ outcome: { manual_review_needed: true } }),
-          task({ verification: { unexpected_files: ["README.md"] } }),
-        ],
+        [task({ status: "failed" }), task({ outcome: asking }), task({ verification: { unexpected_files: ["README.md"] } })],
         [],
         () => [],
         { items: 3, open: 3, approved: 0, changes_requested: 0, failed: 1, outside: { tasks: 1, files: 1 }, open_tasks: 0 },
       ],
       [
         "a task that asked for review AND changed files outside its areas is one item; files beyond the list count",
-        [task({ outcome: { manual_review_needed: true }, verification: { unexpected_files: ["a", "b"], more: { unexpected_files: 3 } } })],
+        [task({ outcome: asking, verification: { unexpected_files: ["a", "b"], more: { unexpected_files: 3 } } })],
         [],
         () => [],
         { items: 1, open: 1, approved: 0, changes_requested: 0, failed: 0, outside: { tasks: 1, files: 5 }, open_tasks: 0 },
       ],
       [
         "an approval settles an item; a later request for changes opens it again; comments change nothing",
-        [task({ status: "failed" }), task({ outcome: { manual_review_needed: true } })],
+        [task({ status: "failed" }), task({ outcome: asking })],
         [],
         ([a, b]) => [
           verdict(a ?? "", "approved", "2026-11-27T15:00:00.000Z"),
@@ -88,7 +94,7 @@ describe("review counts: one reading for the page, the exports and the summary",
       ],
       [
         "a verdict given before the task completed does not count",
-        [task({ outcome: { manual_review_needed: true } })],
+        [task({ outcome: asking })],
         [],
         ([a]) => [verdict(a ?? "", "approved", "2026-11-27T13:00:00.000Z")],
         { items: 1, open: 1, approved: 0, changes_requested: 0, failed: 0, outside: { tasks: 0, files: 0 }, open_tasks: 0 },
@@ -176,11 +182,11 @@ describe("review counts: one reading for the page, the exports and the summary",
       task({
         metadata: { tests_status: "passed" },
         commands: { runs: [run("npm test", DONE, 0, ["test"])], omitted: 0, last_edit_at: EDIT },
-        metrics: { source: "transcript", device: SIGNED.device },
+        metrics: usage("transcript", SIGNED.device),
       }),
       task({ metadata: { tests_status: "passed" }, files_changed: { source: { kind: "claimed", reason: "no device" } } }),
-      task({ files_changed: { source: { kind: "not_observed", reason: "no helper" } }, metrics: { source: "agent" } }),
-      task({ files_changed: { source: { kind: "helper", version: "0.0.9" } }, metrics: { source: "transcript" } }),
+      task({ files_changed: { source: { kind: "not_observed", reason: "no helper" } }, metrics: usage("agent") }),
+      task({ files_changed: { source: { kind: "helper", version: "0.0.9" } }, metrics: usage("transcript") }),
     ];
     const counts = reviewCounts({ tasks, issues: [] }, []);
     expect(counts.checks.test).toEqual({

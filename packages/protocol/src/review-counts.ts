@@ -14,12 +14,18 @@
  * observed, where its figures came from), which the workflow object keeps beside the task when it
  * completes: the counts of a workflow of any size read those small facts, never the tasks again.
  */
-import { checkLines, type EvidenceTask } from "./check-evidence";
+import { checkLines } from "./check-evidence";
 import { COMMAND_KINDS, type CommandKind } from "./command-kind";
-import { type FilesSource, filesKind, type ProvenanceKind } from "./provenance-wording";
+import { filesKind, type ProvenanceKind } from "./provenance-wording";
+import type { FeedbackView } from "./views/feedback";
+import type { IssueView } from "./views/logs";
+import type { CheckCounts, OBSERVED_CHECKS, ReviewCounts } from "./views/review";
+import type { TaskView, Verification } from "./views/task";
+
+export type { CheckCounts, ReviewCounts };
 
 /** What was observed of one kind of check after the task's last edit. */
-export type ObservedCheck = "passed" | "failed" | "exit_unknown" | "not_run" | "not_observed";
+export type ObservedCheck = (typeof OBSERVED_CHECKS)[number];
 /** What the agent claimed of it: its `tests_status`, or that it ran a command of the kind (`ran`). */
 export type ClaimedCheck = "passed" | "failed" | "not_run" | "ran" | null;
 
@@ -44,14 +50,12 @@ export interface TaskReviewFacts {
   checks: Partial<Record<CommandKind, CheckFact>>;
 }
 
-/** The parts of a task (the read model's TaskView) the facts are read from. */
-export interface FactsTask extends EvidenceTask {
-  status: string;
-  outcome: { manual_review_needed?: boolean } | null;
-  verification: { unexpected_files: readonly string[]; more?: { unexpected_files?: number } } | null;
-  files_changed: { source?: FilesSource } | null;
-  metrics?: { source?: "transcript" | "agent" | null; device?: unknown } | null;
-}
+/** The parts of a task (./views/task.ts) the facts are read from. */
+export type FactsTask = Pick<TaskView, "status" | "outcome" | "metadata"> &
+  Partial<Pick<TaskView, "metrics" | "commands">> & {
+    verification: Pick<Verification, "unexpected_files" | "more"> | null;
+    files_changed: Pick<NonNullable<TaskView["files_changed"]>, "source"> | null;
+  };
 
 function observedOf(line: ReturnType<typeof checkLines>[number]): ObservedCheck {
   const seen = line.observation;
@@ -93,12 +97,8 @@ export function isReviewItem(status: string, facts: TaskReviewFacts | null): boo
   return status !== "in_progress" && facts !== null && (facts.failed || facts.asked || facts.outside > 0);
 }
 
-/** A verdict as the counts read it (the read model's FeedbackView). */
-export interface VerdictLike {
-  target_id: string;
-  verdict: string;
-  created_at: string;
-}
+/** A verdict as the counts read it (./views/feedback.ts). */
+export type VerdictLike = Pick<FeedbackView, "target_id" | "verdict" | "created_at">;
 
 export type ReviewState = "open" | "approved" | "changes_requested";
 
@@ -131,28 +131,6 @@ export class Verdicts {
   }
 }
 
-export interface CheckCounts {
-  /** Completed tasks that show this kind of check, by what was observed after each one's last edit. */
-  observed: Record<ObservedCheck, number>;
-  /** The same tasks by what the agent claimed. */
-  claimed: { passed: number; failed: number; not_run: number; ran: number; none: number };
-}
-
-export interface ReviewCounts {
-  tasks: number;
-  open_tasks: number;
-  /** Tasks the agent completed as failed. */
-  failed_tasks: number;
-  /** Review items (see the module comment): all, still open, approved, and those whose latest verdict asks for changes (open too). */
-  review: { items: number; open: number; approved: number; changes_requested: number };
-  /** Tasks that changed files outside their declared areas, and how many such files (a file two tasks changed counts twice). */
-  outside_areas: { tasks: number; files: number };
-  /** Per kind of check, over the completed tasks that show it. */
-  checks: Record<CommandKind, CheckCounts>;
-  /** Completed tasks whose figures are not computed and signed: files claimed or not observed, usage claimed. */
-  figures: { files_claimed: number; files_not_observed: number; usage_claimed: number };
-}
-
 const noChecks = (): CheckCounts => ({
   observed: { passed: 0, failed: 0, exit_unknown: 0, not_run: 0, not_observed: 0 },
   claimed: { passed: 0, failed: 0, not_run: 0, ran: 0, none: 0 },
@@ -180,7 +158,7 @@ export class ReviewTally {
   };
 
   /** A task: `facts` null for one still open (or, in an old record, one completed without them). */
-  addTask(task: { id: string; status: string; completed_at: string | null }, facts: TaskReviewFacts | null): void {
+  addTask(task: Pick<TaskView, "id" | "status" | "completed_at">, facts: TaskReviewFacts | null): void {
     const p = this.partial;
     p.tasks++;
     if (task.status === "in_progress") {
@@ -205,7 +183,7 @@ export class ReviewTally {
     if (isReviewItem(task.status, facts)) this.items.push({ id: task.id, since: task.completed_at ?? "" });
   }
 
-  addIssue(issue: { id: string; requires_human_review: boolean }): void {
+  addIssue(issue: Pick<IssueView, "id" | "requires_human_review">): void {
     if (issue.requires_human_review) this.items.push({ id: issue.id, since: "" });
   }
 
@@ -227,8 +205,8 @@ export class ReviewTally {
 /** The counts of a whole view: its tasks, its issues, its feedback. */
 export function reviewCounts(
   view: {
-    tasks: readonly (FactsTask & { id: string; completed_at: string | null })[];
-    issues: readonly { id: string; requires_human_review: boolean }[];
+    tasks: readonly (FactsTask & Pick<TaskView, "id" | "completed_at">)[];
+    issues: readonly Pick<IssueView, "id" | "requires_human_review">[];
   },
   feedback: readonly VerdictLike[],
 ): ReviewCounts {

@@ -46,7 +46,7 @@ export const completeTaskTool = defineTool({
   meta: APP_LINK,
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
-    return stub ? stub.completeTask(ctx.account, input) : notFound("task_id", input.task_id);
+    return stub ? stub.completeTask(ctx.account, input, ctx.credential) : notFound("task_id", input.task_id);
   },
   render,
 });

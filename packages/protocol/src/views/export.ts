@@ -21,6 +21,7 @@ import { countSchema, isoTimeSchema, sha256Schema, taskIdSchema, workflowIdSchem
 import { chainHeadSchema, exportedEventSchema } from "./events";
 import { feedbackViewSchema } from "./feedback";
 import { decisionViewSchema, issueViewSchema, milestoneViewSchema } from "./logs";
+import { reviewCountsSchema } from "./review";
 import { taskViewSchema } from "./task";
 import { totalsSchema } from "./totals";
 import { workflowHeaderSchema } from "./workflow";
@@ -126,6 +127,11 @@ const exportMembers = {
       "The whole event log from event 1, hash-chained; it may run past chain.events when the workflow changed while the export was written.",
     ),
   feedback: z.array(feedbackViewSchema).describe("Reviewers' feedback, oldest first.").optional(),
+  review: reviewCountsSchema
+    .describe(
+      "What needs a reviewer, as of chain.events (the page's head and the Markdown export show the same numbers); `waymark verify` counts it again from the records. Absent from exports written before it was.",
+    )
+    .optional(),
   device_signed: z
     .array(deviceSignedSchema)
     .describe(
