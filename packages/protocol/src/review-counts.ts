@@ -157,8 +157,11 @@ export class ReviewTally {
     figures: { files_claimed: 0, files_not_observed: 0, usage_claimed: 0 },
   };
 
-  /** A task: `facts` null for one still open (or, in an old record, one completed without them). */
-  addTask(task: Pick<TaskView, "id" | "status" | "completed_at">, facts: TaskReviewFacts | null): void {
+  /**
+   * A task: `facts` null for one still open. Verdicts on it count from its completion
+   * (`completed_at`; absent from a reader that does not have it: every verdict counts).
+   */
+  addTask(task: Pick<TaskView, "id" | "status"> & Partial<Pick<TaskView, "completed_at">>, facts: TaskReviewFacts | null): void {
     const p = this.partial;
     p.tasks++;
     if (task.status === "in_progress") {
@@ -205,7 +208,7 @@ export class ReviewTally {
 /** The counts of a whole view: its tasks, its issues, its feedback. */
 export function reviewCounts(
   view: {
-    tasks: readonly (FactsTask & Pick<TaskView, "id" | "completed_at">)[];
+    tasks: readonly (FactsTask & Pick<TaskView, "id"> & Partial<Pick<TaskView, "completed_at">>)[];
     issues: readonly Pick<IssueView, "id" | "requires_human_review">[];
   },
   feedback: readonly VerdictLike[],
