@@ -28,14 +28,14 @@ export function layout(nonce: string, title: string, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main>${body}</main><script nonce="${nonce}">${raw(OWNER_SCRIPT)}</script></body></html>`;
+<body><main><a class="skip" href="#main-content">Skip to content</a>${body}</main><script nonce="${nonce}">${raw(OWNER_SCRIPT)}</script></body></html>`;
 }
 
 export function renderLoginPage(nonce: string, error: string | null): Html {
   return layout(
     nonce,
     "Sign in",
-    html`<h1>Waymark dashboard</h1>
+    html`<h1 id="main-content" tabindex="-1">Waymark dashboard</h1>
 <p>Paste your API token (the bearer token your agents use). It is sent once, in this form's body, and never stored in the browser: you get a signed session cookie instead.</p>
 ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
 <form method="post" action="/login"><p><label>API token<br><input type="password" name="token" autocomplete="current-password" required size="40"></label></p>
@@ -203,7 +203,7 @@ export function renderDashboard(nonce: string, d: DashboardData): Html {
     "Dashboard",
     html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <span class="muted">account ${d.account}</span> <a href="/dashboard/tokens">Tokens</a> <a href="/dashboard/devices">Devices</a>
 <form method="post" action="/logout"><button>Sign out</button></form></nav>
-<h1>Workflows</h1>
+<h1 id="main-content" tabindex="-1">Workflows</h1>
 ${renderAccountTotals(d.totals)}
 ${renderSettings(d.settings)}
 ${

@@ -27,6 +27,7 @@ import { dataHeaders, noStore, pageHeaders } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { LIMITS } from "../limits";
+import { renderConfirmPage } from "../pages/confirm";
 import { renderDevicesPage } from "../pages/devices-page";
 import { accountStub } from "../stubs";
 
@@ -140,8 +141,20 @@ deviceRoutes.post("/dashboard/devices/pairings/clear", formCsrf, pageAdmin, form
   return devicesPage(c, { cleared: await devices(c).clearDevicePairings() });
 });
 
-deviceRoutes.post("/dashboard/devices/:id/revoke", formCsrf, pageAdmin, async (c) => {
-  const result = await devices(c).revokeDevice(c.req.param("id"));
+deviceRoutes.post("/dashboard/devices/:id/revoke", formCsrf, pageAdmin, formBody(clearForm), async (c) => {
+  const id = c.req.param("id");
+  if (c.req.valid("form").confirmed !== "yes")
+    return c.html(
+      renderConfirmPage(c.get("secureHeadersNonce") ?? "", {
+        question: `Revoke device ${id}?`,
+        consequence:
+          'Every signature it makes from now on reads "claimed by the client"; what it signed before stays as recorded. A revoked device has to be paired again.',
+        action: `/dashboard/devices/${id}/revoke`,
+        confirm: "Revoke the device",
+        back: "/dashboard/devices",
+      }),
+    );
+  const result = await devices(c).revokeDevice(id);
   if (!result.ok) return c.text(result.message, 404);
   return c.redirect("/dashboard/devices", 303);
 });

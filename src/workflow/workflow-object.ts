@@ -347,6 +347,16 @@ export class WorkflowObject extends DurableObject<Env> {
 
   // ── Share links (src/workflow/share.ts) ──────────────────────────────────
 
+  /**
+   * Whether any task of the workflow was recorded with this credential (the owner's session's):
+   * the owner view says so, since a verdict from it on such a task is recorded as a comment.
+   */
+  async recordedWith(account: string, credential: string): Promise<Result<boolean>> {
+    const workflow = this.records.workflow();
+    if (!workflow || workflow.account !== account) return notFoundError("workflow_id", "this id").toFailure();
+    return ok(this.records.recordedWith(credential));
+  }
+
   /** The owner's link as it is: a read, so it never creates one (manageShare "rotate" does, for a write credential). */
   async shareLink(account: string): Promise<Result<ShareInfo>> {
     const workflow = this.records.workflow();

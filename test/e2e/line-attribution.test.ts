@@ -222,7 +222,7 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(page).toContain(
       '<span class="b-add w8"></span><span class="b-oth w4"></span><span class="b-nob w0"></span><span class="b-del w8"></span>',
     );
-    expect(page).toContain("7 of 8 added line(s) last written by the agent&#39;s own edit tools (88%)");
+    expect(page).toContain("7 of 8 added lines last written by the agent&#39;s own edit tools (88%)");
 
     // The Markdown summary and the JSON export.
     const markdown = await fetchText(`${wf.share_url}/export.md`);

@@ -29,6 +29,7 @@
  * indicator shows only while the workflow is active; printing opens every task.
  */
 import { localizeTimes } from "./local-time";
+import { type LiveHooks, startReviews } from "./review";
 
 const root = document.getElementById("wm");
 const initialBlocks = document.getElementById("wf-blocks");
@@ -236,7 +237,26 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     return states;
   }
 
+  // Reviewing in place (client/review.ts): forms set aside around a swap, and refreshes it waits for.
+  const hooks: LiveHooks = { refreshNow, beforeSwap: [], afterSwap: [], announce };
+  let waiters: { seq: number; resolve: () => void }[] = [];
+  function settleWaiters(all: boolean): void {
+    const done = waiters.filter((w) => all || shownSeq >= w.seq);
+    waiters = waiters.filter((w) => !done.includes(w));
+    for (const w of done) w.resolve();
+  }
+  /** Fetches the blocks now (a write of the viewer's own just landed); resolves once a later state is on the page, or the fetch failed. */
+  function refreshNow(): Promise<void> {
+    return new Promise((resolve) => {
+      waiters.push({ seq: shownSeq + 1, resolve });
+      knownSeq = Math.max(knownSeq, shownSeq + 1);
+      nextFetchAt = 0;
+      refresh();
+    });
+  }
+
   function swap(markup: string, seq: number): void {
+    for (const hook of hooks.beforeSwap) hook();
     const before = itemStates();
     const headerBefore = document.getElementById("wf-header")?.dataset.status;
     const place = focusPlace();
@@ -245,11 +265,14 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     localizeTimes(template.content);
     const next = document.createElement("div");
     next.id = "wf-blocks";
+    // The skip link's target: it takes focus, never a place in the Tab order.
+    next.tabIndex = -1;
     next.append(template.content);
     morph(blocks, next);
     blocks = document.getElementById("wf-blocks") ?? blocks;
     restoreChosen();
     restoreFocus(place);
+    for (const hook of hooks.afterSwap) hook();
     showLiveBadge();
     const name = blocks.querySelector(".wf-name");
     if (name) document.title = `${name.textContent} — Waymark`;
@@ -257,6 +280,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     announce(describeChanges(before, headerBefore));
     shownSeq = Math.max(shownSeq, seq);
     root.dataset.seq = String(shownSeq);
+    settleWaiters(false);
   }
 
   // The blocks cost the server in proportion to what one page shows: after a fetch that took
@@ -306,7 +330,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
         swap(markup, seq);
         knownSeq = Math.max(knownSeq, seq);
       })
-      .catch(() => {})
+      .catch(() => settleWaiters(true))
       .then(() => {
         fetching = false;
         const now = Date.now();
@@ -378,6 +402,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     },
     disconnect: () => socket?.close(),
   };
+  if (owner) startReviews(hooks);
   localizeTimes(document);
   revealTarget();
   setState("connecting", "connecting…");
