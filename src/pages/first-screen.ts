@@ -113,7 +113,7 @@ const CLAIMED_WORDS = [
   ["failed", "failed"],
   ["not_run", "not run"],
   ["ran", "ran one"],
-  ["none", "nothing"],
+  ["none", "no claim"],
 ] as const;
 const KIND_LABEL = { test: "Tests", build: "Build", lint: "Lint", typecheck: "Type-check" } as const;
 
@@ -138,17 +138,18 @@ export function renderChecks(facts: TimelineFacts, counts: ReviewCounts): Html {
 ${
   kinds.length === 0
     ? html`<p>No check was claimed or observed.</p>`
-    : html`<table class="checks-summary"><thead><tr><th scope="col">Check</th><th scope="col">Observed, per task</th><th scope="col">Claimed, per task</th></tr></thead><tbody>${kinds.map(
-        (kind) => {
-          const c = counts.checks[kind];
-          const observed = OBSERVED_WORDS.filter(([key]) => c.observed[key] > 0).map(
-            ([key, shape, words]) =>
-              html`<span class="ck ck-${key}"><span aria-hidden="true">${shape}</span> ${c.observed[key]} ${words}</span>`,
-          );
-          const claimed = CLAIMED_WORDS.filter(([key]) => c.claimed[key] > 0).map(([key, words]) => `${c.claimed[key]} ${words}`);
-          return html`<tr><th scope="row">${KIND_LABEL[kind]}</th><td data-label="observed">${observed.map((o, i) => html`${i > 0 ? " · " : ""}${o}`)}</td><td data-label="claimed">${claimed.join(" · ")}</td></tr>`;
-        },
-      )}</tbody></table>`
+    : html`<ul class="checks-summary">${kinds.map((kind) => {
+        const c = counts.checks[kind];
+        const observed = OBSERVED_WORDS.filter(([key]) => c.observed[key] > 0).map(
+          ([key, shape, words]) =>
+            html`<span class="ck ck-${key}"><span aria-hidden="true">${shape}</span> ${c.observed[key]} ${words}</span>`,
+        );
+        const claimed = CLAIMED_WORDS.filter(([key]) => c.claimed[key] > 0).map(([key, words]) => `${c.claimed[key]} ${words}`);
+        return html`<li><strong>${KIND_LABEL[kind]}</strong> <span class="muted">(${counted(
+          Object.values(c.observed).reduce((a, b) => a + b, 0),
+          "task",
+        )})</span>: observed ${observed.map((o, i) => html`${i > 0 ? " · " : ""}${o}`)}; claimed: ${claimed.join(" · ")}</li>`;
+      })}</ul>`
 }${
   tasks.length > 0
     ? html`<ul class="check-tasks">${tasks.map(
@@ -165,13 +166,15 @@ ${
 export function renderOutside(facts: TimelineFacts, counts: ReviewCounts): Html {
   const { tasks, files } = counts.outside_areas;
   const row = (o: OutsideTask) =>
-    html`<li><a href="#${o.task.id}">${o.task.name}</a> <span class="muted">(areas: ${o.areas.length > 0 ? o.areas.join(", ") : "none declared"})</span>: ${o.paths.map(
+    html`<li><a href="#${o.task.id}">${o.task.name}</a> <span class="muted">(areas: ${o.areas.length > 0 ? o.areas.join(", ") : "none declared"})${
+      o.throughSubtasks ? ", through its subtasks" : ""
+    }</span>: ${o.paths.map(
       (path, i) => html`${i > 0 ? ", " : ""}<code>${path}</code>`,
     )}${o.more > 0 ? ` and ${counted(o.more, "more file")}` : ""}</li>`;
   return html`<section id="wf-outside" class="box" aria-labelledby="wf-outside-title"><h2 id="wf-outside-title">Outside the declared areas <span class="count">${
-    files === 0 ? "none" : `${counted(files, "file")} in ${counted(tasks, "task")}`
+    files === 0 ? "none" : `${counted(tasks, "task")}, ${counted(files, "file")}`
   }</span></h2>
-<p class="source">Each task declared its areas when it started; the files the helper computed are matched against them. Advisory: nothing was blocked.</p>
+<p class="source">Each task declared its areas when it started; the files the helper computed are matched against them (a parent's files include its subtasks'). Advisory: nothing was blocked.</p>
 ${
   facts.outside.length > 0
     ? html`<ul>${facts.outside.map(row)}${facts.outsideOmitted > 0 ? html`<li class="muted">… and ${counted(facts.outsideOmitted, "more task")}</li>` : ""}</ul>`

@@ -43,13 +43,13 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .box{border:1px solid var(--line);border-radius:8px;padding:2px 14px 8px;margin:10px 0;background:var(--card)}.box h2{margin:.5em 0;font-size:1.05rem}
 .count{font-size:.8rem;font-weight:400;color:var(--muted);margin-left:6px}
 .needs{border:2px solid var(--warn)}.needs .count{color:inherit}
-.answers{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:10px;margin:10px 0}.answers .box{margin:0}
+.answers{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:10px;margin:10px 0;align-items:start}.answers .box{margin:0}
 .source{font-size:.8rem;color:var(--muted);margin:0 0 .4em}
 .nr-list{list-style:none;padding-left:0}.nr{padding:4px 0;border-top:1px solid var(--line)}.nr:first-child{border-top:0}
 .rv{display:inline-block;margin-left:6px;font-size:.85rem;vertical-align:top}.rv>summary{cursor:pointer;color:var(--run);min-height:24px;line-height:24px;padding:0 4px}.rv[open]{display:block;margin:4px 0 6px}
 .rv-form{display:flex;flex-direction:column;gap:4px;max-width:560px}.rv-form textarea{width:100%}.rv-buttons{display:flex;flex-wrap:wrap;gap:6px}.rv-status{font-size:.85rem}.rv-status.fail{color:var(--bad);font-weight:600}
 .figures{font-size:.9em;margin-top:.5em}.settled summary{cursor:pointer;color:var(--run);font-size:.9em}
-.checks-summary th[scope=row]{font-weight:600}.checks-summary td,.checks-summary th{padding:3px 6px}.ck-failed{color:var(--bad);font-weight:600}.ck-passed{color:var(--ok)}
+.checks-summary{list-style:none;padding-left:0}.checks-summary li{margin:.2em 0}.ck-failed{color:var(--bad);font-weight:600}.ck-passed{color:var(--ok)}
 .check-tasks{padding-left:1.1em;font-size:.9em}.check-tasks li{margin:.25em 0}
 table.changed td{padding:3px 6px;vertical-align:baseline}table.changed .cmd{font-size:11px;color:var(--muted)}table.changed .diff{font-size:.85rem}
 table.changed tr.out-of-scope{background:var(--warn-bg)}
@@ -120,7 +120,8 @@ fieldset.verdicts{display:flex;flex-wrap:wrap;gap:12px;border:0;padding:0;margin
  table:not(.files),table:not(.files) thead,table:not(.files) tbody,table:not(.files) tr,table:not(.files) th,table:not(.files) td{display:block}table:not(.files) thead{display:none}
  table:not(.files) tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}table:not(.files) td{border:0;padding:3px 6px}
  table.files td.num{display:table-cell;text-align:right}table.files td.num::before{content:none}
- .share-manage summary,.settings summary{min-height:24px;line-height:24px}}
+ .share-manage summary,.settings summary{min-height:24px;line-height:24px}
+ table.changed tr{padding:6px 8px}table.changed td{display:inline;padding:0 6px 0 0}table.changed td::before{content:none!important}table.changed td.diff{display:block;margin-top:2px}}
 @media print{
  :root{--fg:#000;--muted:#444;--line:#bbb;--bg:#fff;--soft:#fff;--card:#fff}
  body{font-size:11pt}main{max-width:none;padding:0}

@@ -73,6 +73,15 @@ export interface OutsideTask {
   paths: string[];
   /** Such files beyond those listed. */
   more: number;
+  /** Its subtasks changed every one of them: a parent's files include its subtasks'. */
+  throughSubtasks: boolean;
+}
+
+/** Whether every file a task lists outside its areas is one its subtasks list too (a parent's record includes their files). */
+function throughSubtasks(entry: TaskEntry): boolean {
+  const inSubtasks = new Set(entry.paths_in_subtasks);
+  const outside = entry.task.verification?.unexpected_files ?? [];
+  return entry.subtasks > 0 && outside.length > 0 && outside.every((path) => inSubtasks.has(path));
 }
 
 export interface StepTask {
@@ -281,8 +290,9 @@ export class Timeline {
       if (facts.outside > 0) {
         const named = outside.slice(0, SCOPE_PATHS).join(", ");
         const more = facts.outside - Math.min(outside.length, SCOPE_PATHS);
+        const through = throughSubtasks(entry) ? " (through its subtasks)" : "";
         reasons.push(
-          `it changed ${counted(facts.outside, "file")} outside its declared areas: ${named}${more > 0 ? ` and ${more} more` : ""}`,
+          `it changed ${counted(facts.outside, "file")} outside its declared areas${through}: ${named}${more > 0 ? ` and ${more} more` : ""}`,
         );
       }
       this.review({ kind: "task", id: t.id, title: t.name, reasons, since: t.completed_at ?? "" });
@@ -294,7 +304,13 @@ export class Timeline {
       }
     if (facts && facts.outside > 0) {
       if (this.facts.outside.length < OUTSIDE_TASKS)
-        this.facts.outside.push({ task: ref, areas: t.areas, paths: outside, more: facts.outside - outside.length });
+        this.facts.outside.push({
+          task: ref,
+          areas: t.areas,
+          paths: outside,
+          more: facts.outside - outside.length,
+          throughSubtasks: throughSubtasks(entry),
+        });
       else this.facts.outsideOmitted++;
     }
     const lines = checkLines(t);
