@@ -14,6 +14,10 @@ export const LIMITS = {
   // The tools' input bounds (text lengths, list sizes, search): part of the protocol's contract.
   ...TOOL_LIMITS,
   CHANGE_ENTRIES: 25_000,
+  // The paths a task's record names as dirty at its start (repository.dirty_paths_at_start), so that
+  // `waymark verify --repo` can decide every difference: past either bound none are named.
+  DIRTY_PATHS_NAMED: 1000,
+  DIRTY_PATHS_NAMED_BYTES: 128 * 1024,
   PATH_BYTES: 4096,
   TASKS_PER_WORKFLOW: 5000,
   LOGS_PER_TASK: 200,
@@ -84,6 +88,14 @@ export const LIMITS = {
   // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
   DASHBOARD_PAGE: 25,
   PATHS_PER_WORKFLOW: 5000,
+  // Commits the account's commit index keeps per workflow; commits one GET /api/commits may ask about
+  // (a pull request's range: GitHub lists at most 250 commits of a pull request).
+  COMMITS_PER_WORKFLOW: 5000,
+  COMMITS_QUERY: 250,
+  // A GitHub webhook delivery's body (pull_request_review(_comment) payloads are tens of KiB), and
+  // how long its delivery id is remembered so that a redelivery is answered without a second item.
+  GITHUB_WEBHOOK_BODY_BYTES: 512 * 1024,
+  GITHUB_DELIVERIES_KEPT_MS: 7 * 24 * 60 * 60 * 1000,
   // Workflows one dashboard session may follow live (each is closed at sign-out).
   OWNER_FOLLOWS: 200,
   // Dashboard sessions open at once per credential (the oldest of that credential ends first;

@@ -16,6 +16,7 @@ import { SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
 import { checkExport, type ExportCheck } from "@waymark/protocol/verify";
 import { ExportRefused, keysFromEndpoint, keysFromFile, readAllowedSigners, readExport, VerifyUsageError } from "./verify-inputs.js";
 import type { RepoCheck } from "./verify-repo.js";
+import { notesReport, repoCheck, repoFailed, repoLines, repoPassLine, scratchRoot } from "./verify-repo-report.js";
 
 export interface VerifyIo {
   stdout: (text: string) => void;
@@ -23,7 +24,8 @@ export interface VerifyIo {
 }
 
 export const VERIFY_HELP = `Usage: waymark verify <export.json> [--endpoint <url> | --key <file>] [--allowed-signers <file>]
-                      [--account <name>] [--origin <url>] [--allow-unsigned] [--repo <dir>] [--json]
+                      [--account <name>] [--origin <url>] [--allow-unsigned] [--repo <dir> [--ref <rev>]] [--json]
+       waymark verify --repo <dir> [--ref <rev>] [--since <rev>] [--json]
 
 Checks a workflow's JSON export (the page's JSON link, or GET /api/workflows/<id>/export.json
 with a read token) and says exactly what a pass means:
@@ -39,8 +41,13 @@ with a read token) and says exactly what a pass means:
   devices    every figure labelled "computed and signed" is checked here: the device's
              signature over its data, its key in the allowed signers, and the figure being
              what the edge's rule makes of the signed data
-  git        with --repo: each task's committed files, renames, line counts and commits are
-             re-derived from the repository between its recorded start and end commits
+  git        with --repo: each task is checked against the branch reviewed (HEAD, or --ref):
+             on it, its committed files, renames, line counts and commits are re-derived
+             between its recorded start and end commits; not on it (a squash or rebase
+             merge, an amend, a rebase), against the commits that hold its record there
+             (the repository's notes), and said how it was mapped. Every task is decided,
+             or the check fails: a commit rewritten or missing with nothing on the branch
+             holding its record fails, and so does a difference the record cannot decide
 
 Options:
   --endpoint <url>          the Waymark deployment that wrote the export: its public keys
@@ -55,7 +62,11 @@ Options:
   --origin <url>            require the export to be issued by this deployment
   --allow-unsigned          accept what could not be checked (no keys; figures labelled signed
                             without allowed signers): reported as NOT CHECKED, exit 0
-  --repo <dir>              a clone of the repository the workflow ran in
+  --repo <dir>              a clone of the repository the workflow ran in; without an export
+                            file, the tasks its notes (refs/notes/waymark) name are checked, offline
+  --ref <rev>               the branch reviewed (default: HEAD)
+  --since <rev>             without an export: only the notes on commits after this one (a
+                            pull request's range)
   --json                    print the findings as JSON
   -h, --help                show this help
 
@@ -83,6 +94,8 @@ function parse(args: string[]) {
         origin: { type: "string" },
         "allow-unsigned": { type: "boolean" },
         repo: { type: "string" },
+        ref: { type: "string" },
+        since: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -103,6 +116,24 @@ export async function runVerify(args: string[], io: VerifyIo): Promise<number> {
   }
 }
 
+/** `waymark verify --repo <dir> [--ref <rev>] [--since <rev>]`: the repository's notes against git, no export. */
+async function verifyNotes(values: { repo?: string; ref?: string; since?: string; json?: boolean }, io: VerifyIo): Promise<number> {
+  const { checkNotesAgainstRepository } = await import("./verify-repo.js");
+  const repo = await repoCheck(
+    () =>
+      checkNotesAgainstRepository(values.repo as string, {
+        scratchRoot: scratchRoot(),
+        ...(values.ref === undefined ? {} : { ref: values.ref }),
+        ...(values.since === undefined ? {} : { since: values.since }),
+      }),
+    VerifyUsageError,
+  );
+  const { text, failed } = notesReport(repo);
+  if (values.json) io.stdout(`${JSON.stringify({ ok: !failed, export: null, repository: repo }, null, 2)}\n`);
+  else (failed ? io.stderr : io.stdout)(text);
+  return failed ? 1 : 0;
+}
+
 async function verify(args: string[], io: VerifyIo): Promise<number> {
   const { values, positionals } = parse(args);
   if (values.help) {
@@ -110,7 +141,12 @@ async function verify(args: string[], io: VerifyIo): Promise<number> {
     return 0;
   }
   const [file, ...extra] = positionals;
-  if (file === undefined || extra.length > 0) throw new VerifyUsageError("verify takes one export file\nSee 'waymark verify --help'.");
+  if (extra.length > 0 || (file === undefined && values.repo === undefined))
+    throw new VerifyUsageError(
+      "verify takes one export file (or only --repo, to check the repository's notes)\nSee 'waymark verify --help'.",
+    );
+  if (file === undefined) return verifyNotes(values, io);
+  if (values.since !== undefined) throw new VerifyUsageError("--since: only without an export file (the notes of a range of commits)");
   if (values.endpoint !== undefined && values.key !== undefined) throw new VerifyUsageError("give --endpoint or --key, not both");
   if (values.origin !== undefined && !URL.canParse(values.origin)) {
     throw new VerifyUsageError(`--origin must be a URL like https://waymark.example.com, got ${JSON.stringify(values.origin)}`);
@@ -138,19 +174,21 @@ async function verify(args: string[], io: VerifyIo): Promise<number> {
   let repo: RepoCheck | null = null;
   if (values.repo !== undefined) {
     const { checkAgainstRepository } = await import("./verify-repo.js");
-    const tasks = (document as { tasks?: unknown }).tasks;
-    try {
-      repo = await checkAgainstRepository(Array.isArray(tasks) ? tasks : [], values.repo);
-    } catch (error) {
-      throw new VerifyUsageError((error as Error).message);
-    }
+    const { tasks, events } = document as { tasks?: unknown; events?: unknown };
+    repo = await repoCheck(
+      () =>
+        checkAgainstRepository(Array.isArray(tasks) ? tasks : [], values.repo as string, {
+          scratchRoot: scratchRoot(),
+          workflowId: check.workflow.id,
+          ...(Array.isArray(events) ? { events } : {}),
+          ...(values.ref === undefined ? {} : { ref: values.ref }),
+        }),
+      VerifyUsageError,
+    );
   }
   const unchecked = uncheckedParts(check);
   const allowUnsigned = values["allow-unsigned"] === true;
-  const failed =
-    check.problems.length > 0 ||
-    (repo?.tasks.some((task) => task.verdict === "differs") ?? false) ||
-    (unchecked.length > 0 && !allowUnsigned);
+  const failed = check.problems.length > 0 || repoFailed(repo) || (unchecked.length > 0 && !allowUnsigned);
   const sources = { keys: keySource, signers: allowed?.file ?? null };
   if (values.json) {
     io.stdout(
@@ -210,31 +248,6 @@ function provenanceLines(check: ExportCheck, signers: string | null): string[] {
   return [`  ${how}`, ...lines];
 }
 
-function repoLines(repo: RepoCheck): string[] {
-  const lines = [`git (${repo.root}):`];
-  let uncommitted = 0;
-  for (const task of repo.tasks) {
-    uncommitted += task.uncommitted;
-    const name = `${task.id} ${JSON.stringify(task.name)}`;
-    if (task.verdict === "agrees" && task.confirmed) {
-      const c = task.confirmed;
-      lines.push(
-        `  ${name}: agrees (${plural(c.files, "committed file")}, ${plural(c.renames, "rename")}, ${plural(c.lines, "line count")}, ${plural(c.commits, "commit")})`,
-      );
-    } else if (task.verdict === "differs") {
-      lines.push(`  ${name}: DIFFERS from git:`);
-      for (const difference of task.differences) lines.push(`    ${difference}`);
-    } else lines.push(`  ${name}: not checked: ${task.reason}`);
-    if (task.undecided.length > 0) {
-      lines.push(`    undecided, as ${task.undecidedWhy}:`);
-      for (const difference of task.undecided) lines.push(`      ${difference}`);
-    }
-  }
-  if (uncommitted > 0)
-    lines.push(`  ${plural(uncommitted, "file")} left uncommitted at the end of their task: out of git's reach, not checked`);
-  return lines;
-}
-
 interface Outcome {
   failed: boolean;
   unchecked: string[];
@@ -267,11 +280,10 @@ function report(check: ExportCheck, sources: { keys: string; signers: string | n
     for (const problem of check.problems) lines.push(`  ${problem}`);
     if (check.more_problems > 0) lines.push(`  … and ${check.more_problems} more`);
   }
-  const differs = repo?.tasks.some((task) => task.verdict === "differs") ?? false;
   if (check.problems.length > 0) {
     lines.push("NOT OK: this file is not the record the deployment wrote, or does not follow from it: do not rely on it.");
-  } else if (differs) {
-    lines.push("NOT OK: the export is intact, but git does not agree with the record (see above).");
+  } else if (repoFailed(repo)) {
+    lines.push("NOT OK: the export is intact, but git does not agree with the record, or could not decide a task (see above).");
   } else if (outcome.unchecked.length > 0) {
     lines.push(
       outcome.allowUnsigned
@@ -292,11 +304,7 @@ function report(check: ExportCheck, sources: { keys: string; signers: string | n
       );
     }
     lines.push("This does not prove that the agent told the truth: its outcomes and decisions are recorded as it reported them.");
-    lines.push(
-      repo
-        ? "git agrees with the committed changes of every task it could check (see above for those it could not)."
-        : "`waymark verify --repo <clone>` checks the committed changes against git.",
-    );
+    lines.push(repo ? repoPassLine(repo) : "`waymark verify --repo <clone>` checks the committed changes against git.");
   }
   return `${lines.join("\n")}\n`;
 }

@@ -12,13 +12,13 @@
  */
 import { type DeviceSignature, deviceFingerprint } from "@waymark/protocol/device-signature";
 import { randomBase32, sha256Hex } from "../crypto";
+import type { CredentialRef } from "../domain/credentials";
 import { type SignatureVerdict, verifyDeviceSignature } from "../domain/device-signature";
+import { TOUCH_INTERVAL_MS } from "../domain/managed-token";
 import { fail, notFound, ok, type Result } from "../errors";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import type { CredentialRef } from "./credentials";
-import { TOUCH_INTERVAL_MS } from "./tokens";
 
 const ID_LENGTH = 12;
 const DEVICE_ID = new RegExp(`^[a-z2-7]{${ID_LENGTH}}$`);
@@ -47,7 +47,7 @@ export interface PendingDevice {
 
 /** A pairing request as the Devices page lists it: who asked (the credential), never its code. */
 export interface PairingRequest extends PendingDevice {
-  /** The credential that asked (src/account/credentials.ts), null for requests made before this was recorded. */
+  /** The credential that asked (src/domain/credentials.ts), null for requests made before this was recorded. */
   credential: CredentialRef | null;
 }
 

@@ -9,7 +9,8 @@
  */
 import type { DeviceRef } from "@waymark/protocol/views/common";
 import type { FilesChanged, FilesSource, TaskMetrics, TaskRepository } from "@waymark/protocol/views/task";
-import type { Changes, Metrics, ObservedCommands, Repository } from "@waymark/protocol/wire";
+import type { Changes, DirtyEntry, Metrics, ObservedCommands, Repository } from "@waymark/protocol/wire";
+import { LIMITS } from "../limits";
 import { NOT_SIGNED, type SignatureVerdict } from "./device-signature";
 
 export type { FilesSource, TaskRepository } from "@waymark/protocol/views/task";
@@ -94,20 +95,32 @@ export function metricsProvenance(metrics: Metrics | undefined, trust: Trust = U
   };
 }
 
+/** The dirty paths of a start snapshot, when it named every one and they fit the record's bound; else undefined. */
+function namedDirtyPaths(dirty: readonly DirtyEntry[], omitted: number): string[] | undefined {
+  if (omitted > 0 || dirty.length > LIMITS.DIRTY_PATHS_NAMED) return undefined;
+  let bytes = 0;
+  for (const entry of dirty) bytes += entry.path.length + 3;
+  if (bytes > LIMITS.DIRTY_PATHS_NAMED_BYTES) return undefined;
+  return dirty.map((entry) => entry.path).sort();
+}
+
 /** The task's repository from the helper's start snapshot (null when the helper sent none). */
 export function taskRepository(
   repository: Repository | undefined,
   startCommit: string | null,
-  dirtyAtStart: number,
+  dirty: readonly DirtyEntry[],
+  dirtyOmitted: number,
 ): TaskRepository | null {
   if (!repository) return null;
+  const named = namedDirtyPaths(dirty, dirtyOmitted);
   return {
     fingerprint: repository.fingerprint,
     remote: repository.remote,
     branch: repository.branch,
     start_commit: startCommit,
     end_commit: null,
-    dirty_at_start: dirtyAtStart,
+    dirty_at_start: dirty.length + dirtyOmitted,
+    ...(named ? { dirty_paths_at_start: named } : {}),
   };
 }
 

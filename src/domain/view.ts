@@ -12,6 +12,7 @@ export type { EventType, WorkflowEvent } from "@waymark/protocol/views/events";
 export type {
   FeedbackAuthor,
   FeedbackChannel,
+  FeedbackLocation,
   FeedbackTarget,
   FeedbackVerdict,
   FeedbackView,

@@ -15,7 +15,7 @@
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { authorOf } from "../account/credentials";
+import { authorOf } from "../domain/credentials";
 import { type JsonRpcId, jsonRpcError } from "../http/api-errors";
 import { mcpUnauthorizedHeaders } from "../http/bearer-tokens";
 import { type Refusal, requireAccount } from "../http/require-account";

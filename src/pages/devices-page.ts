@@ -9,8 +9,8 @@
  * can keep the queue full. Everything interpolated is escaped by hono/html.
  */
 import { html } from "hono/html";
-import { credentialLabel } from "../account/credentials";
 import type { DeviceInfo, PairingRequest, PendingDevice } from "../account/devices";
+import { credentialLabel } from "../domain/credentials";
 import { layout } from "./dashboard";
 import { renderTime, srOnly } from "./format";
 

@@ -118,10 +118,12 @@ const VIA: Record<FeedbackAuthor["via"], string> = {
   session: "signed in with",
   token: "sent with",
   oauth: "sent by an OAuth client approved with",
+  github: "delivered by the GitHub receiver configured with",
 };
 const CHANNEL: Record<FeedbackChannel, string> = {
   page: "on the page",
   mcp_app: "from the review app in an MCP client (verdicts from there count as comments)",
+  pull_request: "in a pull-request review",
 };
 
 /** Who posted a feedback item and where, in one wording for every rendering. */
@@ -130,7 +132,9 @@ export function feedbackAuthorText(f: FeedbackView): string {
   const { kind, credential, via, client } = f.author;
   const token = kind === "managed_token" ? `token ${credential}` : "a bootstrap token";
   const app = via === "oauth" && client ? ` (client ${client})` : "";
-  return `${VIA[via]} ${token}${app}, ${CHANNEL[f.channel]}${f.requested_verdict ? requestedNote(f) : ""}`;
+  const where = f.location ? ` on ${f.location.line === null ? f.location.path : `${f.location.path}:${f.location.line}`}` : "";
+  const github = f.author.github_user ? `${f.author.github_user.login} on GitHub, ` : "";
+  return `${github}${VIA[via]} ${token}${app}, ${CHANNEL[f.channel]}${where}${f.requested_verdict ? requestedNote(f) : ""}`;
 }
 
 /**

@@ -12,7 +12,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/account-object";
-import { authorOf } from "../account/credentials";
+import { authorOf } from "../domain/credentials";
 import type { FeedbackTarget } from "../domain/view";
 import { noStore, pageHeaders } from "../http/security-headers";
 import type { AppEnv } from "../http/types";

@@ -6,7 +6,7 @@
  * from this workflow's own ids (the workflow a task starts in, the task being completed) and the
  * data received; the account object, which holds the devices, gives the verdict. A signature the
  * account accepted comes back with what it signed (`signed`), which the write keeps whole
- * (./device-evidence) so that `waymark verify` can check it again from the export. A call whose
+ * (packages/protocol/src/device-evidence.ts) so that `waymark verify` can check it again from the export. A call whose
  * workflow or task is not this account's gets no verdict: its write is refused anyway.
  */
 import { canonicalJson } from "@waymark/protocol/chain";

@@ -19,11 +19,12 @@
  * get_workflow {workflow_id} shows everything (and marks it all delivered).
  */
 import { isReviewItem } from "@waymark/protocol/review-counts";
-import type { FeedbackAuthor, FeedbackChannel, FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
+import type { FeedbackAuthor, FeedbackChannel, FeedbackLocation, FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
+import { notFoundError } from "./ownership";
 import { iso, type WorkflowRecords } from "./records";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -76,11 +77,18 @@ export const FEEDBACK_MIGRATION_STATEMENTS = [
 /** Columns of migration 17: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */
 export const FEEDBACK_AUTHOR_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN author TEXT", "ALTER TABLE feedback ADD COLUMN channel TEXT"];
 
-/** Column of migration 18: the verdict asked for, when it was recorded as a comment. NULL: none was asked, or it counted. */
+/** Column of migration 18: a pull-request review comment's file, line and commit (JSON FeedbackLocation). */
+export const FEEDBACK_LOCATION_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN location TEXT"];
+
+/** Column of migration 19: the verdict asked for, when it was recorded as a comment. NULL: none was asked, or it counted. */
 export const FEEDBACK_REQUESTED_VERDICT_STATEMENT = "ALTER TABLE feedback ADD COLUMN requested_verdict TEXT";
 
-/** The channels where the server knows a person acted: only their verdicts count. */
-const PERSON_CHANNELS: ReadonlySet<FeedbackChannel> = new Set(["page"]);
+/**
+ * The channels where the server knows a person acted: only their verdicts count. A pull-request
+ * review counts as the signed-in owner's page does: GitHub signed the delivery and names a user
+ * account (the receiver records a bot's review as a comment).
+ */
+const PERSON_CHANNELS: ReadonlySet<FeedbackChannel> = new Set(["page", "pull_request"]);
 
 /** Whether a verdict sent through `channel` is recorded as one (else it is recorded as a comment). */
 export const verdictsCountFrom = (channel: FeedbackChannel): boolean => PERSON_CHANNELS.has(channel);
@@ -92,6 +100,7 @@ export interface NewFeedback {
   body: string;
   author: FeedbackAuthor;
   channel: FeedbackChannel;
+  location?: FeedbackLocation;
   /**
    * The credential behind the request (src/account/credentials CredentialRef), compared with the
    * credentials that recorded the task under review and never stored with the item.
@@ -106,6 +115,8 @@ export type CommentOnly = "channel" | "task_credential";
 export interface FeedbackDigestItem {
   id: string;
   on: string;
+  /** A pull-request review comment's `path:line` (or path), so the agent knows where it was left. */
+  at?: string;
   verdict: FeedbackVerdict;
   body: string;
 }
@@ -129,7 +140,8 @@ type FeedbackRow = {
   delivered_at: number | null;
   author: string | null;
   channel: string | null;
-  requested_verdict: string | null;
+  location?: string | null;
+  requested_verdict?: string | null;
 };
 
 const BODY_CLIP = 160;
@@ -145,7 +157,8 @@ const viewOf = (r: FeedbackRow): FeedbackView => ({
   delivered_at: r.delivered_at === null ? null : iso(r.delivered_at),
   ...(r.author !== null ? { author: JSON.parse(r.author) as FeedbackAuthor } : {}),
   ...(r.channel !== null ? { channel: r.channel as FeedbackChannel } : {}),
-  ...(r.requested_verdict !== null ? { requested_verdict: r.requested_verdict as NonNullable<FeedbackView["requested_verdict"]> } : {}),
+  ...(r.location ? { location: JSON.parse(r.location) as FeedbackLocation } : {}),
+  ...(r.requested_verdict ? { requested_verdict: r.requested_verdict as NonNullable<FeedbackView["requested_verdict"]> } : {}),
 });
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -180,11 +193,12 @@ export class FeedbackRecords {
     const settled = this.settles(recorded);
     const id = newRowId("fb");
     const author = JSON.stringify(recorded.author);
-    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at, author, channel, requested_verdict)
+    const location = recorded.location ? JSON.stringify(recorded.location) : null;
+    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at, author, channel, location, requested_verdict)
       VALUES (${id}, ${recorded.target}, ${recorded.target_id}, ${recorded.verdict}, ${recorded.body}, ${w.now}, ${author},
-        ${recorded.channel}, ${requested})`;
+        ${recorded.channel}, ${location}, ${requested})`;
     this.undelivered = true;
-    const view = viewOf({ id, ...recorded, author, created_at: w.now, delivered_at: null, requested_verdict: requested });
+    const view = viewOf({ id, ...recorded, author, location, created_at: w.now, delivered_at: null, requested_verdict: requested });
     w.countBytes(input.body.length);
     if (settled !== 0) this.totals.reviewAnswered(settled);
     w.emit("feedback.created", taskId, view);
@@ -258,7 +272,14 @@ export class FeedbackRecords {
     const items: FeedbackDigestItem[] = [];
     let bytes = 0;
     for (const row of pending) {
-      const item = { id: row.id, on: row.target_id, verdict: row.verdict as FeedbackVerdict, body: clip(row.body, BODY_CLIP) };
+      const at = row.location ? locationText(JSON.parse(row.location) as FeedbackLocation) : null;
+      const item: FeedbackDigestItem = {
+        id: row.id,
+        on: row.target_id,
+        ...(at ? { at } : {}),
+        verdict: row.verdict as FeedbackVerdict,
+        body: clip(row.body, BODY_CLIP),
+      };
       const size = JSON.stringify(item).length;
       // The first item always goes, so feedback can never be stuck behind a budget it cannot fit.
       if (items.length > 0 && bytes + size > LIMITS.FEEDBACK_RESULT_BYTES) break;
@@ -272,7 +293,7 @@ export class FeedbackRecords {
 
   /** The task a target belongs to (null for the workflow itself); NOT_FOUND for anything outside this workflow. */
   private taskOfTarget(workflowId: string, target: FeedbackTarget, targetId: string): string | null {
-    const missing = () => new WaymarkError("NOT_FOUND", `target_id: no ${target} ${targetId} in workflow ${workflowId}`);
+    const missing = () => notFoundError("target_id", `${target} ${targetId} in workflow ${workflowId}`);
     if (target === "workflow") {
       if (targetId !== workflowId) throw missing();
       return null;
@@ -291,10 +312,13 @@ export class FeedbackRecords {
   }
 }
 
+/** `src/api/a.ts:12`, or the path alone for a comment on the whole file: where a review comment was left. */
+export const locationText = (location: FeedbackLocation) => (location.line === null ? location.path : `${location.path}:${location.line}`);
+
 /** The digest as one short line of text appended to a tool's text result (a few hundred bytes at most). */
 export function feedbackDigestText(digest: FeedbackDigest): string {
   const label: Record<FeedbackVerdict, string> = { comment: "comment", approved: "APPROVED", changes_requested: "CHANGES REQUESTED" };
-  const items = digest.items.map((i) => `[${label[i.verdict]} on ${i.on}] ${i.body}`);
+  const items = digest.items.map((i) => `[${label[i.verdict]} on ${i.on}${i.at ? ` at ${i.at}` : ""}] ${i.body}`);
   const more = digest.more > 0 ? ` (+${digest.more} more)` : "";
   return `Reviewer feedback${more}: ${items.join(" | ")} — full text: ${digest.full}`;
 }

@@ -2,7 +2,7 @@
  * @module workflow/lifecycle
  * The rules of the workflow's and its tasks' state changes, inside their writes: when a task may
  * start, be logged on or complete, and what completing it records. Starting a task stores it and
- * its start snapshot; completing one attributes the helper's observations (domain/attribution),
+ * its start snapshot; completing one attributes the helper's observations (domain/task-attribution),
  * splits its files for storage (domain/stored-files), updates the running totals and tells
  * earlier tasks that overlapped with it, so overlap is reported on both; the workflow completes
  * once every task has. Every statement is workflow/records' (this module holds the rules only).
@@ -23,7 +23,8 @@ import { WaymarkError } from "../errors";
 import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
 import type { AcceptedPayload } from "./device-signatures";
-import { iso, notFoundError, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
+import { noWorkflowOrTask } from "./ownership";
+import { iso, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -132,7 +133,7 @@ export class TaskLifecycle {
     const ancestors = new Set<string>();
     if (input.parent_task_id !== undefined) {
       const parent = this.records.task(input.parent_task_id);
-      if (!parent) throw notFoundError("parent_task_id", input.parent_task_id);
+      if (!parent) throw noWorkflowOrTask("parent_task_id", input.parent_task_id);
       if (parent.status !== "in_progress") {
         throw new WaymarkError("CONFLICT", `parent_task_id: task ${parent.id} is already completed (${parent.status})`);
       }

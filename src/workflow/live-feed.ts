@@ -9,7 +9,7 @@
 import type { AccountObject } from "../account/account-object";
 import type { EventLog } from "./event-log";
 import type { LiveFollowers } from "./followers";
-import type { WorkflowRecords } from "./records";
+import type { Ownership } from "./ownership";
 import type { ShareLinks } from "./share";
 
 /** The header a Worker route sets after verifying a share token; the object checks it again. */
@@ -35,7 +35,7 @@ export class LiveFeed {
     private readonly followers: LiveFollowers,
     private readonly shareLinks: ShareLinks,
     private readonly log: EventLog,
-    private readonly records: WorkflowRecords,
+    private readonly ownership: Ownership,
     private readonly accountStub: (account: string) => DurableObjectStub<AccountObject>,
   ) {}
 
@@ -46,7 +46,7 @@ export class LiveFeed {
     const token = request.headers.get(SHARE_TOKEN_HEADER);
     const subscriber = request.headers.get(MCP_ACCOUNT_HEADER);
     if (subscriber !== null) {
-      if (this.records.workflow()?.account !== subscriber) return new Response("forbidden", { status: 403 });
+      if (!this.ownership.of(subscriber)) return new Response("forbidden", { status: 403 });
     } else if (owner !== null) {
       if (!(await this.ownerSessionOpen(owner, session))) return new Response("forbidden", { status: 403 });
     } else {
@@ -73,8 +73,8 @@ export class LiveFeed {
    * credential revoked).
    */
   private async ownerSessionOpen(account: string, session: string | null): Promise<boolean> {
-    const workflow = this.records.workflow();
-    if (!workflow || workflow.account !== account || !session) return false;
+    const workflow = this.ownership.of(account);
+    if (!workflow || !session) return false;
     return this.accountStub(account).followAsOwner(account, session, workflow.id);
   }
 }

@@ -25,7 +25,8 @@ import { filesCursorAfter, filesPosition, rowsCursorAfter, rowsPosition, timelin
 import type { SignedPartsPage } from "./device-signed";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
-import { iso, notFoundError, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
+import { notFoundError, noWorkflowOrTask, type Ownership } from "./ownership";
+import { iso, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
 import type { FileList, FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
@@ -69,6 +70,7 @@ export class WorkflowReader {
     private readonly log: EventLog,
     private readonly feedback: FeedbackRecords,
     private readonly shareLinks: ShareLinks,
+    private readonly ownership: Ownership,
   ) {}
 
   /**
@@ -77,15 +79,12 @@ export class WorkflowReader {
    * UNAUTHORIZED for a link that was revoked or has expired (the page says "no longer shared").
    */
   async refusal(reader: Reader): Promise<Result<never> | null> {
-    if (typeof reader === "string") {
-      const workflow = this.records.workflow();
-      return workflow && workflow.account === reader ? null : notFoundError("workflow_id", "this id").toFailure();
-    }
+    if (typeof reader === "string") return this.ownership.of(reader) ? null : noWorkflowOrTask("workflow_id", "this id").toFailure();
     const status = this.records.workflow() ? await this.shareLinks.check(reader.share_token) : "not_found";
     if (status === "active") return null;
     if (status === "revoked" || status === "expired")
       return fail("UNAUTHORIZED", `share_token: this link ${status === "revoked" ? "was revoked" : "has expired"}`);
-    return fail("NOT_FOUND", "share_token: no such share link");
+    return notFoundError("share_token", "such share link").toFailure();
   }
 
   /** The owner's read (`asOwner`, an account only) adds the share link's state; feedback goes to the owner and to link readers. */
@@ -114,7 +113,11 @@ export class WorkflowReader {
   /** A page of events, bounded in bytes too. Null: a reader the Worker already let in by a share link (the whole view's rule). */
   async events(reader: Reader | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
     const refused =
-      reader === null ? (this.records.workflow() ? null : notFoundError("workflow_id", "this id").toFailure()) : await this.refusal(reader);
+      reader === null
+        ? this.records.workflow()
+          ? null
+          : noWorkflowOrTask("workflow_id", "this id").toFailure()
+        : await this.refusal(reader);
     if (refused) return refused;
     return ok({ ...this.log.after(fromSeq, limit, LIMITS.READ_PAGE_BYTES), last_seq: this.log.lastSeq() });
   }
@@ -147,7 +150,7 @@ export class WorkflowReader {
       return fail("INPUT_VALIDATION_ERROR", "from: must be a whole number from 0");
     }
     const row = this.records.task(taskId);
-    if (!row) return notFoundError("task_id", taskId).toFailure();
+    if (!row) return noWorkflowOrTask("task_id", taskId).toFailure();
     const view = this.records.taskView(row);
     if (fromFile === undefined || !view.files_changed) return ok(view);
     const window = this.records.files.window(row, fromFile, LIMITS.FILES_PAGE);
@@ -188,7 +191,7 @@ export class WorkflowReader {
     try {
       const after = cursor === null ? null : filesPosition(taskId, list, cursor);
       const task = this.records.task(taskId);
-      if (!task) return notFoundError("task_id", taskId).toFailure();
+      if (!task) return noWorkflowOrTask("task_id", taskId).toFailure();
       const page = this.records.files.listPage(task, list, after, limit);
       return ok({ items: page.items, next_cursor: page.after === null ? null : filesCursorAfter(taskId, list, page.after) });
     } catch (error) {

@@ -109,10 +109,6 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 const state = (mode: string | null, blob: string | null) => (mode !== null && blob !== null ? { mode, blob } : null);
 
-export function notFoundError(field: string, id: string): WaymarkError {
-  return new WaymarkError("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
-}
-
 /**
  * A task's view; `files`: its files_changed and verification as task-files reads them (null while
  * it runs); `commands`: the commands task-commands read (absent: not observed).
@@ -490,9 +486,7 @@ export class WorkflowRecords {
               ${writer})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
-      snapshot?.type === "git"
-        ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty.length + (snapshot.dirty_omitted ?? 0))
-        : null;
+      snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
     if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;

@@ -7,6 +7,7 @@
 import type { Migration } from "../storage/migrations";
 import {
   FEEDBACK_AUTHOR_STATEMENTS,
+  FEEDBACK_LOCATION_STATEMENTS,
   FEEDBACK_MIGRATION_STATEMENTS,
   FEEDBACK_REQUESTED_VERDICT_STATEMENT,
   RECOUNT_REVIEW_ITEMS,
@@ -322,6 +323,8 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
+  // Where a pull-request review comment was left (file, line, commit), from GitHub (workflow/feedback.ts); NULL: not on code.
+  { version: 18, statements: FEEDBACK_LOCATION_STATEMENTS },
   // Review items (@waymark/protocol/review-counts): a completed task's part in the review counts,
   // kept as JSON when it completes (NULL: open, or completed before; read from its view then); the
   // credentials that started and completed each task (never shown: a verdict from a page session
@@ -329,7 +332,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // when it was recorded as a comment. Reviews needed now count failed tasks and tasks outside
   // their areas too: recounted once.
   {
-    version: 18,
+    version: 19,
     statements: [
       "ALTER TABLE tasks ADD COLUMN review_facts TEXT",
       "ALTER TABLE tasks ADD COLUMN started_by TEXT",

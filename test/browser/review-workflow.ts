@@ -120,7 +120,7 @@ class AgentHooks {
       ...payload,
     });
     const env = { ...process.env, XDG_CACHE_HOME: this.cacheHome };
-    const result = spawnSync("sh", ["-c", spoolCommand("claude")], { cwd: this.repo.dir, input, env, encoding: "utf8" });
+    const result = spawnSync("sh", ["-c", spoolCommand(CLAUDE_SPOOL)], { cwd: this.repo.dir, input, env, encoding: "utf8" });
     if (result.status !== 0) throw new Error(`the ${event} hook failed: ${result.stderr}`);
   }
 
@@ -155,6 +155,13 @@ class AgentHooks {
       });
   }
 }
+
+/**
+ * What Claude Code's edit hook spools as (its name, and the answer it reads from the hook: none).
+ * Spelled here because this file also runs under Node's type stripping (`npm run screenshots`),
+ * which cannot load packages/protocol/src/agents/claude.ts's extensionless imports.
+ */
+const CLAUDE_SPOOL = { name: "claude", answers: { silence: null } } as unknown as Parameters<typeof spoolCommand>[0];
 
 /** The owner makes the agent a write token of its own (the Tokens page's API), as the README says to. */
 async function agentTokenFor(server: { url: string; token: string }): Promise<{ id: string; token: string }> {

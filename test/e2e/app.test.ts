@@ -5,7 +5,7 @@ import { getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge"
 import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, launchChromium } from "../support/chromium";
+import { launchChromium, skipBrowser } from "../support/chromium";
 import { type DevServer, freePort } from "../support/dev-server";
 import { sharedDevServer } from "../support/shared-server";
 
@@ -38,7 +38,7 @@ async function serve(handler: (path: string) => { type: string; body: string; he
   return `http://127.0.0.1:${port}`;
 }
 
-describe.skipIf(browserMissing)("the review app in a chat client (Chromium, ext-apps AppBridge)", () => {
+describe.skipIf(skipBrowser)("the review app in a chat client (Chromium, ext-apps AppBridge)", () => {
   beforeAll(async () => {
     server = sharedDevServer();
     client = new Client(

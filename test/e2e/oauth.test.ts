@@ -4,13 +4,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, launchChromium } from "../support/chromium";
+import { launchChromium, skipBrowser } from "../support/chromium";
 import { type DevServer, freePort } from "../support/dev-server";
 import { callTool } from "../support/mcp-client";
 import { type CallbackServer, callbackServer, connectWithOAuth, MemoryOAuthProvider, refresh } from "../support/oauth-client";
 import { sharedDevServer } from "../support/shared-server";
-
-const skip = browserMissing && process.env.CI !== "true";
 
 const connect = (server: DevServer, provider: MemoryOAuthProvider) => connectWithOAuth(server.url, provider);
 
@@ -18,7 +16,7 @@ async function clickAndWait(page: Page, selector: string) {
   await Promise.all([page.waitForLoadState("load"), page.locator(selector).click()]);
 }
 
-describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chromium", () => {
+describe.skipIf(skipBrowser)("OAuth 2.1 for a remote MCP client, consent clicked in Chromium", () => {
   let server: DevServer;
   let browser: Browser;
   let callback: CallbackServer;
@@ -156,8 +154,10 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
       token_endpoint_auth_method: "none",
     };
     const fetched: string[] = [];
+    const agents = new Set<string>();
     const documents = createServer((request, response) => {
       fetched.push(request.url ?? "");
+      agents.add(request.headers["user-agent"] ?? "");
       const hops = /^\/hop(\d+)$/.exec(request.url ?? "");
       if (hops) {
         response.writeHead(302, { Location: `/hop${Number(hops[1]) + 1}` }).end();
@@ -213,6 +213,8 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
       }
       expect(fetched).toContain("/hop4");
       expect(fetched).not.toContain("/hop5");
+      // Every fetch was the Worker's own, bounded one: the provider read what it fetched from its cache.
+      expect([...agents].filter((agent) => agent.startsWith("workers-oauth-provider"))).toEqual([]);
       await context.close();
     } finally {
       await new Promise((closed) => documents.close(closed));

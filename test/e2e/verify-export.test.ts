@@ -401,15 +401,21 @@ describe("waymark verify against a real deployment", () => {
     const agrees = waymark(["verify", file, "--endpoint", server.url, "--repo", clone]);
     expect(agrees.code, agrees.stderr).toBe(0);
     expect(agrees.stdout).toContain(`${recorded.failed} "Fix the parser": agrees (3 committed files, 1 rename, 3 line counts, 1 commit)`);
-    // The second task started with the first one's notes.txt untracked and committed it: not its own change,
-    // which git alone cannot tell (the record counts such files, it does not name them).
+    // The second task started with the first one's notes.txt untracked and committed it: not its own
+    // change, and the record names notes.txt as dirty at the task's start, so git's difference is explained.
     expect(agrees.stdout).toContain(
       [
         `  ${recorded.passed} "Add b": agrees (1 committed file, 0 renames, 1 line count, 1 commit)`,
-        "    undecided, as 1 file(s) had uncommitted changes when the task started, and the export does not say which:",
+        `    on the branch: its commits ${recorded.failedEnd.slice(0, 12)}..`,
+      ].join("\n"),
+    );
+    expect(agrees.stdout).toContain(
+      [
+        "    explained by the uncommitted changes the record names at the task's start:",
         "      notes.txt: git shows it added between",
       ].join("\n"),
     );
+    expect(agrees.stdout).not.toContain("undecided");
     expect(agrees.stdout).toContain("1 file left uncommitted at the end of their task: out of git's reach, not checked");
 
     // The first task started clean: its committed file list is git's to decide.
@@ -426,7 +432,7 @@ describe("waymark verify against a real deployment", () => {
     expect(caught.stderr).toContain("src/innocent.ts: the record lists it as committed (modified), git shows no change to it between");
   });
 
-  it("--repo reports a commit gone from rewritten history as missing, not as a mismatch", () => {
+  it("--repo fails on a commit gone from rewritten history, and says it is missing, not a mismatch", () => {
     const clone = tempDir("waymark-clone-");
     execFileSync("git", ["clone", "-q", "--no-local", recorded.repo.dir, clone]);
     // History rewritten after the workflow: the second task's commit is gone.
@@ -446,12 +452,13 @@ describe("waymark verify against a real deployment", () => {
     execFileSync("git", ["remote", "remove", "origin"], { cwd: clone });
     execFileSync("git", ["gc", "-q", "--prune=now"], { cwd: clone });
     const run = waymark(["verify", save(genuine.text), "--endpoint", server.url, "--repo", clone]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`${recorded.failed} "Fix the parser": agrees`);
-    expect(run.stdout).toMatch(
+    expect(run.code, run.stdout).toBe(1);
+    expect(run.stderr).toContain(`${recorded.failed} "Fix the parser": agrees`);
+    expect(run.stderr).toMatch(
       new RegExp(
-        `${recorded.passed} "Add b": not checked: commit [0-9a-f]{12} is not in this repository \\(history rewritten, or not fetched\\)`,
+        `${recorded.passed} "Add b": FAILED: missing: commit [0-9a-f]{12} is not in this repository and no commit on HEAD holds the task's record`,
       ),
     );
+    expect(run.stderr).toContain("NOT OK: the export is intact, but git does not agree with the record, or could not decide a task");
   });
 });

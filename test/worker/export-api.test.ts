@@ -8,6 +8,7 @@ import type { SignedStatement } from "@waymark/protocol/statement";
 import { checkExport } from "@waymark/protocol/verify";
 import { beforeAll, describe, expect, it } from "vitest";
 import exportSchema from "../../docs/schemas/export-v1.json";
+import policySchema from "../../docs/schemas/policy-v1.json";
 import { publishedKeys } from "../../src/signing";
 import { callTool, connect } from "../support/mcp-client";
 import { ORIGIN, signIn, TOKENS, workerFetch, workerTarget } from "../support/worker";
@@ -98,5 +99,12 @@ describe("the export's JSON Schema", () => {
     expect(response.headers.get("Content-Type")).toBe("application/schema+json");
     expect(response.headers.get("Cache-Control")).toBe("public, max-age=3600");
     expect(await response.json()).toEqual(exportSchema);
+  });
+
+  it("and the policy file's schema, as docs/schemas/policy-v1.json holds it", async () => {
+    const response = await get("/schemas/policy-v1.json", null);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toBe("application/schema+json");
+    expect(await response.json()).toEqual(policySchema);
   });
 });

@@ -12,7 +12,7 @@
  *
  * What the edge derives besides the entities, rebuilt by the same rules:
  * - the header's `updated_at` is the time of the last event other than reviewer feedback
- *   (a trigger on the event log, src/workflow/schema.ts);
+ *   (a trigger on the event log, src/workflow/workflow-schema.ts);
  * - the totals (src/workflow/totals.ts): tasks and open tasks, the duration of top-level tasks,
  *   the distinct paths changed, decisions, issues, the reviews still needed (the open review items
  *   of ./review-counts.ts), token and cost sums in completion order;

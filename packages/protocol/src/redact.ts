@@ -20,7 +20,7 @@
  * `password: string`), and the generic rules (a value after `key`, `token`, `secret`, `password`…)
  * fire only on literal values; the `key`/`token` rule only on values that look generated, not on
  * words (`"Waymark-Share-Token"`). Measured on a corpus of real code and prose
- * (test/domain/redact-corpus.test.ts).
+ * (client-helper/test/redaction-corpus.test.ts).
  *
  * Every pattern is linear (no nested quantifiers, bounded repetitions), so a hostile text cannot
  * make redaction slow; a text without any of the formats' anchors (`TRIGGER`) is not scanned further.
@@ -99,7 +99,7 @@ function wordPart(part: string): boolean {
  * `MINIFLARE_R2_S3_CREDENTIALS`, an identifier) rather than as generated characters: split at
  * separators and case changes, nearly all of it is numbers and letters that could be words. A
  * generated token mixes digits into its letters and changes case every character or two: of random
- * tokens of each common shape, at most 0.5% read as words (test/domain/redact-corpus.test.ts).
+ * tokens of each common shape, at most 0.5% read as words (client-helper/test/redaction-corpus.test.ts).
  */
 function madeOfWords(value: string): boolean {
   const parts: { length: number; word: boolean }[] = [];

@@ -41,12 +41,16 @@ export const completeTaskTool = defineTool({
   description: "Call when a task ends (its subtasks first).",
   input: completeTaskInput,
   opaqueInputs: { metrics: METRICS_DESCRIPTION },
-  output: ["task_id", "status", "duration_seconds", "files_changed", "verification", "metrics"],
+  output: ["task_id", "status", "duration_seconds", "files_changed", "verification", "metrics", "checkpoint"],
   annotations: WRITES,
   meta: APP_LINK,
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
-    return stub ? stub.completeTask(ctx.account, input, ctx.credential) : notFound("task_id", input.task_id);
+    if (!stub) return notFound("task_id", input.task_id);
+    const completed = await stub.completeTask(ctx.account, input, ctx.credential);
+    // The deployment that recorded it, for the helper's note in the repository (not stored: the same for every replay).
+    if (completed.ok && completed.value.checkpoint) completed.value.checkpoint.origin = ctx.origin;
+    return completed;
   },
   render,
 });

@@ -2,7 +2,7 @@
  * @module views/task
  * A task as the edge shows it (get_workflow {task_id}, the pages, the exports, its events): what
  * the agent said (outcome, metadata, usage), what was observed (files changed and their lines,
- * commits, the shell commands the hooks saw), where each figure came from (./provenance in
+ * commits, the shell commands the hooks saw), where each figure came from (see
  * docs/provenance.md), and how it sits against its declared areas and concurrent tasks.
  */
 import { z } from "zod";
@@ -162,6 +162,12 @@ export const taskRepositorySchema = z.strictObject({
   dirty_at_start: countSchema
     .describe(
       "Files with uncommitted changes (untracked included) when the task started: their start state is not the start commit's. Absent: recorded before it was kept.",
+    )
+    .optional(),
+  dirty_paths_at_start: z
+    .array(z.string())
+    .describe(
+      "Their paths, when the start snapshot named them all within the record's bound (absent: not named, and `waymark verify --repo` cannot decide a difference git shows on such a task).",
     )
     .optional(),
 });

@@ -1,18 +1,19 @@
 /**
- * @module account/credentials
+ * @module domain/credentials
  * Which credential something was derived from. A dashboard session, an OAuth grant and a
  * webhook each carry the reference of the credential that created it, and end when that
  * credential is revoked, removed from configuration or expires:
  *
  *   b:<sha-256 of the token, hex>   a bootstrap token (WAYMARK_TOKENS, or the dev token of `npm start`)
- *   m:<token id>                    a managed token (src/account/tokens.ts)
+ *   m:<token id>                    a managed token (src/account/tokens.ts; its format: ./managed-token.ts)
  *
  * The bootstrap table is read from configuration, so both the Worker and an account's object
- * (which has the same bindings) can tell whether a bootstrap credential is still configured.
+ * (which has the same bindings) can tell whether a bootstrap credential is still configured:
+ * pure parsing, here so that the Worker's middleware imports none of the account object's code.
  */
 import { sha256Hex } from "../crypto";
-import { type Authority, SCOPES } from "../domain/access-scopes";
-import type { FeedbackAuthor } from "../domain/view";
+import { type Authority, SCOPES } from "./access-scopes";
+import type { FeedbackAuthor } from "./view";
 
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
