@@ -89,11 +89,15 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
   // Tasks the viewer opened or closed, by task id (a task's card is the first child of its item):
   // swaps bring the server's default back, this restores the viewer's choice.
   const chosen = new Map<string, boolean>();
+  // Other sections the viewer opened or closed that have ids of their own (the approved review items), by id.
+  const chosenSections = new Map<string, boolean>();
   document.addEventListener("click", (e) => {
     const summary = e.target instanceof Element ? e.target.closest("summary") : null;
     const details = summary?.parentElement;
     const item = details?.parentElement;
-    if (details?.tagName === "DETAILS" && item?.id && summary === details.firstElementChild)
+    if (details instanceof HTMLDetailsElement && details.id && !details.classList.contains("rv") && summary === details.firstElementChild)
+      chosenSections.set(details.id, !details.open);
+    else if (details?.tagName === "DETAILS" && item?.id && summary === details.firstElementChild)
       chosen.set(item.id, !(details as HTMLDetailsElement).open);
   });
   function cardOf(id: string): HTMLDetailsElement | null {
@@ -105,6 +109,15 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
       const card = cardOf(id);
       if (card && card.open !== open) card.open = open;
     });
+    chosenSections.forEach((open, id) => {
+      const section = document.getElementById(id);
+      if (section instanceof HTMLDetailsElement && section.open !== open) section.open = open;
+    });
+  }
+  /** Opens a section with an id of its own and keeps it open across swaps (the page script's own choice). */
+  function keepOpen(section: HTMLDetailsElement): void {
+    section.open = true;
+    if (section.id && !section.classList.contains("rv")) chosenSections.set(section.id, true);
   }
 
   // A link to a task, decision or issue inside closed tasks opens them.
@@ -238,7 +251,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
   }
 
   // Reviewing in place (client/review.ts): forms set aside around a swap, and refreshes it waits for.
-  const hooks: LiveHooks = { refreshNow, beforeSwap: [], afterSwap: [], announce };
+  const hooks: LiveHooks = { refreshNow, beforeSwap: [], afterSwap: [], announce, keepOpen };
   let waiters: { seq: number; resolve: () => void }[] = [];
   function settleWaiters(all: boolean): void {
     const done = waiters.filter((w) => all || shownSeq >= w.seq);

@@ -25,6 +25,8 @@ export interface LiveHooks {
   beforeSwap: (() => void)[];
   afterSwap: (() => void)[];
   announce(lines: string[]): void;
+  /** Opens a section (<details> with an id) and keeps it open across later swaps. */
+  keepOpen(section: HTMLDetailsElement): void;
 }
 
 const VERDICT_SAID: Record<string, string> = {
@@ -163,6 +165,8 @@ export function startReviews(hooks: LiveHooks): void {
     await hooks.refreshNow();
     const item =
       document.getElementById(`nr-${id}`) ?? findLink(`${target}\u0000${String(data.get("path") ?? "")}`) ?? document.getElementById(id);
+    // The item reviewed, where it is now (an approved one is among the settled items: opened, and kept open, so it can hold focus).
+    for (let node = item?.parentElement ?? null; node; node = node.parentElement) if (node instanceof HTMLDetailsElement) hooks.keepOpen(node);
     if (item instanceof HTMLElement) item.focus({ preventScroll: false });
     hooks.announce([said]);
   }

@@ -147,6 +147,9 @@ export const exportSchema = z.strictObject(exportMembers).meta({
     "A workflow's JSON export (GET /s/<token>/export.json, /w/<id>/export.json, /api/workflows/<id>/export.json). Every endpoint serves this file at /schemas/export-v1.json; docs/verification.md says what each member means and how `waymark verify` checks it. Version 1 changes only by adding optional members; a change of meaning is a new version at a new path.",
 });
 
+/** A JSON export as its schema reads it. */
+export type ExportView = z.infer<typeof exportSchema>;
+
 /** The export's JSON Schema (2020-12), as docs/schemas/export-v1.json holds it. */
 export function exportJsonSchema(): Record<string, unknown> {
   const { $schema, title, description, ...rest } = z.toJSONSchema(exportSchema, { target: "draft-2020-12" });
