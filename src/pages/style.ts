@@ -51,7 +51,7 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .figures{font-size:.9em;margin-top:.5em}.settled summary{cursor:pointer;color:var(--run);font-size:.9em}
 .checks-summary{list-style:none;padding-left:0}.checks-summary li{margin:.2em 0}.ck-failed{color:var(--bad);font-weight:600}.ck-passed{color:var(--ok)}
 .check-tasks{padding-left:1.1em;font-size:.9em}.check-tasks li{margin:.25em 0}
-table.changed td{padding:3px 6px;vertical-align:baseline}table.changed .cmd{font-size:11px;color:var(--muted)}table.changed .diff{font-size:.85rem}
+table.changed td{padding:3px 6px;vertical-align:baseline}table.changed td a{display:inline-block;min-height:24px;line-height:24px}table.changed .cmd{font-size:11px;color:var(--muted)}table.changed .diff{font-size:.85rem}
 table.changed tr.out-of-scope{background:var(--warn-bg)}
 .banner{border:2px solid var(--warn);background:var(--warn-bg);border-radius:8px;padding:4px 14px;margin:10px 0}
 .success{border:2px solid var(--ok);background:var(--ok-bg);border-radius:8px;padding:2px 14px 8px;margin:10px 0}.success h2{color:var(--ok)}

@@ -189,12 +189,12 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
     expect((await fetch(newLink)).status).toBe(200);
 
     // Comment on the workflow, then request changes on the issue from its review link.
-    await page.fill('textarea[name="body"]', "Nice plan overall.");
+    await page.fill('#feedback textarea[name="body"]', "Nice plan overall.");
     expect(await submit(page, page.locator('#feedback button[type="submit"]'))).toBe(303);
     await Promise.all([page.waitForURL(/\?on=/), page.click(`#wf-review a.review-link[href*="${issueId}"]`)]);
-    expect(await page.locator('select[name="target"]').inputValue()).toBe(`issue:${issueId}`);
-    await page.check('input[name="verdict"][value="changes_requested"]');
-    await page.fill('textarea[name="body"]', "Use banker's rounding only for the EU export.");
+    expect(await page.locator('#feedback select[name="target"]').inputValue()).toBe(`issue:${issueId}`);
+    await page.check('#feedback input[name="verdict"][value="changes_requested"]');
+    await page.fill('#feedback textarea[name="body"]', "Use banker's rounding only for the EU export.");
     expect(await submit(page, page.locator('#feedback button[type="submit"]'))).toBe(303);
     const list = page.locator("#feedback-list");
     expect(await list.innerText()).toMatch(/comment on the workflow[\s\S]*Nice plan overall[\s\S]*changes requested on issue other/);

@@ -87,9 +87,9 @@ describe.skipIf(skipBrowser)("only people review", () => {
     const item = page.locator(`#${afterAttack.feedback[0]?.id}`);
     expect(await item.innerText()).toContain(`sent with token ${agentTokenId}, from the review app in an MCP client`);
     expect(await page.locator("#wf-review").innerText()).toContain("1 open");
-    await page.locator('select[name="target"]').selectOption(`task:${task_id}`);
-    await page.check('input[name="verdict"][value="approved"]');
-    await page.fill('textarea[name="body"]', "Checked the refund path");
+    await page.locator('#feedback select[name="target"]').selectOption(`task:${task_id}`);
+    await page.check('#feedback input[name="verdict"][value="approved"]');
+    await page.fill('#feedback textarea[name="body"]', "Checked the refund path");
     expect(await submit(page, '#feedback button[type="submit"]')).toBe(303);
     expect(await page.locator("#feedback-list").innerText()).toContain("signed in with a bootstrap token, on the page");
 

@@ -70,12 +70,12 @@ describe.skipIf(skipBrowser)("a reviewed workflow's export", () => {
     expect(await page.locator("#wf-chain").innerText()).toContain(`signed with key ${keys.keys[0]?.kid}`);
 
     await Promise.all([page.waitForURL(/\?on=/), page.click(`#wf-review a.review-link[href*="${ids.task}"]`)]);
-    await page.check('input[name="verdict"][value="approved"]');
-    await page.fill('textarea[name="body"]', "Rounding is right.");
+    await page.check('#feedback input[name="verdict"][value="approved"]');
+    await page.fill('#feedback textarea[name="body"]', "Rounding is right.");
     expect(await submit(page, page.locator('#feedback button[type="submit"]'))).toBe(303);
     await Promise.all([page.waitForURL(/\?on=/), page.click(`#wf-review a.review-link[href*="${ids.issue}"]`)]);
-    await page.check('input[name="verdict"][value="changes_requested"]');
-    await page.fill('textarea[name="body"]', "Match the accounting export.");
+    await page.check('#feedback input[name="verdict"][value="changes_requested"]');
+    await page.fill('#feedback textarea[name="body"]', "Match the accounting export.");
     expect(await submit(page, page.locator('#feedback button[type="submit"]'))).toBe(303);
     await context.close();
     // The agent's next call carries the feedback: it is now marked delivered.
