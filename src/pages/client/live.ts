@@ -253,15 +253,23 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
   // Reviewing in place (client/review.ts): forms set aside around a swap, and refreshes it waits for.
   const hooks: LiveHooks = { refreshNow, beforeSwap: [], afterSwap: [], announce, keepOpen };
   let waiters: { seq: number; resolve: () => void }[] = [];
-  function settleWaiters(all: boolean): void {
-    const done = waiters.filter((w) => all || shownSeq >= w.seq);
+  function settleWaiters(): void {
+    const done = waiters.filter((w) => shownSeq >= w.seq);
     waiters = waiters.filter((w) => !done.includes(w));
     for (const w of done) w.resolve();
   }
-  /** Fetches the blocks now (a write of the viewer's own just landed); resolves once a later state is on the page, or the fetch failed. */
+  /**
+   * Fetches the blocks now (a write of the viewer's own just landed); resolves once a later state is
+   * on the page (a failed fetch is tried again, as for any event), or after 10 s whatever happened.
+   */
   function refreshNow(): Promise<void> {
     return new Promise((resolve) => {
-      waiters.push({ seq: shownSeq + 1, resolve });
+      const waiter = { seq: shownSeq + 1, resolve };
+      waiters.push(waiter);
+      setTimeout(() => {
+        waiters = waiters.filter((w) => w !== waiter);
+        resolve();
+      }, 10_000);
       knownSeq = Math.max(knownSeq, shownSeq + 1);
       nextFetchAt = 0;
       refresh();
@@ -293,7 +301,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     announce(describeChanges(before, headerBefore));
     shownSeq = Math.max(shownSeq, seq);
     root.dataset.seq = String(shownSeq);
-    settleWaiters(false);
+    settleWaiters();
   }
 
   // The blocks cost the server in proportion to what one page shows: after a fetch that took
@@ -343,7 +351,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
         swap(markup, seq);
         knownSeq = Math.max(knownSeq, seq);
       })
-      .catch(() => settleWaiters(true))
+      .catch(() => {})
       .then(() => {
         fetching = false;
         const now = Date.now();

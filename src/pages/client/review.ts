@@ -155,9 +155,9 @@ export function startReviews(hooks: LiveHooks): void {
       form.querySelector("textarea")?.focus();
       return;
     }
-    const said = `${VERDICT_SAID[recorded.verdict ?? ""] ?? "Recorded"}${
-      recorded.requested_verdict ? ": as a comment, since the server cannot tell you from the agent with this sign-in" : ""
-    }.`;
+    const said = recorded.requested_verdict
+      ? `${VERDICT_SAID[recorded.requested_verdict]?.replace(" recorded", "") ?? "Verdict"} recorded as a comment: the server cannot tell you from the agent with this sign-in.`
+      : `${VERDICT_SAID[recorded.verdict ?? ""] ?? "Recorded"}.`;
     say(said);
     // The item's block comes back from the server without this form.
     form.closest("details.rv")?.removeAttribute("open");
