@@ -416,7 +416,7 @@ describe("line attribution through wrangler dev and the helper", () => {
     await agent.close();
     expect(completed.text).toContain("lines: +2 −0 (not observed 2)");
     const page = await fetchText(wf.share_url);
-    expect(page).toContain("2 not observed (no hook of the agent observed this task), counted as no one&#39;s");
+    expect(page).toContain("2 not observed (no hook of the agent observed this task): no one is credited with them");
     expect(page).not.toMatch(/<strong>Lines:<\/strong>[^<]*human/);
     const [record] = JSON.parse(await fetchText(`${wf.share_url}/export.agent-trace.json`)) as [TraceRecord];
     expect(validRecord(record), JSON.stringify(validRecord.errors)).toBe(true);
