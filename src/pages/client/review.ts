@@ -166,7 +166,8 @@ export function startReviews(hooks: LiveHooks): void {
     const item =
       document.getElementById(`nr-${id}`) ?? findLink(`${target}\u0000${String(data.get("path") ?? "")}`) ?? document.getElementById(id);
     // The item reviewed, where it is now (an approved one is among the settled items: opened, and kept open, so it can hold focus).
-    for (let node = item?.parentElement ?? null; node; node = node.parentElement) if (node instanceof HTMLDetailsElement) hooks.keepOpen(node);
+    for (let node = item?.parentElement ?? null; node; node = node.parentElement)
+      if (node instanceof HTMLDetailsElement) hooks.keepOpen(node);
     if (item instanceof HTMLElement) item.focus({ preventScroll: false });
     hooks.announce([said]);
   }
