@@ -10,7 +10,7 @@ import { MAX_SHARE_SECONDS, type ShareInfo } from "../domain/share-status";
 import { requireAccount } from "../http/require-account";
 import type { AppEnv } from "../http/types";
 import { isWorkflowId } from "../ids";
-import { renderConfirmPage } from "../pages/confirm";
+import { type Confirmation, renderConfirmPage } from "../pages/confirm";
 import { workflowStub } from "../stubs";
 
 type Ctx = Context<AppEnv>;
@@ -57,20 +57,26 @@ export const shareForm = shareRequest.extend({
 export function confirmShareRevocation(c: Ctx, form: z.output<typeof shareForm>, back: string): Response | null {
   if (form.action !== "revoke" || form.confirmed === "yes") return null;
   const id = c.req.param("id") ?? "";
-  return c.html(
-    String(
-      renderConfirmPage(nonceOf(c), {
-        question: `Revoke the share link of workflow ${id}?`,
-        consequence:
-          "Anyone holding the link can no longer open the workflow, and pages open with it close. A new link can be made later; the old one never works again.",
-        action: new URL(c.req.url).pathname,
-        fields: { action: "revoke" },
-        confirm: "Revoke the link",
-        back,
-      }),
-    ),
-  );
+  return askFirst(c, {
+    question: `Revoke the share link of workflow ${id}?`,
+    consequence:
+      "Anyone holding the link can no longer open the workflow, and pages open with it close. A new link can be made later; the old one never works again.",
+    action: new URL(c.req.url).pathname,
+    fields: { action: "revoke" },
+    confirm: "Revoke the link",
+    back,
+  });
 }
+
+/** The confirmation page (pages/confirm.ts) in place of what a form asked for: nothing is done until its own form is sent. */
+export function askFirst(c: Ctx, confirmation: Confirmation): Response {
+  return c.html(String(renderConfirmPage(nonceOf(c), confirmation)));
+}
+
+/** A revocation form's field: "yes" from the confirmation page's form, absent from the first one. */
+export const confirmedForm = z.object({
+  confirmed: z.literal("yes", { error: 'must be "yes" (the confirmation form sends it)' }).optional(),
+});
 
 export function shareUrl(c: Ctx, info: ShareInfo): string | null {
   return info.token ? `${new URL(c.req.url).origin}/s/${info.token}` : null;

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import type { BrowserContext, Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testDevice } from "../support/device-keys";
-import { skipBrowser, useServerAndBrowser } from "./browser";
+import { ownerSession, skipBrowser, useServerAndBrowser } from "./browser";
 import { type RecordedReview, recordReviewWorkflow } from "./review-workflow";
 
 /**
@@ -161,13 +161,7 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
 
   beforeAll(async () => {
     review = await recordReviewWorkflow(env.server(), { complete: false });
-    const context = await env.browser().newContext();
-    const page = await context.newPage();
-    await page.goto(`${env.server().url}/login`);
-    await page.fill('input[name="token"]', env.server().token);
-    await Promise.all([page.waitForURL("**/dashboard"), page.click('button[type="submit"]')]);
-    signedIn = await context.storageState();
-    await context.close();
+    signedIn = await ownerSession(env.browser(), env.server());
   }, 300_000);
 
   async function contextFor(mode: Mode, signedInAs: boolean): Promise<BrowserContext> {

@@ -3,7 +3,7 @@ import { type ReviewCounts, reviewCounts } from "@waymark/protocol/review-counts
 import type { ExportView } from "@waymark/protocol/views/export";
 import type { BrowserContext, Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { skipBrowser, useServerAndBrowser } from "./browser";
+import { ownerSession, skipBrowser, useServerAndBrowser } from "./browser";
 import { EXPECTED, type RecordedReview, recordReviewWorkflow } from "./review-workflow";
 
 /**
@@ -81,13 +81,7 @@ describe.skipIf(skipBrowser)("the first screen answers a reviewer, and the revie
 
   beforeAll(async () => {
     recorded = await recordReviewWorkflow(env.server(), { complete: false });
-    const context = await env.browser().newContext();
-    const page = await context.newPage();
-    await page.goto(`${env.server().url}/login`);
-    await page.fill('input[name="token"]', env.server().token);
-    await Promise.all([page.waitForURL("**/dashboard"), page.click('button[type="submit"]')]);
-    signedIn = await context.storageState();
-    await context.close();
+    signedIn = await ownerSession(env.browser(), env.server());
   }, 300_000);
 
   const read = async (path: string) => {

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentWriteToken } from "../support/agents";
 import { eventually } from "../support/eventually";
 import { callTool, connect, type Structured } from "../support/mcp-client";
 import { skipBrowser, useServerAndBrowser } from "./browser";
@@ -29,12 +30,7 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
 
   beforeAll(async () => {
     // The agent holds a write token of its own (the owner's would make its own verdicts the agent's).
-    const made = await fetch(`${env.server().url}/api/tokens`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${env.server().token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ name: "owner-view agent", scopes: ["read", "write"] }),
-    });
-    const agentToken = ((await made.json()) as { token: string }).token;
+    const agentToken = (await agentWriteToken(env.server(), "owner-view agent")).token;
     agent = await connect({ url: env.server().url, token: agentToken }, { negotiation: "auto", name: "owner-view-agent" });
     const other = await agentCall(agent, "start_workflow", { name: "Docs refresh", description: "Rewrite the onboarding guide" });
     const docsTask = await agentCall(agent, "start_task", {

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ensureBuilt } from "../../client-helper/test/support.ts";
 import { spoolCommand } from "../../packages/protocol/src/agent-config.ts";
-import { connectThroughHelper } from "../support/agents.ts";
+import { agentWriteToken, connectThroughHelper } from "../support/agents.ts";
 import { ok, type Structured } from "../support/mcp-client.ts";
 
 const lines = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}\n`).join("");
@@ -163,18 +163,6 @@ class AgentHooks {
  */
 const CLAUDE_SPOOL = { name: "claude", answers: { silence: null } } as unknown as Parameters<typeof spoolCommand>[0];
 
-/** The owner makes the agent a write token of its own (the Tokens page's API), as the README says to. */
-async function agentTokenFor(server: { url: string; token: string }): Promise<{ id: string; token: string }> {
-  const response = await fetch(`${server.url}/api/tokens`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name: "review agent", scopes: ["read", "write"] }),
-  });
-  if (response.status !== 201) throw new Error(`POST /api/tokens answered ${response.status}: ${await response.text()}`);
-  const made = (await response.json()) as { id: string; token: string };
-  return { id: made.id, token: made.token };
-}
-
 export async function recordReviewWorkflow(
   server: { url: string; token: string },
   options: { complete: boolean },
@@ -192,7 +180,7 @@ export async function recordReviewWorkflow(
     .write("package.json", '{ "name": "shop", "private": true, "scripts": { "test": "node --test", "lint": "biome check" } }\n');
   repo.git("add", "-A");
   repo.git("commit", "-q", "-m", "initial");
-  const agentToken = await agentTokenFor(server);
+  const agentToken = await agentWriteToken(server, "review agent");
   const hooks = new AgentHooks(repo, cacheHome);
   const agent = await connectThroughHelper({ url: server.url, token: agentToken.token }, repo.dir, { cacheHome, name: "review-agent" });
   const tool = (name: string, args: Structured) => ok(agent, name, args);

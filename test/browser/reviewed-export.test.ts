@@ -7,6 +7,7 @@ import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
+import { agentWriteToken } from "../support/agents";
 import { connect, ok } from "../support/mcp-client";
 import { skipBrowser, useServerAndBrowser } from "./browser";
 
@@ -26,12 +27,7 @@ describe.skipIf(skipBrowser)("a reviewed workflow's export", () => {
   beforeAll(async () => {
     ensureBuilt();
     // The agent holds a write token of its own: the owner's verdicts on its tasks then count.
-    const made = await fetch(`${env.server().url}/api/tokens`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${env.server().token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ name: "reviewed-export agent", scopes: ["read", "write"] }),
-    });
-    const agentToken = ((await made.json()) as { token: string }).token;
+    const agentToken = (await agentWriteToken(env.server(), "reviewed-export agent")).token;
     agent = await connect({ url: env.server().url, token: agentToken }, { name: "reviewed-export-agent", negotiation: "auto" });
     ids.workflow = String((await ok(agent, "start_workflow", { name: "Rounding rules" })).workflow_id);
     ids.task = String((await ok(agent, "start_task", { workflow_id: ids.workflow, name: "Round", goal: "Half-even" })).task_id);
