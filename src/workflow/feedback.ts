@@ -34,13 +34,18 @@ import type { WriteScope } from "./write-scope";
  * require it, less those whose latest verdict (since the task asked, for a task) approves them.
  * What `add` keeps up to date one verdict at a time; the migration that brought it in runs it once.
  */
+/** A task `t` whose latest verdict since it completed is not an approval. */
+const TASK_NOT_APPROVED = `coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'task' AND f.target_id = t.id AND f.verdict != 'comment'
+      AND f.created_at >= t.completed_at ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved'`;
+/** Issues that require human review and whose latest verdict is not an approval. */
+const OPEN_ISSUES = `(SELECT count(*) FROM issues i WHERE i.requires_human_review = 1
+    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'issue' AND f.target_id = i.id AND f.verdict != 'comment'
+      ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')`;
+
 export const RECOUNT_REVIEWS_NEEDED = `UPDATE totals SET reviews_needed =
   (SELECT count(*) FROM tasks t WHERE json_extract(t.outcome, '$.manual_review_needed') = 1
-    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'task' AND f.target_id = t.id AND f.verdict != 'comment'
-      AND f.created_at >= t.completed_at ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
-  + (SELECT count(*) FROM issues i WHERE i.requires_human_review = 1
-    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'issue' AND f.target_id = i.id AND f.verdict != 'comment'
-      ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
+    AND ${TASK_NOT_APPROVED})
+  + ${OPEN_ISSUES}
   WHERE id = 1`;
 
 /**
@@ -54,11 +59,8 @@ export const RECOUNT_REVIEW_ITEMS = `UPDATE totals SET reviews_needed =
       OR json_extract(t.outcome, '$.manual_review_needed') = 1
       OR (CASE WHEN t.files_count IS NULL THEN coalesce(json_array_length(t.verification, '$.unexpected_files'), 0)
           ELSE (SELECT count(*) FROM file_changes c WHERE c.task_id = t.id AND c.in_scope = 0) END) > 0)
-    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'task' AND f.target_id = t.id AND f.verdict != 'comment'
-      AND f.created_at >= t.completed_at ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
-  + (SELECT count(*) FROM issues i WHERE i.requires_human_review = 1
-    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'issue' AND f.target_id = i.id AND f.verdict != 'comment'
-      ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
+    AND ${TASK_NOT_APPROVED})
+  + ${OPEN_ISSUES}
   WHERE id = 1`;
 
 export const FEEDBACK_MIGRATION_STATEMENTS = [

@@ -11,18 +11,17 @@ import { countSchema } from "./common";
 /** What was observed of one kind of check after a task's last edit: its last run passed, failed or exited unseen; none ran; nothing was observed. */
 export const OBSERVED_CHECKS = ["passed", "failed", "exit_unknown", "not_run", "not_observed"] as const;
 
+/** An object of counts, one per key. */
+const countsOf = <K extends string>(keys: readonly K[]) =>
+  z.strictObject(Object.fromEntries(keys.map((key) => [key, countSchema])) as Record<K, typeof countSchema>);
+
 export const checkCountsSchema = z.strictObject({
-  observed: z
-    .strictObject(
-      Object.fromEntries(OBSERVED_CHECKS.map((state) => [state, countSchema])) as Record<
-        (typeof OBSERVED_CHECKS)[number],
-        typeof countSchema
-      >,
-    )
-    .describe("Completed tasks showing this kind of check, by what was observed after each one's last edit."),
-  claimed: z
-    .strictObject({ passed: countSchema, failed: countSchema, not_run: countSchema, ran: countSchema, none: countSchema })
-    .describe("The same tasks by what the agent claimed: its tests_status, that it ran a command of the kind, or nothing."),
+  observed: countsOf(OBSERVED_CHECKS).describe(
+    "Completed tasks showing this kind of check, by what was observed after each one's last edit.",
+  ),
+  claimed: countsOf(["passed", "failed", "not_run", "ran", "none"] as const).describe(
+    "The same tasks by what the agent claimed: its tests_status, that it ran a command of the kind, or nothing.",
+  ),
 });
 export type CheckCounts = z.infer<typeof checkCountsSchema>;
 
