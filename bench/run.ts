@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,hooks,pages,edge,checksum,helper,blame,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,hooks,pages,edge,checksum,helper,blame,merges,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -30,6 +30,7 @@ import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sect
 import { hookCosts } from "./sections/hooks.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
+import { mergeMatrix } from "./sections/merges.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
 import { suiteWallTime } from "./sections/suite.ts";
 import { toolLatency } from "./sections/tools.ts";
@@ -47,10 +48,11 @@ const SECTIONS = [
   "checksum",
   "helper",
   "blame",
+  "merges",
   "suite",
 ] as const;
 /** The sections measured through this build's `wrangler dev`. */
-const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "hooks"];
+const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "hooks", "merges"];
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -121,7 +123,7 @@ async function section(name: Section, run: () => Promise<void> | void): Promise<
 }
 
 const started = performance.now();
-if (wanted("helper-calls") || wanted("checksum") || wanted("helper") || wanted("blame")) buildHelper(context);
+if (wanted("helper-calls") || wanted("checksum") || wanted("helper") || wanted("blame") || wanted("merges")) buildHelper(context);
 
 // Through wrangler dev (this build).
 if (THROUGH_DEV_SERVER.some(wanted)) {
@@ -136,6 +138,7 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
     await section("load", () => loadAB(context, serverVars, values["old-ref"]));
     await section("helper-calls", () => helperCalls(context, server));
     await section("hooks", () => hookCosts(context, server));
+    await section("merges", () => mergeMatrix(context, server));
   } finally {
     await server.stop();
   }

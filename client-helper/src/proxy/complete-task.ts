@@ -15,6 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { CompletionCheckpoint } from "@waymark/protocol/git-note";
 import { redactDeep } from "@waymark/protocol/redact";
 import type { Changes } from "@waymark/protocol/wire";
 import { inertContext } from "../git/inert-config.js";
@@ -22,7 +23,7 @@ import { forgetCommands, observedCommands } from "../hooks/commands.js";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
 import type { LineInputs } from "../lines/attribute.js";
 import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
-import { type CompletionCheckpoint, taskNoteEntries } from "../notes/record.js";
+import { taskNoteEntries } from "../notes/record.js";
 import { writeNotes } from "../notes/store.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
 import { PrestartedGit } from "../prestarted-git.js";
