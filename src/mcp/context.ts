@@ -22,7 +22,7 @@ export interface ToolContext {
   /** Who is calling, as feedback sent from the review app names its author (src/mcp/app.ts). */
   author: FeedbackAuthor;
   /**
-   * The credential the call came with (src/account/credentials CredentialRef): kept with the tasks
+   * The credential the call came with (src/domain/credentials CredentialRef): kept with the tasks
    * it records, so a verdict from a page session signed in with it is known as the agent's.
    */
   credential: string;

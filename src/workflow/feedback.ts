@@ -104,7 +104,7 @@ export interface NewFeedback {
   channel: FeedbackChannel;
   location?: FeedbackLocation;
   /**
-   * The credential behind the request (src/account/credentials CredentialRef), compared with the
+   * The credential behind the request (src/domain/credentials CredentialRef), compared with the
    * credentials that recorded the task under review and never stored with the item.
    */
   credential?: string;

@@ -75,7 +75,7 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     last_edit_at: number | null;
     /** JSON TaskReviewFacts, kept when the task completed (NULL: open, or completed before they were kept). */
     review_facts: string | null;
-    /** The credentials (src/account/credentials CredentialRef) that started and completed it; never shown, only compared. */
+    /** The credentials (src/domain/credentials CredentialRef) that started and completed it; never shown, only compared. */
     started_by: string | null;
     completed_by: string | null;
   };

@@ -155,7 +155,7 @@ export class WorkflowObject extends DurableObject<Env> {
     return started.ok && link ? ok({ ...started.value, share_token: link.token }) : started;
   }
 
-  /** `writer`: the credential the call came with (src/account/credentials CredentialRef), kept to compare with a reviewer's. */
+  /** `writer`: the credential the call came with (src/domain/credentials CredentialRef), kept to compare with a reviewer's. */
   async startTask(account: string, signedInput: StartTaskInput, writer?: string): Promise<Result<StartTaskOutput>> {
     // Provenance: whether an approved device signed the start snapshot, asked before the write.
     const identity = this.ownership.of(account)?.id ?? null;
