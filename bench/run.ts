@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,hooks,pages,edge,checksum,helper,blame,merges,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -28,6 +28,7 @@ import { edge } from "./sections/edge.ts";
 import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
 import { hookCosts } from "./sections/hooks.ts";
+import { insightsBench } from "./sections/insights.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
 import { mergeMatrix } from "./sections/merges.ts";
@@ -49,6 +50,7 @@ const SECTIONS = [
   "helper",
   "blame",
   "merges",
+  "insights",
   "suite",
 ] as const;
 /** The sections measured through this build's `wrangler dev`. */
@@ -149,6 +151,9 @@ await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
 
 // Its own server: the readers' rate-limit budgets are this section's alone.
 await section("pages", () => pagesUnderLoad(context));
+
+// Its own server: an account of 10,000 tasks that no other section should read or write.
+await section("insights", () => insightsBench(context, serverVars));
 
 // No server running: the edge's pure functions and the helper against git and the file system.
 await section("edge", () => edge(context));

@@ -82,7 +82,7 @@ export const FEEDBACK_AUTHOR_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN auth
 /** Column of migration 18: a pull-request review comment's file, line and commit (JSON FeedbackLocation). */
 export const FEEDBACK_LOCATION_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN location TEXT"];
 
-/** Column of migration 19: the verdict asked for, when it was recorded as a comment. NULL: none was asked, or it counted. */
+/** Column of migration 20: the verdict asked for, when it was recorded as a comment. NULL: none was asked, or it counted. */
 export const FEEDBACK_REQUESTED_VERDICT_STATEMENT = "ALTER TABLE feedback ADD COLUMN requested_verdict TEXT";
 
 /**

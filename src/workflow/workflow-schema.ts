@@ -325,6 +325,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
   // Where a pull-request review comment was left (file, line, commit), from GitHub (workflow/feedback.ts); NULL: not on code.
   { version: 18, statements: FEEDBACK_LOCATION_STATEMENTS },
+  // Earlier tasks' lines a completion's helper found still present or gone (JSON LineDurability[],
+  // at most WIRE_LIMITS.DURABILITY_OBSERVATIONS; docs/insights.md); NULL: none reported.
+  { version: 19, statements: ["ALTER TABLE tasks ADD COLUMN durability TEXT"] },
   // Review items (@waymark/protocol/review-counts): a completed task's part in the review counts,
   // kept as JSON when it completes (NULL: open, or completed before; read from its view then); the
   // credentials that started and completed each task (never shown: a verdict from a page session
@@ -332,7 +335,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // when it was recorded as a comment. Reviews needed now count failed tasks and tasks outside
   // their areas too: recounted once.
   {
-    version: 19,
+    version: 20,
     statements: [
       "ALTER TABLE tasks ADD COLUMN review_facts TEXT",
       "ALTER TABLE tasks ADD COLUMN started_by TEXT",

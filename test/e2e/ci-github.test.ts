@@ -145,6 +145,11 @@ describe("waymark ci in GitHub Actions, through the repository's action.yml", ()
     expect(summary).not.toContain("**verified**");
     expect(summary).toContain(`<details><summary>Workflow Parser rewrite (<code>${pr.workflow}</code>)</summary>`);
     expect(summary).toContain("#### 1 Parser — ✅ success");
+    // The repository's Insights (docs/insights.md): its three tasks, each figure withheld below the minimum and saying so.
+    expect(summary).toContain("### This repository, last 30 days (Waymark Insights)");
+    expect(summary).toMatch(/^All agents: 3 tasks; called successful: not shown \(fewer than 5 tasks \(3\)\); /m);
+    expect(summary).toMatch(/^- agent not reported · model not reported: 3 tasks; /m);
+    expect(summary).toMatch(/\[the Insights page\]\(http:\/\/127\.0\.0\.1:\d+\/dashboard\/insights\?days=30&repository=[0-9a-f]{64}\)/);
   });
 
   it("annotates the changed lines, escaping file names as the runner reads them", () => {
