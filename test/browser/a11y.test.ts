@@ -147,6 +147,7 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
           await page.locator("#pending-device").waitFor();
         },
       },
+      { name: "insights", url: `${url}/dashboard/insights`, signedIn: true },
       { name: "consent", url: authorize, signedIn: true },
       { name: "owner view", url: `${url}/w/${review.workflowId}`, signedIn: true },
       {

@@ -336,6 +336,7 @@ describe.skipIf(skipBrowser)("the first screen answers a reviewer, and the revie
       { path: "/dashboard", signedIn: true },
       { path: "/dashboard/tokens", signedIn: true },
       { path: "/dashboard/devices", signedIn: true },
+      { path: "/dashboard/insights", signedIn: true },
     ];
     for (const target of pages) {
       const context = await env
