@@ -187,8 +187,11 @@ function renderPlan(plan: readonly PlanStep[], steps: TimelineFacts["steps"], pa
   })}</ol></section>`;
 }
 
+/** The lines changed in all, with a link to the one list of files below the first answers (What changed). */
 function renderWorkflowLines(lines: LineTotals | null): Html | string {
-  return lines ? html`<p class="muted" id="wf-lines">Lines changed: ${renderLineTotals(lines)}</p>` : "";
+  return lines
+    ? html`<p class="muted" id="wf-lines">Lines changed: ${renderLineTotals(lines)} · <a href="#wf-changed">the files, by task</a></p>`
+    : "";
 }
 
 /** The event log's hash chain head and the key exports are signed with: anyone can check a JSON export against them. */

@@ -165,7 +165,9 @@ describe.skipIf(skipBrowser)("the first screen answers a reviewer, and the revie
     for (const path of EXPECTED.outsideAreas) expect(outside).toContain(path);
     for (const task of view.tasks.filter((t) => (t.verification?.unexpected_files.length ?? 0) > 0)) expect(outside).toContain(task.name);
 
-    // What changed: one row per file each task changed itself, with its task and its diff on GitHub (or the command).
+    // What changed: the head's line totals link to it (it sits below the first answers).
+    expect(await page.locator("#wf-lines a").getAttribute("href")).toBe("#wf-changed");
+    // One row per file each task changed itself, with its task and its diff on GitHub (or the command).
     const rows = await page.locator("#wf-changed tbody tr").evaluateAll((trs) =>
       trs.map((tr) => {
         const cells = (tr as unknown as { querySelectorAll(s: string): ArrayLike<{ textContent: string | null }> }).querySelectorAll("td");
