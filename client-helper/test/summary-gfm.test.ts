@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { codeSpan, renderSummary, type SummaryTask, type SummaryView } from "@waymark/protocol/pr-summary";
+import { codeSpan, renderSummary, type SummaryTask, type SummaryView, withPageLink } from "@waymark/protocol/pr-summary";
 import { describe, expect, it } from "vitest";
 import { XSS_PAYLOADS } from "../../test/pages/xss-corpus";
 
@@ -107,7 +107,7 @@ const view: SummaryView = {
 };
 
 describe("the PR summary renders as intended on GitHub's renderer (cmark-gfm)", () => {
-  const markdown = renderSummary(view, { link: "https://waymark.example/s/tok" });
+  const markdown = withPageLink(renderSummary(view), "https://waymark.example/s/tok");
   const rendered = gfm(markdown);
   if (process.env.WAYMARK_SHOW_SUMMARY) process.stdout.write(`${markdown}\n`);
 

@@ -40,8 +40,9 @@ export function renderLoginPage(nonce: string, error: string | null): Html {
     "Sign in",
     html`<h1 id="main-content" tabindex="-1">Waymark dashboard</h1>
 <p>Paste your API token (the bearer token your agents use). It is sent once, in this form's body, and never stored in the browser: you get a signed session cookie instead.</p>
+<p id="token-source" class="muted">Where a token comes from: on your own machine, the development token <code>npm start</code> prints (kept in <code>.wrangler/dev-token</code>); on a deployment, a token its operator set (<code>WAYMARK_TOKENS</code>), or one an admin of your account made for you on the <strong>Tokens</strong> page (<code>/dashboard/tokens</code>, after signing in).</p>
 ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
-<form method="post" action="/login"><p><label>API token<br><input type="password" name="token" autocomplete="current-password" required size="40"></label></p>
+<form method="post" action="/login"><p><label>API token<br><input type="password" name="token" autocomplete="current-password" required size="40" aria-describedby="token-source"></label></p>
 <p><button type="submit">Sign in</button></p></form>`,
   );
 }

@@ -1,9 +1,9 @@
 /**
  * @module pages/markdown
- * The workflow's Markdown export: the same pull-request summary `waymark summary` prints
- * (@waymark/protocol/summary renders both, escaping agent text and showing paths verbatim in
- * code spans), followed by the reviewers' feedback the owner view holds. No link back to the
- * page: a PR description is often public, and the link carries the share token.
+ * The workflow's Markdown export, which `waymark summary` prints (@waymark/protocol/pr-summary
+ * renders it, escaping agent text and showing paths verbatim in code spans), followed by the
+ * reviewers' feedback the owner view holds. No link back to the page (the summary adds the
+ * current share link): a PR description is often public, and the link carries the share token.
  *
  * Streamed from the paged reads, one bounded page at a time, in the renderer's order: the
  * open review items (the whole view's order, read only when there are any), the timeline, the

@@ -56,11 +56,6 @@ export interface SummaryView {
   feedback?: readonly VerdictLike[];
 }
 
-export interface SummaryOptions {
-  /** The workflow's page. Left out by default: a PR description is often public and the link carries the share token. */
-  link?: string;
-}
-
 const WORD_JOINER = "\u2060";
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
@@ -360,10 +355,7 @@ export class SummaryWriter {
   private readonly numbers: number[] = [];
   private readonly verdicts: Verdicts;
 
-  constructor(
-    private readonly head: SummaryHead,
-    private readonly options: SummaryOptions = {},
-  ) {
+  constructor(private readonly head: SummaryHead) {
     this.verdicts = new Verdicts(head.feedback ?? []);
   }
 
@@ -384,8 +376,6 @@ export class SummaryWriter {
     );
     const checks = this.head.review ? checksLine(this.head.review) : "";
     if (checks) out.push("", checks);
-    const link = this.options.link;
-    if (link) out.push("", `[Workflow page](<${link.replace(/[<>\s]/g, encodeURIComponent)}>)`);
     if (w.description) out.push("", esc(w.description));
     if (w.outcome) {
       out.push("", "### Outcome", "", esc(w.outcome.summary));
@@ -552,22 +542,19 @@ function descendantPaths(task: SummaryTask, children: Map<string, SummaryTask[]>
 }
 
 /** The workflow as Markdown for a pull request description (the whole view at once; a stream feeds SummaryWriter). */
-export function renderSummary(view: SummaryView, options: SummaryOptions = {}): string {
+export function renderSummary(view: SummaryView): string {
   const entries = summaryTimeline(view);
   const roots = entries.filter((entry) => entry.depth === 0).map((entry) => entry.task.files_changed?.line_totals);
   const measured = roots.some((totals) => totals !== undefined);
   const feedback = view.feedback ?? [];
-  const writer = new SummaryWriter(
-    {
-      workflow: view.workflow,
-      totals: view.totals,
-      chain: view.chain ?? null,
-      line_totals: measured ? sumTotals(roots) : null,
-      feedback,
-      review: reviewCounts(view, feedback),
-    },
-    options,
-  );
+  const writer = new SummaryWriter({
+    workflow: view.workflow,
+    totals: view.totals,
+    chain: view.chain ?? null,
+    line_totals: measured ? sumTotals(roots) : null,
+    feedback,
+    review: reviewCounts(view, feedback),
+  });
   const names = new Map(view.tasks.map((task) => [task.id, task.name]));
   return [
     writer.start(),
@@ -592,4 +579,15 @@ export function statementLine(note: SigningNote): string {
   return `\n<sub>The JSON export of this record carries a statement signed with key ${codeSpan(note.kid)}: check it with ${codeSpan(
     `waymark verify export.json --endpoint ${note.origin}`,
   )} (public keys: ${codeSpan(`${note.origin}${SIGNING_KEYS_PATH}`)}).</sub>\n`;
+}
+
+/**
+ * A summary with a link to the workflow's page under its heading (its first line): `waymark summary`
+ * adds the share link. The renderer itself writes none: a PR description is often public, and a
+ * share link lets anyone read the workflow.
+ */
+export function withPageLink(markdown: string, link: string): string {
+  const line = `[Workflow page](<${link.replace(/[<>\s]/g, encodeURIComponent)}>)`;
+  const heading = markdown.indexOf("\n");
+  return heading < 0 ? `${markdown}\n\n${line}\n` : `${markdown.slice(0, heading)}\n\n${line}${markdown.slice(heading)}`;
 }

@@ -56,7 +56,6 @@ export const workflowResourceSchema = workflowViewSchema.omit({ events: true }).
     })
     .optional(),
 });
-export type WorkflowResource = z.infer<typeof workflowResourceSchema>;
 
 /** `waymark://workflows/{id}/{kind}{?cursor}`: the next page of one array; `next` null on the last. */
 export function recordPageSchema(kind: RecordKind) {
