@@ -9,6 +9,8 @@ import {
   FEEDBACK_AUTHOR_STATEMENTS,
   FEEDBACK_LOCATION_STATEMENTS,
   FEEDBACK_MIGRATION_STATEMENTS,
+  FEEDBACK_REQUESTED_VERDICT_STATEMENT,
+  RECOUNT_REVIEW_ITEMS,
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
 
@@ -326,4 +328,20 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // Earlier tasks' lines a completion's helper found still present or gone (JSON LineDurability[],
   // at most WIRE_LIMITS.DURABILITY_OBSERVATIONS; docs/insights.md); NULL: none reported.
   { version: 19, statements: ["ALTER TABLE tasks ADD COLUMN durability TEXT"] },
+  // Review items (@waymark/protocol/review-counts): a completed task's part in the review counts,
+  // kept as JSON when it completes (NULL: open, or completed before; read from its view then); the
+  // credentials that started and completed each task (never shown: a verdict from a page session
+  // signed in with one of them is recorded as a comment); the verdict a feedback item asked for
+  // when it was recorded as a comment. Reviews needed now count failed tasks and tasks outside
+  // their areas too: recounted once.
+  {
+    version: 20,
+    statements: [
+      "ALTER TABLE tasks ADD COLUMN review_facts TEXT",
+      "ALTER TABLE tasks ADD COLUMN started_by TEXT",
+      "ALTER TABLE tasks ADD COLUMN completed_by TEXT",
+      FEEDBACK_REQUESTED_VERDICT_STATEMENT,
+      RECOUNT_REVIEW_ITEMS,
+    ],
+  },
 ];
