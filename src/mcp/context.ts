@@ -21,6 +21,11 @@ export interface ToolContext {
   rendersApps?: boolean;
   /** Who is calling, as feedback sent from the review app names its author (src/mcp/app.ts). */
   author: FeedbackAuthor;
+  /**
+   * The credential the call came with (src/domain/credentials CredentialRef): kept with the tasks
+   * it records, so a verdict from a page session signed in with it is known as the agent's.
+   */
+  credential: string;
 }
 
 /** The account's context rides on the request's AuthInfo (src/mcp/endpoint.ts) to every handler of the exchange. */

@@ -118,6 +118,7 @@ mcpRoutes.all(
       origin: new URL(c.req.url).origin,
       rendersApps: rendersApps(rpc.parsed),
       author,
+      credential: c.var.principal.credential,
     };
     const authInfo: WaymarkAuthInfo = { token: "", clientId: account, scopes: [...scopes], extra: { context } };
     // The body was read once; the SDK is handed the parsed body and a request it can read again.

@@ -78,7 +78,7 @@ function withFeedback<T extends object>(value: T, reviewer_feedback: FeedbackDig
 export async function startTask(ctx: ToolContext, input: StartTaskInput): Promise<Result<StartedTask>> {
   const stub = workflowStub(ctx, input.workflow_id);
   if (!stub) return notFound("workflow_id", input.workflow_id);
-  const [started, found] = await Promise.all([stub.startTask(ctx.account, input), relatedWork(ctx, input)]);
+  const [started, found] = await Promise.all([stub.startTask(ctx.account, input, ctx.credential), relatedWork(ctx, input)]);
   if (!started.ok) return started;
   // A replayed start (same idempotency key) names a task that may have logged since: never its own entries.
   const related = found.filter((item) => item.task_id !== started.value.task_id);

@@ -99,7 +99,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const accountIndex = (account: string) => accountStub(env, account);
     this.deviceKeys = new DeviceKeyCache(this.sql, (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""));
     this.outbox = new AccountOutbox(this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at), this.deviceKeys);
-    this.feedback = new FeedbackRecords(this.sql, this.totals);
+    this.feedback = new FeedbackRecords(this.sql, this.totals, this.records);
     this.writer = new Writer(
       ctx,
       this.idempotency,
@@ -166,7 +166,8 @@ export class WorkflowObject extends DurableObject<Env> {
     return started.ok && link ? ok({ ...started.value, share_token: link.token }) : started;
   }
 
-  async startTask(account: string, signedInput: StartTaskInput): Promise<Result<StartTaskOutput>> {
+  /** `writer`: the credential the call came with (src/domain/credentials CredentialRef), kept to compare with a reviewer's. */
+  async startTask(account: string, signedInput: StartTaskInput, writer?: string): Promise<Result<StartTaskOutput>> {
     // Provenance: whether an approved device signed the start snapshot, asked before the write.
     const identity = this.ownership.of(account)?.id ?? null;
     const { input, verdict, signed } = await this.signatures.start(account, identity, signedInput);
@@ -174,7 +175,7 @@ export class WorkflowObject extends DurableObject<Env> {
       "start_task",
       input,
       () => this.ownership.workflow(account, "workflow_id", input.workflow_id),
-      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed),
+      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed, writer ?? null),
     );
   }
 
@@ -198,7 +199,7 @@ export class WorkflowObject extends DurableObject<Env> {
    * the device signature is checked (the only calls to other objects before the write, and only
    * for such a task); after the reply, each of them records the overlap on its task too.
    */
-  async completeTask(account: string, signedInput: CompleteTaskInput): Promise<Result<CompleteTaskOutput>> {
+  async completeTask(account: string, signedInput: CompleteTaskInput, writer?: string): Promise<Result<CompleteTaskOutput>> {
     // Provenance: whether an approved device signed the changes and usage, checked before the write.
     const owned = this.ownership.of(account, signedInput.task_id) !== null;
     const [{ input, verdict, signed }, elsewhere] = await Promise.all([
@@ -210,7 +211,7 @@ export class WorkflowObject extends DurableObject<Env> {
       input,
       () => this.ownership.task(account, input.task_id),
       (task, w) => {
-        const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed);
+        const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed, writer ?? null);
         // The chain after every event of this write: the repository's note names it (docs/evidence.md).
         const chain = this.log.chain();
         const workflowId = this.records.workflow()?.id ?? "";
@@ -394,6 +395,15 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   // ── Share links (src/workflow/share.ts) ──────────────────────────────────
+
+  /**
+   * Whether any task of the workflow was recorded with this credential (the owner's session's):
+   * the owner view says so, since a verdict from it on such a task is recorded as a comment.
+   */
+  async recordedWith(account: string, credential: string): Promise<Result<boolean>> {
+    if (!this.ownership.of(account)) return noWorkflowOrTask("workflow_id", "this id").toFailure();
+    return ok(this.records.recordedWith(credential));
+  }
 
   /** The owner's link as it is: a read, so it never creates one (manageShare "rotate" does, for a write credential). */
   async shareLink(account: string): Promise<Result<ShareInfo>> {

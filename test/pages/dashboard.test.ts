@@ -112,7 +112,14 @@ describe("dashboard", () => {
     expect((await workerFetch(String(wf.share_url))).status).toBe(404);
     expect((await workerFetch(String(newUrl))).status).toBe(200);
 
-    await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(cookie, { action: "revoke" }));
+    // Revoking asks first: the first form only shows the question; its own form revokes.
+    const asked = await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(cookie, { action: "revoke" }));
+    expect(asked.status).toBe(200);
+    const question = await asked.text();
+    expect(question).toContain(`Revoke the share link of workflow ${id}?`);
+    expect(question).toContain('<input type="hidden" name="confirmed" value="yes">');
+    expect((await workerFetch(String(newUrl))).status).toBe(200);
+    await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(cookie, { action: "revoke", confirmed: "yes" }));
     expect((await workerFetch(String(newUrl))).status).toBe(410);
     const after = await (await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } })).text();
     expect(after).toContain(">revoked<");

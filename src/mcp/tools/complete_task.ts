@@ -47,7 +47,7 @@ export const completeTaskTool = defineTool({
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
     if (!stub) return notFound("task_id", input.task_id);
-    const completed = await stub.completeTask(ctx.account, input);
+    const completed = await stub.completeTask(ctx.account, input, ctx.credential);
     // The deployment that recorded it, for the helper's note in the repository (not stored: the same for every replay).
     if (completed.ok && completed.value.checkpoint) completed.value.checkpoint.origin = ctx.origin;
     return completed;
