@@ -23,6 +23,7 @@ const ALONE = [
   "test/e2e/faults.test.ts",
   "test/e2e/load.test.ts",
   "test/e2e/fuzz.test.ts",
+  "test/e2e/workflow-quota.test.ts",
   "test/browser/live.test.ts",
   "client-helper/test/agent-session.test.ts",
 ];

@@ -88,13 +88,13 @@ deviceRoutes.get("/api/devices", apiAdmin, async (c) => c.json({ devices: await 
 
 deviceRoutes.post("/api/devices", apiAdmin, jsonBody(newDeviceJson), async (c) => {
   const input = c.req.valid("json");
-  const result = await devices(c).addDevice(input.name, input.key);
+  const result = await devices(c).addDevice(c.var.account, input.name, input.key);
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value, 201);
 });
 
 deviceRoutes.delete("/api/devices/:id", apiAdmin, async (c) => {
-  const result = await devices(c).revokeDevice(c.req.param("id"));
+  const result = await devices(c).revokeDevice(c.var.account, c.req.param("id"));
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value);
 });
@@ -127,7 +127,7 @@ deviceRoutes.post(
   formBody(z.object({ code: pairingCode, name: deviceName })),
   async (c) => {
     const { code, name } = c.req.valid("form");
-    const result = await devices(c).approveDevice(code, name);
+    const result = await devices(c).approveDevice(c.var.account, code, name);
     if (!result.ok) return devicesPage(c, { problem: result.message }, result.code === "NOT_FOUND" ? 404 : 400);
     return c.redirect(`/dashboard/devices#device-${result.value.id}`, 303);
   },
@@ -150,7 +150,7 @@ deviceRoutes.post("/dashboard/devices/:id/revoke", formCsrf, pageAdmin, formBody
       confirm: "Revoke the device",
       back: "/dashboard/devices",
     });
-  const result = await devices(c).revokeDevice(id);
+  const result = await devices(c).revokeDevice(c.var.account, id);
   if (!result.ok) return c.text(result.message, 404);
   return c.redirect("/dashboard/devices", 303);
 });

@@ -232,7 +232,12 @@ export class WorkflowRecords {
 
   workflow(): WorkflowRow | null {
     if (!this.stored()) return null;
-    return this.sql<WorkflowRow>`SELECT * FROM workflow LIMIT 1`[0] ?? null;
+    // The time of the agent's last write is stored with the totals every write updates (workflow/totals).
+    const row = this.sql<WorkflowRow & { last_write_at: number | null }>`
+      SELECT w.*, t.updated_at AS last_write_at FROM workflow w LEFT JOIN totals t ON t.id = 1 LIMIT 1`[0];
+    if (!row) return null;
+    const { last_write_at, ...workflow } = row;
+    return { ...workflow, updated_at: Math.max(workflow.updated_at, last_write_at ?? 0) };
   }
 
   /**

@@ -1,0 +1,92 @@
+/**
+ * CPU time of a `wrangler dev` server's processes, from the kernel's scheduler statistics
+ * (/proc/<pid>/task/<tid>/schedstat: nanoseconds on a CPU, every thread summed): the workerd
+ * that runs the Worker and its Durable Objects, wrangler's proxy workerd and wrangler's own Node
+ * process, told apart. Time spent waiting for a core is not in it, so a loaded machine inflates
+ * latency but not these figures (caches and frequency aside).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { devServerGroup } from "../../test/support/dev-server.ts";
+
+export type ServerProcess = "worker (workerd)" | "proxy (workerd)" | "wrangler (node)" | "other";
+
+export interface ServerProcessInfo {
+  pid: number;
+  role: ServerProcess;
+}
+
+/** The processes of the `wrangler dev` serving `port`, each with its role. */
+export function serverProcesses(port: number): ServerProcessInfo[] {
+  const group = devServerGroup(port);
+  if (group === null) throw new Error(`no wrangler dev process group for port ${port}`);
+  const found: ServerProcessInfo[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== group) continue;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      const role: ServerProcess =
+        comm === "workerd"
+          ? cmdline.includes("--inspector-addr")
+            ? "worker (workerd)"
+            : "proxy (workerd)"
+          : cmdline.includes("wrangler")
+            ? "wrangler (node)"
+            : "other";
+      found.push({ pid: Number(entry), role });
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+/** schedstat's field `field` (0: ns on a CPU, 1: ns runnable but waiting for one) summed over every thread of `pid` (0 once it is gone). */
+function schedstat(pid: number, field: 0 | 1): number {
+  let total = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[field]);
+      } catch {
+        // The thread ended while we looked.
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return total;
+}
+
+/** Nanoseconds on a CPU of every thread of `pid` (0 once it is gone). */
+export function cpuNanos(pid: number): number {
+  return schedstat(pid, 0);
+}
+
+/** Nanoseconds the threads of `pid` were ready to run but waited for a core: what other load on the machine takes from it. */
+export function runQueueNanos(pid: number): number {
+  return schedstat(pid, 1);
+}
+
+/**
+ * Milliseconds of CPU each of the server's processes (and this process, the client) spent during
+ * `operation`, and how long each waited for a core while ready to run (`waitMs`).
+ */
+export async function cpuDuring<T>(
+  port: number,
+  operation: () => Promise<T>,
+): Promise<{ value: T; cpuMs: Record<string, number>; waitMs: Record<string, number> }> {
+  const watched = [...serverProcesses(port), { pid: process.pid, role: "client (this node)" }];
+  const before = watched.map((m) => [cpuNanos(m.pid), runQueueNanos(m.pid)] as const);
+  const value = await operation();
+  const cpuMs: Record<string, number> = {};
+  const waitMs: Record<string, number> = {};
+  watched.forEach((m, i) => {
+    cpuMs[m.role] = (cpuMs[m.role] ?? 0) + (cpuNanos(m.pid) - (before[i]?.[0] ?? 0)) / 1e6;
+    waitMs[m.role] = (waitMs[m.role] ?? 0) + (runQueueNanos(m.pid) - (before[i]?.[1] ?? 0)) / 1e6;
+  });
+  return { value, cpuMs, waitMs };
+}
