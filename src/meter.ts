@@ -11,7 +11,7 @@
  * the objects' active time.
  *
  * The counts live in the isolate's memory: under `wrangler dev` the Worker and every object run
- * in one isolate, so GET /meter (src/routes/meter.ts) reads them all. Off (the default), each
+ * in one isolate, so GET /meter (src/index.ts) reads them all. Off (the default), each
  * hook is one boolean test.
  */
 
