@@ -31,10 +31,20 @@ export interface ViewLite {
   last_seq: number;
 }
 
+/** How many times a read-back waits out the read budget (a bench reads back hundreds of workflows from one address). */
+const EXPORT_WAITS = 3;
+
+/** The JSON export, waiting as a well-behaved reader does (Retry-After) when the read budget answers 429. */
 export async function exportView(shareUrl: string): Promise<ViewLite> {
-  const response = await fetch(`${shareUrl}/export.json`, { signal: AbortSignal.timeout(30_000) });
-  if (!response.ok) throw new Error(`${shareUrl}/export.json answered ${response.status}`);
-  return (await response.json()) as ViewLite;
+  for (let wait = 0; ; wait++) {
+    const response = await fetch(`${shareUrl}/export.json`, { signal: AbortSignal.timeout(30_000) });
+    if (response.ok) return (await response.json()) as ViewLite;
+    const retryAfter = Number(response.headers.get("Retry-After"));
+    if (response.status !== 429 || wait >= EXPORT_WAITS || !(retryAfter > 0))
+      throw new Error(`${shareUrl}/export.json answered ${response.status}`);
+    await response.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfter, 60) * 1000));
+  }
 }
 
 /**
