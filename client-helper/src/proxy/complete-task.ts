@@ -26,7 +26,7 @@ import { ScratchRepository } from "../scratch.js";
 import { computeChanges } from "../snapshot.js";
 import type { TaskRecord, WorktreeMark } from "../store.js";
 import { attachReview, startContentsOf } from "../task-review.js";
-import { unavailable } from "./results.js";
+import { type KeptWorkflowState, unavailable } from "./results.js";
 import { gitTop, type ProxySession } from "./session.js";
 
 /** What the helper observed of a task, and what must be cleaned up once the call is answered. */
@@ -88,8 +88,9 @@ export async function completeTask(
   const changes = signedChanges(identified, args.metrics, await session.deviceKey(), taskId, record.start_nonce);
   await keySaved;
   let result: CallToolResult;
+  let state: KeptWorkflowState | null;
   try {
-    result = await session.callWithHelperData("complete_task", args, changes);
+    ({ result, state } = await session.callWithHelperData("complete_task", args, changes));
   } catch (error) {
     session.bookkeeping = clearLeftovers(observed.leftovers);
     throw error;
@@ -99,6 +100,7 @@ export async function completeTask(
     return result;
   }
   await afterCompleted(session, record, dir, observed, top);
+  session.keepWorkflowState(dir, state, top);
   return result;
 }
 
@@ -191,13 +193,12 @@ async function afterCompleted(
 ): Promise<void> {
   const start = record.snapshot;
   const taskId = record.task_id;
-  const [, workflowId] = await Promise.all([
+  await Promise.all([
     start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
     // Hooks: the task's edited paths and transcript usage are kept locally; its commands were sent.
     noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
     forgetCommands(dir, taskId, session.options.cacheDir, top),
   ]);
-  if (workflowId) session.keepWorkflowState(dir, workflowId, top);
   session.bookkeeping = Promise.all([
     clearLeftovers(observed.leftovers),
     forgetLineEdits(dir, taskId, session.options.cacheDir, top),

@@ -78,7 +78,7 @@ async function startTaskIn(
     await new Promise((resolve) => setImmediate(resolve));
     await keepStartContents(local, session.cache, session.log, context);
   }
-  const result = await call;
+  const { result, state } = await call;
   const taskId = result.isError ? undefined : taskIdOf(result);
   if (taskId === undefined) return result;
   // What other processes read (the hooks' journal, the working tree's marks) is written before
@@ -94,6 +94,6 @@ async function startTaskIn(
     noteTaskStarted(dir, taskId, args, session.options.cacheDir, session.log, gitTop(local, dir, dir)),
     local && session.store.markStarted(local.root, taskId, startedAt, ancestors).catch(() => {}),
   ]);
-  if (typeof args.workflow_id === "string") session.keepWorkflowState(dir, args.workflow_id, gitTop(local, dir, dir));
+  session.keepWorkflowState(dir, state, gitTop(local, dir, dir));
   return result;
 }

@@ -9,6 +9,7 @@ import { notFound, shortList, taskStub } from "../context";
 import { defineTool } from "../define";
 // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
 import { METRICS_DESCRIPTION } from "../fields";
+import { RESUME_RECENT } from "../resume-text";
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;
@@ -46,7 +47,10 @@ export const completeTaskTool = defineTool({
   meta: APP_LINK,
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
-    return stub ? stub.completeTask(ctx.account, input) : notFound("task_id", input.task_id);
+    // The helper (its data attached) keeps the workflow's state for its hooks: it comes back with the write.
+    return stub
+      ? stub.completeTask(ctx.account, input, input.changes === undefined ? undefined : RESUME_RECENT)
+      : notFound("task_id", input.task_id);
   },
   render,
 });
