@@ -107,12 +107,7 @@ export async function recordToolCall(journal: Journal, payload: Payload, agent: 
   // without the helper (a stop answered by its shell line) is still known, for its usage.
   await noteSession(journal, payload, agent, at);
   // A shell command: the evidence of what the agent ran (./commands.ts).
-  // Loaded here, not with the module: a session start (the agent waits for it) records no tool call.
-  const [{ recordShellRun, shellRun }, { userCommandRules }, { LineEditLog }] = await Promise.all([
-    import("./commands.js"),
-    import("../command-rules.js"),
-    import("../lines/edit-log.js"),
-  ]);
+  const [{ recordShellRun, shellRun }, { userCommandRules }, { LineEditLog }] = await recordingModules();
   const run = shellRun(payload, agent);
   const ran = run ? await recordShellRun(journal, run, agent, at, userCommandRules()) : 0;
   const edited = editedFiles(payload, agent);
@@ -127,6 +122,19 @@ export async function recordToolCall(journal: Journal, payload: Payload, agent: 
   // read from the payload alone, so a payload spooled and recorded later says the same.
   if (paths.length > 0) await new LineEditLog(journal).record(payload, agent, at, cwd);
   return recorded;
+}
+
+let recording: Promise<
+  [typeof import("./commands.js"), typeof import("../command-rules.js"), typeof import("../lines/edit-log.js")]
+> | null = null;
+
+/**
+ * What recording a tool call needs beyond this module, loaded on the first one (a session start,
+ * which the agent waits for, records none) and kept: a drained spool records many.
+ */
+function recordingModules() {
+  recording ??= Promise.all([import("./commands.js"), import("../command-rules.js"), import("../lines/edit-log.js")]);
+  return recording;
 }
 
 /** Notes the session a hook's payload names (its transcript tells the usage of the tasks worked in it). */

@@ -98,8 +98,13 @@ async function readJson<T>(path: string): Promise<T | null> {
   }
 }
 
+/** What a batch of recorded tool calls shares (Journal.startBatch). */
+type Batch = { open?: Promise<OpenTask[]>; session?: Promise<AgentSession | null>; stopState: boolean };
+
 export class Journal {
   readonly folder: string;
+  /** Set while a spool's payloads are recorded together: reads made once, the stop state kept once at the end. */
+  private batch: Batch | null = null;
 
   /** `root` is the repository top level (see repositoryRoot). */
   constructor(
@@ -131,7 +136,24 @@ export class Journal {
     mkdirSync(join(this.folder, kind), { recursive: true, mode: 0o700 });
   }
 
+  /**
+   * From now until endBatch, many tool calls are recorded at once (a drained spool,
+   * ./spool.ts): the open tasks and the session are read once, and the stop state, which every
+   * record changes, is kept once at the end instead of after each.
+   */
+  startBatch(): void {
+    this.batch ??= { stopState: false };
+  }
+
+  /** Ends the batch: the stop state is kept if a record changed it. Never throws. */
+  async endBatch(): Promise<void> {
+    const batch = this.batch;
+    this.batch = null;
+    if (batch?.stopState) await this.keepStopState().catch(() => {});
+  }
+
   async taskStarted(task: OpenTask): Promise<void> {
+    if (this.batch) this.batch.open = undefined;
     this.ensure("open");
     writeAtomic(this.taskFile("open", task.task_id), task);
     if (task.workflow_id) await this.workflowSeen(task.workflow_id, null);
@@ -161,7 +183,15 @@ export class Journal {
   }
 
   /** The tasks open in this repository, oldest first. */
-  async openTasks(): Promise<OpenTask[]> {
+  openTasks(): Promise<OpenTask[]> {
+    if (this.batch) {
+      this.batch.open ??= this.readOpenTasks();
+      return this.batch.open;
+    }
+    return this.readOpenTasks();
+  }
+
+  private async readOpenTasks(): Promise<OpenTask[]> {
     const folder = join(this.folder, "open");
     const names = await readdir(folder).catch(() => [] as string[]);
     const tasks: OpenTask[] = [];
@@ -174,6 +204,7 @@ export class Journal {
   }
 
   async markReminded(task: OpenTask, at: number): Promise<void> {
+    if (this.batch) this.batch.open = undefined;
     writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: at });
     await this.keepStopState();
   }
@@ -189,6 +220,10 @@ export class Journal {
    * edit), or the reminder of the tasks due.
    */
   async keepStopState(): Promise<void> {
+    if (this.batch) {
+      this.batch.stopState = true;
+      return;
+    }
     keepStopState(this.cache, this.root, await this.openAndDue());
   }
 
@@ -300,9 +335,14 @@ export class Journal {
     if (known && known.seen_at > session.seen_at) return;
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     writeAtomic(join(this.folder, "session.json"), session);
+    if (this.batch) this.batch.session = Promise.resolve(session);
   }
 
   session(): Promise<AgentSession | null> {
+    if (this.batch) {
+      this.batch.session ??= readJson<AgentSession>(join(this.folder, "session.json"));
+      return this.batch.session;
+    }
     return readJson<AgentSession>(join(this.folder, "session.json"));
   }
 
@@ -312,6 +352,7 @@ export class Journal {
    * task was not started through this helper on this machine).
    */
   async taskCompleted(taskId: string, completedAt: number): Promise<CompletedTask | null> {
+    if (this.batch) this.batch.open = undefined;
     const done = await this.summarize(taskId, completedAt);
     if (!done) return this.completed(taskId);
     this.ensure("done");

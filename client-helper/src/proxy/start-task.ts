@@ -16,7 +16,6 @@ import type { LocalSnapshot } from "../local.js";
 import { outgoingSnapshot } from "../outgoing.js";
 import { signedSnapshot } from "../provenance-fields.js";
 import { snapshotRepository } from "../repository.js";
-import { OBJECT_SIZES } from "../review-measures.js";
 import { keepStartContents } from "../task-review.js";
 import { taskIdOf } from "./results.js";
 import { gitTop, type ProxySession } from "./session.js";
@@ -24,9 +23,9 @@ import { gitTop, type ProxySession } from "./session.js";
 export async function startTask(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
   const { snapshot: _ignored, ...args } = input;
   const startedAt = Date.now();
-  // The hashing of the dirty files, and the lookup of which of them are stored (the start
-  // contents to copy), start while git status runs.
-  const { toplevel, context, ready } = session.git.forDirectory(dir, [OBJECT_SIZES]);
+  // The hashing of the dirty files starts while git status runs (which start contents to copy is
+  // known from status itself: ../review-measures.ts's saveStartContents).
+  const { toplevel, context, ready } = session.git.forDirectory(dir, []);
   try {
     return await startTaskIn(session, dir, args, startedAt, toplevel, context);
   } finally {
