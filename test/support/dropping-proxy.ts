@@ -40,7 +40,7 @@ export async function startDroppingProxy(upstream: string): Promise<DroppingProx
       const answer = await fetch(`${upstream}${request.url ?? "/"}`, {
         method: request.method,
         headers,
-        body: request.method === "GET" || request.method === "HEAD" ? undefined : payload,
+        body: request.method === "GET" || request.method === "HEAD" ? undefined : new Uint8Array(payload),
       });
       const answered = Buffer.from(await answer.arrayBuffer());
       const armed = drop;
