@@ -164,6 +164,8 @@ export class Journal {
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     const known = await this.lastWorkflow();
     const keep = known?.workflow_id === workflowId ? (name ?? known.name) : name;
+    // Written again only when it names another workflow (every task start names one).
+    if (known?.workflow_id === workflowId && known.name === keep) return;
     writeAtomic(join(this.folder, "workflow.json"), { workflow_id: workflowId, name: keep, seen_at: Date.now() });
   }
 

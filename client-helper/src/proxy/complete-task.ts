@@ -105,9 +105,10 @@ export async function completeTask(
 }
 
 /**
- * The call's idempotency key: the agent's own, else one kept with the task's record and reused on
- * every retry (persisted before sending: if this process dies mid-call, the retry from a new helper
- * still carries the same key, so the edge counts the completion once).
+ * The call's idempotency key: the agent's own, else the one kept with the task's record (chosen at
+ * start_task) and reused on every retry (persisted before sending: if this process dies mid-call,
+ * the retry from a new helper still carries the same key, so the edge counts the completion once).
+ * A record without one (kept by an earlier helper) gets one, saved before the call.
  */
 function ensureIdempotencyKey(session: ProxySession, record: TaskRecord, args: Record<string, unknown>): Promise<void> | undefined {
   if (typeof args.idempotency_key === "string") return undefined;

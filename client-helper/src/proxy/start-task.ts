@@ -7,6 +7,7 @@
  * processes look for it (the hooks' journal, the working tree's marks) and its snapshot is kept
  * for complete_task.
  */
+import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Snapshot, Unavailable } from "@waymark/protocol/wire";
 import type { Found } from "../config-cache.js";
@@ -83,10 +84,14 @@ async function startTaskIn(
   // What other processes read (the hooks' journal, the working tree's marks) is written before
   // the answer; the task's start snapshot, which only complete_task reads, after it (every later
   // call and the end of the process wait for it).
+  // The completion's idempotency key is chosen now and kept with the snapshot: complete_task then
+  // sends it (and every retry of it, from any helper) without writing the record again first.
   session.bookkeeping = local
-    ? session.store.save({ task_id: taskId, dir, snapshot: local, ...(nonce ? { start_nonce: nonce } : {}) }).catch((error: unknown) => {
-        session.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
-      })
+    ? session.store
+        .save({ task_id: taskId, dir, snapshot: local, idempotency_key: randomUUID(), ...(nonce ? { start_nonce: nonce } : {}) })
+        .catch((error: unknown) => {
+          session.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
+        })
     : Promise.resolve();
   await Promise.all([
     // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
