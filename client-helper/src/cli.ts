@@ -29,11 +29,11 @@ export const EXIT_USAGE = 2;
 export const VERSION = HELPER_VERSION;
 
 /**
- * How long `waymark mcp` lets the client's opening be answered from the last session's before it
- * loads the MCP SDK (which holds the event loop for a few hundred milliseconds): the agent's
- * opening comes at once, and anything else it sends waits for the SDK at most this much longer.
+ * How long `waymark mcp`, its session's opening answered from the last one's (./proxy/opening.ts),
+ * waits before it loads the MCP SDK and connects, unless the client asks for more sooner: the
+ * agent's own start (its first model request) then has the CPU.
  */
-const OPENING_WAIT_MS = 300;
+const SDK_LOAD_DELAY_MS = 2000;
 
 const EXIT_CODES = `Exit codes:
   0  success
@@ -518,7 +518,7 @@ async function run(argv: string[], io: Io): Promise<number> {
       const opening = OpeningFront.start(openingFile(cacheRoot(), { url, version: VERSION, token }), {
         log: (line) => io.stderr(`${line}\n`),
       });
-      await opening.settled(OPENING_WAIT_MS);
+      await opening.needed(SDK_LOAD_DELAY_MS);
       const [{ runMcp }, { ensureLauncher }] = await Promise.all([import("./mcp.js"), import("./hooks/launcher.js")]);
       // The next session's MCP server and hooks then start this helper without npm.
       void ensureLauncher(VERSION);

@@ -152,18 +152,24 @@ export class OpeningFront {
     const client = options.input ?? process.stdin;
     const front = new OpeningFront(file, options.write ?? ((text) => process.stdout.write(text)), options.log ?? (() => {}));
     client.on("data", (chunk: Buffer) => front.fromClient(chunk.toString("utf8")));
-    client.on("end", () => front.input.end());
+    client.on("end", () => {
+      front.input.end();
+      // The session ends: the SDK is loaded now, to end it.
+      front.passthrough = true;
+      front.checkNeeded();
+    });
     client.on("error", (error) => front.input.destroy(error));
     return front;
   }
 
   /**
-   * Resolves once the kept opening is answered (every request of it the client sent), or the
-   * session left it, or there is none, at most `limitMs` from now. Loading the SDK takes the event
-   * loop for a few hundred milliseconds at a time: started before, it would hold these answers back.
+   * Resolves once the client sends what the kept opening does not answer (or there is none), at
+   * most `limitMs` from now. Loading the SDK takes the event loop for a few hundred milliseconds
+   * at a time, and a few hundred milliseconds of CPU: started sooner, it would hold the kept
+   * answers back, and take the CPU the agent needs for its own start (its first model request).
    */
-  settled(limitMs: number): Promise<void> {
-    if (this.isSettled()) return Promise.resolve();
+  needed(limitMs: number): Promise<void> {
+    if (this.isNeeded()) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, limitMs);
       this.waiting.push(() => {
@@ -173,14 +179,12 @@ export class OpeningFront {
     });
   }
 
-  private isSettled(): boolean {
-    const following = this.following;
-    if (this.kept.length === 0 || following === "stopped" || this.passthrough) return true;
-    return following?.exchanges.every((exchange, index) => !exchange.answer || following.used.has(index)) ?? false;
+  private isNeeded(): boolean {
+    return this.kept.length === 0 || this.following === "stopped" || this.passthrough;
   }
 
-  private checkSettled(): void {
-    if (this.waiting.length === 0 || !this.isSettled()) return;
+  private checkNeeded(): void {
+    if (this.waiting.length === 0 || !this.isNeeded()) return;
     for (const resolve of this.waiting.splice(0)) resolve();
   }
 
@@ -209,7 +213,7 @@ export class OpeningFront {
       this.input.write(this.inbound);
       this.inbound = "";
     }
-    this.checkSettled();
+    this.checkNeeded();
   }
 
   /** One message from the client: answered at once if the kept opening has it next, recorded, and passed on to the SDK. */
