@@ -8,8 +8,8 @@
  * sits above the two Durable Objects (src/workflow, src/account), which sit above the pure rules
  * (src/domain) and the shared base (src/crypto.ts, errors.ts, ids.ts, iso-time.ts, limits.ts,
  * stubs.ts). An object reaches the other only through its RPC binding: the workflow object may
- * import the account object's types, never its code; the account object imports nothing of the
- * workflow object's.
+ * import the account object's types, never its code, and so may the Worker side; the account
+ * object imports nothing of the workflow object's.
  */
 
 /** The Worker's own code: HTTP routes, middleware, the MCP endpoint, pages, OAuth. */
@@ -61,6 +61,14 @@ module.exports = {
       comment: "packages/protocol runs in the Worker and in the helper: no Cloudflare runtime modules.",
       from: { path: "^packages/protocol/" },
       to: { path: "^cloudflare:" },
+    },
+    {
+      name: "views-are-types-at-run-time",
+      severity: "error",
+      comment:
+        "The read model's zod schemas (packages/protocol/src/views) are for what parses (tests, scripts/schemas.mjs): the Worker, the helper and the rest of the protocol import their types only, so the Worker builds views without loading their schemas and the helper bundles no zod. Run-time values go in zod-free modules (export-members.ts, cost.ts).",
+      from: { path: "^(src|client-helper/src|packages/protocol/src)/", pathNot: "^packages/protocol/src/views/" },
+      to: { path: "^packages/protocol/src/views/", dependencyTypesNot: ["type-only"] },
     },
     {
       name: "helper-imports-only-protocol",
@@ -118,6 +126,21 @@ module.exports = {
       comment: "The workflow object talks to the account object through its RPC binding: it may import its types, not its code.",
       from: { path: "^src/workflow/" },
       to: { path: "^src/account/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "worker-reaches-account-by-rpc",
+      severity: "error",
+      comment:
+        "The Worker (routes, middleware, OAuth, MCP, pages) talks to the account object through its RPC binding: it may import its types, not its code; what both parse (credentials, the managed token format) lives in src/domain. src/index.ts exports the object's class, and only that.",
+      from: { path: WORKER_SIDE },
+      to: { path: "^src/account/", pathNot: "^src/account/account-object\\.ts$", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "only-the-app-exports-the-account-object",
+      severity: "error",
+      comment: "src/index.ts exports the AccountObject class to the runtime; the rest of the Worker imports its types only.",
+      from: { path: WORKER_SIDE, pathNot: "^src/index\\.ts$" },
+      to: { path: "^src/account/account-object\\.ts$", dependencyTypesNot: ["type-only"] },
     },
     {
       name: "middleware-below-routes",

@@ -4,7 +4,8 @@
 // split where the CLI imports a command's modules lazily (dist/chunks/), so that a command
 // loads only what it runs: a hook or a snapshot never waits for the MCP SDK to load.
 import { chmodSync, existsSync, readdirSync, rmSync } from "node:fs";
-import { resolve } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, resolve } from "node:path";
 import { build } from "esbuild";
 
 const here = (path) => new URL(path, import.meta.url).pathname;
@@ -19,6 +20,9 @@ const result = await build({
   format: "esm",
   target: "node20",
   external: ["@modelcontextprotocol/*"],
+  // The yaml library's Node build is CommonJS that requires "process", which an ESM bundle cannot
+  // do; its ES module build is the same parser without that require.
+  alias: { yaml: resolve(dirname(createRequire(import.meta.url).resolve("yaml/package.json")), "browser/index.js") },
   logLevel: "warning",
   metafile: true,
 });

@@ -50,5 +50,23 @@ echo "Waymark dev token: $WAYMARK_DEV_TOKEN"
 echo "  agents: Authorization: Bearer <token>; dashboard: $ORIGIN/login"
 echo "  helper (built by prestart): npx -y --package=$ORIGIN/helper/latest waymark init --url $ORIGIN"
 echo "  plugins: claude plugin marketplace add $ORIGIN/plugins/waymark.git (Codex: codex plugin marketplace add $ORIGIN/plugins/waymark.git)"
-exec wrangler dev --persist-to "$STATE_DIR/state" --var "WAYMARK_DEV_TOKEN:$WAYMARK_DEV_TOKEN" \
-  --var "WAYMARK_SIGNING_KEYS:$WAYMARK_SIGNING_KEYS" "$@"
+# The token and the signing key reach wrangler through a file only the user can read, never its
+# command line (which any local user reads with `ps`). It is a dotenv file: each value single-quoted
+# (kept as written) with `$` escaped (wrangler expands `$NAME` in .env files). Passing --env-file
+# stops wrangler reading .dev.vars by itself, so a .dev.vars of yours is passed first (ours wins).
+SECRETS_FILE="$STATE_DIR/dev-secrets.env"
+dotenv_value() {
+  case "$2" in
+    *"'"* | *"\\"*) echo "Waymark: $1 must not contain a single quote or a backslash" >&2; exit 1 ;;
+  esac
+  printf "%s='%s'\n" "$1" "$(printf '%s' "$2" | tr -d '\n' | sed 's/\$/\\$/g')"
+}
+mkdir -p "$STATE_DIR"
+(umask 077 && rm -f "$SECRETS_FILE" && {
+  dotenv_value WAYMARK_DEV_TOKEN "$WAYMARK_DEV_TOKEN"
+  dotenv_value WAYMARK_SIGNING_KEYS "$WAYMARK_SIGNING_KEYS"
+} > "$SECRETS_FILE")
+if [ -f .dev.vars ]; then set -- --env-file .dev.vars "$@"; fi
+# wrangler reads --env-file only while this is on (its default); an environment that turned it off would start a server without the token.
+export CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true
+exec wrangler dev --persist-to "$STATE_DIR/state" --env-file "$SECRETS_FILE" "$@"

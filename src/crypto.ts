@@ -31,8 +31,10 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
-export async function hmacSha256(secret: string, message: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message)));
+/** HMAC-SHA-256 of a message: text (as UTF-8) or bytes as received (a webhook's raw body). */
+export async function hmacSha256(secret: string, message: string | Uint8Array): Promise<Uint8Array> {
+  const bytes = typeof message === "string" ? encoder.encode(message) : message;
+  return new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), bytes));
 }
 
 const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));

@@ -20,6 +20,7 @@ import { serverCardRoutes } from "./mcp/server-card";
 import { accountRoutes } from "./routes/account-api";
 import { deviceRoutes } from "./routes/devices";
 import { exportApiRoutes } from "./routes/export-api";
+import { githubReceiverRoutes, githubWebhookRoutes } from "./routes/github-webhooks";
 import { helperDownload } from "./routes/helper-download";
 import { oauthRoutes } from "./routes/oauth";
 import { pluginMarketplace } from "./routes/plugin-marketplace";
@@ -36,6 +37,8 @@ const app = new Hono<AppEnv>();
 app.use("*", requestGuard);
 // Before the general body cap: /mcp answers with its own bound and never reaches the middleware below.
 app.route("/", mcpRoutes);
+// GitHub's deliveries are larger than the API's bodies: their route reads its own bound.
+app.route("/", githubWebhookRoutes);
 app.use("*", limitBody(LIMITS.API_BODY_BYTES));
 app.get("/health", (c) => c.json({ ok: true }));
 app.route("/", serverCardRoutes);
@@ -51,6 +54,7 @@ app.route("/", accountRoutes);
 app.route("/s/:token", workflowReads(SHARE_LINK_READERS));
 app.route("/w/:id", workflowReads(OWNER_READERS));
 app.route("/api/workflows/:id", workflowReads(READ_TOKEN_READERS));
+app.route("/", githubReceiverRoutes);
 app.route("/", pageRoutes);
 
 /** Malformed bodies (hono's parsers throw 400) answer like every other input problem. */

@@ -2,6 +2,7 @@
  * Every bound Waymark enforces, in one place (docs/limits.md's table is this file).
  * Text bounds are in characters; MAX_BODY_BYTES is checked before a request is parsed.
  */
+import { DEVICE_SIGNATURE_SKEW_MS } from "@waymark/protocol/device-signature";
 import { TOOL_LIMITS } from "@waymark/protocol/tool-limits";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 
@@ -13,6 +14,10 @@ export const LIMITS = {
   // The tools' input bounds (text lengths, list sizes, search): part of the protocol's contract.
   ...TOOL_LIMITS,
   CHANGE_ENTRIES: 25_000,
+  // The paths a task's record names as dirty at its start (repository.dirty_paths_at_start), so that
+  // `waymark verify --repo` can decide every difference: past either bound none are named.
+  DIRTY_PATHS_NAMED: 1000,
+  DIRTY_PATHS_NAMED_BYTES: 128 * 1024,
   PATH_BYTES: 4096,
   TASKS_PER_WORKFLOW: 5000,
   LOGS_PER_TASK: 200,
@@ -53,6 +58,8 @@ export const LIMITS = {
   // Live followers: bounded catch-up and sockets.
   LIVE_PAGE_BYTES: 512 * 1024,
   LIVE_SOCKETS_PER_WORKFLOW: 100,
+  // The owner's own pool per workflow (dashboard pages, MCP subscriptions): a link's readers never fill it.
+  LIVE_OWNER_SOCKETS_PER_WORKFLOW: 100,
   LIVE_SOCKETS_PER_CLIENT: 8,
   // Scope check: automaton steps one complete_task may spend matching paths against areas.
   SCOPE_MATCH_STEPS: 10_000_000,
@@ -64,13 +71,16 @@ export const LIMITS = {
   API_TOKENS: 100,
   TOKEN_NAME: 100,
   // Devices whose helpers sign (account/devices): approved devices per account, a device's name,
-  // pairing requests waiting for approval and how long a pairing code lives, and how far a
-  // signature's time (and a pairing request's) may be from the edge's clock either way.
+  // pairing requests waiting for approval (per credential that asked, so one token cannot fill the
+  // queue for the others, and per account, a storage bound the owner can empty on the Devices page)
+  // and how long a pairing code lives, and how far a signature's time (and a pairing request's) may
+  // be from the edge's clock either way.
   DEVICES: 50,
   DEVICE_NAME: 100,
-  DEVICE_PAIRINGS: 20,
+  DEVICE_PAIRINGS_PER_CREDENTIAL: 3,
+  DEVICE_PAIRINGS: 100,
   DEVICE_PAIRING_TTL_MS: 10 * 60 * 1000,
-  DEVICE_SIGNATURE_SKEW_MS: 10 * 60 * 1000,
+  DEVICE_SIGNATURE_SKEW_MS,
   // Reviewer feedback: one comment's length, comments per workflow, and the share of a tool result it may take.
   FEEDBACK_TEXT: 2000,
   FEEDBACK_PER_WORKFLOW: 1000,
@@ -78,6 +88,14 @@ export const LIMITS = {
   // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
   DASHBOARD_PAGE: 25,
   PATHS_PER_WORKFLOW: 5000,
+  // Commits the account's commit index keeps per workflow; commits one GET /api/commits may ask about
+  // (a pull request's range: GitHub lists at most 250 commits of a pull request).
+  COMMITS_PER_WORKFLOW: 5000,
+  COMMITS_QUERY: 250,
+  // A GitHub webhook delivery's body (pull_request_review(_comment) payloads are tens of KiB), and
+  // how long its delivery id is remembered so that a redelivery is answered without a second item.
+  GITHUB_WEBHOOK_BODY_BYTES: 512 * 1024,
+  GITHUB_DELIVERIES_KEPT_MS: 7 * 24 * 60 * 60 * 1000,
   // Workflows one dashboard session may follow live (each is closed at sign-out).
   OWNER_FOLLOWS: 200,
   // Dashboard sessions open at once per credential (the oldest of that credential ends first;

@@ -100,7 +100,7 @@ function exportOf(tasks: Tasks, shas: readonly string[], snapshots: readonly Int
       );
     });
     records.push({
-      version: "0.1",
+      version: "0.1.0",
       id: `00000000-0000-8000-8000-${String(task).padStart(12, "0")}`,
       timestamp: "2026-11-27T00:00:00Z",
       vcs: { type: "git", revision: shas[end] },

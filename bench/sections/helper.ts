@@ -38,7 +38,7 @@ export function buildHelper(context: BenchContext): void {
 export function helperClient(server: McpTarget, dir: string, cache: string, bin: string = BIN, configHome?: string): Promise<Client> {
   return connectThroughHelper(server, dir, {
     cacheHome: cache,
-    ...(configHome ? { configHome } : {}),
+    ...(configHome ? { env: { XDG_CONFIG_HOME: configHome } } : {}),
     name: "waymark-bench-agent",
     node: process.execPath,
     bin,

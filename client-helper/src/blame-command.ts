@@ -2,8 +2,9 @@
  * @module blame-command
  * `waymark blame <file>`: for each line of a file at HEAD, the task and workflow that wrote it,
  * the agent and model, or "not recorded": one `git blame --porcelain` of the file, each line's
- * commit and its number there looked up in the workflows' Agent Trace records
- * (@waymark/protocol/trace-blame), read from export files (offline) or from the endpoint. git
+ * commit and its number there looked up in the repository's own notes (./notes/attribution.ts:
+ * offline, with nothing but a clone), and for a commit without a note in the workflows' Agent
+ * Trace records (@waymark/protocol/trace-blame), read from export files or from the endpoint. git
  * runs with the repository's command-bearing config made inert and without textconv: blaming a
  * file executes nothing a repository defines. The file's lines are printed here only; nothing is
  * sent anywhere but the export's request.
@@ -11,9 +12,12 @@
 import { readFile, realpath } from "node:fs/promises";
 
 import { relative, resolve } from "node:path";
-import { carryLine, diffHunks, type Hunk, type LineAuthorship, parseTraceRecords, TraceIndex } from "@waymark/protocol/trace-blame";
+import { carryLine, type Hunk, type LineAuthorship, parseTraceRecords, TraceIndex } from "@waymark/protocol/trace-blame";
+import { pairHunks } from "./git/blobs.js";
 import { inertContext } from "./git/inert-config.js";
 import { type GitContext, GitError, runGit } from "./git/process.js";
+import { NoteAttribution } from "./notes/attribution.js";
+import { notesRefs } from "./notes/store.js";
 
 /** One line of the file at HEAD: the commit git blames, the line's number and path there, its text. */
 export interface BlamedLine {
@@ -75,65 +79,13 @@ export function parseBlamePorcelain(out: string): BlamedLine[] {
 export interface BlameRequest {
   file: string;
   dir: string;
-  /** The records: export files' text, or what the endpoint answered. */
+  /** Records besides the repository's notes: export files' text, or what the endpoint answered. */
   exports: readonly string[];
   json: boolean;
-}
-
-/** `git cat-file --batch-check` of each name: its object id, or null when it names nothing. */
-async function objectIds(context: GitContext, names: readonly string[]): Promise<(string | null)[]> {
-  const out = await runGit(context, ["cat-file", "--batch-check=%(objectname)"], Buffer.from(names.map((name) => `${name}\n`).join("")));
-  return out
-    .toString("utf8")
-    .split("\n")
-    .slice(0, names.length)
-    .map((line) => (/^[0-9a-f]{40,64}$/.test(line) ? line : null));
-}
-
-/**
- * Hunks of `git diff -U0` of `path` for each pair of commits, keyed `from\0to`: none when the file
- * is the same blob at both (the usual case: a task's later commits left it alone), else read in
- * one `git diff-tree --stdin` per path (given two trees per input line, it echoes the line and
- * prints their diff). A pair missing from the answer has no place for its lines (the file is not
- * at one of the commits, or the clone lacks it).
- */
-async function pairHunks(context: GitContext, path: string, pairs: readonly [string, string][]): Promise<Map<string, Hunk[]>> {
-  const hunks = new Map<string, Hunk[]>();
-  // cat-file reads one name a line: a path with a newline cannot be named (its lines stay unplaced).
-  if (path.includes("\n")) return hunks;
-  const commits = [...new Set(pairs.flat())];
-  const ids = await objectIds(
-    context,
-    commits.flatMap((commit) => [`${commit}^{tree}`, `${commit}:${path}`]),
-  );
-  const treeOf = new Map(commits.map((commit, i) => [commit, ids[2 * i]]));
-  const blobOf = new Map(commits.map((commit, i) => [commit, ids[2 * i + 1]]));
-  const toDiff: [string, string][] = [];
-  for (const [from, to] of pairs) {
-    const [fromBlob, toBlob] = [blobOf.get(from), blobOf.get(to)];
-    if (!fromBlob || !toBlob || !treeOf.get(from) || !treeOf.get(to)) continue;
-    if (fromBlob === toBlob) hunks.set(`${from}\0${to}`, []);
-    else toDiff.push([from, to]);
-  }
-  if (toDiff.length === 0) return hunks;
-  const input = toDiff.map(([from, to]) => `${treeOf.get(from)} ${treeOf.get(to)}\n`).join("");
-  const out = await runGit(
-    context,
-    ["diff-tree", "--stdin", "-p", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--", path],
-    Buffer.from(input),
-  );
-  // Each pair's section starts with its echoed line (two tree ids); diff lines never look like one.
-  const byTrees = new Map<string, string[]>();
-  let current: string[] = [];
-  for (const line of out.toString("utf8").split("\n")) {
-    if (/^[0-9a-f]{40,64} [0-9a-f]{40,64}$/.test(line)) {
-      current = [];
-      byTrees.set(line, current);
-    } else current.push(line);
-  }
-  for (const [from, to] of toDiff)
-    hunks.set(`${from}\0${to}`, diffHunks((byTrees.get(`${treeOf.get(from)} ${treeOf.get(to)}`) ?? []).join("\n")));
-  return hunks;
+  /** The revision whose lines are blamed (default HEAD). */
+  revision?: string;
+  /** Where a diff of a note's line hashes runs (the helper's cache). */
+  scratchRoot: string;
 }
 
 /** pairHunks, where a record naming a commit this clone lacks leaves its pairs out (their lines are then looked up as "no line"). */
@@ -217,6 +169,42 @@ function totals(authors: readonly LineAuthorship[]): string {
 
 export class BlameUsageError extends Error {}
 
+/** A file's lines at a revision and who wrote each (the notes first, then the records given). */
+export interface FileBlame {
+  path: string;
+  lines: BlamedLine[];
+  authors: LineAuthorship[];
+}
+
+/**
+ * `git blame --porcelain` of `path` at `revision` (repository-relative), each line attributed from
+ * the repository's notes (./notes/attribution.ts) and, for commits without a note, from the
+ * records given. `notes`: already loaded (the carry step asks many files at once), or loaded here
+ * for the blamed commits.
+ */
+export async function blameFile(
+  rooted: GitContext,
+  revision: string,
+  path: string,
+  index: TraceIndex,
+  notes: NoteAttribution | { scratchRoot: string },
+): Promise<FileBlame> {
+  // git blame is the long part: the diffs that carry a task's earlier commits to its end commit
+  // run beside it (on the pairs the records name).
+  const blamed = runGit(rooted, ["blame", "--porcelain", "--no-textconv", revision, "--", path]);
+  blamed.catch(() => {});
+  const early = carriedHunks(rooted, path, index.carriedPairs(path));
+  early.catch(() => {});
+  const lines = parseBlamePorcelain((await blamed).toString("utf8"));
+  const fromNotes =
+    notes instanceof NoteAttribution ? notes : await NoteAttribution.load(rooted, notes.scratchRoot, new Set(lines.map((l) => l.commit)));
+  const [noted, recorded] = await Promise.all([
+    fromNotes.attribute(lines),
+    blameLines(rooted, lines, index, new Map([[path, await early]])),
+  ]);
+  return { path, lines, authors: lines.map((_, i) => noted[i] ?? (recorded[i] as LineAuthorship)) };
+}
+
 /** The text (or JSON) `waymark blame` prints. */
 export async function runBlame(request: BlameRequest): Promise<string> {
   const context = await inertContext(request.dir);
@@ -224,10 +212,6 @@ export async function runBlame(request: BlameRequest): Promise<string> {
   const path = relative(root, resolve(await realpath(request.dir), request.file));
   if (path.startsWith("..")) throw new BlameUsageError(`<file>: ${request.file} is outside the repository at ${root}`);
   const rooted: GitContext = { ...context, cwd: root };
-  // git blame is the long part: the records are read while it runs, and the diffs that carry a
-  // task's earlier commits to its end commit run beside it (on the pairs the records name).
-  const blamed = runGit(rooted, ["blame", "--porcelain", "--no-textconv", "HEAD", "--", path]);
-  blamed.catch(() => {});
   const records = request.exports.flatMap((text, i) => {
     try {
       return parseTraceRecords(JSON.parse(text));
@@ -236,10 +220,7 @@ export async function runBlame(request: BlameRequest): Promise<string> {
     }
   });
   const index = new TraceIndex(records);
-  const early = carriedHunks(rooted, path, index.carriedPairs(path));
-  early.catch(() => {});
-  const lines = parseBlamePorcelain((await blamed).toString("utf8"));
-  const authors = await blameLines(rooted, lines, index, new Map([[path, await early]]));
+  const { lines, authors } = await blameFile(rooted, request.revision ?? "HEAD", path, index, { scratchRoot: request.scratchRoot });
   if (request.json) {
     return `${JSON.stringify(
       { path, records: index.size, lines: lines.map((line, i) => ({ line: i + 1, commit: line.commit, ...authors[i] })) },
@@ -247,7 +228,19 @@ export async function runBlame(request: BlameRequest): Promise<string> {
       2,
     )}\n`;
   }
-  return `${formatLines(lines, authors)}${path}: ${lines.length} line(s): ${totals(authors) || "none"} (from ${index.size} Agent Trace record(s))\n`;
+  const noted = authors.filter((a) => a.task_id !== undefined).length;
+  const sources = `${index.size} Agent Trace record(s)${noted > 0 || index.size === 0 ? ", the repository's notes" : ""}`;
+  return `${formatLines(lines, authors)}${path}: ${lines.length} line(s): ${totals(authors) || "none"} (from ${sources})\n`;
+}
+
+/** Whether the repository at `dir` holds Waymark notes (refs/notes/waymark or a remote-tracking copy). */
+export async function hasNotes(dir: string): Promise<boolean> {
+  try {
+    return (await notesRefs(await inertContext(dir))).length > 0;
+  } catch (error) {
+    if (error instanceof GitError) return false;
+    throw error;
+  }
 }
 
 /** The exports' text from files. */

@@ -4,7 +4,7 @@
  * `verify`…), parsed with node:util parseArgs; exit codes 0/1/2 are a tested contract.
  */
 import { readFile } from "node:fs/promises";
-import { resolve as resolvePath } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
 import { type FilesChanged, summarizeChanges } from "@waymark/protocol/files-changed";
@@ -51,8 +51,11 @@ Usage:
   waymark doctor [--url <endpoint>]
   waymark summary [--workflow <id>] [--url <endpoint>] [--token <token>] [--link <url>]
   waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
+  waymark ci [--url <endpoint>] [--policy <file>] [--comment] [--code-quality <file>] [--json]
   waymark trace [--workflow <id>] [--url <endpoint>] [--token <token>] [--out <file>]
-  waymark blame <file> [--trace <export.agent-trace.json>]... [--workflow <id>]... [--json]
+  waymark blame <file> [--rev <revision>] [--trace <export.agent-trace.json>]... [--workflow <id>]... [--json]
+  waymark notes carry --from <commit> --onto <commit> [--since <commit>] [--dry-run] [--json]
+  waymark notes setup [--remove] [--dry-run]
   waymark hook <event>
   waymark device [pair]
   waymark <command> --help
@@ -70,16 +73,22 @@ Commands:
   summary   print a workflow as Markdown for a pull request description
   verify    check a workflow's JSON export: its chain, its signature, every field against
             its events, and with --repo its committed changes against git
+  ci        in a pull request's CI job: find its tasks, verify their record, apply the
+            repository's policy (.waymark/policy.yml); job summary, annotations, outputs
   trace     print a workflow's Agent Trace export: which lines of each commit its tasks'
             agents wrote
   blame     for each line of a file at HEAD, the task, agent and model that wrote it
+  notes     the records in the repository (refs/notes/waymark): 'notes carry' carries a
+            branch's records onto the commits a squash or rebase merge made (run it in CI
+            after the merge)
 
 The endpoint is --url, else $WAYMARK_URL, else the one 'waymark init' kept in
 ~/.config/waymark/config.json; the base URL and its /mcp are the same endpoint. The token
 goes to that endpoint only, never to one named in a repository's files.
 
 Only paths, git modes and blob ids (SHA-1 of contents) leave the machine, never contents.
-The repository is only read: index, HEAD, refs, stash and working tree stay untouched.
+The repository is only read: index, HEAD, refs, stash and working tree stay untouched,
+but for the task records the helper writes as git notes under refs/notes/waymark.
 
 ${EXIT_CODES}
 `,
@@ -166,25 +175,58 @@ Options:
 
 ${EXIT_CODES}
 `,
-  blame: `Usage: waymark blame <file> [--trace <export.agent-trace.json>]... [--workflow <id>]... [--url <endpoint>] [--token <token>] [--dir <dir>] [--json]
+  blame: `Usage: waymark blame <file> [--rev <revision>] [--trace <export.agent-trace.json>]... [--workflow <id>]... [--url <endpoint>] [--token <token>] [--dir <dir>] [--json]
 
-For each line of <file> at HEAD: the commit that last touched it (git blame), and from the
-workflows' Agent Trace records who wrote it there: "agent" (with its model), "others" (a
-person, a formatter, a command: anything but the agent's own edit tools), "not observed" (in
-a task's commit, but no hook saw it written) or "not recorded" (no record holds its commit).
-git runs with the repository's command-bearing config made inert and without textconv.
+For each line of <file> at HEAD (or --rev): the commit that last touched it (git blame), and
+who wrote it there: "agent" (with its model), "others" (a person, a formatter, a command:
+anything but the agent's own edit tools), "not observed" (in a task's change, but no hook saw
+it written) or "not recorded" (nothing records it). The records are the repository's own
+notes (refs/notes/waymark, written when each task completed and carried through merges by
+'waymark notes carry'): with nothing but a clone it works offline. git runs with the
+repository's command-bearing config made inert and without textconv.
 
 Options:
+  --rev <revision> the revision whose lines are blamed (default: HEAD)
   --trace <file>   an Agent Trace export ('waymark trace --out', or the page's Agent Trace
-                   link); repeatable; works offline. Without it the records are read from the
-                   endpoint
-  --workflow <id>  a workflow whose records to read from the endpoint; repeatable (default:
-                   the last one started through the helper in --dir)
+                   link) read besides the notes; repeatable
+  --workflow <id>  a workflow whose records to read from the endpoint besides the notes;
+                   repeatable (default, when the repository has no Waymark notes: the last
+                   workflow started through the helper in --dir)
   --url <endpoint> the Waymark endpoint (default: $WAYMARK_URL, else the one 'waymark init' kept)
   --token <token>  bearer token (default: $WAYMARK_TOKEN)
   --dir <dir>      project directory (default: the working directory)
   --json           print the lines' authorship as JSON (without their text)
   -h, --help       show this help
+
+${EXIT_CODES}
+`,
+  notes: `Usage: waymark notes carry --from <commit> --onto <commit> [--since <commit>] [--dir <dir>] [--dry-run] [--json]
+       waymark notes setup [--remove] [--dir <dir>] [--dry-run]
+
+The records of a task live in the repository as git notes (refs/notes/waymark), attached to its
+commits. A squash merge or a rebase merge made by the platform (GitHub, GitLab) makes new
+commits, with no note: run this once after the merge, in CI, to carry the branch's records
+onto them, then push the notes (git push origin refs/notes/waymark).
+
+'notes setup' (part of 'waymark init') sets the repository's config so that amend and rebase
+copy the records to the new commits (notes.rewriteRef) and every fetch brings the remote's
+(a fetch refspec per remote, into refs/notes/remotes/<remote>/waymark); --remove takes it out.
+
+Each line the merge's commits introduced is carried back to --from through git's diff and
+gets the writer 'waymark blame' gives it there; a line that cannot be carried back (a conflict
+resolved in the merge) stays nobody's. A merge commit or a fast-forward keeps the branch's
+commits and their notes: nothing to carry.
+
+Options:
+  --from <commit>   the branch's last commit (the pull request's head)
+  --onto <commit>   the merge's result on the target branch
+  --since <commit>  the target branch before the merge (the merge made exactly since..onto);
+                    without it a rebase merge is recognised by its commits' subjects, and
+                    anything else is taken as one commit (a squash, a cherry-pick)
+  --dir <dir>       the repository (default: the working directory)
+  --dry-run         report what would be carried, write nothing
+  --json            print the report as JSON
+  -h, --help        show this help
 
 ${EXIT_CODES}
 `,
@@ -351,16 +393,18 @@ async function blame(rest: string[], io: Io): Promise<number> {
   const blameCommand = await import("./blame-command.js");
   const { TraceFetchError, fetchAgentTrace } = await import("./trace-command.js");
   try {
-    let exports: string[];
+    let exports: string[] = [];
     if (values.trace.length > 0) exports = await blameCommand.readExports(values.trace);
-    else {
+    else if (values.workflow.length > 0 || !(await blameCommand.hasNotes(dir))) {
       const getters = { help: false, get: (name: string) => (name === "url" ? values.url : name === "dir" ? values.dir : undefined) };
       const endpoint = await endpointOf(getters, "blame");
       const workflows = values.workflow.length > 0 ? values.workflow : [await workflowOf(getters, endpoint.mcp)];
       const token = values.token ?? (process.env.WAYMARK_TOKEN || undefined);
       exports = await Promise.all(workflows.map((id) => fetchAgentTrace(endpoint.origin, id, token)));
     }
-    io.stdout(await blameCommand.runBlame({ file, dir, exports, json: values.json }));
+    const revision = values.rev ?? "HEAD";
+    const scratchRoot = join(cacheRoot(), "scratch");
+    io.stdout(await blameCommand.runBlame({ file, dir, exports, json: values.json, revision, scratchRoot }));
     return EXIT_OK;
   } catch (error) {
     if (error instanceof blameCommand.BlameUsageError) throw new UsageError(error.message);
@@ -370,6 +414,92 @@ async function blame(rest: string[], io: Io): Promise<number> {
     }
     throw error;
   }
+}
+
+/** `waymark notes carry`: the branch's records onto the commits a merge made (./notes/carry.ts). */
+async function notes(rest: string[], io: Io): Promise<number> {
+  const [sub, ...args] = rest;
+  if (sub === undefined || sub === "-h" || sub === "--help") {
+    (sub === undefined ? io.stderr : io.stdout)(HELP.notes);
+    return sub === undefined ? EXIT_USAGE : EXIT_OK;
+  }
+  if (sub === "setup") return notesSetup(args, io);
+  if (sub !== "carry") throw new UsageError(`unknown notes command ${JSON.stringify(sub)}\nSee 'waymark notes --help'.`);
+  let values: ReturnType<typeof parseCarryArgs>["values"];
+  try {
+    values = parseCarryArgs(args).values;
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\nSee 'waymark notes --help'.`);
+  }
+  if (values.help) {
+    io.stdout(HELP.notes);
+    return EXIT_OK;
+  }
+  if (!values.from || !values.onto) throw new UsageError("notes carry needs --from and --onto\nSee 'waymark notes --help'.");
+  const { carryNotes, CarryUsageError, carryReport } = await import("./notes/carry.js");
+  try {
+    const report = await carryNotes({
+      dir: resolvePath(values.dir ?? process.cwd()),
+      from: values.from,
+      onto: values.onto,
+      ...(values.since === undefined ? {} : { since: values.since }),
+      scratchRoot: join(cacheRoot(), "scratch"),
+      dryRun: values["dry-run"],
+    });
+    io.stdout(values.json ? json(report) : carryReport(report));
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof CarryUsageError) throw new UsageError(error.message);
+    if (error instanceof GitError) {
+      io.stderr(`waymark notes carry: ${error.message.trim()}\n`);
+      return EXIT_FAILURE;
+    }
+    throw error;
+  }
+}
+
+/** `waymark notes setup [--remove] [--dry-run]`: the repository's config for its notes (./notes/setup.ts). */
+async function notesSetup(args: string[], io: Io): Promise<number> {
+  let values: { help: boolean; remove: boolean; "dry-run": boolean; dir?: string };
+  try {
+    values = parseArgs({
+      args,
+      allowPositionals: false,
+      strict: true,
+      options: {
+        help: { type: "boolean", short: "h", default: false },
+        remove: { type: "boolean", default: false },
+        "dry-run": { type: "boolean", default: false },
+        dir: { type: "string" },
+      },
+    }).values;
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\nSee 'waymark notes --help'.`);
+  }
+  if (values.help) {
+    io.stdout(HELP.notes);
+    return EXIT_OK;
+  }
+  const { setupNotes } = await import("./notes/setup.js");
+  io.stdout(await setupNotes(resolvePath(values.dir ?? process.cwd()), { remove: values.remove, dryRun: values["dry-run"] }));
+  return EXIT_OK;
+}
+
+function parseCarryArgs(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: false,
+    strict: true,
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      from: { type: "string" },
+      onto: { type: "string" },
+      since: { type: "string" },
+      dir: { type: "string" },
+      "dry-run": { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+    },
+  });
 }
 
 function parseBlameArgs(args: string[]) {
@@ -384,6 +514,7 @@ function parseBlameArgs(args: string[]) {
       url: { type: "string" },
       token: { type: "string" },
       dir: { type: "string" },
+      rev: { type: "string" },
       json: { type: "boolean", default: false },
     },
   });
@@ -489,9 +620,15 @@ async function run(argv: string[], io: Io): Promise<number> {
     }
     case "blame":
       return blame(rest, io);
+    case "notes":
+      return notes(rest, io);
     case "verify": {
       const { runVerify } = await import("./verify-command.js");
       return runVerify(rest, { stdout: io.stdout, stderr: io.stderr });
+    }
+    case "ci": {
+      const { runCi } = await import("./ci/ci-command.js");
+      return runCi(rest, { stdout: io.stdout, stderr: io.stderr, env: process.env, cwd: process.cwd() });
     }
     case "commit-trailer": {
       // Run by the prepare-commit-msg hook of 'waymark init --commit-trailer': never fails a commit.

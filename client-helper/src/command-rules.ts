@@ -1,7 +1,7 @@
 /**
  * @module command-rules
  * The user's own rules for what kind of check a command runs (`./run-tests` is a test run), read
- * from the user-level config `waymark init` writes (../endpoint.ts: $XDG_CONFIG_HOME/waymark/
+ * from the user-level config `waymark init` writes (./endpoint.ts: $XDG_CONFIG_HOME/waymark/
  * config.json, else ~/.config/waymark/config.json) under `command_kinds`:
  * `{"command_kinds": {"test": ["./run-tests", "make check-all"], "lint": ["./lint.sh"]}}`.
  * Never from a repository's files: a cloned repository must not decide what counts as its tests

@@ -4,7 +4,11 @@
  * paired with the account the token belongs to. Pairing sends the public key, a name and a proof
  * that the helper holds the key; the endpoint answers a one-time code, which the owner enters on
  * the dashboard's Devices page, where the same fingerprint is shown before anything is approved.
+ * It also prints the line that pins the key in a repository's allowed signers
+ * (@waymark/protocol/allowed-signers), so `waymark verify` can check the device's signatures
+ * without trusting the server.
  */
+import { ALLOWED_SIGNERS_PATH, allowedSignerLine } from "@waymark/protocol/allowed-signers";
 import type { PairingRequest } from "@waymark/protocol/device-signature";
 import { DeviceKey } from "./device-key.js";
 import type { Endpoint } from "./endpoint.js";
@@ -23,7 +27,12 @@ export type DeviceCommandOptions = {
 type Pairing = { code: string; fingerprint: string; expires_at: string; approve_at: string };
 
 function describe(key: DeviceKey): string {
-  return `This device: ${key.name}\nFingerprint: ${key.fingerprint}\nKey file:    ${key.path} (never leaves this machine)\nPublic key:  ${key.publicKey}\n`;
+  return (
+    `This device: ${key.name}\nFingerprint: ${key.fingerprint}\nKey file:    ${key.path} (never leaves this machine)\nPublic key:  ${key.publicKey}\n` +
+    `\nFor \`waymark verify\` to check what this device signs, a repository pins its key: add this line to ${ALLOWED_SIGNERS_PATH}\n` +
+    `(one per trusted device; valid-after="YYYYMMDDZ" and valid-before="…" options bound when it counts):\n\n` +
+    `    ${allowedSignerLine(key.name, key.publicKey)}\n`
+  );
 }
 
 async function requestPairing(endpoint: Endpoint, token: string, request: PairingRequest, timeoutMs: number): Promise<Pairing> {

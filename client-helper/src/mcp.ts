@@ -12,6 +12,7 @@ import type { ListToolsResult } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import { redactToolArguments } from "@waymark/protocol/redact";
+import { AGENTS } from "./agents/registry.js";
 import { completeTask } from "./proxy/complete-task.js";
 import type { OpeningFront } from "./proxy/opening.js";
 import { withRedactionNote } from "./proxy/redaction.js";
@@ -141,10 +142,14 @@ export class HelperProxy {
   }
 }
 
-/** The agent's id of a tool call, sent in the call's `_meta`: Claude Code's `claudecode/toolUseId`, Codex's `callId`. */
+/** The agent's id of a tool call, sent in the call's `_meta`, as the agent that sent it names it (each agent's `callId`). */
 function callIdOf(meta: Record<string, unknown> | undefined): string | undefined {
-  const id = meta?.["claudecode/toolUseId"] ?? meta?.callId;
-  return typeof id === "string" && id !== "" ? id : undefined;
+  if (!meta) return undefined;
+  for (const agent of AGENTS) {
+    const id = agent.callId?.(meta);
+    if (id !== undefined) return id;
+  }
+  return undefined;
 }
 
 /**

@@ -5,10 +5,14 @@
  * an approved device's figures read "computed and signed"; the paths the agent's edit tools
  * touched during the task, only when the hooks observed the task (from their journal); and the
  * source of usage figures ("transcript" when summed from the agent's transcript, "agent" for
- * the agent's own claim: an agent never sets it).
+ * the agent's own claim: an agent never sets it). What it computed is redacted before it is
+ * signed (@waymark/protocol/redact: paths, warnings, commit subjects, branch names, command lines):
+ * secrets never leave the machine, and the edge's redaction of the same data changes nothing, so
+ * the signature still verifies there.
  */
 import { completionData, startData } from "@waymark/protocol/device-signature";
 import { repoPathProblem } from "@waymark/protocol/paths";
+import { redactHelperInput } from "@waymark/protocol/redact";
 import type { AgentEdits, Changes, HelperSource, Metrics, Snapshot } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { DeviceKey } from "./device-key.js";
@@ -38,7 +42,7 @@ export function signedSnapshot(
   key: DeviceKey | null,
   workflowId: unknown,
 ): { snapshot: Snapshot; nonce?: string } {
-  const identified: Snapshot = { ...snapshot, source: helperSource(version) };
+  const identified: Snapshot = { ...redactHelperInput(snapshot).value, source: helperSource(version) };
   if (!key || typeof workflowId !== "string") return { snapshot: identified };
   const device = key.signature("start_task", workflowId, startData(identified));
   return { snapshot: { ...identified, source: { ...helperSource(version), device } }, nonce: device.nonce };
@@ -49,10 +53,11 @@ export function signedSnapshot(
  * completed, naming the nonce of its signed start (`startNonce`) when it had one.
  */
 export function signedChanges(changes: Changes, metrics: unknown, key: DeviceKey | null, taskId: string, startNonce?: string): Changes {
-  const source = changes.source;
-  if (!key || !source) return changes;
-  const device = key.signature("complete_task", taskId, completionData(changes, metrics), startNonce);
-  return { ...changes, source: { ...source, device } };
+  const redacted = redactHelperInput(changes).value;
+  const source = redacted.source;
+  if (!key || !source) return redacted;
+  const device = key.signature("complete_task", taskId, completionData(redacted, metrics), startNonce);
+  return { ...redacted, source: { ...source, device } };
 }
 
 /**

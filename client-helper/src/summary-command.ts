@@ -9,8 +9,9 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { renderSummary, type SummaryView, statementLine } from "@waymark/protocol/pr-summary";
+import { renderSummary, statementLine } from "@waymark/protocol/pr-summary";
 import { type PublishedKeys, SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
+import type { WorkflowResource } from "@waymark/protocol/views/reads";
 import { Remote } from "./remote.js";
 import { treeKey } from "./tree-key.js";
 
@@ -84,14 +85,14 @@ export async function fetchSummary(request: SummaryRequest): Promise<string> {
     const read = await remote.request("resources/read", { uri: `waymark://workflows/${request.workflowId}` });
     const first = read.contents[0];
     if (!first || !("text" in first)) throw new Error(`the endpoint returned no workflow ${request.workflowId}`);
-    const view = JSON.parse(first.text) as SummaryView & { truncated?: Partial<Record<PagedArray, { next: string }>> };
+    const view = JSON.parse(first.text) as WorkflowResource;
     // A large workflow's resource holds each array's first page: the rest is read page by page.
     for (const kind of PAGED_ARRAYS) {
       for (let next = view.truncated?.[kind]?.next ?? null; next !== null; ) {
         const page = await remote.request("resources/read", { uri: next });
         const content = page.contents[0];
         if (!content || !("text" in content)) throw new Error(`the endpoint returned no page at ${next}`);
-        const parsed = JSON.parse(content.text) as Record<PagedArray, never[]> & { next: string | null };
+        const parsed = JSON.parse(content.text) as Pick<WorkflowResource, PagedArray> & { next: string | null };
         (view[kind] as unknown[]).push(...parsed[kind]);
         next = parsed.next;
       }

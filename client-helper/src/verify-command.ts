@@ -1,106 +1,84 @@
 /**
  * @module verify-command
- * `waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]`: the
- * check of a workflow's JSON export (@waymark/protocol/verify) with the deployment's public keys
- * fetched from its well-known URL or read from a file (fully offline), optionally against a clone
- * of the repository (./verify-repo.ts), reported in plain words: what passed, what a pass means
- * and what it does not. Exit codes: 0 nothing found wrong, 1 a problem found, 2 usage (no file,
- * not an export, keys that cannot be read).
+ * `waymark verify <export.json> [--endpoint <url> | --key <file>] [--allowed-signers <file>]
+ * [--account <name>] [--origin <url>] [--allow-unsigned] [--repo <dir>] [--json]`: the check of a
+ * workflow's JSON export (@waymark/protocol/verify) with the deployment's public keys fetched
+ * from its well-known URL or read from a file (fully offline), the device keys the repository
+ * pins (./verify-inputs), optionally against a clone of the repository (./verify-repo.ts),
+ * reported in plain words: what passed, what a pass means and what it does not. Fail closed: a
+ * signature that was not checked (no keys; figures labelled signed but no allowed signers) is a
+ * failure unless `--allow-unsigned` says the caller accepts that, and then the report says
+ * NOT CHECKED, never ok. Exit codes: 0 nothing found wrong, 1 a problem found (an export whose
+ * JSON could mean two things included), 2 usage (no file, not JSON, not an export, unreadable keys).
  */
-import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { keyThumbprint, type PublishedKey, parsePublishedKeys, SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
+import { SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
 import { checkExport, type ExportCheck } from "@waymark/protocol/verify";
+import { ExportRefused, keysFromEndpoint, keysFromFile, readAllowedSigners, readExport, VerifyUsageError } from "./verify-inputs.js";
 import type { RepoCheck } from "./verify-repo.js";
+import { notesReport, repoCheck, repoFailed, repoLines, repoPassLine, scratchRoot } from "./verify-repo-report.js";
 
 export interface VerifyIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
-export const VERIFY_HELP = `Usage: waymark verify <export.json> [--endpoint <url> | --key <file>] [--repo <dir>] [--json]
+export const VERIFY_HELP = `Usage: waymark verify <export.json> [--endpoint <url> | --key <file>] [--allowed-signers <file>]
+                      [--account <name>] [--origin <url>] [--allow-unsigned] [--repo <dir> [--ref <rev>]] [--json]
+       waymark verify --repo <dir> [--ref <rev>] [--since <rev>] [--json]
 
 Checks a workflow's JSON export (the page's JSON link, or GET /api/workflows/<id>/export.json
 with a read token) and says exactly what a pass means:
+  json       the file means the same to every JSON parser: no member twice, no half
+             surrogate pairs, numbers written as the deployment writes them
+  signature  the statement at the end of the export was signed by the deployment, with a key
+             that was not compromised, inside the period that key signed in: for this
+             workflow, exactly these events and the chain head they end on, the account and
+             the deployment's origin, and the content of every other member
   chain      every event's hash covers the one before it and the event itself
-  signature  the statement at the end of the export was signed by the deployment: for this
-             workflow, exactly these events and the chain head they end on, and the content
-             of every other member (with --endpoint or --key; otherwise not checked)
   content    the workflow, tasks, decisions, issues, milestones, totals and feedback are
              rebuilt from the events and compared field by field
-  git        with --repo: each task's committed files, renames, line counts and commits are
-             re-derived from the repository between its recorded start and end commits
+  devices    every figure labelled "computed and signed" is checked here: the device's
+             signature over its data, its key in the allowed signers, and the figure being
+             what the edge's rule makes of the signed data
+  git        with --repo: each task is checked against the branch reviewed (HEAD, or --ref):
+             on it, its committed files, renames, line counts and commits are re-derived
+             between its recorded start and end commits; not on it (a squash or rebase
+             merge, an amend, a rebase), against the commits that hold its record there
+             (the repository's notes), and said how it was mapped. Every task is decided,
+             or the check fails: a commit rewritten or missing with nothing on the branch
+             holding its record fails, and so does a difference the record cannot decide
 
 Options:
-  --endpoint <url>  the Waymark deployment that wrote the export: its public keys are read
-                    from <url>${SIGNING_KEYS_PATH}
-  --key <file>      the deployment's public keys in a file (that document, or one key as a
-                    JWK), for a check without any network
-  --repo <dir>      a clone of the repository the workflow ran in
-  --json            print the findings as JSON
-  -h, --help        show this help
+  --endpoint <url>          the Waymark deployment that wrote the export: its public keys
+                            are read from <url>${SIGNING_KEYS_PATH}
+  --key <file>              the deployment's public keys in a file (that document, or one
+                            key as a JWK), for a check without any network
+  --allowed-signers <file>  the device keys to trust (default: .waymark/allowed-signers
+                            of the --repo clone or of the repository you are in; one line
+                            per key, as \`waymark device\` prints it)
+  --account <name>          require the record to be this account's (its name, or the
+                            sha256: digest the report prints)
+  --origin <url>            require the export to be issued by this deployment
+  --allow-unsigned          accept what could not be checked (no keys; figures labelled signed
+                            without allowed signers): reported as NOT CHECKED, exit 0
+  --repo <dir>              a clone of the repository the workflow ran in; without an export
+                            file, the tasks its notes (refs/notes/waymark) name are checked, offline
+  --ref <rev>               the branch reviewed (default: HEAD)
+  --since <rev>             without an export: only the notes on commits after this one (a
+                            pull request's range)
+  --json                    print the findings as JSON
+  -h, --help                show this help
 
-A pass proves that the deployment recorded these events and that this export follows from
-them; it does not prove that the agent told the truth (see docs/verification.md).
+A pass proves that the deployment recorded these events for this account, that this export
+follows from them, and that each figure reported as checked was computed and signed by a device
+the repository trusts; it does not prove that the agent told the truth (see docs/verification.md).
 
 Exit codes:
-  0  nothing wrong was found
-  1  a problem was found (each is named)
-  2  usage error (no file, not JSON, not a Waymark export, keys that cannot be read)
+  0  nothing wrong was found, and everything was checked (or --allow-unsigned)
+  1  a problem was found (each is named), something was not checked, or the JSON was refused
+  2  usage error (no file, not JSON, not a Waymark export, keys or signers that cannot be read)
 `;
-
-class VerifyUsageError extends Error {}
-
-const FETCH_TIMEOUT_MS = 30_000;
-
-/** The keys a `--key` file holds: the well-known document, a JWK or a list of JWKs (first current, the rest retired). */
-function keysFromFile(text: string, file: string): PublishedKey[] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new VerifyUsageError(`--key ${file}: not JSON (give the document at ${SIGNING_KEYS_PATH}, or one public key as a JWK)`);
-  }
-  const list = Array.isArray(value) ? value : value !== null && typeof value === "object" && "keys" in value ? null : [value];
-  try {
-    if (list === null) return parsePublishedKeys(value);
-    return parsePublishedKeys({
-      keys: list.map((key: unknown, i) => {
-        const jwk = key as { x?: unknown; kid?: unknown } | null;
-        return {
-          ...jwk,
-          kid: jwk?.kid ?? (typeof jwk?.x === "string" ? keyThumbprint(jwk.x) : undefined),
-          status: i === 0 ? "current" : "retired",
-        };
-      }),
-    });
-  } catch (error) {
-    throw new VerifyUsageError(`--key ${file}: ${(error as Error).message}`);
-  }
-}
-
-/** The deployment's published keys, read from its well-known URL. */
-async function keysFromEndpoint(endpoint: string): Promise<{ keys: PublishedKey[]; url: string }> {
-  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
-    throw new VerifyUsageError(`--endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
-  }
-  const url = new URL(SIGNING_KEYS_PATH, endpoint).href;
-  let response: Response;
-  try {
-    response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: "error" });
-  } catch (error) {
-    throw new VerifyUsageError(
-      `cannot read the signing keys at ${url}: ${(error as Error).message} (check --endpoint, or pass --key <file>)`,
-    );
-  }
-  if (!response.ok)
-    throw new VerifyUsageError(`cannot read the signing keys at ${url}: HTTP ${response.status} (check --endpoint, or pass --key <file>)`);
-  try {
-    return { keys: parsePublishedKeys(await response.json()), url };
-  } catch (error) {
-    throw new VerifyUsageError(`the signing keys at ${url} are not a key document: ${(error as Error).message}`);
-  }
-}
 
 function parse(args: string[]) {
   try {
@@ -111,7 +89,13 @@ function parse(args: string[]) {
       options: {
         endpoint: { type: "string" },
         key: { type: "string" },
+        "allowed-signers": { type: "string" },
+        account: { type: "string" },
+        origin: { type: "string" },
+        "allow-unsigned": { type: "boolean" },
         repo: { type: "string" },
+        ref: { type: "string" },
+        since: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -132,6 +116,24 @@ export async function runVerify(args: string[], io: VerifyIo): Promise<number> {
   }
 }
 
+/** `waymark verify --repo <dir> [--ref <rev>] [--since <rev>]`: the repository's notes against git, no export. */
+async function verifyNotes(values: { repo?: string; ref?: string; since?: string; json?: boolean }, io: VerifyIo): Promise<number> {
+  const { checkNotesAgainstRepository } = await import("./verify-repo.js");
+  const repo = await repoCheck(
+    () =>
+      checkNotesAgainstRepository(values.repo as string, {
+        scratchRoot: scratchRoot(),
+        ...(values.ref === undefined ? {} : { ref: values.ref }),
+        ...(values.since === undefined ? {} : { since: values.since }),
+      }),
+    VerifyUsageError,
+  );
+  const { text, failed } = notesReport(repo);
+  if (values.json) io.stdout(`${JSON.stringify({ ok: !failed, export: null, repository: repo }, null, 2)}\n`);
+  else (failed ? io.stderr : io.stdout)(text);
+  return failed ? 1 : 0;
+}
+
 async function verify(args: string[], io: VerifyIo): Promise<number> {
   const { values, positionals } = parse(args);
   if (values.help) {
@@ -139,55 +141,75 @@ async function verify(args: string[], io: VerifyIo): Promise<number> {
     return 0;
   }
   const [file, ...extra] = positionals;
-  if (file === undefined || extra.length > 0) throw new VerifyUsageError("verify takes one export file\nSee 'waymark verify --help'.");
+  if (extra.length > 0 || (file === undefined && values.repo === undefined))
+    throw new VerifyUsageError(
+      "verify takes one export file (or only --repo, to check the repository's notes)\nSee 'waymark verify --help'.",
+    );
+  if (file === undefined) return verifyNotes(values, io);
+  if (values.since !== undefined) throw new VerifyUsageError("--since: only without an export file (the notes of a range of commits)");
   if (values.endpoint !== undefined && values.key !== undefined) throw new VerifyUsageError("give --endpoint or --key, not both");
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new VerifyUsageError(`cannot read ${file}: ${(error as Error).message}`);
+  if (values.origin !== undefined && !URL.canParse(values.origin)) {
+    throw new VerifyUsageError(`--origin must be a URL like https://waymark.example.com, got ${JSON.stringify(values.origin)}`);
   }
   let document: unknown;
   try {
-    document = JSON.parse(text);
-  } catch {
-    throw new VerifyUsageError(`${file} is not JSON: pass a workflow's export.json`);
+    document = await readExport(file);
+  } catch (error) {
+    if (!(error instanceof ExportRefused)) throw error;
+    if (values.json) io.stdout(`${JSON.stringify({ ok: false, refused: error.message }, null, 2)}\n`);
+    io.stderr(`${error.message}\nNOT OK: do not rely on this file.\n`);
+    return 1;
   }
-  let keys: PublishedKey[] | null = null;
-  let keySource = "";
-  if (values.key !== undefined) {
-    let keyText: string;
-    try {
-      keyText = await readFile(values.key, "utf8");
-    } catch (error) {
-      throw new VerifyUsageError(`cannot read --key ${values.key}: ${(error as Error).message}`);
-    }
-    keys = keysFromFile(keyText, values.key);
-    keySource = values.key;
-  } else if (values.endpoint !== undefined) {
-    const fetched = await keysFromEndpoint(values.endpoint);
-    keys = fetched.keys;
-    keySource = fetched.url;
-  }
-  const check = checkExport(document, keys);
+  const keyed = values.key !== undefined ? { keys: await keysFromFile(values.key), url: values.key } : null;
+  const { keys, url: keySource } =
+    keyed ?? (values.endpoint !== undefined ? await keysFromEndpoint(values.endpoint) : { keys: null, url: "" });
+  const allowed = await readAllowedSigners(values["allowed-signers"], values.repo, process.cwd());
+  const check = await checkExport(document, {
+    keys,
+    signers: allowed?.signers ?? null,
+    ...(values.account !== undefined ? { account: values.account } : {}),
+    ...(values.origin !== undefined ? { origin: values.origin } : {}),
+  });
   if ("not_an_export" in check) throw new VerifyUsageError(check.not_an_export);
   let repo: RepoCheck | null = null;
   if (values.repo !== undefined) {
     const { checkAgainstRepository } = await import("./verify-repo.js");
-    const tasks = (document as { tasks?: unknown }).tasks;
-    try {
-      repo = await checkAgainstRepository(Array.isArray(tasks) ? tasks : [], values.repo);
-    } catch (error) {
-      throw new VerifyUsageError((error as Error).message);
-    }
+    const { tasks, events } = document as { tasks?: unknown; events?: unknown };
+    repo = await repoCheck(
+      () =>
+        checkAgainstRepository(Array.isArray(tasks) ? tasks : [], values.repo as string, {
+          scratchRoot: scratchRoot(),
+          workflowId: check.workflow.id,
+          ...(Array.isArray(events) ? { events } : {}),
+          ...(values.ref === undefined ? {} : { ref: values.ref }),
+        }),
+      VerifyUsageError,
+    );
   }
-  const failed = check.problems.length > 0 || (repo?.tasks.some((task) => task.verdict === "differs") ?? false);
+  const unchecked = uncheckedParts(check);
+  const allowUnsigned = values["allow-unsigned"] === true;
+  const failed = check.problems.length > 0 || repoFailed(repo) || (unchecked.length > 0 && !allowUnsigned);
+  const sources = { keys: keySource, signers: allowed?.file ?? null };
   if (values.json) {
-    io.stdout(`${JSON.stringify({ ok: !failed, export: check, keys: keySource || null, repository: repo }, null, 2)}\n`);
+    io.stdout(
+      `${JSON.stringify({ ok: !failed, not_checked: unchecked, export: check, keys: keySource || null, allowed_signers: sources.signers, repository: repo }, null, 2)}\n`,
+    );
     return failed ? 1 : 0;
   }
-  (failed ? io.stderr : io.stdout)(report(check, keySource, repo, failed));
+  (failed ? io.stderr : io.stdout)(report(check, sources, repo, { failed, unchecked, allowUnsigned }));
   return failed ? 1 : 0;
+}
+
+/** What was not checked, in words: each is a failure unless --allow-unsigned. */
+function uncheckedParts(check: ExportCheck): string[] {
+  const parts: string[] = [];
+  if (check.signature.status === "not_checked") parts.push("the deployment's signature (no keys: pass --endpoint <url> or --key <file>)");
+  if (check.provenance.status === "not_checked") {
+    parts.push(
+      "the device signatures behind the figures labelled computed and signed (no allowed signers: commit .waymark/allowed-signers or pass --allowed-signers <file>)",
+    );
+  }
+  return parts;
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -195,54 +217,51 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 function signatureLine(check: ExportCheck, keySource: string): string {
   const s = check.signature;
   if (s.status === "ok") {
-    return `ok: signed ${s.issued_at} with key ${s.kid}, the ${s.key_status} key of ${keySource}`;
+    const period =
+      s.not_before === null && s.not_after === null
+        ? "no period published"
+        : `signing from ${s.not_before ?? "…"} to ${s.not_after ?? "now"}`;
+    return `ok: signed ${s.issued_at} with key ${s.kid}, the ${s.key_status} key of ${keySource} (${period})`;
   }
   if (s.status === "not_checked") return "NOT CHECKED: no keys given (pass --endpoint <url> or --key <file>)";
   if (s.status === "missing") return "FAILED: the export carries no signed statement";
   return "FAILED (see below)";
 }
 
-function provenanceLine(check: ExportCheck): string | null {
-  const part = (counts: Record<string, number>, what: string) => {
-    const entries = Object.entries(counts).map(([label, n]) => `${label} ×${n}`);
-    return entries.length === 0 ? null : `${what}: ${entries.join(", ")}`;
-  };
-  const parts = [part(check.provenance.files, "files"), part(check.provenance.usage, "usage")].filter((p) => p !== null);
-  return parts.length === 0 ? null : `${parts.join("; ")} (per task, the server's verdict on each device signature)`;
+function bindingLine(check: ExportCheck): string {
+  const { account, origin } = check.binding;
+  if (account === null && origin === null) return "not named: the statement (an older version) does not say whose record it is";
+  return `account ${account ?? "not named"}, issued by ${origin ?? "an origin not named"}${check.signature.status === "ok" ? "" : " (as the unchecked statement says)"}`;
 }
 
-function repoLines(repo: RepoCheck): string[] {
-  const lines = [`git (${repo.root}):`];
-  let uncommitted = 0;
-  for (const task of repo.tasks) {
-    uncommitted += task.uncommitted;
-    const name = `${task.id} ${JSON.stringify(task.name)}`;
-    if (task.verdict === "agrees" && task.confirmed) {
-      const c = task.confirmed;
-      lines.push(
-        `  ${name}: agrees (${plural(c.files, "committed file")}, ${plural(c.renames, "rename")}, ${plural(c.lines, "line count")}, ${plural(c.commits, "commit")})`,
-      );
-    } else if (task.verdict === "differs") {
-      lines.push(`  ${name}: DIFFERS from git:`);
-      for (const difference of task.differences) lines.push(`    ${difference}`);
-    } else lines.push(`  ${name}: not checked: ${task.reason}`);
-    if (task.undecided.length > 0) {
-      lines.push(`    undecided, as ${task.undecidedWhy}:`);
-      for (const difference of task.undecided) lines.push(`      ${difference}`);
-    }
-  }
-  if (uncommitted > 0)
-    lines.push(`  ${plural(uncommitted, "file")} left uncommitted at the end of their task: out of git's reach, not checked`);
-  return lines;
+function provenanceLines(check: ExportCheck, signers: string | null): string[] {
+  const p = check.provenance;
+  const part = (counts: Record<string, number>, what: string) => Object.entries(counts).map(([label, n]) => `    ${what}: ${label} ×${n}`);
+  const lines = [...part(p.files, "files"), ...part(p.usage, "usage")];
+  if (lines.length === 0) return [];
+  const how =
+    p.status === "checked"
+      ? `devices: each figure labelled computed and signed checked against ${plural(p.payloads, "device-signed payload")} and the allowed signers in ${signers}`
+      : p.status === "not_checked"
+        ? "devices: NOT CHECKED: figures are labelled computed and signed, but no allowed signers were given (.waymark/allowed-signers or --allowed-signers <file>): the labels are the server's word"
+        : "devices: no figure is labelled computed and signed";
+  return [`  ${how}`, ...lines];
 }
 
-function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, failed: boolean): string {
+interface Outcome {
+  failed: boolean;
+  unchecked: string[];
+  allowUnsigned: boolean;
+}
+
+function report(check: ExportCheck, sources: { keys: string; signers: string | null }, repo: RepoCheck | null, outcome: Outcome): string {
   const c = check.counts;
   const lines = [
     `Export of workflow ${check.workflow.id} ${JSON.stringify(check.workflow.name)}: ${plural(check.events, "event")}${
       check.head ? `, chain head ${check.head}` : ""
     }`,
-    `  signature: ${signatureLine(check, keySource)}`,
+    `  signature: ${signatureLine(check, sources.keys)}`,
+    `  record of: ${bindingLine(check)}`,
     `  chain:     ${check.head ? "ok: every event's hash covers the one before it and the event itself" : "FAILED (see below)"}`,
     `  content:   ${
       check.problems.length === 0
@@ -252,9 +271,8 @@ function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, f
           )}, the totals and ${plural(c.feedback, "feedback item")} follow from the events`
         : "see below"
     }`,
+    ...provenanceLines(check, sources.signers),
   ];
-  const provenance = provenanceLine(check);
-  if (provenance) lines.push(`  provenance: ${provenance}`);
   for (const uncovered of check.not_covered) lines.push(`  not covered: ${uncovered}`);
   if (repo) lines.push(...repoLines(repo));
   if (check.problems.length > 0) {
@@ -262,28 +280,31 @@ function report(check: ExportCheck, keySource: string, repo: RepoCheck | null, f
     for (const problem of check.problems) lines.push(`  ${problem}`);
     if (check.more_problems > 0) lines.push(`  … and ${check.more_problems} more`);
   }
-  if (failed) {
+  if (check.problems.length > 0) {
+    lines.push("NOT OK: this file is not the record the deployment wrote, or does not follow from it: do not rely on it.");
+  } else if (repoFailed(repo)) {
+    lines.push("NOT OK: the export is intact, but git does not agree with the record, or could not decide a task (see above).");
+  } else if (outcome.unchecked.length > 0) {
     lines.push(
-      check.problems.length > 0
-        ? "NOT OK: this file is not the record the deployment wrote, or does not follow from it: do not rely on it."
-        : "NOT OK: the export is intact, but git does not agree with the record (see above).",
+      outcome.allowUnsigned
+        ? "NOT CHECKED (accepted with --allow-unsigned): nothing wrong was found in what was checked, but these were not checked:"
+        : "NOT OK: not everything could be checked, and a check that did not run is not a pass (--allow-unsigned accepts that):",
     );
-  } else if (check.signature.status === "ok") {
-    lines.push(
-      `ok: this deployment recorded these ${plural(check.events, "event")}, and every other field of the export follows from them.`,
-      "This does not prove that the agent told the truth: its outcomes and decisions are recorded as it reported them. A figure",
-      "'computed and signed' was signed by a device the owner approved (anything running as the user on that device could sign too).",
-    );
-    lines.push(
-      repo
-        ? "git agrees with the committed changes of every task it could check (see above for those it could not)."
-        : "`waymark verify --repo <clone>` checks the committed changes against git.",
-    );
+    for (const part of outcome.unchecked) lines.push(`  ${part}`);
+    if (check.signature.status !== "ok")
+      lines.push("Without the signature, nothing shows this deployment wrote the file: anyone can write a consistent one.");
   } else {
     lines.push(
-      "ok as far as it goes: the events chain up and every other field follows from them. The signature was NOT checked,",
-      "so nothing shows this deployment wrote the file: anyone can write a consistent one. Pass --endpoint <url> or --key <file>.",
+      `ok: this deployment recorded these ${plural(check.events, "event")} for ${check.binding.account ?? "an account it does not name"}, and every other field of the export follows from them.`,
     );
+    if (check.provenance.status === "checked") {
+      lines.push(
+        "Each figure reported checked above was computed and signed by a device key in the allowed signers, over exactly the data",
+        "it follows from (anything running as that device's user could have signed too: docs/provenance.md).",
+      );
+    }
+    lines.push("This does not prove that the agent told the truth: its outcomes and decisions are recorded as it reported them.");
+    lines.push(repo ? repoPassLine(repo) : "`waymark verify --repo <clone>` checks the committed changes against git.");
   }
   return `${lines.join("\n")}\n`;
 }

@@ -1,99 +1,362 @@
 /**
  * @module verify-repo
- * `waymark verify --repo <dir>`: the committed part of each task's record checked against the
- * repository itself. For a task that recorded its start and end commits, git's own diff between
- * them (files, exact-content renames, line counts as the helper counts them) and its log (the
- * commits made) are compared with the record. A commit missing from the clone (rewritten or
- * unfetched history) is reported as such, never as a mismatch; changes left uncommitted are out
- * of git's reach and counted as such.
+ * `waymark verify --repo <dir> [--ref <rev>]`: each task's record checked against the branch being
+ * reviewed (HEAD, or the ref given), deciding every task or failing.
  *
- * A file that already had uncommitted changes when the task started began from a state no commit
- * holds: its change may rightly differ from git's between the commits (another status, other line
- * counts, or a change the record rightly leaves out). The record counts those files
- * (repository.dirty_at_start), not their names, so such a difference is a contradiction only for a
- * task that started clean; otherwise it is listed as undecided. What git decides whatever the
- * start state, whether a committed file exists at the end commit and the commits made, always is.
+ * A task whose commits are on the branch: git's own diff between its recorded start and end
+ * commits (files, exact-content renames, line counts as the helper counts them) and its log (the
+ * commits made) are compared with the record. A file that had uncommitted changes when the task
+ * started began from a state no commit holds, so its change may rightly differ from git's: the
+ * record names those files (repository.dirty_paths_at_start), and a difference on one of them is
+ * explained; a difference on any other file contradicts the record. Where the record counts such
+ * files without naming them (recorded before they were named, or too many), a difference is
+ * undecided, and an undecided task fails the check: it is never "git agrees".
  *
- * git runs as the helper runs it (./git/, ./review-measures.ts): no command the repository's config
- * defines, nothing written to the repository; line counts in the helper's scratch repository.
+ * A task whose commits are not on the branch (a squash or rebase merge, an amend, a rebase) is
+ * checked against the commits that now hold its record there: the repository's notes (./notes/)
+ * that a rewrite copied (notes.rewriteRef) or `waymark notes carry` wrote onto them, whose ranges'
+ * content hashes must match the bytes git holds. The report says how each was mapped. A commit
+ * still in the repository but no longer on the branch, with nothing on the branch holding its
+ * record, is "rewritten", and fails; a commit not in the repository at all is "missing", and fails.
+ *
+ * Without an export (`waymark verify --repo <dir>`), the tasks are those the notes on the branch
+ * name, checked the same way from what the notes record (offline, with nothing but a clone). With
+ * an export, each note of its workflow must also name a chain head the export's events end on.
+ *
+ * git runs as the helper runs it (./git/, ./review-measures.ts): no command the repository's
+ * config defines, nothing written to the repository; line counts in the helper's scratch repository.
  */
 import { changeStatus, type PathChange } from "@waymark/protocol/attribution";
+import type { Json, JsonObject } from "@waymark/protocol/export-rebuild";
 import { summarizeChanges } from "@waymark/protocol/files-changed";
+import type { ReadTaskNote } from "@waymark/protocol/git-note";
 import { inertContext } from "./git/inert-config.js";
-import type { GitContext } from "./git/process.js";
+import { type GitContext, GitError, runGit } from "./git/process.js";
 import { gitDiffCommits, gitHasCommit, gitToplevel } from "./git/queries.js";
+import { NoteAttribution } from "./notes/attribution.js";
+import { checkEntryContent } from "./notes/check.js";
 import { commitsSince, countLines } from "./review-measures.js";
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+/**
+ * agrees: on the branch, nothing git shows contradicts the record; rewritten: not on the branch,
+ * but the commits that hold its record there agree with it (`mapping` says which); the rest fail
+ * the check, but not_checked (nothing committed to check).
+ */
+export type RepoVerdict = "agrees" | "rewritten" | "differs" | "not_on_branch" | "missing_commit" | "undecided" | "not_checked";
+
+/** Verdicts that fail `waymark verify --repo`. */
+export const FAILING_VERDICTS: ReadonlySet<RepoVerdict> = new Set(["differs", "not_on_branch", "missing_commit", "undecided"]);
 
 export interface TaskAgainstGit {
   id: string;
   name: string;
-  /** agrees: nothing git shows contradicts the record; differs: see `differences`. */
-  verdict: "agrees" | "differs" | "missing_commit" | "not_checked";
-  /** Why not checked, or which commit is missing. */
+  verdict: RepoVerdict;
+  /** Why not checked, why it fails, or which commit is missing. */
   reason?: string;
   /** What git contradicts. */
   differences: string[];
-  /** Differences a start state that no commit holds could explain (the task did not start clean). */
+  /** Differences a start state no commit holds could explain, on files the record does not name (the task fails). */
   undecided: string[];
   /** Why they cannot be decided (set when `undecided` is not empty). */
   undecidedWhy?: string;
+  /** Differences on files the record names as dirty at the task's start: explained by that start state. */
+  explained: string[];
   /** What git confirmed, for the report: committed files, renames, line counts, commits. */
   confirmed?: { files: number; renames: number; lines: number; commits: number };
+  /** How the task's commits map onto the branch (its commits, or the commits holding its record). */
+  mapping: string[];
+  /** What the repository's notes said of the task, and what of it was checked. */
+  notes: string[];
   /** Files of the record left uncommitted at the end: git cannot speak for them. */
   uncommitted: number;
 }
 
 export interface RepoCheck {
   root: string;
+  /** The branch reviewed, as given, and the commit it names. */
+  ref: string;
+  head: string;
   tasks: TaskAgainstGit[];
 }
+
+export interface RepoOptions {
+  /** The branch being reviewed (default HEAD). */
+  ref?: string;
+  /** Only tasks with notes on commits after this one (a pull request's range): notes mode. */
+  since?: string;
+  /** Where a diff of a note's line hashes runs (the helper's cache). */
+  scratchRoot: string;
+  /** The export's workflow and events, to find its tasks' notes and check their checkpoints (export mode). */
+  workflowId?: string;
+  events?: readonly Json[];
+}
+
+/** A usage problem: not a repository, a ref that names nothing. */
+export class RepoUsageError extends Error {}
 
 const isObject = (value: Json | undefined): value is JsonObject => value !== null && typeof value === "object" && !Array.isArray(value);
 const strings = (value: Json | undefined): string[] =>
   Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 const short = (commit: string) => commit.slice(0, 12);
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** Checks every task of a parsed export against the repository at `dir`. Throws when `dir` is not a git repository. */
-export async function checkAgainstRepository(tasks: readonly Json[], dir: string): Promise<RepoCheck> {
-  const context = await inertContext(dir);
-  const top = await gitToplevel(context);
-  if (!top) throw new Error(`--repo ${dir}: not a git repository`);
-  const checked: TaskAgainstGit[] = [];
-  for (const task of tasks) if (isObject(task) && typeof task.id === "string") checked.push(await checkTask(context, top.root, task));
-  return { root: top.root, tasks: checked };
+/** The repository, the branch and its notes, with the reachability answers kept. */
+class Branch {
+  private readonly reachable = new Map<string, boolean>();
+
+  constructor(
+    readonly context: GitContext,
+    readonly root: string,
+    readonly ref: string,
+    readonly head: string,
+    readonly notes: NoteAttribution,
+    readonly scratchRoot: string,
+    readonly since: string | null,
+  ) {}
+
+  static async open(dir: string, options: RepoOptions): Promise<Branch> {
+    const context = await inertContext(dir);
+    const top = await gitToplevel(context);
+    if (!top) throw new RepoUsageError(`--repo ${dir}: not a git repository`);
+    const rooted = { ...context, cwd: top.root };
+    const ref = options.ref ?? "HEAD";
+    const resolve = async (revision: string, flag: string) => {
+      try {
+        return (await runGit(rooted, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
+      } catch (error) {
+        if (error instanceof GitError) throw new RepoUsageError(`${flag} ${revision}: names no commit in ${top.root}`);
+        throw error;
+      }
+    };
+    const head = await resolve(ref, "--ref");
+    const since = options.since === undefined ? null : await resolve(options.since, "--since");
+    const notes = await NoteAttribution.load(rooted, options.scratchRoot);
+    return new Branch(rooted, top.root, ref, head, notes, options.scratchRoot, since);
+  }
+
+  /** Whether `commit` is on the branch (and after `since`, when one was given). */
+  async has(commit: string, withinSince = false): Promise<boolean> {
+    const known = this.reachable.get(`${commit}\0${withinSince}`);
+    if (known !== undefined) return known;
+    let on = await ancestor(this.context, commit, this.head);
+    if (on && withinSince && this.since) on = !(await ancestor(this.context, commit, this.since));
+    this.reachable.set(`${commit}\0${withinSince}`, on);
+    return on;
+  }
+
+  /** The note entries of a task, each with the commit it is attached to. */
+  entriesOf(workflowId: string | null, taskId: string): { attached: string; entry: ReadTaskNote }[] {
+    const found: { attached: string; entry: ReadTaskNote }[] = [];
+    for (const [attached, entries] of this.notes.entries()) {
+      for (const entry of entries)
+        if (entry.task_id === taskId && (workflowId === null || entry.workflow_id === workflowId)) found.push({ attached, entry });
+    }
+    return found;
+  }
 }
 
-async function checkTask(context: GitContext, root: string, task: JsonObject): Promise<TaskAgainstGit> {
+async function ancestor(context: GitContext, commit: string, of: string): Promise<boolean> {
+  try {
+    await runGit(context, ["merge-base", "--is-ancestor", commit, of]);
+    return true;
+  } catch (error) {
+    if (error instanceof GitError) return false;
+    throw error;
+  }
+}
+
+function emptyResult(id: string, name: string, uncommitted = 0): TaskAgainstGit {
+  return { id, name, verdict: "not_checked", differences: [], undecided: [], explained: [], mapping: [], notes: [], uncommitted };
+}
+
+/** Checks every task of a parsed export against the branch at `dir` (see the module comment). */
+export async function checkAgainstRepository(tasks: readonly Json[], dir: string, options: RepoOptions): Promise<RepoCheck> {
+  const branch = await Branch.open(dir, options);
+  const checked: TaskAgainstGit[] = [];
+  for (const task of tasks)
+    if (isObject(task) && typeof task.id === "string")
+      checked.push(await checkTask(branch, task, options.workflowId ?? null, options.events));
+  return { root: branch.root, ref: branch.ref, head: branch.head, tasks: checked };
+}
+
+/** Checks the tasks the notes on the branch name, from the notes alone (no export). */
+export async function checkNotesAgainstRepository(dir: string, options: RepoOptions): Promise<RepoCheck> {
+  const branch = await Branch.open(dir, options);
+  const tasks = new Map<string, ReadTaskNote[]>();
+  for (const [attached, entries] of branch.notes.entries()) {
+    if (!(await branch.has(attached, true))) continue;
+    for (const entry of entries)
+      tasks.set(`${entry.workflow_id}\0${entry.task_id}`, [...(tasks.get(`${entry.workflow_id}\0${entry.task_id}`) ?? []), entry]);
+  }
+  const checked: TaskAgainstGit[] = [];
+  for (const entries of tasks.values()) checked.push(await checkNotedTask(branch, entries));
+  return { root: branch.root, ref: branch.ref, head: branch.head, tasks: checked };
+}
+
+/** The task's record as its notes give it: name, commits; its end commit checked as the export path checks one. */
+async function checkNotedTask(branch: Branch, noted: readonly ReadTaskNote[]): Promise<TaskAgainstGit> {
+  const first = noted.find((entry) => !entry.carried) ?? (noted[0] as ReadTaskNote);
+  const name = first.trace.metadata?.["dev.waymark"]?.task_name ?? "";
+  const result = emptyResult(first.task_id, name);
+  const { start_commit: start, end_commit: end, commits } = first.task;
+  result.notes.push(
+    `recorded by ${first.origin ?? "an unnamed deployment"}, workflow ${first.workflow_id}${first.checkpoint ? `, event ${first.checkpoint.events} (chain head ${short(first.checkpoint.head)})` : ""}: the notes are not signed; \`waymark verify <export.json> --repo\` checks them against the deployment's record`,
+  );
+  if ((await gitHasCommit(branch.context, end)) && (await branch.has(end))) {
+    const log = await commitsSince(branch.context, start, end);
+    const gitCommits = await fullCommits(branch.context, start, end, log.commits.length + log.omitted);
+    const recorded = new Set(commits);
+    for (const commit of gitCommits)
+      if (!recorded.has(commit))
+        result.differences.push(`commit ${short(commit)}: in git's log between the task's commits, not in its record`);
+    for (const commit of commits)
+      if (!gitCommits.includes(commit))
+        result.differences.push(
+          `commit ${short(commit)}: in the record, not in git's log between ${start ? short(start) : "the root"} and ${short(end)}`,
+        );
+    result.mapping.push(`its ${plural(commits.length, "commit")} ${short(start ?? "")}..${short(end)} are on ${branch.ref}`);
+    await checkNotesContent(branch, branch.entriesOf(first.workflow_id, first.task_id), result, false);
+    result.verdict = result.differences.length > 0 ? "differs" : "agrees";
+    result.confirmed = { files: 0, renames: 0, lines: 0, commits: commits.length - result.differences.length };
+    return result;
+  }
+  return mapThroughNotes(branch, first.workflow_id, first.task_id, end, result);
+}
+
+/** Full ids of git's commits from start (exclusive) to end. */
+async function fullCommits(context: GitContext, start: string | null, end: string, max: number): Promise<string[]> {
+  const range = start === null ? [end] : [end, `^${start}`];
+  return (await runGit(context, ["rev-list", `--max-count=${Math.max(1, max)}`, ...range, "--"]))
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean);
+}
+
+/**
+ * Checks the content the task's note entries name (every entry, or only those on the branch) and
+ * says so in `result.notes`; a range whose bytes are not git's is a difference.
+ */
+async function checkNotesContent(
+  branch: Branch,
+  entries: readonly { attached: string; entry: ReadTaskNote }[],
+  result: TaskAgainstGit,
+  onBranchOnly: boolean,
+): Promise<{ unchanged: number; changed: number; ranges: number }> {
+  const totals = { unchanged: 0, changed: 0, ranges: 0 };
+  for (const { attached, entry } of entries) {
+    if (onBranchOnly && !(await branch.has(attached))) continue;
+    if (!(await gitHasCommit(branch.context, attached))) continue;
+    const content = await checkEntryContent(branch.context, branch.scratchRoot, attached, entry);
+    totals.unchanged += content.unchanged;
+    totals.changed += content.changed;
+    totals.ranges += content.ranges;
+    for (const mismatch of content.mismatched) result.differences.push(`note on ${short(attached)}: ${mismatch}`);
+  }
+  if (totals.ranges > 0)
+    result.notes.push(
+      `the notes' line ranges: ${totals.unchanged} of ${totals.ranges} found with the bytes they name${totals.changed > 0 ? `, ${totals.changed} changed since by a rewrite` : ""}`,
+    );
+  return totals;
+}
+
+/**
+ * A task whose recorded commits are not on the branch: the commits there holding its record
+ * (copied by a rewrite, or carried by `waymark notes carry`), checked; else rewritten or missing.
+ */
+async function mapThroughNotes(
+  branch: Branch,
+  workflowId: string | null,
+  taskId: string,
+  end: string,
+  result: TaskAgainstGit,
+): Promise<TaskAgainstGit> {
+  const holders: { attached: string; entry: ReadTaskNote }[] = [];
+  for (const held of branch.entriesOf(workflowId, taskId))
+    if (held.attached !== held.entry.commit || held.entry.carried) if (await branch.has(held.attached)) holders.push(held);
+  const present = await gitHasCommit(branch.context, end);
+  if (holders.length === 0) {
+    result.verdict = present ? "not_on_branch" : "missing_commit";
+    result.reason = present
+      ? `rewritten: commit ${short(end)} is in this repository but not on ${branch.ref}, and no commit on ${branch.ref} holds the task's record (amend or rebase without notes.rewriteRef, an unmerged branch, or a squash or rebase merge whose 'waymark notes carry' did not run)`
+      : `missing: commit ${short(end)} is not in this repository and no commit on ${branch.ref} holds the task's record (history rewritten, not fetched, or notes not fetched: git fetch origin refs/notes/waymark)`;
+    return result;
+  }
+  for (const { attached, entry } of holders) {
+    result.mapping.push(
+      entry.carried
+        ? `${short(entry.carried.from)} → ${short(attached)} (carried by waymark notes carry)`
+        : `${short(entry.commit)} → ${short(attached)} (copied by git's rewrite)`,
+    );
+  }
+  const totals = await checkNotesContent(branch, holders, result, true);
+  result.verdict = result.differences.length > 0 ? "differs" : "rewritten";
+  result.reason = `commit ${short(end)} is ${present ? "in this repository but " : ""}not on ${branch.ref}: ${totals.unchanged} of ${totals.ranges} recorded range(s) found unchanged on the commits holding its record there`;
+  return result;
+}
+
+/** Each note of the task must name a chain head the export's events end on. */
+function checkCheckpoints(
+  entries: readonly { attached: string; entry: ReadTaskNote }[],
+  events: readonly Json[],
+  result: TaskAgainstGit,
+): void {
+  const seen = new Set<string>();
+  for (const { attached, entry } of entries) {
+    const checkpoint = entry.checkpoint;
+    if (!checkpoint || seen.has(`${checkpoint.events}\0${checkpoint.head}`)) continue;
+    seen.add(`${checkpoint.events}\0${checkpoint.head}`);
+    const event = events[checkpoint.events - 1];
+    const hash = isObject(event) && event.seq === checkpoint.events ? event.hash : undefined;
+    if (hash === checkpoint.head)
+      result.notes.push(`its notes name event ${checkpoint.events} and chain head ${short(checkpoint.head)}, as the export's events do`);
+    else
+      result.differences.push(
+        `note on ${short(attached)}: names chain head ${short(checkpoint.head)} at event ${checkpoint.events}, the export's events ${typeof hash === "string" ? `end on ${short(hash)} there` : "do not reach it"}: the note is not this record's`,
+      );
+  }
+}
+
+/** The files a record names as dirty at the task's start: a set when it names them, null when it only counts them. */
+function dirtyAtStart(repository: JsonObject, result: TaskAgainstGit): { clean: boolean; named: Set<string> | null } {
+  const dirty = repository.dirty_at_start;
+  const named = repository.dirty_paths_at_start;
+  if (dirty === 0) return { clean: true, named: new Set() };
+  if (Array.isArray(named)) return { clean: false, named: new Set(strings(named)) };
+  result.undecidedWhy =
+    typeof dirty === "number"
+      ? `${dirty} file(s) had uncommitted changes when the task started, and the record does not say which`
+      : "the record does not say whether the task started with uncommitted changes";
+  return { clean: false, named: null };
+}
+
+async function checkTask(
+  branch: Branch,
+  task: JsonObject,
+  workflowId: string | null,
+  events: readonly Json[] | undefined,
+): Promise<TaskAgainstGit> {
   const files = isObject(task.files_changed) ? task.files_changed : null;
   const uncommitted = new Set(strings(files?.uncommitted));
-  const result: TaskAgainstGit = {
-    id: String(task.id),
-    name: typeof task.name === "string" ? task.name : "",
-    verdict: "not_checked",
-    differences: [],
-    undecided: [],
-    uncommitted: uncommitted.size,
-  };
+  const result = emptyResult(String(task.id), typeof task.name === "string" ? task.name : "", uncommitted.size);
   const repository = isObject(task.repository) ? task.repository : null;
   const start = typeof repository?.start_commit === "string" ? repository.start_commit : null;
   const end = typeof repository?.end_commit === "string" ? repository.end_commit : null;
   if (task.status === "in_progress") return { ...result, reason: "still open" };
   if (!files || !repository || end === null)
-    return { ...result, reason: "no end commit recorded (not a git task, or completed without the helper)" };
+    return { ...result, reason: "no end commit recorded (not a git task, or completed without the helper): nothing committed to check" };
+  const noted = branch.entriesOf(workflowId, result.id);
+  if (events) checkCheckpoints(noted, events, result);
   for (const commit of [start, end]) {
-    if (commit !== null && !(await gitHasCommit(context, commit))) {
-      return {
-        ...result,
-        verdict: "missing_commit",
-        reason: `commit ${short(commit)} is not in this repository (history rewritten, or not fetched)`,
-      };
+    if (commit !== null && !(await branch.has(commit))) {
+      const mapped = await mapThroughNotes(branch, workflowId, result.id, end, result);
+      if (mapped.verdict === "rewritten" && result.differences.length > 0) mapped.verdict = "differs";
+      return mapped;
     }
   }
+  result.mapping.push(`its commits ${start ? short(start) : "(root)"}..${short(end)} are on ${branch.ref}`);
+  if (noted.length > 0) await checkNotesContent(branch, noted, result, false);
   const changes: PathChange[] = [];
-  for (const transition of await gitDiffCommits(context, start, end)) {
+  for (const transition of await gitDiffCommits(branch.context, start, end)) {
     const status = changeStatus(transition.before, transition.after);
     if (status) changes.push({ ...transition, status, committed: true });
   }
@@ -112,19 +375,24 @@ async function checkTask(context: GitContext, root: string, task: JsonObject): P
     if (isObject(overlap) && typeof overlap.path === "string") overlaps.set(overlap.path, String(overlap.task_id));
   }
   const cut = isObject(files.truncated);
-  const dirty = repository.dirty_at_start;
-  // A difference a start state outside the commits could explain contradicts the record only when the task started clean.
-  const explainable = dirty === 0 ? result.differences : result.undecided;
-  if (dirty !== 0 && dirty !== undefined) {
-    result.undecidedWhy = `${dirty} file(s) had uncommitted changes when the task started, and the export does not say which`;
-  } else if (dirty !== 0) result.undecidedWhy = "the record does not say whether the task started with uncommitted changes";
+  const start_ = dirtyAtStart(repository, result);
+  /** A difference a start state outside the commits could explain: decided by whether the record names the file as dirty at the start. */
+  const explainable = (paths: readonly string[], text: string) => {
+    if (start_.clean) result.differences.push(text);
+    else if (start_.named === null) result.undecided.push(text);
+    else if (paths.some((path) => start_.named?.has(path))) result.explained.push(text);
+    else result.differences.push(text);
+  };
   const range = `${start === null ? "the empty tree" : short(start)} and ${short(end)}`;
   let agreeing = 0;
   for (const change of changes) {
     const status = recorded.get(change.path);
     if (status === undefined) {
       if (overlaps.has(change.path) || cut) continue;
-      explainable.push(`${change.path}: git shows it ${STATUS_WORD[change.status]} between ${range}, the record does not list it`);
+      explainable(
+        [change.path],
+        `${change.path}: git shows it ${STATUS_WORD[change.status]} between ${range}, the record does not list it`,
+      );
     } else if (uncommitted.has(change.path)) {
       // Changed again after its last commit: the record's end state is the working tree's, not a commit's.
     } else if ((status !== "D") !== (change.after !== null)) {
@@ -132,42 +400,51 @@ async function checkTask(context: GitContext, root: string, task: JsonObject): P
         `${change.path}: the record says it was ${STATUS_WORD[status]} and committed, but the end commit ${change.after === null ? "does not have it" : "still has it"}`,
       );
     } else if (status !== change.status) {
-      explainable.push(`${change.path}: the record says ${STATUS_WORD[status]}, git says ${STATUS_WORD[change.status]} between ${range}`);
+      explainable(
+        [change.path],
+        `${change.path}: the record says ${STATUS_WORD[status]}, git says ${STATUS_WORD[change.status]} between ${range}`,
+      );
     } else agreeing++;
   }
   for (const [path, status] of recorded) {
     if (!uncommitted.has(path) && !gitStatus.has(path)) {
-      explainable.push(`${path}: the record lists it as committed (${STATUS_WORD[status]}), git shows no change to it between ${range}`);
+      explainable([path], `${path}: the record lists it as committed (${STATUS_WORD[status]}), git shows no change to it between ${range}`);
     }
   }
   const renames = compareRenames(files, git.renamed, uncommitted, explainable);
-  const lines = await compareLines(context, root, files, changes, git.renamed, uncommitted, explainable);
-  const commits = await compareCommits(context, files, start, end, result.differences);
-  result.verdict = result.differences.length === 0 ? "agrees" : "differs";
+  const lines = await compareLines(branch.context, branch.root, files, changes, git.renamed, uncommitted, explainable);
+  const commits = await compareCommits(branch.context, files, start, end, result.differences);
+  result.verdict = result.differences.length > 0 ? "differs" : result.undecided.length > 0 ? "undecided" : "agrees";
   result.confirmed = { files: agreeing, renames, lines, commits };
   return result;
 }
 
 const STATUS_WORD: Record<string, string> = { A: "added", M: "modified", D: "deleted" };
 
+type Explain = (paths: readonly string[], text: string) => void;
+
 /** Exact-content renames: git's pairing of its own diff against the record's, where both sides were committed. */
 function compareRenames(
   files: JsonObject,
   gitRenames: readonly { from: string; to: string }[],
   uncommitted: ReadonlySet<string>,
-  out: string[],
+  explain: Explain,
 ) {
   const pair = (from: string, to: string) => `${from} → ${to}`;
-  const recorded = new Set<string>();
+  const recorded = new Map<string, [string, string]>();
   for (const rename of Array.isArray(files.renamed) ? files.renamed : []) {
     if (!isObject(rename) || typeof rename.from !== "string" || typeof rename.to !== "string") continue;
     if (uncommitted.has(rename.from) || uncommitted.has(rename.to)) continue;
-    recorded.add(pair(rename.from, rename.to));
+    recorded.set(pair(rename.from, rename.to), [rename.from, rename.to]);
   }
-  const found = new Set(gitRenames.filter((r) => !uncommitted.has(r.from) && !uncommitted.has(r.to)).map((r) => pair(r.from, r.to)));
-  for (const rename of recorded) if (!found.has(rename)) out.push(`renamed ${rename}: in the record, not in git's diff`);
-  for (const rename of found) if (!recorded.has(rename)) out.push(`renamed ${rename}: in git's diff, not in the record`);
-  return [...recorded].filter((rename) => found.has(rename)).length;
+  const found = new Map(
+    gitRenames
+      .filter((r) => !uncommitted.has(r.from) && !uncommitted.has(r.to))
+      .map((r) => [pair(r.from, r.to), [r.from, r.to] as [string, string]]),
+  );
+  for (const [rename, paths] of recorded) if (!found.has(rename)) explain(paths, `renamed ${rename}: in the record, not in git's diff`);
+  for (const [rename, paths] of found) if (!recorded.has(rename)) explain(paths, `renamed ${rename}: in git's diff, not in the record`);
+  return [...recorded.keys()].filter((rename) => found.has(rename)).length;
 }
 
 /** Lines added and removed per committed file, counted from the two commits as the helper counts them. */
@@ -178,7 +455,7 @@ async function compareLines(
   changes: readonly PathChange[],
   gitRenames: readonly { from: string; to: string }[],
   uncommitted: ReadonlySet<string>,
-  out: string[],
+  explain: Explain,
 ): Promise<number> {
   if (!Array.isArray(files.lines)) return 0;
   const recorded = new Map<string, JsonObject>();
@@ -195,9 +472,7 @@ async function compareLines(
     const said = (line: JsonObject) => (line.binary === true ? "binary" : `+${String(line.added)} −${String(line.removed)}`);
     const gitSays = "binary" in theirs ? "binary" : `+${theirs.added} −${theirs.removed}`;
     if (said(mine) === gitSays) agreeing++;
-    else {
-      out.push(`${change.path}: the record counts ${said(mine)} lines, git counts ${gitSays} between the commits`);
-    }
+    else explain([change.path], `${change.path}: the record counts ${said(mine)} lines, git counts ${gitSays} between the commits`);
   }
   return agreeing;
 }

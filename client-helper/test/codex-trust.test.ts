@@ -4,12 +4,13 @@
  * printed: an untrusted project, then untrusted hooks, then hooks trusted the way Codex's /hooks
  * screen records it (its `config/batchWrite` of each hook's current hash). Codex comes from
  * CODEX_BIN or the pinned install of test/support/agent-clis (`npm run agent-clis`); without
- * either the test is skipped, saying so.
+ * either the test is skipped, saying so, and fails under CI=true (test/support/prerequisites.ts).
  */
 import { spawn } from "node:child_process";
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it, onTestFinished } from "vitest";
+import { failUnderCi, skipLocally, skippedBecause } from "../../test/support/prerequisites.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, ensureBuilt, FakeRemote, REPO_ROOT, SYSTEM_NODE } from "./support.js";
 
@@ -26,8 +27,7 @@ function codexCommand(): string[] | null {
 
 const codex = codexCommand();
 const TOKEN = "codex-trust-token";
-const SKIPPED =
-  codex === null ? " (skipped: codex 0.169.0 is not installed here; npm run agent-clis installs it, CODEX_BIN names one)" : "";
+const CODEX_MISSING = codex === null ? "codex 0.169.0 is not installed here; npm run agent-clis installs it, CODEX_BIN names one" : null;
 
 beforeAll(() => ensureBuilt());
 afterAll(cleanupTempDirs);
@@ -70,9 +70,10 @@ async function appServer(command: string[], env: Record<string, string>, method:
   });
 }
 
-it.skipIf(codex === null)(
-  `doctor reports Codex's own view of trust as each step is taken${SKIPPED}`,
+it.skipIf(skipLocally(CODEX_MISSING))(
+  `doctor reports Codex's own view of trust as each step is taken${skippedBecause(CODEX_MISSING)}`,
   async () => {
+    failUnderCi(CODEX_MISSING, "the real Codex CLI");
     if (codex === null) return;
     // The user's endpoint, in this test only (the one test that needs it).
     const remote = new FakeRemote(TOKEN);

@@ -1,12 +1,13 @@
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { AgentName } from "@waymark/protocol/agents";
 import { observedCommandsSchema } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { afterAll, describe, expect, it } from "vitest";
-import { boundedCommand, forgetCommands, observedCommands, selectRuns, shellRun } from "../src/hooks/commands.js";
-import { type HookAgent, runHook } from "../src/hooks/hook-runner.js";
+import { boundedCommand, forgetCommands, observedCommands, selectRuns } from "../src/hooks/commands.js";
+import { runHook } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
-import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+import { agentCalled, cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
 
@@ -105,7 +106,7 @@ describe("shellRun: what each agent's hook reports of a shell command", () => {
     ],
     ["cursor", CURSOR_RAN, { command: "npm test", exit_code: null, duration_ms: 150 }],
   ] as const)("%s %#", (agent, payload, expected) => {
-    expect(shellRun(payload as Record<string, unknown>, agent as HookAgent)).toEqual(expected);
+    expect(agentCalled(agent).shellRun(payload as Record<string, unknown>)).toEqual(expected);
   });
 
   it.each([
@@ -116,7 +117,7 @@ describe("shellRun: what each agent's hook reports of a shell command", () => {
     ["codex", { ...CODEX_RAN, tool_input: { command: "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+a\n*** End Patch\nEOF" } }],
     ["cursor", { hook_event_name: "afterFileEdit", file_path: "/repo/a.ts" }],
   ] as const)("not a shell command: %s %#", (agent, payload) => {
-    expect(shellRun(payload as Record<string, unknown>, agent as HookAgent)).toBeNull();
+    expect(agentCalled(agent).shellRun(payload as Record<string, unknown>)).toBeNull();
   });
 });
 
@@ -171,9 +172,9 @@ async function openTask(taskId = "tk_1") {
   const root = realpathSync(repo.dir);
   const journal = new Journal(root, cache);
   await journal.taskStarted({ task_id: taskId, workflow_id: "wf_1", name: "Do it", started_at: Date.now() - 60_000 });
-  const run = (agent: HookAgent, payload: Record<string, unknown>) =>
+  const run = (agent: AgentName, payload: Record<string, unknown>) =>
     runHook("post-tool-use", JSON.stringify({ ...payload, cwd: root, workspace_roots: [root] }), {
-      agent,
+      agent: agentCalled(agent),
       version: "0.1.0",
       cacheDir: cache,
     });

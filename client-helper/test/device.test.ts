@@ -33,6 +33,10 @@ describe("waymark device", () => {
     const path = join(config, "waymark", "device-key.json");
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(config, "waymark")).mode & 0o777).toBe(0o700);
+    // The line that pins this key in a repository's allowed signers, for `waymark verify`.
+    const publicKey = /Public key: {2}(\S+)/.exec(first.stdout)?.[1];
+    expect(first.stdout).toContain(`add this line to .waymark/allowed-signers`);
+    expect(first.stdout).toContain(`\n    ci-box waymark-ed25519 ${publicKey} ${fingerprintIn(first.stdout)}\n`);
     const again = waymark(["device"], { XDG_CONFIG_HOME: config });
     expect(again.stdout).not.toContain("Created");
     expect(fingerprintIn(again.stdout)).toBe(fingerprintIn(first.stdout));

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import { agentNamed } from "../src/agents/registry.js";
 import { Journal } from "../src/hooks/journal.js";
 import { LineEditLog } from "../src/lines/edit-log.js";
 import { cleanupTempDirs, tempDir } from "./fixtures.js";
@@ -16,6 +17,7 @@ import { cleanupTempDirs, tempDir } from "./fixtures.js";
 afterAll(cleanupTempDirs);
 
 const TASK = "tk_edit_log";
+const CLAUDE = agentNamed("claude") as NonNullable<ReturnType<typeof agentNamed>>;
 
 async function openJournal(): Promise<{ journal: Journal; repo: string }> {
   const repo = tempDir("edit-log-repo-");
@@ -38,8 +40,8 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 it("keeps each content in the record itself, the repeated one by its hash, and replays the same versions", async () => {
   const { journal, repo } = await openJournal();
   const log = new LineEditLog(journal);
-  await log.record(edit(repo, "a.txt", "one\n", "one", "ONE"), "claude", 10, repo);
-  await log.record(edit(repo, "a.txt", "ONE\n", "ONE\n", "ONE\ntwo\n"), "claude", 20, repo);
+  await log.record(edit(repo, "a.txt", "one\n", "one", "ONE"), CLAUDE, 10, repo);
+  await log.record(edit(repo, "a.txt", "ONE\n", "ONE\n", "ONE\ntwo\n"), CLAUDE, 20, repo);
   // No file per edit or per content: the task's record only.
   expect(readdirSync(log.folder)).toEqual([Journal.taskFileName(TASK, "jsonl")]);
   const lines = readFileSync(join(log.folder, Journal.taskFileName(TASK, "jsonl")), "utf8")
@@ -58,8 +60,8 @@ it("keeps each content in the record itself, the repeated one by its hash, and r
 it("takes a content named by its hash only from a previous version that hashes so", async () => {
   const { journal, repo } = await openJournal();
   const log = new LineEditLog(journal);
-  await log.record(edit(repo, "a.txt", "one\n", "one", "ONE"), "claude", 10, repo);
-  await log.record(edit(repo, "a.txt", "ONE\n", "ONE", "ONE!"), "claude", 30, repo);
+  await log.record(edit(repo, "a.txt", "one\n", "one", "ONE"), CLAUDE, 10, repo);
+  await log.record(edit(repo, "a.txt", "ONE\n", "ONE", "ONE!"), CLAUDE, 30, repo);
   // Another process recorded an edit of the same file in between (a record read from the spool late).
   appendFileSync(
     join(log.folder, Journal.taskFileName(TASK, "jsonl")),

@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Agent } from "../src/agents/agent.js";
+import { agentNamed } from "../src/agents/registry.js";
 
 // Real repositories in temp dirs: the thing under test is the helper reading real git.
 
@@ -94,4 +96,11 @@ export class Repo {
     this.git("commit", "-q", "--allow-empty", "-m", message);
     return this;
   }
+}
+
+/** The agent of that name (../src/agents/): tests name the agents they mean by name, as hooks and init do. */
+export function agentCalled(name: string): Agent {
+  const agent = agentNamed(name);
+  if (!agent) throw new Error(`no agent named ${name}`);
+  return agent;
 }

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runHook, SESSION_START_BUDGET_MS, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
 import { drainSpool } from "../src/hooks/spool.js";
-import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+import { agentCalled, cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 // What keeps the hooks cheap for the agent (bench/sections/hooks.ts measures them with the real
 // Claude Code): the edit hook is a shell line that spools the payload, read into the journal later
@@ -19,7 +19,7 @@ afterAll(cleanupTempDirs);
 
 /** The installed edit hook, run by sh as the agent runs it, with the payload on stdin. */
 function spoolEdit(agent: "claude" | "cursor", cacheHome: string, payload: Record<string, unknown>) {
-  return spawnSync("sh", ["-c", spoolCommand(agent)], {
+  return spawnSync("sh", ["-c", spoolCommand(agentCalled(agent))], {
     encoding: "utf8",
     input: JSON.stringify(payload),
     env: { PATH: process.env.PATH ?? "", HOME: tempDir("waymark-home-"), XDG_CACHE_HOME: cacheHome },
@@ -111,7 +111,7 @@ describe("session start within its budget", () => {
     budgetMs = SESSION_START_BUDGET_MS,
   ): Promise<string> {
     const result = await runHook("session-start", JSON.stringify({ cwd: repo.dir, session_id: "s", source: "startup" }), {
-      agent: "claude",
+      agent: agentCalled("claude"),
       url,
       token: "secret",
       version: "0.1.0",

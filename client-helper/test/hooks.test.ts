@@ -1,14 +1,16 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentHooks } from "@waymark/protocol/agent-config";
+import { type AgentName, agentHooks } from "@waymark/protocol/agents";
 import { afterAll, describe, expect, it } from "vitest";
-import { editedFiles, type HookAgent, runHook, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
+import { fileClockPast } from "../../test/support/file-clock.js";
+import { runHook, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
 import { drainSpool } from "../src/hooks/spool.js";
 import { stopReminder } from "../src/hooks/stop-state.js";
 import { agentEdits } from "../src/provenance-fields.js";
-import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+import { transcriptUsage } from "../src/usage/transcript.js";
+import { agentCalled, cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
 
@@ -18,12 +20,12 @@ async function openTask(taskId = "tk_1") {
   const cache = tempDir("waymark-cache-");
   const journal = new Journal(realpathSync(repo.dir), cache);
   await journal.taskStarted({ task_id: taskId, workflow_id: "wf_1", name: "Do it", started_at: Date.now() - 60_000 });
-  const run = (agent: HookAgent, event: "session-start" | "post-tool-use" | "stop", payload: Record<string, unknown>) =>
-    runHook(event, JSON.stringify(payload), { agent, version: "0.1.0", cacheDir: cache });
+  const run = (agent: AgentName, event: "session-start" | "post-tool-use" | "stop", payload: Record<string, unknown>) =>
+    runHook(event, JSON.stringify(payload), { agent: agentCalled(agent), version: "0.1.0", cacheDir: cache });
   return { repo, cache, journal, run };
 }
 
-describe("editedFiles", () => {
+describe("what a tool call did to files (each agent's toolCall)", () => {
   it.each([
     [{ tool_name: "Write", tool_input: { file_path: "/r/a.ts", content: "x" } }, "claude", { tool: "Write", paths: ["/r/a.ts"] }],
     [
@@ -86,7 +88,7 @@ describe("editedFiles", () => {
     ],
     [{ tool_name: "mcp__waymark__start_task", tool_input: {} }, "codex", null],
   ])("%j (%s) → %j", (payload, agent, expected) => {
-    expect(editedFiles(payload, agent as HookAgent)).toEqual(expected);
+    expect(agentCalled(agent).toolCall(payload)).toEqual(expected);
   });
 });
 
@@ -137,7 +139,7 @@ describe("hooks", () => {
     // Reminded once; then only a shell command ran: that is work on the task, so stop reminds again.
     expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
     expect((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).toBe("");
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await run("codex", "post-tool-use", payload("Bash", "npm test"));
     expect((await journal.editedPaths("tk_1")).paths).toEqual(["src/new.ts", "README.md"]);
     expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
@@ -181,7 +183,7 @@ describe("hooks", () => {
   it("with no task open, edits are not recorded and stop says nothing", async () => {
     const repo = Repo.init();
     const cache = tempDir("waymark-cache-");
-    const options = { agent: "claude" as const, version: "0.1.0", cacheDir: cache };
+    const options = { agent: agentCalled("claude"), version: "0.1.0", cacheDir: cache };
     await runHook(
       "post-tool-use",
       JSON.stringify({ cwd: repo.dir, tool_name: "Write", tool_input: { file_path: join(repo.dir, "x") } }),
@@ -198,11 +200,11 @@ describe("hooks", () => {
     const first = JSON.parse((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout);
     expect(first).toEqual({ decision: "block", reason: expect.stringContaining('tk_1 "Do it" in workflow wf_1') });
     expect((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).toBe("");
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await edit();
     expect((await run("claude", "stop", { cwd: repo.dir, stop_hook_active: true })).stdout).toBe("");
     expect(JSON.parse((await run("codex", "stop", { cwd: repo.dir, stop_hook_active: false })).stdout).decision).toBe("block");
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await edit();
     expect(JSON.parse((await run("cursor", "stop", { workspace_roots: [repo.dir], status: "aborted", loop_count: 0 })).stdout)).toEqual({});
     expect(JSON.parse((await run("cursor", "stop", { workspace_roots: [repo.dir], status: "completed", loop_count: 1 })).stdout)).toEqual(
@@ -230,8 +232,8 @@ describe("hooks", () => {
   it.each(["", "null", "[1,2]", "{", '"text"'])("a payload like %j gets no answer and no error", async (input) => {
     const cache = tempDir("waymark-cache-");
     for (const event of ["session-start", "post-tool-use", "stop"] as const) {
-      expect(await runHook(event, input, { agent: "claude", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "" });
-      expect(await runHook(event, input, { agent: "cursor", version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "{}\n" });
+      expect(await runHook(event, input, { agent: agentCalled("claude"), version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "" });
+      expect(await runHook(event, input, { agent: agentCalled("cursor"), version: "0.1.0", cacheDir: cache })).toEqual({ stdout: "{}\n" });
     }
   });
 });
@@ -267,8 +269,8 @@ describe("the agent's session, from its spooled tool calls", () => {
 
 describe("the stop hook without Node", () => {
   const endpoint = { origin: "https://waymark.example", mcp: "https://waymark.example/mcp" };
-  const stopLine = (agent: HookAgent) => {
-    const stop = agentHooks(agent, endpoint, "0.1.0").find((hook) => hook.event.toLowerCase() === "stop");
+  const stopLine = (agent: AgentName) => {
+    const stop = agentHooks(agentCalled(agent), endpoint, "0.1.0").find((hook) => hook.event.toLowerCase() === "stop");
     return stop?.command ?? "";
   };
 
@@ -281,7 +283,7 @@ describe("the stop hook without Node", () => {
     const mark = join(bin, "ran");
     for (const name of ["node", "npx"])
       writeFileSync(join(bin, name), `#!/bin/sh\necho "$0" >> "${mark}"; cat >/dev/null\n`, { mode: 0o755 });
-    const stop = (agent: HookAgent = "claude", continued = false) => {
+    const stop = (agent: AgentName = "claude", continued = false) => {
       rmSync(mark, { force: true });
       const run = spawnSync("sh", ["-c", stopLine(agent)], {
         cwd: repo.dir,
@@ -291,8 +293,9 @@ describe("the stop hook without Node", () => {
       });
       return { code: run.status, stdout: run.stdout, helper: existsSync(mark) };
     };
-    const edit = (agent: HookAgent = "claude") => {
-      const line = agentHooks(agent, endpoint, "0.1.0").find((hook) => /^(PostToolUse|afterFileEdit)$/.test(hook.event))?.command ?? "";
+    const edit = (agent: AgentName = "claude") => {
+      const line =
+        agentHooks(agentCalled(agent), endpoint, "0.1.0").find((hook) => /^(PostToolUse|afterFileEdit)$/.test(hook.event))?.command ?? "";
       const payload = {
         cwd: repo.dir,
         hook_event_name: "PostToolUse",
@@ -309,7 +312,11 @@ describe("the stop hook without Node", () => {
     };
     const journal = () => new Journal(realpathSync(repo.dir), cache);
     const nodeStop = () =>
-      runHook("stop", JSON.stringify({ cwd: repo.dir, stop_hook_active: false }), { agent: "claude", version: "0.1.0", cacheDir: cache });
+      runHook("stop", JSON.stringify({ cwd: repo.dir, stop_hook_active: false }), {
+        agent: agentCalled("claude"),
+        version: "0.1.0",
+        cacheDir: cache,
+      });
     return { repo, cache, stop, edit, journal, nodeStop };
   }
 
@@ -342,7 +349,7 @@ describe("the stop hook without Node", () => {
 
     // An edit spooled since the reminder, with nothing saying it was this tree's (another
     // repository's agent, say): the helper decides.
-    await new Promise((r) => setTimeout(r, 20));
+    await fileClockPast();
     mkdirSync(join(cache, "spool"), { recursive: true });
     writeFileSync(join(cache, "spool", "claude.0000000001"), "{}");
     expect(stop().helper).toBe(true);
@@ -350,7 +357,7 @@ describe("the stop hook without Node", () => {
     await nodeStop();
 
     // The installed edit hook in this tree: the next stop reminds alone, then is quiet again.
-    await new Promise((r) => setTimeout(r, 20));
+    await fileClockPast();
     const edited = edit();
     expect(edited).toEqual({ code: 0, stdout: "" });
     const afterEdit = stop();
@@ -361,17 +368,17 @@ describe("the stop hook without Node", () => {
     expect((await nodeStop()).stdout).toBe("");
 
     // An edit recorded by the helper itself: due again, said alone.
-    await new Promise((r) => setTimeout(r, 5));
+    await fileClockPast();
     await journal().recordEdits(["a.ts"], "Write", Date.now());
     const again = stop();
     expect(again.helper).toBe(false);
     expect(JSON.parse(again.stdout).reason).toBe(stopReminder([task]));
 
     // The task completed: no task open, answered alone.
-    await journal().taskCompleted("tk_1", Date.now());
+    await journal().taskCompleted("tk_1", Date.now(), transcriptUsage);
     expect(stop()).toEqual({ code: 0, stdout: "", helper: false });
     // Until an edit is spooled: the helper drains the spool, as every stop did.
-    await new Promise((r) => setTimeout(r, 20));
+    await fileClockPast();
     writeFileSync(join(cache, "spool", "claude.0000000002"), "{}");
     expect(stop().helper).toBe(true);
   });

@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { stopCommand } from "@waymark/protocol/agent-config";
+import { CLAUDE } from "@waymark/protocol/agents/claude";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, closedPort, ensureBuilt, SYSTEM_NODE } from "./support.js";
@@ -162,7 +163,7 @@ describe("waymark init", () => {
     // The stop hook runs the helper only when the stop state it left does not settle it (hooks.test.ts runs that line).
     expect(settings.hooks.Stop[0].hooks[0].command).toBe(
       stopCommand(
-        "claude",
+        CLAUDE,
         `node "${"$"}{XDG_CACHE_HOME:-$HOME/.cache}/waymark/helper-0.1.0.mjs" hook stop --agent claude --url https://waymark.example.com/mcp 2>/dev/null` +
           " || npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark hook stop --agent claude --url https://waymark.example.com/mcp",
       ),

@@ -3,9 +3,10 @@
  * files are unchanged, the index's hidden entries while the index is unchanged) and how a change
  * is picked up: real repositories, real git, an agent editing .git between calls.
  */
-import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { eventually } from "../../test/support/eventually.js";
 import { InertContexts } from "../src/config-cache.js";
 import { RACY_MS } from "../src/file-stamp.js";
 import { inertContext, plainContext } from "../src/git/inert-config.js";
@@ -141,7 +142,12 @@ describe("hidden index entries kept between tool calls", () => {
     const context = await inertContext(repo.dir);
     const indexFile = join(repo.dir, ".git", "index");
     // Past the racy window: the listing of an index written this instant is never kept.
-    await new Promise((resolve) => setTimeout(resolve, RACY_MS + 100));
+    await eventually(
+      "the index older than the racy window",
+      async () => (Date.now() - Math.max(statSync(indexFile).mtimeMs, statSync(indexFile).ctimeMs) > RACY_MS ? true : null),
+      RACY_MS + 5_000,
+      10,
+    );
     const first = await gitHiddenEntries(context, indexFile);
     expect(first).toEqual([]);
     expect(await gitHiddenEntries(context, indexFile)).toBe(first);

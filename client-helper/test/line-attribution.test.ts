@@ -1,11 +1,13 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { applyChunks, parsePatch } from "../src/agents/codex-patch.js";
 import { attributeLines } from "../src/lines/attribute.js";
-import { capturedEdits } from "../src/lines/capture.js";
-import { applyChunks, parsePatch } from "../src/lines/codex-patch.js";
 import type { LoggedEdit } from "../src/lines/edit-log.js";
-import { cleanupTempDirs, tempDir } from "./fixtures.js";
+import { agentCalled, cleanupTempDirs, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
+
+/** What the named agent's module reads of an edit from its hook payload. */
+const captured = (payload: Record<string, unknown>, agent: string) => agentCalled(agent).capturedEdits(payload);
 
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}\n`).join("");
 
@@ -51,7 +53,7 @@ describe("Codex patches", () => {
 describe("what each agent's payload says about lines", () => {
   it("Claude Code: Write and Edit with the tool response's original content", () => {
     expect(
-      capturedEdits(
+      captured(
         {
           tool_name: "Write",
           tool_input: { file_path: "/r/a.txt", content: "x\n" },
@@ -61,7 +63,7 @@ describe("what each agent's payload says about lines", () => {
       ),
     ).toEqual([{ path: "/r/a.txt", before: null, after: "x\n" }]);
     expect(
-      capturedEdits(
+      captured(
         {
           tool_name: "Edit",
           tool_input: { file_path: "/r/a.txt", old_string: "b", new_string: "B\nC" },
@@ -71,29 +73,29 @@ describe("what each agent's payload says about lines", () => {
       ),
     ).toEqual([{ path: "/r/a.txt", before: "a\nb\n", after: "a\nB\nC\n" }]);
     // Without a tool response: the replacement, replayed later on the content the file had.
-    expect(capturedEdits({ tool_name: "Edit", tool_input: { file_path: "a.txt", old_string: "b", new_string: "c" } }, "claude")).toEqual([
+    expect(captured({ tool_name: "Edit", tool_input: { file_path: "a.txt", old_string: "b", new_string: "c" } }, "claude")).toEqual([
       { path: "a.txt", replacements: [{ old: "b", new: "c" }] },
     ]);
-    expect(capturedEdits({ tool_name: "NotebookEdit", tool_input: { notebook_path: "n.ipynb", new_source: "x" } }, "claude")).toEqual([
+    expect(captured({ tool_name: "NotebookEdit", tool_input: { notebook_path: "n.ipynb", new_source: "x" } }, "claude")).toEqual([
       { path: "n.ipynb", skipped: "a notebook's cells were edited, not its lines" },
     ]);
   });
 
   it("Cursor: the replaced strings; Codex: the patch, from apply_patch or a shell heredoc", () => {
     expect(
-      capturedEdits({ hook_event_name: "afterFileEdit", file_path: "/r/b.ts", edits: [{ old_string: "a", new_string: "b" }] }, "cursor"),
+      captured({ hook_event_name: "afterFileEdit", file_path: "/r/b.ts", edits: [{ old_string: "a", new_string: "b" }] }, "cursor"),
     ).toEqual([{ path: "/r/b.ts", replacements: [{ old: "a", new: "b" }] }]);
     const patch = "*** Begin Patch\n*** Add File: c.txt\n+c\n*** End Patch";
-    expect(capturedEdits({ tool_name: "apply_patch", tool_input: { command: patch } }, "codex")).toEqual([{ path: "c.txt", after: "c\n" }]);
-    expect(capturedEdits({ tool_name: "Bash", tool_input: { command: `apply_patch <<'EOF'\n${patch}\nEOF` } }, "codex")).toEqual([
+    expect(captured({ tool_name: "apply_patch", tool_input: { command: patch } }, "codex")).toEqual([{ path: "c.txt", after: "c\n" }]);
+    expect(captured({ tool_name: "Bash", tool_input: { command: `apply_patch <<'EOF'\n${patch}\nEOF` } }, "codex")).toEqual([
       { path: "c.txt", after: "c\n" },
     ]);
-    expect(capturedEdits({ tool_name: "Bash", tool_input: { command: "echo x > c.txt" } }, "codex")).toEqual([]);
+    expect(captured({ tool_name: "Bash", tool_input: { command: "echo x > c.txt" } }, "codex")).toEqual([]);
   });
 
   it("keeps no content above the bound", () => {
     const big = "x".repeat(1024 * 1024 + 1);
-    expect(capturedEdits({ tool_name: "Write", tool_input: { file_path: "a", content: big } }, "claude")).toEqual([
+    expect(captured({ tool_name: "Write", tool_input: { file_path: "a", content: big } }, "claude")).toEqual([
       { path: "a", skipped: "larger than 1 MiB when the agent edited it" },
     ]);
   });

@@ -53,7 +53,7 @@ describe("carrying a line through git's diff", () => {
 describe("reading Agent Trace records", () => {
   const revision = "a".repeat(40);
   const record = (extra: Record<string, unknown> = {}) => ({
-    version: "0.1",
+    version: "0.1.0",
     id: "550e8400-e29b-41d4-a716-446655440000",
     timestamp: "2026-01-25T10:00:00Z",
     vcs: { type: "git", revision },
@@ -167,18 +167,29 @@ describe("the Agent Trace record of a task", () => {
     expect(withoutVersion.files[0]?.conversations[0]?.contributor).toEqual({ type: "ai" });
   });
 
-  it("the schema refuses what the spec's schema refuses", () => {
+  it("the schema refuses what the spec's schema (README §6.1) refuses, today's two-part version included", () => {
     const good = traceRecord(task, files, new Set());
+    expect(good.version).toBe("0.1.0");
+    // What Waymark guarantees beyond the spec: a full git revision and a UTC timestamp.
+    expect(good.vcs.revision).toMatch(/^[0-9a-f]{40}$/);
+    expect(good.timestamp).toMatch(/Z$/);
+    const { id: _id, ...withoutId } = good;
     const broken: [string, unknown][] = [
-      ["a three-part version", { ...good, version: "0.1.0" }],
-      ["a tool without its version", { ...good, tool: { name: "codex" } }],
-      ["an unknown top-level member", { ...good, extra: 1 }],
-      ["a timestamp with an offset", { ...good, timestamp: "2026-11-27T10:00:00+01:00" }],
-      ["a short git revision", { ...good, vcs: { type: "git", revision: "abc1234" } }],
+      ["a major.minor version (the early draft's)", { ...good, version: "0.1" }],
+      ["a version that is not semver", { ...good, version: "v1" }],
+      ["no id", withoutId],
+      ["an id that is no UUID", { ...good, id: "task-1" }],
+      ["a timestamp that is no RFC 3339 date-time", { ...good, timestamp: "27/11/2026" }],
+      ["an unknown version control system", { ...good, vcs: { type: "cvs", revision: "1.1" } }],
       ["a line 0", { ...good, files: [{ path: "a", conversations: [{ ranges: [{ start_line: 0, end_line: 1 }] }] }] }],
+      ["a file without conversations", { ...good, files: [{ path: "a" }] }],
       [
         "a contributor type outside the four",
         { ...good, files: [{ path: "a", conversations: [{ contributor: { type: "bot" }, ranges: [] }] }] },
+      ],
+      [
+        "a model id over 250 characters",
+        { ...good, files: [{ path: "a", conversations: [{ contributor: { type: "ai", model_id: `a/${"b".repeat(250)}` }, ranges: [] }] }] },
       ],
     ];
     for (const [what, record] of broken) expect(validRecord(record), what).toBe(false);

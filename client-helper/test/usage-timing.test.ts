@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awaitTranscriptLine, CALLING_RESPONSE_WAIT_MS, callingResponseWritten } from "../src/usage/transcript.js";
-import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
+import { clockPast } from "../../test/support/eventually.js";
+import { awaitTranscriptLine, CALLING_RESPONSE_WAIT_MS } from "../src/usage/transcript.js";
+import { agentCalled, cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 import { BIN, ensureBuilt, FakeRemote, SYSTEM_NODE } from "./support.js";
 
 // Claude Code writes a model response to its transcript 100–250 ms after it ran the response's
@@ -36,7 +37,10 @@ function response(at: number, id: string, usage: { input: number; output: number
 describe("awaitTranscriptLine (the calling response, written after the call ran)", () => {
   const dir = tempDir("waymark-timing-");
   const id = "toolu_01CallingResponse";
-  const written = (line: string) => callingResponseWritten(id)(line);
+  const claudeCall = agentCalled("claude").transcript?.callingResponseWritten;
+  const codexCall = agentCalled("codex").transcript?.callingResponseWritten;
+  if (!claudeCall || !codexCall) throw new Error("Claude Code and Codex both have transcripts");
+  const written = (line: string) => claudeCall(id)(line);
 
   it("waits for a line written later, even in pieces cut inside a multi-byte character", async () => {
     const path = join(dir, "late.jsonl");
@@ -88,15 +92,15 @@ describe("awaitTranscriptLine (the calling response, written after the call ran)
       path,
       `${usage}\n${item({ type: "function_call", name: "complete_task", namespace: "mcp__waymark", arguments: "{}", call_id: call })}\n`,
     );
-    expect(await awaitTranscriptLine(path, callingResponseWritten(call), 200)).toBe(false);
+    expect(await awaitTranscriptLine(path, codexCall(call), 200)).toBe(false);
     const started = Date.now();
     setTimeout(() => appendFileSync(path, `${usage}\n`), 300);
-    expect(await awaitTranscriptLine(path, callingResponseWritten(call), 3000)).toBe(true);
+    expect(await awaitTranscriptLine(path, codexCall(call), 3000)).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     // The call's output names the call too: it is not its item.
     const other = join(dir, "rollout-output.jsonl");
     writeFileSync(other, `${item({ type: "function_call_output", call_id: call, output: "ok" })}\n${usage}\n`);
-    expect(await awaitTranscriptLine(other, callingResponseWritten(call), 200)).toBe(false);
+    expect(await awaitTranscriptLine(other, codexCall(call), 200)).toBe(false);
   });
 
   it("answers false at once for a transcript that does not exist", async () => {
@@ -168,7 +172,8 @@ describe("complete_task through the helper, with the calling response written 30
     const started = await client.callTool({ name: "start_task", arguments: { workflow_id: "wf-1", name: "Timing", goal: "usage" } });
     expect(started.isError).toBeFalsy();
     const taskId = (started.structuredContent as { task_id: string }).task_id;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The response below is stamped after the task started.
+    await clockPast(Date.now());
     appendFileSync(transcript, `${response(Date.now(), `msg_${taskId}_a`, { input: 100, output: 10 }, `toolu_${taskId}_bash`)}\n`);
     return taskId;
   }

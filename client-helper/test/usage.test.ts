@@ -140,7 +140,7 @@ describe("transcriptUsage", () => {
   );
 
   it("sums the task's window once per response, subagents included, and prices it", async () => {
-    const usage = await transcriptUsage(path, from, to);
+    const usage = await transcriptUsage("claude", path, from, to);
     // opus: 15×5 + 500×25 + 2000×6.25 + 2000×0.5 = 26075 µ$; haiku: 100×1 + 50×5 = 350 µ$
     expect(usage).toEqual(
       summed([10 + 5 + 100, 300 + 200 + 50, 2000, 2000], ["claude-opus-4-6", "claude-haiku-4-5-20251001"], 0.026425, 3),
@@ -153,14 +153,14 @@ describe("transcriptUsage", () => {
       other,
       `${assistant("2026-11-23T10:05:00Z", "m1", "claude-opus-4-6", u(1, 1))}\n${assistant("2026-11-23T10:06:00Z", "m2", "some-new-model", u(1, 1))}\n`,
     );
-    const usage = await transcriptUsage(other, from, to);
+    const usage = await transcriptUsage("claude", other, from, to);
     expect(usage?.input_tokens).toBe(2);
     expect(usage?.cost_usd).toBeNull();
   });
 
   it("is null for a transcript that cannot be read, and empty for a window without responses", async () => {
-    expect(await transcriptUsage(join(dir, "missing.jsonl"), from, to)).toBeNull();
-    const empty = await transcriptUsage(path, to + 10_000, to + 20_000);
+    expect(await transcriptUsage("claude", join(dir, "missing.jsonl"), from, to)).toBeNull();
+    const empty = await transcriptUsage("claude", path, to + 10_000, to + 20_000);
     // Nothing counted: no cost is stated (a zero would claim the task was free).
     expect(empty).toMatchObject({ input_tokens: 0, output_tokens: 0, model: null, cost_usd: null, responses: 0 });
   });
@@ -247,14 +247,14 @@ describe("transcriptUsage on a Codex session (rollout) file", () => {
   );
 
   it("counts each response once with its turn's model, splits cached input out, and prices it", async () => {
-    const usage = await transcriptUsage(path, from, to);
+    const usage = await transcriptUsage("codex", path, from, to);
     // Uncached input: (1011 − 100) + (2022 − 1000) + 500; cached input is a cache read.
     // gpt-5.3-codex: 1933×1.75 + 1100×0.175 + 44×14 = 4191.25 µ$; gpt-5-codex: 500×1.25 + 300×10 = 3625 µ$
     expect(usage).toEqual(summed([911 + 1022 + 500, 17 + 27 + 300, 0, 1100], ["gpt-5-codex", "gpt-5.3-codex"], 0.007816, 3));
   });
 
   it("the metrics complete_task carries: every prompt token as input, Codex's model", async () => {
-    const usage = await transcriptUsage(path, from, Date.parse("2026-11-27T10:54:30Z"));
+    const usage = await transcriptUsage("codex", path, from, Date.parse("2026-11-27T10:54:30Z"));
     expect(usage && edgeMetrics(usage)).toEqual({
       input_tokens: 1011 + 2022,
       output_tokens: 44,
@@ -269,7 +269,7 @@ describe("transcriptUsage on a Codex session (rollout) file", () => {
       other,
       [rollout.turn("2026-11-27T10:54:00Z", "t", "lab-model"), rollout.usage("2026-11-27T10:54:01Z", "t", "r", 10, 0, 5)].join("\n"),
     );
-    expect(await transcriptUsage(other, from, to)).toMatchObject({
+    expect(await transcriptUsage("codex", other, from, to)).toMatchObject({
       input_tokens: 10,
       output_tokens: 5,
       model: "lab-model",

@@ -16,6 +16,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { DeviceSignature } from "@waymark/protocol/device-signature";
 import { type Authority, may } from "../domain/access-scopes";
+import type { CommitEntry } from "../domain/commit-entries";
+import { authorityIn, authorOf, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
 import type { SignatureVerdict } from "../domain/device-signature";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
@@ -30,8 +32,9 @@ import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
-import { authorityIn, bootstrapTable, type CredentialRef, managedRef } from "./credentials";
-import { type DeviceInfo, Devices, type IssuedPairing, type PendingDevice } from "./devices";
+import { type CommitHit, CommitIndex } from "./commit-index";
+import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
+import { type ConfiguredReceiver, type DeliveryAnswer, type GithubDelivery, GithubReceiver, type ReceiverStatus } from "./github-receiver";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -61,6 +64,8 @@ export interface WorkflowPush {
   notifications?: Notification[];
   /** Paths the pushed events' tasks changed: the path index. */
   paths?: PathEntry[];
+  /** Commits the pushed events' tasks made: the commit index. */
+  commits?: CommitEntry[];
   /** The link's state when it changed with these events (a new workflow's first link). */
   share?: ShareInfo;
 }
@@ -81,6 +86,8 @@ export class AccountObject extends DurableObject<Env> {
   private readonly workflows = new WorkflowIndex(this.sql);
   private readonly memory = new MemoryIndex(this.sql);
   private readonly paths = new PathIndex(this.sql);
+  private readonly commits = new CommitIndex(this.sql);
+  private readonly github = new GithubReceiver(this.sql, this.commits);
   private readonly ownerSearch = new OwnerSearch(this.memory, this.paths, this.workflows);
   private readonly workSearch = new WorkSearch(this.memory, this.paths);
   private readonly webhooks = new Webhooks(this.sql, retryBaseMs(this.env));
@@ -113,6 +120,7 @@ export class AccountObject extends DurableObject<Env> {
       this.workflows.record(summary);
       if (push.documents) this.memory.upsert(push.documents);
       if (push.paths) this.paths.record(summary.id, push.paths);
+      if (push.commits) this.commits.record(summary.id, push.commits);
       if (push.share) this.workflows.recordShare(summary.id, push.share);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
     });
@@ -181,6 +189,41 @@ export class AccountObject extends DurableObject<Env> {
   /** Which tasks changed `path` (exactly, or anything under it when `prefix`), newest first. */
   async searchPaths(path: string, prefix: boolean, limit: number): Promise<PathHit[]> {
     return this.paths.find(path, prefix, searchLimit(limit));
+  }
+
+  /** Which tasks made any of `shas` (full commit ids), newest first. */
+  async searchCommits(shas: string[], limit: number): Promise<CommitHit[]> {
+    return this.commits.find(shas.slice(0, LIMITS.COMMITS_QUERY), Math.min(Math.max(Math.trunc(limit), 1), 2 * LIMITS.COMMITS_QUERY));
+  }
+
+  // ── GitHub receiver (pull-request reviews as reviewer feedback) ──────────
+
+  /** A new receiver (its URL's id and its secret, shown once), delivering while `credential` may configure it. */
+  async configureGithub(account: string, credential: CredentialRef): Promise<ConfiguredReceiver | null> {
+    const authority = await this.credentialAuthority(account, credential);
+    if (!authority || !may(authority.scopes, "github.configure")) return null;
+    return this.github.configure(credential);
+  }
+
+  async githubStatus(): Promise<ReceiverStatus | null> {
+    return this.github.status();
+  }
+
+  async removeGithub(): Promise<boolean> {
+    return this.github.remove();
+  }
+
+  /** One delivery from GitHub: checked (signature, delivery id), mapped to a task, recorded as feedback. */
+  async receiveGithub(account: string, delivery: GithubDelivery): Promise<DeliveryAnswer> {
+    return this.github.receive(delivery, {
+      holds: async (credential) => {
+        const authority = await this.credentialAuthority(account, credential);
+        return authority !== null && may(authority.scopes, "github.configure");
+      },
+      author: (credential) => authorOf({ credential }, "github"),
+      reviewTarget: (workflowId, input) => workflowStub(this.env, workflowId).reviewTarget(account, input),
+      addFeedback: (workflowId, input) => workflowStub(this.env, workflowId).addFeedback(account, input),
+    });
   }
 
   // ── Webhooks ──────────────────────────────────────────────────────────────
@@ -287,6 +330,8 @@ export class AccountObject extends DurableObject<Env> {
     const revoked = this.tokens.revoke(id);
     if (revoked.ok) {
       this.webhooks.endCredential(managedRef(id));
+      this.github.endCredential(managedRef(id));
+      this.devices.forgetPairingsOf(managedRef(id));
       await this.sessions.endCredential(managedRef(id));
     }
     return revoked;
@@ -307,8 +352,16 @@ export class AccountObject extends DurableObject<Env> {
 
   // ── Devices (their helpers sign what they compute) ───────────────────────
 
-  async requestDevicePairing(input: { key: string; name: string }): Promise<Result<IssuedPairing>> {
+  async requestDevicePairing(input: { key: string; name: string; credential: CredentialRef }): Promise<Result<IssuedPairing>> {
     return this.devices.requestPairing(input);
+  }
+
+  async devicePairingRequests(): Promise<PairingRequest[]> {
+    return this.devices.pairingRequests();
+  }
+
+  async clearDevicePairings(): Promise<number> {
+    return this.devices.clearPairings();
   }
 
   async pendingDevice(code: string): Promise<Result<PendingDevice>> {

@@ -141,7 +141,7 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
   },
   // Path search newest first without sorting every match of a broad prefix.
   { version: 9, statements: ["CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)"] },
-  // Access that follows its source (src/account/credentials.ts): dashboard sessions in a table, each
+  // Access that follows its source (src/domain/credentials.ts): dashboard sessions in a table, each
   // with the credential it was opened with (capped per credential, src/account/sessions.ts; sessions
   // kept in the key-value store before are dropped at the next sign-in); each webhook with the
   // credential that registered it and when it stops (webhooks registered before have neither).
@@ -191,6 +191,46 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
         requested_at TEXT NOT NULL,
         expires_at INTEGER NOT NULL
       )`,
+    ],
+  },
+  // Each pairing request with the credential that asked (bounded per credential; a revoked token's
+  // requests go with it); requests made before have none and expire within ten minutes.
+  {
+    version: 13,
+    statements: [
+      "ALTER TABLE device_pairings ADD COLUMN credential TEXT",
+      "CREATE INDEX device_pairings_credential ON device_pairings(credential, expires_at)",
+    ],
+  },
+  // The commit index (account/commit-index): which task made which commit, for `waymark ci` and
+  // for mapping a pull-request review to its task. GitHub's webhook receiver (account/github-receiver):
+  // its one secret per account, and the delivery ids it has answered (idempotency, kept a week).
+  {
+    version: 14,
+    statements: [
+      `CREATE TABLE workflow_commits (
+        sha TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_name TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (sha, workflow_id, task_id)
+      )`,
+      "CREATE INDEX workflow_commits_workflow ON workflow_commits(workflow_id)",
+      `CREATE TABLE github_receiver (
+        id TEXT PRIMARY KEY,
+        secret TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        credential TEXT NOT NULL,
+        last_delivery_at INTEGER,
+        last_result TEXT
+      )`,
+      `CREATE TABLE github_deliveries (
+        delivery_id TEXT PRIMARY KEY,
+        received_at INTEGER NOT NULL,
+        result TEXT NOT NULL
+      )`,
+      "CREATE INDEX github_deliveries_received ON github_deliveries(received_at)",
     ],
   },
 ];

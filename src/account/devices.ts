@@ -12,12 +12,13 @@
  */
 import { type DeviceSignature, deviceFingerprint } from "@waymark/protocol/device-signature";
 import { randomBase32, sha256Hex } from "../crypto";
+import type { CredentialRef } from "../domain/credentials";
 import { type SignatureVerdict, verifyDeviceSignature } from "../domain/device-signature";
+import { TOUCH_INTERVAL_MS } from "../domain/managed-token";
 import { fail, notFound, ok, type Result } from "../errors";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import { TOUCH_INTERVAL_MS } from "./tokens";
 
 const ID_LENGTH = 12;
 const DEVICE_ID = new RegExp(`^[a-z2-7]{${ID_LENGTH}}$`);
@@ -42,6 +43,12 @@ export interface PendingDevice {
   fingerprint: string;
   requested_at: string;
   expires_at: string;
+}
+
+/** A pairing request as the Devices page lists it: who asked (the credential), never its code. */
+export interface PairingRequest extends PendingDevice {
+  /** The credential that asked (src/domain/credentials.ts), null for requests made before this was recorded. */
+  credential: CredentialRef | null;
 }
 
 export interface IssuedPairing {
@@ -91,23 +98,58 @@ export class Devices {
       : `key: this device is already approved for the account, as “${known.name}”`;
   }
 
-  /** A pairing code for a device that proved it holds `key` (the route checked the proof). */
-  async requestPairing(input: { key: string; name: string }, now = Date.now()): Promise<Result<IssuedPairing>> {
+  /**
+   * A pairing code for a device that proved it holds `key` (the route checked the proof), asked
+   * with `credential`. Requests wait per credential (one token filling its share leaves every other
+   * credential's untouched) and per account (a storage bound; the owner can clear them all).
+   */
+  async requestPairing(input: { key: string; name: string; credential: CredentialRef }, now = Date.now()): Promise<Result<IssuedPairing>> {
     const problem = this.keyProblem(input.key);
     if (problem) return fail("CONFLICT", problem);
     this.sql`DELETE FROM device_pairings WHERE expires_at <= ${now}`;
+    const minutes = LIMITS.DEVICE_PAIRING_TTL_MS / 60_000;
+    const mine = this.sql<{ n: number }>`SELECT count(*) AS n FROM device_pairings WHERE credential = ${input.credential}`[0]?.n ?? 0;
+    if (mine >= LIMITS.DEVICE_PAIRINGS_PER_CREDENTIAL) {
+      return fail(
+        "QUOTA_EXCEEDED",
+        `pairing: at most ${LIMITS.DEVICE_PAIRINGS_PER_CREDENTIAL} pairing requests of one token wait at once; approve one, clear them on the Devices page, or wait ${minutes} minutes`,
+      );
+    }
     const pending = this.sql<{ n: number }>`SELECT count(*) AS n FROM device_pairings`[0]?.n ?? 0;
     if (pending >= LIMITS.DEVICE_PAIRINGS) {
       return fail(
         "QUOTA_EXCEEDED",
-        `pairing: at most ${LIMITS.DEVICE_PAIRINGS} pairing requests wait at once; approve one or wait ${LIMITS.DEVICE_PAIRING_TTL_MS / 60_000} minutes`,
+        `pairing: at most ${LIMITS.DEVICE_PAIRINGS} pairing requests wait at once; the owner can clear them on the Devices page, or wait ${minutes} minutes`,
       );
     }
     const code = newCode();
     const expiresAt = now + LIMITS.DEVICE_PAIRING_TTL_MS;
-    this.sql`INSERT INTO device_pairings (code_hash, public_key, name, requested_at, expires_at)
-      VALUES (${await codeHash(code)}, ${input.key}, ${input.name}, ${isoTime(now)}, ${expiresAt})`;
+    this.sql`INSERT INTO device_pairings (code_hash, public_key, name, requested_at, expires_at, credential)
+      VALUES (${await codeHash(code)}, ${input.key}, ${input.name}, ${isoTime(now)}, ${expiresAt}, ${input.credential})`;
     return ok({ code, fingerprint: deviceFingerprint(input.key), expires_at: isoTime(expiresAt) });
+  }
+
+  /** The requests waiting, oldest first: what the Devices page lists (and the owner may clear). */
+  pairingRequests(now = Date.now()): PairingRequest[] {
+    return this.sql<Row>`SELECT * FROM device_pairings WHERE expires_at > ${now} ORDER BY requested_at`.map((row) => ({
+      name: String(row.name),
+      fingerprint: deviceFingerprint(String(row.public_key)),
+      requested_at: String(row.requested_at),
+      expires_at: isoTime(Number(row.expires_at)),
+      credential: text(row.credential),
+    }));
+  }
+
+  /** Clears every waiting request (the owner's action on the Devices page): their codes stop working. Returns how many. */
+  clearPairings(): number {
+    const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM device_pairings`[0]?.n ?? 0;
+    this.sql`DELETE FROM device_pairings`;
+    return count;
+  }
+
+  /** A credential was revoked: the requests it made go with it. */
+  forgetPairingsOf(credential: CredentialRef): void {
+    this.sql`DELETE FROM device_pairings WHERE credential = ${credential}`;
   }
 
   private async pendingRow(code: string, now: number): Promise<Row | null> {

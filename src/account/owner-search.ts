@@ -7,11 +7,12 @@
  *
  * The rules that combine searches and cut pages are pure functions, table-tested.
  */
+import type { DashboardMatch, DashboardPage } from "@waymark/protocol/views/reads";
 import type { WorkflowSummary } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { MemoryHit, MemoryIndex } from "./memory";
 import type { PathHit, PathIndex } from "./path-index";
-import type { DashboardRow, WorkflowIndex } from "./workflow-index";
+import type { WorkflowIndex } from "./workflow-index";
 
 /** The dashboard's filters; every one optional. */
 export interface DashboardQuery {
@@ -26,19 +27,7 @@ export interface DashboardQuery {
   page?: number;
 }
 
-/** Why a workflow matched a search: the best memory hit and the changed paths found. */
-export interface DashboardMatch {
-  text?: string;
-  paths?: { path: string; task_id: string; task_name: string; status: string }[];
-}
-
-export interface DashboardPage {
-  rows: (DashboardRow & { match?: DashboardMatch })[];
-  /** Rows matching the filters, over all pages. */
-  total: number;
-  page: number;
-  pages: number;
-}
+export type { DashboardMatch, DashboardPage } from "@waymark/protocol/views/reads";
 
 /** What one search found, by workflow id. */
 export type Found = Map<string, DashboardMatch>;

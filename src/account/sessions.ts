@@ -3,7 +3,7 @@
  * Dashboard sessions of one account, kept server-side in its AccountObject so that a session
  * really ends: a replayed cookie names a session that no longer exists, and the live owner pages
  * it opened are closed. Each session carries the credential it was opened with
- * (src/account/credentials.ts) and ends no later than that credential: at sign-out, at its expiry
+ * (src/domain/credentials.ts) and ends no later than that credential: at sign-out, at its expiry
  * (never after the credential's), when the credential is revoked, and when it is no longer
  * configured (the object checks it every time the session is used).
  *
@@ -13,9 +13,9 @@
  * LIMITS.OWNER_FOLLOWS per session.
  */
 import { randomBase32 } from "../crypto";
+import type { CredentialRef } from "../domain/credentials";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import type { CredentialRef } from "./credentials";
 
 const SESSION_ID = /^[a-z2-7]{26}$/;
 /** Sessions were kept with the key-value API before this table; such a key is deleted at the next sign-in. */

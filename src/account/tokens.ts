@@ -9,34 +9,14 @@
  */
 import { constantTimeEqual, randomBase32, sha256Hex } from "../crypto";
 import { normalizeScopes, type Scope } from "../domain/access-scopes";
+import { isTokenId, TOKEN_ID_LENGTH, TOKEN_SECRET_LENGTH, TOUCH_INTERVAL_MS } from "../domain/managed-token";
 import { fail, notFound, ok, type Result } from "../errors";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 
-const ID_LENGTH = 12;
-const SECRET_LENGTH = 40;
-const FORMAT = new RegExp(`^wmk_([a-z0-9][a-z0-9_-]{0,63})_([a-z2-7]{${ID_LENGTH}})_([a-z2-7]{${SECRET_LENGTH}})$`);
-const TOKEN_ID = new RegExp(`^[a-z2-7]{${ID_LENGTH}}$`);
 /** How long a revoked or expired token stays on the list before it is deleted. */
 const KEEP_ENDED_MS = 30 * 24 * 3600 * 1000;
-/** last_used_at is written at most this often per token. */
-export const TOUCH_INTERVAL_MS = 60_000;
-
-export interface ManagedTokenRef {
-  account: string;
-  id: string;
-}
-
-/** The account and token id a managed token names, or null when it does not have the format. */
-export function parseManagedToken(token: string): ManagedTokenRef | null {
-  const match = FORMAT.exec(token);
-  return match?.[1] && match[2] ? { account: match[1], id: match[2] } : null;
-}
-
-export function isTokenId(value: string): boolean {
-  return TOKEN_ID.test(value);
-}
 
 export interface TokenInfo {
   id: string;
@@ -101,8 +81,8 @@ export class ApiTokens {
     if (live >= LIMITS.API_TOKENS) {
       return fail("QUOTA_EXCEEDED", `tokens: at most ${LIMITS.API_TOKENS} active per account (this account has ${live}); revoke one first`);
     }
-    const id = randomBase32(ID_LENGTH);
-    const token = `wmk_${account}_${id}_${randomBase32(SECRET_LENGTH)}`;
+    const id = randomBase32(TOKEN_ID_LENGTH);
+    const token = `wmk_${account}_${id}_${randomBase32(TOKEN_SECRET_LENGTH)}`;
     const scopes = normalizeScopes(input.scopes);
     const expires = input.expiresAt === null ? null : isoTime(input.expiresAt);
     this.sql`INSERT INTO api_tokens (id, name, scopes, token_hash, created_at, expires_at)

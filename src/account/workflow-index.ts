@@ -5,6 +5,7 @@
  * answers resume by name, get_workflow without an id, the quotas, the totals and the dashboard's
  * rows; it is never the source of truth for a workflow's content.
  */
+import type { AccountTotals, DashboardRow } from "@waymark/protocol/views/reads";
 import { type ShareInfo, shareStatus } from "../domain/share-status";
 import { roundCost, type WorkflowRepository, type WorkflowSummary } from "../domain/view";
 import type { Sql } from "../storage/sql";
@@ -18,23 +19,9 @@ export interface ResumeCandidate {
   open_tasks: number;
 }
 
-/** Usage over all the account's workflows. */
-export interface AccountTotals {
-  workflows: number;
-  open_workflows: number;
-  tasks: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  files_changed: number;
-  /** Review items (tasks asking for manual review, issues flagged for a human) summed over the workflows. */
-  reviews_needed: number;
-}
-
-/** A dashboard row: the summary plus the state of the workflow's share link. */
-export interface DashboardRow extends WorkflowSummary {
-  share: Omit<ShareInfo, "token">;
-}
+/** Usage over all the account's workflows (@waymark/protocol/views/reads). */
+/** A dashboard row: the summary plus the state of the workflow's share link, and why it matched a search (@waymark/protocol/views/reads). */
+export type { AccountTotals, DashboardRow } from "@waymark/protocol/views/reads";
 
 /** Which rows a dashboard page shows: SQL filters plus, when a search ran, the ids it found. */
 export interface RowFilter {

@@ -65,7 +65,8 @@ export type Action =
   | "webhook.manage"
   | "settings.change"
   | "device.pair"
-  | "device.manage";
+  | "device.manage"
+  | "github.configure";
 
 /** The access matrix: each action and every scope it needs. */
 export const ACTION_SCOPES: Record<Action, readonly Scope[]> = {
@@ -98,6 +99,8 @@ export const ACTION_SCOPES: Record<Action, readonly Scope[]> = {
   "device.pair": ["write"],
   // approve (list, add) and revoke devices: an approved device's signatures make figures "computed and signed"
   "device.manage": ["admin"],
+  // the account's GitHub receiver: it posts pull-request reviews as feedback for as long as its credential holds
+  "github.configure": ["admin", "write"],
 };
 
 /**

@@ -5,13 +5,11 @@
  */
 import { type CompiledGlob, compileGlob, type DirectoryProgress, type MatchCounter } from "@waymark/protocol/glob";
 import { sortPaths } from "@waymark/protocol/paths";
+import type { Verification } from "@waymark/protocol/views/task";
 import { LIMITS } from "../limits";
 
-export interface ScopeVerification {
-  scope_match: boolean;
-  unexpected_files: string[];
-  warnings: string[];
-}
+/** The scope check's part of a task's verification (@waymark/protocol/views/task). */
+export type ScopeVerification = Pick<Verification, "scope_match" | "unexpected_files" | "warnings">;
 
 const GLOB_CHARACTERS = /[*?[\]{}!]/;
 

@@ -6,11 +6,9 @@
  */
 
 import { ChangesMismatchError, computeNetChanges, type PathChange } from "@waymark/protocol/attribution";
-import type { FilesChanged as ComputedFilesChanged } from "@waymark/protocol/files-changed";
 import { helperWarnings } from "@waymark/protocol/helper-warnings";
 import { truncationOf } from "@waymark/protocol/truncation";
 import type { Changes, Snapshot, Truncation } from "@waymark/protocol/wire";
-import type { FilesProvenance } from "./provenance";
 
 export {
   type ChangeStatus,
@@ -22,6 +20,13 @@ export {
 } from "@waymark/protocol/attribution";
 export { summarizeChanges } from "@waymark/protocol/files-changed";
 export { truncationOf } from "@waymark/protocol/truncation";
+/**
+ * What a task changed, as recorded and shown (@waymark/protocol/views/task): the attributed lists
+ * plus their provenance (domain/provenance; absent: recorded before provenance was kept), and
+ * `more`, how many more changed files the record holds than a single value (an event, a tool
+ * result, a page entry) lists: up to LIMITS.VIEW_FILE_BYTES of the first files in path order.
+ */
+export type { FilesChanged } from "@waymark/protocol/views/task";
 export type { Changes, DirtyEntry, FileState, GitChanges, GitSnapshot, Snapshot, Transition, Truncation } from "@waymark/protocol/wire";
 
 /**
@@ -30,20 +35,6 @@ export type { Changes, DirtyEntry, FileState, GitChanges, GitSnapshot, Snapshot,
  * The warnings are recorded inside the workflow, which does not know the origin it is reached by.
  */
 export const HELPER_COMMAND = "npx -y --package=<this endpoint>/helper/latest waymark mcp --url <this endpoint>/mcp";
-/**
- * What a task changed, as recorded and shown: the attributed lists plus their provenance
- * (domain/provenance). Absent provenance: recorded before provenance was kept.
- */
-export interface FilesChanged extends ComputedFilesChanged, Partial<FilesProvenance> {
-  /**
-   * How many more changed files the record holds than these lists name: a single value (an
-   * event, a tool result, a page entry) lists the first files in path order up to
-   * LIMITS.VIEW_FILE_BYTES, every list covering the same files. The task's file pages and the
-   * JSON export hold them all. Absent: the lists are complete.
-   */
-  more?: number;
-}
-
 export const NO_SNAPSHOT_WARNING = `No snapshot: file changes will not be computed. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) to record them.`;
 export const NO_HELPER_DATA_WARNING = `File changes were not computed: complete_task was called without helper data. Run the agent through the Waymark helper (${HELPER_COMMAND}; \`waymark init\` configures it) so start_task and complete_task carry git snapshots.`;
 

@@ -6,16 +6,16 @@
  * over exactly this data for exactly this subject (the workflow a task starts in, the task a call
  * completes): moved onto another task or other data, it fails. Anything else is the client's
  * claim, with the reason in words a reviewer can act on. The workflow object computes the bytes
- * from what it received; the account object, which holds the devices, gives the verdict.
+ * from what it received (@waymark/protocol/device-signature, as the helper signs them); the
+ * account object, which holds the devices, gives the verdict with the protocol's one Ed25519
+ * check, the same `waymark verify` runs on the payloads the export carries.
  */
 import {
-  base64UrlToBytes,
   type DeviceSignature,
   deviceFingerprint,
+  ed25519Verifies,
   type PairingRequest,
   pairingBytes,
-  type SignedTool,
-  signedBytes,
 } from "@waymark/protocol/device-signature";
 import { type DeviceRef, deviceText } from "@waymark/protocol/provenance-wording";
 import { LIMITS } from "../limits";
@@ -33,15 +33,6 @@ export interface DeviceKey {
 export type SignatureVerdict = { ok: true; device: DeviceRef; nonce: string; start_nonce: string | null } | { ok: false; reason: string };
 
 export const NOT_SIGNED = "not signed by a device";
-
-/**
- * The bytes a call's signature must cover (the workflow computes them from what it received and
- * what it is: `subject` is its own workflow or task id, never one the caller names elsewhere).
- */
-export function expectedMessage(tool: SignedTool, subject: string, signature: DeviceSignature, data: unknown): Uint8Array {
-  const { signature: _value, ...claims } = signature;
-  return signedBytes(tool, subject, claims, data);
-}
 
 /** `device`: the account's device for `signature.key`, or null when it has none. */
 export async function verifyDeviceSignature(
@@ -65,16 +56,6 @@ export async function verifyDeviceSignature(
     return { ok: false, reason: "its device signature does not verify for this task and data" };
   }
   return { ok: true, device: { name: device.name, fingerprint }, nonce: signature.nonce, start_nonce: signature.start_nonce ?? null };
-}
-
-/** Ed25519 through Web Crypto; a key or signature that is not one verifies nothing. */
-export async function ed25519Verifies(key: string, signature: string, bytes: Uint8Array): Promise<boolean> {
-  try {
-    const publicKey = await crypto.subtle.importKey("raw", base64UrlToBytes(key), { name: "Ed25519" }, false, ["verify"]);
-    return await crypto.subtle.verify({ name: "Ed25519" }, publicKey, base64UrlToBytes(signature), bytes);
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -7,7 +7,11 @@
  */
 
 import { comparePaths } from "@waymark/protocol/paths";
+import type { Overlap } from "@waymark/protocol/views/task";
 import { type PathChange, sameFileState } from "./changes";
+
+/** A file a concurrent task changed too (@waymark/protocol/views/task); `workflow_id` when it is another workflow's. */
+export type { Overlap } from "@waymark/protocol/views/task";
 
 export interface TaskWindow {
   task_id: string;
@@ -20,13 +24,6 @@ export interface TaskWindow {
 export interface CompletedTaskChanges {
   window: TaskWindow;
   changes: readonly PathChange[];
-}
-export interface Overlap {
-  path: string;
-  task_id: string;
-  same_change: boolean;
-  /** The other task's workflow, when it is another one (two agents on one working tree, as the helper reported them). */
-  workflow_id?: string;
 }
 
 /**

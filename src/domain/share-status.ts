@@ -4,16 +4,10 @@
  * Pure: the workflow object stores links, the account index shows their state on the dashboard.
  */
 
-export type ShareStatus = "active" | "revoked" | "expired" | "none";
+import type { ShareStatus } from "@waymark/protocol/views/reads";
 
-/** What the owner sees of a link; `token` is null when it cannot be re-derived (secret changed) or the link is not active. */
-export interface ShareInfo {
-  status: ShareStatus;
-  token: string | null;
-  created_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
+/** What the owner sees of a link (@waymark/protocol/views/reads). */
+export type { ShareInfo, ShareStatus } from "@waymark/protocol/views/reads";
 
 export function shareStatus(row: { revoked_at: number | null; expires_at: number | null } | null, now: number): ShareStatus {
   if (!row) return "none";

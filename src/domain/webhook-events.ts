@@ -25,7 +25,7 @@ export interface Notification {
   issue?: { id: string; task_id: string; type: string; description: string; resolution: string };
   /** task.review_requested: why the task or issue asks for a human. */
   review?: { reason: string };
-  feedback?: Pick<FeedbackView, "id" | "target" | "target_id" | "verdict" | "body">;
+  feedback?: Pick<FeedbackView, "id" | "target" | "target_id" | "verdict" | "body" | "author" | "channel">;
 }
 
 export function notificationsFromEvents(events: readonly WorkflowEvent[], workflow: WorkflowHeader): Notification[] {
@@ -66,7 +66,15 @@ export function notificationsFromEvents(events: readonly WorkflowEvent[], workfl
         key,
         event: "feedback.created",
         workflow: about,
-        feedback: { id: f.id, target: f.target, target_id: f.target_id, verdict: f.verdict, body: f.body },
+        feedback: {
+          id: f.id,
+          target: f.target,
+          target_id: f.target_id,
+          verdict: f.verdict,
+          body: f.body,
+          author: f.author,
+          channel: f.channel,
+        },
       });
     } else if (event.type === "workflow.completed") {
       out.push({ key, event: "workflow.completed", workflow: about });

@@ -5,24 +5,24 @@
  *     newlines; WAYMARK_DEV_TOKEN (set only by `npm start`) maps to "dev". They hold every scope;
  *     with neither configured, and no managed token, every request is refused (fails closed).
  *   managed: `wmk_<account>_<id>_<secret>`, created from the dashboard or /api/tokens with
- *     chosen scopes (src/account/tokens.ts), for an account that has a bootstrap token (removing
+ *     chosen scopes (src/account/tokens.ts; its format src/domain/managed-token.ts), for an account that has a bootstrap token (removing
  *     an account from WAYMARK_TOKENS disables its managed tokens too). The account is read from the token, so checking one
  *     is one call to that account's object. A verified token is cached in the isolate for
  *     VERIFIED_TTL_MS: revocation takes effect at once in the isolate that revoked it and within
  *     that many seconds everywhere else, and a busy token costs one object call per isolate per
  *     interval instead of one per request. Its last use is recorded at most once a minute, after
  *     the reply (waitUntil).
- * A principal names the credential it came from (src/account/credentials.ts), so what is derived
+ * A principal names the credential it came from (src/domain/credentials.ts), so what is derived
  * from it (sessions, OAuth grants, webhooks, live sockets) is checked against that credential
  * and ends with it.
  * Failed attempts (never successful ones) are rate-limited per client: per IPv4 address,
  * per IPv6 /64.
  */
 import { waitUntil } from "cloudflare:workers";
-import { authorityIn, bootstrapRef, bootstrapTable, type CredentialRef, isConfiguredAccount, managedRef } from "../account/credentials";
-import { parseManagedToken, TOUCH_INTERVAL_MS } from "../account/tokens";
 import { sha256Hex } from "../crypto";
 import { type Authority, SCOPES, type Scope } from "../domain/access-scopes";
+import { authorityIn, bootstrapRef, bootstrapTable, type CredentialRef, isConfiguredAccount, managedRef } from "../domain/credentials";
+import { parseManagedToken, TOUCH_INTERVAL_MS } from "../domain/managed-token";
 import { clientKey } from "../domain/network";
 import { accountStub } from "../stubs";
 import { isDevelopment } from "./origins";
@@ -35,6 +35,8 @@ export interface Principal extends Authority {
   credential: CredentialRef;
   /** When the credential stops working (ms since the epoch), or null. */
   expiresAt: number | null;
+  /** An OAuth access token's client (the credential is the one its grant was approved with). */
+  client?: string;
 }
 
 /** How long a verified managed token is trusted without asking its account object again. */

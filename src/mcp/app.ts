@@ -63,7 +63,10 @@ async function reviewFragment(ctx: ToolContext, uri: URL, named: string): Promis
   // The first page of the timeline, as the owner view renders it (links lead to the owner view for the rest).
   const base = `${ctx.origin}/w/${view.workflow.id}`;
   const blocks = await pageBlocks(stub, ctx.account, view, { base, after: null });
-  const form = revealBidiControls(String(renderFeedbackForm(base, view.workflow.id, blocks.facts.choices, null)));
+  // The form offers no verdict: from here it would be recorded as a comment (APP_VERDICT_NOTE).
+  const form = revealBidiControls(
+    String(renderFeedbackForm(base, view.workflow.id, blocks.facts.choices, null, { commentOnly: APP_VERDICT_NOTE })),
+  );
   return {
     contents: [{ uri: uri.href, mimeType: "text/html", text: `<div data-workflow="${view.workflow.id}">${blocks.markup}${form}</div>` }],
   };
@@ -78,12 +81,20 @@ const sendFeedbackInput = z.strictObject({
   body: requiredText(LIMITS.FEEDBACK_TEXT),
 });
 
-/** The owner's feedback form, from inside the app: what POST /w/:id/feedback does on the owner view. */
+/** Why a verdict sent from the app is a comment: what the tool result and the app's form say. */
+export const APP_VERDICT_NOTE =
+  "approvals and change requests count only from the workflow's page, signed in: an MCP connection cannot tell a person from the agent holding the same credential";
+
+/**
+ * The owner's feedback form, from inside the app: what POST /w/:id/feedback does on the owner view,
+ * except that a verdict is recorded as a comment (APP_VERDICT_NOTE; the app offers none), and the
+ * item names the credential that sent it and the channel.
+ */
 export const sendFeedbackTool: ToolDefinition = defineTool({
   name: "send_feedback",
-  description: "The review app's feedback form (a human reviewer's comment or verdict).",
+  description: "The review app's feedback form: a comment to the agent (verdicts count only from the workflow's page).",
   input: sendFeedbackInput,
-  output: ["id", "target_id", "verdict"],
+  output: ["id", "target_id", "verdict", "note"],
   annotations: WRITES,
   meta: { ui: { resourceUri: APP_URI, visibility: ["app"] } },
   run: async (input, ctx) => {
@@ -95,11 +106,21 @@ export const sendFeedbackTool: ToolDefinition = defineTool({
       target_id: targetId ?? "",
       verdict: input.verdict,
       body: input.body.trim(),
+      author: ctx.author,
+      channel: "mcp_app",
     });
-    return added.ok ? ok({ id: added.value.id, target_id: added.value.target_id, verdict: added.value.verdict }) : added;
+    if (!added.ok) return added;
+    const { id, target_id, verdict } = added.value;
+    const page = `${ctx.origin}/w/${input.workflow_id}`;
+    return ok({
+      id,
+      target_id,
+      verdict,
+      ...(verdict !== input.verdict ? { note: `recorded as a comment: ${APP_VERDICT_NOTE} (${page})` } : {}),
+    });
   },
   render: (out) =>
-    `feedback ${out.id} (${out.verdict.replace("_", " ")}) on ${out.target_id}: the agent receives it with its next tool result`,
+    `feedback ${out.id} (${out.verdict.replace("_", " ")}) on ${out.target_id}: the agent receives it with its next tool result${out.note ? `; ${out.note}` : ""}`,
 });
 
 /** Tools only the app calls, offered to clients that render apps. */

@@ -4,6 +4,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Scope } from "../domain/access-scopes";
+import type { FeedbackAuthor } from "../domain/view";
 import { type Failure, notFound as notFoundIn } from "../errors";
 import { isWorkflowId, workflowOfTask } from "../ids";
 import * as stubs from "../stubs";
@@ -18,6 +19,8 @@ export interface ToolContext {
   origin: string;
   /** The client declared that it renders MCP Apps (src/mcp/app.ts): the app's own tools are offered. */
   rendersApps?: boolean;
+  /** Who is calling, as feedback sent from the review app names its author (src/mcp/app.ts). */
+  author: FeedbackAuthor;
 }
 
 export function workflowStub(ctx: ToolContext, workflowId: string) {

@@ -1,8 +1,9 @@
 /**
  * @module define — the one way to define a tool. A definition is built once per isolate (its
  * JSON Schemas included); every call goes through the same path: validate the arguments with the
- * tool's zod schema, remove the secrets from every agent-written text (the helper's rule,
- * @waymark/protocol/redact: a client without the helper stores none either) and validate again
+ * tool's zod schema, remove the secrets from every string and key sent, the helper's inputs
+ * included (the helper's rule, @waymark/protocol/redact: a client without the helper stores none
+ * either; on what the helper redacted it changes nothing, so a device's signature still verifies) and validate again
  * what is stored, run, and map any failure — a refusal or an exception — to one error shape.
  */
 import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";

@@ -15,6 +15,7 @@
 import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { authorOf } from "../domain/credentials";
 import { type JsonRpcId, jsonRpcError } from "../http/api-errors";
 import { mcpUnauthorizedHeaders } from "../http/bearer-tokens";
 import { type Refusal, requireAccount } from "../http/require-account";
@@ -116,11 +117,19 @@ mcpRoutes.all(
   mcpScopes,
   (c) => {
     const { account, scopes } = c.var.principal;
+    const author = authorOf(c.var.principal, c.var.principal.client === undefined ? "token" : "oauth");
     const rpc = c.var.rpc;
     if (!rpc) throw new Error("/mcp reached its handler without a parsed body");
     const subscription = subscriptionRequest(rpc.parsed);
-    if (subscription) return openSubscription(c.req.raw, c.env, account, subscription);
-    const context: ToolContext = { env: c.env, account, scopes, origin: new URL(c.req.url).origin, rendersApps: rendersApps(rpc.parsed) };
+    if (subscription) return openSubscription(c.req.raw, c.env, c.var.principal, subscription);
+    const context: ToolContext = {
+      env: c.env,
+      account,
+      scopes,
+      origin: new URL(c.req.url).origin,
+      rendersApps: rendersApps(rpc.parsed),
+      author,
+    };
     const authInfo: WaymarkAuthInfo = { token: "", clientId: account, scopes: [...scopes], extra: { context } };
     // The body was read once; the SDK is handed the parsed body and a request it can read again.
     const request = new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: rpc.body });

@@ -21,6 +21,7 @@ import {
   UriTemplate,
   type Variables,
 } from "@modelcontextprotocol/server";
+import { RECORD_KINDS, type RecordKind } from "@waymark/protocol/export-members";
 import { WEBHOOK_EVENTS } from "../domain/webhook-events";
 import type { Result } from "../errors";
 import { isWorkflowId, workflowOfTask } from "../ids";
@@ -53,11 +54,8 @@ class EventsTemplate extends UriTemplate {
   }
 }
 
-/** The arrays of a workflow that are read in pages, in the order the workflow resource lists them. */
-const ARRAYS = ["tasks", "decisions", "issues", "milestones"] as const;
-type ArrayKind = (typeof ARRAYS)[number];
-
-export const arrayPageUri = (id: string, kind: ArrayKind, cursor: string) =>
+/** The next page of one of a workflow's arrays (RECORD_KINDS, in the order the workflow resource lists them). */
+export const arrayPageUri = (id: string, kind: RecordKind, cursor: string) =>
   `${workflowUri(id)}/${kind}?cursor=${encodeURIComponent(cursor)}`;
 
 /** `waymark://workflows/{id}/{tasks|decisions|issues|milestones}{?cursor}`; unknown parameters are kept so the reader can refuse them by name. */
@@ -239,9 +237,9 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
       const stub = workflowStub(uri, id);
       const head = unwrap(uri, id, await stub.readHead(ctx.account, false));
       // One page per array, one after the other: the resource is never more than four pages.
-      const arrays: Partial<Record<ArrayKind, unknown[]>> = {};
-      const truncated: Partial<Record<ArrayKind, { next_cursor: string; next: string }>> = {};
-      for (const kind of ARRAYS) {
+      const arrays: Partial<Record<RecordKind, unknown[]>> = {};
+      const truncated: Partial<Record<RecordKind, { next_cursor: string; next: string }>> = {};
+      for (const kind of RECORD_KINDS) {
         const page = unwrap(uri, id, await stub.readRows(ctx.account, kind, null, LIMITS.READ_PAGE_ITEMS));
         arrays[kind] = page.rows;
         if (page.next_cursor) truncated[kind] = { next_cursor: page.next_cursor, next: arrayPageUri(id, kind, page.next_cursor) };
@@ -261,7 +259,7 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
     },
     async (uri, variables) => {
       const id = single(variables, "id") ?? "";
-      const kind = single(variables, "kind") as ArrayKind;
+      const kind = single(variables, "kind") as RecordKind;
       const unknown = Object.keys(variables).filter((name) => !["id", "kind", "cursor"].includes(name));
       if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(", ")}; accepted: cursor`);
       const cursor = single(variables, "cursor") || null;

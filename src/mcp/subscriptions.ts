@@ -4,7 +4,9 @@
  * `resources/subscribe`; the answer is a long-lived SSE response that this request keeps open. It
  * is fed by the workflow's Durable Object exactly as the live page is: a WebSocket to the object's
  * live feed, admitted by the object only for the account that owns the workflow (the Worker passes
- * the account it verified), capped per workflow and per client like the pages' sockets. A new
+ * the account it verified), capped per workflow (in the owner's pool, which a share link's readers
+ * never fill) and per credential: each credential of the account is a client of its own, so a
+ * read-only token holding its slots leaves every other credential's, the owner's included. A new
  * task, a completed task or workflow, and reviewer feedback each become
  * `notifications/resources/updated` for the workflow's URI; the client then reads the resource.
  *
@@ -67,8 +69,8 @@ async function stillAuthorized(request: Request, env: Env): Promise<boolean> {
   return (await oauthPrincipal(request, env, token)) !== null;
 }
 
-/** Opens each workflow's live feed as the account; on a refusal, closes what was opened and says which URI. */
-async function openFeeds(env: Env, account: string, request: SubscriptionRequest): Promise<WebSocket[] | Response> {
+/** Opens each workflow's live feed as the account, counted against `credential`; on a refusal, closes what was opened and says which URI. */
+async function openFeeds(env: Env, account: string, credential: string, request: SubscriptionRequest): Promise<WebSocket[] | Response> {
   const sockets: WebSocket[] = [];
   const refuse = (code: number, message: string) => {
     for (const socket of sockets) socket.close(1000, "subscription refused");
@@ -80,7 +82,7 @@ async function openFeeds(env: Env, account: string, request: SubscriptionRequest
     if (!isWorkflowId(id)) return refuse(-32602, notFound);
     const stub = env.WORKFLOW.get(env.WORKFLOW.idFromName(id));
     const answer = await stub.fetch(`https://workflow.internal/live?after=${Number.MAX_SAFE_INTEGER}`, {
-      headers: { Upgrade: "websocket", [MCP_ACCOUNT_HEADER]: account, [CLIENT_HEADER]: `mcp:${account}` },
+      headers: { Upgrade: "websocket", [MCP_ACCOUNT_HEADER]: account, [CLIENT_HEADER]: `mcp:${account}:${credential}` },
     });
     if (!answer.webSocket) {
       // The same answer for another account's workflow as for none: nothing leaks.
@@ -94,7 +96,13 @@ async function openFeeds(env: Env, account: string, request: SubscriptionRequest
 }
 
 /** The long-lived SSE answer to a subscription: updates of each workflow until revocation, the time bound or the client leaves. */
-export async function openSubscription(request: Request, env: Env, account: string, subscription: SubscriptionRequest): Promise<Response> {
+export async function openSubscription(
+  request: Request,
+  env: Env,
+  principal: { account: string; credential: string },
+  subscription: SubscriptionRequest,
+): Promise<Response> {
+  const { account } = principal;
   if (subscription.uris.length === 0) {
     const field = subscription.kind === "listen" ? "notifications.resourceSubscriptions" : "uri";
     return rpcError(subscription.id, -32602, `INPUT_VALIDATION_ERROR: ${field}: name at least one waymark://workflows/{id}`);
@@ -106,7 +114,7 @@ export async function openSubscription(request: Request, env: Env, account: stri
       `INPUT_VALIDATION_ERROR: notifications.resourceSubscriptions: at most ${LIMITS.SUBSCRIPTION_URIS} workflows per subscription`,
     );
   }
-  const opened = await openFeeds(env, account, subscription);
+  const opened = await openFeeds(env, account, principal.credential, subscription);
   if (opened instanceof Response) return opened;
   const sockets = opened;
   const stamp = (params: Record<string, unknown>) =>

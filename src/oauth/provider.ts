@@ -28,10 +28,9 @@ import {
   type TokenExchangeCallbackOptions,
   type TokenExchangeCallbackResult,
 } from "@cloudflare/workers-oauth-provider";
-import { type CredentialRef, parseCredentialRef } from "../account/credentials";
 import { commonScopes, isScope, normalizeScopes, type Scope } from "../domain/access-scopes";
+import { type CredentialRef, parseCredentialRef } from "../domain/credentials";
 import { credentialAuthority, type Principal } from "../http/bearer-tokens";
-import { guardClientMetadataFetch } from "./client-metadata";
 
 export const AUTHORIZE_ENDPOINT = "/oauth/authorize";
 export const TOKEN_ENDPOINT = "/oauth/token";
@@ -49,7 +48,7 @@ const CLIENT_REGISTRATION_SECONDS = 180 * 24 * 3600;
 export interface GrantProps {
   account: string;
   scopes: Scope[];
-  /** The credential the owner was signed in with when approving (src/account/credentials.ts). */
+  /** The credential the owner was signed in with when approving (src/domain/credentials.ts). */
   credential: CredentialRef;
 }
 
@@ -97,13 +96,11 @@ function options(origin: string): OAuthProviderOptions<Env> {
     refreshTokenTTL: REFRESH_TOKEN_SECONDS,
     clientRegistrationTTL: CLIENT_REGISTRATION_SECONDS,
     tokenExchangeCallback: tokensWithinCredential,
-    // Client ID Metadata Documents beside dynamic registration; their fetch is bounded (./client-metadata).
+    // Client ID Metadata Documents beside dynamic registration; the routes fetch each one first, within bounds (./client-metadata).
     clientIdMetadataDocumentEnabled: true,
     resourceMetadata: { resource: `${origin}/mcp`, authorization_servers: [origin], resource_name: "Waymark" },
   };
 }
-
-guardClientMetadataFetch();
 
 interface ForOrigin {
   provider: OAuthProvider<Env>;
@@ -196,5 +193,6 @@ export async function oauthPrincipal(request: Request, env: Env, token: string, 
     scopes: commonScopes(grant.scopes, authority.scopes),
     credential: grant.credential,
     expiresAt: Math.min(authority.expiresAt ?? Infinity, summary.expiresAt * 1000),
+    client: summary.grant.clientId,
   };
 }

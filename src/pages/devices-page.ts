@@ -4,11 +4,13 @@
  * Waymark helper signs what it computes (name, fingerprint, approved, last used, state; revoke),
  * and approving a new one with the pairing code `waymark device pair` printed on it. Entering a
  * code shows the device's name and fingerprint first; nothing is approved until the owner
- * compares them with what the device printed and confirms. Everything interpolated is escaped by
- * hono/html.
+ * compares them with what the device printed and confirms. The pairing requests waiting are
+ * listed with the token that asked; the owner can clear them all (after confirming), so no token
+ * can keep the queue full. Everything interpolated is escaped by hono/html.
  */
 import { html } from "hono/html";
-import type { DeviceInfo, PendingDevice } from "../account/devices";
+import type { DeviceInfo, PairingRequest, PendingDevice } from "../account/devices";
+import { credentialLabel } from "../domain/credentials";
 import { layout } from "./dashboard";
 import { renderTime, srOnly } from "./format";
 
@@ -21,6 +23,34 @@ export interface DevicesPage {
   pending?: { code: string; device: PendingDevice };
   /** Why the last form was refused (shown as an alert). */
   problem?: string;
+  /** The pairing requests waiting for approval, oldest first. */
+  requests: PairingRequest[];
+  /** The owner asked to clear them: shown for confirmation. */
+  confirmClear?: boolean;
+  /** How many requests were just cleared. */
+  cleared?: number;
+}
+
+function requestRow(r: PairingRequest): Html {
+  return html`<tr class="pairing-request"><td><strong>${r.name}</strong></td><td data-label="fingerprint"><code class="fingerprint">${r.fingerprint}</code></td>
+<td data-label="requested">${renderTime(r.requested_at)}</td><td class="requested-by" data-label="asked with">${credentialLabel(r.credential)}</td><td data-label="expires">${renderTime(r.expires_at)}</td></tr>`;
+}
+
+/** The requests waiting, with the token that asked each; clearing them all asks for confirmation first. */
+function requestsBlock(page: DevicesPage): Html | string {
+  const cleared =
+    page.cleared === undefined
+      ? ""
+      : html`<p class="notice" role="status" id="pairings-cleared">Cleared ${page.cleared} pairing request${page.cleared === 1 ? "" : "s"}: their codes no longer work.</p>`;
+  if (page.requests.length === 0) return cleared;
+  const action = page.confirmClear
+    ? html`<form method="post" action="/dashboard/devices/pairings/clear" id="confirm-clear-pairings" class="notice" role="alert"><input type="hidden" name="confirmed" value="yes">
+<p>Clear these ${page.requests.length} pairing request${page.requests.length === 1 ? "" : "s"}? Their codes stop working; a device of yours among them asks again with <code>waymark device pair</code>.</p>
+<p><button type="submit">Clear them</button> <a href="/dashboard/devices">Cancel</a></p></form>`
+    : html`<form method="post" action="/dashboard/devices/pairings/clear" id="clear-pairings"><p><button type="submit">Clear pending requests…</button></p></form>`;
+  return html`${cleared}<h2 id="pairing-requests-title">Waiting for approval</h2>
+<table id="pairing-requests" aria-labelledby="pairing-requests-title"><thead><tr><th scope="col">Name</th><th scope="col">Fingerprint</th><th scope="col">Requested</th><th scope="col">Asked with</th><th scope="col">Expires</th></tr></thead><tbody>
+${page.requests.map(requestRow)}</tbody></table>${action}`;
 }
 
 function deviceRow(d: DeviceInfo): Html {
@@ -62,6 +92,7 @@ ${
 <p class="muted">Run <code>waymark device pair</code> on the machine (or <code>npx -y --package=&lt;this endpoint&gt;/helper/latest waymark device pair</code>); it prints a code that works once, for ten minutes.</p>
 <p><button type="submit">Look up device</button></p></form>`
 }
+${requestsBlock(page)}
 ${
   page.devices.length === 0
     ? html`<p class="muted">No device is approved yet: every figure a helper sends reads “claimed by the client”.</p>`

@@ -2,11 +2,12 @@
  * @module pages/export-json
  * The JSON export, streamed one bounded page at a time from the paged reads, so a workflow of
  * 5,000 tasks and 100,000 events never sits in the Worker's memory: `$schema` (the JSON Schema
- * it follows, docs/schemas/export-v1.json), workflow, tasks, decisions, issues, milestones,
- * totals, last_seq, chain, events, feedback, each as `JSON.stringify(…, null, 2)` writes it, and
- * last the deployment's signed statement (@waymark/protocol/statement): the workflow, the events
- * and the head they end on, the repository, the time, and a digest of every other member,
- * computed as the members stream. The export is the complete record: a task whose view names only
+ * it follows, docs/schemas/export-v1.json, generated from @waymark/protocol/views/export), workflow, tasks, decisions, issues, milestones,
+ * totals, last_seq, chain, events, feedback, each as `JSON.stringify(…, null, 2)` writes it, then
+ * device_signed (each payload an approved device signed, as kept: @waymark/protocol/device-signature)
+ * and last the deployment's signed statement (@waymark/protocol/statement): the workflow, the
+ * events and the head they end on, the repository, the account (a digest) and the origin, the
+ * time, and a digest of every other member, computed as the members stream. The export is the complete record: a task whose view names only
  * its first files (`files_changed.more`, `verification.more`) is written with every list read from
  * its file pages, as if it had been one value.
  *
@@ -16,6 +17,7 @@
  * page, so they cover every state a record shows (`waymark verify` accepts each record in any
  * state between chain.events and the last event, and everything else exactly as of chain.events).
  */
+import { EXPORT_SCHEMA_PATH } from "@waymark/protocol/export-members";
 import {
   type ContentDigests,
   type ExportMember,
@@ -30,21 +32,21 @@ import type { Reader, TaskView, WorkflowHead } from "../domain/view";
 import { signStatement } from "../signing";
 import type { FileList } from "../workflow/task-files";
 import type { WorkflowObject } from "../workflow/workflow-object";
-import { eventsToEnd, fileItems, recordRows } from "./paged-reads";
+import { eventsToEnd, fileItems, PagedReadError, recordRows } from "./paged-reads";
 
 type Stub = DurableObjectStub<WorkflowObject>;
 
-/** Where every endpoint serves the export's JSON Schema (its version is in the name). */
-export const EXPORT_SCHEMA_PATH = "/schemas/export-v1.json";
+export { EXPORT_SCHEMA_PATH } from "@waymark/protocol/export-members";
 
-/** How an export is signed and which schema it names: the deployment's, for the endpoint that serves it. */
+/** How an export is signed and which schema it names: the deployment's, for the endpoint (`origin`) that serves it. */
 export interface ExportSigning {
+  origin: string;
   schemaUrl: string;
   sign(payload: StatementPayload): Promise<SignedStatement>;
 }
 
 export function exportSigning(env: Env, origin: string): ExportSigning {
-  return { schemaUrl: `${origin}${EXPORT_SCHEMA_PATH}`, sign: (payload) => signStatement(env, payload) };
+  return { origin, schemaUrl: `${origin}${EXPORT_SCHEMA_PATH}`, sign: (payload) => signStatement(env, payload) };
 }
 
 /** A value as `JSON.stringify(…, null, 2)` writes it `depth` levels down. */
@@ -152,6 +154,44 @@ function taskWriter(stub: Stub, reader: Reader) {
   };
 }
 
+/**
+ * `"device_signed": [ … ]`: the device-signed payloads kept by the events the export carries
+ * (through `throughSeq`), each on one line as the canonical JSON the edge stored, which is also
+ * its compact JSON (the member's digest). Sets `binding.account`: whose record the object says it is.
+ */
+async function* deviceSignedMember(
+  content: ContentDigests,
+  stub: Stub,
+  reader: Reader,
+  throughSeq: number,
+  binding: { account: string },
+): AsyncGenerator<string> {
+  const digest = new MemberHasher();
+  digest.update("[");
+  let items = 0;
+  let after = 0;
+  for (;;) {
+    const page = await stub.readDeviceSigned(reader, after, throughSeq);
+    if (!page.ok) throw new PagedReadError(page.code, page.message);
+    binding.account = page.value.account;
+    for (const part of page.value.parts) {
+      if (part.first) {
+        const separator = items === 0 ? "" : ",";
+        yield items === 0 ? `,\n  "device_signed": [\n    ` : ",\n    ";
+        digest.update(separator);
+        items++;
+      }
+      digest.update(part.text);
+      yield part.text;
+    }
+    if (page.value.next === null) break;
+    after = page.value.next;
+  }
+  digest.update("]");
+  content.device_signed = digest.digest();
+  yield items === 0 ? `,\n  "device_signed": []` : "\n  ]";
+}
+
 export async function* jsonExport(stub: Stub, reader: Reader, head: WorkflowHead, signing: ExportSigning): AsyncGenerator<string> {
   const content: ContentDigests = {};
   yield valueMember(content, "$schema", signing.schemaUrl);
@@ -170,6 +210,8 @@ export async function* jsonExport(stub: Stub, reader: Reader, head: WorkflowHead
     return whole(event);
   });
   if (head.feedback) yield valueMember(content, "feedback", head.feedback);
+  const binding = { account: "" };
+  yield* deviceSignedMember(content, stub, reader, end.events, binding);
   const statement = await signing.sign({
     type: STATEMENT_TYPE,
     version: STATEMENT_VERSION,
@@ -177,6 +219,8 @@ export async function* jsonExport(stub: Stub, reader: Reader, head: WorkflowHead
     events: end.events,
     head: end.head,
     repository_fingerprint: head.workflow.repository?.fingerprint ?? null,
+    account: binding.account,
+    origin: signing.origin,
     issued_at: new Date().toISOString(),
     content,
   });

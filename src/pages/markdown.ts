@@ -17,7 +17,7 @@ import { escapeMarkdown, type SigningNote, SummaryWriter, statementLine } from "
 import type { FeedbackView, IssueView, Reader, TaskView, WorkflowHead } from "../domain/view";
 import { currentKeyId } from "../signing";
 import type { WorkflowObject } from "../workflow/workflow-object";
-import { VERDICT_LABEL } from "./page";
+import { feedbackAuthorText, VERDICT_LABEL } from "./page";
 import { recordPages, recordRows, taskEntries } from "./paged-reads";
 
 export { escapeMarkdown };
@@ -25,7 +25,8 @@ export { escapeMarkdown };
 /** The feedback section: each item says what it is about (a task, decision or issue, by its label). */
 function feedbackSection(feedback: readonly FeedbackView[], about: ReadonlyMap<string, string>): string {
   const lines = feedback.map(
-    (f) => `- **${VERDICT_LABEL[f.verdict]}** on ${escapeMarkdown(about.get(f.target_id) ?? "the workflow")}: ${escapeMarkdown(f.body)}`,
+    (f) =>
+      `- **${VERDICT_LABEL[f.verdict]}** on ${escapeMarkdown(about.get(f.target_id) ?? "the workflow")} (${escapeMarkdown(feedbackAuthorText(f))}): ${escapeMarkdown(f.body)}`,
   );
   return `\n\n### Reviewer feedback\n\n${lines.join("\n")}\n`;
 }

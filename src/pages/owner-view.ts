@@ -45,19 +45,32 @@ ${shareForms(`${base}/share`, share.status, null)}</section>`;
  * its own comment link, which brings the reviewer here with it chosen. The review app inside
  * chat clients (src/mcp/app.ts) shows this form too.
  */
-export function renderFeedbackForm(base: string, workflowId: string, choices: readonly FeedbackChoice[], on: string | null): Html {
+/**
+ * `commentOnly`: the form sends comments only (the review app: a verdict from there would be
+ * recorded as a comment), and says why instead of offering verdicts.
+ */
+export function renderFeedbackForm(
+  base: string,
+  workflowId: string,
+  choices: readonly FeedbackChoice[],
+  on: string | null,
+  options: { commentOnly?: string } = {},
+): Html {
   const all = [{ value: `workflow:${workflowId}`, label: "The whole workflow", id: workflowId }, ...choices];
   const selected = all.find((c) => c.id === on)?.value ?? all[0]?.value;
+  const verdicts = options.commentOnly
+    ? html`<input type="hidden" name="verdict" value="comment"><p class="muted" id="feedback-verdicts">Sent as a comment: ${options.commentOnly} (<a href="${base}">${base}</a>).</p>`
+    : html`<fieldset class="verdicts"><legend>Verdict</legend>${(["comment", "approved", "changes_requested"] as const).map(
+        (v) =>
+          html`<label><input type="radio" name="verdict" value="${v}"${v === "comment" ? html` checked` : ""}> ${VERDICT_LABEL[v]}</label>`,
+      )}</fieldset>`;
   return html`<section id="feedback" class="panel" aria-labelledby="feedback-title"><h2 id="feedback-title">Feedback to the agent</h2>
 <p class="muted" id="feedback-help">The agent receives it in the result of its next tool call on this workflow.</p>
 <form method="post" action="${base}/feedback" aria-describedby="feedback-help">
 <p><label for="feedback-target">About</label><br><select id="feedback-target" name="target">${all.map(
     (c) => html`<option value="${c.value}"${c.value === selected ? html` selected` : ""}>${c.label}</option>`,
   )}</select></p>
-<fieldset class="verdicts"><legend>Verdict</legend>${(["comment", "approved", "changes_requested"] as const).map(
-    (v) =>
-      html`<label><input type="radio" name="verdict" value="${v}"${v === "comment" ? html` checked` : ""}> ${VERDICT_LABEL[v]}</label>`,
-  )}</fieldset>
+${verdicts}
 <p><label for="feedback-body">Message</label><br><textarea id="feedback-body" name="body" rows="3" maxlength="2000" required></textarea></p>
 <p><button type="submit">Send feedback</button></p></form></section>`;
 }

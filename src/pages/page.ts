@@ -16,7 +16,17 @@
  */
 import type { LineTotals } from "@waymark/protocol/review-fields";
 import { html, raw } from "hono/html";
-import type { FeedbackVerdict, FeedbackView, PlanStep, TaskPage, Totals, WorkflowHead, WorkflowHeader } from "../domain/view";
+import type {
+  FeedbackAuthor,
+  FeedbackChannel,
+  FeedbackVerdict,
+  FeedbackView,
+  PlanStep,
+  TaskPage,
+  Totals,
+  WorkflowHead,
+  WorkflowHeader,
+} from "../domain/view";
 import { LIMITS } from "../limits";
 import { formatCompact, formatCount, formatDuration, renderTime, srOnly, statusBadge } from "./format";
 import { renderWorkflowRepository } from "./provenance-notes";
@@ -134,13 +144,36 @@ function renderReview(
   </section>`;
 }
 
-/** Reviewer feedback, oldest first, and whether the agent has received each item yet. */
+const VIA: Record<FeedbackAuthor["via"], string> = {
+  session: "signed in with",
+  token: "sent with",
+  oauth: "sent by an OAuth client approved with",
+  github: "delivered by the GitHub receiver configured with",
+};
+const CHANNEL: Record<FeedbackChannel, string> = {
+  page: "on the page",
+  mcp_app: "from the review app in an MCP client (verdicts from there count as comments)",
+  pull_request: "in a pull-request review",
+};
+
+/** Who posted a feedback item and where, in one wording for every rendering. */
+export function feedbackAuthorText(f: FeedbackView): string {
+  if (!f.author || !f.channel) return "author not recorded";
+  const { kind, credential, via, client } = f.author;
+  const token = kind === "managed_token" ? `token ${credential}` : "a bootstrap token";
+  const app = via === "oauth" && client ? ` (client ${client})` : "";
+  const where = f.location ? ` on ${f.location.line === null ? f.location.path : `${f.location.path}:${f.location.line}`}` : "";
+  const github = f.author.github_user ? `${f.author.github_user.login} on GitHub, ` : "";
+  return `${github}${VIA[via]} ${token}${app}, ${CHANNEL[f.channel]}${where}`;
+}
+
+/** Reviewer feedback, oldest first, who posted each item and where, and whether the agent has received it yet. */
 function renderFeedback(feedback: readonly FeedbackView[], targetName: (id: string) => string): Html {
   return html`<section id="wf-feedback" class="box" aria-labelledby="wf-feedback-title"${feedback.length === 0 ? html` hidden` : ""}><h2 id="wf-feedback-title">Reviewer feedback</h2>
     <ol class="cards" id="feedback-list">${feedback.map(
       (f) => html`<li class="feedback v-${f.verdict}" id="${f.id}">
       <p>${verdictBadge(f.verdict)} on <a href="#${f.target_id}">${targetName(f.target_id)}</a>
-      <span class="muted">${renderTime(f.created_at)} · ${f.delivered_at ? html`delivered to the agent ${renderTime(f.delivered_at)}` : "waiting for the agent's next call"}</span></p>
+      <span class="muted">${renderTime(f.created_at)} · <span class="fb-author">${feedbackAuthorText(f)}</span> · ${f.delivered_at ? html`delivered to the agent ${renderTime(f.delivered_at)}` : "waiting for the agent's next call"}</span></p>
       <p class="fb-body">${f.body}</p></li>`,
     )}</ol></section>`;
 }

@@ -5,6 +5,8 @@
  *   GET    /api/workflows?q=&path=&prefix=&status=&needs_review=&page=
  *                                    the owner view's list as JSON (rows, page, account totals); bearer or session (read)
  *   GET    /api/paths?path=…&prefix=…  which tasks changed a file (or anything under a prefix); bearer or session (read)
+ *   GET    /api/commits?sha=<id>,<id>…  which tasks made these commits (full ids, at most COMMITS_QUERY): what
+ *                                    `waymark ci` asks about a pull request's range; bearer or session (read)
  *   GET    /api/webhooks             webhooks and their delivery status; bearer token (admin)
  *   POST   /api/webhooks             {url, events?, format?: "json"|"slack"} → the webhook and its secret (shown once);
  *                                    bearer token (admin and read: it delivers workflow text); it delivers while that
@@ -34,6 +36,7 @@ const bearerOrSession = requireAccount({ bearer: true, session: true, otherwise:
 accountRoutes.use("/api/search", noStore, dataHeaders);
 accountRoutes.use("/api/workflows", noStore, dataHeaders);
 accountRoutes.use("/api/paths", noStore, dataHeaders);
+accountRoutes.use("/api/commits", noStore, dataHeaders);
 accountRoutes.use("/api/webhooks", noStore, dataHeaders);
 accountRoutes.use("/api/webhooks/*", noStore, dataHeaders);
 
@@ -117,6 +120,21 @@ accountRoutes.get("/api/paths", bearerOrSession, jsonQuery(pathsQuery), async (c
   const q = c.req.valid("query");
   const results = await accountStub(c.env, c.var.account).searchPaths(q.path, q.prefix ?? false, q.limit ?? 20);
   return c.json({ path: q.path, prefix: q.prefix ?? false, results });
+});
+
+const COMMIT_RULE = `must be full commit ids (40 or 64 lowercase hex digits), separated by commas, at most ${LIMITS.COMMITS_QUERY}`;
+const FULL_COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const commitsQuery = z.strictObject({
+  sha: z
+    .string({ error: `is required: ${COMMIT_RULE}` })
+    .transform((list) => list.split(","))
+    .refine((shas) => shas.length <= LIMITS.COMMITS_QUERY && shas.every((sha) => FULL_COMMIT.test(sha)), { error: COMMIT_RULE }),
+});
+
+accountRoutes.get("/api/commits", bearerOrSession, jsonQuery(commitsQuery), async (c) => {
+  const shas = [...new Set(c.req.valid("query").sha)];
+  const results = await accountStub(c.env, c.var.account).searchCommits(shas, 2 * LIMITS.COMMITS_QUERY);
+  return c.json({ commits: shas.length, results });
 });
 
 accountRoutes.get("/api/webhooks", webhookAdmin, async (c) => {

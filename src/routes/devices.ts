@@ -9,6 +9,8 @@
  *   GET    /dashboard/devices            the devices page
  *   POST   /dashboard/devices/pair       {code}: the device the code stands for, shown for confirmation
  *   POST   /dashboard/devices/approve    {code, name}: approve it
+ *   POST   /dashboard/devices/pairings/clear  {confirmed?}: the waiting pairing requests, listed for
+ *                                        confirmation; with `confirmed=yes`, cleared (their codes stop working)
  *   POST   /dashboard/devices/:id/revoke
  * Approving and revoking need the `admin` scope (a session opened with an admin token on the
  * pages); the API takes a bearer token, the pages the session cookie; forms pass hono/csrf.
@@ -75,7 +77,8 @@ deviceRoutes.post("/api/devices/pairings", apiWrite, jsonBody(pairingJson), asyn
   // The device proves it holds the key it asks to pair, recently.
   const problem = await pairingProblem(request, Date.now());
   if (problem) return apiError(c, "INPUT_VALIDATION_ERROR", problem);
-  const result = await devices(c).requestDevicePairing({ key: request.key, name: request.name });
+  // Counted against the credential that asks: one token cannot fill the queue for the others.
+  const result = await devices(c).requestDevicePairing({ key: request.key, name: request.name, credential: c.var.principal.credential });
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json({ ...result.value, approve_at: `${new URL(c.req.url).origin}/dashboard/devices` }, 201);
 });
@@ -99,14 +102,11 @@ deviceRoutes.delete("/api/devices/:id", apiAdmin, async (c) => {
 
 async function devicesPage(
   c: Ctx,
-  extra: { pending?: { code: string; device: PendingDevice }; problem?: string },
+  extra: { pending?: { code: string; device: PendingDevice }; problem?: string; confirmClear?: boolean; cleared?: number },
   status: 200 | 400 | 404 = 200,
 ) {
-  const page = renderDevicesPage(c.get("secureHeadersNonce") ?? "", {
-    account: c.var.account,
-    devices: await devices(c).listDevices(),
-    ...extra,
-  });
+  const [listed, requests] = await Promise.all([devices(c).listDevices(), devices(c).devicePairingRequests()]);
+  const page = renderDevicesPage(c.get("secureHeadersNonce") ?? "", { account: c.var.account, devices: listed, requests, ...extra });
   return c.html(page, status);
 }
 
@@ -131,6 +131,14 @@ deviceRoutes.post(
     return c.redirect(`/dashboard/devices#device-${result.value.id}`, 303);
   },
 );
+
+const clearForm = z.object({ confirmed: z.literal("yes", { error: 'must be "yes" (the confirmation form sends it)' }).optional() });
+
+/** Clearing the waiting requests asks first: the page lists them and a second form confirms. */
+deviceRoutes.post("/dashboard/devices/pairings/clear", formCsrf, pageAdmin, formBody(clearForm), async (c) => {
+  if (c.req.valid("form").confirmed !== "yes") return devicesPage(c, { confirmClear: true });
+  return devicesPage(c, { cleared: await devices(c).clearDevicePairings() });
+});
 
 deviceRoutes.post("/dashboard/devices/:id/revoke", formCsrf, pageAdmin, async (c) => {
   const result = await devices(c).revokeDevice(c.req.param("id"));

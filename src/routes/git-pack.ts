@@ -1,5 +1,5 @@
 /**
- * @module pages/git-pack
+ * @module routes/git-pack
  * A tiny read-only git repository, built in memory from a list of files: one commit on
  * `refs/heads/main`, its trees and blobs, and the packfile git's smart HTTP protocol sends
  * (https://git-scm.com/docs/pack-format, https://git-scm.com/docs/http-protocol). Pure Web APIs

@@ -4,8 +4,9 @@
  *   GET  /.well-known/oauth-protected-resource[/mcp]   RFC 9728 metadata of /mcp    (the library)
  *   GET  /.well-known/oauth-authorization-server       RFC 8414 metadata            (the library)
  *   POST /oauth/register                               dynamic client registration  (the library; or a
- *                                                      client_id that is its metadata document's URL: ./client-metadata)
- *   POST /oauth/token                                  code + PKCE, refresh, revoke (the library)
+ *                                                      client_id that is its metadata document's URL: ../oauth/client-metadata)
+ *   POST /oauth/token                                  code + PKCE, refresh, revoke (the library; a metadata
+ *                                                      document's client fetched first: ../oauth/client-metadata)
  *   GET  /oauth/authorize                              the consent page (ours); not signed in → /login and back
  *   POST /oauth/authorize                              approve or deny (ours): hono/csrf, the session, a scope the session holds
  */
@@ -20,7 +21,7 @@ import { noStore, pageHeaders } from "../http/security-headers";
 import { currentSession } from "../http/session";
 import type { AppEnv } from "../http/types";
 import { formBody } from "../http/validate";
-import { clientLabel } from "../oauth/client-metadata";
+import { clientLabel, prepareClientMetadata, redirectHostOf } from "../oauth/client-metadata";
 import {
   AUTHORIZE_ENDPOINT,
   type GrantProps,
@@ -52,6 +53,50 @@ oauthRoutes.post(REGISTER_ENDPOINT, async (c, next) => {
   });
 });
 
+/**
+ * The client ids a token request names, as the provider reads them: HTTP Basic's user, else the
+ * body's client_id, else the issuer of a client assertion (private_key_jwt). Each may be a
+ * metadata document's URL, which the provider would fetch.
+ */
+async function tokenRequestClients(request: Request): Promise<string[]> {
+  const ids: string[] = [];
+  const basic = /^Basic\s+(\S+)$/i.exec(request.headers.get("Authorization") ?? "")?.[1];
+  if (basic) {
+    try {
+      ids.push(decodeURIComponent(atob(basic).split(":")[0] ?? ""));
+    } catch {
+      // Not Basic credentials at all: the provider refuses them.
+    }
+  }
+  if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get("Content-Type") ?? "")) return ids;
+  const form = new URLSearchParams(await request.clone().text());
+  ids.push(form.get("client_id") ?? "");
+  const assertion = form.get("client_assertion")?.split(".")[1];
+  if (assertion) {
+    try {
+      const claims: unknown = JSON.parse(atob(assertion.replace(/-/g, "+").replace(/_/g, "/")));
+      if (typeof claims === "object" && claims !== null && "iss" in claims && typeof claims.iss === "string") ids.push(claims.iss);
+    } catch {
+      // Not a JWT: the provider refuses it.
+    }
+  }
+  return ids;
+}
+
+/**
+ * The token endpoint authenticates a client, so the provider resolves it: a metadata document's
+ * client is fetched first, within bounds, and one refused is answered here as the provider
+ * answers a client it cannot resolve.
+ */
+oauthRoutes.post(TOKEN_ENDPOINT, async (c, next) => {
+  for (const clientId of await tokenRequestClients(c.req.raw)) {
+    const refused = await prepareClientMetadata(clientId, c.env);
+    if (refused)
+      return c.json({ error: "invalid_client", error_description: `client_id: its metadata document was refused (${refused})` }, 401);
+  }
+  return next();
+});
+
 for (const path of [
   "/.well-known/oauth-protected-resource",
   "/.well-known/oauth-protected-resource/*",
@@ -80,6 +125,13 @@ type Parsed = { ok: true; request: AuthRequest } | { ok: false; response: Respon
  * with a secret skip it.
  */
 async function parseRequest(c: Ctx): Promise<Parsed> {
+  // A client_id that is a metadata document's URL: fetched within bounds before the provider resolves it.
+  const refused = await prepareClientMetadata(new URL(c.req.url).searchParams.get("client_id"), c.env);
+  if (refused)
+    return {
+      ok: false,
+      response: c.html(renderConsentError(nonceOf(c), `client_id: its metadata document was refused (${refused})`), 400),
+    };
   try {
     const request = await oauthApi(c.req.raw, c.env).parseAuthRequest(c.req.raw);
     if (!request.codeChallenge || request.codeChallengeMethod !== "S256") {
@@ -98,17 +150,6 @@ async function parseRequest(c: Ctx): Promise<Parsed> {
 const offeredScopes = (sessionScopes: readonly Scope[]) =>
   may(sessionScopes, "grant.approve") ? OAUTH_SCOPES.filter((scope) => allows(sessionScopes, scope)) : [];
 
-const hostOf = (uri: string) => {
-  try {
-    const url = new URL(uri);
-    return url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]"
-      ? `a local app (${url.host})`
-      : url.host || url.protocol;
-  } catch {
-    return uri;
-  }
-};
-
 oauthRoutes.get(AUTHORIZE_ENDPOINT, async (c) => {
   const session = await currentSession(c);
   if (!session) {
@@ -125,7 +166,7 @@ oauthRoutes.get(AUTHORIZE_ENDPOINT, async (c) => {
     await renderConsentPage(nonceOf(c), {
       account: session.account,
       clientName: clientLabel(client?.clientName, parsed.request.clientId),
-      redirectHost: hostOf(parsed.request.redirectUri),
+      redirectHost: redirectHostOf(parsed.request.redirectUri),
       offered,
       action: pathWithQuery(c),
     }),

@@ -12,6 +12,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { DashboardQuery } from "../account/account-object";
+import { authorOf } from "../domain/credentials";
 import type { FeedbackTarget } from "../domain/view";
 import { noStore, pageHeaders } from "../http/security-headers";
 import type { AppEnv } from "../http/types";
@@ -111,11 +112,14 @@ ownerRoutes.post("/w/:id/feedback", formCsrf, dashboardWriter, formBody(feedback
   if (!isWorkflowId(id)) return c.text("no such workflow", 404);
   const form = c.req.valid("form");
   const [, target, targetId] = TARGET.exec(form.target) ?? [];
+  // The page: a person signed in to the dashboard posted it (the one channel whose verdicts count).
   const result = await workflowStub(c.env, id).addFeedback(c.var.account, {
     target: target as FeedbackTarget,
     target_id: targetId ?? "",
     verdict: form.verdict,
     body: form.body.trim(),
+    author: authorOf(c.var.principal, "session"),
+    channel: "page",
   });
   if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
   return c.redirect(`/w/${id}#${result.value.id}`, 303);

@@ -1,5 +1,5 @@
 /**
- * @module pages/plugin-marketplace
+ * @module routes/plugin-marketplace
  * The plugin marketplace every endpoint serves, for Claude Code, Codex and Cursor: a read-only
  * git repository at /plugins/waymark.git (git's smart HTTP protocol, clone and fetch only)
  * holding the marketplace manifests and the Waymark plugin of @waymark/protocol/plugin, made for

@@ -11,11 +11,12 @@
  *   POST   /dashboard/grants/:id/revoke revoke an OAuth grant (its access and refresh tokens stop working)
  * The API takes a bearer token, the pages the session cookie; forms pass hono/csrf.
  */
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { managedRef } from "../account/credentials";
 import type { CreatedToken } from "../account/tokens";
 import { derivationProblem, SCOPES, type Scope } from "../domain/access-scopes";
+import { managedRef } from "../domain/credentials";
 import { apiError } from "../http/api-errors";
 import { forgetVerifiedToken } from "../http/bearer-tokens";
 import { formCsrf } from "../http/csrf";
@@ -25,6 +26,7 @@ import type { AppEnv } from "../http/types";
 import { formBody, jsonBody } from "../http/validate";
 import { isoTime } from "../iso-time";
 import { LIMITS } from "../limits";
+import { clientLabel, isMetadataDocumentId, listedClientLabel } from "../oauth/client-metadata";
 import { oauthApi, revokeGrantsOf } from "../oauth/provider";
 import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
 import { accountStub } from "../stubs";
@@ -123,14 +125,27 @@ tokenRoutes.delete("/api/tokens/:id", apiAdmin, async (c) => {
 
 // ── The tokens page ─────────────────────────────────────────────────────────
 
-/** The account's OAuth grants, with the names their clients registered. */
+/**
+ * A grant's client as consent named it (never by its self-chosen name alone): a registered one
+ * as it registered; one identified by its metadata document by the name recorded when the grant
+ * was approved, with the document's host (no document is fetched to show this page).
+ */
+async function clientName(api: OAuthHelpers, grant: { clientId: string; metadata: unknown }): Promise<string> {
+  if (isMetadataDocumentId(grant.clientId)) {
+    const recorded = (grant.metadata as { client_name?: unknown } | null)?.client_name;
+    return clientLabel(typeof recorded === "string" ? recorded : undefined, grant.clientId);
+  }
+  return listedClientLabel(await api.lookupClient(grant.clientId), grant.clientId);
+}
+
+/** The account's OAuth grants, each client named as consent named it. */
 async function grants(c: Ctx): Promise<GrantRow[]> {
   const api = oauthApi(c.req.raw, c.env);
   const listed = await api.listUserGrants(c.var.account, { limit: 100 });
   return Promise.all(
     listed.items.map(async (grant) => ({
       id: grant.id,
-      client: (await api.lookupClient(grant.clientId))?.clientName || grant.clientId,
+      client: await clientName(api, grant),
       scopes: grant.scope,
       created_at: isoTime(grant.createdAt * 1000),
     })),

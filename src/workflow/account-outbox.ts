@@ -27,6 +27,7 @@
  */
 
 import type { AccountObject, WorkflowPush } from "../account/account-object";
+import { commitsFromEvents } from "../domain/commit-entries";
 import { documentsFromEvents } from "../domain/memory-documents";
 import { pathsFromEvents } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -158,6 +159,7 @@ export class AccountOutbox {
           documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
           notifications: nonEmpty(notificationsFromEvents(page.events, this.records.header())),
           paths: nonEmpty(pathsFromEvents(page.events)),
+          commits: nonEmpty(commitsFromEvents(page.events)),
           ...(share ? { share } : {}),
         };
         await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);

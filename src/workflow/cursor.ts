@@ -4,6 +4,7 @@
  * JSON position) but validated on the way back in, so a mangled or forged cursor is a clear
  * `cursor:` error and never reaches a query as anything but a bound value.
  */
+import { RECORD_KINDS } from "@waymark/protocol/export-members";
 import { z } from "zod";
 import { WaymarkError } from "../errors";
 import type { RecordKind, RowPosition } from "./records";
@@ -15,7 +16,7 @@ const timelineCursor = z.object({ v: z.literal(1), after: z.string().regex(ROW_I
 const rowsCursor = z
   .object({
     v: z.literal(1),
-    kind: z.enum(["tasks", "decisions", "issues", "milestones"]),
+    kind: z.enum(RECORD_KINDS),
     at: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     id: z.string().regex(ROW_ID),
   })

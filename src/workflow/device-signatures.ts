@@ -2,22 +2,45 @@
  * @module workflow/device-signatures
  * The helper's device signature on start_task and complete_task, checked before the write
  * (domain/device-signature): it is taken out of the input, so a retry signed afresh is the same
- * request to idempotency and no signature is stored; the bytes it must cover are computed here
+ * request to idempotency; the message it must cover is built here (@waymark/protocol/device-signature)
  * from this workflow's own ids (the workflow a task starts in, the task being completed) and the
- * data received; the account object, which holds the devices, gives the verdict. A call whose
+ * data received; the account object, which holds the devices, gives the verdict. A signature the
+ * account accepted comes back with what it signed (`signed`), which the write keeps whole
+ * (packages/protocol/src/device-evidence.ts) so that `waymark verify` can check it again from the export. A call whose
  * workflow or task is not this account's gets no verdict: its write is refused anyway.
  */
-import { completionData, type DeviceSignature, signatureOf, startData, withoutSignature } from "@waymark/protocol/device-signature";
+import { canonicalJson } from "@waymark/protocol/chain";
+import {
+  completionData,
+  type DeviceSignature,
+  messageBytes,
+  type SignedMessage,
+  type SignedTool,
+  signatureOf,
+  signedMessage,
+  startData,
+  withoutSignature,
+} from "@waymark/protocol/device-signature";
 import type { CompleteTaskInput, StartTaskInput } from "@waymark/protocol/tools";
-import { expectedMessage, NOT_SIGNED, type SignatureVerdict } from "../domain/device-signature";
+import { NOT_SIGNED, type SignatureVerdict } from "../domain/device-signature";
 
 /** The account's side of a verification (AccountObject.verifyDeviceSignature). */
 export type VerifyWithAccount = (account: string, signature: DeviceSignature, message: Uint8Array) => Promise<SignatureVerdict>;
+
+/** A payload an approved device signed, as the account verified it: kept whole with the task. */
+export interface AcceptedPayload {
+  message: SignedMessage;
+  /** The data's canonical JSON, as its digest was computed. */
+  dataText: string;
+  signature: string;
+}
 
 export interface Checked<I> {
   /** The input without its signature: what the write records and idempotency compares. */
   input: I;
   verdict: SignatureVerdict;
+  /** Present when the verdict is ok. */
+  signed?: AcceptedPayload;
 }
 
 const UNSIGNED: SignatureVerdict = { ok: false, reason: NOT_SIGNED };
@@ -31,8 +54,7 @@ export class DeviceSignatures {
     if (!signature) return { input, verdict: UNSIGNED };
     const unsigned = { ...input, snapshot: withoutSignature(input.snapshot) };
     if (workflowId === null || workflowId !== input.workflow_id) return { input: unsigned, verdict: UNSIGNED };
-    const message = expectedMessage("start_task", workflowId, signature, startData(input.snapshot));
-    return { input: unsigned, verdict: await this.verify(account, signature, message) };
+    return { input: unsigned, ...(await this.check(account, "start_task", workflowId, signature, startData(input.snapshot))) };
   }
 
   /** `owned`: whether the task is one of this workflow's, and the workflow `account`'s. */
@@ -41,7 +63,21 @@ export class DeviceSignatures {
     if (!signature) return { input, verdict: UNSIGNED };
     const unsigned = { ...input, changes: withoutSignature(input.changes) };
     if (!owned) return { input: unsigned, verdict: UNSIGNED };
-    const message = expectedMessage("complete_task", input.task_id, signature, completionData(input.changes, input.metrics));
-    return { input: unsigned, verdict: await this.verify(account, signature, message) };
+    const data = completionData(input.changes, input.metrics);
+    return { input: unsigned, ...(await this.check(account, "complete_task", input.task_id, signature, data)) };
+  }
+
+  private async check(
+    account: string,
+    tool: SignedTool,
+    subject: string,
+    signature: DeviceSignature,
+    data: unknown,
+  ): Promise<{ verdict: SignatureVerdict; signed?: AcceptedPayload }> {
+    const { signature: value, ...claims } = signature;
+    const dataText = canonicalJson(data);
+    const message = signedMessage(tool, subject, claims, data, dataText);
+    const verdict = await this.verify(account, signature, messageBytes(message));
+    return verdict.ok ? { verdict, signed: { message, dataText, signature: value } } : { verdict };
   }
 }

@@ -7,15 +7,12 @@
  * offline against the head the page shows.
  */
 import { eventHash, genesisHash } from "@waymark/protocol/chain";
+import type { EventsPage } from "@waymark/protocol/views/events";
 import type { EventType, WorkflowEvent } from "../domain/view";
 import { isoTime } from "../iso-time";
 import type { Sql } from "../storage/sql";
 
-export interface EventsPage {
-  events: WorkflowEvent[];
-  next_seq: number;
-  has_more: boolean;
-}
+export type { EventsPage } from "@waymark/protocol/views/events";
 
 /** What an event adds on the wire around its data (seq, time, type, task id, JSON framing). */
 const EVENT_ENVELOPE_BYTES = 200;

@@ -2,7 +2,11 @@
  * @module workflow/feedback
  * Reviewer feedback on one workflow: comments and verdicts (approved / changes requested) that
  * the owner writes in the owner view about the workflow, a task, a decision or an issue, and
- * their delivery to the agent.
+ * their delivery to the agent. Each item names who posted it (the credential and how it was
+ * presented) and where (the channel). Only people review: a verdict counts only from a channel
+ * where the server knows a person acted (PERSON_CHANNELS: the signed-in owner's page); one sent
+ * where it cannot tell a person from the agent holding the same credential (an MCP connection,
+ * whatever it declares) is recorded as a comment, so review counts come only from people.
  *
  * Delivery is "at most once, in the next result": the MCP layer asks for the undelivered
  * feedback after each successful tool call on the workflow and appends a compact digest
@@ -11,11 +15,12 @@
  * never both deliver one item. What did not fit stays undelivered for the next call, and
  * get_workflow {workflow_id} shows everything (and marks it all delivered).
  */
-import type { FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
+import type { FeedbackAuthor, FeedbackChannel, FeedbackLocation, FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
+import { notFoundError } from "./ownership";
 import { iso } from "./records";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -47,17 +52,38 @@ export const FEEDBACK_MIGRATION_STATEMENTS = [
   "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
 ];
 
+/** Columns of migration 17: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */
+export const FEEDBACK_AUTHOR_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN author TEXT", "ALTER TABLE feedback ADD COLUMN channel TEXT"];
+
+/** Column of migration 18: a pull-request review comment's file, line and commit (JSON FeedbackLocation). */
+export const FEEDBACK_LOCATION_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN location TEXT"];
+
+/**
+ * The channels where the server knows a person acted: only their verdicts count. A pull-request
+ * review counts as the signed-in owner's page does: GitHub signed the delivery and names a user
+ * account (the receiver records a bot's review as a comment).
+ */
+const PERSON_CHANNELS: ReadonlySet<FeedbackChannel> = new Set(["page", "pull_request"]);
+
+/** Whether a verdict sent through `channel` is recorded as one (else it is recorded as a comment). */
+export const verdictsCountFrom = (channel: FeedbackChannel): boolean => PERSON_CHANNELS.has(channel);
+
 export interface NewFeedback {
   target: FeedbackTarget;
   target_id: string;
   verdict: FeedbackVerdict;
   body: string;
+  author: FeedbackAuthor;
+  channel: FeedbackChannel;
+  location?: FeedbackLocation;
 }
 
 /** One item of the digest appended to an agent's tool result: bodies clipped, ids kept whole. */
 export interface FeedbackDigestItem {
   id: string;
   on: string;
+  /** A pull-request review comment's `path:line` (or path), so the agent knows where it was left. */
+  at?: string;
   verdict: FeedbackVerdict;
   body: string;
 }
@@ -79,10 +105,14 @@ type FeedbackRow = {
   body: string;
   created_at: number;
   delivered_at: number | null;
+  author: string | null;
+  channel: string | null;
+  location?: string | null;
 };
 
 const BODY_CLIP = 160;
 
+/** An item as read and as its event carries it: items recorded before authors were have neither field (their events had none). */
 const viewOf = (r: FeedbackRow): FeedbackView => ({
   id: r.id,
   target: r.target as FeedbackTarget,
@@ -91,6 +121,9 @@ const viewOf = (r: FeedbackRow): FeedbackView => ({
   body: r.body,
   created_at: iso(r.created_at),
   delivered_at: r.delivered_at === null ? null : iso(r.delivered_at),
+  ...(r.author !== null ? { author: JSON.parse(r.author) as FeedbackAuthor } : {}),
+  ...(r.channel !== null ? { channel: r.channel as FeedbackChannel } : {}),
+  ...(r.location ? { location: JSON.parse(r.location) as FeedbackLocation } : {}),
 });
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -118,12 +151,16 @@ export class FeedbackRecords {
     if (count >= LIMITS.FEEDBACK_PER_WORKFLOW) {
       throw new WaymarkError("PAYLOAD_TOO_LARGE", `body: at most ${LIMITS.FEEDBACK_PER_WORKFLOW} feedback items per workflow`);
     }
-    const settled = this.settles(input);
+    // Only people review: a verdict from a channel that cannot tell a person from the agent is a comment.
+    const recorded: NewFeedback = verdictsCountFrom(input.channel) ? input : { ...input, verdict: "comment" };
+    const settled = this.settles(recorded);
     const id = newRowId("fb");
-    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at)
-      VALUES (${id}, ${input.target}, ${input.target_id}, ${input.verdict}, ${input.body}, ${w.now})`;
+    const author = JSON.stringify(recorded.author);
+    const location = recorded.location ? JSON.stringify(recorded.location) : null;
+    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at, author, channel, location)
+      VALUES (${id}, ${recorded.target}, ${recorded.target_id}, ${recorded.verdict}, ${recorded.body}, ${w.now}, ${author}, ${recorded.channel}, ${location})`;
     this.undelivered = true;
-    const view = viewOf({ id, ...input, created_at: w.now, delivered_at: null });
+    const view = viewOf({ id, ...recorded, author, location, created_at: w.now, delivered_at: null });
     w.countBytes(input.body.length);
     if (settled !== 0) this.totals.reviewAnswered(settled);
     w.emit("feedback.created", taskId, view);
@@ -185,7 +222,14 @@ export class FeedbackRecords {
     const items: FeedbackDigestItem[] = [];
     let bytes = 0;
     for (const row of pending) {
-      const item = { id: row.id, on: row.target_id, verdict: row.verdict as FeedbackVerdict, body: clip(row.body, BODY_CLIP) };
+      const at = row.location ? locationText(JSON.parse(row.location) as FeedbackLocation) : null;
+      const item: FeedbackDigestItem = {
+        id: row.id,
+        on: row.target_id,
+        ...(at ? { at } : {}),
+        verdict: row.verdict as FeedbackVerdict,
+        body: clip(row.body, BODY_CLIP),
+      };
       const size = JSON.stringify(item).length;
       // The first item always goes, so feedback can never be stuck behind a budget it cannot fit.
       if (items.length > 0 && bytes + size > LIMITS.FEEDBACK_RESULT_BYTES) break;
@@ -199,7 +243,7 @@ export class FeedbackRecords {
 
   /** The task a target belongs to (null for the workflow itself); NOT_FOUND for anything outside this workflow. */
   private taskOfTarget(workflowId: string, target: FeedbackTarget, targetId: string): string | null {
-    const missing = () => new WaymarkError("NOT_FOUND", `target_id: no ${target} ${targetId} in workflow ${workflowId}`);
+    const missing = () => notFoundError("target_id", `${target} ${targetId} in workflow ${workflowId}`);
     if (target === "workflow") {
       if (targetId !== workflowId) throw missing();
       return null;
@@ -218,10 +262,13 @@ export class FeedbackRecords {
   }
 }
 
+/** `src/api/a.ts:12`, or the path alone for a comment on the whole file: where a review comment was left. */
+export const locationText = (location: FeedbackLocation) => (location.line === null ? location.path : `${location.path}:${location.line}`);
+
 /** The digest as one short line of text appended to a tool's text result (a few hundred bytes at most). */
 export function feedbackDigestText(digest: FeedbackDigest): string {
   const label: Record<FeedbackVerdict, string> = { comment: "comment", approved: "APPROVED", changes_requested: "CHANGES REQUESTED" };
-  const items = digest.items.map((i) => `[${label[i.verdict]} on ${i.on}] ${i.body}`);
+  const items = digest.items.map((i) => `[${label[i.verdict]} on ${i.on}${i.at ? ` at ${i.at}` : ""}] ${i.body}`);
   const more = digest.more > 0 ? ` (+${digest.more} more)` : "";
   return `Reviewer feedback${more}: ${items.join(" | ")} — full text: ${digest.full}`;
 }

@@ -9,7 +9,9 @@
  *   so at most one page per socket is in flight;
  * - each socket remembers the last seq it was sent (in its attachment, which survives
  *   hibernation): an `after` below it is ignored, so nothing is ever sent twice to one socket;
- * - sockets are capped per workflow and per client.
+ * - sockets are capped per client, and per workflow in two pools: the owner's (dashboard pages and
+ *   MCP subscriptions of the account's credentials) and a share link's readers, so readers never
+ *   lock the owner out.
  *
  * Messages sent: {"type":"event","event":…}, {"type":"more","seq":n}, {"type":"caught_up","seq":n}.
  */
@@ -35,9 +37,13 @@ export class LiveFollowers {
     private readonly log: EventLog,
   ) {}
 
-  /** Why a new follower from `client` is refused (a 429 message), or null. */
-  refusal(client: string): string | null {
-    if (this.ctx.getWebSockets().length >= LIMITS.LIVE_SOCKETS_PER_WORKFLOW) {
+  /** Why a new follower from `client` (the owner's, or a link reader) is refused (a 429 message), or null. */
+  refusal(client: string, owner: boolean): string | null {
+    const owners = this.ctx.getWebSockets(OWNER_TAG).length;
+    if (owner && owners >= LIMITS.LIVE_OWNER_SOCKETS_PER_WORKFLOW) {
+      return `at most ${LIMITS.LIVE_OWNER_SOCKETS_PER_WORKFLOW} of the owner's live pages and subscriptions per workflow`;
+    }
+    if (!owner && this.ctx.getWebSockets().length - owners >= LIMITS.LIVE_SOCKETS_PER_WORKFLOW) {
       return `at most ${LIMITS.LIVE_SOCKETS_PER_WORKFLOW} live pages per workflow`;
     }
     if (this.ctx.getWebSockets(CLIENT_TAG(client)).length >= LIMITS.LIVE_SOCKETS_PER_CLIENT) {

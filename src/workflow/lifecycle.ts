@@ -2,12 +2,13 @@
  * @module workflow/lifecycle
  * The rules of the workflow's and its tasks' state changes, inside their writes: when a task may
  * start, be logged on or complete, and what completing it records. Starting a task stores it and
- * its start snapshot; completing one attributes the helper's observations (domain/attribution),
+ * its start snapshot; completing one attributes the helper's observations (domain/task-attribution),
  * splits its files for storage (domain/stored-files), updates the running totals and tells
  * earlier tasks that overlapped with it, so overlap is reported on both; the workflow completes
  * once every task has. Every statement is workflow/records' (this module holds the rules only).
  */
 
+import { deviceSignedText } from "@waymark/protocol/device-signature";
 import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
@@ -20,7 +21,9 @@ import type { TaskView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
-import { iso, notFoundError, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
+import type { AcceptedPayload } from "./device-signatures";
+import { noWorkflowOrTask } from "./ownership";
+import { iso, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -107,8 +110,17 @@ export class TaskLifecycle {
     };
   }
 
-  /** `signed`: the verdict on the start snapshot's device signature (workflow/device-signatures). */
-  start(workflow: WorkflowRow, input: Tools.StartTaskInput, w: WriteScope, signed?: SignatureVerdict): StartTaskOutput {
+  /**
+   * `signed`: the verdict on the start snapshot's device signature (workflow/device-signatures),
+   * and `kept` what the device signed when it was accepted, kept whole for the export.
+   */
+  start(
+    workflow: WorkflowRow,
+    input: Tools.StartTaskInput,
+    w: WriteScope,
+    signed?: SignatureVerdict,
+    kept?: AcceptedPayload,
+  ): StartTaskOutput {
     if (workflow.status !== "active") {
       throw new WaymarkError("CONFLICT", `workflow_id: workflow ${workflow.id} is already completed (${workflow.status})`);
     }
@@ -118,7 +130,7 @@ export class TaskLifecycle {
     const ancestors = new Set<string>();
     if (input.parent_task_id !== undefined) {
       const parent = this.records.task(input.parent_task_id);
-      if (!parent) throw notFoundError("parent_task_id", input.parent_task_id);
+      if (!parent) throw noWorkflowOrTask("parent_task_id", input.parent_task_id);
       if (parent.status !== "in_progress") {
         throw new WaymarkError("CONFLICT", `parent_task_id: task ${parent.id} is already completed (${parent.status})`);
       }
@@ -130,7 +142,8 @@ export class TaskLifecycle {
     const start = signed ? startSignature(signed) : null;
     if (start) this.records.setStartSignature(taskId, start);
     this.totals.taskStarted();
-    w.emit("task.started", taskId, this.records.written(taskId));
+    const seq = w.emit("task.started", taskId, this.records.written(taskId));
+    if (kept) w.countBytes(this.keep(seq, workflow.id, taskId, kept));
     const output: StartTaskOutput = {
       task_id: taskId,
       snapshot_id: snapshotId(input.snapshot, taskId),
@@ -156,6 +169,7 @@ export class TaskLifecycle {
     w: WriteScope,
     elsewhere: readonly TaskElsewhere[] = [],
     signed?: SignatureVerdict,
+    kept?: AcceptedPayload,
   ): CompleteTaskOutput {
     if (task.status !== "in_progress") {
       throw new WaymarkError(
@@ -196,7 +210,8 @@ export class TaskLifecycle {
       cost_usd: metrics?.cost_usd ?? 0,
     });
     const view = this.records.written(task.id);
-    w.emit("task.completed", task.id, view);
+    const seq = w.emit("task.completed", task.id, view);
+    if (kept) w.countBytes(this.keep(seq, this.records.identity()?.id ?? "", task.id, kept));
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);
     const output: CompleteTaskOutput = {
       task_id: task.id,
@@ -208,6 +223,12 @@ export class TaskLifecycle {
     // The usage as recorded, with its provenance (only when the call reported any).
     if (view.metrics) output.metrics = view.metrics;
     return output;
+  }
+
+  /** Keeps an accepted device-signed payload with the event that recorded it; returns the bytes. */
+  private keep(seq: number, workflowId: string, taskId: string, kept: AcceptedPayload): number {
+    const text = deviceSignedText({ workflow_id: workflowId, task_id: taskId }, kept.message, kept.dataText, kept.signature);
+    return this.records.deviceSigned.store(seq, taskId, text);
   }
 
   /**

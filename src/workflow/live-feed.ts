@@ -9,7 +9,7 @@
 import type { AccountObject } from "../account/account-object";
 import type { EventLog } from "./event-log";
 import type { LiveFollowers } from "./followers";
-import type { WorkflowRecords } from "./records";
+import type { Ownership } from "./ownership";
 import type { ShareLinks } from "./share";
 
 /** The header a Worker route sets after verifying a share token; the object checks it again. */
@@ -21,7 +21,7 @@ export const SHARE_TOKEN_HEADER = "Waymark-Share-Token";
  */
 export const OWNER_ACCOUNT_HEADER = "Waymark-Owner-Account";
 export const OWNER_SESSION_HEADER = "Waymark-Owner-Session";
-/** The client a live follower is counted against (the Worker's `clientOf` of the request). */
+/** The client a live follower is counted against (the Worker's `clientOf` of the request; an MCP subscription's credential). */
 export const CLIENT_HEADER = "Waymark-Client";
 /**
  * An MCP subscription (src/mcp/subscriptions.ts): the Worker sets the account whose credential it
@@ -35,7 +35,7 @@ export class LiveFeed {
     private readonly followers: LiveFollowers,
     private readonly shareLinks: ShareLinks,
     private readonly log: EventLog,
-    private readonly records: WorkflowRecords,
+    private readonly ownership: Ownership,
     private readonly accountStub: (account: string) => DurableObjectStub<AccountObject>,
   ) {}
 
@@ -46,7 +46,7 @@ export class LiveFeed {
     const token = request.headers.get(SHARE_TOKEN_HEADER);
     const subscriber = request.headers.get(MCP_ACCOUNT_HEADER);
     if (subscriber !== null) {
-      if (this.records.workflow()?.account !== subscriber) return new Response("forbidden", { status: 403 });
+      if (!this.ownership.of(subscriber)) return new Response("forbidden", { status: 403 });
     } else if (owner !== null) {
       if (!(await this.ownerSessionOpen(owner, session))) return new Response("forbidden", { status: 403 });
     } else {
@@ -56,7 +56,7 @@ export class LiveFeed {
         return new Response("This workflow is no longer shared.", { status: status === "not_found" || status === "none" ? 404 : 410 });
     }
     const client = request.headers.get(CLIENT_HEADER) ?? "unknown";
-    const refusal = this.followers.refusal(client);
+    const refusal = this.followers.refusal(client, owner !== null || subscriber !== null);
     if (refusal) return new Response(`Too many live pages: ${refusal}.`, { status: 429, headers: { "Retry-After": "60" } });
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     const pair = new WebSocketPair();
@@ -73,8 +73,8 @@ export class LiveFeed {
    * credential revoked).
    */
   private async ownerSessionOpen(account: string, session: string | null): Promise<boolean> {
-    const workflow = this.records.workflow();
-    if (!workflow || workflow.account !== account || !session) return false;
+    const workflow = this.ownership.of(account);
+    if (!workflow || !session) return false;
     return this.accountStub(account).followAsOwner(account, session, workflow.id);
   }
 }

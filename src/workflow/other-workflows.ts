@@ -12,9 +12,10 @@ import type { PathChange } from "../domain/changes";
 import type { Overlap, TaskElsewhere } from "../domain/overlap";
 import { fail, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
+import type { Ownership } from "./ownership";
 import type { WorkflowRecords } from "./records";
 
-/** The two RPC methods of another workflow's object this uses (workflow/object), named here so neither module imports the other. */
+/** The two RPC methods of another workflow's object this uses (workflow/workflow-object), named here so neither module imports the other. */
 export interface OtherWorkflow {
   changesOf(account: string, taskId: string, paths: readonly string[]): Promise<Result<PathChange[]>>;
   overlapsFromElsewhere(account: string, taskId: string, overlaps: readonly Overlap[]): Promise<Result<object>>;
@@ -23,14 +24,15 @@ export interface OtherWorkflow {
 export class OtherWorkflows {
   constructor(
     private readonly records: WorkflowRecords,
+    private readonly ownership: Ownership,
     private readonly stubOf: (workflowId: string) => OtherWorkflow,
   ) {}
 
   /** The completed tasks of other workflows the helper data names, with their changes to the files it says both changed. */
   async tasksNamed(account: string, input: CompleteTaskInput): Promise<TaskElsewhere[]> {
-    const own = this.records.identity();
+    const own = this.ownership.of(account);
     const changes = input.changes;
-    if (!own || own.account !== account || !changes || changes.type === "unavailable") return [];
+    if (!own || !changes || changes.type === "unavailable") return [];
     const named = (changes.concurrent ?? []).flatMap((task) => {
       const workflowId = workflowOfTask(task.task_id);
       const paths = task.shared_paths ?? [];
@@ -49,7 +51,7 @@ export class OtherWorkflows {
 
   /** After `taskId` completed: each task of another workflow it overlapped with records the overlap too (a failure is logged, never the caller's). */
   async tell(account: string, taskId: string): Promise<void> {
-    const own = this.records.identity();
+    const own = this.ownership.of(account);
     if (!own) return;
     const byTask = new Map<string, Overlap[]>();
     for (const overlap of this.records.files.overlapsElsewhere(taskId)) {

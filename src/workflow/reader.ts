@@ -9,18 +9,23 @@
  *   JSON export, which keeps the whole view's shape.
  * - `files`: one list of one task's record (its added files, renames, line counts, overlaps…)
  *   in pages: a task's view lists only its first files when it changed many (FilesChanged.more).
+ * - `deviceSigned`: the device-signed payloads kept whole (./device-signed), in parts, for the
+ *   JSON export.
  *
  * Authorization is the whole view's: an account must own the workflow; a share link's reader
  * is let in by the token, re-checked here on every page (a link revoked mid-read stops it).
  */
+import { accountDigest } from "@waymark/protocol/statement";
 import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import { filesCursorAfter, filesPosition, rowsCursorAfter, rowsPosition, timelineCursorAfter, timelinePosition } from "./cursor";
+import type { SignedPartsPage } from "./device-signed";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
-import { notFoundError, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
+import { notFoundError, noWorkflowOrTask, type Ownership } from "./ownership";
+import type { RecordKind, RecordView, WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
 import type { FileList, FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
@@ -64,6 +69,7 @@ export class WorkflowReader {
     private readonly log: EventLog,
     private readonly feedback: FeedbackRecords,
     private readonly shareLinks: ShareLinks,
+    private readonly ownership: Ownership,
   ) {}
 
   /**
@@ -72,15 +78,12 @@ export class WorkflowReader {
    * UNAUTHORIZED for a link that was revoked or has expired (the page says "no longer shared").
    */
   async refusal(reader: Reader): Promise<Result<never> | null> {
-    if (typeof reader === "string") {
-      const workflow = this.records.workflow();
-      return workflow && workflow.account === reader ? null : notFoundError("workflow_id", "this id").toFailure();
-    }
+    if (typeof reader === "string") return this.ownership.of(reader) ? null : noWorkflowOrTask("workflow_id", "this id").toFailure();
     const status = this.records.workflow() ? await this.shareLinks.check(reader.share_token) : "not_found";
     if (status === "active") return null;
     if (status === "revoked" || status === "expired")
       return fail("UNAUTHORIZED", `share_token: this link ${status === "revoked" ? "was revoked" : "has expired"}`);
-    return fail("NOT_FOUND", "share_token: no such share link");
+    return notFoundError("share_token", "such share link").toFailure();
   }
 
   /** The owner's read (`asOwner`, an account only) adds the share link's state; feedback goes to the owner and to link readers. */
@@ -108,7 +111,11 @@ export class WorkflowReader {
   /** A page of events, bounded in bytes too. Null: a reader the Worker already let in by a share link (the whole view's rule). */
   async events(reader: Reader | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
     const refused =
-      reader === null ? (this.records.workflow() ? null : notFoundError("workflow_id", "this id").toFailure()) : await this.refusal(reader);
+      reader === null
+        ? this.records.workflow()
+          ? null
+          : noWorkflowOrTask("workflow_id", "this id").toFailure()
+        : await this.refusal(reader);
     if (refused) return refused;
     return ok({ ...this.log.after(fromSeq, limit, LIMITS.READ_PAGE_BYTES), last_seq: this.log.lastSeq() });
   }
@@ -141,7 +148,7 @@ export class WorkflowReader {
       return fail("INPUT_VALIDATION_ERROR", "from: must be a whole number from 0");
     }
     const row = this.records.task(taskId);
-    if (!row) return notFoundError("task_id", taskId).toFailure();
+    if (!row) return noWorkflowOrTask("task_id", taskId).toFailure();
     const view = this.records.taskView(row);
     if (fromFile === undefined || !view.files_changed) return ok(view);
     const window = this.records.files.window(row, fromFile, LIMITS.FILES_PAGE);
@@ -182,13 +189,27 @@ export class WorkflowReader {
     try {
       const after = cursor === null ? null : filesPosition(taskId, list, cursor);
       const task = this.records.task(taskId);
-      if (!task) return notFoundError("task_id", taskId).toFailure();
+      if (!task) return noWorkflowOrTask("task_id", taskId).toFailure();
       const page = this.records.files.listPage(task, list, after, limit);
       return ok({ items: page.items, next_cursor: page.after === null ? null : filesCursorAfter(taskId, list, page.after) });
     } catch (error) {
       if (error instanceof WaymarkError) return error.toFailure();
       throw error;
     }
+  }
+
+  /**
+   * The device-signed payloads kept by events up to `throughSeq`, in parts after `after` (0: from
+   * the first), with whose record they are (the account, as the export's statement names it).
+   */
+  async deviceSigned(reader: Reader, after: number, throughSeq: number): Promise<Result<SignedPartsPage & { account: string }>> {
+    const refused = await this.refusal(reader);
+    if (refused) return refused;
+    if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(throughSeq)) {
+      return fail("INPUT_VALIDATION_ERROR", "after: must be a whole number from 0 (pass next back unchanged)");
+    }
+    const page = this.records.deviceSigned.page(after, throughSeq);
+    return ok({ ...page, account: accountDigest(this.records.identity()?.account ?? "") });
   }
 
   /** Names of the tasks a page of logs belongs to (a log's reader shows them without reading the tasks). */

@@ -1,14 +1,18 @@
 /**
  * @module workflow/records
- * Typed rows of one workflow's SQLite and their mapping to the read model (domain/view).
- * Every statement on the workflow's entities (the workflow, tasks, their snapshots and logs)
- * lives here or in the collaborator it owns for a task's files (workflow/task-files), so a new
- * column means editing the schema, this file and the view type. The rules of when a write may
- * happen are workflow/lifecycle's; this module only reads and writes.
+ * Typed rows of one workflow's SQLite and their mapping to the read model (domain/view, defined
+ * in @waymark/protocol/views). Every statement on the workflow's entities (the workflow, tasks,
+ * their snapshots and logs) lives here or in the collaborator it owns for a task's files
+ * (workflow/task-files), so a new column means a migration, the view's schema, and here its row
+ * type (a column the view shows as stored is the view's field: the row type takes it from there),
+ * its insert and its mapping. The rules of when a write may happen are workflow/lifecycle's; this
+ * module only reads and writes.
  */
 
-import type { DeviceRef } from "@waymark/protocol/provenance-wording";
+import type { RecordKind } from "@waymark/protocol/export-members";
 import type * as Tools from "@waymark/protocol/tools";
+import type { DeviceRef } from "@waymark/protocol/views/common";
+import type { RecordView } from "@waymark/protocol/views/reads";
 import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
@@ -30,54 +34,50 @@ import type {
 import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import { DeviceSignedRecords } from "./device-signed";
 import { TaskCommands } from "./task-commands";
 import { TaskFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
 
-export type TaskRow = {
-  id: string;
-  parent_id: string | null;
-  name: string;
-  goal: string;
-  areas: string;
-  status: string;
-  snapshot_type: string;
-  snapshot_head: string | null;
-  snapshot_meta: string | null;
-  started_at: number;
-  completed_at: number | null;
-  duration_seconds: number | null;
-  outcome: string | null;
-  metadata: string | null;
-  files_changed: string | null;
-  verification: string | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  model: string | null;
-  cost_usd: number | null;
-  /** Provenance columns (JSON TaskRepository; "transcript" | "agent"; YYYY-MM-DD). */
-  repository: string | null;
-  metrics_source: string | null;
-  price_table_date: string | null;
-  /** Device signatures (JSON StartSignature; JSON DeviceRef of the device that signed the usage). */
-  start_signature: string | null;
-  metrics_device: string | null;
-  /** How many files the task changed, and how many of the first a single value lists (NULL: completed before files were rows). */
-  files_count: number | null;
-  files_listed: number | null;
-  /** Evidence columns (workflow/task-commands): 1 when commands were observed, else NULL. */
-  commands_observed: number | null;
-  commands_omitted: number | null;
-  last_edit_at: number | null;
-};
+/**
+ * Rows as workflow-schema's migrations make them (`SELECT *`). A column the view shows as it is
+ * stored is typed by its view field; the others say how they are stored: times in epoch ms, JSON
+ * as text, booleans as 0/1, and what the view does not show.
+ */
+export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapshot_type" | "duration_seconds"> &
+  Pick<TaskMetrics, "input_tokens" | "output_tokens" | "model" | "cost_usd"> & {
+    parent_id: string | null;
+    /** JSON string[]. */
+    areas: string;
+    snapshot_head: string | null;
+    snapshot_meta: string | null;
+    started_at: number;
+    completed_at: number | null;
+    /** JSON TaskOutcome, TaskMetadata; the small JSON of files_changed and verification (workflow/task-files). */
+    outcome: string | null;
+    metadata: string | null;
+    files_changed: string | null;
+    verification: string | null;
+    /** Provenance columns (JSON TaskRepository; "transcript" | "agent"; YYYY-MM-DD). */
+    repository: string | null;
+    metrics_source: NonNullable<TaskMetrics["source"]> | null;
+    price_table_date: string | null;
+    /** Device signatures (JSON StartSignature; JSON DeviceRef of the device that signed the usage). */
+    start_signature: string | null;
+    metrics_device: string | null;
+    /** How many files the task changed, and how many of the first a single value lists (NULL: completed before files were rows). */
+    files_count: number | null;
+    files_listed: number | null;
+    /** Evidence columns (workflow/task-commands): 1 when commands were observed, else NULL. */
+    commands_observed: number | null;
+    commands_omitted: number | null;
+    last_edit_at: number | null;
+  };
 
-export type WorkflowRow = {
-  id: string;
+export type WorkflowRow = Pick<WorkflowHeader, "id" | "name" | "description" | "status"> & {
   account: string;
-  name: string;
-  description: string | null;
+  /** JSON PlanStep[], WorkflowOutcome. */
   plan: string;
-  status: string;
   outcome: string | null;
   created_at: number;
   completed_at: number | null;
@@ -86,31 +86,12 @@ export type WorkflowRow = {
   repository: string | null;
 };
 
-type DecisionRow = {
-  id: string;
-  task_id: string;
-  category: string;
-  question: string;
-  options: string;
-  chosen: string;
-  reasoning: string;
-  trade_offs: string | null;
-  created_at: number;
-};
-type IssueRow = {
-  id: string;
-  task_id: string;
-  type: string;
-  description: string;
-  resolution: string;
-  requires_human_review: number;
-  created_at: number;
-};
-type MilestoneRow = { id: string; task_id: string; message: string; progress: number | null; metadata: string | null; created_at: number };
+type DecisionRow = Omit<DecisionView, "options_considered" | "created_at"> & { options: string; created_at: number };
+type IssueRow = Omit<IssueView, "requires_human_review" | "created_at"> & { requires_human_review: number; created_at: number };
+type MilestoneRow = Omit<MilestoneView, "metadata" | "created_at"> & { metadata: string | null; created_at: number };
 
-/** The arrays of the whole view that the JSON export pages through. */
-export type RecordKind = "tasks" | "decisions" | "issues" | "milestones";
-export type RecordView = TaskView | DecisionView | IssueView | MilestoneView;
+export type { RecordKind } from "@waymark/protocol/export-members";
+export type { RecordView } from "@waymark/protocol/views/reads";
 /** Where a page of rows stopped: the row's time (started_at or created_at, ms) and id. */
 export type RowPosition = { at: number; id: string };
 
@@ -121,10 +102,6 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 const state = (mode: string | null, blob: string | null) => (mode !== null && blob !== null ? { mode, blob } : null);
-
-export function notFoundError(field: string, id: string): WaymarkError {
-  return new WaymarkError("NOT_FOUND", `${field}: no workflow or task ${id} in this account`);
-}
 
 /**
  * A task's view; `files`: its files_changed and verification as task-files reads them (null while
@@ -141,8 +118,8 @@ function taskView(
     name: t.name,
     goal: t.goal,
     areas: JSON.parse(t.areas) as string[],
-    status: t.status as TaskView["status"],
-    snapshot_type: t.snapshot_type as TaskView["snapshot_type"],
+    status: t.status,
+    snapshot_type: t.snapshot_type,
     started_at: iso(t.started_at),
     completed_at: isoOrNull(t.completed_at),
     duration_seconds: t.duration_seconds,
@@ -159,7 +136,7 @@ function taskView(
             model: t.model,
             cost_usd: t.cost_usd,
             // Provenance, when recorded (rows written before it was kept have none).
-            ...(t.metrics_source ? { source: t.metrics_source as TaskMetrics["source"] } : {}),
+            ...(t.metrics_source ? { source: t.metrics_source } : {}),
             ...(t.price_table_date ? { price_table_date: t.price_table_date } : {}),
             ...(t.metrics_device ? { device: JSON.parse(t.metrics_device) as DeviceRef } : {}),
           },
@@ -173,7 +150,7 @@ function decisionView(r: DecisionRow): DecisionView {
   return {
     id: r.id,
     task_id: r.task_id,
-    category: r.category as DecisionView["category"],
+    category: r.category,
     question: r.question,
     options_considered: JSON.parse(r.options) as string[],
     chosen: r.chosen,
@@ -187,7 +164,7 @@ function issueView(r: IssueRow): IssueView {
   return {
     id: r.id,
     task_id: r.task_id,
-    type: r.type as IssueView["type"],
+    type: r.type,
     description: r.description,
     resolution: r.resolution,
     requires_human_review: r.requires_human_review === 1,
@@ -212,6 +189,8 @@ export class WorkflowRecords {
   readonly files: TaskFiles;
   /** The shell commands observed during a task: rows of their own. */
   readonly commands: TaskCommands;
+  /** The device-signed payloads the edge accepted, kept whole for the export. */
+  readonly deviceSigned: DeviceSignedRecords;
 
   /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
   constructor(
@@ -220,6 +199,7 @@ export class WorkflowRecords {
   ) {
     this.files = new TaskFiles(sql);
     this.commands = new TaskCommands(sql);
+    this.deviceSigned = new DeviceSignedRecords(sql);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
@@ -263,7 +243,7 @@ export class WorkflowRecords {
       name: w.name,
       description: w.description,
       plan: JSON.parse(w.plan) as WorkflowHeader["plan"],
-      status: w.status as WorkflowHeader["status"],
+      status: w.status,
       outcome: parse(w.outcome),
       created_at: iso(w.created_at),
       completed_at: isoOrNull(w.completed_at),
@@ -279,7 +259,7 @@ export class WorkflowRecords {
     return {
       id: w.id,
       name: w.name,
-      status: w.status as WorkflowSummary["status"],
+      status: w.status,
       created_at: iso(w.created_at),
       updated_at: iso(w.updated_at),
       open_tasks: t.open_tasks,
@@ -444,9 +424,7 @@ export class WorkflowRecords {
               ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
-      snapshot?.type === "git"
-        ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty.length + (snapshot.dirty_omitted ?? 0))
-        : null;
+      snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
     if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;

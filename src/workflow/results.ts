@@ -38,6 +38,21 @@ export interface CompleteTaskOutput {
   verification: Verification;
   /** The usage reported, as recorded with its provenance (absent when none was). */
   metrics?: TaskMetrics;
+  /**
+   * What makes the record checkable from the repository (the helper writes it into the task's git
+   * notes): the workflow, the task's name, when it completed, and the chain after this write.
+   */
+  checkpoint?: CompletionCheckpoint;
+}
+/** The workflow's chain once a task's completion was written (events 1…events, ending on head). */
+export interface CompletionCheckpoint {
+  workflow_id: string;
+  task_name: string;
+  completed_at: string;
+  events: number;
+  head: string;
+  /** The deployment's origin (added by the tool, not stored with the result). */
+  origin?: string;
 }
 export interface CompleteWorkflowOutput {
   workflow_id: string;

@@ -244,6 +244,27 @@ export class TaskFiles {
       SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND other_workflow_id IS NOT NULL ORDER BY ord`.map(overlapOf);
   }
 
+  /**
+   * Which completed task a pull-request review comment on `path` (at `line`) is about: of the tasks
+   * that changed the file, newest first, the one whose recorded line ranges hold the line, else
+   * one of `made` (the tasks that made the comment's commits), else the newest. Null when no task
+   * changed the file. Ranges are lines of each task's end content, the comment's line one of the
+   * pull request's head: they agree until a later change moves the lines.
+   */
+  taskForLine(path: string, line: number | null, made: ReadonlySet<string>): string | null {
+    const rows = this.sql<{ task_id: string; line_ranges: string | null }>`
+      SELECT f.task_id, f.line_ranges FROM file_changes f JOIN tasks t ON t.id = f.task_id
+      WHERE f.path = ${path} AND t.completed_at IS NOT NULL ORDER BY t.completed_at DESC, t.rowid DESC LIMIT 100`;
+    if (line !== null) {
+      for (const row of rows) {
+        if (row.line_ranges === null) continue;
+        const { ranges } = JSON.parse(row.line_ranges) as Omit<FileLineRanges, "path">;
+        if (ranges.some(([start, end]) => start <= line && line <= end)) return row.task_id;
+      }
+    }
+    return (rows.find((row) => made.has(row.task_id)) ?? rows[0])?.task_id ?? null;
+  }
+
   /** Of `paths`, the task's changes to them (another workflow asking which of its overlaps were the same change). */
   changesTo(taskId: string, paths: readonly string[]): PathChange[] {
     const wanted = new Set(paths);

@@ -7,8 +7,8 @@
  * the object's `sql`: records (with a task's files), the lifecycle rules, the event log,
  * idempotency, totals and quotas, followers, share links, the account outbox and the paged
  * reader. Every method checks that the caller's account owns the workflow first, idempotent
- * replays included (NOT_FOUND otherwise: ids of other accounts reveal nothing); share-link
- * readers get in only by a token checked here. Every write goes through workflow/writer (no
+ * replays included, through workflow/ownership (NOT_FOUND otherwise: ids of other accounts reveal
+ * nothing); share-link readers get in only by a token checked here. Every write goes through workflow/writer (no
  * await between a commit and its broadcast).
  */
 import { DurableObject } from "cloudflare:workers";
@@ -28,10 +28,12 @@ import { expiryProblem, type ShareInfo } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
+import { isoTime } from "../iso-time";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { AccountOutbox } from "./account-outbox";
 import { DeviceSignatures } from "./device-signatures";
+import type { SignedPartsPage } from "./device-signed";
 import { EventLog, type EventsPage } from "./event-log";
 import { type FeedbackDigest, FeedbackRecords, type NewFeedback } from "./feedback";
 import { LiveFollowers } from "./followers";
@@ -39,8 +41,9 @@ import { IdempotencyRecords, requestHash } from "./idempotency";
 import { type LogTable, TaskLifecycle } from "./lifecycle";
 import { LiveFeed } from "./live-feed";
 import { OtherWorkflows } from "./other-workflows";
+import { noWorkflowOrTask, Ownership } from "./ownership";
 import { type FilesPage, type RowsPage, WorkflowReader } from "./reader";
-import { notFoundError, type RecordKind, type TaskRow, WorkflowRecords, type WorkflowRow } from "./records";
+import { type RecordKind, type TaskRow, WorkflowRecords } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, KeptState, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import { resumeInfo, type WorkflowState } from "./resume";
 import { type ShareAction, ShareLinks } from "./share";
@@ -73,6 +76,7 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly schema: LazySchema;
   private readonly otherWorkflows: OtherWorkflows;
   private readonly signatures: DeviceSignatures;
+  private readonly ownership: Ownership;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -80,6 +84,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.schema = schema;
     this.sql = sqlFor(ctx.storage, () => schema.ensure());
     this.records = new WorkflowRecords(this.sql, () => schema.exists());
+    this.ownership = new Ownership(this.records);
     this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
     this.idempotency = new IdempotencyRecords(this.sql);
     this.totals = new RunningTotals(this.sql);
@@ -99,12 +104,12 @@ export class WorkflowObject extends DurableObject<Env> {
       [this.log, this.totals, this.feedback],
     );
     this.lifecycle = new TaskLifecycle(this.records, this.totals);
-    this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.records, accountIndex);
-    this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks);
+    this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.ownership, accountIndex);
+    this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks, this.ownership);
     this.signatures = new DeviceSignatures((account, signature, message) =>
       accountIndex(account).verifyDeviceSignature(signature, message),
     );
-    this.otherWorkflows = new OtherWorkflows(this.records, (id) => env.WORKFLOW.get(env.WORKFLOW.idFromName(id)));
+    this.otherWorkflows = new OtherWorkflows(this.records, this.ownership, (id) => env.WORKFLOW.get(env.WORKFLOW.idFromName(id)));
     ctx.blockConcurrencyWhile(async () => schema.open());
   }
 
@@ -121,10 +126,9 @@ export class WorkflowObject extends DurableObject<Env> {
     input: StartWorkflowInput,
     prepared?: { usage: { workflows: number; bytes_stored: number }; share: boolean },
   ): Promise<Result<StartWorkflowOutput & { share_token?: string }>> {
-    const existing = this.records.workflow();
-    if (existing) {
+    if (this.records.workflow()) {
       // Only an idempotent retry can reach an existing object: ids are random otherwise.
-      if (existing.account !== account) return notFoundError("workflow_id", id).toFailure();
+      if (!this.ownership.of(account)) return noWorkflowOrTask("workflow_id", id).toFailure();
       const replay = this.idempotency.replay<StartWorkflowOutput>(
         "start_workflow",
         input.idempotency_key,
@@ -154,13 +158,13 @@ export class WorkflowObject extends DurableObject<Env> {
   /** `stateRecent`: the caller keeps the workflow's state (a helper's hooks): it comes back too, with this many recent entries per list. */
   async startTask(account: string, signedInput: StartTaskInput, stateRecent?: number): Promise<Result<StartTaskOutput & KeptState>> {
     // Provenance: whether an approved device signed the start snapshot, asked before the write.
-    const identity = this.readable(account) ? (this.records.identity()?.id ?? null) : null;
-    const { input, verdict } = await this.signatures.start(account, identity, signedInput);
+    const identity = this.ownership.of(account)?.id ?? null;
+    const { input, verdict, signed } = await this.signatures.start(account, identity, signedInput);
     const started = await this.writer.run(
       "start_task",
       input,
-      () => this.owned(account, "workflow_id", input.workflow_id),
-      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict),
+      () => this.ownership.workflow(account, "workflow_id", input.workflow_id),
+      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed),
     );
     return this.withState(started, stateRecent);
   }
@@ -190,13 +194,27 @@ export class WorkflowObject extends DurableObject<Env> {
     stateRecent?: number,
   ): Promise<Result<CompleteTaskOutput & KeptState>> {
     // Provenance: whether an approved device signed the changes and usage, asked before the write.
-    const { input, verdict } = await this.signatures.completion(account, this.owns(account, signedInput.task_id), signedInput);
+    const owned = this.ownership.of(account, signedInput.task_id) !== null;
+    const { input, verdict, signed } = await this.signatures.completion(account, owned, signedInput);
     const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
     const completed = await this.writer.run(
       "complete_task",
       input,
-      () => this.ownedTask(account, input.task_id),
-      (task, w) => this.lifecycle.complete(task, input, w, elsewhere, verdict),
+      () => this.ownership.task(account, input.task_id),
+      (task, w) => {
+        const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed);
+        // The chain after every event of this write: the repository's note names it (docs/evidence.md).
+        const chain = this.log.chain();
+        const workflowId = this.records.workflow()?.id ?? "";
+        output.checkpoint = {
+          workflow_id: workflowId,
+          task_name: task.name,
+          completed_at: isoTime(w.now),
+          events: chain.events,
+          head: chain.head,
+        };
+        return output;
+      },
       { enforceQuota: false },
     );
     // Read before telling the other workflows: the state as this write left it.
@@ -222,7 +240,7 @@ export class WorkflowObject extends DurableObject<Env> {
     return this.writer.run(
       "complete_workflow",
       input,
-      () => this.owned(account, "workflow_id", input.workflow_id),
+      () => this.ownership.workflow(account, "workflow_id", input.workflow_id),
       (workflow, w) => this.lifecycle.completeWorkflow(workflow, input, w),
       { enforceQuota: false },
     );
@@ -232,8 +250,8 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /** Of a completed task of this workflow, its changes to `paths` (another workflow's task overlapped with it). */
   async changesOf(account: string, taskId: string, paths: readonly string[]): Promise<Result<PathChange[]>> {
-    const task = this.owns(account, taskId) ? this.records.task(taskId) : null;
-    if (!task || task.status === "in_progress") return notFoundError("task_id", taskId).toFailure();
+    const task = this.ownership.of(account, taskId) ? this.records.task(taskId) : null;
+    if (!task || task.status === "in_progress") return noWorkflowOrTask("task_id", taskId).toFailure();
     return ok(this.records.files.changesTo(taskId, paths.slice(0, WIRE_LIMITS.SHARED_PATHS)));
   }
 
@@ -247,7 +265,7 @@ export class WorkflowObject extends DurableObject<Env> {
     return this.writer.run(
       "overlaps_from_elsewhere",
       {},
-      () => this.ownedTask(account, taskId),
+      () => this.ownership.task(account, taskId),
       (task, w) => {
         this.lifecycle.overlapsFromElsewhere(task, overlaps.slice(0, WIRE_LIMITS.SHARED_PATHS), w);
         return { recorded: true };
@@ -263,7 +281,7 @@ export class WorkflowObject extends DurableObject<Env> {
    * feedback, delivered from then on when `deliver` (the caller is the agent: mcp/reviewer-feedback decides).
    */
   async resume(account: string, recent: number, deliver: boolean): Promise<Result<WorkflowState>> {
-    if (!this.readable(account)) return notFoundError("workflow_id", "this id").toFailure();
+    if (!this.ownership.of(account)) return noWorkflowOrTask("workflow_id", "this id").toFailure();
     const state = this.state(recent);
     if (deliver && state.feedback) this.feedback.markAllDelivered(Date.now());
     return ok(state);
@@ -271,8 +289,8 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /** One task: outcome, files changed (the first files when there are many: `files_changed.more`), verification. */
   async task(account: string, taskId: string): Promise<Result<TaskView>> {
-    const task = this.readable(account) ? this.records.task(taskId) : null;
-    return task ? ok(this.records.taskView(task)) : notFoundError("task_id", taskId).toFailure();
+    const task = this.ownership.of(account, taskId) ? this.records.task(taskId) : null;
+    return task ? ok(this.records.taskView(task)) : noWorkflowOrTask("task_id", taskId).toFailure();
   }
 
   // Paged reads (workflow/reader): what exports, resources and pages stream from, a bounded page at a time.
@@ -305,6 +323,11 @@ export class WorkflowObject extends DurableObject<Env> {
     return this.reader.files(reader, taskId, list, cursor, limit);
   }
 
+  /** The device-signed payloads kept by events up to `throughSeq`, in parts after `after` (the JSON export), and whose record it is. */
+  async readDeviceSigned(reader: Reader, after: number, throughSeq: number): Promise<Result<SignedPartsPage & { account: string }>> {
+    return this.reader.deviceSigned(reader, after, throughSeq);
+  }
+
   /** Events with seq > fromSeq, oldest first: at most `limit` and LIMITS.READ_PAGE_BYTES. Null: a share link's reader, already checked. */
   async events(reader: Reader | null, fromSeq: number, limit: number): Promise<Result<EventsPage & { last_seq: number }>> {
     return this.reader.events(reader, fromSeq, limit);
@@ -317,16 +340,26 @@ export class WorkflowObject extends DurableObject<Env> {
     return this.writer.run(
       "add_feedback",
       input,
-      () => this.owned(account, "workflow_id", this.records.workflow()?.id ?? ""),
+      () => this.ownership.workflow(account, "workflow_id", this.records.identity()?.id ?? ""),
       (workflow, w) => this.feedback.add(workflow.id, input, w),
       { enforceQuota: true, deliverFeedback: false },
     );
   }
 
+  /**
+   * Which task of this workflow a pull-request review comment on `path` (at `line`) is about
+   * (workflow/task-files `taskForLine`): `made` are the tasks the account's commit index named for
+   * the comment's commits. Null when no task here changed the file, or the account does not own it.
+   */
+  async reviewTarget(account: string, input: { path: string; line: number | null; made: string[] }): Promise<string | null> {
+    if (!this.ownership.of(account)) return null;
+    return this.records.files.taskForLine(input.path, input.line, new Set(input.made));
+  }
+
   /** The feedback an agent has not seen yet that fits in one tool result, marked delivered; null when none. */
   async takeFeedback(account: string): Promise<FeedbackDigest | null> {
-    const workflow = this.records.identity();
-    if (!workflow || workflow.account !== account) return null;
+    const workflow = this.ownership.of(account);
+    if (!workflow) return null;
     try {
       return this.ctx.storage.transactionSync(() => this.feedback.takeDigest(() => workflow.id, Date.now()));
     } catch (error) {
@@ -361,15 +394,14 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /** The owner's link as it is: a read, so it never creates one (manageShare "rotate" does, for a write credential). */
   async shareLink(account: string): Promise<Result<ShareInfo>> {
-    const workflow = this.records.workflow();
-    if (!workflow || workflow.account !== account) return notFoundError("workflow_id", "this id").toFailure();
+    if (!this.ownership.of(account)) return noWorkflowOrTask("workflow_id", "this id").toFailure();
     return ok(await this.shareLinks.info());
   }
 
   /** Owner only. Rotating or revoking closes every open live page: they were let in by the old token. */
   async manageShare(account: string, action: ShareAction, expiresInSeconds: number | null): Promise<Result<ShareInfo>> {
-    const workflow = this.records.workflow();
-    if (!workflow || workflow.account !== account) return notFoundError("workflow_id", "this id").toFailure();
+    const workflow = this.ownership.of(account);
+    if (!workflow) return noWorkflowOrTask("workflow_id", "this id").toFailure();
     const problem = expiryProblem(expiresInSeconds);
     if (problem) return fail("INPUT_VALIDATION_ERROR", problem);
     if (action === "rotate") await this.shareLinks.rotate(expiresInSeconds);
@@ -402,8 +434,8 @@ export class WorkflowObject extends DurableObject<Env> {
       tool,
       input,
       () => {
-        const found = this.owns(account, input.task_id) ? this.records.taskWithLogCount(input.task_id, table) : null;
-        if (!found) throw notFoundError("task_id", input.task_id);
+        const found = this.ownership.of(account, input.task_id) ? this.records.taskWithLogCount(input.task_id, table) : null;
+        if (!found) throw noWorkflowOrTask("task_id", input.task_id);
         return found;
       },
       ({ task, logs }, w) => {
@@ -411,30 +443,6 @@ export class WorkflowObject extends DurableObject<Env> {
         return insert(task, w, logs);
       },
     );
-  }
-
-  /** The workflow, if `account` owns it; a task id must also belong to this workflow. */
-  private owned(account: string, field: string, id: string): WorkflowRow {
-    const workflow = this.records.workflow();
-    const belongs = workflow && workflow.account === account && (id === workflow.id || workflowOfTask(id) === workflow.id);
-    if (!workflow || !belongs) throw notFoundError(field, id);
-    return workflow;
-  }
-
-  private ownedTask(account: string, taskId: string): TaskRow {
-    const task = this.owns(account, taskId) ? this.records.task(taskId) : null;
-    if (!task) throw notFoundError("task_id", taskId);
-    return task;
-  }
-
-  /** Whether `account` owns this workflow and `taskId` names one of its tasks (no query once the workflow is known). */
-  private owns(account: string, taskId: string): boolean {
-    const workflow = this.records.identity();
-    return workflow !== null && workflow.account === account && workflowOfTask(taskId) === workflow.id;
-  }
-
-  private readable(account: string): boolean {
-    return this.records.identity()?.account === account;
   }
 
   /** One alarm serves both timers: a link's expiry and an account push retry; the earliest wins. */

@@ -5,7 +5,12 @@
  * explains every table.
  */
 import type { Migration } from "../storage/migrations";
-import { FEEDBACK_MIGRATION_STATEMENTS, RECOUNT_REVIEWS_NEEDED } from "./feedback";
+import {
+  FEEDBACK_AUTHOR_STATEMENTS,
+  FEEDBACK_LOCATION_STATEMENTS,
+  FEEDBACK_MIGRATION_STATEMENTS,
+  RECOUNT_REVIEWS_NEEDED,
+} from "./feedback";
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -300,4 +305,22 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     version: 15,
     statements: ["ALTER TABLE tasks ADD COLUMN start_signature TEXT", "ALTER TABLE tasks ADD COLUMN metrics_device TEXT"],
   },
+  // Device-signed payloads kept whole (workflow/device-signed): each accepted signature's message,
+  // data and signature as canonical JSON, in parts under the value limit, with the event of the
+  // write that kept it; the JSON export carries them for `waymark verify`.
+  {
+    version: 16,
+    statements: [
+      `CREATE TABLE device_signed (
+        seq INTEGER NOT NULL,
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        part INTEGER NOT NULL,
+        text TEXT NOT NULL
+      )`,
+    ],
+  },
+  // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
+  { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
+  // Where a pull-request review comment was left (file, line, commit), from GitHub (workflow/feedback.ts); NULL: not on code.
+  { version: 18, statements: FEEDBACK_LOCATION_STATEMENTS },
 ];

@@ -8,6 +8,7 @@ import type { EventType, WorkflowEvent } from "../domain/view";
 
 export interface WriteScope {
   now: number;
-  emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"]): void;
+  /** Appends an event; returns its seq. */
+  emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"]): number;
   countBytes(bytes: number): void;
 }

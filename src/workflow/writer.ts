@@ -89,6 +89,7 @@ export class Writer {
             const appended = this.log.append(scope.now, type, taskId, data);
             written.push(appended.event);
             bytes += appended.bytes;
+            return appended.event.seq;
           },
           countBytes: (n) => {
             bytes += n;

@@ -1,8 +1,9 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
+import { eventually } from "../support/eventually";
 import { connect, ok } from "../support/mcp-client";
-import { accountIndexed, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { accountIndexed, ON_PAGE, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 import { workflowSummary } from "./fixtures";
 
 /** REST errors are {code, message}; the assertions read them as one line. */
@@ -48,6 +49,23 @@ async function retryNow(account: string): Promise<void> {
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
   if (!check()) throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Waits until every event of `workflowId` reached the account and every delivery it queued has
+ * been attempted: after it, no more requests come for these events.
+ */
+async function drained(workflowId: string, token?: string): Promise<void> {
+  await accountIndexed(workflowId);
+  await eventually(
+    "every queued delivery attempted",
+    async () => {
+      const list = (await (await api("/api/webhooks", {}, token)).json()) as { webhooks: { pending: number }[] };
+      return list.webhooks.every((hook) => hook.pending === 0) ? true : null;
+    },
+    10_000,
+    10,
+  );
 }
 
 type Status = { id: string; last_status: string | null; last_error: string | null; delivered: number; failed: number; pending: number };
@@ -127,7 +145,7 @@ describe("deliveries", () => {
     await ok(client, "complete_task", { task_id: task.task_id, status: "failed", outcome: { summary: "Broke" } });
     await ok(client, "complete_workflow", { workflow_id: wf.workflow_id, status: "failed", summary: "Gave up" });
     await until(() => recorded.length >= 4, "4 deliveries");
-    await new Promise((r) => setTimeout(r, 100));
+    await drained(wf.workflow_id);
     expect(recorded).toHaveLength(4);
 
     const toAll = recorded.filter((r) => r.url.endsWith("/all"));
@@ -192,11 +210,12 @@ describe("deliveries", () => {
       target_id: task.task_id,
       verdict: "changes_requested",
       body: "Add a down migration",
+      ...ON_PAGE,
     });
     expect(added.ok).toBe(true);
     await accountIndexed(wf.workflow_id);
     await until(() => recorded.length >= 4, "4 deliveries");
-    await new Promise((r) => setTimeout(r, 100));
+    await drained(wf.workflow_id);
 
     // The origin the agent's endpoint (and the dashboard) is reached at.
     const ownerUrl = `${ORIGIN}/w/${wf.workflow_id}`;
@@ -212,6 +231,8 @@ describe("deliveries", () => {
       target_id: task.task_id,
       verdict: "changes_requested",
       body: "Add a down migration",
+      author: ON_PAGE.author,
+      channel: "page",
     });
 
     const toSlack = recorded.filter((r) => r.url.endsWith("/slack"));
@@ -231,7 +252,13 @@ describe("deliveries", () => {
     const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Flaky receiver" });
     await ok(client, "complete_workflow", { workflow_id: wf.workflow_id, status: "success", summary: "ok" });
     await until(() => recorded.length >= 1, "first attempt");
-    await new Promise((r) => setTimeout(r, 50));
+    // The receiver has answered; the object records the attempt's outcome right after.
+    await eventually(
+      "the first attempt recorded",
+      async () => ((await statusOf(hook.id, TOKENS.globex))?.last_status ? true : null),
+      10_000,
+      10,
+    );
     expect(await statusOf(hook.id, TOKENS.globex)).toMatchObject({
       last_status: "retrying",
       last_error: "HTTP 500 (attempt 1 of 6)",

@@ -1,16 +1,13 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { type CallTool, toolCaller } from "../pages/fixture";
-import { browserMissing, CHROMIUM, launchChromium } from "../support/chromium";
+import { browserMissing, CHROMIUM, launchChromium, skipBrowser } from "../support/chromium";
 import { type DevServer, startDevServer } from "../support/dev-server";
 import { getFrom } from "../support/loopback-get";
 import { newReaderAddress, readersOf } from "../support/reader-proxy";
 import { sharedDevServer } from "../support/shared-server";
 
-export { browserMissing, CHROMIUM, launchChromium };
-
-/** Locally a missing browser skips the browser tests; in CI (CI=true) it fails them. */
-export const skipBrowser = browserMissing && process.env.CI !== "true";
+export { browserMissing, CHROMIUM, launchChromium, skipBrowser };
 
 /**
  * Inside a describe: one Chromium for the block, the shared wrangler dev with an account of the

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type CallTool, toolCaller } from "../pages/fixture";
 import type { DevServer } from "../support/dev-server";
+import { clockPast } from "../support/eventually";
 import { sharedDevServer } from "../support/shared-server";
 
 /**
@@ -51,14 +52,17 @@ describe("live feed access over a real socket", () => {
   const wsUrl = (token: string, tail: string) => `${server.url.replace("http:", "ws:")}/s/${token}/${tail}?after=0`;
   const tokenOf = (shareUrl: unknown) => String(shareUrl).split("/s/")[1] ?? "";
 
-  async function manage(workflowId: unknown, body: Record<string, unknown>): Promise<{ share_url: string | null }> {
+  async function manage(
+    workflowId: unknown,
+    body: Record<string, unknown>,
+  ): Promise<{ share_url: string | null; expires_at: string | null }> {
     const response = await fetch(`${server.url}/api/workflows/${String(workflowId)}/share`, {
       method: "POST",
       headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
       body: JSON.stringify(body),
     });
     expect(response.status).toBe(200);
-    return (await response.json()) as { share_url: string | null };
+    return (await response.json()) as { share_url: string | null; expires_at: string | null };
   }
 
   async function recorded(name: string) {
@@ -92,7 +96,7 @@ describe("live feed access over a real socket", () => {
   it("an expired link never opens the feed", async () => {
     const { workflowId } = await recorded("Expiring");
     const rotated = await manage(workflowId, { action: "rotate", expires_in_seconds: 1 });
-    await new Promise((r) => setTimeout(r, 1200));
+    await clockPast(Date.parse(String(rotated.expires_at)));
     expect(await openFeed(wsUrl(tokenOf(rotated.share_url), "%77s"))).toMatchObject({ opened: false, events: 0 });
   });
 

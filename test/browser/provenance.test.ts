@@ -69,7 +69,10 @@ describe.skipIf(skipBrowser)("provenance on the page and in the exports", () => 
   }
 
   /** Both exports, read with the dev token through the export API; the JSON one validated and verified. */
-  async function exportsOf(workflowId: string): Promise<{ json: Structured; markdown: string; verified: string }> {
+  async function exportsOf(
+    workflowId: string,
+    verifyArgs: string[] = [],
+  ): Promise<{ json: Structured; markdown: string; verified: string }> {
     const { url, token } = env.server();
     const get = (kind: string) =>
       fetch(`${url}/api/workflows/${workflowId}/export.${kind}`, { headers: { Authorization: `Bearer ${token}` } });
@@ -81,7 +84,7 @@ describe.skipIf(skipBrowser)("provenance on the page and in the exports", () => 
     expect(validate(json), JSON.stringify(validate.errors, null, 2)).toBe(true);
     const file = join(tempDir("waymark-export-"), "export.json");
     writeFileSync(file, text);
-    const run = spawnSync(SYSTEM_NODE, [BIN, "verify", file, "--endpoint", url], { encoding: "utf8" });
+    const run = spawnSync(SYSTEM_NODE, [BIN, "verify", file, "--endpoint", url, ...verifyArgs], { encoding: "utf8" });
     expect(run.status, run.stdout + run.stderr).toBe(0);
     return { json, markdown: await mdResponse.text(), verified: run.stdout };
   }
@@ -129,7 +132,13 @@ describe.skipIf(skipBrowser)("provenance on the page and in the exports", () => 
     expect(markdown).toContain("Files: claimed by the client (it says waymark-helper 0.1.0 computed them; not signed by a device)");
     expect(markdown).toContain("Usage: claimed by the client");
     expect(markdown).not.toMatch(/computed and signed|from the agent's transcript/);
-    expect(verified).toContain("provenance: files: claimed by the client ×1; usage: claimed by the client ×1");
+    expect(verified).toContain(
+      [
+        "  devices: no figure is labelled computed and signed",
+        "    files: claimed by the client ×1",
+        "    usage: claimed by the client ×1",
+      ].join("\n"),
+    );
   }, 120_000);
 
   it("the real helper on a device approved on the Devices page reads 'computed and signed'; revoked, its signatures stop counting", async () => {
@@ -200,7 +209,12 @@ describe.skipIf(skipBrowser)("provenance on the page and in the exports", () => 
     const revokedLines = await provenanceOn(owner, "After revoke");
     expect(revokedLines.find(([, text]) => text.startsWith("Files:"))?.[0]).toBe("claimed");
 
-    const { json, markdown, verified } = await exportsOf(workflowId);
+    // The repository pins the device's key with the line `waymark device` prints: verify checks the signature itself.
+    const device = spawnSync(SYSTEM_NODE, [BIN, "device"], { encoding: "utf8", env: machine() });
+    const line = /\n {4}(\S+ waymark-ed25519 \S+ SHA256:\S+)\n/.exec(device.stdout)?.[1] ?? "";
+    const signers = join(tempDir("waymark-signers-"), "allowed-signers");
+    writeFileSync(signers, `${line}\n`);
+    const { json, markdown, verified } = await exportsOf(workflowId, ["--allowed-signers", signers]);
     expect((taskIn(json, "Signed").files_changed as Structured).source).toMatchObject({
       kind: "signed",
       device: { name: "build box", fingerprint },
@@ -211,6 +225,7 @@ describe.skipIf(skipBrowser)("provenance on the page and in the exports", () => 
     });
     expect(markdown).toContain(`Files: computed and signed by waymark-helper`);
     expect(markdown).toMatch(/Files: claimed by the client \(it says waymark-helper \S+ computed them; signed by device “build box”/);
-    expect(verified).toContain(`files: computed and signed on ${shown} ×1, claimed by the client ×1`);
+    expect(verified).toContain(`files: computed and signed on ${shown}: checked, allowed signer ${line.split(" ")[0]} ×1`);
+    expect(verified).toContain("files: claimed by the client ×1");
   }, 180_000);
 });

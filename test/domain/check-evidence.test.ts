@@ -7,6 +7,7 @@ const run = (command: string, at: string, exit_code: number | null, kinds: Evide
   command,
   at,
   exit_code,
+  duration_ms: null,
   kinds,
 });
 /** A check's sentence as plain text: commands in backticks, times as written, exit codes in words. */

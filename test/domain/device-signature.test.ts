@@ -6,9 +6,17 @@
  * approved one, a forged start nonce, a pairing request for a key it does not hold) is refused
  * with a reason a reviewer can act on.
  */
-import { completionData, deviceFingerprint } from "@waymark/protocol/device-signature";
+import { canonicalJson } from "@waymark/protocol/chain";
+import {
+  completionData,
+  deviceFingerprint,
+  deviceSignedProblem,
+  deviceSignedText,
+  signedBytes,
+  signedMessage,
+} from "@waymark/protocol/device-signature";
 import { describe, expect, it } from "vitest";
-import { type DeviceKey, expectedMessage, pairingProblem, verifyDeviceSignature } from "../../src/domain/device-signature";
+import { type DeviceKey, pairingProblem, verifyDeviceSignature } from "../../src/domain/device-signature";
 import { testDevice } from "../support/device-keys";
 
 const TASK = "wf_0123456789abcdef.t_0123456789";
@@ -30,7 +38,9 @@ async function verdict(
   task = TASK,
   now = Date.now(),
 ) {
-  return verifyDeviceSignature(signature, expectedMessage("complete_task", task, signature, data), device, now);
+  // The bytes the workflow builds from what it received: the protocol's, as the helper signs them.
+  const { signature: _value, ...claims } = signature;
+  return verifyDeviceSignature(signature, signedBytes("complete_task", task, claims, data), device, now);
 }
 
 describe("verifyDeviceSignature", () => {
@@ -148,5 +158,37 @@ describe("pairingProblem", () => {
     expect(await pairingProblem(stolen, Date.now())).toBe("proof: must be the device key's signature over the request");
     const renamed = { ...(await device.pairing("laptop")), name: "someone else's" };
     expect(await pairingProblem(renamed, Date.now())).toMatch(/^proof: /);
+  });
+});
+
+describe("a payload kept whole (DeviceSigned)", () => {
+  it("is its canonical JSON, and stands on its own: it verifies with its key alone, and fails once anything in it changes", async () => {
+    const { device } = await setup();
+    const data = completionData(changes, metrics);
+    const signature = await device.sign("complete_task", TASK, data, { startNonce: "s".repeat(22) });
+    const { signature: value, ...claims } = signature;
+    const message = signedMessage("complete_task", TASK, claims, data);
+    const where = { workflow_id: "wf_0123456789abcdef", task_id: TASK };
+    const text = deviceSignedText(where, message, canonicalJson(data), value);
+    const kept = {
+      type: "waymark.device-signed" as const,
+      ...where,
+      fingerprint: deviceFingerprint(device.key),
+      message,
+      data,
+      signature: value,
+    };
+    expect(text).toBe(canonicalJson(kept));
+    const parsed = JSON.parse(text) as typeof kept;
+    expect(await deviceSignedProblem(parsed)).toBeNull();
+    expect(await deviceSignedProblem({ ...parsed, data: completionData(changes, { ...metrics, input_tokens: 11 }) })).toBe(
+      "data: not what the device signed (its digest differs from message.digest)",
+    );
+    expect(await deviceSignedProblem({ ...parsed, message: { ...parsed.message, subject: OTHER_TASK } })).toBe(
+      `signature: does not verify under device key ${deviceFingerprint(device.key)}`,
+    );
+    expect(await deviceSignedProblem({ ...parsed, fingerprint: deviceFingerprint("Q".repeat(43)) })).toMatch(
+      /is not the fingerprint of message.key/,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import type { PolicyTask } from "@waymark/protocol/policy";
 import type { DirtyEntry, FileState, GitChanges, GitSnapshot, PathChange, Transition } from "../../src/domain/changes";
 
 /**
@@ -79,3 +80,28 @@ export const change = (
   after: FileState | null,
   committed = false,
 ): PathChange => ({ path, status, before, after, committed });
+
+/** A pull-request task's facts that satisfy every policy rule (`waymark ci`'s policy and rollup tables change one thing each). */
+export function policyTask(id: string, over: Partial<PolicyTask> = {}): PolicyTask {
+  return {
+    workflow_id: "wf_aaaaaaaaaaaaaaaaaaaa",
+    id,
+    name: `Task ${id}`,
+    status: "success",
+    agent: "claude-code",
+    model: "anthropic/claude-sonnet-4-5",
+    cost_usd: 0.01,
+    files: ["src/a.ts"],
+    outside_areas: [],
+    lines: { agent: 5, others: 5, not_observed: 0 },
+    file_authors: [{ path: "src/a.ts", agent: 5, others: 5, not_observed: 0 }],
+    tests: "passed",
+    test_run: { command: "npm test", at: "2026-11-27T14:05:00.000Z", exit_code: 0 },
+    figures: "signed",
+    usage_signed: true,
+    open_reviews: [],
+    feedback: [],
+    record: { problems: [] },
+    ...over,
+  };
+}

@@ -16,15 +16,13 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { Browser, BrowserContext, Page, WebSocket as PageSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DomDocument } from "../browser/dom";
-import { browserMissing, launchChromium } from "../support/chromium";
+import { launchChromium, skipBrowser } from "../support/chromium";
 import { type DevServer, startDevServer } from "../support/dev-server";
 import { eventually } from "../support/eventually";
 import { connect, ok } from "../support/mcp-client";
 import * as oauth from "../support/oauth-client";
 
 declare const document: DomDocument;
-
-const skip = browserMissing && process.env.CI !== "true";
 
 /** The "acme" account has two bootstrap tokens; the first is removed from configuration in one test. */
 const BOOTSTRAP_A = `acme-first-${randomBytes(12).toString("hex")}`;
@@ -169,9 +167,7 @@ async function openWorkflow(agent: Client, name: string): Promise<{ workflowId: 
   return { workflowId, taskId: String(task.task_id) };
 }
 
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real clients)", () => {
+describe.skipIf(skipBrowser)("access follows its source (wrangler dev, Chromium, real clients)", () => {
   let agent: Client;
   beforeAll(async () => {
     agent = await connect({ url: server.url, token: server.token }, { name: "bootstrap agent" });
@@ -302,7 +298,15 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     // The attack: a webhook outlives the token that registered it and keeps sending workflow text.
     const after = await complete("Delivered to the bootstrap token's webhook only");
     await eventually("the bootstrap token's webhook delivers", async () => (delivered("/by-bootstrap", after) ? true : null), 15_000);
-    await wait(500);
+    // The event's deliveries were queued together: once none is pending, none is still to come.
+    await eventually(
+      "every queued delivery attempted",
+      async () => {
+        const hooks = (await api("GET", "/api/webhooks", server.token)).body.webhooks as { pending: number }[];
+        return hooks.every((hook) => hook.pending === 0) ? true : null;
+      },
+      15_000,
+    );
     expect(delivered("/by-token", after)).toBe(false);
     const listed = (await api("GET", "/api/webhooks", server.token)).body.webhooks as { id: string; expires_at: string | null }[];
     expect(listed.find((w) => w.id === byToken.body.id)?.expires_at).not.toBeNull();
@@ -455,10 +459,17 @@ describe.skipIf(skip)("access follows its source (wrangler dev, Chromium, real c
     expect(refreshed.status).toBe(400);
     expect(refreshed.body.error).toBe("invalid_grant");
     const after = await connect({ url: server.url, token: BOOTSTRAP_B }, { name: "acme agent after" });
+    const control = await signedIn(BOOTSTRAP_B);
+    const controlPage = await livePage(control.context, workflowId);
     const secret = `after removal ${randomBytes(6).toString("hex")}`;
     await ok(after, "log_milestone", { task_id: taskId, message: secret });
-    await wait(2_000);
+    await eventually(
+      "a page of a session whose token still holds receives the event",
+      async () => (controlPage.frames.some((f) => f.includes(secret)) ? true : null),
+      10_000,
+    );
     expect(watched.frames.some((f) => f.includes(secret))).toBe(false);
+    await control.context.close();
     const page = await context.newPage();
     await page.goto(`${server.url}/dashboard`);
     expect(new URL(page.url()).pathname).toBe("/login");

@@ -5,7 +5,7 @@ import { getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge"
 import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, launchChromium } from "../support/chromium";
+import { launchChromium, skipBrowser } from "../support/chromium";
 import { type DevServer, freePort } from "../support/dev-server";
 import { sharedDevServer } from "../support/shared-server";
 
@@ -15,7 +15,7 @@ import { sharedDevServer } from "../support/shared-server";
  * host page in Chromium built from the extension SDK's AppBridge. The View is the `ui://`
  * resource the server links from start_workflow, served from another origin under the CSP the
  * extension requires of hosts for a resource that declares no domains. A reviewer sends feedback
- * from the View's form; the agent's next tool result carries it.
+ * from the View's form (a comment: verdicts count only from the page); the agent's next tool result carries it.
  */
 const UI = "io.modelcontextprotocol/ui";
 /** The extension's restrictive default CSP: what a host applies when the resource declares no domains. */
@@ -38,7 +38,7 @@ async function serve(handler: (path: string) => { type: string; body: string; he
   return `http://127.0.0.1:${port}`;
 }
 
-describe.skipIf(browserMissing)("the review app in a chat client (Chromium, ext-apps AppBridge)", () => {
+describe.skipIf(skipBrowser)("the review app in a chat client (Chromium, ext-apps AppBridge)", () => {
   beforeAll(async () => {
     server = sharedDevServer();
     client = new Client(
@@ -128,7 +128,11 @@ describe.skipIf(browserMissing)("the review app in a chat client (Chromium, ext-
     expect(await frame.locator("#wf-review").textContent()).toContain("Tax rounding differs");
 
     await frame.locator('select[name="target"]').selectOption(`task:${taskId}`);
-    await frame.locator('input[name="verdict"][value="changes_requested"]').check();
+    // No verdict here: the server cannot tell a person in the app from the agent, and the app says so.
+    expect(await frame.locator('input[name="verdict"][type="radio"]').count()).toBe(0);
+    expect(await frame.locator("#feedback-verdicts").textContent()).toContain(
+      "approvals and change requests count only from the workflow's page",
+    );
     await frame.locator('textarea[name="body"]').fill("Round half to even, and say so in the PDF");
     await frame.locator("#feedback button").click();
     await expect
@@ -139,9 +143,7 @@ describe.skipIf(browserMissing)("the review app in a chat client (Chromium, ext-
     // The agent's next tool call carries it.
     const next = await client.callTool({ name: "log_milestone", arguments: { task_id: taskId, message: "PDFs render" } });
     const feedback = (next.structuredContent as { reviewer_feedback?: { items: { body: string; verdict: string }[] } }).reviewer_feedback;
-    expect(feedback?.items).toEqual([
-      expect.objectContaining({ body: "Round half to even, and say so in the PDF", verdict: "changes_requested" }),
-    ]);
+    expect(feedback?.items).toEqual([expect.objectContaining({ body: "Round half to even, and say so in the PDF", verdict: "comment" })]);
     expect(await page.title()).toBe("host");
     expect(problems).toEqual([]);
     await page.close();

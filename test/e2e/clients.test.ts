@@ -6,13 +6,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium";
 import type { DevServer } from "../support/dev-server";
 import { callTool, connect } from "../support/mcp-client";
+import { failUnderCi, skipLocally, skippedBecause } from "../support/prerequisites";
 import { sharedDevServer } from "../support/shared-server";
 
 /**
  * Real typed clients, as a Python agent would use them: fastmcp's typed results and the Python
  * SDK's validated structuredContent. They drop every field a tool's outputSchema does not declare,
  * so this proves `resumed`, `warnings`… reach such agents. The clients live in a virtualenv that
- * .ci/run prepares (and this test creates when missing); without python3 and venv it is skipped.
+ * .ci/run prepares (and this test creates when missing); without python3 and venv, or when the
+ * clients cannot install, it is skipped locally and fails under CI=true (../support/prerequisites).
  */
 const REPO_ROOT = resolve(import.meta.dirname, "../..");
 const VENV = join(REPO_ROOT, "node_modules/.cache/waymark-python-clients");
@@ -30,10 +32,11 @@ function pythonMissing(): string | null {
 
 const missing = pythonMissing();
 
-describe.skipIf(missing !== null)(`typed Python MCP clients${missing ? ` (skipped: ${missing})` : ""}`, () => {
+describe.skipIf(skipLocally(missing))(`typed Python MCP clients${skippedBecause(missing)}`, () => {
   let server: DevServer;
 
   beforeAll(async () => {
+    failUnderCi(missing, "the Python MCP clients (mcp, fastmcp)");
     const ready = spawnSync(PYTHON, ["-c", "import fastmcp, mcp"], { stdio: "ignore" }).status === 0;
     if (!ready) {
       execFileSync(PIP, ["install", "-q", "--disable-pip-version-check", "--retries", "0", ...PACKAGES], {

@@ -92,6 +92,8 @@ describe("faults through wrangler dev", () => {
     signalDevServer(port, "SIGSTOP");
     const started = performance.now();
     const pending = callTool(agent, "complete_task", task.complete);
+    // The fault under test: the server dies while the call is in flight. A frozen server answers
+    // nothing, so no event says the call reached it; 300 ms is ample for the helper to send it.
     await sleep(300);
     crashDevServer(port);
     const failed = await pending;

@@ -7,9 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import type { DevServer } from "../support/dev-server";
 import { startDroppingProxy } from "../support/dropping-proxy";
+import { getFrom } from "../support/loopback-get";
 import { callTool, type Structured } from "../support/mcp-client";
+import { newReaderAddress } from "../support/reader-proxy";
+import { sharedDevServer } from "../support/shared-server";
 
 // Line attribution end to end: the real helper (its MCP proxy and its hook command) against a real
 // `wrangler dev`, with hook payloads in each agent's documented format, a "person" editing the
@@ -17,6 +20,8 @@ import { callTool, type Structured } from "../support/mcp-client";
 // against the JSON Schema written from the spec, and checked against `git blame`.
 
 let server: DevServer;
+/** Anonymous reads come from a loopback address of this file's own: the shared server budgets reads per client. */
+let reader: string;
 let cacheHome: string;
 const schema = JSON.parse(readFileSync(join(import.meta.dirname, "../../docs/schemas/agent-trace-record.json"), "utf8"));
 const ajv = new Ajv2020({ allErrors: true, strict: true });
@@ -26,7 +31,8 @@ const validRecord = ajv.compile(schema);
 beforeAll(async () => {
   ensureBuilt();
   cacheHome = tempDir("waymark-cache-");
-  server = await startDevServer();
+  server = sharedDevServer();
+  reader = newReaderAddress();
 });
 afterAll(async () => {
   await server?.stop();
@@ -131,6 +137,11 @@ function agreesWithBlame(repo: Repo, record: TraceRecord, startCommit: string): 
 }
 
 async function fetchText(url: string, headers: Record<string, string> = {}): Promise<string> {
+  if (Object.keys(headers).length === 0) {
+    const got = await getFrom(url, reader);
+    expect(got.status, url).toBe(200);
+    return got.body;
+  }
   const response = await fetch(url, { headers });
   expect(response.status, url).toBe(200);
   return response.text();
@@ -282,16 +293,18 @@ describe("line attribution through wrangler dev and the helper", () => {
     const text = await waymark(repo.dir, ["blame", "src/new.ts", "--trace", out]);
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toContain(`${endCommit.slice(0, 8)} agent anthropic/claude-sonnet-4-5-20250929  Add a module 1) fresh 1`);
-    expect(text.stdout).toContain("src/new.ts: 5 line(s): agent 5 (from 1 Agent Trace record(s))");
+    expect(text.stdout).toContain("src/new.ts: 5 line(s): agent 5 (from 1 Agent Trace record(s), the repository's notes)");
     // `waymark summary` (the PR description) says the same as the Markdown export.
     const summary = await waymark(repo.dir, ["summary", "--workflow", wf.workflow_id, "--link", "none"]);
     expect(summary.status, summary.stderr).toBe(0);
     expect(summary.stdout).toContain("Lines: +8 −2 (agent 7 · others 1)");
     expect(summary.stdout).toContain("| M | `src/app.ts` | 3 | 2 | committed, agent 2 · others 1 |");
-    // Without a record every line is "not recorded", never anyone's.
+    // Without a record every line is "not recorded", never anyone's: a clone without the notes ref, and no export.
     const none = join(tempDir("waymark-trace-"), "none.json");
     writeFileSync(none, "[]");
-    expect(await blameWho(repo.dir, ["src/app.ts", "--trace", none])).toEqual(expected.map((l) => l.replace(/ \w+$/, " not_recorded")));
+    const bare = join(tempDir("waymark-clone-"), "clone");
+    repo.git("clone", "-q", repo.dir, bare);
+    expect(await blameWho(bare, ["src/app.ts", "--trace", none])).toEqual(expected.map((l) => l.replace(/ \w+$/, " not_recorded")));
     // A file that is not an export is a usage error naming the field.
     writeFileSync(none, JSON.stringify([{ vcs: { type: "git", revision: "zz" }, files: [] }]));
     const bad = await waymark(repo.dir, ["blame", "src/app.ts", "--trace", none]);

@@ -4,13 +4,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, launchChromium } from "../support/chromium";
+import { launchChromium, skipBrowser } from "../support/chromium";
 import { type DevServer, freePort } from "../support/dev-server";
 import { callTool } from "../support/mcp-client";
 import { type CallbackServer, callbackServer, connectWithOAuth, MemoryOAuthProvider, refresh } from "../support/oauth-client";
 import { sharedDevServer } from "../support/shared-server";
-
-const skip = browserMissing && process.env.CI !== "true";
 
 const connect = (server: DevServer, provider: MemoryOAuthProvider) => connectWithOAuth(server.url, provider);
 
@@ -18,7 +16,7 @@ async function clickAndWait(page: Page, selector: string) {
   await Promise.all([page.waitForLoadState("load"), page.locator(selector).click()]);
 }
 
-describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chromium", () => {
+describe.skipIf(skipBrowser)("OAuth 2.1 for a remote MCP client, consent clicked in Chromium", () => {
   let server: DevServer;
   let browser: Browser;
   let callback: CallbackServer;
@@ -104,6 +102,8 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
     await page.goto(`${server.url}/dashboard/tokens`);
     const grant = page.locator("tr.grant", { hasText: "E2E <Agent> & Co" });
     expect(await grant.textContent()).toContain("write");
+    // A registered client is listed with where its answers go, as consent said (its name is its own choice).
+    expect(await grant.locator("strong").textContent()).toBe(`E2E <Agent> & Co (redirects to a local app (${new URL(callback.url).host}))`);
     await clickAndWait(page, 'tr.grant:has-text("E2E <Agent> & Co") button');
     expect(await page.locator("tr.grant").count()).toBe(0);
     expect((await list(renewed.access_token)).status).toBe(401);
@@ -154,8 +154,10 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
       token_endpoint_auth_method: "none",
     };
     const fetched: string[] = [];
+    const agents = new Set<string>();
     const documents = createServer((request, response) => {
       fetched.push(request.url ?? "");
+      agents.add(request.headers["user-agent"] ?? "");
       const hops = /^\/hop(\d+)$/.exec(request.url ?? "");
       if (hops) {
         response.writeHead(302, { Location: `/hop${Number(hops[1]) + 1}` }).end();
@@ -197,6 +199,10 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
       const started = await callTool(client, "start_workflow", { name: "Started by a CIMD client" });
       expect(started.isError, started.text).toBe(false);
       await client.close();
+      // Wherever the client is listed it reads as consent named it: never its self-chosen name alone.
+      await page.goto(`${server.url}/dashboard/tokens`);
+      const listed = page.locator("tr.grant", { hasText: "CIMD <Agent>" });
+      expect(await listed.locator("strong").textContent()).toBe(`CIMD <Agent> [U+202E]gnp.exe (127.0.0.1:${port})`);
 
       // Bounded: a document over 5 KB, and more than 3 redirects, are refused before consent.
       for (const bad of [`${base}/big.json`, `${base}/hop1`]) {
@@ -207,6 +213,8 @@ describe.skipIf(skip)("OAuth 2.1 for a remote MCP client, consent clicked in Chr
       }
       expect(fetched).toContain("/hop4");
       expect(fetched).not.toContain("/hop5");
+      // Every fetch was the Worker's own, bounded one: the provider read what it fetched from its cache.
+      expect([...agents].filter((agent) => agent.startsWith("workers-oauth-provider"))).toEqual([]);
       await context.close();
     } finally {
       await new Promise((closed) => documents.close(closed));

@@ -15,6 +15,7 @@ import { MARKETPLACE_PATH, marketplaceFiles } from "@waymark/protocol/plugin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures.js";
 import type { DevServer } from "../support/dev-server.js";
+import { failUnderCi, skipLocally, skippedBecause } from "../support/prerequisites.js";
 import { sharedDevServer } from "../support/shared-server.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -114,15 +115,16 @@ function agentRun(cli: { command: string; args: string[] }, args: string[], env:
   return { code: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
-/** The reason in the test's name, when it is skipped. */
-const skipped = (cli: ReturnType<typeof agentCli>) => ("skip" in cli ? ` (skipped: ${cli.skip})` : "");
+/** Why the CLI cannot run here, or null: locally its test is skipped, under CI=true it fails (../support/prerequisites). */
+const missing = (cli: ReturnType<typeof agentCli>) => ("skip" in cli ? cli.skip : null);
 const claude = agentCli("claude");
 const codex = agentCli("codex");
 
 describe("the real agent CLIs accept what the endpoint serves", () => {
-  it.skipIf("skip" in claude)(
-    `claude plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then install waymark@waymark${skipped(claude)}`,
+  it.skipIf(skipLocally(missing(claude)))(
+    `claude plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then install waymark@waymark${skippedBecause(missing(claude))}`,
     () => {
+      failUnderCi(missing(claude), "the real Claude Code CLI");
       if ("skip" in claude) return;
       const home = tempDir("waymark-claude-home-");
       const env = { HOME: home, DISABLE_TELEMETRY: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
@@ -139,9 +141,10 @@ describe("the real agent CLIs accept what the endpoint serves", () => {
     },
   );
 
-  it.skipIf("skip" in codex)(
-    `codex plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then add waymark@waymark${skipped(codex)}`,
+  it.skipIf(skipLocally(missing(codex)))(
+    `codex plugin marketplace add <endpoint>${MARKETPLACE_PATH}, then add waymark@waymark${skippedBecause(missing(codex))}`,
     () => {
+      failUnderCi(missing(codex), "the real Codex CLI");
       if ("skip" in codex) return;
       const home = tempDir("waymark-codex-home-");
       mkdirSync(join(home, ".codex"));

@@ -8,17 +8,16 @@
  */
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { generateKeyPairSync, sign } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { canonicalJson, eventHash, genesisHash } from "@waymark/protocol/chain";
-import { keyThumbprint, memberDigest, type SignedStatement, type StatementPayload } from "@waymark/protocol/statement";
+import { accountDigest, type SignedStatement } from "@waymark/protocol/statement";
 import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
 import type { DevServer } from "../support/dev-server";
+import { rechain, resign } from "../support/export-forgery";
 import { ok, type Structured } from "../support/mcp-client";
 import { sharedDevServer } from "../support/shared-server";
 
@@ -31,7 +30,7 @@ type Doc = { [key: string]: Json } & {
   statement: SignedStatement;
 };
 
-let server: DevServer;
+let server: DevServer & { account: string };
 let cacheHome: string;
 let readToken: string;
 let exportsDir: string;
@@ -129,31 +128,6 @@ async function record(name: string): Promise<Recorded> {
   return { repo, workflowId: workflow_id, failed, passed, issueId: String(issue.id), failedEnd };
 }
 
-/** An attacker's re-chaining: every hash from the first event on recomputed over the edited events. */
-function rechain(doc: Doc): void {
-  let previous = genesisHash(String((doc.workflow as { id: string }).id));
-  for (const event of doc.events) {
-    event.hash = eventHash(previous, event);
-    previous = event.hash;
-    if (event.seq === doc.chain.events) doc.chain.head = previous;
-  }
-}
-
-/** An attacker with a key of their own: a statement that matches the edited export in every respect, signed with it. */
-function resign(doc: Doc, kid?: string): void {
-  const { privateKey, publicKey } = generateKeyPairSync("ed25519");
-  const x = String(publicKey.export({ format: "jwk" }).x);
-  const { statement: _old, ...members } = doc;
-  const payload: StatementPayload = {
-    ...doc.statement.payload,
-    events: doc.events.length,
-    head: doc.events.at(-1)?.hash ?? "",
-    content: Object.fromEntries(Object.entries(members).map(([name, value]) => [name, memberDigest(value)])),
-  };
-  const signature = sign(null, new TextEncoder().encode(canonicalJson(payload)), privateKey).toString("base64url");
-  doc.statement = { payload, alg: "EdDSA", kid: kid ?? keyThumbprint(x), signature };
-}
-
 const taskOf = (doc: Doc, id: string) => doc.tasks.find((task) => task.id === id) as Record<string, Json>;
 
 describe("waymark verify against a real deployment", () => {
@@ -180,10 +154,15 @@ describe("waymark verify against a real deployment", () => {
       "content:   ok: the workflow, 2 tasks, 1 decision, 1 issue, 1 milestone, the totals and 0 feedback items follow from the events",
     );
     expect(online.stdout).toContain(
-      "provenance: files: claimed by the client ×2; usage: claimed by the client ×1 (per task, the server's verdict on each device signature)",
+      [
+        "  devices: no figure is labelled computed and signed",
+        "    files: claimed by the client ×2",
+        "    usage: claimed by the client ×1",
+      ].join("\n"),
     );
+    expect(online.stdout).toContain(`record of: account ${accountDigest(server.account)}, issued by ${server.url}`);
     expect(online.stdout).toContain(
-      `ok: this deployment recorded these ${events} events, and every other field of the export follows from them.`,
+      `ok: this deployment recorded these ${events} events for ${accountDigest(server.account)}, and every other field of the export follows from them.`,
     );
     expect(online.stdout).toContain("This does not prove that the agent told the truth");
 
@@ -192,10 +171,16 @@ describe("waymark verify against a real deployment", () => {
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.stdout).toContain(`the current key of ${keys}`);
 
+    // Fail closed: a signature that was not checked is no pass, unless the caller says it accepts that.
     const unkeyed = waymark(["verify", file]);
-    expect(unkeyed.code, unkeyed.stderr).toBe(0);
-    expect(unkeyed.stdout).toContain("signature: NOT CHECKED: no keys given (pass --endpoint <url> or --key <file>)");
-    expect(unkeyed.stdout).toContain("The signature was NOT checked");
+    expect(unkeyed.code).toBe(1);
+    expect(unkeyed.stderr).toContain("signature: NOT CHECKED: no keys given (pass --endpoint <url> or --key <file>)");
+    expect(unkeyed.stderr).toContain("NOT OK: not everything could be checked, and a check that did not run is not a pass");
+    const allowed = waymark(["verify", file, "--allow-unsigned"]);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toContain("NOT CHECKED (accepted with --allow-unsigned)");
+    expect(allowed.stdout).toContain("anyone can write a consistent one");
+    expect(allowed.stdout).not.toMatch(/^ok:/m);
 
     const json = waymark(["verify", file, "--endpoint", server.url, "--json"]);
     expect(json.code).toBe(0);
@@ -354,9 +339,32 @@ describe("waymark verify against a real deployment", () => {
     rechain(resigned);
     resign(resigned);
     const unkeyed = waymark(["verify", save(resigned)]);
-    expect(unkeyed.code).toBe(0);
-    expect(unkeyed.stdout).toContain("signature: NOT CHECKED");
-    expect(unkeyed.stdout).toContain("anyone can write a consistent one");
+    expect(unkeyed.code).toBe(1);
+    expect(unkeyed.stderr).toContain("signature: NOT CHECKED");
+    const accepted = waymark(["verify", save(resigned), "--allow-unsigned"]);
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toContain("anyone can write a consistent one");
+  });
+
+  it("refuses a file whose meaning depends on the JSON parser: a forged first copy of a member, a number written otherwise", () => {
+    // Most parsers keep the last "tasks" (the genuine one); some keep the first (the forger's).
+    const twice = genuine.text.replace(/^\{\n/, '{\n  "tasks": [{"id": "tk_forged", "status": "success"}],\n');
+    const refused = waymark(["verify", save(twice), "--endpoint", server.url]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/refused, line \d+, column \d+: the member "tasks" appears twice in one object/);
+    expect(refused.stderr).toContain("Nothing in it was checked.");
+    expect(refused.stdout).toBe("");
+    // 1.0 is 1 to JavaScript and a float to Python: the digest cannot tell, the reader can.
+    const float = genuine.text.replace(/"last_seq": (\d+)/, '"last_seq": $1.0');
+    expect(float).not.toBe(genuine.text);
+    const number = waymark(["verify", save(float), "--endpoint", server.url]);
+    expect(number.code).toBe(1);
+    expect(number.stderr).toMatch(/the number \d+\.0 is not written as JavaScript writes its value/);
+    // Half a surrogate pair, escaped, in a string: some parsers replace it, some refuse the file.
+    const lone = genuine.text.replace('"Verify me"', '"Verify me\\ud800"');
+    const surrogate = waymark(["verify", save(lone), "--endpoint", server.url]);
+    expect(surrogate.code).toBe(1);
+    expect(surrogate.stderr).toContain("an escaped half of a UTF-16 surrogate pair");
   });
 
   it("answers 2 for what is not a check: no file, not JSON, not an export, keys it cannot read", () => {
@@ -393,15 +401,21 @@ describe("waymark verify against a real deployment", () => {
     const agrees = waymark(["verify", file, "--endpoint", server.url, "--repo", clone]);
     expect(agrees.code, agrees.stderr).toBe(0);
     expect(agrees.stdout).toContain(`${recorded.failed} "Fix the parser": agrees (3 committed files, 1 rename, 3 line counts, 1 commit)`);
-    // The second task started with the first one's notes.txt untracked and committed it: not its own change,
-    // which git alone cannot tell (the record counts such files, it does not name them).
+    // The second task started with the first one's notes.txt untracked and committed it: not its own
+    // change, and the record names notes.txt as dirty at the task's start, so git's difference is explained.
     expect(agrees.stdout).toContain(
       [
         `  ${recorded.passed} "Add b": agrees (1 committed file, 0 renames, 1 line count, 1 commit)`,
-        "    undecided, as 1 file(s) had uncommitted changes when the task started, and the export does not say which:",
+        `    on the branch: its commits ${recorded.failedEnd.slice(0, 12)}..`,
+      ].join("\n"),
+    );
+    expect(agrees.stdout).toContain(
+      [
+        "    explained by the uncommitted changes the record names at the task's start:",
         "      notes.txt: git shows it added between",
       ].join("\n"),
     );
+    expect(agrees.stdout).not.toContain("undecided");
     expect(agrees.stdout).toContain("1 file left uncommitted at the end of their task: out of git's reach, not checked");
 
     // The first task started clean: its committed file list is git's to decide.
@@ -418,7 +432,7 @@ describe("waymark verify against a real deployment", () => {
     expect(caught.stderr).toContain("src/innocent.ts: the record lists it as committed (modified), git shows no change to it between");
   });
 
-  it("--repo reports a commit gone from rewritten history as missing, not as a mismatch", () => {
+  it("--repo fails on a commit gone from rewritten history, and says it is missing, not a mismatch", () => {
     const clone = tempDir("waymark-clone-");
     execFileSync("git", ["clone", "-q", "--no-local", recorded.repo.dir, clone]);
     // History rewritten after the workflow: the second task's commit is gone.
@@ -438,12 +452,13 @@ describe("waymark verify against a real deployment", () => {
     execFileSync("git", ["remote", "remove", "origin"], { cwd: clone });
     execFileSync("git", ["gc", "-q", "--prune=now"], { cwd: clone });
     const run = waymark(["verify", save(genuine.text), "--endpoint", server.url, "--repo", clone]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`${recorded.failed} "Fix the parser": agrees`);
-    expect(run.stdout).toMatch(
+    expect(run.code, run.stdout).toBe(1);
+    expect(run.stderr).toContain(`${recorded.failed} "Fix the parser": agrees`);
+    expect(run.stderr).toMatch(
       new RegExp(
-        `${recorded.passed} "Add b": not checked: commit [0-9a-f]{12} is not in this repository \\(history rewritten, or not fetched\\)`,
+        `${recorded.passed} "Add b": FAILED: missing: commit [0-9a-f]{12} is not in this repository and no commit on HEAD holds the task's record`,
       ),
     );
+    expect(run.stderr).toContain("NOT OK: the export is intact, but git does not agree with the record, or could not decide a task");
   });
 });

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DevServer, startDevServer } from "../support/dev-server";
+import { sharedDevServer } from "../support/shared-server";
 
 /**
  * Webhooks end to end: `wrangler dev` (private targets allowed, 200 ms backoff base) delivers
@@ -11,7 +11,7 @@ import { type DevServer, startDevServer } from "../support/dev-server";
  */
 type Received = { headers: Record<string, string | string[] | undefined>; body: string; at: number };
 
-let server: DevServer;
+let server: ReturnType<typeof sharedDevServer>;
 let receiver: Server;
 let receiverUrl = "";
 const received: Received[] = [];
@@ -30,7 +30,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  server = await startDevServer({ vars: { WAYMARK_WEBHOOK_ALLOW_PRIVATE: "true", WAYMARK_WEBHOOK_RETRY_BASE_MS: "200" } });
+  server = sharedDevServer();
 });
 afterAll(async () => {
   await server?.stop();
@@ -107,7 +107,7 @@ describe("webhooks through wrangler dev", () => {
       workflow: { id: string };
       task: { id: string };
     };
-    expect(body).toMatchObject({ event: "task.failed", account: "dev", workflow: { id: workflow_id }, task: { id: task_id } });
+    expect(body).toMatchObject({ event: "task.failed", account: server.account, workflow: { id: workflow_id }, task: { id: task_id } });
     // Exponential backoff from a 200 ms base: the gaps grow (≈200, 400, 800 ms).
     const gaps = attempts.slice(1).map((r, i) => r.at - (attempts[i]?.at ?? 0));
     expect(gaps[0]).toBeGreaterThanOrEqual(150);

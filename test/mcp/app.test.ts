@@ -96,11 +96,38 @@ describe("the review app", () => {
     ]);
     const sent = await host.callTool({
       name: "send_feedback",
-      arguments: { workflow_id, target: `task:${task_id}`, verdict: "changes_requested", body: "Add an example" },
+      arguments: { workflow_id, target: `task:${task_id}`, verdict: "comment", body: "Add an example" },
     });
     expect(sent.isError).toBeFalsy();
-    expect(sent.structuredContent).toMatchObject({ target_id: task_id, verdict: "changes_requested" });
+    expect(sent.structuredContent).toEqual({ id: expect.stringMatching(/^fb_/), target_id: task_id, verdict: "comment" });
     const next = await ok<{ reviewer_feedback?: { items: { body: string }[] } }>(agent, "log_milestone", { task_id, message: "half" });
     expect(next.reviewer_feedback?.items.map((item) => item.body)).toEqual(["Add an example"]);
+    const { feedback } = await ok<{ feedback: object[] }>(agent, "get_workflow", { workflow_id });
+    expect(feedback).toEqual([
+      expect.objectContaining({ channel: "mcp_app", author: { kind: "bootstrap_token", credential: null, via: "token" } }),
+    ]);
+  });
+
+  it("records a verdict sent from an MCP connection as a comment, says so, and counts no review", async () => {
+    const agent = await connect(workerTarget(), { sdk: "v1" });
+    const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: "Approved in chat?" });
+    const { task_id } = await ok<{ task_id: string }>(agent, "start_task", { workflow_id, name: "Refunds", goal: "Refund flow" });
+    await ok(agent, "complete_task", { task_id, status: "success", outcome: { summary: "Done", manual_review_needed: true } });
+    const host = await appHost();
+    for (const verdict of ["approved", "changes_requested"]) {
+      const sent = await host.callTool({
+        name: "send_feedback",
+        arguments: { workflow_id, target: `task:${task_id}`, verdict, body: verdict },
+      });
+      expect(sent.structuredContent).toMatchObject({ verdict: "comment", note: expect.stringContaining(`${ORIGIN}/w/${workflow_id}`) });
+      expect(JSON.stringify(sent.content)).toContain(
+        "recorded as a comment: approvals and change requests count only from the workflow's page",
+      );
+    }
+    const { totals, feedback } = await ok<{ totals: { reviews_needed: number }; feedback: { verdict: string }[] }>(agent, "get_workflow", {
+      workflow_id,
+    });
+    expect(totals.reviews_needed).toBe(1);
+    expect(feedback.map((f) => f.verdict)).toEqual(["comment", "comment"]);
   });
 });

@@ -7,7 +7,7 @@ import type { Result } from "../../src/errors";
 import { LIMITS } from "../../src/limits";
 import { defineTool } from "../../src/mcp/define";
 import { callTool, connect, ok } from "../support/mcp-client";
-import { rpc, TOKENS, workerTarget } from "../support/worker";
+import { ON_PAGE, rpc, TOKENS, workerTarget } from "../support/worker";
 
 let acme: Client;
 let globex: Client;
@@ -290,7 +290,7 @@ describe("INTERNAL", () => {
       },
       render: () => "unused",
     });
-    const result = await failing.call({}, { env, account: "acme", scopes: SCOPES, origin: "http://localhost" });
+    const result = await failing.call({}, { env, account: "acme", scopes: SCOPES, origin: "http://localhost", author: ON_PAGE.author });
     expect(result.isError).toBe(true);
     const text = JSON.stringify(result.content);
     expect(text).toMatch(/"INTERNAL: .*retried .*idempotency_key/);
@@ -313,7 +313,7 @@ describe("defineTool", () => {
       },
       render: (out) => out.name,
     });
-    const context = { env, account: "acme", scopes: SCOPES, origin: "http://localhost" };
+    const context = { env, account: "acme", scopes: SCOPES, origin: "http://localhost", author: ON_PAGE.author };
     expect((await tool.call({ name: "" }, context)).content).toEqual([
       { type: "text", text: "INPUT_VALIDATION_ERROR: name: must not be empty" },
     ]);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../support/mcp-client";
-import { rpc, workerTarget } from "../support/worker";
+import { ON_PAGE, rpc, workerTarget } from "../support/worker";
 
 /**
  * Typed clients (the Python SDK, fastmcp) build their result types from a tool's outputSchema and
@@ -81,7 +81,13 @@ beforeAll(async () => {
   const reviewed = (await structured("start_workflow", { name: "Reviewed work" })).workflow_id as string;
   const review = async () => {
     const stub = env.WORKFLOW.get(env.WORKFLOW.idFromName(reviewed));
-    const added = await stub.addFeedback("acme", { target: "workflow", target_id: reviewed, verdict: "comment", body: "Please add tests" });
+    const added = await stub.addFeedback("acme", {
+      target: "workflow",
+      target_id: reviewed,
+      verdict: "comment",
+      body: "Please add tests",
+      ...ON_PAGE,
+    });
     if (!added.ok) throw new Error(added.message);
   };
   await review();

@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
+import { clockPast } from "../support/eventually";
 import { callTool, connect, ok } from "../support/mcp-client";
 import { accountIndexed, TOKENS, workerTarget } from "../support/worker";
 
@@ -33,7 +34,7 @@ async function record(client: Client, workflowName: string, tasks: { name: strin
     });
     ids.push(task_id);
     // Distinct completion times, so "most recent first" has one right answer.
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clockPast(Date.now());
   }
   await accountIndexed(workflow_id);
   return { workflow_id, ids };

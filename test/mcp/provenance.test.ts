@@ -11,7 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { nonceOf, testDevice } from "../support/device-keys";
 import { callTool as call, connect, ok } from "../support/mcp-client";
-import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { approvedDevice, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 type Started = { workflow_id: string; resumed?: boolean };
 type Client = Awaited<ReturnType<typeof connect>>;
@@ -45,19 +45,6 @@ const gitChanges = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 const TRANSCRIPT = { input_tokens: 5, source: "transcript", price_table_date: "2026-11-23" };
-
-/** An approved device of the acme account (added by an admin through the API), and its key. */
-async function approvedDevice(name: string) {
-  const device = await testDevice();
-  const response = await workerFetch(`${ORIGIN}/api/devices`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name, key: device.key }),
-  });
-  expect(response.status).toBe(201);
-  const approved = (await response.json()) as { id: string; fingerprint: string };
-  return { device, id: approved.id, fingerprint: approved.fingerprint };
-}
 
 /** A task started with a snapshot `device` signed, as its helper does; returns its id and the start's nonce. */
 async function signedTask(client: Client, device: Awaited<ReturnType<typeof testDevice>>) {
@@ -96,7 +83,13 @@ describe("a direct client's provenance is its claim", () => {
     expect(done.text).toContain("usage: claimed by the client");
     // The agent's edits it claims are labelled as its claim (here: none sent).
     expect(done.text).toContain("agent edits: not observed");
-    expect(view.repository).toEqual({ ...repository("1"), start_commit: HEAD, end_commit: HEAD, dirty_at_start: 0 });
+    expect(view.repository).toEqual({
+      ...repository("1"),
+      start_commit: HEAD,
+      end_commit: HEAD,
+      dirty_at_start: 0,
+      dirty_paths_at_start: [],
+    });
   });
 
   it("a client that sent no changes: files not observed, nothing said about edits", async () => {
@@ -308,5 +301,44 @@ describe("resume by name within one repository", () => {
     const { tools } = await client.listTools();
     const start = tools.find((t) => t.name === "start_workflow");
     expect(Object.keys(start?.inputSchema.properties ?? {})).not.toContain("repository");
+  });
+});
+
+describe("what makes a record checkable from the repository", () => {
+  it("complete_task names the chain after its write (a retry the same), and the record names the paths dirty at the start", async () => {
+    const client = await connect(workerTarget());
+    const dirty = [
+      { path: "notes.txt", head: { mode: "100644", blob: BLOB }, worktree: { mode: "100644", blob: "b".repeat(40) } },
+      { path: "a/new.txt", head: null, worktree: { mode: "100644", blob: BLOB } },
+    ];
+    const { task_id } = await task(client, "Checkpoint", { ...snapshot(), dirty });
+    const args = { task_id, status: "success", outcome: { summary: "s" }, changes: gitChanges(), idempotency_key: "checkpoint-1" };
+    const done = await call(client, "complete_task", args);
+    expect(done.isError, done.text).toBe(false);
+    const checkpoint = done.structured.checkpoint as Record<string, unknown>;
+    const { task: view } = await ok<{ task: Record<string, unknown> }>(client, "get_workflow", { task_id });
+    expect(checkpoint).toMatchObject({ task_name: "T", completed_at: view.completed_at, origin: ORIGIN });
+    // The chain after the completion: the JSON export's event of that number ends on that head.
+    const workflowId = checkpoint.workflow_id as string;
+    const exported = await workerFetch(`${ORIGIN}/api/workflows/${workflowId}/export.json`, {
+      headers: { Authorization: `Bearer ${TOKENS.acme}` },
+    });
+    const events = ((await exported.json()) as { events: { seq: number; hash: string; type: string }[] }).events;
+    const atCompletion = events[(checkpoint.events as number) - 1];
+    expect(atCompletion).toMatchObject({ seq: checkpoint.events, hash: checkpoint.head, type: "task.completed" });
+    expect(events.length).toBe(checkpoint.events);
+    // A retry is answered with the first result: the same checkpoint.
+    const again = await call(client, "complete_task", args);
+    expect(again.structured.checkpoint).toEqual(checkpoint);
+    expect((view.repository as Record<string, unknown>).dirty_paths_at_start).toEqual(["a/new.txt", "notes.txt"]);
+  });
+
+  it("names no dirty paths when the start snapshot had more than the record keeps", async () => {
+    const client = await connect(workerTarget());
+    const dirty = Array.from({ length: 1001 }, (_, i) => ({ path: `f/${i}.txt`, head: null, worktree: { mode: "100644", blob: BLOB } }));
+    const { task_id } = await task(client, "Many dirty", { ...snapshot(), dirty });
+    const { view } = await complete(client, task_id, gitChanges());
+    expect(view.repository).toMatchObject({ dirty_at_start: 1001 });
+    expect(view.repository).not.toHaveProperty("dirty_paths_at_start");
   });
 });

@@ -4,7 +4,7 @@ import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
 import { connect, ok } from "../support/mcp-client";
-import { ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
+import { ON_PAGE, ORIGIN, TOKENS, workerFetch, workerTarget } from "../support/worker";
 
 /** A client of protocol 2026-07-28: its subscriptions are `subscriptions/listen` streams. */
 async function modernClient(token: string = TOKENS.acme): Promise<Client> {
@@ -24,6 +24,7 @@ async function feedback(workflowId: string, body: string) {
     target_id: workflowId,
     verdict: "comment",
     body,
+    ...ON_PAGE,
   });
   if (!added.ok) throw new Error(added.message);
 }
@@ -83,7 +84,7 @@ describe("following a workflow over MCP", () => {
     const many = Array.from({ length: 11 }, () => `waymark://workflows/${workflow_id}`);
     const owner = await modernClient();
     await expect(owner.listen({ resourceSubscriptions: many })).rejects.toThrow("at most 10 workflows per subscription");
-    // All of an account's subscriptions are one client of the live feed, capped like a reader's pages.
+    // A credential's subscriptions are one client of the live feed, capped like a reader's pages.
     const uri = `waymark://workflows/${workflow_id}`;
     const open = [];
     for (let i = 0; i < LIMITS.LIVE_SOCKETS_PER_CLIENT; i++) open.push(await owner.listen({ resourceSubscriptions: [uri] }));

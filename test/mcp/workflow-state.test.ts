@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { connect, ok } from "../support/mcp-client";
-import { workerTarget } from "../support/worker";
+import { ON_PAGE, workerTarget } from "../support/worker";
 
 const HEAD = "c".repeat(40);
 const BLOB = "a".repeat(40);
@@ -37,6 +37,7 @@ it("a helper's start_task and complete_task answer with the workflow's state aft
     target_id: workflowId,
     verdict: "comment",
     body: "Mind the tests",
+    ...ON_PAGE,
   });
   if (!added.ok) throw new Error(added.message);
 

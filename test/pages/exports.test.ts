@@ -14,7 +14,7 @@ import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { publishedKeys } from "../../src/signing";
 import { file } from "../domain/fixtures";
-import { ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
+import { ON_PAGE, ORIGIN, rpc, signIn, workerFetch } from "../support/worker";
 import { readWhole, stubFor, value } from "../workflow/rpc";
 
 const ACME = "acme";
@@ -74,17 +74,17 @@ async function bigWorkflow() {
     );
   }
   if (parent) value(await stub.completeTask(ACME, { task_id: parent, status: "success", outcome: { summary: "last parent" } }));
-  value(await stub.addFeedback(ACME, { target: "decision", target_id: decisionId, verdict: "approved", body: "Fine" }));
-  value(await stub.addFeedback(ACME, { target: "issue", target_id: issueId, verdict: "changes_requested", body: "Again" }));
-  value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Overall good" }));
+  value(await stub.addFeedback(ACME, { target: "decision", target_id: decisionId, verdict: "approved", body: "Fine", ...ON_PAGE }));
+  value(await stub.addFeedback(ACME, { target: "issue", target_id: issueId, verdict: "changes_requested", body: "Again", ...ON_PAGE }));
+  value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Overall good", ...ON_PAGE }));
   return { id, stub, token };
 }
 
 type Calls = { name: string; limit: number }[];
 
-/** The whole view as an export writes it: the schema first, the signed statement last. */
+/** The whole view as an export writes it: the schema first, the device-signed payloads (none here: no device signed) and the signed statement last. */
 function withStatement(view: object, statement: SignedStatement): string {
-  return JSON.stringify({ $schema: `${ORIGIN}/schemas/export-v1.json`, ...view, statement }, null, 2);
+  return JSON.stringify({ $schema: `${ORIGIN}/schemas/export-v1.json`, ...view, device_signed: [], statement }, null, 2);
 }
 
 /** Watches the object's reader: every page asked for, and the most asked for at once. */
@@ -129,13 +129,17 @@ describe("streamed exports of a workflow several pages long", () => {
     // The whole view's document, byte for byte, between the schema it names and the statement signed over it.
     expect(sharedJson).toBe(withStatement(shared ?? {}, exported.statement));
     expect(verifyChain(id, exported.events, exported.chain.head)).toMatchObject({ ok: true, events: exported.events.length });
-    expect(checkExport(exported, keys)).toMatchObject({ problems: [], signature: { status: "ok" }, events: exported.events.length });
+    expect(await checkExport(exported, { keys, signers: null })).toMatchObject({
+      problems: [],
+      signature: { status: "ok" },
+      events: exported.events.length,
+    });
 
     const cookie = await signIn();
     const ownerJson = await (await workerFetch(`${ORIGIN}/w/${id}/export.json`, { headers: { Cookie: cookie } })).text();
     const ownerStatement = (JSON.parse(ownerJson) as { statement: SignedStatement }).statement;
     expect(ownerJson).toBe(withStatement(ownerExport, ownerStatement));
-    expect(checkExport(JSON.parse(ownerJson), keys)).toMatchObject({ problems: [], signature: { status: "ok" } });
+    expect(await checkExport(JSON.parse(ownerJson), { keys, signers: null })).toMatchObject({ problems: [], signature: { status: "ok" } });
 
     const summary = renderSummary(owner);
     for (const md of [
@@ -148,9 +152,9 @@ describe("streamed exports of a workflow several pages long", () => {
         "",
         "### Reviewer feedback",
         "",
-        expect.stringMatching(/^- \*\*approved\*\* on decision Q\d+\?: Fine$/),
-        expect.stringMatching(/^- \*\*changes requested\*\* on issue other: Again$/),
-        "- **comment** on the workflow: Overall good",
+        expect.stringMatching(/^- \*\*approved\*\* on decision Q\d+\? \(signed in with a bootstrap token, on the page\): Fine$/),
+        expect.stringMatching(/^- \*\*changes requested\*\* on issue other \(signed in with a bootstrap token, on the page\): Again$/),
+        "- **comment** on the workflow (signed in with a bootstrap token, on the page): Overall good",
         "",
         `<sub>The JSON export of this record carries a statement signed with key \`${keys[0]?.kid}\`: check it with \`waymark verify export.json --endpoint ${ORIGIN}\` (public keys: \`${ORIGIN}/.well-known/waymark-signing-keys.json\`).</sub>`,
         "",

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { LIMITS } from "../../src/limits";
 import { OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, type WorkflowObject } from "../../src/workflow/workflow-object";
+import { eventually } from "../support/eventually";
 import { signIn, TOKENS, workerFetch } from "../support/worker";
 import { toolCaller } from "./fixture";
 
@@ -49,7 +50,8 @@ async function follow(path: string, cookie: string | null) {
   return { status: response.status, socket, messages, closed: () => closed };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+/** The close code `socket` gets, once it gets one. */
+const closeOf = (socket: { closed: () => number | null }, what: string) => eventually(what, async () => socket.closed(), 10_000, 5);
 
 describe("the owner URL", () => {
   it("needs a session, opens only the account's own workflows, and works whatever the share link's state", async () => {
@@ -93,17 +95,19 @@ describe("the owner URL", () => {
     expect([owner.status, shared.status]).toEqual([101, 101]);
 
     await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke" }));
-    await settle();
-    expect(shared.closed()).toBe(4410);
-    expect(owner.closed()).toBeNull();
+    expect(await closeOf(shared, "the shared page closed")).toBe(4410);
     await acme("log_milestone", { task_id: taskId, message: "still followed" });
-    await settle();
-    expect(owner.messages.some((m) => m.includes("still followed"))).toBe(true);
+    await eventually(
+      "the owner's page sent the new event",
+      async () => (owner.messages.some((m) => m.includes("still followed")) ? true : null),
+      10_000,
+      5,
+    );
+    expect(owner.closed()).toBeNull();
 
     // Signing out closes the live pages the session opened: a stale tab gets nothing more.
     expect((await workerFetch(`${ORIGIN}/logout`, form(cookie, {}))).status).toBe(303);
-    await settle();
-    expect(owner.closed()).toBe(4401);
+    expect(await closeOf(owner, "the owner's page closed at sign-out")).toBe(4401);
   });
 
   it("a session ends at its expiry: the account's alarm closes its live pages, and its cookie is refused", async () => {
@@ -117,8 +121,7 @@ describe("the owner URL", () => {
       state.storage.sql.exec("UPDATE dashboard_sessions SET expires_at = ? WHERE id = ?", Date.now() - 1, sessionId(cookie));
     });
     expect(await runDurableObjectAlarm(account)).toBe(true);
-    await settle();
-    expect(owner.closed()).toBe(4401);
+    expect(await closeOf(owner, "the owner's page closed at the session's expiry")).toBe(4401);
     expect((await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie }, redirect: "manual" })).status).toBe(303);
   });
 
@@ -193,7 +196,7 @@ describe("feedback", () => {
     }
     const markdown = await (await workerFetch(`${ORIGIN}/w/${id}/export.md`, { headers: { Cookie: cookie } })).text();
     expect(markdown).toContain("### Reviewer feedback");
-    expect(markdown).toMatch(/- \*\*approved\*\* on the workflow: .*looks/);
+    expect(markdown).toMatch(/- \*\*approved\*\* on the workflow \(signed in with a bootstrap token, on the page\): .*looks/);
     expect(markdown).not.toContain("<img");
   });
 

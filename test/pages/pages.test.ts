@@ -2,6 +2,7 @@ import { env, listDurableObjectIds } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/limits";
 import { EXPANDED_TASKS } from "../../src/pages/timeline";
+import { clockPast } from "../support/eventually";
 import { TOKENS, workerFetch } from "../support/worker";
 import { recordFullWorkflow, toolCaller } from "./fixture";
 
@@ -112,7 +113,7 @@ describe("share links", () => {
   it("an expired link shows the no-longer-shared page", async () => {
     const wf = await acme("start_workflow", { name: "Expiring" });
     const rotated = await shareApi(String(wf.workflow_id), { action: "rotate", expires_in_seconds: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await clockPast(Date.parse(String(rotated.body.expires_at)));
     const response = await workerFetch(String(rotated.body.share_url));
     expect(response.status).toBe(410);
     expect(await response.text()).toContain("no longer shared");

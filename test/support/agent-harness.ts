@@ -1,9 +1,11 @@
 /**
  * @module test/support/agent-harness
- * What a real-agent test file shares: the pinned CLI (or the reason it is skipped), this
- * checkout's helper tarball, one real `wrangler dev`, the scripted model, and a reader (an MCP
- * client of the dev server) to check the record with; started before the file's tests, stopped,
- * with any agent process left and the project made, after them.
+ * What a real-agent test file shares: the pinned CLI (or the reason it cannot run: the file's tests
+ * are skipped with it locally and fail with it under CI=true, ./prerequisites.ts), the shared
+ * `wrangler dev` with an account of the file's own (./shared-server.ts: it serves this checkout's
+ * helper tarball, which starting it built), the scripted model, and a reader (an MCP client of the
+ * dev server) to check the record with; started before the file's tests, stopped, with any agent
+ * process left and the project made, after them.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,10 +13,11 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, expect } from "vitest";
 import { type AgentCli, type AgentRun, agentClis, stopAgents } from "./agent-clis.ts";
 import { type AgentProject, HELPER_VERSION } from "./agent-project.ts";
-import { type DevServer, startDevServer } from "./dev-server.ts";
+import type { DevServer } from "./dev-server.ts";
 import { connect, ok } from "./mcp-client.ts";
 import { inJson, ModelServer, type ModelServerOptions, type Turn, type Usage } from "./model-server.ts";
-import { ensureCurrentHelperTarball } from "./worker-build-setup.ts";
+import { failUnderCi } from "./prerequisites.ts";
+import { sharedDevServer } from "./shared-server.ts";
 
 export interface AgentHarness {
   /** The CLI; undefined when it cannot start here, with the reason in `skip`. */
@@ -34,10 +37,10 @@ export function useAgentHarness(agent: "claude" | "codex", model: ModelServerOpt
     const availability = agentClis()[agent];
     harness.cli = availability.cli;
     harness.skip = availability.skip;
+    failUnderCi(availability.skip ?? null, `the real ${agent} CLI`);
     if (!availability.cli) return;
-    // The agent installs the helper from the server's tarball: it must be this checkout's helper.
-    ensureCurrentHelperTarball();
-    harness.server = await startDevServer();
+    // The agent installs the helper from the server's tarball: starting the shared server built this checkout's.
+    harness.server = sharedDevServer();
     harness.model = await new ModelServer(model).start();
     harness.reader = await connect(harness.server, { name: `${agent}-test-reader`, negotiation: "auto" });
   }, 240_000);

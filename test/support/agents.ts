@@ -20,8 +20,6 @@ import { Recorder, type Summary, summarize } from "./stats.ts";
 export interface HelperOptions {
   /** XDG_CACHE_HOME for the helper (its task records); the environment's when absent. */
   cacheHome?: string;
-  /** XDG_CONFIG_HOME for the helper (its device key); the environment's when absent. */
-  configHome?: string;
   name?: string;
   /** Node and bin to run: the machine's own Node and this checkout's build by default (the benches run an old build's too). */
   node?: string;
@@ -30,6 +28,8 @@ export interface HelperOptions {
   args?: string[];
   /** Drops the helper's stderr. */
   quiet?: boolean;
+  /** More environment, e.g. XDG_CONFIG_HOME where its device key lives. */
+  env?: Record<string, string>;
 }
 
 /** An agent configured with the real helper (`waymark mcp` over stdio) in `dir`, forwarding to a running `wrangler dev`. */
@@ -37,7 +37,7 @@ export async function connectThroughHelper(target: McpTarget, dir: string, optio
   const agent = new Client({ name: options.name ?? "agent", version: "1.0.0" });
   const env: Record<string, string> = { ...(process.env as Record<string, string>), WAYMARK_TOKEN: target.token };
   if (options.cacheHome !== undefined) env.XDG_CACHE_HOME = options.cacheHome;
-  if (options.configHome !== undefined) env.XDG_CONFIG_HOME = options.configHome;
+  Object.assign(env, options.env);
   await agent.connect(
     new StdioClientTransport({
       command: options.node ?? SYSTEM_NODE,

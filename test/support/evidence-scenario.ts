@@ -15,9 +15,11 @@ import addFormats from "ajv-formats";
 import { expect } from "vitest";
 import type { AgentHarness, ToolName } from "./agent-harness.ts";
 import type { AgentProject } from "./agent-project.ts";
+import { getFrom } from "./loopback-get.ts";
 import { ok } from "./mcp-client.ts";
 import type { Conversation, Turn, Usage } from "./model-server.ts";
 import { visibleText } from "./page-text.ts";
+import { newReaderAddress } from "./reader-proxy.ts";
 
 /** AWS's own documentation example key, and a GitHub token shaped like a real one: neither may reach the endpoint. */
 export const AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -158,7 +160,16 @@ function rangesOf(record: TraceRecord): Record<string, string[]> {
   );
 }
 
+/** Anonymous reads come from a loopback address of the file's own: the server budgets reads per client (./reader-proxy.ts). */
+let reader: string | null = null;
+
 async function fetchText(url: string, headers: Record<string, string> = {}): Promise<string> {
+  if (Object.keys(headers).length === 0) {
+    reader ??= newReaderAddress();
+    const got = await getFrom(url, reader);
+    expect(got.status, url).toBe(200);
+    return got.body;
+  }
   const response = await fetch(url, { headers });
   expect(response.status, url).toBe(200);
   return response.text();

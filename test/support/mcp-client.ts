@@ -27,6 +27,8 @@ export interface ConnectOptions {
    * up-to-date agent does; "legacy" (the SDK's default) starts with `initialize`.
    */
   negotiation?: "legacy" | "auto";
+  /** SDK v2 only: declares the MCP Apps extension, as a host that renders apps does (the review app's tools are offered). */
+  rendersApps?: boolean;
 }
 
 /** An MCP client connected to the target: SDK v2 unless `sdk: "v1"`. */
@@ -44,7 +46,13 @@ export async function connect(target: McpTarget, options: ConnectOptions & { sdk
     await client.connect(new TransportV1(url, transport));
     return client;
   }
-  const client = new Client(info, options.negotiation === "auto" ? { versionNegotiation: { mode: "auto" } } : undefined);
+  const apps = options.rendersApps
+    ? { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } }
+    : {};
+  const client = new Client(info, {
+    ...(options.negotiation === "auto" ? { versionNegotiation: { mode: "auto" as const } } : {}),
+    ...apps,
+  });
   await client.connect(new StreamableHTTPClientTransport(url, transport));
   return client;
 }

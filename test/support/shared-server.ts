@@ -8,7 +8,7 @@
  * its own (one of ACCOUNTS bootstrap tokens the server is started with), so a file's workflows,
  * dashboard, search, resume-by-name, tokens and sessions see nothing another file wrote. What the
  * accounts still share: the server's process (a file that restarts, freezes or kills it needs its
- * own), its vars (a file that needs other `--var`s needs its own), and the limiter of failed
+ * own), its vars (set below; a file that needs others needs its own), and the limiter of failed
  * authentications (30 a minute from 127.0.0.1: a file that fails many on purpose needs its own).
  */
 import { randomBytes } from "node:crypto";
@@ -45,6 +45,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // A subscription checks its credential again every second (30 s in production), so a test
       // sees a revoked token end its stream without waiting half a minute.
       WAYMARK_SUBSCRIPTION_RECHECK_MS: "1000",
+      // Webhooks may target the tests' receivers on 127.0.0.1, and retry after 200 ms (the backoff's
+      // base; seconds in production): test/e2e/webhooks.test.ts. A test of the refusal of private
+      // targets runs inside workerd (test/account/webhooks.test.ts) or on a server of its own.
+      WAYMARK_WEBHOOK_ALLOW_PRIVATE: "true",
+      WAYMARK_WEBHOOK_RETRY_BASE_MS: "200",
     },
   });
   accounts.unshift({ account: "dev", token: server.token });

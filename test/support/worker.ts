@@ -1,10 +1,13 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { testDevice } from "./device-keys";
 import type { McpTarget } from "./mcp-client";
 
 /** Tokens configured for the workerd test project (vitest.config.ts). */
 export const TOKENS = { acme: "token-acme-0123456789", globex: "token-globex-0123456789" } as const;
 export const ORIGIN = "http://localhost";
+/** Feedback as the owner's page posts it (signed in with a bootstrap token): the channel whose verdicts count. */
+export const ON_PAGE = { author: { kind: "bootstrap_token", credential: null, via: "session" }, channel: "page" } as const;
 
 /**
  * Waits until the account index has taken these workflows' writes: it sees tasks, decisions and
@@ -68,4 +71,17 @@ export async function rpc(body: unknown, options: { token?: string | null; heade
           ?.slice(6)
       : text;
   return { status: response.status, headers: response.headers, body: json ? (JSON.parse(json) as Record<string, unknown>) : null };
+}
+
+/** An approved device of the acme account (added by an admin through the API), and its key. */
+export async function approvedDevice(name: string) {
+  const device = await testDevice();
+  const response = await workerFetch(`${ORIGIN}/api/devices`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name, key: device.key }),
+  });
+  if (response.status !== 201) throw new Error(`approving a device: HTTP ${response.status} ${await response.text()}`);
+  const approved = (await response.json()) as { id: string; fingerprint: string };
+  return { device, id: approved.id, fingerprint: approved.fingerprint };
 }

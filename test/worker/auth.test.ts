@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bootstrapRef } from "../../src/account/credentials";
 import { sha256Hex } from "../../src/crypto";
+import { bootstrapRef } from "../../src/domain/credentials";
 import { authenticateToken, bearerToken, credentialAuthority } from "../../src/http/bearer-tokens";
 import { LIMITS } from "../../src/limits";
 import { ORIGIN, rpc, TOKENS, workerFetch } from "../support/worker";

@@ -8,6 +8,7 @@ import type { SignedStatement } from "@waymark/protocol/statement";
 import { checkExport } from "@waymark/protocol/verify";
 import { beforeAll, describe, expect, it } from "vitest";
 import exportSchema from "../../docs/schemas/export-v1.json";
+import policySchema from "../../docs/schemas/policy-v1.json";
 import { publishedKeys } from "../../src/signing";
 import { callTool, connect } from "../support/mcp-client";
 import { ORIGIN, signIn, TOKENS, workerFetch, workerTarget } from "../support/worker";
@@ -38,7 +39,10 @@ describe("exports for a bearer token", () => {
     expect(response.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
     expect(response.headers.get("Cache-Control")).toBe("no-store");
     const text = await response.text();
-    expect(checkExport(JSON.parse(text), await publishedKeys(env as Env))).toMatchObject({ problems: [], signature: { status: "ok" } });
+    expect(await checkExport(JSON.parse(text), { keys: await publishedKeys(env as Env), signers: null })).toMatchObject({
+      problems: [],
+      signature: { status: "ok" },
+    });
     const owner = await (await workerFetch(`${ORIGIN}/w/${workflowId}/export.json`, { headers: { Cookie: await signIn() } })).text();
     expect(unsigned(text)).toEqual(unsigned(owner));
 
@@ -95,5 +99,12 @@ describe("the export's JSON Schema", () => {
     expect(response.headers.get("Content-Type")).toBe("application/schema+json");
     expect(response.headers.get("Cache-Control")).toBe("public, max-age=3600");
     expect(await response.json()).toEqual(exportSchema);
+  });
+
+  it("and the policy file's schema, as docs/schemas/policy-v1.json holds it", async () => {
+    const response = await get("/schemas/policy-v1.json", null);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toBe("application/schema+json");
+    expect(await response.json()).toEqual(policySchema);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseManagedToken } from "../../src/account/tokens";
 import { ACTION_SCOPES, type Action, allows, derivationProblem, effectiveScopes, may, type Scope } from "../../src/domain/access-scopes";
+import { parseManagedToken } from "../../src/domain/managed-token";
 import { scopeNeeded } from "../../src/mcp/message-scopes";
 
 describe("scope rules", () => {
@@ -63,6 +63,7 @@ const MATRIX: [Action, string][] = [
   ["settings.change", "  ·    ·     ✓       ✓         ✓"],
   ["device.pair", "      ·    ✓     ·       ·         ✓"],
   ["device.manage", "    ·    ·     ✓       ✓         ✓"],
+  ["github.configure", " ·    ·     ·       ·         ✓"],
 ];
 
 describe("the access matrix", () => {

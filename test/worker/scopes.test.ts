@@ -39,7 +39,7 @@ beforeAll(async () => {
   await client.close();
 });
 
-/** Each route and the action of the access matrix (src/http/scopes.ts) it performs. */
+/** Each route and the action of the access matrix (src/domain/access-scopes.ts) it performs. */
 const ROUTES: [string, string, () => string, Action, unknown?][] = [
   ["GET", "/api/search?q=matrix", () => "/api/search?q=matrix", "workflow.read"],
   ["GET", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "share.read"],

@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
-import { parseManagedToken } from "../../src/account/tokens";
 import { sha256Hex } from "../../src/crypto";
+import { parseManagedToken } from "../../src/domain/managed-token";
 import { authenticateToken, VERIFIED_TTL_MS } from "../../src/http/bearer-tokens";
 import { callTool, connect } from "../support/mcp-client";
 import { ORIGIN, rpc, TOKENS, workerFetch, workerTarget } from "../support/worker";
@@ -53,6 +53,8 @@ describe("/api/tokens", () => {
     }
     expect(Date.now() - Date.parse(String(used))).toBeLessThan(10_000);
     await callTool(client, "get_workflow", {});
+    // The subject is an absence (no second write within the minute), which no event announces: a
+    // write after the reply would land well within 50 ms here (the first one above took one poll).
     await new Promise((r) => setTimeout(r, 50));
     const again = (await api("GET", "/api/tokens")).body.tokens as { id: string; last_used_at: string | null }[];
     expect(again.find((t) => t.id === body.id)?.last_used_at).toBe(used);

@@ -5,6 +5,7 @@ import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
 import { ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
+import { eventually } from "../support/eventually";
 import { pushToAccount, stubFor, value } from "./rpc";
 
 // When the account index sees a write: log writes are pushed together within
@@ -50,7 +51,14 @@ describe("account index pushes", () => {
     // Only the backstop alarm, far later than the batch: it is there for a timer lost with its process.
     expect(pending.alarm).toBeGreaterThan(Date.now() + ACCOUNT_PUSH_DELAY_MS);
 
-    await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 500));
+    const waited = Date.now();
+    await eventually(
+      "the batch pushed",
+      async () => ((await syncState(workflow)).synced === pending.last ? true : null),
+      ACCOUNT_PUSH_DELAY_MS + 5_000,
+      20,
+    );
+    expect(Date.now() - waited).toBeLessThan(ACCOUNT_PUSH_DELAY_MS + 1000);
     const after = await syncState(workflow);
     expect(after.synced).toBe(after.last);
     const head = value(await workflow.readHead(ACCOUNT, false));

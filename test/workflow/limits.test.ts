@@ -9,8 +9,9 @@ import type { FeedbackRecords } from "../../src/workflow/feedback";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import type { WithFeedback } from "../../src/workflow/writer";
 import { file } from "../domain/fixtures";
+import { clockPast, eventually } from "../support/eventually";
 import { callTool, connect } from "../support/mcp-client";
-import { workerTarget } from "../support/worker";
+import { ON_PAGE, workerTarget } from "../support/worker";
 import { failure, pushToAccount, readWhole, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
@@ -122,7 +123,7 @@ describe("a write that rolls back", () => {
     const { id, stub, taskId } = await newTask();
     // The agent's write learns that nothing is waiting.
     expect(value(await stub.logMilestone(ACME, { task_id: taskId, message: "m" }))).not.toHaveProperty("reviewer_feedback");
-    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Look at the tests." }));
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Look at the tests.", ...ON_PAGE }));
     await runInDurableObject(stub, async (instance, state) => {
       const feedback = (instance as unknown as { feedback: FeedbackRecords }).feedback;
       const rollback = new Error("the commit failed");
@@ -157,8 +158,9 @@ describe("the workflow's updated_at", () => {
       expect({ tool, updated_at: await updatedAt() }).toEqual({ tool, updated_at: await lastEventAt() });
     }
     const before = await updatedAt();
-    await new Promise((r) => setTimeout(r, 5));
-    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted." }));
+    // A feedback written later than the last write: had it moved updated_at, the value would differ.
+    await clockPast(before ?? 0);
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Noted.", ...ON_PAGE }));
     expect(await updatedAt()).toBe(before);
     expect(value(await stub.readHead(ACME, false)).workflow.updated_at).toBe(new Date(before ?? 0).toISOString());
   });
@@ -240,7 +242,10 @@ async function follow(stub: DurableObjectStub<WorkflowObject>, token: string | n
   return { status: response.status, socket, messages, bytes: () => bytes };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+/** Waits until the follower has been sent a message that `matches` (the object answers in order). */
+function received(live: { messages: LiveMessage[] }, what: string, matches: (message: LiveMessage) => boolean): Promise<true> {
+  return eventually(what, async () => (live.messages.some(matches) ? true : null), 10_000, 5);
+}
 
 describe("live followers", () => {
   it("are refused without a verified share token, whatever the URL says", async () => {
@@ -265,23 +270,26 @@ describe("live followers", () => {
     });
     const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
     const live = await follow(stub, token);
-    await settle();
+    await received(live, "the first page", (m) => m.type === "more");
     const firstPage = live.messages.at(-1);
     expect(firstPage?.type).toBe("more");
     expect(live.bytes()).toBeLessThan(LIMITS.LIVE_PAGE_BYTES + 10_000);
     live.socket?.send(JSON.stringify({ after: firstPage?.seq }));
-    await settle();
+    await received(live, "the last page", (m) => m.type === "caught_up");
     expect(live.messages.at(-1)).toMatchObject({ type: "caught_up" });
     const events = live.messages.filter((m) => m.type === "event").map((m) => m.event?.seq);
     expect(events).toEqual([...new Array(events.length).keys()].map((i) => i + 1));
-    const once = live.bytes();
     // The amplification attack: an 11-byte message asking for the whole log again, 30 times.
+    const seen = live.messages.length;
     for (let i = 0; i < 30; i++) live.socket?.send('{"after":0}');
-    await settle();
-    expect(live.bytes()).toBe(once);
+    // The object takes a socket's messages in order: its answer to a malformed one comes after
+    // whatever the 30 requests made it send.
+    live.socket?.send("not json");
+    await received(live, "the answer to a malformed message", (m) => m.type === "error");
+    expect(live.messages.slice(seen).map((m) => m.type)).toEqual(["error"]);
     // New events still arrive, once each.
     value(await stub.logMilestone(ACME, { task_id: taskId, message: "after" }));
-    await settle();
+    await received(live, "the new event", (m) => m.type === "event" && m.event?.seq === events.length + 1);
     const seqs = live.messages.filter((m) => m.type === "event").map((m) => m.event?.seq);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(seqs.at(-1)).toBe(events.length + 1);

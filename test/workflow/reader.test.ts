@@ -5,6 +5,7 @@ import { LIMITS } from "../../src/limits";
 import { PagedReadError, recordRows, taskEntries } from "../../src/pages/paged-reads";
 import { BAD_CURSOR } from "../../src/workflow/cursor";
 import { file } from "../domain/fixtures";
+import { ON_PAGE } from "../support/worker";
 import { failure, readWhole, stubFor, value } from "./rpc";
 
 const ACME = "acme";
@@ -183,7 +184,7 @@ describe("paged reads: the head and the whole view's arrays", () => {
   it("gives the owner the share link's state and feedback, and a link's reader the feedback only", async () => {
     const { id, stub } = await newWorkflow();
     const token = value(await stub.manageShare(ACME, "rotate", null)).token as string;
-    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Looks right" }));
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: "Looks right", ...ON_PAGE }));
     const owner = value(await stub.readHead(ACME, true));
     expect(owner.share?.status).toBe("active");
     expect(owner.feedback?.map((f) => f.body)).toEqual(["Looks right"]);

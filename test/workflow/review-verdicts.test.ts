@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { FeedbackTarget, FeedbackVerdict } from "../../src/domain/view";
 import { newWorkflowId } from "../../src/ids";
 import { RECOUNT_REVIEWS_NEEDED } from "../../src/workflow/feedback";
+import { ON_PAGE } from "../support/worker";
 import { pushToAccount, stubFor, value } from "./rpc";
 
 const ACME = "acme";
@@ -41,7 +42,7 @@ async function bothCounts(stub: Stub): Promise<[number, number]> {
 }
 
 async function say(stub: Stub, target: FeedbackTarget, targetId: string, verdict: FeedbackVerdict) {
-  value(await stub.addFeedback(ACME, { target, target_id: targetId, verdict, body: verdict }));
+  value(await stub.addFeedback(ACME, { target, target_id: targetId, verdict, body: verdict, ...ON_PAGE }));
 }
 
 describe("reviewer verdicts and reviews needed", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import type { WithFeedback } from "../../src/workflow/writer";
+import { ON_PAGE } from "../support/worker";
 import { stubFor, value } from "./rpc";
 
 /** The RPC methods keep their declared result types; the feedback rides along as an extra field. */
@@ -18,8 +19,12 @@ describe("reviewer feedback in a write's result", () => {
     const stub = stubFor(id);
     value(await stub.startWorkflow(ACCOUNT, id, { name: "Carried" }));
     const task = value(await stub.startTask(ACCOUNT, { workflow_id: id, name: "T", goal: "g" }));
-    const first = value(await stub.addFeedback(ACCOUNT, { target: "workflow", target_id: id, verdict: "comment", body: "one" }));
-    const second = value(await stub.addFeedback(ACCOUNT, { target: "task", target_id: task.task_id, verdict: "approved", body: "two" }));
+    const first = value(
+      await stub.addFeedback(ACCOUNT, { target: "workflow", target_id: id, verdict: "comment", body: "one", ...ON_PAGE }),
+    );
+    const second = value(
+      await stub.addFeedback(ACCOUNT, { target: "task", target_id: task.task_id, verdict: "approved", body: "two", ...ON_PAGE }),
+    );
     expect(first).not.toHaveProperty("reviewer_feedback");
     expect(second).not.toHaveProperty("reviewer_feedback");
 
@@ -36,7 +41,7 @@ describe("reviewer feedback in a write's result", () => {
     const stub = stubFor(id);
     value(await stub.startWorkflow(ACCOUNT, id, { name: "Refused" }));
     const task = value(await stub.startTask(ACCOUNT, { workflow_id: id, name: "T", goal: "g", idempotency_key: "start-t" }));
-    value(await stub.addFeedback(ACCOUNT, { target: "workflow", target_id: id, verdict: "comment", body: "kept" }));
+    value(await stub.addFeedback(ACCOUNT, { target: "workflow", target_id: id, verdict: "comment", body: "kept", ...ON_PAGE }));
     const refused = await stub.logMilestone("globex", { task_id: task.task_id, message: "not theirs" });
     expect(refused.ok).toBe(false);
     const replay = value(await stub.startTask(ACCOUNT, { workflow_id: id, name: "T", goal: "g", idempotency_key: "start-t" }));

@@ -134,7 +134,7 @@ export async function readInertContext(
 /**
  * True when the config makes git convert no file on its way in: core.autocrlf off (unset or a
  * false value), no core.attributesFile and no attr.* setting (attr.tree reads attributes from a
- * tree); attributes files are looked for by ./verbatim-blobs.ts.
+ * tree); attributes files are looked for by ../verbatim-blobs.ts.
  */
 function storesVerbatim(entries: readonly ConfigEntry[]): boolean {
   if (entries.some(({ key }) => key === "core.attributesfile" || key.startsWith("attr."))) return false;
@@ -184,4 +184,22 @@ function booleanSetting(entries: readonly ConfigEntry[], key: string): boolean {
 /** A context for the queries that run nothing a repository could define (`rev-parse`): no config read needed. */
 export function plainContext(dir: string): GitContext {
   return { cwd: dir, env: cleanGitEnv(), fileMode: true, symlinks: true };
+}
+
+/**
+ * `context` with hooks turned off as well: for the helper's one write to a repository (its notes,
+ * ../notes/store.ts), whose `update-ref` would otherwise run a reference-transaction hook the
+ * repository defines. A hooks path that names no directory makes git find no hook.
+ */
+export function withoutHooks(context: GitContext): GitContext {
+  const count = Number(context.env.GIT_CONFIG_COUNT ?? "0");
+  return {
+    ...context,
+    env: {
+      ...context.env,
+      GIT_CONFIG_COUNT: String(count + 1),
+      [`GIT_CONFIG_KEY_${count}`]: "core.hooksPath",
+      [`GIT_CONFIG_VALUE_${count}`]: "/dev/null/waymark-runs-no-hooks",
+    },
+  };
 }

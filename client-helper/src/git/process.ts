@@ -50,14 +50,14 @@ export type GitContext = {
    * with their `remote.<name>.url` (the last value, as `git config --get`), when the config was read.
    */
   remotes?: ReadonlyMap<string, string | null>;
-  /** From the config read: git stores files as their bytes unless attributes say otherwise (./verbatim-blobs.ts). */
+  /** From the config read: git stores files as their bytes unless attributes say otherwise (../verbatim-blobs.ts). */
   storesVerbatim?: boolean;
   /**
    * Filter drivers the repository's own config defines a clean or process command for: git runs
    * them when the agent commits, the helper never does (../unrun-filters.ts).
    */
   unrunFilters?: ReadonlySet<string>;
-  /** git processes this tool call started ahead of their input (./prestarted-git.ts). */
+  /** git processes this tool call started ahead of their input (../prestarted-git.ts). */
   ready?: { take(context: GitContext, args: readonly string[]): StartedGit | undefined; spawned(): void };
 };
 

@@ -44,7 +44,7 @@ export async function gitHashFiles(context: GitContext, paths: readonly Uint8Arr
   return ids;
 }
 
-/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ./prestarted-git.ts). */
+/** The arguments of gitHashFiles' git query (a tool call may start it ahead: ../prestarted-git.ts). */
 export const HASH_FILES: readonly string[] = ["hash-object", "--stdin-paths"];
 
 /** The repository's top-level directory and git directory, or null when `dir` is not inside a git work tree. */
@@ -182,4 +182,61 @@ export async function gitHiddenEntries(context: GitContext, indexFile?: string):
     hiddenByIndex.set(indexFile, { stamp: index.stamp, env: context.env, entries: hidden });
   }
   return hidden;
+}
+
+/** The commit a revision names (`git rev-parse --verify <rev>^{commit}`), or null when it names none here. */
+export async function gitResolveCommit(context: GitContext, revision: string): Promise<string | null> {
+  if (revision.startsWith("-")) return null;
+  try {
+    return (
+      (await runGit(context, ["rev-parse", "-q", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim() || null
+    );
+  } catch (error) {
+    if (error instanceof GitError) return null;
+    throw error;
+  }
+}
+
+/**
+ * The commits of a range, newest first (`git rev-list base..head`): what a pull request adds to
+ * its base. At most `max`; `more` says whether there were others.
+ */
+export async function gitRangeCommits(
+  context: GitContext,
+  base: string,
+  head: string,
+  max: number,
+): Promise<{ commits: string[]; more: boolean }> {
+  const out = await runGit(context, ["rev-list", `--max-count=${max + 1}`, `${base}..${head}`, "--"]);
+  const commits = out
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => /^[0-9a-f]{40,64}$/.test(line));
+  return { commits: commits.slice(0, max), more: commits.length > max };
+}
+
+/**
+ * The lines a file has after `head` that the range added or changed, as [first, last] ranges
+ * (`git diff -U0 base head -- path`: the hunks' new sides), so findings land on changed lines.
+ */
+export async function gitAddedRanges(context: GitContext, base: string, head: string, path: string): Promise<[number, number][]> {
+  const out = await runGit(context, ["diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", base, head, "--", path]);
+  const ranges: [number, number][] = [];
+  for (const match of out.toString("utf8").matchAll(/^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/gm)) {
+    const start = Number(match[1]);
+    const count = match[2] === undefined ? 1 : Number(match[2]);
+    if (count > 0) ranges.push([start, start + count - 1]);
+  }
+  return ranges;
+}
+
+/** Whether `ancestor` is reachable from `descendant` (`git merge-base --is-ancestor`); false when either is not here. */
+export async function gitIsAncestor(context: GitContext, ancestor: string, descendant: string): Promise<boolean> {
+  try {
+    await runGit(context, ["merge-base", "--is-ancestor", ancestor, descendant]);
+    return true;
+  } catch (error) {
+    if (error instanceof GitError) return false;
+    throw error;
+  }
 }

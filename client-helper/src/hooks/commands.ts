@@ -6,13 +6,9 @@
  * it ended, its exit code, its duration and the kinds of check it runs; never its output, which
  * the payloads carry and which is dropped here.
  *
- * What each agent's hook payload says (observed with the real CLIs; docs/evidence.md):
- * - Claude Code: PostToolUse for `Bash` after a command that exited 0 (`duration_ms`;
- *   `tool_response.interrupted`), PostToolUseFailure for one that did not (`error` starts with
- *   "Exit code N"); a command sent to the background has no exit code yet;
- * - Codex: PostToolUse for `Bash` carries the command and its output only: the exit code and
- *   duration are read at complete_task from its session (rollout) file, by the call's id;
- * - Cursor: afterShellExecution carries the command and its `duration` (no exit code).
+ * What each agent's hook payload says of a command is its module's `shellRun` (../agents/; observed
+ * with the real CLIs, docs/evidence.md); what a payload could not say (Codex's exit codes) is read at
+ * complete_task from the agent's session file (its transcript's `commandResults`, by the call's id).
  * Missing figures stay null ("not observed"), never guessed.
  *
  * Records live beside the hooks' journal (./journal.ts), one JSON line per command in
@@ -22,26 +18,13 @@
 import { createHash } from "node:crypto";
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AgentName } from "@waymark/protocol/agent-config";
 import { type CommandKind, type CommandKindRules, commandKinds } from "@waymark/protocol/command-kind";
 import { redact } from "@waymark/protocol/redact";
 import type { ObservedCommand, ObservedCommands } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
-import { boundedLines } from "../usage/lines.js";
+import type { ShellRun } from "../agents/agent.js";
+import { agentNamed } from "../agents/registry.js";
 import { Journal } from "./journal.js";
-import { hasPatch } from "./patch.js";
-
-type Payload = Record<string, unknown>;
-
-/** One command as its hook reported it (before redaction and bounds). */
-export type ShellRun = {
-  command: string;
-  exit_code: number | null;
-  duration_ms: number | null;
-  /** Codex: the call's id and its session file, where the exit code is read later. */
-  call_id?: string;
-  transcript?: string;
-};
 
 /** A command as the journal keeps it: redacted, bounded, its kinds known. */
 type CommandRecord = ObservedCommand & { agent: string; call_id?: string; transcript?: string };
@@ -50,55 +33,6 @@ type CommandRecord = ObservedCommand & { agent: string; call_id?: string; transc
 const LOG_BYTES = 256 * 1024;
 /** Command text read before redaction: a secret cannot start in the kept bytes and end past this. */
 const REDACTED_CHARS = 32 * 1024;
-/** A rollout line longer than this is a command with huge output: its exit code is not read. */
-const ROLLOUT_LINE_BYTES = 4 * 1024 * 1024;
-
-const text = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
-const whole = (value: unknown): number | null => (typeof value === "number" && Number.isInteger(value) ? value : null);
-const duration = (value: unknown): number | null => {
-  const ms = typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : null;
-  return ms !== null && ms <= WIRE_LIMITS.COMMAND_DURATION_MS ? ms : null;
-};
-const object = (value: unknown): Payload => (value && typeof value === "object" && !Array.isArray(value) ? (value as Payload) : {});
-
-/** An exit code a host may name explicitly in its response, under any of the usual names. */
-function explicitExitCode(response: Payload): number | null {
-  return whole(response.exit_code) ?? whole(response.exitCode) ?? whole(response.returnCode);
-}
-
-/** The shell command a hook payload reports, or null when the payload is not one. */
-export function shellRun(payload: Payload, agent: AgentName): ShellRun | null {
-  if (agent === "cursor") {
-    if (payload.hook_event_name !== "afterShellExecution") return null;
-    const command = text(payload.command);
-    return command
-      ? { command, exit_code: whole(payload.exit_code) ?? whole(payload.exitCode), duration_ms: duration(payload.duration) }
-      : null;
-  }
-  if (payload.tool_name !== "Bash") return null;
-  const input = object(payload.tool_input);
-  const command = text(input.command);
-  if (!command) return null;
-  const ms = duration(payload.duration_ms);
-  if (agent === "codex") {
-    // apply_patch run through the shell is an edit (./patch.ts), not a command to report.
-    if (hasPatch(command)) return null;
-    const response = object(payload.tool_response);
-    const run: ShellRun = { command, exit_code: explicitExitCode(response), duration_ms: ms };
-    const id = text(payload.tool_use_id);
-    const transcript = text(payload.transcript_path);
-    if (run.exit_code === null && id && transcript) Object.assign(run, { call_id: id, transcript });
-    return run;
-  }
-  if (payload.hook_event_name === "PostToolUseFailure") {
-    const code = /^Exit code (-?\d{1,10})\b/.exec(text(payload.error) ?? "");
-    return { command, exit_code: code && payload.is_interrupt !== true ? Number(code[1]) : null, duration_ms: ms };
-  }
-  const response = object(payload.tool_response);
-  // PostToolUse runs only after a command that succeeded; one sent to the background has not ended yet.
-  const ended = response.interrupted !== true && input.run_in_background !== true && response.backgroundTaskId === undefined;
-  return { command, exit_code: explicitExitCode(response) ?? (ended ? 0 : null), duration_ms: ended ? ms : null };
-}
 
 /** Control characters (other than tab and newline) shown as escapes: a command line is read by people. */
 function readable(command: string): string {
@@ -216,42 +150,19 @@ function compact(file: string): void {
   renameSync(temp, file);
 }
 
-/**
- * Codex's exit codes and durations, read from its session file: `item_completed` events of a
- * `CommandExecution` item, by the item's id (the call id its hook payload names).
- */
-async function codexResults(
-  path: string,
-  ids: ReadonlySet<string>,
-): Promise<Map<string, { exit_code: number | null; duration_ms: number | null }>> {
-  const found = new Map<string, { exit_code: number | null; duration_ms: number | null }>();
-  try {
-    for await (const line of boundedLines(path, ROLLOUT_LINE_BYTES)) {
-      if (!line.includes('"CommandExecution"') || !line.includes('"item_completed"')) continue;
-      const entry = JSON.parse(line) as { payload?: { type?: unknown; item?: Payload } };
-      const item = entry.payload?.type === "item_completed" ? object(entry.payload.item) : {};
-      const id = text(item.id);
-      if (item.type !== "CommandExecution" || !id || !ids.has(id)) continue;
-      const spent = object(item.duration);
-      const ms = typeof spent.secs === "number" && typeof spent.nanos === "number" ? spent.secs * 1000 + spent.nanos / 1e6 : null;
-      found.set(id, { exit_code: whole(item.exit_code), duration_ms: duration(ms) });
-      if (found.size === ids.size) break;
-    }
-  } catch {
-    // Unreadable: those exit codes stay not observed.
-  }
-  return found;
-}
-
-/** Fills in what Codex's hooks could not say, from its session files. */
-async function withCodexResults(runs: CommandRecord[]): Promise<void> {
-  const byFile = new Map<string, Set<string>>();
+/** Fills in what the agents' hooks could not say, from their session files. */
+async function withTranscriptResults(runs: CommandRecord[]): Promise<void> {
+  const byFile = new Map<string, { agent: string; ids: Set<string> }>();
   for (const run of runs) {
     if (run.exit_code !== null || !run.call_id || !run.transcript) continue;
-    byFile.set(run.transcript, (byFile.get(run.transcript) ?? new Set()).add(run.call_id));
+    const file = byFile.get(run.transcript) ?? { agent: run.agent, ids: new Set<string>() };
+    byFile.set(run.transcript, file);
+    file.ids.add(run.call_id);
   }
-  for (const [path, ids] of byFile) {
-    const results = await codexResults(path, ids);
+  for (const [path, { agent, ids }] of byFile) {
+    const read = agentNamed(agent)?.transcript?.commandResults;
+    if (!read) continue;
+    const results = await read(path, ids);
     for (const run of runs) {
       const result = run.call_id && run.transcript === path ? results.get(run.call_id) : undefined;
       if (!result) continue;
@@ -276,7 +187,7 @@ export async function observedCommands(
     const [session, edits] = await Promise.all([journal.session(), journal.editedPaths(taskId)]);
     const log = readLog(logFile(journal, taskId));
     if (log.runs.length === 0 && log.omitted === 0 && session?.commands !== true) return undefined;
-    await withCodexResults(log.runs);
+    await withTranscriptResults(log.runs);
     const selected = selectRuns(log.runs, WIRE_LIMITS.COMMANDS);
     const omitted = log.omitted + selected.omitted;
     const runs = selected.runs.map(({ agent: _agent, call_id: _call, transcript: _transcript, ...run }) => run);

@@ -7,8 +7,10 @@
  * goes wrong, the agent's tool call or session goes on: exit 0.
  */
 import { parseArgs } from "node:util";
+import { HOOK_EVENTS, type HookEvent } from "@waymark/protocol/agent-config";
+import { AGENT_NAMES, agentConfig } from "@waymark/protocol/agents";
 import { resolveEndpoint } from "../endpoint.js";
-import { HOOK_AGENTS, HOOK_EVENTS, type HookAgent, type HookEvent, runHook } from "./hook-runner.js";
+import { runHook } from "./hook-runner.js";
 import { ensureLauncher } from "./launcher.js";
 
 export type HookIo = {
@@ -27,9 +29,10 @@ export async function runHookCommand(args: string[], io: HookIo, version: string
       strict: true,
     });
     const event = positionals[0] as HookEvent;
-    const agent = (values.agent ?? "claude") as HookAgent;
-    if (!HOOK_EVENTS.includes(event) || !HOOK_AGENTS.includes(agent)) {
-      io.stderr(`waymark hook: unknown event or agent (events: ${HOOK_EVENTS.join(", ")}; agents: ${HOOK_AGENTS.join(", ")})\n`);
+    // Without --agent: Claude Code's, whose hook lines came before the option.
+    const agent = agentConfig(values.agent ?? "claude");
+    if (!HOOK_EVENTS.includes(event) || !agent) {
+      io.stderr(`waymark hook: unknown event or agent (events: ${HOOK_EVENTS.join(", ")}; agents: ${AGENT_NAMES.join(", ")})\n`);
       return 0;
     }
     const input = await io.stdin();

@@ -13,10 +13,11 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { appendFile, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
 import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
-import { type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
+import type { TranscriptUsage } from "../usage/transcript.js";
 import { hookRemindedAt, keepStopState } from "./stop-state.js";
 
 export type OpenTask = {
@@ -43,6 +44,12 @@ export type CompletedTask = OpenTask & {
   edited_paths: string[];
   usage: TranscriptUsage | null;
 };
+
+/**
+ * How a task's usage is read from the agent's transcript, by the agent's name, the transcript and the
+ * window (../usage/transcript.ts's transcriptUsage, which the proxy gives: the hooks never read one).
+ */
+export type UsageReader = (agent: string, transcriptPath: string, fromMs: number, toMs: number) => Promise<TranscriptUsage | null>;
 
 export type LastWorkflow = { workflow_id: string; name: string | null; seen_at: number };
 
@@ -340,6 +347,17 @@ export class Journal {
     if (this.batch) this.batch.session = Promise.resolve(session);
   }
 
+  /**
+   * Notes the session a hook's payload names, as its agent names it (its transcript tells the usage of
+   * the tasks worked in it). The helper's hooks include the shell-command hook (./commands.ts):
+   * commands are observed.
+   */
+  async hookSession(payload: HookPayload, agent: AgentConfig, at: number): Promise<void> {
+    const { id, transcript } = agent.payload.session(payload);
+    if (transcript || id)
+      await this.sessionSeen({ agent: agent.name, session_id: id, transcript_path: transcript, seen_at: at, commands: true });
+  }
+
   session(): Promise<AgentSession | null> {
     if (this.batch) {
       this.batch.session ??= readJson<AgentSession>(join(this.folder, "session.json"));
@@ -353,9 +371,9 @@ export class Journal {
    * usage between its start and now are kept in `done/`. Returns that record (null when the
    * task was not started through this helper on this machine).
    */
-  async taskCompleted(taskId: string, completedAt: number): Promise<CompletedTask | null> {
+  async taskCompleted(taskId: string, completedAt: number, usage: UsageReader): Promise<CompletedTask | null> {
     if (this.batch) this.batch.open = undefined;
-    const done = await this.summarize(taskId, completedAt);
+    const done = await this.summarize(taskId, completedAt, usage);
     if (!done) return this.completed(taskId);
     this.ensure("done");
     writeAtomic(this.taskFile("done", taskId), done);
@@ -369,13 +387,13 @@ export class Journal {
    * What completing the task now would record — its edited paths and the transcript usage
    * since it started — without closing it (so a complete_task request can carry it).
    */
-  async summarize(taskId: string, at: number): Promise<CompletedTask | null> {
+  async summarize(taskId: string, at: number, usage: UsageReader): Promise<CompletedTask | null> {
     const task = await readJson<OpenTask>(this.taskFile("open", taskId));
     if (!task) return null;
     const edits = await this.editedPaths(taskId);
     const session = await this.session();
-    const usage = session?.transcript_path ? await transcriptUsage(session.transcript_path, task.started_at, at) : null;
-    return { ...task, completed_at: at, edited_paths: edits.paths, usage };
+    const read = session?.transcript_path ? await usage(session.agent, session.transcript_path, task.started_at, at) : null;
+    return { ...task, completed_at: at, edited_paths: edits.paths, usage: read };
   }
 
   completed(taskId: string): Promise<CompletedTask | null> {

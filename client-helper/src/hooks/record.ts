@@ -8,7 +8,8 @@
  * session's context. Never throws: the journal is a record
  * beside the tool call, never a reason for it to fail.
  */
-import { awaitTranscriptLine, callingResponseWritten, type EdgeMetrics, edgeMetrics } from "../usage/transcript.js";
+import { agentNamed } from "../agents/registry.js";
+import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics, transcriptUsage } from "../usage/transcript.js";
 import { Journal } from "./journal.js";
 
 export async function noteTaskStarted(
@@ -41,7 +42,7 @@ export async function noteTaskCompleted(
 ): Promise<void> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
-    await journal.taskCompleted(taskId, Date.now());
+    await journal.taskCompleted(taskId, Date.now(), transcriptUsage);
   } catch (error) {
     log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
   }
@@ -80,10 +81,11 @@ export async function transcriptMetrics(
     const session = await journal.session();
     // The agent named the call: its transcript is read once it holds the usage of the response that made it,
     // which may be dated after the call came in (Codex dates it when the response ended).
-    if (callId !== undefined && session?.transcript_path) {
-      await awaitTranscriptLine(session.transcript_path, callingResponseWritten(callId));
+    const transcript = session ? agentNamed(session.agent)?.transcript : undefined;
+    if (callId !== undefined && session?.transcript_path && transcript) {
+      await awaitTranscriptLine(session.transcript_path, transcript.callingResponseWritten(callId));
     }
-    const summary = await journal.summarize(taskId, Date.now());
+    const summary = await journal.summarize(taskId, Date.now(), transcriptUsage);
     return summary?.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined;
   } catch {
     return undefined;

@@ -17,12 +17,12 @@ import { SPOOL_DIR } from "@waymark/protocol/agent-config";
 import { Journal, repositoryRoot } from "./journal.js";
 
 /**
- * How one spooled payload is recorded (../hooks/hook-runner.ts's recordToolCall): into `journal`, for
- * the tasks open `at`, as what `agent`'s tool call did; the number of tasks that got it. Null: the
- * agent is not one whose hooks spool.
+ * How one spooled payload is recorded (../hooks/hook-runner.ts's recordToolCall): into the journal of
+ * the directory the agent worked in, for the tasks open `at`, as what `agent`'s tool call did; the
+ * number of tasks that got it. Null: the agent is not one whose hooks spool.
  */
 export type SpoolRecorder = {
-  journalDir(payload: Record<string, unknown>): string;
+  journalDir(payload: Record<string, unknown>, agent: string): string | null;
   record(journal: Journal, payload: Record<string, unknown>, agent: string, at: number): Promise<number | null>;
 };
 
@@ -91,8 +91,8 @@ async function drainOne(
   const claimed = `${path}.claimed-${process.pid}`;
   await rename(path, claimed);
   try {
-    if (!payload) return 0;
-    const cwd = recorder.journalDir(payload);
+    const cwd = payload ? recorder.journalDir(payload, agent) : null;
+    if (!payload || cwd === null) return 0;
     const known = journals.get(cwd) ?? repositoryRoot(cwd).then((root) => new Journal(root, cache));
     journals.set(cwd, known);
     const journal = await known;

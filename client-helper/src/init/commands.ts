@@ -6,8 +6,10 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { HOOK_EVENTS } from "@waymark/protocol/agent-config";
+import type { Agent } from "../agents/agent.js";
+import { AGENTS, agentNamed } from "../agents/registry.js";
 import { EndpointError, noEndpointHelp, parseEndpoint, resolveEndpoint } from "../endpoint.js";
-import { AGENTS, type AgentName } from "./agents.js";
 import { installCommitTrailer } from "./commit-trailer.js";
 import { runInit } from "./setup.js";
 
@@ -18,12 +20,17 @@ export function isSetupCommand(command: string | undefined): command is SetupCom
   return (SETUP_COMMANDS as readonly (string | undefined)[]).includes(command);
 }
 
-export const SETUP_HELP: Record<SetupCommand, string> = {
-  init: `Usage: waymark init --url <endpoint> [--agent claude,cursor,codex] [--dir <dir>] [--dry-run] [--remove] [--commit-trailer]
+/** The agents as the help names them: `claude,cursor,codex`, `Claude Code, Cursor, Codex`… */
+const NAMES = AGENTS.map((agent) => agent.name);
+const LABELS = AGENTS.map((agent) => agent.label).join(", ");
+const INSTRUCTION_FILES = AGENTS.map((agent) => agent.instructionsFile).join(", ");
 
-Sets the project up for the agents found (Claude Code, Cursor, Codex) or named with --agent:
+export const SETUP_HELP: Record<SetupCommand, string> = {
+  init: `Usage: waymark init --url <endpoint> [--agent ${NAMES.join(",")}] [--dir <dir>] [--dry-run] [--remove] [--commit-trailer]
+
+Sets the project up for the agents found (${LABELS}) or named with --agent:
 the waymark MCP server entry (run from the endpoint's own helper tarball), a short
-instructions block (CLAUDE.md, AGENTS.md, .cursor/rules/waymark.mdc) and the hooks that
+instructions block (${INSTRUCTION_FILES}) and the hooks that
 record sessions and edits. Only Waymark's marked blocks and entries are written; a second
 run changes nothing. No token is written: configurations read WAYMARK_TOKEN. The endpoint is
 kept in ~/.config/waymark/config.json, where every waymark command finds it.
@@ -31,7 +38,7 @@ kept in ~/.config/waymark/config.json, where every waymark command finds it.
 Options:
   --url <endpoint>  the Waymark endpoint, base URL or its /mcp (default: $WAYMARK_URL, else
                     the endpoint kept by an earlier init)
-  --agent <list>    comma-separated: claude, cursor, codex (default: the agents found)
+  --agent <list>    comma-separated: ${NAMES.join(", ")} (default: the agents found)
   --dir <dir>       the project (default: the repository of the working directory)
   --dry-run         print the unified diff of what would be written; write nothing
   --remove          take out everything init wrote (files come back byte for byte)
@@ -68,7 +75,7 @@ Options:
   --new-key         move the current key aside and make a new one (after a revocation)
   -h, --help        show this help
 `,
-  hook: `Usage: waymark hook <session-start | post-tool-use | stop> [--agent claude|cursor|codex] [--url <endpoint>]
+  hook: `Usage: waymark hook <${HOOK_EVENTS.join(" | ")}> [--agent ${NAMES.join("|")}] [--url <endpoint>]
 
 What the hooks installed by 'waymark init' run: reads the agent's hook payload (JSON) on
 stdin and answers in that agent's format. Never fails the agent: errors end with exit 0.
@@ -101,18 +108,20 @@ function options(command: SetupCommand, args: string[], strings: string[], boole
   }
 }
 
-function agentList(value: string | undefined): AgentName[] | null {
+function agentList(value: string | undefined): Agent[] | null {
   if (value === undefined) return null;
   const names = value
     .split(",")
     .map((name) => name.trim().toLowerCase())
     .filter((name) => name !== "");
+  const agents: Agent[] = [];
   for (const name of names) {
-    if (!(AGENTS as readonly string[]).includes(name))
-      throw new SetupUsageError(`--agent: unknown agent ${JSON.stringify(name)} (known: ${AGENTS.join(", ")})`);
+    const agent = agentNamed(name);
+    if (!agent) throw new SetupUsageError(`--agent: unknown agent ${JSON.stringify(name)} (known: ${NAMES.join(", ")})`);
+    if (!agents.includes(agent)) agents.push(agent);
   }
-  if (names.length === 0) throw new SetupUsageError("--agent needs at least one agent name");
-  return [...new Set(names)] as AgentName[];
+  if (agents.length === 0) throw new SetupUsageError("--agent needs at least one agent name");
+  return agents;
 }
 
 async function run(command: SetupCommand, args: string[], io: Io, version: string): Promise<number> {

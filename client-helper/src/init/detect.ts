@@ -1,13 +1,11 @@
 /**
  * @module init/detect
- * Which agents a developer uses: their project folders or instruction files, their
- * configuration folders in the home directory, or their command on PATH.
+ * Which agents a developer uses, from the signs each agent's setup names (`evidence`: its project
+ * folders or instruction files, its folders in the home directory, its command on PATH).
  */
 import { accessSync, constants, existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import type { AgentName } from "./agents.js";
-
-export type Places = { project: string; home: string; codexHome: string; path: string | undefined };
+import type { Agent, SetupContext } from "../agents/agent.js";
 
 function onPath(command: string, path: string | undefined): boolean {
   for (const dir of (path ?? "").split(delimiter)) {
@@ -22,30 +20,10 @@ function onPath(command: string, path: string | undefined): boolean {
   return false;
 }
 
-/** The evidence found for each agent (empty: not detected). */
-export function detectAgents(places: Places): Record<AgentName, string[]> {
-  const found = (candidates: [string, boolean][]) => candidates.filter(([, present]) => present).map(([label]) => label);
-  const p = (...parts: string[]) => existsSync(join(places.project, ...parts));
-  const h = (...parts: string[]) => existsSync(join(places.home, ...parts));
-  return {
-    claude: found([
-      [".claude/", p(".claude")],
-      ["CLAUDE.md", p("CLAUDE.md")],
-      [".mcp.json", p(".mcp.json")],
-      ["~/.claude/", h(".claude")],
-      ["claude on PATH", onPath("claude", places.path)],
-    ]),
-    cursor: found([
-      [".cursor/", p(".cursor")],
-      [".cursorrules", p(".cursorrules")],
-      ["~/.cursor/", h(".cursor")],
-      ["cursor-agent on PATH", onPath("cursor-agent", places.path)],
-    ]),
-    codex: found([
-      [".codex/", p(".codex")],
-      ["AGENTS.md", p("AGENTS.md")],
-      [places.codexHome, existsSync(places.codexHome)],
-      ["codex on PATH", onPath("codex", places.path)],
-    ]),
-  };
+/** The evidence found for the agent (empty: not detected). */
+export function detectAgent(agent: Agent, ctx: SetupContext): string[] {
+  return agent.setup
+    .evidence(ctx)
+    .filter((sign) => ("command" in sign ? onPath(sign.command, ctx.env.PATH) : existsSync(sign.path)))
+    .map((sign) => sign.label);
 }

@@ -3,19 +3,22 @@
  * `waymark doctor`: checks what recording depends on and says how to fix each failure —
  * the endpoint answers, the token is accepted, git and the repository's identity, and the
  * configuration `waymark init` writes (MCP server entry, instructions, hooks) is in place
- * and runs this helper version. Exit code 1 when any check fails.
+ * and runs this helper version, with what each agent itself must allow (its setup's
+ * `doctorChecks`). Exit code 1 when any check fails.
  */
 import { execFile } from "node:child_process";
-import { isWaymarkHookCommand, TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import type { Agent, DoctorCheck, SetupContext } from "../agents/agent.js";
+import { AGENTS } from "../agents/registry.js";
 import type { ResolvedEndpoint } from "../endpoint.js";
 import { noEndpointHelp } from "../endpoint.js";
 import { cleanGitEnv } from "../git/process.js";
 import { launcherPath } from "../hooks/launcher.js";
+import { checkNotes } from "../notes/setup.js";
 import { Remote, RemoteFailure } from "../remote.js";
-import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, displayPath } from "./agents.js";
-import { hooksSetting } from "./codex.js";
-import { codexView } from "./codex-trust.js";
-import { initContext, readOrNull } from "./setup.js";
+import { agentEdits, displayPath } from "./config-files.js";
+import { readOrNull } from "./file-edit.js";
+import { initContext } from "./setup.js";
 
 export type DoctorOptions = {
   dir: string;
@@ -28,9 +31,6 @@ export type DoctorOptions = {
   timeoutMs?: number;
 };
 
-/** `skipped`: the check could not run (its detail says why); neither a pass nor a failure. */
-type Check = { name: string; ok: boolean; detail: string; fix?: string; skipped?: boolean };
-
 function git(args: string[], cwd: string): Promise<string | null> {
   return new Promise((done) => {
     execFile("git", args, { cwd, timeout: 5000, encoding: "utf8", env: cleanGitEnv() }, (error, stdout) =>
@@ -39,7 +39,7 @@ function git(args: string[], cwd: string): Promise<string | null> {
   });
 }
 
-async function checkEndpoint(origin: string, timeoutMs: number): Promise<Check> {
+async function checkEndpoint(origin: string, timeoutMs: number): Promise<DoctorCheck> {
   const started = Date.now();
   try {
     const response = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(timeoutMs) });
@@ -66,7 +66,7 @@ async function checkEndpoint(origin: string, timeoutMs: number): Promise<Check> 
   }
 }
 
-async function checkToken(url: string, token: string | undefined, version: string, timeoutMs: number): Promise<Check> {
+async function checkToken(url: string, token: string | undefined, version: string, timeoutMs: number): Promise<DoctorCheck> {
   if (!token) {
     return {
       name: "token",
@@ -99,7 +99,7 @@ async function checkToken(url: string, token: string | undefined, version: strin
   }
 }
 
-async function checkGit(dir: string): Promise<Check[]> {
+async function checkGit(dir: string): Promise<DoctorCheck[]> {
   const version = await git(["--version"], dir);
   if (!version)
     return [
@@ -131,7 +131,7 @@ async function checkGit(dir: string): Promise<Check[]> {
 }
 
 /** Informational: whether hooks can start without npm (see hooks/launcher). */
-async function fastPathCheck(version: string): Promise<Check> {
+async function fastPathCheck(version: string): Promise<DoctorCheck> {
   const launcher = launcherPath(version);
   const present = await readOrNull(launcher).catch(() => null);
   return {
@@ -143,100 +143,24 @@ async function fastPathCheck(version: string): Promise<Check> {
   };
 }
 
-const CODEX_EVENTS = [
-  ["sessionStart", "SessionStart"],
-  ["postToolUse", "PostToolUse"],
-  ["stop", "Stop"],
-] as const;
-
-/** Codex runs a project's hooks only in a trusted project and once each hook is trusted: asked of Codex itself. */
-async function checkCodexTrust(ctx: Awaited<ReturnType<typeof initContext>>, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const name = "Codex trust";
-  const view = await codexView(ctx.project, env);
-  if ("unavailable" in view) {
-    return [
-      {
-        name,
-        ok: true,
-        skipped: true,
-        detail: `not checked (${view.unavailable}): Codex runs the project's hooks only once the project and each hook are trusted`,
-      },
-    ];
-  }
-  const config = `${ctx.codexHome}/config.toml`;
-  const checks: Check[] = [];
-  if (view.projectDisabled) {
-    checks.push({
-      name,
-      ok: false,
-      detail: `Codex does not load ${ctx.project}/.codex/ (Waymark's hooks): ${view.projectDisabled}`,
-      fix: `run \`codex\` in ${ctx.project} and answer yes when asked to trust it, or add [projects.${JSON.stringify(ctx.project)}] trust_level = "trusted" to ${config} (headless: codex exec --trust)`,
-    });
-  } else checks.push({ name, ok: true, detail: `Codex loads ${ctx.project}/.codex/ (a trusted project)` });
-  const setting = hooksSetting(await readOrNull(config).catch(() => null));
-  if (!view.hooksEnabled) {
-    checks.push({
-      name: "Codex hooks",
-      ok: false,
-      detail: `hooks are turned off in Codex's config`,
-      fix: `set [features] hooks = true in ${config}`,
-    });
-    return checks;
-  }
-  if (view.projectDisabled) return checks;
-  const ours = view.hooks.filter((hook) => isWaymarkHookCommand(hook.command));
-  const missing = CODEX_EVENTS.filter(([event]) => !ours.some((hook) => hook.event === event)).map(([, label]) => label);
-  const untrusted = ours.filter((hook) => hook.trust !== "trusted" && hook.trust !== "managed");
-  const deprecated = setting?.key === "codex_hooks" ? ` (${config} uses [features] codex_hooks, the deprecated name of hooks)` : "";
-  if (missing.length > 0) {
-    checks.push({
-      name: "Codex hooks",
-      ok: false,
-      detail: `Codex lists no Waymark ${missing.join(", ")} hook for ${ctx.project}`,
-      fix: `run: waymark init --url ${ctx.endpoint.origin} --agent codex`,
-    });
-  }
-  if (untrusted.length > 0) {
-    const labels = untrusted.map((hook) => `${CODEX_EVENTS.find(([event]) => event === hook.event)?.[1] ?? hook.event} (${hook.trust})`);
-    checks.push({
-      name: "Codex hooks",
-      ok: false,
-      detail: `Codex has not trusted Waymark's ${labels.join(", ")} hook(s), and skips them without a word${deprecated}`,
-      fix: `run \`codex\` in ${ctx.project}, type /hooks, review Waymark's hooks and trust them (headless runs: codex exec --dangerously-bypass-hook-trust)`,
-    });
-  }
-  if (missing.length === 0 && untrusted.length === 0) {
-    checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's SessionStart, PostToolUse and Stop hooks${deprecated}` });
-  }
-  return checks;
-}
-
 /**
- * The Waymark plugin enabled for the user (Claude Code's settings, Codex's config) and init's
+ * The Waymark plugin enabled for the user (each agent says where: `pluginEnabled`) and init's
  * files in the project besides: two MCP servers and every hook twice (two reminders at each stop).
  */
-async function pluginAlsoEnabled(agent: AgentName, ctx: Awaited<ReturnType<typeof initContext>>): Promise<Check | null> {
-  const enabled =
-    agent === "claude"
-      ? /"waymark@waymark"\s*:\s*true/.test((await readOrNull(`${ctx.home}/.claude/settings.json`).catch(() => null)) ?? "")
-      : agent === "codex"
-        ? /^\[plugins\."waymark@waymark"\]\s*\n(?:[^[]*\n)?\s*enabled\s*=\s*true/m.test(
-            (await readOrNull(`${ctx.codexHome}/config.toml`).catch(() => null)) ?? "",
-          )
-        : false;
-  if (!enabled) return null;
+async function pluginAlsoEnabled(agent: Agent, ctx: SetupContext): Promise<DoctorCheck | null> {
+  if (!(await agent.setup.pluginEnabled?.(ctx))) return null;
   return {
-    name: AGENT_LABELS[agent],
+    name: agent.label,
     ok: false,
     detail: `the Waymark plugin is enabled for you and this project is also set up by waymark init: two MCP servers, and every hook runs twice`,
-    fix: `keep one: waymark init --remove --agent ${agent} (the plugin covers every project), or uninstall the plugin`,
+    fix: `keep one: waymark init --remove --agent ${agent.name} (the plugin covers every project), or uninstall the plugin`,
   };
 }
 
-async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const checks: Check[] = [];
-  const configured: AgentName[] = [];
-  const results = new Map<AgentName, { label: string; problem: string | null }[]>();
+async function checkAgents(ctx: SetupContext): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  const configured: Agent[] = [];
+  const results = new Map<Agent, { label: string; problem: string | null }[]>();
   for (const agent of AGENTS) {
     const files: { label: string; problem: string | null }[] = [];
     let present = false;
@@ -264,16 +188,17 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>, env: No
   for (const agent of configured) {
     const twice = await pluginAlsoEnabled(agent, ctx);
     if (twice) checks.push(twice);
-    if (agent === "codex") checks.push(...(await checkCodexTrust(ctx, env)));
+    const { doctorChecks } = agent.setup;
+    if (doctorChecks) checks.push(...(await doctorChecks(ctx)));
     for (const file of results.get(agent) ?? []) {
       checks.push(
         file.problem === null
-          ? { name: AGENT_LABELS[agent], ok: true, detail: `${file.label} runs waymark-helper ${ctx.version}` }
+          ? { name: agent.label, ok: true, detail: `${file.label} runs waymark-helper ${ctx.version}` }
           : {
-              name: AGENT_LABELS[agent],
+              name: agent.label,
               ok: false,
               detail: `${file.label}: ${file.problem}`,
-              fix: `run: waymark init --url ${ctx.endpoint.mcp} --agent ${agent}`,
+              fix: `run: waymark init --url ${ctx.endpoint.mcp} --agent ${agent.name}`,
             },
       );
     }
@@ -283,7 +208,7 @@ async function checkAgents(ctx: Awaited<ReturnType<typeof initContext>>, env: No
 
 export async function runDoctor(options: DoctorOptions): Promise<number> {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const checks: Check[] = [];
+  const checks: DoctorCheck[] = [];
   if (!options.endpoint) {
     checks.push({
       name: "endpoint",
@@ -302,8 +227,14 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
         ? await checkToken(ctx.endpoint.mcp, options.token, options.version, timeoutMs)
         : { name: "token", ok: false, detail: "not checked: the endpoint cannot be reached", fix: "fix the endpoint check first" },
     );
+    // The project's own checks (not an agent's) go here, after git's; then each agent's.
     checks.push(...(await checkGit(ctx.project)));
-    checks.push(...(await checkAgents(ctx, options.env)));
+    checks.push(
+      ...(await checkNotes(ctx.project).catch((e: unknown) => [
+        { name: "notes", ok: false, detail: `not checked: ${String(e)}`, fix: "run: waymark notes setup" },
+      ])),
+    );
+    checks.push(...(await checkAgents(ctx)));
   }
   for (const check of checks) {
     options.out(`${check.skipped ? "skip" : check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}\n`);

@@ -1,13 +1,11 @@
 /**
  * @module init/file-edit
  * One file `waymark init` manages for an agent: how to apply its part, take it out again, and
- * check it for `waymark doctor`. Its own module so that each agent's writer (./agents.ts,
- * ./codex.ts) can name it without importing the other.
+ * check it for `waymark doctor` (./config-files.ts makes them from each agent's declarations).
  */
-import type { AgentName } from "@waymark/protocol/agent-config";
+import { readFile } from "node:fs/promises";
 
 export type FileEdit = {
-  agent: AgentName;
   /** Absolute path. */
   path: string;
   /** Inside the project (shared through the repository) or in the user's home. */
@@ -19,3 +17,13 @@ export type FileEdit = {
   /** What is missing or stale for doctor, or null when the file holds exactly what init writes. */
   check: (content: string | null) => string | null;
 };
+
+/** A file's content; null when there is no file. */
+export async function readOrNull(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}

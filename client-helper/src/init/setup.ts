@@ -8,25 +8,28 @@
  * the file still holds exactly what init wrote; otherwise only Waymark's entries are taken out.
  */
 import { createHash } from "node:crypto";
-import { lstat, mkdir, readFile, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import type { Agent, SetupContext } from "../agents/agent.js";
+import { AGENTS } from "../agents/registry.js";
 import { DeviceKey } from "../device-key.js";
 import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
 import { repositoryRoot } from "../hooks/journal.js";
+import { setupNotes } from "../notes/setup.js";
 import { cacheRoot } from "../store.js";
-import { AGENT_LABELS, AGENTS, type AgentName, agentEdits, type Context, displayPath } from "./agents.js";
-import { codexTrustSteps } from "./codex.js";
-import { detectAgents } from "./detect.js";
+import { agentEdits, displayPath } from "./config-files.js";
+import { detectAgent } from "./detect.js";
 import { unifiedDiff } from "./diff.js";
-import type { FileEdit } from "./file-edit.js";
+import { type FileEdit, readOrNull } from "./file-edit.js";
 
 export type InitOptions = {
   dir: string;
   endpoint: Endpoint;
   version: string;
-  agents: AgentName[] | null;
+  /** The agents named (--agent); null: the agents found. */
+  agents: Agent[] | null;
   dryRun: boolean;
   remove: boolean;
   env: NodeJS.ProcessEnv;
@@ -39,24 +42,8 @@ export function homeOf(env: NodeJS.ProcessEnv): string {
   return env.HOME && env.HOME !== "" ? env.HOME : homedir();
 }
 
-export async function initContext(dir: string, endpoint: Endpoint, version: string, env: NodeJS.ProcessEnv): Promise<Context> {
-  const home = homeOf(env);
-  return {
-    project: await repositoryRoot(dir),
-    home,
-    codexHome: env.CODEX_HOME && env.CODEX_HOME !== "" ? env.CODEX_HOME : join(home, ".codex"),
-    endpoint,
-    version,
-  };
-}
-
-export async function readOrNull(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
+export async function initContext(dir: string, endpoint: Endpoint, version: string, env: NodeJS.ProcessEnv): Promise<SetupContext> {
+  return { project: await repositoryRoot(dir), home: homeOf(env), env, endpoint, version };
 }
 
 function inside(root: string, path: string): boolean {
@@ -150,11 +137,16 @@ async function write(planned: Planned, options: InitOptions, createdDirs: Set<st
   else await writeFile(edit.path, after);
 }
 
-function chooseAgents(options: InitOptions, ctx: Context): { agents: AgentName[]; why: Record<AgentName, string[]> } {
-  const why = detectAgents({ project: ctx.project, home: ctx.home, codexHome: ctx.codexHome, path: options.env.PATH });
+function chooseAgents(options: InitOptions, ctx: SetupContext): { agents: readonly Agent[]; why: Map<Agent, string[]> } {
+  const why = new Map(AGENTS.map((agent) => [agent, detectAgent(agent, ctx)]));
   if (options.agents) return { agents: options.agents, why };
-  if (options.remove) return { agents: [...AGENTS], why };
-  return { agents: AGENTS.filter((agent) => why[agent].length > 0), why };
+  if (options.remove) return { agents: AGENTS, why };
+  return { agents: AGENTS.filter((agent) => (why.get(agent) ?? []).length > 0), why };
+}
+
+/** `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
 /**
@@ -170,13 +162,32 @@ async function deviceStep(project: string, env: NodeJS.ProcessEnv): Promise<stri
   }
 }
 
+/**
+ * What a setup needs beyond each agent's files, once they are written, in order: the endpoint kept
+ * for every command, where the token comes from, the steps each agent asks of the user, this
+ * device's key. A project-level step (not an agent's) goes in this list.
+ */
+async function projectSteps(options: InitOptions, ctx: SetupContext, agents: readonly Agent[]): Promise<void> {
+  const saved = await saveUserEndpoint(options.endpoint, options.env);
+  options.out(`\nEndpoint ${options.endpoint.mcp} kept in ${saved}: every waymark command uses it when no --url is given.`);
+  options.out(
+    `\nNo token was written to any file. Your agent must start with ${TOKEN_VARIABLE} in its environment, e.g. in your shell profile:\n  export ${TOKEN_VARIABLE}=<your Waymark token>\n`,
+  );
+  for (const agent of agents) {
+    const { notes } = agent.setup;
+    if (notes) options.out(await notes(ctx));
+  }
+  options.out(await deviceStep(ctx.project, options.env));
+  options.out("Check the setup with: waymark doctor\n");
+}
+
 /** Runs init (or --remove, or a dry run); returns the exit code. */
 export async function runInit(options: InitOptions): Promise<number> {
   const ctx = await initContext(options.dir, options.endpoint, options.version, options.env);
   const { agents, why } = chooseAgents(options, ctx);
   if (agents.length === 0) {
     options.out(
-      `No agent found in ${ctx.project} or ${ctx.home} (looked for Claude Code, Cursor and Codex).\nName them: waymark init --url ${options.endpoint.origin} --agent claude,cursor,codex\n`,
+      `No agent found in ${ctx.project} or ${ctx.home} (looked for ${listed(AGENTS.map((agent) => agent.label))}).\nName them: waymark init --url ${options.endpoint.origin} --agent ${AGENTS.map((agent) => agent.name).join(",")}\n`,
     );
     return 1;
   }
@@ -201,30 +212,24 @@ export async function runInit(options: InitOptions): Promise<number> {
       if (options.dryRun) options.out(await unifiedDiff(label, planned.before, planned.after));
       else await write(planned, options, createdDirs);
     }
-    const evidence = options.agents || options.remove ? "" : ` (found ${why[agent].join(", ")})`;
+    const evidence = options.agents || options.remove ? "" : ` (found ${(why.get(agent) ?? []).join(", ")})`;
     const summary =
       changed.length === 0
         ? options.remove
           ? "nothing of Waymark's to remove"
           : "already up to date"
         : `${options.dryRun ? `would ${options.remove ? "remove from" : "write"}` : verb} ${changed.join(", ")}`;
-    options.out(`${AGENT_LABELS[agent]}${evidence}: ${summary}\n`);
+    options.out(`${agent.label}${evidence}: ${summary}\n`);
     for (const problem of problems) options.out(`  error: ${problem}\n`);
     failed ||= problems.length > 0;
   }
   for (const dir of [...createdDirs].sort((a, b) => b.length - a.length)) await rmdir(dir).catch(() => {});
-  if (!options.remove && !options.dryRun) {
-    const saved = await saveUserEndpoint(options.endpoint, options.env);
-    options.out(`\nEndpoint ${options.endpoint.mcp} kept in ${saved}: every waymark command uses it when no --url is given.`);
-    options.out(
-      `\nNo token was written to any file. Your agent must start with ${TOKEN_VARIABLE} in its environment, e.g. in your shell profile:\n  export ${TOKEN_VARIABLE}=<your Waymark token>\n`,
-    );
-    if (agents.includes("codex")) {
-      const config = await readOrNull(join(ctx.codexHome, "config.toml")).catch(() => null);
-      options.out(codexTrustSteps(ctx.project, ctx.codexHome, config));
-    }
-    options.out(await deviceStep(ctx.project, options.env));
-    options.out("Check the setup with: waymark doctor\n");
-  }
+  // The repository's git config that makes the task records (git notes) follow rewrites and fetches.
+  options.out(
+    await setupNotes(ctx.project, { remove: options.remove, dryRun: options.dryRun }).catch(
+      (e: unknown) => `Notes: not set up: ${String(e)}\n`,
+    ),
+  );
+  if (!options.remove && !options.dryRun) await projectSteps(options, ctx, agents);
   return failed ? 1 : 0;
 }

@@ -18,9 +18,10 @@ import { createHash } from "node:crypto";
 import { mkdirSync, statSync } from "node:fs";
 import { appendFile, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import type { Agent } from "../agents/agent.js";
+import type { PatchChunk } from "../agents/codex-patch.js";
 import { Journal } from "../hooks/journal.js";
-import { type CapturedEdit, capturedEdits, type Replacement } from "./capture.js";
-import type { PatchChunk } from "./codex-patch.js";
+import type { CapturedEdit, Replacement } from "./capture.js";
 
 export const EDIT_LOG_LIMITS = {
   /** Contents recorded for one task's edits; beyond, edits are recorded as not followed. */
@@ -45,7 +46,7 @@ type Entry = {
   replacements?: Replacement[];
   chunks?: PatchChunk[];
   skipped?: string;
-  /** The agent's version, when its payload names it (Cursor's `cursor_version`). */
+  /** The agent's version, when its payload names it (its module's `payloadVersion`). */
   version?: string;
 };
 
@@ -78,12 +79,12 @@ export class LineEditLog {
    * Records what one tool call did to the lines of the files it edited, for every task open at
    * `at`; returns how many file edits were recorded.
    */
-  async record(payload: Record<string, unknown>, agent: "claude" | "cursor" | "codex", at: number, cwd: string): Promise<number> {
-    const captured = capturedEdits(payload, agent);
+  async record(payload: Record<string, unknown>, agent: Agent, at: number, cwd: string): Promise<number> {
+    const captured = agent.capturedEdits(payload);
     if (captured.length === 0) return 0;
     const tasks = (await this.journal.openTasks()).filter((task) => task.started_at <= at);
     if (tasks.length === 0) return 0;
-    const version = typeof payload.cursor_version === "string" ? payload.cursor_version.slice(0, 64) : undefined;
+    const version = agent.payloadVersion?.(payload);
     const edits: { edit: CapturedEdit; entry: Entry }[] = [];
     for (const edit of captured) {
       const path = await this.journal.relativePath(edit.path, cwd);

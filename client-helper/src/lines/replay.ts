@@ -10,8 +10,9 @@
  * A file whose edits cannot be followed (an edit not replayable on the content it had, a content
  * too large, a notebook) gets a `problem` instead: its lines are "not observed".
  */
+
+import { applyChunks } from "../agents/codex-patch.js";
 import { applyReplacements } from "./capture.js";
-import { applyChunks } from "./codex-patch.js";
 import type { LoggedEdit } from "./edit-log.js";
 
 export type Writer = "agent" | "others";

@@ -7,17 +7,23 @@
  * 3. what the hooks recorded meanwhile: the agent's own edits, the shell commands it ran, and its
  *    usage from its transcript (read while the changes are computed: neither depends on the other);
  * 4. the call, with the helper's identity, signed by this device over the changes (commands
- *    included) and the usage for this task; then, once the edge accepted it, the marks other
- *    processes read are written and this process's own copies are removed.
+ *    included) and the usage for this task; then, once the edge accepted it, the task's record is
+ *    attached to its commits as git notes (../notes/record.ts: the one thing the helper writes to
+ *    a repository), the marks other processes read are written and this process's own copies are
+ *    removed.
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import { redactDeep } from "@waymark/protocol/redact";
 import type { Changes } from "@waymark/protocol/wire";
+import { inertContext } from "../git/inert-config.js";
 import { forgetCommands, observedCommands } from "../hooks/commands.js";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
 import type { LineInputs } from "../lines/attribute.js";
 import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
+import { type CompletionCheckpoint, taskNoteEntries } from "../notes/record.js";
+import { writeNotes } from "../notes/store.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
 import { PrestartedGit } from "../prestarted-git.js";
 import { agentEdits, agentMetrics, signedChanges, transcriptSourced, withProvenance } from "../provenance-fields.js";
@@ -82,6 +88,8 @@ export async function completeTask(
   // Provenance: the helper's identity on what it computed, with the agent's own edits when the hooks
   // observed the task, and the commands they saw; signed by this device with the usage for this
   // task and its signed start's nonce, so the signature covers the commands too.
+  // The usage is sent as signed: redacted as the edge will redact it (a transcript's model name included).
+  if (args.metrics !== undefined) args.metrics = redactDeep(args.metrics).value;
   const identified = withProvenance(observed.changes, session.version, await edits);
   const ran = await commands;
   if (ran) identified.commands = ran;
@@ -99,9 +107,40 @@ export async function completeTask(
     session.bookkeeping = clearLeftovers(observed.leftovers);
     return result;
   }
-  await afterCompleted(session, record, dir, observed, top);
+  await Promise.all([attachRecord(session, record, changes, args.metrics, result), afterCompleted(session, record, dir, observed, top)]);
   session.keepWorkflowState(dir, state, top);
   return result;
+}
+
+/**
+ * The task's record, attached to its commits in the repository (../notes/record.ts). The endpoint's
+ * checkpoint is taken out of the agent's result: it is for the note, and the agent has no use for it.
+ * A failure is logged and costs the agent nothing: the endpoint holds the record either way.
+ */
+async function attachRecord(
+  session: ProxySession,
+  record: TaskRecord,
+  changes: Changes,
+  metrics: unknown,
+  result: CallToolResult,
+): Promise<void> {
+  const taskId = record.task_id;
+  const structured = result.structuredContent as Record<string, unknown> | undefined;
+  const checkpoint = structured?.checkpoint as CompletionCheckpoint | undefined;
+  if (structured) delete structured.checkpoint;
+  if (changes.type !== "git" || !checkpoint || typeof checkpoint.workflow_id !== "string") return;
+  const model =
+    metrics !== null && typeof metrics === "object" && "model" in metrics && typeof metrics.model === "string" ? metrics.model : null;
+  try {
+    if (record.snapshot?.type !== "git") return;
+    const context = await inertContext(record.snapshot.root);
+    const entries = await taskNoteEntries(context, { taskId, checkpoint, changes, model, origin: new URL(session.options.url).origin });
+    if (entries.length > 0) await writeNotes(context, entries, `waymark: record of task ${taskId}`);
+  } catch (error) {
+    session.log(
+      `waymark: could not attach task ${taskId}'s record to its commits (refs/notes/waymark): ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
 }
 
 /**

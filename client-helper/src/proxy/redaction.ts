@@ -1,11 +1,12 @@
 /**
  * @module proxy/redaction
- * Secrets never leave the machine: every text an agent wrote in a tool call (workflow and task
- * names and goals, decisions, issues, milestones and their metadata, outcomes, the commands it
- * says it ran, a search query) passes @waymark/protocol/redact's `redactToolArguments` before the
- * call is forwarded, each secret replaced by a marker naming its kind (`[redacted: GitHub
- * token]`); which fields stay as written (ids, idempotency keys, areas, the helper's own inputs)
- * is that module's rule, the one the edge applies too.
+ * Secrets never leave the machine: every string and key an agent wrote in a tool call (workflow
+ * and task names and goals, areas, decisions, issues, milestones and their metadata and its keys,
+ * outcomes, the commands it says it ran, a search query) passes @waymark/protocol/redact's
+ * `redactToolArguments` before the call is forwarded, each secret replaced by a marker naming its
+ * kind (`[redacted: GitHub token]`); what the helper computes itself (snapshots, changes, the
+ * repository) is redacted before it is signed (../provenance-fields.ts, ./start-workflow.ts). Which
+ * fields stay as written (ids, idempotency keys) is that module's rule, the one the edge applies too.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type Redaction, redactionNote } from "@waymark/protocol/redact";

@@ -5,13 +5,16 @@
  * `waymark summary` in this directory.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import { redactHelperInput } from "@waymark/protocol/redact";
 import { readRepository } from "../repository.js";
 import { recordWorkflow } from "../summary-command.js";
 import type { ProxySession } from "./session.js";
 
 export async function startWorkflow(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
   const { repository: _ignored, ...args } = input;
-  const repository = await readRepository(dir);
+  // The remote and branch as they may leave the machine: secrets redacted (a token in a remote URL, a branch name).
+  const read = await readRepository(dir);
+  const repository = read ? redactHelperInput(read).value : null;
   const result = await session.remote.request("tools/call", {
     name: "start_workflow",
     arguments: repository ? { ...args, repository } : args,

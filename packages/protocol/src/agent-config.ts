@@ -1,16 +1,15 @@
 /**
  * @module agent-config
- * What an agent is configured with to record its work in Waymark, defined once for the two
- * ways it gets there: `waymark init` (the helper writes it into a project) and the plugins every
- * endpoint serves (./plugin). The helper runs from the endpoint's own version-matched tarball
- * through npx; hooks and the MCP server first try the helper a previous run left a note of in the
- * user's cache dir (no npm start-up); the token is only ever referenced (WAYMARK_TOKEN), never written.
+ * What every agent is configured with to record its work in Waymark, and the shape of one agent's
+ * definition (AgentConfig), for the two ways it gets there: `waymark init` (the helper writes it into a
+ * project) and the plugins every endpoint serves (./plugin). The helper runs from the endpoint's own
+ * version-matched tarball through npx; hooks and the MCP server first try the helper a previous run left
+ * a note of in the user's cache dir (no npm start-up); the token is only ever referenced (WAYMARK_TOKEN),
+ * never written. Each agent's own formats are its module in ./agents/ (listed once in ./agents.ts).
  */
 
 /** The environment variable the helper reads its token from; configurations only ever reference it. */
 export const TOKEN_VARIABLE = "WAYMARK_TOKEN";
-
-export type AgentName = "claude" | "cursor" | "codex";
 
 export type EndpointUrls = {
   /** `https://waymark.example.com` */
@@ -74,19 +73,19 @@ const TREE_IDENTITY = `stat -c '%d:%i:%.9W'`;
  * every edit, and Node's start-up alone costs more CPU than recording the edit is worth. The helper
  * reads the spool at the next stop or complete_task. It also touches the working tree's
  * `<identity>.edited` beside its stop state (when the helper keeps one), so that the stop hook
- * knows, without Node, that the open tasks were worked on since their last reminder. Cursor reads
- * a JSON object from every hook: it gets an empty one.
+ * knows, without Node, that the open tasks were worked on since their last reminder. An agent that
+ * reads an answer from every hook (its `answers.silence`) gets the one that says nothing.
  */
-export function spoolCommand(agent: AgentName): string {
+export function spoolCommand(agent: Pick<AgentConfig, "name" | "answers">): string {
   const cache = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark"`;
   const line = [
     `c=${cache}`,
     `d="\${XDG_CACHE_HOME:-$HOME/.cache}/waymark/${SPOOL_DIR}"`,
     `[ -d "$d" ] || mkdir -p -m 700 "$d"`,
-    `cat > "$(mktemp "$d/${agent}.XXXXXXXXXX")"`,
+    `cat > "$(mktemp "$d/${agent.name}.XXXXXXXXXX")"`,
     `{ [ ! -d "$c/${STOP_STATE_DIR}" ] || : >"$c/${STOP_STATE_DIR}/$(${TREE_IDENTITY} -- "$(pwd -P)").edited"; } 2>/dev/null`,
   ].join("; ");
-  return agent === "cursor" ? `${line}; echo '{}'` : `${line}; :`;
+  return `${line}; ${echoSilence(agent.answers) ?? ":"}`;
 }
 
 /**
@@ -94,16 +93,17 @@ export function spoolCommand(agent: AgentName): string {
  * working tree (client-helper/src/hooks/stop-state.ts) when it names this very directory and
  * repository (GNU `stat`; where it is missing the check fails):
  *  - a reminder due (a task never reminded, or the tree edited since the state was kept: its
- *    `.edited` is newer), for Claude Code and Codex: says it as `decision: "block"` (not to an
- *    agent that already continued once for a stop hook: `stop_hook_active`), then notes that it
- *    did, so the next stop is quiet and the helper counts the open tasks reminded;
+ *    `.edited` is newer), for an agent whose stop line may remind (`answers.stopInShell`): says it
+ *    in the agent's answer (`answers.reminder`; not to an agent that already continued once for a
+ *    stop hook: `stop_hook_active`), then notes that it did, so the next stop is quiet and the
+ *    helper counts the open tasks reminded;
  *  - nothing to say (no task open, or all reminded) and no edit spooled since: says nothing.
- * Else `helper`, the helper's own stop hook, which reads the payload (Cursor's reminders are
- * always the helper's: its stop answers in another shape). POSIX sh.
+ * Else `helper`, the helper's own stop hook, which reads the payload. POSIX sh.
  */
-export function stopCommand(agent: AgentName, helper: string): string {
+export function stopCommand(agent: Pick<AgentConfig, "answers">, helper: string): string {
   const cache = `"\${XDG_CACHE_HOME:-$HOME/.cache}/waymark"`;
-  const quiet = agent === "cursor" ? `cat >/dev/null; echo '{}'` : "cat >/dev/null";
+  const silence = echoSilence(agent.answers);
+  const quiet = silence === null ? "cat >/dev/null" : `cat >/dev/null; ${silence}`;
   const known = [
     `c=${cache}`,
     `d=$(pwd -P)`,
@@ -119,7 +119,7 @@ export function stopCommand(agent: AgentName, helper: string): string {
     // An edit spooled since: the helper records it (with no task open too: the spool stays small).
     `[ -z "$(find "$c/${SPOOL_DIR}" -type f -newer "$f" 2>/dev/null)" ]`,
   ].join(" && ");
-  if (agent === "cursor") return `if ${known} && ${nothingToSay}; then ${quiet}; else ${helper}; fi`;
+  if (!agent.answers.stopInShell) return `if ${known} && ${nothingToSay}; then ${quiet}; else ${helper}; fi`;
   // The reminder to say now, if any: every open task's when the tree was edited since, else the due tasks'.
   const due = [
     `e=`,
@@ -129,7 +129,7 @@ export function stopCommand(agent: AgentName, helper: string): string {
   ].join(" && ");
   const remind = [
     `p=$(cat)`,
-    `case "$p" in *'"stop_hook_active":true'*|*'"stop_hook_active": true'*) ;; *) printf '{"decision":"block","reason":%s}\\n' "$e"; printf '%s\\nhook-reminded %s\\n\\n%s\\n' "$h" "\${t#* }" "$a" >"$f.$$" && mv -f "$f.$$" "$f";; esac`,
+    `case "$p" in *'"stop_hook_active":true'*|*'"stop_hook_active": true'*) ;; *) printf '${singleQuoted(agent.answers.reminder("%s"))}\\n' "$e"; printf '%s\\nhook-reminded %s\\n\\n%s\\n' "$h" "\${t#* }" "$a" >"$f.$$" && mv -f "$f.$$" "$f";; esac`,
   ].join("; ");
   return `if ${known} && ${due}; then ${remind}; elif [ "$h" = "$2 $d" ] && ${nothingToSay}; then ${quiet}; else ${helper}; fi`;
 }
@@ -157,49 +157,103 @@ export function mcpServerCommand(endpoint: EndpointUrls, version: string): { com
 export type HookSpec = { event: string; matcher?: string; command: string; async?: boolean };
 
 /**
- * The hooks each agent runs, in its own event names: the session's start (context: the open
- * task), each edit and shell command (the agent's own edits, recorded for provenance; the
- * commands it ran, with their exit codes, as evidence), and its stop (a reminder to complete a
- * task it edited and left open).
+ * The helper's hooks (`waymark hook <event>`), which each agent installs on events of its own:
+ * the session's start (context: the open tasks and the workflow), what a tool call did (an edit, a
+ * shell command: spooled without Node, spoolCommand) and the stop (a reminder to complete a task
+ * left open: answered without Node when it can be, stopCommand).
  */
-export function agentHooks(agent: AgentName, endpoint: EndpointUrls, version: string): HookSpec[] {
-  const hook = (event: "session-start" | "stop") =>
-    hookCommandLine(endpoint, version, ["hook", event, "--agent", agent, "--url", endpoint.mcp]);
-  // What the agent's tools did (edits, shell commands) is spooled, for the helper to read later.
-  const edit = spoolCommand(agent);
-  switch (agent) {
-    case "claude":
-      return [
-        { event: "SessionStart", matcher: "startup|resume|clear|compact", command: hook("session-start") },
-        // Recording an edit or a command answers nothing: it runs in the background and never delays the agent.
-        { event: "PostToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", command: edit, async: true },
-        // A shell command that exited non-zero reaches this event instead, with its exit code.
-        { event: "PostToolUseFailure", matcher: "Bash", command: edit, async: true },
-        { event: "Stop", command: stopCommand(agent, hook("stop")) },
-      ];
-    case "codex":
-      return [
-        { event: "SessionStart", matcher: "startup|resume|clear", command: hook("session-start") },
-        // apply_patch is Codex's edit tool; a shell command may run apply_patch too (or change files as any command does).
-        { event: "PostToolUse", matcher: "apply_patch|Bash", command: edit },
-        { event: "Stop", command: stopCommand(agent, hook("stop")) },
-      ];
-    case "cursor":
-      return [
-        { event: "sessionStart", command: hook("session-start") },
-        { event: "afterFileEdit", command: edit },
-        { event: "afterShellExecution", command: edit },
-        // A subagent's own edits: Cursor lists them in subagentStop's modified_files.
-        { event: "subagentStop", command: edit },
-        { event: "stop", command: stopCommand(agent, hook("stop")) },
-      ];
-  }
+export const HOOK_EVENTS = ["session-start", "post-tool-use", "stop"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+/** The command line each hook runs, by event (./agents.ts's agentHooks makes them): each agent installs them on its own events. */
+export type HookLines = { readonly [Event in HookEvent]: string };
+
+/** A hook's payload: the JSON object the agent writes on the hook's stdin. */
+export type HookPayload = Record<string, unknown>;
+
+/** What an agent's hooks answer on stdout, in its format (the helper's hooks and the shell lines alike). */
+export type HookAnswers = {
+  /** What a hook with nothing to say prints: nothing (null), or the JSON the agent reads from every hook. */
+  silence: string | null;
+  /** The session start's context. */
+  context(text: string): string;
+  /** A stop's reminder, made from the reminder as a JSON string (the stop line fills it in from the kept state, without Node). */
+  reminder(reasonJson: string): string;
+  /**
+   * Whether the installed stop line may say a due reminder itself: the agent tells a stop it already
+   * continued once by `"stop_hook_active": true` in the payload, which the line checks. Else every
+   * reminder is the helper's, which reads the payload.
+   */
+  stopInShell: boolean;
+};
+
+/** The fields of a hook's payload every hook reads, before anything else. */
+export type HookPayloadFields = {
+  /** The directory the agent works in; null: the hook's own. */
+  workingDirectory(payload: HookPayload): string | null;
+  /** The agent's session, and the transcript that holds its usage. */
+  session(payload: HookPayload): { id: string | null; transcript: string | null };
+  /** Whether a stop may remind: not when the agent already continued once for a stop hook, nor when the user stopped it. */
+  stopMayRemind(payload: HookPayload): boolean;
+};
+
+/** One file of the plugin marketplace repository (./plugin). */
+export type PluginFile = { path: string; content: string };
+
+/** What every agent's plugin files are made of (./plugin gives them). */
+export type PluginParts = {
+  /** The plugin's name, and the marketplace's. */
+  name: string;
+  marketplace: string;
+  /** The plugin's directory in the repository (`plugins/waymark`). */
+  dir: string;
+  origin: string;
+  version: string;
+  /** What every manifest starts with. */
+  entry: { name: string; description: string; version: string };
+  author: { name: string };
+  /** The MCP server's command (mcpServerCommand). */
+  server: { command: string; args: string[] };
+  /** The agent's hooks file, in its layout (hooksFile). */
+  hooks: string;
+  /** The instructions (./instructions), for an agent whose plugin carries them in a file of its own. */
+  instructions: string;
+};
+
+/**
+ * One agent as both sides know it, Node-free: its name and label, the hooks it installs and its hooks
+ * file's layout, what its hooks answer and the payload fields every hook reads, and its plugin files.
+ * Each agent's definition is its module in ./agents/; the helper's own side of the same agent (its
+ * files in a project, its tool calls and transcript) is client-helper/src/agents/<name>.ts, which
+ * extends this one.
+ */
+export type AgentConfig = {
+  /** `waymark init --agent <name>`, `waymark hook --agent <name>`, the spool's file names. */
+  readonly name: string;
+  readonly label: string;
+  /** Its hooks: the lines, on its own events. */
+  hooks(lines: HookLines): HookSpec[];
+  /** Its hooks file: `{...header, hooks: {<event>: [entry(hook), ...]}}`. */
+  readonly hooksFile: { entry(hook: HookSpec): Record<string, unknown>; header?: Readonly<Record<string, unknown>> };
+  readonly answers: HookAnswers;
+  readonly payload: HookPayloadFields;
+  /** Its marketplace manifest, and its plugin files (beside the other agents', in one plugin directory). */
+  plugin(parts: PluginParts): { marketplace: PluginFile; files: PluginFile[] };
+};
+
+/** A file's JSON as the plugins and init write it: two spaces, a final newline. */
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** Claude Code's and Codex's hook entry ({matcher?, hooks: [{type, command, timeout}]}). */
-export function matcherHookEntry(hook: HookSpec): Record<string, unknown> {
-  return {
-    ...(hook.matcher ? { matcher: hook.matcher } : {}),
-    hooks: [{ type: "command", command: hook.command, timeout: 10, ...(hook.async ? { async: true } : {}) }],
-  };
+/** The shell command that prints the agent's silence; null: the agent reads nothing from a quiet hook. */
+function echoSilence(answers: HookAnswers): string | null {
+  return answers.silence === null ? null : `echo '${singleQuoted(answers.silence)}'`;
+}
+
+/** A fixed text that goes between single quotes of a shell line (a printf format at most): refused if it could end them. */
+function singleQuoted(text: string): string {
+  if (text.includes("'") || text.includes("\\") || text.replace("%s", "").includes("%"))
+    throw new Error(`cannot go between single quotes: ${text}`);
+  return text;
 }

@@ -1,8 +1,8 @@
 /**
  * @module agent-trace
  * A task's line attribution as an Agent Trace record (the open format of `cursor/agent-trace`,
- * spec 0.1.0; docs/schemas/agent-trace-record.json is its JSON Schema, written from the spec and
- * the constraints of its published schema): one record per task that committed work, at the task's end commit (`vcs.revision`), so
+ * spec 0.1.0; docs/schemas/agent-trace-record.json is its JSON Schema, transcribed from the spec's
+ * README §6.1): one record per task that committed work, at the task's end commit (`vcs.revision`), so
  * its ranges are line numbers of each file at that commit, as `git blame` of it numbers them.
  *
  * Per file, one conversation: the task, linked to its page. Its contributor is the agent (`ai`,
@@ -15,8 +15,8 @@
 import { createHash } from "node:crypto";
 import type { AgentTool, LineAuthor } from "./wire";
 
-/** The spec's published schema takes major.minor only (its §7.1 versions by major and minor). */
-export const AGENT_TRACE_VERSION = "0.1";
+/** The spec's version this record follows: semver `X.Y.Z`, as its schema (README §6.1) requires. */
+export const AGENT_TRACE_VERSION = "0.1.0";
 
 export interface TraceRange {
   start_line: number;

@@ -7,27 +7,18 @@
  * page, the Markdown summary, `waymark summary`); ./provenance-wording.ts words it.
  */
 import { COMMAND_KINDS, type CommandKind, commandKinds } from "./command-kind";
+import type { CommandRunView, TaskMetadata, TaskView } from "./views/task";
 
-/** One observed command, as the read model shows it. */
-export interface EvidenceRun {
-  command: string;
-  /** When it ended (ISO 8601). */
-  at: string;
-  exit_code: number | null;
-  kinds: readonly CommandKind[];
-}
+/** One observed command, as the read model shows it (./views/task.ts). */
+export type EvidenceRun = CommandRunView;
 
-/** The parts of a task the evidence is read from (src/domain/view.ts TaskView). */
-export interface EvidenceTask {
-  metadata?: { tests_status?: string; commands_executed?: string[] } | null;
-  /** Absent or null: no hook observed the task's commands. */
-  commands?: { runs: EvidenceRun[]; omitted: number; last_edit_at: string | null } | null;
-}
+/** The parts of a task the evidence is read from: its claims, and the commands observed (absent or null: none observed). */
+export type EvidenceTask = Partial<Pick<TaskView, "metadata" | "commands">>;
 
 /** What the agent claimed about one kind of check. */
 export interface CheckClaim {
   /** Its `tests_status` (tests only). */
-  status?: "passed" | "failed" | "not_run";
+  status?: TaskMetadata["tests_status"];
   /** The first command of this kind it listed in `commands_executed`. */
   command?: string;
 }
@@ -57,7 +48,8 @@ const TEST_STATUSES = new Set(["passed", "failed", "not_run"]);
 function claimOf(task: EvidenceTask, kind: CommandKind): CheckClaim | null {
   const claim: CheckClaim = {};
   const status = task.metadata?.tests_status;
-  if (kind === "test" && status !== undefined && TEST_STATUSES.has(status)) claim.status = status as CheckClaim["status"];
+  // Checked again: a record is read as it was stored, whatever wrote it.
+  if (kind === "test" && status !== undefined && TEST_STATUSES.has(status)) claim.status = status;
   const command = (task.metadata?.commands_executed ?? []).find((line) => commandKinds(line).includes(kind));
   if (command !== undefined) claim.command = command;
   return claim.status === undefined && claim.command === undefined ? null : claim;

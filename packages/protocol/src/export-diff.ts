@@ -33,29 +33,39 @@ export function sameJson(left: Json | undefined, right: Json | undefined): boole
   return false;
 }
 
+/** Who gives the derived value, in the messages: the events (the default) or a device's signed data. */
+export interface Source {
+  /** "its events say" */
+  says: string;
+  /** "its events" (… lists N item(s)) */
+  lists: string;
+}
+const EVENTS: Source = { says: "its events say", lists: "its events" };
+
 /** Appends one line per field where `exported` and `derived` differ, named by its path. */
-export function diffValues(path: string, exported: Json | undefined, derived: Json | undefined, out: string[]): void {
+export function diffValues(path: string, exported: Json | undefined, derived: Json | undefined, out: string[], by: Source = EVENTS): void {
   if (sameJson(exported, derived)) return;
   if (isObject(exported) && isObject(derived)) {
     for (const key of new Set([...Object.keys(exported), ...Object.keys(derived)]))
-      diffValues(`${path}.${key}`, exported[key], derived[key], out);
+      diffValues(`${path}.${key}`, exported[key], derived[key], out, by);
     return;
   }
   if (Array.isArray(exported) && Array.isArray(derived)) {
     if (exported.length === derived.length) {
       exported.forEach((item, i) => {
-        diffValues(`${path}[${i}]`, item, derived[i], out);
+        diffValues(`${path}[${i}]`, item, derived[i], out, by);
       });
       return;
     }
     const at = exported.findIndex((item, i) => !sameJson(item, derived[i]));
-    const first = at < 0 ? derived.length : at;
+    // No difference in the common part: the first item one side has and the other lacks.
+    const first = at < 0 ? Math.min(exported.length, derived.length) : at;
     out.push(
-      `${path}: export lists ${exported.length} item(s), its events ${derived.length} (first difference at [${first}]: export says ${show(exported[first])}, its events say ${show(derived[first])})`,
+      `${path}: export lists ${exported.length} item(s), ${by.lists} ${derived.length} (first difference at [${first}]: export says ${show(exported[first])}, ${by.says} ${show(derived[first])})`,
     );
     return;
   }
-  out.push(`${path}: export says ${show(exported)}, its events say ${show(derived)}`);
+  out.push(`${path}: export says ${show(exported)}, ${by.says} ${show(derived)}`);
 }
 
 /** How much of a task its event names, when it names only part of its files or overlaps. */

@@ -12,31 +12,29 @@
  *
  * What the edge derives besides the entities, rebuilt by the same rules:
  * - the header's `updated_at` is the time of the last event other than reviewer feedback
- *   (a trigger on the event log, src/workflow/schema.ts);
+ *   (a trigger on the event log, src/workflow/workflow-schema.ts);
  * - the totals (src/workflow/totals.ts): tasks and open tasks, the duration of top-level tasks,
  *   the distinct paths changed, decisions, issues, the reviews still needed
  *   (RECOUNT_REVIEWS_NEEDED in src/workflow/feedback.ts), token and cost sums in completion order.
+ *
+ * The export is read as untrusted JSON (an export may have been altered): the views' shapes
+ * (./views/) name what is read, never what is assumed.
  */
+
+import { roundCost } from "./cost";
+import { RECORD_KINDS, type RecordKind } from "./export-members";
+import type { EventType, WorkflowEvent } from "./views/events";
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
   [key: string]: Json;
 }
 
-/** An event as an export carries it (its hash checked by the chain, @waymark/protocol/chain). */
-export interface LoggedEvent {
-  seq: number;
-  at: string;
-  type: string;
-  task_id: string | null;
-  data: JsonObject;
-}
+/** An event as an export carries it (its hash checked by the chain, @waymark/protocol/chain), its type and data not yet trusted. */
+export type LoggedEvent = Pick<WorkflowEvent, "seq" | "at" | "task_id"> & { type: string; data: JsonObject };
 
-export const RECORD_KINDS = ["tasks", "decisions", "issues", "milestones"] as const;
-export type RecordKind = (typeof RECORD_KINDS)[number];
-
-/** Which entity each event type carries. */
-const EVENT_KINDS: Record<string, RecordKind | "workflow" | "feedback"> = {
+/** Which entity each event type carries (./views/events.ts: every type has one). */
+const EVENT_KINDS: Record<EventType, RecordKind | "workflow" | "feedback"> = {
   "workflow.started": "workflow",
   "workflow.completed": "workflow",
   "task.started": "tasks",
@@ -103,7 +101,7 @@ export function rebuild(events: readonly LoggedEvent[], at: number): Rebuilt {
   let kept: RecordState | null = at === 0 ? snapshot(state) : null;
   const versions = emptyRecords(() => new Map<string, JsonObject[]>());
   for (const event of events) {
-    const kind = EVENT_KINDS[event.type];
+    const kind = (EVENT_KINDS as Record<string, RecordKind | "workflow" | "feedback" | undefined>)[event.type];
     const id = event.data.id;
     if (kind === undefined) {
       problems.push(
@@ -156,9 +154,6 @@ export function changedPaths(task: JsonObject): string[] {
   const files = objectOr(task.files_changed);
   return files ? [...strings(files.added), ...strings(files.modified), ...strings(files.deleted)] : [];
 }
-
-/** Costs are sums of floats: shown to the micro-dollar (src/domain/view.ts roundCost). */
-const roundCost = (usd: number) => Math.round(usd * 1e6) / 1e6;
 
 /**
  * The totals the edge shows at this state. `pathsOf` gives a completed task's changed paths: its

@@ -5,19 +5,14 @@
  */
 import type { PathChange } from "./attribution";
 import { comparePaths, sortPaths } from "./paths";
-import type { ReviewFields } from "./review-fields";
+import type { FilesChanged as RecordedFiles } from "./views/task";
 import type { Truncation } from "./wire";
 
-/** `ReviewFields` (./review-fields.ts): line counts, commits and branch, when the helper measured them. */
-export interface FilesChanged extends ReviewFields {
-  added: string[];
-  modified: string[];
-  deleted: string[];
-  renamed: { from: string; to: string }[];
-  uncommitted: string[];
-  /** Present when the helper's lists were too large to send whole: what is not listed above. */
-  truncated?: Truncation;
-}
+/**
+ * What attribution computes of a task's files_changed (./views/task.ts): the lists, the helper's
+ * `truncated` summary and the review fields (./review-fields.ts); the edge adds their provenance.
+ */
+export type FilesChanged = Omit<RecordedFiles, "source" | "not_by_agent_tools" | "more">;
 
 /** git's blob id of empty content: every empty file has it, so it says nothing about renames. */
 export const EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";

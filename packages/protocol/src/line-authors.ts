@@ -5,19 +5,10 @@
  * by others (anything else the hooks saw change the file: the user, a formatter, a generator,
  * another agent, a command), or not observed (no hook saw the work: never counted as anyone's).
  */
-import type { AgentTool, LineCount } from "./wire";
+import type { LineAuthors, TaskLineAuthors } from "./views/task";
+import type { LineCount } from "./wire";
 
-export interface LineAuthors {
-  agent: number;
-  others: number;
-  not_observed: number;
-}
-
-/** A task's totals, the agent its hooks named, and why its lines were not observed (when no hook saw the task). */
-export interface TaskLineAuthors extends LineAuthors {
-  tool?: AgentTool;
-  not_observed_reason?: string;
-}
+export type { LineAuthors, TaskLineAuthors } from "./views/task";
 
 /** A file's authors, when the helper attributed its lines. */
 export function authorsOf(line: LineCount): LineAuthors | null {

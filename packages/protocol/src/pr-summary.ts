@@ -16,88 +16,38 @@
  *   `www.`, `scheme:`) ignore backslashes, so a WORD JOINER (U+2060, invisible) is put where
  *   they would start; bidi controls are shown as code points.
  */
-import { checkLines, type EvidenceTask } from "./check-evidence";
-import { authorsOf, formatLineAuthors, type LineAuthors, type TaskLineAuthors } from "./line-authors";
+import { checkLines } from "./check-evidence";
+import { authorsOf, formatLineAuthors, type LineAuthors } from "./line-authors";
 import { displayPath } from "./paths";
-import {
-  checkLabel,
-  checkWording,
-  type DeviceRef,
-  type EvidenceSegment,
-  exitWords,
-  type FilesSource,
-  markdownTaskProvenance,
-  type RepositoryRef,
-  repositoryText,
-} from "./provenance-wording";
+import { checkLabel, checkWording, type EvidenceSegment, exitWords, markdownTaskProvenance, repositoryText } from "./provenance-wording";
 import { type LineTotals, sumTotals } from "./review-fields";
 import { SIGNING_KEYS_PATH } from "./statement";
-import type { CommitInfo, LineCount } from "./wire";
+import type { ChainHead } from "./views/events";
+import type { DecisionView, IssueView } from "./views/logs";
+import type { TaskEntry, WorkflowHead } from "./views/reads";
+import type { TaskView, Verification } from "./views/task";
+import type { Totals } from "./views/totals";
+import type { WorkflowHeader } from "./views/workflow";
 
-/** The parts of the workflow read model (src/domain/view.ts WorkflowView) the summary shows. */
+/** The parts of a task (./views/task.ts) the summary shows. */
+export type SummaryTask = Pick<
+  TaskView,
+  "id" | "parent_task_id" | "name" | "status" | "duration_seconds" | "outcome" | "metadata" | "files_changed"
+> &
+  Partial<Pick<TaskView, "metrics" | "repository" | "commands">> & { verification: Pick<Verification, "unexpected_files"> | null };
+type SummaryDecision = Pick<DecisionView, "task_id" | "question" | "chosen" | "reasoning" | "trade_offs">;
+type SummaryIssue = Pick<IssueView, "task_id" | "type" | "description" | "resolution" | "requires_human_review">;
+
+/** The parts of the whole view (./views/reads.ts WorkflowView) the summary shows. */
 export interface SummaryView {
-  workflow: {
-    name: string;
-    description: string | null;
-    status: string;
-    outcome: { summary: string; achievements: string[]; limitations: string[] } | null;
-    created_at: string;
-    completed_at: string | null;
-    repository?: RepositoryRef | null;
-  };
+  workflow: Pick<WorkflowHeader, "name" | "description" | "status" | "outcome" | "created_at" | "completed_at" | "repository">;
   tasks: SummaryTask[];
-  decisions: { task_id: string; question: string; chosen: string; reasoning: string; trade_offs: string | null }[];
-  issues: { task_id: string; type: string; description: string; resolution: string; requires_human_review: boolean }[];
-  totals: {
-    tasks: number;
-    open_tasks: number;
-    duration_seconds: number;
-    files_changed: number;
-    reviews_needed: number;
-    input_tokens?: number;
-    output_tokens?: number;
-    cost_usd?: number;
-  };
-  chain?: { head: string };
-}
-
-export interface SummaryTask extends EvidenceTask {
-  id: string;
-  parent_task_id: string | null;
-  name: string;
-  status: string;
-  duration_seconds: number | null;
-  outcome: { summary: string; manual_review_needed?: boolean; manual_review_reason?: string } | null;
-  metadata: { tests_status?: string; commands_executed?: string[] } | null;
-  metrics?: {
-    input_tokens: number | null;
-    output_tokens: number | null;
-    model: string | null;
-    cost_usd: number | null;
-    source?: "transcript" | "agent" | null;
-    price_table_date?: string | null;
-    device?: DeviceRef | null;
-  } | null;
-  repository?: RepositoryRef | null;
-  files_changed: {
-    source?: FilesSource;
-    not_by_agent_tools?: string[];
-    added: string[];
-    modified: string[];
-    deleted: string[];
-    renamed: { from: string; to: string }[];
-    uncommitted: string[];
-    truncated?: { omitted: number };
-    /** Files the record holds beyond those listed (a task that changed many): the JSON export lists them all. */
-    more?: number;
-    lines?: LineCount[];
-    line_totals?: LineTotals;
-    line_authors?: TaskLineAuthors;
-    commits?: CommitInfo[];
-    commits_omitted?: number;
-    branch?: string | null;
-  } | null;
-  verification: { unexpected_files: string[] } | null;
+  decisions: SummaryDecision[];
+  issues: SummaryIssue[];
+  /** Usage totals are shown once some task reported usage. */
+  totals: Pick<Totals, "tasks" | "open_tasks" | "duration_seconds" | "files_changed" | "reviews_needed"> &
+    Partial<Pick<Totals, "input_tokens" | "output_tokens" | "cost_usd">>;
+  chain?: Pick<ChainHead, "head">;
 }
 
 export interface SummaryOptions {
@@ -321,28 +271,19 @@ function commitLines(task: SummaryTask): string[] {
   return out;
 }
 
-/** What the summary shows before the tasks: the whole view's figures, and the line totals summed over its top-level tasks. */
-export interface SummaryHead {
-  workflow: SummaryView["workflow"];
-  totals: SummaryView["totals"];
-  chain?: { head: string } | null;
-  /** Lines summed over the top-level tasks that measured them; null when none did. */
-  line_totals: LineTotals | null;
-}
+/** What the summary shows before the tasks: the head of the paged reads (./views/reads.ts WorkflowHead), or the whole view's figures. */
+export type SummaryHead = Pick<SummaryView, "workflow" | "totals"> &
+  Pick<WorkflowHead, "line_totals"> & {
+    chain?: Pick<ChainHead, "head"> | null;
+  };
 
-/** One task in timeline order (top-level tasks by start, each followed depth-first by its subtasks). */
-export interface SummaryEntry {
+/** One task in timeline order, as the paged reads give it (./views/reads.ts TaskEntry) or summaryTimeline makes it. */
+export type SummaryEntry = Pick<TaskEntry, "depth" | "subtasks"> & {
   task: SummaryTask;
-  /** 0 for a top-level task. */
-  depth: number;
-  /** Its own decisions and issues, oldest first. */
-  decisions: readonly SummaryView["decisions"][number][];
-  issues: readonly SummaryView["issues"][number][];
-  /** How many direct subtasks follow it. */
-  subtasks: number;
-  /** Of its listed paths, those a subtask lists too: its own table leaves them to the subtask. */
+  decisions: readonly SummaryDecision[];
+  issues: readonly SummaryIssue[];
   paths_in_subtasks: readonly string[];
-}
+};
 
 /**
  * The summary written part by part, so a workflow of any size can be streamed: call `start`,
@@ -397,7 +338,7 @@ export class SummaryWriter {
   }
 
   /** An issue that requires human review, with the name of its task (nothing for the others). */
-  reviewIssue(issue: SummaryView["issues"][number], taskName: string): string {
+  reviewIssue(issue: SummaryIssue, taskName: string): string {
     if (!issue.requires_human_review) return "";
     return this.reviewLine(
       `- ${esc(issue.type)} in **${esc(taskName)}**: ${esc(issue.description)} (resolution: ${esc(issue.resolution)})`,

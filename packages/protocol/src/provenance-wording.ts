@@ -14,12 +14,17 @@
  * Who wrote a task's added lines (./line-authors.ts) is stated alongside, in its own words, and
  * so is what the agent claimed of its checks next to what the hooks observed (./check-evidence.ts).
  *
- * The recorded shapes below are what the edge writes (src/domain/provenance.ts) and the JSON
- * export carries; records written before devices signed (`{kind: "helper"}`, `{kind: "client"}`,
+ * The recorded shapes (./views/task.ts) are what the edge writes (src/domain/provenance.ts) and the
+ * JSON export carries; records written before devices signed (`{kind: "helper"}`, `{kind: "client"}`,
  * usage from a transcript without a device) read as claims, which is all they ever were.
  */
 import type { CheckLine } from "./check-evidence";
 import { lineAuthorsText, type TaskLineAuthors } from "./line-authors";
+import type { DeviceRef } from "./views/common";
+import type { FilesSource, TaskMetrics, TaskRepository, TaskView } from "./views/task";
+
+export type { DeviceRef } from "./views/common";
+export type { FilesSource } from "./views/task";
 
 export const PROVENANCE_KINDS = ["signed", "claimed", "not_observed"] as const;
 /** The three-way verdict on one figure; the JSON export's `kind` values are these words. */
@@ -32,53 +37,14 @@ export const PROVENANCE_TERMS: Record<ProvenanceKind, string> = {
   not_observed: "not observed",
 };
 
-/** An approved device as a record names it: the owner's name for it and its key's fingerprint. */
-export interface DeviceRef {
-  name: string;
-  fingerprint: string;
-}
+/** Where a task's usage came from: its source, price table and the device that signed it (only with "transcript"). */
+export type UsageSource = Pick<TaskMetrics, "source" | "price_table_date" | "device">;
 
-/** Where a task's files_changed came from, as the edge recorded it. */
-export type FilesSource =
-  | { kind: "signed"; version: string; device: DeviceRef }
-  /** `version`: the helper version the data said it came from, when it said so. */
-  | { kind: "claimed"; version?: string; reason: string }
-  | { kind: "not_observed"; reason: string }
-  // Recorded before devices signed: self-declared, so read as claims.
-  | { kind: "helper"; version: string }
-  | { kind: "client" };
+/** A repository as a record names it: a workflow's (no commits) or a task's. */
+type RepositoryRef = Pick<TaskRepository, "remote" | "branch" | "fingerprint">;
 
-export interface UsageSource {
-  source?: "transcript" | "agent" | null;
-  price_table_date?: string | null;
-  /** The approved device whose signature covered these figures (only with "transcript"). */
-  device?: DeviceRef | null;
-}
-
-export interface RepositoryRef {
-  remote: string | null;
-  branch: string | null;
-  fingerprint: string | null;
-  start_commit?: string | null;
-  end_commit?: string | null;
-}
-
-export interface ProvenanceTask {
-  name: string;
-  repository?: RepositoryRef | null;
-  files_changed: {
-    added: string[];
-    modified: string[];
-    deleted: string[];
-    renamed: unknown[];
-    source?: FilesSource;
-    not_by_agent_tools?: string[];
-    /** Files the record holds beyond those listed. */
-    more?: number;
-    line_authors?: TaskLineAuthors;
-  } | null;
-  metrics?: UsageSource | null;
-}
+/** The parts of a task (./views/task.ts) its provenance is read from. */
+export type ProvenanceTask = Pick<TaskView, "name" | "files_changed"> & Partial<Pick<TaskView, "repository" | "metrics">>;
 
 /**
  * One statement of a task's provenance: what it is about, which of the three kinds, the sentence.
@@ -112,9 +78,7 @@ export function deviceText(device: DeviceRef): string {
 }
 
 /** "github.com/acme/app · branch main", or null when no repository was reported. */
-export function repositoryText(
-  repository: { remote: string | null; branch: string | null; fingerprint: string | null } | null | undefined,
-): string | null {
+export function repositoryText(repository: RepositoryRef | null | undefined): string | null {
   if (!repository) return null;
   const name = repository.remote ?? `local repository ${repository.fingerprint?.slice(0, 12) ?? "(unidentified)"}`;
   return repository.branch ? `${name} · branch ${repository.branch}` : `${name} · detached HEAD`;

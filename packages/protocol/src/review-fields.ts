@@ -5,26 +5,14 @@
  * (wire `review` block); this module turns them into the fields files_changed carries, keeping
  * only the files the task is finally credited with, and sums them per workflow.
  */
-import { authorTotals, type TaskLineAuthors } from "./line-authors";
-import type { CommitInfo, LineCount, ReviewData } from "./wire";
+import { authorTotals } from "./line-authors";
+import type { FilesChanged, LineTotals } from "./views/task";
+import type { LineCount, ReviewData } from "./wire";
 
-export interface LineTotals {
-  added: number;
-  removed: number;
-  /** Changed files git treats as binary (no line counts). */
-  binary: number;
-}
+export type { LineTotals } from "./views/task";
 
 /** The review fields of files_changed (all optional: a task without helper data has none). */
-export interface ReviewFields {
-  lines?: LineCount[];
-  line_totals?: LineTotals;
-  /** Who wrote the added lines, summed over the files the helper attributed (./line-authors.ts). */
-  line_authors?: TaskLineAuthors;
-  commits?: CommitInfo[];
-  commits_omitted?: number;
-  branch?: string | null;
-}
+export type ReviewFields = Pick<FilesChanged, "lines" | "line_totals" | "line_authors" | "commits" | "commits_omitted" | "branch">;
 
 export function lineTotals(lines: readonly LineCount[]): LineTotals {
   const totals: LineTotals = { added: 0, removed: 0, binary: 0 };

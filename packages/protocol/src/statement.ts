@@ -1,57 +1,45 @@
 /**
  * @module statement
  * The deployment's signed statement about an export: which workflow, how many events, the chain
- * head they end on, the repository, when, and a digest of each of the export's members (so any
- * change to any field breaks the signature). The edge signs it with the deployment's Ed25519 key
- * (Web Crypto); `waymark verify` checks it against the deployment's published public keys
- * (node:crypto). Both sides build the signed bytes and the digests here, so they cannot disagree.
+ * head they end on, the repository, whose record it is (the account, as a digest, and the
+ * deployment's origin), when, and a digest of each of the export's members (so any change to any
+ * field breaks the signature). The edge signs it with the deployment's Ed25519 key (Web Crypto);
+ * `waymark verify` checks it against the deployment's published public keys (node:crypto). Both
+ * sides build the signed bytes and the digests here, so they cannot disagree.
  *
  * A key is identified by its RFC 7638 JWK thumbprint, so a key id needs no registry: whoever holds
  * the public key can compute it, and a retired key keeps its id for as long as it is published.
+ * Each published key carries the period it signed in (`not_before`, `not_after`): a statement
+ * issued outside it is refused, so a retired key that leaks cannot sign new statements that pass;
+ * and a key can be published as compromised, which refuses everything it signed (a thief can
+ * backdate `issued_at`, so no date of its statements can be trusted).
  */
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { canonicalJson } from "./chain";
+import type { SignedStatement, StatementPayload } from "./views/export";
 
-export const STATEMENT_TYPE = "waymark.export-statement";
-/** 2: the payload signs the export's content (`content`); version 1 was never issued by an export. */
-export const STATEMENT_VERSION = 2;
+export {
+  type ContentDigests,
+  EXPORT_MEMBERS,
+  type ExportMember,
+  STATEMENT_TYPE,
+  STATEMENT_VERSION,
+  STATEMENT_VERSIONS_READ,
+} from "./export-members";
+export type { SignedStatement, StatementPayload } from "./views/export";
+
 /** Where every deployment publishes its public signing keys, current and retired. */
 export const SIGNING_KEYS_PATH = "/.well-known/waymark-signing-keys.json";
 
-export interface StatementPayload {
-  type: typeof STATEMENT_TYPE;
-  version: typeof STATEMENT_VERSION;
-  workflow_id: string;
-  /** Events the export carries (1…events); the head is the chain's hash after the last one. */
-  events: number;
-  head: string;
-  /** The repository fingerprint the helper reported at start_workflow; null when none was. */
-  repository_fingerprint: string | null;
-  /** When the edge signed (ISO 8601, UTC). */
-  issued_at: string;
-  /** SHA-256 (hex) of each other member of the export, as memberDigest computes it. */
-  content: ContentDigests;
-}
-
 /**
- * The members of a JSON export, in the order it writes them (the statement comes last, signed
- * over the others; `feedback` is absent from exports that do not carry it).
+ * Names an account without spelling it out: `sha256:` and the SHA-256 (hex) of
+ * "waymark-account\n" + the account's name. Stable for as long as the account is; not a secret
+ * (whoever knows or guesses a name can compute it), so `waymark verify --account <name>` can
+ * require it.
  */
-export const EXPORT_MEMBERS = [
-  "$schema",
-  "workflow",
-  "tasks",
-  "decisions",
-  "issues",
-  "milestones",
-  "totals",
-  "last_seq",
-  "chain",
-  "events",
-  "feedback",
-] as const;
-export type ExportMember = (typeof EXPORT_MEMBERS)[number];
-export type ContentDigests = Partial<Record<ExportMember, string>>;
+export function accountDigest(account: string): string {
+  return `sha256:${createHash("sha256").update(`waymark-account\n${account}`, "utf8").digest("hex")}`;
+}
 
 /**
  * A member's digest: SHA-256 (hex) of its value as compact JSON, JSON.stringify's text (keys in
@@ -78,16 +66,7 @@ export class MemberHasher {
   }
 }
 
-export interface SignedStatement {
-  payload: StatementPayload;
-  alg: "EdDSA";
-  /** The signing key's RFC 7638 thumbprint. */
-  kid: string;
-  /** Ed25519 signature over `statementBytes(payload)`, base64url without padding. */
-  signature: string;
-}
-
-/** A public Ed25519 key as the deployment publishes it (a JWK with its thumbprint and status). */
+/** A public Ed25519 key as the deployment publishes it (a JWK with its thumbprint, status and signing period). */
 export interface PublishedKey {
   kty: "OKP";
   crv: "Ed25519";
@@ -95,8 +74,15 @@ export interface PublishedKey {
   kid: string;
   alg: "EdDSA";
   use: "sig";
-  /** "current" signs new statements; a "retired" key only verifies statements it signed before. */
-  status: "current" | "retired";
+  /**
+   * "current" signs new statements; a "retired" key only verifies statements issued within its
+   * period; a "compromised" key verifies nothing (its statements are refused).
+   */
+  status: "current" | "retired" | "compromised";
+  /** When the key began to sign (ISO 8601; null: not published, no lower bound). */
+  not_before: string | null;
+  /** When it stopped (ISO 8601; null: it still signs, or no upper bound was published). */
+  not_after: string | null;
 }
 
 export interface PublishedKeys {
@@ -117,7 +103,8 @@ export type StatementVerdict = { ok: true; key: PublishedKey } | { ok: false; pr
 
 /**
  * Checks a statement's signature against published keys. Says which key signed it, or why it
- * cannot be accepted: an unknown key, a key that is not the statement's, a bad signature.
+ * cannot be accepted: an unknown key, a key that is not the statement's, a bad signature, a key
+ * marked compromised, a statement issued outside its key's period.
  */
 export function verifyStatement(statement: SignedStatement, keys: readonly PublishedKey[]): StatementVerdict {
   if (statement.alg !== "EdDSA") return { ok: false, problem: `statement.alg: ${JSON.stringify(statement.alg)} is not EdDSA` };
@@ -138,7 +125,58 @@ export function verifyStatement(statement: SignedStatement, keys: readonly Publi
   const signature = Buffer.from(statement.signature, "base64url");
   if (signature.length !== 64) return { ok: false, problem: "statement.signature: not an Ed25519 signature (64 bytes, base64url)" };
   const good = verify(null, statementBytes(statement.payload), publicKey, signature);
-  return good ? { ok: true, key } : { ok: false, problem: `statement.signature: does not match the statement under key ${key.kid}` };
+  if (!good) return { ok: false, problem: `statement.signature: does not match the statement under key ${key.kid}` };
+  const period = periodProblem(key, statement.payload.issued_at);
+  return period ? { ok: false, problem: period } : { ok: true, key };
+}
+
+/** Why a key's signature on a statement issued at `issuedAt` does not count, or null. */
+function periodProblem(key: PublishedKey, issuedAt: unknown): string | null {
+  if (key.status === "compromised") {
+    return `signature: key ${key.kid} is published as compromised: nothing it signed can be trusted (its holder can date a statement as it likes)`;
+  }
+  const at = typeof issuedAt === "string" && ISO_TIME.test(issuedAt) ? Date.parse(issuedAt) : Number.NaN;
+  if (Number.isNaN(at)) return `statement.payload.issued_at: ${JSON.stringify(issuedAt)} is not an ISO 8601 UTC time`;
+  const before = key.not_before === null ? null : Date.parse(key.not_before);
+  const after = key.not_after === null ? null : Date.parse(key.not_after);
+  if ((before !== null && at < before) || (after !== null && at > after)) {
+    return `signature: issued ${issuedAt}, outside the period key ${key.kid} signed in (${key.not_before ?? "…"} to ${key.not_after ?? "now"})`;
+  }
+  return null;
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
+
+/** An ISO 8601 UTC time as the key documents write it, or null when absent; throws naming the field otherwise. */
+function keyTime(value: unknown, field: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || !ISO_TIME.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new Error(`${field}: must be an ISO 8601 UTC time like 2026-11-27T13:26:02Z`);
+  }
+  return value;
+}
+
+/**
+ * A key's signing period and status from a published key or a WAYMARK_SIGNING_KEYS entry
+ * (`not_before`, `not_after`, `status` or `compromised_at`), checked field by field.
+ */
+export function keyLifetime(
+  key: { not_before?: unknown; not_after?: unknown; status?: unknown; compromised_at?: unknown },
+  where: string,
+  fallback: "current" | "retired",
+): Pick<PublishedKey, "status" | "not_before" | "not_after"> {
+  const not_before = keyTime(key.not_before, `${where}.not_before`);
+  const not_after = keyTime(key.not_after, `${where}.not_after`);
+  if (not_before !== null && not_after !== null && Date.parse(not_before) > Date.parse(not_after)) {
+    throw new Error(`${where}: not_before (${not_before}) is after not_after (${not_after})`);
+  }
+  keyTime(key.compromised_at, `${where}.compromised_at`);
+  if (key.status !== undefined && key.status !== "current" && key.status !== "retired" && key.status !== "compromised") {
+    throw new Error(`${where}.status: must be "current", "retired" or "compromised"`);
+  }
+  const compromised = key.status === "compromised" || key.compromised_at !== undefined;
+  const status = compromised ? "compromised" : key.status === "current" || key.status === "retired" ? key.status : fallback;
+  return { status, not_before, not_after };
 }
 
 /** The published keys of a `/.well-known/waymark-signing-keys.json` document, checked member by member. */
@@ -146,18 +184,10 @@ export function parsePublishedKeys(document: unknown): PublishedKey[] {
   const keys = (document as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys)) throw new Error("keys: must be an array of public keys");
   return keys.map((key: unknown, i) => {
-    const k = key as Partial<PublishedKey> | null;
+    const k = key as (Partial<PublishedKey> & { compromised_at?: unknown }) | null;
     if (k?.kty !== "OKP" || k.crv !== "Ed25519" || typeof k.x !== "string" || typeof k.kid !== "string") {
       throw new Error(`keys[${i}]: must be an Ed25519 public key (kty "OKP", crv "Ed25519", x, kid)`);
     }
-    return {
-      kty: "OKP",
-      crv: "Ed25519",
-      x: k.x,
-      kid: k.kid,
-      alg: "EdDSA",
-      use: "sig",
-      status: k.status === "current" ? "current" : "retired",
-    };
+    return { kty: "OKP", crv: "Ed25519", x: k.x, kid: k.kid, alg: "EdDSA", use: "sig", ...keyLifetime(k, `keys[${i}]`, "retired") };
   });
 }

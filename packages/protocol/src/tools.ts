@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { globProblem } from "./glob";
 import { TOOL_LIMITS as LIMITS } from "./tool-limits";
+import type { JsonObject } from "./views/logs";
 import {
   changesSchema,
   metricsSchema,
@@ -39,9 +40,6 @@ export const idempotencyKey = z
 
 export const workflowId = z.string().min(1).max(64);
 export const taskId = z.string().min(1).max(64);
-
-/** A JSON object from an agent, shallowly typed (a recursive type is too deep for RPC stub types). */
-export type JsonObject = Record<string, string | number | boolean | null | object>;
 
 /** A JSON object of bounded serialized size (metadata bags). */
 export const boundedObject = () =>

@@ -9,12 +9,14 @@
  * Records come from a file or an endpoint: they are read leniently (any Agent Trace record, with
  * or without Waymark's `dev.waymark` metadata) and only the fields used here are checked.
  */
+import { array, commitId, FieldError, line, object, optionalText, text } from "./json-fields";
+
 /** The fields of a record this module reads (any other field is ignored). */
 interface TraceContributorInput {
   type: string;
   model_id?: string;
 }
-interface TraceInput {
+export interface TraceInput {
   vcs: { revision: string };
   tool?: { name: string };
   files: {
@@ -22,7 +24,7 @@ interface TraceInput {
     conversations: {
       url?: string;
       contributor?: TraceContributorInput;
-      ranges: { start_line: number; end_line: number; contributor?: TraceContributorInput }[];
+      ranges: { start_line: number; end_line: number; content_hash?: string; contributor?: TraceContributorInput }[];
     }[];
   }[];
   metadata?: {
@@ -37,32 +39,6 @@ interface TraceInput {
   };
 }
 
-/** A field that breaks its rule: `field: rule`, the field named by its path in the record. */
-class FieldError extends Error {}
-
-const HEX_COMMIT = /^[0-9a-f]{7,64}$/;
-type Json = Record<string, unknown>;
-
-function object(value: unknown, field: string): Json {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new FieldError(`${field}: must be an object`);
-  return value as Json;
-}
-function array(value: unknown, field: string): unknown[] {
-  if (!Array.isArray(value)) throw new FieldError(`${field}: must be an array`);
-  return value;
-}
-function text(value: unknown, field: string, max: number): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > max)
-    throw new FieldError(`${field}: must be a string of 1 to ${max} characters`);
-  return value;
-}
-function optionalText(value: unknown, field: string, max: number): string | undefined {
-  return value === undefined ? undefined : text(value, field, max);
-}
-function line(value: unknown, field: string): number {
-  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new FieldError(`${field}: must be a whole number ≥ 1`);
-  return value as number;
-}
 function contributor(value: unknown, field: string): TraceContributorInput | undefined {
   if (value === undefined) return undefined;
   const c = object(value, field);
@@ -71,15 +47,8 @@ function contributor(value: unknown, field: string): TraceContributorInput | und
   if (model !== undefined) out.model_id = model;
   return out;
 }
-function commitId(value: unknown, field: string): string {
-  if (typeof value !== "string" || !HEX_COMMIT.test(value)) throw new FieldError(`${field}: must be a hex commit id`);
-  return value;
-}
 
-/**
- * Checked by hand, not with a schema library: `waymark blame` reads thousands of ranges on every
- * run and is held to a ratio of `git blame`'s own time, of which loading one would take a share.
- */
+/** Checked by hand (./json-fields says why). */
 function readRecord(value: unknown): TraceInput {
   const record = object(value, "(record)");
   const vcs = object(record.vcs, "vcs");
@@ -96,6 +65,8 @@ function readRecord(value: unknown): TraceInput {
           start_line: line(range.start_line, `${at}.ranges.${r}.start_line`),
           end_line: line(range.end_line, `${at}.ranges.${r}.end_line`),
         };
+        const hash = optionalText(range.content_hash, `${at}.ranges.${r}.content_hash`, 200);
+        if (hash !== undefined) entry.content_hash = hash;
         const who = contributor(range.contributor, `${at}.ranges.${r}.contributor`);
         if (who) entry.contributor = who;
         return entry;
@@ -174,7 +145,10 @@ export interface IndexedRecord {
 /** A hex commit id and a full one name the same commit (a record may hold abbreviated ids). */
 const sameCommit = (short: string, full: string) => full.startsWith(short) || short.startsWith(full);
 
-function indexRecord(record: TraceInput): IndexedRecord {
+/** Ranges of a file that no hook observed (a note entry names them; an export's record only counts them). */
+export type UnobservedRanges = readonly { path: string; ranges: readonly (readonly [number, number])[] }[];
+
+function indexRecord(record: TraceInput, unobserved: UnobservedRanges = []): IndexedRecord {
   const meta = record.metadata?.["dev.waymark"];
   const base: LineAuthorship = { who: "not_observed" };
   if (meta?.workflow_id) base.workflow_id = meta.workflow_id;
@@ -182,30 +156,47 @@ function indexRecord(record: TraceInput): IndexedRecord {
   if (meta?.task_name) base.task = meta.task_name;
   const agent = meta?.agent ?? record.tool?.name;
   if (agent) base.agent = agent;
-  const files = new Map<string, FileRanges>();
+  const byPath = new Map<string, { start: number; end: number; who: LineAuthorship }[]>();
+  const add = (path: string, start: number, end: number, who: LineAuthorship) => {
+    const list = byPath.get(path) ?? [];
+    list.push({ start, end: Math.max(start, end), who });
+    byPath.set(path, list);
+  };
   for (const file of record.files) {
-    const entries: { start: number; end: number; who: LineAuthorship }[] = [];
     for (const conversation of file.conversations) {
       for (const range of conversation.ranges) {
         const contributor = range.contributor ?? conversation.contributor;
         const who: LineAuthorship = { ...base, who: contributor?.type === "ai" ? "agent" : "others" };
         if (conversation.url) who.url = conversation.url;
         if (contributor?.type === "ai" && contributor.model_id) who.model_id = contributor.model_id;
-        entries.push({ start: range.start_line, end: Math.max(range.start_line, range.end_line), who });
+        add(file.path, range.start_line, range.end_line, who);
       }
     }
+  }
+  for (const file of unobserved) for (const [start, end] of file.ranges) add(file.path, start, end, { ...base, who: "not_observed" });
+  const files = new Map<string, FileRanges>();
+  for (const [path, entries] of byPath) {
     entries.sort((a, b) => a.start - b.start);
-    const ranges = files.get(file.path) ?? { starts: [], ends: [], who: [] };
-    for (const entry of entries) {
-      ranges.starts.push(entry.start);
-      ranges.ends.push(entry.end);
-      ranges.who.push(entry.who);
-    }
-    files.set(file.path, ranges);
+    files.set(path, { starts: entries.map((e) => e.start), ends: entries.map((e) => e.end), who: entries.map((e) => e.who) });
   }
   // A record of another tool, without a task: its files' other lines are simply not in it.
   if (!meta) base.who = "not_recorded";
   return { revision: record.vcs.revision, files, omitted: new Set(meta?.ranges_omitted ?? []), base, commits: meta?.commits ?? [] };
+}
+
+/**
+ * A note entry (@waymark/protocol/git-note) ready for lookup: its record's ranges and the ranges it
+ * says no hook observed. Unlike an export's record, an entry names every line of its commit that
+ * is the task's, so any other line is nobody's here (lookupEntry answers null).
+ */
+export function indexNoteEntry(record: TraceInput, unobserved: UnobservedRanges = []): IndexedRecord {
+  const indexed = indexRecord(record, unobserved);
+  return { ...indexed, base: { ...indexed.base, who: "not_recorded" } };
+}
+
+/** Who wrote line `line` of `path` at the entry's commit, or null when the entry does not hold it. */
+export function lookupEntry(entry: IndexedRecord, path: string, line: number): LineAuthorship | null {
+  return lookup(entry.files.get(path), line);
 }
 
 function lookup(ranges: FileRanges | undefined, line: number): LineAuthorship | null {
@@ -237,7 +228,7 @@ export class TraceIndex {
   private readonly abbreviated: IndexedRecord[] = [];
 
   constructor(records: readonly TraceInput[]) {
-    this.records = records.map(indexRecord);
+    this.records = records.map((record) => indexRecord(record));
     const add = (map: Map<string, IndexedRecord[]>, commit: string, record: IndexedRecord) => {
       const list = map.get(commit);
       if (list) list.push(record);

@@ -6,33 +6,30 @@
  *   (@waymark/protocol/chain), and `chain` names the link the export was read at;
  * - the statement (@waymark/protocol/statement): signed for this workflow, for exactly these
  *   events and the head they end on, for this repository, and for the content of every other
- *   member; and, given the deployment's public keys, signed by one of them;
+ *   member; whose record it is (the account and the deployment's origin, which the caller may
+ *   require); and, given the deployment's public keys, signed by one of them within its period;
  * - the content: workflow, tasks, decisions, issues, milestones, totals, last_seq, chain and
  *   feedback rebuilt from the events (./export-rebuild) and compared field by field
- *   (./export-diff).
- * What a pass does not cover is listed with it. Pure: the caller reads the file and the keys.
+ *   (./export-diff);
+ * - the device evidence (./device-evidence): every figure labelled computed and signed checked
+ *   against the device-signed payloads the export carries and the allowed signers given.
+ * What a pass does not cover is listed with it. Pure: the caller reads the file, the keys and the
+ * allowed signers (strictly: ./strict-json).
  */
+import type { AllowedSigner } from "./allowed-signers";
 import { type ChainedEvent, genesisHash, walkChain } from "./chain";
+import { checkDeviceEvidence, type DeviceEvidence } from "./device-evidence";
 import { diffTask, diffValues, show } from "./export-diff";
+import { RECORD_KINDS, type RecordKind } from "./export-members";
+import { changedPaths, headerOf, type Json, type JsonObject, type LoggedEvent, rebuild, totalsOf } from "./export-rebuild";
 import {
-  changedPaths,
-  headerOf,
-  type Json,
-  type JsonObject,
-  type LoggedEvent,
-  RECORD_KINDS,
-  type RecordKind,
-  rebuild,
-  totalsOf,
-} from "./export-rebuild";
-import { deviceText, type FilesSource, filesKind, PROVENANCE_TERMS } from "./provenance-wording";
-import {
+  accountDigest,
   EXPORT_MEMBERS,
   memberDigest,
   type PublishedKey,
   type SignedStatement,
   STATEMENT_TYPE,
-  STATEMENT_VERSION,
+  STATEMENT_VERSIONS_READ,
   verifyStatement,
 } from "./statement";
 
@@ -40,7 +37,14 @@ import {
 const PROBLEMS_SHOWN = 100;
 
 export type SignatureCheck =
-  | { status: "ok"; kid: string; key_status: PublishedKey["status"]; issued_at: string }
+  | {
+      status: "ok";
+      kid: string;
+      key_status: PublishedKey["status"];
+      issued_at: string;
+      not_before: string | null;
+      not_after: string | null;
+    }
   | { status: "failed"; kid: string | null }
   | { status: "not_checked"; kid: string | null }
   | { status: "missing" };
@@ -61,12 +65,28 @@ export interface ExportCheck {
   not_covered: string[];
   counts: Record<RecordKind | "feedback", number>;
   /**
-   * Where the record says its figures came from, in the three-way wording (./provenance-wording),
-   * each label with how many tasks: the edge's verdict as recorded (files: per
-   * files_changed.source; usage: per metrics.source and device). The device signatures the
-   * verdicts were made from are not in the export: the deployment's signature covers the verdicts.
+   * Whose record the statement says this is (null: its version names none): the account as a
+   * digest (@waymark/protocol/statement accountDigest) and the deployment's origin.
    */
-  provenance: { files: Record<string, number>; usage: Record<string, number> };
+  binding: { account: string | null; origin: string | null };
+  /**
+   * Where the record says its figures came from, in the three-way wording, each label with how
+   * many tasks; a figure labelled computed and signed is checked against the device-signed
+   * payloads and the allowed signers (./device-evidence), and its label says whether it was.
+   */
+  provenance: DeviceEvidence;
+}
+
+/** What the caller trusts and requires. */
+export interface VerifyOptions {
+  /** The deployment's published keys (null: the signature is not checked, and the report says so). */
+  keys: readonly PublishedKey[] | null;
+  /** The allowed signers (null: no device signature is checked, and the report says so). */
+  signers: readonly AllowedSigner[] | null;
+  /** Required: the account whose record it must be (its name, or its `sha256:` digest). */
+  account?: string;
+  /** Required: the origin of the deployment that must have issued it. */
+  origin?: string;
 }
 
 export type NotAnExport = { not_an_export: string };
@@ -98,11 +118,8 @@ function eventProblem(event: Json, index: number): string | null {
   return ok ? null : `events[${index}]: an event needs seq, at, type, task_id, data (an object) and hash`;
 }
 
-/**
- * Checks a parsed JSON export. `keys`: the deployment's published keys (null: the signature is
- * not checked, and the report says so).
- */
-export function checkExport(document: unknown, keys: readonly PublishedKey[] | null): ExportCheck | NotAnExport {
+/** Checks a parsed JSON export with what `options` trusts and requires. */
+export async function checkExport(document: unknown, options: VerifyOptions): Promise<ExportCheck | NotAnExport> {
   if (!isObject(document)) return { not_an_export: "not a Waymark JSON export: the file is not a JSON object" };
   const { workflow, events, chain } = document;
   if (!isObject(workflow) || typeof workflow.id !== "string" || !Array.isArray(events) || !isObject(chain)) {
@@ -122,7 +139,8 @@ export function checkExport(document: unknown, keys: readonly PublishedKey[] | n
     more_problems: 0,
     not_covered: [],
     counts: { tasks: 0, decisions: 0, issues: 0, milestones: 0, feedback: 0 },
-    provenance: { files: {}, usage: {} },
+    binding: { account: null, origin: null },
+    provenance: { status: "none", files: {}, usage: {}, payloads: 0 },
   };
   const malformed = events.map(eventProblem).find((problem) => problem !== null);
   let links: string[] | null = null;
@@ -136,10 +154,34 @@ export function checkExport(document: unknown, keys: readonly PublishedKey[] | n
   check.head = head;
   const readAt = checkChainMember(document, id, links, problems);
   check.read_at = readAt;
-  check.signature = checkStatement(document, id, events.length, links, keys, problems);
+  check.signature = checkStatement(document, id, events.length, links, options.keys, problems);
+  check.binding = checkBinding(document, options, problems);
   if (links && readAt !== null) checkContent(document, events as unknown as LoggedEvent[], readAt, problems, check);
+  const found: string[] = [];
+  check.provenance = await checkDeviceEvidence(document, id, options.signers, found);
+  problems.addAll(found);
   check.more_problems = problems.more;
   return check;
+}
+
+/** Whose record the statement names, held to what the caller requires. */
+function checkBinding(document: JsonObject, options: VerifyOptions, problems: Problems): ExportCheck["binding"] {
+  const payload = isObject(document.statement) && isObject(document.statement.payload) ? document.statement.payload : {};
+  const account = typeof payload.account === "string" ? payload.account : null;
+  const origin = typeof payload.origin === "string" ? payload.origin : null;
+  if (options.account !== undefined) {
+    const wanted = options.account.startsWith("sha256:") ? options.account : accountDigest(options.account);
+    if (account === null) problems.add(`statement: names no account (version ${show(payload.version)}), so --account cannot be checked`);
+    else if (account !== wanted) {
+      problems.add(`statement: the record of account ${account}, not of --account ${options.account} (${wanted}): it is another account's`);
+    }
+  }
+  if (options.origin !== undefined) {
+    const wanted = URL.canParse(options.origin) ? new URL(options.origin).origin : options.origin;
+    if (origin === null) problems.add(`statement: names no origin (version ${show(payload.version)}), so --origin cannot be checked`);
+    else if (origin !== wanted) problems.add(`statement: issued by ${origin}, not by --origin ${wanted}`);
+  }
+  return { account, origin };
 }
 
 /** `chain` and `last_seq`: the link of the log the export's workflow, totals and feedback were read at. Returns that event (H). */
@@ -190,9 +232,13 @@ function checkStatement(
     return { status: "failed", kid: null };
   }
   const kid = statement.kid;
-  if (payload.type !== STATEMENT_TYPE || payload.version !== STATEMENT_VERSION) {
+  if (
+    payload.type !== STATEMENT_TYPE ||
+    typeof payload.version !== "number" ||
+    !(STATEMENT_VERSIONS_READ as readonly number[]).includes(payload.version)
+  ) {
     problems.add(
-      `statement.payload: type ${show(payload.type)} version ${show(payload.version)} is not one this verifier reads (${STATEMENT_TYPE} ${STATEMENT_VERSION})`,
+      `statement.payload: type ${show(payload.type)} version ${show(payload.version)} is not one this verifier reads (${STATEMENT_TYPE} ${STATEMENT_VERSIONS_READ.join(" or ")})`,
     );
     return { status: "failed", kid };
   }
@@ -237,7 +283,8 @@ function checkStatement(
     problems.add(`signature: ${verdict.problem}`);
     return { status: "failed", kid };
   }
-  return { status: "ok", kid, key_status: verdict.key.status, issued_at: String(payload.issued_at) };
+  const { status: key_status, not_before, not_after } = verdict.key;
+  return { status: "ok", kid, key_status, issued_at: String(payload.issued_at), not_before, not_after };
 }
 
 /** A record's position in its array's order: tasks by start, logs by creation, then id. */
@@ -328,7 +375,6 @@ function checkRecords(
       if (found.length === 0) break;
     }
     out.push(...closest);
-    if (kind === "tasks") tallyProvenance(row, check);
     if (partly?.files) {
       check.not_covered.push(
         `${path}: its events name ${partly.files.named} of its ${partly.files.total} changed files and count the rest; the other ${partly.files.total - partly.files.named} names are covered by the signature only`,
@@ -341,32 +387,4 @@ function checkRecords(
     }
   }
   for (const id of atRead.keys()) if (!seen.has(id)) out.push(`${kind}: ${id} is in the events but missing from the export`);
-}
-
-/** Counts where the record says a task's files and usage came from, in the three-way wording. */
-function tallyProvenance(task: JsonObject, check: ExportCheck): void {
-  const files = isObject(task.files_changed) ? task.files_changed : null;
-  if (files) {
-    const label = isObject(files.source) ? filesLabel(files.source as unknown as FilesSource) : "not recorded";
-    check.provenance.files[label] = (check.provenance.files[label] ?? 0) + 1;
-  }
-  const metrics = isObject(task.metrics) ? task.metrics : null;
-  if (metrics) {
-    const label = usageLabel(metrics);
-    check.provenance.usage[label] = (check.provenance.usage[label] ?? 0) + 1;
-  }
-}
-
-function filesLabel(source: FilesSource): string {
-  const kind = filesKind(source);
-  return source.kind === "signed" ? `${PROVENANCE_TERMS.signed} on ${deviceText(source.device)}` : PROVENANCE_TERMS[kind];
-}
-
-function usageLabel(metrics: JsonObject): string {
-  if (typeof metrics.source !== "string") return "not recorded";
-  const device = isObject(metrics.device) ? metrics.device : null;
-  if (metrics.source === "transcript" && device && typeof device.name === "string" && typeof device.fingerprint === "string") {
-    return `${PROVENANCE_TERMS.signed} on ${deviceText({ name: device.name, fingerprint: device.fingerprint })}`;
-  }
-  return PROVENANCE_TERMS.claimed;
 }

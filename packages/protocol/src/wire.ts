@@ -171,7 +171,7 @@ const provenanceFields = {
 
 /**
  * The repository the helper runs in (start_workflow, and the start snapshot of start_task):
- * its fingerprint (./repository), the normalised remote for display (null without a remote,
+ * its fingerprint (./repository-fingerprint), the normalised remote for display (null without a remote,
  * never credentials) and the branch (null when detached).
  */
 export const repositorySchema = z.strictObject({

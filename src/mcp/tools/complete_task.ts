@@ -42,15 +42,17 @@ export const completeTaskTool = defineTool({
   description: "Call when a task ends (its subtasks first).",
   input: completeTaskInput,
   opaqueInputs: { metrics: METRICS_DESCRIPTION },
-  output: ["task_id", "status", "duration_seconds", "files_changed", "verification", "metrics"],
+  output: ["task_id", "status", "duration_seconds", "files_changed", "verification", "metrics", "checkpoint"],
   annotations: WRITES,
   meta: APP_LINK,
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
+    if (!stub) return notFound("task_id", input.task_id);
     // The helper (its data attached) keeps the workflow's state for its hooks: it comes back with the write.
-    return stub
-      ? stub.completeTask(ctx.account, input, input.changes === undefined ? undefined : RESUME_RECENT)
-      : notFound("task_id", input.task_id);
+    const completed = await stub.completeTask(ctx.account, input, input.changes === undefined ? undefined : RESUME_RECENT);
+    // The deployment that recorded it, for the helper's note in the repository (not stored: the same for every replay).
+    if (completed.ok && completed.value.checkpoint) completed.value.checkpoint.origin = ctx.origin;
+    return completed;
   },
   render,
 });

@@ -1,17 +1,19 @@
 /**
- * @module account/credentials
+ * @module domain/credentials
  * Which credential something was derived from. A dashboard session, an OAuth grant and a
  * webhook each carry the reference of the credential that created it, and end when that
  * credential is revoked, removed from configuration or expires:
  *
  *   b:<sha-256 of the token, hex>   a bootstrap token (WAYMARK_TOKENS, or the dev token of `npm start`)
- *   m:<token id>                    a managed token (src/account/tokens.ts)
+ *   m:<token id>                    a managed token (src/account/tokens.ts; its format: ./managed-token.ts)
  *
  * The bootstrap table is read from configuration, so both the Worker and an account's object
- * (which has the same bindings) can tell whether a bootstrap credential is still configured.
+ * (which has the same bindings) can tell whether a bootstrap credential is still configured:
+ * pure parsing, here so that the Worker's middleware imports none of the account object's code.
  */
 import { sha256Hex } from "../crypto";
-import { type Authority, SCOPES } from "../domain/access-scopes";
+import { type Authority, SCOPES } from "./access-scopes";
+import type { FeedbackAuthor } from "./view";
 
 export const DEV_ACCOUNT = "dev";
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -35,6 +37,27 @@ export function parseCredentialRef(ref: unknown): ParsedCredential | null {
   if (bootstrap?.[1]) return { kind: "bootstrap", hash: bootstrap[1] };
   const managed = MANAGED_REF.exec(ref);
   return managed?.[1] ? { kind: "managed", id: managed[1] } : null;
+}
+
+/**
+ * Who acted, as a record names them: a managed token by its id, a bootstrap token by its kind only
+ * (its digest, shown on shared pages, would let anyone test guesses of a weak one), how it was
+ * presented (`via`), and an OAuth client by its id.
+ */
+export function authorOf(principal: { credential: CredentialRef; client?: string }, via: FeedbackAuthor["via"]): FeedbackAuthor {
+  const parsed = parseCredentialRef(principal.credential);
+  const who =
+    parsed?.kind === "managed"
+      ? { kind: "managed_token" as const, credential: parsed.id }
+      : { kind: "bootstrap_token" as const, credential: null };
+  return { ...who, via, ...(via === "oauth" && principal.client !== undefined ? { client: principal.client } : {}) };
+}
+
+/** A credential as a page names it: a managed token by its id, a bootstrap token by its kind only (as `authorOf`). */
+export function credentialLabel(ref: CredentialRef | null): string {
+  if (ref === null) return "not recorded";
+  const parsed = parseCredentialRef(ref);
+  return parsed?.kind === "managed" ? `token ${parsed.id}` : "a bootstrap token";
 }
 
 /** sha-256(token) hex → account, for every configured bootstrap token. */

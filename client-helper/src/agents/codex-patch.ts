@@ -1,7 +1,10 @@
 /**
- * @module lines/codex-patch
- * A Codex `apply_patch` call read as line edits: the patch its hook payload carries (or a shell
- * command carries, `apply_patch <<'EOF' …`) split per file, and an update's chunks applied to a
+ * @module agents/codex-patch
+ * Codex's `apply_patch` format (./codex.ts reads its tool calls with it): the files a patch touches,
+ * from its headers (`*** Add File:`, `*** Update File:`, `*** Delete File:`, `*** Move to:`; paths as
+ * the patch names them, relative to the session's working directory or absolute), and the patch read
+ * as line edits: the patch its hook payload carries (or a shell command carries,
+ * `apply_patch <<'EOF' …`) split per file, and an update's chunks applied to a
  * file's content the way Codex applies them (each chunk's `@@ context` line, then its old lines,
  * sought from where the last chunk ended: exactly, then ignoring trailing, then surrounding
  * whitespace, then typographic punctuation; end-of-file chunks sought from the end; the result
@@ -30,6 +33,20 @@ const DELETE = "*** Delete File: ";
 const UPDATE = "*** Update File: ";
 const MOVE = "*** Move to: ";
 const END_OF_FILE = "*** End of File";
+
+const HEADER = /^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$/gm;
+
+/** Whether a shell command carries a patch (`apply_patch <<'EOF'` run through the shell). */
+export function hasPatch(text: string): boolean {
+  return text.includes(BEGIN);
+}
+
+/** The paths a patch names, in order, without repeats. */
+export function patchPaths(patch: string): string[] {
+  const paths = new Set<string>();
+  for (const match of patch.matchAll(HEADER)) if (match[1]) paths.add(match[1]);
+  return [...paths];
+}
 
 /** The patch inside a tool input or shell command (between its Begin and End lines), or null. */
 export function patchText(text: string): string | null {

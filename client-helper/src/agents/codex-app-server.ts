@@ -1,6 +1,6 @@
 /**
- * @module init/codex-trust
- * How Codex itself sees a project, for `waymark doctor`: asked of the user's own `codex` (its
+ * @module agents/codex-app-server
+ * How Codex itself sees a project, for `waymark doctor` (./codex.ts asks it): asked of the user's own `codex` (its
  * app-server, JSON-RPC on stdio, as Codex 0.169 serves it), never guessed from files: whether
  * it loads the project's `.codex/` layer (an untrusted project's layer is disabled, with the
  * reason), whether hooks are enabled, and the trust status of each hook it found there
