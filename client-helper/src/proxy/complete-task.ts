@@ -129,6 +129,8 @@ async function attachRecord(
   const checkpoint = structured?.checkpoint as CompletionCheckpoint | undefined;
   if (structured) delete structured.checkpoint;
   if (changes.type !== "git" || !checkpoint || typeof checkpoint.workflow_id !== "string") return;
+  // A note goes on the task's commits: a task that made none needs no git context (a git process) at all.
+  if (!changes.review || changes.review.commits.length === 0) return;
   const model =
     metrics !== null && typeof metrics === "object" && "model" in metrics && typeof metrics.model === "string" ? metrics.model : null;
   try {
