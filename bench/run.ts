@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -29,8 +29,10 @@ import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
 import { helperTasks } from "./sections/helper-tasks.ts";
 import { hookCosts } from "./sections/hooks.ts";
+import { insightsBench } from "./sections/insights.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
+import { mergeMatrix } from "./sections/merges.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
 import { suiteWallTime } from "./sections/suite.ts";
 import { toolLatency } from "./sections/tools.ts";
@@ -49,10 +51,12 @@ const SECTIONS = [
   "checksum",
   "helper",
   "blame",
+  "merges",
+  "insights",
   "suite",
 ] as const;
 /** The sections measured through this build's `wrangler dev`. */
-const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "helper-tasks", "hooks"];
+const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "helper-tasks", "hooks", "merges"];
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -123,7 +127,7 @@ async function section(name: Section, run: () => Promise<void> | void): Promise<
 }
 
 const started = performance.now();
-if (["helper-calls", "helper-tasks", "checksum", "helper", "blame"].some((s) => wanted(s as Section))) buildHelper(context);
+if (["helper-calls", "helper-tasks", "checksum", "helper", "blame", "merges"].some((s) => wanted(s as Section))) buildHelper(context);
 
 // Through wrangler dev (this build).
 if (THROUGH_DEV_SERVER.some(wanted)) {
@@ -139,6 +143,7 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
     await section("helper-calls", () => helperCalls(context, server));
     await section("helper-tasks", () => helperTasks(context, server));
     await section("hooks", () => hookCosts(context, server));
+    await section("merges", () => mergeMatrix(context, server));
   } finally {
     await server.stop();
   }
@@ -149,6 +154,9 @@ await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
 
 // Its own server: the readers' rate-limit budgets are this section's alone.
 await section("pages", () => pagesUnderLoad(context));
+
+// Its own server: an account of 10,000 tasks that no other section should read or write.
+await section("insights", () => insightsBench(context, serverVars));
 
 // No server running: the edge's pure functions and the helper against git and the file system.
 await section("edge", () => edge(context));

@@ -22,6 +22,7 @@ import { deviceRoutes } from "./routes/devices";
 import { exportApiRoutes } from "./routes/export-api";
 import { githubReceiverRoutes, githubWebhookRoutes } from "./routes/github-webhooks";
 import { helperDownload } from "./routes/helper-download";
+import { insightRoutes } from "./routes/insights";
 import { oauthRoutes } from "./routes/oauth";
 import { pluginMarketplace } from "./routes/plugin-marketplace";
 import { pageRoutes } from "./routes/shared-pages";
@@ -50,6 +51,7 @@ app.route("/", oauthRoutes);
 app.route("/", tokenRoutes);
 app.route("/", deviceRoutes);
 app.route("/", accountRoutes);
+app.route("/", insightRoutes);
 // Every read of one workflow: one sub-app, mounted for each kind of reader.
 app.route("/s/:token", workflowReads(SHARE_LINK_READERS));
 app.route("/w/:id", workflowReads(OWNER_READERS));

@@ -160,4 +160,14 @@ export const LIMITS = {
   CLIENT_METADATA_BYTES: 5 * 1024,
   CLIENT_METADATA_FETCH_MS: 5000,
   CLIENT_METADATA_REDIRECTS: 3,
+  // Insights (docs/insights.md): no figure is shown from fewer tasks than INSIGHT_MIN_TASKS (a share of
+  // 2 of 3 tasks says nothing a reader should act on); durability "N days later" reads the first
+  // observation INSIGHT_DURABILITY_DAYS or more after a task; at most INSIGHT_GROUPS distinct
+  // agent × model × repository groups are kept apart per account (later ones are counted together:
+  // model names are the client's words); a period spans at most INSIGHT_PERIOD_DAYS days.
+  INSIGHT_MIN_TASKS: 5,
+  INSIGHT_DURABILITY_DAYS: 14,
+  INSIGHT_GROUPS: 200,
+  INSIGHT_PERIOD_DAYS: 731,
+  INSIGHT_NAME_CHARS: 200,
 } as const;

@@ -17,7 +17,7 @@ import { pairHunks } from "./git/blobs.js";
 import { inertContext } from "./git/inert-config.js";
 import { type GitContext, GitError, runGit } from "./git/process.js";
 import { NoteAttribution } from "./notes/attribution.js";
-import { notesRefs } from "./notes/store.js";
+import { listNotes, notesRefs } from "./notes/store.js";
 
 /** One line of the file at HEAD: the commit git blames, the line's number and path there, its text. */
 export interface BlamedLine {
@@ -195,9 +195,14 @@ export async function blameFile(
   blamed.catch(() => {});
   const early = carriedHunks(rooted, path, index.carriedPairs(path));
   early.catch(() => {});
+  // The notes are listed beside it too; only those of the commits it names are read.
+  const listing = notes instanceof NoteAttribution ? null : listNotes(rooted);
+  listing?.catch(() => {});
   const lines = parseBlamePorcelain((await blamed).toString("utf8"));
   const fromNotes =
-    notes instanceof NoteAttribution ? notes : await NoteAttribution.load(rooted, notes.scratchRoot, new Set(lines.map((l) => l.commit)));
+    notes instanceof NoteAttribution
+      ? notes
+      : await NoteAttribution.load(rooted, notes.scratchRoot, new Set(lines.map((l) => l.commit)), (await listing) ?? undefined);
   const [noted, recorded] = await Promise.all([
     fromNotes.attribute(lines),
     blameLines(rooted, lines, index, new Map([[path, await early]])),

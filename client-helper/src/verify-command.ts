@@ -1,10 +1,11 @@
 /**
  * @module verify-command
  * `waymark verify <export.json> [--endpoint <url> | --key <file>] [--allowed-signers <file>]
- * [--account <name>] [--origin <url>] [--allow-unsigned] [--repo <dir>] [--json]`: the check of a
+ * [--account <name>] [--origin <url>] [--allow-unsigned] [--repo <dir> [--ref <rev>]] [--json]`: the check of a
  * workflow's JSON export (@waymark/protocol/verify) with the deployment's public keys fetched
  * from its well-known URL or read from a file (fully offline), the device keys the repository
- * pins (./verify-inputs), optionally against a clone of the repository (./verify-repo.ts),
+ * pins (./verify-inputs), optionally against a clone of the repository (./verify-repo.ts; without
+ * an export, `--repo` alone checks the repository's notes against git, ./verify-repo-report.ts),
  * reported in plain words: what passed, what a pass means and what it does not. Fail closed: a
  * signature that was not checked (no keys; figures labelled signed but no allowed signers) is a
  * failure unless `--allow-unsigned` says the caller accepts that, and then the report says
@@ -25,7 +26,7 @@ export interface VerifyIo {
 
 export const VERIFY_HELP = `Usage: waymark verify <export.json> [--endpoint <url> | --key <file>] [--allowed-signers <file>]
                       [--account <name>] [--origin <url>] [--allow-unsigned] [--repo <dir> [--ref <rev>]] [--json]
-       waymark verify --repo <dir> [--ref <rev>] [--since <rev>] [--json]
+       waymark verify --repo <dir> [--ref <rev>] [--since <rev>] [--allow-unsigned] [--json]
 
 Checks a workflow's JSON export (the page's JSON link, or GET /api/workflows/<id>/export.json
 with a read token) and says exactly what a pass means:
@@ -63,7 +64,8 @@ Options:
   --allow-unsigned          accept what could not be checked (no keys; figures labelled signed
                             without allowed signers): reported as NOT CHECKED, exit 0
   --repo <dir>              a clone of the repository the workflow ran in; without an export
-                            file, the tasks its notes (refs/notes/waymark) name are checked, offline
+                            file, the tasks its notes (refs/notes/waymark) name are checked
+                            against git, offline (the notes are not signed: --allow-unsigned)
   --ref <rev>               the branch reviewed (default: HEAD)
   --since <rev>             without an export: only the notes on commits after this one (a
                             pull request's range)
@@ -116,8 +118,15 @@ export async function runVerify(args: string[], io: VerifyIo): Promise<number> {
   }
 }
 
-/** `waymark verify --repo <dir> [--ref <rev>] [--since <rev>]`: the repository's notes against git, no export. */
-async function verifyNotes(values: { repo?: string; ref?: string; since?: string; json?: boolean }, io: VerifyIo): Promise<number> {
+/**
+ * `waymark verify --repo <dir> [--ref <rev>] [--since <rev>]`: the repository's notes against git,
+ * no export. The notes are not signed: a pass needs --allow-unsigned, as any check that could not
+ * reach the deployment's signature does.
+ */
+async function verifyNotes(
+  values: { repo?: string; ref?: string; since?: string; json?: boolean; "allow-unsigned"?: boolean },
+  io: VerifyIo,
+): Promise<number> {
   const { checkNotesAgainstRepository } = await import("./verify-repo.js");
   const repo = await repoCheck(
     () =>
@@ -128,7 +137,7 @@ async function verifyNotes(values: { repo?: string; ref?: string; since?: string
       }),
     VerifyUsageError,
   );
-  const { text, failed } = notesReport(repo);
+  const { text, failed } = notesReport(repo, values["allow-unsigned"] === true);
   if (values.json) io.stdout(`${JSON.stringify({ ok: !failed, export: null, repository: repo }, null, 2)}\n`);
   else (failed ? io.stderr : io.stdout)(text);
   return failed ? 1 : 0;
@@ -280,9 +289,10 @@ function report(check: ExportCheck, sources: { keys: string; signers: string | n
     for (const problem of check.problems) lines.push(`  ${problem}`);
     if (check.more_problems > 0) lines.push(`  … and ${check.more_problems} more`);
   }
+  const differs = repoFailed(repo);
   if (check.problems.length > 0) {
     lines.push("NOT OK: this file is not the record the deployment wrote, or does not follow from it: do not rely on it.");
-  } else if (repoFailed(repo)) {
+  } else if (differs) {
     lines.push("NOT OK: the export is intact, but git does not agree with the record, or could not decide a task (see above).");
   } else if (outcome.unchecked.length > 0) {
     lines.push(

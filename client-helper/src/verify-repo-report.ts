@@ -40,9 +40,13 @@ export function repoLines(repo: RepoCheck): string[] {
     const name = `${task.id} ${JSON.stringify(task.name)}`;
     const c = task.confirmed;
     if (task.verdict === "agrees" && c) {
-      lines.push(
-        `  ${name}: agrees (${plural(c.files, "committed file")}, ${plural(c.renames, "rename")}, ${plural(c.lines, "line count")}, ${plural(c.commits, "commit")})`,
-      );
+      const counted = [
+        c.files === undefined ? null : plural(c.files, "committed file"),
+        c.renames === undefined ? null : plural(c.renames, "rename"),
+        c.lines === undefined ? null : plural(c.lines, "line count"),
+        plural(c.commits, "commit"),
+      ];
+      lines.push(`  ${name}: agrees (${counted.filter((part) => part !== null).join(", ")})`);
     } else if (task.verdict === "rewritten") lines.push(`  ${name}: rewritten: ${task.reason}`);
     else if (task.verdict === "differs") lines.push(`  ${name}: DIFFERS from git${task.reason ? ` (${task.reason})` : ""}:`);
     else if (task.verdict === "undecided") lines.push(`  ${name}: UNDECIDED: ${task.undecidedWhy}:`);
@@ -66,19 +70,33 @@ export function repoLines(repo: RepoCheck): string[] {
 /** The closing line about git, for a check that did not fail. */
 export function repoPassLine(repo: RepoCheck): string {
   const rewritten = repo.tasks.filter((task) => task.verdict === "rewritten").length;
-  return `git decided every task on ${repo.ref}: ${plural(repo.tasks.filter((t) => t.verdict === "agrees").length, "task")} agree${
-    rewritten > 0 ? `, ${rewritten} rewritten and checked on the commits that hold their records` : ""
-  }${repo.tasks.some((t) => t.verdict === "not_checked") ? " (see above for tasks with nothing committed to check)" : ""}.`;
+  const agreeing = repo.tasks.filter((t) => t.verdict === "agrees").length;
+  const decided = [
+    agreeing > 0 || rewritten === 0 ? `${plural(agreeing, "task")} ${agreeing === 1 ? "agrees" : "agree"}` : null,
+    rewritten > 0 ? `${rewritten} rewritten and checked on the commits that hold their records` : null,
+  ];
+  return `git decided every task on ${repo.ref}: ${decided.filter((part) => part !== null).join(", ")}${
+    repo.tasks.some((t) => t.verdict === "not_checked") ? " (see above for tasks with nothing committed to check)" : ""
+  }.`;
 }
 
-/** `waymark verify --repo <dir>` without an export: the repository's notes against git. */
-export function notesReport(repo: RepoCheck): { text: string; failed: boolean } {
-  const failed = repoFailed(repo);
+/**
+ * `waymark verify --repo <dir>` without an export: the repository's notes against git. The notes
+ * carry no signature, so nothing shows a deployment recorded them: that is a failure unless the
+ * caller accepts it (`allowUnsigned`), and then the report says NOT CHECKED, never ok.
+ */
+export function notesReport(repo: RepoCheck, allowUnsigned: boolean): { text: string; failed: boolean } {
+  const gitFailed = repoFailed(repo);
+  const failed = gitFailed || !allowUnsigned;
   const lines = [...repoLines(repo)];
-  lines.push(
-    failed
-      ? "NOT OK: git does not agree with the repository's notes, or could not decide a task (see above)."
-      : `${repoPassLine(repo)} The notes are not signed: this shows git agrees with them, not that a deployment recorded them (verify its export with --repo for that).`,
-  );
+  if (gitFailed) lines.push("NOT OK: git does not agree with the repository's notes, or could not decide a task (see above).");
+  else {
+    lines.push(repoPassLine(repo));
+    lines.push(
+      allowUnsigned
+        ? "NOT CHECKED (accepted with --allow-unsigned): the notes are not signed, so this shows git agrees with them, not that a deployment recorded them (verify the workflow's export with --repo for that)."
+        : "NOT OK: the notes are not signed, and a check that did not run is not a pass: verify the workflow's export with --repo, or accept git's check of the notes alone with --allow-unsigned.",
+    );
+  }
   return { text: `${lines.join("\n")}\n`, failed };
 }

@@ -15,7 +15,11 @@
  * A task whose commits are not on the branch (a squash or rebase merge, an amend, a rebase) is
  * checked against the commits that now hold its record there: the repository's notes (./notes/)
  * that a rewrite copied (notes.rewriteRef) or `waymark notes carry` wrote onto them, whose ranges'
- * content hashes must match the bytes git holds. The report says how each was mapped. A commit
+ * content hashes must match the bytes git holds. Where `waymark notes carry` found that those
+ * commits hold exactly the task's commits' changes (`carried.commits`: a rebase merge replays each,
+ * a squash holds them all) and they follow each other on the branch, the task is checked against
+ * them as against its own commits (files, renames, line counts; the replayed commits' subjects),
+ * and agrees or differs as it would on its own branch. The report says how each was mapped. A commit
  * still in the repository but no longer on the branch, with nothing on the branch holding its
  * record, is "rewritten", and fails; a commit not in the repository at all is "missing", and fails.
  *
@@ -31,8 +35,8 @@ import type { Json, JsonObject } from "@waymark/protocol/export-rebuild";
 import { summarizeChanges } from "@waymark/protocol/files-changed";
 import type { ReadTaskNote } from "@waymark/protocol/git-note";
 import { inertContext } from "./git/inert-config.js";
-import { type GitContext, GitError, runGit } from "./git/process.js";
-import { gitDiffCommits, gitHasCommit, gitToplevel } from "./git/queries.js";
+import { type GitContext, runGit } from "./git/process.js";
+import { gitCommitOf, gitDiffCommits, gitHasCommit, gitIsAncestor, gitToplevel } from "./git/queries.js";
 import { NoteAttribution } from "./notes/attribution.js";
 import { checkEntryContent } from "./notes/check.js";
 import { commitsSince, countLines } from "./review-measures.js";
@@ -61,8 +65,8 @@ export interface TaskAgainstGit {
   undecidedWhy?: string;
   /** Differences on files the record names as dirty at the task's start: explained by that start state. */
   explained: string[];
-  /** What git confirmed, for the report: committed files, renames, line counts, commits. */
-  confirmed?: { files: number; renames: number; lines: number; commits: number };
+  /** What git confirmed, for the report: committed files, renames, line counts (absent: not compared, as from the notes alone), commits. */
+  confirmed?: { files?: number; renames?: number; lines?: number; commits: number };
   /** How the task's commits map onto the branch (its commits, or the commits holding its record). */
   mapping: string[];
   /** What the repository's notes said of the task, and what of it was checked. */
@@ -121,12 +125,9 @@ class Branch {
     const rooted = { ...context, cwd: top.root };
     const ref = options.ref ?? "HEAD";
     const resolve = async (revision: string, flag: string) => {
-      try {
-        return (await runGit(rooted, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
-      } catch (error) {
-        if (error instanceof GitError) throw new RepoUsageError(`${flag} ${revision}: names no commit in ${top.root}`);
-        throw error;
-      }
+      const commit = await gitCommitOf(rooted, revision);
+      if (commit === null) throw new RepoUsageError(`${flag} ${revision}: names no commit in ${top.root}`);
+      return commit;
     };
     const head = await resolve(ref, "--ref");
     const since = options.since === undefined ? null : await resolve(options.since, "--since");
@@ -138,8 +139,8 @@ class Branch {
   async has(commit: string, withinSince = false): Promise<boolean> {
     const known = this.reachable.get(`${commit}\0${withinSince}`);
     if (known !== undefined) return known;
-    let on = await ancestor(this.context, commit, this.head);
-    if (on && withinSince && this.since) on = !(await ancestor(this.context, commit, this.since));
+    let on = await gitIsAncestor(this.context, commit, this.head);
+    if (on && withinSince && this.since) on = !(await gitIsAncestor(this.context, commit, this.since));
     this.reachable.set(`${commit}\0${withinSince}`, on);
     return on;
   }
@@ -152,16 +153,6 @@ class Branch {
         if (entry.task_id === taskId && (workflowId === null || entry.workflow_id === workflowId)) found.push({ attached, entry });
     }
     return found;
-  }
-}
-
-async function ancestor(context: GitContext, commit: string, of: string): Promise<boolean> {
-  try {
-    await runGit(context, ["merge-base", "--is-ancestor", commit, of]);
-    return true;
-  } catch (error) {
-    if (error instanceof GitError) return false;
-    throw error;
   }
 }
 
@@ -217,7 +208,16 @@ async function checkNotedTask(branch: Branch, noted: readonly ReadTaskNote[]): P
     result.mapping.push(`its ${plural(commits.length, "commit")} ${short(start ?? "")}..${short(end)} are on ${branch.ref}`);
     await checkNotesContent(branch, branch.entriesOf(first.workflow_id, first.task_id), result, false);
     result.verdict = result.differences.length > 0 ? "differs" : "agrees";
-    result.confirmed = { files: 0, renames: 0, lines: 0, commits: commits.length - result.differences.length };
+    result.confirmed = { commits: commits.length - result.differences.length };
+    return result;
+  }
+  // Carried onto commits that hold exactly the task's commits, one after another on the branch: as on its own.
+  const carried = await carriedRange(branch, first.workflow_id, first.task_id);
+  if (carried) {
+    result.mapping.push(...carriedMapping(carried));
+    await checkNotesContent(branch, carried.holders, result, true);
+    result.verdict = result.differences.length > 0 ? "differs" : "agrees";
+    result.confirmed = { commits: commits.length };
     return result;
   }
   return mapThroughNotes(branch, first.workflow_id, first.task_id, end, result);
@@ -348,6 +348,24 @@ async function checkTask(
   if (events) checkCheckpoints(noted, events, result);
   for (const commit of [start, end]) {
     if (commit !== null && !(await branch.has(commit))) {
+      const carried = await carriedRange(branch, workflowId, result.id);
+      if (carried) {
+        const replayed = emptyResult(result.id, result.name, result.uncommitted);
+        replayed.notes.push(...result.notes);
+        replayed.differences.push(...result.differences);
+        await compareChanges(branch, task, files, repository, carried.start, carried.end, replayed, (out) =>
+          compareCarriedCommits(branch.context, files, carried, out),
+        );
+        if (replayed.verdict === "agrees") {
+          replayed.mapping.push(...carriedMapping(carried));
+          await checkNotesContent(branch, carried.holders, replayed, true);
+          if (replayed.differences.length > 0) replayed.verdict = "differs";
+          return replayed;
+        }
+        result.notes.push(
+          `the commits ${short(carried.start)}..${short(carried.end)} holding its record do not hold its changes as recorded (${plural(replayed.differences.length + replayed.undecided.length, "difference")}: a conflict resolved in the merge, or work of others in it): checked by its line ranges there instead`,
+        );
+      }
       const mapped = await mapThroughNotes(branch, workflowId, result.id, end, result);
       if (mapped.verdict === "rewritten" && result.differences.length > 0) mapped.verdict = "differs";
       return mapped;
@@ -355,6 +373,26 @@ async function checkTask(
   }
   result.mapping.push(`its commits ${start ? short(start) : "(root)"}..${short(end)} are on ${branch.ref}`);
   if (noted.length > 0) await checkNotesContent(branch, noted, result, false);
+  return compareChanges(branch, task, files, repository, start, end, result, (out) =>
+    compareCommits(branch.context, files, start, end, out),
+  );
+}
+
+/**
+ * The record's changes against git's diff from `start` to `end`: files, renames, line counts, and
+ * the commits as `commits` compares them; sets the verdict (agrees, differs, undecided).
+ */
+async function compareChanges(
+  branch: Branch,
+  task: JsonObject,
+  files: JsonObject,
+  repository: JsonObject,
+  start: string | null,
+  end: string,
+  result: TaskAgainstGit,
+  commits: (out: string[]) => Promise<number>,
+): Promise<TaskAgainstGit> {
+  const uncommitted = new Set(strings(files.uncommitted));
   const changes: PathChange[] = [];
   for (const transition of await gitDiffCommits(branch.context, start, end)) {
     const status = changeStatus(transition.before, transition.after);
@@ -413,10 +451,96 @@ async function checkTask(
   }
   const renames = compareRenames(files, git.renamed, uncommitted, explainable);
   const lines = await compareLines(branch.context, branch.root, files, changes, git.renamed, uncommitted, explainable);
-  const commits = await compareCommits(branch.context, files, start, end, result.differences);
+  const confirmedCommits = await commits(result.differences);
   result.verdict = result.differences.length > 0 ? "differs" : result.undecided.length > 0 ? "undecided" : "agrees";
-  result.confirmed = { files: agreeing, renames, lines, commits };
+  result.confirmed = { files: agreeing, renames, lines, commits: confirmedCommits };
   return result;
+}
+
+/** The commits on the branch that hold exactly a task's commits' changes, as `waymark notes carry` found them. */
+interface CarriedRange {
+  /** The first holder's parent, and the last holder: the range that stands for the task's start..end. */
+  start: string;
+  end: string;
+  /** Oldest first: each holder and the task's commits whose changes it holds. */
+  pairs: { attached: string; holds: string[] }[];
+  holders: { attached: string; entry: ReadTaskNote }[];
+}
+
+/**
+ * Where the task's record was carried onto commits that hold exactly its commits' changes (their
+ * entries' `carried.commits` together are the task's commits, no more, no fewer) and that follow
+ * one another on the branch's first-parent line; null otherwise (a rewrite's copy, a squash of
+ * others' work with it, a conflict resolved: those are checked by their line ranges alone).
+ */
+async function carriedRange(branch: Branch, workflowId: string | null, taskId: string): Promise<CarriedRange | null> {
+  const holders: { attached: string; entry: ReadTaskNote }[] = [];
+  for (const held of branch.entriesOf(workflowId, taskId)) if (held.entry.carried && (await branch.has(held.attached))) holders.push(held);
+  const holds = new Map<string, string[]>();
+  for (const { attached, entry } of holders) {
+    const commits = entry.carried?.commits;
+    if (!commits) return null;
+    holds.set(attached, [...new Set([...(holds.get(attached) ?? []), ...commits])]);
+  }
+  const task = holders[0]?.entry.task;
+  if (!task) return null;
+  const covered = [...holds.values()].flat();
+  const wanted = new Set(task.commits);
+  if (covered.length !== wanted.size || !covered.every((commit) => wanted.has(commit))) return null;
+  for (const candidate of holds.keys()) {
+    const chain = (await runGit(branch.context, ["rev-list", "--first-parent", `--max-count=${holds.size}`, candidate, "--"]))
+      .toString("utf8")
+      .split("\n")
+      .filter(Boolean);
+    if (chain.length !== holds.size || !chain.every((commit) => holds.has(commit))) continue;
+    const oldest = chain.at(-1) as string;
+    const start = await gitCommitOf(branch.context, `${oldest}^`);
+    if (start === null) return null;
+    const pairs = chain.reverse().map((attached) => ({ attached, holds: holds.get(attached) as string[] }));
+    return { start, end: candidate, pairs, holders };
+  }
+  return null;
+}
+
+/** How the carried range maps the task's commits, a line each holder. */
+function carriedMapping(range: CarriedRange): string[] {
+  return range.pairs.map(({ attached, holds }) => {
+    const from =
+      holds.length <= 3
+        ? holds.map(short).join(", ")
+        : `${short(holds[0] as string)} … ${short(holds.at(-1) as string)} (${holds.length} commits)`;
+    return `${from} → ${short(attached)} (carried by waymark notes carry${holds.length > 1 ? ": one commit holding their changes" : ""})`;
+  });
+}
+
+/**
+ * The record's commits against the commits holding them: each replayed one (a holder of one commit)
+ * under the same subject; those a holder squashed together counted as held. Returns how many agree.
+ */
+async function compareCarriedCommits(context: GitContext, files: JsonObject, range: CarriedRange, out: string[]): Promise<number> {
+  if (!Array.isArray(files.commits)) return 0;
+  const recorded = files.commits.filter(isObject);
+  const log = await commitsSince(context, range.start, range.end);
+  let agreeing = 0;
+  for (const commit of recorded) {
+    const sha = String(commit.sha);
+    const pair = range.pairs.find((p) => p.holds.some((held) => held.startsWith(sha)));
+    if (!pair) {
+      out.push(`commit ${sha} ${show(commit.subject)}: in the record, not among the commits the merge's commits hold`);
+      continue;
+    }
+    if (pair.holds.length > 1) {
+      agreeing++;
+      continue;
+    }
+    const replayed = log.commits.find((c) => pair.attached.startsWith(c.sha));
+    if (replayed?.subject !== commit.subject)
+      out.push(
+        `commit ${sha}: the record's subject is ${show(commit.subject)}, ${short(pair.attached)} that replays it has ${show(replayed?.subject)}`,
+      );
+    else agreeing++;
+  }
+  return agreeing;
 }
 
 const STATUS_WORD: Record<string, string> = { A: "added", M: "modified", D: "deleted" };

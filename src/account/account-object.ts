@@ -11,14 +11,19 @@
  * - sessions.ts: dashboard sessions and the live pages they follow; tokens.ts: managed API tokens
  * - devices.ts: the devices whose helpers sign, and their pairing requests
  * - settings.ts: the account's settings and public origin; webhooks.ts: registrations and deliveries
+ * - insights.ts: the Insights rollups, fed by the workflows' pushes
  * - account-schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
 import type { DeviceSignature } from "@waymark/protocol/device-signature";
+import type { Insights } from "@waymark/protocol/views/insights";
 import { type Authority, may } from "../domain/access-scopes";
 import type { CommitEntry } from "../domain/commit-entries";
 import { authorityIn, authorOf, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
 import type { SignatureVerdict } from "../domain/device-signature";
+import { dayNumber, readPlan, trendBucket } from "../domain/insight-buckets";
+import type { InsightFacts } from "../domain/insight-facts";
+import { buildInsights, type InsightRequest, OTHER_GROUP } from "../domain/insight-view";
 import type { MemoryDocument } from "../domain/memory-documents";
 import type { PathEntry } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -35,6 +40,7 @@ import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { type CommitHit, CommitIndex } from "./commit-index";
 import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type ConfiguredReceiver, type DeliveryAnswer, type GithubDelivery, GithubReceiver, type ReceiverStatus } from "./github-receiver";
+import { type InsightChoices, InsightRollups } from "./insights";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
 import { type PathHit, PathIndex } from "./path-index";
@@ -68,6 +74,8 @@ export interface WorkflowPush {
   commits?: CommitEntry[];
   /** The link's state when it changed with these events (a new workflow's first link). */
   share?: ShareInfo;
+  /** What the Insights rollups take from these events: completed tasks, people's verdicts, durability observed. */
+  insights?: InsightFacts;
 }
 
 /** What creating a workflow needs from its account, in one call: resume candidate, quota usage, settings. */
@@ -97,12 +105,16 @@ export class AccountObject extends DurableObject<Env> {
   private readonly tokens = new ApiTokens(this.sql);
   private readonly devices = new Devices(this.sql);
   private readonly storedSettings = new SettingsStore(this.sql);
+  private readonly rollups = new InsightRollups(this.sql);
   /** How webhook requests leave; a test may substitute a recorder. */
   sender: Sender = (url, init) => fetch(url, init);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, ACCOUNT_MIGRATIONS));
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, ACCOUNT_MIGRATIONS);
+      this.rollups.open();
+    });
   }
 
   // ── Workflow index (pushed by workflow objects) ──────────────────────────
@@ -122,6 +134,7 @@ export class AccountObject extends DurableObject<Env> {
       if (push.paths) this.paths.record(summary.id, push.paths);
       if (push.commits) this.commits.record(summary.id, push.commits);
       if (push.share) this.workflows.recordShare(summary.id, push.share);
+      if (push.insights) this.rollups.apply(push.insights);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
     });
     if (queued) await this.scheduleAlarm(Date.now());
@@ -162,6 +175,25 @@ export class AccountObject extends DurableObject<Env> {
 
   async dashboardRows(limit = 200): Promise<DashboardRow[]> {
     return this.workflows.dashboardRows(limit);
+  }
+
+  /** The Insights of a period (docs/insights.md): summed from the rollups' day rows, never from the tasks. */
+  async insights(request: InsightRequest): Promise<Insights> {
+    const f = request.filters;
+    const rows = this.rollups.rows({
+      ranges: readPlan(request.from, request.to, trendBucket(dayNumber(request.to) - dayNumber(request.from) + 1)),
+      agent: f.agent === undefined ? null : (f.agent ?? ""),
+      model: f.model === undefined ? null : (f.model ?? ""),
+      repository: f.repository === undefined ? null : (f.repository ?? ""),
+    });
+    const fingerprints = new Set(rows.map((row) => row.repository).filter((fp) => fp !== "" && fp !== OTHER_GROUP));
+    if (f.repository) fingerprints.add(f.repository);
+    return buildInsights(request, rows, this.rollups.remotes([...fingerprints]));
+  }
+
+  /** What the Insights page's filters offer: the agents, models and repositories the rollups have seen. */
+  async insightChoices(): Promise<InsightChoices> {
+    return this.rollups.choices();
   }
 
   // ── Search ────────────────────────────────────────────────────────────────

@@ -233,4 +233,62 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX github_deliveries_received ON github_deliveries(received_at)",
     ],
   },
+  // Insights (account/insights, docs/insights.md): per completed top-level task its facts and what it
+  // adds to the rollups; people's verdicts on tasks; durability observed by later tasks' helpers; the
+  // rollups, one vector of sums per day, week and month and agent × model × repository group (the
+  // figures of any period are summed from them, never from the tasks); the groups kept apart (bounded per account); each repository's last reported remote;
+  // the layout version of the sums (a new layout rebuilds the rollups from the task rows).
+  {
+    version: 15,
+    statements: [
+      `CREATE TABLE insight_tasks (
+        task_id TEXT PRIMARY KEY,
+        workflow_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        completed_at INTEGER NOT NULL,
+        fact TEXT NOT NULL,
+        contribution TEXT NOT NULL
+      )`,
+      "CREATE INDEX insight_tasks_workflow ON insight_tasks(workflow_id)",
+      `CREATE TABLE insight_verdicts (
+        feedback_id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        at INTEGER NOT NULL
+      )`,
+      "CREATE INDEX insight_verdicts_task ON insight_verdicts(task_id, at)",
+      // What a later task's helper observed of a task's lines (one row per reporting task).
+      `CREATE TABLE insight_durability (
+        task_id TEXT NOT NULL,
+        reported_by TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        recorded INTEGER NOT NULL,
+        present INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        commit_id TEXT,
+        PRIMARY KEY (task_id, reported_by)
+      )`,
+      // kind: day, week or month; start: the bucket's first day (domain/insight-buckets).
+      `CREATE TABLE insight_buckets (
+        kind TEXT NOT NULL,
+        start TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        sums TEXT NOT NULL,
+        PRIMARY KEY (kind, start, agent, model, repository)
+      )`,
+      `CREATE TABLE insight_groups (
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        PRIMARY KEY (agent, model, repository)
+      )`,
+      "CREATE TABLE insight_repositories (fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL)",
+      "CREATE TABLE insight_state (id INTEGER PRIMARY KEY CHECK (id = 1), measures_version INTEGER NOT NULL)",
+    ],
+  },
 ];

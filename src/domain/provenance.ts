@@ -8,7 +8,7 @@
  * docs/provenance.md states the rules and the threat model.
  */
 import type { DeviceRef } from "@waymark/protocol/views/common";
-import type { FilesChanged, FilesSource, TaskMetrics, TaskRepository } from "@waymark/protocol/views/task";
+import type { FilesChanged, FilesSource, LineDurability, TaskMetrics, TaskRepository } from "@waymark/protocol/views/task";
 import type { Changes, DirtyEntry, Metrics, ObservedCommands, Repository } from "@waymark/protocol/wire";
 import { LIMITS } from "../limits";
 import { NOT_SIGNED, type SignatureVerdict } from "./device-signature";
@@ -127,6 +127,15 @@ export function taskRepository(
 /** The commit the task ended on: the helper's git changes name it; other kinds do not. */
 export function endCommit(changes: Changes | null): string | null {
   return changes?.type === "git" ? changes.head : null;
+}
+
+/**
+ * Earlier tasks' lines the helper found still present or gone, with the time as the read model
+ * writes times; only from the helper (like its commands). Null: none reported.
+ */
+export function durabilityReported(changes: Changes | null): LineDurability[] | null {
+  if (!changes || changes.type === "unavailable" || changes.source?.kind !== "helper" || !changes.durability?.length) return null;
+  return changes.durability.map((seen) => ({ ...seen, at: new Date(seen.at).toISOString() }));
 }
 
 /**

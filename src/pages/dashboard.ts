@@ -23,11 +23,14 @@ export const EXPIRY_CHOICES: { label: string; seconds: string }[] = [
   { label: "30 days", seconds: "2592000" },
 ];
 
-/** The owner pages' shell (dashboard, tokens, consent): a nonce'd stylesheet and one script, which shows times in the viewer's zone. */
-export function layout(nonce: string, title: string, body: Html): Html {
+/**
+ * The owner pages' shell (dashboard, insights, tokens, consent): a nonce'd stylesheet (the pages'
+ * own, plus `style` for one page) and one script, which shows times in the viewer's zone.
+ */
+export function layout(nonce: string, title: string, body: Html, style = ""): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
+<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}${raw(style)}</style></head>
 <body><main>${body}</main><script nonce="${nonce}">${raw(OWNER_SCRIPT)}</script></body></html>`;
 }
 
@@ -195,14 +198,21 @@ export interface DashboardData {
   shown: ShownLink | null;
 }
 
+/** The account's pages, the current one marked for assistive technology. */
+export function accountNav(account: string, current: "workflows" | "insights"): Html {
+  const link = (href: string, page: typeof current, text: string) =>
+    html`<a href="${href}"${current === page ? html` aria-current="page"` : ""}>${text}</a>`;
+  return html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <span class="muted">account ${account}</span> ${link("/dashboard", "workflows", "Workflows")} ${link("/dashboard/insights", "insights", "Insights")} <a href="/dashboard/tokens">Tokens</a> <a href="/dashboard/devices">Devices</a>
+<form method="post" action="/logout"><button>Sign out</button></form></nav>`;
+}
+
 export function renderDashboard(nonce: string, d: DashboardData): Html {
   const { shown, filters, page } = d;
   const filtered = Boolean(filters.q || filters.path || filters.status || filters.review);
   return layout(
     nonce,
     "Dashboard",
-    html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <span class="muted">account ${d.account}</span> <a href="/dashboard/tokens">Tokens</a> <a href="/dashboard/devices">Devices</a>
-<form method="post" action="/logout"><button>Sign out</button></form></nav>
+    html`${accountNav(d.account, "workflows")}
 <h1>Workflows</h1>
 ${renderAccountTotals(d.totals)}
 ${renderSettings(d.settings)}

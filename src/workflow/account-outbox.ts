@@ -1,7 +1,7 @@
 /**
  * @module workflow/account-outbox
  * Pushes the workflow's new events to its account index (summary, memory documents, webhook
- * notifications) through an outbox: `account_sync.synced_seq` is the last event the index
+ * notifications, the Insights facts of completed tasks and verdicts) through an outbox: `account_sync.synced_seq` is the last event the index
  * acknowledged, and everything after it is pushed again until taken. The index applies pushes
  * idempotently (documents by entity id, notifications by workflow and seq), so pushing a range
  * twice is harmless, and a failed push never fails a write that is already committed: the
@@ -28,6 +28,7 @@
 
 import type { AccountObject, WorkflowPush } from "../account/account-object";
 import { commitsFromEvents } from "../domain/commit-entries";
+import { insightFactsFromEvents } from "../domain/insight-facts";
 import { documentsFromEvents } from "../domain/memory-documents";
 import { pathsFromEvents } from "../domain/path-entries";
 import type { ShareInfo } from "../domain/share-status";
@@ -155,12 +156,15 @@ export class AccountOutbox {
         const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE, LIMITS.READ_PAGE_BYTES);
         if (page.events.length === 0) return;
         const share = this.pendingShare;
+        const header = this.records.header();
+        const insights = insightFactsFromEvents(page.events, header);
         const push: WorkflowPush = {
           documents: nonEmpty(documentsFromEvents(workflow.id, page.events, (taskId) => this.records.taskContext(taskId))),
-          notifications: nonEmpty(notificationsFromEvents(page.events, this.records.header())),
+          notifications: nonEmpty(notificationsFromEvents(page.events, header)),
           paths: nonEmpty(pathsFromEvents(page.events)),
           commits: nonEmpty(commitsFromEvents(page.events)),
           ...(share ? { share } : {}),
+          ...(Object.keys(insights).length > 0 ? { insights } : {}),
         };
         await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
         if (this.pendingShare === share) this.pendingShare = undefined;

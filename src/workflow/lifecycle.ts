@@ -14,7 +14,15 @@ import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
 import type { SignatureVerdict } from "../domain/device-signature";
 import type { Overlap, TaskElsewhere } from "../domain/overlap";
-import { endCommit, metricsProvenance, observedCommands, startSignature, type Trust, trustOf } from "../domain/provenance";
+import {
+  durabilityReported,
+  endCommit,
+  metricsProvenance,
+  observedCommands,
+  startSignature,
+  type Trust,
+  trustOf,
+} from "../domain/provenance";
 import { boundWarnings, storedFiles, withWarning } from "../domain/stored-files";
 import { AttributionInputError, attributeTask } from "../domain/task-attribution";
 import type { TaskView } from "../domain/view";
@@ -197,6 +205,7 @@ export class TaskLifecycle {
       metricsDevice: usage?.device ?? null,
       endCommit: endCommit(changes),
       commands: observedCommands(changes),
+      durability: durabilityReported(changes),
     });
     w.countBytes(stored.bytes);
     const metrics = input.metrics;

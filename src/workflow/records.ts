@@ -13,6 +13,7 @@ import type { RecordKind } from "@waymark/protocol/export-members";
 import type * as Tools from "@waymark/protocol/tools";
 import type { DeviceRef } from "@waymark/protocol/views/common";
 import type { RecordView } from "@waymark/protocol/views/reads";
+import type { LineDurability } from "@waymark/protocol/views/task";
 import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
@@ -72,6 +73,8 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     commands_observed: number | null;
     commands_omitted: number | null;
     last_edit_at: number | null;
+    /** JSON LineDurability[]: earlier tasks' lines this task's helper observed (NULL: none reported). */
+    durability: string | null;
   };
 
 export type WorkflowRow = Pick<WorkflowHeader, "id" | "name" | "description" | "status"> & {
@@ -143,6 +146,7 @@ function taskView(
     repository: parse<TaskRepository>(t.repository),
   };
   if (commands) view.commands = commands;
+  if (t.durability !== null) view.durability = JSON.parse(t.durability) as LineDurability[];
   return view;
 }
 
@@ -494,6 +498,8 @@ export class WorkflowRecords {
       endCommit: string | null;
       /** The shell commands the helper's hooks observed (null: not observed). */
       commands: ObservedCommands | null;
+      /** Earlier tasks' lines its helper found still present or gone (null: none reported). */
+      durability: LineDurability[] | null;
     },
   ): { newPaths: number; bytes: number } {
     const metrics = input.metrics;
@@ -505,6 +511,7 @@ export class WorkflowRecords {
       model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null},
       metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
       metrics_device = ${done.metricsDevice ? JSON.stringify(done.metricsDevice) : null},
+      durability = ${done.durability ? JSON.stringify(done.durability) : null},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId}`;
     const stored = this.files.store(taskId, done.files);

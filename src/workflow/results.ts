@@ -3,6 +3,7 @@
  * What the WorkflowObject's write methods return (inside a Result): the structured results the
  * MCP tools answer with.
  */
+import type { CompletionCheckpoint } from "@waymark/protocol/git-note";
 import type { FilesChanged } from "../domain/changes";
 import type { TaskMetrics, Verification, WorkflowView } from "../domain/view";
 import type { WorkflowState } from "./resume";
@@ -43,16 +44,6 @@ export interface CompleteTaskOutput {
    * notes): the workflow, the task's name, when it completed, and the chain after this write.
    */
   checkpoint?: CompletionCheckpoint;
-}
-/** The workflow's chain once a task's completion was written (events 1…events, ending on head). */
-export interface CompletionCheckpoint {
-  workflow_id: string;
-  task_name: string;
-  completed_at: string;
-  events: number;
-  head: string;
-  /** The deployment's origin (added by the tool, not stored with the result). */
-  origin?: string;
 }
 export interface CompleteWorkflowOutput {
   workflow_id: string;

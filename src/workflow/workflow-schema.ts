@@ -323,4 +323,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
   // Where a pull-request review comment was left (file, line, commit), from GitHub (workflow/feedback.ts); NULL: not on code.
   { version: 18, statements: FEEDBACK_LOCATION_STATEMENTS },
+  // Earlier tasks' lines a completion's helper found still present or gone (JSON LineDurability[],
+  // at most WIRE_LIMITS.DURABILITY_OBSERVATIONS; docs/insights.md); NULL: none reported.
+  { version: 19, statements: ["ALTER TABLE tasks ADD COLUMN durability TEXT"] },
 ];

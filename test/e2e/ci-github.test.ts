@@ -13,14 +13,14 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
 import { COMMENT_MARKER } from "../../client-helper/src/ci/sticky-comment";
 import { cleanupTempDirs, tempDir } from "../../client-helper/test/fixtures";
 import { BIN, ensureBuilt, SYSTEM_NODE } from "../../client-helper/test/support";
-import { type ActionRun, parseOutputFile, runCompositeAction } from "../support/actions-runner";
+import { type ActionRun, runnerEnv as actionsRunnerEnv, parseOutputFile, runCompositeAction } from "../support/actions-runner";
 import { type AgentPullRequest, agentPullRequest } from "../support/ci-scenario";
 import type { DevServer } from "../support/dev-server";
 import { type GithubApi, startGithubApi } from "../support/github-api";
+import { checkWorkflow } from "../support/readme-workflows";
 import { sharedDevServer } from "../support/shared-server";
 
 const ACTION = join(import.meta.dirname, "../../action.yml");
@@ -48,24 +48,7 @@ async function post(path: string, body: unknown): Promise<Record<string, unknown
 
 /** The environment the runner gives a job's steps. */
 function runnerEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !key.startsWith("npm_") && !key.startsWith("WAYMARK_") && !key.startsWith("GITHUB_")) env[key] = value;
-  }
-  return {
-    ...env,
-    CI: "true",
-    GITHUB_ACTIONS: "true",
-    GITHUB_EVENT_NAME: "pull_request",
-    GITHUB_EVENT_PATH: pr.event,
-    GITHUB_REPOSITORY: REPOSITORY,
-    GITHUB_API_URL: api.url,
-    GITHUB_SERVER_URL: "https://github.com",
-    GITHUB_RUN_ID: "4242",
-    npm_config_cache: npmCache,
-    npm_config_update_notifier: "false",
-    ...extra,
-  };
+  return actionsRunnerEnv({ eventName: "pull_request", eventPath: pr.event, repository: REPOSITORY, apiUrl: api.url, npmCache }, extra);
 }
 
 /**
@@ -74,25 +57,11 @@ function runnerEnv(extra: Record<string, string> = {}): Record<string, string> {
  * secrets it names.
  */
 function documentedWorkflow(secrets: Record<string, string>) {
-  const read = (file: string) =>
-    [...readFileSync(join(import.meta.dirname, "../..", file), "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)]
-      .map((m) => m[1] ?? "")
-      .find((block) => block.startsWith("name: Waymark\n"));
-  const text = read("README.md");
-  expect(text, "README.md has the workflow file").toBeDefined();
-  expect(read("docs/pull-requests.md")).toBe(text);
-  const workflow = parse(text ?? "") as {
-    on: string;
-    permissions: Record<string, string>;
-    jobs: { record: { steps: { uses?: string; with?: Record<string, unknown>; id?: string }[] } };
-  };
-  const steps = workflow.jobs.record.steps;
-  const waymark = steps.find((step) => step.id === "waymark");
-  const inputs: Record<string, string> = {};
-  for (const [name, value] of Object.entries(waymark?.with ?? {})) {
-    inputs[name] = String(value).replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, (_, secret: string) => secrets[secret] ?? "");
-  }
-  return { workflow, steps, inputs };
+  const documented = checkWorkflow(secrets);
+  expect(documented, "README.md has the workflow file").toBeDefined();
+  expect(checkWorkflow(secrets, "docs/pull-requests.md")?.text).toBe(documented?.text);
+  const { workflow, inputs } = documented as NonNullable<typeof documented>;
+  return { workflow, steps: workflow.jobs.record.steps, inputs };
 }
 
 function runAction(inputs: Record<string, string>): Promise<ActionRun> {
@@ -176,6 +145,11 @@ describe("waymark ci in GitHub Actions, through the repository's action.yml", ()
     expect(summary).not.toContain("**verified**");
     expect(summary).toContain(`<details><summary>Workflow Parser rewrite (<code>${pr.workflow}</code>)</summary>`);
     expect(summary).toContain("#### 1 Parser — ✅ success");
+    // The repository's Insights (docs/insights.md): its three tasks, each figure withheld below the minimum and saying so.
+    expect(summary).toContain("### This repository, last 30 days (Waymark Insights)");
+    expect(summary).toMatch(/^All agents: 3 tasks; called successful: not shown \(fewer than 5 tasks \(3\)\); /m);
+    expect(summary).toMatch(/^- agent not reported · model not reported: 3 tasks; /m);
+    expect(summary).toMatch(/\[the Insights page\]\(http:\/\/127\.0\.0\.1:\d+\/dashboard\/insights\?days=30&repository=[0-9a-f]{64}\)/);
   });
 
   it("annotates the changed lines, escaping file names as the runner reads them", () => {

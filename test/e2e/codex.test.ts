@@ -311,7 +311,6 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
       const shell = (cmd: string | (() => string)): Turn["calls"] => [
         { name: "exec_command", input: () => ({ cmd: typeof cmd === "string" ? cmd : cmd() }) },
       ];
-      const patch = (...lines: string[]) => ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n");
       harness.model.play([
         {
           calls: [{ name: "tool_search", kind: "tool_search", input: { query: "waymark workflow task decision", limit: 8 } }],
@@ -320,39 +319,9 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
           again: (conversation) => !(conversation.results("tool_search").at(-1) ?? "").includes('"start_task"'),
         },
         ...evidence.evidenceStartTurns(CODEX_TOOLS, usage),
-        {
-          calls: [
-            {
-              name: "apply_patch",
-              kind: "freeform",
-              input: patch(
-                "*** Add File: src/mean.js",
-                ...evidence.EVIDENCE.mean
-                  .trimEnd()
-                  .split("\n")
-                  .map((line) => `+${line}`),
-              ),
-            },
-          ],
-          usage: usage(3),
-        },
+        { calls: [{ name: "apply_patch", kind: "freeform", input: evidence.CODEX_PATCHES.mean }], usage: usage(3) },
         { calls: shell(evidence.EVIDENCE.failingCommand), usage: usage(4) },
-        {
-          calls: [
-            {
-              name: "apply_patch",
-              kind: "freeform",
-              input: patch(
-                "*** Update File: src/sum.js",
-                "@@",
-                " function total(values) {",
-                `-${evidence.EVIDENCE.brokenLine}`,
-                `+${evidence.EVIDENCE.fixedLine}`,
-              ),
-            },
-          ],
-          usage: usage(5),
-        },
+        { calls: [{ name: "apply_patch", kind: "freeform", input: evidence.CODEX_PATCHES.fix }], usage: usage(5) },
         // Asked for its next turn, the model "thinks" while a person edits another line of the file.
         {
           calls: shell(() => {

@@ -126,6 +126,14 @@ function wireChanges(path: string, blob: string, withReview: boolean) {
       omitted: 2,
       last_edit_at: Date.now() - 1500,
     },
+    // What it found of an earlier task's lines (durability, docs/insights.md).
+    ...(withReview
+      ? {
+          durability: [
+            { task_id: "tk_aaaaaaaaaaaaaaaaaaaa_aaaaaaaa", commit: "c".repeat(40), at: Date.now() - 500, recorded: 12, present: 9 },
+          ],
+        }
+      : {}),
     ...(withReview
       ? {
           review: {
@@ -373,6 +381,7 @@ describe("the read model as served", () => {
       "usage: claimed": some((t) => t.metrics?.source === "agent" && t.metrics.model),
       "repository with commits": some((t) => t.repository?.start_commit && t.repository.end_commit),
       commands: some((t) => t.commands?.runs.length && t.commands.omitted),
+      "durability of earlier tasks' lines": some((t) => t.durability?.length),
     };
     expect(Object.entries(reached).filter(([, seen]) => !seen)).toEqual([]);
   });

@@ -2,9 +2,9 @@
  * The device evidence in the JSON export, checked by @waymark/protocol/verify as `waymark verify`
  * checks it: a task whose start and completion an approved device signed (through a real MCP
  * client, usage from a transcript and commands its hooks observed) exports both payloads; with
- * the device in the allowed signers its files, usage, commands and repository are checked and pass.
- * Then the deployment lies, signing each lie with its own key: usage figures, an observed command
- * or a commit made up; a payload dropped; a device the repository does not trust. Each is named.
+ * the device in the allowed signers its files, usage, commands, durability observations and
+ * repository are checked and pass. Then the deployment lies, signing each lie with its own key:
+ * usage figures, an observed command, an observation of an earlier task's lines or a commit made up; a payload dropped; a device the repository does not trust. Each is named.
  */
 import { env } from "cloudflare:test";
 import { allowedSignerLine, parseAllowedSigners } from "@waymark/protocol/allowed-signers";
@@ -37,6 +37,8 @@ const COMMANDS = {
   ],
   last_edit_at: at - 8000,
 };
+/** What the helper found of an earlier task's lines (docs/insights.md): signed with the changes. */
+const DURABILITY = [{ task_id: "tk_aaaaaaaaaaaaaaaaaaaa_aaaaaaaa", commit: HEAD, at: at - 1000, recorded: 12, present: 9 }];
 
 type Doc = ForgedExport & {
   tasks: ({ id: string } & Record<string, unknown>)[];
@@ -58,6 +60,7 @@ async function signedExport(): Promise<{ doc: Doc; taskId: string; signers: Retu
       committed: [{ path: "src/a.ts", before: null, after: { mode: "100644", blob: BLOB } }],
       dirty: [],
       commands: COMMANDS,
+      durability: DURABILITY,
       review: {
         lines: [{ path: "src/a.ts", added: 3, removed: 0 }],
         commits: [{ sha: END.slice(0, 12), subject: "Add a" }],
@@ -183,6 +186,14 @@ describe("the device evidence an export carries", () => {
           if (runs[0]) runs[0].exit_code = 0;
         },
         `${path}.commands.runs[0].exit_code: export says 0, the device signed 1`,
+      ],
+      [
+        (task) => {
+          // Fewer of an earlier task's lines gone than the device found.
+          const seen = (task.durability as { present: number }[])[0];
+          if (seen) seen.present = 12;
+        },
+        `${path}.durability[0].present: export says 12, the device signed 9`,
       ],
       [
         (task) => {

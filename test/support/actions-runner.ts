@@ -9,6 +9,11 @@
  * files of its own, its outputs read back with GitHub's `name=value` / `name<<delimiter` syntax;
  * a failing step stops the run; the action's outputs evaluated from `${{ steps.<id>.outputs.<name> }}`.
  * Steps run as child processes without blocking the test's event loop (servers the test runs answer them).
+ *
+ * A job of a workflow file runs the same way (runWorkflowJob): its `if:` and its steps' expressions
+ * read the event (`github.event.*`, from the payload in GITHUB_EVENT_PATH), substituted into a
+ * `run:` script's text before it runs, as the runner does; a `uses:` step is done by the test's
+ * own stand-in for that action (actions/checkout: a clone).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -72,20 +77,77 @@ export function parseOutputFile(text: string): Record<string, string> {
   return outputs;
 }
 
+type Context = {
+  inputs: Record<string, string>;
+  github: Record<string, string>;
+  steps: Record<string, Record<string, string>>;
+  /** The triggering event's payload (a workflow job's `github.event`). */
+  event?: unknown;
+};
+
+/** `github.event.<path>` in the event's payload, as the expression language reads it (a missing member is null). */
+function eventValue(event: unknown, path: string): unknown {
+  let value = event;
+  for (const key of path.split(".")) value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : null;
+  return value ?? null;
+}
+
+/** One expression's value as text, as the runner writes it into a string (null is empty). */
+function expressionText(expression: string, context: Context): string {
+  const input = /^inputs\.([\w-]+)$/.exec(expression);
+  if (input?.[1] !== undefined) return context.inputs[input[1]] ?? "";
+  const event = /^github\.event\.([\w.-]+)$/.exec(expression);
+  if (event?.[1] !== undefined && context.event !== undefined) {
+    const value = eventValue(context.event, event[1]);
+    return value === null ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
+  }
+  const github = /^github\.(\w+)$/.exec(expression);
+  if (github?.[1] !== undefined && github[1] in context.github) return context.github[github[1]] ?? "";
+  const output = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(expression);
+  if (output?.[1] !== undefined && output[2] !== undefined) return context.steps[output[1]]?.[output[2]] ?? "";
+  throw new Error(`expression not supported by the test runner: ${expression}`);
+}
+
 /** Evaluates the expressions this runner knows in a value; anything else is an error. */
-function evaluate(
-  value: string,
-  context: { inputs: Record<string, string>; github: Record<string, string>; steps: Record<string, Record<string, string>> },
-): string {
-  return value.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, expression: string) => {
-    const input = /^inputs\.([\w-]+)$/.exec(expression);
-    if (input?.[1] !== undefined) return context.inputs[input[1]] ?? "";
-    const github = /^github\.(\w+)$/.exec(expression);
-    if (github?.[1] !== undefined && github[1] in context.github) return context.github[github[1]] ?? "";
-    const output = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(expression);
-    if (output?.[1] !== undefined && output[2] !== undefined) return context.steps[output[1]]?.[output[2]] ?? "";
-    throw new Error(`expression not supported by the test runner: ${expression}`);
-  });
+function evaluate(value: string, context: Context): string {
+  return value.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, expression: string) => expressionText(expression, context));
+}
+
+/** One `run:` step: its script in a file, run by bash in its working directory, with output and summary files of its own. */
+async function runStep(
+  step: Step,
+  script: string,
+  index: number,
+  temp: string,
+  context: Context,
+  options: { env: Record<string, string>; workspace: string; timeoutMs?: number },
+): Promise<StepRun> {
+  const file = join(temp, `step-${index}.sh`);
+  const outputFile = join(temp, `output-${index}`);
+  const summaryFile = join(temp, `summary-${index}`);
+  writeFileSync(file, script);
+  writeFileSync(outputFile, "");
+  writeFileSync(summaryFile, "");
+  const env: Record<string, string> = {
+    ...options.env,
+    GITHUB_WORKSPACE: options.workspace,
+    GITHUB_OUTPUT: outputFile,
+    GITHUB_STEP_SUMMARY: summaryFile,
+  };
+  for (const [name, value] of Object.entries(step.env ?? {})) env[name] = evaluate(String(value), context);
+  const cwd = resolve(options.workspace, evaluate(step["working-directory"] ?? ".", context));
+  const run = await runBash([file], cwd, env, options.timeoutMs ?? 240_000);
+  const outputs = parseOutputFile(readFileSync(outputFile, "utf8"));
+  if (step.id) context.steps[step.id] = outputs;
+  return {
+    id: step.id ?? null,
+    name: step.name ?? `step ${index}`,
+    status: run.status,
+    stdout: run.stdout,
+    stderr: run.stderr,
+    outputs,
+    summary: readFileSync(summaryFile, "utf8"),
+  };
 }
 
 /**
@@ -114,32 +176,8 @@ export async function runCompositeAction(
     if (step.uses !== undefined || step.run === undefined) throw new Error(`step ${index}: only run steps are supported here`);
     if (step.shell !== "bash") throw new Error(`step ${index}: shell ${String(step.shell)}: a composite run step must name its shell`);
     const context = { inputs, github, steps: stepOutputs };
-    const script = join(temp, `step-${index}.sh`);
-    const outputFile = join(temp, `output-${index}`);
-    const summaryFile = join(temp, `summary-${index}`);
-    writeFileSync(script, step.run);
-    writeFileSync(outputFile, "");
-    writeFileSync(summaryFile, "");
-    const env: Record<string, string> = {
-      ...options.env,
-      GITHUB_WORKSPACE: options.workspace,
-      GITHUB_OUTPUT: outputFile,
-      GITHUB_STEP_SUMMARY: summaryFile,
-    };
-    for (const [name, value] of Object.entries(step.env ?? {})) env[name] = evaluate(String(value), context);
-    const cwd = resolve(options.workspace, evaluate(step["working-directory"] ?? ".", context));
-    const run = await runBash([script], cwd, env, options.timeoutMs ?? 240_000);
-    const outputs = parseOutputFile(readFileSync(outputFile, "utf8"));
-    if (step.id) stepOutputs[step.id] = outputs;
-    steps.push({
-      id: step.id ?? null,
-      name: step.name ?? `step ${index}`,
-      status: run.status,
-      stdout: run.stdout,
-      stderr: run.stderr,
-      outputs,
-      summary: readFileSync(summaryFile, "utf8"),
-    });
+    const run = await runStep(step, step.run, index, temp, context, options);
+    steps.push(run);
     if (run.status !== 0) {
       status = run.status ?? 1;
       break;
@@ -149,6 +187,86 @@ export async function runCompositeAction(
   for (const [name, spec] of Object.entries(action.outputs ?? {}))
     outputs[name] = evaluate(spec.value, { inputs, github, steps: stepOutputs });
   return { status, steps, outputs, summary: steps.map((step) => step.summary).join("") };
+}
+
+/** A job of a workflow file, as parsed from its YAML. */
+export type WorkflowJob = { if?: string; steps: (Step & { with?: Record<string, unknown> })[] };
+
+/** What the test does for a `uses:` step, given the step's `with:` evaluated. */
+export type ActionStandIn = (inputs: Record<string, string>) => void | Promise<void>;
+
+/**
+ * Runs a workflow's job for `event` (the payload the runner writes to GITHUB_EVENT_PATH): its `if:`
+ * (with or without `${{ }}`, as GitHub accepts it on a job), then its steps in order, each `run:`
+ * with its expressions substituted into the script's text first (as the runner does) and run by
+ * bash with -e and pipefail; a `uses:` step by `actions[uses]`. `ran` is false when `if:` held the job back.
+ */
+export async function runWorkflowJob(
+  job: WorkflowJob,
+  options: {
+    event: unknown;
+    env: Record<string, string>;
+    workspace: string;
+    githubToken: string;
+    actions: Record<string, ActionStandIn>;
+    timeoutMs?: number;
+  },
+): Promise<ActionRun & { ran: boolean }> {
+  const context: Context = { inputs: {}, github: { token: options.githubToken }, steps: {}, event: options.event };
+  if (job.if !== undefined) {
+    const condition = job.if.trim().replace(/^\$\{\{\s*([\s\S]*?)\s*\}\}$/, "$1");
+    const value = expressionText(condition, context);
+    if (value === "" || value === "false" || value === "0") return { ran: false, status: 0, steps: [], outputs: {}, summary: "" };
+  }
+  const temp = mkdtempSync(join(tmpdir(), "waymark-runner-"));
+  const steps: StepRun[] = [];
+  let status = 0;
+  for (const [index, step] of job.steps.entries()) {
+    if (step.uses !== undefined) {
+      const standIn = options.actions[step.uses];
+      if (!standIn) throw new Error(`step ${index}: no stand-in for ${step.uses}`);
+      const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([name, value]) => [name, evaluate(String(value), context)]));
+      await standIn(inputs);
+      continue;
+    }
+    if (step.run === undefined) throw new Error(`step ${index}: neither uses nor run`);
+    const run = await runStep(step, evaluate(step.run, context), index, temp, context, options);
+    steps.push(run);
+    if (run.status !== 0) {
+      status = run.status ?? 1;
+      break;
+    }
+  }
+  return { ran: true, status, steps, outputs: {}, summary: steps.map((step) => step.summary).join("") };
+}
+
+/**
+ * The environment GitHub's runner gives a job's steps: this machine's (without npm's, Waymark's or
+ * GitHub's own variables of the test process), CI and GITHUB_ACTIONS set, the event's name and
+ * payload file, the repository, the REST API's URL, and an npm cache of the test's.
+ */
+export function runnerEnv(
+  job: { eventName: string; eventPath: string; repository: string; apiUrl: string; npmCache: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith("npm_") && !key.startsWith("WAYMARK_") && !key.startsWith("GITHUB_")) env[key] = value;
+  }
+  return {
+    ...env,
+    CI: "true",
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: job.eventName,
+    GITHUB_EVENT_PATH: job.eventPath,
+    GITHUB_REPOSITORY: job.repository,
+    GITHUB_API_URL: job.apiUrl,
+    GITHUB_SERVER_URL: "https://github.com",
+    GITHUB_RUN_ID: "4242",
+    npm_config_cache: job.npmCache,
+    npm_config_update_notifier: "false",
+    ...extra,
+  };
 }
 
 /**

@@ -4,7 +4,8 @@
  * bench: a git repository and a user home of their own in temp dirs, then `waymark init --url
  * <endpoint> --agent <agent>` run through `npx --package=<endpoint>/helper/waymark-helper-<version>.tgz`
  * (the endpoint's own tarball, built from this checkout), with the user's own agent configuration
- * (Codex: its model provider) written before, as a user has it.
+ * (Codex: its model provider) written before, as a user has it; optionally with a bare `origin` the
+ * first commit was pushed to, as a clone of a team's repository has.
  *
  * Relative imports carry their `.ts` extension, so the benches can load this file through Node's
  * type stripping.
@@ -25,6 +26,8 @@ export interface AgentProject {
   home: string;
   /** The repository's top level. */
   repo: string;
+  /** The bare repository the project was cloned from (`origin`), when it was asked for. */
+  origin: string | null;
   /** `waymark init`'s run; null when the project was made without it. */
   init: AgentRun | null;
   git(...args: string[]): string;
@@ -39,6 +42,8 @@ export interface AgentProjectOptions {
   home?: Record<string, string>;
   /** false: the same project without Waymark (no `waymark init`). */
   init?: boolean;
+  /** true: the first commit is pushed to a bare `origin` before init, as in a clone of a team's repository. */
+  origin?: boolean;
 }
 
 /** Creates the repository and the home, then (unless `init: false`) runs the README's `waymark init` in the repository. */
@@ -64,6 +69,13 @@ export async function agentProject(endpoint: { url: string }, options: AgentProj
   write(repo, options.files);
   git("add", "-A");
   git("commit", "-q", "-m", "initial");
+  let origin: string | null = null;
+  if (options.origin) {
+    origin = join(mkdtempSync(join(tmpdir(), `waymark-${options.agent}-origin-`)), "origin.git");
+    git("init", "-q", "--bare", "-b", "main", origin);
+    git("remote", "add", "origin", origin);
+    git("push", "-q", "-u", "origin", "main");
+  }
   write(home, options.home ?? {});
   const init =
     options.init === false
@@ -85,11 +97,13 @@ export async function agentProject(endpoint: { url: string }, options: AgentProj
   return {
     home,
     repo,
+    origin,
     init,
     git,
     remove() {
       rmSync(home, { recursive: true, force: true });
       rmSync(repo, { recursive: true, force: true });
+      if (origin) rmSync(dirname(origin), { recursive: true, force: true });
     },
   };
 }

@@ -81,18 +81,58 @@ export async function agentPullRequest(
   // The helper attached each task's record to its commits as notes; they travel with a push of their ref.
   repo.git("push", "-q", "origin", "refs/notes/waymark");
   const head = repo.git("rev-parse", "HEAD").trim();
-  // actions/checkout with fetch-depth: 0, at the pull request's head.
-  const workspace = tempDir("waymark-workspace-");
-  spawnSync("git", ["clone", "-q", "--no-tags", origin, workspace]);
-  spawnSync("git", ["-C", workspace, "checkout", "-q", "--detach", head]);
-  // GitHub's documented pull_request payload, for this pull request.
-  const event = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/github/pull_request.synchronize.json"), "utf8"));
-  event.number = options.pull;
-  event.pull_request.number = options.pull;
-  event.pull_request.base.sha = base;
-  event.pull_request.head.sha = head;
-  event.repository.full_name = options.repository;
-  const eventFile = join(tempDir("waymark-event-"), "event.json");
-  writeFileSync(eventFile, JSON.stringify(event));
+  const workspace = checkout(origin, head);
+  const eventFile = pullRequestEvent({ ...options, base, head });
   return { base, head, workspace, event: eventFile, parser, tests, docs, workflow: workflow_id };
+}
+
+/**
+ * actions/checkout with fetch-depth: 0: a clone of the whole history into the workspace (an empty
+ * directory), at `ref`: a branch of the origin checked out as that branch, anything else detached.
+ */
+export function checkout(origin: string, ref: string, workspace = tempDir("waymark-workspace-")): string {
+  spawnSync("git", ["clone", "-q", "--no-tags", origin, workspace]);
+  const isBranch = spawnSync("git", ["-C", workspace, "rev-parse", "-q", "--verify", `refs/remotes/origin/${ref}`]).status === 0;
+  const args = isBranch ? ["checkout", "-q", "-B", ref, `refs/remotes/origin/${ref}`] : ["checkout", "-q", "--detach", ref];
+  const run = spawnSync("git", ["-C", workspace, ...args], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`checkout ${ref}: ${run.stderr}`);
+  return workspace;
+}
+
+/**
+ * GitHub's documented `pull_request` payload (test/fixtures/github) for pull request `pull` of
+ * `repository` from `head` onto `base` (commits; `refs`: their branches' names), written to a file
+ * as the runner writes GITHUB_EVENT_PATH; `mergeCommit`: the `closed` event of its merge, with the
+ * commit the merge made (`merge_commit_sha`).
+ */
+export function pullRequestEvent(options: {
+  pull: number;
+  repository: string;
+  base: string;
+  head: string;
+  refs?: { base: string; head: string };
+  mergeCommit?: string;
+}): string {
+  const event = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/github/pull_request.synchronize.json"), "utf8"));
+  const pr = event.pull_request;
+  event.number = options.pull;
+  pr.number = options.pull;
+  pr.base.sha = options.base;
+  pr.head.sha = options.head;
+  if (options.refs) {
+    pr.base.ref = options.refs.base;
+    pr.head.ref = options.refs.head;
+  }
+  event.repository.full_name = options.repository;
+  if (options.mergeCommit) {
+    event.action = "closed";
+    pr.state = "closed";
+    pr.merged = true;
+    pr.merged_at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    pr.closed_at = pr.merged_at;
+    pr.merge_commit_sha = options.mergeCommit;
+  }
+  const file = join(tempDir("waymark-event-"), "event.json");
+  writeFileSync(file, JSON.stringify(event));
+  return file;
 }

@@ -49,6 +49,27 @@ export const EVIDENCE = {
   commit: "Sum the values",
 } as const;
 
+/** A patch in Codex's apply_patch format. */
+const patch = (...lines: string[]) => ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n");
+
+/** The agent's two edits as Codex's apply_patch makes them: the new file, then the fix. */
+export const CODEX_PATCHES = {
+  mean: patch(
+    "*** Add File: src/mean.js",
+    ...EVIDENCE.mean
+      .trimEnd()
+      .split("\n")
+      .map((line) => `+${line}`),
+  ),
+  fix: patch("*** Update File: src/sum.js", "@@", " function total(values) {", `-${EVIDENCE.brokenLine}`, `+${EVIDENCE.fixedLine}`),
+} as const;
+
+/** The task's added lines per file, as the record counts them: the agent's, and the person's one line. */
+export const EVIDENCE_LINES = [
+  { path: "src/mean.js", added: 3, removed: 0, agent: 3, others: 0, not_observed: 0 },
+  { path: "src/sum.js", added: 2, removed: 2, agent: 1, others: 1, not_observed: 0 },
+];
+
 /**
  * The owner approves the device key `waymark init` made for the project's user (the admin API the
  * Devices page stands beside: `POST /api/devices {name, key}`), so what the helper computes reads
@@ -208,10 +229,7 @@ export async function expectEvidence(
     modified: ["src/sum.js"],
     source: { kind: "signed", device: { name: "agent machine" } },
   });
-  expect(files.lines).toEqual([
-    { path: "src/mean.js", added: 3, removed: 0, agent: 3, others: 0, not_observed: 0 },
-    { path: "src/sum.js", added: 2, removed: 2, agent: 1, others: 1, not_observed: 0 },
-  ]);
+  expect(files.lines).toEqual(EVIDENCE_LINES);
   // What the hooks observed: the failing run (its secret redacted), the passing run after the last edit, the commit.
   const commands = task.commands as {
     runs: { command: string; exit_code: number | null; kinds: string[]; at: string }[];

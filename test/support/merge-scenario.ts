@@ -17,10 +17,10 @@
  * scripted through GIT_SEQUENCE_EDITOR, with a person's edit in between).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { Repo, tempDir } from "../../client-helper/test/fixtures.ts";
 import { BIN, SYSTEM_NODE } from "../../client-helper/test/support.ts";
 import { connectThroughHelper } from "./agents.ts";
 import { callTool, type McpTarget, type Structured } from "./mcp-client.ts";
@@ -32,6 +32,41 @@ const GIT_ENV = {
   GIT_COMMITTER_EMAIL: "person@example.com",
   GIT_CONFIG_NOSYSTEM: "1",
 };
+
+const made: string[] = [];
+
+/** A temporary directory, removed by cleanupScenarios. */
+function tempDir(prefix = "waymark-scenario-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every directory the scenarios made. */
+export function cleanupScenarios(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A clone a person works in: git there, and files written there. */
+export class Clone {
+  readonly dir: string;
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+  git(...args: string[]): string {
+    return git(this.dir, args);
+  }
+  write(path: string, content: string): this {
+    mkdirSync(dirname(join(this.dir, path)), { recursive: true });
+    writeFileSync(join(this.dir, path), content);
+    return this;
+  }
+  commitAll(message: string): this {
+    this.git("add", "-A");
+    this.git("commit", "-q", "--allow-empty", "-m", message);
+    return this;
+  }
+}
 
 /** git in `cwd`, as a person or a platform runs it (no config but the repository's own and the test's identity). */
 export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): string {
@@ -72,7 +107,7 @@ export interface PullRequest {
   /** The bare origin every clone pushes to and fetches from. */
   origin: string;
   /** The developer's clone (notes set up, on the branch). */
-  dev: Repo;
+  dev: Clone;
   branch: string;
   /** main before the branch, and the branch's last commit. */
   base: string;
@@ -136,7 +171,7 @@ export async function pullRequest(target: McpTarget, options: PullRequestOptions
   const env = { XDG_CACHE_HOME: options.cacheHome };
   const origin = join(tempDir("waymark-origin-"), "origin.git");
   git(tempDir(), ["init", "-q", "--bare", "-b", "main", origin]);
-  const dev = new Repo(join(tempDir("waymark-dev-"), "app"));
+  const dev = new Clone(join(tempDir("waymark-dev-"), "app"));
   git(tempDir(), ["clone", "-q", origin, dev.dir]);
   dev.git("config", "user.name", "Person");
   dev.git("config", "user.email", "person@example.com");
@@ -221,6 +256,19 @@ export async function pullRequest(target: McpTarget, options: PullRequestOptions
   return { origin, dev, branch, base, head, workflowId: wf.workflow_id, tasks, files, expected, model: modelId };
 }
 
+/** What a merge needs of a pull request: where it is, its branch and commits, and the developer's clone for a local rewrite. */
+export type Mergeable = Pick<PullRequest, "origin" | "dev" | "branch" | "base" | "head" | "files">;
+
+/** The same pull request in an origin and a developer's clone of their own, to merge it another way. */
+export function copyPullRequest<T extends Mergeable>(pr: T): T {
+  const origin = join(tempDir("waymark-origin-"), "origin.git");
+  cpSync(pr.origin, origin, { recursive: true });
+  const dev = new Clone(join(tempDir("waymark-dev-"), "app"));
+  cpSync(pr.dev.dir, dev.dir, { recursive: true });
+  dev.git("remote", "set-url", "origin", origin);
+  return { ...pr, origin, dev };
+}
+
 /** A clone of the origin as a platform's server or a CI runner has it: no config of the developer's, the notes fetched. */
 export function platformClone(origin: string): string {
   const dir = join(tempDir("waymark-platform-"), "repo");
@@ -253,7 +301,7 @@ export interface Merged {
  * rebase -i, each with a person's edit) happen in the developer's clone, whose notes config copies
  * the notes; the branch and its notes are pushed again, then merged with a merge commit.
  */
-export function merge(pr: PullRequest, kind: MergeKind): Merged {
+export function merge(pr: Mergeable, kind: MergeKind): Merged {
   moveMain(pr.origin);
   let from = pr.head;
   if (kind === "amend" || kind === "rebase-i") {

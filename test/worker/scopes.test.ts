@@ -42,6 +42,8 @@ beforeAll(async () => {
 /** Each route and the action of the access matrix (src/domain/access-scopes.ts) it performs. */
 const ROUTES: [string, string, () => string, Action, unknown?][] = [
   ["GET", "/api/search?q=matrix", () => "/api/search?q=matrix", "workflow.read"],
+  ["GET", "/api/insights", () => "/api/insights", "workflow.read"],
+  ["GET", "/api/insights.csv", () => "/api/insights.csv", "workflow.read"],
   ["GET", "/api/workflows/:id/share", () => `/api/workflows/${workflowId}/share`, "share.read"],
   ["GET", "/api/workflows/:id/export.json", () => `/api/workflows/${workflowId}/export.json`, "workflow.read"],
   ["GET", "/api/workflows/:id/export.md", () => `/api/workflows/${workflowId}/export.md`, "workflow.read"],

@@ -8,6 +8,7 @@
  * `--comment`, one sticky pull-request comment (./sticky-comment.ts); on GitLab CI a Code Quality
  * report (./code-quality.ts) and the summary in the job log. Exit codes: 0 passed or report only
  * (no policy file), 1 the policy failed, 2 usage (flags, environment, a policy file that is wrong).
+ * The summary ends with the repository's Insights over the last 30 days (./insights-line.ts).
  */
 import { join, resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
@@ -19,9 +20,11 @@ import { EndpointError, resolveEndpoint } from "../endpoint.js";
 import { inertContext } from "../git/inert-config.js";
 import type { GitContext } from "../git/process.js";
 import { gitAddedRanges, gitResolveCommit, gitToplevel } from "../git/queries.js";
+import { readRepository } from "../repository.js";
 import { printable } from "../terminal.js";
 import { keysFromFile, readAllowedSigners, VerifyUsageError } from "../verify-inputs.js";
 import { codeQualityIssues, writeCodeQuality } from "./code-quality.js";
+import { insightsMarkdown, insightsText, type RepositoryInsights, repositoryInsights } from "./insights-line.js";
 import { CiSetupError, type CiTarget, ciTarget } from "./platform.js";
 import { PolicyFileError, readPolicyFile } from "./policy-file.js";
 import { findRecord, type PrRecord } from "./pr-record.js";
@@ -48,6 +51,7 @@ lines and job outputs on GitHub Actions; a Code Quality report on GitLab CI.
 The range comes from the CI: on GitHub Actions the pull_request event (GITHUB_EVENT_PATH), on
 GitLab CI the merge request pipeline's CI_MERGE_REQUEST_DIFF_BASE_SHA and source commit;
 elsewhere --base and --head. The clone needs the whole range (actions/checkout: fetch-depth: 0).
+The summary ends with the repository's Insights over the last 30 days, per agent and model.
 
 Options:
   --url <endpoint>       the Waymark endpoint (default: $WAYMARK_URL); without one, or when it is
@@ -159,7 +163,13 @@ async function ci(args: string[], io: CiIo): Promise<number> {
 
   const failures: PolicyFailure[] = policy ? evaluatePolicy(policy, record.tasks, record.unreachable) : [];
   const verdict: PolicyVerdict = policy ? { file: relativeTo(top.root, policyPath), failures } : { file: null };
-  const markdown = report(record, resolved?.endpoint.origin ?? null, verdict);
+  // The repository's Insights, when the endpoint could be read at all (it never fails the job).
+  const repository = resolved && record.unreachable === undefined ? await readRepository(top.root, Promise.resolve(context)) : null;
+  const insights =
+    resolved && repository
+      ? await repositoryInsights(resolved.endpoint.origin, values.token ?? env.WAYMARK_TOKEN, repository.fingerprint)
+      : null;
+  const markdown = `${report(record, resolved?.endpoint.origin ?? null, verdict)}${insights ? `\n${insightsMarkdown(insights)}` : ""}`;
   const annotations = await findingsOnLines(context, base, head, record.tasks, failures, policy !== null);
   const result = policy === null ? "report" : failures.length === 0 ? "passed" : "failed";
 
@@ -171,7 +181,7 @@ async function ci(args: string[], io: CiIo): Promise<number> {
     await writeFile(resolvePath(io.cwd, values.summary), markdown);
   }
   if (values.json) io.stdout(`${JSON.stringify(jsonReport(target, record, result, failures), null, 2)}\n`);
-  else io.stdout(textReport(target, record, result, failures, target.platform === "gitlab" ? markdown : null));
+  else io.stdout(textReport(target, record, result, failures, target.platform === "gitlab" ? markdown : null, insights));
   return result === "failed" ? 1 : 0;
 }
 
@@ -417,6 +427,7 @@ function textReport(
   result: string,
   failures: readonly PolicyFailure[],
   markdown: string | null,
+  insights: RepositoryInsights | null,
 ): string {
   const r = rollup(record.tasks, record.workflow_feedback);
   const lines = [
@@ -430,6 +441,6 @@ function textReport(
     lines.push(`policy FAILED: ${failures.length} failure(s)`);
     for (const failure of failures) lines.push(`  ${failureLine(failure)}`);
   }
-  const text = printable(`${lines.join("\n")}\n`);
+  const text = `${printable(`${lines.join("\n")}\n`)}${insights ? insightsText(insights) : ""}`;
   return markdown === null ? text : `${text}\n${printable(markdown)}`;
 }

@@ -75,11 +75,12 @@ export interface PrRecord {
 }
 
 /** The endpoint could not be used: why, in a line. */
-class Unreachable extends Error {}
+export class Unreachable extends Error {}
 
 type Json = { [key: string]: unknown };
 
-async function getJson(url: string, token: string | undefined): Promise<unknown> {
+/** A GET of the endpoint's JSON, read strictly; Unreachable when it cannot be used (with why). */
+export async function getJson(url: string, token: string | undefined): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(url, {

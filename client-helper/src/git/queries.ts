@@ -146,6 +146,16 @@ export async function gitHasCommit(context: GitContext, commit: string): Promise
   }
 }
 
+/** The full id of the commit `revision` names, or null when it names none here. */
+export async function gitCommitOf(context: GitContext, revision: string): Promise<string | null> {
+  try {
+    return (await runGit(context, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
+  } catch (error) {
+    if (error instanceof GitError) return null;
+    throw error;
+  }
+}
+
 /** The commit a submodule's work tree has checked out (its gitlink state on disk). */
 export async function gitSubmoduleHead(context: GitContext, dir: string): Promise<string | null> {
   try {
@@ -239,4 +249,16 @@ export async function gitIsAncestor(context: GitContext, ancestor: string, desce
     if (error instanceof GitError) return false;
     throw error;
   }
+}
+
+/**
+ * The stable patch id of the change from `from` to `to` (`git diff | git patch-id --stable`): equal
+ * for two changes that make the same edits, wherever their lines sit (how `git cherry` tells a
+ * replayed commit); null for no change.
+ */
+export async function gitPatchId(context: GitContext, from: string, to: string): Promise<string | null> {
+  const diff = await runGit(context, ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "--binary", from, to, "--"]);
+  if (diff.length === 0) return null;
+  const id = (await runGit(context, ["patch-id", "--stable"], diff)).toString("utf8").split(" ")[0];
+  return id && /^[0-9a-f]{40,64}$/.test(id) ? id : null;
 }

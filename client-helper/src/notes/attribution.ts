@@ -16,7 +16,7 @@ import { carryLine, type Hunk, type IndexedRecord, indexNoteEntry, type LineAuth
 import { pairHunks, readObjects } from "../git/blobs.js";
 import type { GitContext } from "../git/process.js";
 import { diffPairs } from "../lines/line-diff.js";
-import { type NotesRead, readNotes } from "./store.js";
+import { type NotesListing, type NotesRead, readNotes } from "./store.js";
 
 /** A line as `git blame` names it: the commit that last touched it, its number and path there. */
 export interface BlamedAt {
@@ -50,8 +50,13 @@ export class NoteAttribution {
   }
 
   /** The notes of `commits` (all notes when omitted). `scratchRoot`: where a diff of line hashes runs (the helper's cache). */
-  static async load(context: GitContext, scratchRoot: string, commits?: ReadonlySet<string>): Promise<NoteAttribution> {
-    return new NoteAttribution(context, scratchRoot, await readNotes(context, commits));
+  static async load(
+    context: GitContext,
+    scratchRoot: string,
+    commits?: ReadonlySet<string>,
+    listing?: NotesListing,
+  ): Promise<NoteAttribution> {
+    return new NoteAttribution(context, scratchRoot, await readNotes(context, commits, listing));
   }
 
   /** The entries attached to a commit. */

@@ -19,7 +19,10 @@
  * since..onto); without it, a rebase merge is recognised by its commits' subjects (the branch's,
  * in order, on top of onto), anything else is taken as one commit (a squash, a cherry-pick). A
  * merge that kept the branch's history (a merge commit, a fast-forward) needs nothing: its notes
- * are on its commits already.
+ * are on its commits already. Each new commit's entries also say which of the branch's commits it
+ * holds the changes of, where git's patch ids tell (`carried.commits`): the one whose change it
+ * replays, or all of them when its change is the branch's whole change (a squash); `waymark verify
+ * --repo` then checks a task whose commits those are against the new commits as against its own.
  */
 import { traceRecordId } from "@waymark/protocol/agent-trace";
 import { LINE_HASHES_MAX_LINES, lineHashes, lineRuns, type PathRanges, type ReadTaskNote, type TaskNote } from "@waymark/protocol/git-note";
@@ -27,7 +30,8 @@ import { carryLine, type Hunk, type LineAuthorship, TraceIndex } from "@waymark/
 import { blameFile, type FileBlame } from "../blame-command.js";
 import { pairHunks, readObjects } from "../git/blobs.js";
 import { inertContext } from "../git/inert-config.js";
-import { type GitContext, GitError, runGit } from "../git/process.js";
+import { type GitContext, runGit } from "../git/process.js";
+import { gitCommitOf, gitIsAncestor, gitPatchId } from "../git/queries.js";
 import { lineCount } from "../lines/line-diff.js";
 import { NoteAttribution } from "./attribution.js";
 import { writeNotes } from "./store.js";
@@ -50,6 +54,8 @@ export interface CarryRequest {
 /** One commit the merge made, and what was carried onto it. */
 export interface CarriedCommit {
   commit: string;
+  /** The branch's commits whose changes it holds (oldest first), where git's patch ids tell. */
+  holds?: string[];
   tasks: string[];
   lines: { agent: number; others: number; not_observed: number };
 }
@@ -68,22 +74,9 @@ export interface CarryReport {
 export class CarryUsageError extends Error {}
 
 async function commitOf(context: GitContext, revision: string, flag: string): Promise<string> {
-  try {
-    return (await runGit(context, ["rev-parse", "--verify", "--end-of-options", `${revision}^{commit}`])).toString("utf8").trim();
-  } catch (error) {
-    if (error instanceof GitError) throw new CarryUsageError(`--${flag} ${revision}: names no commit in this repository (fetch it first)`);
-    throw error;
-  }
-}
-
-async function isAncestor(context: GitContext, ancestor: string, descendant: string): Promise<boolean> {
-  try {
-    await runGit(context, ["merge-base", "--is-ancestor", ancestor, descendant]);
-    return true;
-  } catch (error) {
-    if (error instanceof GitError && error.exitCode === 1) return false;
-    throw error;
-  }
+  const commit = await gitCommitOf(context, revision);
+  if (commit === null) throw new CarryUsageError(`--${flag} ${revision}: names no commit in this repository (fetch it first)`);
+  return commit;
 }
 
 async function revList(context: GitContext, args: readonly string[]): Promise<string[]> {
@@ -112,6 +105,45 @@ async function mergeCommits(
       return { mode: "rebase", commits: landed };
   }
   return { mode: "single", commits: [onto] };
+}
+
+/** Branches longer than this are not matched commit by commit (a patch id is two git processes per commit). */
+const MATCHED_COMMITS_MAX = 250;
+
+/**
+ * Per commit the merge made, the branch's commits whose changes it holds, oldest first, where git's
+ * patch ids tell: the branch commit whose change it makes again (a rebase merge, a cherry-pick), or
+ * every commit of the branch since the merge base when it makes the branch's whole change (a squash).
+ * A commit that matches neither (a conflict resolved, a change of its own) claims nothing.
+ */
+async function heldCommits(context: GitContext, from: string, onto: string, made: readonly string[]): Promise<Map<string, string[]>> {
+  const held = new Map<string, string[]>();
+  const base = (await runGit(context, ["merge-base", from, onto]).catch(() => Buffer.from(""))).toString("utf8").trim();
+  if (!base) return held;
+  const branch = await revList(context, ["--reverse", `--max-count=${MATCHED_COMMITS_MAX + 1}`, from, `^${base}`]);
+  if (branch.length === 0 || branch.length > MATCHED_COMMITS_MAX) return held;
+  const whole = await gitPatchId(context, base, from);
+  const own = new Map<string, string | null>();
+  const ownId = async (commit: string) => {
+    if (!own.has(commit)) own.set(commit, await gitPatchId(context, `${commit}^`, commit).catch(() => null));
+    return own.get(commit) ?? null;
+  };
+  const used = new Set<string>();
+  for (const commit of made) {
+    const id = await gitPatchId(context, `${commit}^`, commit).catch(() => null);
+    if (id === null) continue;
+    if (id === whole) {
+      held.set(commit, branch);
+      continue;
+    }
+    for (const candidate of branch) {
+      if (used.has(candidate) || (await ownId(candidate)) !== id) continue;
+      used.add(candidate);
+      held.set(commit, [candidate]);
+      break;
+    }
+  }
+  return held;
 }
 
 /** The files a commit changed against its first parent that it still has. */
@@ -157,6 +189,7 @@ function carriedEntry(
   from: string,
   files: Map<string, { writers: (Writer | null)[]; content: Buffer }>,
   at: string,
+  holds: string[] | undefined,
 ): { entry: TaskNote; lines: CarriedCommit["lines"] } {
   const lines = { agent: 0, others: 0, not_observed: 0 };
   const recordFiles: unknown[] = [];
@@ -189,7 +222,9 @@ function carriedEntry(
         ],
       });
     }
-    const unobserved = runs.filter((run) => run.who === "not_observed").map((run) => [run.start, run.end] as [number, number]);
+    const unobserved = runs
+      .filter((run) => run.who === "not_observed")
+      .map((run) => ({ start_line: run.start, end_line: run.end, content_hash: `sha256:${run.hash}` }));
     if (unobserved.length > 0) notObserved.push({ path, ranges: unobserved });
     if (lineCount(content) <= LINE_HASHES_MAX_LINES) hashes.push({ path, hashes: lineHashes(content) });
   }
@@ -211,7 +246,7 @@ function carriedEntry(
     record,
     not_observed: notObserved,
     line_hashes: hashes,
-    carried: { from, at },
+    carried: { from, at, ...(holds ? { commits: holds } : {}) },
   };
   return { entry, lines };
 }
@@ -224,7 +259,7 @@ export async function carryNotes(request: CarryRequest): Promise<CarryReport> {
   const from = await commitOf(rooted, request.from, "from");
   const onto = await commitOf(rooted, request.onto, "onto");
   const since = request.since === undefined ? undefined : await commitOf(rooted, request.since, "since");
-  if (await isAncestor(rooted, from, onto)) return { from, onto, mode: "history_kept", commits: [], written: null };
+  if (await gitIsAncestor(rooted, from, onto)) return { from, onto, mode: "history_kept", commits: [], written: null };
   const { mode, commits } = await mergeCommits(rooted, from, onto, since);
   const notes = await NoteAttribution.load(rooted, request.scratchRoot);
   const none = new TraceIndex([]);
@@ -234,6 +269,7 @@ export async function carryNotes(request: CarryRequest): Promise<CarryReport> {
     return atFrom.get(path) ?? null;
   };
   const now = new Date().toISOString();
+  const held = await heldCommits(rooted, from, onto, commits);
   const entries: TaskNote[] = [];
   const carried: CarriedCommit[] = [];
   for (const commit of commits) {
@@ -270,12 +306,13 @@ export async function carryNotes(request: CarryRequest): Promise<CarryReport> {
         byTask.set(key, files);
       }
     }
-    const done: CarriedCommit = { commit, tasks: [], lines: { agent: 0, others: 0, not_observed: 0 } };
+    const holds = held.get(commit);
+    const done: CarriedCommit = { commit, ...(holds ? { holds } : {}), tasks: [], lines: { agent: 0, others: 0, not_observed: 0 } };
     for (const [key, files] of byTask) {
       const who = sample.get(key) as LineAuthorship;
       const source = sourceEntry(notes, who.workflow_id as string, who.task_id as string);
       if (!source) continue;
-      const { entry, lines } = carriedEntry(source, commit, from, files, now);
+      const { entry, lines } = carriedEntry(source, commit, from, files, now, holds);
       entries.push(entry);
       done.tasks.push(`${source.workflow_id} ${source.task_id}`);
       for (const kind of ["agent", "others", "not_observed"] as const) done.lines[kind] += lines[kind];
@@ -302,8 +339,14 @@ export function carryReport(report: CarryReport): string {
   if (report.commits.length === 0) lines.push("  no line of a recorded task to carry");
   for (const commit of report.commits) {
     const l = commit.lines;
+    const holds = commit.holds;
+    const of = !holds
+      ? ""
+      : holds.length === 1
+        ? `; the changes of ${short(holds[0] as string)}`
+        : `; the changes of the branch's ${holds.length} commits`;
     lines.push(
-      `  ${short(commit.commit)}: ${commit.tasks.length} task(s), agent ${l.agent} · others ${l.others} · not observed ${l.not_observed} line(s)`,
+      `  ${short(commit.commit)}: ${commit.tasks.length} task(s), agent ${l.agent} · others ${l.others} · not observed ${l.not_observed} line(s)${of}`,
     );
   }
   if (report.written)

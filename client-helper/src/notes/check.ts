@@ -33,7 +33,14 @@ export async function checkEntryContent(
   entry: ReadTaskNote,
 ): Promise<ContentCheck> {
   const check: ContentCheck = { ranges: 0, unchanged: 0, changed: 0, mismatched: [] };
-  const files = entry.trace.files.filter((file) => file.conversations.some((c) => c.ranges.some((r) => r.content_hash !== undefined)));
+  // Per file, every range with a hash: the record's (the agent's, others') and those no hook observed.
+  const byPath = new Map<string, { start_line: number; end_line: number; content_hash?: string }[]>();
+  for (const file of entry.trace.files)
+    byPath.set(file.path, [...(byPath.get(file.path) ?? []), ...file.conversations.flatMap((c) => c.ranges)]);
+  for (const file of entry.not_observed ?? []) byPath.set(file.path, [...(byPath.get(file.path) ?? []), ...file.ranges]);
+  const files = [...byPath]
+    .map(([path, ranges]) => ({ path, ranges: ranges.filter((r) => r.content_hash !== undefined) }))
+    .filter((file) => file.ranges.length > 0);
   if (files.length === 0) return check;
   const contents = await readObjects(
     context,
@@ -41,7 +48,7 @@ export async function checkEntryContent(
   );
   for (const [i, file] of files.entries()) {
     const content = contents[i];
-    const ranges = file.conversations.flatMap((c) => c.ranges).filter((r) => r.content_hash !== undefined);
+    const ranges = file.ranges;
     check.ranges += ranges.length;
     let hunks: Hunk[] | null = [];
     if (entry.commit !== attached) {

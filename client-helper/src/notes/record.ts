@@ -14,6 +14,7 @@
  */
 import { type TraceFile, type TraceRange, type TraceTask, traceRecord } from "@waymark/protocol/agent-trace";
 import {
+  type CompletionCheckpoint,
   LINE_HASHES_MAX_LINES,
   lineHashes,
   lineRuns,
@@ -29,16 +30,6 @@ import { REVIEW_LIMITS } from "@waymark/protocol/wire-constants";
 import { pairHunks, readObjects } from "../git/blobs.js";
 import { type GitContext, runGit } from "../git/process.js";
 import { lineCount } from "../lines/line-diff.js";
-
-/** What the endpoint answered about the completion (complete_task's `checkpoint`). */
-export interface CompletionCheckpoint {
-  workflow_id: string;
-  task_name: string;
-  completed_at: string;
-  events: number;
-  head: string;
-  origin?: string;
-}
 
 export interface CompletedTask {
   taskId: string;
@@ -75,7 +66,9 @@ function unobservedOf(files: readonly TraceFile[]): PathRanges[] {
   return files
     .map((file) => ({
       path: file.path,
-      ranges: file.ranges.filter((r) => r.author === "not_observed").map((r) => [r.start_line, r.end_line] as [number, number]),
+      ranges: file.ranges
+        .filter((r) => r.author === "not_observed")
+        .map((r) => ({ start_line: r.start_line, end_line: r.end_line, content_hash: `sha256:${r.content_hash}` })),
     }))
     .filter((file) => file.ranges.length > 0);
 }
@@ -88,16 +81,28 @@ function hashesOf(files: ReadonlyMap<string, Buffer | null>): { path: string; ha
 }
 
 /**
- * The lines each earlier commit introduced (against its first parent), per path: null when the
- * file is new there (every line), an empty list when the commit left it as it was.
+ * Per path, for an earlier commit of the task: the hunks of what it introduced against its first
+ * parent (null when the file is new there: every line) and those from it to the task's end commit
+ * (undefined when the file is not at both). One `git diff-tree --stdin` per path for both pairs.
  */
-async function introduced(context: GitContext, commit: string, paths: readonly string[]): Promise<Map<string, Hunk[] | null>> {
-  const out = new Map<string, Hunk[] | null>();
-  for (const path of paths) {
-    const hunks = await pairHunks(context, path, [[`${commit}^`, commit]]);
-    out.set(path, hunks.get(`${commit}^\0${commit}`) ?? null);
-  }
-  return out;
+async function commitHunks(
+  context: GitContext,
+  commit: string,
+  end: string,
+  paths: readonly string[],
+): Promise<Map<string, { own: Hunk[] | null; toEnd: Hunk[] | undefined }>> {
+  const parent = `${commit}^`;
+  const answers = await Promise.all(
+    paths.map((path) =>
+      pairHunks(context, path, [
+        [parent, commit],
+        [commit, end],
+      ]),
+    ),
+  );
+  return new Map(
+    paths.map((path, i) => [path, { own: answers[i]?.get(`${parent}\0${commit}`) ?? null, toEnd: answers[i]?.get(`${commit}\0${end}`) }]),
+  );
 }
 
 /** Whether line `line` (1-based) of the new side is one the hunks add. */
@@ -170,20 +175,19 @@ export async function taskNoteEntries(context: GitContext, task: CompletedTask):
   // Each earlier commit: the lines it introduced that are the task's at the end, placed there by git's diff.
   for (const commit of commits) {
     if (commit === end || paths.length === 0) continue;
-    const [contents, toEnd, own] = await Promise.all([
+    const [contents, hunksOf] = await Promise.all([
       readObjects(
         context,
         paths.map((path) => `${commit}:${path}`),
       ),
-      Promise.all(paths.map((path) => pairHunks(context, path, [[commit, end]]))),
-      introduced(context, commit, paths),
+      commitHunks(context, commit, end, paths),
     ]);
     const projected: TraceFile[] = [];
     const held = new Map<string, Buffer | null>();
     paths.forEach((path, i) => {
       const content = contents[i] ?? null;
-      const hunks = toEnd[i]?.get(`${commit}\0${end}`);
-      const added = own.get(path);
+      const hunks = hunksOf.get(path)?.toEnd;
+      const added = hunksOf.get(path)?.own;
       const endFile = committed[i] as TraceFile;
       const endContent = endContents.get(path) ?? null;
       if (!content || !hunks || !endContent || (added !== null && added !== undefined && added.length === 0)) return;

@@ -25,12 +25,15 @@ import { join } from "node:path";
 import { mergeNote, NOTE_MAX_BYTES, NOTES_REF, type ParsedNote, parseNote, type TaskNote } from "@waymark/protocol/git-note";
 import { withoutHooks } from "../git/inert-config.js";
 import { type GitContext, GitError, runGit } from "../git/process.js";
+import { gitIsAncestor } from "../git/queries.js";
 
 const ZERO = "0".repeat(40);
 /** Remote-tracking copies of the notes ref, as `waymark init`'s fetch refspec names them. */
 const TRACKING = /^refs\/notes\/remotes\/[^/]+\/waymark$/;
 /** A concurrent writer moved the ref between the read and the update this many times in a row: give up (the caller says so). */
-const WRITE_ATTEMPTS = 8;
+const WRITE_ATTEMPTS = 20;
+/** This process's writes, one repository at a time: they wait for each other instead of racing (other processes still race, and retry). */
+const writing = new Map<string, Promise<unknown>>();
 /** Notes commits say who made them; a fixed identity needs no user config (CI) and asks nothing. */
 const IDENTITY = {
   GIT_AUTHOR_NAME: "waymark",
@@ -102,22 +105,38 @@ export interface NotesRead {
   refs: string[];
 }
 
+/** Every note of every notes ref: annotated commit → the blobs of its notes (one per ref holding it). */
+export type NotesListing = { byCommit: Map<string, string[]>; refs: string[] };
+
+/** Lists the notes of refs/notes/waymark and its remote-tracking copies (nothing read yet: no commit needs to be known for it). */
+export async function listNotes(context: GitContext): Promise<NotesListing> {
+  const refs = await notesRefs(context);
+  const byCommit = new Map<string, string[]>();
+  for (const notes of await Promise.all(refs.map((ref) => noteBlobs(context, ref.commit)))) {
+    for (const [commit, { blob }] of notes) {
+      const blobs = byCommit.get(commit) ?? [];
+      if (!blobs.includes(blob)) blobs.push(blob);
+      byCommit.set(commit, blobs);
+    }
+  }
+  return { byCommit, refs: refs.map((r) => r.ref) };
+}
+
 /**
  * The entries attached to `commits` (all annotated commits when omitted), from refs/notes/waymark
- * and its remote-tracking copies; a line present in several is read once.
+ * and its remote-tracking copies; a line present in several is read once. `listing`: the notes
+ * already listed (listNotes), e.g. while `git blame` ran.
  */
-export async function readNotes(context: GitContext, commits?: ReadonlySet<string>): Promise<NotesRead> {
-  const refs = await notesRefs(context);
-  const lines = new Map<string, Set<string>>();
-  const listed = await Promise.all(refs.map((ref) => noteBlobs(context, ref.commit)));
+export async function readNotes(context: GitContext, commits?: ReadonlySet<string>, listing?: NotesListing): Promise<NotesRead> {
+  const listed = listing ?? (await listNotes(context));
   const wanted: { commit: string; blob: string }[] = [];
-  for (const notes of listed) {
-    for (const [commit, { blob }] of notes) if (!commits || commits.has(commit)) wanted.push({ commit, blob });
-  }
+  for (const [commit, blobs] of listed.byCommit)
+    if (!commits || commits.has(commit)) for (const blob of blobs) wanted.push({ commit, blob });
   const texts = await readBlobs(
     context,
     wanted.map((w) => w.blob),
   );
+  const lines = new Map<string, Set<string>>();
   for (const { commit, blob } of wanted) {
     const text = texts.get(blob);
     if (text === null || text === undefined) continue;
@@ -127,18 +146,7 @@ export async function readNotes(context: GitContext, commits?: ReadonlySet<strin
   }
   const byCommit = new Map<string, ParsedNote>();
   for (const [commit, set] of lines) byCommit.set(commit, parseNote([...set].join("\n")));
-  return { byCommit, refs: refs.map((r) => r.ref) };
-}
-
-/** Whether `ancestor` is reachable from `descendant`. */
-async function isAncestor(context: GitContext, ancestor: string, descendant: string): Promise<boolean> {
-  try {
-    await runGit(context, ["merge-base", "--is-ancestor", ancestor, descendant]);
-    return true;
-  } catch (error) {
-    if (error instanceof GitError && error.exitCode === 1) return false;
-    throw error;
-  }
+  return { byCommit, refs: listed.refs };
 }
 
 /** The ref moved between this write's read and its update: read again. */
@@ -150,6 +158,18 @@ class RefMoved extends Error {}
  * writer moves the ref meanwhile; throws after WRITE_ATTEMPTS such races, or on any git failure.
  */
 export async function writeNotes(context: GitContext, entries: readonly TaskNote[], message = "waymark: task records"): Promise<string> {
+  const key = context.cwd;
+  const before = writing.get(key) ?? Promise.resolve();
+  const mine = before.catch(() => {}).then(() => writeRetrying(context, entries, message));
+  writing.set(key, mine);
+  try {
+    return await mine;
+  } finally {
+    if (writing.get(key) === mine) writing.delete(key);
+  }
+}
+
+async function writeRetrying(context: GitContext, entries: readonly TaskNote[], message: string): Promise<string> {
   const git = withoutHooks(context);
   const scratch = await mkdtemp(join(tmpdir(), "waymark-notes-"));
   try {
@@ -158,7 +178,7 @@ export async function writeNotes(context: GitContext, entries: readonly TaskNote
         return await writeOnce(git, scratch, entries, message);
       } catch (error) {
         if (!(error instanceof RefMoved) || attempt >= WRITE_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 10 + Math.floor(Math.random() * 40 * attempt)));
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.floor(Math.random() * 20 * Math.min(attempt, 8))));
       }
     }
   } finally {
@@ -173,7 +193,7 @@ async function writeOnce(git: GitContext, scratch: string, entries: readonly Tas
   const incoming: string[] = [];
   for (const { ref, commit } of refs) {
     if (ref === NOTES_REF || commit === local || incoming.includes(commit)) continue;
-    if (local === null || !(await isAncestor(git, commit, local))) incoming.push(commit);
+    if (local === null || !(await gitIsAncestor(git, commit, local))) incoming.push(commit);
   }
   const base = local ?? incoming.shift() ?? null;
   const notes = base ? await noteBlobs(git, base) : new Map<string, { path: string; blob: string }>();

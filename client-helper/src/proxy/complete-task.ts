@@ -6,23 +6,26 @@
  *    line counts and commits (the review), and the other tasks open on this working tree;
  * 3. what the hooks recorded meanwhile: the agent's own edits, the shell commands it ran, and its
  *    usage from its transcript (read while the changes are computed: neither depends on the other);
- * 4. the call, with the helper's identity, signed by this device over the changes (commands
- *    included) and the usage for this task; then, once the edge accepted it, the task's record is
- *    attached to its commits as git notes (../notes/record.ts: the one thing the helper writes to
- *    a repository), the marks other processes read are written and this process's own copies are
- *    removed.
+ * 4. the call, with the helper's identity, signed by this device over the changes (commands and
+ *    what it found of earlier tasks' lines included) and the usage for this task; then, once the
+ *    edge accepted it, the task's record is attached to its commits as git notes
+ *    (../notes/record.ts: the one thing the helper writes to a repository), the marks other
+ *    processes read are written, this process's own copies are removed, and the task joins the
+ *    durability ledger, whose tasks are looked at again (../durability.ts).
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { CompletionCheckpoint } from "@waymark/protocol/git-note";
 import { redactDeep } from "@waymark/protocol/redact";
 import type { Changes } from "@waymark/protocol/wire";
+import { ledgerEntry, pendingObservations } from "../durability.js";
 import { inertContext } from "../git/inert-config.js";
 import { forgetCommands, observedCommands } from "../hooks/commands.js";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
 import type { LineInputs } from "../lines/attribute.js";
 import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
-import { type CompletionCheckpoint, taskNoteEntries } from "../notes/record.js";
+import { taskNoteEntries } from "../notes/record.js";
 import { writeNotes } from "../notes/store.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
 import { PrestartedGit } from "../prestarted-git.js";
@@ -78,6 +81,9 @@ export async function completeTask(
   // Evidence: the shell commands the hooks saw the agent run during the task (never their output),
   // read once the spool is in the journal (agentEdits drains it first; it never rejects).
   const commands = edits.then(() => observedCommands(dir, taskId, session.options.cacheDir, top));
+  // Durability: what the helper found of earlier tasks' lines since the last completion here (a file read).
+  const repoRoot = record.snapshot?.type === "git" ? record.snapshot.root : null;
+  const lasting = repoRoot ? pendingObservations(session.cache, repoRoot).catch(() => []) : Promise.resolve([]);
   const observed = await observe(session, record, dir, lines);
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
@@ -93,6 +99,8 @@ export async function completeTask(
   const identified = withProvenance(observed.changes, session.version, await edits);
   const ran = await commands;
   if (ran) identified.commands = ran;
+  const sentDurability = identified.type === "unavailable" ? [] : await lasting;
+  if (sentDurability.length > 0 && identified.type !== "unavailable") identified.durability = sentDurability;
   const changes = signedChanges(identified, args.metrics, await session.deviceKey(), taskId, record.start_nonce);
   await keySaved;
   let result: CallToolResult;
@@ -109,6 +117,7 @@ export async function completeTask(
   }
   await Promise.all([attachRecord(session, record, changes, args.metrics, result), afterCompleted(session, record, dir, observed, top)]);
   session.keepWorkflowState(dir, state, top);
+  if (repoRoot) session.afterDurability(repoRoot, sentDurability, ledgerEntry(taskId, changes, Date.now()));
   return result;
 }
 

@@ -8,10 +8,11 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { helperWarnings } from "@waymark/protocol/helper-warnings";
-import type { Changes, Snapshot, Unavailable } from "@waymark/protocol/wire";
+import type { Changes, DurabilityObservation, Snapshot, Unavailable } from "@waymark/protocol/wire";
 import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
 import type { Found } from "../config-cache.js";
 import { DeviceKey } from "../device-key.js";
+import { type LedgerTask, lookAgain, recordCompletion } from "../durability.js";
 import type { GitContext } from "../git/process.js";
 import { noteWorkflowState } from "../hooks/record.js";
 import type { LocalSnapshot } from "../local.js";
@@ -58,6 +59,10 @@ export class ProxySession {
   private device: Promise<DeviceKey | null> | null = null;
   /** The workflow's state being written to the hooks' journal: no call waits for it, the end of the process does. */
   private stateKept: Promise<unknown> = Promise.resolve();
+  /** The durability ledger's updates (quick; the end of the process waits for them). Its looks with git nothing waits for. */
+  private ledgerKept: Promise<unknown> = Promise.resolve();
+  /** Repositories whose ledger is being looked at with git: one look at a time each (the next completion starts the next). */
+  private readonly looking = new Set<string>();
 
   constructor(readonly options: McpOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -137,8 +142,24 @@ export class ProxySession {
     this.stateKept = Promise.all([this.stateKept, kept]);
   }
 
+  /**
+   * After a completion in the repository at `repoRoot` was answered: the observations it sent leave
+   * the durability ledger, its task joins it, then the ledger's tasks are looked at again with git
+   * (../durability.ts), off every call's path.
+   */
+  afterDurability(repoRoot: string, sent: readonly DurabilityObservation[], entry: LedgerTask | null): void {
+    const recorded = this.ledgerKept.then(() => recordCompletion(this.cache, repoRoot, sent, entry));
+    this.ledgerKept = recorded.catch(() => {});
+    if (this.looking.has(repoRoot)) return;
+    this.looking.add(repoRoot);
+    recorded
+      .then(() => lookAgain(this.cache, repoRoot))
+      .catch((error: unknown) => this.log(`waymark: durability not observed (${error instanceof Error ? error.message : String(error)})`))
+      .finally(() => this.looking.delete(repoRoot));
+  }
+
   async close(): Promise<void> {
-    await Promise.all([this.bookkeeping, this.stateKept]);
+    await Promise.all([this.bookkeeping, this.stateKept, this.ledgerKept]);
     await this.remote.close();
   }
 }

@@ -7,7 +7,7 @@
  * when both its start snapshot and its completion were signed by one allowed key (the completion
  * naming the start's nonce, each signature over exactly its data for this workflow and task,
  * made within DEVICE_SIGNATURE_SKEW_MS of when the deployment recorded it, inside the key's
- * allowed period) and the task's files_changed, observed commands and repository are what the
+ * allowed period) and the task's files_changed, observed commands, durability observations and repository are what the
  * edge's own rule (./attribution, ./files-changed, ./review-fields) makes of that data; its usage,
  * when the completion is signed so and the figures are the signed ones. A label the payloads do
  * not bear out is a problem. Without allowed signers nothing is checked and the report says so.
@@ -211,6 +211,12 @@ function signedCommands(changes: Changes): Json {
   };
 }
 
+/** Earlier tasks' lines as the edge records them from the signed changes (null: none reported). */
+function signedDurability(changes: Changes): Json {
+  if (changes.type === "unavailable" || changes.source?.kind !== "helper" || !changes.durability?.length) return null;
+  return changes.durability.map((seen) => ({ ...seen, at: new Date(seen.at).toISOString() }));
+}
+
 /** The repository fields the start snapshot and the completion give (git only). */
 function signedRepository(snapshot: Snapshot, changes: Changes): JsonObject | null {
   if (snapshot.type !== "git" || !snapshot.repository) return null;
@@ -269,6 +275,7 @@ function compareFiles(snapshot: Snapshot, changes: Changes, task: JsonObject, pa
   const { source: _source, more: _more, ...exported } = isObject(task.files_changed) ? task.files_changed : {};
   diffValues(`${path}.files_changed`, exported, expected, found, SIGNED);
   diffValues(`${path}.commands`, task.commands ?? null, signedCommands(changes), found, SIGNED);
+  diffValues(`${path}.durability`, task.durability ?? null, signedDurability(changes), found, SIGNED);
   const repository = signedRepository(snapshot, changes);
   const recorded = isObject(task.repository) ? task.repository : null;
   if (repository) {

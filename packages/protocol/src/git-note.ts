@@ -37,8 +37,22 @@ export const LINE_HASHES_MAX_LINES = 20_000;
 /** A note larger than this is not read (each entry is bounded by the wire's range limits; this bounds a note of many). */
 export const NOTE_MAX_BYTES = 16 * 1024 * 1024;
 
-/** Ranges `[start, end]` (1-based, inclusive) of one file at the entry's commit. */
-export type PathRanges = { path: string; ranges: [number, number][] };
+/** Ranges of one file at the entry's commit (1-based, inclusive), each with its content hash as a record's ranges have it. */
+export type PathRanges = { path: string; ranges: { start_line: number; end_line: number; content_hash?: string }[] };
+
+/**
+ * What complete_task answers about a completion (its `checkpoint`), for the note the helper writes:
+ * the workflow, the task's name, when it completed, the chain once the completion was written
+ * (events 1…events, ending on head) and the deployment's origin (added by the tool, not stored).
+ */
+export interface CompletionCheckpoint {
+  workflow_id: string;
+  task_name: string;
+  completed_at: string;
+  events: number;
+  head: string;
+  origin?: string;
+}
 
 /** Where the chain stood when the task completed: the export whose statement covers it can be checked against this. */
 export interface NoteCheckpoint {
@@ -68,8 +82,12 @@ export interface TaskNote {
   checkpoint?: NoteCheckpoint;
   /** Where the deployment's signed statement covering the checkpoint is: the workflow's JSON export. */
   statement?: { export: string };
-  /** Written by `waymark notes carry`: the commit whose lines these were, and when. */
-  carried?: { from: string; at: string };
+  /**
+   * Written by `waymark notes carry`: the commit whose lines these were (the branch head the step
+   * was given), when, and, where the step could tell, the branch's commits this commit holds the
+   * changes of (oldest first): the one it replays (a rebase merge, a cherry-pick) or all of them (a squash).
+   */
+  carried?: { from: string; at: string; commits?: string[] };
 }
 
 /** A note read: its entries of this version, and the lines a reader of this version leaves alone (with why). */
@@ -200,12 +218,14 @@ function pathRanges(value: unknown, field: string): PathRanges[] {
     const entry = object(item, `${field}.${i}`);
     return {
       path: text(entry.path, `${field}.${i}.path`, 4096),
-      ranges: array(entry.ranges, `${field}.${i}.ranges`).map((range, r) => {
-        const pair = array(range, `${field}.${i}.ranges.${r}`);
-        const start = line(pair[0], `${field}.${i}.ranges.${r}.0`);
-        const end = line(pair[1], `${field}.${i}.ranges.${r}.1`);
-        if (end < start) throw new FieldError(`${field}.${i}.ranges.${r}: must end at or after its start`);
-        return [start, end] as [number, number];
+      ranges: array(entry.ranges, `${field}.${i}.ranges`).map((value, r) => {
+        const at = `${field}.${i}.ranges.${r}`;
+        const range = object(value, at);
+        const start_line = line(range.start_line, `${at}.start_line`);
+        const end_line = line(range.end_line, `${at}.end_line`);
+        if (end_line < start_line) throw new FieldError(`${at}: must end at or after its start`);
+        const hash = range.content_hash === undefined ? undefined : text(range.content_hash, `${at}.content_hash`, 200);
+        return hash === undefined ? { start_line, end_line } : { start_line, end_line, content_hash: hash };
       }),
     };
   });
@@ -282,6 +302,8 @@ function readEntry(value: unknown): ReadTaskNote {
   if (entry.carried !== undefined) {
     const carried = object(entry.carried, "carried");
     note.carried = { from: fullCommitId(carried.from, "carried.from"), at: text(carried.at, "carried.at", 64) };
+    if (carried.commits !== undefined)
+      note.carried.commits = array(carried.commits, "carried.commits").map((c, i) => fullCommitId(c, `carried.commits.${i}`));
   }
   return note;
 }

@@ -146,7 +146,7 @@ export interface IndexedRecord {
 const sameCommit = (short: string, full: string) => full.startsWith(short) || short.startsWith(full);
 
 /** Ranges of a file that no hook observed (a note entry names them; an export's record only counts them). */
-export type UnobservedRanges = readonly { path: string; ranges: readonly (readonly [number, number])[] }[];
+export type UnobservedRanges = readonly { path: string; ranges: readonly { start_line: number; end_line: number }[] }[];
 
 function indexRecord(record: TraceInput, unobserved: UnobservedRanges = []): IndexedRecord {
   const meta = record.metadata?.["dev.waymark"];
@@ -173,7 +173,8 @@ function indexRecord(record: TraceInput, unobserved: UnobservedRanges = []): Ind
       }
     }
   }
-  for (const file of unobserved) for (const [start, end] of file.ranges) add(file.path, start, end, { ...base, who: "not_observed" });
+  for (const file of unobserved)
+    for (const range of file.ranges) add(file.path, range.start_line, range.end_line, { ...base, who: "not_observed" });
   const files = new Map<string, FileRanges>();
   for (const [path, entries] of byPath) {
     entries.sort((a, b) => a.start - b.start);

@@ -50,6 +50,11 @@ export const WIRE_LIMITS = {
   LINE_REASON_CHARS: 300,
   /** The agent's name and version as its hooks or transcript report them. */
   TOOL_CHARS: 64,
+  /**
+   * Earlier tasks whose lines one completion reports as still present or gone (docs/insights.md,
+   * durability): the helper observes at most this many per repository between two completions.
+   */
+  DURABILITY_OBSERVATIONS: 50,
 } as const;
 
 /** The tool inputs the helper fills in: agents never see them in tools/list and cannot supply them. */

@@ -162,11 +162,33 @@ export const observedCommandsSchema = z.strictObject({
 export type ObservedCommand = z.infer<typeof observedCommandSchema>;
 export type ObservedCommands = z.infer<typeof observedCommandsSchema>;
 
+/**
+ * What the helper found with git of an earlier task's lines (docs/insights.md, durability): at
+ * `commit` (HEAD when it looked, epoch ms `at`), of the `recorded` lines the agent's edit tools
+ * wrote in the task's committed files, `present` are still where `git blame` and the task's
+ * record put them (`waymark blame`'s reading). Sent at a later completion in the same repository.
+ */
+export const durabilityObservationSchema = z
+  .strictObject({
+    task_id: z.string().regex(/^tk_[a-z2-7]{20}_[a-z2-7]{8}$/, "must be a task id (tk_…)"),
+    commit: z.string().regex(/^[0-9a-f]{40}$|^[0-9a-f]{64}$/, "must be a 40- or 64-digit lowercase hex commit id"),
+    at: z.number().int().min(0),
+    recorded: z
+      .number()
+      .int()
+      .min(1)
+      .max(WIRE_LIMITS.LINE_RANGES * 1_000_000),
+    present: z.number().int().min(0),
+  })
+  .refine((seen) => seen.present <= seen.recorded, { message: "present: must be at most recorded", path: ["present"] });
+export type DurabilityObservation = z.infer<typeof durabilityObservationSchema>;
+
 /** What the helper adds to every changes report it sends. */
 const provenanceFields = {
   source: helperSourceSchema.optional(),
   agent_edits: agentEditsSchema.optional(),
   commands: observedCommandsSchema.optional(),
+  durability: z.array(durabilityObservationSchema).max(WIRE_LIMITS.DURABILITY_OBSERVATIONS).optional(),
 };
 
 /**

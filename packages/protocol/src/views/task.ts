@@ -206,6 +206,22 @@ export const taskCommandsSchema = z
   .meta({ id: "observedCommands" });
 export type TaskCommandsView = z.infer<typeof taskCommandsSchema>;
 
+/**
+ * What this task's helper found, at its completion, of an earlier task's lines in the same
+ * repository (docs/insights.md, durability): at `commit`, `present` of the `recorded` lines the
+ * earlier task's agent wrote are still where they were written. As trustworthy as the task's files.
+ */
+export const lineDurabilitySchema = z
+  .strictObject({
+    task_id: taskIdSchema,
+    commit: commitIdSchema,
+    at: isoTimeSchema.describe("When the helper looked (its clock)."),
+    recorded: countSchema,
+    present: countSchema,
+  })
+  .meta({ id: "lineDurability" });
+export type LineDurability = z.infer<typeof lineDurabilitySchema>;
+
 export const taskViewSchema = z
   .strictObject({
     id: taskIdSchema,
@@ -229,6 +245,12 @@ export const taskViewSchema = z
       .nullable()
       .describe(
         "The shell commands the helper's hooks observed the agent run during the task, oldest first (docs/evidence.md). Absent or null: not observed.",
+      )
+      .optional(),
+    durability: z
+      .array(lineDurabilitySchema)
+      .describe(
+        "Earlier tasks' lines this task's helper found still present, or gone, when it completed (docs/insights.md). Absent: none reported.",
       )
       .optional(),
   })
