@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSyn
 import { appendFile, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
+import { plainTop } from "../git/plain-top.js";
 import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
@@ -66,8 +67,13 @@ function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-/** The repository top level of a directory (git), else the directory itself; real path either way. */
+/**
+ * The repository top level of a directory (git), else the directory itself; real path either way.
+ * An ordinary checkout's is found without git (../git/plain-top.ts): every hook run asks.
+ */
 export async function repositoryRoot(dir: string, timeoutMs = 1000): Promise<string> {
+  const plain = plainTop(dir);
+  if (plain !== null) return plain;
   const top = await new Promise<string | null>((done) => {
     execFile(
       "git",
