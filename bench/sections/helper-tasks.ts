@@ -41,6 +41,11 @@ const LOOP_REPO_FILES = 1000;
 /** The files the loop's tasks edit (20 of them each time, in turn). */
 const LOOP_WORKING_SET = 100;
 const LOOP_BLOCK = 50;
+/**
+ * Tasks per workflow in the loop: a workflow stores at most 64 MiB, and a signed task of 20 files
+ * with its line ranges stores about 67 KB (the 1,000th task of one workflow was refused).
+ */
+const LOOP_TASKS_PER_WORKFLOW = 500;
 const WARM_UP_TASKS = 4;
 /** The connection's own requests: once per helper process, not per tool call. */
 const HANDSHAKE = new Set(["initialize", "notifications/initialized", "GET /mcp"]);
@@ -318,6 +323,13 @@ async function perfLoop(
       // A B, then B A: neither side always runs on a machine the other just warmed.
       const order = block % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order) {
+        if (block > 0 && (block * LOOP_BLOCK) % LOOP_TASKS_PER_WORKFLOW === 0) {
+          const fresh = await timedCall(side.client, "start_workflow", {
+            name: `Perf loop (${side.label}), from task ${block * LOOP_BLOCK}`,
+            force_new: true,
+          });
+          side.workflowId = String(fresh.structured.workflow_id);
+        }
         const before = processCpuMs(side.pid);
         const started = performance.now();
         for (let k = 0; k < Math.min(LOOP_BLOCK, tasks - block * LOOP_BLOCK); k++) {
@@ -347,7 +359,7 @@ async function perfLoop(
     context.table.add({
       area:
         index === 0
-          ? `helper perf loop: ${count(tasks)} tasks × ${LOOP_FILES_PER_TASK} files (of ${LOOP_WORKING_SET}), ${count(LOOP_REPO_FILES)}-file repository`
+          ? `helper perf loop: ${count(tasks)} tasks × ${LOOP_FILES_PER_TASK} files (of ${LOOP_WORKING_SET}), ${count(LOOP_REPO_FILES)}-file repository, a workflow per ${LOOP_TASKS_PER_WORKFLOW} tasks`
           : "",
       measure: `${label}: tasks per second (start_task, ${LOOP_FILES_PER_TASK} spooled edits, complete_task); helper CPU ${ms(cpuPerTask)} per task`,
       value: `${rate.toFixed(2)} tasks/s (${(seconds.get(label) ?? 0).toFixed(1)} s)`,
