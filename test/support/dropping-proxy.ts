@@ -15,8 +15,8 @@ export interface DroppingProxy {
   dropNext(needle: string): Promise<void>;
   /** The bodies of every request forwarded so far, as text. */
   sent(): string[];
-  /** Every request forwarded so far: its HTTP method, path and body. */
-  requests(): { method: string; path: string; body: string }[];
+  /** Every request forwarded so far: its HTTP method, path and body, and when it arrived (Date.now()). */
+  requests(): { method: string; path: string; body: string; at: number }[];
   close(): Promise<void>;
 }
 
@@ -28,11 +28,12 @@ async function body(request: IncomingMessage): Promise<Buffer> {
 
 export async function startDroppingProxy(upstream: string): Promise<DroppingProxy> {
   let drop: { needle: string; done: () => void } | null = null;
-  const forwarded: { method: string; path: string; body: Buffer }[] = [];
+  const forwarded: { method: string; path: string; body: Buffer; at: number }[] = [];
   const server: Server = createServer(async (request, response) => {
+    const at = Date.now();
     try {
       const payload = await body(request);
-      forwarded.push({ method: request.method ?? "", path: request.url ?? "/", body: payload });
+      forwarded.push({ method: request.method ?? "", path: request.url ?? "/", body: payload, at });
       const headers = new Headers();
       for (const [name, value] of Object.entries(request.headers)) {
         if (typeof value === "string" && name !== "host" && name !== "connection" && name !== "content-length") headers.set(name, value);
@@ -64,7 +65,7 @@ export async function startDroppingProxy(upstream: string): Promise<DroppingProx
   return {
     url: `http://127.0.0.1:${port}`,
     sent: () => forwarded.map((r) => r.body.toString("utf8")),
-    requests: () => forwarded.map((r) => ({ method: r.method, path: r.path, body: r.body.toString("utf8") })),
+    requests: () => forwarded.map((r) => ({ method: r.method, path: r.path, body: r.body.toString("utf8"), at: r.at })),
     dropNext: (needle) =>
       new Promise<void>((resolve) => {
         drop = { needle, done: resolve };
