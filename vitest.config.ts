@@ -14,13 +14,16 @@ const PARALLEL = 3;
 
 /**
  * Files that kill or freeze their server, fill it with load, or hold it to a time: the fault
- * injection, the load, the fuzzer (1,000 requests within 50 s), the live page's latency, and the
- * hooks of an agent session (a hook gives up after 800 ms by design).
+ * injection, the load, the fuzzer (1,000 requests within 50 s), the live page's latency, the
+ * hooks of an agent session (a hook gives up after 800 ms by design), and the newcomer's README
+ * walk (a fresh clone installed, built and served on its own port, with Chromium, for minutes).
  */
 const ALONE = [
+  "test/e2e/newcomer.test.ts",
   "test/e2e/faults.test.ts",
   "test/e2e/load.test.ts",
   "test/e2e/fuzz.test.ts",
+  "test/e2e/workflow-quota.test.ts",
   "test/browser/live.test.ts",
   "client-helper/test/agent-session.test.ts",
 ];

@@ -5,14 +5,29 @@
  *     latency percentiles per tool, and every workflow read back consistent.
  * 2. --writers concurrent writers (default 50) on ONE workflow: milestones and decisions on two
  *     shared tasks, plus a subtask each: the event log is gap-free and every acknowledged write is there.
- * Bounded by its counts; stops by itself.
+ * With --seconds N instead: one account driven by --agents agents, each in a workflow of its own
+ *     running tasks back to back for N seconds (bench/lib/team-load.ts), on a server that meters
+ *     itself: calls/s, latency, errors, and the account object's own throughput beside the
+ *     workflow objects'. Add --log-level to pass wrangler's own (default: as `npm start`).
+ * Bounded by its counts or its deadline; stops by itself.
  *
  *   npx node bench/load.ts [--agents 50] [--workflows 2] [--tasks 3] [--writers 50] [--writes 8] [--json out.json]
+ *   npx node bench/load.ts --agents 1000 --seconds 180 [--perf] [--json out.json]
+ *
+ * --perf (needs linux-perf): the Worker process's CPU time during the run (bench/lib/process-cpu.ts),
+ * and the share of it spent inside the account object's methods (perf samples,
+ * bench/lib/perf-stacks.ts): the work one account object does for that load, which on Cloudflare
+ * runs on the one thread of that object.
  */
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadAgents, loadWriters } from "../test/support/agents.ts";
 import { startDevServer } from "../test/support/dev-server.ts";
+import { ACCOUNT_OBJECT_STAGES, recordPerf, stageShares } from "./lib/perf-stacks.ts";
+import { cpuDuring } from "./lib/process-cpu.ts";
+import { teamLoad } from "./lib/team-load.ts";
 
 const { values } = parseArgs({
   options: {
@@ -21,38 +36,111 @@ const { values } = parseArgs({
     tasks: { type: "string", default: "3" },
     writers: { type: "string", default: "50" },
     writes: { type: "string", default: "8" },
+    seconds: { type: "string" },
+    /** With --seconds: record the Worker's process with perf, for the account object's share of its CPU. */
+    perf: { type: "boolean", default: false },
     json: { type: "string" },
   },
 });
-const server = await startDevServer();
-let result: { agents: Awaited<ReturnType<typeof loadAgents>>; writers: Awaited<ReturnType<typeof loadWriters>> };
-try {
-  const agents = await loadAgents(server, {
-    agents: Number(values.agents),
-    workflows: Number(values.workflows),
-    tasks: Number(values.tasks),
-  });
-  const writers = await loadWriters(server, { writers: Number(values.writers), writes: Number(values.writes) });
-  result = { agents, writers };
-} finally {
-  await server.stop();
-}
 const ms = (x: number) => `${x.toFixed(1)} ms`;
-const { agents, writers } = result;
-console.log(
-  `agents: ${agents.agents} × ${agents.workflows} workflows → ${agents.calls} calls in ${agents.seconds.toFixed(1)} s ` +
-    `(${(agents.calls / agents.seconds).toFixed(0)} calls/s), errors ${agents.errors.length}, inconsistencies ${agents.problems.length}`,
-);
-console.log(
-  `  all calls: median ${ms(agents.latency.median)}, p95 ${ms(agents.latency.p95)}, p99 ${ms(agents.latency.p99)}, max ${ms(agents.latency.max)}`,
-);
-for (const [tool, s] of Object.entries(agents.byTool)) {
-  console.log(`  ${tool.padEnd(18)} n=${String(s.n).padStart(5)} median ${ms(s.median)} p95 ${ms(s.p95)} p99 ${ms(s.p99)}`);
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
+
+if (values.seconds !== undefined) {
+  if (values.perf) process.env.MINIFLARE_WORKERD_V8_FLAGS = "--perf-basic-prof --logfile=/dev/null --no-logfile-per-isolate";
+  const server = await startDevServer({ vars: { WAYMARK_METER: "1" } });
+  const port = Number(new URL(server.url).port);
+  const before = load();
+  const scratch = mkdtempSync(join(tmpdir(), "waymark-load-perf-"));
+  let result: Awaited<ReturnType<typeof teamLoad>>;
+  let accountCpu: { workerCpuMsPerSecond: number; accountShare: number } | null = null;
+  try {
+    const perf = values.perf ? await recordPerf(port, join(scratch, "load.data"), scratch, 199) : null;
+    await perf?.sampling(true);
+    const run = await cpuDuring(port, () => teamLoad(server, { agents: Number(values.agents), seconds: Number(values.seconds) }));
+    await perf?.sampling(false);
+    await perf?.stop();
+    result = run.value;
+    if (perf) {
+      const shares = (await stageShares(join(scratch, "load.data"), ACCOUNT_OBJECT_STAGES)).shares;
+      accountCpu = {
+        workerCpuMsPerSecond: (run.cpuMs["worker (workerd)"] ?? 0) / result.seconds,
+        accountShare: shares["account object"] ?? 0,
+      };
+      rmSync(`/tmp/perf-${perf.pid}.map`, { force: true });
+    }
+  } finally {
+    await server.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  console.log(
+    `team: ${result.agents} agents, one account, ${result.calls} calls in ${result.seconds.toFixed(1)} s ` +
+      `(${result.calls_per_second.toFixed(0)} calls/s), errors ${result.errors.length}, ` +
+      `${result.checked} workflows read back, inconsistencies ${result.problems.length}; load average ${before} before, ${load()} after`,
+  );
+  console.log(
+    `  all calls: median ${ms(result.latency.median)}, p95 ${ms(result.latency.p95)}, p99 ${ms(result.latency.p99)}, max ${ms(result.latency.max)}`,
+  );
+  for (const [tool, s] of Object.entries(result.by_tool)) {
+    console.log(`  ${tool.padEnd(18)} n=${String(s.n).padStart(6)} median ${ms(s.median)} p95 ${ms(s.p95)} p99 ${ms(s.p99)}`);
+  }
+  for (const [kind, t] of [
+    ["account object", result.account],
+    ["workflow objects", result.workflow],
+  ] as const) {
+    if (!t) continue;
+    const methods = Object.entries(t.methods_per_second)
+      .map(([name, n]) => `${name} ${n.toFixed(1)}/s`)
+      .join(", ");
+    console.log(
+      `  ${kind}: ${t.requests_per_second.toFixed(1)} requests/s, ${t.rows_written_per_second.toFixed(0)} rows written/s, ` +
+        `a call waited on ${ms(t.mean_call_ms)} on average (${methods})`,
+    );
+  }
+  if (accountCpu) {
+    const accountMs = accountCpu.workerCpuMsPerSecond * accountCpu.accountShare;
+    const pushes = result.account?.methods_per_second.recordWorkflow ?? 0;
+    console.log(
+      `  CPU: the Worker process ${accountCpu.workerCpuMsPerSecond.toFixed(0)} ms/s, of which the account object's methods ` +
+        `${(100 * accountCpu.accountShare).toFixed(1)}% (${accountMs.toFixed(1)} ms/s: ${(accountMs / 10).toFixed(1)}% of one thread` +
+        `${pushes > 0 ? `; ${(accountMs / (result.account?.requests_per_second ?? 1)).toFixed(2)} ms per account request` : ""})`,
+    );
+  }
+  for (const p of [...result.errors, ...result.problems].slice(0, 20)) console.log(`  ${p}`);
+  if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...result, account_cpu: accountCpu }, null, 2)}\n`);
+  process.exitCode = result.errors.length + result.problems.length > 0 ? 1 : 0;
+} else {
+  const server = await startDevServer();
+  let result: { agents: Awaited<ReturnType<typeof loadAgents>>; writers: Awaited<ReturnType<typeof loadWriters>> };
+  try {
+    const agents = await loadAgents(server, {
+      agents: Number(values.agents),
+      workflows: Number(values.workflows),
+      tasks: Number(values.tasks),
+    });
+    const writers = await loadWriters(server, { writers: Number(values.writers), writes: Number(values.writes) });
+    result = { agents, writers };
+  } finally {
+    await server.stop();
+  }
+  const { agents, writers } = result;
+  console.log(
+    `agents: ${agents.agents} × ${agents.workflows} workflows → ${agents.calls} calls in ${agents.seconds.toFixed(1)} s ` +
+      `(${(agents.calls / agents.seconds).toFixed(0)} calls/s), errors ${agents.errors.length}, inconsistencies ${agents.problems.length}`,
+  );
+  console.log(
+    `  all calls: median ${ms(agents.latency.median)}, p95 ${ms(agents.latency.p95)}, p99 ${ms(agents.latency.p99)}, max ${ms(agents.latency.max)}`,
+  );
+  for (const [tool, s] of Object.entries(agents.byTool)) {
+    console.log(`  ${tool.padEnd(18)} n=${String(s.n).padStart(5)} median ${ms(s.median)} p95 ${ms(s.p95)} p99 ${ms(s.p99)}`);
+  }
+  console.log(
+    `writers: ${writers.writers} on one workflow → ${writers.calls} calls in ${writers.seconds.toFixed(1)} s, errors ${writers.errors.length}, ` +
+      `events ${writers.events} (gap-free: ${writers.problems.length === 0 ? "yes" : "NO"}), median ${ms(writers.latency.median)}, p95 ${ms(writers.latency.p95)}, p99 ${ms(writers.latency.p99)}`,
+  );
+  for (const p of [...agents.errors, ...agents.problems, ...writers.errors, ...writers.problems].slice(0, 20)) console.log(`  ${p}`);
+  if (values.json) writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
+  process.exitCode = agents.errors.length + agents.problems.length + writers.errors.length + writers.problems.length > 0 ? 1 : 0;
 }
-console.log(
-  `writers: ${writers.writers} on one workflow → ${writers.calls} calls in ${writers.seconds.toFixed(1)} s, errors ${writers.errors.length}, ` +
-    `events ${writers.events} (gap-free: ${writers.problems.length === 0 ? "yes" : "NO"}), median ${ms(writers.latency.median)}, p95 ${ms(writers.latency.p95)}, p99 ${ms(writers.latency.p99)}`,
-);
-for (const p of [...agents.errors, ...agents.problems, ...writers.errors, ...writers.problems].slice(0, 20)) console.log(`  ${p}`);
-if (values.json) writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
-process.exitCode = agents.errors.length + agents.problems.length + writers.errors.length + writers.problems.length > 0 ? 1 : 0;

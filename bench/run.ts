@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,price,quota,team,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -34,7 +34,10 @@ import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
 import { mergeMatrix } from "./sections/merges.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
+import { price } from "./sections/price.ts";
+import { quota } from "./sections/quota.ts";
 import { suiteWallTime } from "./sections/suite.ts";
+import { team } from "./sections/team.ts";
 import { toolLatency } from "./sections/tools.ts";
 
 const SECTIONS = [
@@ -43,6 +46,9 @@ const SECTIONS = [
   "growth",
   "load",
   "cost-ab",
+  "price",
+  "quota",
+  "team",
   "helper-calls",
   "helper-tasks",
   "hooks",
@@ -151,6 +157,12 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
 
 // Its own two servers: this build and the old one, side by side with empty data.
 await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
+// Its own metered servers (this build and the old one): one agent session each, priced.
+await section("price", () => price(context, serverVars, values["old-ref"]));
+// Its own metered server: a workflow filled to its byte quota, then completed and read.
+await section("quota", () => quota(context, serverVars));
+// Its own metered server: one account, many agents, for a set time.
+await section("team", () => team(context, serverVars));
 
 // Its own server: the readers' rate-limit budgets are this section's alone.
 await section("pages", () => pagesUnderLoad(context));

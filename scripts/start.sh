@@ -13,6 +13,10 @@ export WRANGLER_SEND_METRICS=false
 # them on for debugging (X_LOCAL_EXPLORER=true, X_LOCAL_OBSERVABILITY=true).
 export X_LOCAL_EXPLORER="${X_LOCAL_EXPLORER:-false}"
 export X_LOCAL_OBSERVABILITY="${X_LOCAL_OBSERVABILITY:-false}"
+# wrangler fetches the `Request.cf` sample (colo, country…) from workers.cloudflare.com when it starts
+# (twice per start with wrangler 4.156): offline, or behind a firewall, each failed fetch prints a stack
+# trace. Waymark reads no `cf` field, so the fetch stays off (CLOUDFLARE_CF_FETCH_ENABLED=true turns it on).
+export CLOUDFLARE_CF_FETCH_ENABLED="${CLOUDFLARE_CF_FETCH_ENABLED:-false}"
 STATE_DIR=${WAYMARK_STATE_DIR:-.wrangler}
 TOKEN_FILE="$STATE_DIR/dev-token"
 if [ -z "${WAYMARK_DEV_TOKEN:-}" ]; then

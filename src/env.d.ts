@@ -18,6 +18,8 @@ interface Env {
   WAYMARK_WEBHOOK_RETRY_BASE_MS?: string;
   /** How often an MCP subscription's credential is checked again, in ms (LIMITS.SUBSCRIPTION_RECHECK_MS); tests shorten it. */
   WAYMARK_SUBSCRIPTION_RECHECK_MS?: string;
+  /** "1" counts what the deployment is billed for and answers GET /meter (src/meter.ts); the benches set it. */
+  WAYMARK_METER?: string;
 }
 interface Env {
   /** Extra browser origins allowed to call /mcp, comma separated. */

@@ -17,6 +17,7 @@ import { limitBody } from "./http/validate";
 import { LIMITS } from "./limits";
 import { mcpRoutes } from "./mcp/endpoint";
 import { serverCardRoutes } from "./mcp/server-card";
+import { meter } from "./meter";
 import { accountRoutes } from "./routes/account-api";
 import { deviceRoutes } from "./routes/devices";
 import { exportApiRoutes } from "./routes/export-api";
@@ -42,6 +43,8 @@ app.route("/", mcpRoutes);
 app.route("/", githubWebhookRoutes);
 app.use("*", limitBody(LIMITS.API_BODY_BYTES));
 app.get("/health", (c) => c.json({ ok: true }));
+// What this isolate counted (src/meter.ts): only where the deployment meters itself.
+app.get("/meter", (c) => (c.env.WAYMARK_METER === "1" ? c.json(meter.read()) : c.notFound()));
 app.route("/", serverCardRoutes);
 app.route("/", helperDownload);
 app.route("/", pluginMarketplace);
@@ -69,4 +72,11 @@ app.onError((error) => {
   return apiErrorResponse("INTERNAL", "the request failed; it can be retried");
 });
 
-export default app;
+/** The app, with each request counted where the deployment meters itself. */
+export default {
+  fetch(request: Request, env: Env, ctx?: ExecutionContext): Response | Promise<Response> {
+    meter.enableFrom(env);
+    if (meter.on) meter.workerRequest();
+    return app.fetch(request, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;

@@ -52,7 +52,7 @@ export const LIMITS = {
   // Quotas and retention (workflow object and account index).
   IDEMPOTENCY_TTL_MS: 7 * 24 * 3600 * 1000,
   WORKFLOW_EVENTS: 100_000,
-  WORKFLOW_BYTES: 64 * 1024 * 1024,
+  WORKFLOW_BYTES: 128 * 1024 * 1024,
   ACCOUNT_WORKFLOWS: 10_000,
   ACCOUNT_BYTES: 2 * 1024 * 1024 * 1024,
   // Live followers: bounded catch-up and sockets.
@@ -76,6 +76,14 @@ export const LIMITS = {
   // and how long a pairing code lives, and how far a signature's time (and a pairing request's) may
   // be from the edge's clock either way.
   DEVICES: 50,
+  /** The newest devices (approved or revoked) a workflow object keeps to verify signatures itself. */
+  DEVICE_KEYS_KEPT: 200,
+  /**
+   * How long a workflow object's copy of the account's device keys is trusted: the account pushes
+   * every approval and revocation to the workflows that fetched a copy within this time, and a
+   * workflow fetches again once it is over (docs/provenance.md, "Devices").
+   */
+  DEVICE_KEYS_FRESH_MS: 10 * 60 * 1000,
   DEVICE_NAME: 100,
   DEVICE_PAIRINGS_PER_CREDENTIAL: 3,
   DEVICE_PAIRINGS: 100,

@@ -1,41 +1,110 @@
 /**
- * CPU time of a running process as /proc tells it, for per-call CPU figures of a long-lived
- * process (the helper's `waymark mcp`): its threads' own time (each thread's schedstat, in
- * nanoseconds: the main thread, libuv's pool, V8's helpers) plus the time of the children it
- * has waited for (git; /proc's stat in clock ticks of 10 ms, so a per-call figure is a sum over
- * many calls divided by their number, never one call's delta). Linux only.
+ * CPU time of a `wrangler dev` server's processes, from the kernel's scheduler statistics
+ * (/proc/<pid>/task/<tid>/schedstat: nanoseconds on a CPU, every thread summed): the workerd
+ * that runs the Worker and its Durable Objects, wrangler's proxy workerd and wrangler's own Node
+ * process, told apart. Time spent waiting for a core is not in it, so a loaded machine inflates
+ * latency but not these figures (caches and frequency aside).
+ * Also a long-lived client process's own CPU (the helper's `waymark mcp`): its threads' plus the
+ * children it has waited for (git; /proc's stat in clock ticks of 10 ms, so a per-call figure is a
+ * sum over many calls divided by their number, never one call's delta). Linux only.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { devServerGroup } from "../../test/support/dev-server.ts";
+
+export type ServerProcess = "worker (workerd)" | "proxy (workerd)" | "wrangler (node)" | "other";
+
+export interface ServerProcessInfo {
+  pid: number;
+  role: ServerProcess;
+}
+
+/** The processes of the `wrangler dev` serving `port`, each with its role. */
+export function serverProcesses(port: number): ServerProcessInfo[] {
+  const group = devServerGroup(port);
+  if (group === null) throw new Error(`no wrangler dev process group for port ${port}`);
+  const found: ServerProcessInfo[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== group) continue;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      const role: ServerProcess =
+        comm === "workerd"
+          ? cmdline.includes("--inspector-addr")
+            ? "worker (workerd)"
+            : "proxy (workerd)"
+          : cmdline.includes("wrangler")
+            ? "wrangler (node)"
+            : "other";
+      found.push({ pid: Number(entry), role });
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+/** schedstat's field `field` (0: ns on a CPU, 1: ns runnable but waiting for one) summed over every thread of `pid` (0 once it is gone). */
+function schedstat(pid: number, field: 0 | 1): number {
+  let total = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[field]);
+      } catch {
+        // The thread ended while we looked.
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return total;
+}
+
+/** Nanoseconds on a CPU of every thread of `pid` (0 once it is gone). */
+export function cpuNanos(pid: number): number {
+  return schedstat(pid, 0);
+}
+
+/** Nanoseconds the threads of `pid` were ready to run but waited for a core: what other load on the machine takes from it. */
+export function runQueueNanos(pid: number): number {
+  return schedstat(pid, 1);
+}
+
+/**
+ * Milliseconds of CPU each of the server's processes (and this process, the client) spent during
+ * `operation`, and how long each waited for a core while ready to run (`waitMs`).
+ */
+export async function cpuDuring<T>(
+  port: number,
+  operation: () => Promise<T>,
+): Promise<{ value: T; cpuMs: Record<string, number>; waitMs: Record<string, number> }> {
+  const watched = [...serverProcesses(port), { pid: process.pid, role: "client (this node)" }];
+  const before = watched.map((m) => [cpuNanos(m.pid), runQueueNanos(m.pid)] as const);
+  const value = await operation();
+  const cpuMs: Record<string, number> = {};
+  const waitMs: Record<string, number> = {};
+  watched.forEach((m, i) => {
+    cpuMs[m.role] = (cpuMs[m.role] ?? 0) + (cpuNanos(m.pid) - (before[i]?.[0] ?? 0)) / 1e6;
+    waitMs[m.role] = (waitMs[m.role] ?? 0) + (runQueueNanos(m.pid) - (before[i]?.[1] ?? 0)) / 1e6;
+  });
+  return { value, cpuMs, waitMs };
+}
 
 /** Clock ticks per second of /proc's stat fields (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** Fields after "(comm) ": utime, stime, cutime, cstime are fields 14-17 of stat, at indexes 11-14 here. */
-function statFields(pid: number): string[] {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-}
-
-/** CPU ms of the children `pid` has waited for (their own children included). */
+/** CPU ms of the children `pid` has waited for (their own children included): stat's cutime and cstime. */
 export function waitedChildrenCpuMs(pid: number = process.pid): number {
-  const fields = statFields(pid);
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
-}
-
-/** CPU ms of `pid`'s live threads, from their schedstat (nanoseconds on the CPU). */
-function threadsCpuMs(pid: number): number {
-  let ns = 0;
-  for (const thread of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return ns / 1e6;
 }
 
 /** CPU ms `pid` has used so far: its threads' and its waited-for children's. */
 export function processCpuMs(pid: number): number {
-  return threadsCpuMs(pid) + waitedChildrenCpuMs(pid);
+  return cpuNanos(pid) / 1e6 + waitedChildrenCpuMs(pid);
 }

@@ -42,8 +42,8 @@ const LOOP_REPO_FILES = 1000;
 const LOOP_WORKING_SET = 100;
 const LOOP_BLOCK = 50;
 /**
- * Tasks per workflow in the loop: a workflow stores at most 64 MiB, and a signed task of 20 files
- * with its line ranges stores about 67 KB (the 1,000th task of one workflow was refused).
+ * Tasks per workflow in the loop: a signed task of 20 files with its line ranges stores about 67 KB,
+ * and a workflow's byte quota is bounded (at 64 MiB, the 1,000th task of one workflow was refused).
  */
 const LOOP_TASKS_PER_WORKFLOW = 500;
 const WARM_UP_TASKS = 4;

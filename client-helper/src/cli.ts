@@ -143,15 +143,17 @@ ${EXIT_CODES}
 
 Prints the workflow as Markdown for a pull request description: per task its outcome, its
 files with lines added (+) and removed (−), commits and branch, decisions, what needs a
-reviewer and files outside the declared areas. The same renderer makes the page's Markdown
-export. Read from the endpoint with the token.
+reviewer, files outside the declared areas and the reviewers' feedback. It is the endpoint's
+Markdown export (GET <endpoint>/api/workflows/<id>/export.md, read with the token), with a
+link to the workflow's page under its heading.
 
 Options:
   --workflow <id>  the workflow (default: the last one started through the helper in --dir)
   --url <endpoint> the Waymark endpoint (default: $WAYMARK_URL, else the one 'waymark init' kept)
   --token <token>  bearer token (default: $WAYMARK_TOKEN)
-  --link <url>     the page link to include (default: the share link the helper saw at
-                   start_workflow; pass --link none to leave it out of a public PR)
+  --link <url>     the page link to include (default: the workflow's share link as it is now,
+                   asked of the endpoint; none when it has no active one); --link none leaves
+                   it out (a public PR: the link lets anyone read the workflow)
   --dir <dir>      project directory (default: the working directory)
   -h, --help       show this help
 
@@ -391,7 +393,8 @@ async function blame(rest: string[], io: Io): Promise<number> {
     throw new UsageError("--trace and --workflow: the records come from files or from the endpoint, not both\nSee 'waymark blame --help'.");
   const dir = resolvePath(values.dir ?? process.cwd());
   const blameCommand = await import("./blame-command.js");
-  const { TraceFetchError, fetchAgentTrace } = await import("./trace-command.js");
+  const { fetchAgentTrace } = await import("./trace-command.js");
+  const { ExportFetchError } = await import("./export-fetch.js");
   try {
     let exports: string[] = [];
     if (values.trace.length > 0) exports = await blameCommand.readExports(values.trace);
@@ -408,7 +411,7 @@ async function blame(rest: string[], io: Io): Promise<number> {
     return EXIT_OK;
   } catch (error) {
     if (error instanceof blameCommand.BlameUsageError) throw new UsageError(error.message);
-    if (error instanceof TraceFetchError || error instanceof GitError) {
+    if (error instanceof ExportFetchError || error instanceof GitError) {
       io.stderr(`waymark blame: ${error.message.trim()}\n`);
       return EXIT_FAILURE;
     }
@@ -586,17 +589,30 @@ async function run(argv: string[], io: Io): Promise<number> {
         io.stdout(HELP.summary);
         return EXIT_OK;
       }
-      const url = (await endpointOf(args, "summary")).mcp;
-      const dir = resolvePath(args.get("dir") ?? process.cwd());
-      const { fetchSummary, lastWorkflow } = await import("./summary-command.js");
-      const last = await lastWorkflow(cacheRoot(), url, dir);
-      const workflowId = args.get("workflow") ?? last?.workflow_id;
-      if (!workflowId) throw new UsageError(`--workflow is required: no workflow was started through the helper in ${dir}`);
+      const endpoint = await endpointOf(args, "summary");
+      const workflowId = await workflowOf(args, endpoint.mcp);
+      const { fetchSummary } = await import("./summary-command.js");
+      const { ExportFetchError } = await import("./export-fetch.js");
       const linkOption = args.get("link");
-      const link = linkOption === "none" ? undefined : (linkOption ?? (last?.workflow_id === workflowId ? last.share_url : undefined));
       const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
-      io.stdout(await fetchSummary({ url, token, workflowId, link, version: VERSION, timeoutMs: 30_000 }));
-      return EXIT_OK;
+      const link = linkOption === "none" ? null : (linkOption ?? "current");
+      return fetchSummary({
+        origin: endpoint.origin,
+        token,
+        workflowId,
+        link,
+        note: (text) => io.stderr(`waymark summary: ${text}\n`),
+      }).then(
+        (markdown) => {
+          io.stdout(markdown);
+          return EXIT_OK;
+        },
+        (error: unknown) => {
+          if (!(error instanceof ExportFetchError)) throw error;
+          io.stderr(`waymark summary: ${error.message}\n`);
+          return EXIT_FAILURE;
+        },
+      );
     }
     case "trace": {
       const args = parse("trace", rest, ["workflow", "url", "token", "dir", "out"]);
@@ -606,13 +622,14 @@ async function run(argv: string[], io: Io): Promise<number> {
       }
       const endpoint = await endpointOf(args, "trace");
       const workflowId = await workflowOf(args, endpoint.mcp);
-      const { runTrace, TraceFetchError } = await import("./trace-command.js");
+      const { runTrace } = await import("./trace-command.js");
+      const { ExportFetchError } = await import("./export-fetch.js");
       const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
       const out = args.get("out");
       return runTrace({ origin: endpoint.origin, workflowId, token, ...(out === undefined ? {} : { out }) }, io.stdout).then(
         () => EXIT_OK,
         (error: unknown) => {
-          if (!(error instanceof TraceFetchError)) throw error;
+          if (!(error instanceof ExportFetchError)) throw error;
           io.stderr(`waymark trace: ${error.message}\n`);
           return EXIT_FAILURE;
         },

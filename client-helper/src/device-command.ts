@@ -62,8 +62,11 @@ export async function runDeviceCommand(options: DeviceCommandOptions): Promise<n
   const { out, env } = options;
   const retired = options.newKey ? DeviceKey.retire(env) : null;
   if (retired) out(`The old key was moved to ${retired}.\n`);
-  const { key, created } = await DeviceKey.ensure({ env, name: options.name });
-  if (created) out("Created a new device key.\n");
+  const ensured = await DeviceKey.ensure({ env, name: options.name });
+  if (ensured.created) out("Created a new device key.\n");
+  // --name names this device from now on: what this command shows, pairing sends and the allowed-signers line says.
+  const key = options.name === undefined ? ensured.key : ensured.key.rename(options.name, env);
+  if (key.name !== ensured.key.name) out(`Renamed this device: ${ensured.key.name} → ${key.name}\n`);
   out(describe(key));
   if (!options.pair) {
     out("\nTo have this device's figures read “computed and signed”, pair it: waymark device pair\n");
@@ -72,12 +75,7 @@ export async function runDeviceCommand(options: DeviceCommandOptions): Promise<n
   if (!options.endpoint) throw new Error("no endpoint: pass --url <endpoint> (or run waymark init --url <endpoint> once)");
   if (!options.token) throw new Error("WAYMARK_TOKEN is not set: pairing asks the endpoint as your account");
   try {
-    const pairing = await requestPairing(
-      options.endpoint,
-      options.token,
-      key.pairingRequest(options.name ?? key.name),
-      options.timeoutMs ?? 15_000,
-    );
+    const pairing = await requestPairing(options.endpoint, options.token, key.pairingRequest(), options.timeoutMs ?? 15_000);
     out(
       `\nTo approve this device, open ${pairing.approve_at} (as an admin of the account) and enter the code:\n\n    ${pairing.code}\n\n` +
         `The code works once, until ${pairing.expires_at}. Approve only if the page shows the fingerprint ${pairing.fingerprint}.\n`,

@@ -11,7 +11,7 @@
  * commands included) can read the key and sign; docs/provenance.md states the threat model.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
-import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname, isAbsolute, join, relative } from "node:path";
@@ -114,6 +114,27 @@ export class DeviceKey {
     const key = DeviceKey.load(env);
     if (!key) throw new DeviceKeyError(`${path} could not be written`);
     return { key, created: key.publicKey === file.key.x };
+  }
+
+  /**
+   * The same key under another name (what `waymark device --name` and pairing show and send): the
+   * file is rewritten aside and renamed into place, so a reader sees the old name or the new one.
+   */
+  rename(name: string, env: NodeJS.ProcessEnv = process.env): DeviceKey {
+    const wanted = name.trim();
+    if (wanted === "" || wanted === this.name) return this;
+    const file = JSON.parse(readFileSync(this.path, "utf8")) as KeyFile;
+    if (file.key.x !== this.publicKey) throw new DeviceKeyError(`${this.path} changed while it was being renamed; run the command again`);
+    const temp = `${this.path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+    try {
+      writeFileSync(temp, `${JSON.stringify({ ...file, name: wanted }, null, 2)}\n`, { mode: 0o600 });
+      renameSync(temp, this.path);
+    } finally {
+      rmSync(temp, { force: true });
+    }
+    const renamed = DeviceKey.load(env);
+    if (!renamed) throw new DeviceKeyError(`${this.path} could not be written`);
+    return renamed;
   }
 
   /** Moves the current key aside (device-key.json.<time>.old) so the next ensure() makes a new one. */

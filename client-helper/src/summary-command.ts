@@ -1,21 +1,22 @@
 /**
  * @module summary-command
- * `waymark summary`: the pull-request summary of a workflow, read from the endpoint with the
- * helper's token and rendered by the same renderer as the edge's Markdown export. The MCP proxy
- * remembers, per endpoint and project directory, the last workflow started there and its
- * share link, so `waymark summary` needs no argument in the usual case.
+ * `waymark summary`: the pull-request summary of a workflow, which is the endpoint's Markdown
+ * export itself (the same renderer, the same review items and counts, the reviewers' feedback, the
+ * line on how to check the signed JSON export), read with the helper's token, with a link to the
+ * workflow's page under its heading: the share link as it is now (a link rotated or revoked since
+ * the workflow started is never printed), or the one given. The MCP proxy remembers, per endpoint
+ * and project directory, the last workflow started there, so `waymark summary` needs no argument
+ * in the usual case.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { renderSummary, statementLine } from "@waymark/protocol/pr-summary";
-import { type PublishedKeys, SIGNING_KEYS_PATH } from "@waymark/protocol/statement";
-import type { WorkflowResource } from "@waymark/protocol/views/reads";
-import { Remote } from "./remote.js";
+import { withPageLink } from "@waymark/protocol/pr-summary";
+import { currentShareLink, fetchExport } from "./export-fetch.js";
 import { treeKey } from "./tree-key.js";
 
-type LastWorkflow = { workflow_id: string; share_url?: string };
+type LastWorkflow = { workflow_id: string };
 
 /** Per endpoint, directory and the repository in it (./tree-key.ts): another repository at the same path has none. */
 function lastWorkflowFile(cache: string, endpoint: string, dir: string): string {
@@ -29,12 +30,11 @@ function lastWorkflowFile(cache: string, endpoint: string, dir: string): string 
   );
 }
 
-/** Keeps the id and share link of a workflow just started through the proxy. */
+/** Keeps the id of a workflow just started through the proxy (its share link is asked for when a summary needs it: it may change). */
 export async function recordWorkflow(cache: string, endpoint: string, dir: string, result: CallToolResult): Promise<void> {
-  const out = result.structuredContent as { workflow_id?: unknown; share_url?: unknown } | undefined;
+  const out = result.structuredContent as { workflow_id?: unknown } | undefined;
   if (typeof out?.workflow_id !== "string") return;
   const record: LastWorkflow = { workflow_id: out.workflow_id };
-  if (typeof out.share_url === "string") record.share_url = out.share_url;
   const file = lastWorkflowFile(cache, endpoint, dir);
   await mkdir(join(cache, "workflows"), { recursive: true, mode: 0o700 });
   await writeFile(file, JSON.stringify(record), { mode: 0o600 });
@@ -48,57 +48,36 @@ export async function lastWorkflow(cache: string, endpoint: string, dir: string)
   }
 }
 
-/** The arrays the workflow resource pages (`truncated` names the next page of each that has more). */
-const PAGED_ARRAYS = ["tasks", "decisions", "issues"] as const;
-type PagedArray = (typeof PAGED_ARRAYS)[number];
-
 export type SummaryRequest = {
-  url: string;
+  origin: string;
   token: string | undefined;
   workflowId: string;
-  link?: string;
-  version: string;
-  timeoutMs: number;
+  /** The page link: a URL, "current" (the share link as it is now, if active), or null for none. */
+  link: string | "current" | null;
+  /** Says why a summary has no page link although one was asked for. */
+  note: (text: string) => void;
 };
 
-/**
- * The line naming the key that signs the endpoint's exports, as the edge's Markdown export ends,
- * from the keys it publishes; nothing when it publishes none or cannot be read (the summary
- * never names a key it did not see).
- */
-async function signingLine(request: SummaryRequest): Promise<string> {
-  const origin = new URL(request.url).origin;
+/** The page link to print: the one given, the active share link, or none (saying why). */
+async function pageLink(request: SummaryRequest): Promise<string | null> {
+  if (request.link !== "current") return request.link;
   try {
-    const response = await fetch(`${origin}${SIGNING_KEYS_PATH}`, { signal: AbortSignal.timeout(request.timeoutMs), redirect: "error" });
-    if (!response.ok) return "";
-    const current = ((await response.json()) as PublishedKeys).keys?.find((key) => key.status === "current");
-    return current && typeof current.kid === "string" ? statementLine({ kid: current.kid, origin }) : "";
-  } catch {
-    return "";
+    const share = await currentShareLink(request.origin, request.workflowId, request.token);
+    if (share.url !== null) return share.url;
+    request.note(
+      `no page link: the workflow's share link is ${share.status === "none" ? "not created" : share.status} (create one on its page, or pass --link)`,
+    );
+  } catch (error) {
+    request.note(`no page link: ${error instanceof Error ? error.message : String(error)}`);
   }
+  return null;
 }
 
-/** The workflow as the endpoint serves it (`waymark://workflows/{id}`), as Markdown. */
+/** The workflow's Markdown export, with its page link when there is one. */
 export async function fetchSummary(request: SummaryRequest): Promise<string> {
-  const remote = new Remote({ url: request.url, token: request.token, timeoutMs: request.timeoutMs, version: request.version });
-  try {
-    const read = await remote.request("resources/read", { uri: `waymark://workflows/${request.workflowId}` });
-    const first = read.contents[0];
-    if (!first || !("text" in first)) throw new Error(`the endpoint returned no workflow ${request.workflowId}`);
-    const view = JSON.parse(first.text) as WorkflowResource;
-    // A large workflow's resource holds each array's first page: the rest is read page by page.
-    for (const kind of PAGED_ARRAYS) {
-      for (let next = view.truncated?.[kind]?.next ?? null; next !== null; ) {
-        const page = await remote.request("resources/read", { uri: next });
-        const content = page.contents[0];
-        if (!content || !("text" in content)) throw new Error(`the endpoint returned no page at ${next}`);
-        const parsed = JSON.parse(content.text) as Pick<WorkflowResource, PagedArray> & { next: string | null };
-        (view[kind] as unknown[]).push(...parsed[kind]);
-        next = parsed.next;
-      }
-    }
-    return renderSummary(view, request.link ? { link: request.link } : {}) + (await signingLine(request));
-  } finally {
-    await remote.close().catch(() => {});
-  }
+  const [markdown, link] = await Promise.all([
+    fetchExport(request.origin, request.workflowId, request.token, "export.md"),
+    pageLink(request),
+  ]);
+  return link === null ? markdown : withPageLink(markdown, link);
 }

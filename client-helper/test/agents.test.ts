@@ -45,7 +45,12 @@ describe.each(AGENT_NAMES)("every agent keeps the contract: %s", (name) => {
     const { repo, home, env, run } = place();
     // An endpoint that refuses at once: doctor checks the files against it.
     const origin = (await closedPort()).replace(/\/mcp$/, "");
-    expect(run(["init", "--url", origin, "--agent", name]).code).toBe(0);
+    const init = run(["init", "--url", origin, "--agent", name, "--global-config"]);
+    expect(init.code).toBe(0);
+    // What init wrote into the project is committed first, as it says.
+    const commit = /^ {2}(git add .* && git commit -m "Set up Waymark")$/m.exec(init.stdout)?.[1];
+    expect(commit, init.stdout).toBeDefined();
+    expect(spawnSync("sh", ["-c", commit as string], { cwd: repo.dir, encoding: "utf8" }).status).toBe(0);
     const ctx = { project: repo.dir, home, env, endpoint: { origin, mcp: `${origin}/mcp` }, version: "0.1.0" };
     const files = agent.setup.files(ctx);
     expect(files.length).toBeGreaterThan(0);
@@ -53,10 +58,13 @@ describe.each(AGENT_NAMES)("every agent keeps the contract: %s", (name) => {
     const doctor = run(["doctor"]).stdout;
     expect(doctor.match(new RegExp(`^ok {3}${agent.label}: .* runs waymark-helper 0\\.1\\.0$`, "gm"))).toHaveLength(files.length);
     expect(doctor).not.toContain(`FAIL ${agent.label}`);
-    expect(run(["init", "--url", origin, "--agent", name]).stdout).toContain(`${agent.label}: already up to date`);
+    expect(doctor).toContain("ok   project files: what init wrote into the project is committed (or ignored)");
+    expect(run(["init", "--url", origin, "--agent", name, "--global-config"]).stdout).toContain(`${agent.label}: already up to date`);
     expect(run(["init", "--remove", "--agent", name]).code).toBe(0);
     for (const file of files) expect(existsSync(file.path), file.path).toBe(false);
-    expect(spawnSync("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: repo.dir, encoding: "utf8" }).stdout).toBe("");
+    // What is left is the removal of the files the setup commit added.
+    const left = spawnSync("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: repo.dir, encoding: "utf8" }).stdout;
+    expect(left.split("\n").filter((line) => line !== "" && !line.startsWith(" D "))).toEqual([]);
   });
 
   it("installs hooks that init and doctor recognise as Waymark's, each running for this agent", () => {

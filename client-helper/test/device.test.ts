@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
@@ -48,6 +49,22 @@ describe("waymark device", () => {
     const renewed = waymark(["device", "--new-key"], { XDG_CONFIG_HOME: config });
     expect(renewed.stdout).toContain("The old key was moved to");
     expect(fingerprintIn(renewed.stdout)).not.toBe(fingerprintIn(first.stdout));
+  });
+
+  it("--name renames a key made earlier (init names it after the machine): shown, pinned and kept under the new name", () => {
+    const config = join(tempDir("waymark-device-"), "config");
+    const made = waymark(["device"], { XDG_CONFIG_HOME: config });
+    expect(made.stdout).toContain(`This device: ${hostname()}`);
+    const renamed = waymark(["device", "--name", "nu-laptop"], { XDG_CONFIG_HOME: config });
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(renamed.stdout).toContain(`Renamed this device: ${hostname()} → nu-laptop\nThis device: nu-laptop\n`);
+    expect(renamed.stdout).toMatch(/\n {4}nu-laptop waymark-ed25519 /);
+    expect(fingerprintIn(renamed.stdout)).toBe(fingerprintIn(made.stdout));
+    const path = join(config, "waymark", "device-key.json");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const again = waymark(["device"], { XDG_CONFIG_HOME: config });
+    expect(again.stdout).toContain("This device: nu-laptop");
+    expect(again.stdout).not.toContain("Renamed");
   });
 
   it("refuses a key file other users can read, saying how to fix it", () => {

@@ -3,7 +3,7 @@
  * `waymark init` kept in the user-level config; the base URL and its /mcp are one endpoint.
  * Against a real Streamable HTTP MCP server, through the real bin.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
@@ -119,7 +119,11 @@ describe("doctor after a Codex-only or Cursor-only init", () => {
     "%s: every check passes, and Codex's trust is reported as not checked without codex on PATH",
     async (agent) => {
       const s = setup({ PATH: "/usr/bin:/bin", CODEX_HOME: join(tempDir("waymark-codex-"), ".codex") });
-      expect((await waymark(s, ["init", "--url", origin, "--agent", agent])).code).toBe(0);
+      const init = await waymark(s, ["init", "--url", origin, "--agent", agent, "--global-config"]);
+      expect(init.code).toBe(0);
+      // What init wrote into the project is committed first, as it says.
+      const commit = /^ {2}(git add .* && git commit -m "Set up Waymark")$/m.exec(init.stdout)?.[1] as string;
+      expect(spawnSync("sh", ["-c", commit], { cwd: s.repo.dir }).status).toBe(0);
       const doctor = await waymark(s, ["doctor"]);
       expect(doctor.stdout).not.toContain("FAIL");
       expect(doctor.code, doctor.stdout).toBe(0);
@@ -138,7 +142,7 @@ describe("doctor when the Waymark plugin is enabled and init set the project up 
     const s = setup({ PATH: "/usr/bin:/bin", HOME: home, CODEX_HOME: join(home, ".codex") });
     mkdirSync(join(home, file, ".."), { recursive: true });
     writeFileSync(join(home, file), content);
-    expect((await waymark(s, ["init", "--url", origin, "--agent", agent])).code).toBe(0);
+    expect((await waymark(s, ["init", "--url", origin, "--agent", agent, "--global-config"])).code).toBe(0);
     const doctor = await waymark(s, ["doctor"]);
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toContain("the Waymark plugin is enabled for you and this project is also set up by waymark init");

@@ -197,40 +197,27 @@ describe("nothing printed carries control characters from elsewhere", () => {
     }
   });
 
-  it("summary prints a workflow whose names and texts carry escape sequences as plain text", async () => {
+  it("summary prints a workflow whose names, texts and share link carry escape sequences as plain text", async () => {
     fresh();
-    const view = {
-      workflow: {
-        name: `Release ${HOSTILE_TEXT}`,
-        description: HOSTILE_TEXT,
-        status: "success",
-        outcome: null,
-        created_at: "2026-11-23T06:00:00.000Z",
-        completed_at: null,
-      },
-      tasks: [],
-      decisions: [],
-      issues: [{ task_id: "tk", type: HOSTILE_TEXT, description: HOSTILE_TEXT, resolution: HOSTILE_TEXT, requires_human_review: true }],
-      totals: { tasks: 0, open_tasks: 0, duration_seconds: 0, files_changed: 0, reviews_needed: 1 },
-      chain: { head: "0".repeat(64) },
-    };
     const hostile = new Recorder();
-    await hostile.start(
-      mcpAnswer((method) =>
-        method === "resources/read"
-          ? { result: { contents: [{ uri: "waymark://workflows/wf_x", mimeType: "application/json", text: JSON.stringify(view) }] } }
-          : { error: { code: -32601, message: HOSTILE_TEXT } },
-      ),
-    );
+    await hostile.start((req) => {
+      if (req.url === "/api/workflows/wf_x/export.md")
+        return { status: 200, body: `## Release ${HOSTILE_TEXT}\n\n${HOSTILE_TEXT}\n`, headers: { "content-type": "text/markdown" } };
+      if (req.url === "/api/workflows/wf_x/share")
+        return { status: 200, body: JSON.stringify({ status: "active", share_url: `https://waymark.example/s/${HOSTILE_TEXT}` }) };
+      return { status: 500, body: HOSTILE_TEXT };
+    });
     try {
       const repo = Repo.init();
       const run = await waymarkAsync(repo.dir, ["summary", "--workflow", "wf_x", "--url", hostile.url], { WAYMARK_TOKEN: TOKEN });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain("ok   token: accepted");
+      expect(run.stdout).toContain("[Workflow page](<https://waymark.example/s/");
       expect(run.stdout).not.toMatch(TERMINAL_CONTROLS);
-      const failing = await waymarkAsync(repo.dir, ["summary", "--workflow", "wf_x", "--url", `${hostile.url}/other`], {
+      const failing = await waymarkAsync(repo.dir, ["summary", "--workflow", "wf_y", "--url", hostile.url], {
         WAYMARK_TOKEN: TOKEN,
       });
+      expect(failing.code).toBe(1);
       expect(`${failing.stdout}${failing.stderr}`).not.toMatch(TERMINAL_CONTROLS);
     } finally {
       await hostile.stop();
@@ -282,7 +269,7 @@ describe("init never writes through a symbolic link that leads out of the projec
     expect(snapshot(outside.dir)).toEqual(before);
     // --remove and --dry-run do not go through it either.
     expect(waymark(repo.dir, ["init", "--url", "https://waymark.example.com", "--agent", agent, "--dry-run"]).stdout).not.toContain(
-      outside.files["bashrc"] ?? "",
+      outside.files.bashrc ?? "",
     );
     waymark(repo.dir, ["init", "--url", "https://waymark.example.com", "--agent", agent, "--remove"]);
     expect(snapshot(outside.dir)).toEqual(before);

@@ -118,7 +118,7 @@ describe("waymark init --agent codex: what Codex 0.169 reads", () => {
     const s = setup();
     mkdirSync(join(s.home, ".codex"), { recursive: true });
     writeFileSync(join(s.home, ".codex", "config.toml"), before);
-    const run = waymark(s, ["init", "--url", URL_, "--agent", "codex"]);
+    const run = waymark(s, ["init", "--url", URL_, "--agent", "codex", "--global-config"]);
     expect(run.code, run.stderr).toBe(0);
     const config = toml(join(s.home, ".codex", "config.toml"));
     expect(config.features).toEqual(features);
@@ -131,16 +131,163 @@ describe("waymark init --agent codex: what Codex 0.169 reads", () => {
     });
     if (said) expect(run.stdout).toContain(said);
     // A second run changes nothing; --remove gives the file back.
-    expect(waymark(s, ["init", "--url", URL_, "--agent", "codex"]).stdout).toContain("already up to date");
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "codex", "--global-config"]).stdout).toContain("already up to date");
     expect(waymark(s, ["init", "--remove", "--agent", "codex"]).code).toBe(0);
     expect(readFileSync(join(s.home, ".codex", "config.toml"), "utf8")).toBe(before);
+  });
+});
+
+describe("waymark init asks before it writes a file of the user's outside the project", () => {
+  /** init on a terminal (util-linux `script` gives it one), answering `answer` to its question. */
+  function onTerminal(s: Setup, answer: string) {
+    const env: Record<string, string> = {
+      PATH: "/usr/bin:/bin",
+      HOME: s.home,
+      XDG_CACHE_HOME: s.cache,
+      XDG_CONFIG_HOME: join(s.home, ".config"),
+      TERM: "dumb",
+    };
+    const command = [SYSTEM_NODE, BIN, "init", "--url", URL_, "--agent", "codex"].map((word) => `'${word}'`).join(" ");
+    return spawnSync("script", ["-qec", command, "/dev/null"], {
+      cwd: s.repo.dir,
+      encoding: "utf8",
+      env,
+      input: `${answer}\n`,
+      timeout: 60_000,
+    });
+  }
+
+  it("without a terminal or --global-config: ~/.codex/config.toml stays as it is, init prints the change and how to allow it, doctor says the same", () => {
+    const s = setup();
+    const path = join(s.home, ".codex", "config.toml");
+    mkdirSync(join(s.home, ".codex"), { recursive: true });
+    writeFileSync(path, 'model = "gpt-5.5"\n');
+    const run = waymark(s, ["init", "--url", URL_, "--agent", "codex"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(path, "utf8")).toBe('model = "gpt-5.5"\n');
+    expect(run.stdout).toContain("Codex: wrote AGENTS.md, .codex/hooks.json\n");
+    expect(run.stdout).toContain("left ~/.codex/config.toml as it is (outside the project; not asked: no terminal)");
+    expect(run.stdout).toContain("run init again with --global-config, or make it yourself:");
+    expect(run.stdout).toContain("+[mcp_servers.waymark]");
+    const doctor = waymark(s, ["doctor", "--url", "http://127.0.0.1:9"]);
+    expect(doctor.stdout).toContain("FAIL Codex: ~/.codex/config.toml: no [mcp_servers.waymark] block");
+    expect(doctor.stdout).toContain("fix: run: waymark init --url http://127.0.0.1:9/mcp --agent codex --global-config");
+  });
+
+  it.each([
+    ["n", false],
+    ["y", true],
+  ])("on a terminal, answering %s", (answer, written) => {
+    const s = setup();
+    const path = join(s.home, ".codex", "config.toml");
+    mkdirSync(join(s.home, ".codex"), { recursive: true });
+    writeFileSync(path, 'model = "gpt-5.5"\n');
+    const run = onTerminal(s, answer);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain(
+      "Codex reads its MCP servers from ~/.codex/config.toml, outside this project. Add Waymark's block to it? [y/N]",
+    );
+    expect(readFileSync(path, "utf8").includes("[mcp_servers.waymark]")).toBe(written);
+    if (!written) expect(run.stdout).toContain("not asked: answered no");
+  });
+
+  it("says what to commit, and the command it prints commits exactly init's project files", () => {
+    const s = setup();
+    const run = waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor"]);
+    const commit = /^ {2}(git add .* && git commit -m "Set up Waymark")$/m.exec(run.stdout)?.[1] as string;
+    expect(commit).toBe(
+      'git add .mcp.json .claude/settings.json CLAUDE.md .cursor/mcp.json .cursor/rules/waymark.mdc .cursor/hooks.json && git commit -m "Set up Waymark"',
+    );
+    expect(spawnSync("sh", ["-c", commit], { cwd: s.repo.dir }).status).toBe(0);
+    expect(s.repo.git("status", "--porcelain", "--untracked-files=all")).toBe("");
+    // Run again: nothing left to commit, nothing said about it.
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor"]).stdout).not.toContain("git add");
+  });
+
+  it("prints the alias that puts `waymark` on PATH when it is not there (init ran through npx, whose PATH entry lasts one run)", () => {
+    const alias = "alias waymark='npx -y --package=https://waymark.example.com/helper/waymark-helper-0.1.0.tgz waymark'";
+    const bin = (dir: string) => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "waymark"), "#!/bin/sh\n", { mode: 0o755 });
+      return dir;
+    };
+    const npxOnly = bin(join(tempDir("waymark-npm-"), "_npx", "3f2a", "node_modules", ".bin"));
+    const s = setup();
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude"], { PATH: `${npxOnly}:/usr/bin:/bin` }).stdout).toContain(alias);
+    const installed = bin(tempDir("waymark-global-bin-"));
+    expect(waymark(setup(), ["init", "--url", URL_, "--agent", "claude"], { PATH: `${installed}:/usr/bin:/bin` }).stdout).not.toContain(
+      alias,
+    );
+  });
+});
+
+describe("waymark init and doctor keep what Codex itself writes into Waymark's block", () => {
+  /**
+   * What Codex 0.169 writes into its config.toml when Waymark's block ends the file (observed):
+   * `codex exec --trust` adds the project's trust, trusting a hook its hash, both as tables it puts
+   * before the file's closing comments (inside the block); `codex features enable` a key of [features].
+   */
+  function codexWrites(config: string, project: string): string {
+    return config
+      .replace("hooks = true\n", "hooks = true\nweb_search = true\n")
+      .replace(
+        "# waymark:end",
+        `\n[projects.${JSON.stringify(project)}]\ntrust_level = "trusted"\n\n[hooks.state.${JSON.stringify(`${project}/.codex/hooks.json:stop:0:0`)}]\ntrusted_hash = "sha256:0f"\n# waymark:end`,
+      );
+  }
+
+  it("init moves Codex's tables out of the block and keeps its [features] key, doctor calls the block current, --remove leaves them", async () => {
+    const s = setup();
+    const path = join(s.home, ".codex", "config.toml");
+    mkdirSync(join(s.home, ".codex"), { recursive: true });
+    const before = 'model = "gpt-5.5"\n';
+    writeFileSync(path, before);
+    const url = (await closedPort()).replace(/\/mcp$/, "");
+    expect(waymark(s, ["init", "--url", url, "--agent", "codex", "--global-config"]).code).toBe(0);
+    const project = realpathSync(s.repo.dir);
+    writeFileSync(path, codexWrites(readFileSync(path, "utf8"), project));
+    // Doctor: the block still runs this helper (Codex's entries are not a difference).
+    const doctor = waymark(s, ["doctor"]);
+    expect(doctor.stdout).toContain("ok   Codex: ~/.codex/config.toml runs waymark-helper 0.1.0");
+    // Init again: nothing of Codex's is lost; its tables now follow the block, its feature stays in [features].
+    expect(waymark(s, ["init", "--url", url, "--agent", "codex", "--global-config"]).code).toBe(0);
+    const config = toml(path) as { projects: unknown; hooks: unknown; features: unknown; mcp_servers: { waymark: unknown } };
+    expect(config.projects).toEqual({ [project]: { trust_level: "trusted" } });
+    expect(config.hooks).toEqual({ state: { [`${project}/.codex/hooks.json:stop:0:0`]: { trusted_hash: "sha256:0f" } } });
+    expect(config.features).toEqual({ hooks: true, web_search: true });
+    const text = readFileSync(path, "utf8");
+    expect(text.indexOf("[projects.")).toBeGreaterThan(text.indexOf("# waymark:end"));
+    expect(waymark(s, ["init", "--url", url, "--agent", "codex", "--global-config"]).stdout).toContain("Codex: already up to date");
+    // --remove takes out Waymark's server and hooks feature only.
+    expect(waymark(s, ["init", "--remove", "--agent", "codex"]).code).toBe(0);
+    expect(readFileSync(path, "utf8")).toBe(
+      `${before}\n[features]\nweb_search = true\n\n[projects.${JSON.stringify(project)}]\ntrust_level = "trusted"\n\n[hooks.state.${JSON.stringify(`${project}/.codex/hooks.json:stop:0:0`)}]\ntrusted_hash = "sha256:0f"\n`,
+    );
+    expect(toml(path)).toMatchObject({ model: "gpt-5.5", features: { web_search: true } });
+  });
+
+  it("--remove straight after Codex wrote into the block keeps Codex's entries too", () => {
+    const s = setup();
+    const path = join(s.home, ".codex", "config.toml");
+    mkdirSync(join(s.home, ".codex"), { recursive: true });
+    writeFileSync(path, 'model = "gpt-5.5"\n');
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "codex", "--global-config"]).code).toBe(0);
+    const project = realpathSync(s.repo.dir);
+    writeFileSync(path, codexWrites(readFileSync(path, "utf8"), project));
+    expect(waymark(s, ["init", "--remove", "--agent", "codex"]).code).toBe(0);
+    expect(toml(path)).toEqual({
+      model: "gpt-5.5",
+      features: { web_search: true },
+      projects: { [project]: { trust_level: "trusted" } },
+      hooks: { state: { [`${project}/.codex/hooks.json:stop:0:0`]: { trusted_hash: "sha256:0f" } } },
+    });
   });
 });
 
 describe("waymark init", () => {
   it("writes each agent's server entry, instructions and hooks, and never the token", () => {
     const s = setup();
-    const run = waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]);
+    const run = waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex", "--global-config"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("export WAYMARK_TOKEN=");
 
@@ -195,9 +342,9 @@ describe("waymark init", () => {
   it("is idempotent: a second run changes nothing and says so", () => {
     const s = setup();
     seedUserFiles(s);
-    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex", "--global-config"]).code).toBe(0);
     const after = snapshotTree(s.repo.dir, s.home);
-    const again = waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]);
+    const again = waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex", "--global-config"]);
     expect(again.code).toBe(0);
     expect(again.stdout.match(/already up to date/g)).toHaveLength(3);
     expect(snapshotTree(s.repo.dir, s.home)).toEqual(after);
@@ -221,7 +368,7 @@ describe("waymark init", () => {
   it("keeps the user's content and formatting outside its entries", () => {
     const s = setup();
     seedUserFiles(s);
-    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex", "--global-config"]).code).toBe(0);
     const mcp = readFileSync(join(s.repo.dir, ".mcp.json"), "utf8");
     expect(mcp).toMatch(/^\{\n\t"mcpServers": \{\n\t\t"other": \{\n\t\t\t"command": "other-server"\n\t\t\},\n\t\t"waymark"/);
     const settings = JSON.parse(readFileSync(join(s.repo.dir, ".claude", "settings.json"), "utf8"));
@@ -239,8 +386,8 @@ describe("waymark init", () => {
     const s = setup();
     seedUserFiles(s);
     const before = snapshotTree(s.repo.dir, s.home);
-    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
-    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex", "--global-config"]).code).toBe(0);
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,cursor,codex", "--global-config"]).code).toBe(0);
     const removed = waymark(s, ["init", "--remove"]);
     expect(removed.code, removed.stderr).toBe(0);
     // The user-level endpoint setting and device key stay: they are the user's, shared by every project.
@@ -248,7 +395,7 @@ describe("waymark init", () => {
 
     const fresh = setup();
     const empty = snapshotTree(fresh.repo.dir, fresh.home);
-    expect(waymark(fresh, ["init", "--url", URL_, "--agent", "claude,cursor,codex"]).code).toBe(0);
+    expect(waymark(fresh, ["init", "--url", URL_, "--agent", "claude,cursor,codex", "--global-config"]).code).toBe(0);
     expect(waymark(fresh, ["init", "--remove"]).code).toBe(0);
     expect(withoutUserConfig(snapshotTree(fresh.repo.dir, fresh.home))).toEqual(empty);
   });
@@ -256,7 +403,7 @@ describe("waymark init", () => {
   it("--remove after the user edited a file takes out only Waymark's part", () => {
     const s = setup();
     seedUserFiles(s);
-    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,codex"]).code).toBe(0);
+    expect(waymark(s, ["init", "--url", URL_, "--agent", "claude,codex", "--global-config"]).code).toBe(0);
     const claudeMd = join(s.repo.dir, "CLAUDE.md");
     writeFileSync(claudeMd, `${readFileSync(claudeMd, "utf8")}\n## Added later\n`);
     const settingsPath = join(s.repo.dir, ".claude", "settings.json");
@@ -304,7 +451,7 @@ describe("waymark init", () => {
     writeFileSync(join(s.repo.dir, ".mcp.json"), "{ oops");
     mkdirSync(join(s.home, ".codex"));
     writeFileSync(join(s.home, ".codex", "config.toml"), '[mcp_servers.waymark]\ncommand = "mine"\n');
-    const run = waymark(s, ["init", "--url", URL_, "--agent", "claude,codex"]);
+    const run = waymark(s, ["init", "--url", URL_, "--agent", "claude,codex", "--global-config"]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/error: .*\.mcp\.json is not valid JSON/);
     expect(run.stdout).toMatch(/error: .*config\.toml already defines \[mcp_servers.waymark\]/);

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { codeSpan, renderSummary, type SummaryTask, type SummaryView } from "@waymark/protocol/pr-summary";
+import { codeSpan, renderSummary, type SummaryTask, type SummaryView, withPageLink } from "@waymark/protocol/pr-summary";
 import { describe, expect, it } from "vitest";
 import { XSS_PAYLOADS } from "../../test/pages/xss-corpus";
 
@@ -93,14 +93,21 @@ const view: SummaryView = {
   ],
   decisions: [{ task_id: "tk_parent", question: "Keep tax.ts?", chosen: "Rename it", reasoning: "one module", trade_offs: null }],
   issues: [
-    { task_id: "tk_child", type: "bug_encountered", description: "# not a heading", resolution: "left", requires_human_review: true },
+    {
+      id: "is_child",
+      task_id: "tk_child",
+      type: "bug_encountered",
+      description: "# not a heading",
+      resolution: "left",
+      requires_human_review: true,
+    },
   ],
   totals: { tasks: 2, open_tasks: 0, duration_seconds: 3600, files_changed: 9, reviews_needed: 2 },
   chain: { head: "0".repeat(64) },
 };
 
 describe("the PR summary renders as intended on GitHub's renderer (cmark-gfm)", () => {
-  const markdown = renderSummary(view, { link: "https://waymark.example/s/tok" });
+  const markdown = withPageLink(renderSummary(view), "https://waymark.example/s/tok");
   const rendered = gfm(markdown);
   if (process.env.WAYMARK_SHOW_SUMMARY) process.stdout.write(`${markdown}\n`);
 
@@ -139,7 +146,7 @@ describe("the PR summary renders as intended on GitHub's renderer (cmark-gfm)", 
   });
 
   it("shows commits and the branch without claiming they were pushed, and agent text stays text", () => {
-    expect(rendered).toContain("<p>Branch <code>feature/tax_rules</code> · 2 commit(s) during this task (not known to be pushed):</p>");
+    expect(rendered).toContain("<p>Branch <code>feature/tax_rules</code> · 2 commits during this task (not known to be pushed):</p>");
     expect(rendered).toContain("<code>abc1234</code> Rename tax module");
     expect(rendered).toContain("not known to be pushed");
     expect(rendered).not.toContain("pushed to");

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createMcpHandler, McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
 
 export const HELPER_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -32,22 +32,9 @@ export function ensureBuilt(): void {
 export type Received = { tool: string; args: Record<string, unknown> };
 
 /** The smallest workflow view `waymark summary` renders. */
-function summaryView(id: string) {
-  return {
-    workflow: {
-      name: `Workflow ${id}`,
-      description: null,
-      status: "active",
-      outcome: null,
-      created_at: "2026-11-23T06:00:00.000Z",
-      completed_at: null,
-    },
-    tasks: [],
-    decisions: [],
-    issues: [],
-    totals: { tasks: 0, open_tasks: 0, duration_seconds: 0, files_changed: 0, reviews_needed: 0 },
-    chain: { head: "0".repeat(64) },
-  };
+/** One workflow's Markdown export as `waymark summary` reads it (GET /api/workflows/<id>/export.md): named after its id. */
+function markdownExport(id: string): string {
+  return `## Workflow ${id}\n\n**Status:** active · **Tasks:** 0\n\n<sub>Recorded by Waymark</sub>\n`;
 }
 
 /**
@@ -147,15 +134,6 @@ export class FakeRemote {
         },
       ],
     }));
-    // One workflow as `waymark summary` reads it: named after its id.
-    server.registerResource(
-      "workflow",
-      new ResourceTemplate("waymark://workflows/{id}", { list: undefined }),
-      { mimeType: "application/json" },
-      async (uri, { id }) => ({
-        contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(summaryView(String(id))) }],
-      }),
-    );
     return server;
   }
 
@@ -186,6 +164,18 @@ export class FakeRemote {
         "www-authenticate": 'Bearer realm="waymark"',
       });
       res.end(JSON.stringify({ error: "invalid_token" }));
+      return;
+    }
+    // The workflow API `waymark summary` reads: the Markdown export, and the workflow's active share link.
+    const api = /^\/api\/workflows\/([\w-]+)\/(export\.md|share)$/.exec(req.url ?? "");
+    if (api && req.method === "GET") {
+      const [, id = "", file] = api;
+      res.writeHead(200, { "content-type": file === "share" ? "application/json" : "text/markdown; charset=utf-8" });
+      res.end(
+        file === "share"
+          ? JSON.stringify({ workflow_id: id, status: "active", share_url: `http://${req.headers.host}/s/share-of-${id}` })
+          : markdownExport(id),
+      );
       return;
     }
     if (body.length > this.maxBodyBytes) {

@@ -26,6 +26,12 @@ describe("price table", () => {
     ["gpt-5.2-codex", 1.75, 14],
     ["gpt-5-codex", 1.25, 10],
     ["gpt-5-codex-2025-09-15", 1.25, 10],
+    // The defaults of the pinned agents (test/e2e/default-models.test.ts asks the CLIs themselves).
+    ["claude-opus-5-5", 4, 20],
+    ["claude-sonnet-5-5", 2, 10],
+    ["claude-haiku-5-5", 0.1, 0.5],
+    ["gpt-6.1-sol", 2, 10],
+    ["gpt-5.5", 5, 30],
   ])("prices %s at $%d in / $%d out per million tokens", (model, input, output) => {
     expect(priceOf(model)).toMatchObject({ input, output });
   });
@@ -39,6 +45,8 @@ describe("price table", () => {
     "",
     "<synthetic>",
     "claude-opus",
+    "gpt-5.5-pro",
+    "gpt-6.1-sol-mini",
   ])("an unknown model (%j) has no price and no cost", (model) => {
     expect(priceOf(model)).toBeNull();
     expect(
@@ -62,6 +70,40 @@ describe("price table", () => {
     };
     // Opus 4.6: 2M × $6.25 + 1M × $10 + 1M × $0.50
     expect(costOf("claude-opus-4-6", tokens)).toBe(23);
+  });
+
+  const none = {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_creation_1h_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
+
+  it("prices a response past its model's long-prompt threshold whole at the long-prompt rates (Haiku 5.5: 100K tokens)", () => {
+    // At the threshold (input, cache writes and reads together): $0.10 in, $0.50 out, $0.125 writes, $0.01 reads.
+    const at = {
+      ...none,
+      input_tokens: 40_000,
+      cache_creation_input_tokens: 10_000,
+      cache_read_input_tokens: 50_000,
+      output_tokens: 1_000,
+    };
+    expect(costOf("claude-haiku-5-5", at)).toBeCloseTo((40_000 * 0.1 + 10_000 * 0.125 + 50_000 * 0.01 + 1_000 * 0.5) / 1e6, 12);
+    // One token more: $0.50 in, $2.50 out, $0.625 writes, $0.05 reads, on every token of the response.
+    const past = { ...at, input_tokens: 40_001 };
+    expect(costOf("claude-haiku-5-5", past)).toBeCloseTo((40_001 * 0.5 + 10_000 * 0.625 + 50_000 * 0.05 + 1_000 * 2.5) / 1e6, 12);
+  });
+
+  it("prices OpenAI's long context (over 272K input tokens): input and cache rates doubled, output 1.5×", () => {
+    const short = { ...none, input_tokens: 72_000, cache_read_input_tokens: 200_000, cache_creation_input_tokens: 0, output_tokens: 1_000 };
+    // gpt-6.1-sol: $2 in, $0.10 cached, $2.50 cache writes, $10 out.
+    expect(costOf("gpt-6.1-sol", short)).toBeCloseTo((72_000 * 2 + 200_000 * 0.1 + 1_000 * 10) / 1e6, 12);
+    const long = { ...short, cache_creation_input_tokens: 1_000 };
+    expect(costOf("gpt-6.1-sol", long)).toBeCloseTo((72_000 * 4 + 200_000 * 0.2 + 1_000 * 5 + 1_000 * 15) / 1e6, 12);
+    // gpt-5.5: $5 in, $0.50 cached, $30 out; long: $10, $1, $45.
+    expect(costOf("gpt-5.5", short)).toBeCloseTo((72_000 * 5 + 200_000 * 0.5 + 1_000 * 30) / 1e6, 12);
+    expect(costOf("gpt-5.5", { ...short, input_tokens: 72_001 })).toBeCloseTo((72_001 * 10 + 200_000 * 1 + 1_000 * 45) / 1e6, 12);
   });
 });
 
@@ -156,6 +198,20 @@ describe("transcriptUsage", () => {
     const usage = await transcriptUsage("claude", other, from, to);
     expect(usage?.input_tokens).toBe(2);
     expect(usage?.cost_usd).toBeNull();
+  });
+
+  it("prices each response on its own: one long prompt of a subagent's Haiku 5.5 at the long-prompt rates, the short ones not", async () => {
+    const tiers = join(dir, "tiers.jsonl");
+    writeFileSync(
+      tiers,
+      [
+        assistant("2026-11-23T10:05:00Z", "h1", "claude-haiku-5-5", u(1_000, 100, 0, 20_000)),
+        assistant("2026-11-23T10:06:00Z", "h2", "claude-haiku-5-5", u(2_000, 100, 0, 120_000)),
+      ].join("\n"),
+    );
+    // h1 (21K prompt): 1000×0.10 + 100×0.50 + 20000×0.01 = 350 µ$; h2 (122K prompt): 2000×0.50 + 100×2.50 + 120000×0.05 = 7250 µ$.
+    // Summed first and priced as one (143K), both would take the long-prompt rates: 8650 µ$.
+    expect((await transcriptUsage("claude", tiers, from, to))?.cost_usd).toBe(0.0076);
   });
 
   it("is null for a transcript that cannot be read, and empty for a window without responses", async () => {

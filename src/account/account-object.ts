@@ -15,12 +15,11 @@
  * - account-schema.ts: the migrations, applied in order when the object starts
  */
 import { DurableObject } from "cloudflare:workers";
-import type { DeviceSignature } from "@waymark/protocol/device-signature";
 import type { Insights } from "@waymark/protocol/views/insights";
 import { type Authority, may } from "../domain/access-scopes";
 import type { CommitEntry } from "../domain/commit-entries";
 import { authorityIn, authorOf, bootstrapTable, type CredentialRef, managedRef } from "../domain/credentials";
-import type { SignatureVerdict } from "../domain/device-signature";
+import type { DeviceKeySet, DeviceUse } from "../domain/device-signature";
 import { dayNumber, readPlan, trendBucket } from "../domain/insight-buckets";
 import type { InsightFacts } from "../domain/insight-facts";
 import { buildInsights, type InsightRequest, OTHER_GROUP } from "../domain/insight-view";
@@ -33,11 +32,13 @@ import type { WebhookFormat } from "../domain/webhook-payloads";
 import { webhookUrlProblem } from "../domain/webhook-url";
 import { fail, notFound, ok, type Result } from "../errors";
 import { LIMITS } from "../limits";
+import { meter } from "../meter";
 import { migrate } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { workflowStub } from "../stubs";
 import { ACCOUNT_MIGRATIONS } from "./account-schema";
 import { type CommitHit, CommitIndex } from "./commit-index";
+import { DeviceSubscribers } from "./device-subscribers";
 import { type DeviceInfo, Devices, type IssuedPairing, type PairingRequest, type PendingDevice } from "./devices";
 import { type ConfiguredReceiver, type DeliveryAnswer, type GithubDelivery, GithubReceiver, type ReceiverStatus } from "./github-receiver";
 import { type InsightChoices, InsightRollups } from "./insights";
@@ -74,8 +75,15 @@ export interface WorkflowPush {
   commits?: CommitEntry[];
   /** The link's state when it changed with these events (a new workflow's first link). */
   share?: ShareInfo;
+  /** Device signatures the workflow accepted since its last push: each device's last use. */
+  device_uses?: DeviceUse[];
   /** What the Insights rollups take from these events: completed tasks, people's verdicts, durability observed. */
   insights?: InsightFacts;
+}
+
+/** What a push answers: the generation of the devices' keys, so a workflow learns its copy is stale even if a push of the keys failed. */
+export interface PushAnswer {
+  device_generation: number;
 }
 
 /** What creating a workflow needs from its account, in one call: resume candidate, quota usage, settings. */
@@ -85,12 +93,24 @@ export interface NewWorkflowContext {
   settings: AccountSettings;
 }
 
+/** How many workflows a change of the devices' keys is pushed to at once. */
+const DEVICE_KEY_PUSHES_AT_ONCE = 8;
+
+/** Runs `job` over `items`, at most `width` at a time. */
+async function pool<T>(items: readonly T[], width: number, job: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) await job(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+}
+
 /** A caller's result count, bounded to 1..SEARCH_RESULTS. */
 const searchLimit = (limit: number) => Math.min(Math.max(Math.trunc(limit), 1), LIMITS.SEARCH_RESULTS);
 
 export class AccountObject extends DurableObject<Env> {
   // Field initializers run in order, right after super() has set ctx and env.
-  private readonly sql: Sql = sqlFor(this.ctx.storage);
+  private readonly sql: Sql = sqlFor(this.ctx.storage, { kind: "account", id: this.ctx.id.toString() });
   private readonly workflows = new WorkflowIndex(this.sql);
   private readonly memory = new MemoryIndex(this.sql);
   private readonly paths = new PathIndex(this.sql);
@@ -104,6 +124,7 @@ export class AccountObject extends DurableObject<Env> {
   );
   private readonly tokens = new ApiTokens(this.sql);
   private readonly devices = new Devices(this.sql);
+  private readonly deviceSubscribers = new DeviceSubscribers(this.sql);
   private readonly storedSettings = new SettingsStore(this.sql);
   private readonly rollups = new InsightRollups(this.sql);
   /** How webhook requests leave; a test may substitute a recorder. */
@@ -111,8 +132,9 @@ export class AccountObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    meter.enableFrom(env);
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, ACCOUNT_MIGRATIONS);
+      migrate(ctx.storage, ACCOUNT_MIGRATIONS, "account");
       this.rollups.open();
     });
   }
@@ -125,10 +147,10 @@ export class AccountObject extends DurableObject<Env> {
    * applied in one transaction. Replays are harmless: documents upsert by entity id, paths
    * by (path, workflow, task), notifications are keyed by event.
    */
-  async recordWorkflow(account: string, summary: WorkflowSummary, push: WorkflowPush = {}): Promise<void> {
+  async recordWorkflow(account: string, summary: WorkflowSummary, push: WorkflowPush = {}): Promise<PushAnswer> {
     let queued = false;
     const holds = push.notifications ? await this.credentialCheck(account) : () => false;
-    this.ctx.storage.transactionSync(() => {
+    const generation = this.ctx.storage.transactionSync(() => {
       this.workflows.record(summary);
       if (push.documents) this.memory.upsert(push.documents);
       if (push.paths) this.paths.record(summary.id, push.paths);
@@ -136,8 +158,11 @@ export class AccountObject extends DurableObject<Env> {
       if (push.share) this.workflows.recordShare(summary.id, push.share);
       if (push.insights) this.rollups.apply(push.insights);
       if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
+      if (push.device_uses) this.devices.touchUsed(push.device_uses);
+      return this.devices.generation();
     });
     if (queued) await this.scheduleAlarm(Date.now());
+    return { device_generation: generation };
   }
 
   /** The workflow object pushes its link state after each change; a row is only updated, never created, here. */
@@ -291,6 +316,7 @@ export class AccountObject extends DurableObject<Env> {
 
   /** One alarm serves two timers: sessions that expire (their live pages close) and webhook deliveries that are due. */
   async alarm(): Promise<void> {
+    if (meter.on) meter.request("account", "alarm");
     await this.sessions.endExpired();
     const next = await this.webhooks.deliverDue(this.sender);
     const sessionExpiry = this.sessions.nextExpiry();
@@ -300,7 +326,10 @@ export class AccountObject extends DurableObject<Env> {
   /** Moves the alarm earlier when `at` comes first. */
   private async scheduleAlarm(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    if (current !== null && current <= at) return;
+    await this.ctx.storage.setAlarm(at);
+    // Cloudflare bills each setAlarm as one row written.
+    if (meter.on) meter.statement("account", 0, 1);
   }
 
   // ── Dashboard sessions ────────────────────────────────────────────────────
@@ -400,25 +429,49 @@ export class AccountObject extends DurableObject<Env> {
     return this.devices.pending(code);
   }
 
-  async approveDevice(code: string, name: string): Promise<Result<DeviceInfo>> {
-    return this.devices.approve(code, name);
+  async approveDevice(account: string, code: string, name: string): Promise<Result<DeviceInfo>> {
+    return this.devicesChanged(account, await this.devices.approve(code, name));
   }
 
-  async addDevice(name: string, key: string): Promise<Result<DeviceInfo>> {
-    return this.devices.add(name, key);
+  async addDevice(account: string, name: string, key: string): Promise<Result<DeviceInfo>> {
+    return this.devicesChanged(account, this.devices.add(name, key));
   }
 
   async listDevices(): Promise<DeviceInfo[]> {
     return this.devices.list();
   }
 
-  async revokeDevice(id: string): Promise<Result<DeviceInfo>> {
-    return this.devices.revoke(id);
+  /** Revoked for every workflow that keeps a copy of the keys before this answers (workflow/device-keys). */
+  async revokeDevice(account: string, id: string): Promise<Result<DeviceInfo>> {
+    return this.devicesChanged(account, this.devices.revoke(id));
   }
 
-  /** A workflow object asks whether a signature over `message` is an approved device's. */
-  async verifyDeviceSignature(signature: DeviceSignature, message: Uint8Array): Promise<SignatureVerdict> {
-    return this.devices.verify(signature, message);
+  /**
+   * A workflow object's copy of the devices' keys, to verify signatures itself: it is subscribed,
+   * so every change reaches it (`devicesChanged`) while it trusts the copy.
+   */
+  async deviceKeys(workflowId: string): Promise<DeviceKeySet> {
+    this.deviceSubscribers.subscribe(workflowId, Date.now());
+    return this.devices.keySet();
+  }
+
+  /**
+   * After an approval or a revocation, every subscribed workflow gets the new keys before the
+   * caller is answered (a few at a time; one that fails learns the new generation with its next
+   * push's answer, and its copy's trust runs out within LIMITS.DEVICE_KEYS_FRESH_MS anyway).
+   */
+  private async devicesChanged<T>(account: string, result: Result<T>): Promise<Result<T>> {
+    if (!result.ok) return result;
+    const keys = this.devices.keySet();
+    const subscribers = this.deviceSubscribers.current(Date.now());
+    await pool(subscribers, DEVICE_KEY_PUSHES_AT_ONCE, async (workflowId) => {
+      try {
+        await workflowStub(this.env, workflowId).deviceKeysChanged(account, keys);
+      } catch (error) {
+        console.error(`device keys not pushed to ${workflowId}`, error);
+      }
+    });
+    return result;
   }
 
   /** Whether a credential of `account` still holds, answered without waiting (inside a transaction). */

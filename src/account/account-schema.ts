@@ -291,4 +291,33 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE TABLE insight_state (id INTEGER PRIMARY KEY CHECK (id = 1), measures_version INTEGER NOT NULL)",
     ],
   },
+  // The workflow objects that keep a copy of the devices' keys (account/device-subscribers) and
+  // until when: every approval and revocation is pushed to them.
+  {
+    version: 16,
+    statements: ["CREATE TABLE device_subscribers (workflow_id TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID"],
+  },
+  // The path index without a rowid beside its key, and without its index by workflow (which only
+  // counted a workflow's paths against their bound: the workflow's row counts them now): each path
+  // a task changed is two rows written fewer (each is billed).
+  {
+    version: 17,
+    statements: [
+      "ALTER TABLE workflows ADD COLUMN paths_indexed INTEGER NOT NULL DEFAULT 0",
+      "UPDATE workflows SET paths_indexed = (SELECT count(*) FROM workflow_paths WHERE workflow_id = workflows.id)",
+      `CREATE TABLE workflow_paths_v17 (
+        path TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (path, workflow_id, task_id)
+      ) WITHOUT ROWID`,
+      "INSERT INTO workflow_paths_v17 SELECT path, workflow_id, task_id, task_name, status, at FROM workflow_paths",
+      "DROP TABLE workflow_paths",
+      "ALTER TABLE workflow_paths_v17 RENAME TO workflow_paths",
+      "CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)",
+    ],
+  },
 ];

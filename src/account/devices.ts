@@ -8,12 +8,14 @@
  * and got the code; the owner enters the code in the dashboard, checks the name and fingerprint,
  * and approves), or an admin adding the public key through the API. Pairing codes are kept only as
  * hashes, live ten minutes and work once. A revoked key never comes back: signatures it makes stop
- * counting at once, and approving it again is refused (the device makes a new key).
+ * counting at once, and approving it again is refused (the device makes a new key). Workflow
+ * objects verify signatures with a copy of the keys (`keySet`, pushed to them on every change)
+ * and report the uses they accepted back (`touchUsed`).
  */
-import { type DeviceSignature, deviceFingerprint } from "@waymark/protocol/device-signature";
+import { deviceFingerprint } from "@waymark/protocol/device-signature";
 import { randomBase32, sha256Hex } from "../crypto";
 import type { CredentialRef } from "../domain/credentials";
-import { type SignatureVerdict, verifyDeviceSignature } from "../domain/device-signature";
+import type { DeviceKeySet, DeviceUse } from "../domain/device-signature";
 import { TOUCH_INTERVAL_MS } from "../domain/managed-token";
 import { fail, notFound, ok, type Result } from "../errors";
 import { isoTime } from "../iso-time";
@@ -208,22 +210,37 @@ export class Devices {
   }
 
   /**
-   * The verdict on a device signature over `message`: it must name a device of this account that
-   * is not revoked, and verify. A verified use is recorded, at most once a minute.
+   * The keys workflow objects verify signatures with (workflow/device-keys): the newest devices,
+   * approved and revoked (a revoked one's signature is refused with when it was revoked), and the
+   * generation, which every approval and revocation raises (rows are never deleted, a revocation never undone).
    */
-  async verify(signature: DeviceSignature, message: Uint8Array, now = Date.now()): Promise<SignatureVerdict> {
-    const row = this.sql<Row>`SELECT * FROM devices WHERE public_key = ${signature.key}`[0];
-    const device = row ? infoFromRow(row) : null;
-    const verdict = await verifyDeviceSignature(signature, message, device, now);
-    if (verdict.ok && device) {
-      // Revoked while the signature was being checked: revocation wins.
-      const revoked = this.sql<Row>`SELECT revoked_at FROM devices WHERE id = ${device.id}`[0]?.revoked_at;
-      if (revoked !== null && revoked !== undefined) return { ok: false, reason: `signed by a device revoked ${String(revoked)}` };
-      const cutoff = isoTime(now - TOUCH_INTERVAL_MS);
-      this.sql`UPDATE devices SET last_used_at = ${isoTime(now)}
-        WHERE id = ${device.id} AND (last_used_at IS NULL OR last_used_at < ${cutoff})`;
+  keySet(): DeviceKeySet {
+    const generation = this.generation();
+    const rows = this.sql<Row>`SELECT * FROM devices ORDER BY created_at DESC LIMIT ${LIMITS.DEVICE_KEYS_KEPT}`;
+    return {
+      generation,
+      devices: rows.map((row) => ({
+        name: String(row.name),
+        fingerprint: String(row.fingerprint),
+        key: String(row.public_key),
+        revoked_at: text(row.revoked_at),
+      })),
+    };
+  }
+
+  /** Raised by every approval and revocation. */
+  generation(): number {
+    return this.sql<{ n: number }>`SELECT count(*) + count(revoked_at) AS n FROM devices`[0]?.n ?? 0;
+  }
+
+  /** Signatures workflows accepted, by device fingerprint: each device's last use, recorded at most once a minute. */
+  touchUsed(uses: readonly DeviceUse[]): void {
+    for (const use of uses) {
+      const at = isoTime(use.at);
+      const cutoff = isoTime(use.at - TOUCH_INTERVAL_MS);
+      this.sql`UPDATE devices SET last_used_at = ${at}
+        WHERE fingerprint = ${use.fingerprint} AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at < ${cutoff})`;
     }
-    return verdict;
   }
 }
 

@@ -39,21 +39,34 @@ type Row = Record<string, SqlStorageValue>;
 export class PathIndex {
   constructor(private readonly sql: Sql) {}
 
-  /** Upserts a workflow's paths (replays are harmless), at most PATHS_PER_WORKFLOW per workflow. */
+  /**
+   * Upserts a workflow's paths (replays are harmless), at most PATHS_PER_WORKFLOW per workflow:
+   * the workflow's row counts them (`paths_indexed`; its summary is recorded first, in the same
+   * transaction). Rows are written only for new paths and for the rare one whose status or task
+   * name changed (each row written is billed): a task's paths pushed again, as a task.updated
+   * event does, write nothing.
+   */
   record(workflowId: string, entries: readonly PathEntry[]): void {
     if (entries.length === 0) return;
-    const stored = this.sql<{ n: number }>`SELECT count(*) AS n FROM workflow_paths WHERE workflow_id = ${workflowId}`[0]?.n ?? 0;
+    const stored = this.sql<{ n: number }>`SELECT paths_indexed AS n FROM workflows WHERE id = ${workflowId}`[0]?.n ?? 0;
     // Every entry counts against the bound, as if each one were new (replays included).
     const batch = entries.slice(0, Math.max(0, LIMITS.PATHS_PER_WORKFLOW - stored));
     if (batch.length === 0) return;
+    let added = 0;
     // A statement per chunk, not per path (a statement per path cost about 0.1 ms each, 12 ms for a
     // 100-file task); chunks keep each bound list far below SQLite's 2 MB per value.
     for (const chunk of jsonChunks(batch.map((e) => [e.path, e.task_id, e.task_name, e.status, e.at]))) {
-      this.sql`
+      added += this.sql`
         INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
         SELECT value ->> 0, ${workflowId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
-        ON CONFLICT (path, workflow_id, task_id) DO UPDATE SET status = excluded.status, task_name = excluded.task_name`;
+        ON CONFLICT (path, workflow_id, task_id) DO NOTHING RETURNING path`.length;
+      this.sql`
+        UPDATE workflow_paths AS p SET status = j.value ->> 3, task_name = j.value ->> 2
+        FROM json_each(${chunk}) AS j
+        WHERE p.path = j.value ->> 0 AND p.workflow_id = ${workflowId} AND p.task_id = j.value ->> 1
+          AND (p.status IS NOT j.value ->> 3 OR p.task_name IS NOT j.value ->> 2)`;
     }
+    if (added > 0) this.sql`UPDATE workflows SET paths_indexed = paths_indexed + ${added} WHERE id = ${workflowId}`;
   }
 
   /**

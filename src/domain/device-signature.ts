@@ -30,6 +30,22 @@ export interface DeviceKey {
   revoked_at: string | null;
 }
 
+/**
+ * The account's devices as a workflow object keeps them to verify signatures without asking the
+ * account each time: `generation` grows with every approval and revocation (devices are never
+ * deleted and a revocation is final), so a set never replaces a newer one.
+ */
+export interface DeviceKeySet {
+  generation: number;
+  devices: DeviceKey[];
+}
+
+/** A signature a workflow object accepted, reported to the account (the device's "last used"). */
+export interface DeviceUse {
+  fingerprint: string;
+  at: number;
+}
+
 export type SignatureVerdict = { ok: true; device: DeviceRef; nonce: string; start_nonce: string | null } | { ok: false; reason: string };
 
 export const NOT_SIGNED = "not signed by a device";

@@ -23,7 +23,7 @@ import { pageBlocks } from "../pages/page-reads";
 import { PAGE_STYLE } from "../pages/style";
 import { WRITES } from "./annotations";
 import { APP_SCRIPT } from "./app-client";
-import { notFound, type ToolContext, workflowStub } from "./context";
+import { notFound, requestContext, type ToolContext, workflowStub } from "./context";
 import { defineTool, type ToolDefinition } from "./define";
 
 export const UI_EXTENSION = "io.modelcontextprotocol/ui";
@@ -126,7 +126,8 @@ export const sendFeedbackTool: ToolDefinition = defineTool({
 /** Tools only the app calls, offered to clients that render apps. */
 export const APP_TOOLS: readonly ToolDefinition[] = [sendFeedbackTool];
 
-export function registerApp(server: McpServer, ctx: ToolContext): void {
+/** The review app; its own tools only on servers for clients that render apps. */
+export function registerApp(server: McpServer, rendersApps: boolean): void {
   server.registerResource(
     "review-app",
     APP_URI,
@@ -140,8 +141,9 @@ export function registerApp(server: McpServer, ctx: ToolContext): void {
       description: "What the review app shows of a workflow (or a task's workflow): the share page's blocks and the feedback form",
       mimeType: "text/html",
     },
-    (uri, variables) => reviewFragment(ctx, uri, String(variables.id ?? "")),
+    (uri, variables, request) => reviewFragment(requestContext(request), uri, String(variables.id ?? "")),
   );
-  if (!ctx.rendersApps) return;
-  for (const tool of APP_TOOLS) server.registerTool(tool.name, tool.config, (args: unknown) => tool.call(args, ctx));
+  if (!rendersApps) return;
+  for (const tool of APP_TOOLS)
+    server.registerTool(tool.name, tool.config, (args: unknown, request) => tool.call(args, requestContext(request)));
 }

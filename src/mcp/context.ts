@@ -2,7 +2,7 @@
  * @module context — what a tool acts with: the authenticated account, the bindings, and the
  * stubs of the Durable Objects it talks to; plus the two shapes a tool result takes.
  */
-import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { AuthInfo, CallToolResult, ServerContext } from "@modelcontextprotocol/server";
 import type { Scope } from "../domain/access-scopes";
 import type { FeedbackAuthor } from "../domain/view";
 import { type Failure, notFound as notFoundIn } from "../errors";
@@ -21,6 +21,27 @@ export interface ToolContext {
   rendersApps?: boolean;
   /** Who is calling, as feedback sent from the review app names its author (src/mcp/app.ts). */
   author: FeedbackAuthor;
+  /**
+   * The credential the call came with (src/domain/credentials CredentialRef): kept with the tasks
+   * it records, so a verdict from a page session signed in with it is known as the agent's.
+   */
+  credential: string;
+}
+
+/** The account's context rides on the request's AuthInfo (src/mcp/endpoint.ts) to every handler of the exchange. */
+export interface WaymarkAuthInfo extends AuthInfo {
+  extra: { context: ToolContext };
+}
+
+/** The context of the request a handler serves: servers are shared between requests (src/mcp/server.ts), requests are not. */
+export function requestContext(request: Pick<ServerContext, "http"> | undefined): ToolContext {
+  return contextOf(request?.http?.authInfo);
+}
+
+export function contextOf(authInfo: AuthInfo | undefined): ToolContext {
+  const context = (authInfo as WaymarkAuthInfo | undefined)?.extra?.context;
+  if (!context) throw new Error("MCP request without an authenticated context");
+  return context;
 }
 
 export function workflowStub(ctx: ToolContext, workflowId: string) {

@@ -5,14 +5,14 @@
  * body is parsed (bounded in objects and arrays) and checked where the SDK answers badly, the
  * caller's scopes are checked per message (mcp/message-scopes.ts), and a subscription opens its
  * stream (mcp/subscriptions.ts) or the stateless MCP handler (one per isolate) runs with the
- * caller's context.
+ * caller's context (on the request's AuthInfo: the servers themselves are shared, src/mcp/server.ts).
  *
  * The MCP SDK's own `createMcpHandler` serves it. Cloudflare's `agents` package wraps that same
  * handler and is not a dependency: its wrapper would check Host and Origin a second time under a
  * hostname-only rule of its own, add CORS headers this deployment does not send, and copy every
  * response; what else it offers (the OAuth provider's auth context) the principal middleware gives.
  */
-import { type AuthInfo, createMcpHandler } from "@modelcontextprotocol/server";
+import { createMcpHandler } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { authorOf } from "../domain/credentials";
@@ -23,27 +23,16 @@ import type { AppEnv } from "../http/types";
 import { LIMITS } from "../limits";
 import { oauthPrincipal } from "../oauth/provider";
 import { rendersApps } from "./app";
-import type { ToolContext } from "./context";
+import { contextOf, type ToolContext, type WaymarkAuthInfo } from "./context";
 import { mcpScopes } from "./message-scopes";
-import { buildMcpServer } from "./server";
+import { serverFor } from "./server";
 import { openSubscription, subscriptionRequest } from "./subscriptions";
-
-/** The account's context rides on the request's AuthInfo to the per-request server the handler builds. */
-interface WaymarkAuthInfo extends AuthInfo {
-  extra: { context: ToolContext };
-}
-
-function contextOf(authInfo: AuthInfo | undefined): ToolContext {
-  const context = (authInfo as WaymarkAuthInfo | undefined)?.extra?.context;
-  if (!context) throw new Error("MCP request without an authenticated context");
-  return context;
-}
 
 /** Non-streaming decodes keep no state between calls, so one decoder serves every request. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-/** Built once per isolate: nothing in it depends on the request. */
-const handler = createMcpHandler(({ authInfo }) => buildMcpServer(contextOf(authInfo)));
+/** Built once per isolate: nothing in it depends on the request; the servers it serves with come from src/mcp/server.ts. */
+const handler = createMcpHandler(({ era, authInfo }) => serverFor(era, contextOf(authInfo).rendersApps === true));
 
 /** Stateless Streamable HTTP: every exchange is one POST; there is no stream to GET and no session to DELETE. */
 const ALLOWED_METHODS = "POST";
@@ -129,6 +118,7 @@ mcpRoutes.all(
       origin: new URL(c.req.url).origin,
       rendersApps: rendersApps(rpc.parsed),
       author,
+      credential: c.var.principal.credential,
     };
     const authInfo: WaymarkAuthInfo = { token: "", clientId: account, scopes: [...scopes], extra: { context } };
     // The body was read once; the SDK is handed the parsed body and a request it can read again.

@@ -81,7 +81,7 @@ export async function startTask(ctx: ToolContext, input: StartTaskInput): Promis
   if (!stub) return notFound("workflow_id", input.workflow_id);
   // The helper (its data attached) keeps the workflow's state for its hooks: it comes back with the write.
   const keepsState = input.snapshot === undefined ? undefined : RESUME_RECENT;
-  const [started, found] = await Promise.all([stub.startTask(ctx.account, input, keepsState), relatedWork(ctx, input)]);
+  const [started, found] = await Promise.all([stub.startTask(ctx.account, input, ctx.credential, keepsState), relatedWork(ctx, input)]);
   if (!started.ok) return started;
   // A replayed start (same idempotency key) names a task that may have logged since: never its own entries.
   const related = found.filter((item) => item.task_id !== started.value.task_id);

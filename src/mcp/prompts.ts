@@ -9,7 +9,7 @@ import { type GetPromptResult, type McpServer, ProtocolError, ProtocolErrorCode 
 import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import { workflowId } from "@waymark/protocol/tools";
 import { z } from "zod";
-import { accountStub, type ToolContext, workflowStub } from "./context";
+import { accountStub, requestContext, type ToolContext, workflowStub } from "./context";
 import { RESUME_RECENT, renderResume } from "./resume-text";
 import { consumesFeedback } from "./reviewer-feedback";
 
@@ -61,7 +61,7 @@ async function resume(ctx: ToolContext, requested: string | undefined): Promise<
 
 export const PROMPT_NAMES = PROMPTS.map((prompt) => prompt.name);
 
-export function registerPrompts(server: McpServer, ctx: ToolContext): void {
+export function registerPrompts(server: McpServer): void {
   const [instructions, resumePrompt] = PROMPTS;
   server.registerPrompt(instructions.name, { title: instructions.title, description: instructions.description }, () =>
     userText(INSTRUCTIONS, "How to keep a record of your work in Waymark"),
@@ -69,6 +69,6 @@ export function registerPrompts(server: McpServer, ctx: ToolContext): void {
   server.registerPrompt(
     resumePrompt.name,
     { title: resumePrompt.title, description: resumePrompt.description, argsSchema: resumeArguments },
-    ({ workflow_id }) => resume(ctx, workflow_id),
+    ({ workflow_id }, request) => resume(requestContext(request), workflow_id),
   );
 }

@@ -28,7 +28,7 @@ import { isWorkflowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import * as stubs from "../stubs";
 import { FILE_LISTS, type FileList } from "../workflow/task-files";
-import type { ToolContext } from "./context";
+import { requestContext, type ToolContext } from "./context";
 
 export const SERVER_INFO_URI = "waymark://server/info";
 const JSON_TYPE = "application/json";
@@ -199,7 +199,8 @@ const FILE_PAGE_TEMPLATE = new ResourceTemplate(new FilePageTemplate(), { list: 
 const TRUNCATED_HOW =
   "Each array named here holds its first page only: read its `next` URI, then the `next` of each page, until it is null.";
 
-export function registerResources(server: McpServer, ctx: ToolContext, description: ServerDescription): void {
+/** The resources; each handler acts for the account of the request it serves (requestContext). */
+export function registerResources(server: McpServer, description: ServerDescription): void {
   server.registerResource(
     "server-info",
     SERVER_INFO_URI,
@@ -207,7 +208,7 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
     (uri) => json(uri, serverInfo(description)),
   );
 
-  const workflowStub = (uri: URL, id: string) => {
+  const workflowStub = (ctx: ToolContext, uri: URL, id: string) => {
     if (!isWorkflowId(id)) throw notFound(uri, id);
     return stubs.workflowStub(ctx.env, id);
   };
@@ -215,7 +216,8 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
   server.registerResource(
     "workflow",
     new ResourceTemplate("waymark://workflows/{id}", {
-      list: async () => {
+      list: async (request) => {
+        const ctx = requestContext(request);
         const account = stubs.accountStub(ctx.env, ctx.account);
         const workflows = await account.listWorkflows({ limit: LISTED_WORKFLOWS });
         return {
@@ -232,9 +234,10 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
       description: `A workflow (tasks, decisions, issues, milestones, totals): each array's first page (at most ${LIMITS.READ_PAGE_ITEMS}); \`truncated\` names the next page's URI of each array that has more`,
       mimeType: JSON_TYPE,
     },
-    async (uri, variables) => {
+    async (uri, variables, request) => {
+      const ctx = requestContext(request);
       const id = single(variables, "id") ?? "";
-      const stub = workflowStub(uri, id);
+      const stub = workflowStub(ctx, uri, id);
       const head = unwrap(uri, id, await stub.readHead(ctx.account, false));
       // One page per array, one after the other: the resource is never more than four pages.
       const arrays: Partial<Record<RecordKind, unknown[]>> = {};
@@ -257,13 +260,14 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
         "The next page of one of a workflow's arrays (tasks, decisions, issues, milestones), from a workflow resource's `truncated` or a page's `next`",
       mimeType: JSON_TYPE,
     },
-    async (uri, variables) => {
+    async (uri, variables, request) => {
+      const ctx = requestContext(request);
       const id = single(variables, "id") ?? "";
       const kind = single(variables, "kind") as RecordKind;
       const unknown = Object.keys(variables).filter((name) => !["id", "kind", "cursor"].includes(name));
       if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(", ")}; accepted: cursor`);
       const cursor = single(variables, "cursor") || null;
-      const page = unwrap(uri, id, await workflowStub(uri, id).readRows(ctx.account, kind, cursor, LIMITS.READ_PAGE_ITEMS));
+      const page = unwrap(uri, id, await workflowStub(ctx, uri, id).readRows(ctx.account, kind, cursor, LIMITS.READ_PAGE_ITEMS));
       return json(uri, {
         [kind]: page.rows,
         next_cursor: page.next_cursor,
@@ -279,7 +283,8 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
       description: `One list of a task's record (${FILE_LISTS.join(", ")}), a page of at most ${LIMITS.FILE_PAGE_ITEMS}; continue with \`next\``,
       mimeType: JSON_TYPE,
     },
-    async (uri, variables) => {
+    async (uri, variables, request) => {
+      const ctx = requestContext(request);
       const id = single(variables, "id") ?? "";
       const taskId = single(variables, "task_id") ?? "";
       const list = single(variables, "list") ?? "";
@@ -291,7 +296,7 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
       const page = unwrap(
         uri,
         id,
-        await workflowStub(uri, id).readFiles(ctx.account, taskId, list as FileList, cursor, LIMITS.FILE_PAGE_ITEMS),
+        await workflowStub(ctx, uri, id).readFiles(ctx.account, taskId, list as FileList, cursor, LIMITS.FILE_PAGE_ITEMS),
       );
       return json(uri, {
         [list]: page.items,
@@ -308,13 +313,14 @@ export function registerResources(server: McpServer, ctx: ToolContext, descripti
       description: `A workflow's event log after from_seq (default 0), at most limit (default and max ${LIMITS.EVENTS_PAGE}); continue from next_seq`,
       mimeType: JSON_TYPE,
     },
-    async (uri, variables) => {
+    async (uri, variables, request) => {
+      const ctx = requestContext(request);
       const id = single(variables, "id") ?? "";
       const unknown = Object.keys(variables).filter((name) => !["id", "from_seq", "limit"].includes(name));
       if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(", ")}; accepted: from_seq, limit`);
       const fromSeq = integerParameter(variables, "from_seq", 0, 0, Number.MAX_SAFE_INTEGER);
       const limit = integerParameter(variables, "limit", LIMITS.EVENTS_PAGE, 1, LIMITS.EVENTS_PAGE);
-      const page = unwrap(uri, id, await workflowStub(uri, id).events(ctx.account, fromSeq, limit));
+      const page = unwrap(uri, id, await workflowStub(ctx, uri, id).events(ctx.account, fromSeq, limit));
       if (fromSeq > page.last_seq) throw invalid(`from_seq: ${fromSeq} is beyond the last event (seq ${page.last_seq})`);
       return json(uri, { events: page.events, next_seq: page.next_seq, has_more: page.has_more });
     },

@@ -1,11 +1,16 @@
 /**
  * @module server — Waymark's MCP server: the tool definitions and their JSON Schemas are built
- * once per isolate (module scope); per request only a light McpServer is assembled around them,
- * bound to the authenticated account (the SDK's stateless handler wants a fresh instance each time).
+ * once per isolate (module scope), and so are the servers around them: every handler reads the
+ * account it acts for from the request it serves (context.ts, requestContext), never from the
+ * server, so a server that finished an exchange serves the next one. The SDK's stateless handler
+ * wants an instance that serves no other exchange, and sets each exchange's protocol version
+ * and client on it: a 2026-era exchange gets an idle server from the pool (each exchange sets
+ * both afresh); a 2025-era one, whose version and client a server would keep from an earlier
+ * `initialize`, a new server every time.
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { registerApp, UI_EXTENSION } from "./app";
-import type { ToolContext } from "./context";
+import { requestContext } from "./context";
 import type { ToolDefinition } from "./define";
 import { PROMPT_NAMES, registerPrompts } from "./prompts";
 import { registerResources } from "./resources";
@@ -49,12 +54,29 @@ export const CAPABILITIES = {
   extensions: { [UI_EXTENSION]: {} },
 };
 
-/** One light server per request around the shared definitions; tools act for the authenticated account. */
-export function buildMcpServer(ctx: ToolContext): McpServer {
+/** A server around the shared definitions; the app's own tools only for clients that render apps. */
+function buildServer(rendersApps: boolean): McpServer {
   const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: CAPABILITIES });
-  for (const tool of TOOLS) server.registerTool(tool.name, tool.config, (args: unknown) => tool.call(args, ctx));
-  registerResources(server, ctx, { ...SERVER_INFO, tools: TOOL_NAMES, prompts: PROMPT_NAMES });
-  registerPrompts(server, ctx);
-  registerApp(server, ctx);
+  for (const tool of TOOLS)
+    server.registerTool(tool.name, tool.config, (args: unknown, request) => tool.call(args, requestContext(request)));
+  registerResources(server, { ...SERVER_INFO, tools: TOOL_NAMES, prompts: PROMPT_NAMES });
+  registerPrompts(server);
+  registerApp(server, rendersApps);
+  return server;
+}
+
+/** Idle 2026-era servers, for clients that render apps and for the others; at most IDLE_SERVERS of each kept. */
+const idle = { apps: [] as McpServer[], plain: [] as McpServer[] };
+const IDLE_SERVERS = 16;
+
+/** The server for one exchange (createMcpHandler's factory): an idle one back in its pool once the exchange closes. */
+export function serverFor(era: "modern" | "legacy", rendersApps: boolean): McpServer {
+  if (era !== "modern") return buildServer(rendersApps);
+  const pool = rendersApps ? idle.apps : idle.plain;
+  const server = pool.pop() ?? buildServer(rendersApps);
+  // The SDK calls this once the exchange closed (its transport gone); a server whose exchange never opened is left to the collector.
+  server.server.onclose = () => {
+    if (pool.length < IDLE_SERVERS) pool.push(server);
+  };
   return server;
 }

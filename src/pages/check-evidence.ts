@@ -21,7 +21,8 @@ export function renderExit(exit: number | null): Html {
   return html`<span class="exit exit-${state}"><span aria-hidden="true">${shape}</span> ${exitWords(exit)}</span>`;
 }
 
-function renderSegment(segment: EvidenceSegment): Html | string {
+/** One piece of a check's sentence as HTML. */
+export function renderSegment(segment: EvidenceSegment): Html | string {
   if (typeof segment === "string") return segment;
   if ("code" in segment) return html`<code>${segment.code}</code>`;
   if ("time" in segment) return renderTime(segment.time);

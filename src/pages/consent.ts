@@ -27,7 +27,7 @@ export async function renderConsentPage(nonce: string, view: ConsentView): Promi
     nonce,
     "Connect an app",
     html`<div class="topbar"><span class="brand">Waymark</span> <span class="muted">account ${view.account}</span></div>
-<h1>Connect <span id="client-name">${view.clientName}</span> to Waymark?</h1>
+<h1 id="main-content" tabindex="-1">Connect <span id="client-name">${view.clientName}</span> to Waymark?</h1>
 <p>The app will act for the account <strong>${view.account}</strong> through the MCP endpoint. After approval you are sent back to <code>${view.redirectHost}</code>. You can revoke it any time on the <a href="/dashboard/tokens">tokens page</a>.</p>
 <form method="post" action="${view.action}" id="consent">
 <fieldset><legend>Access</legend>${view.offered.map(
@@ -45,6 +45,6 @@ export function renderConsentError(nonce: string, message: string): Html {
   return ownerPage(
     nonce,
     "Authorization failed",
-    html`<h1>This authorization request cannot be completed</h1><p role="alert" class="alert">${message}</p>`,
+    html`<h1 id="main-content" tabindex="-1">This authorization request cannot be completed</h1><p role="alert" class="alert">${message}</p>`,
   );
 }

@@ -8,7 +8,7 @@ import { html, raw } from "hono/html";
 import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/account-object";
 import type { ShareInfo } from "../domain/share-status";
 import { STATUS_WORD } from "./files";
-import { formatCount, renderTime, srOnly, statusBadge } from "./format";
+import { formatCount, formatUsd, renderTime, srOnly, statusBadge } from "./format";
 import { OWNER_SCRIPT } from "./scripts";
 import { PAGE_STYLE } from "./style";
 
@@ -31,17 +31,18 @@ export function layout(nonce: string, title: string, body: Html, style = ""): Ht
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title} — Waymark</title><style nonce="${nonce}">${raw(PAGE_STYLE)}${raw(style)}</style></head>
-<body><main>${body}</main><script nonce="${nonce}">${raw(OWNER_SCRIPT)}</script></body></html>`;
+<body><main><a class="skip" href="#main-content">Skip to content</a>${body}</main><script nonce="${nonce}">${raw(OWNER_SCRIPT)}</script></body></html>`;
 }
 
 export function renderLoginPage(nonce: string, error: string | null): Html {
   return layout(
     nonce,
     "Sign in",
-    html`<h1>Waymark dashboard</h1>
+    html`<h1 id="main-content" tabindex="-1">Waymark dashboard</h1>
 <p>Paste your API token (the bearer token your agents use). It is sent once, in this form's body, and never stored in the browser: you get a signed session cookie instead.</p>
+<p id="token-source" class="muted">Where a token comes from: on your own machine, the development token <code>npm start</code> prints (kept in <code>.wrangler/dev-token</code>); on a deployment, a token its operator set (<code>WAYMARK_TOKENS</code>), or one an admin of your account made for you on the <strong>Tokens</strong> page (<code>/dashboard/tokens</code>, after signing in).</p>
 ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
-<form method="post" action="/login"><p><label>API token<br><input type="password" name="token" autocomplete="current-password" required size="40"></label></p>
+<form method="post" action="/login"><p><label>API token<br><input type="password" name="token" autocomplete="current-password" required size="40" aria-describedby="token-source"></label></p>
 <p><button type="submit">Sign in</button></p></form>`,
   );
 }
@@ -123,7 +124,6 @@ export function dashboardHref(filters: DashboardFilters, page: number): string {
 }
 
 const tokens = (r: { input_tokens: number; output_tokens: number }) => formatCount(r.input_tokens + r.output_tokens);
-const cost = (usd: number) => `$${usd.toFixed(usd >= 100 ? 0 : 2)}`;
 
 function renderAccountTotals(t: AccountTotals): Html {
   const cell = (value: string | number, label: string) =>
@@ -131,7 +131,7 @@ function renderAccountTotals(t: AccountTotals): Html {
   return html`<div class="totals" id="account-totals">${cell(t.workflows, "workflows")}${cell(t.open_workflows, "in progress")}${cell(t.tasks, "tasks")}${cell(
     t.files_changed,
     "files changed",
-  )}${cell(t.reviews_needed, "reviews needed")}${cell(tokens(t), "tokens")}${cell(cost(t.cost_usd), "cost")}</div>`;
+  )}${cell(t.reviews_needed, "reviews needed")}${cell(tokens(t), "tokens")}${cell(formatUsd(t.cost_usd), "cost (USD)")}</div>`;
 }
 
 function renderSettings(settings: AccountSettings): Html {
@@ -178,7 +178,7 @@ function renderRow(r: DashboardPage["rows"][number]): Html {
 <td class="num" data-label="tasks">${formatCount(r.tasks)}${r.open_tasks > 0 ? ` (${formatCount(r.open_tasks)} open)` : ""}</td>
 <td class="num" data-label="files">${formatCount(r.files_changed ?? 0)}</td>
 <td class="num" data-label="tokens">${tokens(r)}</td>
-<td class="num" data-label="cost">${cost(r.cost_usd)}</td>
+<td class="num" data-label="cost">${formatUsd(r.cost_usd)}</td>
 <td class="num" data-label="reviews">${r.reviews_needed > 0 ? html`<span class="alert">${formatCount(r.reviews_needed)}</span>` : "0"}</td>
 <td data-label="share link">${shareCell(r)}</td></tr>`;
 }
@@ -213,7 +213,7 @@ export function renderDashboard(nonce: string, d: DashboardData): Html {
     nonce,
     "Dashboard",
     html`${accountNav(d.account, "workflows")}
-<h1>Workflows</h1>
+<h1 id="main-content" tabindex="-1">Workflows</h1>
 ${renderAccountTotals(d.totals)}
 ${renderSettings(d.settings)}
 ${
@@ -231,7 +231,7 @@ ${renderFilters(filters)}
 ${
   page.rows.length === 0
     ? html`<p class="muted">${filtered ? "Nothing matches these filters." : "No workflows yet. Agents create them with start_workflow."}</p>`
-    : html`<table class="workflows"><thead><tr><th scope="col">Workflow</th><th scope="col">Repository</th><th scope="col">Status</th><th scope="col">Last activity</th><th scope="col">Tasks</th><th scope="col">Files</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Reviews</th><th scope="col">Share link</th></tr></thead><tbody>
+    : html`<table class="workflows"><thead><tr><th scope="col">Workflow</th><th scope="col">Repository</th><th scope="col">Status</th><th scope="col">Last activity</th><th scope="col">Tasks</th><th scope="col">Files</th><th scope="col">Tokens</th><th scope="col">Cost (USD)</th><th scope="col">Reviews</th><th scope="col">Share link</th></tr></thead><tbody>
 ${page.rows.map(renderRow)}
 </tbody></table>`
 }

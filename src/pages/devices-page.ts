@@ -81,7 +81,7 @@ export function renderDevicesPage(nonce: string, page: DevicesPage): Html {
     "Devices",
     html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <a href="/dashboard/tokens">Tokens</a> <span class="muted">account ${page.account}</span>
 <form method="post" action="/logout"><button>Sign out</button></form></nav>
-<h1>Devices</h1>
+<h1 id="main-content" tabindex="-1">Devices</h1>
 <p>A device is a machine whose Waymark helper signs the file changes and usage it computes, with a key that never leaves that machine. Figures signed by an approved device read “computed and signed”; everything else reads “claimed by the client”.</p>
 ${page.problem ? html`<p class="alert" role="alert" id="device-problem">${page.problem}</p>` : ""}
 ${

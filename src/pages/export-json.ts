@@ -3,7 +3,7 @@
  * The JSON export, streamed one bounded page at a time from the paged reads, so a workflow of
  * 5,000 tasks and 100,000 events never sits in the Worker's memory: `$schema` (the JSON Schema
  * it follows, docs/schemas/export-v1.json, generated from @waymark/protocol/views/export), workflow, tasks, decisions, issues, milestones,
- * totals, last_seq, chain, events, feedback, each as `JSON.stringify(…, null, 2)` writes it, then
+ * totals, last_seq, chain, events, feedback, review (what needs a reviewer: the page's counts), each as `JSON.stringify(…, null, 2)` writes it, then
  * device_signed (each payload an approved device signed, as kept: @waymark/protocol/device-signature)
  * and last the deployment's signed statement (@waymark/protocol/statement): the workflow, the
  * events and the head they end on, the repository, the account (a digest) and the origin, the
@@ -210,6 +210,8 @@ export async function* jsonExport(stub: Stub, reader: Reader, head: WorkflowHead
     return whole(event);
   });
   if (head.feedback) yield valueMember(content, "feedback", head.feedback);
+  // What needs a reviewer as of chain.events: the numbers the page's head and the Markdown export show.
+  yield valueMember(content, "review", head.review);
   const binding = { account: "" };
   yield* deviceSignedMember(content, stub, reader, end.events, binding);
   const statement = await signing.sign({

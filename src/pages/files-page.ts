@@ -31,9 +31,9 @@ export function renderFilesPage(nonce: string, head: WorkflowHead, task: TaskVie
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>Files of ${task.name} — ${head.workflow.name} — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main>
+<body><main><a class="skip" href="#main-content">Skip to the files</a>
 <div class="topbar"><span class="brand">Waymark</span> <a href="${base}#${task.id}">Back to the workflow</a></div>
-<h1>Files changed by ${task.name}</h1>
+<h1 id="main-content" tabindex="-1">Files changed by ${task.name}</h1>
 <p class="muted">In the workflow ${head.workflow.name}: files ${range}.</p>
 <p class="legend muted">Files: <span class="fs fs-A">A</span> added, <span class="fs fs-M">M</span> modified, <span class="fs fs-D">D</span> deleted, <span class="fs fs-R">R</span> renamed; "agent" counts the added lines the agent's own edit tools last wrote (solid in the bar), "others" those something else did (hatched), "not observed" those no hook saw (dashed).</p>
 ${pager}${shown.length > 0 ? filesTable(shown, measured) : html`<p class="muted">No files on this page.</p>`}${pager}

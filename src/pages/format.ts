@@ -5,9 +5,12 @@
  * the viewer's zone by the page script) and status badges (a shape and a word, never colour alone).
  */
 import { formatSeconds } from "@waymark/protocol/pr-summary";
+import { formatCount, formatUsd } from "@waymark/protocol/wording";
 import { html, raw } from "hono/html";
 
-/** Usage reported at complete_task: "182,400 in · 12,950 out tokens · model · $0.0123" (counts written as everywhere else). */
+export { formatCount, formatUsd };
+
+/** Usage reported at complete_task: "182,400 in · 12,950 out tokens · model · $1.37" (counts and money written as everywhere else). */
 export function formatUsage(m: {
   input_tokens: number | null;
   output_tokens: number | null;
@@ -18,7 +21,7 @@ export function formatUsage(m: {
   if (m.input_tokens !== null || m.output_tokens !== null)
     parts.push(`${formatCount(m.input_tokens ?? 0)} in · ${formatCount(m.output_tokens ?? 0)} out tokens`);
   if (m.model !== null) parts.push(m.model);
-  if (m.cost_usd !== null) parts.push(`$${m.cost_usd.toFixed(4)}`);
+  if (m.cost_usd !== null) parts.push(formatUsd(m.cost_usd));
   return parts.join(" · ");
 }
 
@@ -27,12 +30,6 @@ export const formatDuration = formatSeconds;
 
 export function formatTime(iso: string | null): string {
   return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "";
-}
-
-/** Whole numbers with thousands separators: 12,345. */
-export function formatCount(n: number): string {
-  const sign = n < 0 ? "-" : "";
-  return sign + String(Math.round(Math.abs(n))).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
 const COMPACT_UNITS: readonly [number, string][] = [
@@ -78,9 +75,15 @@ const STATUS_SHAPE: Record<string, string> = {
   failed: "✕",
 };
 
-/** A status as a badge: shape + word on a coloured chip (the colour only repeats what the text says). */
+/**
+ * A status as a badge: shape + word on a chip (its colour only repeats what the text says). A
+ * finished status is what the agent reported, never a verdict, and says so: "✓ success (claimed)".
+ */
 export function statusBadge(status: string) {
-  return html`<span class="badge st st-${status}"><span class="shape" aria-hidden="true">${STATUS_SHAPE[status] ?? "•"}</span> ${STATUS_LABEL[status] ?? status}</span>`;
+  const claimed = status !== "active" && status !== "in_progress";
+  return html`<span class="badge st st-${status}"><span class="shape" aria-hidden="true">${STATUS_SHAPE[status] ?? "•"}</span> ${STATUS_LABEL[status] ?? status}${
+    claimed ? html` <span class="claim">(claimed)</span>` : ""
+  }</span>`;
 }
 
 /**

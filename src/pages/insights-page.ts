@@ -222,7 +222,7 @@ export function renderInsightsPage(nonce: string, d: InsightsPageData): Html {
     nonce,
     "Insights",
     html`${accountNav(d.account, "insights")}
-<h1>Insights</h1>
+<h1 id="main-content" tabindex="-1">Insights</h1>
 <p>What each agent and model claimed of its work next to what was observed: tests, declared areas, people's verdicts, its lines and their durability, cost. From ${insights.period.from} to ${insights.period.to} (${insights.period.days} days, UTC): ${insights.total.tasks.toLocaleString("en-US")} tasks completed.</p>
 ${renderForm(d)}
 <p class="downloads"><a href="/api/insights.csv?${query}" download>Download these figures as CSV</a><a href="/api/insights?${query}">as JSON</a></p>

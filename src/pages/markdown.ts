@@ -1,12 +1,12 @@
 /**
  * @module pages/markdown
- * The workflow's Markdown export: the same pull-request summary `waymark summary` prints
- * (@waymark/protocol/summary renders both, escaping agent text and showing paths verbatim in
- * code spans), followed by the reviewers' feedback the owner view holds. No link back to the
- * page: a PR description is often public, and the link carries the share token.
+ * The workflow's Markdown export, which `waymark summary` prints (@waymark/protocol/pr-summary
+ * renders it, escaping agent text and showing paths verbatim in code spans), followed by the
+ * reviewers' feedback the owner view holds. No link back to the page (the summary adds the
+ * current share link): a PR description is often public, and the link carries the share token.
  *
  * Streamed from the paged reads, one bounded page at a time, in the renderer's order: the
- * review items (the whole view's order, read only when there are any), the timeline, the
+ * open review items (the whole view's order, read only when there are any), the timeline, the
  * provenance of each task, the feedback. The text is the whole-view renderer's, byte for byte,
  * followed by one line saying how to check it: the JSON export carries the statement this
  * deployment signs (the Markdown itself is not signed), with the key's id and where its public
@@ -43,8 +43,10 @@ export async function* markdownExport(
 ): AsyncGenerator<string> {
   const writer = new SummaryWriter(head);
   yield writer.start();
-  if (head.review_items.tasks > 0) for await (const task of recordRows<TaskView>(stub, reader, "tasks")) yield writer.reviewTask(task);
-  if (head.review_items.issues > 0) {
+  // The review items still open (the head's counts): read only when there are any.
+  const open = head.review.review.open > 0;
+  if (open) for await (const task of recordRows<TaskView>(stub, reader, "tasks")) yield writer.reviewTask(task);
+  if (open && head.review_items.issues > 0) {
     for await (const page of recordPages(stub, reader, "issues")) {
       for (const issue of page.rows as IssueView[]) yield writer.reviewIssue(issue, page.task_names?.[issue.task_id] ?? issue.task_id);
     }

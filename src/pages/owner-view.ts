@@ -27,6 +27,12 @@ export interface OwnerPageOptions {
   on: string | null;
   /** The timeline page's query (`?after=<cursor>`). */
   query: string;
+  /**
+   * The session was signed in with a credential that recorded tasks of this workflow (the agent's,
+   * or one the owner and the agent share, like the local development token): its verdicts on
+   * those tasks are recorded as comments, and the page says so before the reviewer gives one.
+   */
+  sharesAgentCredential?: boolean;
 }
 
 function renderSharePanel(base: string, share: ShareInfo, url: string | null): Html {
@@ -75,11 +81,25 @@ ${verdicts}
 <p><button type="submit">Send feedback</button></p></form></section>`;
 }
 
+/** Said before any review when the session holds a credential that recorded this workflow's tasks. */
+const SHARED_CREDENTIAL = html`<div class="banner" id="shared-credential" role="note"><p><strong>You signed in with the token that recorded this workflow's tasks.</strong> The agent holds it too, so the server cannot tell your verdicts from the agent's: an approval or a request for changes you give here on those tasks is recorded as a comment and does not count as a review. Sign in with a token of your own, and give the agent its own token on the <a href="/dashboard/tokens">Tokens page</a>, to review here.</p></div>`;
+
+/**
+ * The review form the page script opens next to an item (a task, decision, issue or file) when its
+ * Review link is followed: the same fields and verdicts as each review item's own form
+ * (first-screen.ts), filled in with what the link is about. Inert until then (a <template>).
+ */
+function inlineReviewTemplate(base: string): Html {
+  return html`<template id="rv-template"><form method="post" action="${base}/feedback" class="rv-form rv-inline"><input type="hidden" name="target" value=""><input type="hidden" name="path" value=""><label>Message to the agent <span class="muted">(needed for a comment)</span><textarea name="body" rows="2" maxlength="2000"></textarea></label><span class="rv-buttons"><button name="verdict" value="approved">Approve</button><button name="verdict" value="changes_requested">Request changes</button><button name="verdict" value="comment">Comment</button><button type="button" class="rv-cancel">Cancel</button></span><span class="rv-status" role="status"></span></form></template>`;
+}
+
 /** The owner view's page around its blocks: navigation first; the feedback form and the share link after the timeline, where its links lead. */
 export function ownerPage(head: OwnerHead, blocks: RenderedBlocks, options: OwnerPageOptions): string {
   const base = `/w/${head.workflow.id}`;
-  const top = html`<nav class="owner-nav topbar" aria-label="Owner"><a href="/dashboard">← All workflows</a> <a href="#feedback">Feedback form</a> <a href="#share">Share link</a><form method="post" action="/logout"><button>Sign out</button></form></nav>`;
+  const top = html`<nav class="owner-nav topbar" aria-label="Owner"><a href="/dashboard">← All workflows</a> <a href="#feedback">Feedback form</a> <a href="#share">Share link</a><form method="post" action="/logout"><button>Sign out</button></form></nav>${
+    options.sharesAgentCredential ? SHARED_CREDENTIAL : ""
+  }`;
   const bottom = html`${renderFeedbackForm(base, head.workflow.id, blocks.facts.choices, options.on)}
-${renderSharePanel(base, head.share, options.shareUrl)}`;
+${renderSharePanel(base, head.share, options.shareUrl)}${inlineReviewTemplate(base)}`;
   return workflowPage(head, blocks.markup, { nonce: options.nonce, base, query: options.query, panel: { top, bottom } });
 }

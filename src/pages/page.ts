@@ -28,13 +28,14 @@ import type {
   WorkflowHeader,
 } from "../domain/view";
 import { LIMITS } from "../limits";
-import { formatCompact, formatCount, formatDuration, renderTime, srOnly, statusBadge } from "./format";
-import { renderWorkflowRepository } from "./provenance-notes";
+import { renderChanged, renderChecks, renderNeedsYou, renderOutside } from "./first-screen";
+import { formatCompact, formatCount, formatDuration, formatUsd, renderTime, srOnly, statusBadge } from "./format";
+import { commonProvenance, renderCommonProvenance, renderWorkflowRepository } from "./provenance-notes";
 import { renderLineTotals } from "./review-data";
 import { LIVE_SCRIPT } from "./scripts";
 import { PAGE_STYLE } from "./style";
 import { labelled } from "./task";
-import { type ReviewItem, Timeline, type TimelineFacts } from "./timeline";
+import { Timeline, type TimelineFacts } from "./timeline";
 
 type Html = ReturnType<typeof html>;
 
@@ -60,19 +61,29 @@ function renderHeader(w: WorkflowHeader): Html {
   </div>`;
 }
 
-/** The workflow's figures; a rounded one says its exact value beside its label (never only on hover). */
-function renderTotals(t: Totals): Html {
+/**
+ * The workflow's figures; a rounded one says its exact value beside its label (never only on
+ * hover); each label in the number its figure needs. "Needs review" is the open review items of
+ * the head's counts (@waymark/protocol/review-counts), the number the review box, the exports and
+ * `waymark summary` show.
+ */
+function renderTotals(t: Totals, head: WorkflowHead): Html {
   const cell = (value: string, label: string, exact?: string) =>
     html`<div><b>${value}</b><span>${label}${exact && exact !== value ? ` (${exact})` : ""}</span></div>`;
+  const count = (n: number, one: string, many = `${one}s`) => cell(formatCount(n), n === 1 ? one : many);
   const tokens = t.input_tokens + t.output_tokens;
   return html`<div id="wf-totals" class="totals">
-    ${cell(formatDuration(t.duration_seconds) || "0s", "duration")}${cell(formatCount(t.tasks), "tasks")}${cell(formatCount(t.open_tasks), "open")}${cell(
-      formatCount(t.files_changed),
+    ${cell(formatDuration(t.duration_seconds) || "0s", "duration")}${count(t.tasks, "task")}${cell(formatCount(t.open_tasks), "open")}${count(
+      t.files_changed,
+      "file changed",
       "files changed",
-    )}${cell(formatCount(t.decisions), "decisions")}${cell(formatCount(t.issues), "issues")}${cell(formatCount(t.reviews_needed), "reviews needed")}${
+    )}${count(t.decisions, "decision")}${count(t.issues, "issue")}${cell(formatCount(head.review.review.open), "open for review")}${
       // Usage totals only once some task reported metrics.
       tokens > 0 || t.cost_usd > 0
-        ? html`${cell(tokens >= 10_000 ? formatCompact(tokens) : formatCount(tokens), "tokens", formatCount(tokens))}${cell(`$${t.cost_usd.toFixed(2)}`, "cost")}`
+        ? html`${cell(tokens >= 10_000 ? formatCompact(tokens) : formatCount(tokens), tokens === 1 ? "token" : "tokens", formatCount(tokens))}${cell(
+            formatUsd(t.cost_usd),
+            "cost (USD)",
+          )}`
         : ""
     }
   </div>`;
@@ -89,13 +100,6 @@ const VERDICT_SHAPE: Record<FeedbackVerdict, string> = { comment: "✎", approve
 const verdictBadge = (verdict: FeedbackVerdict) =>
   html`<span class="badge v-${verdict}"><span class="shape" aria-hidden="true">${VERDICT_SHAPE[verdict]}</span> ${VERDICT_LABEL[verdict]}</span>`;
 
-/** The latest verdict (approved / changes requested) per reviewed id; comments do not change it. */
-function verdicts(feedback: readonly FeedbackView[]): Map<string, FeedbackVerdict> {
-  const latest = new Map<string, FeedbackVerdict>();
-  for (const f of feedback) if (f.verdict !== "comment") latest.set(f.target_id, f.verdict);
-  return latest;
-}
-
 /** What the blocks depend on besides the workflow: the page's base and timeline page, and the owner view's review links. */
 export interface BlockOptions {
   /** Base of this page (/s/<token> or /w/<id>): links to other timeline pages and to a task's files. */
@@ -108,40 +112,6 @@ export interface BlockOptions {
   selected?: string | null;
   /** The id of the key this deployment signs exports with (the chain's footer names it). */
   signingKey?: string;
-}
-
-const KIND_LABEL: Record<ReviewItem["kind"], string> = { task: "task", issue: "issue", scope: "outside areas" };
-
-/**
- * Everything that asks for a human: tasks whose outcome asks for manual review, issues flagged
- * for review and tasks that changed files outside their declared areas. `elsewhere`: review
- * items the head counts on other pages of the timeline.
- */
-function renderReview(
-  items: readonly ReviewItem[],
-  omitted: number,
-  elsewhere: number,
-  feedback: readonly FeedbackView[],
-  options: BlockOptions,
-): Html {
-  const latest = verdicts(feedback);
-  const state = (item: ReviewItem) => {
-    const verdict = latest.get(item.id);
-    const review = options.reviewBase
-      ? html` <a class="review-link" href="${options.reviewBase}?on=${item.id}#feedback">Review${srOnly(` ${KIND_LABEL[item.kind]} ${item.title}`)}</a>`
-      : "";
-    return html`${verdict ? html` ${verdictBadge(verdict)}` : ""}${review}`;
-  };
-  const open = items.filter((item) => latest.get(item.id) !== "approved").length + omitted + elsewhere;
-  return html`<section id="wf-review" class="review box" aria-labelledby="wf-review-title"${items.length === 0 && elsewhere === 0 ? html` hidden` : ""}>
-    <h2 id="wf-review-title"><span aria-hidden="true">⚑</span> Needs human review <span class="count">${formatCount(open)} open</span></h2>
-    <ul>${items.map(
-      (item) =>
-        html`<li${latest.get(item.id) === "approved" ? html` class="settled"` : ""}><span class="kind">${KIND_LABEL[item.kind]}</span> <a href="#${item.id}">${item.title}</a>: ${item.text}${state(item)}</li>`,
-    )}${omitted > 0 ? html`<li class="muted">… and ${formatCount(omitted)} more in the timeline</li>` : ""}${
-      elsewhere > 0 ? html`<li class="muted">… and ${formatCount(elsewhere)} on other pages of the timeline</li>` : ""
-    }</ul>
-  </section>`;
 }
 
 const VIA: Record<FeedbackAuthor["via"], string> = {
@@ -164,7 +134,21 @@ export function feedbackAuthorText(f: FeedbackView): string {
   const app = via === "oauth" && client ? ` (client ${client})` : "";
   const where = f.location ? ` on ${f.location.line === null ? f.location.path : `${f.location.path}:${f.location.line}`}` : "";
   const github = f.author.github_user ? `${f.author.github_user.login} on GitHub, ` : "";
-  return `${github}${VIA[via]} ${token}${app}, ${CHANNEL[f.channel]}${where}`;
+  return `${github}${VIA[via]} ${token}${app}, ${CHANNEL[f.channel]}${where}${f.requested_verdict ? requestedNote(f) : ""}`;
+}
+
+/**
+ * Why a verdict someone asked for was recorded as a comment, in one wording for every rendering:
+ * the channel could not tell a person from the agent, or the page session was signed in with the
+ * credential that recorded the task under review.
+ */
+function requestedNote(f: FeedbackView): string {
+  const asked = f.requested_verdict === "approved" ? "an approval" : "a request for changes";
+  const why =
+    f.channel === "page"
+      ? "signed in with the credential that recorded this task, which the agent holds too: the server cannot tell a person from the agent"
+      : "verdicts count only from the workflow's page";
+  return `; asked for ${asked}, recorded as a comment (${why})`;
 }
 
 /** Reviewer feedback, oldest first, who posted each item and where, and whether the agent has received it yet. */
@@ -203,8 +187,11 @@ function renderPlan(plan: readonly PlanStep[], steps: TimelineFacts["steps"], pa
   })}</ol></section>`;
 }
 
+/** The lines changed in all, with a link to the one list of files below the first answers (What changed). */
 function renderWorkflowLines(lines: LineTotals | null): Html | string {
-  return lines ? html`<p class="muted" id="wf-lines">Lines changed: ${renderLineTotals(lines)}</p>` : "";
+  return lines
+    ? html`<p class="muted" id="wf-lines">Lines changed: ${renderLineTotals(lines)} · <a href="#wf-changed">the files, by task</a></p>`
+    : "";
 }
 
 /** The event log's hash chain head and the key exports are signed with: anyone can check a JSON export against them. */
@@ -240,8 +227,14 @@ export interface RenderedBlocks {
  */
 export function workflowBlocks(head: WorkflowHead, page: TaskPage, options: BlockOptions): RenderedBlocks {
   const feedback = head.feedback ?? [];
+  // Provenance is said once for the page's tasks: read before the cards are written.
+  const provenance = commonProvenance(
+    page.entries.map((entry) => entry.task),
+    head.workflow,
+  );
   const timeline = new Timeline({
     plan: head.workflow.plan,
+    provenance,
     totalTasks: head.task_count,
     labelsFor: new Set(feedback.map((f) => f.target_id)),
     selected: options.selected ?? null,
@@ -254,12 +247,19 @@ export function workflowBlocks(head: WorkflowHead, page: TaskPage, options: Bloc
   const facts = timeline.facts;
   facts.labels.set(head.workflow.id, "the workflow");
   const paged = options.after !== null || page.next_cursor !== null;
-  const elsewhere = paged ? Math.max(0, head.review_items.tasks + head.review_items.issues - facts.reviewSeen) : 0;
+  const elsewhere = paged ? Math.max(0, head.review.review.items - facts.reviewSeen) : 0;
   const markup = [
     renderHeader(head.workflow),
-    renderTotals(head.totals),
+    renderTotals(head.totals, head),
     renderWorkflowLines(head.line_totals),
-    renderReview(facts.review, facts.reviewOmitted, elsewhere, feedback, options),
+    // The first screen: what needs a person, whether the checks passed, what is outside the areas, what changed.
+    html`<div id="wf-answers" class="answers">`,
+    renderNeedsYou(facts, head.review, feedback, { elsewhere, ...(options.reviewBase ? { reviewBase: options.reviewBase } : {}) }),
+    renderChecks(facts, head.review),
+    renderOutside(facts, head.review),
+    html`</div>`,
+    renderChanged(facts, head.totals.files_changed, options.reviewBase),
+    renderCommonProvenance(provenance),
     renderFeedback(feedback, (id) => facts.labels.get(id) ?? id),
     renderPlan(head.workflow.plan, facts.steps, paged),
     html`<section id="wf-tasks" aria-labelledby="wf-tasks-title"><h2 id="wf-tasks-title">Timeline${
@@ -295,10 +295,11 @@ export function workflowPage(head: WorkflowHead, blocks: string, options: PageOp
 <body><main id="wm" data-base="${base}" data-query="${options.query}" data-seq="${head.last_seq}" data-state="static"${
     panel ? html` data-audience="owner"` : html` data-fetch-budget="${LIMITS.LIVE_FETCHES}/${LIMITS.LIVE_FETCH_WINDOW_MS}"`
   }>
+<a class="skip" href="#wf-blocks">Skip to the workflow</a>
 <div class="topbar"><span class="brand">Waymark</span> <span id="live" class="live"${active ? "" : html` hidden`}>not live</span>
 <a href="${base}/export.md">Markdown export</a> <a href="${base}/export.json">JSON export</a> <a href="${base}/export.agent-trace.json">Agent Trace</a></div>
 ${panel?.top ?? ""}
-<div id="wf-blocks">${raw(blocks)}</div>
+<div id="wf-blocks" tabindex="-1">${raw(blocks)}</div>
 ${panel?.bottom ?? ""}
 <div id="wf-announce" class="sr-only" role="status" aria-live="polite"></div>
 </main>
@@ -311,5 +312,5 @@ export function renderGonePage(nonce: string): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><link rel="icon" href="data:,"><title>Not shared — Waymark</title>
 <style nonce="${nonce}">${raw(PAGE_STYLE)}</style></head>
-<body><main class="gone"><h1>This workflow is no longer shared</h1><p>The link was revoked, has expired or never existed. Ask the owner for a new link.</p></main></body></html>`;
+<body><main class="gone"><a class="skip" href="#main-content">Skip to content</a><h1 id="main-content" tabindex="-1">This workflow is no longer shared</h1><p>The link was revoked, has expired or never existed. Ask the owner for a new link.</p></main></body></html>`;
 }

@@ -6,6 +6,7 @@
  * interpolated, so hono/html escapes it.
  */
 import type { LineTotals } from "@waymark/protocol/review-fields";
+import { counted } from "@waymark/protocol/wording";
 import { html } from "hono/html";
 import type { TaskView } from "../domain/view";
 import { formatCount, heading, type Level } from "./format";
@@ -26,11 +27,13 @@ export function renderCommits(t: TaskView, level: Level): Html | string {
   const commits = f.commits;
   const total = commits.length + (f.commits_omitted ?? 0);
   const branch = f.branch === undefined ? "" : f.branch === null ? html`detached HEAD · ` : html`branch <code>${f.branch}</code> · `;
+  // The commits it started and ended at (what a diff of its committed work compares).
+  const start = t.repository?.start_commit;
+  const end = t.repository?.end_commit;
+  const range = start && end && start !== end ? html` · from <code>${start.slice(0, 10)}</code> to <code>${end.slice(0, 10)}</code>` : "";
   return html`<div class="field commits">${heading(level, "Commits")}<p>${branch}${
-    total === 0
-      ? "no commits during this task"
-      : html`${formatCount(total)} commit${total === 1 ? "" : "s"} during this task (not known to be pushed)`
-  }</p>${
+    total === 0 ? "no commits during this task" : html`${counted(total, "commit")} during this task (not known to be pushed)`
+  }${range}</p>${
     commits.length > 0
       ? html`<ul class="commit-list">${commits.map((c) => html`<li><code>${c.sha}</code> ${c.subject}</li>`)}${
           f.commits_omitted ? html`<li class="muted">… and ${formatCount(f.commits_omitted)} older</li>` : ""

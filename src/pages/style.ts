@@ -12,24 +12,29 @@ import { BAR_STEPS } from "./files";
 const BAR_WIDTHS = Array.from({ length: BAR_STEPS + 1 }, (_, i) => `.bar .w${i}{width:${(i * 100) / BAR_STEPS}%}`).join("");
 
 export const PAGE_STYLE = `
-:root{color-scheme:light dark;--fg:#1d2125;--muted:#5e6c84;--line:#dcdfe4;--bg:#fff;--soft:#f4f5f7;--card:#fff;--ok:#216e4e;--ok-bg:#dcfff1;--warn:#a54800;--warn-bg:#fff3eb;--bad:#c9372c;--bad-bg:#ffeceb;--run:#0c66e4;--run-bg:#e9f2ff;--add:#216e4e;--del:#c9372c}
-@media (prefers-color-scheme:dark){:root{--fg:#dee4ea;--muted:#9fadbc;--line:#38414a;--bg:#161a1d;--soft:#22272b;--card:#1d2125;--ok:#4bce97;--ok-bg:#1c3329;--warn:#fea362;--warn-bg:#3a2719;--bad:#f87168;--bad-bg:#42221f;--run:#579dff;--run-bg:#1c2b41;--add:#4bce97;--del:#f87168}}
+:root{color-scheme:light dark;--focus:#0c66e4;--fg:#1d2125;--muted:#5e6c84;--line:#dcdfe4;--bg:#fff;--soft:#f4f5f7;--card:#fff;--ok:#216e4e;--ok-bg:#dcfff1;--warn:#a54800;--warn-bg:#fff3eb;--bad:#c9372c;--bad-bg:#ffeceb;--run:#0c66e4;--run-bg:#e9f2ff;--add:#216e4e;--del:#c9372c}
+@media (prefers-color-scheme:dark){:root{--focus:#85b8ff;--fg:#dee4ea;--muted:#9fadbc;--line:#38414a;--bg:#161a1d;--soft:#22272b;--card:#1d2125;--ok:#4bce97;--ok-bg:#1c3329;--warn:#fea362;--warn-bg:#3a2719;--bad:#f87168;--bad-bg:#42221f;--run:#579dff;--run-bg:#1c2b41;--add:#4bce97;--del:#f87168}}
 *{box-sizing:border-box}
-body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);overflow-wrap:anywhere}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);overflow-wrap:break-word}
+code,.path,.repo,.what,.fb-body,.description{overflow-wrap:anywhere}
+:focus-visible{outline:3px solid var(--focus);outline-offset:2px;border-radius:3px}
+.skip{position:absolute;left:8px;top:-60px;z-index:10;padding:8px 12px;background:var(--bg);color:var(--run);border:2px solid var(--focus);border-radius:6px}.skip:focus,.skip:focus-visible{top:8px}
 main{max-width:1100px;margin:0 auto;padding:12px 16px 48px}
 h1{font-size:1.5rem;margin:.3em 0}h2{font-size:1.15rem;margin:1.2em 0 .5em}
 .label{display:block;font-size:.78rem;margin:.7em 0 .2em;color:var(--muted);text-transform:uppercase;letter-spacing:.03em}
 .sr-only{position:absolute!important;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 p{margin:.35em 0}ul,ol{margin:.3em 0;padding-left:1.3em}
 a{color:var(--run)}code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap}
-.topbar{display:flex;gap:12px;align-items:center;font-size:.85rem}.brand{font-weight:700;margin-right:auto}
+.topbar{display:flex;flex-wrap:wrap;gap:4px 12px;align-items:center;font-size:.85rem}.brand{font-weight:700;margin-right:auto}
 .live{padding:1px 8px;border-radius:10px;background:var(--soft);color:var(--muted)}.live.on{background:var(--ok-bg);color:var(--ok)}.live.on::before{content:"● "}.live.off{background:var(--warn-bg);color:var(--warn)}
 .live[hidden]{display:none}
 .muted,.times{color:var(--muted);font-size:.9em}.description{white-space:pre-wrap}
 .badge{display:inline-block;font-size:.75rem;line-height:1.5;padding:0 8px;border-radius:10px;border:1px solid var(--line);background:var(--soft);color:var(--fg);vertical-align:middle;font-weight:600}
 .badge .shape{font-size:.9em}
-.st-success,.v-approved{background:var(--ok-bg);border-color:var(--ok)}.st-success .shape,.v-approved .shape{color:var(--ok)}
-.st-failed,.v-changes_requested{background:var(--bad-bg);border-color:var(--bad)}.st-failed .shape,.v-changes_requested .shape{color:var(--bad)}
+.v-approved,.rv-approved{background:var(--ok-bg);border-color:var(--ok)}.v-approved .shape,.rv-approved .shape{color:var(--ok)}.st-success .shape{color:var(--ok)}
+.badge .claim{font-weight:400;color:var(--muted)}
+.st-failed,.v-changes_requested,.rv-changes_requested{background:var(--bad-bg);border-color:var(--bad)}.st-failed .shape,.v-changes_requested .shape,.rv-changes_requested .shape{color:var(--bad)}
+.rv-open{background:var(--warn-bg);border-color:var(--warn)}.rv-open .shape{color:var(--warn)}
 .st-partial_success{background:var(--warn-bg);border-color:var(--warn)}.st-partial_success .shape{color:var(--warn)}
 .st-active,.st-in_progress,.v-comment{background:var(--run-bg);border-color:var(--run)}.st-active .shape,.st-in_progress .shape{color:var(--run)}
 h1 .badge{font-size:.85rem;font-weight:600}
@@ -37,7 +42,18 @@ h1 .badge{font-size:.85rem;font-weight:600}
 .totals div{background:var(--soft);border-radius:8px;padding:6px 10px}.totals b{display:block;font-size:1.15rem}.totals span{font-size:.78rem;color:var(--muted)}
 .box{border:1px solid var(--line);border-radius:8px;padding:2px 14px 8px;margin:10px 0;background:var(--card)}.box h2{margin:.5em 0;font-size:1.05rem}
 .count{font-size:.8rem;font-weight:400;color:var(--muted);margin-left:6px}
-.review{border:2px solid var(--bad);background:var(--bad-bg)}.review h2{color:var(--bad)}.review .count{color:inherit}
+.needs{border:2px solid var(--warn)}.needs .count{color:inherit}
+.answers{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:10px;margin:10px 0;align-items:start}.answers .box{margin:0}
+.source{font-size:.8rem;color:var(--muted);margin:0 0 .4em}
+.nr-list{list-style:none;padding-left:0}.nr{padding:4px 0;border-top:1px solid var(--line)}.nr:first-child{border-top:0}
+.rv{display:inline-block;margin-left:6px;font-size:.85rem;vertical-align:top}.rv>summary{cursor:pointer;color:var(--run);min-height:24px;line-height:24px;padding:0 4px}.rv[open]{display:block;margin:4px 0 6px}
+.rv-form{display:flex;flex-direction:column;gap:4px;max-width:560px}.rv-form textarea{width:100%}.rv-buttons{display:flex;flex-wrap:wrap;gap:6px}.rv-status{font-size:.85rem}.rv-status.fail{color:var(--bad);font-weight:600}
+.figures{font-size:.9em;margin-top:.5em}.settled summary{cursor:pointer;color:var(--run);font-size:.9em}
+.checks-summary{list-style:none;padding-left:0}.checks-summary li{margin:.2em 0}.ck-failed{color:var(--bad);font-weight:600}.ck-passed{color:var(--ok)}
+.check-tasks{padding-left:1.1em;font-size:.9em}.check-tasks li{margin:.25em 0}
+table.changed td{padding:3px 6px;vertical-align:baseline}table.changed td a{display:inline-block;min-height:24px;line-height:24px}table.changed .cmd{font-size:11px;color:var(--muted)}table.changed .diff{font-size:.85rem}
+table.changed tr.out-of-scope{background:var(--warn-bg)}
+.banner{border:2px solid var(--warn);background:var(--warn-bg);border-radius:8px;padding:4px 14px;margin:10px 0}
 .success{border:2px solid var(--ok);background:var(--ok-bg);border-radius:8px;padding:2px 14px 8px;margin:10px 0}.success h2{color:var(--ok)}
 .notice{border:2px solid var(--run);background:var(--run-bg);border-radius:8px;padding:2px 14px 8px;margin:10px 0}
 .kind{display:inline-block;font-size:.7rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;vertical-align:1px}
@@ -86,6 +102,7 @@ fieldset.verdicts{display:flex;flex-wrap:wrap;gap:12px;border:0;padding:0;margin
 .feedback{border:1px solid var(--line);border-radius:8px;padding:6px 10px;margin:6px 0;background:var(--card)}
 .feedback.v-changes_requested{border-left:4px solid var(--bad)}.feedback.v-approved{border-left:4px solid var(--ok)}.fb-body{white-space:pre-wrap}
 .review-link,.comment-link{font-size:.82rem;margin-left:6px;display:inline-block;min-width:24px;min-height:24px;padding:2px 4px;line-height:20px}
+.rv-inline{display:block;margin:4px 0 8px;padding:6px 10px;border:1px solid var(--line);border-radius:8px;background:var(--soft)}
 .pager a,.owner-nav a,.topbar a{display:inline-block;min-height:24px;padding:2px 0;line-height:20px}
 .chain{margin-top:24px;font-size:.8rem;color:var(--muted)}
 [hidden]{display:none!important}
@@ -103,11 +120,12 @@ fieldset.verdicts{display:flex;flex-wrap:wrap;gap:12px;border:0;padding:0;margin
  table:not(.files),table:not(.files) thead,table:not(.files) tbody,table:not(.files) tr,table:not(.files) th,table:not(.files) td{display:block}table:not(.files) thead{display:none}
  table:not(.files) tr{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:4px}table:not(.files) td{border:0;padding:3px 6px}
  table.files td.num{display:table-cell;text-align:right}table.files td.num::before{content:none}
- .share-manage summary,.settings summary{min-height:24px;line-height:24px}}
+ .share-manage summary,.settings summary{min-height:24px;line-height:24px}
+ table.changed tr{padding:6px 8px}table.changed td{display:inline;padding:0 6px 0 0}table.changed td::before{content:none!important}table.changed td.diff{display:block;margin-top:2px}}
 @media print{
  :root{--fg:#000;--muted:#444;--line:#bbb;--bg:#fff;--soft:#fff;--card:#fff}
  body{font-size:11pt}main{max-width:none;padding:0}
- .topbar,.owner-nav,#share,#feedback,.review-link,.comment-link,.live{display:none!important}
+ .topbar,.owner-nav,#share,#feedback,.review-link,.comment-link,.live,.rv,.rv-inline,.skip{display:none!important}
  details::details-content{content-visibility:visible;display:contents}
  .task-card>summary{list-style:none}.task-card>summary::marker,.task-card>summary::-webkit-details-marker{display:none;content:""}
  .task,.item,tr{break-inside:avoid}a{color:inherit;text-decoration:none}

@@ -6,12 +6,13 @@
  * observed), files, commits, provenance and warnings. Milestones, decisions and issues are timeline items, each with its
  * time. Agent text is only ever interpolated (hono/html escapes it).
  */
+import { enumLabel } from "@waymark/protocol/wording";
 import { html, raw } from "hono/html";
 import type { DecisionView, IssueView, MilestoneView, TaskView } from "../domain/view";
 import { renderCheckEvidence } from "./check-evidence";
 import { renderFiles, type TaskFiles, taskFiles } from "./files";
 import { formatCount, formatDuration, formatUsage, heading, type Level, renderTime, srOnly, statusBadge } from "./format";
-import { renderTaskProvenance } from "./provenance-notes";
+import { type CommonProvenance, renderTaskProvenance } from "./provenance-notes";
 import { renderCommits, renderLineTotals } from "./review-data";
 
 type Html = ReturnType<typeof html>;
@@ -32,12 +33,20 @@ export interface ItemOptions {
   reviewBase?: string;
   /** Base of this page (/s/<token> or /w/<id>): a task's files beyond the first are listed under it. */
   base?: string;
+  /** What the page said once about provenance: a task's card says only where it differs. */
+  provenance?: CommonProvenance;
 }
 
-/** "Comment", named for what it comments on (a page has one per item). */
-const commentLink = (id: string, subject: string, options: ItemOptions) =>
+/**
+ * "Review", named for what it reviews (a page has one per item). Without script it leads to the
+ * owner's feedback form with the item chosen; the page script opens that form here instead
+ * (`data-review`: what it is about) and sends it without leaving the page.
+ */
+export const reviewLink = (target: string, id: string, subject: string, options: ItemOptions, extra = "") =>
   options.reviewBase
-    ? html` <a class="comment-link" href="${options.reviewBase}?on=${id}#feedback">Comment${srOnly(` on ${subject}`)}</a>`
+    ? html` <a class="review-link" href="${options.reviewBase}?on=${id}#feedback" data-review="${target}:${id}"${
+        extra ? html` data-path="${extra}"` : ""
+      }>Review${srOnly(` ${subject}`)}</a>`
     : "";
 
 /** What a task's card shows before it is opened. */
@@ -90,7 +99,7 @@ function renderBody(card: TaskCard, files: TaskFiles, options: ItemOptions): Htm
     t.areas.length > 0
       ? html`<p class="areas"><span class="muted">Areas:</span> ${t.areas.map((a) => html`<span class="chip">${a}</span>`)}</p>`
       : "",
-    html`<p class="times">Started ${renderTime(t.started_at)}${t.completed_at ? html` · completed ${renderTime(t.completed_at)}` : html` · running`}${commentLink(t.id, `task ${t.name}`, options)}</p>`,
+    html`<p class="times">Started ${renderTime(t.started_at)}${t.completed_at ? html` · completed ${renderTime(t.completed_at)}` : html` · running`}${reviewLink("task", t.id, `task ${t.name}`, options)}</p>`,
     o
       ? html`<div class="outcome">${o.manual_review_needed ? html`<p class="alert">⚑ Manual review needed${o.manual_review_reason ? html`: ${o.manual_review_reason}` : ""}</p>` : ""}<p>${
           o.summary
@@ -112,7 +121,7 @@ function renderBody(card: TaskCard, files: TaskFiles, options: ItemOptions): Htm
       ...(options.base ? { href: `${options.base}/files/${t.id}` } : {}),
     }),
     renderCommits(t, field),
-    renderTaskProvenance(t, field),
+    renderTaskProvenance(t, field, options.provenance),
     v && v.warnings.length > 0 ? labelled("Warnings", list(v.warnings, "warnings"), field) : "",
   ];
   return html`<div class="task-body">${parts}</div>`;
@@ -139,13 +148,13 @@ export function renderMilestone(ms: MilestoneView): Html {
 }
 
 export function renderDecision(d: DecisionView, options: ItemOptions): Html {
-  return html`<li class="item decision" id="${d.id}"><p><span class="kind">decision</span> ${renderTime(d.created_at)} <span class="chip">${d.category}</span> <strong class="what">${d.question}</strong>${commentLink(d.id, `decision ${d.question}`, options)}</p>${d.options_considered.length > 0 ? html`<ul class="options">${d.options_considered.map((o) => html`<li class="${o === d.chosen ? "chosen" : ""}">${o}</li>`)}</ul>` : ""}<p>Chosen: <strong>${d.chosen}</strong></p><p>${d.reasoning}</p>${
+  return html`<li class="item decision" id="${d.id}"><p><span class="kind">decision</span> ${renderTime(d.created_at)} <span class="chip">${enumLabel(d.category)}</span> <strong class="what">${d.question}</strong>${reviewLink("decision", d.id, `decision ${d.question}`, options)}</p>${d.options_considered.length > 0 ? html`<ul class="options">${d.options_considered.map((o) => html`<li class="${o === d.chosen ? "chosen" : ""}">${o}</li>`)}</ul>` : ""}<p>Chosen: <strong>${d.chosen}</strong></p><p>${d.reasoning}</p>${
     d.trade_offs ? html`<p class="muted">Trade-offs: ${d.trade_offs}</p>` : ""
   }</li>`;
 }
 
 export function renderIssue(i: IssueView, options: ItemOptions): Html {
-  return html`<li class="item issue${i.requires_human_review ? " needs-review" : ""}" id="${i.id}"><p><span class="kind">issue</span> ${renderTime(i.created_at)} <span class="chip">${i.type}</span>${
+  return html`<li class="item issue${i.requires_human_review ? " needs-review" : ""}" id="${i.id}"><p><span class="kind">issue</span> ${renderTime(i.created_at)} <span class="chip">${enumLabel(i.type)}</span>${
     i.requires_human_review ? html` <span class="tag warn">⚑ needs human review</span>` : ""
-  }${commentLink(i.id, `issue ${i.type}`, options)}</p><p class="what">${i.description}</p><p class="muted">Resolution: ${i.resolution}</p></li>`;
+  }${reviewLink("issue", i.id, `issue ${enumLabel(i.type)}: ${i.description}`, options)}</p><p class="what">${i.description}</p><p class="muted">Resolution: ${i.resolution}</p></li>`;
 }

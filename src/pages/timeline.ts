@@ -10,10 +10,16 @@
  * the items needing review, which plan steps which tasks did, the names of what reviewers
  * commented on, and the owner's feedback targets.
  */
+import { type CheckLine, checkLines } from "@waymark/protocol/check-evidence";
+import { type DiffLink, diffLink } from "@waymark/protocol/diff-links";
+import { isReviewItem, taskReviewFacts } from "@waymark/protocol/review-counts";
+import { counted, enumLabel } from "@waymark/protocol/wording";
 import type { html } from "hono/html";
 import { type PlanStepRef, planStepMatcher } from "../domain/plan";
 import type { DecisionView, IssueView, MilestoneView, TaskEntry, TaskView } from "../domain/view";
+import { type FileRow, taskFiles } from "./files";
 import type { Level } from "./format";
+import type { CommonProvenance } from "./provenance-notes";
 import { closeTask, type ItemOptions, openTask, renderDecision, renderIssue, renderMilestone } from "./task";
 
 type Html = ReturnType<typeof html>;
@@ -23,6 +29,11 @@ export type Chunk = Html | string;
 export const EXPANDED_TASKS = 25;
 /** Items listed in the review box (the rest are counted). */
 const REVIEW_ITEMS = 100;
+/** Rows of the page's one list of changed files (the rest are counted; each task's card lists its own). */
+const CHANGED_ROWS = 200;
+/** Tasks whose checks the first screen lists, and tasks whose files outside their areas it lists. */
+const CHECK_TASKS = 20;
+const OUTSIDE_TASKS = 20;
 /** Tasks named per plan step. */
 const TASKS_PER_STEP = 5;
 /** Out-of-scope paths a review item names (the task's files table marks them all). */
@@ -30,12 +41,47 @@ const SCOPE_PATHS = 3;
 /** Choices in the owner's feedback form besides the workflow and the review items. */
 const FEEDBACK_TARGETS = 200;
 
+/**
+ * A review item on this page (@waymark/protocol/review-counts): a completed task that failed, asked
+ * for review or changed files outside its areas (once, with each reason), or an issue flagged for
+ * a human.
+ */
 export interface ReviewItem {
-  /** A task asking for manual review, an issue flagged for a human, or a task that changed files outside its declared areas. */
-  kind: "task" | "issue" | "scope";
+  kind: "task" | "issue";
   id: string;
+  /** A task's name; an issue's type in words. */
   title: string;
-  text: string;
+  /** For an issue, the task it was logged on. */
+  task?: { id: string; name: string };
+  /** Why it needs a person, each said in words. */
+  reasons: string[];
+  /** Verdicts count from this time (a task's completion; "" for an issue). */
+  since: string;
+}
+
+/** One row of the page's one list of changed files: the file, the task that changed it, where to see its change. */
+export interface ChangedRow {
+  task: { id: string; name: string };
+  row: FileRow;
+  diff: DiffLink;
+}
+
+/** A task's files outside its declared areas. */
+export interface OutsideTask {
+  task: { id: string; name: string };
+  areas: string[];
+  paths: string[];
+  /** Such files beyond those listed. */
+  more: number;
+  /** Its subtasks changed every one of them: a parent's files include its subtasks'. */
+  throughSubtasks: boolean;
+}
+
+/** Whether every file a task lists outside its areas is one its subtasks list too (a parent's record includes their files). */
+function throughSubtasks(entry: TaskEntry): boolean {
+  const inSubtasks = new Set(entry.paths_in_subtasks);
+  const outside = entry.task.verification?.unexpected_files ?? [];
+  return entry.subtasks > 0 && outside.length > 0 && outside.every((path) => inSubtasks.has(path));
 }
 
 export interface StepTask {
@@ -54,8 +100,18 @@ export interface TimelineFacts {
   tasks: number;
   review: ReviewItem[];
   reviewOmitted: number;
-  /** Tasks and issues asking for review that this page met, listed or not (the head counts the workflow's). */
+  /** Review items this page met, listed or not (the head counts the workflow's). */
   reviewSeen: number;
+  /** The page's changed files across its tasks (each task's own files), and how many more it met. */
+  changed: ChangedRow[];
+  changedOmitted: number;
+  /** Tasks whose files were read past this page's bound (their cards link to them all). */
+  changedUnlisted: number;
+  /** Tasks with checks claimed or observed, with their check lines. */
+  checks: { task: { id: string; name: string; status: string }; lines: CheckLine[] }[];
+  checksOmitted: number;
+  outside: OutsideTask[];
+  outsideOmitted: number;
   /** Per plan step (same order as the plan): the tasks named after it, done, running or failed. */
   steps: { tasks: StepTask[]; omitted: number }[];
   /** Labels of the ids asked for (what feedback is about). */
@@ -79,6 +135,8 @@ const clip = (text: string, max = 70) => (text.length > max ? `${text.slice(0, m
 
 export interface TimelineOptions extends ItemOptions {
   plan: readonly PlanStepRef[];
+  /** Provenance said once for the page: a task's card says only where it differs. */
+  provenance?: CommonProvenance;
   /** Tasks in the workflow: beyond EXPANDED_TASKS, finished tasks start collapsed. */
   totalTasks: number;
   /** Ids whose labels the page needs (feedback targets). */
@@ -99,6 +157,13 @@ export class Timeline {
       review: [],
       reviewOmitted: 0,
       reviewSeen: 0,
+      changed: [],
+      changedOmitted: 0,
+      changedUnlisted: 0,
+      checks: [],
+      checksOmitted: 0,
+      outside: [],
+      outsideOmitted: 0,
       steps: options.plan.map(() => ({ tasks: [], omitted: 0 })),
       labels: new Map(),
       choices: [],
@@ -174,6 +239,29 @@ export class Timeline {
     else step.omitted++;
   }
 
+  /** The task's own files (a parent's without those its subtasks list) into the page's one list. */
+  private gatherChanged(entry: TaskEntry): void {
+    const t = entry.task;
+    if (!t.files_changed) return;
+    const { rows, unlisted } = taskFiles(t, entry.subtasks > 0 ? new Set(entry.paths_in_subtasks) : undefined);
+    if (unlisted + (entry.files_unlisted ?? 0) > 0) this.facts.changedUnlisted++;
+    const repo = t.repository;
+    for (const row of rows) {
+      if (this.facts.changed.length >= CHANGED_ROWS) {
+        this.facts.changedOmitted++;
+        continue;
+      }
+      const diff = diffLink({
+        remote: repo?.remote ?? null,
+        start: repo?.start_commit ?? null,
+        end: repo?.end_commit ?? null,
+        path: row.path,
+        uncommitted: row.uncommitted,
+      });
+      this.facts.changed.push({ task: { id: t.id, name: t.name }, row, diff });
+    }
+  }
+
   private review(item: ReviewItem): void {
     if (this.facts.review.length < REVIEW_ITEMS) this.facts.review.push(item);
     else this.facts.reviewOmitted++;
@@ -191,21 +279,46 @@ export class Timeline {
   private gather(entry: TaskEntry): void {
     const t = entry.task;
     this.facts.tasks++;
-    if (t.outcome?.manual_review_needed) {
+    const ref = { id: t.id, name: t.name };
+    const facts = t.status === "in_progress" ? null : taskReviewFacts(t);
+    const outside = t.verification?.unexpected_files ?? [];
+    if (facts && isReviewItem(t.status, facts)) {
       this.facts.reviewSeen++;
-      this.review({ kind: "task", id: t.id, title: t.name, text: t.outcome.manual_review_reason || "manual review requested" });
+      const reasons: string[] = [];
+      if (facts.failed) reasons.push("the agent reported it failed");
+      if (facts.asked) reasons.push(`it asked for review: ${t.outcome?.manual_review_reason || "no reason given"}`);
+      if (facts.outside > 0) {
+        const named = outside.slice(0, SCOPE_PATHS).join(", ");
+        const more = facts.outside - Math.min(outside.length, SCOPE_PATHS);
+        const through = throughSubtasks(entry) ? " (through its subtasks)" : "";
+        reasons.push(
+          `it changed ${counted(facts.outside, "file")} outside its declared areas${through}: ${named}${more > 0 ? ` and ${more} more` : ""}`,
+        );
+      }
+      this.review({ kind: "task", id: t.id, title: t.name, reasons, since: t.completed_at ?? "" });
     }
     for (const i of entry.issues)
       if (i.requires_human_review) {
         this.facts.reviewSeen++;
-        this.review({ kind: "issue", id: i.id, title: i.type, text: i.description });
+        this.review({ kind: "issue", id: i.id, title: enumLabel(i.type), task: ref, reasons: [i.description], since: "" });
       }
-    const outside = t.verification && !t.verification.scope_match ? t.verification.unexpected_files : [];
-    if (outside.length > 0) {
-      const named = outside.slice(0, SCOPE_PATHS).join(", ");
-      const more = outside.length > SCOPE_PATHS || (entry.files_unlisted ?? 0) > 0 ? " and maybe more" : "";
-      this.review({ kind: "scope", id: t.id, title: t.name, text: `changed files outside its declared areas: ${named}${more}` });
+    if (facts && facts.outside > 0) {
+      if (this.facts.outside.length < OUTSIDE_TASKS)
+        this.facts.outside.push({
+          task: ref,
+          areas: t.areas,
+          paths: outside,
+          more: facts.outside - outside.length,
+          throughSubtasks: throughSubtasks(entry),
+        });
+      else this.facts.outsideOmitted++;
     }
+    const lines = checkLines(t);
+    if (lines.length > 0) {
+      if (this.facts.checks.length < CHECK_TASKS) this.facts.checks.push({ task: { ...ref, status: t.status }, lines });
+      else this.facts.checksOmitted++;
+    }
+    this.gatherChanged(entry);
     this.label(t.id, `task ${t.name}`);
     this.choice("task", t.id, `Task: ${t.name}`);
     for (const d of entry.decisions) {
@@ -213,8 +326,8 @@ export class Timeline {
       this.choice("decision", d.id, `Decision: ${d.question}`);
     }
     for (const i of entry.issues) {
-      this.label(i.id, `issue ${i.type}`);
-      this.choice("issue", i.id, `Issue (${i.type}): ${i.description}`);
+      this.label(i.id, `issue ${enumLabel(i.type)}`);
+      this.choice("issue", i.id, `Issue (${enumLabel(i.type)}): ${i.description}`);
     }
   }
 }

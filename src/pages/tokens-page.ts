@@ -79,7 +79,7 @@ export async function renderTokensPage(nonce: string, page: TokensPage, now = Da
     "Tokens",
     html`<nav class="topbar" aria-label="Account"><span class="brand">Waymark</span> <a href="/dashboard">Workflows</a> <a href="/dashboard/devices">Devices</a> <span class="muted">account ${page.account}</span>
 <form method="post" action="/logout"><button>Sign out</button></form></nav>
-<h1>API tokens</h1>
+<h1 id="main-content" tabindex="-1">API tokens</h1>
 ${
   created
     ? html`<div class="success" id="new-token" role="status"><h2>Token “${created.name}” created</h2>

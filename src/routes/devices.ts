@@ -29,6 +29,7 @@ import { formBody, jsonBody } from "../http/validate";
 import { LIMITS } from "../limits";
 import { renderDevicesPage } from "../pages/devices-page";
 import { accountStub } from "../stubs";
+import { askFirst, confirmedForm } from "./forms";
 
 type Ctx = Context<AppEnv>;
 
@@ -87,13 +88,13 @@ deviceRoutes.get("/api/devices", apiAdmin, async (c) => c.json({ devices: await 
 
 deviceRoutes.post("/api/devices", apiAdmin, jsonBody(newDeviceJson), async (c) => {
   const input = c.req.valid("json");
-  const result = await devices(c).addDevice(input.name, input.key);
+  const result = await devices(c).addDevice(c.var.account, input.name, input.key);
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value, 201);
 });
 
 deviceRoutes.delete("/api/devices/:id", apiAdmin, async (c) => {
-  const result = await devices(c).revokeDevice(c.req.param("id"));
+  const result = await devices(c).revokeDevice(c.var.account, c.req.param("id"));
   if (!result.ok) return apiError(c, result.code, result.message);
   return c.json(result.value);
 });
@@ -126,22 +127,30 @@ deviceRoutes.post(
   formBody(z.object({ code: pairingCode, name: deviceName })),
   async (c) => {
     const { code, name } = c.req.valid("form");
-    const result = await devices(c).approveDevice(code, name);
+    const result = await devices(c).approveDevice(c.var.account, code, name);
     if (!result.ok) return devicesPage(c, { problem: result.message }, result.code === "NOT_FOUND" ? 404 : 400);
     return c.redirect(`/dashboard/devices#device-${result.value.id}`, 303);
   },
 );
 
-const clearForm = z.object({ confirmed: z.literal("yes", { error: 'must be "yes" (the confirmation form sends it)' }).optional() });
-
 /** Clearing the waiting requests asks first: the page lists them and a second form confirms. */
-deviceRoutes.post("/dashboard/devices/pairings/clear", formCsrf, pageAdmin, formBody(clearForm), async (c) => {
+deviceRoutes.post("/dashboard/devices/pairings/clear", formCsrf, pageAdmin, formBody(confirmedForm), async (c) => {
   if (c.req.valid("form").confirmed !== "yes") return devicesPage(c, { confirmClear: true });
   return devicesPage(c, { cleared: await devices(c).clearDevicePairings() });
 });
 
-deviceRoutes.post("/dashboard/devices/:id/revoke", formCsrf, pageAdmin, async (c) => {
-  const result = await devices(c).revokeDevice(c.req.param("id"));
+deviceRoutes.post("/dashboard/devices/:id/revoke", formCsrf, pageAdmin, formBody(confirmedForm), async (c) => {
+  const id = c.req.param("id");
+  if (c.req.valid("form").confirmed !== "yes")
+    return askFirst(c, {
+      question: `Revoke device ${id}?`,
+      consequence:
+        'Every signature it makes from now on reads "claimed by the client"; what it signed before stays as recorded. A revoked device has to be paired again.',
+      action: `/dashboard/devices/${id}/revoke`,
+      confirm: "Revoke the device",
+      back: "/dashboard/devices",
+    });
+  const result = await devices(c).revokeDevice(c.var.account, id);
   if (!result.ok) return c.text(result.message, 404);
   return c.redirect("/dashboard/devices", 303);
 });

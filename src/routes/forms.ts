@@ -10,6 +10,7 @@ import { MAX_SHARE_SECONDS, type ShareInfo } from "../domain/share-status";
 import { requireAccount } from "../http/require-account";
 import type { AppEnv } from "../http/types";
 import { isWorkflowId } from "../ids";
+import { type Confirmation, renderConfirmPage } from "../pages/confirm";
 import { workflowStub } from "../stubs";
 
 type Ctx = Context<AppEnv>;
@@ -44,12 +45,48 @@ export const shareRequest = z.strictObject(
   { error: 'must be a JSON object {"action": ..., "expires_in_seconds"?: ...}' },
 );
 
+/** The share forms of the dashboard and the owner view: the request, and `confirmed` once a revocation was confirmed. */
+export const shareForm = shareRequest.extend({
+  confirmed: z.literal("yes", { error: 'must be "yes" (the confirmation form sends it)' }).optional(),
+});
+
+/**
+ * A revocation asks first (pages/confirm.ts): a share form whose action is "revoke" and which is
+ * not the confirming one gets the question; null when the form may go ahead.
+ */
+export function confirmShareRevocation(c: Ctx, form: z.output<typeof shareForm>, back: string): Response | null {
+  if (form.action !== "revoke" || form.confirmed === "yes") return null;
+  const id = c.req.param("id") ?? "";
+  return askFirst(c, {
+    question: `Revoke the share link of workflow ${id}?`,
+    consequence:
+      "Anyone holding the link can no longer open the workflow, and pages open with it close. A new link can be made later; the old one never works again.",
+    action: new URL(c.req.url).pathname,
+    fields: { action: "revoke" },
+    confirm: "Revoke the link",
+    back,
+  });
+}
+
+/** The confirmation page (pages/confirm.ts) in place of what a form asked for: nothing is done until its own form is sent. */
+export function askFirst(c: Ctx, confirmation: Confirmation): Response {
+  return c.html(String(renderConfirmPage(nonceOf(c), confirmation)));
+}
+
+/** A revocation form's field: "yes" from the confirmation page's form, absent from the first one. */
+export const confirmedForm = z.object({
+  confirmed: z.literal("yes", { error: 'must be "yes" (the confirmation form sends it)' }).optional(),
+});
+
 export function shareUrl(c: Ctx, info: ShareInfo): string | null {
   return info.token ? `${new URL(c.req.url).origin}/s/${info.token}` : null;
 }
 
 /** Runs a share form's action (dashboard row or owner view) for the signed-in owner: the refusal to show, or null when done. */
-export async function applyShareForm(c: Ctx, request: z.output<typeof shareRequest>): Promise<Response | null> {
+export async function applyShareForm(
+  c: Ctx,
+  request: z.output<typeof shareRequest> | z.output<typeof shareForm>,
+): Promise<Response | null> {
   const id = c.req.param("id") ?? "";
   if (!isWorkflowId(id)) return c.text("no such workflow", 404);
   const result = await workflowStub(c.env, id).manageShare(c.var.account, request.action, request.expires_in_seconds ?? null);

@@ -22,7 +22,17 @@ import { LIMITS } from "../limits";
 import { type DashboardFilters, renderDashboard, type ShownLink } from "../pages/dashboard";
 import { revealBidiControls } from "../pages/format";
 import { accountStub, workflowStub } from "../stubs";
-import { applyShareForm, dashboardAdmin, dashboardReader, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
+import {
+  applyShareForm,
+  confirmShareRevocation,
+  dashboardAdmin,
+  dashboardReader,
+  dashboardWriter,
+  formCsrf,
+  nonceOf,
+  shareForm,
+  shareUrl,
+} from "./forms";
 
 export const ownerRoutes = new Hono<AppEnv>();
 
@@ -94,33 +104,51 @@ ownerRoutes.post("/dashboard/settings", formCsrf, dashboardAdmin, formBody(setti
 
 // ── One workflow: its forms (its reads are ./workflow-reads.ts) ─────────────
 
-ownerRoutes.post("/w/:id/share", formCsrf, dashboardWriter, formBody(shareRequest), async (c) => {
-  const refused = await applyShareForm(c, c.req.valid("form"));
+ownerRoutes.post("/w/:id/share", formCsrf, dashboardWriter, formBody(shareForm), async (c) => {
+  const form = c.req.valid("form");
+  const asked = confirmShareRevocation(c, form, `/w/${c.req.param("id")}#share`);
+  if (asked) return asked;
+  const refused = await applyShareForm(c, form);
   return refused ?? c.redirect(`/w/${c.req.param("id")}#share`, 303);
 });
 
 const TARGET = /^(workflow|task|decision|issue):([A-Za-z0-9_-]{1,64})$/;
 
-const feedbackForm = z.object({
-  target: z.string({ error: "is required" }).regex(TARGET, { error: "must name the workflow, a task, a decision or an issue" }),
-  verdict: z.enum(["comment", "approved", "changes_requested"], { error: 'must be "comment", "approved" or "changes_requested"' }),
-  body: plainText(LIMITS.FEEDBACK_TEXT).refine((b) => b.trim() !== "", { error: "must not be empty" }),
-});
+const feedbackForm = z
+  .object({
+    target: z.string({ error: "is required" }).regex(TARGET, { error: "must name the workflow, a task, a decision or an issue" }),
+    verdict: z.enum(["comment", "approved", "changes_requested"], { error: 'must be "comment", "approved" or "changes_requested"' }),
+    // A verdict may come without words; a comment is its words.
+    body: plainText(LIMITS.FEEDBACK_TEXT).default(""),
+    /** A file the feedback is about (a Review link in the list of changed files): named at the start of the body. */
+    path: plainText(LIMITS.PATH_QUERY).optional(),
+  })
+  .refine((f) => f.verdict !== "comment" || f.body.trim() !== "", { error: "must not be empty for a comment", path: ["body"] });
+
+/** The page script sends the form in the background and asks for JSON: the answer it shows in place. */
+const wantsJson = (accept: string | undefined) => (accept ?? "").includes("application/json");
 
 ownerRoutes.post("/w/:id/feedback", formCsrf, dashboardWriter, formBody(feedbackForm), async (c) => {
   const id = c.req.param("id");
-  if (!isWorkflowId(id)) return c.text("no such workflow", 404);
+  const json = wantsJson(c.req.header("Accept"));
+  if (!isWorkflowId(id)) return json ? c.json({ code: "NOT_FOUND", message: "no such workflow" }, 404) : c.text("no such workflow", 404);
   const form = c.req.valid("form");
   const [, target, targetId] = TARGET.exec(form.target) ?? [];
-  // The page: a person signed in to the dashboard posted it (the one channel whose verdicts count).
+  const words = form.body.trim();
+  const about = form.path ? `On ${form.path}:` : "";
+  // The page: a person signed in to the dashboard posted it (the one channel whose verdicts count,
+  // unless the session's credential recorded the task under review: workflow/feedback.ts).
   const result = await workflowStub(c.env, id).addFeedback(c.var.account, {
     target: target as FeedbackTarget,
     target_id: targetId ?? "",
     verdict: form.verdict,
-    body: form.body.trim(),
+    body: about && words ? `${about} ${words}` : about || words,
     author: authorOf(c.var.principal, "session"),
     channel: "page",
+    credential: c.var.principal.credential,
   });
-  if (!result.ok) return c.text(result.message, result.code === "NOT_FOUND" ? 404 : 400);
+  const status = result.ok ? 200 : result.code === "NOT_FOUND" ? 404 : 400;
+  if (!result.ok) return json ? c.json({ code: result.code, message: result.message }, status) : c.text(result.message, status);
+  if (json) return c.json(result.value, 200);
   return c.redirect(`/w/${id}#${result.value.id}`, 303);
 });

@@ -24,7 +24,7 @@ import { isWorkflowId } from "../ids";
 import { takeReturnPath } from "../oauth/return-path";
 import { renderLoginPage } from "../pages/dashboard";
 import { accountStub, workflowStub } from "../stubs";
-import { applyShareForm, dashboardWriter, formCsrf, nonceOf, shareRequest, shareUrl } from "./forms";
+import { applyShareForm, confirmShareRevocation, dashboardWriter, formCsrf, nonceOf, shareForm, shareRequest, shareUrl } from "./forms";
 import { ownerRoutes } from "./owner-pages";
 
 type Ctx = Context<AppEnv>;
@@ -101,9 +101,11 @@ pageRoutes.post("/logout", formCsrf, async (c) => {
   return c.redirect("/login", 303);
 });
 
-pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardWriter, formBody(shareRequest), async (c) => {
+pageRoutes.post("/dashboard/workflows/:id/share", formCsrf, dashboardWriter, formBody(shareForm), async (c) => {
   const id = c.req.param("id");
   const request = c.req.valid("form");
+  const asked = confirmShareRevocation(c, request, `/dashboard#${id}`);
+  if (asked) return asked;
   const refused = await applyShareForm(c, request);
   if (refused) return refused;
   // Rotation shows the new link straight away; the other actions return to the row.

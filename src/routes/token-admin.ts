@@ -30,6 +30,7 @@ import { clientLabel, isMetadataDocumentId, listedClientLabel } from "../oauth/c
 import { oauthApi, revokeGrantsOf } from "../oauth/provider";
 import { type GrantRow, renderTokensPage } from "../pages/tokens-page";
 import { accountStub } from "../stubs";
+import { askFirst, confirmedForm } from "./forms";
 
 type Ctx = Context<AppEnv>;
 
@@ -169,13 +170,31 @@ tokenRoutes.post("/dashboard/tokens", formCsrf, pageCreator, formBody(newTokenFo
   return tokensPage(c, result.value);
 });
 
-tokenRoutes.post("/dashboard/tokens/:id/revoke", formCsrf, pageAdmin, async (c) => {
-  const result = await revoke(c, c.req.param("id"));
+tokenRoutes.post("/dashboard/tokens/:id/revoke", formCsrf, pageAdmin, formBody(confirmedForm), async (c) => {
+  const id = c.req.param("id");
+  if (c.req.valid("form").confirmed !== "yes")
+    return askFirst(c, {
+      question: `Revoke token ${id}?`,
+      consequence:
+        "Agents and scripts using it stop working at once, and the dashboard sessions, live pages, OAuth grants and webhooks made with it end. A revoked token never works again.",
+      action: `/dashboard/tokens/${id}/revoke`,
+      confirm: "Revoke the token",
+      back: "/dashboard/tokens",
+    });
+  const result = await revoke(c, id);
   if (!result.ok) return c.text(result.message, 404);
   return c.redirect("/dashboard/tokens", 303);
 });
 
-tokenRoutes.post("/dashboard/grants/:id/revoke", formCsrf, grantAdmin, async (c) => {
+tokenRoutes.post("/dashboard/grants/:id/revoke", formCsrf, grantAdmin, formBody(confirmedForm), async (c) => {
+  if (c.req.valid("form").confirmed !== "yes")
+    return askFirst(c, {
+      question: "Revoke this app's access?",
+      consequence: "The app's access and refresh tokens stop working at once; it has to ask you again to connect.",
+      action: `/dashboard/grants/${c.req.param("id")}/revoke`,
+      confirm: "Revoke the app's access",
+      back: "/dashboard/tokens",
+    });
   await oauthApi(c.req.raw, c.env).revokeGrant(c.req.param("id"), c.var.account);
   return c.redirect("/dashboard/tokens", 303);
 });

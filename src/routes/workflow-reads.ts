@@ -112,8 +112,18 @@ export function workflowReads(mount: ReaderMount): Hono<ReadsEnv> {
       const on = c.req.query("on") ?? null;
       return answerPage(c, async () => {
         const signingKey = await currentKeyId(c.env);
-        const blocks = await pageBlocks(reader.stub, reader.as, owner, { base, after, reviewBase: base, selected: on, signingKey });
-        return ownerPage(owner, blocks, { nonce: nonceOf(c), shareUrl: shareUrl(c, owner.share), on, query: pageQuery(after) });
+        const [blocks, shared] = await Promise.all([
+          pageBlocks(reader.stub, reader.as, owner, { base, after, reviewBase: base, selected: on, signingKey }),
+          // Whether this session holds a credential that recorded the workflow's tasks (the agent's).
+          c.var.principal ? reader.stub.recordedWith(c.var.account, c.var.principal.credential) : null,
+        ]);
+        return ownerPage(owner, blocks, {
+          nonce: nonceOf(c),
+          shareUrl: shareUrl(c, owner.share),
+          on,
+          query: pageQuery(after),
+          sharesAgentCredential: shared?.ok === true && shared.value,
+        });
       });
     });
 

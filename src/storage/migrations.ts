@@ -5,23 +5,35 @@
  * append a new one. docs/storage.md explains every table.
  */
 
+import { meter, type ObjectKind } from "../meter";
+
 export interface Migration {
   version: number;
   statements: string[];
 }
 
-export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): void {
+/** `kind`: whose storage, for the meter (src/meter.ts): a new object's schema is rows written too. */
+export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[], kind: ObjectKind): void {
+  const exec = (query: string, ...values: number[]) => {
+    const cursor = storage.sql.exec(query, ...values);
+    const rows = cursor.toArray();
+    if (meter.on) meter.statement(kind, cursor.rowsRead, cursor.rowsWritten);
+    return rows;
+  };
   // Every pending migration in one transaction: a new object (one per workflow) runs them all,
   // and one commit costs less than one per version. A failure leaves the stored version as it was.
   storage.transactionSync(() => {
-    storage.sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-    const row = storage.sql.exec<{ version: number }>("SELECT max(version) AS version FROM schema_version").one();
-    const current = row.version ?? 0;
+    exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    const current = Number(exec("SELECT max(version) AS version FROM schema_version")[0]?.version ?? 0);
+    let applied = current;
     for (const migration of migrations) {
       if (migration.version <= current) continue;
-      for (const statement of migration.statements) storage.sql.exec(statement);
-      storage.sql.exec("INSERT INTO schema_version (version) VALUES (?)", migration.version);
+      for (const statement of migration.statements) exec(statement);
+      applied = migration.version;
     }
+    // The highest version applied is all a later start reads (max): one row, not one per version
+    // (a new workflow's object runs every migration, and each row written is billed).
+    if (applied > current) exec("INSERT INTO schema_version (version) VALUES (?)", applied);
   });
 }
 
@@ -37,6 +49,7 @@ export class LazySchema {
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly migrations: readonly Migration[],
+    private readonly kind: ObjectKind,
     private readonly afterMigrate: () => void = () => {},
   ) {}
 
@@ -54,7 +67,7 @@ export class LazySchema {
   /** Creates or upgrades the schema if that has not happened yet. */
   ensure(): void {
     if (this.ready) return;
-    migrate(this.storage, this.migrations);
+    migrate(this.storage, this.migrations, this.kind);
     this.ready = true;
     this.afterMigrate();
   }

@@ -12,6 +12,7 @@
  */
 import { WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
+import { meter, type ObjectKind } from "../meter";
 
 export type SqlValue = string | number | null;
 type Row = Record<string, SqlStorageValue>;
@@ -39,14 +40,26 @@ function checkValues(query: string, values: readonly SqlValue[]): void {
   }
 }
 
+/** Whose storage this is, for the meter (src/meter.ts): the object's kind and id. */
+export interface StorageOwner {
+  kind: ObjectKind;
+  id: string;
+}
+
 /** `beforeQuery` runs before every query (a lazily created schema makes sure it exists). */
-export function sqlFor(storage: DurableObjectStorage, beforeQuery?: () => void) {
+export function sqlFor(storage: DurableObjectStorage, owner: StorageOwner, beforeQuery?: () => void) {
   return function sql<T extends Row = Row>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] {
     beforeQuery?.();
     const query = strings.join("?");
     checkValues(query, values);
     try {
-      return storage.sql.exec<T>(query, ...values).toArray();
+      const cursor = storage.sql.exec<T>(query, ...values);
+      const rows = cursor.toArray();
+      if (meter.on) {
+        meter.statement(owner.kind, cursor.rowsRead, cursor.rowsWritten);
+        if (cursor.rowsWritten > 0) meter.databaseSize(owner.kind, owner.id, storage.sql.databaseSize);
+      }
+      return rows;
     } catch (error) {
       if (error instanceof Error && /SQLITE_TOOBIG|too big/i.test(error.message)) throw tooLarge(query, "a value or row");
       throw error;

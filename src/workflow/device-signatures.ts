@@ -4,8 +4,9 @@
  * (domain/device-signature): it is taken out of the input, so a retry signed afresh is the same
  * request to idempotency; the message it must cover is built here (@waymark/protocol/device-signature)
  * from this workflow's own ids (the workflow a task starts in, the task being completed) and the
- * data received; the account object, which holds the devices, gives the verdict. A signature the
- * account accepted comes back with what it signed (`signed`), which the write keeps whole
+ * data received; the verdict comes from the account's device keys as this workflow keeps them
+ * (./device-keys: no call to the account on the write path). A signature accepted comes back with
+ * what it signed (`signed`), which the write keeps whole
  * (packages/protocol/src/device-evidence.ts) so that `waymark verify` can check it again from the export. A call whose
  * workflow or task is not this account's gets no verdict: its write is refused anyway.
  */
@@ -24,10 +25,10 @@ import {
 import type { CompleteTaskInput, StartTaskInput } from "@waymark/protocol/tools";
 import { NOT_SIGNED, type SignatureVerdict } from "../domain/device-signature";
 
-/** The account's side of a verification (AccountObject.verifyDeviceSignature). */
-export type VerifyWithAccount = (account: string, signature: DeviceSignature, message: Uint8Array) => Promise<SignatureVerdict>;
+/** The verdict on a signature over a message, for `account`'s devices (./device-keys). */
+export type VerifySignature = (account: string, signature: DeviceSignature, message: Uint8Array) => Promise<SignatureVerdict>;
 
-/** A payload an approved device signed, as the account verified it: kept whole with the task. */
+/** A payload an approved device signed, as verified: kept whole with the task. */
 export interface AcceptedPayload {
   message: SignedMessage;
   /** The data's canonical JSON, as its digest was computed. */
@@ -46,7 +47,7 @@ export interface Checked<I> {
 const UNSIGNED: SignatureVerdict = { ok: false, reason: NOT_SIGNED };
 
 export class DeviceSignatures {
-  constructor(private readonly verify: VerifyWithAccount) {}
+  constructor(private readonly verify: VerifySignature) {}
 
   /** `workflowId`: this object's workflow when it is `account`'s, else null. */
   async start(account: string, workflowId: string | null, input: StartTaskInput): Promise<Checked<StartTaskInput>> {

@@ -4,9 +4,12 @@
  * the owner writes in the owner view about the workflow, a task, a decision or an issue, and
  * their delivery to the agent. Each item names who posted it (the credential and how it was
  * presented) and where (the channel). Only people review: a verdict counts only from a channel
- * where the server knows a person acted (PERSON_CHANNELS: the signed-in owner's page); one sent
- * where it cannot tell a person from the agent holding the same credential (an MCP connection,
- * whatever it declares) is recorded as a comment, so review counts come only from people.
+ * where the server knows a person acted (PERSON_CHANNELS: the signed-in owner's page), and there
+ * only from a session whose credential did not record the task under review (the agent's own
+ * credential, signed in to the page, is still the agent as far as the server can tell). One sent
+ * where it cannot tell a person from the agent (an MCP connection, whatever it declares, or such a
+ * session) is recorded as a comment naming the verdict asked for, so review counts come only from
+ * people.
  *
  * Delivery is "at most once, in the next result": the MCP layer asks for the undelivered
  * feedback after each successful tool call on the workflow and appends a compact digest
@@ -15,13 +18,14 @@
  * never both deliver one item. What did not fit stays undelivered for the next call, and
  * get_workflow {workflow_id} shows everything (and marks it all delivered).
  */
+import { isReviewItem } from "@waymark/protocol/review-counts";
 import type { FeedbackAuthor, FeedbackChannel, FeedbackLocation, FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import { notFoundError } from "./ownership";
-import { iso } from "./records";
+import { iso, type WorkflowRecords } from "./records";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
 
@@ -30,13 +34,33 @@ import type { WriteScope } from "./write-scope";
  * require it, less those whose latest verdict (since the task asked, for a task) approves them.
  * What `add` keeps up to date one verdict at a time; the migration that brought it in runs it once.
  */
+/** A task `t` whose latest verdict since it completed is not an approval. */
+const TASK_NOT_APPROVED = `coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'task' AND f.target_id = t.id AND f.verdict != 'comment'
+      AND f.created_at >= t.completed_at ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved'`;
+/** Issues that require human review and whose latest verdict is not an approval. */
+const OPEN_ISSUES = `(SELECT count(*) FROM issues i WHERE i.requires_human_review = 1
+    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'issue' AND f.target_id = i.id AND f.verdict != 'comment'
+      ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')`;
+
 export const RECOUNT_REVIEWS_NEEDED = `UPDATE totals SET reviews_needed =
   (SELECT count(*) FROM tasks t WHERE json_extract(t.outcome, '$.manual_review_needed') = 1
-    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'task' AND f.target_id = t.id AND f.verdict != 'comment'
-      AND f.created_at >= t.completed_at ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
-  + (SELECT count(*) FROM issues i WHERE i.requires_human_review = 1
-    AND coalesce((SELECT f.verdict FROM feedback f WHERE f.target = 'issue' AND f.target_id = i.id AND f.verdict != 'comment'
-      ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1), '') != 'approved')
+    AND ${TASK_NOT_APPROVED})
+  + ${OPEN_ISSUES}
+  WHERE id = 1`;
+
+/**
+ * Reviews needed recounted as @waymark/protocol/review-counts counts review items: completed tasks
+ * that failed, asked for manual review or changed files outside their declared areas (read from
+ * their rows: the migration that runs it keeps no review facts yet), and issues that require human
+ * review, less those whose latest verdict (since the task completed, for a task) approves them.
+ */
+export const RECOUNT_REVIEW_ITEMS = `UPDATE totals SET reviews_needed =
+  (SELECT count(*) FROM tasks t WHERE t.status != 'in_progress' AND (t.status = 'failed'
+      OR json_extract(t.outcome, '$.manual_review_needed') = 1
+      OR (CASE WHEN t.files_count IS NULL THEN coalesce(json_array_length(t.verification, '$.unexpected_files'), 0)
+          ELSE (SELECT count(*) FROM file_changes c WHERE c.task_id = t.id AND c.in_scope = 0) END) > 0)
+    AND ${TASK_NOT_APPROVED})
+  + ${OPEN_ISSUES}
   WHERE id = 1`;
 
 export const FEEDBACK_MIGRATION_STATEMENTS = [
@@ -58,6 +82,9 @@ export const FEEDBACK_AUTHOR_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN auth
 /** Column of migration 18: a pull-request review comment's file, line and commit (JSON FeedbackLocation). */
 export const FEEDBACK_LOCATION_STATEMENTS = ["ALTER TABLE feedback ADD COLUMN location TEXT"];
 
+/** Column of migration 20: the verdict asked for, when it was recorded as a comment. NULL: none was asked, or it counted. */
+export const FEEDBACK_REQUESTED_VERDICT_STATEMENT = "ALTER TABLE feedback ADD COLUMN requested_verdict TEXT";
+
 /**
  * The channels where the server knows a person acted: only their verdicts count. A pull-request
  * review counts as the signed-in owner's page does: GitHub signed the delivery and names a user
@@ -76,7 +103,15 @@ export interface NewFeedback {
   author: FeedbackAuthor;
   channel: FeedbackChannel;
   location?: FeedbackLocation;
+  /**
+   * The credential behind the request (src/domain/credentials CredentialRef), compared with the
+   * credentials that recorded the task under review and never stored with the item.
+   */
+  credential?: string;
 }
+
+/** Why a verdict was recorded as a comment: the channel cannot tell a person from the agent, or the poster's credential recorded the item. */
+export type CommentOnly = "channel" | "task_credential";
 
 /** One item of the digest appended to an agent's tool result: bodies clipped, ids kept whole. */
 export interface FeedbackDigestItem {
@@ -108,6 +143,7 @@ type FeedbackRow = {
   author: string | null;
   channel: string | null;
   location?: string | null;
+  requested_verdict?: string | null;
 };
 
 const BODY_CLIP = 160;
@@ -124,6 +160,7 @@ const viewOf = (r: FeedbackRow): FeedbackView => ({
   ...(r.author !== null ? { author: JSON.parse(r.author) as FeedbackAuthor } : {}),
   ...(r.channel !== null ? { channel: r.channel as FeedbackChannel } : {}),
   ...(r.location ? { location: JSON.parse(r.location) as FeedbackLocation } : {}),
+  ...(r.requested_verdict ? { requested_verdict: r.requested_verdict as NonNullable<FeedbackView["requested_verdict"]> } : {}),
 });
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -139,6 +176,7 @@ export class FeedbackRecords {
   constructor(
     private readonly sql: Sql,
     private readonly totals: RunningTotals,
+    private readonly records: WorkflowRecords,
   ) {}
 
   /**
@@ -151,16 +189,18 @@ export class FeedbackRecords {
     if (count >= LIMITS.FEEDBACK_PER_WORKFLOW) {
       throw new WaymarkError("PAYLOAD_TOO_LARGE", `body: at most ${LIMITS.FEEDBACK_PER_WORKFLOW} feedback items per workflow`);
     }
-    // Only people review: a verdict from a channel that cannot tell a person from the agent is a comment.
-    const recorded: NewFeedback = verdictsCountFrom(input.channel) ? input : { ...input, verdict: "comment" };
+    // Only people review: a verdict the server cannot tell from the agent's is a comment that says what was asked.
+    const requested = input.verdict !== "comment" && this.commentOnly(input, taskId) !== null ? input.verdict : null;
+    const { credential: _compared, ...recorded } = requested === null ? input : { ...input, verdict: "comment" as const };
     const settled = this.settles(recorded);
     const id = newRowId("fb");
     const author = JSON.stringify(recorded.author);
     const location = recorded.location ? JSON.stringify(recorded.location) : null;
-    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at, author, channel, location)
-      VALUES (${id}, ${recorded.target}, ${recorded.target_id}, ${recorded.verdict}, ${recorded.body}, ${w.now}, ${author}, ${recorded.channel}, ${location})`;
+    this.sql`INSERT INTO feedback (id, target, target_id, verdict, body, created_at, author, channel, location, requested_verdict)
+      VALUES (${id}, ${recorded.target}, ${recorded.target_id}, ${recorded.verdict}, ${recorded.body}, ${w.now}, ${author},
+        ${recorded.channel}, ${location}, ${requested})`;
     this.undelivered = true;
-    const view = viewOf({ id, ...recorded, author, location, created_at: w.now, delivered_at: null });
+    const view = viewOf({ id, ...recorded, author, location, created_at: w.now, delivered_at: null, requested_verdict: requested });
     w.countBytes(input.body.length);
     if (settled !== 0) this.totals.reviewAnswered(settled);
     w.emit("feedback.created", taskId, view);
@@ -168,21 +208,33 @@ export class FeedbackRecords {
   }
 
   /**
-   * How a verdict changes the reviews needed: -1 when it approves a review item that was not
-   * approved, +1 when it asks for changes on one that was, 0 otherwise (comments, items that
-   * asked for no review, a task still running: its review is asked for when it completes).
+   * Why a verdict would be recorded as a comment, or null when it counts. The server knows a person
+   * acted only on the signed-in owner's page (PERSON_CHANNELS), and even there not when the session
+   * was signed in with a credential that recorded the task under review (the task, or the task an
+   * issue was logged on): that is the agent's own credential, and whoever holds it may be the agent.
    */
-  private settles(input: NewFeedback): -1 | 0 | 1 {
+  private commentOnly(input: NewFeedback, taskId: string | null): CommentOnly | null {
+    if (!verdictsCountFrom(input.channel)) return "channel";
+    if (taskId !== null && input.credential !== undefined && this.records.writersOf(taskId).includes(input.credential))
+      return "task_credential";
+    return null;
+  }
+
+  /**
+   * How a verdict changes the reviews needed: -1 when it approves a review item
+   * (@waymark/protocol/review-counts) that was not approved, +1 when it asks for changes on one
+   * that was, 0 otherwise (comments, what is no review item, a task still running: it becomes one
+   * when it completes).
+   */
+  private settles(input: Omit<NewFeedback, "credential">): -1 | 0 | 1 {
     if (input.verdict === "comment") return 0;
     let since: number;
     if (input.target === "task") {
-      const task = this.sql<{ completed_at: number | null; review: number | null }>`
-        SELECT completed_at, json_extract(outcome, '$.manual_review_needed') AS review FROM tasks WHERE id = ${input.target_id}`[0];
-      if (task?.review !== 1 || task.completed_at === null) return 0;
+      const task = this.records.task(input.target_id);
+      if (!task || task.completed_at === null || !isReviewItem(task.status, this.records.reviewFacts(task))) return 0;
       since = task.completed_at;
     } else if (input.target === "issue") {
-      const issue = this.sql<{ review: number }>`SELECT requires_human_review AS review FROM issues WHERE id = ${input.target_id}`[0];
-      if (issue?.review !== 1) return 0;
+      if (!this.records.issue(input.target_id)?.requires_human_review) return 0;
       since = 0;
     } else return 0;
     const latest = this.sql<{ verdict: string }>`

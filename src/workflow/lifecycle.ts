@@ -9,6 +9,7 @@
  */
 
 import { deviceSignedText } from "@waymark/protocol/device-signature";
+import { isReviewItem, taskReviewFacts } from "@waymark/protocol/review-counts";
 import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
@@ -120,7 +121,8 @@ export class TaskLifecycle {
 
   /**
    * `signed`: the verdict on the start snapshot's device signature (workflow/device-signatures),
-   * and `kept` what the device signed when it was accepted, kept whole for the export.
+   * and `kept` what the device signed when it was accepted, kept whole for the export; `writer`:
+   * the credential the call came with (compared with a reviewer's, never shown).
    */
   start(
     workflow: WorkflowRow,
@@ -128,6 +130,7 @@ export class TaskLifecycle {
     w: WriteScope,
     signed?: SignatureVerdict,
     kept?: AcceptedPayload,
+    writer: string | null = null,
   ): StartTaskOutput {
     if (workflow.status !== "active") {
       throw new WaymarkError("CONFLICT", `workflow_id: workflow ${workflow.id} is already completed (${workflow.status})`);
@@ -146,7 +149,7 @@ export class TaskLifecycle {
       for (const id of this.records.window(parent, null).ancestors) ancestors.add(id);
     }
     const taskId = newTaskId(workflow.id);
-    w.countBytes(this.records.insertTask(taskId, input, w.now));
+    w.countBytes(this.records.insertTask(taskId, input, w.now, writer));
     const start = signed ? startSignature(signed) : null;
     if (start) this.records.setStartSignature(taskId, start);
     this.totals.taskStarted();
@@ -178,6 +181,7 @@ export class TaskLifecycle {
     elsewhere: readonly TaskElsewhere[] = [],
     signed?: SignatureVerdict,
     kept?: AcceptedPayload,
+    writer: string | null = null,
   ): CompleteTaskOutput {
     if (task.status !== "in_progress") {
       throw new WaymarkError(
@@ -208,17 +212,20 @@ export class TaskLifecycle {
       durability: durabilityReported(changes),
     });
     w.countBytes(stored.bytes);
+    const view = this.records.written(task.id);
+    // Its part in the review counts, read once from the view every reader shows, and kept.
+    const facts = taskReviewFacts(view);
+    this.records.setCompletion(task.id, facts, writer);
     const metrics = input.metrics;
     this.totals.taskCompleted({
       topLevel: task.parent_id === null,
       duration,
       newPaths: stored.newPaths,
-      review: input.outcome.manual_review_needed === true,
+      review: isReviewItem(input.status, facts),
       input_tokens: metrics?.input_tokens ?? 0,
       output_tokens: metrics?.output_tokens ?? 0,
       cost_usd: metrics?.cost_usd ?? 0,
     });
-    const view = this.records.written(task.id);
     const seq = w.emit("task.completed", task.id, view);
     if (kept) w.countBytes(this.keep(seq, this.records.identity()?.id ?? "", task.id, kept));
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);

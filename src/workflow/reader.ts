@@ -15,6 +15,7 @@
  * Authorization is the whole view's: an account must own the workflow; a share link's reader
  * is let in by the token, re-checked here on every page (a link revoked mid-read stops it).
  */
+import { type ReviewCounts, ReviewTally } from "@waymark/protocol/review-counts";
 import { accountDigest } from "@waymark/protocol/statement";
 import type { Reader, TaskEntry, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result, WaymarkError } from "../errors";
@@ -25,7 +26,7 @@ import type { SignedPartsPage } from "./device-signed";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
 import { notFoundError, noWorkflowOrTask, type Ownership } from "./ownership";
-import type { RecordKind, RecordView, WorkflowRecords } from "./records";
+import { iso, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
 import type { FileList, FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
@@ -102,6 +103,7 @@ export class WorkflowReader {
       task_count: totals.tasks,
       line_totals: this.lineTotals(),
       review_items: this.reviewItems(),
+      review: this.reviewCounts(),
     };
     if (owner || typeof reader !== "string") head.feedback = this.feedback.list();
     if (share) head.share = share;
@@ -342,6 +344,29 @@ export class WorkflowReader {
     const tasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1`[0]?.n;
     const issues = this.sql<{ n: number }>`SELECT count(*) AS n FROM issues WHERE requires_human_review = 1`[0]?.n;
     return { tasks: tasks ?? 0, issues: issues ?? 0 };
+  }
+
+  /** The last review counts, and the event they were counted at. */
+  private countedReviews: { seq: number; value: ReviewCounts } | null = null;
+
+  /**
+   * What needs a reviewer over the whole workflow (@waymark/protocol/review-counts): each task's
+   * kept facts (a few hundred bytes each, never its record) and the issues that ask for review,
+   * read against the feedback. Counted once per event: only a write (feedback included) changes it.
+   */
+  private reviewCounts(): ReviewCounts {
+    const seq = this.log.lastSeq();
+    if (this.countedReviews?.seq === seq) return this.countedReviews.value;
+    const tally = new ReviewTally();
+    for (const row of this.records.reviewRows())
+      tally.addTask(
+        { id: row.id, status: row.status, completed_at: row.completed_at === null ? null : iso(row.completed_at) },
+        this.records.reviewFacts(row),
+      );
+    for (const id of this.records.flaggedIssues()) tally.addIssue({ id, requires_human_review: true });
+    const value = tally.counts(this.feedback.list());
+    this.countedReviews = { seq, value };
+    return value;
   }
 
   /** The last line totals summed, and the event they were summed at. */

@@ -10,6 +10,7 @@
  */
 
 import type { RecordKind } from "@waymark/protocol/export-members";
+import { type TaskReviewFacts, taskReviewFacts } from "@waymark/protocol/review-counts";
 import type * as Tools from "@waymark/protocol/tools";
 import type { DeviceRef } from "@waymark/protocol/views/common";
 import type { RecordView } from "@waymark/protocol/views/reads";
@@ -75,6 +76,11 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     last_edit_at: number | null;
     /** JSON LineDurability[]: earlier tasks' lines this task's helper observed (NULL: none reported). */
     durability: string | null;
+    /** JSON TaskReviewFacts, kept when the task completed (NULL: open, or completed before they were kept). */
+    review_facts: string | null;
+    /** The credentials (src/domain/credentials CredentialRef) that started and completed it; never shown, only compared. */
+    started_by: string | null;
+    completed_by: string | null;
   };
 
 export type WorkflowRow = Pick<WorkflowHeader, "id" | "name" | "description" | "status"> & {
@@ -189,6 +195,8 @@ function milestoneView(r: MilestoneRow): MilestoneView {
 
 export class WorkflowRecords {
   private knownIdentity: { id: string; account: string } | null = null;
+  /** Review facts of tasks completed before they were kept, read once from their views (a completed task's never change). */
+  private readonly olderFacts = new Map<string, TaskReviewFacts>();
   /** A task's changed files and overlaps: rows of their own, never one value. */
   readonly files: TaskFiles;
   /** The shell commands observed during a task: rows of their own. */
@@ -224,7 +232,12 @@ export class WorkflowRecords {
 
   workflow(): WorkflowRow | null {
     if (!this.stored()) return null;
-    return this.sql<WorkflowRow>`SELECT * FROM workflow LIMIT 1`[0] ?? null;
+    // The time of the agent's last write is stored with the totals every write updates (workflow/totals).
+    const row = this.sql<WorkflowRow & { last_write_at: number | null }>`
+      SELECT w.*, t.updated_at AS last_write_at FROM workflow w LEFT JOIN totals t ON t.id = 1 LIMIT 1`[0];
+    if (!row) return null;
+    const { last_write_at, ...workflow } = row;
+    return { ...workflow, updated_at: Math.max(workflow.updated_at, last_write_at ?? 0) };
   }
 
   /**
@@ -414,8 +427,61 @@ export class WorkflowRecords {
     return null;
   }
 
-  /** Stores a new task and its start snapshot; returns the bytes the snapshot entries take. */
-  insertTask(taskId: string, input: Tools.StartTaskInput, now: number): number {
+  /**
+   * A completed task's part in the review counts (@waymark/protocol/review-counts): kept with it
+   * since it completed, else read from its view once; null while it is open.
+   */
+  reviewFacts(row: Pick<TaskRow, "id" | "status" | "review_facts">): TaskReviewFacts | null {
+    if (row.status === "in_progress") return null;
+    if (row.review_facts !== null) return JSON.parse(row.review_facts) as TaskReviewFacts;
+    const known = this.olderFacts.get(row.id);
+    if (known) return known;
+    const task = this.task(row.id);
+    if (!task) return null;
+    const facts = taskReviewFacts(this.taskView(task));
+    this.olderFacts.set(row.id, facts);
+    return facts;
+  }
+
+  /** Every task's id, status, completion and kept review facts, in start order: what the review counts read. */
+  reviewRows(): Pick<TaskRow, "id" | "status" | "completed_at" | "review_facts">[] {
+    return this.sql<Pick<TaskRow, "id" | "status" | "completed_at" | "review_facts">>`
+      SELECT id, status, completed_at, review_facts FROM tasks ORDER BY started_at, id`;
+  }
+
+  /** The ids of the issues that require human review, in creation order. */
+  flaggedIssues(): string[] {
+    return this.sql<{ id: string }>`SELECT id FROM issues WHERE requires_human_review = 1 ORDER BY created_at, id`.map((r) => r.id);
+  }
+
+  /** The task an issue was logged on, and whether it requires human review; null for no such issue. */
+  issue(id: string): { task_id: string; requires_human_review: boolean } | null {
+    const row = this.sql<{
+      task_id: string;
+      review: number;
+    }>`SELECT task_id, requires_human_review AS review FROM issues WHERE id = ${id}`[0];
+    return row ? { task_id: row.task_id, requires_human_review: row.review === 1 } : null;
+  }
+
+  /** The credentials that recorded a task (started or completed it); empty for tasks recorded before they were kept. */
+  writersOf(taskId: string): string[] {
+    const row = this.sql<{ started_by: string | null; completed_by: string | null }>`
+      SELECT started_by, completed_by FROM tasks WHERE id = ${taskId}`[0];
+    return [row?.started_by, row?.completed_by].filter((ref): ref is string => typeof ref === "string");
+  }
+
+  /** Whether any task of the workflow was recorded with this credential. */
+  recordedWith(credential: string): boolean {
+    return this.sql`SELECT 1 FROM tasks WHERE started_by = ${credential} OR completed_by = ${credential} LIMIT 1`.length > 0;
+  }
+
+  /** What completing a task keeps besides its record: its review facts and the credential that completed it. */
+  setCompletion(taskId: string, facts: TaskReviewFacts, writer: string | null): void {
+    this.sql`UPDATE tasks SET review_facts = ${JSON.stringify(facts)}, completed_by = ${writer} WHERE id = ${taskId}`;
+  }
+
+  /** Stores a new task and its start snapshot (`writer`: the credential that started it); returns the bytes the snapshot entries take. */
+  insertTask(taskId: string, input: Tools.StartTaskInput, now: number, writer: string | null = null): number {
     const snapshot = input.snapshot;
     const meta =
       snapshot?.type === "checksum"
@@ -423,9 +489,10 @@ export class WorkflowRecords {
         : snapshot?.type === "git"
           ? { branch: snapshot.branch ?? null, dirty: snapshot.dirty.length }
           : null;
-    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at)
+    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
-              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now})`;
+              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now},
+              ${writer})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;

@@ -441,9 +441,9 @@ export class TaskFiles {
         SELECT id FROM tasks WHERE parent_id = ${parent.id}
         UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
       )
-      SELECT own.path FROM file_changes own
-      WHERE own.task_id = ${parent.id} AND coalesce(own.ord, 0) < ${listed}
-        AND EXISTS (SELECT 1 FROM below JOIN file_changes c ON c.task_id = below.id AND c.path = own.path)
+      , theirs(path) AS MATERIALIZED (SELECT DISTINCT c.path FROM below JOIN file_changes c ON c.task_id = below.id)
+      SELECT own.path FROM file_changes own JOIN theirs ON theirs.path = own.path
+      WHERE own.task_id = ${parent.id} AND own.ord < ${listed}
       ORDER BY own.path`.map((r) => r.path);
   }
 }

@@ -2,7 +2,9 @@
  * @module workflow/totals
  * The workflow's running totals, one row updated once at the end of each write's transaction
  * (with everything the write counted): reading them costs the same for 1 task or 5,000, and so
- * does every write. Also the per-workflow quotas (events, bytes stored), which are counted here.
+ * does every write. Also the per-workflow quotas (events, bytes stored), which are counted here,
+ * and two marks every write would otherwise spend a row written on (each is billed): the time of
+ * the agent's last write (the workflow's updated_at) and the account outbox's position.
  */
 
 import { roundCost, type Totals } from "../domain/view";
@@ -10,7 +12,21 @@ import { type Failure, fail, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 
-type TotalsRow = { [K in keyof Totals]: Totals[K] } & { id: number; events: number; bytes_stored: number };
+type TotalsRow = { [K in keyof Totals]: Totals[K] } & {
+  id: number;
+  events: number;
+  bytes_stored: number;
+  synced_seq: number;
+  updated_at: number | null;
+};
+
+/** What a write stores besides its counts, in the same UPDATE. */
+export interface WriteMarks {
+  /** The write's time when it is the agent's (every write but a reviewer's feedback): the workflow's updated_at. */
+  agentWriteAt: number | null;
+  /** The last event seq the account index acknowledged since the last write (0: none): the outbox position. */
+  syncedSeq: number;
+}
 
 export interface CompletedTaskDelta {
   topLevel: boolean;
@@ -58,7 +74,7 @@ export class RunningTotals {
   }
 
   read(): Totals {
-    const { events: _events, bytes_stored: _bytes, id: _id, ...totals } = this.row();
+    const { events: _events, bytes_stored: _bytes, id: _id, synced_seq: _synced, updated_at: _updated, ...totals } = this.row();
     return { ...totals, cost_usd: roundCost(totals.cost_usd) };
   }
 
@@ -67,12 +83,22 @@ export class RunningTotals {
     return { events, bytes_stored };
   }
 
+  /** The last event the account index acknowledged, as stored. */
+  syncedSeq(): number {
+    return this.row().synced_seq;
+  }
+
+  /** Stores an acknowledgement outside a write (the alarm's push). */
+  saveSyncedSeq(seq: number): void {
+    this.sql`UPDATE totals SET synced_seq = max(synced_seq, ${seq}) WHERE id = 1`;
+  }
+
   /**
    * Stores the current write's counts with its events and bytes. Writes that open new work
    * (tasks, logs) are refused past the quota; completing a task or a workflow is always allowed,
    * so work that has started can always be closed.
    */
-  countWrite(events: number, bytes: number, enforce: boolean): void {
+  countWrite(events: number, bytes: number, enforce: boolean, marks: WriteMarks): void {
     const c = this.change ?? NO_CHANGE;
     this.change = null;
     const [usage] = this.sql<{ events: number; bytes_stored: number }>`
@@ -81,7 +107,8 @@ export class RunningTotals {
         duration_seconds = duration_seconds + ${c.duration_seconds}, files_changed = files_changed + ${c.files_changed},
         decisions = decisions + ${c.decisions}, issues = issues + ${c.issues}, reviews_needed = reviews_needed + ${c.reviews_needed},
         input_tokens = input_tokens + ${c.input_tokens}, output_tokens = output_tokens + ${c.output_tokens},
-        cost_usd = cost_usd + ${c.cost_usd}
+        cost_usd = cost_usd + ${c.cost_usd}, synced_seq = max(synced_seq, ${marks.syncedSeq}),
+        updated_at = coalesce(${marks.agentWriteAt}, updated_at)
       WHERE id = 1 RETURNING events, bytes_stored`;
     if (!usage) throw new WaymarkError("INTERNAL", "totals row missing");
     if (!enforce) return;

@@ -23,15 +23,19 @@ import type {
 } from "@waymark/protocol/tools";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { PathChange } from "../domain/changes";
+import type { DeviceKeySet } from "../domain/device-signature";
 import type { Overlap } from "../domain/overlap";
 import { expiryProblem, type ShareInfo } from "../domain/share-status";
 import type { FeedbackView, Reader, TaskPage, TaskView, WorkflowHead } from "../domain/view";
 import { fail, ok, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
 import { isoTime } from "../iso-time";
+import { meter } from "../meter";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
+import { accountStub, workflowStub } from "../stubs";
 import { AccountOutbox } from "./account-outbox";
+import { DeviceKeyCache } from "./device-keys";
 import { DeviceSignatures } from "./device-signatures";
 import type { SignedPartsPage } from "./device-signed";
 import { EventLog, type EventsPage } from "./event-log";
@@ -76,13 +80,15 @@ export class WorkflowObject extends DurableObject<Env> {
   private readonly schema: LazySchema;
   private readonly otherWorkflows: OtherWorkflows;
   private readonly signatures: DeviceSignatures;
+  private readonly deviceKeys: DeviceKeyCache;
   private readonly ownership: Ownership;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, () => this.log.backfillChain());
+    meter.enableFrom(env);
+    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, "workflow", () => this.log.backfillChain());
     this.schema = schema;
-    this.sql = sqlFor(ctx.storage, () => schema.ensure());
+    this.sql = sqlFor(ctx.storage, { kind: "workflow", id: ctx.id.toString() }, () => schema.ensure());
     this.records = new WorkflowRecords(this.sql, () => schema.exists());
     this.ownership = new Ownership(this.records);
     this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
@@ -90,9 +96,10 @@ export class WorkflowObject extends DurableObject<Env> {
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
-    const accountIndex = (account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
-    this.outbox = new AccountOutbox(this.sql, this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at));
-    this.feedback = new FeedbackRecords(this.sql, this.totals);
+    const accountIndex = (account: string) => accountStub(env, account);
+    this.deviceKeys = new DeviceKeyCache(this.sql, (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""));
+    this.outbox = new AccountOutbox(this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at), this.deviceKeys);
+    this.feedback = new FeedbackRecords(this.sql, this.totals, this.records);
     this.writer = new Writer(
       ctx,
       this.idempotency,
@@ -107,10 +114,14 @@ export class WorkflowObject extends DurableObject<Env> {
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.ownership, accountIndex);
     this.reader = new WorkflowReader(this.sql, this.records, this.totals, this.log, this.feedback, this.shareLinks, this.ownership);
     this.signatures = new DeviceSignatures((account, signature, message) =>
-      accountIndex(account).verifyDeviceSignature(signature, message),
+      this.deviceKeys.verdict(account, signature, message, Date.now()),
     );
-    this.otherWorkflows = new OtherWorkflows(this.records, this.ownership, (id) => env.WORKFLOW.get(env.WORKFLOW.idFromName(id)));
-    ctx.blockConcurrencyWhile(async () => schema.open());
+    this.otherWorkflows = new OtherWorkflows(this.records, this.ownership, (id) => workflowStub(env, id));
+    ctx.blockConcurrencyWhile(async () => {
+      schema.open();
+      // Events committed whose push died with the process: the alarm pushes them now.
+      if (this.outbox.pending()) await this.scheduleAlarm(Date.now());
+    });
   }
 
   // ── RPC: tools ────────────────────────────────────────────────────────────
@@ -136,7 +147,7 @@ export class WorkflowObject extends DurableObject<Env> {
       );
       return replay ?? fail("CONFLICT", `idempotency_key: already used for another request (workflow ${id})`);
     }
-    const usage = prepared?.usage ?? (await this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account)).usage());
+    const usage = prepared?.usage ?? (await accountStub(this.env, account).usage());
     const overQuota = accountQuotaFailure(usage);
     if (overQuota) return overQuota;
     // The only call that creates a workflow: its schema is made here, outside the write's transaction.
@@ -155,8 +166,16 @@ export class WorkflowObject extends DurableObject<Env> {
     return started.ok && link ? ok({ ...started.value, share_token: link.token }) : started;
   }
 
-  /** `stateRecent`: the caller keeps the workflow's state (a helper's hooks): it comes back too, with this many recent entries per list. */
-  async startTask(account: string, signedInput: StartTaskInput, stateRecent?: number): Promise<Result<StartTaskOutput & KeptState>> {
+  /**
+   * `writer`: the credential the call came with (src/domain/credentials CredentialRef), kept to compare with a reviewer's.
+   * `stateRecent`: the caller keeps the workflow's state (a helper's hooks): it comes back too, with this many recent entries per list.
+   */
+  async startTask(
+    account: string,
+    signedInput: StartTaskInput,
+    writer?: string,
+    stateRecent?: number,
+  ): Promise<Result<StartTaskOutput & KeptState>> {
     // Provenance: whether an approved device signed the start snapshot, asked before the write.
     const identity = this.ownership.of(account)?.id ?? null;
     const { input, verdict, signed } = await this.signatures.start(account, identity, signedInput);
@@ -164,7 +183,7 @@ export class WorkflowObject extends DurableObject<Env> {
       "start_task",
       input,
       () => this.ownership.workflow(account, "workflow_id", input.workflow_id),
-      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed),
+      (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed, writer ?? null),
     );
     return this.withState(started, stateRecent);
   }
@@ -185,24 +204,28 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /**
    * Completing a task whose helper saw tasks of other workflows open on the same working tree
-   * asks those workflows (the same account's) for their changes to the files both changed, before
-   * the write; after it, each of them records the overlap on its task too.
+   * asks those workflows (the same account's) for their changes to the files both changed, while
+   * the device signature is checked (the only calls to other objects before the write, and only
+   * for such a task); after the reply, each of them records the overlap on its task too.
    */
   async completeTask(
     account: string,
     signedInput: CompleteTaskInput,
+    writer?: string,
     stateRecent?: number,
   ): Promise<Result<CompleteTaskOutput & KeptState>> {
-    // Provenance: whether an approved device signed the changes and usage, asked before the write.
+    // Provenance: whether an approved device signed the changes and usage, checked before the write.
     const owned = this.ownership.of(account, signedInput.task_id) !== null;
-    const { input, verdict, signed } = await this.signatures.completion(account, owned, signedInput);
-    const elsewhere = await this.otherWorkflows.tasksNamed(account, input);
+    const [{ input, verdict, signed }, elsewhere] = await Promise.all([
+      this.signatures.completion(account, owned, signedInput),
+      this.otherWorkflows.tasksNamed(account, signedInput),
+    ]);
     const completed = await this.writer.run(
       "complete_task",
       input,
       () => this.ownership.task(account, input.task_id),
       (task, w) => {
-        const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed);
+        const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed, writer ?? null);
         // The chain after every event of this write: the repository's note names it (docs/evidence.md).
         const chain = this.log.chain();
         const workflowId = this.records.workflow()?.id ?? "";
@@ -217,9 +240,9 @@ export class WorkflowObject extends DurableObject<Env> {
       },
       { enforceQuota: false },
     );
-    // Read before telling the other workflows: the state as this write left it.
+    // Read before the other workflows are told (after the reply): the state as this write left it.
     const answer = this.withState(completed, stateRecent);
-    if (completed.ok && elsewhere.length > 0) await this.otherWorkflows.tell(account, completed.value.task_id);
+    if (completed.ok && elsewhere.length > 0) this.ctx.waitUntil(this.otherWorkflows.tell(account, completed.value.task_id));
     return answer;
   }
 
@@ -244,6 +267,13 @@ export class WorkflowObject extends DurableObject<Env> {
       (workflow, w) => this.lifecycle.completeWorkflow(workflow, input, w),
       { enforceQuota: false },
     );
+  }
+
+  // ── RPC: from the account ─────────────────────────────────────────────────
+
+  /** The account's device keys changed (an approval, a revocation): signatures are verified with these from now on. */
+  async deviceKeysChanged(account: string, keys: DeviceKeySet): Promise<void> {
+    if (this.records.identity()?.account === account) this.deviceKeys.apply(keys);
   }
 
   // ── RPC: between workflows on one working tree ───────────────────────────
@@ -381,6 +411,7 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   async webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (meter.on) meter.request("workflow", "message");
     this.followers.onMessage(socket, message);
   }
 
@@ -391,6 +422,15 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   // ── Share links (src/workflow/share.ts) ──────────────────────────────────
+
+  /**
+   * Whether any task of the workflow was recorded with this credential (the owner's session's):
+   * the owner view says so, since a verdict from it on such a task is recorded as a comment.
+   */
+  async recordedWith(account: string, credential: string): Promise<Result<boolean>> {
+    if (!this.ownership.of(account)) return noWorkflowOrTask("workflow_id", "this id").toFailure();
+    return ok(this.records.recordedWith(credential));
+  }
 
   /** The owner's link as it is: a read, so it never creates one (manageShare "rotate" does, for a write credential). */
   async shareLink(account: string): Promise<Result<ShareInfo>> {
@@ -414,7 +454,8 @@ export class WorkflowObject extends DurableObject<Env> {
 
   /** One alarm serves two timers: a link's expiry (its live pages are closed) and an account push retry. */
   async alarm(): Promise<void> {
-    this.outbox.backstopFired();
+    if (meter.on) meter.request("workflow", "alarm");
+    this.outbox.alarmFired();
     if ((await this.shareLinks.info()).status !== "active") this.followers.closeAll(4410, "no longer shared");
     if (this.outbox.pending()) await this.outbox.flush();
     this.outbox.saveAck();
@@ -451,12 +492,15 @@ export class WorkflowObject extends DurableObject<Env> {
     const times = [retryAt, expiry !== null && expiry > Date.now() ? expiry : null].filter((t): t is number => t !== null);
     const current = await this.ctx.storage.getAlarm();
     const next = Math.min(...times, current ?? Number.POSITIVE_INFINITY);
-    if (Number.isFinite(next) && next !== current) await this.ctx.storage.setAlarm(next);
+    if (!Number.isFinite(next) || next === current) return;
+    await this.ctx.storage.setAlarm(next);
+    // Cloudflare bills each setAlarm as one row written.
+    if (meter.on) meter.statement("workflow", 0, 1);
   }
 
   private async shareChanged(workflowId: string, account: string): Promise<ShareInfo> {
     const info = await this.shareLinks.info();
-    const index = this.env.ACCOUNT.get(this.env.ACCOUNT.idFromName(account));
+    const index = accountStub(this.env, account);
     await index.recordShare(workflowId, { ...info, token: null });
     return info;
   }

@@ -9,6 +9,8 @@ import {
   FEEDBACK_AUTHOR_STATEMENTS,
   FEEDBACK_LOCATION_STATEMENTS,
   FEEDBACK_MIGRATION_STATEMENTS,
+  FEEDBACK_REQUESTED_VERDICT_STATEMENT,
+  RECOUNT_REVIEW_ITEMS,
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
 
@@ -326,4 +328,81 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // Earlier tasks' lines a completion's helper found still present or gone (JSON LineDurability[],
   // at most WIRE_LIMITS.DURABILITY_OBSERVATIONS; docs/insights.md); NULL: none reported.
   { version: 19, statements: ["ALTER TABLE tasks ADD COLUMN durability TEXT"] },
+  // Review items (@waymark/protocol/review-counts): a completed task's part in the review counts,
+  // kept as JSON when it completes (NULL: open, or completed before; read from its view then); the
+  // credentials that started and completed each task (never shown: a verdict from a page session
+  // signed in with one of them is recorded as a comment); the verdict a feedback item asked for
+  // when it was recorded as a comment. Reviews needed now count failed tasks and tasks outside
+  // their areas too: recounted once.
+  {
+    version: 20,
+    statements: [
+      "ALTER TABLE tasks ADD COLUMN review_facts TEXT",
+      "ALTER TABLE tasks ADD COLUMN started_by TEXT",
+      "ALTER TABLE tasks ADD COLUMN completed_by TEXT",
+      FEEDBACK_REQUESTED_VERDICT_STATEMENT,
+      RECOUNT_REVIEW_ITEMS,
+    ],
+  },
+  // A copy of the account's device keys (workflow/device-keys): device signatures are verified
+  // here, without a call to the account; trusted until fresh_until, changes pushed meanwhile.
+  {
+    version: 21,
+    statements: [
+      `CREATE TABLE device_keys (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        generation INTEGER NOT NULL,
+        devices TEXT NOT NULL,
+        fresh_until INTEGER NOT NULL
+      )`,
+    ],
+  },
+  // Fewer rows written per write (each is billed): the outbox position and the time of the
+  // agent's last write ride on the totals row every write updates anyway (workflow/totals), instead
+  // of a row and a trigger of their own; changed_paths keeps each path once, without a rowid beside it.
+  {
+    version: 22,
+    statements: [
+      "ALTER TABLE totals ADD COLUMN synced_seq INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE totals ADD COLUMN updated_at INTEGER",
+      `UPDATE totals SET synced_seq = coalesce((SELECT synced_seq FROM account_sync WHERE id = 1), 0),
+        updated_at = (SELECT updated_at FROM workflow LIMIT 1)`,
+      "DROP TABLE account_sync",
+      "DROP TRIGGER workflow_updated_at",
+      "CREATE TABLE changed_paths_v22 (path TEXT PRIMARY KEY) WITHOUT ROWID",
+      "INSERT INTO changed_paths_v22 (path) SELECT path FROM changed_paths",
+      "DROP TABLE changed_paths",
+      "ALTER TABLE changed_paths_v22 RENAME TO changed_paths",
+    ],
+  },
+  // A task's file rows keyed by (task, place in path order), without a rowid or an index beside
+  // them: one row written per file instead of three (each is billed). A task's files are read in
+  // that order or by position, and looked up by path within the task (rows read are cheap);
+  // files of tasks completed before v12 (no place) get theirs in path order.
+  {
+    version: 23,
+    statements: [
+      `CREATE TABLE file_changes_v23 (
+        task_id TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        status TEXT NOT NULL,
+        before_mode TEXT, before_blob TEXT,
+        after_mode TEXT, after_blob TEXT,
+        committed INTEGER NOT NULL,
+        in_scope INTEGER NOT NULL,
+        renamed_to TEXT,
+        lines_added INTEGER, lines_removed INTEGER, lines_binary INTEGER,
+        agent_edit INTEGER,
+        lines_agent INTEGER, lines_others INTEGER, lines_not_observed INTEGER,
+        line_ranges TEXT,
+        PRIMARY KEY (task_id, ord)
+      ) WITHOUT ROWID`,
+      `INSERT INTO file_changes_v23 SELECT task_id, coalesce(ord, row_number() OVER (PARTITION BY task_id ORDER BY path) - 1), path, status,
+        before_mode, before_blob, after_mode, after_blob, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary,
+        agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges FROM file_changes`,
+      "DROP TABLE file_changes",
+      "ALTER TABLE file_changes_v23 RENAME TO file_changes",
+    ],
+  },
 ];

@@ -96,9 +96,13 @@ export class Writer {
           },
         };
         const value = mutate(context, scope);
-        this.totals.countWrite(written.length, bytes, options.enforceQuota);
+        // The workflow's updated_at is the agent's last write: a reviewer's feedback leaves it.
+        const agentWrite = written.some((event) => event.type !== "feedback.created");
+        this.totals.countWrite(written.length, bytes, options.enforceQuota, {
+          agentWriteAt: agentWrite ? scope.now : null,
+          syncedSeq: this.outbox.takeUnsavedAck(),
+        });
         this.idempotency.record(tool, input.idempotency_key, hash, value, scope.now);
-        this.outbox.saveAck();
         events = written;
         return ok(withFeedback(value, scope.now));
       });

@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { axeViolations, COLOUR_RULES, MODES, type Mode, violationsInEveryMode } from "../support/axe";
 import { testDevice } from "../support/device-keys";
-import { skipBrowser, useServerAndBrowser } from "./browser";
+import { ownerSession, skipBrowser, useServerAndBrowser } from "./browser";
 import { type RecordedReview, recordReviewWorkflow } from "./review-workflow";
 
 /**
@@ -67,13 +67,7 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
 
   beforeAll(async () => {
     review = await recordReviewWorkflow(env.server(), { complete: false });
-    const context = await env.browser().newContext();
-    const page = await context.newPage();
-    await page.goto(`${env.server().url}/login`);
-    await page.fill('input[name="token"]', env.server().token);
-    await Promise.all([page.waitForURL("**/dashboard"), page.click('button[type="submit"]')]);
-    signedIn = await context.storageState();
-    await context.close();
+    signedIn = await ownerSession(env.browser(), env.server());
   }, 300_000);
 
   async function contextFor(mode: Mode, signedInAs: boolean): Promise<BrowserContext> {
@@ -153,12 +147,32 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
           await page.locator("#pending-device").waitFor();
         },
       },
+      { name: "insights", url: `${url}/dashboard/insights`, signedIn: true },
       { name: "consent", url: authorize, signedIn: true },
       { name: "owner view", url: `${url}/w/${review.workflowId}`, signedIn: true },
       {
         name: "owner view, comment chosen",
         url: `${url}/w/${review.workflowId}?on=${review.issueForReview}#feedback`,
         signedIn: true,
+      },
+      {
+        name: "owner view, a review form open in place",
+        url: `${url}/w/${review.workflowId}`,
+        signedIn: true,
+        prepare: async (page) => {
+          await page.locator("#wf-review details.rv summary").first().click();
+          await page.locator("a.review-link", { hasText: "Review decision" }).first().click();
+          await page.locator("form.rv-inline").waitFor();
+        },
+      },
+      {
+        name: "confirming a revocation",
+        url: `${url}/w/${review.workflowId}`,
+        signedIn: true,
+        prepare: async (page) => {
+          await Promise.all([page.waitForLoadState("load"), page.locator('#share form:has(input[value="revoke"]) button').click()]);
+          await page.locator("#confirm-form").waitFor();
+        },
       },
       { name: "shared page", url: review.shareUrl, signedIn: false },
       { name: "shared page at a task", url: `${review.shareUrl}#${firstTask}`, signedIn: false },
@@ -211,11 +225,15 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
     const pdf = review.tasks["Update the PDF export"] ?? "";
 
     await page.goto(review.shareUrl);
-    const shared = await tabWalk(page, 40);
+    const shared = await tabWalk(page, 80);
     inOrder(shared, [
+      /^a:Skip to the workflow$/,
       /^a:Markdown export$/,
       /^a:JSON export$/,
-      /^a:3\. Invoice totals$/, // the review box: the task asking for manual review
+      /^a:3\. Invoice totals$/, // what needs you: the task asking for manual review
+      /^a:Update the PDF export$/, // a failed task
+      /^a:Parse the rates CSV$/, // did the checks pass
+      /^a:diff on GitHub of /, // what changed
       /^a:Update the PDF export$/, // the plan: the task named after step 4
       new RegExp(`^summary#${first}:`),
       new RegExp(`^summary#${rounding}:`), // a subtask, inside its parent
@@ -224,17 +242,19 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
     ]);
 
     await page.goto(`${url}/w/${review.workflowId}`);
-    const owner = await tabWalk(page, 80);
+    const owner = await tabWalk(page, 160);
     inOrder(owner, [
+      /^a:Skip to the workflow$/,
       /^a:Markdown export$/,
       /^a:← All workflows$/,
       /^a:Feedback form$/,
       /^a:Share link$/,
       /^button:Sign out$/,
-      /^a:Review task 3\. Invoice totals$/,
+      /^summary:Review task 3\. Invoice totals$/, // what needs you: its review form in place
+      /^a:Review README\.md in task 3\. Invoice totals$/, // what changed: each file's review link
       /^a:Update the PDF export$/, // plan
       new RegExp(`^summary#${first}:`),
-      /^a:Comment on task 1\. Tax rate table$/,
+      /^a:Review task 1\. Tax rate table$/,
       new RegExp(`^summary#${invoice}:`),
       /^select:/, // the feedback form: what the feedback is about
       /^input:/, // its verdicts
@@ -243,9 +263,9 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
       /^select:/, // the share link's forms
       /^button:Rotate link$/,
     ]);
-    // Every "Comment" and "Review" link says what it is about, so no two share a name.
+    // Every Review link says what it is about, so no two share a name.
     const names = await page
-      .locator("a.comment-link, a.review-link")
+      .locator("a.review-link")
       .evaluateAll((links) => links.map((l) => (l as unknown as { textContent: string }).textContent.replace(/\s+/g, " ").trim()));
     expect(names.length).toBeGreaterThan(5);
     expect(new Set(names).size).toBe(names.length);
@@ -299,12 +319,12 @@ describe.skipIf(skipBrowser)("accessibility of every page in Chromium (axe-core,
     // The owner approves one review item and asks for changes on another, by clicking the form.
     const owner = await context.newPage();
     await owner.goto(`${url}/w/${review.workflowId}?on=${invoice}#feedback`);
-    await owner.check('input[name="verdict"][value="approved"]');
-    await owner.fill('textarea[name="body"]', "Totals checked on the three sample invoices.");
+    await owner.check('#feedback input[name="verdict"][value="approved"]');
+    await owner.fill('#feedback textarea[name="body"]', "Totals checked on the three sample invoices.");
     await Promise.all([owner.waitForLoadState("load"), owner.click('button:text("Send feedback")')]);
     await owner.goto(`${url}/w/${review.workflowId}?on=${review.issueForReview}#feedback`);
-    await owner.check('input[name="verdict"][value="changes_requested"]');
-    await owner.fill('textarea[name="body"]', "Round half-even everywhere, please.");
+    await owner.check('#feedback input[name="verdict"][value="changes_requested"]');
+    await owner.fill('#feedback textarea[name="body"]', "Round half-even everywhere, please.");
     await Promise.all([owner.waitForLoadState("load"), owner.click('button:text("Send feedback")')]);
     await expect.poll(() => page.locator("#wf-announce").innerText(), { timeout: 20_000 }).toMatch(/New feedback/);
 

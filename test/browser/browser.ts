@@ -1,4 +1,4 @@
-import type { Browser } from "playwright-core";
+import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { type CallTool, toolCaller } from "../pages/fixture";
 import { browserMissing, CHROMIUM, launchChromium, skipBrowser } from "../support/chromium";
@@ -52,4 +52,19 @@ export async function lastSeqOf(shareUrl: string): Promise<number> {
   const got = await getFrom(`${shareUrl}/export.json`, newReaderAddress());
   if (got.status !== 200) throw new Error(`${shareUrl}/export.json answered ${got.status}: ${got.body.slice(0, 200)}`);
   return (JSON.parse(got.body) as { last_seq: number }).last_seq;
+}
+
+/** The owner signed in through the sign-in page with the server's token: the session, for new contexts' `storageState`. */
+export async function ownerSession(
+  browser: Browser,
+  server: { url: string; token: string },
+): Promise<Awaited<ReturnType<BrowserContext["storageState"]>>> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${server.url}/login`);
+  await page.fill('input[name="token"]', server.token);
+  await Promise.all([page.waitForURL("**/dashboard"), page.click('button[type="submit"]')]);
+  const state = await context.storageState();
+  await context.close();
+  return state;
 }

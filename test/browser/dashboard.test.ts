@@ -59,7 +59,10 @@ describe.skipIf(skipBrowser)("dashboard forms in Chromium", () => {
     expect(await page.locator(`tr[id="${id}"]`).innerText()).toContain("active, expires");
 
     await page.locator(`tr[id="${id}"] .share-manage summary`).click();
-    expect(await submit(page, page.locator(`tr[id="${id}"] form:has(input[value="revoke"]) button`))).toBe(303);
+    // Revoking asks first; the confirming form revokes.
+    expect(await submit(page, page.locator(`tr[id="${id}"] form:has(input[value="revoke"]) button`))).toBe(200);
+    expect(await page.locator("h1").innerText()).toBe(`Revoke the share link of workflow ${id}?`);
+    expect(await submit(page, page.locator("#confirm-form button"))).toBe(303);
     expect(await page.locator(`tr[id="${id}"]`).innerText()).toContain("revoked");
     expect((await fetch(String(rotatedUrl))).status).toBe(410);
 

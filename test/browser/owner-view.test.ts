@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentWriteToken } from "../support/agents";
 import { eventually } from "../support/eventually";
 import { callTool, connect, type Structured } from "../support/mcp-client";
 import { skipBrowser, useServerAndBrowser } from "./browser";
@@ -28,7 +29,9 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
   const agentCall = (client: Client, name: string, args: Structured) => callTool(client, name, args, { mustSucceed: true });
 
   beforeAll(async () => {
-    agent = await connect(env.server(), { negotiation: "auto", name: "owner-view-agent" });
+    // The agent holds a write token of its own (the owner's would make its own verdicts the agent's).
+    const agentToken = (await agentWriteToken(env.server(), "owner-view agent")).token;
+    agent = await connect({ url: env.server().url, token: agentToken }, { negotiation: "auto", name: "owner-view-agent" });
     const other = await agentCall(agent, "start_workflow", { name: "Docs refresh", description: "Rewrite the onboarding guide" });
     const docsTask = await agentCall(agent, "start_task", {
       workflow_id: other.structured.workflow_id,
@@ -171,7 +174,8 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
     await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
     const shareUrl = String(await page.locator("#share-url").getAttribute("href"));
     expect((await fetch(shareUrl)).status).toBe(200);
-    expect(await submit(page, page.locator('#share form:has(input[value="revoke"]) button'))).toBe(303);
+    expect(await submit(page, page.locator('#share form:has(input[value="revoke"]) button'))).toBe(200);
+    expect(await submit(page, page.locator("#confirm-form button"))).toBe(303);
     expect(await page.locator("#share-state").innerText()).toBe("revoked");
     expect((await fetch(shareUrl)).status).toBe(410);
     await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
@@ -188,16 +192,18 @@ describe.skipIf(skipBrowser)("owner view in Chromium", () => {
     expect(newLink).not.toBe(shareUrl);
     expect((await fetch(newLink)).status).toBe(200);
 
-    // Comment on the workflow, then request changes on the issue from its review link.
-    await page.fill('textarea[name="body"]', "Nice plan overall.");
+    // Comment on the workflow with the form at the bottom, then request changes on the issue where it is listed.
+    await page.fill('#feedback textarea[name="body"]', "Nice plan overall.");
     expect(await submit(page, page.locator('#feedback button[type="submit"]'))).toBe(303);
-    await Promise.all([page.waitForURL(/\?on=/), page.click(`#wf-review a.review-link[href*="${issueId}"]`)]);
-    expect(await page.locator('select[name="target"]').inputValue()).toBe(`issue:${issueId}`);
-    await page.check('input[name="verdict"][value="changes_requested"]');
-    await page.fill('textarea[name="body"]', "Use banker's rounding only for the EU export.");
-    expect(await submit(page, page.locator('#feedback button[type="submit"]'))).toBe(303);
+    await page.waitForFunction(() => document.getElementById("wm")?.dataset.state === "live");
+    const item = page.locator(`#wf-review li[id="nr-${issueId}"]`);
+    await item.locator("summary").click();
+    await item.locator("textarea").fill("Use banker's rounding only for the EU export.");
+    await item.locator("button", { hasText: "Request changes" }).click();
+    await expect.poll(() => page.locator("#wf-announce").innerText(), { timeout: 20_000 }).toBe("Request for changes recorded.");
     const list = page.locator("#feedback-list");
-    expect(await list.innerText()).toMatch(/comment on the workflow[\s\S]*Nice plan overall[\s\S]*changes requested on issue other/);
+    await expect.poll(() => list.locator("> li").count()).toBe(2);
+    expect(await list.innerText()).toMatch(/comment on the workflow[\s\S]*Nice plan overall[\s\S]*changes requested on issue Other/);
     expect(await page.locator("#wf-review").innerText()).toContain("changes requested");
     await watcher.waitForFunction(() => document.querySelectorAll("#feedback-list > li").length === 2);
     expect(await watcher.locator("#feedback-list").innerText()).toContain("banker's rounding");

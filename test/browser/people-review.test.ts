@@ -87,9 +87,9 @@ describe.skipIf(skipBrowser)("only people review", () => {
     const item = page.locator(`#${afterAttack.feedback[0]?.id}`);
     expect(await item.innerText()).toContain(`sent with token ${agentTokenId}, from the review app in an MCP client`);
     expect(await page.locator("#wf-review").innerText()).toContain("1 open");
-    await page.locator('select[name="target"]').selectOption(`task:${task_id}`);
-    await page.check('input[name="verdict"][value="approved"]');
-    await page.fill('textarea[name="body"]', "Checked the refund path");
+    await page.locator('#feedback select[name="target"]').selectOption(`task:${task_id}`);
+    await page.check('#feedback input[name="verdict"][value="approved"]');
+    await page.fill('#feedback textarea[name="body"]', "Checked the refund path");
     expect(await submit(page, '#feedback button[type="submit"]')).toBe(303);
     expect(await page.locator("#feedback-list").innerText()).toContain("signed in with a bootstrap token, on the page");
 
@@ -102,5 +102,60 @@ describe.skipIf(skipBrowser)("only people review", () => {
     });
     await context.close();
     await agent.close();
+  }, 120_000);
+
+  it("the agent signing in to the dashboard with its own token (a curl POST to /login) and approving on the page is a comment; the page says why", async () => {
+    const { url } = env.server();
+    const made = await api("/api/tokens", {
+      method: "POST",
+      body: JSON.stringify({ name: "the agent, again", scopes: ["read", "write"] }),
+    });
+    const agentToken = String(made.body.token);
+    const agent = await connect({ url, token: agentToken }, { negotiation: "auto", name: "agent-at-the-dashboard" });
+    const { workflow_id } = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: "Self review at the dashboard" });
+    const { task_id } = await ok<{ task_id: string }>(agent, "start_task", { workflow_id, name: "Payouts", goal: "Send payouts" });
+    await ok(agent, "complete_task", {
+      task_id,
+      status: "success",
+      outcome: { summary: "Payouts sent", manual_review_needed: true, manual_review_reason: "Moves money" },
+    });
+    await agent.close();
+
+    // The attack: sign in as a script would (no browser), then drive the page's own form with that session.
+    const login = await fetch(`${url}/login`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: url },
+      body: new URLSearchParams({ token: agentToken }).toString(),
+      redirect: "manual",
+    });
+    expect(login.status).toBe(303);
+    const [name, value] = (login.headers.get("Set-Cookie") ?? "").split(";")[0]?.split("=") ?? [];
+    const context = await env.browser().newContext();
+    await context.addCookies([{ name: name ?? "", value: value ?? "", url }]);
+    const page = await context.newPage();
+    await page.goto(`${url}/w/${workflow_id}`);
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { getElementById(id: string): { dataset: { state?: string } } | null } }
+        ).document.getElementById("wm")?.dataset.state === "live",
+    );
+    // The page says it before anything is given.
+    expect(await page.locator("#shared-credential").innerText()).toContain(
+      "You signed in with the token that recorded this workflow's tasks.",
+    );
+    const item = page.locator(`#wf-review li[id="nr-${task_id}"]`);
+    await item.locator("summary").click();
+    await item.locator("textarea").fill("LGTM");
+    await item.locator("button", { hasText: "Approve" }).click();
+    await expect
+      .poll(() => page.locator("#wf-announce").innerText(), { timeout: 20_000 })
+      .toBe("Approval recorded as a comment: the server cannot tell you from the agent with this sign-in.");
+    expect(await page.locator("#wf-review-title .count").innerText()).toBe("1 open item");
+    expect(await page.locator("#feedback-list").innerText()).toContain("asked for an approval, recorded as a comment");
+    const after = await record(workflow_id);
+    expect(after.reviewsNeeded).toBe(1);
+    expect(after.feedback.at(-1)).toMatchObject({ verdict: "comment", body: "LGTM", channel: "page", author: { via: "session" } });
+    await context.close();
   }, 120_000);
 });

@@ -62,7 +62,7 @@ describe.skipIf(skipBrowser)("the workflow page as a reviewer's tool", () => {
     const page = await open();
     for (const [name, status] of Object.entries(EXPECTED.badges)) {
       const badge = page.locator(`${task(name)} > details > summary .badge`);
-      expect(await badge.innerText(), name).toBe(`${status === "success" ? "✓" : "✕"} ${status}`);
+      expect(await badge.innerText(), name).toBe(`${status === "success" ? "✓" : "✕"} ${status} (claimed)`);
       // The card itself is not coloured by its status: only the badge is.
       expect(
         await page

@@ -82,7 +82,13 @@ describe.skipIf(skipBrowser)("tokens page in Chromium", () => {
     }
     expect(lastUsed).not.toBe("never");
 
-    expect(await submit(page, `#token-${id} button`)).toBe(303);
+    // Revoking asks first: the question and what it ends; Cancel keeps the token, the confirming button revokes it.
+    expect(await submit(page, `#token-${id} button`)).toBe(200);
+    expect(await page.locator("h1").innerText()).toBe(`Revoke token ${id}?`);
+    await Promise.all([page.waitForURL(/\/dashboard\/tokens$/), page.click("text=Cancel")]);
+    expect(await page.locator(`#token-${id}`).innerText()).not.toContain("revoked");
+    expect(await submit(page, `#token-${id} button`)).toBe(200);
+    expect(await submit(page, "#confirm-form button")).toBe(303);
     expect(await page.locator(`#token-${id}`).innerText()).toContain("revoked");
     expect((await listTools(secret)).status).toBe(401);
     await page.close();

@@ -67,9 +67,9 @@ describe("checks: the agent's claim next to what the hooks observed", () => {
         },
       },
       [
-        "Tests: claimed: ran `npm test` · observed: `npm run build && npm test` exit 0 at 14:02 after the last edit (3 more command(s) observed than recorded)",
-        "Build: no claim · observed: `npm run build && npm test` exit 0 at 14:02 after the last edit (3 more command(s) observed than recorded)",
-        "Lint: claimed: ran `npm run lint` · no lint run observed after the last edit (3 more command(s) observed than recorded)",
+        "Tests: claimed: ran `npm test` · observed: `npm run build && npm test` exit 0 at 14:02 after the last edit (3 more commands observed than recorded)",
+        "Build: no claim · observed: `npm run build && npm test` exit 0 at 14:02 after the last edit (3 more commands observed than recorded)",
+        "Lint: claimed: ran `npm run lint` · no lint run observed after the last edit (3 more commands observed than recorded)",
       ],
     ],
   ])("%s", (_case, task, expected) => {

@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MARKETPLACE_PATH } from "@waymark/protocol/plugin";
 import { describe, expect, it } from "vitest";
-import { type AgentCli, type AgentRun, agentEnv, codexModelConfig, runAgent } from "../support/agent-clis.ts";
+import { type AgentCli, type AgentRun, agentEnv, codexModelConfig, envWithCli, runAgent, runProcess } from "../support/agent-clis.ts";
 import {
   callerIndex,
   completeTaskTurn,
@@ -55,23 +55,36 @@ function project(): AgentProject {
 }
 
 /**
- * `codex exec` in the repository. `--trust` (`trustProject`, what init's setup needs; the plugin's
- * does not): the project's configuration (its `.codex/hooks.json`) is trusted;
- * `--dangerously-bypass-hook-trust`: the hooks run without the interactive review a headless run
- * cannot give. Full access: Codex's workspace-write sandbox keeps `.git` read-only, and this agent
- * commits its work.
+ * `codex exec` in the repository, with the trust each setup has:
+ * - "saved": none on the command line: `waymark init --trust` (the README's headless setup) had
+ *   Codex save its trust of the project and of Waymark's hooks;
+ * - "exec": Codex's own headless flags, which save the project's trust (`--trust`) but run hooks
+ *   without saving theirs (`--dangerously-bypass-hook-trust`);
+ * - "plugin": the plugin needs no project trust; its hooks run by the bypass flag.
+ * Full access: Codex's workspace-write sandbox keeps `.git` read-only, and this agent commits its work.
  */
-function codex(prompt: string, trustProject = true): Promise<AgentRun> {
+function codex(prompt: string, trust: "saved" | "exec" | "plugin" = "saved"): Promise<AgentRun> {
   const p = project();
-  return runAgent(
-    harness.cli as AgentCli,
-    ["exec", "--json", ...(trustProject ? ["--trust"] : []), "--dangerously-bypass-hook-trust", "--sandbox", "danger-full-access", prompt],
-    {
-      cwd: p.repo,
-      env: agentEnv(p.home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: harness.server.token }),
-      timeoutMs: SESSION_MS,
-    },
-  );
+  const flags = { saved: [], exec: ["--trust", "--dangerously-bypass-hook-trust"], plugin: ["--dangerously-bypass-hook-trust"] }[trust];
+  return runAgent(harness.cli as AgentCli, ["exec", "--json", ...flags, "--sandbox", "danger-full-access", prompt], {
+    cwd: p.repo,
+    env: agentEnv(p.home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: harness.server.token }),
+    timeoutMs: SESSION_MS,
+  });
+}
+
+/**
+ * A waymark command in the project as the docs write it (npx from the endpoint's tarball), with
+ * the project's user's environment and Codex on PATH (doctor asks Codex itself).
+ */
+function waymark(args: string[]): Promise<AgentRun> {
+  const p = project();
+  const env = envWithCli(p.home, harness.cli as AgentCli, "codex", { WAYMARK_TOKEN: harness.server.token });
+  return runProcess("npx", ["-y", `--package=${harness.server.url}/helper/waymark-helper-${HELPER_VERSION}.tgz`, "waymark", ...args], {
+    cwd: p.repo,
+    env,
+    timeoutMs: 120_000,
+  });
 }
 
 /**
@@ -134,26 +147,29 @@ function greetingScript(): Turn[] {
 /**
  * The task's usage is what the model returned while it was open (apply_patch, the shell, the text
  * the stop hook answered, complete_task: its usage written after the call ran, the model streaming
- * on past the call), with the model Codex's session file names.
+ * on past the call), with the model Codex's session file names, priced from the dated table.
  */
 async function expectExactUsage(taskId: string): Promise<void> {
   const open = harness.model.responses.slice(callerIndex(harness.model, "start_task") + 1, callerIndex(harness.model, "complete_task") + 1);
   expect(open.map((response) => response.turn)).toEqual([3, 4, 5, 6]);
   const sum = sumUsage(open);
+  // GPT-5.5 per million tokens: $5 input, $0.50 cached input, $30 output (no prompt here is past 272K tokens).
+  const cost = (sum.input_tokens * 5 + sum.cache_read_input_tokens * 0.5 + sum.output_tokens * 30) / 1e6;
   const { structured } = await callTool(harness.reader, "get_workflow", { task_id: taskId });
   expect((structured.task as Record<string, unknown>).metrics).toMatchObject({
     input_tokens: sum.input_tokens + sum.cache_read_input_tokens,
     output_tokens: sum.output_tokens,
     model: MODEL,
+    cost_usd: Math.round(cost * 1e6) / 1e6,
     // Summed from the rollout by the helper, but no device of the account signed them: the client's claim.
     source: "agent",
   });
 }
 
 /** A next session in the repository starts with its workflow in the context the session-start hook injected. */
-async function expectNextSessionContext(workflowId: string, trustProject = true): Promise<void> {
+async function expectNextSessionContext(workflowId: string, trust: "saved" | "plugin" = "saved"): Promise<void> {
   harness.model.play([{ text: "Nothing left to do.", usage: usage(20) }]);
-  const next = await codex("Anything left?", trustProject);
+  const next = await codex("Anything left?", trust);
   expect(next.code, next.stderr).toBe(0);
   expectSessionContext(harness.model, workflowId);
 }
@@ -166,6 +182,7 @@ describe("Codex, set up as the README says, through a whole session", () => {
     ctx.skip(harness.cli === undefined, harness.skip);
     harness.project = await agentProject(harness.server, {
       agent: "codex",
+      cli: harness.cli,
       files: GREETING.files,
       home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
     });
@@ -185,10 +202,21 @@ describe("Codex, set up as the README says, through a whole session", () => {
     expect(`${p.init?.stdout}${readFileSync(join(p.home, ".codex", "config.toml"), "utf8")}`).not.toContain("codex_hooks");
   });
 
-  it("init says which trust steps Codex needs", (ctx) => {
+  it("init --trust had Codex trust the project and Waymark's hooks (the headless setup), and doctor passes, asking Codex itself", async (ctx) => {
     ctx.skip(harness.cli === undefined, harness.skip);
-    expect(project().init?.stdout).toMatch(/trust/i);
-  });
+    const init = project().init?.stdout ?? "";
+    expect(init).toContain(`Codex now trusts ${project().repo}`);
+    for (const event of ["SessionStart", "PostToolUse", "Stop"])
+      expect(init).toMatch(new RegExp(`Codex now trusts Waymark's ${event} hook \\(sha256:`));
+    // What init wrote into the project is committed first, as it says.
+    const commit = /^ {2}(git add .* && git commit -m "Set up Waymark")$/m.exec(init)?.[1] as string;
+    const committed = await runProcess("sh", ["-c", commit], { cwd: project().repo, env: agentEnv(project().home), timeoutMs: 30_000 });
+    expect(committed.code, committed.stderr).toBe(0);
+    const doctor = await waymark(["doctor"]);
+    expect(doctor.stdout).toContain("ok   Codex hooks: Codex trusts Waymark's SessionStart, PostToolUse and Stop hooks");
+    expect(doctor.stdout).toContain(`ok   Codex trust: Codex loads ${project().repo}/.codex/`);
+    expect(doctor.stdout, doctor.stdout).toContain("All checks passed.");
+  }, 200_000);
 
   it(
     "a session: the Waymark tools, a task, apply_patch, a shell commit, the stop reminder, complete_task",
@@ -274,7 +302,7 @@ describe("Codex with the Waymark plugin (the README's shortest path), through a 
     async (ctx) => {
       ctx.skip(harness.cli === undefined, harness.skip);
       harness.model.play(greetingScript());
-      const session = await codex("Add a greeting module and record the work in Waymark.", false);
+      const session = await codex("Add a greeting module and record the work in Waymark.", "plugin");
       ({ workflowId, taskId } = expectPlayedThrough(harness.model, session, CODEX_TOOLS));
       const task = await expectWorkRecorded(harness, taskId);
       expect((task.files_changed as Record<string, unknown>).not_by_agent_tools).toEqual(["build-info.txt"]);
@@ -288,7 +316,7 @@ describe("Codex with the Waymark plugin (the README's shortest path), through a 
     "the next session starts with the repository's workflow in its context",
     async (ctx) => {
       ctx.skip(harness.cli === undefined, harness.skip);
-      await expectNextSessionContext(workflowId, false);
+      await expectNextSessionContext(workflowId, "plugin");
     },
     SESSION_MS + 30_000,
   );
@@ -300,10 +328,13 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
     async (ctx) => {
       ctx.skip(harness.cli === undefined, harness.skip);
       harness.project?.remove();
+      // Set up without init --trust: Codex's own headless flags trust the project (saved) and run the hooks.
       harness.project = await agentProject(harness.server, {
         agent: "codex",
+        cli: harness.cli,
         files: evidence.EVIDENCE.files,
         home: { ".codex/config.toml": codexModelConfig(harness.model.url, MODEL) },
+        initArgs: ["--global-config"],
       });
       expect(project().init?.code, project().init?.stderr).toBe(0);
       await evidence.approveDevice(harness);
@@ -333,9 +364,31 @@ describe("Codex's evidence: its lines and a person's in one file, a failing then
         { calls: shell(evidence.EVIDENCE.commitCommand), usage: usage(7) },
         ...evidence.evidenceEndTurns(CODEX_TOOLS, usage, 8),
       ]);
-      const session = await codex("Make total() sum its values and record the work in Waymark.");
+      const session = await codex("Make total() sum its values and record the work in Waymark.", "exec");
       const ids = expectPlayedThrough(harness.model, session, CODEX_TOOLS);
       await evidence.expectEvidence(harness, ids, { tool: "codex", modelId: `openai/${MODEL}` });
+
+      // `codex exec --trust` saved the project's trust in ~/.codex/config.toml, inside Waymark's block,
+      // which ends the file: doctor still finds the block current, and init run again keeps the entry.
+      const configPath = join(project().home, ".codex", "config.toml");
+      const trustEntry = `[projects.${JSON.stringify(repo)}]\ntrust_level = "trusted"`;
+      const written = readFileSync(configPath, "utf8");
+      expect(written.indexOf(trustEntry)).toBeGreaterThan(written.indexOf("# waymark:begin"));
+      expect(written.indexOf(trustEntry)).toBeLessThan(written.indexOf("# waymark:end"));
+      const before = await waymark(["doctor"]);
+      expect(before.stdout).toContain("ok   Codex: ~/.codex/config.toml runs waymark-helper");
+      expect(before.stdout).toContain(`ok   Codex trust: Codex loads ${repo}/.codex/`);
+      const again = await waymark(["init", "--url", harness.server.url, "--agent", "codex", "--global-config"]);
+      expect(again.code, again.stderr).toBe(0);
+      const rewritten = readFileSync(configPath, "utf8");
+      expect(rewritten).toContain(trustEntry);
+      expect(rewritten.indexOf(trustEntry)).toBeGreaterThan(rewritten.indexOf("# waymark:end"));
+      const after = await waymark(["doctor"]);
+      expect(after.stdout).toContain("ok   Codex: ~/.codex/config.toml runs waymark-helper");
+      expect(after.stdout).toContain(`ok   Codex trust: Codex loads ${repo}/.codex/`);
+      // The hooks ran by the bypass flag, which saves no trust: doctor says so, and names the headless way that does.
+      expect(after.stdout).toMatch(/FAIL Codex hooks: Codex has not trusted Waymark's/);
+      expect(after.stdout).toContain("--agent codex --trust");
     },
     SESSION_MS + 200_000,
   );

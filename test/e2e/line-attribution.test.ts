@@ -233,7 +233,7 @@ describe("line attribution through wrangler dev and the helper", () => {
     expect(page).toContain(
       '<span class="b-add w8"></span><span class="b-oth w4"></span><span class="b-nob w0"></span><span class="b-del w8"></span>',
     );
-    expect(page).toContain("7 of 8 added line(s) last written by the agent&#39;s own edit tools (88%)");
+    expect(page).toContain("7 of 8 added lines last written by the agent&#39;s own edit tools (88%)");
 
     // The Markdown summary and the JSON export.
     const markdown = await fetchText(`${wf.share_url}/export.md`);
@@ -416,7 +416,7 @@ describe("line attribution through wrangler dev and the helper", () => {
     await agent.close();
     expect(completed.text).toContain("lines: +2 −0 (not observed 2)");
     const page = await fetchText(wf.share_url);
-    expect(page).toContain("2 not observed (no hook of the agent observed this task), counted as no one&#39;s");
+    expect(page).toContain("2 not observed (no hook of the agent observed this task): no one is credited with them");
     expect(page).not.toMatch(/<strong>Lines:<\/strong>[^<]*human/);
     const [record] = JSON.parse(await fetchText(`${wf.share_url}/export.agent-trace.json`)) as [TraceRecord];
     expect(validRecord(record), JSON.stringify(validRecord.errors)).toBe(true);

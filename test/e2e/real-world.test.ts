@@ -18,6 +18,7 @@ import { cleanupTempDirs, FAST_TMP, Repo, tempDir } from "../../client-helper/te
 import { ensureBuilt } from "../../client-helper/test/support";
 import { connectThroughHelper } from "../support/agents";
 import type { DevServer } from "../support/dev-server";
+import { eventually } from "../support/eventually";
 import { ok, type Structured } from "../support/mcp-client";
 import { sharedDevServer } from "../support/shared-server";
 
@@ -110,8 +111,15 @@ describe("overlap: two agents (two helper processes, one user cache) in one work
     expect(doneB.verification.overlapping).toEqual(
       CHANGED_BY_BOTH.map((path) => ({ path, task_id: a, same_change: true, workflow_id: one.workflow_id })),
     );
-    // The first learns it when the second completes: its record, its page.
-    const recordA = await stored(first, a);
+    // The first learns it once the second completed (told after the second's reply): its record, its page.
+    const recordA = await eventually(
+      "the first task's record names the second",
+      async () => {
+        const record = await stored(first, a);
+        return record.verification.overlapping?.length ? record : null;
+      },
+      10_000,
+    );
     expect(recordA.verification.overlapping).toEqual(
       CHANGED_BY_BOTH.map((path) => ({ path, task_id: b, same_change: true, workflow_id: two.workflow_id })),
     );

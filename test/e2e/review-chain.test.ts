@@ -34,6 +34,24 @@ function waymark(args: string[], env: Record<string, string> = {}) {
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
+/** The owner's feedback, posted from the owner view's form with a signed-in session. */
+async function giveFeedback(workflowId: string, target: string, verdict: string, body: string): Promise<void> {
+  const login = await fetch(`${server.url}/login`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url },
+    body: new URLSearchParams({ token: server.token }).toString(),
+    redirect: "manual",
+  });
+  const cookie = (login.headers.get("Set-Cookie") ?? "").split(";")[0] ?? "";
+  const response = await fetch(`${server.url}/w/${workflowId}/feedback`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url, Cookie: cookie },
+    body: new URLSearchParams({ target, verdict, body }).toString(),
+    redirect: "manual",
+  });
+  expect(response.status, await response.text()).toBe(303);
+}
+
 function numstat(left: string, right: string): string {
   const run = spawnSync("git", ["diff", "--no-index", "--numstat", "--", left, right], { encoding: "utf8" });
   const [added = "", removed = ""] = run.stdout.split("\t");
@@ -170,6 +188,38 @@ describe("wrangler dev + helper: line counts, commits with the task trailer, sum
     expect(check("not-json.json", "{").code).toBe(2);
     expect(check("other.json", { hello: 1 }).code).toBe(2);
     expect(waymark(["verify"]).code).toBe(2);
+
+    // The owner rotates the share link and answers on the page: the summary links the new link
+    // (the one the helper saw at start_workflow is dead now) and carries the feedback, as the export does.
+    const rotated = await fetch(`${server.url}/api/workflows/${wf.workflow_id}/share`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ action: "rotate" }),
+    });
+    expect(rotated.status, await rotated.clone().text()).toBe(200);
+    const newLink = ((await rotated.json()) as { share_url: string }).share_url;
+    expect(newLink).not.toBe(wf.share_url);
+    expect((await fetch(wf.share_url)).status).toBe(404);
+    await giveFeedback(wf.workflow_id, `task:${started.task_id}`, "changes_requested", "Split the rename into its own commit");
+    const again = waymark(["summary", "--url", `${server.url}/mcp`, "--dir", repo.dir]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`[Workflow page](<${newLink}>)`);
+    expect(again.stdout).not.toContain(wf.share_url);
+    expect(again.stdout).toContain("### Reviewer feedback");
+    expect(again.stdout).toContain("Split the rename into its own commit");
+    const exportedNow = await (await fetch(`${newLink}/export.md`)).text();
+    expect(again.stdout.replace(`\n[Workflow page](<${newLink}>)\n`, "")).toBe(exportedNow);
+    // Revoked: no link at all, and the reason on stderr (stdout stays the Markdown).
+    await fetch(`${server.url}/api/workflows/${wf.workflow_id}/share`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ action: "revoke" }),
+    });
+    const revoked = waymark(["summary", "--url", `${server.url}/mcp`, "--dir", repo.dir]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).not.toContain("[Workflow page]");
+    expect(revoked.stdout).toContain("Split the rename into its own commit");
+    expect(revoked.stderr).toContain("no page link: the workflow's share link is revoked");
   });
 
   it("counts right whatever the previous task needed: the git processes started ahead follow the last task, a miss starts them on demand", async () => {

@@ -18,6 +18,8 @@ import { sharedDevServer } from "../support/shared-server";
  *     AWS key id, with a commit whose subject holds a GitHub token and a file named after the key:
  *     what it computed is redacted before it is signed, so it still reads "computed and signed".
  * Neither secret appears in the JSON, Markdown or Agent Trace exports, nor on the shared page.
+ * And only secrets go: code that names where a secret lives (`apiKey: process.env.OPENAI_API_KEY`),
+ * sent by a direct client in every field it can, reaches the exports as written.
  */
 // Secrets are assembled at run time so that no scanner mistakes this file for a leak.
 const GITHUB_TOKEN = ["ghp_", "Vq7Ls2Kd9Wm4Xn8Bc1Zr", "6Tf3Hy5Jp0Ge7Ua2"].join("");
@@ -150,5 +152,74 @@ describe("secrets never reach a record", () => {
     expect(done.files_changed.source.kind).toBe("signed");
     expectNoSecret(await everything(started.workflow_id, started.share_url));
     await agent.close();
+  }, 120_000);
+
+  it("code and prose that name where a secret lives are stored as written, wherever a client sends them", async () => {
+    /** `${NAME}` as shells write it (not a template of this file). */
+    const env = (name: string) => ["$", `{${name}}`].join("");
+    const references = [
+      "apiKey: process.env.OPENAI_API_KEY",
+      `export DATABASE_URL="postgres://app:${env("DB_PASSWORD")}@db/app"`,
+      "const password = await keyring.getPassword(service)",
+      'secret = os.environ["SERVICE_SECRET"]',
+      "api_key = settings.STRIPE_API_KEY",
+    ];
+    const client = await connect(server, { name: "direct client" });
+    const started = await ok<{ workflow_id: string; share_url: string }>(client, "start_workflow", {
+      name: "Configuration",
+      repository: { fingerprint: HEX64, remote: "github.com/acme/app", branch: "main" },
+    });
+    const task = await ok<{ task_id: string }>(client, "start_task", {
+      workflow_id: started.workflow_id,
+      name: "Read keys from the environment",
+      goal: references[0],
+      snapshot: { type: "git", head: HEX40, branch: "main", dirty: [], warnings: [references[3]] },
+    });
+    await ok(client, "log_milestone", {
+      task_id: task.task_id,
+      message: references[1],
+      metadata: { [references[2] as string]: references[3] },
+    });
+    await ok(client, "log_decision", {
+      task_id: task.task_id,
+      category: "other",
+      question: "Where does the key come from?",
+      options_considered: references,
+      chosen: references[0],
+      reasoning: references.join("\n"),
+    });
+    const done = await ok<Record<string, unknown>>(client, "complete_task", {
+      task_id: task.task_id,
+      status: "success",
+      outcome: { summary: references[4] },
+      changes: {
+        type: "git",
+        start_head: HEX40,
+        head: HEX40.replace("0", "1"),
+        committed: [],
+        dirty: [],
+        warnings: [references[4]],
+        commands: { runs: [{ command: references[1], at: Date.now(), exit_code: 0, duration_ms: 5, kinds: [] }], last_edit_at: null },
+        review: { lines: [], commits: [{ sha: "abcdef1", subject: references[0] }], branch: "main" },
+      },
+    });
+    expect(JSON.stringify(done)).not.toContain("[redacted");
+    const texts = await everything(started.workflow_id, started.share_url);
+    for (const [where, text] of Object.entries(texts)) expect(text, where).not.toContain("[redacted");
+    // Every sample is in the JSON export, as written, in each place it was sent.
+    const strings: string[] = [];
+    const collect = (value: unknown): void => {
+      if (typeof value === "string") strings.push(value);
+      else if (Array.isArray(value)) for (const item of value) collect(item);
+      else if (value !== null && typeof value === "object")
+        for (const [key, item] of Object.entries(value)) {
+          strings.push(key);
+          collect(item);
+        }
+    };
+    collect(JSON.parse(texts["export.json"] ?? "null"));
+    for (const reference of references) expect(strings, reference).toContain(reference);
+    expect(strings).toContain(references.join("\n"));
+    await client.close();
   }, 120_000);
 });

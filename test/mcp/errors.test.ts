@@ -290,7 +290,10 @@ describe("INTERNAL", () => {
       },
       render: () => "unused",
     });
-    const result = await failing.call({}, { env, account: "acme", scopes: SCOPES, origin: "http://localhost", author: ON_PAGE.author });
+    const result = await failing.call(
+      {},
+      { env, account: "acme", scopes: SCOPES, origin: "http://localhost", author: ON_PAGE.author, credential: "m:aaaaaaaaaaaa" },
+    );
     expect(result.isError).toBe(true);
     const text = JSON.stringify(result.content);
     expect(text).toMatch(/"INTERNAL: .*retried .*idempotency_key/);
@@ -313,7 +316,14 @@ describe("defineTool", () => {
       },
       render: (out) => out.name,
     });
-    const context = { env, account: "acme", scopes: SCOPES, origin: "http://localhost", author: ON_PAGE.author };
+    const context = {
+      env,
+      account: "acme",
+      scopes: SCOPES,
+      origin: "http://localhost",
+      author: ON_PAGE.author,
+      credential: "m:aaaaaaaaaaaa",
+    };
     expect((await tool.call({ name: "" }, context)).content).toEqual([
       { type: "text", text: "INPUT_VALIDATION_ERROR: name: must not be empty" },
     ]);

@@ -63,12 +63,12 @@ describe("metrics per task (complete_task.metrics)", () => {
     expect(exported.tasks.find((t) => t.name === "Child")?.metrics).toMatchObject({ model: "claude-sonnet-4" });
 
     const markdown = await (await workerFetch(`${wf.share_url}/export.md`)).text();
-    expect(markdown).toContain("**Tokens:** 2300 · **Cost:** $0.0200");
+    expect(markdown).toContain("**Tokens:** 2300 · **Cost:** $0.02");
     // Agent text in the export is escaped only where GFM would act on it (the model name is the agent's).
-    expect(markdown).toContain("Usage: 1200 in · 300 out tokens · claude-sonnet-4 · $0.0123");
+    expect(markdown).toContain("Usage: 1200 in · 300 out tokens · claude-sonnet-4 · $0.01");
 
     const page = await (await workerFetch(wf.share_url)).text();
-    expect(page).toContain("Usage: 1,200 in · 300 out tokens · claude-sonnet-4 · $0.0123");
+    expect(page).toContain("Usage: 1,200 in · 300 out tokens · claude-sonnet-4 · $0.01");
     expect(page).toContain("<b>2,300</b><span>tokens</span>");
     expect(wf.share_url.startsWith(ORIGIN)).toBe(true);
   });

@@ -115,7 +115,7 @@ describe("device signatures", () => {
     expect(metrics).toMatchObject({ source: "transcript", price_table_date: "2026-11-23", device: named });
     const shown = `device “build box” (${fingerprint.slice(0, 19)}…)`;
     expect(done.text).toContain(`files: computed and signed by waymark-helper 0.1.0 on ${shown}`);
-    expect(done.text).toContain(`agent edits: computed and signed (the agent's hooks, on ${shown}): 1 file(s) edited`);
+    expect(done.text).toContain(`agent edits: computed and signed (the agent's hooks, on ${shown}): 1 file edited`);
     expect(done.text).toContain(`usage: computed and signed (summed from the agent's transcript by waymark-helper on ${shown}`);
     // The record keeps no signature: only the verdict.
     expect(JSON.stringify(files)).not.toContain(device.key);

@@ -29,6 +29,15 @@ const form = (cookie: string, fields: Record<string, string>, origin = ORIGIN) =
 });
 
 describe("dashboard", () => {
+  it("the sign-in page says where a token comes from, tied to the token field", async () => {
+    const page = await (await workerFetch(`${ORIGIN}/login`)).text();
+    const source = /<p id="token-source"[^>]*>(.*?)<\/p>/s.exec(page)?.[1] ?? "";
+    expect(source).toContain("the development token <code>npm start</code> prints");
+    expect(source).toContain("<code>.wrangler/dev-token</code>");
+    expect(source).toContain("<strong>Tokens</strong> page (<code>/dashboard/tokens</code>");
+    expect(page).toMatch(/<input type="password" name="token"[^>]*aria-describedby="token-source"/);
+  });
+
   it("needs a session; the login form sets a signed HttpOnly SameSite=Strict cookie (__Host- over https)", async () => {
     const anonymous = await workerFetch(`${ORIGIN}/dashboard`, { redirect: "manual" });
     expect(anonymous.status).toBe(303);
@@ -103,7 +112,14 @@ describe("dashboard", () => {
     expect((await workerFetch(String(wf.share_url))).status).toBe(404);
     expect((await workerFetch(String(newUrl))).status).toBe(200);
 
-    await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(cookie, { action: "revoke" }));
+    // Revoking asks first: the first form only shows the question; its own form revokes.
+    const asked = await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(cookie, { action: "revoke" }));
+    expect(asked.status).toBe(200);
+    const question = await asked.text();
+    expect(question).toContain(`Revoke the share link of workflow ${id}?`);
+    expect(question).toContain('<input type="hidden" name="confirmed" value="yes">');
+    expect((await workerFetch(String(newUrl))).status).toBe(200);
+    await workerFetch(`${ORIGIN}/dashboard/workflows/${id}/share`, form(cookie, { action: "revoke", confirmed: "yes" }));
     expect((await workerFetch(String(newUrl))).status).toBe(410);
     const after = await (await workerFetch(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } })).text();
     expect(after).toContain(">revoked<");

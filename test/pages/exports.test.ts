@@ -7,9 +7,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { renderSummary } from "@waymark/protocol/pr-summary";
+import { reviewCounts } from "@waymark/protocol/review-counts";
 import type { SignedStatement } from "@waymark/protocol/statement";
 import { checkExport } from "@waymark/protocol/verify";
 import { describe, expect, it } from "vitest";
+import type { FeedbackView, WorkflowView } from "../../src/domain/view";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { publishedKeys } from "../../src/signing";
@@ -83,8 +85,10 @@ async function bigWorkflow() {
 type Calls = { name: string; limit: number }[];
 
 /** The whole view as an export writes it: the schema first, the device-signed payloads (none here: no device signed) and the signed statement last. */
-function withStatement(view: object, statement: SignedStatement): string {
-  return JSON.stringify({ $schema: `${ORIGIN}/schemas/export-v1.json`, ...view, device_signed: [], statement }, null, 2);
+/** The export of a whole view: its members, the review counts the protocol's function gives for it, the statement. */
+function withStatement(view: WorkflowView & { feedback?: FeedbackView[] }, statement: SignedStatement): string {
+  const review = reviewCounts(view, view.feedback ?? []);
+  return JSON.stringify({ $schema: `${ORIGIN}/schemas/export-v1.json`, ...view, review, device_signed: [], statement }, null, 2);
 }
 
 /** Watches the object's reader: every page asked for, and the most asked for at once. */

@@ -26,11 +26,24 @@ const form = (cookie: string, fields: Record<string, string>) => ({
 
 const stubOf = (id: string): DurableObjectStub<WorkflowObject> => env.WORKFLOW.get(env.WORKFLOW.idFromName(id));
 
-async function newWorkflow(name: string) {
-  const wf = await acme("start_workflow", { name, force_new: true });
+/** A workflow and its first task, recorded by `agent` (the owner's own bootstrap token unless another is given). */
+async function newWorkflow(name: string, agent = acme) {
+  const wf = await agent("start_workflow", { name, force_new: true });
   const id = String(wf.workflow_id);
-  const task = await acme("start_task", { workflow_id: id, name: "First", goal: "g" });
+  const task = await agent("start_task", { workflow_id: id, name: "First", goal: "g" });
   return { id, taskId: String(task.task_id), shareUrl: String(wf.share_url) };
+}
+
+/** The agent with a write token of its own, made by the owner (the Tokens page's API): not the owner's credential. */
+async function agentOfItsOwn() {
+  const made = await workerFetch(`${ORIGIN}/api/tokens`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${TOKENS.acme}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "the agent", scopes: ["read", "write"] }),
+  });
+  expect(made.status).toBe(201);
+  const { id, token } = (await made.json()) as { id: string; token: string };
+  return { id, token, call: toolCaller(workerFetch, `${ORIGIN}/mcp`, token) };
 }
 
 async function follow(path: string, cookie: string | null) {
@@ -64,7 +77,11 @@ describe("the owner URL", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Owner page");
 
-    const revoked = await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke" }));
+    // Revoking asks first; the confirming form revokes.
+    const asked = await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke" }));
+    expect([asked.status, (await asked.text()).includes(`Revoke the share link of workflow ${id}?`)]).toEqual([200, true]);
+    expect((await workerFetch(shareUrl)).status).toBe(200);
+    const revoked = await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke", confirmed: "yes" }));
     expect(revoked.status).toBe(303);
     expect((await workerFetch(shareUrl)).status).toBe(410);
     const afterRevoke = await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: cookie } });
@@ -94,7 +111,7 @@ describe("the owner URL", () => {
     const shared = await follow(`/s/${token}/ws?after=0`, null);
     expect([owner.status, shared.status]).toEqual([101, 101]);
 
-    await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke" }));
+    await workerFetch(`${ORIGIN}/w/${id}/share`, form(cookie, { action: "revoke", confirmed: "yes" }));
     expect(await closeOf(shared, "the shared page closed")).toBe(4410);
     await acme("log_milestone", { task_id: taskId, message: "still followed" });
     await eventually(
@@ -154,7 +171,7 @@ describe("feedback", () => {
     const cookie = await signIn();
     const post = (fields: Record<string, string>) => workerFetch(`${ORIGIN}/w/${id}/feedback`, form(cookie, fields));
     const cases: [Record<string, string>, number, string][] = [
-      [{ target: `workflow:${id}`, verdict: "comment", body: "  " }, 400, "body: must not be empty"],
+      [{ target: `workflow:${id}`, verdict: "comment", body: "  " }, 400, "body: must not be empty for a comment"],
       [{ target: `workflow:${id}`, verdict: "maybe", body: "x" }, 400, 'verdict: must be "comment", "approved" or "changes_requested"'],
       [{ target: `file:${id}`, verdict: "comment", body: "x" }, 400, "target: must name the workflow, a task, a decision or an issue"],
       [
@@ -201,7 +218,8 @@ describe("feedback", () => {
   });
 
   it("reaches the agent in its next tool result, bounded, once; the rest follows; get_workflow shows all", async () => {
-    const { id, taskId } = await newWorkflow("Digest");
+    const agent = await agentOfItsOwn();
+    const { id, taskId } = await newWorkflow("Digest", agent.call);
     const cookie = await signIn();
     for (let i = 0; i < 5; i++) {
       const verdict = i === 0 ? "changes_requested" : "comment";
@@ -280,5 +298,63 @@ describe("the sharing setting", () => {
     expect((await workerFetch(link)).status).toBe(200);
     expect((await workerFetch(`${ORIGIN}/dashboard/settings`, form(cookie, { share_new_workflows: "on" }))).status).toBe(303);
     expect(String((await globex("start_workflow", { name: "Shared again", force_new: true })).share_url)).toMatch(/\/s\/sh_/);
+  });
+});
+
+describe("only people review: the agent signed in to the page with its own token", () => {
+  it("a verdict from a session signed in with the credential that recorded the task is a comment saying why; the owner's counts", async () => {
+    const agent = await agentOfItsOwn();
+    const { id, taskId } = await newWorkflow("Self-approval", agent.call);
+    await agent.call("complete_task", {
+      task_id: taskId,
+      status: "success",
+      outcome: { summary: "Refunds", manual_review_needed: true, manual_review_reason: "Moves money" },
+    });
+    const counts = async () => {
+      const head = await stubOf(id).readHead("acme", true);
+      if (!head.ok) throw new Error(head.message);
+      return { needed: head.value.totals.reviews_needed, open: head.value.review.review.open, feedback: head.value.feedback ?? [] };
+    };
+    expect((await counts()).needed).toBe(1);
+
+    // The attack: the agent signs in to the dashboard with its own token, as a curl POST to /login
+    // would, and approves its own task with the page's form (the script's JSON answer, then the form's).
+    const agentSession = await signIn(agent.token);
+    expect(agentSession).not.toBe("");
+    const page = await (await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: agentSession } })).text();
+    expect(page).toContain("You signed in with the token that recorded this workflow's tasks.");
+    const asJson = await workerFetch(`${ORIGIN}/w/${id}/feedback`, {
+      ...form(agentSession, { target: `task:${taskId}`, verdict: "approved", body: "LGTM" }),
+      headers: { ...form(agentSession, {}).headers, Accept: "application/json" },
+    });
+    expect(asJson.status).toBe(200);
+    expect(await asJson.json()).toMatchObject({ verdict: "comment", requested_verdict: "approved", channel: "page" });
+    const posted = await workerFetch(
+      `${ORIGIN}/w/${id}/feedback`,
+      form(agentSession, { target: `task:${taskId}`, verdict: "changes_requested", body: "Reopen" }),
+    );
+    expect(posted.status).toBe(303);
+    const attacked = await counts();
+    expect([attacked.needed, attacked.open]).toEqual([1, 1]);
+    expect(attacked.feedback.map((f) => [f.verdict, f.requested_verdict, f.author])).toEqual([
+      ["comment", "approved", { kind: "managed_token", credential: agent.id, via: "session" }],
+      ["comment", "changes_requested", { kind: "managed_token", credential: agent.id, via: "session" }],
+    ]);
+    const shown = await (await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: agentSession } })).text();
+    expect(shown).toContain(
+      `signed in with token ${agent.id}, on the page; asked for an approval, recorded as a comment (signed in with the credential that recorded this task, which the agent holds too: the server cannot tell a person from the agent)`,
+    );
+
+    // The owner, signed in with a credential of their own, is told nothing of the kind, and approves: it counts.
+    const owner = await signIn();
+    const ownerPage = await (await workerFetch(`${ORIGIN}/w/${id}`, { headers: { Cookie: owner } })).text();
+    expect(ownerPage).not.toContain('id="shared-credential"');
+    expect((await workerFetch(`${ORIGIN}/w/${id}/feedback`, form(owner, { target: `task:${taskId}`, verdict: "approved" }))).status).toBe(
+      303,
+    );
+    const reviewed = await counts();
+    expect([reviewed.needed, reviewed.open]).toEqual([0, 0]);
+    expect(reviewed.feedback.at(-1)).toMatchObject({ verdict: "approved", body: "", author: { kind: "bootstrap_token", via: "session" } });
+    expect(reviewed.feedback.at(-1)?.requested_verdict).toBeUndefined();
   });
 });

@@ -191,7 +191,7 @@ describe("the page and exports", () => {
       "src/auth/old-name.ts → src/auth/new-name.ts",
       "outside declared areas",
       "uncommitted",
-      "Needs human review",
+      "What needs you",
       "needs human review",
       "Overlaps with concurrent tasks",
       "Workflow summary",
@@ -211,15 +211,21 @@ describe("the page and exports", () => {
     const timelineAt = body.indexOf(`<ol class="timeline" id="tl-${recorded.rootTaskId}">`);
     expect(body.indexOf('class="item decision"')).toBeGreaterThan(timelineAt);
     expect(body.indexOf(`id="${recorded.childTaskId}"`)).toBeGreaterThan(body.indexOf('class="item decision"'));
-    // Status by a badge: a shape and a word.
+    // Status by a badge: a shape and a word, said as the agent's claim (never a verdict).
     expect(body).toContain(
-      '<span class="badge st st-partial_success"><span class="shape" aria-hidden="true">◐</span> partial success</span>',
+      '<span class="badge st st-partial_success"><span class="shape" aria-hidden="true">◐</span> partial success <span class="claim">(claimed)</span></span>',
     );
-    // README.md is outside the declared areas and left uncommitted, said in words; a rename is one row.
+    // README.md is outside the declared areas and left uncommitted, said in words; a rename is one
+    // row of its task's files and one of What changed (the first screen's list across tasks).
     expect(body).toMatch(
       /<tr class="file out-of-scope"><td><span class="fs fs-M" aria-hidden="true" title="modified">M<\/span><span class="sr-only">modified<\/span><\/td><td class="path"><code>README\.md<\/code> <span class="tag">○ uncommitted<\/span> <span class="tag warn">⚠ outside declared areas<\/span>/,
     );
-    expect(body.split("src/auth/old-name.ts").length - 1).toBe(1);
+    expect(body.split("src/auth/old-name.ts").length - 1).toBe(2);
+    const changed = body.slice(
+      body.indexOf('<section id="wf-changed"'),
+      body.indexOf("</section>", body.indexOf('<section id="wf-changed"')),
+    );
+    expect(changed.split("src/auth/old-name.ts").length - 1).toBe(1);
     // Times are <time> elements: UTC in the text and the title, the page script shows local time.
     expect(body).toMatch(
       /<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/,

@@ -73,7 +73,7 @@ describe("line counts and commits from the helper, on complete_task, the page an
     const md = await (await workerFetch(`${String(wf.share_url)}/export.md`)).text();
     expect(md).toContain("| M | `src/app.ts` | 3 | 1 | committed |");
     expect(md).toContain("| A | `assets/logo.png` | binary |  | committed |");
-    expect(md).toContain("Branch `main` · 1 commit(s) during this task (not known to be pushed):");
+    expect(md).toContain("Branch `main` · 1 commit during this task (not known to be pushed):");
     // Only what GFM acts on is escaped: the tag's opening bracket.
     expect(md).toContain("&lt;script>alert(1)&lt;/script>");
     expect(md).not.toContain("<script>");

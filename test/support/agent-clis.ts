@@ -12,7 +12,7 @@
  * benches can load this file through Node's type stripping.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 
 export const CLAUDE_CODE = { package: "@anthropic-ai/claude-code", version: "2.1.328" } as const;
@@ -184,12 +184,13 @@ export function claudeEnv(home: string, modelUrl: string, extra: Record<string, 
 
 /**
  * Codex's user configuration for the scripted model (what a user's own `~/.codex/config.toml`
- * holds before `waymark init` adds to it): a provider on 127.0.0.1 speaking the Responses API.
- * Its key comes from `SCRIPTED_MODEL_KEY`.
+ * holds before `waymark init` adds to it): a provider on 127.0.0.1 speaking the Responses API, and
+ * the model unless null. Its key comes from `SCRIPTED_MODEL_KEY`.
  */
-export function codexModelConfig(modelUrl: string, model: string): string {
+export function codexModelConfig(modelUrl: string, model: string | null): string {
   return [
-    `model = ${JSON.stringify(model)}`,
+    // No model: Codex's own default (what a user who never chose one gets).
+    ...(model === null ? [] : [`model = ${JSON.stringify(model)}`]),
     `model_provider = "scripted"`,
     "",
     "[model_providers.scripted]",
@@ -245,6 +246,20 @@ export function runProcess(
       done({ code, stdout, stderr, ms: performance.now() - started, timedOut });
     });
   });
+}
+
+/**
+ * The environment `agentEnv` makes, with the CLI on PATH as `bin` (a user who installed it has it
+ * there: `waymark init --trust` and `waymark doctor` ask it), through a one-line wrapper in the
+ * home's own bin folder.
+ */
+export function envWithCli(home: string, cli: AgentCli, bin: string, extra: Record<string, string> = {}): Record<string, string> {
+  const dir = join(home, "bin");
+  mkdirSync(dir, { recursive: true });
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  writeFileSync(join(dir, bin), `#!/bin/sh\nexec ${[cli.command, ...cli.args].map(quote).join(" ")} "$@"\n`, { mode: 0o755 });
+  const env = agentEnv(home, extra);
+  return { ...env, PATH: `${dir}${delimiter}${env.PATH}` };
 }
 
 /** Runs an agent CLI with `args` (see runProcess). */

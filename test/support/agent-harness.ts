@@ -89,6 +89,9 @@ export function expectSessionContext(model: ModelServer, workflowId: string): vo
 // ── the scenario both agents play ────────────────────────────────────────────
 
 /** The project both agents start from, and what their session makes of it. */
+/** The subject of the commit `waymark init` says to make of its project files. */
+export const SETUP_COMMIT = "Set up Waymark";
+
 export const GREETING = {
   files: { "README.md": "# Greeter\n\nSays hello.\n", "src/app.ts": "export const app = 1;\n" },
   module: 'export const greeting = (name: string): string => "Hello, " + name;\n',
@@ -174,7 +177,9 @@ export async function expectWorkRecorded(harness: AgentHarness, taskId: string):
   const project = harness.project as AgentProject;
   expect(readFileSync(join(project.repo, "src", "greeting.ts"), "utf8")).toBe(GREETING.module);
   expect(readFileSync(join(project.repo, "README.md"), "utf8")).toBe(GREETING.readme);
-  expect(project.git("log", "--format=%s").trim().split("\n")).toEqual([GREETING.commit, "initial"]);
+  // The project's first commit, then init's files when the setup committed them as init says, then the agent's.
+  const log = project.git("log", "--format=%s").trim().split("\n");
+  expect(log).toEqual(log.includes(SETUP_COMMIT) ? [GREETING.commit, SETUP_COMMIT, "initial"] : [GREETING.commit, "initial"]);
   expect(project.git("status", "--porcelain")).toBe("");
   const head = project.git("rev-parse", "HEAD").trim();
   const structured = await ok(harness.reader, "get_workflow", { task_id: taskId });

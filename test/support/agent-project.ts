@@ -5,7 +5,9 @@
  * <endpoint> --agent <agent>` run through `npx --package=<endpoint>/helper/waymark-helper-<version>.tgz`
  * (the endpoint's own tarball, built from this checkout), with the user's own agent configuration
  * (Codex: its model provider) written before, as a user has it; optionally with a bare `origin` the
- * first commit was pushed to, as a clone of a team's repository has.
+ * first commit was pushed to, as a clone of a team's repository has. Codex's setup is the README's
+ * headless one: `--global-config` (no terminal to answer init's question about ~/.codex/config.toml)
+ * and `--trust` (no `codex` UI to trust the project and the hooks in), unless `initArgs` says otherwise.
  *
  * Relative imports carry their `.ts` extension, so the benches can load this file through Node's
  * type stripping.
@@ -14,7 +16,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { type AgentRun, agentEnv, runProcess } from "./agent-clis.ts";
+import { type AgentCli, type AgentRun, agentEnv, envWithCli, runProcess } from "./agent-clis.ts";
 import { ensureCurrentHelperTarball } from "./worker-build-setup.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -42,6 +44,10 @@ export interface AgentProjectOptions {
   home?: Record<string, string>;
   /** false: the same project without Waymark (no `waymark init`). */
   init?: boolean;
+  /** init's flags after `--agent` (Codex's default: `--global-config --trust`; Claude Code's: none). */
+  initArgs?: string[];
+  /** The agent's CLI, on the user's PATH when init runs (as `codex` / `claude`: init --trust asks it). */
+  cli?: AgentCli;
   /** true: the first commit is pushed to a bare `origin` before init, as in a clone of a team's repository. */
   origin?: boolean;
 }
@@ -91,8 +97,9 @@ export async function agentProject(endpoint: { url: string }, options: AgentProj
             endpoint.url,
             "--agent",
             options.agent,
+            ...(options.initArgs ?? (options.agent === "codex" ? ["--global-config", "--trust"] : [])),
           ],
-          { cwd: repo, env: agentEnv(home), timeoutMs: 180_000 },
+          { cwd: repo, env: options.cli ? envWithCli(home, options.cli, options.agent) : agentEnv(home), timeoutMs: 180_000 },
         );
   return {
     home,

@@ -75,7 +75,7 @@ export const PULL_REQUEST = {
  * files committed and pushed to main with it, before any agent works there.
  */
 export async function teamProject(harness: AgentHarness, options: Pick<AgentProjectOptions, "agent" | "home">): Promise<AgentProject> {
-  const project = await agentProject(harness.server, { ...options, files: PULL_REQUEST.files, origin: true });
+  const project = await agentProject(harness.server, { ...options, cli: harness.cli, files: PULL_REQUEST.files, origin: true });
   harness.project = project;
   expect(project.init?.code, project.init?.stderr).toBe(0);
   expect(project.init?.stdout).toContain("Notes: set in the repository's config");
@@ -259,6 +259,8 @@ export async function expectPushed(
   expect(verified.status, `${verified.stdout}${verified.stderr}`).toBe(0);
   expect(verified.stdout).toContain(`${ids.taskId} "${EVIDENCE.task}": ${AGREES}`);
   expect(verified.stdout).toContain("checked, allowed signer");
+  // init's files were committed first, as init says: the agent's `git add -A` took none of them in.
+  expect(verified.stdout).not.toMatch(/undecided/i);
   return { origin, dev, branch: BRANCH, base, head, commits: [...commits].reverse(), files: FILES, ...ids, exportFile, onBranch, env };
 }
 

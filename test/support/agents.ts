@@ -49,6 +49,22 @@ export async function connectThroughHelper(target: McpTarget, dir: string, optio
   return agent;
 }
 
+/**
+ * A write token of the agent's own, made by the owner with the Tokens page's API (`POST
+ * /api/tokens`), as the README sets an agent up: the agent and the owner signed in to the page are
+ * then different credentials (a page session signed in with the agent's is the agent's).
+ */
+export async function agentWriteToken(owner: McpTarget, name = "the agent"): Promise<{ id: string; token: string }> {
+  const response = await fetch(`${owner.url}/api/tokens`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${owner.token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name, scopes: ["read", "write"] }),
+  });
+  if (response.status !== 201) throw new Error(`POST /api/tokens answered ${response.status}: ${await response.text()}`);
+  const made = (await response.json()) as { id: string; token: string };
+  return { id: made.id, token: made.token };
+}
+
 /** Calls a tool that must succeed, timing it into `recorder` under the tool's name. */
 export async function timed(
   client: Client,

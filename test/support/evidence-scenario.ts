@@ -252,7 +252,7 @@ export async function expectEvidence(
   expect(page).toContain('<span class="who">agent 3<span class="sr-only"> added lines</span></span>');
   // The approved device signed the helper's figures (docs/provenance.md).
   expect(visibleText(page)).toContain("Files: computed and signed");
-  expect(page).toContain("4 of 5 added line(s) last written by the agent&#39;s own edit tools (80%)");
+  expect(page).toContain("4 of 5 added lines last written by the agent&#39;s own edit tools (80%)");
   const shown = visibleText(page);
   expect(shown).toMatch(
     /Tests: claimed: tests passed \(ran npm test\) · observed: npm test ✓ exit 0 \(passed\) at [^·]* after the last edit/,

@@ -27,10 +27,10 @@ export async function figureColumns(page: Page): Promise<string[]> {
 export async function comparedText(page: Page, label: string): Promise<string> {
   const comparison = page.locator("table.insights", { has: page.locator("caption", { hasText: "Numbers of the comparison" }) });
   return fold(
-    await comparison
+    (await comparison
       .locator("tbody tr", { has: page.locator(`th:text-is("${label}")`) })
       .locator("td")
       .last()
-      .innerText(),
+      .textContent()) ?? "",
   );
 }

@@ -150,7 +150,7 @@ describe("GET /dashboard/insights", () => {
     const page = await response.text();
     expect(page).not.toContain(HOSTILE_AGENT);
     expect(page).toContain("&lt;img src=x onerror=alert(1)&gt;");
-    expect(page).toContain("<h1>Insights</h1>");
+    expect(page).toContain('<h1 id="main-content" tabindex="-1">Insights</h1>');
     expect(page).toContain('aria-current="page">Insights</a>');
     expect(page).toContain("Numbers of the trend chart");
     expect(page).toContain("Numbers of the comparison");

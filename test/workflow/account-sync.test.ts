@@ -40,7 +40,7 @@ async function losePushes(id: string, workflow: DurableObjectStub<WorkflowObject
     state.storage.sql.exec("DELETE FROM memory_docs WHERE workflow_id = ?", id);
   });
   await runInDurableObject(workflow, async (_instance, state) => {
-    state.storage.sql.exec("UPDATE account_sync SET synced_seq = 1");
+    state.storage.sql.exec("UPDATE totals SET synced_seq = 1");
   });
 }
 
@@ -54,7 +54,7 @@ describe("account index outbox", () => {
     const { workflow } = await setUp();
     const [row] = await runInDurableObject(workflow, async (_i, state) =>
       state.storage.sql
-        .exec<{ synced_seq: number; last: number }>("SELECT synced_seq, (SELECT max(seq) FROM events) AS last FROM account_sync")
+        .exec<{ synced_seq: number; last: number }>("SELECT synced_seq, (SELECT max(seq) FROM events) AS last FROM totals")
         .toArray(),
     );
     expect(row?.synced_seq).toBe(row?.last);

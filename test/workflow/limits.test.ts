@@ -143,7 +143,8 @@ describe("a write that rolls back", () => {
 describe("the workflow's updated_at", () => {
   it("is the time of the agent's last write; a reviewer's feedback leaves it", async () => {
     const { id, stub, taskId } = await newTask();
-    const updatedAt = async () => (await exec<{ updated_at: number }>(stub, "SELECT updated_at FROM workflow"))[0]?.updated_at;
+    // Stored with the totals every write updates (workflow/totals), read through the workflow row.
+    const updatedAt = async () => Date.parse(value(await stub.readHead(ACME, false)).workflow.updated_at);
     const lastEventAt = async () => (await exec<{ at: number }>(stub, "SELECT at FROM events ORDER BY seq DESC LIMIT 1"))[0]?.at;
     const writes: [string, () => Promise<unknown>][] = [
       ["log_decision", () => stub.logDecision(ACME, { task_id: taskId, category: "other", question: "Q", chosen: "A", reasoning: "R" })],
@@ -154,6 +155,7 @@ describe("the workflow's updated_at", () => {
     ];
     for (const [tool, write] of writes) {
       await exec(stub, "UPDATE workflow SET updated_at = 0");
+      await exec(stub, "UPDATE totals SET updated_at = 0");
       await write();
       expect({ tool, updated_at: await updatedAt() }).toEqual({ tool, updated_at: await lastEventAt() });
     }

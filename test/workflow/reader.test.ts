@@ -1,3 +1,4 @@
+import { reviewCounts } from "@waymark/protocol/review-counts";
 import { describe, expect, it } from "vitest";
 import type { TaskEntry, TaskPage, TaskView } from "../../src/domain/view";
 import { newWorkflowId } from "../../src/ids";
@@ -173,6 +174,8 @@ describe("paged reads: the head and the whole view's arrays", () => {
       task_count: 7,
       line_totals: null,
       review_items: { tasks: 0, issues: 0 },
+      // The counts kept facts give are the ones the whole view gives.
+      review: reviewCounts(whole, []),
     });
     // Pages of two give what pages of the largest size give, in the same order.
     for (const kind of ["tasks", "decisions", "issues", "milestones"] as const) {

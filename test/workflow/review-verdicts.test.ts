@@ -1,14 +1,17 @@
 /**
  * A reviewer's verdict on a review item changes "reviews needed": approving settles it, asking
  * for changes reopens it, and the running total always equals a recount from the records (the
- * recount the migration runs), so the dashboard's "needs review" filter stops listing approved work.
+ * recount the migration runs) and the head's review counts (@waymark/protocol/review-counts, what
+ * the page and the exports show), so the dashboard's "needs review" filter stops listing approved
+ * work. Review items: tasks that asked for review, failed, or changed files outside their areas;
+ * issues flagged for a human.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { FeedbackTarget, FeedbackVerdict } from "../../src/domain/view";
 import { newWorkflowId } from "../../src/ids";
-import { RECOUNT_REVIEWS_NEEDED } from "../../src/workflow/feedback";
+import { RECOUNT_REVIEW_ITEMS } from "../../src/workflow/feedback";
 import { ON_PAGE } from "../support/worker";
 import { pushToAccount, stubFor, value } from "./rpc";
 
@@ -24,20 +27,24 @@ async function reviewed() {
   ).id;
   const plain = value(await stub.logIssue(ACME, { task_id: task, type: "other", description: "fine", resolution: "r" })).id;
   const early = value(await stub.startTask(ACME, { workflow_id: id, name: "Approved early", goal: "g" })).task_id;
-  return { id, stub, task, review, plain, early };
+  const broken = value(await stub.startTask(ACME, { workflow_id: id, name: "Broken", goal: "g" })).task_id;
+  const wide = value(await stub.startTask(ACME, { workflow_id: id, name: "Wide", goal: "g", areas: ["src/**"] })).task_id;
+  return { id, stub, task, review, plain, early, broken, wide };
 }
 
 type Stub = ReturnType<typeof stubFor>;
 
 const needed = async (stub: Stub) => value(await stub.readHead(ACME, false)).totals.reviews_needed;
 
-/** The total kept write by write, and the recount from the records. */
+/** The total kept write by write, the head's open review items, and the recount from the records. */
 async function bothCounts(stub: Stub): Promise<[number, number]> {
   const kept = await needed(stub);
+  const counted = value(await stub.readHead(ACME, false)).review.review.open;
   const recounted = await runInDurableObject(stub, async (_instance, state) => {
-    state.storage.sql.exec(RECOUNT_REVIEWS_NEEDED);
+    state.storage.sql.exec(RECOUNT_REVIEW_ITEMS);
     return state.storage.sql.exec<{ n: number }>("SELECT reviews_needed AS n FROM totals").one().n;
   });
+  expect(counted, "the head's review counts").toBe(kept);
   return [kept, recounted];
 }
 
@@ -47,11 +54,28 @@ async function say(stub: Stub, target: FeedbackTarget, targetId: string, verdict
 
 describe("reviewer verdicts and reviews needed", () => {
   it("approving settles a review item, asking for changes reopens it, comments and other items change nothing", async () => {
-    const { id, stub, task, review, plain, early } = await reviewed();
+    const { id, stub, task, review, plain, early, broken, wide } = await reviewed();
     // A verdict on a task still running settles nothing: its review is asked for when it completes.
     await say(stub, "task", early, "approved");
     value(await stub.completeTask(ACME, { task_id: early, status: "success", outcome: { summary: "s", manual_review_needed: true } }));
     value(await stub.completeTask(ACME, { task_id: task, status: "success", outcome: { summary: "s", manual_review_needed: true } }));
+    expect(await bothCounts(stub)).toEqual([3, 3]);
+    // A failed task and a task that changed a file outside its areas are review items too.
+    value(await stub.completeTask(ACME, { task_id: broken, status: "failed", outcome: { summary: "it broke" } }));
+    value(
+      await stub.completeTask(ACME, {
+        task_id: wide,
+        status: "success",
+        outcome: { summary: "s" },
+        changes: {
+          type: "checksum",
+          transitions: [{ path: "docs/outside.md", before: null, after: { mode: "100644", blob: "c".repeat(40) } }],
+        },
+      }),
+    );
+    expect(await bothCounts(stub)).toEqual([5, 5]);
+    await say(stub, "task", broken, "approved");
+    await say(stub, "task", wide, "approved");
     expect(await bothCounts(stub)).toEqual([3, 3]);
 
     const steps: [FeedbackTarget, string, FeedbackVerdict, number][] = [

@@ -333,7 +333,7 @@ describe("the stored-value bound (storage/sql)", () => {
   // before SQLite, the same everywhere.
   it("refuses a value over Cloudflare's 2 MB before SQLite sees it, naming the table and that a retry cannot succeed", async () => {
     await runInDurableObject(stubFor(workflowId), async (_instance, state) => {
-      const sql = sqlFor(state.storage);
+      const sql = sqlFor(state.storage, { kind: "workflow", id: state.id.toString() });
       const at = `${WIDE}${"x".repeat(LIMITS.STORED_VALUE_BYTES - 3)}`;
       expect(sql`SELECT length(CAST(${at} AS BLOB)) AS n`[0]?.n).toBe(LIMITS.STORED_VALUE_BYTES);
       expect(

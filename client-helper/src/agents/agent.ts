@@ -63,6 +63,12 @@ export type SetupFile =
       /** What doctor says when the block is missing, and when it differs from what init writes. */
       missing: string;
       stale: string;
+      /**
+       * A TOML block the agent's own CLI also writes into (../init/toml-block.ts): what it put there is
+       * kept when init rewrites or removes the block, and ignored by doctor; on removal, the keys it
+       * added to the tables named in `keepOnRemove` stay too.
+       */
+      toml?: { keepOnRemove: readonly string[] };
     };
 
 /** One of doctor's checks. `skipped`: the check could not run (its detail says why); neither a pass nor a failure. */
@@ -110,6 +116,12 @@ export type AgentSetup = {
   files(ctx: SetupContext): SetupFile[];
   /** What init tells the user once its files are written (steps the agent asks of them), or nothing. */
   notes?(ctx: SetupContext): Promise<string>;
+  /**
+   * `init --trust`: gives, headless, the trust the agent otherwise asks of the user in its own UI
+   * (Codex: the project, and Waymark's hooks exactly as init wrote them), through the agent itself;
+   * what it did, or why it could not. Runs once the agent's files are written.
+   */
+  trust?(ctx: SetupContext): Promise<string>;
   /** Whether the Waymark plugin is enabled for the user too (then every hook runs twice: doctor says so). */
   pluginEnabled?(ctx: SetupContext): Promise<boolean>;
   /** Doctor's checks of what the agent itself must allow (beyond init's files). */

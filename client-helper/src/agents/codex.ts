@@ -35,7 +35,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isWaymarkHookCommand, mcpServerCommand } from "@waymark/protocol/agent-config";
-import { hookEvents } from "@waymark/protocol/agents";
+import { agentHooks, hookEvents } from "@waymark/protocol/agents";
 import { CODEX, CODEX_FORWARDED_VARIABLES } from "@waymark/protocol/agents/codex";
 import { removeBlock, TOML_MARKERS } from "../init/blocks.js";
 import { type CapturedEdit, NOT_FOLLOWED, tooLarge } from "../lines/capture.js";
@@ -53,7 +53,7 @@ import {
   tokenCount,
   wholeNumber,
 } from "./agent.js";
-import { codexView } from "./codex-app-server.js";
+import { codexView, trustInCodex } from "./codex-app-server.js";
 import { hasPatch, parsePatch, patchPaths, patchText } from "./codex-patch.js";
 
 /** Its instructions, relative to the project. */
@@ -135,6 +135,8 @@ function codexBlock(config: string | null, server: { command: string; args: read
 const CODEX_EVENTS = hookEvents(CODEX);
 /** The same as its app-server lists them (sessionStart…). */
 const appServerEvent = (event: string) => `${event.charAt(0).toLowerCase()}${event.slice(1)}`;
+/** The event as Codex's config names it, from the app-server's name. */
+const eventLabel = (event: string) => CODEX_EVENTS.find((name) => appServerEvent(name) === event) ?? event;
 const COUNT_WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 
 /** `SessionStart, PostToolUse and Stop`. */
@@ -161,10 +163,11 @@ async function trustSteps(ctx: SetupContext): Promise<string> {
     `     when asked to trust the folder, or add to ${home}/config.toml:`,
     `       ${projectTable(ctx.project)}`,
     '       trust_level = "trusted"',
-    "     (headless: codex exec --trust …)",
     `  2. Trust Waymark's ${COUNT_WORDS[CODEX_EVENTS.length] ?? CODEX_EVENTS.length} hooks (${CODEX_EVENTS.join(", ")}): in \`codex\`, type /hooks, review them and`,
     "     trust each. Codex skips a hook it has not trusted without a word, and asks again whenever init changes",
-    "     one (a new helper version). Headless runs that vetted the hooks: codex exec --dangerously-bypass-hook-trust",
+    "     one (a new helper version).",
+    `  Headless (no \`codex\` UI): waymark init --url ${ctx.endpoint.origin} --agent codex --trust has Codex save both, for`,
+    "     the hooks exactly as init wrote them (codex exec --dangerously-bypass-hook-trust runs hooks once, saving nothing).",
     `  The MCP server needs neither: it is in your own ${home}/config.toml. waymark doctor checks both steps.`,
   ];
   if (setting && !setting.enabled) {
@@ -196,7 +199,7 @@ async function trustChecks(ctx: SetupContext): Promise<DoctorCheck[]> {
       name,
       ok: false,
       detail: `Codex does not load ${ctx.project}/.codex/ (Waymark's hooks): ${view.projectDisabled}`,
-      fix: `run \`codex\` in ${ctx.project} and answer yes when asked to trust it, or add [projects.${JSON.stringify(ctx.project)}] trust_level = "trusted" to ${config} (headless: codex exec --trust)`,
+      fix: `run \`codex\` in ${ctx.project} and answer yes when asked to trust it, or add [projects.${JSON.stringify(ctx.project)}] trust_level = "trusted" to ${config} (headless: waymark init --url ${ctx.endpoint.origin} --agent codex --trust)`,
     });
   } else checks.push({ name, ok: true, detail: `Codex loads ${ctx.project}/.codex/ (a trusted project)` });
   const setting = hooksSetting(await readOrNull(config));
@@ -223,20 +226,46 @@ async function trustChecks(ctx: SetupContext): Promise<DoctorCheck[]> {
     });
   }
   if (untrusted.length > 0) {
-    const labels = untrusted.map(
-      (hook) => `${CODEX_EVENTS.find((event) => appServerEvent(event) === hook.event) ?? hook.event} (${hook.trust})`,
-    );
+    const labels = untrusted.map((hook) => `${eventLabel(hook.event)} (${hook.trust})`);
     checks.push({
       name: "Codex hooks",
       ok: false,
       detail: `Codex has not trusted Waymark's ${labels.join(", ")} hook(s), and skips them without a word${deprecated}`,
-      fix: `run \`codex\` in ${ctx.project}, type /hooks, review Waymark's hooks and trust them (headless runs: codex exec --dangerously-bypass-hook-trust)`,
+      fix: `run \`codex\` in ${ctx.project}, type /hooks, review Waymark's hooks and trust them (headless: waymark init --url ${ctx.endpoint.origin} --agent codex --trust)`,
     });
   }
   if (missing.length === 0 && untrusted.length === 0) {
     checks.push({ name: "Codex hooks", ok: true, detail: `Codex trusts Waymark's ${inSentence(CODEX_EVENTS)} hooks${deprecated}` });
   }
   return checks;
+}
+
+/** `init --trust`: Codex trusts the project and Waymark's hooks as init wrote them, as /hooks would after a review. */
+async function giveTrust(ctx: SetupContext): Promise<string> {
+  const expected = agentHooks(CODEX, ctx.endpoint, ctx.version).map((hook) => ({
+    event: appServerEvent(hook.event),
+    matcher: hook.matcher ?? null,
+    command: hook.command,
+  }));
+  const given = await trustInCodex(ctx.project, expected, ctx.env);
+  if ("unavailable" in given) {
+    return `\nCodex trust: not given (${given.unavailable}). Trust the project and Waymark's hooks in \`codex\` instead:${await trustSteps(ctx)}`;
+  }
+  const config = configPath(ctx);
+  const lines = [
+    "",
+    given.project
+      ? `Codex now trusts ${ctx.project} (it loads its .codex/, Waymark's hooks): written by Codex in ${config}`
+      : `Codex already trusted ${ctx.project}`,
+    ...given.hooks.map(
+      (hook) =>
+        `Codex ${hook.already ? "already trusted" : "now trusts"} Waymark's ${eventLabel(hook.event)} hook (${hook.hash}), as init wrote it`,
+    ),
+    ...given.missing.map(
+      (event) => `Codex does not list Waymark's ${eventLabel(event)} hook as init wrote it: not trusted (waymark doctor says more)`,
+    ),
+  ];
+  return `${lines.join("\n")}\n`;
 }
 
 /** A patch's files as line edits. */
@@ -351,12 +380,15 @@ export const codex = {
               : null,
           missing: "no [mcp_servers.waymark] block",
           stale: "the [mcp_servers.waymark] block does not run this helper",
+          // Codex appends its own tables (project trust, hook trust) inside the block when it is last in the file.
+          toml: { keepOnRemove: ["features"] },
         },
         { kind: "instructions", path: join(ctx.project, INSTRUCTIONS_FILE) },
         { kind: "hooks", path: join(ctx.project, ".codex", "hooks.json") },
       ];
     },
     notes: trustSteps,
+    trust: giveTrust,
     pluginEnabled: async (ctx) =>
       /^\[plugins\."waymark@waymark"\]\s*\n(?:[^[]*\n)?\s*enabled\s*=\s*true/m.test((await readOrNull(configPath(ctx))) ?? ""),
     doctorChecks: trustChecks,

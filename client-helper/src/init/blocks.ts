@@ -61,6 +61,20 @@ export function removeBlock(content: string, markers: Markers): string | null {
   return `${before.endsWith("\n\n") ? before.slice(0, -1) : before}${after}`;
 }
 
+/**
+ * The content with the block's lines replaced by `text` (whole lines, ending in a line break);
+ * an empty `text` removes the block as removeBlock does.
+ */
+export function replaceBlock(content: string, markers: Markers, text: string): string | null {
+  const found = locate(content, markers);
+  if (!found) return content;
+  if (text === "") return removeBlock(content, markers);
+  const before = content.slice(0, found.start);
+  // Text that opens with a blank line needs no second one: init put one before the block.
+  const kept = text.startsWith("\n") && before.endsWith("\n\n") ? before.slice(0, -1) : before;
+  return `${kept}${text}${content.slice(found.end)}`;
+}
+
 function markersOf(block: string): Markers {
   for (const markers of [MARKDOWN_MARKERS, TOML_MARKERS]) if (block.startsWith(markers.begin)) return markers;
   throw new Error("a Waymark block must start with a known begin marker");

@@ -26,7 +26,7 @@ const LABELS = AGENTS.map((agent) => agent.label).join(", ");
 const INSTRUCTION_FILES = AGENTS.map((agent) => agent.instructionsFile).join(", ");
 
 export const SETUP_HELP: Record<SetupCommand, string> = {
-  init: `Usage: waymark init --url <endpoint> [--agent ${NAMES.join(",")}] [--dir <dir>] [--dry-run] [--remove] [--commit-trailer]
+  init: `Usage: waymark init --url <endpoint> [--agent ${NAMES.join(",")}] [--dir <dir>] [--dry-run] [--remove] [--commit-trailer] [--global-config] [--trust]
 
 Sets the project up for the agents found (${LABELS}) or named with --agent:
 the waymark MCP server entry (run from the endpoint's own helper tarball), a short
@@ -42,6 +42,12 @@ Options:
   --dir <dir>       the project (default: the repository of the working directory)
   --dry-run         print the unified diff of what would be written; write nothing
   --remove          take out everything init wrote (files come back byte for byte)
+  --global-config   also write the files of yours outside the project (Codex's ~/.codex/config.toml)
+                    without asking; without it, init asks on a terminal, and elsewhere leaves them
+                    as they are and prints the change to make
+  --trust           give the trust an agent asks for in its own UI, through the agent (Codex: trust
+                    this project and Waymark's hooks exactly as init wrote them, as answering yes and
+                    /hooks do; for headless setups); it writes into the agent's own config
   --commit-trailer  also install a git prepare-commit-msg hook that adds
                     "Waymark-Task: <open task>" to commit messages (opt-in; with --remove,
                     removes it; an existing hook of someone else's is never replaced)
@@ -71,7 +77,7 @@ From then on this device's figures read "computed and signed" instead of "claime
 
 Options:
   --url <endpoint>  the Waymark endpoint (default: $WAYMARK_URL, else the endpoint 'waymark init' kept)
-  --name <name>     the name the dashboard shows for this device (default: the machine's name)
+  --name <name>     name this device, also when its key exists (default: the machine's name)
   --new-key         move the current key aside and make a new one (after a revocation)
   -h, --help        show this help
 `,
@@ -128,7 +134,7 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
   const env = process.env;
   switch (command) {
     case "init": {
-      const { values } = options(command, args, ["url", "agent", "dir"], ["dry-run", "remove", "commit-trailer"]);
+      const { values } = options(command, args, ["url", "agent", "dir"], ["dry-run", "remove", "commit-trailer", "global-config", "trust"]);
       if (values.help) return help(io, "init");
       const dir = resolve((values.dir as string | undefined) ?? process.cwd());
       // Removal recognises Waymark's blocks and entries by their marks, whatever endpoint they name.
@@ -143,6 +149,9 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
           agents: agentList(values.agent as string | undefined),
           dryRun: values["dry-run"] === true,
           remove: values.remove === true,
+          globalConfig: values["global-config"] === true,
+          trust: values.trust === true,
+          confirm: process.stdin.isTTY && process.stdout.isTTY ? askOnTerminal : null,
           env,
           out: io.stdout,
         });
@@ -195,6 +204,17 @@ async function run(command: SetupCommand, args: string[], io: Io, version: strin
       const { runHookCommand } = await import("../hooks/hook-command.js");
       return runHookCommand(args, io, version);
     }
+  }
+}
+
+/** A yes/no question on the terminal: yes only for an answer starting with y. */
+async function askOnTerminal(question: string): Promise<boolean> {
+  const { createInterface } = await import("node:readline/promises");
+  const terminal = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^\s*y/i.test(await terminal.question(question));
+  } finally {
+    terminal.close();
   }
 }
 

@@ -12,7 +12,7 @@ import { isWaymarkHookCommand } from "@waymark/protocol/agent-config";
 import { agentHooks } from "@waymark/protocol/agents";
 import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import type { Agent, SetupContext, SetupFile } from "../agents/agent.js";
-import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, upsertBlock } from "./blocks.js";
+import { blockBody, hasBlock, MARKDOWN_MARKERS, removeBlock, replaceBlock, upsertBlock } from "./blocks.js";
 import type { FileEdit } from "./file-edit.js";
 import {
   arrayAt,
@@ -25,6 +25,7 @@ import {
   removeEntries,
   upsertEntry,
 } from "./json-file.js";
+import { splitTomlBlock } from "./toml-block.js";
 
 const SERVER_NAME = "waymark";
 
@@ -33,9 +34,17 @@ function markdownBlock(): string {
   return `${MARKDOWN_MARKERS.begin} (written by \`waymark init\`; \`waymark init --remove\` takes it out) -->\n${INSTRUCTIONS}\n${MARKDOWN_MARKERS.end}`;
 }
 
-/** A marked block in a file the user owns: written in place, taken out byte for byte, checked against what init writes. */
+/**
+ * A marked block in a file the user owns: written in place, taken out byte for byte, checked against
+ * what init writes. A TOML block keeps what the agent's own CLI wrote into it (./toml-block.ts).
+ */
 function blockEdit(file: Extract<SetupFile, { kind: "block" }>): FileEdit {
   const { path, markers } = file;
+  /** The block's current parts, when it is TOML and there (null: nothing of anyone else's to keep). */
+  const parts = (content: string | null) => {
+    const body = content === null ? null : blockBody(content, markers);
+    return file.toml && body !== null ? splitTomlBlock(body, file.block(content), file.toml.keepOnRemove) : null;
+  };
   return {
     path,
     scope: file.scope,
@@ -43,11 +52,19 @@ function blockEdit(file: Extract<SetupFile, { kind: "block" }>): FileEdit {
       const outside = content === null ? "" : (removeBlock(content, markers) ?? "");
       const conflict = file.conflict?.(outside);
       if (conflict) throw new Error(conflict);
-      return upsertBlock(content, file.block(content));
+      const split = parts(content);
+      if (content === null || split === null) return upsertBlock(content, file.block(content));
+      return replaceBlock(content, markers, `${split.before}${split.block}\n${split.after}`);
     },
-    remove: (content) => (content === null ? null : removeBlock(content, markers)),
+    remove: (content) => {
+      if (content === null) return null;
+      const split = parts(content);
+      return split === null ? removeBlock(content, markers) : replaceBlock(content, markers, split.removed);
+    },
     check: (content) => {
       if (content === null || !hasBlock(content, markers)) return file.missing;
+      const split = parts(content);
+      if (split !== null) return split.owned === split.expected ? null : file.stale;
       return blockBody(content, markers) === blockBody(file.block(content), markers) ? null : file.stale;
     },
   };

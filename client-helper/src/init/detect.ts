@@ -7,7 +7,8 @@ import { accessSync, constants, existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Agent, SetupContext } from "../agents/agent.js";
 
-function onPath(command: string, path: string | undefined): boolean {
+/** Whether an executable named `command` is in one of PATH's directories. */
+export function isOnPath(command: string, path: string | undefined): boolean {
   for (const dir of (path ?? "").split(delimiter)) {
     if (dir === "") continue;
     try {
@@ -24,6 +25,6 @@ function onPath(command: string, path: string | undefined): boolean {
 export function detectAgent(agent: Agent, ctx: SetupContext): string[] {
   return agent.setup
     .evidence(ctx)
-    .filter((sign) => ("command" in sign ? onPath(sign.command, ctx.env.PATH) : existsSync(sign.path)))
+    .filter((sign) => ("command" in sign ? isOnPath(sign.command, ctx.env.PATH) : existsSync(sign.path)))
     .map((sign) => sign.label);
 }

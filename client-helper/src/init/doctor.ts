@@ -16,6 +16,7 @@ import { cleanGitEnv } from "../git/process.js";
 import { launcherPath } from "../hooks/launcher.js";
 import { checkNotes } from "../notes/setup.js";
 import { Remote, RemoteFailure } from "../remote.js";
+import { commitCommand, uncommittedFiles } from "./commit-advice.js";
 import { agentEdits, displayPath } from "./config-files.js";
 import { readOrNull } from "./file-edit.js";
 import { initContext } from "./setup.js";
@@ -157,19 +158,36 @@ async function pluginAlsoEnabled(agent: Agent, ctx: SetupContext): Promise<Docto
   };
 }
 
+/** Init's files in the project are committed (or ignored): an agent's first commit would otherwise sweep them in with its work. */
+async function committedCheck(ctx: SetupContext, agents: readonly Agent[]): Promise<DoctorCheck> {
+  const paths: string[] = [];
+  for (const agent of agents)
+    for (const edit of agentEdits(agent, ctx))
+      if (edit.scope === "project" && (await readOrNull(edit.path).catch(() => null)) !== null) paths.push(edit.path);
+  const files = await uncommittedFiles(ctx.project, paths);
+  if (files === null) return { name: "project files", ok: true, skipped: true, detail: "not checked: git status did not answer" };
+  if (files.length === 0) return { name: "project files", ok: true, detail: "what init wrote into the project is committed (or ignored)" };
+  return {
+    name: "project files",
+    ok: false,
+    detail: `${files.join(", ")} ${files.length === 1 ? "is" : "are"} not committed: your agent's first commit would sweep ${files.length === 1 ? "it" : "them"} in with its work`,
+    fix: `${commitCommand(files)} (or list ${files.length === 1 ? "it" : "them"} in .git/info/exclude to keep ${files.length === 1 ? "it" : "them"} to yourself)`,
+  };
+}
+
 async function checkAgents(ctx: SetupContext): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   const configured: Agent[] = [];
-  const results = new Map<Agent, { label: string; problem: string | null }[]>();
+  const results = new Map<Agent, { label: string; problem: string | null; outside: boolean }[]>();
   for (const agent of AGENTS) {
-    const files: { label: string; problem: string | null }[] = [];
+    const files: { label: string; problem: string | null; outside: boolean }[] = [];
     let present = false;
     for (const edit of agentEdits(agent, ctx)) {
       const content = await readOrNull(edit.path).catch(() => null);
       const problem = edit.check(content);
       // An agent counts as set up when any of its files carries something of Waymark's.
       if (content !== null && (problem === null || !/^(missing|no )/.test(problem))) present = true;
-      files.push({ label: displayPath(edit.path, ctx), problem });
+      files.push({ label: displayPath(edit.path, ctx), problem, outside: edit.scope === "home" });
     }
     if (present) configured.push(agent);
     results.set(agent, files);
@@ -198,11 +216,13 @@ async function checkAgents(ctx: SetupContext): Promise<DoctorCheck[]> {
               name: agent.label,
               ok: false,
               detail: `${file.label}: ${file.problem}`,
-              fix: `run: waymark init --url ${ctx.endpoint.mcp} --agent ${agent.name}`,
+              // A file outside the project is written only when the user allows it.
+              fix: `run: waymark init --url ${ctx.endpoint.mcp} --agent ${agent.name}${file.outside ? " --global-config" : ""}`,
             },
       );
     }
   }
+  checks.push(await committedCheck(ctx, configured));
   return checks;
 }
 

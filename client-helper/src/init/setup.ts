@@ -10,8 +10,8 @@
 import { createHash } from "node:crypto";
 import { lstat, mkdir, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
-import { TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
+import { delimiter, dirname, isAbsolute, join, relative, sep } from "node:path";
+import { helperCommandLine, TOKEN_VARIABLE } from "@waymark/protocol/agent-config";
 import type { Agent, SetupContext } from "../agents/agent.js";
 import { AGENTS } from "../agents/registry.js";
 import { DeviceKey } from "../device-key.js";
@@ -19,8 +19,9 @@ import { type Endpoint, saveUserEndpoint } from "../endpoint.js";
 import { repositoryRoot } from "../hooks/journal.js";
 import { setupNotes } from "../notes/setup.js";
 import { cacheRoot } from "../store.js";
+import { commitCommand, uncommittedFiles } from "./commit-advice.js";
 import { agentEdits, displayPath } from "./config-files.js";
-import { detectAgent } from "./detect.js";
+import { detectAgent, isOnPath } from "./detect.js";
 import { unifiedDiff } from "./diff.js";
 import { type FileEdit, readOrNull } from "./file-edit.js";
 
@@ -32,6 +33,12 @@ export type InitOptions = {
   agents: Agent[] | null;
   dryRun: boolean;
   remove: boolean;
+  /** --global-config: write the files outside the project (Codex's ~/.codex/config.toml) without asking. */
+  globalConfig: boolean;
+  /** --trust: give the trust each agent asks of the user through the agent itself (Codex: the project and Waymark's hooks). */
+  trust: boolean;
+  /** Asks the user a yes/no question on the terminal; null when there is none to ask (no TTY). */
+  confirm: ((question: string) => Promise<boolean>) | null;
   env: NodeJS.ProcessEnv;
   out: (text: string) => void;
 };
@@ -128,8 +135,15 @@ async function write(planned: Planned, options: InitOptions, createdDirs: Set<st
     return;
   }
   const created = await missingFolders(edit.path);
-  // A file init already wrote keeps the bytes it had before the first init.
-  const original: Backup = backup !== null && backup.after === before ? { ...backup, after } : { before, after, created_dirs: created };
+  // A file init already wrote keeps the bytes it had before the first init. One changed since
+  // (the agent's own CLI writes into its config too) has, as its bytes without Waymark, the file
+  // as it is now less Waymark's part: never the block init wrote before.
+  const original: Backup =
+    backup === null
+      ? { before, after, created_dirs: created }
+      : backup.after === before
+        ? { ...backup, after }
+        : { before: before === null ? null : edit.remove(before), after, created_dirs: backup.created_dirs };
   await mkdir(dirname(backupPath), { recursive: true, mode: 0o700 });
   await writeFile(backupPath, JSON.stringify(original), { mode: 0o600 });
   await mkdir(dirname(edit.path), { recursive: true });
@@ -174,11 +188,67 @@ async function projectSteps(options: InitOptions, ctx: SetupContext, agents: rea
     `\nNo token was written to any file. Your agent must start with ${TOKEN_VARIABLE} in its environment, e.g. in your shell profile:\n  export ${TOKEN_VARIABLE}=<your Waymark token>\n`,
   );
   for (const agent of agents) {
-    const { notes } = agent.setup;
-    if (notes) options.out(await notes(ctx));
+    const { notes, trust } = agent.setup;
+    // --trust gives, through the agent itself, what its notes would ask the user to do.
+    if (options.trust && trust) options.out(await trust(ctx));
+    else if (notes) options.out(await notes(ctx));
   }
   options.out(await deviceStep(ctx.project, options.env));
+  options.out(`The bytes each file had before init are kept in ${join(cacheRoot(options.env), "init")}, for waymark init --remove.\n`);
+  options.out(await commitStep(ctx, agents));
+  options.out(onPathStep(options));
   options.out("Check the setup with: waymark doctor\n");
+}
+
+/**
+ * Whether init may write `label`, a file of the user's outside the project (Codex's own config):
+ * with --global-config, or when the user says yes on the terminal. Nothing outside the project
+ * changes without saying so, nor without asking.
+ */
+async function mayWriteOutside(options: InitOptions, agent: Agent, label: string): Promise<boolean> {
+  if (options.globalConfig) return true;
+  if (!options.confirm) return false;
+  return options.confirm(`${agent.label} reads its MCP servers from ${label}, outside this project. Add Waymark's block to it? [y/N] `);
+}
+
+/** Says what init left as it is outside the project, and how to add it: --global-config, or the lines themselves. */
+async function leftOutside(options: InitOptions, agent: Agent, planned: Planned, label: string): Promise<string> {
+  return (
+    `  left ${label} as it is (outside the project; not asked${options.confirm ? ": answered no" : ": no terminal"}). ${agent.label} needs this change to start Waymark's MCP server:\n` +
+    `  run init again with --global-config, or make it yourself:\n${await unifiedDiff(label, planned.before, planned.after)}`
+  );
+}
+
+/** Init's files in the project that git would take into the next commit: the command that commits them first. */
+async function commitStep(ctx: SetupContext, agents: readonly Agent[]): Promise<string> {
+  const paths = agents.flatMap((agent) =>
+    agentEdits(agent, ctx)
+      .filter((edit) => edit.scope === "project")
+      .map((edit) => edit.path),
+  );
+  const files = await uncommittedFiles(ctx.project, paths);
+  if (files === null || files.length === 0) return "";
+  return (
+    `\nCommit what init wrote into the project before your agent's first task (it sets the project up for everyone who clones it;\n` +
+    `otherwise the agent's first commit sweeps it in with its work):\n  ${commitCommand(files)}\n` +
+    `Nothing else needs committing or ignoring: Waymark keeps its own state outside the project. To keep these files to\n` +
+    `yourself instead, list them in .git/info/exclude.\n`
+  );
+}
+
+/**
+ * Init usually runs through npx, which puts nothing on PATH: the `waymark …` commands it prints,
+ * and the docs show, need the alias it prints (the same version-matched helper, through npx).
+ */
+function onPathStep(options: InitOptions): string {
+  // npx puts the package it runs on PATH for that one run (its cache's `_npx/<hash>/node_modules/.bin`): not the user's PATH.
+  const userPath = (options.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => !/[\\/]_npx[\\/]/.test(dir))
+    .join(delimiter);
+  if (isOnPath("waymark", userPath)) return "";
+  const command = helperCommandLine(options.endpoint, options.version, []);
+  return `\n\`waymark\` is not on your PATH (init ran through npx). For \`waymark doctor\` and the other commands, add to your shell profile:\n  alias waymark='${command}'\n`;
 }
 
 /** Runs init (or --remove, or a dry run); returns the exit code. */
@@ -198,6 +268,7 @@ export async function runInit(options: InitOptions): Promise<number> {
   for (const agent of agents) {
     const changed: string[] = [];
     const problems: string[] = [];
+    const notWritten: string[] = [];
     for (const edit of agentEdits(agent, ctx)) {
       const label = displayPath(edit.path, ctx);
       let planned: Planned;
@@ -208,9 +279,17 @@ export async function runInit(options: InitOptions): Promise<number> {
         continue;
       }
       if (planned.before === planned.after) continue;
+      if (options.dryRun) {
+        changed.push(label);
+        options.out(await unifiedDiff(label, planned.before, planned.after));
+        continue;
+      }
+      if (edit.scope === "home" && !options.remove && !(await mayWriteOutside(options, agent, label))) {
+        notWritten.push(await leftOutside(options, agent, planned, label));
+        continue;
+      }
       changed.push(label);
-      if (options.dryRun) options.out(await unifiedDiff(label, planned.before, planned.after));
-      else await write(planned, options, createdDirs);
+      await write(planned, options, createdDirs);
     }
     const evidence = options.agents || options.remove ? "" : ` (found ${(why.get(agent) ?? []).join(", ")})`;
     const summary =
@@ -220,6 +299,7 @@ export async function runInit(options: InitOptions): Promise<number> {
           : "already up to date"
         : `${options.dryRun ? `would ${options.remove ? "remove from" : "write"}` : verb} ${changed.join(", ")}`;
     options.out(`${agent.label}${evidence}: ${summary}\n`);
+    for (const text of notWritten) options.out(text);
     for (const problem of problems) options.out(`  error: ${problem}\n`);
     failed ||= problems.length > 0;
   }

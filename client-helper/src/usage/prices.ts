@@ -6,7 +6,7 @@
  */
 
 /** The day the table below last changed (each row says when its source was read). */
-export const PRICE_TABLE_DATE = "2026-11-27";
+export const PRICE_TABLE_DATE = "2026-11-29";
 
 /**
  * USD per million tokens, one figure per kind of token Anthropic bills separately. OpenAI bills
@@ -27,18 +27,63 @@ export type PriceRow = {
   /** Model ids this row prices: an id matches when it equals a prefix or continues it with `-` (a dated snapshot). */
   models: readonly string[];
   price: ModelPrice;
+  /**
+   * A response whose prompt (input, cache writes and cache reads together) is longer than `above`
+   * tokens is billed whole at `price` instead, output included.
+   */
+  longPrompt?: { above: number; price: ModelPrice };
   source: string;
 };
 
 const ANTHROPIC_PRICING = "https://platform.claude.com/docs/en/about-claude/pricing (Model pricing table), read 2026-11-23";
 
-/** OpenAI's rates, cached input apart; a cache write costs what input costs. */
-function openAiPrice(input: number, cachedInput: number, output: number): ModelPrice {
-  return { input, output, cache_write_5m: input, cache_write_1h: input, cache_read: cachedInput };
+/**
+ * OpenAI's rates, cached input apart; a cache write costs what input costs unless the model lists
+ * a cache-write rate (Codex's rollout reports no retention, so both lifetimes take that rate).
+ */
+function openAiPrice(input: number, cachedInput: number, output: number, cacheWrite = input): ModelPrice {
+  return { input, output, cache_write_5m: cacheWrite, cache_write_1h: cacheWrite, cache_read: cachedInput };
 }
+
+/** OpenAI's long-context rule: above 272K input tokens, input and cache rates double and output costs 1.5 times as much. */
+function openAiLongContext(price: ModelPrice): { above: number; price: ModelPrice } {
+  const double = (rate: number) => rate * 2;
+  return {
+    above: 272_000,
+    price: {
+      input: double(price.input),
+      output: price.output * 1.5,
+      cache_write_5m: double(price.cache_write_5m),
+      cache_write_1h: double(price.cache_write_1h),
+      cache_read: double(price.cache_read),
+    },
+  };
+}
+
+const GPT_5_5 = openAiPrice(5, 0.5, 30);
+const GPT_6_1_SOL = openAiPrice(2, 0.1, 10, 2.5);
 
 /** Standard (not batch, not long-context) API prices. */
 export const PRICE_TABLE: readonly PriceRow[] = [
+  {
+    models: ["claude-opus-5-5"],
+    price: { input: 4, output: 20, cache_write_5m: 5, cache_write_1h: 8, cache_read: 0.2 },
+    source:
+      "https://platform.claude.com/docs/zh-CN/models/opus-5-5/overview (Pricing), read 2026-11-29; Claude Code 2.1.328's default model (observed: it asks for claude-opus-5-5 with no model set)",
+  },
+  {
+    models: ["claude-sonnet-5-5"],
+    price: { input: 2, output: 10, cache_write_5m: 2.5, cache_write_1h: 4, cache_read: 0.1 },
+    source:
+      "https://platform.claude.com/docs/en/models/haiku-5-5/overview (How it compares: $2 / $10) and https://github.com/kurofune/claudit/releases/tag/v1.9.2 (cache writes $2.50 / $4, cache reads $0.10 since 2026-10-07, read from Anthropic's pricing page 2026-10-24), read 2026-11-29; Claude Code 2.1.328's `sonnet`",
+  },
+  {
+    models: ["claude-haiku-5-5"],
+    price: { input: 0.1, output: 0.5, cache_write_5m: 0.125, cache_write_1h: 0.2, cache_read: 0.01 },
+    longPrompt: { above: 100_000, price: { input: 0.5, output: 2.5, cache_write_5m: 0.625, cache_write_1h: 1, cache_read: 0.05 } },
+    source:
+      "https://platform.claude.com/docs/en/models/haiku-5-5/overview (From $0.10 / $0.50; prompts over 100K tokens $0.50 / $2.50) and https://github.com/kurofune/claudit/releases/tag/v1.9.2 (cache writes and reads of both bands, read from Anthropic's pricing page 2026-10-24), read 2026-11-29; Claude Code 2.1.328's `haiku`",
+  },
   {
     models: ["claude-fable-5-1", "claude-mythos-5-1"],
     price: { input: 10, output: 50, cache_write_5m: 12.5, cache_write_1h: 20, cache_read: 0.25 },
@@ -75,6 +120,20 @@ export const PRICE_TABLE: readonly PriceRow[] = [
     source: ANTHROPIC_PRICING,
   },
   {
+    models: ["gpt-6.1-sol"],
+    price: GPT_6_1_SOL,
+    longPrompt: openAiLongContext(GPT_6_1_SOL),
+    source:
+      "https://developers.openai.com/api/docs/models/gpt-6.1-sol ($2 input, $0.10 cached input, $2.50 cache writes, $10 output; over 272K input tokens input and cache rates double, output 1.5×), as https://github.com/amine123max/Codex-Manager/releases/tag/0.4.7 and https://dev.to/hassann/how-to-use-gpt-61-sol-apl--45cg quote it, read 2026-11-29; Codex 0.169.0's default model (observed: it asks for gpt-6.1-sol with no model set)",
+  },
+  {
+    models: ["gpt-5.5"],
+    price: GPT_5_5,
+    longPrompt: openAiLongContext(GPT_5_5),
+    source:
+      "https://developers.openai.com/docs/models (GPT-5.5: $5 input, $30 output) and https://vercel.com/ai-gateway/models/gpt-5.5/about (cached input $0.50), read 2026-11-29; over 272K input tokens: https://www.benchr.org/articles/gpt-5-5-pricing-explained ($10 / $45, cached $1)",
+  },
+  {
     models: ["gpt-5-codex"],
     price: openAiPrice(1.25, 0.125, 10),
     source: "https://developers.openai.com/api/docs/models/gpt-5-codex (Text tokens, per 1M tokens), read 2026-11-27",
@@ -90,21 +149,26 @@ export const PRICE_TABLE: readonly PriceRow[] = [
 /** What may follow a row's id in a model id of the same model: a dated snapshot (`-20250805`, `-2025-08-07`). */
 const SNAPSHOT = /^-(?:\d{8}|\d{4}-\d{2}-\d{2})$/;
 
-/**
- * The price of a model id, or null when no row names it: the id itself, or one of its dated
- * snapshots (`claude-opus-4-1-20250805` is Opus 4.1, never Opus 4; `gpt-5.3-codex-spark` is not
- * `gpt-5.3-codex`).
- */
-export function priceOf(model: string): ModelPrice | null {
+/** The row that prices a model id, or null: the id itself, or one of its dated snapshots (the longest prefix wins). */
+function rowOf(model: string): PriceRow | null {
   const id = model.trim().toLowerCase();
-  let best: { length: number; price: ModelPrice } | null = null;
+  let best: { length: number; row: PriceRow } | null = null;
   for (const row of PRICE_TABLE) {
     for (const prefix of row.models) {
       const matches = id === prefix || (id.startsWith(prefix) && SNAPSHOT.test(id.slice(prefix.length)));
-      if (matches && (best === null || prefix.length > best.length)) best = { length: prefix.length, price: row.price };
+      if (matches && (best === null || prefix.length > best.length)) best = { length: prefix.length, row };
     }
   }
-  return best?.price ?? null;
+  return best?.row ?? null;
+}
+
+/**
+ * The price of a model id, or null when no row names it: the id itself, or one of its dated
+ * snapshots (`claude-opus-4-1-20250805` is Opus 4.1, never Opus 4; `gpt-5.3-codex-spark` is not
+ * `gpt-5.3-codex`). A row's long-prompt price applies per response (costOf).
+ */
+export function priceOf(model: string): ModelPrice | null {
+  return rowOf(model)?.price ?? null;
 }
 
 export type TokenCounts = {
@@ -116,10 +180,16 @@ export type TokenCounts = {
   cache_read_input_tokens: number;
 };
 
-/** Cost in USD of these tokens for this model, rounded to a millionth of a dollar; null for an unknown model. */
+/**
+ * Cost in USD of one model response (not rounded: the caller rounds the sum); null for an
+ * unknown model. A response whose prompt is past its row's long-prompt threshold is priced
+ * whole at the long-prompt rates, as the providers bill it.
+ */
 export function costOf(model: string, tokens: TokenCounts): number | null {
-  const price = priceOf(model);
-  if (!price) return null;
+  const row = rowOf(model);
+  if (!row) return null;
+  const prompt = tokens.input_tokens + tokens.cache_creation_input_tokens + tokens.cache_read_input_tokens;
+  const price = row.longPrompt && prompt > row.longPrompt.above ? row.longPrompt.price : row.price;
   const oneHour = Math.min(tokens.cache_creation_1h_input_tokens, tokens.cache_creation_input_tokens);
   const fiveMinutes = tokens.cache_creation_input_tokens - oneHour;
   const micro =
@@ -128,5 +198,5 @@ export function costOf(model: string, tokens: TokenCounts): number | null {
     fiveMinutes * price.cache_write_5m +
     oneHour * price.cache_write_1h +
     tokens.cache_read_input_tokens * price.cache_read;
-  return Math.round(micro) / 1_000_000;
+  return micro / 1_000_000;
 }

@@ -83,8 +83,12 @@ export async function transcriptUsage(
   for (const path of (await transcript.moreFiles?.(transcriptPath)) ?? []) await readResponses(transcript, path, fromMs, toMs, responses);
 
   const byModel = new Map<string, TokenCounts>();
+  // Priced response by response: a long prompt moves that one response to its model's long-prompt rates.
+  let cost: number | null = 0;
   for (const response of responses.values()) {
     const { model, ...tokens } = response;
+    const responseCost = costOf(model, tokens);
+    cost = cost === null || responseCost === null ? null : cost + responseCost;
     const sum = byModel.get(model) ?? {
       input_tokens: 0,
       output_tokens: 0,
@@ -96,7 +100,6 @@ export async function transcriptUsage(
     byModel.set(model, sum);
   }
   const models = [...byModel.entries()].sort((a, b) => b[1].output_tokens - a[1].output_tokens);
-  let cost: number | null = 0;
   const usage: TranscriptUsage = {
     input_tokens: 0,
     output_tokens: 0,
@@ -109,13 +112,11 @@ export async function transcriptUsage(
     source: "transcript",
     price_table_date: PRICE_TABLE_DATE,
   };
-  for (const [model, tokens] of models) {
+  for (const [, tokens] of models) {
     usage.input_tokens += tokens.input_tokens;
     usage.output_tokens += tokens.output_tokens;
     usage.cache_creation_input_tokens += tokens.cache_creation_input_tokens;
     usage.cache_read_input_tokens += tokens.cache_read_input_tokens;
-    const modelCost = costOf(model, tokens);
-    cost = cost === null || modelCost === null ? null : cost + modelCost;
   }
   // No response counted: nothing is known about the cost (never a zero that was not observed).
   usage.cost_usd = cost === null || responses.size === 0 ? null : Math.round(cost * 1_000_000) / 1_000_000;

@@ -33,6 +33,7 @@ export const EXPORT_MEMBERS = [
   "chain",
   "events",
   "feedback",
+  "review",
   "device_signed",
 ] as const;
 export type ExportMember = (typeof EXPORT_MEMBERS)[number];

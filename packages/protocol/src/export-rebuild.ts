@@ -14,8 +14,9 @@
  * - the header's `updated_at` is the time of the last event other than reviewer feedback
  *   (a trigger on the event log, src/workflow/workflow-schema.ts);
  * - the totals (src/workflow/totals.ts): tasks and open tasks, the duration of top-level tasks,
- *   the distinct paths changed, decisions, issues, the reviews still needed
- *   (RECOUNT_REVIEWS_NEEDED in src/workflow/feedback.ts), token and cost sums in completion order.
+ *   the distinct paths changed, decisions, issues, the reviews still needed (the open review items
+ *   of ./review-counts.ts), token and cost sums in completion order;
+ * - the review counts (./review-counts.ts), from the tasks, issues and feedback at that state.
  *
  * The export is read as untrusted JSON (an export may have been altered): the views' shapes
  * (./views/) name what is read, never what is assumed.
@@ -23,7 +24,9 @@
 
 import { roundCost } from "./cost";
 import { RECORD_KINDS, type RecordKind } from "./export-members";
+import { type FactsTask, type ReviewCounts, ReviewTally, taskReviewFacts, type VerdictLike } from "./review-counts";
 import type { EventType, WorkflowEvent } from "./views/events";
+import type { TaskView } from "./views/task";
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
@@ -184,7 +187,7 @@ export function totalsOf(state: RecordState, pathsOf: (task: JsonObject) => stri
     files_changed: paths.size,
     decisions: state.records.decisions.size,
     issues: state.records.issues.size,
-    reviews_needed: reviewsNeeded(state),
+    reviews_needed: reviewOf(state).review.open,
     input_tokens: input,
     output_tokens: output,
     cost_usd: roundCost(cost),
@@ -192,30 +195,21 @@ export function totalsOf(state: RecordState, pathsOf: (task: JsonObject) => stri
 }
 
 /**
- * Tasks that asked for manual review and issues that require it, less those whose latest verdict
- * (since the task completed, for a task) approves them; feedback in the order it was given.
+ * The review counts at this state (./review-counts.ts): its tasks as their events carry them (each
+ * event's task is the view the edge read the task's review facts from), its issues and its
+ * feedback in the order it was given.
  */
-function reviewsNeeded(state: RecordState): number {
-  const latestVerdict = (target: string, id: string, since: string) => {
-    let latest: Json | undefined;
-    let latestAt = "";
-    for (const item of state.feedback.values()) {
-      if (item.target !== target || item.target_id !== id || item.verdict === "comment") continue;
-      const at = typeof item.created_at === "string" ? item.created_at : "";
-      if (at < since || at < latestAt) continue;
-      latest = item.verdict;
-      latestAt = at;
-    }
-    return latest;
-  };
-  let needed = 0;
+export function reviewOf(state: RecordState): ReviewCounts {
+  const tally = new ReviewTally();
   for (const task of state.records.tasks.values()) {
-    const outcome = objectOr(task.outcome);
-    if (outcome?.manual_review_needed !== true || typeof task.completed_at !== "string") continue;
-    if (latestVerdict("task", String(task.id), task.completed_at) !== "approved") needed++;
+    const status = String(task.status);
+    const completedAt = typeof task.completed_at === "string" ? task.completed_at : null;
+    tally.addTask(
+      { id: String(task.id), status: status as TaskView["status"], completed_at: completedAt },
+      status === "in_progress" ? null : taskReviewFacts(task as unknown as FactsTask),
+    );
   }
-  for (const issue of state.records.issues.values()) {
-    if (issue.requires_human_review === true && latestVerdict("issue", String(issue.id), "") !== "approved") needed++;
-  }
-  return needed;
+  for (const issue of state.records.issues.values())
+    tally.addIssue({ id: String(issue.id), requires_human_review: issue.requires_human_review === true });
+  return tally.counts([...state.feedback.values()] as unknown as VerdictLike[]);
 }

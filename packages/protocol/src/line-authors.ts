@@ -5,8 +5,10 @@
  * by others (anything else the hooks saw change the file: the user, a formatter, a generator,
  * another agent, a command), or not observed (no hook saw the work: never counted as anyone's).
  */
+
 import type { LineAuthors, TaskLineAuthors } from "./views/task";
 import type { LineCount } from "./wire";
+import { counted } from "./wording";
 
 export type { LineAuthors, TaskLineAuthors } from "./views/task";
 
@@ -52,12 +54,12 @@ export function lineAuthorsText(authors: TaskLineAuthors): string {
   const parts: string[] = [];
   const share = agentShare(authors);
   if (authors.agent > 0 || authors.others > 0) {
-    parts.push(`${authors.agent} of ${all} added line(s) last written by the agent's own edit tools (${share}%)`);
+    parts.push(`${authors.agent} of ${counted(all, "added line")} last written by the agent's own edit tools (${share}%)`);
     if (authors.others > 0) parts.push(`${authors.others} by something else (a person, a formatter, a command, another agent)`);
   }
   if (authors.not_observed > 0)
     parts.push(
-      `${authors.not_observed} not observed${authors.not_observed_reason ? ` (${authors.not_observed_reason})` : ""}, counted as no one's`,
+      `${authors.not_observed} not observed${authors.not_observed_reason ? ` (${authors.not_observed_reason})` : ""}: no one is credited with ${authors.not_observed === 1 ? "it" : "them"}`,
     );
   return parts.join("; ");
 }

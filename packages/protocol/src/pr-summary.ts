@@ -20,6 +20,7 @@ import { checkLines } from "./check-evidence";
 import { authorsOf, formatLineAuthors, type LineAuthors } from "./line-authors";
 import { displayPath } from "./paths";
 import { checkLabel, checkWording, type EvidenceSegment, exitWords, markdownTaskProvenance, repositoryText } from "./provenance-wording";
+import { isReviewItem, type ReviewCounts, reviewCounts, taskReviewFacts, type VerdictLike, Verdicts } from "./review-counts";
 import { type LineTotals, sumTotals } from "./review-fields";
 import { SIGNING_KEYS_PATH } from "./statement";
 import type { ChainHead } from "./views/events";
@@ -28,15 +29,18 @@ import type { TaskEntry, WorkflowHead } from "./views/reads";
 import type { TaskView, Verification } from "./views/task";
 import type { Totals } from "./views/totals";
 import type { WorkflowHeader } from "./views/workflow";
+import { counted, enumLabel, formatUsd } from "./wording";
 
 /** The parts of a task (./views/task.ts) the summary shows. */
 export type SummaryTask = Pick<
   TaskView,
   "id" | "parent_task_id" | "name" | "status" | "duration_seconds" | "outcome" | "metadata" | "files_changed"
 > &
-  Partial<Pick<TaskView, "metrics" | "repository" | "commands">> & { verification: Pick<Verification, "unexpected_files"> | null };
+  Partial<Pick<TaskView, "metrics" | "repository" | "commands" | "completed_at">> & {
+    verification: Pick<Verification, "unexpected_files" | "more"> | null;
+  };
 type SummaryDecision = Pick<DecisionView, "task_id" | "question" | "chosen" | "reasoning" | "trade_offs">;
-type SummaryIssue = Pick<IssueView, "task_id" | "type" | "description" | "resolution" | "requires_human_review">;
+type SummaryIssue = Pick<IssueView, "id" | "task_id" | "type" | "description" | "resolution" | "requires_human_review">;
 
 /** The parts of the whole view (./views/reads.ts WorkflowView) the summary shows. */
 export interface SummaryView {
@@ -48,11 +52,8 @@ export interface SummaryView {
   totals: Pick<Totals, "tasks" | "open_tasks" | "duration_seconds" | "files_changed" | "reviews_needed"> &
     Partial<Pick<Totals, "input_tokens" | "output_tokens" | "cost_usd">>;
   chain?: Pick<ChainHead, "head">;
-}
-
-export interface SummaryOptions {
-  /** The workflow's page. Left out by default: a PR description is often public and the link carries the share token. */
-  link?: string;
+  /** The reviewers' verdicts, when the reader has them: an approved item is not listed as needing review. */
+  feedback?: readonly VerdictLike[];
 }
 
 const WORD_JOINER = "\u2060";
@@ -182,15 +183,15 @@ export function formatLineTotals(totals: LineTotals, authors?: LineAuthors): str
 function usageTotals(t: SummaryView["totals"]): string[] {
   const tokens = (t.input_tokens ?? 0) + (t.output_tokens ?? 0);
   const cost = t.cost_usd ?? 0;
-  return [...(tokens > 0 ? [`**Tokens:** ${tokens}`] : []), ...(cost > 0 ? [`**Cost:** $${cost.toFixed(4)}`] : [])];
+  return [...(tokens > 0 ? [`**Tokens:** ${tokens}`] : []), ...(cost > 0 ? [`**Cost:** ${formatUsd(cost)}`] : [])];
 }
 
-/** A task's reported usage: "1200 in · 300 out tokens · model · $0.0123". */
+/** A task's reported usage: "1200 in · 300 out tokens · model · $0.01". */
 function formatUsage(m: NonNullable<SummaryTask["metrics"]>): string {
   const parts: string[] = [];
   if (m.input_tokens !== null || m.output_tokens !== null) parts.push(`${m.input_tokens ?? 0} in · ${m.output_tokens ?? 0} out tokens`);
   if (m.model !== null) parts.push(m.model);
-  if (m.cost_usd !== null) parts.push(`$${m.cost_usd.toFixed(4)}`);
+  if (m.cost_usd !== null) parts.push(formatUsd(m.cost_usd));
   return parts.join(" · ");
 }
 
@@ -264,17 +265,70 @@ function commitLines(task: SummaryTask): string[] {
   const commits = f.commits ?? [];
   const branch = f.branch === undefined ? "" : `Branch ${f.branch === null ? "(detached HEAD)" : codeSpan(f.branch)} · `;
   if (commits.length === 0) return [`${branch}no commits during this task`];
-  const out = [`${branch}${commits.length + (f.commits_omitted ?? 0)} commit(s) during this task (not known to be pushed):`, ""];
+  const out = [`${branch}${counted(commits.length + (f.commits_omitted ?? 0), "commit")} during this task (not known to be pushed):`, ""];
   for (const c of commits)
     out.push(`- \`${c.sha}\` ${esc(c.subject)}${c.task && c.task !== task.id ? ` (Waymark-Task: ${esc(c.task)})` : ""}`);
   if (f.commits_omitted) out.push(`- … and ${f.commits_omitted} older`);
   return out;
 }
 
+/** "**Needs review:** 3 open · 1 approved": the open review items (./review-counts.ts), or an old head's reviews needed. */
+function reviewTotal(review: ReviewCounts | undefined, reviewsNeeded: number): string {
+  if (!review) return `**Reviews needed:** ${reviewsNeeded}`;
+  const { open, approved } = review.review;
+  return `**Needs review:** ${open} open${approved > 0 ? ` · ${approved} approved` : ""}`;
+}
+
+/** Under the review section's heading: what its items are, in the counts every rendering shows. */
+function reviewBreakdown(review: ReviewCounts | undefined): string[] {
+  if (!review) return [];
+  const parts = [
+    review.failed_tasks > 0 ? counted(review.failed_tasks, "failed task") : "",
+    review.outside_areas.tasks > 0
+      ? `${counted(review.outside_areas.files, "file")} outside declared areas (${counted(review.outside_areas.tasks, "task")})`
+      : "",
+    review.review.changes_requested > 0 ? `${review.review.changes_requested} with changes requested` : "",
+  ].filter(Boolean);
+  return parts.length > 0 ? ["", `${counted(review.review.open, "item")} open: ${parts.join(", ")}.`] : [];
+}
+
+const CHECK_WORDS = { test: "Tests", build: "Build", lint: "Lint", typecheck: "Type-check" } as const;
+
+/**
+ * "**Checks** after each task's last edit: Tests 2 passed, 1 failed (claimed: 3 passed)": per kind
+ * what was observed next to what was claimed, over the completed tasks that show the kind.
+ */
+function checksLine(review: ReviewCounts): string {
+  const kinds = (Object.keys(CHECK_WORDS) as (keyof typeof CHECK_WORDS)[]).flatMap((kind) => {
+    const { observed, claimed } = review.checks[kind];
+    const seen = [
+      observed.passed > 0 ? `${observed.passed} passed` : "",
+      observed.failed > 0 ? `${observed.failed} failed` : "",
+      observed.exit_unknown > 0 ? `${observed.exit_unknown} exit not observed` : "",
+      observed.not_run > 0 ? `${observed.not_run} not run` : "",
+      observed.not_observed > 0 ? `${observed.not_observed} not observed` : "",
+    ].filter(Boolean);
+    if (seen.length === 0) return [];
+    const said = [
+      claimed.passed > 0 ? `${claimed.passed} passed` : "",
+      claimed.failed > 0 ? `${claimed.failed} failed` : "",
+      claimed.not_run > 0 ? `${claimed.not_run} not run` : "",
+      claimed.ran > 0 ? `${claimed.ran} ran` : "",
+    ].filter(Boolean);
+    return [`${CHECK_WORDS[kind]} ${seen.join(", ")}${said.length > 0 ? ` (claimed: ${said.join(", ")})` : ""}`];
+  });
+  return kinds.length > 0 ? `**Checks** observed after each task's last edit, per task: ${kinds.join(" · ")}` : "";
+}
+
+/** After an open item whose latest verdict asks for changes. */
+const stateNote = (state: string) => (state === "changes_requested" ? " — **changes requested**" : "");
+
 /** What the summary shows before the tasks: the head of the paged reads (./views/reads.ts WorkflowHead), or the whole view's figures. */
-export type SummaryHead = Pick<SummaryView, "workflow" | "totals"> &
+export type SummaryHead = Pick<SummaryView, "workflow" | "totals" | "feedback"> &
   Pick<WorkflowHead, "line_totals"> & {
     chain?: Pick<ChainHead, "head"> | null;
+    /** What needs a reviewer over the whole workflow (./review-counts.ts): the head's, or counted from the whole view. */
+    review?: ReviewCounts;
   };
 
 /** One task in timeline order, as the paged reads give it (./views/reads.ts TaskEntry) or summaryTimeline makes it. */
@@ -299,11 +353,11 @@ export class SummaryWriter {
   private reviewOpen = false;
   private provenanceOpen = false;
   private readonly numbers: number[] = [];
+  private readonly verdicts: Verdicts;
 
-  constructor(
-    private readonly head: SummaryHead,
-    private readonly options: SummaryOptions = {},
-  ) {}
+  constructor(private readonly head: SummaryHead) {
+    this.verdicts = new Verdicts(head.feedback ?? []);
+  }
 
   start(): string {
     const w = this.head.workflow;
@@ -316,12 +370,12 @@ export class SummaryWriter {
         `**Duration:** ${formatSeconds(t.duration_seconds) || "0s"}`,
         `**Tasks:** ${t.tasks}${t.open_tasks > 0 ? ` (${t.open_tasks} open)` : ""}`,
         `**Files changed:** ${t.files_changed}${lineTotals ? ` (${formatLineTotals(lineTotals)})` : ""}`,
-        `**Reviews needed:** ${t.reviews_needed}`,
+        reviewTotal(this.head.review, t.reviews_needed),
         ...usageTotals(t),
       ].join(" · "),
     );
-    const link = this.options.link;
-    if (link) out.push("", `[Workflow page](<${link.replace(/[<>\s]/g, encodeURIComponent)}>)`);
+    const checks = this.head.review ? checksLine(this.head.review) : "";
+    if (checks) out.push("", checks);
     if (w.description) out.push("", esc(w.description));
     if (w.outcome) {
       out.push("", "### Outcome", "", esc(w.outcome.summary));
@@ -331,17 +385,36 @@ export class SummaryWriter {
     return this.emit(out);
   }
 
-  /** A task that asked for manual review, in the review section (nothing for the others). */
+  /**
+   * A task that is an open review item (./review-counts.ts: it failed, asked for manual review or
+   * changed files outside its areas, and no person approved it since), in the review section,
+   * with each reason; nothing for the others.
+   */
   reviewTask(task: SummaryTask): string {
-    if (!task.outcome?.manual_review_needed) return "";
-    return this.reviewLine(`- Task **${esc(task.name)}**: ${esc(task.outcome.manual_review_reason || "manual review requested")}`);
+    const facts = task.status === "in_progress" ? null : taskReviewFacts(task);
+    if (!facts || !isReviewItem(task.status, facts)) return "";
+    const state = this.verdicts.stateOf(task.id, task.completed_at ?? "");
+    if (state === "approved") return "";
+    const reasons: string[] = [];
+    if (facts.failed) reasons.push("failed (as the agent reported it)");
+    if (facts.asked) reasons.push(`asked for review: ${esc(task.outcome?.manual_review_reason || "manual review requested")}`);
+    if (facts.outside > 0) {
+      const listed = task.verification?.unexpected_files ?? [];
+      const more = facts.outside - listed.length;
+      reasons.push(
+        `changed ${counted(facts.outside, "file")} outside its declared areas: ${listed.map((path) => codeSpan(path)).join(", ")}${more > 0 ? ` and ${more} more` : ""}`,
+      );
+    }
+    return this.reviewLine(`- Task **${esc(task.name)}**: ${reasons.join("; ")}${stateNote(state)}`);
   }
 
-  /** An issue that requires human review, with the name of its task (nothing for the others). */
+  /** An open issue that requires human review, with the name of its task (nothing for the others). */
   reviewIssue(issue: SummaryIssue, taskName: string): string {
     if (!issue.requires_human_review) return "";
+    const state = this.verdicts.stateOf(issue.id);
+    if (state === "approved") return "";
     return this.reviewLine(
-      `- ${esc(issue.type)} in **${esc(taskName)}**: ${esc(issue.description)} (resolution: ${esc(issue.resolution)})`,
+      `- ${enumLabel(issue.type)} in **${esc(taskName)}**: ${esc(issue.description)} (resolution: ${esc(issue.resolution)})${stateNote(state)}`,
     );
   }
 
@@ -382,7 +455,7 @@ export class SummaryWriter {
     }
     const issues = entry.issues.filter((i) => !i.requires_human_review);
     if (issues.length > 0)
-      out.push("Issues:", ...issues.map((i) => `- ${esc(i.type)}: ${esc(i.description)} (resolution: ${esc(i.resolution)})`), "");
+      out.push("Issues:", ...issues.map((i) => `- ${enumLabel(i.type)}: ${esc(i.description)} (resolution: ${esc(i.resolution)})`), "");
     return this.emit(out);
   }
 
@@ -408,7 +481,7 @@ export class SummaryWriter {
   }
 
   private reviewLine(line: string): string {
-    const open = this.reviewOpen ? [] : ["", "### ⚠ Needs human review", ""];
+    const open = this.reviewOpen ? [] : ["", "### ⚠ Needs human review", ...reviewBreakdown(this.head.review), ""];
     this.reviewOpen = true;
     return this.emit([...open, line]);
   }
@@ -469,14 +542,19 @@ function descendantPaths(task: SummaryTask, children: Map<string, SummaryTask[]>
 }
 
 /** The workflow as Markdown for a pull request description (the whole view at once; a stream feeds SummaryWriter). */
-export function renderSummary(view: SummaryView, options: SummaryOptions = {}): string {
+export function renderSummary(view: SummaryView): string {
   const entries = summaryTimeline(view);
   const roots = entries.filter((entry) => entry.depth === 0).map((entry) => entry.task.files_changed?.line_totals);
   const measured = roots.some((totals) => totals !== undefined);
-  const writer = new SummaryWriter(
-    { workflow: view.workflow, totals: view.totals, chain: view.chain ?? null, line_totals: measured ? sumTotals(roots) : null },
-    options,
-  );
+  const feedback = view.feedback ?? [];
+  const writer = new SummaryWriter({
+    workflow: view.workflow,
+    totals: view.totals,
+    chain: view.chain ?? null,
+    line_totals: measured ? sumTotals(roots) : null,
+    feedback,
+    review: reviewCounts(view, feedback),
+  });
   const names = new Map(view.tasks.map((task) => [task.id, task.name]));
   return [
     writer.start(),
@@ -501,4 +579,15 @@ export function statementLine(note: SigningNote): string {
   return `\n<sub>The JSON export of this record carries a statement signed with key ${codeSpan(note.kid)}: check it with ${codeSpan(
     `waymark verify export.json --endpoint ${note.origin}`,
   )} (public keys: ${codeSpan(`${note.origin}${SIGNING_KEYS_PATH}`)}).</sub>\n`;
+}
+
+/**
+ * A summary with a link to the workflow's page under its heading (its first line): `waymark summary`
+ * adds the share link. The renderer itself writes none: a PR description is often public, and a
+ * share link lets anyone read the workflow.
+ */
+export function withPageLink(markdown: string, link: string): string {
+  const line = `[Workflow page](<${link.replace(/[<>\s]/g, encodeURIComponent)}>)`;
+  const heading = markdown.indexOf("\n");
+  return heading < 0 ? `${markdown}\n\n${line}\n` : `${markdown.slice(0, heading)}\n\n${line}${markdown.slice(heading)}`;
 }

@@ -22,6 +22,7 @@ import type { CheckLine } from "./check-evidence";
 import { lineAuthorsText, type TaskLineAuthors } from "./line-authors";
 import type { DeviceRef } from "./views/common";
 import type { FilesSource, TaskMetrics, TaskRepository, TaskView } from "./views/task";
+import { counted } from "./wording";
 
 export type { DeviceRef } from "./views/common";
 export type { FilesSource } from "./views/task";
@@ -139,7 +140,7 @@ function agentEditsLine(
     : stated(
         "Agent edits",
         kind,
-        `${by}${byAgent} file(s) edited by the agent's own edit tools; not touched by them (a command, a generator or someone else):`,
+        `${by}${counted(byAgent, "file")} edited by the agent's own edit tools; not touched by them (a command, a generator or someone else):`,
         notByAgent,
       );
 }
@@ -245,7 +246,7 @@ export function checkWording(line: CheckLine): EvidenceSegment[] {
         ")",
       );
   }
-  if (seen.omitted > 0) out.push(` (${seen.omitted} more command(s) observed than recorded)`);
+  if (seen.omitted > 0) out.push(` (${counted(seen.omitted, "more command", "more commands")} observed than recorded)`);
   return out;
 }
 

@@ -8,8 +8,8 @@
  *   events and the head they end on, for this repository, and for the content of every other
  *   member; whose record it is (the account and the deployment's origin, which the caller may
  *   require); and, given the deployment's public keys, signed by one of them within its period;
- * - the content: workflow, tasks, decisions, issues, milestones, totals, last_seq, chain and
- *   feedback rebuilt from the events (./export-rebuild) and compared field by field
+ * - the content: workflow, tasks, decisions, issues, milestones, totals, last_seq, chain,
+ *   feedback and the review counts rebuilt from the events (./export-rebuild) and compared field by field
  *   (./export-diff);
  * - the device evidence (./device-evidence): every figure labelled computed and signed checked
  *   against the device-signed payloads the export carries and the allowed signers given.
@@ -21,7 +21,7 @@ import { type ChainedEvent, genesisHash, walkChain } from "./chain";
 import { checkDeviceEvidence, type DeviceEvidence } from "./device-evidence";
 import { diffTask, diffValues, show } from "./export-diff";
 import { RECORD_KINDS, type RecordKind } from "./export-members";
-import { changedPaths, headerOf, type Json, type JsonObject, type LoggedEvent, rebuild, totalsOf } from "./export-rebuild";
+import { changedPaths, headerOf, type Json, type JsonObject, type LoggedEvent, rebuild, reviewOf, totalsOf } from "./export-rebuild";
 import {
   accountDigest,
   EXPORT_MEMBERS,
@@ -319,7 +319,13 @@ function checkContent(document: JsonObject, events: readonly LoggedEvent[], read
     const full = files?.more !== undefined ? exportedTasks.get(String(task.id)) : undefined;
     return changedPaths(full ?? task);
   };
-  diffValues("totals", document.totals, totalsOf(state, pathsOf), out);
+  try {
+    diffValues("totals", document.totals, totalsOf(state, pathsOf), out);
+    // The review counts (exports written before them have none): counted again from the records.
+    if (document.review !== undefined) diffValues("review", document.review, reviewOf(state), out);
+  } catch (error) {
+    out.push(`totals: its events hold records that cannot be counted (${error instanceof Error ? error.message : String(error)})`);
+  }
 
   const feedback = document.feedback;
   if (feedback === undefined) {

@@ -49,7 +49,7 @@ export const completeTaskTool = defineTool({
     const stub = taskStub(ctx, input.task_id);
     if (!stub) return notFound("task_id", input.task_id);
     // The helper (its data attached) keeps the workflow's state for its hooks: it comes back with the write.
-    const completed = await stub.completeTask(ctx.account, input, input.changes === undefined ? undefined : RESUME_RECENT);
+    const completed = await stub.completeTask(ctx.account, input, ctx.credential, input.changes === undefined ? undefined : RESUME_RECENT);
     // The deployment that recorded it, for the helper's note in the repository (not stored: the same for every replay).
     if (completed.ok && completed.value.checkpoint) completed.value.checkpoint.origin = ctx.origin;
     return completed;

@@ -29,6 +29,7 @@
  * indicator shows only while the workflow is active; printing opens every task.
  */
 import { localizeTimes } from "./local-time";
+import { type LiveHooks, startReviews } from "./review";
 
 const root = document.getElementById("wm");
 const initialBlocks = document.getElementById("wf-blocks");
@@ -88,11 +89,15 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
   // Tasks the viewer opened or closed, by task id (a task's card is the first child of its item):
   // swaps bring the server's default back, this restores the viewer's choice.
   const chosen = new Map<string, boolean>();
+  // Other sections the viewer opened or closed that have ids of their own (the approved review items), by id.
+  const chosenSections = new Map<string, boolean>();
   document.addEventListener("click", (e) => {
     const summary = e.target instanceof Element ? e.target.closest("summary") : null;
     const details = summary?.parentElement;
     const item = details?.parentElement;
-    if (details?.tagName === "DETAILS" && item?.id && summary === details.firstElementChild)
+    if (details instanceof HTMLDetailsElement && details.id && !details.classList.contains("rv") && summary === details.firstElementChild)
+      chosenSections.set(details.id, !details.open);
+    else if (details?.tagName === "DETAILS" && item?.id && summary === details.firstElementChild)
       chosen.set(item.id, !(details as HTMLDetailsElement).open);
   });
   function cardOf(id: string): HTMLDetailsElement | null {
@@ -104,6 +109,15 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
       const card = cardOf(id);
       if (card && card.open !== open) card.open = open;
     });
+    chosenSections.forEach((open, id) => {
+      const section = document.getElementById(id);
+      if (section instanceof HTMLDetailsElement && section.open !== open) section.open = open;
+    });
+  }
+  /** Opens a section with an id of its own and keeps it open across swaps (the page script's own choice). */
+  function keepOpen(section: HTMLDetailsElement): void {
+    section.open = true;
+    if (section.id && !section.classList.contains("rv")) chosenSections.set(section.id, true);
   }
 
   // A link to a task, decision or issue inside closed tasks opens them.
@@ -236,7 +250,34 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     return states;
   }
 
+  // Reviewing in place (client/review.ts): forms set aside around a swap, and refreshes it waits for.
+  const hooks: LiveHooks = { refreshNow, beforeSwap: [], afterSwap: [], announce, keepOpen };
+  let waiters: { seq: number; resolve: () => void }[] = [];
+  function settleWaiters(): void {
+    const done = waiters.filter((w) => shownSeq >= w.seq);
+    waiters = waiters.filter((w) => !done.includes(w));
+    for (const w of done) w.resolve();
+  }
+  /**
+   * Fetches the blocks now (a write of the viewer's own just landed); resolves once a later state is
+   * on the page (a failed fetch is tried again, as for any event), or after 10 s whatever happened.
+   */
+  function refreshNow(): Promise<void> {
+    return new Promise((resolve) => {
+      const waiter = { seq: shownSeq + 1, resolve };
+      waiters.push(waiter);
+      setTimeout(() => {
+        waiters = waiters.filter((w) => w !== waiter);
+        resolve();
+      }, 10_000);
+      knownSeq = Math.max(knownSeq, shownSeq + 1);
+      nextFetchAt = 0;
+      refresh();
+    });
+  }
+
   function swap(markup: string, seq: number): void {
+    for (const hook of hooks.beforeSwap) hook();
     const before = itemStates();
     const headerBefore = document.getElementById("wf-header")?.dataset.status;
     const place = focusPlace();
@@ -245,11 +286,14 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     localizeTimes(template.content);
     const next = document.createElement("div");
     next.id = "wf-blocks";
+    // The skip link's target: it takes focus, never a place in the Tab order.
+    next.tabIndex = -1;
     next.append(template.content);
     morph(blocks, next);
     blocks = document.getElementById("wf-blocks") ?? blocks;
     restoreChosen();
     restoreFocus(place);
+    for (const hook of hooks.afterSwap) hook();
     showLiveBadge();
     const name = blocks.querySelector(".wf-name");
     if (name) document.title = `${name.textContent} — Waymark`;
@@ -257,6 +301,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     announce(describeChanges(before, headerBefore));
     shownSeq = Math.max(shownSeq, seq);
     root.dataset.seq = String(shownSeq);
+    settleWaiters();
   }
 
   // The blocks cost the server in proportion to what one page shows: after a fetch that took
@@ -378,6 +423,7 @@ function startLive(root: HTMLElement, initial: HTMLElement): void {
     },
     disconnect: () => socket?.close(),
   };
+  if (owner) startReviews(hooks);
   localizeTimes(document);
   revealTarget();
   setState("connecting", "connecting…");

@@ -21,6 +21,7 @@ import { countSchema, isoTimeSchema, sha256Schema, taskIdSchema, workflowIdSchem
 import { chainHeadSchema, exportedEventSchema } from "./events";
 import { feedbackViewSchema } from "./feedback";
 import { decisionViewSchema, issueViewSchema, milestoneViewSchema } from "./logs";
+import { reviewCountsSchema } from "./review";
 import { taskViewSchema } from "./task";
 import { totalsSchema } from "./totals";
 import { workflowHeaderSchema } from "./workflow";
@@ -126,6 +127,11 @@ const exportMembers = {
       "The whole event log from event 1, hash-chained; it may run past chain.events when the workflow changed while the export was written.",
     ),
   feedback: z.array(feedbackViewSchema).describe("Reviewers' feedback, oldest first.").optional(),
+  review: reviewCountsSchema
+    .describe(
+      "What needs a reviewer, as of chain.events (the page's head and the Markdown export show the same numbers); `waymark verify` counts it again from the records. Absent from exports written before it was.",
+    )
+    .optional(),
   device_signed: z
     .array(deviceSignedSchema)
     .describe(
@@ -140,6 +146,9 @@ export const exportSchema = z.strictObject(exportMembers).meta({
   description:
     "A workflow's JSON export (GET /s/<token>/export.json, /w/<id>/export.json, /api/workflows/<id>/export.json). Every endpoint serves this file at /schemas/export-v1.json; docs/verification.md says what each member means and how `waymark verify` checks it. Version 1 changes only by adding optional members; a change of meaning is a new version at a new path.",
 });
+
+/** A JSON export as its schema reads it. */
+export type ExportView = z.infer<typeof exportSchema>;
 
 /** The export's JSON Schema (2020-12), as docs/schemas/export-v1.json holds it. */
 export function exportJsonSchema(): Record<string, unknown> {

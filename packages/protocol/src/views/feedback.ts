@@ -74,6 +74,12 @@ export const feedbackViewSchema = z
       )
       .optional(),
     location: feedbackLocationSchema.optional(),
+    requested_verdict: z
+      .enum(["approved", "changes_requested"])
+      .describe(
+        "The verdict the sender asked for, when the edge recorded it as a comment: sent from an MCP client, or from a page session signed in with the credential that recorded the task or issue under review (the server cannot tell a person from the agent holding it).",
+      )
+      .optional(),
   })
   .meta({ id: "feedback" });
 export type FeedbackView = z.infer<typeof feedbackViewSchema>;

@@ -11,6 +11,7 @@ import { countSchema, isoTimeSchema, stringsSchema, workflowIdSchema, workflowRe
 import { chainHeadSchema, type WorkflowEvent, workflowEventSchema } from "./events";
 import { feedbackViewSchema } from "./feedback";
 import { decisionViewSchema, issueViewSchema, milestoneViewSchema } from "./logs";
+import { reviewCountsSchema } from "./review";
 import { lineTotalsSchema, taskViewSchema } from "./task";
 import { totalsSchema } from "./totals";
 import { workflowHeaderSchema, workflowStatusSchema } from "./workflow";
@@ -55,7 +56,6 @@ export const workflowResourceSchema = workflowViewSchema.omit({ events: true }).
     })
     .optional(),
 });
-export type WorkflowResource = z.infer<typeof workflowResourceSchema>;
 
 /** `waymark://workflows/{id}/{kind}{?cursor}`: the next page of one array; `next` null on the last. */
 export function recordPageSchema(kind: RecordKind) {
@@ -89,6 +89,8 @@ export const workflowHeadSchema = z.strictObject({
   line_totals: lineTotalsSchema.nullable(),
   /** Review items as recorded (whatever reviewers answered since): tasks that asked for manual review, issues that require it. */
   review_items: z.strictObject({ tasks: countSchema, issues: countSchema }),
+  /** What needs a reviewer, counted over the whole workflow at this state (../review-counts.ts). */
+  review: reviewCountsSchema,
   /** The reviewers' feedback, oldest first (the owner's read and a share link's). */
   feedback: z.array(feedbackViewSchema).optional(),
   /** The share link's state: the owner's read only. */
