@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
@@ -124,6 +124,10 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
     const init = waymark(["init", "--url", server.url, "--agent", "claude"]);
     expect(init.code, init.stderr).toBe(0);
     expect(init.stdout).toMatch(/Created this device's signing key: SHA256:/);
+    // As the README says: commit the files init wrote, with the command it printed.
+    const commit = init.stdout.match(/git add .* && git commit -m "Set up Waymark"/)?.[0];
+    expect(commit, init.stdout).toBeDefined();
+    execFileSync("sh", ["-c", String(commit)], { cwd: repo.dir, stdio: "ignore" });
     const doctor = waymark(["doctor"]);
     expect(doctor.stdout).toContain(`ok   endpoint: ${server.url}/health answered 200`);
     expect(doctor.stdout).toMatch(/ok {3}token: accepted by .*\/mcp \(\d+ tools\)/);

@@ -105,6 +105,11 @@ describe.skipIf(skipBrowser)("OAuth 2.1 for a remote MCP client, consent clicked
     // A registered client is listed with where its answers go, as consent said (its name is its own choice).
     expect(await grant.locator("strong").textContent()).toBe(`E2E <Agent> & Co (redirects to a local app (${new URL(callback.url).host}))`);
     await clickAndWait(page, 'tr.grant:has-text("E2E <Agent> & Co") button');
+    // Revoking asks first: until the owner confirms, the grant's tokens still work.
+    await page.locator("#confirm-form button").waitFor();
+    expect((await list(renewed.access_token)).status).toBe(200);
+    await clickAndWait(page, "#confirm-form button");
+    await page.waitForURL(/\/dashboard\/tokens/);
     expect(await page.locator("tr.grant").count()).toBe(0);
     expect((await list(renewed.access_token)).status).toBe(401);
     const again = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { authProvider: provider });
