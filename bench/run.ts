@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,price,quota,team,helper-calls,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,price,quota,team,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -27,6 +27,7 @@ import { costAB } from "./sections/cost-ab.ts";
 import { edge } from "./sections/edge.ts";
 import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
+import { helperTasks } from "./sections/helper-tasks.ts";
 import { hookCosts } from "./sections/hooks.ts";
 import { insightsBench } from "./sections/insights.ts";
 import { liveUpdate } from "./sections/live.ts";
@@ -49,6 +50,7 @@ const SECTIONS = [
   "quota",
   "team",
   "helper-calls",
+  "helper-tasks",
   "hooks",
   "pages",
   "edge",
@@ -60,7 +62,7 @@ const SECTIONS = [
   "suite",
 ] as const;
 /** The sections measured through this build's `wrangler dev`. */
-const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "hooks", "merges"];
+const THROUGH_DEV_SERVER: readonly Section[] = ["tools", "live", "growth", "load", "helper-calls", "helper-tasks", "hooks", "merges"];
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -131,7 +133,7 @@ async function section(name: Section, run: () => Promise<void> | void): Promise<
 }
 
 const started = performance.now();
-if (wanted("helper-calls") || wanted("checksum") || wanted("helper") || wanted("blame") || wanted("merges")) buildHelper(context);
+if (["helper-calls", "helper-tasks", "checksum", "helper", "blame", "merges"].some((s) => wanted(s as Section))) buildHelper(context);
 
 // Through wrangler dev (this build).
 if (THROUGH_DEV_SERVER.some(wanted)) {
@@ -145,6 +147,7 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
     await section("growth", () => growth(context, server));
     await section("load", () => loadAB(context, serverVars, values["old-ref"]));
     await section("helper-calls", () => helperCalls(context, server));
+    await section("helper-tasks", () => helperTasks(context, server));
     await section("hooks", () => hookCosts(context, server));
     await section("merges", () => mergeMatrix(context, server));
   } finally {

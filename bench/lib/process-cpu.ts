@@ -4,6 +4,9 @@
  * that runs the Worker and its Durable Objects, wrangler's proxy workerd and wrangler's own Node
  * process, told apart. Time spent waiting for a core is not in it, so a loaded machine inflates
  * latency but not these figures (caches and frequency aside).
+ * Also a long-lived client process's own CPU (the helper's `waymark mcp`): its threads' plus the
+ * children it has waited for (git; /proc's stat in clock ticks of 10 ms, so a per-call figure is a
+ * sum over many calls divided by their number, never one call's delta). Linux only.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { devServerGroup } from "../../test/support/dev-server.ts";
@@ -89,4 +92,19 @@ export async function cpuDuring<T>(
     waitMs[m.role] = (waitMs[m.role] ?? 0) + (runQueueNanos(m.pid) - (before[i]?.[1] ?? 0)) / 1e6;
   });
   return { value, cpuMs, waitMs };
+}
+
+/** Clock ticks per second of /proc's stat fields (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU ms of the children `pid` has waited for (their own children included): stat's cutime and cstime. */
+export function waitedChildrenCpuMs(pid: number = process.pid): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** CPU ms `pid` has used so far: its threads' and its waited-for children's. */
+export function processCpuMs(pid: number): number {
+  return cpuNanos(pid) / 1e6 + waitedChildrenCpuMs(pid);
 }

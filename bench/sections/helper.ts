@@ -35,11 +35,18 @@ export function buildHelper(context: BenchContext): void {
   execFileSync(process.execPath, [join(ROOT, "client-helper", "build.mjs")], { cwd: ROOT, stdio: "inherit" });
 }
 
-function helperClient(server: McpTarget, dir: string, cache: string, bin: string = BIN): Promise<Client> {
-  return connectThroughHelper(server, dir, { cacheHome: cache, name: "waymark-bench-agent", node: process.execPath, bin, quiet: true });
+export function helperClient(server: McpTarget, dir: string, cache: string, bin: string = BIN, configHome?: string): Promise<Client> {
+  return connectThroughHelper(server, dir, {
+    cacheHome: cache,
+    ...(configHome ? { env: { XDG_CONFIG_HOME: configHome } } : {}),
+    name: "waymark-bench-agent",
+    node: process.execPath,
+    bin,
+    quiet: true,
+  });
 }
 
-async function timedCall(
+export async function timedCall(
   client: Client,
   name: string,
   args: Record<string, unknown>,
@@ -52,7 +59,7 @@ async function timedCall(
 }
 
 /** The old build's helper (`--old-ref`, as the load A/B), built in a `git archive` of that ref; null when it cannot be built. */
-function oldHelper(context: BenchContext): { ref: string; bin: string; remove(): void } | null {
+export function oldHelper(context: BenchContext): { ref: string; bin: string; remove(): void } | null {
   const { values } = parseArgs({ options: { "old-ref": { type: "string", default: "6413a27" } }, strict: false });
   const ref = String(values["old-ref"]);
   const old = checkOutOldBuild(ref);
@@ -81,7 +88,7 @@ function oldHelper(context: BenchContext): { ref: string; bin: string; remove():
  * placed on this machine where creating files cost 25-50 times more (200 small files: ~250 ms
  * against 5-10 ms), which no user's cache directory pays.
  */
-const HELPER_CACHES = join(ROOT, "bench", "results", "helper-caches");
+export const HELPER_CACHES = join(ROOT, "bench", "results", "helper-caches");
 
 /**
  * Untimed tasks per side before the timed ones. On a fresh server (`--only helper-calls`) V8 was

@@ -28,6 +28,13 @@ export const EXIT_USAGE = 2;
 
 export const VERSION = HELPER_VERSION;
 
+/**
+ * How long `waymark mcp`, its session's opening answered from the last one's (./proxy/opening.ts),
+ * waits before it loads the MCP SDK and connects, unless the client asks for more sooner: the
+ * agent's own start (its first model request) then has the CPU.
+ */
+const SDK_LOAD_DELAY_MS = 2000;
+
 const EXIT_CODES = `Exit codes:
   0  success
   1  runtime failure (git failed, a file could not be read, ...)
@@ -660,18 +667,27 @@ async function run(argv: string[], io: Io): Promise<number> {
       if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError("--timeout must be a positive number of seconds");
       const dir = args.get("dir");
       const token = args.get("token") ?? (process.env.WAYMARK_TOKEN || undefined);
+      // The client's opening is answered from the last session's while the SDK loads (./proxy/opening.ts).
+      const { OpeningFront, openingFile } = await import("./proxy/opening.js");
+      const opening = OpeningFront.start(openingFile(cacheRoot(), { url, version: VERSION, token }), {
+        log: (line) => io.stderr(`${line}\n`),
+      });
+      await opening.needed(SDK_LOAD_DELAY_MS);
       const [{ runMcp }, { ensureLauncher }] = await Promise.all([import("./mcp.js"), import("./hooks/launcher.js")]);
       // The next session's MCP server and hooks then start this helper without npm.
       void ensureLauncher(VERSION);
-      await runMcp({
-        url,
-        token,
-        dir: dir === undefined ? undefined : resolvePath(dir),
-        timeoutMs: timeout * 1000,
-        version: VERSION,
-        // Through io: what the proxy logs (paths, an endpoint's error text) is made printable too.
-        log: (line) => io.stderr(`${line}\n`),
-      });
+      await runMcp(
+        {
+          url,
+          token,
+          dir: dir === undefined ? undefined : resolvePath(dir),
+          timeoutMs: timeout * 1000,
+          version: VERSION,
+          // Through io: what the proxy logs (paths, an endpoint's error text) is made printable too.
+          log: (line) => io.stderr(`${line}\n`),
+        },
+        opening,
+      );
       return EXIT_OK;
     }
     default: {

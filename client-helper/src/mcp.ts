@@ -10,10 +10,11 @@
 import { fileURLToPath } from "node:url";
 import type { ListToolsResult } from "@modelcontextprotocol/server";
 import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import { redactToolArguments } from "@waymark/protocol/redact";
 import { AGENTS } from "./agents/registry.js";
 import { completeTask } from "./proxy/complete-task.js";
+import type { OpeningFront } from "./proxy/opening.js";
 import { withRedactionNote } from "./proxy/redaction.js";
 import { failureResult, hideHelperInputs } from "./proxy/results.js";
 import { type McpOptions, ProxySession } from "./proxy/session.js";
@@ -151,8 +152,12 @@ function callIdOf(meta: Record<string, unknown> | undefined): string | undefined
   return undefined;
 }
 
-/** Serves the proxy on stdin/stdout, in every protocol version the SDK speaks, until the client closes stdin. */
-export async function runMcp(options: McpOptions): Promise<void> {
+/**
+ * Serves the proxy on stdin/stdout, in every protocol version the SDK speaks, until the client
+ * closes stdin. `opening`: what already read stdin and answered the session's opening from the
+ * last one's (./proxy/opening.ts): the SDK reads and writes through it.
+ */
+export async function runMcp(options: McpOptions, opening?: OpeningFront): Promise<void> {
   const proxy = new HelperProxy(options);
   let closed: () => void = () => {};
   const done = new Promise<void>((resolve) => {
@@ -167,8 +172,13 @@ export async function runMcp(options: McpOptions): Promise<void> {
       };
       return server;
     },
-    { onerror: (error) => (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`waymark: ${error.message}`) },
+    {
+      onerror: (error) => (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`waymark: ${error.message}`),
+      ...(opening ? { transport: new StdioServerTransport(opening.input, opening.output) } : {}),
+    },
   );
+  // A list the client was answered from the last session's opening and that changed since: it is told, and asks again.
+  opening?.attach((method) => (method === "tools/list" ? proxy.server.sendToolListChanged() : proxy.server.sendResourceListChanged()));
   // A connection on the 2026-07-28 revision has no instance close to report the end of stdin.
   process.stdin.once("end", closed);
   process.stdin.once("close", closed);

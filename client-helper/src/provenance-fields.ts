@@ -69,11 +69,10 @@ export function signedChanges(changes: Changes, metrics: unknown, key: DeviceKey
  */
 export async function agentEdits(dir: string, taskId: string, cacheDir: string | undefined, top?: string): Promise<AgentEdits | undefined> {
   try {
-    // The edits the agent's hooks spooled since the last look (./hooks/spool.ts) first.
-    const [journal] = await Promise.all([
-      Journal.forDirectory(dir, cacheDir, top),
-      drainSpool(cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS),
-    ]);
+    // The edits the agent's hooks spooled since the last look (./hooks/spool.ts) first; those made
+    // in `dir` go to this journal without asking git for its repository again.
+    const journal = await Journal.forDirectory(dir, cacheDir, top);
+    await drainSpool(cacheDir ?? cacheRoot(), SPOOLED_TOOL_CALLS, new Map([[dir, journal]]));
     // Observed only when a tool hook recorded this task's work: a session seen proves nothing about its edits.
     const edits = await journal.editedPaths(taskId);
     if (edits.last_at === null) return undefined;

@@ -106,19 +106,23 @@ const isContent = (state: FileState | null): state is FileState => state !== nul
  * Copies, into `target` (the helper's cache, outside the repository), the content of every
  * file dirty or untracked at start whose blob is in no object: at complete_task it is the
  * start side of its line counts. Bounded by CONTENT_LIMITS. `read`: contents the snapshot already
- * read, by blob id (not read from the disk again). Returns how many were copied.
+ * read, by blob id (not read from the disk again). `stored`: the blobs the snapshot's status named
+ * as HEAD's or the index's; then every other content is copied without asking git which are
+ * stored (a git process less per start_task; a content stored some other way, which is rare, is
+ * copied for nothing). Returns how many were copied.
  */
 export async function saveStartContents(
   context: GitContext,
   snapshot: LocalGitSnapshot,
   target: string,
   read?: ReadonlyMap<string, Buffer>,
+  stored?: ReadonlySet<string>,
 ): Promise<number> {
   const wanted = new Map<string, string>();
   for (const entry of snapshot.dirty) {
     if (isContent(entry.worktree) && !wanted.has(entry.worktree.blob)) wanted.set(entry.worktree.blob, entry.path);
   }
-  const stored = await objectSizes(context, [...wanted.keys()]);
+  const inObjects: { has(blob: string): boolean } = stored ?? (await objectSizes(context, [...wanted.keys()]));
   await mkdir(target, { recursive: true, mode: 0o700 });
   let bytes = 0;
   let copied = 0;
@@ -127,7 +131,7 @@ export async function saveStartContents(
   const bundle = openSync(join(target, BUNDLE), "w", 0o600);
   try {
     for (const [blob, path] of wanted) {
-      if (stored.has(blob)) continue;
+      if (inObjects.has(blob)) continue;
       const known = read?.get(blob);
       const content =
         known && known.length <= CONTENT_LIMITS.FILE_BYTES ? known : diskContent(snapshot.root, path, CONTENT_LIMITS.FILE_BYTES);

@@ -326,7 +326,19 @@ export async function takeSnapshot(dir: string, options: SnapshotOptions = {}): 
     ignore_rules: ignoreRules,
   };
   snapshotContents.set(snapshot, contents.byBlob);
+  storedBlobs.set(snapshot, blobsInObjects(status.value, hidden.value));
   return snapshot;
+}
+
+/** The blobs status names as HEAD's or the index's (so in the object database), the hidden entries' index blobs too. */
+function blobsInObjects(status: StatusResult, hidden: readonly HiddenEntry[]): Set<string> {
+  const blobs = new Set<string>();
+  for (const record of status.records) {
+    if (record.kind === "tracked") blobs.add(record.headBlob).add(record.indexBlob);
+    else if (record.kind === "unmerged") blobs.add(record.oursBlob);
+  }
+  for (const entry of hidden) blobs.add(entry.index.blob);
+  return blobs;
 }
 
 /**
@@ -381,6 +393,14 @@ function ignoreRulesDigest(context: GitContext, gitDir: string): string {
 const branches = new WeakMap<Changes, string | null>();
 /** The dirty files' contents read while taking each git snapshot, until the start contents are kept (take-once). */
 const snapshotContents = new WeakMap<LocalSnapshot, ReadonlyMap<string, Buffer>>();
+
+/** Blobs each git snapshot's status named as stored (HEAD's, the index's): the start contents need no copy of them. */
+const storedBlobs = new WeakMap<LocalSnapshot, ReadonlySet<string>>();
+
+/** The blobs the status of `snapshot` named as HEAD's or the index's; undefined when it was not taken in this process. */
+export function blobsStoredAt(snapshot: LocalSnapshot): ReadonlySet<string> | undefined {
+  return storedBlobs.get(snapshot);
+}
 
 /** The dirty files' contents read while taking `snapshot`, by blob id, once (they are not kept beyond). */
 export function takeSnapshotContents(snapshot: LocalSnapshot): ReadonlyMap<string, Buffer> | undefined {

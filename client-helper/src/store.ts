@@ -138,6 +138,8 @@ const MARK_PATHS = 2000;
 const COMPLETED_MARK_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 /** A task left open this long was abandoned, not concurrent: it stops being reported (its mark is pruned at 30 days). */
 export const OPEN_MARK_MAX_AGE_MS = 3 * 24 * 3600 * 1000;
+/** A completed mark is retired only this long after its task completed: a task starting meanwhile elsewhere took its start time before. */
+export const RETIRE_MARGIN_MS = 60_000;
 
 export class TaskStore {
   private readonly memory = new Map<string, TaskRecord>();
@@ -195,8 +197,18 @@ export class TaskStore {
    * One folder per endpoint + working tree (the repository's top level, or the checksum root),
    * keyed by the tree and the repository in it (./tree-key.ts), never by the path alone.
    */
-  private treeFolder(tree: string): string {
-    return join(this.root, `t-${hash(`${this.endpoint}\0${treeKey(tree)}`).slice(0, 24)}`);
+  private treeFolder(tree: string, kind: "t" | "d" = "t"): string {
+    return join(this.root, `${kind}-${hash(`${this.endpoint}\0${treeKey(tree)}`).slice(0, 24)}`);
+  }
+
+  /**
+   * Where completed marks go once no task can overlap them (`concurrent` retires them): kept for
+   * `mark` (a subtask's lineage), out of `concurrent`'s scan, which otherwise read every mark of
+   * the last week on every start_task and complete_task (a thousand tasks: a thousand files each).
+   * A sibling of the tree's folder, so pruneCache removes them at its age like every record.
+   */
+  private retiredFolder(tree: string): string {
+    return this.treeFolder(tree, "d");
   }
 
   /**
@@ -234,11 +246,15 @@ export class TaskStore {
   }
 
   async mark(tree: string, taskId: string): Promise<WorktreeMark | null> {
-    try {
-      return JSON.parse(readFileSync(join(this.treeFolder(tree), `${hash(taskId).slice(0, 40)}.json`), "utf8")) as WorktreeMark;
-    } catch {
-      return null;
+    const name = `${hash(taskId).slice(0, 40)}.json`;
+    for (const folder of [this.treeFolder(tree), this.retiredFolder(tree)]) {
+      try {
+        return JSON.parse(readFileSync(join(folder, name), "utf8")) as WorktreeMark;
+      } catch {
+        // Not there: retired, or never marked.
+      }
     }
+    return null;
   }
 
   /**
@@ -260,22 +276,27 @@ export class TaskStore {
     const now = Date.now();
     const mine = changed === null ? null : new Set(changed);
     const found: ConcurrentTask[] = [];
+    // Retiring: the oldest start of a task still open here (however old), and the completed marks.
+    let oldestOpen = Number.POSITIVE_INFINITY;
+    const completed: { name: string; at: number }[] = [];
     for (const name of names) {
       if (!name.endsWith(".json")) continue;
       let mark: WorktreeMark;
       try {
-        // Read synchronously: one mark per task of the last week accumulates here, and reading
-        // them one after another through the thread pool grew every start_task and complete_task.
+        // Read synchronously: reading the marks one after another through the thread pool grew
+        // every start_task and complete_task.
         mark = JSON.parse(readFileSync(join(folder, name), "utf8")) as WorktreeMark;
       } catch {
         continue;
       }
-      if (mark.task_id === taskId || lineage.has(mark.task_id)) continue;
-      if (taskId !== "" && mark.ancestors?.includes(taskId)) continue;
       if (mark.completed_at !== null && now - mark.completed_at > COMPLETED_MARK_MAX_AGE_MS) {
         await rm(join(folder, name), { force: true });
         continue;
       }
+      if (mark.completed_at === null) oldestOpen = Math.min(oldestOpen, mark.started_at);
+      else completed.push({ name, at: mark.completed_at });
+      if (mark.task_id === taskId || lineage.has(mark.task_id)) continue;
+      if (taskId !== "" && mark.ancestors?.includes(taskId)) continue;
       if (mark.completed_at === null && now - mark.started_at > OPEN_MARK_MAX_AGE_MS) continue;
       const overlaps = mark.started_at <= now && (mark.completed_at === null || mark.completed_at >= since);
       if (!overlaps) continue;
@@ -287,7 +308,26 @@ export class TaskStore {
       }
       found.push(task);
     }
+    this.retire(tree, completed, Math.min(oldestOpen, now - RETIRE_MARGIN_MS));
     return found.sort((left, right) => left.started_at - right.started_at).slice(0, WIRE_LIMITS.CONCURRENT_TASKS);
+  }
+
+  /**
+   * Completed marks that ended before `before` (the oldest start of a task open here, and a margin
+   * for a task starting elsewhere meanwhile) overlap no open task and no later one: they leave the
+   * scan. Best effort: a mark not moved is read again next time, as before.
+   */
+  private retire(tree: string, completed: readonly { name: string; at: number }[], before: number): void {
+    const leaving = completed.filter((mark) => mark.at < before);
+    if (leaving.length === 0) return;
+    try {
+      const folder = this.treeFolder(tree);
+      const retired = this.retiredFolder(tree);
+      mkdirSync(retired, { recursive: true, mode: 0o700 });
+      for (const { name } of leaving) renameSync(join(folder, name), join(retired, name));
+    } catch {
+      // Scanned again next time.
+    }
   }
 
   async remove(taskId: string, dir: string): Promise<void> {

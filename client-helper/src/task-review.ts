@@ -24,7 +24,7 @@ import {
   startContentsRoot,
 } from "./review-measures.js";
 import type { ScratchRepository } from "./scratch.js";
-import { observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
+import { blobsStoredAt, observedBranch, observedContents, takeSnapshotContents, wireSnapshot } from "./snapshot.js";
 
 /** `context`: the inert git context the tool call already read, if any (its config is not read again). */
 export async function keepStartContents(
@@ -38,7 +38,7 @@ export async function keepStartContents(
   const target = join(root, randomUUID());
   try {
     pruneOnce(root);
-    await saveStartContents(await inRoot(local.root, context), local, target, takeSnapshotContents(local));
+    await saveStartContents(await inRoot(local.root, context), local, target, takeSnapshotContents(local), blobsStoredAt(local));
     local.start_contents = target;
   } catch (error) {
     log(`waymark: could not keep the start contents of dirty files (line counts of those files will be missing): ${String(error)}`);

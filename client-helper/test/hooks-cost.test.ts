@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { SPOOL_DIR, spoolCommand } from "@waymark/protocol/agent-config";
 import { afterAll, describe, expect, it } from "vitest";
-import { runHook, SESSION_START_BUDGET_MS, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
+import { KEPT_STATE_FRESH_MS, runHook, SESSION_START_BUDGET_MS, SPOOLED_TOOL_CALLS } from "../src/hooks/hook-runner.js";
 import { Journal } from "../src/hooks/journal.js";
 import { drainSpool } from "../src/hooks/spool.js";
 import { agentCalled, cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
@@ -133,15 +133,37 @@ describe("session start within its budget", () => {
     expect(fresh).toContain("Workflow state (get_workflow):\nwf_budget: 2 tasks, 1 open (asked with Bearer secret)");
     expect((await journal.workflowState("wf_budget"))?.text).toBe("wf_budget: 2 tasks, 1 open (asked with Bearer secret)");
 
-    // An endpoint slower than the budget: the hook answers at the budget, with the kept state.
+    // Kept over KEPT_STATE_FRESH_MS ago, and an endpoint slower than the budget: the hook answers at the budget, with the kept state.
+    const old = Date.now() - KEPT_STATE_FRESH_MS - 60_000;
+    await journal.keepWorkflowState("wf_budget", "wf_budget: kept long ago", old);
     const slow = await endpoint(SESSION_START_BUDGET_MS + 2000);
     const started = Date.now();
     const kept = await sessionStart(slow, repo, cache, started);
     expect(Date.now() - started).toBeLessThan(SESSION_START_BUDGET_MS + 500);
-    expect(kept).toContain("Workflow state (get_workflow, just now):\nwf_budget: 2 tasks, 1 open");
+    expect(kept).toContain("Workflow state (get_workflow, 11 min ago):\nwf_budget: kept long ago");
     // The budget counts from the process's start: spent already, the endpoint is not asked.
     const spent = await sessionStart(fast, repo, cache, Date.now() - SESSION_START_BUDGET_MS);
-    expect(spent).toContain("Workflow state (get_workflow, just now)");
+    expect(spent).toContain("Workflow state (get_workflow, 11 min ago)");
+  });
+
+  it("shows a state kept within the last minutes at once, without asking the endpoint", async () => {
+    const repo = Repo.init();
+    const cache = tempDir("waymark-cache-");
+    const journal = new Journal(realpathSync(repo.dir), cache);
+    await journal.workflowSeen("wf_kept", "Kept");
+    // As the helper keeps it after a task it started or completed.
+    await journal.keepWorkflowState("wf_kept", 'wf_kept "Kept" active\nopen: tk_1 Edit', Date.now() - 60_000);
+    let asked = 0;
+    const server = createServer((_request, response) => {
+      asked++;
+      response.writeHead(500).end();
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const context = await sessionStart(url, repo, cache, Date.now(), 5000);
+    expect(context).toContain('Workflow state (get_workflow, 1 min ago):\nwf_kept "Kept" active\nopen: tk_1 Edit');
+    expect(asked).toBe(0);
   });
 
   it("without a kept state and no answer in time, names the workflow and how to resume it", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { prng } from "../../test/support/stats";
-import { quickCounts } from "../src/quick-counts.js";
+import { quickCounts, quickHunk } from "../src/quick-counts.js";
 
 const dir = mkdtempSync(join(tmpdir(), "waymark-quick-counts-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,5 +85,76 @@ describe("quickCounts: git's numstat where the alignment cannot matter, else lef
       expect({ i, counts: shown(quick) }).toEqual({ i, counts: gitNumstat(before, after, `random-${i}`) });
     }
     expect(answered).toBe(400);
+  });
+});
+
+/** The hunk headers of git's own `diff --no-index -U0` between two contents, as "-s,n +s,m". */
+function gitHunks(before: Buffer, after: Buffer, name: string): string[] {
+  writeFileSync(join(dir, `${name}.a`), before);
+  writeFileSync(join(dir, `${name}.b`), after);
+  let out: string;
+  try {
+    out = execFileSync("git", ["diff", "--no-index", "-U0", "--", join(dir, `${name}.a`), join(dir, `${name}.b`)], { encoding: "latin1" });
+  } catch (error) {
+    out = String((error as { stdout: string }).stdout);
+  }
+  return out
+    .split("\n")
+    .flatMap((line) => /^@@ -(\d+(?:,\d+)?) \+(\d+(?:,\d+)?) @@/.exec(line) ?? [])
+    .filter((_, k) => k % 3 === 0)
+    .map((header) => header.replace(/^@@ (\S+) (\S+) @@$/, "$1 $2"))
+    .map((header) => header.replace(/-(\d+) /, "-$1,1 ").replace(/\+(\d+)$/, "+$1,1"));
+}
+
+const hunkHeader = (hunk: NonNullable<ReturnType<typeof quickHunk>>) =>
+  `-${hunk.oldStart},${hunk.oldCount} +${hunk.newStart},${hunk.newCount}`;
+
+describe("quickHunk: git's one hunk where the lines cannot line up another way, else left to git", () => {
+  it.each([
+    ["one line changed", b("a\nb\nc\n"), b("a\nB\nc\n"), "-2,1 +2,1"],
+    ["lines inserted", b("a\nb\n"), b("a\nx\ny\nb\n"), "-1,0 +2,2"],
+    ["lines removed", b("a\nx\ny\nb\n"), b("a\nb\n"), "-2,2 +1,0"],
+    ["the first line changed", b("file 1\nxxxx\n"), b("file 1 (edit 1)\nxxxx\n"), "-1,1 +1,1"],
+    ["the last newline added", b("a\nb"), b("a\nb\n"), "-2,1 +2,1"],
+  ] as const)("%s", (name, before, after, expected) => {
+    const hunk = quickHunk(before, after);
+    expect(hunk && hunkHeader(hunk)).toBe(expected);
+    expect(gitHunks(before, after, `hunk-${name.replaceAll(/\W/g, "-")}`)).toEqual([expected]);
+  });
+
+  it("leaves to git a block that could slide (git's heuristics place it) and remainders that share a line", () => {
+    // "b\n" inserted after "b\n": git may show it as lines 2 or 3.
+    expect(quickHunk(b("a\nb\nc\n"), b("a\nb\nb\nc\n"))).toBeNull();
+    expect(quickHunk(b("x\n}\n"), b("x\n}\n\ny\n}\n"))).toBeNull();
+    expect(quickHunk(b("a\nx\nb\n"), b("a\ny\nx\nz\nb\n"))).toBeNull();
+    expect(quickHunk(Buffer.from([0x61, 0x00]), b("a\n"))).toBeNull();
+  });
+
+  it("agrees with git diff -U0 on 400 random pairs it answers, seeded", () => {
+    const random = prng(20261129);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)] as T;
+    const vocabulary = ["alpha\n", "beta\n", "gamma\n", "}\n", "\n", "  indented\n", "tail"];
+    let answered = 0;
+    let declined = 0;
+    for (let i = 0; answered < 400 && i < 6000; i++) {
+      let text = "";
+      for (let k = 1 + Math.floor(random() * 8); k > 0; k--) text += pick(vocabulary);
+      const lines = text.split(/(?<=\n)/);
+      const at = Math.floor(random() * (lines.length + 1));
+      lines.splice(at, Math.floor(random() * 3), ...Array.from({ length: Math.floor(random() * 3) }, () => pick(vocabulary)));
+      const before = b(text);
+      const after = b(lines.join(""));
+      if (before.equals(after) || after.length === 0) continue;
+      const hunk = quickHunk(before, after);
+      if (hunk === null) {
+        declined++;
+        continue;
+      }
+      answered++;
+      expect({ i, hunks: [hunkHeader(hunk)] }).toEqual({ i, hunks: gitHunks(before, after, `random-hunk-${i}`) });
+    }
+    expect(answered).toBe(400);
+    // The seeded pairs include blocks that slide and remainders that share lines: both are left to git.
+    expect(declined).toBeGreaterThan(50);
   });
 });

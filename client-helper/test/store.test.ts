@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { LocalSnapshot } from "../src/local.js";
-import { pruneCache, RECORD_MAX_AGE_MS, TaskStore } from "../src/store.js";
-import { cleanupTempDirs, tempDir } from "./fixtures.js";
+import { pruneCache, RECORD_MAX_AGE_MS, RETIRE_MARGIN_MS, TaskStore } from "../src/store.js";
+import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
 
@@ -46,5 +46,60 @@ describe("task record cache", () => {
 
   it("copes with a cache folder that does not exist yet", async () => {
     expect(await pruneCache(join(tempDir("waymark-cache-"), "missing"))).toBe(0);
+  });
+});
+
+describe("working tree marks", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** The marks in the cache's tree folders (t-…) and retired folders (d-…). */
+  function marks(root: string): { scanned: number; retired: number } {
+    const count = (prefix: string) =>
+      readdirSync(root)
+        .filter((name) => name.startsWith(prefix))
+        .reduce((sum, folder) => sum + readdirSync(join(root, folder)).filter((name) => name.endsWith(".json")).length, 0);
+    return { scanned: count("t-"), retired: count("d-") };
+  }
+
+  it("completed marks no open or later task can overlap leave the scan, and are still found by task id", async () => {
+    const root = tempDir("waymark-cache-");
+    const tree = Repo.init().dir;
+    const store = new TaskStore("http://edge/mcp", root);
+    const t = Date.UTC(2026, 10, 1);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const at = (ms: number) => vi.setSystemTime(ms);
+    // A task completed before the open one started, one completed while it was open, and the open one.
+    at(t - 20 * 60_000);
+    await store.markStarted(tree, "tk_old", t - 20 * 60_000);
+    at(t - 10 * 60_000);
+    await store.markCompleted(tree, { task_id: "tk_old", started_at: t - 20 * 60_000, completed_at: null }, ["x"]);
+    at(t);
+    await store.markStarted(tree, "tk_open", t);
+    at(t + 5_000);
+    await store.markStarted(tree, "tk_during", t + 5_000, ["tk_old"]);
+    at(t + 10_000);
+    await store.markCompleted(tree, { task_id: "tk_during", started_at: t + 5_000, completed_at: null, ancestors: ["tk_old"] }, ["x", "y"]);
+    at(t + 30 * 60_000);
+
+    // The open task's completion sees the task that ran while it was open, with the shared path, as before.
+    const seen = await store.concurrent(tree, "tk_open", t, ["x"]);
+    expect(seen).toEqual([{ task_id: "tk_during", started_at: t + 5_000, completed_at: t + 10_000, shared_paths: ["x"], shared_count: 1 }]);
+    // The task completed before any open task started left the scan; its mark is still found.
+    expect(marks(root)).toEqual({ scanned: 2, retired: 1 });
+    expect((await store.mark(tree, "tk_old"))?.completed_at).toBe(t - 10 * 60_000);
+    expect(await store.lineage(tree, "tk_during")).toEqual(["tk_during", "tk_old"]);
+
+    // Once no task is open, every mark completed longer ago than the margin leaves the scan.
+    await store.markCompleted(tree, { task_id: "tk_open", started_at: t, completed_at: null }, ["x"]);
+    at(t + 30 * 60_000 + 1_000);
+    expect(await store.concurrent(tree, "", Date.now(), null)).toEqual([]);
+    expect(marks(root)).toEqual({ scanned: 1, retired: 2 });
+    at(t + 30 * 60_000 + RETIRE_MARGIN_MS + 1);
+    // A task starting now overlaps none of them, as it would not have before.
+    expect(await store.concurrent(tree, "", Date.now(), null)).toEqual([]);
+    expect(marks(root)).toEqual({ scanned: 0, retired: 3 });
+    expect((await store.mark(tree, "tk_open"))?.completed_at).toBe(t + 30 * 60_000);
   });
 });

@@ -49,6 +49,11 @@ export class FakeRemote {
   dropCompletes = 0;
   /** Bodies above this many bytes are refused with 413, as the edge refuses them. */
   maxBodyBytes = Number.POSITIVE_INFINITY;
+  /** start_task's description in the tool list (a test changes it to change the list). */
+  startTaskDescription = "Start a new task";
+  /** Requests that reached the server; while `held` is set they wait for it before they are answered. */
+  requests = 0;
+  held: Promise<void> | null = null;
   private server: Server | null = null;
   private nextTask = 1;
   url = "";
@@ -65,7 +70,7 @@ export class FakeRemote {
     server.registerTool(
       "start_task",
       {
-        description: "Start a new task",
+        description: this.startTaskDescription,
         inputSchema: z.object({
           workflow_id: z.string(),
           name: z.string(),
@@ -146,6 +151,8 @@ export class FakeRemote {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
+    this.requests++;
+    if (this.held) await this.held;
     if (req.url === "/health") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end('{"ok":true}');

@@ -11,8 +11,10 @@ import { type Redaction, redactionNote, redactToolArguments } from "@waymark/pro
 import type { z } from "zod";
 import { fail, type Result } from "../errors";
 import type { FeedbackDigest } from "../workflow/feedback";
+import type { KeptState } from "../workflow/results";
 import { advertise, outputShape, parseArguments } from "./arguments";
 import { errorResult, type ToolContext, toolResult } from "./context";
+import { withWorkflowState } from "./resume-text";
 import { withDigest, withReviewerFeedback } from "./reviewer-feedback";
 
 export interface ToolSpec<I, O extends object> {
@@ -84,8 +86,13 @@ async function runTool<I, O extends object>(spec: ToolSpec<I, O>, args: unknown,
     result = fail("INTERNAL", STORE_FAILED);
   }
   if (!result.ok) return errorResult(result);
-  const { reviewer_feedback: carried, ...value } = result.value as O & { reviewer_feedback?: FeedbackDigest };
-  const answer = withRedactionNote(toolResult(value, spec.render(result.value)), redactions);
+  // The workflow's state a helper keeps for its hooks goes in the result's _meta, not its fields.
+  const {
+    reviewer_feedback: carried,
+    workflow_state: state,
+    ...value
+  } = result.value as O & { reviewer_feedback?: FeedbackDigest } & KeptState;
+  const answer = withWorkflowState(withRedactionNote(toolResult(value, spec.render(result.value)), redactions), state);
   return spec.annotations.readOnlyHint ? withReviewerFeedback(answer, parsed.value, ctx) : withDigest(answer, carried);
 }
 

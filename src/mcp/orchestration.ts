@@ -10,9 +10,10 @@ import type { RelatedItem } from "../account/memory";
 import { fail, ok, type Result } from "../errors";
 import { newWorkflowId, workflowIdForKey } from "../ids";
 import type { FeedbackDigest } from "../workflow/feedback";
-import type { StartTaskOutput, StartWorkflowOutput } from "../workflow/workflow-object";
+import type { KeptState, StartTaskOutput, StartWorkflowOutput } from "../workflow/workflow-object";
 import type { WithFeedback } from "../workflow/writer";
 import { accountStub, notFound, type ToolContext, workflowStub } from "./context";
+import { RESUME_RECENT } from "./resume-text";
 import { takeFeedback } from "./reviewer-feedback";
 
 export interface StartedWorkflow extends StartWorkflowOutput {
@@ -22,7 +23,7 @@ export interface StartedWorkflow extends StartWorkflowOutput {
   resume_candidate?: ResumeCandidate;
 }
 
-export interface StartedTask extends StartTaskOutput {
+export interface StartedTask extends StartTaskOutput, KeptState {
   related?: RelatedItem[];
 }
 
@@ -78,7 +79,9 @@ function withFeedback<T extends object>(value: T, reviewer_feedback: FeedbackDig
 export async function startTask(ctx: ToolContext, input: StartTaskInput): Promise<Result<StartedTask>> {
   const stub = workflowStub(ctx, input.workflow_id);
   if (!stub) return notFound("workflow_id", input.workflow_id);
-  const [started, found] = await Promise.all([stub.startTask(ctx.account, input, ctx.credential), relatedWork(ctx, input)]);
+  // The helper (its data attached) keeps the workflow's state for its hooks: it comes back with the write.
+  const keepsState = input.snapshot === undefined ? undefined : RESUME_RECENT;
+  const [started, found] = await Promise.all([stub.startTask(ctx.account, input, ctx.credential, keepsState), relatedWork(ctx, input)]);
   if (!started.ok) return started;
   // A replayed start (same idempotency key) names a task that may have logged since: never its own entries.
   const related = found.filter((item) => item.task_id !== started.value.task_id);

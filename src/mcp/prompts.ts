@@ -10,11 +10,9 @@ import { INSTRUCTIONS } from "@waymark/protocol/instructions";
 import { workflowId } from "@waymark/protocol/tools";
 import { z } from "zod";
 import { accountStub, requestContext, type ToolContext, workflowStub } from "./context";
+import { RESUME_RECENT, renderResume } from "./resume-text";
 import { consumesFeedback } from "./reviewer-feedback";
-import { type GetWorkflowOutput, renderResume } from "./tools/get_workflow";
 
-/** As many recent items per list as get_workflow gives. */
-const RECENT = 5;
 /** Other open workflows named after the resumed one, so the agent can switch. */
 const OTHERS = 4;
 
@@ -47,7 +45,7 @@ async function resume(ctx: ToolContext, requested: string | undefined): Promise<
     return userText("You have no open Waymark workflow. Before substantial work, call start_workflow.", "No open workflow");
   }
   const stub = workflowStub(ctx, id);
-  const info = stub ? await stub.resume(ctx.account, RECENT, consumesFeedback(ctx)) : null;
+  const info = stub ? await stub.resume(ctx.account, RESUME_RECENT, consumesFeedback(ctx)) : null;
   if (!info?.ok) {
     // The same answer for another account's workflow as for none: nothing leaks.
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `NOT_FOUND: workflow_id: no workflow ${id} in this account`);
@@ -55,7 +53,7 @@ async function resume(ctx: ToolContext, requested: string | undefined): Promise<
   const others = open.filter((w) => w.id !== id).map((w) => `${w.id} "${w.name}"`);
   const lines = [
     "Resume this Waymark workflow: continue its open task, or start_task for the next piece of work; complete_task when a task is done.",
-    renderResume(info.value as GetWorkflowOutput),
+    renderResume(info.value),
   ];
   if (others.length > 0) lines.push(`other open workflows: ${others.join(", ")}`);
   return userText(lines.join("\n"), `Resume ${info.value.workflow.name}`);

@@ -6,6 +6,7 @@
 import type { CompletionCheckpoint } from "@waymark/protocol/git-note";
 import type { FilesChanged } from "../domain/changes";
 import type { TaskMetrics, Verification, WorkflowView } from "../domain/view";
+import type { WorkflowState } from "./resume";
 
 export interface StartWorkflowOutput {
   workflow_id: string;
@@ -17,6 +18,13 @@ export interface StartTaskOutput {
   snapshot_type: "git" | "checksum" | "unavailable" | "none";
   started_at: string;
   warnings?: string[];
+}
+/**
+ * What start_task and complete_task also return when their caller keeps the workflow's state (a
+ * helper, for its hooks): the state after the write, read in the same turn as the write.
+ */
+export interface KeptState {
+  workflow_state?: WorkflowState;
 }
 export interface LogOutput {
   id: string;

@@ -7,7 +7,7 @@
  * workflow's size.
  */
 import { planProgress, type StepProgress } from "../domain/plan";
-import type { WorkflowHeader, WorkflowView } from "../domain/view";
+import type { FeedbackView, WorkflowHeader, WorkflowView } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 import { iso, type WorkflowRecords } from "./records";
@@ -33,15 +33,24 @@ export interface ResumeInfo {
   totals: WorkflowView["totals"];
 }
 
+/** The resume with the reviewer feedback (get_workflow's `feedback`): the workflow's state as the helper's hooks keep it. */
+export type WorkflowState = ResumeInfo & { feedback?: FeedbackView[] };
+
 export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTotals, recent: number): ResumeInfo {
   const header = records.header();
   const decisions = sql<{ task_id: string; question: string; chosen: string }>`
     SELECT task_id, question, chosen FROM decisions ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
   const issues = sql<{ task_id: string; type: string; description: string; requires_human_review: number }>`
     SELECT task_id, type, description, requires_human_review FROM issues ORDER BY requires_human_review DESC, created_at DESC LIMIT ${recent}`;
-  // Plan progress matches every completed task by name and goal; outcomes (the large column) are
-  // read only for the few tasks listed.
-  const completed = sql<{ id: string; parent_id: string | null; name: string; goal: string; status: string; completed_at: number }>`
+  // Plan progress matches every completed task by name and goal; without a plan only the tasks listed
+  // are read (a helper's start_task and complete_task read this after every write: ../mcp/resume-text).
+  // Outcomes (the large column) are read only for the few tasks listed.
+  type Completed = { id: string; parent_id: string | null; name: string; goal: string; status: string; completed_at: number };
+  const completed =
+    header.plan.length === 0
+      ? sql<Completed>`
+    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`
+      : sql<Completed>`
     SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC`;
   const listed = completed.slice(0, LIMITS.RESUME_COMPLETED);
   const outcomes = new Map(

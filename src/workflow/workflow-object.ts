@@ -48,8 +48,8 @@ import { OtherWorkflows } from "./other-workflows";
 import { noWorkflowOrTask, Ownership } from "./ownership";
 import { type FilesPage, type RowsPage, WorkflowReader } from "./reader";
 import { type RecordKind, type TaskRow, WorkflowRecords } from "./records";
-import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
-import { type ResumeInfo, resumeInfo } from "./resume";
+import type { CompleteTaskOutput, CompleteWorkflowOutput, KeptState, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
+import { resumeInfo, type WorkflowState } from "./resume";
 import { type ShareAction, ShareLinks } from "./share";
 import type { FileList } from "./task-files";
 import { accountQuotaFailure, RunningTotals } from "./totals";
@@ -61,7 +61,7 @@ export type { EventsPage } from "./event-log";
 export { CLIENT_HEADER, MCP_ACCOUNT_HEADER, OWNER_ACCOUNT_HEADER, OWNER_SESSION_HEADER, SHARE_TOKEN_HEADER } from "./live-feed";
 export type { RowsPage } from "./reader";
 export type * from "./results";
-export type { ResumeInfo } from "./resume";
+export type { ResumeInfo, WorkflowState } from "./resume";
 
 export class WorkflowObject extends DurableObject<Env> {
   private readonly sql: Sql;
@@ -166,17 +166,26 @@ export class WorkflowObject extends DurableObject<Env> {
     return started.ok && link ? ok({ ...started.value, share_token: link.token }) : started;
   }
 
-  /** `writer`: the credential the call came with (src/domain/credentials CredentialRef), kept to compare with a reviewer's. */
-  async startTask(account: string, signedInput: StartTaskInput, writer?: string): Promise<Result<StartTaskOutput>> {
+  /**
+   * `writer`: the credential the call came with (src/domain/credentials CredentialRef), kept to compare with a reviewer's.
+   * `stateRecent`: the caller keeps the workflow's state (a helper's hooks): it comes back too, with this many recent entries per list.
+   */
+  async startTask(
+    account: string,
+    signedInput: StartTaskInput,
+    writer?: string,
+    stateRecent?: number,
+  ): Promise<Result<StartTaskOutput & KeptState>> {
     // Provenance: whether an approved device signed the start snapshot, asked before the write.
     const identity = this.ownership.of(account)?.id ?? null;
     const { input, verdict, signed } = await this.signatures.start(account, identity, signedInput);
-    return this.writer.run(
+    const started = await this.writer.run(
       "start_task",
       input,
       () => this.ownership.workflow(account, "workflow_id", input.workflow_id),
       (workflow, w) => this.lifecycle.start(workflow, input, w, verdict, signed, writer ?? null),
     );
+    return this.withState(started, stateRecent);
   }
 
   async logDecision(account: string, input: LogDecisionInput): Promise<Result<LogOutput>> {
@@ -199,7 +208,12 @@ export class WorkflowObject extends DurableObject<Env> {
    * the device signature is checked (the only calls to other objects before the write, and only
    * for such a task); after the reply, each of them records the overlap on its task too.
    */
-  async completeTask(account: string, signedInput: CompleteTaskInput, writer?: string): Promise<Result<CompleteTaskOutput>> {
+  async completeTask(
+    account: string,
+    signedInput: CompleteTaskInput,
+    writer?: string,
+    stateRecent?: number,
+  ): Promise<Result<CompleteTaskOutput & KeptState>> {
     // Provenance: whether an approved device signed the changes and usage, checked before the write.
     const owned = this.ownership.of(account, signedInput.task_id) !== null;
     const [{ input, verdict, signed }, elsewhere] = await Promise.all([
@@ -226,8 +240,23 @@ export class WorkflowObject extends DurableObject<Env> {
       },
       { enforceQuota: false },
     );
+    // Read before the other workflows are told (after the reply): the state as this write left it.
+    const answer = this.withState(completed, stateRecent);
     if (completed.ok && elsewhere.length > 0) this.ctx.waitUntil(this.otherWorkflows.tell(account, completed.value.task_id));
-    return completed;
+    return answer;
+  }
+
+  /** A write's result with the workflow's state after it, when its caller keeps that state (no feedback is marked delivered). */
+  private withState<T extends object>(written: Result<T>, recent: number | undefined): Result<T & KeptState> {
+    if (!written.ok || recent === undefined) return written;
+    return ok({ ...written.value, workflow_state: this.state(recent) });
+  }
+
+  /** Resume info and every piece of reviewer feedback. */
+  private state(recent: number): WorkflowState {
+    const info = resumeInfo(this.sql, this.records, this.totals, recent);
+    const feedback = this.feedback.list();
+    return feedback.length === 0 ? info : { ...info, feedback };
   }
 
   async completeWorkflow(account: string, input: CompleteWorkflowInput): Promise<Result<CompleteWorkflowOutput>> {
@@ -281,13 +310,11 @@ export class WorkflowObject extends DurableObject<Env> {
    * What an agent needs after losing its context: open tasks, recent logs, next steps, and all
    * feedback, delivered from then on when `deliver` (the caller is the agent: mcp/reviewer-feedback decides).
    */
-  async resume(account: string, recent: number, deliver: boolean): Promise<Result<ResumeInfo & { feedback?: FeedbackView[] }>> {
+  async resume(account: string, recent: number, deliver: boolean): Promise<Result<WorkflowState>> {
     if (!this.ownership.of(account)) return noWorkflowOrTask("workflow_id", "this id").toFailure();
-    const info = resumeInfo(this.sql, this.records, this.totals, recent);
-    const feedback = this.feedback.list();
-    if (feedback.length === 0) return ok(info);
-    if (deliver) this.feedback.markAllDelivered(Date.now());
-    return ok({ ...info, feedback });
+    const state = this.state(recent);
+    if (deliver && state.feedback) this.feedback.markAllDelivered(Date.now());
+    return ok(state);
   }
 
   /** One task: outcome, files changed (the first files when there are many: `files_changed.more`), verification. */

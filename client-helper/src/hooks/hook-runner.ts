@@ -29,6 +29,12 @@ import { age, fetchWorkflowState } from "./workflow-state.js";
  * state kept in the journal is shown instead).
  */
 export const SESSION_START_BUDGET_MS = 200;
+/**
+ * A workflow state kept this recently is shown at once, without asking the endpoint: the helper
+ * keeps it after every task it starts or completes (the endpoint answers those calls with it), so
+ * it is older than this only when the workflow was last worked on elsewhere or long ago.
+ */
+export const KEPT_STATE_FRESH_MS = 10 * 60_000;
 /** Hard deadline of a whole hook run. */
 export const HOOK_DEADLINE_MS = 800;
 /** Bound on the context a session-start hook injects. */
@@ -62,8 +68,16 @@ export const SPOOLED_TOOL_CALLS: SpoolRecorder = {
     return agent ? workingDirectory(payload, agent) : null;
   },
   // Loaded here, not with the module: a session start (the agent waits for it) records no tool call.
-  record: async (journal, payload, name, at) => (await import("./tool-call.js")).recordToolCall(journal, payload, name, at),
+  record: async (journal, payload, name, at) => (await toolCallModule()).recordToolCall(journal, payload, name, at),
 };
+
+let toolCall: Promise<typeof import("./tool-call.js")> | null = null;
+
+/** ./tool-call.ts, loaded once (a drained spool records many tool calls: each import again costs its module lookups). */
+function toolCallModule(): Promise<typeof import("./tool-call.js")> {
+  toolCall ??= import("./tool-call.js");
+  return toolCall;
+}
 
 function describe(task: OpenTask): string {
   const age = Math.max(0, Math.round((Date.now() - task.started_at) / 60_000));
@@ -71,19 +85,22 @@ function describe(task: OpenTask): string {
 }
 
 /**
- * The workflow's state for the context: fresh from the endpoint when it answers within what is left
- * of the budget (and then kept), else as last kept in the journal, with its age.
+ * The workflow's state for the context: as kept in the journal, with its age, when it was kept
+ * within KEPT_STATE_FRESH_MS (the agent waits for this hook: no network then); else fresh from the
+ * endpoint when it answers within what is left of the budget (and then kept), else as last kept.
  */
 async function workflowState(journal: Journal, options: HookOptions, workflowId: string): Promise<string | null> {
   const now = options.now ?? Date.now;
+  const kept = await journal.workflowState(workflowId);
+  const keptText = kept && `Workflow state (get_workflow, ${age(kept.at, now())}):\n${kept.text}`;
+  if (kept && now() - kept.at < KEPT_STATE_FRESH_MS) return keptText;
   const left = (options.sessionStartBudgetMs ?? SESSION_START_BUDGET_MS) - (now() - (options.startedAt ?? performance.timeOrigin));
   const fresh = options.url ? await fetchWorkflowState(options.url, options.token, workflowId, left) : null;
   if (fresh !== null) {
     await journal.keepWorkflowState(workflowId, fresh, now());
     return `Workflow state (get_workflow):\n${fresh}`;
   }
-  const kept = await journal.workflowState(workflowId);
-  return kept ? `Workflow state (get_workflow, ${age(kept.at, now())}):\n${kept.text}` : null;
+  return keptText;
 }
 
 async function sessionStart(journal: Journal, options: HookOptions): Promise<string | null> {

@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSyn
 import { appendFile, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
+import { plainTop } from "../git/plain-top.js";
 import { cleanGitEnv } from "../git/process.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
@@ -66,8 +67,13 @@ function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-/** The repository top level of a directory (git), else the directory itself; real path either way. */
+/**
+ * The repository top level of a directory (git), else the directory itself; real path either way.
+ * An ordinary checkout's is found without git (../git/plain-top.ts): every hook run asks.
+ */
 export async function repositoryRoot(dir: string, timeoutMs = 1000): Promise<string> {
+  const plain = plainTop(dir);
+  if (plain !== null) return plain;
   const top = await new Promise<string | null>((done) => {
     execFile(
       "git",
@@ -105,8 +111,13 @@ async function readJson<T>(path: string): Promise<T | null> {
   }
 }
 
+/** What a batch of recorded tool calls shares (Journal.startBatch). */
+type Batch = { open?: Promise<OpenTask[]>; session?: Promise<AgentSession | null>; stopState: boolean };
+
 export class Journal {
   readonly folder: string;
+  /** Set while a spool's payloads are recorded together: reads made once, the stop state kept once at the end. */
+  private batch: Batch | null = null;
 
   /** `root` is the repository top level (see repositoryRoot). */
   constructor(
@@ -138,7 +149,24 @@ export class Journal {
     mkdirSync(join(this.folder, kind), { recursive: true, mode: 0o700 });
   }
 
+  /**
+   * From now until endBatch, many tool calls are recorded at once (a drained spool,
+   * ./spool.ts): the open tasks and the session are read once, and the stop state, which every
+   * record changes, is kept once at the end instead of after each.
+   */
+  startBatch(): void {
+    this.batch ??= { stopState: false };
+  }
+
+  /** Ends the batch: the stop state is kept if a record changed it. Never throws. */
+  async endBatch(): Promise<void> {
+    const batch = this.batch;
+    this.batch = null;
+    if (batch?.stopState) await this.keepStopState().catch(() => {});
+  }
+
   async taskStarted(task: OpenTask): Promise<void> {
+    if (this.batch) this.batch.open = undefined;
     this.ensure("open");
     writeAtomic(this.taskFile("open", task.task_id), task);
     if (task.workflow_id) await this.workflowSeen(task.workflow_id, null);
@@ -149,6 +177,8 @@ export class Journal {
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     const known = await this.lastWorkflow();
     const keep = known?.workflow_id === workflowId ? (name ?? known.name) : name;
+    // Written again only when it names another workflow (every task start names one).
+    if (known?.workflow_id === workflowId && known.name === keep) return;
     writeAtomic(join(this.folder, "workflow.json"), { workflow_id: workflowId, name: keep, seen_at: Date.now() });
   }
 
@@ -168,7 +198,15 @@ export class Journal {
   }
 
   /** The tasks open in this repository, oldest first. */
-  async openTasks(): Promise<OpenTask[]> {
+  openTasks(): Promise<OpenTask[]> {
+    if (this.batch) {
+      this.batch.open ??= this.readOpenTasks();
+      return this.batch.open;
+    }
+    return this.readOpenTasks();
+  }
+
+  private async readOpenTasks(): Promise<OpenTask[]> {
     const folder = join(this.folder, "open");
     const names = await readdir(folder).catch(() => [] as string[]);
     const tasks: OpenTask[] = [];
@@ -181,6 +219,7 @@ export class Journal {
   }
 
   async markReminded(task: OpenTask, at: number): Promise<void> {
+    if (this.batch) this.batch.open = undefined;
     writeAtomic(this.taskFile("open", task.task_id), { ...task, reminded_at: at });
     await this.keepStopState();
   }
@@ -196,6 +235,10 @@ export class Journal {
    * edit), or the reminder of the tasks due.
    */
   async keepStopState(): Promise<void> {
+    if (this.batch) {
+      this.batch.stopState = true;
+      return;
+    }
     keepStopState(this.cache, this.root, await this.openAndDue());
   }
 
@@ -307,6 +350,7 @@ export class Journal {
     if (known && known.seen_at > session.seen_at) return;
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     writeAtomic(join(this.folder, "session.json"), session);
+    if (this.batch) this.batch.session = Promise.resolve(session);
   }
 
   /**
@@ -321,6 +365,10 @@ export class Journal {
   }
 
   session(): Promise<AgentSession | null> {
+    if (this.batch) {
+      this.batch.session ??= readJson<AgentSession>(join(this.folder, "session.json"));
+      return this.batch.session;
+    }
     return readJson<AgentSession>(join(this.folder, "session.json"));
   }
 
@@ -330,6 +378,7 @@ export class Journal {
    * task was not started through this helper on this machine).
    */
   async taskCompleted(taskId: string, completedAt: number, usage: UsageReader): Promise<CompletedTask | null> {
+    if (this.batch) this.batch.open = undefined;
     const done = await this.summarize(taskId, completedAt, usage);
     if (!done) return this.completed(taskId);
     this.ensure("done");

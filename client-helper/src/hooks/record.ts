@@ -33,24 +33,22 @@ export async function noteTaskStarted(
   }
 }
 
-/** Returns the completed task's workflow, when the journal knew the task. */
 export async function noteTaskCompleted(
   dir: string,
   taskId: string,
   cacheDir: string | undefined,
   log: (line: string) => void,
   top?: string,
-): Promise<string | null> {
+): Promise<void> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
-    return (await journal.taskCompleted(taskId, Date.now(), transcriptUsage))?.workflow_id ?? null;
+    await journal.taskCompleted(taskId, Date.now(), transcriptUsage);
   } catch (error) {
     log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
-    return null;
   }
 }
 
-/** The workflow's state as get_workflow answered it, kept for the next session's context (./workflow-state.ts). */
+/** The workflow's state as the endpoint told it (get_workflow's text), kept for the next session's context (./workflow-state.ts). */
 export async function noteWorkflowState(
   dir: string,
   workflowId: string,

@@ -34,9 +34,12 @@ const WRITING_MS = 60_000;
 /**
  * Reads every spooled payload into the journal of the repository it was made in, then deletes it.
  * A payload is claimed by renaming it first, so two helpers draining at once record each edit once.
+ * The payloads of one journal are recorded as one batch (Journal.startBatch: its stop state kept
+ * once, not after each). `known`: journals the caller already has, by the directory a payload
+ * names (its `cwd`), so no git process is started to find their repository again.
  * Never throws: an unreadable payload is an edit not recorded, never a failed tool call or hook.
  */
-export async function drainSpool(cache: string, recorder: SpoolRecorder): Promise<number> {
+export async function drainSpool(cache: string, recorder: SpoolRecorder, known?: ReadonlyMap<string, Journal>): Promise<number> {
   const dir = join(cache, SPOOL_DIR);
   const names = await readdir(dir).catch(() => [] as string[]);
   const spooled: { path: string; agent: string; info: Stats }[] = [];
@@ -48,14 +51,20 @@ export async function drainSpool(cache: string, recorder: SpoolRecorder): Promis
   }
   // In the order the edits were made: a task's paths are kept in first-edit order.
   spooled.sort((a, b) => a.info.mtimeMs - b.info.mtimeMs || a.path.localeCompare(b.path));
-  const journals = new Map<string, Promise<Journal>>();
+  if (spooled.length === 0) return 0;
+  const journals = new Map<string, Promise<Journal>>([...(known ?? [])].map(([dir, journal]) => [dir, Promise.resolve(journal)]));
+  const batched = new Set<Journal>();
   let recorded = 0;
-  for (const { path, agent, info } of spooled) {
-    try {
-      recorded += await drainOne(path, agent, info, cache, journals, recorder);
-    } catch {
-      // Next payload.
+  try {
+    for (const { path, agent, info } of spooled) {
+      try {
+        recorded += await drainOne(path, agent, info, cache, journals, recorder, batched);
+      } catch {
+        // Next payload.
+      }
     }
+  } finally {
+    await Promise.all([...batched].map((journal) => journal.endBatch()));
   }
   return recorded;
 }
@@ -67,6 +76,7 @@ async function drainOne(
   cache: string,
   journals: Map<string, Promise<Journal>>,
   recorder: SpoolRecorder,
+  batched: Set<Journal>,
 ): Promise<number> {
   let payload: Record<string, unknown> | null = null;
   if (info.size <= PAYLOAD_LIMIT) {
@@ -85,7 +95,12 @@ async function drainOne(
     if (!payload || cwd === null) return 0;
     const known = journals.get(cwd) ?? repositoryRoot(cwd).then((root) => new Journal(root, cache));
     journals.set(cwd, known);
-    return ((await recorder.record(await known, payload, agent, info.mtimeMs)) ?? 0) > 0 ? 1 : 0;
+    const journal = await known;
+    if (!batched.has(journal)) {
+      journal.startBatch();
+      batched.add(journal);
+    }
+    return ((await recorder.record(journal, payload, agent, info.mtimeMs)) ?? 0) > 0 ? 1 : 0;
   } finally {
     await unlink(claimed).catch(() => {});
   }

@@ -24,7 +24,7 @@
  * file at all: the hook runs the helper.
  */
 import { randomUUID } from "node:crypto";
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { STOP_STATE_DIR } from "@waymark/protocol/agent-config";
 
@@ -70,6 +70,14 @@ function stateFile(cache: string, root: string): { path: string; header: string 
 }
 
 /** Writes what the stop hook of the working tree at `root` may answer alone; never throws. */
+function currentText(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
 export function keepStopState(cache: string, root: string, state: StopState): void {
   try {
     const file = stateFile(cache, root);
@@ -82,9 +90,16 @@ export function keepStopState(cache: string, root: string, state: StopState): vo
     const reminder = (tasks: ReminderTask[]) => (tasks.length > 0 ? JSON.stringify(stopReminder(tasks)) : "");
     const ids = open.map((task) => task.task_id).join(" ");
     const body = open.length === 0 ? "none\n" : `${due.length > 0 ? "due" : "reminded"} ${ids}\n${reminder(due)}\n${reminder(open)}\n`;
+    const text = `${file.header}\n${body}`;
+    // The same state kept again is only dated again (its time tells the stop line what was read since): no file written.
+    if (currentText(file.path) === text) {
+      const now = new Date();
+      utimesSync(file.path, now, now);
+      return;
+    }
     mkdirSync(join(cache, STOP_STATE_DIR), { recursive: true, mode: 0o700 });
     const temp = `${file.path}.${process.pid}.${randomUUID()}.tmp`;
-    writeFileSync(temp, `${file.header}\n${body}`, { mode: 0o600 });
+    writeFileSync(temp, text, { mode: 0o600 });
     renameSync(temp, file.path);
   } catch {
     // Without the file the stop hook runs the helper: slower, never wrong.

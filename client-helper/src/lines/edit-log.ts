@@ -2,15 +2,20 @@
  * @module lines/edit-log
  * The hooks' record of what the agent's edit tools did to each file's lines, per task, beside
  * the journal's other records (`<journal>/lines/`, in the user's cache, never in the repository):
- * one JSON line per edited file per tool call (`<task>.jsonl`), and the contents the edits name,
- * stored once by their SHA-256 (`blobs/`: the content before an edit is usually the one the last
- * edit left, so it costs nothing more). complete_task replays them (./replay.ts) and forgets them;
- * nothing of it leaves the machine. Bounded: a task's stored contents stop at
- * EDIT_LOG_LIMITS.TASK_BYTES (later edits are recorded as not followed, so their files are "not
- * observed"); records of tasks never completed are removed after 30 days.
+ * one JSON line per edited file per tool call (`<task>.jsonl`), with the contents the edit names
+ * in the line itself. The content before an edit is usually the one the edit before it left: a
+ * helper that wrote that one names it by its SHA-256 instead (`before_sha`), and a reader takes
+ * the path's previous version in the log only if it hashes so (else the content is gone: an edit
+ * not followed, never a wrong version). No file is created per edit (on some file systems creating
+ * and deleting many small files costs more than everything else an edit's record does).
+ * complete_task replays them (./replay.ts) and forgets them; nothing of it leaves the machine.
+ * Bounded: a task's record stops taking contents at EDIT_LOG_LIMITS.TASK_BYTES (later edits are
+ * recorded as not followed, so their files are "not observed"); records of tasks never completed
+ * are removed after 30 days. Records written by earlier helpers (contents in `blobs/` by their
+ * SHA-256) are still read.
  */
-import { createHash, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, statSync } from "node:fs";
 import { appendFile, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Agent } from "../agents/agent.js";
@@ -19,17 +24,23 @@ import { Journal } from "../hooks/journal.js";
 import type { CapturedEdit, Replacement } from "./capture.js";
 
 export const EDIT_LOG_LIMITS = {
-  /** Contents stored for one task's edits; beyond, edits are recorded as not followed. */
+  /** Contents recorded for one task's edits; beyond, edits are recorded as not followed. */
   TASK_BYTES: 64 * 1024 * 1024,
   /** A task's record older than this (never completed) is removed. */
   MAX_AGE_MS: 30 * 24 * 3600 * 1000,
 } as const;
 
-/** One file's edit as the log keeps it (contents by their blob name). */
+/** One file's edit as the log keeps it. */
 type Entry = {
   at: number;
   path: string;
   moved_from?: string;
+  /** The content before and after the edit (null: the file was absent). */
+  before_text?: string | null;
+  after_text?: string | null;
+  /** The content before the edit is the path's previous version in this log, whose SHA-256 this is. */
+  before_sha?: string;
+  /** Records of earlier helpers: contents by their SHA-256, in `blobs/`. */
   before?: string | null;
   after?: string | null;
   replacements?: Replacement[];
@@ -39,13 +50,19 @@ type Entry = {
   version?: string;
 };
 
-/** One file's edit as replay reads it: repository-relative paths, contents resolved. */
-export type LoggedEdit = Omit<Entry, "moved_from"> & { movedFrom?: string };
+/** One file's edit as replay reads it: repository-relative paths, contents resolved (`before`, `after`: the contents themselves). */
+export type LoggedEdit = Omit<Entry, "moved_from" | "before_text" | "after_text" | "before_sha"> & { movedFrom?: string };
 
 const OVER_BOUND = `the task's record of edited contents reached ${EDIT_LOG_LIMITS.TASK_BYTES / 1024 / 1024} MiB`;
 const GONE = "the record of a content the agent wrote is gone";
 
 const contentName = (content: string) => createHash("sha256").update(content).digest("hex");
+
+/**
+ * The SHA-256 of the last content this process recorded after an edit, per journal, task and path:
+ * the next edit of that path whose content before is the same names it instead of repeating it.
+ */
+const lastWritten = new WeakMap<Journal, Map<string, string>>();
 
 export class LineEditLog {
   readonly folder: string;
@@ -60,8 +77,7 @@ export class LineEditLog {
 
   /**
    * Records what one tool call did to the lines of the files it edited, for every task open at
-   * `at`; returns how many file edits were recorded. Written synchronously: a hook's run is short
-   * and every round trip through the thread pool costs more than these writes.
+   * `at`; returns how many file edits were recorded.
    */
   async record(payload: Record<string, unknown>, agent: Agent, at: number, cwd: string): Promise<number> {
     const captured = agent.capturedEdits(payload);
@@ -69,21 +85,22 @@ export class LineEditLog {
     const tasks = (await this.journal.openTasks()).filter((task) => task.started_at <= at);
     if (tasks.length === 0) return 0;
     const version = agent.payloadVersion?.(payload);
-    const entries: Entry[] = [];
+    const edits: { edit: CapturedEdit; entry: Entry }[] = [];
     for (const edit of captured) {
       const path = await this.journal.relativePath(edit.path, cwd);
       if (path === null) continue;
       const movedFrom = edit.movedFrom === undefined ? undefined : await this.journal.relativePath(edit.movedFrom, cwd);
-      entries.push(this.entry(edit, path, movedFrom ?? undefined, at, version));
+      edits.push({ edit, entry: this.entry(edit, path, movedFrom ?? undefined, at, version) });
     }
-    if (entries.length === 0) return 0;
-    mkdirSync(join(this.folder, "blobs"), { recursive: true, mode: 0o700 });
+    if (edits.length === 0) return 0;
+    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     for (const task of tasks) {
-      const written = this.storeContents(task.task_id, captured, entries);
-      const lines = written.map((entry) => `${JSON.stringify(entry)}\n`).join("");
+      const lines = this.withContents(task.task_id, edits)
+        .map((entry) => `${JSON.stringify(entry)}\n`)
+        .join("");
       await appendFile(this.file(task.task_id, "jsonl"), lines, { mode: 0o600 });
     }
-    return entries.length;
+    return edits.length;
   }
 
   private entry(edit: CapturedEdit, path: string, movedFrom: string | undefined, at: number, version: string | undefined): Entry {
@@ -97,42 +114,43 @@ export class LineEditLog {
   }
 
   /**
-   * Stores the edits' contents for a task (each once), within the task's bound; the entries as
-   * written, with contents named by blob (an edit whose contents would pass the bound becomes skipped).
+   * The entries as a task's log takes them: with the contents they name, within the task's bound
+   * (an edit whose contents would pass it becomes skipped); a content before an edit that this
+   * process recorded as the path's last is named by its hash.
    */
-  private storeContents(taskId: string, captured: readonly CapturedEdit[], entries: readonly Entry[]): Entry[] {
-    const counter = this.file(taskId, "bytes");
+  private withContents(taskId: string, edits: readonly { edit: CapturedEdit; entry: Entry }[]): Entry[] {
     let used = 0;
     try {
-      used = Number(readFileSync(counter, "utf8")) || 0;
+      used = statSync(this.file(taskId, "jsonl")).size;
     } catch {
       used = 0;
     }
-    const start = used;
-    const out = entries.map((entry, index) => {
-      const edit = captured[index] as CapturedEdit;
+    let last = lastWritten.get(this.journal);
+    if (!last) {
+      last = new Map();
+      lastWritten.set(this.journal, last);
+    }
+    const known = last;
+    return edits.map(({ edit, entry }) => {
+      const key = `${taskId}\0${entry.path}`;
+      const previous = known.get(key);
+      known.delete(key);
       if (entry.skipped !== undefined) return entry;
       const named: Entry = { ...entry };
-      for (const side of ["before", "after"] as const) {
-        const content = edit[side];
-        if (content === undefined) continue;
-        if (content === null) {
-          named[side] = null;
-          continue;
-        }
-        const name = contentName(content);
-        const path = join(this.folder, "blobs", name);
-        if (!existsSync(path)) {
-          if (used + content.length > EDIT_LOG_LIMITS.TASK_BYTES) return { at: entry.at, path: entry.path, skipped: OVER_BOUND };
-          writeAtomic(path, content);
-          used += content.length;
-        }
-        named[side] = name;
+      const before = edit.before === undefined || edit.before === null ? undefined : contentName(edit.before);
+      const bytes = (before !== undefined && before === previous ? 0 : (edit.before?.length ?? 0)) + (edit.after?.length ?? 0);
+      if (used + bytes > EDIT_LOG_LIMITS.TASK_BYTES) return { at: entry.at, path: entry.path, skipped: OVER_BOUND };
+      used += bytes;
+      if (edit.before !== undefined) {
+        if (before !== undefined && before === previous) named.before_sha = before;
+        else named.before_text = edit.before;
+      }
+      if (edit.after !== undefined) {
+        named.after_text = edit.after;
+        if (edit.after !== null) known.set(key, contentName(edit.after));
       }
       return named;
     });
-    if (used !== start) writeAtomic(counter, String(used));
-    return out;
   }
 
   /** The task's recorded edits in the order they were made (an unreadable line is skipped; a lost content is a skipped edit). */
@@ -143,48 +161,64 @@ export class LineEditLog {
     } catch {
       return null;
     }
-    const edits: LoggedEdit[] = [];
+    const entries: Entry[] = [];
     for (const line of text.split("\n")) {
       if (line === "") continue;
-      let entry: Entry;
       try {
-        entry = JSON.parse(line) as Entry;
+        const entry = JSON.parse(line) as Entry;
+        if (typeof entry.at === "number" && typeof entry.path === "string") entries.push(entry);
       } catch {
-        continue;
+        // A line cut by a crash: the others still count.
       }
-      if (typeof entry.at !== "number" || typeof entry.path !== "string") continue;
-      const { moved_from, before, after, ...rest } = entry;
-      const edit: LoggedEdit = { ...rest };
-      if (moved_from !== undefined) edit.movedFrom = moved_from;
-      for (const [side, name] of [
-        ["before", before],
-        ["after", after],
-      ] as const) {
-        if (name === undefined) continue;
-        if (name === null) edit[side] = null;
-        else {
-          const content = await readFile(join(this.folder, "blobs", name), "utf8").catch(() => null);
-          if (content === null) edit.skipped = GONE;
-          else edit[side] = content;
-        }
-      }
-      edits.push(edit);
     }
     // In the order the edits were made (records drained from a spool may arrive late).
-    return edits
-      .map((edit, index) => ({ edit, index }))
-      .sort((a, b) => a.edit.at - b.edit.at || a.index - b.index)
-      .map(({ edit }) => edit);
+    const ordered = entries.map((entry, index) => ({ entry, index })).sort((a, b) => a.entry.at - b.entry.at || a.index - b.index);
+    // Each path's last recorded version, which a content named by its hash refers to.
+    const versions = new Map<string, string | null>();
+    const edits: LoggedEdit[] = [];
+    for (const { entry } of ordered) {
+      const { moved_from, before, after, before_text, after_text, before_sha, ...rest } = entry;
+      const edit: LoggedEdit = { ...rest };
+      if (moved_from !== undefined) edit.movedFrom = moved_from;
+      const contents: { before?: string | null; after?: string | null } = {};
+      if (before_sha !== undefined) {
+        const previous = versions.get(entry.path);
+        if (typeof previous === "string" && contentName(previous) === before_sha) contents.before = previous;
+        else edit.skipped = GONE;
+      } else if (before_text !== undefined) contents.before = before_text;
+      else if (before !== undefined) contents.before = before === null ? null : await this.legacyContent(before);
+      if (after_text !== undefined) contents.after = after_text;
+      else if (after !== undefined) contents.after = after === null ? null : await this.legacyContent(after);
+      for (const side of ["before", "after"] as const) {
+        if (!(side in contents)) continue;
+        const content = contents[side];
+        // A content an earlier helper stored, gone or cut short.
+        if (content === undefined) edit.skipped = GONE;
+        else edit[side] = content;
+      }
+      const latest = "after" in contents ? contents.after : contents.before;
+      if (latest === undefined) versions.delete(entry.path);
+      else versions.set(entry.path, latest);
+      edits.push(edit);
+    }
+    return edits;
+  }
+
+  /** A content an earlier helper stored in `blobs/`, if it is there whole (it hashes to its name). */
+  private async legacyContent(name: string): Promise<string | undefined> {
+    const content = await readFile(join(this.folder, "blobs", name), "utf8").catch(() => null);
+    return content !== null && contentName(content) === name ? content : undefined;
   }
 
   /**
-   * Removes a completed task's record, the contents no other open task's record names, and
-   * records left by tasks never completed for EDIT_LOG_LIMITS.MAX_AGE_MS.
+   * Removes a completed task's record, and records left by tasks never completed for
+   * EDIT_LOG_LIMITS.MAX_AGE_MS (with the contents of earlier helpers' records no record names).
    */
   async forget(taskId: string, now = Date.now()): Promise<void> {
     await rm(this.file(taskId, "jsonl"), { force: true });
     await rm(this.file(taskId, "bytes"), { force: true });
     const names = await readdir(this.folder).catch(() => [] as string[]);
+    const legacy = names.includes("blobs");
     const kept = new Set<string>();
     for (const name of names) {
       if (!name.endsWith(".jsonl")) continue;
@@ -196,19 +230,15 @@ export class LineEditLog {
         await rm(path.replace(/\.jsonl$/, ".bytes"), { force: true });
         continue;
       }
+      if (!legacy) continue;
       for (const match of (await readFile(path, "utf8").catch(() => "")).matchAll(/"(?:before|after)":"([0-9a-f]{64})"/g)) {
         if (match[1]) kept.add(match[1]);
       }
     }
+    if (!legacy) return;
     const blobs = join(this.folder, "blobs");
-    for (const name of await readdir(blobs).catch(() => [] as string[])) {
-      if (!kept.has(name)) await rm(join(blobs, name), { force: true });
-    }
+    const left = await readdir(blobs).catch(() => [] as string[]);
+    for (const name of left) if (!kept.has(name)) await rm(join(blobs, name), { force: true });
+    if (left.every((name) => !kept.has(name))) await rm(blobs, { recursive: true, force: true });
   }
-}
-
-function writeAtomic(path: string, content: string): void {
-  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
-  writeFileSync(temp, content, { mode: 0o600 });
-  renameSync(temp, path);
 }

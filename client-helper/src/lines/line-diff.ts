@@ -5,11 +5,14 @@
  * into a scratch repository of the helper's own (../scratch.ts: none of the user's config or
  * attributes apply) with one `git fast-import`, each as a tree of one file, and every pair is
  * diffed by one `git diff-tree --stdin -p -U0`, whose hunk headers are all that is read. Pairs
- * whose answer needs no diff (a side absent, equal sides) are answered here.
+ * whose answer needs no diff (a side absent, equal sides) are answered here, and so are changes
+ * that git can only diff one way (../quick-counts.ts's quickHunk: a block of lines that shares
+ * none with what it replaced and cannot slide), as most edits are: then no git process starts.
  */
 import { rm } from "node:fs/promises";
 import { startGit } from "../git/process.js";
 import { EMPTY_TREE } from "../git/queries.js";
+import { quickHunk } from "../quick-counts.js";
 import { COMMITTER, FAST_IMPORT, makeScratchRepository, objectId, treeId } from "../scratch.js";
 
 /** Lines `oldStart`… (`oldCount` of them) of the first side became lines `newStart`… of the second, 1-based as git numbers them. */
@@ -34,7 +37,8 @@ export async function diffPairs(scratchRoot: string, pairs: readonly (readonly [
     if (a !== null && b !== null && a.equals(b)) return [];
     if (a === null || a.length === 0) return [{ oldStart: 0, oldCount: 0, newStart: 1, newCount: lineCount(b) }];
     if (b === null || b.length === 0) return [{ oldStart: 1, oldCount: lineCount(a), newStart: 0, newCount: 0 }];
-    return null;
+    const hunk = quickHunk(a, b);
+    return hunk && [hunk];
   });
   const asked = pairs.flatMap((pair, index) => (results[index] === null ? [{ index, pair }] : []));
   if (asked.length === 0) return results as Hunk[][];

@@ -35,7 +35,7 @@ import { ScratchRepository } from "../scratch.js";
 import { computeChanges } from "../snapshot.js";
 import type { TaskRecord, WorktreeMark } from "../store.js";
 import { attachReview, startContentsOf } from "../task-review.js";
-import { unavailable } from "./results.js";
+import { type KeptWorkflowState, unavailable } from "./results.js";
 import { gitTop, type ProxySession } from "./session.js";
 
 /** What the helper observed of a task, and what must be cleaned up once the call is answered. */
@@ -104,8 +104,9 @@ export async function completeTask(
   const changes = signedChanges(identified, args.metrics, await session.deviceKey(), taskId, record.start_nonce);
   await keySaved;
   let result: CallToolResult;
+  let state: KeptWorkflowState | null;
   try {
-    result = await session.callWithHelperData("complete_task", args, changes);
+    ({ result, state } = await session.callWithHelperData("complete_task", args, changes));
   } catch (error) {
     session.bookkeeping = clearLeftovers(observed.leftovers);
     throw error;
@@ -115,6 +116,7 @@ export async function completeTask(
     return result;
   }
   await Promise.all([attachRecord(session, record, changes, args.metrics, result), afterCompleted(session, record, dir, observed, top)]);
+  session.keepWorkflowState(dir, state, top);
   if (repoRoot) session.afterDurability(repoRoot, sentDurability, ledgerEntry(taskId, changes, Date.now()));
   return result;
 }
@@ -136,6 +138,8 @@ async function attachRecord(
   const checkpoint = structured?.checkpoint as CompletionCheckpoint | undefined;
   if (structured) delete structured.checkpoint;
   if (changes.type !== "git" || !checkpoint || typeof checkpoint.workflow_id !== "string") return;
+  // A note goes on the task's commits: a task that made none needs no git context (a git process) at all.
+  if (!changes.review || changes.review.commits.length === 0) return;
   const model =
     metrics !== null && typeof metrics === "object" && "model" in metrics && typeof metrics.model === "string" ? metrics.model : null;
   try {
@@ -151,9 +155,10 @@ async function attachRecord(
 }
 
 /**
- * The call's idempotency key: the agent's own, else one kept with the task's record and reused on
- * every retry (persisted before sending: if this process dies mid-call, the retry from a new helper
- * still carries the same key, so the edge counts the completion once).
+ * The call's idempotency key: the agent's own, else the one kept with the task's record (chosen at
+ * start_task) and reused on every retry (persisted before sending: if this process dies mid-call,
+ * the retry from a new helper still carries the same key, so the edge counts the completion once).
+ * A record without one (kept by an earlier helper) gets one, saved before the call.
  */
 function ensureIdempotencyKey(session: ProxySession, record: TaskRecord, args: Record<string, unknown>): Promise<void> | undefined {
   if (typeof args.idempotency_key === "string") return undefined;
@@ -239,13 +244,12 @@ async function afterCompleted(
 ): Promise<void> {
   const start = record.snapshot;
   const taskId = record.task_id;
-  const [, workflowId] = await Promise.all([
+  await Promise.all([
     start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
     // Hooks: the task's edited paths and transcript usage are kept locally; its commands were sent.
     noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
     forgetCommands(dir, taskId, session.options.cacheDir, top),
   ]);
-  if (workflowId) session.keepWorkflowState(dir, workflowId, top);
   session.bookkeeping = Promise.all([
     clearLeftovers(observed.leftovers),
     forgetLineEdits(dir, taskId, session.options.cacheDir, top),

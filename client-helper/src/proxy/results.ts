@@ -1,12 +1,13 @@
 /**
  * @module proxy/results
  * What the proxy changes in what passes through it: the tool list without the helper-only
- * inputs, the task id of a start_task result, the helper's own warnings appended to a result,
- * and a failure to reach the endpoint as a tool error the agent can read.
+ * inputs, the task id of a start_task result, the workflow's state a result carries for the
+ * hooks (taken out: the agent has no use for it), the helper's own warnings appended to a
+ * result, and a failure to reach the endpoint as a tool error the agent can read.
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { Unavailable } from "@waymark/protocol/wire";
-import { HELPER_INPUTS } from "@waymark/protocol/wire-constants";
+import { HELPER_INPUTS, WORKFLOW_STATE_META } from "@waymark/protocol/wire-constants";
 import { readableWarning } from "../outgoing.js";
 import type { RemoteFailure } from "../remote.js";
 
@@ -45,6 +46,30 @@ export function taskIdOf(result: CallToolResult): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The workflow's state as the endpoint told it with a start_task or complete_task, for the hooks' journal. */
+export type KeptWorkflowState = { workflow_id: string; text: string };
+
+/** Bound on the kept text the helper accepts (the endpoint sends at most 4,096 characters). */
+const KEPT_STATE_CHARS = 16 * 1024;
+
+/**
+ * The workflow's state the endpoint put in a result's `_meta` (WORKFLOW_STATE_META), taken out of
+ * the result the agent gets; null when the result carries none (an error, or an older endpoint).
+ */
+export function takeWorkflowState(result: CallToolResult): { result: CallToolResult; state: KeptWorkflowState | null } {
+  const meta = result._meta;
+  if (!meta || !Object.hasOwn(meta, WORKFLOW_STATE_META)) return { result, state: null };
+  const { [WORKFLOW_STATE_META]: carried, ...rest } = meta;
+  const { _meta: _taken, ...answer } = result;
+  const stripped: CallToolResult = Object.keys(rest).length > 0 ? { ...answer, _meta: rest } : answer;
+  const fields = typeof carried === "object" && carried !== null ? (carried as Record<string, unknown>) : {};
+  const valid = typeof fields.workflow_id === "string" && typeof fields.text === "string" && !result.isError;
+  return {
+    result: stripped,
+    state: valid ? { workflow_id: fields.workflow_id as string, text: (fields.text as string).slice(0, KEPT_STATE_CHARS) } : null,
+  };
 }
 
 /**

@@ -22,7 +22,7 @@ import type { CountsNeeded } from "../review-measures.js";
 import { takeSnapshot } from "../snapshot.js";
 import { cacheRoot, TaskStore } from "../store.js";
 import { GitSessions } from "./git-session.js";
-import { unavailable, withWarnings } from "./results.js";
+import { type KeptWorkflowState, takeWorkflowState, unavailable, withWarnings } from "./results.js";
 
 export type McpOptions = {
   url: string;
@@ -57,7 +57,7 @@ export class ProxySession {
    */
   bookkeeping: Promise<unknown> = Promise.resolve();
   private device: Promise<DeviceKey | null> | null = null;
-  /** The workflow's state being asked for the hooks' journal: no call waits for it, the end of the process does. */
+  /** The workflow's state being written to the hooks' journal: no call waits for it, the end of the process does. */
   private stateKept: Promise<unknown> = Promise.resolve();
   /** The durability ledger's updates (quick; the end of the process waits for them). Its looks with git nothing waits for. */
   private ledgerKept: Promise<unknown> = Promise.resolve();
@@ -117,26 +117,29 @@ export class ProxySession {
     }
   }
 
-  /** Forwards a call with the helper's data attached, and shows the agent what the helper has to say about it. */
+  /**
+   * Forwards a call with the helper's data attached (one request), and shows the agent what the
+   * helper has to say about it; the workflow's state the endpoint answered with comes apart.
+   */
   async callWithHelperData(
     tool: keyof typeof HELPER_INPUTS,
     args: Record<string, unknown>,
     data: Snapshot | Changes,
-  ): Promise<CallToolResult> {
-    const result = await this.remote.request("tools/call", { name: tool, arguments: { ...args, [HELPER_INPUTS[tool]]: data } });
-    return withWarnings(result, helperWarnings(data));
+  ): Promise<{ result: CallToolResult; state: KeptWorkflowState | null }> {
+    const answer = await this.remote.request("tools/call", { name: tool, arguments: { ...args, [HELPER_INPUTS[tool]]: data } });
+    const { result, state } = takeWorkflowState(answer);
+    return { result: withWarnings(result, helperWarnings(data)), state };
   }
 
   /**
-   * Hooks: the workflow's state once a task of it started or completed, asked of the endpoint after
-   * the answer went out and kept for the next session's context (../hooks/workflow-state.ts).
+   * Hooks: the workflow's state once a task of it started or completed, as the endpoint answered
+   * the call with it, kept for the next session's context (../hooks/workflow-state.ts) after the
+   * answer went out.
    */
-  keepWorkflowState(dir: string, workflowId: string, top: string | undefined): void {
-    const asked = this.remote.request("tools/call", { name: "get_workflow", arguments: { workflow_id: workflowId } }).then((result) => {
-      const block = result.isError ? undefined : result.content.find((item) => item.type === "text");
-      return block?.type === "text" ? noteWorkflowState(dir, workflowId, block.text, this.options.cacheDir, top) : undefined;
-    });
-    this.stateKept = Promise.all([this.stateKept, asked.catch(() => {})]);
+  keepWorkflowState(dir: string, state: KeptWorkflowState | null, top: string | undefined): void {
+    if (!state) return;
+    const kept = noteWorkflowState(dir, state.workflow_id, state.text, this.options.cacheDir, top);
+    this.stateKept = Promise.all([this.stateKept, kept]);
   }
 
   /**

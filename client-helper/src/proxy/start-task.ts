@@ -7,6 +7,7 @@
  * processes look for it (the hooks' journal, the working tree's marks) and its snapshot is kept
  * for complete_task.
  */
+import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Snapshot, Unavailable } from "@waymark/protocol/wire";
 import type { Found } from "../config-cache.js";
@@ -16,7 +17,6 @@ import type { LocalSnapshot } from "../local.js";
 import { outgoingSnapshot } from "../outgoing.js";
 import { signedSnapshot } from "../provenance-fields.js";
 import { snapshotRepository } from "../repository.js";
-import { OBJECT_SIZES } from "../review-measures.js";
 import { keepStartContents } from "../task-review.js";
 import { taskIdOf } from "./results.js";
 import { gitTop, type ProxySession } from "./session.js";
@@ -24,9 +24,9 @@ import { gitTop, type ProxySession } from "./session.js";
 export async function startTask(session: ProxySession, dir: string, input: Record<string, unknown>): Promise<CallToolResult> {
   const { snapshot: _ignored, ...args } = input;
   const startedAt = Date.now();
-  // The hashing of the dirty files, and the lookup of which of them are stored (the start
-  // contents to copy), start while git status runs.
-  const { toplevel, context, ready } = session.git.forDirectory(dir, [OBJECT_SIZES]);
+  // The hashing of the dirty files starts while git status runs (which start contents to copy is
+  // known from status itself: ../review-measures.ts's saveStartContents).
+  const { toplevel, context, ready } = session.git.forDirectory(dir, []);
   try {
     return await startTaskIn(session, dir, args, startedAt, toplevel, context);
   } finally {
@@ -78,22 +78,26 @@ async function startTaskIn(
     await new Promise((resolve) => setImmediate(resolve));
     await keepStartContents(local, session.cache, session.log, context);
   }
-  const result = await call;
+  const { result, state } = await call;
   const taskId = result.isError ? undefined : taskIdOf(result);
   if (taskId === undefined) return result;
   // What other processes read (the hooks' journal, the working tree's marks) is written before
   // the answer; the task's start snapshot, which only complete_task reads, after it (every later
   // call and the end of the process wait for it).
+  // The completion's idempotency key is chosen now and kept with the snapshot: complete_task then
+  // sends it (and every retry of it, from any helper) without writing the record again first.
   session.bookkeeping = local
-    ? session.store.save({ task_id: taskId, dir, snapshot: local, ...(nonce ? { start_nonce: nonce } : {}) }).catch((error: unknown) => {
-        session.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
-      })
+    ? session.store
+        .save({ task_id: taskId, dir, snapshot: local, idempotency_key: randomUUID(), ...(nonce ? { start_nonce: nonce } : {}) })
+        .catch((error: unknown) => {
+          session.log(`waymark: could not persist the snapshot of task ${taskId}: ${String(error)}`);
+        })
     : Promise.resolve();
   await Promise.all([
     // Hooks: the task is open in this repository (edits are attributed to it, stop reminds of it).
     noteTaskStarted(dir, taskId, args, session.options.cacheDir, session.log, gitTop(local, dir, dir)),
     local && session.store.markStarted(local.root, taskId, startedAt, ancestors).catch(() => {}),
   ]);
-  if (typeof args.workflow_id === "string") session.keepWorkflowState(dir, args.workflow_id, gitTop(local, dir, dir));
+  session.keepWorkflowState(dir, state, gitTop(local, dir, dir));
   return result;
 }

@@ -61,6 +61,16 @@ export const WIRE_LIMITS = {
 export const HELPER_INPUTS = { start_task: "snapshot", complete_task: "changes", start_workflow: "repository" } as const;
 export const HELPER_INPUT_NAMES: ReadonlySet<string> = new Set(Object.values(HELPER_INPUTS));
 
+/**
+ * A start_task or complete_task that carries the helper's data is answered with the workflow's
+ * state after the write, under this key of the result's `_meta`: `{workflow_id, text}`, the text
+ * get_workflow {workflow_id} answers, cut at WORKFLOW_STATE_CHARS. The helper keeps it for the
+ * hooks' session-start context instead of asking get_workflow again after every task.
+ */
+export const WORKFLOW_STATE_META = "waymark/workflow_state";
+/** The session-start context shows at most 1,500 characters of it. */
+export const WORKFLOW_STATE_CHARS = 4096;
+
 export const REVIEW_LIMITS = {
   /** Commits listed per task; `commits_omitted` counts the rest. */
   COMMITS: 200,

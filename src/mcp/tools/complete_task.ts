@@ -9,6 +9,7 @@ import { notFound, shortList, taskStub } from "../context";
 import { defineTool } from "../define";
 // metrics is advertised by its key names only: its full schema would cost every agent ~300 bytes of context.
 import { METRICS_DESCRIPTION } from "../fields";
+import { RESUME_RECENT } from "../resume-text";
 
 function render(out: CompleteTaskOutput): string {
   const f = out.files_changed;
@@ -47,7 +48,8 @@ export const completeTaskTool = defineTool({
   run: async (input, ctx) => {
     const stub = taskStub(ctx, input.task_id);
     if (!stub) return notFound("task_id", input.task_id);
-    const completed = await stub.completeTask(ctx.account, input, ctx.credential);
+    // The helper (its data attached) keeps the workflow's state for its hooks: it comes back with the write.
+    const completed = await stub.completeTask(ctx.account, input, ctx.credential, input.changes === undefined ? undefined : RESUME_RECENT);
     // The deployment that recorded it, for the helper's note in the repository (not stored: the same for every replay).
     if (completed.ok && completed.value.checkpoint) completed.value.checkpoint.origin = ctx.origin;
     return completed;

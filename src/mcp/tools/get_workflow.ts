@@ -14,9 +14,9 @@ import { READS } from "../annotations";
 import { APP_LINK } from "../app";
 import { accountStub, notFound, shortList, type ToolContext, taskStub, workflowStub } from "../context";
 import { defineTool } from "../define";
+import { RESUME_RECENT, renderResume } from "../resume-text";
 import { consumesFeedback } from "../reviewer-feedback";
 
-const RECENT = 5;
 const DEFAULT_SEARCH_RESULTS = 5;
 const LISTED_WORKFLOWS = 20;
 
@@ -32,21 +32,6 @@ interface OpenWorkflow {
 export type GetWorkflowOutput = Partial<
   ResumeInfo & { feedback: FeedbackView[]; task: TaskView; match: "all" | "any"; results: WorkHit[]; workflows: OpenWorkflow[] }
 >;
-
-/** The compact text of a resumed workflow: what get_workflow {workflow_id} answers and the `resume` prompt says. */
-export function renderResume(info: GetWorkflowOutput): string {
-  const lines = info.workflow ? [`${info.workflow.id} "${info.workflow.name}" ${info.workflow.status}`] : [];
-  for (const t of info.open_tasks ?? [])
-    lines.push(`open: ${t.task_id} ${t.name}${t.parent_task_id ? ` (sub of ${t.parent_task_id})` : ""}`);
-  for (const t of info.completed_tasks ?? []) lines.push(`done: ${t.task_id} ${t.name} (${t.status})${t.summary ? `: ${t.summary}` : ""}`);
-  for (const p of info.plan_progress ?? [])
-    lines.push(`plan ${p.step}: ${p.done_by.length > 0 ? `done by ${p.done_by.join(", ")}` : "not done yet"}`);
-  for (const d of info.recent_decisions ?? []) lines.push(`decided: ${d.question} → ${d.chosen}`);
-  for (const i of info.recent_issues ?? []) lines.push(`issue${i.requires_human_review ? " (needs review)" : ""}: ${i.description}`);
-  for (const step of info.next_steps ?? []) lines.push(`next: ${step}`);
-  for (const f of info.feedback ?? []) lines.push(`reviewer ${f.verdict.replace("_", " ")} on ${f.target_id}: ${f.body}`);
-  return lines.join("\n");
-}
 
 function renderTask(task: TaskView): string {
   const lines = [`${task.id} "${task.name}" ${task.status}${task.duration_seconds === null ? "" : ` in ${task.duration_seconds}s`}`];
@@ -130,7 +115,7 @@ export const getWorkflowTool = defineTool({
     }
     if (input.workflow_id === undefined) return openWorkflows(ctx);
     const stub = workflowStub(ctx, input.workflow_id);
-    return stub ? stub.resume(ctx.account, RECENT, consumesFeedback(ctx)) : notFound("workflow_id", input.workflow_id);
+    return stub ? stub.resume(ctx.account, RESUME_RECENT, consumesFeedback(ctx)) : notFound("workflow_id", input.workflow_id);
   },
   render,
 });
