@@ -9,7 +9,7 @@
  * sum over many calls divided by their number, never one call's delta). Linux only.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { devServerGroup } from "../../test/support/dev-server.ts";
+import { devServerGroup, processesInGroup } from "../../test/support/dev-server.ts";
 
 export type ServerProcess = "worker (workerd)" | "proxy (workerd)" | "wrangler (node)" | "other";
 
@@ -22,29 +22,17 @@ export interface ServerProcessInfo {
 export function serverProcesses(port: number): ServerProcessInfo[] {
   const group = devServerGroup(port);
   if (group === null) throw new Error(`no wrangler dev process group for port ${port}`);
-  const found: ServerProcessInfo[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgrp !== group) continue;
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-      const role: ServerProcess =
-        comm === "workerd"
-          ? cmdline.includes("--inspector-addr")
-            ? "worker (workerd)"
-            : "proxy (workerd)"
-          : cmdline.includes("wrangler")
-            ? "wrangler (node)"
-            : "other";
-      found.push({ pid: Number(entry), role });
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return found;
+  return processesInGroup(group).map(({ pid, comm, cmdline }) => ({
+    pid,
+    role:
+      comm === "workerd"
+        ? cmdline.includes("--inspector-addr")
+          ? "worker (workerd)"
+          : "proxy (workerd)"
+        : cmdline.includes("wrangler")
+          ? "wrangler (node)"
+          : "other",
+  }));
 }
 
 /** schedstat's field `field` (0: ns on a CPU, 1: ns runnable but waiting for one) summed over every thread of `pid` (0 once it is gone). */

@@ -256,17 +256,31 @@ export async function waitDown(target: { url: string }, timeoutMs = 10_000): Pro
 export function workerdPid(port: number): number | null {
   const group = devServerGroup(port);
   if (group === null) return null;
+  const worker = processesInGroup(group).find((p) => p.comm === "workerd" && p.cmdline.includes("--inspector-addr"));
+  return worker?.pid ?? null;
+}
+
+/** A process as /proc names it: its id, its command's name and its command line (NUL-separated). */
+export interface ProcessEntry {
+  pid: number;
+  comm: string;
+  cmdline: string;
+}
+
+/** The processes of one process group, read from /proc (one that ends while it is read is left out). */
+export function processesInGroup(group: number): ProcessEntry[] {
+  const found: ProcessEntry[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgrp !== group || comm !== "workerd") continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("--inspector-addr")) return Number(entry);
+      if (pgrp !== group) continue;
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      found.push({ pid: Number(entry), comm, cmdline: readFileSync(`/proc/${entry}/cmdline`, "utf8") });
     } catch {
       // The process ended while we looked.
     }
   }
-  return null;
+  return found;
 }
