@@ -20,7 +20,7 @@ import { healthRoundTrip } from "../test/support/agents.ts";
 import { startDevServer, workerdPid } from "../test/support/dev-server.ts";
 import { connect, ok } from "../test/support/mcp-client.ts";
 import { summarize } from "../test/support/stats.ts";
-import { loadDeviceKeys } from "./lib/device-keys.ts";
+import { approvedDevice, loadDeviceKeys } from "./lib/device-keys.ts";
 import { recordPerf, stageShares } from "./lib/perf-stacks.ts";
 import { cpuDuring } from "./lib/process-cpu.ts";
 
@@ -55,7 +55,8 @@ interface Shape {
   stages: Record<string, number>;
 }
 
-const { nonceOf, testDevice } = await loadDeviceKeys();
+const keys = await loadDeviceKeys();
+const { nonceOf } = keys;
 // V8 writes /tmp/perf-<pid>.map, which perf reads to name JavaScript frames.
 // Its code-event log goes nowhere (V8 would write one isolate-*.log per isolate into the working directory).
 process.env.MINIFLARE_WORKERD_V8_FLAGS = "--perf-basic-prof --logfile=/dev/null --no-logfile-per-isolate";
@@ -67,13 +68,7 @@ let fsync: Record<string, unknown> | null = null;
 let perfMap = "";
 try {
   const client = await connect(server, { negotiation: "auto", name: "profile" });
-  const device = await testDevice();
-  const approved = await fetch(`${server.url}/api/devices`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name: "bench box", key: device.key }),
-  });
-  if (approved.status !== 201) throw new Error(`device approval answered ${approved.status}: ${await approved.text()}`);
+  const device = await approvedDevice(server, keys);
   const wf = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Profile" });
   const signedTask = async (i: number) => {
     const start = await device.signSnapshot({ type: "git", head: HEAD, branch: "main", dirty: [] }, wf.workflow_id);

@@ -16,7 +16,7 @@ export interface BenchDevice {
   signChanges<T extends Record<string, unknown>>(changes: T, metrics: unknown, taskId: string, startNonce?: string): Promise<T>;
 }
 
-interface DeviceKeys {
+export interface DeviceKeys {
   testDevice(): Promise<BenchDevice>;
   nonceOf(data: object): string;
 }
@@ -35,4 +35,16 @@ export async function loadDeviceKeys(): Promise<DeviceKeys> {
   const file = join(mkdtempSync(join(tmpdir(), "waymark-bench-device-keys-")), "device-keys.mjs");
   writeFileSync(file, result.outputFiles[0]?.text ?? "");
   return (await import(pathToFileURL(file).href)) as DeviceKeys;
+}
+
+/** A new device, approved by the owner on `server` (POST /api/devices, as the dashboard does): what signs a bench's evidence. */
+export async function approvedDevice(server: { url: string; token: string }, keys: DeviceKeys): Promise<BenchDevice> {
+  const device = await keys.testDevice();
+  const approved = await fetch(`${server.url}/api/devices`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "bench box", key: device.key }),
+  });
+  if (approved.status !== 201) throw new Error(`device approval answered ${approved.status}: ${await approved.text()}`);
+  return device;
 }

@@ -17,7 +17,7 @@ import { type DevServer, startDevServer } from "../../test/support/dev-server.ts
 import { connect, ok } from "../../test/support/mcp-client.ts";
 import { Recorder, type Summary } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
-import { loadDeviceKeys } from "../lib/device-keys.ts";
+import { approvedDevice, loadDeviceKeys } from "../lib/device-keys.ts";
 import { checkOutOldBuild } from "../lib/old-build.ts";
 import { atMost, ms, percentiles, times } from "../lib/table.ts";
 
@@ -41,7 +41,8 @@ function gitChanges(t: number) {
 
 export async function costAB(context: BenchContext, vars: Record<string, string>, oldRef: string): Promise<void> {
   const rounds = context.quick ? 60 : 200;
-  const { nonceOf, testDevice } = await loadDeviceKeys();
+  const keys = await loadDeviceKeys();
+  const { nonceOf } = keys;
   context.log(`own cost A/B: checking out ${oldRef}`);
   const old = checkOutOldBuild(oldRef);
   const servers: DevServer[] = [];
@@ -50,13 +51,7 @@ export async function costAB(context: BenchContext, vars: Record<string, string>
     const sides = await Promise.all(
       servers.map(async (server, index) => {
         const client = await connect(server, { negotiation: "auto", name: "cost-ab" });
-        const device = await testDevice();
-        const approved = await fetch(`${server.url}/api/devices`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ name: "bench box", key: device.key }),
-        });
-        if (approved.status !== 201) throw new Error(`device approval answered ${approved.status}: ${await approved.text()}`);
+        const device = await approvedDevice(server, keys);
         const wf = await timed(client, null, "start_workflow", { name: "Cost A/B" });
         const task = await timed(client, null, "start_task", { workflow_id: wf.workflow_id, name: "T", goal: "g" });
         // The completed tasks get a workflow of their own: the logs' workflow keeps one open task.

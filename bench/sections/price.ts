@@ -18,7 +18,7 @@ import { healthRoundTrip } from "../../test/support/agents.ts";
 import { type DevServer, startDevServer } from "../../test/support/dev-server.ts";
 import { connect, ok } from "../../test/support/mcp-client.ts";
 import type { BenchContext } from "../lib/context.ts";
-import { loadDeviceKeys } from "../lib/device-keys.ts";
+import { approvedDevice, loadDeviceKeys } from "../lib/device-keys.ts";
 import { checkOutOldBuild } from "../lib/old-build.ts";
 import { type CallCost, PRICES, pricePerMillion, storagePerMillionPerMonth } from "../lib/prices.ts";
 import { cpuNanos, serverProcesses } from "../lib/process-cpu.ts";
@@ -102,14 +102,9 @@ function difference(before: Reading, after: Reading, readings: number, cpuMs: nu
 
 /** One agent session (the module's mix), each call measured once what it set off has run. */
 async function session(server: DevServer, label: string): Promise<CallRecord[]> {
-  const { nonceOf, testDevice } = await loadDeviceKeys();
-  const device = await testDevice();
-  const approved = await fetch(`${server.url}/api/devices`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name: "bench box", key: device.key }),
-  });
-  if (approved.status !== 201) throw new Error(`device approval answered ${approved.status}`);
+  const keys = await loadDeviceKeys();
+  const { nonceOf } = keys;
+  const device = await approvedDevice(server, keys);
   const client = await connect(server, { negotiation: "auto", name: "price" });
   const worker = serverProcesses(Number(new URL(server.url).port)).find((p) => p.role === "worker (workerd)");
   if (!worker) throw new Error("no Worker process found");
