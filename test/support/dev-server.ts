@@ -112,6 +112,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         // off unless the environment turns them on (`X_LOCAL_OBSERVABILITY=true npm run bench`).
         X_LOCAL_EXPLORER: process.env.X_LOCAL_EXPLORER ?? "false",
         X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
+        // Nor does it fetch a `Request.cf` sample from the network (Waymark reads no `cf` field):
+        // offline, that fetch printed two stack traces into every bench's output.
+        CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
         CI: "true",
         NO_COLOR: "1",
       },
