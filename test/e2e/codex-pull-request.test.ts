@@ -10,12 +10,12 @@
  * and `waymark blame` and `waymark verify --repo` on main in a fresh clone.
  */
 import { afterAll, describe, it } from "vitest";
-import { type AgentCli, agentEnv, codexModelConfig, runAgent } from "../support/agent-clis.ts";
-import { expectPlayedThrough, type ToolName, useAgentHarness } from "../support/agent-harness.ts";
+import { type AgentCli, agentEnv, codexExec, codexModelConfig, runAgent } from "../support/agent-clis.ts";
+import { codexUsage, expectPlayedThrough, type ToolName, useAgentHarness } from "../support/agent-harness.ts";
 import * as pullRequest from "../support/agent-pull-request.ts";
 import { CODEX_PATCHES, EVIDENCE, evidenceStartTurns, personEdits } from "../support/evidence-scenario.ts";
 import { cleanupScenarios } from "../support/merge-scenario.ts";
-import type { Turn, Usage } from "../support/model-server.ts";
+import type { Turn } from "../support/model-server.ts";
 
 const MODEL = "gpt-5.5";
 const NAMESPACE = "mcp__waymark";
@@ -25,14 +25,7 @@ const SESSION_MS = 150_000;
 const harness = useAgentHarness("codex", { model: MODEL, latencyMs: 250 });
 afterAll(cleanupScenarios);
 
-function usage(n: number): Usage {
-  return {
-    input_tokens: 2000 + 41 * n,
-    output_tokens: 60 + 11 * n,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 4000 + 97 * n,
-  };
-}
+const usage = codexUsage;
 
 const shell: pullRequest.Shell = (cmd) => [{ name: "exec_command", input: () => ({ cmd: typeof cmd === "string" ? cmd : cmd() }) }];
 
@@ -77,15 +70,7 @@ describe("a pull request made by Codex survives every merge, and waymark ci chec
       // The project's hooks trusted, run without the interactive review; full access, as the agent commits and pushes.
       const session = await runAgent(
         harness.cli as AgentCli,
-        [
-          "exec",
-          "--json",
-          "--trust",
-          "--dangerously-bypass-hook-trust",
-          "--sandbox",
-          "danger-full-access",
-          "Make total() sum its values on a branch, record the work in Waymark and push it.",
-        ],
+        codexExec("Make total() sum its values on a branch, record the work in Waymark and push it.", "exec"),
         {
           cwd: project.repo,
           env: agentEnv(project.home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: harness.server.token }),

@@ -14,9 +14,19 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MARKETPLACE_PATH } from "@waymark/protocol/plugin";
 import { describe, expect, it } from "vitest";
-import { type AgentCli, type AgentRun, agentEnv, codexModelConfig, envWithCli, runAgent, runProcess } from "../support/agent-clis.ts";
+import {
+  type AgentCli,
+  type AgentRun,
+  agentEnv,
+  codexExec,
+  codexModelConfig,
+  envWithCli,
+  runAgent,
+  runProcess,
+} from "../support/agent-clis.ts";
 import {
   callerIndex,
+  codexUsage,
   completeTaskTurn,
   expectPlayedThrough,
   expectReminder,
@@ -30,7 +40,7 @@ import {
 import { type AgentProject, agentProject, HELPER_VERSION } from "../support/agent-project.ts";
 import * as evidence from "../support/evidence-scenario.ts";
 import { callTool } from "../support/mcp-client.ts";
-import { sumUsage, type Turn, type Usage } from "../support/model-server.ts";
+import { sumUsage, type Turn } from "../support/model-server.ts";
 
 const MODEL = "gpt-5.5";
 const NAMESPACE = "mcp__waymark";
@@ -40,33 +50,16 @@ const SESSION_MS = 150_000;
 
 const harness = useAgentHarness("codex", { model: MODEL, latencyMs: 250 });
 
-/** Distinct figures per response (OpenAI's input counts its cached part; see ModelServer). */
-function usage(n: number): Usage {
-  return {
-    input_tokens: 2000 + 41 * n,
-    output_tokens: 60 + 11 * n,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 4000 + 97 * n,
-  };
-}
+const usage = codexUsage;
 
 function project(): AgentProject {
   return harness.project as AgentProject;
 }
 
-/**
- * `codex exec` in the repository, with the trust each setup has:
- * - "saved": none on the command line: `waymark init --trust` (the README's headless setup) had
- *   Codex save its trust of the project and of Waymark's hooks;
- * - "exec": Codex's own headless flags, which save the project's trust (`--trust`) but run hooks
- *   without saving theirs (`--dangerously-bypass-hook-trust`);
- * - "plugin": the plugin needs no project trust; its hooks run by the bypass flag.
- * Full access: Codex's workspace-write sandbox keeps `.git` read-only, and this agent commits its work.
- */
+/** `codex exec` in the repository, with the trust each setup has (codexExec). */
 function codex(prompt: string, trust: "saved" | "exec" | "plugin" = "saved"): Promise<AgentRun> {
   const p = project();
-  const flags = { saved: [], exec: ["--trust", "--dangerously-bypass-hook-trust"], plugin: ["--dangerously-bypass-hook-trust"] }[trust];
-  return runAgent(harness.cli as AgentCli, ["exec", "--json", ...flags, "--sandbox", "danger-full-access", prompt], {
+  return runAgent(harness.cli as AgentCli, codexExec(prompt, trust), {
     cwd: p.repo,
     env: agentEnv(p.home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: harness.server.token }),
     timeoutMs: SESSION_MS,

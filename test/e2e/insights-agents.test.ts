@@ -23,6 +23,7 @@ import {
   agentEnv,
   claudeEnv,
   claudePrint,
+  codexExec,
   codexModelConfig,
   runAgent,
   stopAgents,
@@ -302,23 +303,11 @@ describe.skipIf(missing !== undefined)("Insights from the real Claude Code and C
       projects.push(project);
       expect(project.init?.code, project.init?.stderr).toBe(0);
       model.codex.play(codexScript());
-      const run = await runAgent(
-        clis.codex.cli as AgentCli,
-        [
-          "exec",
-          "--json",
-          "--trust",
-          "--dangerously-bypass-hook-trust",
-          "--sandbox",
-          "danger-full-access",
-          "Add the modules and record the work in Waymark.",
-        ],
-        {
-          cwd: project.repo,
-          env: agentEnv(project.home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: agentToken }),
-          timeoutMs: SESSION_MS,
-        },
-      );
+      const run = await runAgent(clis.codex.cli as AgentCli, codexExec("Add the modules and record the work in Waymark.", "exec"), {
+        cwd: project.repo,
+        env: agentEnv(project.home, { SCRIPTED_MODEL_KEY: "scripted-model", WAYMARK_TOKEN: agentToken }),
+        timeoutMs: SESSION_MS,
+      });
       expectPlayed(model.codex, run);
       ids.codex.workflow = String(model.codex.inputOf("start_task").workflow_id);
       expect(project.git("log", "--format=%s").trim().split("\n")).toHaveLength(CODEX_TASKS + 1);

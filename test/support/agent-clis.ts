@@ -169,6 +169,20 @@ export function claudePrint(prompt: string, tools: string[], extra: string[] = [
   ];
 }
 
+/**
+ * `codex exec` arguments with the trust each setup has:
+ * - "saved": none on the command line: `waymark init --trust` (the README's headless setup) had
+ *   Codex save its trust of the project and of Waymark's hooks;
+ * - "exec": Codex's own headless flags, which save the project's trust (`--trust`) but run hooks
+ *   without saving theirs (`--dangerously-bypass-hook-trust`);
+ * - "plugin": the plugin needs no project trust; its hooks run by the bypass flag.
+ * Full access: Codex's workspace-write sandbox keeps `.git` read-only, and the agents commit their work.
+ */
+export function codexExec(prompt: string, trust: "saved" | "exec" | "plugin"): string[] {
+  const flags = { saved: [], exec: ["--trust", "--dangerously-bypass-hook-trust"], plugin: ["--dangerously-bypass-hook-trust"] }[trust];
+  return ["exec", "--json", ...flags, "--sandbox", "danger-full-access", prompt];
+}
+
 /** Claude Code against the scripted model: `ANTHROPIC_BASE_URL`, no telemetry, no update check. */
 export function claudeEnv(home: string, modelUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   return agentEnv(home, {

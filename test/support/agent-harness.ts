@@ -90,6 +90,16 @@ export function expectSessionContext(model: ModelServer, workflowId: string): vo
 
 /** The project both agents start from, and what their session makes of it. */
 /** The subject of the commit `waymark init` says to make of its project files. */
+/** Distinct figures per Codex response (OpenAI's input counts its cached part; see ModelServer), so one counted twice or missed shows in the sums. */
+export function codexUsage(n: number): Usage {
+  return {
+    input_tokens: 2000 + 41 * n,
+    output_tokens: 60 + 11 * n,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 4000 + 97 * n,
+  };
+}
+
 export const SETUP_COMMIT = "Set up Waymark";
 
 export const GREETING = {
