@@ -8,15 +8,12 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { DevServer } from "../support/dev-server";
-import { nonceOf, type TestDevice, testDevice } from "../support/device-keys";
+import { nonceOf, signedCleanStart, signedOneNewFile, type TestDevice, testDevice } from "../support/device-keys";
 import { connect, ok } from "../support/mcp-client";
 import { sharedDevServer } from "../support/shared-server";
 
 type Client = Awaited<ReturnType<typeof connect>>;
 type Files = { source: { kind: string; reason?: string; device?: { name: string } } };
-
-const HEAD = "c".repeat(40);
-const BLOB = "a".repeat(40);
 
 let server: DevServer;
 let client: Client;
@@ -51,20 +48,14 @@ async function workflow(name: string): Promise<string> {
 
 /** A task started with a snapshot `device` signed; its id and the start's nonce. */
 async function signedStart(device: TestDevice, workflowId: string, name: string) {
-  const snapshot = await device.signSnapshot({ type: "git", head: HEAD, branch: "main", dirty: [] }, workflowId);
+  const snapshot = await signedCleanStart(device, workflowId);
   const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id: workflowId, name, goal: "g", snapshot });
   return { taskId: task_id, nonce: nonceOf(snapshot) };
 }
 
 /** Completes the task with changes `device` signed; the files' provenance as recorded. */
 async function signedCompletion(device: TestDevice, task: { taskId: string; nonce: string }): Promise<Files> {
-  const dirty = [{ path: `src/${task.taskId}.ts`, head: null, worktree: { mode: "100644", blob: BLOB } }];
-  const changes = await device.signChanges(
-    { type: "git", start_head: HEAD, head: HEAD, committed: [], dirty },
-    null,
-    task.taskId,
-    task.nonce,
-  );
+  const changes = await signedOneNewFile(device, task);
   await ok(client, "complete_task", { task_id: task.taskId, status: "success", outcome: { summary: "s" }, changes });
   const { task: view } = await ok<{ task: { files_changed: Files } }>(client, "get_workflow", { task_id: task.taskId });
   return view.files_changed;

@@ -77,3 +77,22 @@ export function nonceOf(data: object): string {
   if (!source?.device) throw new Error("not signed");
   return source.device.nonce;
 }
+
+const SIGNED_HEAD = "c".repeat(40);
+const SIGNED_BLOB = "a".repeat(40);
+
+/** A start snapshot `device` signed for `workflowId`: a clean git checkout at a fixed commit. */
+export function signedCleanStart(device: TestDevice, workflowId: string) {
+  return device.signSnapshot({ type: "git", head: SIGNED_HEAD, branch: "main", dirty: [] }, workflowId);
+}
+
+/** The changes `device` signed for a task started with `task.nonce`: one new file, `src/<task id>.ts`, left uncommitted. */
+export function signedOneNewFile(device: TestDevice, task: { taskId: string; nonce: string }) {
+  const dirty = [{ path: `src/${task.taskId}.ts`, head: null, worktree: { mode: "100644", blob: SIGNED_BLOB } }];
+  return device.signChanges(
+    { type: "git", start_head: SIGNED_HEAD, head: SIGNED_HEAD, committed: [], dirty },
+    null,
+    task.taskId,
+    task.nonce,
+  );
+}

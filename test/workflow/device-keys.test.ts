@@ -9,13 +9,11 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import app from "../../src/index";
-import { nonceOf, type TestDevice } from "../support/device-keys";
+import { nonceOf, signedCleanStart, signedOneNewFile, type TestDevice } from "../support/device-keys";
 import { connect, ok } from "../support/mcp-client";
 import { accountIndexed, approvedDevice, ORIGIN, TOKENS, workerFetch } from "../support/worker";
 
 const METERED = { ...env, WAYMARK_METER: "1" };
-const HEAD = "c".repeat(40);
-const BLOB = "a".repeat(40);
 
 /** An MCP client through the Worker with metering on, and the meter's account-object requests. */
 async function meteredClient() {
@@ -37,19 +35,13 @@ async function meteredClient() {
 type Client = Awaited<ReturnType<typeof meteredClient>>["client"];
 
 async function signedTask(client: Client, device: TestDevice, workflowId: string) {
-  const snapshot = await device.signSnapshot({ type: "git", head: HEAD, branch: "main", dirty: [] }, workflowId);
+  const snapshot = await signedCleanStart(device, workflowId);
   const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id: workflowId, name: "T", goal: "g", snapshot });
   return { taskId: task_id, nonce: nonceOf(snapshot) };
 }
 
 async function complete(client: Client, device: TestDevice, task: { taskId: string; nonce: string }) {
-  const dirty = [{ path: `src/${task.taskId}.ts`, head: null, worktree: { mode: "100644", blob: BLOB } }];
-  const changes = await device.signChanges(
-    { type: "git", start_head: HEAD, head: HEAD, committed: [], dirty },
-    null,
-    task.taskId,
-    task.nonce,
-  );
+  const changes = await signedOneNewFile(device, task);
   const done = await ok<{ files_changed: { source: { kind: string; reason?: string } } }>(client, "complete_task", {
     task_id: task.taskId,
     status: "success",
