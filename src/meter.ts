@@ -26,6 +26,8 @@ export interface ObjectCounts {
   statements: number;
   rows_read: number;
   rows_written: number;
+  /** Rows written by the table a statement names first ("schema" for a migration's statements, "alarm" for setAlarm). */
+  written_by_table: Record<string, number>;
   /** Milliseconds the callers waited on this kind's RPC calls, summed. */
   call_ms: number;
 }
@@ -42,6 +44,7 @@ const empty = (): ObjectCounts => ({
   statements: 0,
   rows_read: 0,
   rows_written: 0,
+  written_by_table: {},
   call_ms: 0,
 });
 
@@ -75,11 +78,12 @@ class Meter {
     this.counts[kind].call_ms += ms;
   }
 
-  statement(kind: ObjectKind, rowsRead: number, rowsWritten: number): void {
+  statement(kind: ObjectKind, rowsRead: number, rowsWritten: number, table: string): void {
     const counts = this.counts[kind];
     counts.statements++;
     counts.rows_read += rowsRead;
     counts.rows_written += rowsWritten;
+    if (rowsWritten > 0) counts.written_by_table[table] = (counts.written_by_table[table] ?? 0) + rowsWritten;
   }
 
   databaseSize(kind: ObjectKind, id: string, bytes: number): void {
@@ -90,6 +94,7 @@ class Meter {
     const of = (kind: ObjectKind) => ({
       ...this.counts[kind],
       methods: { ...this.counts[kind].methods },
+      written_by_table: { ...this.counts[kind].written_by_table },
       database_bytes: [...this.sizes[kind].values()].reduce((sum, n) => sum + n, 0),
       databases: this.sizes[kind].size,
     });

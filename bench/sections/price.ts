@@ -32,6 +32,8 @@ interface ObjectReading {
   requests: number;
   rows_read: number;
   rows_written: number;
+  /** Builds before the meter named tables have none. */
+  written_by_table?: Record<string, number>;
   call_ms: number;
   /** Builds before timers were removed: the time the outbox's timer held the workflow object awake. */
   held_ms?: number;
@@ -48,6 +50,8 @@ interface CallRecord {
   cost: CallCost;
   /** Rows written in each kind of object. */
   written: Record<string, number>;
+  /** Rows written per "kind.table", when the build names tables. */
+  byTable?: Record<string, number>;
 }
 
 /** GET /meter requests made so far: each is a Worker request the meter counts too. */
@@ -83,7 +87,7 @@ async function settled(server: DevServer): Promise<Reading> {
 
 function difference(before: Reading, after: Reading, readings: number, cpuMs: number, tool: string): CallRecord {
   const kinds = ["workflow", "account"] as const;
-  const sum = (field: keyof ObjectReading) =>
+  const sum = (field: Exclude<keyof ObjectReading, "written_by_table">) =>
     kinds.reduce((n, k) => n + (after.objects[k][field] ?? 0) - (before.objects[k][field] ?? 0), 0);
   return {
     tool,
@@ -97,7 +101,29 @@ function difference(before: Reading, after: Reading, readings: number, cpuMs: nu
       stored_bytes: sum("database_bytes"),
     },
     written: Object.fromEntries(kinds.map((k) => [k, after.objects[k].rows_written - before.objects[k].rows_written])),
+    byTable: tableDifference(before, after),
   };
+}
+
+function tableDifference(before: Reading, after: Reading): Record<string, number> | undefined {
+  if (!after.objects.workflow.written_by_table) return undefined;
+  const out: Record<string, number> = {};
+  for (const kind of ["workflow", "account"] as const) {
+    const was = before.objects[kind].written_by_table ?? {};
+    for (const [table, n] of Object.entries(after.objects[kind].written_by_table ?? {})) {
+      const added = n - (was[table] ?? 0);
+      if (added > 0) out[`${kind}.${table}`] = added;
+    }
+  }
+  return out;
+}
+
+/** Rows written per call of the session mix by table, most first; undefined when the build names none. */
+function writtenByTable(records: readonly CallRecord[]): [string, number][] | undefined {
+  if (records.some((r) => !r.byTable)) return undefined;
+  const sums = new Map<string, number>();
+  for (const r of records) for (const [table, n] of Object.entries(r.byTable ?? {})) sums.set(table, (sums.get(table) ?? 0) + n);
+  return [...sums].map(([table, n]): [string, number] => [table, n / records.length]).sort((a, b) => b[1] - a[1]);
 }
 
 /** One agent session (the module's mix), each call measured once what it set off has run. */
@@ -218,7 +244,13 @@ export async function price(context: BenchContext, vars: Record<string, string>,
           ratio: `rows written ${num(perCall.rows_written)} per call`,
           target: first ? atMost(total, TARGET_DOLLARS, " per million") : undefined,
         });
-        results[side.label] = { per_call: perCall, dollars_per_million: items, total, records };
+        const byTable = writtenByTable(records);
+        if (byTable)
+          context.table.add({
+            measure: `${side.label}: rows written per call, by table (kind.table)`,
+            value: byTable.map(([table, n]) => `${table} ${num(n)}`).join(", "),
+          });
+        results[side.label] = { per_call: perCall, dollars_per_million: items, total, records, written_by_table: byTable };
       } finally {
         await server.stop();
       }

@@ -329,7 +329,7 @@ export class AccountObject extends DurableObject<Env> {
     if (current !== null && current <= at) return;
     await this.ctx.storage.setAlarm(at);
     // Cloudflare bills each setAlarm as one row written.
-    if (meter.on) meter.statement("account", 0, 1);
+    if (meter.on) meter.statement("account", 0, 1, "alarm");
   }
 
   // ── Dashboard sessions ────────────────────────────────────────────────────

@@ -17,7 +17,7 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
   const exec = (query: string, ...values: number[]) => {
     const cursor = storage.sql.exec(query, ...values);
     const rows = cursor.toArray();
-    if (meter.on) meter.statement(kind, cursor.rowsRead, cursor.rowsWritten);
+    if (meter.on) meter.statement(kind, cursor.rowsRead, cursor.rowsWritten, "schema");
     return rows;
   };
   // Every pending migration in one transaction: a new object (one per workflow) runs them all,

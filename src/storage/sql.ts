@@ -19,9 +19,9 @@ type Row = Record<string, SqlStorageValue>;
 
 const encoder = new TextEncoder();
 
-/** The table a statement writes or reads first, for messages ("events" of INSERT INTO events …). */
+/** The table a statement writes or reads first, for messages and the meter ("events" of INSERT INTO events …). */
 function tableOf(query: string): string {
-  return /\b(?:INSERT\s+INTO|UPDATE|FROM)\s+(\w+)/i.exec(query)?.[1] ?? "storage";
+  return /\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE|FROM)\s+(\w+)/i.exec(query)?.[1] ?? "storage";
 }
 
 function tooLarge(query: string, what: string): WaymarkError {
@@ -56,7 +56,7 @@ export function sqlFor(storage: DurableObjectStorage, owner: StorageOwner, befor
       const cursor = storage.sql.exec<T>(query, ...values);
       const rows = cursor.toArray();
       if (meter.on) {
-        meter.statement(owner.kind, cursor.rowsRead, cursor.rowsWritten);
+        meter.statement(owner.kind, cursor.rowsRead, cursor.rowsWritten, tableOf(query));
         if (cursor.rowsWritten > 0) meter.databaseSize(owner.kind, owner.id, storage.sql.databaseSize);
       }
       return rows;

@@ -495,7 +495,7 @@ export class WorkflowObject extends DurableObject<Env> {
     if (!Number.isFinite(next) || next === current) return;
     await this.ctx.storage.setAlarm(next);
     // Cloudflare bills each setAlarm as one row written.
-    if (meter.on) meter.statement("workflow", 0, 1);
+    if (meter.on) meter.statement("workflow", 0, 1, "alarm");
   }
 
   private async shareChanged(workflowId: string, account: string): Promise<ShareInfo> {

@@ -15,7 +15,7 @@ const get = (path: string, bindings: Env) =>
 
 interface Reading {
   worker_requests: number;
-  objects: Record<string, { requests: number; rows_written: number; statements: number }>;
+  objects: Record<string, { requests: number; rows_written: number; statements: number; written_by_table: Record<string, number> }>;
 }
 
 describe("GET /meter", () => {
@@ -42,5 +42,10 @@ describe("GET /meter", () => {
     const written = (after.objects.workflow?.rows_written ?? 0) - (before.objects.workflow?.rows_written ?? 0);
     expect(written).toBeGreaterThan(0);
     expect(after.objects.workflow?.statements).toBeGreaterThan(before.objects.workflow?.statements ?? 0);
+    // Each row written is charged to the table its statement names, and they add up to the total.
+    const byTable = (r: Reading) => r.objects.workflow?.written_by_table ?? {};
+    const added = Object.entries(byTable(after)).map(([table, n]) => [table, n - (byTable(before)[table] ?? 0)] as const);
+    expect(Object.fromEntries(added.filter(([, n]) => n > 0))).toHaveProperty("events", 1);
+    expect(added.reduce((sum, [, n]) => sum + n, 0)).toBe(written);
   });
 });
