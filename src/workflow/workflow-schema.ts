@@ -14,6 +14,46 @@ import {
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
 
+/** The log tables' columns since v24 (WITHOUT ROWID, keyed in the order they are read). */
+const DECISIONS = `
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  category TEXT NOT NULL,
+  question TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '[]',
+  chosen TEXT NOT NULL,
+  reasoning TEXT NOT NULL,
+  trade_offs TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (created_at, id)`;
+const ISSUES = `
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  type TEXT NOT NULL,
+  description TEXT NOT NULL,
+  resolution TEXT NOT NULL,
+  requires_human_review INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (created_at, id)`;
+const MILESTONES = `
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  message TEXT NOT NULL,
+  progress REAL,
+  metadata TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (created_at, id)`;
+
+/** A table rebuilt WITHOUT ROWID with the same columns in the same order: its rows copied, its old indexes dropped with it. */
+function rebuildWithoutRowid(table: string, columns: string): string[] {
+  return [
+    `CREATE TABLE ${table}_new (${columns}\n) WITHOUT ROWID`,
+    `INSERT INTO ${table}_new SELECT * FROM ${table}`,
+    `DROP TABLE ${table}`,
+    `ALTER TABLE ${table}_new RENAME TO ${table}`,
+  ];
+}
+
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -405,4 +445,192 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE file_changes_v23 RENAME TO file_changes",
     ],
   },
+  // Fewer rows written per log entry and task (each is billed): a decision, issue or milestone is
+  // kept in the order every read pages it (created_at, id) without a rowid or an id index beside
+  // it, and its task's entries through one index; the index on a task's parent alone goes, as the
+  // siblings index starts with it. A log entry is looked up by id only for a reviewer's feedback,
+  // which reads its workflow's entries of that kind (rows read cost a thousandth of rows written).
+  {
+    version: 24,
+    statements: [
+      "DROP INDEX tasks_parent",
+      ...rebuildWithoutRowid("decisions", DECISIONS),
+      "CREATE INDEX decisions_task ON decisions(task_id)",
+      ...rebuildWithoutRowid("issues", ISSUES),
+      "CREATE INDEX issues_task ON issues(task_id)",
+      ...rebuildWithoutRowid("milestones", MILESTONES),
+      "CREATE INDEX milestones_task ON milestones(task_id)",
+    ],
+  },
 ];
+
+/**
+ * A new workflow's whole schema at the last migration's version, created in one go instead of
+ * replaying every migration (table rebuilds included): each statement a new object runs is rows
+ * written, and it runs once per workflow. Existing objects keep migrating one version at a time;
+ * test/workflow/schema.test.ts proves a migrated object and a new one end with the same tables,
+ * columns, keys and indexes. A new migration changes this script too, in the same commit.
+ */
+export const WORKFLOW_SCHEMA: Migration = {
+  version: 24,
+  statements: [
+    `CREATE TABLE workflow (
+      id TEXT PRIMARY KEY,
+      account TEXT NOT NULL,
+      name TEXT NOT NULL,
+      description TEXT,
+      plan TEXT NOT NULL DEFAULT '[]',
+      status TEXT NOT NULL DEFAULT 'active',
+      outcome TEXT,
+      created_at INTEGER NOT NULL,
+      completed_at INTEGER,
+      updated_at INTEGER NOT NULL,
+      repository TEXT
+    )`,
+    `CREATE TABLE tasks (
+      id TEXT PRIMARY KEY,
+      parent_id TEXT REFERENCES tasks(id),
+      name TEXT NOT NULL,
+      goal TEXT NOT NULL,
+      areas TEXT NOT NULL DEFAULT '[]',
+      status TEXT NOT NULL DEFAULT 'in_progress',
+      snapshot_type TEXT NOT NULL,
+      snapshot_head TEXT,
+      snapshot_meta TEXT,
+      started_at INTEGER NOT NULL,
+      completed_at INTEGER,
+      duration_seconds INTEGER,
+      outcome TEXT,
+      metadata TEXT,
+      files_changed TEXT,
+      verification TEXT,
+      input_tokens INTEGER, output_tokens INTEGER, model TEXT, cost_usd REAL,
+      repository TEXT, metrics_source TEXT, price_table_date TEXT,
+      files_count INTEGER, files_listed INTEGER,
+      commands_observed INTEGER, commands_omitted INTEGER, last_edit_at INTEGER,
+      start_signature TEXT, metrics_device TEXT,
+      durability TEXT,
+      review_facts TEXT, started_by TEXT, completed_by TEXT
+    )`,
+    "CREATE INDEX tasks_completed ON tasks(completed_at)",
+    "CREATE INDEX tasks_status ON tasks(status, started_at)",
+    "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
+    "CREATE INDEX tasks_started ON tasks(started_at, id)",
+    `CREATE TABLE snapshot_entries (
+      task_id TEXT NOT NULL REFERENCES tasks(id),
+      path TEXT NOT NULL,
+      head_mode TEXT, head_blob TEXT,
+      worktree_mode TEXT, worktree_blob TEXT,
+      PRIMARY KEY (task_id, path)
+    )`,
+    `CREATE TABLE file_changes (
+      task_id TEXT NOT NULL,
+      ord INTEGER NOT NULL,
+      path TEXT NOT NULL,
+      status TEXT NOT NULL,
+      before_mode TEXT, before_blob TEXT,
+      after_mode TEXT, after_blob TEXT,
+      committed INTEGER NOT NULL,
+      in_scope INTEGER NOT NULL,
+      renamed_to TEXT,
+      lines_added INTEGER, lines_removed INTEGER, lines_binary INTEGER,
+      agent_edit INTEGER,
+      lines_agent INTEGER, lines_others INTEGER, lines_not_observed INTEGER,
+      line_ranges TEXT,
+      PRIMARY KEY (task_id, ord)
+    ) WITHOUT ROWID`,
+    `CREATE TABLE task_overlaps (
+      task_id TEXT NOT NULL REFERENCES tasks(id),
+      ord INTEGER NOT NULL,
+      path TEXT NOT NULL,
+      other_task_id TEXT NOT NULL,
+      same_change INTEGER NOT NULL,
+      other_workflow_id TEXT,
+      PRIMARY KEY (task_id, ord),
+      UNIQUE (task_id, path, other_task_id)
+    )`,
+    `CREATE TABLE task_commands (
+      task_id TEXT NOT NULL REFERENCES tasks(id),
+      ord INTEGER NOT NULL,
+      command TEXT NOT NULL,
+      truncated INTEGER NOT NULL,
+      at INTEGER NOT NULL,
+      exit_code INTEGER,
+      duration_ms INTEGER,
+      kinds TEXT NOT NULL,
+      PRIMARY KEY (task_id, ord)
+    )`,
+    `CREATE TABLE decisions (${DECISIONS}\n) WITHOUT ROWID`,
+    "CREATE INDEX decisions_task ON decisions(task_id)",
+    `CREATE TABLE issues (${ISSUES}\n) WITHOUT ROWID`,
+    "CREATE INDEX issues_task ON issues(task_id)",
+    `CREATE TABLE milestones (${MILESTONES}\n) WITHOUT ROWID`,
+    "CREATE INDEX milestones_task ON milestones(task_id)",
+    `CREATE TABLE events (
+      seq INTEGER PRIMARY KEY,
+      at INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      task_id TEXT,
+      data TEXT NOT NULL,
+      hash TEXT
+    )`,
+    `CREATE TABLE idempotency (
+      key TEXT PRIMARY KEY,
+      tool TEXT NOT NULL,
+      request_hash TEXT NOT NULL,
+      result TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    )`,
+    "CREATE INDEX idempotency_created ON idempotency(created_at)",
+    `CREATE TABLE share_link (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      token_hash TEXT NOT NULL,
+      salt TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      expires_at INTEGER,
+      revoked_at INTEGER
+    )`,
+    `CREATE TABLE totals (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      tasks INTEGER NOT NULL DEFAULT 0,
+      open_tasks INTEGER NOT NULL DEFAULT 0,
+      duration_seconds INTEGER NOT NULL DEFAULT 0,
+      files_changed INTEGER NOT NULL DEFAULT 0,
+      decisions INTEGER NOT NULL DEFAULT 0,
+      issues INTEGER NOT NULL DEFAULT 0,
+      reviews_needed INTEGER NOT NULL DEFAULT 0,
+      input_tokens INTEGER NOT NULL DEFAULT 0,
+      output_tokens INTEGER NOT NULL DEFAULT 0,
+      cost_usd REAL NOT NULL DEFAULT 0,
+      events INTEGER NOT NULL DEFAULT 0,
+      bytes_stored INTEGER NOT NULL DEFAULT 0,
+      synced_seq INTEGER NOT NULL DEFAULT 0,
+      updated_at INTEGER
+    )`,
+    "INSERT INTO totals (id) VALUES (1)",
+    "CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID",
+    `CREATE TABLE feedback (
+      id TEXT PRIMARY KEY,
+      target TEXT NOT NULL,
+      target_id TEXT NOT NULL,
+      verdict TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      delivered_at INTEGER,
+      author TEXT, channel TEXT, location TEXT, requested_verdict TEXT
+    )`,
+    "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
+    `CREATE TABLE device_signed (
+      seq INTEGER NOT NULL,
+      task_id TEXT NOT NULL REFERENCES tasks(id),
+      part INTEGER NOT NULL,
+      text TEXT NOT NULL
+    )`,
+    `CREATE TABLE device_keys (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      generation INTEGER NOT NULL,
+      devices TEXT NOT NULL,
+      fresh_until INTEGER NOT NULL
+    )`,
+  ],
+};
