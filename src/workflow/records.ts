@@ -37,7 +37,7 @@ import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
-import { TaskCommands } from "./task-commands";
+import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
 
@@ -480,8 +480,12 @@ export class WorkflowRecords {
     this.sql`UPDATE tasks SET review_facts = ${JSON.stringify(facts)}, completed_by = ${writer} WHERE id = ${taskId}`;
   }
 
-  /** Stores a new task and its start snapshot (`writer`: the credential that started it); returns the bytes the snapshot entries take. */
-  insertTask(taskId: string, input: Tools.StartTaskInput, now: number, writer: string | null = null): number {
+  /**
+   * Stores a new task and its start snapshot (`writer`: the credential that started it; `start`:
+   * the device signature its snapshot carried, when one verified) in one row written; returns the
+   * bytes the snapshot entries take.
+   */
+  insertTask(taskId: string, input: Tools.StartTaskInput, now: number, writer: string | null = null, start: StartSignature | null = null): number {
     const snapshot = input.snapshot;
     const meta =
       snapshot?.type === "checksum"
@@ -489,14 +493,14 @@ export class WorkflowRecords {
         : snapshot?.type === "git"
           ? { branch: snapshot.branch ?? null, dirty: snapshot.dirty.length }
           : null;
-    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by)
-      VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
-              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now},
-              ${writer})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
-    if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
+    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
+        repository, start_signature)
+      VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
+              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now},
+              ${writer}, ${repository ? JSON.stringify(repository) : null}, ${start ? JSON.stringify(start) : null})`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;
     let bytes = 0;
@@ -570,6 +574,8 @@ export class WorkflowRecords {
     },
   ): { newPaths: number; bytes: number } {
     const metrics = input.metrics;
+    const commands = commandMarks(done.commands);
+    // One update of the task row for everything the completion knows before its view is read.
     this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
@@ -579,15 +585,11 @@ export class WorkflowRecords {
       metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
       metrics_device = ${done.metricsDevice ? JSON.stringify(done.metricsDevice) : null},
       durability = ${done.durability ? JSON.stringify(done.durability) : null},
+      commands_observed = ${commands.observed}, commands_omitted = ${commands.omitted}, last_edit_at = ${commands.lastEditAt},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId}`;
     const stored = this.files.store(taskId, done.files);
     return { newPaths: stored.newPaths, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
-  }
-
-  /** The device signature of a task's start snapshot, when an approved device's verified. */
-  setStartSignature(taskId: string, signature: StartSignature): void {
-    this.sql`UPDATE tasks SET start_signature = ${JSON.stringify(signature)} WHERE id = ${taskId}`;
   }
 
   startSignature(task: TaskRow): StartSignature | null {

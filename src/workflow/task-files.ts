@@ -1,7 +1,8 @@
 /**
  * @module workflow/task-files
- * A task's changed files in this workflow's SQLite: one `file_changes` row per file and one
- * `task_overlaps` row per overlap with a concurrent task, written in bounded statements, read
+ * A task's changed files in this workflow's SQLite: `file_pages` rows of many files each (read as
+ * one row per file through the view `file_changes`, workflow-schema) and one `task_overlaps` row
+ * per overlap with a concurrent task, written in bounded statements, read
  * back as the bounded view a single value carries (domain/stored-files) or a page of one list at
  * a time (the JSON export, the task's file pages). Nothing here stores or binds a value that
  * grows with the task: see LIMITS.STORED_VALUE_BYTES.
@@ -172,7 +173,9 @@ export class TaskFiles {
       const { change, lines } = row;
       const text = lines && !("binary" in lines) && lines.agent !== undefined ? lines : null;
       bytes += FILE_ROW_OVERHEAD + row.viewBytes + (row.ranges === null ? 0 : jsonBytes(row.ranges));
+      // The order of FILE_PAGE_COLUMNS (workflow-schema): the view file_changes reads them by position.
       return [
+        row.ord,
         change.path,
         change.status,
         change.before?.mode ?? null,
@@ -181,7 +184,6 @@ export class TaskFiles {
         change.after?.blob ?? null,
         change.committed ? 1 : 0,
         row.inScope ? 1 : 0,
-        row.ord,
         row.renamedTo,
         lines && !("binary" in lines) ? lines.added : null,
         lines && !("binary" in lines) ? lines.removed : null,
@@ -193,14 +195,11 @@ export class TaskFiles {
         row.ranges === null ? null : JSON.stringify(row.ranges),
       ];
     });
+    // One row written per page of files (a chunk, under the value limit), not one per file.
     for (const chunk of jsonChunks(rows)) {
-      this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope,
-          ord, renamed_to, lines_added, lines_removed, lines_binary, agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges)
-        SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,
-          value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16,
-          value ->> 17
-        FROM json_each(${chunk})`;
-      newPaths += this.sql`INSERT INTO changed_paths (path) SELECT value ->> 0 FROM json_each(${chunk}) WHERE true
+      this.sql`INSERT INTO file_pages (task_id, first_ord, last_ord, files)
+        SELECT ${taskId}, min(f.value ->> 0), max(f.value ->> 0), p.files FROM (SELECT ${chunk} AS files) p, json_each(p.files) f`;
+      newPaths += this.sql`INSERT INTO changed_paths (path) SELECT value ->> 1 FROM json_each(${chunk}) WHERE true
         ON CONFLICT (path) DO NOTHING RETURNING path`.length;
     }
     bytes += this.addOverlaps(taskId, stored.overlaps).bytes;
@@ -284,7 +283,8 @@ export class TaskFiles {
         SELECT f.task_id, f.ord, f.path, f.status, f.committed, f.in_scope, f.renamed_to, f.lines_added, f.lines_removed,
           f.lines_binary, f.agent_edit, f.lines_agent, f.lines_others, f.lines_not_observed
         FROM tasks t JOIN file_changes f ON f.task_id = t.id
-        WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.ord < t.files_listed
+        WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.page_first < t.files_listed
+          AND f.ord < t.files_listed
         ORDER BY f.task_id, f.ord`) {
         const list = files.get(row.task_id) ?? [];
         list.push(listedFile(row));
@@ -333,7 +333,8 @@ export class TaskFiles {
     const rows = this.sql<FileRowSql>`
       SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
         lines_agent, lines_others, lines_not_observed
-      FROM file_changes WHERE task_id = ${task.id} AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
+      FROM file_changes WHERE task_id = ${task.id} AND page_last >= ${from} AND page_first < ${from + count}
+        AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
     const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
     const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
     const overlaps = view.verification?.overlapping ?? [];
@@ -359,7 +360,8 @@ export class TaskFiles {
 
   private unexpectedAfter(taskId: string, listed: number): number {
     return (
-      this.sql<{ n: number }>`SELECT count(*) AS n FROM file_changes WHERE task_id = ${taskId} AND ord >= ${listed} AND in_scope = 0`[0]
+      this.sql<{ n: number }>`
+        SELECT count(*) AS n FROM file_changes WHERE task_id = ${taskId} AND page_last >= ${listed} AND ord >= ${listed} AND in_scope = 0`[0]
         ?.n ?? 0
     );
   }
@@ -390,15 +392,31 @@ export class TaskFiles {
         (row) => ({ position: row.ord, item: overlapOf(row) }),
       );
     }
+    // A page of files at a time from the one holding `from`, until `limit` items: each page is
+    // parsed once, and a read never parses the pages past what it returns.
+    const found: { position: number; item: FileListItem }[] = [];
+    for (let cursor = from; found.length < limit; ) {
+      const page = this.sql<{ first_ord: number; last_ord: number }>`
+        SELECT first_ord, last_ord FROM file_pages WHERE task_id = ${taskId} AND last_ord > ${cursor} ORDER BY first_ord LIMIT 1`[0];
+      if (!page) break;
+      found.push(...this.pageItems(taskId, page.first_ord, list, cursor, limit - found.length));
+      cursor = page.last_ord;
+    }
+    return found;
+  }
+
+  /** Of one page of a task's files (the one starting at `first`), up to `limit` items of a list after position `from`. */
+  private pageItems(taskId: string, first: number, list: FileList, from: number, limit: number): { position: number; item: FileListItem }[] {
     if (list === "line_ranges") {
       return this.sql<{ ord: number; path: string; line_ranges: string }>`
-        SELECT ord, path, line_ranges FROM file_changes WHERE task_id = ${taskId} AND ord > ${from} AND line_ranges IS NOT NULL
+        SELECT ord, path, line_ranges FROM file_changes WHERE task_id = ${taskId} AND page_first = ${first} AND ord > ${from}
+          AND line_ranges IS NOT NULL
         ORDER BY ord LIMIT ${limit}`.map((row) => ({ position: row.ord, item: rangesItem(row.path, row.line_ranges) }));
     }
     const rows = this.sql<FileRowSql>`
       SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
         lines_agent, lines_others, lines_not_observed
-      FROM file_changes WHERE task_id = ${taskId} AND ord > ${from} AND (CASE ${list}
+      FROM file_changes WHERE task_id = ${taskId} AND page_first = ${first} AND ord > ${from} AND (CASE ${list}
         WHEN 'added' THEN status = 'A' WHEN 'modified' THEN status = 'M' WHEN 'deleted' THEN status = 'D'
         WHEN 'renamed' THEN renamed_to IS NOT NULL WHEN 'uncommitted' THEN committed = 0
         WHEN 'lines' THEN lines_binary IS NOT NULL WHEN 'not_by_agent_tools' THEN agent_edit = 0

@@ -44,6 +44,43 @@ const MILESTONES = `
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
 
+/**
+ * A completed task's files, a page per row (v24): `files` is a JSON array of the files `first_ord`
+ * to `last_ord`, each an array of FILE_PAGE_COLUMNS in that order (workflow/task-files writes
+ * them), under the value limit (a statement chunk). One row written per page, not one per file.
+ */
+const FILE_PAGES = `CREATE TABLE file_pages (
+  task_id TEXT NOT NULL,
+  first_ord INTEGER NOT NULL,
+  last_ord INTEGER NOT NULL,
+  files TEXT NOT NULL,
+  PRIMARY KEY (task_id, first_ord)
+) WITHOUT ROWID`;
+const FILE_PAGE_COLUMNS = [
+  "ord",
+  "path",
+  "status",
+  "before_mode",
+  "before_blob",
+  "after_mode",
+  "after_blob",
+  "committed",
+  "in_scope",
+  "renamed_to",
+  "lines_added",
+  "lines_removed",
+  "lines_binary",
+  "agent_edit",
+  "lines_agent",
+  "lines_others",
+  "lines_not_observed",
+  "line_ranges",
+] as const;
+/** The files as one row each, as file_changes was a table before v24: every read of a task's files reads them so. */
+const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS SELECT p.task_id, ${FILE_PAGE_COLUMNS.map((column, n) => `f.value ->> ${n} AS ${column}`).join(", ")},
+  p.first_ord AS page_first, p.last_ord AS page_last
+  FROM file_pages p, json_each(p.files) f`;
+
 /** A table rebuilt WITHOUT ROWID with the same columns in the same order: its rows copied, its old indexes dropped with it. */
 function rebuildWithoutRowid(table: string, columns: string): string[] {
   return [
@@ -460,6 +497,16 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "CREATE INDEX issues_task ON issues(task_id)",
       ...rebuildWithoutRowid("milestones", MILESTONES),
       "CREATE INDEX milestones_task ON milestones(task_id)",
+      FILE_PAGES,
+      // Pages of at most about 256 Ki characters of paths and line ranges (a statement chunk's size).
+      `INSERT INTO file_pages (task_id, first_ord, last_ord, files)
+        SELECT task_id, min(ord), max(ord), json_group_array(json(file) ORDER BY ord) FROM (
+          SELECT task_id, ord, json_array(${FILE_PAGE_COLUMNS.join(", ")}) AS file,
+            sum(length(path) + coalesce(length(line_ranges), 0) + 200) OVER (PARTITION BY task_id ORDER BY ord) / 262144 AS page
+          FROM file_changes
+        ) GROUP BY task_id, page`,
+      "DROP TABLE file_changes",
+      FILE_CHANGES_VIEW,
     ],
   },
 ];
@@ -523,22 +570,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       worktree_mode TEXT, worktree_blob TEXT,
       PRIMARY KEY (task_id, path)
     )`,
-    `CREATE TABLE file_changes (
-      task_id TEXT NOT NULL,
-      ord INTEGER NOT NULL,
-      path TEXT NOT NULL,
-      status TEXT NOT NULL,
-      before_mode TEXT, before_blob TEXT,
-      after_mode TEXT, after_blob TEXT,
-      committed INTEGER NOT NULL,
-      in_scope INTEGER NOT NULL,
-      renamed_to TEXT,
-      lines_added INTEGER, lines_removed INTEGER, lines_binary INTEGER,
-      agent_edit INTEGER,
-      lines_agent INTEGER, lines_others INTEGER, lines_not_observed INTEGER,
-      line_ranges TEXT,
-      PRIMARY KEY (task_id, ord)
-    ) WITHOUT ROWID`,
+    FILE_PAGES,
+    FILE_CHANGES_VIEW,
     `CREATE TABLE task_overlaps (
       task_id TEXT NOT NULL REFERENCES tasks(id),
       ord INTEGER NOT NULL,
