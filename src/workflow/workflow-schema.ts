@@ -44,6 +44,39 @@ const MILESTONES = `
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
 
+/** Tables keyed by their primary key alone since v24 (WITHOUT ROWID): one row written per insert, not two. */
+const SNAPSHOT_ENTRIES = `
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  path TEXT NOT NULL,
+  head_mode TEXT, head_blob TEXT,
+  worktree_mode TEXT, worktree_blob TEXT,
+  PRIMARY KEY (task_id, path)`;
+const TASK_OVERLAPS = `
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  ord INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  other_task_id TEXT NOT NULL,
+  same_change INTEGER NOT NULL,
+  other_workflow_id TEXT,
+  PRIMARY KEY (task_id, ord),
+  UNIQUE (task_id, path, other_task_id)`;
+const TASK_COMMANDS = `
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  ord INTEGER NOT NULL,
+  command TEXT NOT NULL,
+  truncated INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  exit_code INTEGER,
+  duration_ms INTEGER,
+  kinds TEXT NOT NULL,
+  PRIMARY KEY (task_id, ord)`;
+const IDEMPOTENCY = `
+  key TEXT PRIMARY KEY,
+  tool TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  result TEXT NOT NULL,
+  created_at INTEGER NOT NULL`;
+
 /**
  * A completed task's files, a page per row (v24): `files` is a JSON array of the files `first_ord`
  * to `last_ord`, each an array of FILE_PAGE_COLUMNS in that order (workflow/task-files writes
@@ -507,6 +540,11 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
         ) GROUP BY task_id, page`,
       "DROP TABLE file_changes",
       FILE_CHANGES_VIEW,
+      ...rebuildWithoutRowid("snapshot_entries", SNAPSHOT_ENTRIES),
+      ...rebuildWithoutRowid("task_overlaps", TASK_OVERLAPS),
+      ...rebuildWithoutRowid("task_commands", TASK_COMMANDS),
+      ...rebuildWithoutRowid("idempotency", IDEMPOTENCY),
+      "CREATE INDEX idempotency_created ON idempotency(created_at)",
     ],
   },
 ];
@@ -563,36 +601,11 @@ export const WORKFLOW_SCHEMA: Migration = {
     "CREATE INDEX tasks_status ON tasks(status, started_at)",
     "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
     "CREATE INDEX tasks_started ON tasks(started_at, id)",
-    `CREATE TABLE snapshot_entries (
-      task_id TEXT NOT NULL REFERENCES tasks(id),
-      path TEXT NOT NULL,
-      head_mode TEXT, head_blob TEXT,
-      worktree_mode TEXT, worktree_blob TEXT,
-      PRIMARY KEY (task_id, path)
-    )`,
+    `CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`,
     FILE_PAGES,
     FILE_CHANGES_VIEW,
-    `CREATE TABLE task_overlaps (
-      task_id TEXT NOT NULL REFERENCES tasks(id),
-      ord INTEGER NOT NULL,
-      path TEXT NOT NULL,
-      other_task_id TEXT NOT NULL,
-      same_change INTEGER NOT NULL,
-      other_workflow_id TEXT,
-      PRIMARY KEY (task_id, ord),
-      UNIQUE (task_id, path, other_task_id)
-    )`,
-    `CREATE TABLE task_commands (
-      task_id TEXT NOT NULL REFERENCES tasks(id),
-      ord INTEGER NOT NULL,
-      command TEXT NOT NULL,
-      truncated INTEGER NOT NULL,
-      at INTEGER NOT NULL,
-      exit_code INTEGER,
-      duration_ms INTEGER,
-      kinds TEXT NOT NULL,
-      PRIMARY KEY (task_id, ord)
-    )`,
+    `CREATE TABLE task_overlaps (${TASK_OVERLAPS}\n) WITHOUT ROWID`,
+    `CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`,
     `CREATE TABLE decisions (${DECISIONS}\n) WITHOUT ROWID`,
     "CREATE INDEX decisions_task ON decisions(task_id)",
     `CREATE TABLE issues (${ISSUES}\n) WITHOUT ROWID`,
@@ -607,13 +620,7 @@ export const WORKFLOW_SCHEMA: Migration = {
       data TEXT NOT NULL,
       hash TEXT
     )`,
-    `CREATE TABLE idempotency (
-      key TEXT PRIMARY KEY,
-      tool TEXT NOT NULL,
-      request_hash TEXT NOT NULL,
-      result TEXT NOT NULL,
-      created_at INTEGER NOT NULL
-    )`,
+    `CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`,
     "CREATE INDEX idempotency_created ON idempotency(created_at)",
     `CREATE TABLE share_link (
       id INTEGER PRIMARY KEY CHECK (id = 1),

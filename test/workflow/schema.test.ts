@@ -99,6 +99,8 @@ function storedRows(sql: SqlStorage) {
     issues: sql.exec("SELECT * FROM issues ORDER BY created_at, id").toArray(),
     milestones: sql.exec("SELECT * FROM milestones ORDER BY created_at, id").toArray(),
     files: sql.exec(`SELECT ${FILE_COLUMNS} FROM file_changes ORDER BY task_id, ord`).toArray(),
+    snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
+    idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
   };
 }
 
@@ -155,7 +157,19 @@ describe("the workflow object's schema", () => {
     // Written by the object itself, at the older schema: the workflow, tasks, logs, feedback.
     value(await stub.startWorkflow(ACME, id, { name: "Old", plan: [{ step: "1", goal: "g" }] }));
     const parent = value(await stub.startTask(ACME, { workflow_id: id, name: "P", goal: "g", areas: ["keep/**"] }));
-    const child = value(await stub.startTask(ACME, { workflow_id: id, parent_task_id: parent.task_id, name: "C", goal: "g" }));
+    const dirty = [
+      { path: "src/a.ts", head: { mode: "100644", blob: "a".repeat(40) }, worktree: { mode: "100644", blob: "b".repeat(40) } },
+    ];
+    const child = value(
+      await stub.startTask(ACME, {
+        workflow_id: id,
+        parent_task_id: parent.task_id,
+        name: "C",
+        goal: "g",
+        snapshot: { type: "git", head: "1".repeat(40), dirty },
+        idempotency_key: "start-child",
+      }),
+    );
     const decision = value(
       await stub.logDecision(ACME, { task_id: child.task_id, category: "architecture", question: "Q", chosen: "A", reasoning: "R" }),
     );
@@ -198,6 +212,8 @@ describe("the workflow object's schema", () => {
     });
     expect(rowsBefore.files).toHaveLength(FILES);
     expect(rowsBefore.milestones).toHaveLength(3);
+    expect(rowsBefore.snapshotEntries).toHaveLength(1);
+    expect(rowsBefore.idempotency).toHaveLength(1);
 
     // The object starts again on the newer code: the last migration runs.
     const after = await runInDurableObject(stub, async (_instance, state) => {
