@@ -232,9 +232,12 @@ export class WorkflowRecords {
 
   workflow(): WorkflowRow | null {
     if (!this.stored()) return null;
-    // The time of the agent's last write is stored with the totals every write updates (workflow/totals).
+    // The time of the agent's last write is stored with the totals every write stores (workflow/totals):
+    // on the last write's last event, or on the totals row when that is newer.
     const row = this.sql<WorkflowRow & { last_write_at: number | null }>`
-      SELECT w.*, t.updated_at AS last_write_at FROM workflow w LEFT JOIN totals t ON t.id = 1 LIMIT 1`[0];
+      SELECT w.*, coalesce((SELECT e.totals ->> '$.updated_at' FROM events e WHERE e.seq > t.seq AND e.totals IS NOT NULL
+          ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS last_write_at
+      FROM workflow w LEFT JOIN totals t ON t.id = 1 LIMIT 1`[0];
     if (!row) return null;
     const { last_write_at, ...workflow } = row;
     return { ...workflow, updated_at: Math.max(workflow.updated_at, last_write_at ?? 0) };
@@ -485,7 +488,13 @@ export class WorkflowRecords {
    * the device signature its snapshot carried, when one verified) in one row written; returns the
    * bytes the snapshot entries take.
    */
-  insertTask(taskId: string, input: Tools.StartTaskInput, now: number, writer: string | null = null, start: StartSignature | null = null): number {
+  insertTask(
+    taskId: string,
+    input: Tools.StartTaskInput,
+    now: number,
+    writer: string | null = null,
+    start: StartSignature | null = null,
+  ): number {
     const snapshot = input.snapshot;
     const meta =
       snapshot?.type === "checksum"

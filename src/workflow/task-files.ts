@@ -406,7 +406,13 @@ export class TaskFiles {
   }
 
   /** Of one page of a task's files (the one starting at `first`), up to `limit` items of a list after position `from`. */
-  private pageItems(taskId: string, first: number, list: FileList, from: number, limit: number): { position: number; item: FileListItem }[] {
+  private pageItems(
+    taskId: string,
+    first: number,
+    list: FileList,
+    from: number,
+    limit: number,
+  ): { position: number; item: FileListItem }[] {
     if (list === "line_ranges") {
       return this.sql<{ ord: number; path: string; line_ranges: string }>`
         SELECT ord, path, line_ranges FROM file_changes WHERE task_id = ${taskId} AND page_first = ${first} AND ord > ${from}

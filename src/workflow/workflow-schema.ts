@@ -545,6 +545,13 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       ...rebuildWithoutRowid("task_commands", TASK_COMMANDS),
       ...rebuildWithoutRowid("idempotency", IDEMPOTENCY),
       "CREATE INDEX idempotency_created ON idempotency(created_at)",
+      // The running totals ride on each write's last event (never exported); the totals row holds
+      // them as of its `seq` (every event so far here), and is newer than the events only when a
+      // write appended none. A later migration that recounts a total updates the row and sets
+      // its seq to the last event's.
+      "ALTER TABLE events ADD COLUMN totals TEXT",
+      "ALTER TABLE totals ADD COLUMN seq INTEGER NOT NULL DEFAULT 0",
+      "UPDATE totals SET seq = coalesce((SELECT max(seq) FROM events), 0)",
     ],
   },
 ];
@@ -618,7 +625,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       type TEXT NOT NULL,
       task_id TEXT,
       data TEXT NOT NULL,
-      hash TEXT
+      hash TEXT,
+      totals TEXT
     )`,
     `CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`,
     "CREATE INDEX idempotency_created ON idempotency(created_at)",
@@ -645,7 +653,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       events INTEGER NOT NULL DEFAULT 0,
       bytes_stored INTEGER NOT NULL DEFAULT 0,
       synced_seq INTEGER NOT NULL DEFAULT 0,
-      updated_at INTEGER
+      updated_at INTEGER,
+      seq INTEGER NOT NULL DEFAULT 0
     )`,
     "INSERT INTO totals (id) VALUES (1)",
     "CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID",

@@ -4,19 +4,21 @@
  * written at the schema before the last migration reads back the same after it.
  */
 import { runInDurableObject } from "cloudflare:test";
+import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
-import { migrate } from "../../src/storage/migrations";
+import { type LazySchema, migrate } from "../../src/storage/migrations";
 import type { FilesPage } from "../../src/workflow/reader";
 import { FILE_LISTS, type FileList } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
 import { ON_PAGE } from "../support/worker";
-import { readWhole, stubFor, value } from "./rpc";
+import { readWhole, storedTotals, stubFor, value } from "./rpc";
 
 const ACME = "acme";
 const HEAD = "1".repeat(40);
 const LAST = WORKFLOW_MIGRATIONS.at(-1)?.version ?? 0;
+const T0 = Date.parse("2026-11-01T10:00:00Z");
 /** Files of the task written at the older schema: about 300,000 characters of paths, more than one page. */
 const FILES = 1500;
 
@@ -60,11 +62,6 @@ function emptyObject(): Stub {
   return stubFor(newWorkflowId());
 }
 
-/** Makes the object use the schema put in place by hand, as if it had found it when it started. */
-function markReady(instance: unknown): void {
-  (instance as { schema: { ready: boolean } }).schema.ready = true;
-}
-
 /** Every item of one of a task's file lists, through pages of `size`. */
 async function wholeList(stub: Stub, taskId: string, list: FileList, size: number): Promise<unknown[]> {
   const items: unknown[] = [];
@@ -79,7 +76,7 @@ async function wholeList(stub: Stub, taskId: string, list: FileList, size: numbe
 
 /** The log entries and events a reader gets, page after page (nothing here reads a task's files). */
 async function readLogs(stub: Stub) {
-  const kinds: Record<string, unknown[]> = {};
+  const kinds: Record<"decisions" | "issues" | "milestones", unknown[]> = { decisions: [], issues: [], milestones: [] };
   for (const kind of ["decisions", "issues", "milestones"] as const) {
     kinds[kind] = [];
     let cursor: string | null = null;
@@ -133,66 +130,96 @@ describe("the workflow object's schema", () => {
     expect(schema.tables).toEqual(replayed.tables);
   });
 
-  it(`data written at version ${LAST - 1} reads back the same after migrating to ${LAST}`, async () => {
+  it(`a workflow stored at version ${LAST - 1} reads back the same after the object starts on version ${LAST}`, async () => {
     // What a completed task without files keeps as JSON (the lists are rows), from a workflow of today.
-    const template = stubFor(newWorkflowId());
-    const templateId = await runInDurableObject(template, async (_instance, state) => state.id.name ?? "");
+    const templateId = newWorkflowId();
+    const template = stubFor(templateId);
     value(await template.startWorkflow(ACME, templateId, { name: "Template" }));
     const done = value(await template.startTask(ACME, { workflow_id: templateId, name: "T", goal: "g" }));
     value(await template.completeTask(ACME, { task_id: done.task_id, status: "success", outcome: { summary: "s" } }));
     const [json] = await runInDurableObject(template, async (_instance, state) =>
-      state.storage.sql.exec("SELECT files_changed, verification FROM tasks").toArray(),
+      state.storage.sql.exec<{ files_changed: string; verification: string }>("SELECT files_changed, verification FROM tasks").toArray(),
     );
 
     const id = newWorkflowId();
     const stub = stubFor(id);
-    await runInDurableObject(stub, async (instance, state) => {
+    const parent = `tk_${id.slice(3)}_parent22`;
+    const child = `tk_${id.slice(3)}_child222`;
+    const decision = "dc_olddecisiona";
+    const issue = "is_oldissueaaaa";
+    // Rows as the code before the last migration wrote them, events not yet chained (the object
+    // chains them when it starts), and a completed task's files a row each in path order with every
+    // mark (long paths: more than one page of files once migrated).
+    const rowsBefore = await runInDurableObject(stub, async (_instance, state) => {
+      const sql = state.storage.sql;
       migrate(
         state.storage,
         WORKFLOW_MIGRATIONS.filter((m) => m.version < LAST),
         "workflow",
       );
-      markReady(instance);
-    });
-    // Written by the object itself, at the older schema: the workflow, tasks, logs, feedback.
-    value(await stub.startWorkflow(ACME, id, { name: "Old", plan: [{ step: "1", goal: "g" }] }));
-    const parent = value(await stub.startTask(ACME, { workflow_id: id, name: "P", goal: "g", areas: ["keep/**"] }));
-    const dirty = [
-      { path: "src/a.ts", head: { mode: "100644", blob: "a".repeat(40) }, worktree: { mode: "100644", blob: "b".repeat(40) } },
-    ];
-    const child = value(
-      await stub.startTask(ACME, {
-        workflow_id: id,
-        parent_task_id: parent.task_id,
-        name: "C",
-        goal: "g",
-        snapshot: { type: "git", head: "1".repeat(40), dirty },
-        idempotency_key: "start-child",
-      }),
-    );
-    const decision = value(
-      await stub.logDecision(ACME, { task_id: child.task_id, category: "architecture", question: "Q", chosen: "A", reasoning: "R" }),
-    );
-    const issue = value(
-      await stub.logIssue(ACME, { task_id: child.task_id, type: "other", description: "D", resolution: "R", requires_human_review: true }),
-    );
-    for (const message of ["one", "two", "three"]) value(await stub.logMilestone(ACME, { task_id: child.task_id, message }));
-    value(await stub.logDecision(ACME, { task_id: parent.task_id, category: "trade_off", question: "Q2", chosen: "B", reasoning: "R2" }));
-    value(await stub.addFeedback(ACME, { target: "decision", target_id: decision.id, verdict: "comment", body: "Why A?", ...ON_PAGE }));
-    value(await stub.addFeedback(ACME, { target: "issue", target_id: issue.id, verdict: "approved", body: "Fine", ...ON_PAGE }));
-    const logsBefore = await readLogs(stub);
-    // A completed task's files as the code before the last migration wrote them: a row each, in
-    // path order, with every mark (long paths: more than one page of files once migrated).
-    const rowsBefore = await runInDurableObject(stub, async (_instance, state) => {
-      state.storage.sql.exec(
-        "UPDATE tasks SET status = 'success', completed_at = started_at + 1000, duration_seconds = 1, outcome = ?, files_changed = ?, verification = ?, files_count = ?, files_listed = 10 WHERE id = ?",
-        JSON.stringify({ summary: "s" }),
+      sql.exec("INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES (?, ?, 'Old', '[]', ?, ?)", id, ACME, T0, T0);
+      sql.exec(
+        `INSERT INTO tasks (id, parent_id, name, goal, snapshot_type, snapshot_head, started_at) VALUES
+          (?, NULL, 'P', 'g', 'none', NULL, ?), (?, ?, 'C', 'g', 'git', ?, ?)`,
+        parent,
+        T0 + 1,
+        child,
+        parent,
+        HEAD,
+        T0 + 2,
+      );
+      sql.exec(
+        `UPDATE tasks SET status = 'success', completed_at = ?, duration_seconds = 1, outcome = '{"summary":"s"}', files_changed = ?,
+          verification = ?, files_count = ?, files_listed = 10 WHERE id = ?`,
+        T0 + 3,
         json?.files_changed ?? null,
         json?.verification ?? null,
         FILES,
-        child.task_id,
+        child,
       );
-      state.storage.sql.exec(
+      sql.exec("INSERT INTO snapshot_entries VALUES (?, 'src/a.ts', '100644', ?, '100644', ?)", child, "a".repeat(40), "b".repeat(40));
+      sql.exec(
+        `INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at) VALUES
+          (?, ?, 'architecture', 'Q', '["A","B"]', 'A', 'R', NULL, ?), ('dc_olddecisionb', ?, 'trade_off', 'Q2', '[]', 'B', 'R2', 'T', ?)`,
+        decision,
+        child,
+        T0 + 2,
+        parent,
+        T0 + 2,
+      );
+      sql.exec(
+        "INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at) VALUES (?, ?, 'other', 'D', 'R', 1, ?)",
+        issue,
+        child,
+        T0 + 2,
+      );
+      for (const [n, message] of ["one", "two", "three"].entries()) {
+        sql.exec(
+          "INSERT INTO milestones (id, task_id, message, progress, metadata, created_at) VALUES (?, ?, ?, NULL, NULL, ?)",
+          `ms_oldmilestone${"abc"[n]}`,
+          child,
+          message,
+          T0 + 2,
+        );
+      }
+      sql.exec("INSERT INTO idempotency VALUES ('start-child', 'start_task', 'h', '{}', ?)", T0 + 2);
+      const types = ["workflow.started", "task.started", "task.started", "decision.logged", "milestone.logged", "task.completed"];
+      for (const [n, type] of types.entries()) {
+        sql.exec(
+          "INSERT INTO events (seq, at, type, task_id, data) VALUES (?, ?, ?, ?, '{}')",
+          n + 1,
+          T0 + n,
+          type,
+          n === 0 ? null : child,
+        );
+      }
+      sql.exec(
+        `UPDATE totals SET tasks = 2, open_tasks = 1, files_changed = ?, decisions = 2, issues = 1, reviews_needed = 1, events = 6,
+          bytes_stored = 12345, synced_seq = 6, updated_at = ?`,
+        FILES,
+        T0 + 3,
+      );
+      sql.exec(
         `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${FILES - 1})
         INSERT INTO file_changes (task_id, ord, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope,
           renamed_to, lines_added, lines_removed, lines_binary, agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges)
@@ -206,18 +233,16 @@ describe("the workflow object's schema", () => {
           CASE WHEN i % 3 = 0 THEN 1 END,
           CASE WHEN i % 11 = 0 THEN json_object('ranges', json_array(json_array(1, i, 'agent', 'h' || i))) END
         FROM n`,
-        child.task_id,
+        child,
       );
-      return storedRows(state.storage.sql);
+      return storedRows(sql);
     });
     expect(rowsBefore.files).toHaveLength(FILES);
     expect(rowsBefore.milestones).toHaveLength(3);
-    expect(rowsBefore.snapshotEntries).toHaveLength(1);
-    expect(rowsBefore.idempotency).toHaveLength(1);
 
-    // The object starts again on the newer code: the last migration runs.
-    const after = await runInDurableObject(stub, async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+    // The object starts on the newer code: it finds the schema, migrates it and chains the events.
+    const after = await runInDurableObject(stub, async (instance, state) => {
+      (instance as unknown as { schema: LazySchema }).schema.open();
       return {
         schema: describeSchema(state.storage.sql),
         rows: storedRows(state.storage.sql),
@@ -230,18 +255,23 @@ describe("the workflow object's schema", () => {
     // Pages that follow each other, more than one.
     expect(after.pages.length).toBeGreaterThan(1);
     expect(after.pages.at(-1)).toMatchObject({ last_ord: FILES - 1 });
-    // What readers get: the logs and events as before; every file list, paged, as the rows say.
-    expect(await readLogs(stub)).toEqual(logsBefore);
+
+    // What readers get: the totals as stored, the logs as the rows say, the events chained.
+    const head = value(await stub.readHead(ACME, true));
+    expect(head.totals).toMatchObject({ tasks: 2, open_tasks: 1, files_changed: FILES, decisions: 2, issues: 1 });
+    expect(Date.parse(head.workflow.updated_at)).toBe(T0 + 3);
+    const logs = await readLogs(stub);
+    expect((logs.decisions as { id: string }[]).map((d) => d.id)).toEqual(rowsBefore.decisions.map((d) => d.id));
+    expect((logs.milestones as { message: string }[]).map((m) => m.message)).toEqual(["one", "two", "three"]);
+    expect(verifyChain(id, logs.events as ChainedEvent[], head.chain.head)).toMatchObject({ ok: true, events: 6 });
+    // Every file list, paged, as the rows say.
     const files = rowsBefore.files as unknown as {
       path: string;
       status: string;
-      renamed_to: string | null;
       in_scope: number;
       line_ranges: string | null;
     }[];
-    const lists = Object.fromEntries(
-      await Promise.all(FILE_LISTS.map(async (list) => [list, await wholeList(stub, child.task_id, list, 97)])),
-    );
+    const lists = Object.fromEntries(await Promise.all(FILE_LISTS.map(async (list) => [list, await wholeList(stub, child, list, 97)])));
     expect(lists.added).toEqual(files.filter((f) => f.status === "A").map((f) => f.path));
     expect(lists.deleted).toEqual(files.filter((f) => f.status === "D").map((f) => f.path));
     expect(lists.unexpected_files).toEqual(files.filter((f) => f.in_scope === 0).map((f) => f.path));
@@ -250,27 +280,32 @@ describe("the workflow object's schema", () => {
       files.filter((f) => f.line_ranges !== null).map((f) => f.path),
     );
     // The task's view lists its first files; a window of its files page crosses a page of rows.
-    const view = value(await stub.readTask(ACME, child.task_id));
+    const view = value(await stub.readTask(ACME, child));
     expect(view.files_changed?.more).toBe(FILES - 10);
-    const window = value(await stub.readTask(ACME, child.task_id, 990));
+    const window = value(await stub.readTask(ACME, child, 990));
     const shown = [
       ...(window.files_changed?.added ?? []),
       ...(window.files_changed?.modified ?? []),
       ...(window.files_changed?.deleted ?? []),
     ];
+    expect(shown.length).toBeGreaterThan(0);
     expect(shown.sort()).toEqual(
       files
         .slice(990, 990 + shown.length)
         .map((f) => f.path)
         .sort(),
     );
-    expect(shown.length).toBeGreaterThan(0);
 
-    // And it keeps working: a log on the migrated tables, feedback on an entry found by its id.
-    value(await stub.logMilestone(ACME, { task_id: parent.task_id, message: "after" }));
-    value(await stub.addFeedback(ACME, { target: "decision", target_id: decision.id, verdict: "approved", body: "OK", ...ON_PAGE }));
+    // And it keeps working: a log on the migrated tables counted on the stored totals, feedback
+    // on an entry found by its id.
+    value(await stub.logMilestone(ACME, { task_id: parent, message: "after" }));
+    value(await stub.addFeedback(ACME, { target: "decision", target_id: decision, verdict: "approved", body: "OK", ...ON_PAGE }));
+    value(await stub.addFeedback(ACME, { target: "issue", target_id: issue, verdict: "approved", body: "OK", ...ON_PAGE }));
     const whole = value(await readWhole(stub, ACME, true, true));
     expect(whole.milestones.map((m) => m.message)).toEqual(["one", "two", "three", "after"]);
-    expect(whole.totals).toMatchObject({ decisions: 2, issues: 1 });
+    expect(whole.totals).toMatchObject({ tasks: 2, decisions: 2, issues: 1, reviews_needed: 0, files_changed: FILES });
+    const usage = await runInDurableObject(stub, async (_instance, state) => storedTotals(state.storage.sql));
+    expect(usage.events).toBe(9);
+    expect(usage.synced_seq).toBeGreaterThanOrEqual(6);
   });
 });
