@@ -44,6 +44,10 @@ const MILESTONES = `
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
 
+/** Completed tasks in completion order (overlap candidates, resume) and open tasks in start order (v24). */
+const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
+const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
+
 /** Tables keyed by their primary key alone since v24 (WITHOUT ROWID): one row written per insert, not two. */
 const SNAPSHOT_ENTRIES = `
   task_id TEXT NOT NULL REFERENCES tasks(id),
@@ -549,6 +553,12 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       // them as of its `seq` (every event so far here), and is newer than the events only when a
       // write appended none. A later migration that recounts a total updates the row and sets
       // its seq to the last event's.
+      // Open and completed tasks through partial indexes: a task is in the first while it runs and
+      // in the second once it completes, one index row each instead of two kept all along.
+      "DROP INDEX tasks_completed",
+      "DROP INDEX tasks_status",
+      TASKS_DONE,
+      TASKS_OPEN,
       "ALTER TABLE events ADD COLUMN totals TEXT",
       "ALTER TABLE totals ADD COLUMN seq INTEGER NOT NULL DEFAULT 0",
       "UPDATE totals SET seq = coalesce((SELECT max(seq) FROM events), 0)",
@@ -604,8 +614,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       durability TEXT,
       review_facts TEXT, started_by TEXT, completed_by TEXT
     )`,
-    "CREATE INDEX tasks_completed ON tasks(completed_at)",
-    "CREATE INDEX tasks_status ON tasks(status, started_at)",
+    TASKS_DONE,
+    TASKS_OPEN,
     "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
     "CREATE INDEX tasks_started ON tasks(started_at, id)",
     `CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`,
