@@ -70,6 +70,8 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     /** How many files the task changed, and how many of the first a single value lists (NULL: completed before files were rows). */
     files_count: number | null;
     files_listed: number | null;
+    /** Of the files past the listed ones, how many are outside the task's areas (NULL: completed before v24, counted when read). */
+    files_unlisted_unexpected: number | null;
     /** Evidence columns (workflow/task-commands): 1 when commands were observed, else NULL. */
     commands_observed: number | null;
     commands_omitted: number | null;
@@ -589,6 +591,7 @@ export class WorkflowRecords {
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
       files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
+      files_unlisted_unexpected = ${done.files.rows.filter((row) => !row.inScope && row.ord >= done.files.listed).length},
       input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
       model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null},
       metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},

@@ -19,6 +19,32 @@ import { LIMITS } from "../limits";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 
+/**
+ * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
+ * file_changes names them). Migration 24 of workflow-schema pages the files in this order: a
+ * change here is a new migration rewriting the pages and the view.
+ */
+export const FILE_PAGE_COLUMNS = [
+  "ord",
+  "path",
+  "status",
+  "before_mode",
+  "before_blob",
+  "after_mode",
+  "after_blob",
+  "committed",
+  "in_scope",
+  "renamed_to",
+  "lines_added",
+  "lines_removed",
+  "lines_binary",
+  "agent_edit",
+  "lines_agent",
+  "lines_others",
+  "lines_not_observed",
+  "line_ranges",
+] as const;
+
 /** The lists of a task's record, each read in pages in its own order. */
 export const FILE_LISTS = [
   "added",
@@ -67,6 +93,8 @@ export interface TaskFilesColumns {
   verification: string | null;
   files_count: number | null;
   files_listed: number | null;
+  /** Of the files past the listed ones, how many are outside the task's areas (NULL or absent: count them). */
+  files_unlisted_unexpected?: number | null;
 }
 
 type FileRowSql = {
@@ -141,6 +169,48 @@ function listedFile(row: FileRowSql): ListedFile {
   };
 }
 
+/** One file of a `file_pages` row (an array of FILE_PAGE_COLUMNS in order) as the view file_changes reads it. */
+function fileRowOf(taskId: string, tuple: readonly unknown[]): FileRowSql & { line_ranges: string | null } {
+  const row = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, tuple[n] ?? null]));
+  return { ...(row as Omit<FileRowSql, "task_id"> & { line_ranges: string | null }), task_id: taskId };
+}
+
+/** A column's place in a file's values (FILE_PAGE_COLUMNS). */
+const at = (column: (typeof FILE_PAGE_COLUMNS)[number]) => FILE_PAGE_COLUMNS.indexOf(column);
+const STATUS = at("status");
+const COMMITTED = at("committed");
+const IN_SCOPE = at("in_scope");
+const RENAMED_TO = at("renamed_to");
+const LINES_BINARY = at("lines_binary");
+const AGENT_EDIT = at("agent_edit");
+const LINE_RANGES = at("line_ranges");
+const ORD = at("ord");
+
+/** Whether a file (its values, FILE_PAGE_COLUMNS) is in one of the lists of a task's record (overlapping excepted: those are rows of their own). */
+function inList(file: readonly unknown[], list: FileList): boolean {
+  const value = (n: number) => file[n] ?? null;
+  switch (list) {
+    case "added":
+      return value(STATUS) === "A";
+    case "modified":
+      return value(STATUS) === "M";
+    case "deleted":
+      return value(STATUS) === "D";
+    case "renamed":
+      return value(RENAMED_TO) !== null;
+    case "uncommitted":
+      return value(COMMITTED) === 0;
+    case "lines":
+      return value(LINES_BINARY) !== null;
+    case "not_by_agent_tools":
+      return value(AGENT_EDIT) === 0;
+    case "line_ranges":
+      return value(LINE_RANGES) !== null;
+    default:
+      return value(IN_SCOPE) === 0;
+  }
+}
+
 function overlapOf(row: OverlapSql): Overlap {
   const overlap: Overlap = { path: row.path, task_id: row.other_task_id, same_change: row.same_change === 1 };
   if (row.other_workflow_id !== null) overlap.workflow_id = row.other_workflow_id;
@@ -159,7 +229,12 @@ function fittingOverlaps(overlaps: readonly Overlap[]): Overlap[] {
   return kept;
 }
 
+/** Parsed pages of files kept by a TaskFiles (each at most STATEMENT_CHUNK_BYTES of JSON). */
+const PAGES_KEPT = 8;
+
 export class TaskFiles {
+  private readonly pages = new Map<string, readonly unknown[][]>();
+
   constructor(private readonly sql: Sql) {}
 
   /**
@@ -311,7 +386,7 @@ export class TaskFiles {
       const shown = fittingOverlaps(recorded.rows);
       const unlisted: Unlisted = {
         files: task.files_count - listed,
-        unexpectedFiles: task.files_count > listed ? this.unexpectedAfter(task.id, listed) : 0,
+        unexpectedFiles: task.files_count > listed ? (task.files_unlisted_unexpected ?? this.unexpectedAfter(task.id, listed)) : 0,
         overlapping: recorded.total - shown.length,
       };
       const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
@@ -413,26 +488,39 @@ export class TaskFiles {
     from: number,
     limit: number,
   ): { position: number; item: FileListItem }[] {
-    if (list === "line_ranges") {
-      return this.sql<{ ord: number; path: string; line_ranges: string }>`
-        SELECT ord, path, line_ranges FROM file_changes WHERE task_id = ${taskId} AND page_first = ${first} AND ord > ${from}
-          AND line_ranges IS NOT NULL
-        ORDER BY ord LIMIT ${limit}`.map((row) => ({ position: row.ord, item: rangesItem(row.path, row.line_ranges) }));
-    }
-    const rows = this.sql<FileRowSql>`
-      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
-        lines_agent, lines_others, lines_not_observed
-      FROM file_changes WHERE task_id = ${taskId} AND page_first = ${first} AND ord > ${from} AND (CASE ${list}
-        WHEN 'added' THEN status = 'A' WHEN 'modified' THEN status = 'M' WHEN 'deleted' THEN status = 'D'
-        WHEN 'renamed' THEN renamed_to IS NOT NULL WHEN 'uncommitted' THEN committed = 0
-        WHEN 'lines' THEN lines_binary IS NOT NULL WHEN 'not_by_agent_tools' THEN agent_edit = 0
-        ELSE in_scope = 0 END)
-      ORDER BY ord LIMIT ${limit}`;
-    return rows.map((row) => {
+    const found: { position: number; item: FileListItem }[] = [];
+    for (const tuple of this.parsedPage(taskId, first)) {
+      if (found.length >= limit) break;
+      if ((tuple[ORD] as number) <= from || !inList(tuple, list)) continue;
+      const row = fileRowOf(taskId, tuple);
       const item: FileListItem =
-        list === "renamed" ? { from: row.path, to: row.renamed_to as string } : list === "lines" ? (linesOf(row) as LineCount) : row.path;
-      return { position: row.ord, item };
-    });
+        list === "line_ranges"
+          ? rangesItem(row.path, row.line_ranges as string)
+          : list === "renamed"
+            ? { from: row.path, to: row.renamed_to as string }
+            : list === "lines"
+              ? (linesOf(row) as LineCount)
+              : row.path;
+      found.push({ position: row.ord, item });
+    }
+    return found;
+  }
+
+  /**
+   * One page of a task's files, parsed: picking a list out of them costs less than SQL reading each
+   * file's columns out of the JSON. The last few pages parsed are kept (a page never changes once
+   * written): a list's next page of items starts where the last one stopped, often on the same
+   * page, and the JSON export walks every list of a task in turn.
+   */
+  private parsedPage(taskId: string, first: number): readonly unknown[][] {
+    const key = `${taskId}\n${first}`;
+    const kept = this.pages.get(key);
+    if (kept) return kept;
+    const files = this.sql<{ files: string }>`SELECT files FROM file_pages WHERE task_id = ${taskId} AND first_ord = ${first}`[0]?.files;
+    const parsed = files === undefined ? [] : (JSON.parse(files) as unknown[][]);
+    if (this.pages.size >= PAGES_KEPT) this.pages.delete(this.pages.keys().next().value as string);
+    this.pages.set(key, parsed);
+    return parsed;
   }
 
   private legacyItems(
@@ -467,7 +555,7 @@ export class TaskFiles {
       )
       , theirs(path) AS MATERIALIZED (SELECT DISTINCT c.path FROM below JOIN file_changes c ON c.task_id = below.id)
       SELECT own.path FROM file_changes own JOIN theirs ON theirs.path = own.path
-      WHERE own.task_id = ${parent.id} AND own.ord < ${listed}
+      WHERE own.task_id = ${parent.id} AND own.page_first < ${listed} AND own.ord < ${listed}
       ORDER BY own.path`.map((r) => r.path);
   }
 }

@@ -13,6 +13,7 @@ import {
   RECOUNT_REVIEW_ITEMS,
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
+import { FILE_PAGE_COLUMNS } from "./task-files";
 
 /** The log tables' columns since v24 (WITHOUT ROWID, keyed in the order they are read). */
 const DECISIONS = `
@@ -93,26 +94,6 @@ const FILE_PAGES = `CREATE TABLE file_pages (
   files TEXT NOT NULL,
   PRIMARY KEY (task_id, first_ord)
 ) WITHOUT ROWID`;
-const FILE_PAGE_COLUMNS = [
-  "ord",
-  "path",
-  "status",
-  "before_mode",
-  "before_blob",
-  "after_mode",
-  "after_blob",
-  "committed",
-  "in_scope",
-  "renamed_to",
-  "lines_added",
-  "lines_removed",
-  "lines_binary",
-  "agent_edit",
-  "lines_agent",
-  "lines_others",
-  "lines_not_observed",
-  "line_ranges",
-] as const;
 /** The files as one row each, as file_changes was a table before v24: every read of a task's files reads them so. */
 const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS SELECT p.task_id, ${FILE_PAGE_COLUMNS.map((column, n) => `f.value ->> ${n} AS ${column}`).join(", ")},
   p.first_ord AS page_first, p.last_ord AS page_last
@@ -559,6 +540,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "DROP INDEX tasks_status",
       TASKS_DONE,
       TASKS_OPEN,
+      // How many of a task's files past the ones its view lists are outside its areas, counted when
+      // it completes (NULL before: counted from its files when read).
+      "ALTER TABLE tasks ADD COLUMN files_unlisted_unexpected INTEGER",
       "ALTER TABLE events ADD COLUMN totals TEXT",
       "ALTER TABLE totals ADD COLUMN seq INTEGER NOT NULL DEFAULT 0",
       "UPDATE totals SET seq = coalesce((SELECT max(seq) FROM events), 0)",
@@ -612,7 +596,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       commands_observed INTEGER, commands_omitted INTEGER, last_edit_at INTEGER,
       start_signature TEXT, metrics_device TEXT,
       durability TEXT,
-      review_facts TEXT, started_by TEXT, completed_by TEXT
+      review_facts TEXT, started_by TEXT, completed_by TEXT,
+      files_unlisted_unexpected INTEGER
     )`,
     TASKS_DONE,
     TASKS_OPEN,
