@@ -469,13 +469,18 @@ export class TaskFiles {
     }
     // A page of files at a time from the one holding `from`, until `limit` items: each page is
     // parsed once, and a read never parses the pages past what it returns.
+    // Each page found by a seek on the key: the one holding the position after `from`, then each next.
+    type Bounds = { first_ord: number; last_ord: number };
     const found: { position: number; item: FileListItem }[] = [];
-    for (let cursor = from; found.length < limit; ) {
-      const page = this.sql<{ first_ord: number; last_ord: number }>`
-        SELECT first_ord, last_ord FROM file_pages WHERE task_id = ${taskId} AND last_ord > ${cursor} ORDER BY first_ord LIMIT 1`[0];
-      if (!page) break;
-      found.push(...this.pageItems(taskId, page.first_ord, list, cursor, limit - found.length));
-      cursor = page.last_ord;
+    const next = (after: number) =>
+      this.sql<Bounds>`
+        SELECT first_ord, last_ord FROM file_pages WHERE task_id = ${taskId} AND first_ord > ${after} ORDER BY first_ord LIMIT 1`[0];
+    const holding = this.sql<Bounds>`
+      SELECT first_ord, last_ord FROM file_pages WHERE task_id = ${taskId} AND first_ord <= ${from + 1} ORDER BY first_ord DESC LIMIT 1`[0];
+    let page = holding && holding.last_ord > from ? holding : next(from);
+    while (page && found.length < limit) {
+      found.push(...this.pageItems(taskId, page.first_ord, list, from, limit - found.length));
+      page = next(page.last_ord);
     }
     return found;
   }
