@@ -229,11 +229,16 @@ function fittingOverlaps(overlaps: readonly Overlap[]): Overlap[] {
   return kept;
 }
 
-/** Parsed pages of files kept by a TaskFiles (each at most STATEMENT_CHUNK_BYTES of JSON). */
-const PAGES_KEPT = 8;
+/**
+ * How much of the pages' JSON a TaskFiles keeps parsed: every page of a task of 20,000 files with
+ * 200-byte paths (about 7 MiB), so walking each of its lists in turn (the JSON export) parses each
+ * page once; in memory about twice that.
+ */
+const PAGES_KEPT_CHARS = 8 * 1024 * 1024;
 
 export class TaskFiles {
-  private readonly pages = new Map<string, readonly unknown[][]>();
+  private readonly pages = new Map<string, { files: readonly unknown[][]; chars: number }>();
+  private pagesChars = 0;
 
   constructor(private readonly sql: Sql) {}
 
@@ -520,12 +525,23 @@ export class TaskFiles {
   private parsedPage(taskId: string, first: number): readonly unknown[][] {
     const key = `${taskId}\n${first}`;
     const kept = this.pages.get(key);
-    if (kept) return kept;
-    const files = this.sql<{ files: string }>`SELECT files FROM file_pages WHERE task_id = ${taskId} AND first_ord = ${first}`[0]?.files;
-    const parsed = files === undefined ? [] : (JSON.parse(files) as unknown[][]);
-    if (this.pages.size >= PAGES_KEPT) this.pages.delete(this.pages.keys().next().value as string);
-    this.pages.set(key, parsed);
-    return parsed;
+    if (kept) {
+      // The most recently used last: the oldest is dropped first.
+      this.pages.delete(key);
+      this.pages.set(key, kept);
+      return kept.files;
+    }
+    const text =
+      this.sql<{ files: string }>`SELECT files FROM file_pages WHERE task_id = ${taskId} AND first_ord = ${first}`[0]?.files ?? "[]";
+    const page = { files: JSON.parse(text) as unknown[][], chars: text.length };
+    for (const [oldest, dropped] of this.pages) {
+      if (this.pagesChars + page.chars <= PAGES_KEPT_CHARS) break;
+      this.pages.delete(oldest);
+      this.pagesChars -= dropped.chars;
+    }
+    this.pages.set(key, page);
+    this.pagesChars += page.chars;
+    return page.files;
   }
 
   private legacyItems(
