@@ -217,9 +217,11 @@ export class WorkflowRecords {
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
-    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at)
-      VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${now}, ${now})`;
-    this.setRepository(input.repository ?? null);
+    // Repository identity as the helper reported it at start_workflow, in the same row written.
+    const repository = input.repository ? JSON.stringify(input.repository) : null;
+    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at, repository)
+      VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${now}, ${now},
+              ${repository})`;
   }
 
   completeWorkflow(input: Tools.CompleteWorkflowInput, now: number): void {
@@ -531,11 +533,6 @@ export class WorkflowRecords {
           worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
     }
     return bytes;
-  }
-
-  /** Repository identity of the workflow, as the helper reported it at start_workflow. */
-  setRepository(repository: Repository | null): void {
-    this.sql`UPDATE workflow SET repository = ${repository ? JSON.stringify(repository) : null}`;
   }
 
   insertDecision(id: string, taskId: string, input: Tools.LogDecisionInput, now: number): DecisionView | null {

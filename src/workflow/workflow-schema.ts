@@ -45,6 +45,20 @@ const MILESTONES = `
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
 
+/** The workflow this object holds (one row) since v24: WITHOUT ROWID, its key the table. */
+const WORKFLOW = `
+  id TEXT PRIMARY KEY,
+  account TEXT NOT NULL,
+  name TEXT NOT NULL,
+  description TEXT,
+  plan TEXT NOT NULL DEFAULT '[]',
+  status TEXT NOT NULL DEFAULT 'active',
+  outcome TEXT,
+  created_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  updated_at INTEGER NOT NULL,
+  repository TEXT`;
+
 /** Completed tasks in completion order (overlap candidates, resume) and open tasks in start order (v24). */
 const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
@@ -509,6 +523,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
     version: 24,
     statements: [
       "DROP INDEX tasks_parent",
+      ...rebuildWithoutRowid("workflow", WORKFLOW),
       ...rebuildWithoutRowid("decisions", DECISIONS),
       "CREATE INDEX decisions_task ON decisions(task_id)",
       ...rebuildWithoutRowid("issues", ISSUES),
@@ -560,19 +575,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
 export const WORKFLOW_SCHEMA: Migration = {
   version: 24,
   statements: [
-    `CREATE TABLE workflow (
-      id TEXT PRIMARY KEY,
-      account TEXT NOT NULL,
-      name TEXT NOT NULL,
-      description TEXT,
-      plan TEXT NOT NULL DEFAULT '[]',
-      status TEXT NOT NULL DEFAULT 'active',
-      outcome TEXT,
-      created_at INTEGER NOT NULL,
-      completed_at INTEGER,
-      updated_at INTEGER NOT NULL,
-      repository TEXT
-    )`,
+    `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (
       id TEXT PRIMARY KEY,
       parent_id TEXT REFERENCES tasks(id),

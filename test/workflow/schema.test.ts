@@ -89,9 +89,10 @@ async function readLogs(stub: Stub) {
   return { ...kinds, events: value(await stub.events(ACME, 0, 100)).events };
 }
 
-/** The stored rows of the tables the last migration rebuilt, each read through the columns it had. */
+/** The stored rows of the tables the last migration rebuilt or paged, each read through the columns it had. */
 function storedRows(sql: SqlStorage) {
   return {
+    workflow: sql.exec("SELECT * FROM workflow").toArray(),
     decisions: sql.exec("SELECT * FROM decisions ORDER BY created_at, id").toArray(),
     issues: sql.exec("SELECT * FROM issues ORDER BY created_at, id").toArray(),
     milestones: sql.exec("SELECT * FROM milestones ORDER BY created_at, id").toArray(),
