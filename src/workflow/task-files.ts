@@ -18,6 +18,7 @@ import type { Verification } from "../domain/view";
 import { LIMITS } from "../limits";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import { ChangedPaths } from "./changed-paths";
 
 /**
  * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
@@ -240,14 +241,17 @@ export class TaskFiles {
   private readonly pages = new Map<string, { files: readonly unknown[][]; chars: number }>();
   private pagesChars = 0;
 
-  constructor(private readonly sql: Sql) {}
+  private readonly changedPaths: ChangedPaths;
+
+  constructor(private readonly sql: Sql) {
+    this.changedPaths = new ChangedPaths(sql);
+  }
 
   /**
    * Stores a completed task's files and overlaps in chunked statements. Returns how many paths no
    * earlier task had changed (the distinct-files total) and the bytes stored (the byte quota).
    */
   store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number } {
-    let newPaths = 0;
     let bytes = 0;
     const rows = stored.rows.map((row) => {
       const { change, lines } = row;
@@ -279,9 +283,8 @@ export class TaskFiles {
     for (const chunk of jsonChunks(rows)) {
       this.sql`INSERT INTO file_pages (task_id, first_ord, last_ord, files)
         SELECT ${taskId}, min(f.value ->> 0), max(f.value ->> 0), p.files FROM (SELECT ${chunk} AS files) p, json_each(p.files) f`;
-      newPaths += this.sql`INSERT INTO changed_paths (path) SELECT value ->> 1 FROM json_each(${chunk}) WHERE true
-        ON CONFLICT (path) DO NOTHING RETURNING path`.length;
     }
+    const newPaths = this.changedPaths.add(stored.rows.map((row) => row.change.path));
     bytes += this.addOverlaps(taskId, stored.overlaps).bytes;
     return { newPaths, bytes };
   }

@@ -59,6 +59,9 @@ const WORKFLOW = `
   updated_at INTEGER NOT NULL,
   repository TEXT`;
 
+/** Buckets of the changed paths' hashes (v24): `n` hashes of 16 characters each in `hashes`. */
+const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMARY KEY, n INTEGER NOT NULL, hashes TEXT NOT NULL)";
+
 /** Completed tasks in completion order (overlap candidates, resume) and open tasks in start order (v24). */
 const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
@@ -558,6 +561,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       // How many of a task's files past the ones its view lists are outside its areas, counted when
       // it completes (NULL before: counted from its files when read).
       "ALTER TABLE tasks ADD COLUMN files_unlisted_unexpected INTEGER",
+      // The paths tasks changed, hashed in a few rows (workflow/changed-paths); those recorded
+      // before stay in changed_paths, one row each, and are looked up there.
+      CHANGED_PATH_SETS,
       "ALTER TABLE events ADD COLUMN totals TEXT",
       "ALTER TABLE totals ADD COLUMN seq INTEGER NOT NULL DEFAULT 0",
       "UPDATE totals SET seq = coalesce((SELECT max(seq) FROM events), 0)",
@@ -656,6 +662,7 @@ export const WORKFLOW_SCHEMA: Migration = {
     )`,
     "INSERT INTO totals (id) VALUES (1)",
     "CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID",
+    CHANGED_PATH_SETS,
     `CREATE TABLE feedback (
       id TEXT PRIMARY KEY,
       target TEXT NOT NULL,
