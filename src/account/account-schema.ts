@@ -320,4 +320,30 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)",
     ],
   },
+  // The path index packed: one row per task completion (its paths as JSON, in parts of bounded
+  // size) instead of two rows written per path (the row and its recency index); a lookup scans the
+  // newest sets (account/path-index). And the workflows' summaries without their index on
+  // updated_at: every push moved the row's entry in it (a second row written per push), while the
+  // lists that sort by it read at most ACCOUNT_WORKFLOWS rows (reads cost a thousandth of a write).
+  {
+    version: 18,
+    statements: [
+      `CREATE TABLE path_sets (
+        at TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        part INTEGER NOT NULL,
+        task_name TEXT NOT NULL,
+        paths TEXT NOT NULL,
+        PRIMARY KEY (at, workflow_id, task_id, part)
+      ) WITHOUT ROWID`,
+      // 200 paths of at most PATH_BYTES each per part: under the 2 MB a stored value may take.
+      `INSERT INTO path_sets (at, workflow_id, task_id, part, task_name, paths)
+        SELECT at, workflow_id, task_id, part, max(task_name), json_group_array(json_array(path, status))
+        FROM (SELECT *, (row_number() OVER (PARTITION BY at, workflow_id, task_id ORDER BY path) - 1) / 200 AS part FROM workflow_paths)
+        GROUP BY at, workflow_id, task_id, part`,
+      "DROP TABLE workflow_paths",
+      "DROP INDEX workflows_updated",
+    ],
+  },
 ];

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DENSE_PREFIX_MATCHES, type PathHit } from "../../src/account/path-index";
+import { PATH_SETS_PAGE, type PathHit } from "../../src/account/path-index";
 import type { PathEntry } from "../../src/domain/path-entries";
 import { LIMITS } from "../../src/limits";
 import { workflowSummary } from "./fixtures";
@@ -26,7 +26,7 @@ describe("prefix search order", () => {
       .slice(0, limit);
 
   it("a broad prefix (more matches than the dense threshold) and a narrow one both come newest first, ties by path", async () => {
-    const broad = DENSE_PREFIX_MATCHES + 200;
+    const broad = 2 * PATH_SETS_PAGE + 200;
     // Old paths under lib/ in a scrambled time order, several per minute; the newest rows are elsewhere.
     const lib = Array.from({ length: broad }, (_, i) => ({
       path: `lib/m${i % 7}/f${i}.ts`,
