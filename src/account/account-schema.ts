@@ -320,7 +320,7 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)",
     ],
   },
-  // The path index packed: one row per task completion (its paths as JSON, in parts of bounded
+  // Rows written per push, cut. The path index packed: one row per task completion (its paths as JSON, in parts of bounded
   // size) instead of two rows written per path (the row and its recency index); a lookup scans the
   // newest sets (account/path-index). And the workflows' summaries without their index on
   // updated_at: every push moved the row's entry in it (a second row written per push), while the
@@ -344,6 +344,49 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
         GROUP BY at, workflow_id, task_id, part`,
       "DROP TABLE workflow_paths",
       "DROP INDEX workflows_updated",
+      // No query reads memory documents by kind alone (related work filters the FTS matches).
+      "DROP INDEX memory_docs_kind",
+      // The Insights tables keyed by their key alone, without a rowid beside it (one row written per
+      // insert instead of two), and the tasks without their index by workflow, which no query reads.
+      `CREATE TABLE insight_tasks_v18 (
+        task_id TEXT PRIMARY KEY,
+        workflow_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        completed_at INTEGER NOT NULL,
+        fact TEXT NOT NULL,
+        contribution TEXT NOT NULL
+      ) WITHOUT ROWID`,
+      "INSERT INTO insight_tasks_v18 SELECT task_id, workflow_id, day, agent, model, repository, completed_at, fact, contribution FROM insight_tasks",
+      "DROP TABLE insight_tasks",
+      "ALTER TABLE insight_tasks_v18 RENAME TO insight_tasks",
+      `CREATE TABLE insight_buckets_v18 (
+        kind TEXT NOT NULL,
+        start TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        sums TEXT NOT NULL,
+        PRIMARY KEY (kind, start, agent, model, repository)
+      ) WITHOUT ROWID`,
+      "INSERT INTO insight_buckets_v18 SELECT kind, start, agent, model, repository, sums FROM insight_buckets",
+      "DROP TABLE insight_buckets",
+      "ALTER TABLE insight_buckets_v18 RENAME TO insight_buckets",
+      `CREATE TABLE insight_groups_v18 (
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        PRIMARY KEY (agent, model, repository)
+      ) WITHOUT ROWID`,
+      "INSERT INTO insight_groups_v18 SELECT agent, model, repository FROM insight_groups",
+      "DROP TABLE insight_groups",
+      "ALTER TABLE insight_groups_v18 RENAME TO insight_groups",
+      "CREATE TABLE insight_repositories_v18 (fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL) WITHOUT ROWID",
+      "INSERT INTO insight_repositories_v18 SELECT fingerprint, remote, at FROM insight_repositories",
+      "DROP TABLE insight_repositories",
+      "ALTER TABLE insight_repositories_v18 RENAME TO insight_repositories",
     ],
   },
 ];

@@ -165,7 +165,8 @@ export class PathIndex {
    */
   private scan(ranges: readonly PathRange[], limit: number): PathHit[] {
     const terms = JSON.stringify(ranges.map((r) => [r.from, r.to]));
-    const needles = JSON.stringify([...new Set(ranges.map((r) => needleOf(r.from)))]);
+    // At most three ranges (a path, its folder, the folder's escaped names); NULL needles match nothing.
+    const [n1, n2, n3] = [...new Set(ranges.map((r) => needleOf(r.from)))];
     const hits: PathHit[] = [];
     let after: SetKey | null = null;
     for (let scanned = 0; scanned < LIMITS.PATH_SETS_SCANNED; scanned += PATH_SETS_PAGE) {
@@ -186,7 +187,7 @@ export class PathIndex {
         FROM path_sets AS s, json_each(s.paths) AS j
         WHERE (s.at, s.workflow_id, s.task_id, s.part) < (${a}, ${w}, ${t}, ${p})
           AND (s.at, s.workflow_id, s.task_id, s.part) >= (${last.at}, ${last.workflow_id}, ${last.task_id}, ${last.part})
-          AND EXISTS (SELECT 1 FROM json_each(${needles}) AS n WHERE instr(s.paths, n.value) > 0)
+          AND (instr(s.paths, ${n1 ?? null}) OR instr(s.paths, ${n2 ?? null}) OR instr(s.paths, ${n3 ?? null}))
           AND EXISTS (SELECT 1 FROM json_each(${terms}) AS r WHERE CASE WHEN r.value ->> 1 IS NULL
             THEN j.value ->> 0 = r.value ->> 0 ELSE j.value ->> 0 >= r.value ->> 0 AND j.value ->> 0 < r.value ->> 1 END)`;
       hits.push(...rows.map(hitOf));
