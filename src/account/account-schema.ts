@@ -344,8 +344,26 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
         GROUP BY at, workflow_id, task_id, part`,
       "DROP TABLE workflow_paths",
       "DROP INDEX workflows_updated",
-      // No query reads memory documents by kind alone (related work filters the FTS matches).
-      "DROP INDEX memory_docs_kind",
+      // Memory documents keyed by their entity id (no rowid, no unique index, no index by kind, which
+      // no query read alone): the FTS entry names its document's entity, and the document its FTS
+      // rowid (its place: related work ranks the newest). A new document is two rows written, not four.
+      "CREATE VIRTUAL TABLE memory_fts_v18 USING fts5(title, body, context, entity_id UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')",
+      `INSERT INTO memory_fts_v18 (rowid, title, body, context, entity_id)
+        SELECT f.rowid, f.title, f.body, f.context, d.entity_id FROM memory_fts f JOIN memory_docs d ON d.rowid = f.rowid`,
+      `CREATE TABLE memory_docs_v18 (
+        entity_id TEXT PRIMARY KEY,
+        doc INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT,
+        text TEXT NOT NULL,
+        at TEXT NOT NULL
+      ) WITHOUT ROWID`,
+      "INSERT INTO memory_docs_v18 SELECT entity_id, rowid, kind, workflow_id, task_id, text, at FROM memory_docs",
+      "DROP TABLE memory_fts",
+      "DROP TABLE memory_docs",
+      "ALTER TABLE memory_fts_v18 RENAME TO memory_fts",
+      "ALTER TABLE memory_docs_v18 RENAME TO memory_docs",
       // The Insights tables keyed by their key alone, without a rowid beside it (one row written per
       // insert instead of two), and the tasks without their index by workflow, which no query reads.
       `CREATE TABLE insight_tasks_v18 (

@@ -68,10 +68,10 @@ describe("the account schema migration that packs the path index", () => {
       migrate(state.storage, ACCOUNT_MIGRATIONS, "account");
       const shapes = sql
         .exec<{ name: string; sql: string }>(
-          "SELECT name, sql FROM sqlite_master WHERE name IN ('insight_tasks', 'insight_buckets', 'insight_groups', 'insight_repositories', 'path_sets')",
+          "SELECT name, sql FROM sqlite_master WHERE name IN ('insight_tasks', 'insight_buckets', 'insight_groups', 'insight_repositories', 'path_sets', 'memory_docs')",
         )
         .toArray();
-      expect(shapes).toHaveLength(5);
+      expect(shapes).toHaveLength(6);
       for (const shape of shapes) expect(shape.sql, shape.name).toContain("WITHOUT ROWID");
       expect(sql.exec("SELECT name FROM sqlite_master WHERE name IN ('workflow_paths', 'workflows_updated', 'memory_docs_kind')").toArray()).toEqual(
         [],
