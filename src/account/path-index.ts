@@ -98,28 +98,23 @@ export class PathIndex {
     const taskName = entries[entries.length - 1]?.task_name ?? first.task_name;
     const parts = this.sql<SetRow & { task_name: string }>`SELECT part, paths, task_name FROM path_sets
       WHERE at = ${at} AND workflow_id = ${workflowId} AND task_id = ${taskId}`;
-    const where = new Map<string, number>();
+    // Where each stored path is: its part and its place in that part.
+    const where = new Map<string, [number, Packed]>();
     const contents = new Map<number, Packed[]>();
     for (const row of parts) {
       const packed = JSON.parse(row.paths) as Packed[];
       contents.set(row.part, packed);
-      packed.forEach(([path], i) => where.set(path, row.part * 0x1_0000_0000 + i));
+      for (const item of packed) where.set(item[0], [row.part, item]);
     }
-    const renamed = parts.length > 0 && parts.some((row) => row.task_name !== taskName);
+    const renamed = parts.some((row) => row.task_name !== taskName);
     const changedParts = new Set<number>(renamed ? parts.map((row) => row.part) : []);
     const fresh = new Map<string, string>();
     for (const e of entries) {
-      const at = where.get(e.path);
-      if (at === undefined) {
-        fresh.set(e.path, e.status);
-        continue;
-      }
-      const part = Math.floor(at / 0x1_0000_0000);
-      const packed = contents.get(part) as Packed[];
-      const item = packed[at % 0x1_0000_0000] as Packed;
-      if (item[1] !== e.status) {
-        item[1] = e.status;
-        changedParts.add(part);
+      const stored = where.get(e.path);
+      if (stored === undefined) fresh.set(e.path, e.status);
+      else if (stored[1][1] !== e.status) {
+        stored[1][1] = e.status;
+        changedParts.add(stored[0]);
       }
     }
     for (const part of changedParts) {

@@ -23,7 +23,9 @@ describe("the account schema migration that packs the path index", () => {
       const sql = state.storage.sql;
       // The object as a v17 deployment left it: every table dropped, then the migrations up to 17.
       const tables = sql
-        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+        )
         .toArray()
         .map((row) => row.name)
         .filter((name) => !name.startsWith("memory_fts_"));
@@ -46,10 +48,8 @@ describe("the account schema migration that packs the path index", () => {
         );
       insertWorkflow("wf_old_a", big.length + odd.length);
       insertWorkflow("wf_old_b", 1);
-      for (const path of big)
-        sql.exec("INSERT INTO workflow_paths VALUES (?, 'wf_old_a', 'tk_big', 'Big task', 'A', ?)", path, minute(1));
-      for (const path of odd)
-        sql.exec("INSERT INTO workflow_paths VALUES (?, 'wf_old_a', 'tk_odd', 'Odd names', 'M', ?)", path, minute(2));
+      for (const path of big) sql.exec("INSERT INTO workflow_paths VALUES (?, 'wf_old_a', 'tk_big', 'Big task', 'A', ?)", path, minute(1));
+      for (const path of odd) sql.exec("INSERT INTO workflow_paths VALUES (?, 'wf_old_a', 'tk_odd', 'Odd names', 'M', ?)", path, minute(2));
       sql.exec("INSERT INTO workflow_paths VALUES ('src/many/f001.ts', 'wf_old_b', 'tk_b', 'Other', 'D', ?)", minute(3));
       sql.exec(
         "INSERT INTO memory_docs (entity_id, kind, workflow_id, task_id, text, at) VALUES ('dc_old', 'decision', 'wf_old_a', 'tk_odd', 'Zeppelin codec?', ?)",
@@ -73,9 +73,9 @@ describe("the account schema migration that packs the path index", () => {
         .toArray();
       expect(shapes).toHaveLength(6);
       for (const shape of shapes) expect(shape.sql, shape.name).toContain("WITHOUT ROWID");
-      expect(sql.exec("SELECT name FROM sqlite_master WHERE name IN ('workflow_paths', 'workflows_updated', 'memory_docs_kind')").toArray()).toEqual(
-        [],
-      );
+      expect(
+        sql.exec("SELECT name FROM sqlite_master WHERE name IN ('workflow_paths', 'workflows_updated', 'memory_docs_kind')").toArray(),
+      ).toEqual([]);
       expect(sql.exec("SELECT count(*) AS n FROM path_sets WHERE task_id = 'tk_big'").one().n).toBe(3);
       expect(sql.exec("SELECT * FROM insight_tasks").toArray()).toHaveLength(1);
       expect(sql.exec("SELECT sums FROM insight_buckets").toArray()).toEqual([{ sums: "[1,2]" }]);
@@ -97,9 +97,13 @@ describe("the account schema migration that packs the path index", () => {
     ]);
     expect((await stub.search("zeppelin", 5)).results.map((r) => r.id)).toEqual(["dc_old"]);
     // The summary's path count was kept: pushing the same paths again adds none, and the summary still updates.
-    await stub.recordWorkflow("migration-packed-paths", { ...workflowSummary("wf_old_a", "wf_old_a"), tasks: 3 }, {
-      paths: [{ path: big[0] as string, task_id: "tk_big", task_name: "Big task", status: "A", at: minute(1) }],
-    });
+    await stub.recordWorkflow(
+      "migration-packed-paths",
+      { ...workflowSummary("wf_old_a", "wf_old_a"), tasks: 3 },
+      {
+        paths: [{ path: big[0] as string, task_id: "tk_big", task_name: "Big task", status: "A", at: minute(1) }],
+      },
+    );
     await runInDurableObject(stub, (_instance, state) => {
       expect(state.storage.sql.exec("SELECT paths_indexed, tasks FROM workflows WHERE id = 'wf_old_a'").one()).toEqual({
         paths_indexed: big.length + odd.length,

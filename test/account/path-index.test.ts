@@ -95,7 +95,13 @@ describe("packed sets", () => {
 
   it("one row per task completion; the same paths again write nothing, a later new path is a part of its own", async () => {
     const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("path-sets"));
-    const entries = Array.from({ length: 20 }, (_, i) => ({ path: `src/f${i}.ts`, task_id: "tk_s", task_name: "S", status: "M", at: minute(5) }));
+    const entries = Array.from({ length: 20 }, (_, i) => ({
+      path: `src/f${i}.ts`,
+      task_id: "tk_s",
+      task_name: "S",
+      status: "M",
+      at: minute(5),
+    }));
     await stub.recordWorkflow("path-sets", workflowSummary("wf_sets", "sets"), { paths: entries });
     const first = await setsOf(stub);
     expect(first).toHaveLength(1);
@@ -137,7 +143,8 @@ describe("packed sets", () => {
     expect(await stub.searchPaths("own/99.ts", false, 5)).toEqual([]);
     // A broad prefix stops at its first page.
     const broad = await stub.searchPaths("common/", true, 20);
-    expect(broad.map((h) => h.task_id)).toEqual(Array.from({ length: 20 }, () => `tk_${total - 1}`).slice(0, 19).concat(`tk_${total - 2}`));
+    // The newest set's 19 common paths, then the first of the set before it.
+    expect(broad.map((h) => h.task_id)).toEqual([...Array.from({ length: 19 }, () => `tk_${total - 1}`), `tk_${total - 2}`]);
     console.log(`path lookup over ${LIMITS.PATH_SETS_SCANNED} sets of 20 paths, no match: ${missMs} ms`);
   });
 });
