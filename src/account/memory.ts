@@ -95,7 +95,7 @@ export class MemoryIndex {
   /**
    * Upserts by entity id: the document keeps its place (its FTS rowid), its FTS entry is replaced.
    * A new document is two rows written (its FTS entry and its row, keyed by the entity id without
-   * a rowid or an index beside it), a changed one three (the FTS entry out and in, the row).
+   * a rowid or an index beside it), a changed one two (its FTS entry updated in place, its row).
    */
   upsert(documents: readonly MemoryDocument[]): void {
     let next: number | null = null;
@@ -108,8 +108,8 @@ export class MemoryIndex {
       if (place === undefined) {
         next ??= (this.sql<{ rowid: number }>`SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1`[0]?.rowid ?? 0) + 1;
         place = next++;
-      } else this.sql`DELETE FROM memory_fts WHERE rowid = ${place}`;
-      this.sql`INSERT INTO memory_fts (rowid, title, body, context, entity_id) VALUES (${place}, ${title}, ${body}, ${context}, ${doc.id})`;
+        this.sql`INSERT INTO memory_fts (rowid, title, body, context, entity_id) VALUES (${place}, ${title}, ${body}, ${context}, ${doc.id})`;
+      } else this.sql`UPDATE memory_fts SET title = ${title}, body = ${body}, context = ${context} WHERE rowid = ${place}`;
       this.sql`INSERT INTO memory_docs (entity_id, doc, kind, workflow_id, task_id, text, at)
         VALUES (${doc.id}, ${place}, ${doc.kind}, ${doc.workflow_id}, ${doc.task_id}, ${text}, ${doc.at})
         ON CONFLICT (entity_id) DO UPDATE SET kind = excluded.kind, workflow_id = excluded.workflow_id,
