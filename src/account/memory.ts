@@ -108,7 +108,8 @@ export class MemoryIndex {
       if (place === undefined) {
         next ??= (this.sql<{ rowid: number }>`SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1`[0]?.rowid ?? 0) + 1;
         place = next++;
-        this.sql`INSERT INTO memory_fts (rowid, title, body, context, entity_id) VALUES (${place}, ${title}, ${body}, ${context}, ${doc.id})`;
+        this.sql`INSERT INTO memory_fts (rowid, title, body, context, entity_id)
+          VALUES (${place}, ${title}, ${body}, ${context}, ${doc.id})`;
       } else this.sql`UPDATE memory_fts SET title = ${title}, body = ${body}, context = ${context} WHERE rowid = ${place}`;
       this.sql`INSERT INTO memory_docs (entity_id, doc, kind, workflow_id, task_id, text, at)
         VALUES (${doc.id}, ${place}, ${doc.kind}, ${doc.workflow_id}, ${doc.task_id}, ${text}, ${doc.at})
