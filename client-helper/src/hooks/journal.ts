@@ -10,8 +10,8 @@
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { appendFile, readdir, realpath } from "node:fs/promises";
+import { appendFileSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
 import { plainTop } from "../git/plain-top.js";
@@ -300,7 +300,7 @@ export class Journal {
     if (tasks.length === 0) return 0;
     this.ensure("edits");
     const line = `${JSON.stringify({ at, tool, paths })}\n`;
-    for (const task of tasks) await appendFile(this.taskFile("edits", task.task_id), line, { mode: 0o600 });
+    for (const task of tasks) appendFileSync(this.taskFile("edits", task.task_id), line, { mode: 0o600 });
     await this.keepStopState();
     return tasks.length;
   }

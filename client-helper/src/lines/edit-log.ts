@@ -15,8 +15,8 @@
  * SHA-256) are still read.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, statSync } from "node:fs";
-import { appendFile, readdir, readFile, rm, stat } from "node:fs/promises";
+import { appendFileSync, mkdirSync, statSync } from "node:fs";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Agent } from "../agents/agent.js";
 import type { PatchChunk } from "../agents/codex-patch.js";
@@ -98,7 +98,8 @@ export class LineEditLog {
       const lines = this.withContents(task.task_id, edits)
         .map((entry) => `${JSON.stringify(entry)}\n`)
         .join("");
-      await appendFile(this.file(task.task_id, "jsonl"), lines, { mode: 0o600 });
+      // Synchronously, as the journal's own records (../hooks/journal.ts): small, on the way of an answer.
+      appendFileSync(this.file(task.task_id, "jsonl"), lines, { mode: 0o600 });
     }
     return edits.length;
   }
