@@ -111,8 +111,11 @@ async function readJson<T>(path: string): Promise<T | null> {
   }
 }
 
-/** What a batch of recorded tool calls shares (Journal.startBatch). */
-type Batch = { open?: Promise<OpenTask[]>; session?: Promise<AgentSession | null>; stopState: boolean };
+/**
+ * What a batch of recorded tool calls shares (Journal.startBatch): the reads made once, whether
+ * the stop state changed, and the lines each record file gets, written once at the end.
+ */
+type Batch = { open?: Promise<OpenTask[]>; session?: Promise<AgentSession | null>; stopState: boolean; appends: Map<string, string> };
 
 export class Journal {
   readonly folder: string;
@@ -155,14 +158,40 @@ export class Journal {
    * record changes, is kept once at the end instead of after each.
    */
   startBatch(): void {
-    this.batch ??= { stopState: false };
+    this.batch ??= { stopState: false, appends: new Map() };
   }
 
-  /** Ends the batch: the stop state is kept if a record changed it. Never throws. */
+  /**
+   * Ends the batch: each record file gets the batch's lines in one write (ten spooled edits
+   * opened the task's two logs twenty times), then the stop state is kept if a record changed it.
+   * Never throws.
+   */
   async endBatch(): Promise<void> {
     const batch = this.batch;
     this.batch = null;
+    for (const [path, lines] of batch?.appends ?? []) {
+      try {
+        appendFileSync(path, lines, { mode: 0o600 });
+      } catch {
+        // Those edits are not recorded, as a failed write of each alone would have left them.
+      }
+    }
     if (batch?.stopState) await this.keepStopState().catch(() => {});
+  }
+
+  /** Appends `lines` to a record file of this journal's (its folder made by the caller); in a batch, at its end. */
+  append(path: string, lines: string): void {
+    if (!this.batch) {
+      appendFileSync(path, lines, { mode: 0o600 });
+      return;
+    }
+    this.batch.appends.set(path, (this.batch.appends.get(path) ?? "") + lines);
+  }
+
+  /** Bytes of lines for `path` waiting for the end of the batch. */
+  pendingBytes(path: string): number {
+    const lines = this.batch?.appends.get(path);
+    return lines === undefined ? 0 : Buffer.byteLength(lines);
   }
 
   async taskStarted(task: OpenTask): Promise<void> {
@@ -300,7 +329,7 @@ export class Journal {
     if (tasks.length === 0) return 0;
     this.ensure("edits");
     const line = `${JSON.stringify({ at, tool, paths })}\n`;
-    for (const task of tasks) appendFileSync(this.taskFile("edits", task.task_id), line, { mode: 0o600 });
+    for (const task of tasks) this.append(this.taskFile("edits", task.task_id), line);
     await this.keepStopState();
     return tasks.length;
   }

@@ -15,7 +15,7 @@
  * SHA-256) are still read.
  */
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, statSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Agent } from "../agents/agent.js";
@@ -98,8 +98,7 @@ export class LineEditLog {
       const lines = this.withContents(task.task_id, edits)
         .map((entry) => `${JSON.stringify(entry)}\n`)
         .join("");
-      // Synchronously, as the journal's own records (../hooks/journal.ts): small, on the way of an answer.
-      appendFileSync(this.file(task.task_id, "jsonl"), lines, { mode: 0o600 });
+      this.journal.append(this.file(task.task_id, "jsonl"), lines);
     }
     return edits.length;
   }
@@ -120,11 +119,13 @@ export class LineEditLog {
    * process recorded as the path's last is named by its hash.
    */
   private withContents(taskId: string, edits: readonly { edit: CapturedEdit; entry: Entry }[]): Entry[] {
-    let used = 0;
+    const file = this.file(taskId, "jsonl");
+    // What the file holds, and what a batch of spooled edits (../hooks/journal.ts) will add to it.
+    let used = this.journal.pendingBytes(file);
     try {
-      used = statSync(this.file(taskId, "jsonl")).size;
+      used += statSync(file).size;
     } catch {
-      used = 0;
+      // No record yet.
     }
     let last = lastWritten.get(this.journal);
     if (!last) {
