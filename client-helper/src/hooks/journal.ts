@@ -10,8 +10,8 @@
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { readdir, realpath } from "node:fs/promises";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
 import { plainTop } from "../git/plain-top.js";
@@ -115,7 +115,14 @@ async function readJson<T>(path: string): Promise<T | null> {
  * What a batch of recorded tool calls shares (Journal.startBatch): the reads made once, whether
  * the stop state changed, and the lines each record file gets, written once at the end.
  */
-type Batch = { open?: Promise<OpenTask[]>; session?: Promise<AgentSession | null>; stopState: boolean; appends: Map<string, string> };
+type Batch = {
+  open?: Promise<OpenTask[]>;
+  session?: Promise<AgentSession | null>;
+  stopState: boolean;
+  appends: Map<string, string>;
+  /** The record folders made (or found) in this batch: not made again for each record. */
+  made: Set<string>;
+};
 
 export class Journal {
   readonly folder: string;
@@ -148,8 +155,11 @@ export class Journal {
     return `${hash(taskId).slice(0, 40)}.${extension}`;
   }
 
-  private ensure(kind: string): void {
+  /** Makes the folder of records of `kind` (once per batch). */
+  ensure(kind: string): void {
+    if (this.batch?.made.has(kind)) return;
     mkdirSync(join(this.folder, kind), { recursive: true, mode: 0o700 });
+    this.batch?.made.add(kind);
   }
 
   /**
@@ -158,7 +168,7 @@ export class Journal {
    * record changes, is kept once at the end instead of after each.
    */
   startBatch(): void {
-    this.batch ??= { stopState: false, appends: new Map() };
+    this.batch ??= { stopState: false, appends: new Map(), made: new Set() };
   }
 
   /**
@@ -237,8 +247,14 @@ export class Journal {
 
   private async readOpenTasks(): Promise<OpenTask[]> {
     const folder = join(this.folder, "open");
-    const names = await readdir(folder).catch(() => [] as string[]);
     const tasks: OpenTask[] = [];
+    // Listed synchronously, as its files are read: a complete_task lists them up to three times.
+    let names: string[] = [];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      // No task opened here yet.
+    }
     for (const name of names) {
       if (!name.endsWith(".json")) continue;
       const task = await readJson<OpenTask>(join(folder, name));

@@ -15,7 +15,7 @@
  * SHA-256) are still read.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Agent } from "../agents/agent.js";
@@ -93,7 +93,7 @@ export class LineEditLog {
       edits.push({ edit, entry: this.entry(edit, path, movedFrom ?? undefined, at, version) });
     }
     if (edits.length === 0) return 0;
-    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    this.journal.ensure("lines");
     for (const task of tasks) {
       const lines = this.withContents(task.task_id, edits)
         .map((entry) => `${JSON.stringify(entry)}\n`)
