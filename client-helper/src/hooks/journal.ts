@@ -60,6 +60,9 @@ export type WorkflowState = { workflow_id: string; text: string; at: number };
 /** Bound on the kept state: the session-start context shows far less of it. */
 const WORKFLOW_STATE_LIMIT = 16 * 1024;
 
+/** Lines a batch keeps for one record file before writing them (the line log carries edited contents). */
+const BATCH_LINES_CHARS = 1024 * 1024;
+
 /** Paths kept per task; a task that edits more is still recorded, the list says so. */
 export const EDITED_PATHS_LIMIT = 5000;
 
@@ -189,13 +192,18 @@ export class Journal {
     if (batch?.stopState) await this.keepStopState().catch(() => {});
   }
 
-  /** Appends `lines` to a record file of this journal's (its folder made by the caller); in a batch, at its end. */
+  /**
+   * Appends `lines` to a record file of this journal's (its folder made by the caller); in a batch,
+   * at its end, or once a file's waiting lines pass BATCH_LINES_CHARS (edited contents can be large).
+   */
   append(path: string, lines: string): void {
-    if (!this.batch) {
-      appendFileSync(path, lines, { mode: 0o600 });
+    const waiting = this.batch ? (this.batch.appends.get(path) ?? "") + lines : lines;
+    if (!this.batch || waiting.length > BATCH_LINES_CHARS) {
+      this.batch?.appends.delete(path);
+      appendFileSync(path, waiting, { mode: 0o600 });
       return;
     }
-    this.batch.appends.set(path, (this.batch.appends.get(path) ?? "") + lines);
+    this.batch.appends.set(path, waiting);
   }
 
   /** Bytes of lines for `path` waiting for the end of the batch. */
