@@ -1,37 +1,30 @@
 /**
  * @module workflow/changed-paths
  * The set of paths any task of the workflow changed, for its "distinct files changed" total: a
- * completing task adds its paths and learns how many were new. Kept as a 64-bit hash per path in
- * a few rows (`changed_path_sets`: buckets by hash, each a string of fixed-width hashes) rather
+ * completing task adds its paths and learns how many were new. Kept as a 128-bit hash per path
+ * (SHA-256, cut: no agent can choose two paths that count once, as it could with a fast
+ * non-cryptographic hash, nor find a pair by brute force as it could at 64 bits) in a few rows (`changed_path_sets`: buckets by hash, each a string of fixed-width hashes) rather
  * than a row per path: a completion writes one row per bucket it touches, one row until the
- * workflow has changed about 12,000 distinct paths. Buckets double (each split in two, every
+ * workflow has changed about 6,000 distinct paths. Buckets double (each split in two, every
  * bucket rewritten once) when they hold CAPACITY on average, so none grows past the value limit.
  * Paths recorded before v24 stay one row each in `changed_paths` and are looked up there.
  */
+import { createHash } from "node:crypto";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 
-/** Hashes a bucket holds on average before the buckets double (16 characters each: about 200 KB). */
-const CAPACITY = 12_000;
-const HASH_CHARS = 16;
+/** Hashes a bucket holds on average before the buckets double (32 characters each: about 200 KB). */
+const CAPACITY = 6_000;
+const HASH_CHARS = 32;
 
-/** A path's 64-bit hash as 16 hex characters: two independent 32-bit hashes of its UTF-16 code units. */
+/** A path's 128-bit hash as 32 hex characters: the first half of the SHA-256 of its UTF-8 bytes. */
 export function pathHash(path: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x9747b28c;
-  for (let i = 0; i < path.length; i++) {
-    const c = path.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
-  }
-  b = Math.imul(b ^ (b >>> 13), 0x5bd1e995);
-  return (a >>> 0).toString(16).padStart(8, "0") + ((b ^ (b >>> 15)) >>> 0).toString(16).padStart(8, "0");
+  return createHash("sha256").update(path, "utf8").digest("hex").slice(0, HASH_CHARS);
 }
 
-/** The bucket a hash belongs to among `buckets` (a power of two): its low bits. */
+/** The bucket a hash belongs to among `buckets` (a power of two): the low bits of its last 32. */
 function bucketOf(hash: string, buckets: number): number {
-  return Number.parseInt(hash.slice(8), 16) % buckets;
+  return Number.parseInt(hash.slice(-8), 16) % buckets;
 }
 
 function hashesIn(text: string): string[] {
