@@ -10,7 +10,7 @@
  * every request down both paths and compares the responses byte for byte).
  *
  * Only what is certain to be such an exchange is taken: the SDK's own classifier
- * (classifyInboundRequest) must call it modern at our revision, the three standard headers must
+ * (classifyInboundRequest) must call it modern at our revision (asked once per distinct envelope), the three standard headers must
  * name exactly what the body does, and the message may carry nothing beyond a tool's name, its
  * arguments object and the envelope. Anything else — other methods, batches, 2025-era clients,
  * an app-only tool, a malformed or unusual envelope, a mismatched header — is left to the SDK,
@@ -32,6 +32,7 @@ import { SERVER_INFO, TOOLS } from "./server";
 /** The one revision taken here; the SDK serves every other. */
 const REVISION = "2026-07-28";
 const TOOLS_BY_NAME = new Map<string, ToolDefinition>(TOOLS.map((tool) => [tool.name, tool]));
+const MESSAGE_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 const PARAM_KEYS = new Set(["name", "arguments", "_meta"]);
 const ENVELOPE_KEYS = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
 
@@ -39,7 +40,7 @@ const ENVELOPE_KEYS = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, 
 interface LeanCall {
   tool: ToolDefinition;
   args: Record<string, unknown>;
-  id: string | number;
+  id: unknown;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -55,7 +56,9 @@ function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>):
 export function leanCallOf(request: Request, body: unknown): LeanCall | null {
   if (!isPlainObject(body) || body.method !== "tools/call" || body.jsonrpc !== "2.0") return null;
   const { id, params } = body;
-  if ((typeof id !== "string" && typeof id !== "number") || !isPlainObject(params) || !onlyKeys(params, PARAM_KEYS)) return null;
+  // The SDK's request ids are strings or integers (RequestIdSchema).
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return null;
+  if (!onlyKeys(body, MESSAGE_KEYS) || !isPlainObject(params) || !onlyKeys(params, PARAM_KEYS)) return null;
   const tool = typeof params.name === "string" ? TOOLS_BY_NAME.get(params.name) : undefined;
   const args = params.arguments ?? {};
   const meta = params._meta;
@@ -68,16 +71,34 @@ export function leanCallOf(request: Request, body: unknown): LeanCall | null {
     headers.get("mcp-name") !== tool.name
   )
     return null;
-  // The SDK's own reading of the request (its envelope checks included) must route it to the modern path at our revision.
+  return modernEnvelope(meta, body, tool.name) ? { tool, args, id } : null;
+}
+
+/** Envelopes the SDK's classifier routed modern at our revision (by their JSON text): a client sends the same one with every call. */
+const envelopes = new Map<string, boolean>();
+const ENVELOPES_KEPT = 256;
+
+/**
+ * Whether the SDK's own reading of the request (classifyInboundRequest: its envelope checks, in
+ * zod) routes it to the modern path at our revision. Everything else it reads (method, id, params'
+ * keys, the three headers) was checked exactly above, so its answer depends on the envelope
+ * alone: asked once per distinct envelope and kept, which spares a zod parse per call.
+ */
+function modernEnvelope(meta: Record<string, unknown>, body: Record<string, unknown>, name: string): boolean {
+  const key = JSON.stringify(meta);
+  const known = envelopes.get(key);
+  if (known !== undefined) return known;
   const route = classifyInboundRequest({
     httpMethod: "POST",
     protocolVersionHeader: REVISION,
     mcpMethodHeader: "tools/call",
-    mcpNameHeader: tool.name,
+    mcpNameHeader: name,
     body,
   });
-  if (route.kind !== "modern" || route.classification.revision !== REVISION || route.messageKind !== "request") return null;
-  return { tool, args, id };
+  const modern = route.kind === "modern" && route.classification.revision === REVISION && route.messageKind === "request";
+  if (envelopes.size >= ENVELOPES_KEPT) envelopes.clear();
+  envelopes.set(key, modern);
+  return modern;
 }
 
 /** What the SDK's tools/call answers when a handler throws (McpServer's createToolError). */

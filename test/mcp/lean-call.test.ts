@@ -147,6 +147,12 @@ describe("the lean tools/call path", () => {
   const left: [string, Sent][] = [
     ["a 2025-era call", { body: { method: "tools/call", params: { name: "get_workflow", arguments: {} }, jsonrpc: "2.0", id: 1 } }],
     ["an unknown tool", toolsCall("no_such_tool", {})],
+    ["a fractional id", toolsCall("get_workflow", {}, 1.5)],
+    ["an id that is an object", toolsCall("get_workflow", {}, { n: 1 } as unknown as number)],
+    [
+      "a message with another field",
+      { ...toolsCall("get_workflow", {}), body: { ...(toolsCall("get_workflow", {}).body as object), extra: true } },
+    ],
     ["an app-only tool", toolsCall("send_feedback", {})],
     [
       "a header naming another tool",
