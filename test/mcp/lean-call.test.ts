@@ -11,6 +11,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import app from "../../src/index";
 import { leanCallOf } from "../../src/mcp/lean-call";
+import { TOOLS } from "../../src/mcp/server";
 import { connect, ok } from "../support/mcp-client";
 import { ORIGIN, TOKENS, workerTarget } from "../support/worker";
 
@@ -62,8 +63,16 @@ async function answer(response: Response): Promise<Answer> {
 const deployed = async (sent: Sent, token?: string) => answer(await app.fetch(request(sent, token), env));
 const throughSdk = async (sent: Sent, token?: string) => answer(await app.fetch(request(sent, token), SDK_ONLY));
 
+/** Every tool a lean call was compared for (the last test checks none is missed). */
+const compared = new Set<string>();
+
 /** Sends `first` then `second` through the lean path and the SDK, in both orders, and expects the same bytes each time. */
 async function expectSameBytes(first: Sent, second: Sent = first): Promise<Answer> {
+  for (const sent of [first, second]) {
+    const call = leanCallOf(request(sent), sent.body);
+    expect(call).not.toBeNull();
+    compared.add(call?.tool.name ?? "");
+  }
   const sdk = await throughSdk(first);
   const lean = await deployed(first);
   expect(lean).toEqual(sdk);
@@ -128,6 +137,11 @@ describe("the lean tools/call path", () => {
     expect(Object.keys((JSON.parse(kept.body) as { result: { _meta: object } }).result._meta)).toHaveLength(2);
     await expectSameBytes(toolsCall("get_workflow", { workflow_id: workflowId }));
     await expectSameBytes(toolsCall("get_workflow", undefined));
+    const pair = JSON.parse((await deployed(toolsCall("start_workflow", a))).body) as {
+      result: { structuredContent: { workflow_id: string } };
+    };
+    const done = { workflow_id: pair.result.structuredContent.workflow_id, status: "success", summary: "all done" };
+    await expectSameBytes(toolsCall("complete_workflow", { ...done, idempotency_key: "wf-done-a" }));
   });
 
   it.each([
@@ -216,5 +230,9 @@ describe("the lean tools/call path", () => {
   it.each(left)("leaves %s to the SDK", async (_label, sent) => {
     expect(leanCallOf(request(sent), sent.body)).toBeNull();
     expect(await deployed(sent)).toEqual(await throughSdk(sent));
+  });
+
+  it("compared every tool", () => {
+    expect([...compared].sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
   });
 });
