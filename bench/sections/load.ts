@@ -16,7 +16,7 @@ import { type DevServer, startDevServer } from "../../test/support/dev-server.ts
 import { summarize } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { checkOutOldBuild } from "../lib/old-build.ts";
-import { cpuDuring } from "../lib/process-cpu.ts";
+import { cpuMeter } from "../lib/process-cpu.ts";
 import { atLeast, count, percentiles, times } from "../lib/table.ts";
 import { wireClient } from "../lib/wire-client.ts";
 
@@ -58,9 +58,12 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
       const server = side === a ? current : oldServer;
       context.log(`load A/B: ${agents} agents on ${side.label}`);
       const port = Number(new URL(server.url).port);
-      const round = await cpuDuring(port, () => loadAgents(server, { agents, workflows: 1, tasks, connectAgent: wireAgent }));
-      side.rounds.push(round.value);
-      for (const [role, cpu] of Object.entries(round.cpuMs)) side.cpuMs[role] = (side.cpuMs[role] ?? 0) + cpu;
+      const spent = cpuMeter(port);
+      let cpuMs: Record<string, number> = {};
+      side.rounds.push(
+        await loadAgents(server, { agents, workflows: 1, tasks, connectAgent: wireAgent, afterCalls: () => ({ cpuMs } = spent()) }),
+      );
+      for (const [role, cpu] of Object.entries(cpuMs)) side.cpuMs[role] = (side.cpuMs[role] ?? 0) + cpu;
     }
     const summary = (side: Side) => {
       const calls = side.rounds.reduce((n, r) => n + r.calls, 0);
@@ -69,7 +72,7 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
       const problems = side.rounds.flatMap((r) => r.problems);
       // Percentiles over every call of every round (each round's samples are kept by tool).
       const latency = summarize(side.rounds.flatMap((r) => r.samples));
-      // CPU per call by process (the read-back of each round's workflows included), and the client's share of one core.
+      // CPU per call by process (while the agents called: the read-back after each round apart), and the client's share of one core.
       const cpuPerCall = Object.fromEntries(Object.entries(side.cpuMs).map(([role, cpu]) => [role, cpu / calls]));
       const clientCores = (side.cpuMs[CLIENT] ?? 0) / 1000 / seconds;
       return { label: side.label, calls, seconds, callsPerSecond: calls / seconds, errors, problems, latency, cpuPerCall, clientCores };
@@ -94,7 +97,7 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
     });
     for (const s of [sa, sb]) {
       context.table.add({
-        measure: `${s.label}: CPU per call by process (read-back included); the client process took ${s.clientCores.toFixed(2)} of a core`,
+        measure: `${s.label}: CPU per call by process; the client process took ${s.clientCores.toFixed(2)} of a core`,
         value: Object.entries(s.cpuPerCall)
           .map(([role, cpu]) => `${role} ${cpu.toFixed(2)} ms`)
           .join(", "),

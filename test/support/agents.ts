@@ -246,7 +246,14 @@ const sdkAgent: AgentConnect = (target) => connect(target, { negotiation: "auto"
 
 export async function loadAgents(
   target: McpTarget,
-  options: { agents: number; workflows: number; tasks: number; connectAgent?: AgentConnect },
+  options: {
+    agents: number;
+    workflows: number;
+    tasks: number;
+    connectAgent?: AgentConnect;
+    /** Called once every agent is done, before the workflows are read back (a bench stops its CPU count there). */
+    afterCalls?: () => void;
+  },
 ): Promise<AgentsResult> {
   const recorder = new Recorder();
   const started = performance.now();
@@ -261,6 +268,7 @@ export async function loadAgents(
     await client.close();
   });
   const seconds = (performance.now() - started) / 1000;
+  options.afterCalls?.();
   const errors = results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
   const problems: string[] = [];
   for (const acked of done) problems.push(...(await verifyWorkflow(acked)));
