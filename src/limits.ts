@@ -96,6 +96,9 @@ export const LIMITS = {
   // Owner view: workflows per dashboard page; paths the account's path index keeps per workflow.
   DASHBOARD_PAGE: 25,
   PATHS_PER_WORKFLOW: 5000,
+  // A path lookup reads at most this many of the newest path sets (one per task completion, its paths
+  // packed in one row): older completions are not found (docs/storage.md, account/path-index).
+  PATH_SETS_SCANNED: 20_000,
   // Commits the account's commit index keeps per workflow; commits one GET /api/commits may ask about
   // (a pull request's range: GitHub lists at most 250 commits of a pull request).
   COMMITS_PER_WORKFLOW: 5000,

@@ -7,7 +7,7 @@
  */
 
 import { createHash, randomUUID } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -272,7 +272,13 @@ export class TaskStore {
   ): Promise<ConcurrentTask[]> {
     const lineage = new Set(ancestors);
     const folder = this.treeFolder(tree);
-    const names = await readdir(folder).catch(() => [] as string[]);
+    let names: string[] = [];
+    try {
+      // Listed synchronously, as its marks are read (below).
+      names = readdirSync(folder);
+    } catch {
+      // No mark on this working tree yet.
+    }
     const now = Date.now();
     const mine = changed === null ? null : new Set(changed);
     const found: ConcurrentTask[] = [];

@@ -3,10 +3,11 @@
  * is read and read back at complete_task: contents in the record itself, no file per edit; a
  * content before an edit that repeats the last one recorded is named by its hash, and a reader
  * takes the path's previous version only when it hashes so (an edit not followed, never a wrong
- * version); records of earlier helpers (contents in blobs/) are still read, a blob cut short is gone.
+ * version); records of earlier helpers (contents in blobs/) are still read, a blob cut short is gone;
+ * a drained spool's edits are written once at the end of its batch (sooner past 1 MiB of lines).
  */
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { agentNamed } from "../src/agents/registry.js";
@@ -54,6 +55,32 @@ it("keeps each content in the record itself, the repeated one by its hash, and r
   expect(await log.edits(TASK)).toEqual([
     { at: 10, path: "a.txt", before: "one\n", after: "ONE\n" },
     { at: 20, path: "a.txt", before: "ONE\n", after: "ONE\ntwo\n" },
+  ]);
+});
+
+it("writes a batch's edits once at its end (a file's waiting lines past 1 MiB sooner) and replays them in order", async () => {
+  const { journal, repo } = await openJournal();
+  const log = new LineEditLog(journal);
+  const file = join(log.folder, Journal.taskFileName(TASK, "jsonl"));
+  const written = () => readFileSync(file, "utf8").trim().split("\n").length;
+  journal.startBatch();
+  await log.record(edit(repo, "a.txt", "one\n", "one", "ONE"), CLAUDE, 10, repo);
+  await log.record(edit(repo, "a.txt", "ONE\n", "ONE", "ONE!"), CLAUDE, 20, repo);
+  expect(existsSync(file)).toBe(false);
+  // Below the capture bound of one content (1 MiB), the two of them past the batch's.
+  const big = `${"x".repeat(600 * 1024)}\n`;
+  await log.record(edit(repo, "b.txt", big, "x", "y"), CLAUDE, 30, repo);
+  // Past the bound: written with the lines that waited before it.
+  expect(written()).toBe(3);
+  await log.record(edit(repo, "a.txt", "ONE!\n", "ONE!", "ONE?"), CLAUDE, 40, repo);
+  expect(written()).toBe(3);
+  await journal.endBatch();
+  expect(written()).toBe(4);
+  expect(await log.edits(TASK)).toEqual([
+    { at: 10, path: "a.txt", before: "one\n", after: "ONE\n" },
+    { at: 20, path: "a.txt", before: "ONE\n", after: "ONE!\n" },
+    { at: 30, path: "b.txt", before: big, after: big.replace("x", "y") },
+    { at: 40, path: "a.txt", before: "ONE!\n", after: "ONE?\n" },
   ]);
 });
 

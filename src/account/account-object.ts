@@ -151,9 +151,9 @@ export class AccountObject extends DurableObject<Env> {
     let queued = false;
     const holds = push.notifications ? await this.credentialCheck(account) : () => false;
     const generation = this.ctx.storage.transactionSync(() => {
-      this.workflows.record(summary);
+      // The paths first: the summary's one row written counts what they added.
+      this.workflows.record(summary, push.paths ? this.paths.record(summary.id, push.paths) : 0);
       if (push.documents) this.memory.upsert(push.documents);
-      if (push.paths) this.paths.record(summary.id, push.paths);
       if (push.commits) this.commits.record(summary.id, push.commits);
       if (push.share) this.workflows.recordShare(summary.id, push.share);
       if (push.insights) this.rollups.apply(push.insights);

@@ -320,4 +320,91 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX workflow_paths_recent ON workflow_paths(at DESC, path)",
     ],
   },
+  // Rows written per push, cut. The path index packed: one row per task completion (its paths as JSON, in parts of bounded
+  // size) instead of two rows written per path (the row and its recency index); a lookup scans the
+  // newest sets (account/path-index). And the workflows' summaries without their index on
+  // updated_at: every push moved the row's entry in it (a second row written per push), while the
+  // lists that sort by it read at most ACCOUNT_WORKFLOWS rows (reads cost a thousandth of a write).
+  {
+    version: 18,
+    statements: [
+      `CREATE TABLE path_sets (
+        at TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        part INTEGER NOT NULL,
+        task_name TEXT NOT NULL,
+        paths TEXT NOT NULL,
+        PRIMARY KEY (at, workflow_id, task_id, part)
+      ) WITHOUT ROWID`,
+      // 200 paths of at most PATH_BYTES each per part: under the 2 MB a stored value may take.
+      `INSERT INTO path_sets (at, workflow_id, task_id, part, task_name, paths)
+        SELECT at, workflow_id, task_id, part, max(task_name), json_group_array(json_array(path, status))
+        FROM (SELECT *, (row_number() OVER (PARTITION BY at, workflow_id, task_id ORDER BY path) - 1) / 200 AS part FROM workflow_paths)
+        GROUP BY at, workflow_id, task_id, part`,
+      "DROP TABLE workflow_paths",
+      "DROP INDEX workflows_updated",
+      // Memory documents keyed by their entity id (no rowid, no unique index, no index by kind, which
+      // no query read alone): the FTS entry names its document's entity, and the document its FTS
+      // rowid (its place: related work ranks the newest). A new document is two rows written, not four.
+      "CREATE VIRTUAL TABLE memory_fts_v18 USING fts5(title, body, context, entity_id UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')",
+      `INSERT INTO memory_fts_v18 (rowid, title, body, context, entity_id)
+        SELECT f.rowid, f.title, f.body, f.context, d.entity_id FROM memory_fts f JOIN memory_docs d ON d.rowid = f.rowid`,
+      `CREATE TABLE memory_docs_v18 (
+        entity_id TEXT PRIMARY KEY,
+        doc INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        task_id TEXT,
+        text TEXT NOT NULL,
+        at TEXT NOT NULL
+      ) WITHOUT ROWID`,
+      "INSERT INTO memory_docs_v18 SELECT entity_id, rowid, kind, workflow_id, task_id, text, at FROM memory_docs",
+      "DROP TABLE memory_fts",
+      "DROP TABLE memory_docs",
+      "ALTER TABLE memory_fts_v18 RENAME TO memory_fts",
+      "ALTER TABLE memory_docs_v18 RENAME TO memory_docs",
+      // The Insights tables keyed by their key alone, without a rowid beside it (one row written per
+      // insert instead of two), and the tasks without their index by workflow, which no query reads.
+      `CREATE TABLE insight_tasks_v18 (
+        task_id TEXT PRIMARY KEY,
+        workflow_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        completed_at INTEGER NOT NULL,
+        fact TEXT NOT NULL,
+        contribution TEXT NOT NULL
+      ) WITHOUT ROWID`,
+      "INSERT INTO insight_tasks_v18 SELECT task_id, workflow_id, day, agent, model, repository, completed_at, fact, contribution FROM insight_tasks",
+      "DROP TABLE insight_tasks",
+      "ALTER TABLE insight_tasks_v18 RENAME TO insight_tasks",
+      `CREATE TABLE insight_buckets_v18 (
+        kind TEXT NOT NULL,
+        start TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        sums TEXT NOT NULL,
+        PRIMARY KEY (kind, start, agent, model, repository)
+      ) WITHOUT ROWID`,
+      "INSERT INTO insight_buckets_v18 SELECT kind, start, agent, model, repository, sums FROM insight_buckets",
+      "DROP TABLE insight_buckets",
+      "ALTER TABLE insight_buckets_v18 RENAME TO insight_buckets",
+      `CREATE TABLE insight_groups_v18 (
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        PRIMARY KEY (agent, model, repository)
+      ) WITHOUT ROWID`,
+      "INSERT INTO insight_groups_v18 SELECT agent, model, repository FROM insight_groups",
+      "DROP TABLE insight_groups",
+      "ALTER TABLE insight_groups_v18 RENAME TO insight_groups",
+      "CREATE TABLE insight_repositories_v18 (fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL) WITHOUT ROWID",
+      "INSERT INTO insight_repositories_v18 SELECT fingerprint, remote, at FROM insight_repositories",
+      "DROP TABLE insight_repositories",
+      "ALTER TABLE insight_repositories_v18 RENAME TO insight_repositories",
+    ],
+  },
 ];

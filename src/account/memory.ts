@@ -84,46 +84,59 @@ const TITLE_WEIGHT = 4;
 const BODY_WEIGHT = 1;
 const CONTEXT_WEIGHT = 0.25;
 
+/** Documents cut below MEMORY_DOCUMENTS when the index passes it, so the exact count runs once per this many. */
+const MEMORY_PRUNE_SLACK = 500;
+
 type HitRow = { entity_id: string; kind: string; workflow_id: string; task_id: string | null; text: string; at: string; score: number };
 
 export class MemoryIndex {
   constructor(private readonly sql: Sql) {}
 
-  /** Upserts by entity id: the row keeps its rowid, its FTS entry is replaced. */
+  /**
+   * Upserts by entity id: the document keeps its place (its FTS rowid), its FTS entry is replaced.
+   * A new document is two rows written (its FTS entry and its row, keyed by the entity id without
+   * a rowid or an index beside it), a changed one two (its FTS entry updated in place, its row).
+   */
   upsert(documents: readonly MemoryDocument[]): void {
+    let next: number | null = null;
     for (const doc of documents) {
       const title = clip(doc.title, LIMITS.MEMORY_TITLE);
       const body = clip(doc.body, LIMITS.MEMORY_BODY);
       const text = clip(doc.text, LIMITS.MEMORY_TITLE);
-      const row = this.sql<{ rowid: number }>`
-        INSERT INTO memory_docs (entity_id, kind, workflow_id, task_id, text, at)
-        VALUES (${doc.id}, ${doc.kind}, ${doc.workflow_id}, ${doc.task_id}, ${text}, ${doc.at})
-        ON CONFLICT (entity_id) DO UPDATE SET kind = excluded.kind, workflow_id = excluded.workflow_id,
-          task_id = excluded.task_id, text = excluded.text, at = excluded.at
-        RETURNING rowid`[0];
-      if (!row) continue;
-      this.sql`DELETE FROM memory_fts WHERE rowid = ${row.rowid}`;
       const context = clip(doc.context, LIMITS.MEMORY_TITLE);
-      this.sql`INSERT INTO memory_fts (rowid, title, body, context) VALUES (${row.rowid}, ${title}, ${body}, ${context})`;
+      let place = this.sql<{ doc: number }>`SELECT doc FROM memory_docs WHERE entity_id = ${doc.id}`[0]?.doc;
+      if (place === undefined) {
+        next ??= (this.sql<{ rowid: number }>`SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1`[0]?.rowid ?? 0) + 1;
+        place = next++;
+        this.sql`INSERT INTO memory_fts (rowid, title, body, context, entity_id)
+          VALUES (${place}, ${title}, ${body}, ${context}, ${doc.id})`;
+      } else this.sql`UPDATE memory_fts SET title = ${title}, body = ${body}, context = ${context} WHERE rowid = ${place}`;
+      this.sql`INSERT INTO memory_docs (entity_id, doc, kind, workflow_id, task_id, text, at)
+        VALUES (${doc.id}, ${place}, ${doc.kind}, ${doc.workflow_id}, ${doc.task_id}, ${text}, ${doc.at})
+        ON CONFLICT (entity_id) DO UPDATE SET kind = excluded.kind, workflow_id = excluded.workflow_id,
+          task_id = excluded.task_id, text = excluded.text, at = excluded.at`;
     }
     this.prune();
   }
 
   /**
-   * Keeps the newest MEMORY_DOCUMENTS documents; the oldest go first. Counting every document
-   * on each push would cost more as the index grows; the rowid span (two index seeks) bounds
-   * the count from above, so the exact count runs only once the span passes the limit.
+   * Keeps at most MEMORY_DOCUMENTS documents; the oldest go first. Counting every document on each
+   * push would read the whole index: the FTS rowid span (two seeks) bounds the count from above,
+   * so the exact count runs only once the span passes the limit, and then cuts MEMORY_PRUNE_SLACK
+   * documents more, so the next count waits that many documents.
    */
   private prune(): void {
-    const span = this.sql<{ span: number }>`SELECT coalesce(max(rowid) - min(rowid) + 1, 0) AS span FROM memory_docs`[0]?.span ?? 0;
+    const span =
+      this.sql<{ span: number }>`SELECT coalesce((SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1)
+        - (SELECT rowid FROM memory_fts ORDER BY rowid LIMIT 1) + 1, 0) AS span`[0]?.span ?? 0;
     if (span <= LIMITS.MEMORY_DOCUMENTS) return;
     const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM memory_docs`[0]?.n ?? 0;
-    const excess = count - LIMITS.MEMORY_DOCUMENTS;
-    if (excess <= 0) return;
-    const cutoff = this.sql<{ rowid: number }>`SELECT rowid FROM memory_docs ORDER BY rowid LIMIT 1 OFFSET ${excess - 1}`[0]?.rowid;
+    if (count <= LIMITS.MEMORY_DOCUMENTS) return;
+    const excess = count - LIMITS.MEMORY_DOCUMENTS + MEMORY_PRUNE_SLACK;
+    const cutoff = this.sql<{ rowid: number }>`SELECT rowid FROM memory_fts ORDER BY rowid LIMIT 1 OFFSET ${excess - 1}`[0]?.rowid;
     if (cutoff === undefined) return;
+    this.sql`DELETE FROM memory_docs WHERE entity_id IN (SELECT entity_id FROM memory_fts WHERE rowid <= ${cutoff})`;
     this.sql`DELETE FROM memory_fts WHERE rowid <= ${cutoff}`;
-    this.sql`DELETE FROM memory_docs WHERE rowid <= ${cutoff}`;
   }
 
   /**
@@ -142,9 +155,9 @@ export class MemoryIndex {
   private rank(match: string, limit: number): MemoryHit[] {
     const rows = this.sql<HitRow>`
       SELECT d.entity_id, d.kind, d.workflow_id, d.task_id, d.text, d.at, bm25(memory_fts, ${TITLE_WEIGHT}, ${BODY_WEIGHT}, ${CONTEXT_WEIGHT}) AS score
-      FROM memory_fts JOIN memory_docs d ON d.rowid = memory_fts.rowid
+      FROM memory_fts JOIN memory_docs d ON d.entity_id = memory_fts.entity_id
       WHERE memory_fts MATCH ${match}
-      ORDER BY score, d.rowid DESC LIMIT ${limit}`;
+      ORDER BY score, memory_fts.rowid DESC LIMIT ${limit}`;
     return rows.map(hitOf);
   }
 
@@ -159,15 +172,15 @@ export class MemoryIndex {
   related(input: { workflow_id: string; task_id: string; name: string; goal: string; areas: readonly string[] }): RelatedItem[] {
     const match = relatedQuery([input.name, input.goal, ...input.areas]);
     if (match === null) return [];
-    const newest = this.sql<{ rowid: number | null }>`SELECT max(rowid) AS rowid FROM memory_docs`[0]?.rowid ?? null;
-    if (newest === null) return [];
+    const newest = this.sql<{ rowid: number }>`SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1`[0]?.rowid;
+    if (newest === undefined) return [];
     const from = newest - LIMITS.RELATED_WINDOW;
     const rows = this.sql<HitRow>`
       SELECT d.entity_id, d.kind, d.workflow_id, d.task_id, d.text, d.at, bm25(memory_fts, ${TITLE_WEIGHT}, ${BODY_WEIGHT}, ${CONTEXT_WEIGHT}) AS score
-      FROM memory_fts JOIN memory_docs d ON d.rowid = memory_fts.rowid
+      FROM memory_fts JOIN memory_docs d ON d.entity_id = memory_fts.entity_id
       WHERE memory_fts MATCH ${match} AND memory_fts.rowid > ${from}
         AND d.kind IN ('decision', 'issue') AND coalesce(d.task_id, '') != ${input.task_id}
-      ORDER BY score * (CASE WHEN d.workflow_id = ${input.workflow_id} THEN 0.5 ELSE 1.0 END), d.rowid DESC
+      ORDER BY score * (CASE WHEN d.workflow_id = ${input.workflow_id} THEN 0.5 ELSE 1.0 END), memory_fts.rowid DESC
       LIMIT ${LIMITS.RELATED_ITEMS}`;
     return rows.map((r) => ({
       kind: r.kind as RelatedItem["kind"],

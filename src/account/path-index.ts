@@ -4,8 +4,15 @@
  * the workflow outbox push (completed and updated tasks carry their net file changes), for
  * the dashboard's and the REST API's search by exact path or path prefix.
  *
- * Paths are compared byte for byte (git paths are case-sensitive). A prefix search is a range
- * scan over the primary key, so it costs the matches, not the index size.
+ * Packed: one `path_sets` row per task completion holds its paths (`[[path, status], …]` in
+ * JSON, cut into parts of at most STATEMENT_CHUNK_BYTES), keyed by (time, workflow, task). A row
+ * per path cost two rows written per file (the row and its recency index), about 40 per 20-file
+ * completion; a set costs one. Rows written are billed a thousand times rows read, so a lookup
+ * scans the sets instead of seeking: newest first along the key, a page at a time, each set's
+ * text first tested with `instr` (a byte search, no JSON parsed) and only candidates expanded,
+ * stopping once a page has filled the limit, and never past the newest PATH_SETS_SCANNED sets.
+ *
+ * Paths are compared byte for byte (git paths are case-sensitive), in their wire form.
  */
 import { encodePathBytes, isEscapedPath } from "@waymark/protocol/paths";
 import type { PathEntry } from "../domain/path-entries";
@@ -18,8 +25,8 @@ export interface PathHit extends PathEntry {
   workflow_id: string;
 }
 
-/** Past this many matches a prefix search walks the recency index (see PathIndex.startingWith). */
-export const DENSE_PREFIX_MATCHES = 1000;
+/** Sets a lookup reads per statement, newest first. */
+export const PATH_SETS_PAGE = 500;
 
 /** The largest code point: `prefix + MAX` is above every string that starts with `prefix`. */
 const MAX_CODE_POINT = "\u{10FFFF}";
@@ -34,39 +41,96 @@ export function escapedPrefix(prefix: string): string {
   return encodePathBytes(Uint8Array.from([...utf8.encode(prefix), 0xff])).slice(0, -"%FF".length);
 }
 
-type Row = Record<string, SqlStorageValue>;
+/** What a lookup matches: a path exactly (`to` null) or every path in [`from`, `to`). */
+interface PathRange {
+  from: string;
+  to: string | null;
+}
+
+/** A set's entries as stored: [path, status]. */
+type Packed = [string, string];
+
+/**
+ * Text every set holding a path that starts with `start` contains: `["` then the path's JSON
+ * form. JSON escapes one character at a time, so a path's prefix is a prefix of its JSON form;
+ * a path with a character JSON escapes gets no such text ("" matches every set): its sets are
+ * all expanded and compared, as the exact comparison decides anyway.
+ */
+function needleOf(start: string): string {
+  return /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]/.test(start) ? "" : `["${start}`;
+}
+
+type SetRow = { part: number; paths: string };
+/** A set part's key: time, workflow, task, part. */
+type SetKey = [string, string, string, number];
 
 export class PathIndex {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * Upserts a workflow's paths (replays are harmless), at most PATHS_PER_WORKFLOW per workflow:
-   * the workflow's row counts them (`paths_indexed`; its summary is recorded first, in the same
-   * transaction). Rows are written only for new paths and for the rare one whose status or task
-   * name changed (each row written is billed): a task's paths pushed again, as a task.updated
-   * event does, write nothing.
+   * Records a push's paths (replays are harmless), at most PATHS_PER_WORKFLOW per workflow, and
+   * answers how many were new (the caller adds them to the workflow's `paths_indexed`, with its
+   * summary). Entries are grouped into the set of their task and time; a set pushed again (a
+   * task.updated event carries all its paths) writes nothing unless a path is new (appended as a
+   * part of its own) or its status or task name changed (that part rewritten).
    */
-  record(workflowId: string, entries: readonly PathEntry[]): void {
-    if (entries.length === 0) return;
+  record(workflowId: string, entries: readonly PathEntry[]): number {
+    if (entries.length === 0) return 0;
     const stored = this.sql<{ n: number }>`SELECT paths_indexed AS n FROM workflows WHERE id = ${workflowId}`[0]?.n ?? 0;
     // Every entry counts against the bound, as if each one were new (replays included).
     const batch = entries.slice(0, Math.max(0, LIMITS.PATHS_PER_WORKFLOW - stored));
-    if (batch.length === 0) return;
-    let added = 0;
-    // A statement per chunk, not per path (a statement per path cost about 0.1 ms each, 12 ms for a
-    // 100-file task); chunks keep each bound list far below SQLite's 2 MB per value.
-    for (const chunk of jsonChunks(batch.map((e) => [e.path, e.task_id, e.task_name, e.status, e.at]))) {
-      added += this.sql`
-        INSERT INTO workflow_paths (path, workflow_id, task_id, task_name, status, at)
-        SELECT value ->> 0, ${workflowId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
-        ON CONFLICT (path, workflow_id, task_id) DO NOTHING RETURNING path`.length;
-      this.sql`
-        UPDATE workflow_paths AS p SET status = j.value ->> 3, task_name = j.value ->> 2
-        FROM json_each(${chunk}) AS j
-        WHERE p.path = j.value ->> 0 AND p.workflow_id = ${workflowId} AND p.task_id = j.value ->> 1
-          AND (p.status IS NOT j.value ->> 3 OR p.task_name IS NOT j.value ->> 2)`;
+    const groups = new Map<string, PathEntry[]>();
+    for (const e of batch) {
+      const key = JSON.stringify([e.at, e.task_id]);
+      const group = groups.get(key);
+      if (group) group.push(e);
+      else groups.set(key, [e]);
     }
-    if (added > 0) this.sql`UPDATE workflows SET paths_indexed = paths_indexed + ${added} WHERE id = ${workflowId}`;
+    let added = 0;
+    for (const group of groups.values()) added += this.recordSet(workflowId, group);
+    return added;
+  }
+
+  /** One task's paths at one time: new ones appended as a part, changed ones rewritten in place. */
+  private recordSet(workflowId: string, entries: readonly PathEntry[]): number {
+    const first = entries[0] as PathEntry;
+    const { at, task_id: taskId } = first;
+    const taskName = entries[entries.length - 1]?.task_name ?? first.task_name;
+    const parts = this.sql<SetRow & { task_name: string }>`SELECT part, paths, task_name FROM path_sets
+      WHERE at = ${at} AND workflow_id = ${workflowId} AND task_id = ${taskId}`;
+    // Where each stored path is: its part and its place in that part.
+    const where = new Map<string, [number, Packed]>();
+    const contents = new Map<number, Packed[]>();
+    for (const row of parts) {
+      const packed = JSON.parse(row.paths) as Packed[];
+      contents.set(row.part, packed);
+      for (const item of packed) where.set(item[0], [row.part, item]);
+    }
+    const renamed = parts.some((row) => row.task_name !== taskName);
+    const changedParts = new Set<number>(renamed ? parts.map((row) => row.part) : []);
+    const fresh = new Map<string, string>();
+    for (const e of entries) {
+      const stored = where.get(e.path);
+      if (stored === undefined) fresh.set(e.path, e.status);
+      else if (stored[1][1] !== e.status) {
+        stored[1][1] = e.status;
+        changedParts.add(stored[0]);
+      }
+    }
+    for (const part of changedParts) {
+      this.sql`UPDATE path_sets SET paths = ${JSON.stringify(contents.get(part))}, task_name = ${taskName}
+        WHERE at = ${at} AND workflow_id = ${workflowId} AND task_id = ${taskId} AND part = ${part}`;
+    }
+    if (fresh.size === 0) return 0;
+    let part = parts.reduce((max, row) => Math.max(max, row.part + 1), 0);
+    const sorted = [...fresh].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    // Each part stays far below the 2 MB a stored value may take.
+    for (const chunk of jsonChunks(sorted)) {
+      this.sql`INSERT INTO path_sets (at, workflow_id, task_id, part, task_name, paths)
+        VALUES (${at}, ${workflowId}, ${taskId}, ${part}, ${taskName}, ${chunk})`;
+      part++;
+    }
+    return fresh.size;
   }
 
   /**
@@ -75,8 +139,8 @@ export class PathIndex {
    * Newest first, at most `limit`.
    */
   find(query: string, prefix: boolean, limit: number): PathHit[] {
-    if (!prefix) return this.exact(query, limit);
-    return newestFirst([...this.startingWith(query, limit), ...this.escapedStartingWith(query, limit)], limit);
+    if (!prefix) return this.scan([{ from: query, to: null }], limit);
+    return this.scan(prefixRanges(query), limit);
   }
 
   /**
@@ -86,39 +150,64 @@ export class PathIndex {
    */
   findUnder(path: string, namePrefix: boolean, limit: number): PathHit[] {
     if (namePrefix) return this.find(path, true, limit);
-    return newestFirst([...this.exact(path, limit), ...this.find(`${path}/`, true, limit)], limit);
-  }
-
-  private exact(path: string, limit: number): PathHit[] {
-    return this.sql<Row>`SELECT * FROM workflow_paths WHERE path = ${path} ORDER BY at DESC LIMIT ${limit}`.map(hitOf);
+    return this.scan([{ from: path, to: null }, ...prefixRanges(`${path}/`)], limit);
   }
 
   /**
-   * Newest first among the paths starting with `prefix`. A narrow prefix is a range scan on the
-   * primary key, its matches sorted: it costs the matches. A prefix matching more than
-   * DENSE_PREFIX_MATCHES (or twenty times `limit`) rows walks the recency index instead and stops
-   * at `limit`: matches are then common enough that the newest are met early, where sorting
-   * them all would cost the whole range (`src/` over every workflow).
+   * The newest `limit` hits of `ranges`: the sets newest first, PATH_SETS_PAGE per statement,
+   * until the hits so far fill the limit with ones newer than every later set, or
+   * PATH_SETS_SCANNED sets were read. Within a page only the sets whose text holds a range's needle are parsed.
    */
-  private startingWith(prefix: string, limit: number): PathHit[] {
-    const end = prefix + MAX_CODE_POINT;
-    const cap = Math.max(DENSE_PREFIX_MATCHES, limit * 20);
-    const matches =
-      this.sql<{ n: number }>`SELECT count(*) AS n FROM
-      (SELECT 1 FROM workflow_paths WHERE path >= ${prefix} AND path < ${end} LIMIT ${cap + 1})`[0]?.n ?? 0;
-    const rows =
-      matches <= cap
-        ? this.sql<Row>`SELECT * FROM workflow_paths WHERE path >= ${prefix} AND path < ${end} ORDER BY at DESC, path LIMIT ${limit}`
-        : this.sql<Row>`SELECT * FROM workflow_paths INDEXED BY workflow_paths_recent
-            WHERE path >= ${prefix} AND path < ${end} ORDER BY at DESC, path LIMIT ${limit}`;
-    return rows.map(hitOf);
-  }
-
-  /** Names under a UTF-8 prefix that are not UTF-8 themselves live in the escaped range. */
-  private escapedStartingWith(prefix: string, limit: number): PathHit[] {
-    return isEscapedPath(prefix) ? [] : this.startingWith(escapedPrefix(prefix), limit);
+  private scan(ranges: readonly PathRange[], limit: number): PathHit[] {
+    const terms = JSON.stringify(ranges.map((r) => [r.from, r.to]));
+    // At most three ranges (a path, its folder, the folder's escaped names); NULL needles match nothing.
+    const [n1, n2, n3] = [...new Set(ranges.map((r) => needleOf(r.from)))];
+    const hits: PathHit[] = [];
+    let after: SetKey | null = null;
+    for (let scanned = 0; scanned < LIMITS.PATH_SETS_SCANNED; scanned += PATH_SETS_PAGE) {
+      const page = Math.min(PATH_SETS_PAGE, LIMITS.PATH_SETS_SCANNED - scanned);
+      const [a, w, t, p]: SetKey = after ?? [MAX_CODE_POINT, "", "", 0];
+      const keys: { at: string; workflow_id: string; task_id: string; part: number }[] = this.sql<{
+        at: string;
+        workflow_id: string;
+        task_id: string;
+        part: number;
+      }>`
+        SELECT at, workflow_id, task_id, part FROM path_sets WHERE (at, workflow_id, task_id, part) < (${a}, ${w}, ${t}, ${p})
+        ORDER BY at DESC, workflow_id DESC, task_id DESC, part DESC LIMIT ${page}`;
+      const last = keys.at(-1);
+      if (!last) break;
+      const rows = this.sql<Row>`
+        SELECT s.at, s.workflow_id, s.task_id, s.task_name, j.value ->> 0 AS path, j.value ->> 1 AS status
+        FROM path_sets AS s, json_each(s.paths) AS j
+        WHERE (s.at, s.workflow_id, s.task_id, s.part) < (${a}, ${w}, ${t}, ${p})
+          AND (s.at, s.workflow_id, s.task_id, s.part) >= (${last.at}, ${last.workflow_id}, ${last.task_id}, ${last.part})
+          AND (instr(s.paths, ${n1 ?? null}) OR instr(s.paths, ${n2 ?? null}) OR instr(s.paths, ${n3 ?? null}))
+          AND EXISTS (SELECT 1 FROM json_each(${terms}) AS r WHERE CASE WHEN r.value ->> 1 IS NULL
+            THEN j.value ->> 0 = r.value ->> 0 ELSE j.value ->> 0 >= r.value ->> 0 AND j.value ->> 0 < r.value ->> 1 END)`;
+      hits.push(...rows.map(hitOf));
+      if (keys.length < page) break;
+      after = [last.at, last.workflow_id, last.task_id, last.part];
+      // Later pages hold sets no newer than this page's last: done once the limit-th hit is newer
+      // still (a hit of the same time could still sort before it by path).
+      const kept = newestFirst(hits, limit);
+      if (kept.length === limit && (kept[limit - 1] as PathHit).at > last.at) return kept;
+    }
+    return newestFirst(hits, limit);
   }
 }
+
+/** A prefix's ranges: its UTF-8 names and, unless it is escaped itself, the escaped names under it. */
+function prefixRanges(prefix: string): PathRange[] {
+  const ranges = [{ from: prefix, to: prefix + MAX_CODE_POINT }];
+  if (!isEscapedPath(prefix)) {
+    const escaped = escapedPrefix(prefix);
+    ranges.push({ from: escaped, to: escaped + MAX_CODE_POINT });
+  }
+  return ranges;
+}
+
+type Row = Record<string, SqlStorageValue>;
 
 /** Hits of disjoint ranges as one list: newest first, then by path; at most `limit`. */
 function newestFirst(hits: PathHit[], limit: number): PathHit[] {

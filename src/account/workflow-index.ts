@@ -49,31 +49,35 @@ type Row = Record<string, SqlStorageValue>;
 export class WorkflowIndex {
   constructor(private readonly sql: Sql) {}
 
-  /** Inserts or replaces a workflow's summary (pushes are replayed: the latest one wins). */
-  record(s: WorkflowSummary): void {
+  /**
+   * Inserts or replaces a workflow's summary (pushes are replayed: the latest one wins), adding
+   * `pathsAdded` to the paths the path index holds for it: one row written per push.
+   */
+  record(s: WorkflowSummary, pathsAdded = 0): void {
     const repo = s.repository ?? null;
     // Most pushes change the counts and the time only: then the row is updated without touching the
     // (name_key, status) index, one row written fewer (each is billed); otherwise the whole upsert.
     const key = resumeKey(s.name, repo?.fingerprint);
     const counted = this.sql`UPDATE workflows SET updated_at = ${s.updated_at}, open_tasks = ${s.open_tasks}, tasks = ${s.tasks},
         reviews_needed = ${s.reviews_needed}, input_tokens = ${s.input_tokens}, output_tokens = ${s.output_tokens}, cost_usd = ${s.cost_usd},
-        bytes_stored = ${s.bytes_stored ?? 0}, files_changed = ${s.files_changed ?? 0}
+        bytes_stored = ${s.bytes_stored ?? 0}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
       WHERE id = ${s.id} AND name = ${s.name} AND name_key = ${key} AND status = ${s.status}
         AND repository_remote IS ${repo?.remote ?? null} AND repository_branch IS ${repo?.branch ?? null}
         AND repository_fingerprint IS ${repo?.fingerprint ?? null}
       RETURNING id`;
     if (counted.length > 0) return;
     this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
-        input_tokens, output_tokens, cost_usd, bytes_stored, files_changed, repository_remote, repository_branch, repository_fingerprint)
+        input_tokens, output_tokens, cost_usd, bytes_stored, files_changed, repository_remote, repository_branch, repository_fingerprint,
+        paths_indexed)
       VALUES (${s.id}, ${s.name}, ${key}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
         ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${s.bytes_stored ?? 0}, ${s.files_changed ?? 0},
-        ${repo?.remote ?? null}, ${repo?.branch ?? null}, ${repo?.fingerprint ?? null})
+        ${repo?.remote ?? null}, ${repo?.branch ?? null}, ${repo?.fingerprint ?? null}, ${pathsAdded})
       ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
         updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
         reviews_needed = excluded.reviews_needed, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
         cost_usd = excluded.cost_usd, bytes_stored = excluded.bytes_stored, files_changed = excluded.files_changed,
         repository_remote = excluded.repository_remote, repository_branch = excluded.repository_branch,
-        repository_fingerprint = excluded.repository_fingerprint`;
+        repository_fingerprint = excluded.repository_fingerprint, paths_indexed = paths_indexed + excluded.paths_indexed`;
   }
 
   /** A share link's state; a row is only updated, never created, here. */

@@ -13,6 +13,7 @@ export interface PathEntry {
   task_name: string;
   /** A, M, D or R (the new name of a rename; the old name is listed as D). */
   status: string;
+  /** When the task completed (the set its paths are packed in, account/path-index). */
   at: string;
 }
 
@@ -24,7 +25,9 @@ export function pathsFromEvents(events: readonly WorkflowEvent[]): PathEntry[] {
     const task = event.data as TaskView;
     const files = task.files_changed;
     if (!files) continue;
-    const entry = (path: string, status: string) => ({ path, task_id: task.id, task_name: task.name, status, at: event.at });
+    // The completion's time, not the event's: a task.updated event later lands on the same packed set.
+    const at = task.completed_at ?? event.at;
+    const entry = (path: string, status: string) => ({ path, task_id: task.id, task_name: task.name, status, at });
     out.push(
       ...files.added.map((p) => entry(p, "A")),
       ...files.modified.map((p) => entry(p, "M")),

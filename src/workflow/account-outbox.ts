@@ -9,8 +9,10 @@
  * object's alarm retries and the next push carries the backlog too.
  *
  * When: events the index must show before the tool answers (a workflow started or completed:
- * resume-by-name and status depend on them) are pushed on the reply path; everything else
- * (tasks, decisions, issues, changed files, milestones) right after the reply, unless a push went
+ * resume-by-name and status depend on them) are pushed on the reply path; milestones, which the
+ * index only counts, ride on the next push (the alarm pushes them within ACCOUNT_LAZY_PUSH_MS if
+ * no other write does); everything else (tasks, decisions, issues, changed files) right after
+ * the reply, unless a push went
  * out less than ACCOUNT_PUSH_DELAY_MS ago: then the alarm pushes at the end of that window, with
  * whatever else was written meanwhile, so a burst of writes becomes one push per window. No timer
  * waits in between: a timer would keep the object from hibernating (the platform bills its
@@ -51,11 +53,22 @@ export const ACCOUNT_SYNC_RETRY_MS = 10_000;
  */
 export const ACCOUNT_PUSH_DELAY_MS = 2_000;
 
+/**
+ * How long a write whose events the index only counts (a milestone: no memory document, no path,
+ * no notification, no Insights fact) may wait for a push: it rides on the workflow's next push,
+ * or the alarm pushes it by then. The dashboard's "updated" time and counts may lag that long.
+ */
+export const ACCOUNT_LAZY_PUSH_MS = 60_000;
+
 /** How soon the account index must see a write's events. */
-export type PushUrgency = "before_reply" | "batched";
+export type PushUrgency = "before_reply" | "batched" | "lazy";
+
+/** Events that give the index nothing but the summary's time and counts. */
+const COUNTED_ONLY = new Set<string>(["milestone.logged"]);
 
 export function pushUrgency(events: readonly WorkflowEvent[]): PushUrgency {
-  return events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed") ? "before_reply" : "batched";
+  if (events.some((e) => e.type === "workflow.started" || e.type === "workflow.completed")) return "before_reply";
+  return events.every((e) => COUNTED_ONLY.has(e.type)) ? "lazy" : "batched";
 }
 
 /** The device signatures the workflow accepted (workflow/device-keys): they ride on the push, whose answer says whether its keys are current. */
@@ -139,6 +152,13 @@ export class AccountOutbox {
       return;
     }
     const now = Date.now();
+    if (urgency === "lazy") {
+      // Any alarm already due pushes it; otherwise one at the end of the lazy window (the next push carries it anyway).
+      if (this.alarmDueBy > now) return;
+      this.alarmDueBy = now + ACCOUNT_LAZY_PUSH_MS;
+      await this.scheduleRetry(this.alarmDueBy);
+      return;
+    }
     const windowEnds = this.lastPushAt + ACCOUNT_PUSH_DELAY_MS;
     if (!this.running && now >= windowEnds) {
       waitUntil(this.flush());

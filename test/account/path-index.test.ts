@@ -1,6 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DENSE_PREFIX_MATCHES, type PathHit } from "../../src/account/path-index";
+import { PATH_SETS_PAGE, type PathHit } from "../../src/account/path-index";
 import type { PathEntry } from "../../src/domain/path-entries";
 import { LIMITS } from "../../src/limits";
 import { workflowSummary } from "./fixtures";
@@ -26,7 +26,7 @@ describe("prefix search order", () => {
       .slice(0, limit);
 
   it("a broad prefix (more matches than the dense threshold) and a narrow one both come newest first, ties by path", async () => {
-    const broad = DENSE_PREFIX_MATCHES + 200;
+    const broad = 2 * PATH_SETS_PAGE + 200;
     // Old paths under lib/ in a scrambled time order, several per minute; the newest rows are elsewhere.
     const lib = Array.from({ length: broad }, (_, i) => ({
       path: `lib/m${i % 7}/f${i}.ts`,
@@ -84,5 +84,67 @@ describe("recording paths", () => {
     await stub.recordWorkflow("path-record", workflowSummary("wf_bulk", "bulk"), { paths: many });
     expect(await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW - 1}.ts`, false, 5)).toHaveLength(1);
     expect(await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW}.ts`, false, 5)).toEqual([]);
+  });
+});
+
+describe("packed sets", () => {
+  const setsOf = async (stub: DurableObjectStub<import("../../src/account/account-object").AccountObject>) =>
+    runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec<{ part: number; paths: string }>("SELECT part, paths FROM path_sets ORDER BY part").toArray(),
+    );
+
+  it("one row per task completion; the same paths again write nothing, a later new path is a part of its own", async () => {
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("path-sets"));
+    const entries = Array.from({ length: 20 }, (_, i) => ({
+      path: `src/f${i}.ts`,
+      task_id: "tk_s",
+      task_name: "S",
+      status: "M",
+      at: minute(5),
+    }));
+    await stub.recordWorkflow("path-sets", workflowSummary("wf_sets", "sets"), { paths: entries });
+    const first = await setsOf(stub);
+    expect(first).toHaveLength(1);
+    // A task.updated event pushes the task's paths again.
+    await stub.recordWorkflow("path-sets", workflowSummary("wf_sets", "sets"), { paths: entries });
+    expect(await setsOf(stub)).toEqual(first);
+    await stub.recordWorkflow("path-sets", workflowSummary("wf_sets", "sets"), {
+      paths: [...entries, { path: "src/late.ts", task_id: "tk_s", task_name: "S", status: "A", at: minute(5) }],
+    });
+    const after = await setsOf(stub);
+    expect(after.map((row) => row.part)).toEqual([0, 1]);
+    expect(after[0]).toEqual(first[0]);
+    expect((await stub.searchPaths("src/late.ts", false, 5)).map((h) => h.status)).toEqual(["A"]);
+    expect((await stub.searchPaths("src/", true, 20))[0]?.path).toBe("src/f0.ts");
+  });
+
+  it(`reads at most the newest ${LIMITS.PATH_SETS_SCANNED} sets, at that size`, async () => {
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("path-sets-size"));
+    const total = LIMITS.PATH_SETS_SCANNED + 100;
+    await runInDurableObject(stub, (_instance, state) => {
+      // Sets of 20 paths each, set n completed at minute n; each holds one path of its own (`own/n.ts`).
+      state.storage.sql.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         INSERT INTO path_sets (at, workflow_id, task_id, part, task_name, paths)
+         SELECT strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'), 'wf_size', 'tk_' || i, 0, 'T' || i,
+           (SELECT json_group_array(json_array(p, 'M')) FROM (SELECT 'common/module-' || j || '/index.ts' AS p FROM
+             (WITH RECURSIVE m(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM m WHERE j + 1 < 19) SELECT j FROM m)
+             UNION ALL SELECT 'own/' || i || '.ts'))
+         FROM n`,
+        total,
+      );
+    });
+    const started = Date.now();
+    expect(await stub.searchPaths("nowhere/at-all.ts", false, 5)).toEqual([]);
+    const missMs = Date.now() - started;
+    // The newest set and the oldest one still read are found; older ones are past the bound.
+    expect((await stub.searchPaths(`own/${total - 1}.ts`, false, 5)).map((h) => h.task_id)).toEqual([`tk_${total - 1}`]);
+    expect((await stub.searchPaths("own/100.ts", false, 5)).map((h) => h.task_id)).toEqual(["tk_100"]);
+    expect(await stub.searchPaths("own/99.ts", false, 5)).toEqual([]);
+    // A broad prefix stops at its first page.
+    const broad = await stub.searchPaths("common/", true, 20);
+    // The newest set's 19 common paths, then the first of the set before it.
+    expect(broad.map((h) => h.task_id)).toEqual([...Array.from({ length: 19 }, () => `tk_${total - 1}`), `tk_${total - 2}`]);
+    console.log(`path lookup over ${LIMITS.PATH_SETS_SCANNED} sets of 20 paths, no match: ${missMs} ms`);
   });
 });

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../src/limits";
 import { type CallTool, recordFullWorkflow } from "../pages/fixture";
 import { lastSeqOf, skipBrowser, useServerAndBrowser } from "./browser";
 import type { DomDocument, DomWindow } from "./dom";
@@ -127,7 +128,11 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
     const wf = await callTool("start_workflow", { name: "Live one" });
     const page = await openLive(String(wf.share_url));
     const latencies: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    // A shared page fetches at most LIVE_FETCHES blocks per window, half of them at once: three
+    // tasks started and completed are six fetches, all inside that burst. Past it the page waits
+    // for its budget by design (the next test shows the pacing), which is not the latency measured.
+    const burst = LIMITS.LIVE_FETCHES / 2 / 2;
+    for (let i = 0; i < burst; i++) {
       const started = performance.now();
       const task = await callTool("start_task", { workflow_id: wf.workflow_id, name: `Live task ${i}`, goal: "appear live" });
       await page.waitForSelector(`[id="${String(task.task_id)}"]`, { timeout: 5000 });
@@ -139,9 +144,10 @@ describe.skipIf(skipBrowser)("shared workflow page in Chromium", () => {
       );
     }
     latencies.sort((a, b) => a - b);
-    console.log(`live update latency (tool call start → DOM): median ${latencies[2]?.toFixed(0)} ms, max ${latencies[4]?.toFixed(0)} ms`);
-    expect(latencies[2]).toBeLessThan(500);
-    expect(await page.locator("#wf-totals").innerText()).toContain("5\ntasks");
+    const median = latencies[Math.floor(latencies.length / 2)] ?? Number.POSITIVE_INFINITY;
+    console.log(`live update latency (tool call start → DOM): median ${median.toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms`);
+    expect(median).toBeLessThan(500);
+    expect(await page.locator("#wf-totals").innerText()).toContain(`${burst}\ntasks`);
     await page.close();
   });
 

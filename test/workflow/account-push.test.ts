@@ -3,14 +3,15 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
-import { ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
+import { ACCOUNT_LAZY_PUSH_MS, ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { pushToAccount, stubFor, value } from "./rpc";
 
 // When the account index sees a write: right after the reply, unless a push went out less than
 // ACCOUNT_PUSH_DELAY_MS ago; then the alarm pushes at the end of that window, with whatever else was
-// written meanwhile. No timer keeps the object awake in between. The acknowledgement of a push is
-// stored by the next write's own totals update, not by a commit or a row of its own.
+// written meanwhile. A milestone, which the index only counts, rides on the next push (or the alarm's
+// within ACCOUNT_LAZY_PUSH_MS). No timer keeps the object awake in between. The acknowledgement of a
+// push is stored by the next write's own totals update, not by a commit or a row of its own.
 
 const ACCOUNT = "acme";
 
@@ -25,6 +26,10 @@ async function setUp() {
   await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
   return { id, workflow, account, task };
 }
+
+/** A decision of the task (a write the index must see soon: it is a memory document). */
+const decide = (workflow: DurableObjectStub<WorkflowObject>, taskId: string, question: string) =>
+  workflow.logDecision(ACCOUNT, { task_id: taskId, category: "other", question, chosen: "yes", reasoning: "r" });
 
 /** What the outbox counts as acknowledged (stored or not yet), what the totals row holds, the last event, the alarm. */
 const syncState = (workflow: DurableObjectStub<WorkflowObject>) =>
@@ -55,13 +60,13 @@ describe("account index pushes", () => {
     const { id, workflow, account, task } = await setUp();
     const before = await syncState(workflow);
     expect(before.synced).toBe(before.last);
-    value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "one" }));
+    value(await decide(workflow, task.task_id, "one?"));
     // Pushed after the reply, without waiting for any window.
     const first = await caughtUp(workflow, 1000);
     expect(first.synced).toBe(before.last + 1);
     // The push committed nothing of its own: its acknowledgement is stored by the next write.
     expect(first.stored).toBeLessThan(first.synced);
-    for (const message of ["two", "three"]) value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message }));
+    for (const question of ["two?", "three?"]) value(await decide(workflow, task.task_id, question));
     const burst = await syncState(workflow);
     expect(burst.stored).toBe(first.synced);
     // Within the window of the first push: not pushed yet, the alarm set for the window's end.
@@ -73,6 +78,33 @@ describe("account index pushes", () => {
     expect(after.synced).toBe(after.last);
     const head = value(await workflow.readHead(ACCOUNT, false));
     expect(await indexedUpdatedAt(account, id)).toBe(head.workflow.updated_at);
+  });
+
+  it("milestones ride on the next push, or the alarm's within ACCOUNT_LAZY_PUSH_MS", async () => {
+    const { id, workflow, account, task } = await setUp();
+    const before = await syncState(workflow);
+    for (const message of ["one", "two"]) value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message }));
+    await new Promise((r) => setTimeout(r, 300));
+    const waiting = await syncState(workflow);
+    // Not pushed: one alarm set, within the lazy window.
+    expect(waiting.synced).toBe(before.synced);
+    expect(waiting.last).toBe(before.last + 2);
+    expect(waiting.alarm).not.toBeNull();
+    expect(waiting.alarm).toBeLessThanOrEqual(Date.now() + ACCOUNT_LAZY_PUSH_MS);
+    // The next write the index must see carries them.
+    value(await decide(workflow, task.task_id, `Carried ${id}?`));
+    const carried = await caughtUp(workflow, 1000);
+    expect(carried.synced).toBe(carried.last);
+    const head = value(await workflow.readHead(ACCOUNT, false));
+    expect(await indexedUpdatedAt(account, id)).toBe(head.workflow.updated_at);
+    // A milestone with no write after it: the alarm pushes it.
+    value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "last" }));
+    expect((await syncState(workflow)).alarm).not.toBeNull();
+    expect(await runDurableObjectAlarm(workflow)).toBe(true);
+    const last = await syncState(workflow);
+    expect(last.synced).toBe(last.last);
+    const latest = value(await workflow.readHead(ACCOUNT, false));
+    expect(await indexedUpdatedAt(account, id)).toBe(latest.workflow.updated_at);
   });
 
   it("decisions are searchable within ACCOUNT_PUSH_DELAY_MS, a burst of them too", async () => {
@@ -98,7 +130,7 @@ describe("account index pushes", () => {
 
   it("a push the window deferred is made by the alarm whenever it runs (after a restart too)", async () => {
     const { id, workflow, account, task } = await setUp();
-    value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "opens the window" }));
+    value(await decide(workflow, task.task_id, "Opens the window?"));
     await caughtUp(workflow, 1000);
     value(
       await workflow.logDecision(ACCOUNT, {

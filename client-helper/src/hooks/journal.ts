@@ -10,8 +10,8 @@
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { appendFile, readdir, realpath } from "node:fs/promises";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
 import { plainTop } from "../git/plain-top.js";
@@ -59,6 +59,9 @@ export type WorkflowState = { workflow_id: string; text: string; at: number };
 
 /** Bound on the kept state: the session-start context shows far less of it. */
 const WORKFLOW_STATE_LIMIT = 16 * 1024;
+
+/** Lines a batch keeps for one record file before writing them (the line log carries edited contents). */
+const BATCH_LINES_CHARS = 1024 * 1024;
 
 /** Paths kept per task; a task that edits more is still recorded, the list says so. */
 export const EDITED_PATHS_LIMIT = 5000;
@@ -111,8 +114,18 @@ async function readJson<T>(path: string): Promise<T | null> {
   }
 }
 
-/** What a batch of recorded tool calls shares (Journal.startBatch). */
-type Batch = { open?: Promise<OpenTask[]>; session?: Promise<AgentSession | null>; stopState: boolean };
+/**
+ * What a batch of recorded tool calls shares (Journal.startBatch): the reads made once, whether
+ * the stop state changed, and the lines each record file gets, written once at the end.
+ */
+type Batch = {
+  open?: Promise<OpenTask[]>;
+  session?: Promise<AgentSession | null>;
+  stopState: boolean;
+  appends: Map<string, string>;
+  /** The record folders made (or found) in this batch: not made again for each record. */
+  made: Set<string>;
+};
 
 export class Journal {
   readonly folder: string;
@@ -145,8 +158,11 @@ export class Journal {
     return `${hash(taskId).slice(0, 40)}.${extension}`;
   }
 
-  private ensure(kind: string): void {
+  /** Makes the folder of records of `kind` (once per batch). */
+  ensure(kind: string): void {
+    if (this.batch?.made.has(kind)) return;
     mkdirSync(join(this.folder, kind), { recursive: true, mode: 0o700 });
+    this.batch?.made.add(kind);
   }
 
   /**
@@ -155,14 +171,45 @@ export class Journal {
    * record changes, is kept once at the end instead of after each.
    */
   startBatch(): void {
-    this.batch ??= { stopState: false };
+    this.batch ??= { stopState: false, appends: new Map(), made: new Set() };
   }
 
-  /** Ends the batch: the stop state is kept if a record changed it. Never throws. */
+  /**
+   * Ends the batch: each record file gets the batch's lines in one write (ten spooled edits
+   * opened the task's two logs twenty times), then the stop state is kept if a record changed it.
+   * Never throws.
+   */
   async endBatch(): Promise<void> {
     const batch = this.batch;
     this.batch = null;
+    for (const [path, lines] of batch?.appends ?? []) {
+      try {
+        appendFileSync(path, lines, { mode: 0o600 });
+      } catch {
+        // Those edits are not recorded, as a failed write of each alone would have left them.
+      }
+    }
     if (batch?.stopState) await this.keepStopState().catch(() => {});
+  }
+
+  /**
+   * Appends `lines` to a record file of this journal's (its folder made by the caller); in a batch,
+   * at its end, or once a file's waiting lines pass BATCH_LINES_CHARS (edited contents can be large).
+   */
+  append(path: string, lines: string): void {
+    const waiting = this.batch ? (this.batch.appends.get(path) ?? "") + lines : lines;
+    if (!this.batch || waiting.length > BATCH_LINES_CHARS) {
+      this.batch?.appends.delete(path);
+      appendFileSync(path, waiting, { mode: 0o600 });
+      return;
+    }
+    this.batch.appends.set(path, waiting);
+  }
+
+  /** Bytes of lines for `path` waiting for the end of the batch. */
+  pendingBytes(path: string): number {
+    const lines = this.batch?.appends.get(path);
+    return lines === undefined ? 0 : Buffer.byteLength(lines);
   }
 
   async taskStarted(task: OpenTask): Promise<void> {
@@ -208,8 +255,14 @@ export class Journal {
 
   private async readOpenTasks(): Promise<OpenTask[]> {
     const folder = join(this.folder, "open");
-    const names = await readdir(folder).catch(() => [] as string[]);
     const tasks: OpenTask[] = [];
+    // Listed synchronously, as its files are read: a complete_task lists them up to three times.
+    let names: string[] = [];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      // No task opened here yet.
+    }
     for (const name of names) {
       if (!name.endsWith(".json")) continue;
       const task = await readJson<OpenTask>(join(folder, name));
@@ -300,7 +353,7 @@ export class Journal {
     if (tasks.length === 0) return 0;
     this.ensure("edits");
     const line = `${JSON.stringify({ at, tool, paths })}\n`;
-    for (const task of tasks) await appendFile(this.taskFile("edits", task.task_id), line, { mode: 0o600 });
+    for (const task of tasks) this.append(this.taskFile("edits", task.task_id), line);
     await this.keepStopState();
     return tasks.length;
   }

@@ -15,8 +15,8 @@
  * SHA-256) are still read.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, statSync } from "node:fs";
-import { appendFile, readdir, readFile, rm, stat } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Agent } from "../agents/agent.js";
 import type { PatchChunk } from "../agents/codex-patch.js";
@@ -93,12 +93,12 @@ export class LineEditLog {
       edits.push({ edit, entry: this.entry(edit, path, movedFrom ?? undefined, at, version) });
     }
     if (edits.length === 0) return 0;
-    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    this.journal.ensure("lines");
     for (const task of tasks) {
       const lines = this.withContents(task.task_id, edits)
         .map((entry) => `${JSON.stringify(entry)}\n`)
         .join("");
-      await appendFile(this.file(task.task_id, "jsonl"), lines, { mode: 0o600 });
+      this.journal.append(this.file(task.task_id, "jsonl"), lines);
     }
     return edits.length;
   }
@@ -119,11 +119,13 @@ export class LineEditLog {
    * process recorded as the path's last is named by its hash.
    */
   private withContents(taskId: string, edits: readonly { edit: CapturedEdit; entry: Entry }[]): Entry[] {
-    let used = 0;
+    const file = this.file(taskId, "jsonl");
+    // What the file holds, and what a batch of spooled edits (../hooks/journal.ts) will add to it.
+    let used = this.journal.pendingBytes(file);
     try {
-      used = statSync(this.file(taskId, "jsonl")).size;
+      used += statSync(file).size;
     } catch {
-      used = 0;
+      // No record yet.
     }
     let last = lastWritten.get(this.journal);
     if (!last) {

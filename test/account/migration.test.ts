@@ -1,0 +1,117 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ACCOUNT_MIGRATIONS } from "../../src/account/account-schema";
+import { migrate } from "../../src/storage/migrations";
+import { workflowSummary } from "./fixtures";
+
+/**
+ * An account stored by the schema before the path index was packed (v17) keeps everything across
+ * the migration: every path of every task is found again with its status, task and time (a task
+ * with more paths than one packed part holds included), the workflows' summaries and their path
+ * counts, the memory documents and the Insights rows, now in tables without a rowid.
+ */
+const PACKED_MIGRATION = 18;
+const minute = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 60_000).toISOString();
+
+describe("the account schema migration that packs the path index", () => {
+  it("moves every path, summary, document and Insights row of a v17 account", async () => {
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("migration-packed-paths"));
+    await stub.recordWorkflow("migration-packed-paths", workflowSummary("wf_seed", "Seed"));
+    const big = Array.from({ length: 450 }, (_, i) => `src/many/f${String(i).padStart(3, "0")}.ts`);
+    const odd = ["src/ünï cödé.ts", 'quote"d\\back.ts', "/lib/caf%E9.ts", "line\nbreak.txt"];
+    await runInDurableObject(stub, (_instance, state) => {
+      const sql = state.storage.sql;
+      // The object as a v17 deployment left it: every table dropped, then the migrations up to 17.
+      const tables = sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+        )
+        .toArray()
+        .map((row) => row.name)
+        .filter((name) => !name.startsWith("memory_fts_"));
+      for (const name of tables) sql.exec(`DROP TABLE IF EXISTS "${name}"`);
+      migrate(
+        state.storage,
+        ACCOUNT_MIGRATIONS.filter((m) => m.version < PACKED_MIGRATION),
+        "account",
+      );
+      const insertWorkflow = (id: string, paths: number) =>
+        sql.exec(
+          `INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed, paths_indexed)
+           VALUES (?, ?, lower(?), 'active', ?, ?, 0, 2, 0, ?)`,
+          id,
+          id,
+          id,
+          minute(0),
+          minute(5),
+          paths,
+        );
+      insertWorkflow("wf_old_a", big.length + odd.length);
+      insertWorkflow("wf_old_b", 1);
+      for (const path of big) sql.exec("INSERT INTO workflow_paths VALUES (?, 'wf_old_a', 'tk_big', 'Big task', 'A', ?)", path, minute(1));
+      for (const path of odd) sql.exec("INSERT INTO workflow_paths VALUES (?, 'wf_old_a', 'tk_odd', 'Odd names', 'M', ?)", path, minute(2));
+      sql.exec("INSERT INTO workflow_paths VALUES ('src/many/f001.ts', 'wf_old_b', 'tk_b', 'Other', 'D', ?)", minute(3));
+      sql.exec(
+        "INSERT INTO memory_docs (entity_id, kind, workflow_id, task_id, text, at) VALUES ('dc_old', 'decision', 'wf_old_a', 'tk_odd', 'Zeppelin codec?', ?)",
+        minute(2),
+      );
+      const doc = sql.exec<{ rowid: number }>("SELECT rowid FROM memory_docs WHERE entity_id = 'dc_old'").one().rowid;
+      sql.exec("INSERT INTO memory_fts (rowid, title, body, context) VALUES (?, 'Zeppelin codec?', 'brotli', '')", doc);
+      sql.exec(
+        `INSERT INTO insight_tasks VALUES ('tk_big', 'wf_old_a', '2026-01-01', 'claude', 'opus', 'fp1', ?, '{"task_id":"tk_big"}', '[1,2]')`,
+        Date.parse(minute(1)),
+      );
+      sql.exec("INSERT INTO insight_buckets VALUES ('day', '2026-01-01', 'claude', 'opus', 'fp1', '[1,2]')");
+      sql.exec("INSERT INTO insight_groups VALUES ('claude', 'opus', 'fp1')");
+      sql.exec("INSERT INTO insight_repositories VALUES ('fp1', 'git@example.com:a/b.git', ?)", minute(1));
+      // The deployment with the packed index starts.
+      migrate(state.storage, ACCOUNT_MIGRATIONS, "account");
+      const shapes = sql
+        .exec<{ name: string; sql: string }>(
+          "SELECT name, sql FROM sqlite_master WHERE name IN ('insight_tasks', 'insight_buckets', 'insight_groups', 'insight_repositories', 'path_sets', 'memory_docs')",
+        )
+        .toArray();
+      expect(shapes).toHaveLength(6);
+      for (const shape of shapes) expect(shape.sql, shape.name).toContain("WITHOUT ROWID");
+      expect(
+        sql.exec("SELECT name FROM sqlite_master WHERE name IN ('workflow_paths', 'workflows_updated', 'memory_docs_kind')").toArray(),
+      ).toEqual([]);
+      expect(sql.exec("SELECT count(*) AS n FROM path_sets WHERE task_id = 'tk_big'").one().n).toBe(3);
+      expect(sql.exec("SELECT * FROM insight_tasks").toArray()).toHaveLength(1);
+      expect(sql.exec("SELECT sums FROM insight_buckets").toArray()).toEqual([{ sums: "[1,2]" }]);
+      expect(sql.exec("SELECT remote FROM insight_repositories").toArray()).toEqual([{ remote: "git@example.com:a/b.git" }]);
+    });
+
+    for (const path of [...big, ...odd]) {
+      const hits = await stub.searchPaths(path, false, 10);
+      const expected = [{ path, workflow_id: "wf_old_a", ...(odd.includes(path) ? ODD : BIG) }];
+      if (path === "src/many/f001.ts")
+        expected.unshift({ path, workflow_id: "wf_old_b", task_id: "tk_b", task_name: "Other", status: "D", at: minute(3) });
+      expect(hits, path).toEqual(expected);
+    }
+    // A prefix: newest first (the other workflow's later deletion), then the big task's paths in path order.
+    const under = await stub.searchPaths("src/many/", true, 20);
+    expect(under.map((h) => `${h.workflow_id} ${h.path}`)).toEqual([
+      "wf_old_b src/many/f001.ts",
+      ...big.slice(0, 19).map((path) => `wf_old_a ${path}`),
+    ]);
+    expect((await stub.search("zeppelin", 5)).results.map((r) => r.id)).toEqual(["dc_old"]);
+    // The summary's path count was kept: pushing the same paths again adds none, and the summary still updates.
+    await stub.recordWorkflow(
+      "migration-packed-paths",
+      { ...workflowSummary("wf_old_a", "wf_old_a"), tasks: 3 },
+      {
+        paths: [{ path: big[0] as string, task_id: "tk_big", task_name: "Big task", status: "A", at: minute(1) }],
+      },
+    );
+    await runInDurableObject(stub, (_instance, state) => {
+      expect(state.storage.sql.exec("SELECT paths_indexed, tasks FROM workflows WHERE id = 'wf_old_a'").one()).toEqual({
+        paths_indexed: big.length + odd.length,
+        tasks: 3,
+      });
+    });
+  });
+});
+
+const BIG = { task_id: "tk_big", task_name: "Big task", status: "A", at: minute(1) };
+const ODD = { task_id: "tk_odd", task_name: "Odd names", status: "M", at: minute(2) };
