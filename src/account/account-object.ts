@@ -44,7 +44,7 @@ import { type ConfiguredReceiver, type DeliveryAnswer, type GithubDelivery, Gith
 import { type InsightChoices, InsightRollups } from "./insights";
 import { type MemoryHit, MemoryIndex, type RelatedItem } from "./memory";
 import { type DashboardPage, type DashboardQuery, OwnerSearch } from "./owner-search";
-import { type PathHit, PathIndex } from "./path-index";
+import { PathIndex, type PathSearch } from "./path-index";
 import { DashboardSessions } from "./sessions";
 import { type AccountSettings, SettingsStore } from "./settings";
 import { type ActiveToken, ApiTokens, type CreatedToken, type NewToken, type TokenInfo, type VerifiedToken } from "./tokens";
@@ -243,9 +243,9 @@ export class AccountObject extends DurableObject<Env> {
     return this.ownerSearch.page(query);
   }
 
-  /** Which tasks changed `path` (exactly, or anything under it when `prefix`), newest first. */
-  async searchPaths(path: string, prefix: boolean, limit: number): Promise<PathHit[]> {
-    return this.paths.find(path, prefix, searchLimit(limit));
+  /** Which tasks changed `path` (exactly, or anything under it when `prefix`), newest first, and whether every completion was searched. */
+  async searchPaths(path: string, prefix: boolean, limit: number): Promise<PathSearch> {
+    return this.paths.search(path, prefix, searchLimit(limit));
   }
 
   /** Which tasks made any of `shas` (full commit ids), newest first. */

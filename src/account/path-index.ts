@@ -21,6 +21,12 @@ import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 
 /** A match: the path, and the task that changed it. */
+/** A lookup's hits, and whether it read every set (false: it stopped at LIMITS.PATH_SETS_SCANNED, older sets unread). */
+export interface PathSearch {
+  hits: PathHit[];
+  searched_all: boolean;
+}
+
 export interface PathHit extends PathEntry {
   workflow_id: string;
 }
@@ -139,8 +145,12 @@ export class PathIndex {
    * Newest first, at most `limit`.
    */
   find(query: string, prefix: boolean, limit: number): PathHit[] {
-    if (!prefix) return this.scan([{ from: query, to: null }], limit);
-    return this.scan(prefixRanges(query), limit);
+    return this.search(query, prefix, limit).hits;
+  }
+
+  /** As `find`, saying whether every set was searched or the scan stopped at its bound with older ones unread. */
+  search(query: string, prefix: boolean, limit: number): PathSearch {
+    return this.scan(prefix ? prefixRanges(query) : [{ from: query, to: null }], limit);
   }
 
   /**
@@ -150,7 +160,7 @@ export class PathIndex {
    */
   findUnder(path: string, namePrefix: boolean, limit: number): PathHit[] {
     if (namePrefix) return this.find(path, true, limit);
-    return this.scan([{ from: path, to: null }, ...prefixRanges(`${path}/`)], limit);
+    return this.scan([{ from: path, to: null }, ...prefixRanges(`${path}/`)], limit).hits;
   }
 
   /**
@@ -158,7 +168,7 @@ export class PathIndex {
    * until the hits so far fill the limit with ones newer than every later set, or
    * PATH_SETS_SCANNED sets were read. Within a page only the sets whose text holds a range's needle are parsed.
    */
-  private scan(ranges: readonly PathRange[], limit: number): PathHit[] {
+  private scan(ranges: readonly PathRange[], limit: number): PathSearch {
     const terms = JSON.stringify(ranges.map((r) => [r.from, r.to]));
     // At most three ranges (a path, its folder, the folder's escaped names); NULL needles match nothing.
     const [n1, n2, n3] = [...new Set(ranges.map((r) => needleOf(r.from)))];
@@ -176,7 +186,7 @@ export class PathIndex {
         SELECT at, workflow_id, task_id, part FROM path_sets WHERE (at, workflow_id, task_id, part) < (${a}, ${w}, ${t}, ${p})
         ORDER BY at DESC, workflow_id DESC, task_id DESC, part DESC LIMIT ${page}`;
       const last = keys.at(-1);
-      if (!last) break;
+      if (!last) return { hits: newestFirst(hits, limit), searched_all: true };
       const rows = this.sql<Row>`
         SELECT s.at, s.workflow_id, s.task_id, s.task_name, j.value ->> 0 AS path, j.value ->> 1 AS status
         FROM path_sets AS s, json_each(s.paths) AS j
@@ -186,14 +196,20 @@ export class PathIndex {
           AND EXISTS (SELECT 1 FROM json_each(${terms}) AS r WHERE CASE WHEN r.value ->> 1 IS NULL
             THEN j.value ->> 0 = r.value ->> 0 ELSE j.value ->> 0 >= r.value ->> 0 AND j.value ->> 0 < r.value ->> 1 END)`;
       hits.push(...rows.map(hitOf));
-      if (keys.length < page) break;
+      if (keys.length < page) return { hits: newestFirst(hits, limit), searched_all: true };
       after = [last.at, last.workflow_id, last.task_id, last.part];
       // Later pages hold sets no newer than this page's last: done once the limit-th hit is newer
       // still (a hit of the same time could still sort before it by path).
       const kept = newestFirst(hits, limit);
-      if (kept.length === limit && (kept[limit - 1] as PathHit).at > last.at) return kept;
+      if (kept.length === limit && (kept[limit - 1] as PathHit).at > last.at) return { hits: kept, searched_all: true };
     }
-    return newestFirst(hits, limit);
+    // Stopped at the bound: older sets, if any, were not read.
+    const more =
+      after !== null &&
+      this
+        .sql`SELECT 1 FROM path_sets WHERE (at, workflow_id, task_id, part) < (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]}) LIMIT 1`
+        .length > 0;
+    return { hits: newestFirst(hits, limit), searched_all: !more };
   }
 }
 

@@ -118,8 +118,12 @@ const pathsQuery = z.object({
 
 accountRoutes.get("/api/paths", bearerOrSession, jsonQuery(pathsQuery), async (c) => {
   const q = c.req.valid("query");
-  const results = await accountStub(c.env, c.var.account).searchPaths(q.path, q.prefix ?? false, q.limit ?? 20);
-  return c.json({ path: q.path, prefix: q.prefix ?? false, results });
+  const found = await accountStub(c.env, c.var.account).searchPaths(q.path, q.prefix ?? false, q.limit ?? 20);
+  // Where the lookup stopped at its bound, older completions were not searched: said, never an absence.
+  const searched = found.searched_all
+    ? "all task completions"
+    : `the newest ${LIMITS.PATH_SETS_SCANNED} task completions; older ones not searched`;
+  return c.json({ path: q.path, prefix: q.prefix ?? false, results: found.hits, searched });
 });
 
 const COMMIT_RULE = `must be full commit ids (40 or 64 lowercase hex digits), separated by commas, at most ${LIMITS.COMMITS_QUERY}`;

@@ -12,8 +12,12 @@ export interface Migration {
   statements: string[];
 }
 
-/** `kind`: whose storage, for the meter (src/meter.ts): a new object's schema is rows written too. */
-export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[], kind: ObjectKind): void {
+/**
+ * `kind`: whose storage, for the meter (src/meter.ts): a new object's schema is rows written too.
+ * `fresh`: the whole schema at the last migration's version, run instead of every migration when
+ * the object has none yet (fewer statements and no table rebuilds: fewer rows written per object).
+ */
+export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[], kind: ObjectKind, fresh?: Migration): void {
   const exec = (query: string, ...values: number[]) => {
     const cursor = storage.sql.exec(query, ...values);
     const rows = cursor.toArray();
@@ -26,7 +30,8 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
     exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
     const current = Number(exec("SELECT max(version) AS version FROM schema_version")[0]?.version ?? 0);
     let applied = current;
-    for (const migration of migrations) {
+    const pending = current === 0 && fresh ? [fresh] : migrations;
+    for (const migration of pending) {
       if (migration.version <= current) continue;
       for (const statement of migration.statements) exec(statement);
       applied = migration.version;
@@ -51,6 +56,7 @@ export class LazySchema {
     private readonly migrations: readonly Migration[],
     private readonly kind: ObjectKind,
     private readonly afterMigrate: () => void = () => {},
+    private readonly fresh?: Migration,
   ) {}
 
   /** Called once when the object starts (inside blockConcurrencyWhile): migrates an existing schema only. */
@@ -67,7 +73,7 @@ export class LazySchema {
   /** Creates or upgrades the schema if that has not happened yet. */
   ensure(): void {
     if (this.ready) return;
-    migrate(this.storage, this.migrations, this.kind);
+    migrate(this.storage, this.migrations, this.kind, this.fresh);
     this.ready = true;
     this.afterMigrate();
   }

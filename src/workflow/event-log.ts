@@ -4,7 +4,9 @@
  * append happens inside the transaction of the write it records, so a follower that has seen
  * seq n has seen everything up to n. Each event also carries the hash chain of
  * @waymark/protocol/chain (its hash covers the previous one), so an export can be verified
- * offline against the head the page shows.
+ * offline against the head the page shows. The last event of each write also carries the
+ * workflow's running totals after it (column `totals`, never exported: workflow/totals), so a
+ * write stores them without a row of their own.
  */
 import { eventHash, genesisHash } from "@waymark/protocol/chain";
 import type { EventsPage } from "@waymark/protocol/views/events";
@@ -26,6 +28,8 @@ export interface ChainHead {
   events: number;
 }
 
+type PendingEvent = { seq: number; at: number; type: EventType; taskId: string | null; json: string; hash: string };
+
 export class EventLog {
   /**
    * The last event's seq and hash once read: only append moves them, so an append costs no
@@ -33,6 +37,11 @@ export class EventLog {
    * appends are undone with it.
    */
   private head: { seq: number; hash: string } | null = null;
+  /**
+   * The write's latest event, inserted by the next append or by seal: the last event of a write
+   * carries the workflow's running totals after it (workflow/totals) in the same row written.
+   */
+  private pending: PendingEvent | null = null;
 
   constructor(
     private readonly sql: Sql,
@@ -47,14 +56,34 @@ export class EventLog {
     const event: WorkflowEvent = { seq, at: isoTime(now), type, task_id: taskId, data };
     // Hashed from the stored bytes, exactly as an export will carry them.
     const hash = eventHash(last.hash, { ...event, data: JSON.parse(json) });
-    this.sql`INSERT INTO events (seq, at, type, task_id, data, hash) VALUES (${seq}, ${now}, ${type}, ${taskId}, ${json}, ${hash})`;
+    this.insertPending(null);
+    this.pending = { seq, at: now, type, taskId, json, hash };
     this.head = { seq, hash };
     return { event: { ...event, hash }, bytes: json.length };
+  }
+
+  /**
+   * Inserts the write's last event with `totals` (JSON: the running totals after the write), at
+   * the end of the write; false when the write appended no event (the totals are stored elsewhere).
+   */
+  seal(totals: string): boolean {
+    if (!this.pending) return false;
+    this.insertPending(totals);
+    return true;
+  }
+
+  private insertPending(totals: string | null): void {
+    const e = this.pending;
+    if (!e) return;
+    this.pending = null;
+    this.sql`INSERT INTO events (seq, at, type, task_id, data, hash, totals)
+      VALUES (${e.seq}, ${e.at}, ${e.type}, ${e.taskId}, ${e.json}, ${e.hash}, ${totals})`;
   }
 
   /** The write that appended since the last commit rolled back: the head is read again. */
   forgetUncommitted(): void {
     this.head = null;
+    this.pending = null;
   }
 
   lastSeq(): number {

@@ -149,9 +149,7 @@ export class TaskLifecycle {
       for (const id of this.records.window(parent, null).ancestors) ancestors.add(id);
     }
     const taskId = newTaskId(workflow.id);
-    w.countBytes(this.records.insertTask(taskId, input, w.now, writer));
-    const start = signed ? startSignature(signed) : null;
-    if (start) this.records.setStartSignature(taskId, start);
+    w.countBytes(this.records.insertTask(taskId, input, w.now, writer, signed ? startSignature(signed) : null));
     this.totals.taskStarted();
     const seq = w.emit("task.started", taskId, this.records.written(taskId));
     if (kept) w.countBytes(this.keep(seq, workflow.id, taskId, kept));

@@ -277,7 +277,7 @@ export class WorkflowReader {
         + coalesce(length(t.metadata), 0) + min(coalesce(length(t.files_changed), 0), ${cap})
         + min(coalesce(length(t.verification), 0), ${cap})
         + coalesce(length(t.repository), 0)
-        + min(coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM file_changes WHERE task_id = t.id AND ord < t.files_listed), 0), ${cap})
+        + min(coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM file_changes WHERE task_id = t.id AND page_first < t.files_listed AND ord < t.files_listed), 0), ${cap})
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(question) + length(options) + length(chosen) + length(reasoning)
             + coalesce(length(trade_offs), 0)) FROM decisions WHERE task_id = t.id), 0)
         + coalesce((SELECT sum(${ROW_OVERHEAD} + length(description) + length(resolution)) FROM issues WHERE task_id = t.id), 0)

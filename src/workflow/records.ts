@@ -37,7 +37,7 @@ import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
-import { TaskCommands } from "./task-commands";
+import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
 
@@ -70,6 +70,8 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     /** How many files the task changed, and how many of the first a single value lists (NULL: completed before files were rows). */
     files_count: number | null;
     files_listed: number | null;
+    /** Of the files past the listed ones, how many are outside the task's areas (NULL: completed before v24, counted when read). */
+    files_unlisted_unexpected: number | null;
     /** Evidence columns (workflow/task-commands): 1 when commands were observed, else NULL. */
     commands_observed: number | null;
     commands_omitted: number | null;
@@ -215,9 +217,11 @@ export class WorkflowRecords {
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
-    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at)
-      VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${now}, ${now})`;
-    this.setRepository(input.repository ?? null);
+    // Repository identity as the helper reported it at start_workflow, in the same row written.
+    const repository = input.repository ? JSON.stringify(input.repository) : null;
+    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at, repository)
+      VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${now}, ${now},
+              ${repository})`;
   }
 
   completeWorkflow(input: Tools.CompleteWorkflowInput, now: number): void {
@@ -232,9 +236,12 @@ export class WorkflowRecords {
 
   workflow(): WorkflowRow | null {
     if (!this.stored()) return null;
-    // The time of the agent's last write is stored with the totals every write updates (workflow/totals).
+    // The time of the agent's last write is stored with the totals every write stores (workflow/totals):
+    // on the last write's last event, or on the totals row when that is newer.
     const row = this.sql<WorkflowRow & { last_write_at: number | null }>`
-      SELECT w.*, t.updated_at AS last_write_at FROM workflow w LEFT JOIN totals t ON t.id = 1 LIMIT 1`[0];
+      SELECT w.*, coalesce((SELECT e.totals ->> '$.updated_at' FROM events e WHERE e.seq > t.seq AND e.totals IS NOT NULL
+          ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS last_write_at
+      FROM workflow w LEFT JOIN totals t ON t.id = 1 LIMIT 1`[0];
     if (!row) return null;
     const { last_write_at, ...workflow } = row;
     return { ...workflow, updated_at: Math.max(workflow.updated_at, last_write_at ?? 0) };
@@ -480,8 +487,18 @@ export class WorkflowRecords {
     this.sql`UPDATE tasks SET review_facts = ${JSON.stringify(facts)}, completed_by = ${writer} WHERE id = ${taskId}`;
   }
 
-  /** Stores a new task and its start snapshot (`writer`: the credential that started it); returns the bytes the snapshot entries take. */
-  insertTask(taskId: string, input: Tools.StartTaskInput, now: number, writer: string | null = null): number {
+  /**
+   * Stores a new task and its start snapshot (`writer`: the credential that started it; `start`:
+   * the device signature its snapshot carried, when one verified) in one row written; returns the
+   * bytes the snapshot entries take.
+   */
+  insertTask(
+    taskId: string,
+    input: Tools.StartTaskInput,
+    now: number,
+    writer: string | null = null,
+    start: StartSignature | null = null,
+  ): number {
     const snapshot = input.snapshot;
     const meta =
       snapshot?.type === "checksum"
@@ -489,14 +506,14 @@ export class WorkflowRecords {
         : snapshot?.type === "git"
           ? { branch: snapshot.branch ?? null, dirty: snapshot.dirty.length }
           : null;
-    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by)
-      VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
-              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now},
-              ${writer})`;
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
-    if (repository) this.sql`UPDATE tasks SET repository = ${JSON.stringify(repository)} WHERE id = ${taskId}`;
+    this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
+        repository, start_signature)
+      VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
+              ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now},
+              ${writer}, ${repository ? JSON.stringify(repository) : null}, ${start ? JSON.stringify(start) : null})`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;
     let bytes = 0;
@@ -516,11 +533,6 @@ export class WorkflowRecords {
           worktree_mode = excluded.worktree_mode, worktree_blob = excluded.worktree_blob`;
     }
     return bytes;
-  }
-
-  /** Repository identity of the workflow, as the helper reported it at start_workflow. */
-  setRepository(repository: Repository | null): void {
-    this.sql`UPDATE workflow SET repository = ${repository ? JSON.stringify(repository) : null}`;
   }
 
   insertDecision(id: string, taskId: string, input: Tools.LogDecisionInput, now: number): DecisionView | null {
@@ -570,24 +582,23 @@ export class WorkflowRecords {
     },
   ): { newPaths: number; bytes: number } {
     const metrics = input.metrics;
+    const commands = commandMarks(done.commands);
+    // One update of the task row for everything the completion knows before its view is read.
     this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
       files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
+      files_unlisted_unexpected = ${done.files.rows.filter((row) => !row.inScope && row.ord >= done.files.listed).length},
       input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
       model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null},
       metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
       metrics_device = ${done.metricsDevice ? JSON.stringify(done.metricsDevice) : null},
       durability = ${done.durability ? JSON.stringify(done.durability) : null},
+      commands_observed = ${commands.observed}, commands_omitted = ${commands.omitted}, last_edit_at = ${commands.lastEditAt},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId}`;
     const stored = this.files.store(taskId, done.files);
     return { newPaths: stored.newPaths, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
-  }
-
-  /** The device signature of a task's start snapshot, when an approved device's verified. */
-  setStartSignature(taskId: string, signature: StartSignature): void {
-    this.sql`UPDATE tasks SET start_signature = ${JSON.stringify(signature)} WHERE id = ${taskId}`;
   }
 
   startSignature(task: TaskRow): StartSignature | null {

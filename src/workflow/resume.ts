@@ -49,18 +49,18 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
   const completed =
     header.plan.length === 0
       ? sql<Completed>`
-    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`
+    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`
       : sql<Completed>`
-    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC`;
+    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC`;
   const listed = completed.slice(0, LIMITS.RESUME_COMPLETED);
   const outcomes = new Map(
     sql<{ id: string; outcome: string | null }>`
-      SELECT id, outcome FROM tasks WHERE status != 'in_progress' ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`.map(
+      SELECT id, outcome FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`.map(
       (t) => [t.id, t.outcome],
     ),
   );
   const lastDone = sql<{ outcome: string }>`
-    SELECT outcome FROM tasks WHERE outcome IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
+    SELECT outcome FROM tasks WHERE outcome IS NOT NULL AND completed_at IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
   return {
     workflow: {
       id: header.id,

@@ -47,14 +47,26 @@ function runView(row: CommandRowSql): CommandRunView {
   };
 }
 
+/** The task row's columns about its commands: all NULL when they were not observed. */
+export function commandMarks(commands: ObservedCommands | null): {
+  observed: 1 | null;
+  omitted: number | null;
+  lastEditAt: number | null;
+} {
+  if (!commands) return { observed: null, omitted: null, lastEditAt: null };
+  return { observed: 1, omitted: commands.omitted ?? 0, lastEditAt: commands.last_edit_at };
+}
+
 export class TaskCommands {
   constructor(private readonly sql: Sql) {}
 
-  /** Stores the observed commands of a completed task (null: not observed); returns the bytes they take. */
+  /**
+   * Stores the observed commands of a completed task (null: not observed) as rows; returns the
+   * bytes they take. Their marks on the task row (observed, omitted, last edit) are set by the
+   * completion's one update of that row (commandMarks).
+   */
   store(taskId: string, commands: ObservedCommands | null): number {
     if (!commands) return 0;
-    this.sql`UPDATE tasks SET commands_observed = 1, commands_omitted = ${commands.omitted ?? 0}, last_edit_at = ${commands.last_edit_at}
-      WHERE id = ${taskId}`;
     let bytes = 0;
     const rows = commands.runs.map((run, ord) => {
       bytes += COMMAND_ROW_OVERHEAD + run.command.length;

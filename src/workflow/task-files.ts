@@ -1,7 +1,8 @@
 /**
  * @module workflow/task-files
- * A task's changed files in this workflow's SQLite: one `file_changes` row per file and one
- * `task_overlaps` row per overlap with a concurrent task, written in bounded statements, read
+ * A task's changed files in this workflow's SQLite: `file_pages` rows of many files each (read as
+ * one row per file through the view `file_changes`, workflow-schema) and one `task_overlaps` row
+ * per overlap with a concurrent task, written in bounded statements, read
  * back as the bounded view a single value carries (domain/stored-files) or a page of one list at
  * a time (the JSON export, the task's file pages). Nothing here stores or binds a value that
  * grows with the task: see LIMITS.STORED_VALUE_BYTES.
@@ -17,6 +18,33 @@ import type { Verification } from "../domain/view";
 import { LIMITS } from "../limits";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import { ChangedPaths } from "./changed-paths";
+
+/**
+ * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
+ * file_changes names them). Migration 24 of workflow-schema pages the files in this order: a
+ * change here is a new migration rewriting the pages and the view.
+ */
+export const FILE_PAGE_COLUMNS = [
+  "ord",
+  "path",
+  "status",
+  "before_mode",
+  "before_blob",
+  "after_mode",
+  "after_blob",
+  "committed",
+  "in_scope",
+  "renamed_to",
+  "lines_added",
+  "lines_removed",
+  "lines_binary",
+  "agent_edit",
+  "lines_agent",
+  "lines_others",
+  "lines_not_observed",
+  "line_ranges",
+] as const;
 
 /** The lists of a task's record, each read in pages in its own order. */
 export const FILE_LISTS = [
@@ -66,6 +94,8 @@ export interface TaskFilesColumns {
   verification: string | null;
   files_count: number | null;
   files_listed: number | null;
+  /** Of the files past the listed ones, how many are outside the task's areas (NULL or absent: count them). */
+  files_unlisted_unexpected?: number | null;
 }
 
 type FileRowSql = {
@@ -140,6 +170,48 @@ function listedFile(row: FileRowSql): ListedFile {
   };
 }
 
+/** One file of a `file_pages` row (an array of FILE_PAGE_COLUMNS in order) as the view file_changes reads it. */
+function fileRowOf(taskId: string, tuple: readonly unknown[]): FileRowSql & { line_ranges: string | null } {
+  const row = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, tuple[n] ?? null]));
+  return { ...(row as Omit<FileRowSql, "task_id"> & { line_ranges: string | null }), task_id: taskId };
+}
+
+/** A column's place in a file's values (FILE_PAGE_COLUMNS). */
+const at = (column: (typeof FILE_PAGE_COLUMNS)[number]) => FILE_PAGE_COLUMNS.indexOf(column);
+const STATUS = at("status");
+const COMMITTED = at("committed");
+const IN_SCOPE = at("in_scope");
+const RENAMED_TO = at("renamed_to");
+const LINES_BINARY = at("lines_binary");
+const AGENT_EDIT = at("agent_edit");
+const LINE_RANGES = at("line_ranges");
+const ORD = at("ord");
+
+/** Whether a file (its values, FILE_PAGE_COLUMNS) is in one of the lists of a task's record (overlapping excepted: those are rows of their own). */
+function inList(file: readonly unknown[], list: FileList): boolean {
+  const value = (n: number) => file[n] ?? null;
+  switch (list) {
+    case "added":
+      return value(STATUS) === "A";
+    case "modified":
+      return value(STATUS) === "M";
+    case "deleted":
+      return value(STATUS) === "D";
+    case "renamed":
+      return value(RENAMED_TO) !== null;
+    case "uncommitted":
+      return value(COMMITTED) === 0;
+    case "lines":
+      return value(LINES_BINARY) !== null;
+    case "not_by_agent_tools":
+      return value(AGENT_EDIT) === 0;
+    case "line_ranges":
+      return value(LINE_RANGES) !== null;
+    default:
+      return value(IN_SCOPE) === 0;
+  }
+}
+
 function overlapOf(row: OverlapSql): Overlap {
   const overlap: Overlap = { path: row.path, task_id: row.other_task_id, same_change: row.same_change === 1 };
   if (row.other_workflow_id !== null) overlap.workflow_id = row.other_workflow_id;
@@ -158,21 +230,36 @@ function fittingOverlaps(overlaps: readonly Overlap[]): Overlap[] {
   return kept;
 }
 
+/**
+ * How much of the pages' JSON a TaskFiles keeps parsed: every page of a task of 20,000 files with
+ * 200-byte paths (about 7 MiB), so walking each of its lists in turn (the JSON export) parses each
+ * page once; in memory about twice that.
+ */
+const PAGES_KEPT_CHARS = 8 * 1024 * 1024;
+
 export class TaskFiles {
-  constructor(private readonly sql: Sql) {}
+  private readonly pages = new Map<string, { files: readonly unknown[][]; chars: number }>();
+  private pagesChars = 0;
+
+  private readonly changedPaths: ChangedPaths;
+
+  constructor(private readonly sql: Sql) {
+    this.changedPaths = new ChangedPaths(sql);
+  }
 
   /**
    * Stores a completed task's files and overlaps in chunked statements. Returns how many paths no
    * earlier task had changed (the distinct-files total) and the bytes stored (the byte quota).
    */
   store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number } {
-    let newPaths = 0;
     let bytes = 0;
     const rows = stored.rows.map((row) => {
       const { change, lines } = row;
       const text = lines && !("binary" in lines) && lines.agent !== undefined ? lines : null;
       bytes += FILE_ROW_OVERHEAD + row.viewBytes + (row.ranges === null ? 0 : jsonBytes(row.ranges));
+      // The order of FILE_PAGE_COLUMNS (workflow-schema): the view file_changes reads them by position.
       return [
+        row.ord,
         change.path,
         change.status,
         change.before?.mode ?? null,
@@ -181,7 +268,6 @@ export class TaskFiles {
         change.after?.blob ?? null,
         change.committed ? 1 : 0,
         row.inScope ? 1 : 0,
-        row.ord,
         row.renamedTo,
         lines && !("binary" in lines) ? lines.added : null,
         lines && !("binary" in lines) ? lines.removed : null,
@@ -193,16 +279,12 @@ export class TaskFiles {
         row.ranges === null ? null : JSON.stringify(row.ranges),
       ];
     });
+    // One row written per page of files (a chunk, under the value limit), not one per file.
     for (const chunk of jsonChunks(rows)) {
-      this.sql`INSERT INTO file_changes (task_id, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope,
-          ord, renamed_to, lines_added, lines_removed, lines_binary, agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges)
-        SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,
-          value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16,
-          value ->> 17
-        FROM json_each(${chunk})`;
-      newPaths += this.sql`INSERT INTO changed_paths (path) SELECT value ->> 0 FROM json_each(${chunk}) WHERE true
-        ON CONFLICT (path) DO NOTHING RETURNING path`.length;
+      this.sql`INSERT INTO file_pages (task_id, first_ord, last_ord, files)
+        SELECT ${taskId}, min(f.value ->> 0), max(f.value ->> 0), p.files FROM (SELECT ${chunk} AS files) p, json_each(p.files) f`;
     }
+    const newPaths = this.changedPaths.add(stored.rows.map((row) => row.change.path));
     bytes += this.addOverlaps(taskId, stored.overlaps).bytes;
     return { newPaths, bytes };
   }
@@ -284,7 +366,8 @@ export class TaskFiles {
         SELECT f.task_id, f.ord, f.path, f.status, f.committed, f.in_scope, f.renamed_to, f.lines_added, f.lines_removed,
           f.lines_binary, f.agent_edit, f.lines_agent, f.lines_others, f.lines_not_observed
         FROM tasks t JOIN file_changes f ON f.task_id = t.id
-        WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.ord < t.files_listed
+        WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.page_first < t.files_listed
+          AND f.ord < t.files_listed
         ORDER BY f.task_id, f.ord`) {
         const list = files.get(row.task_id) ?? [];
         list.push(listedFile(row));
@@ -311,7 +394,7 @@ export class TaskFiles {
       const shown = fittingOverlaps(recorded.rows);
       const unlisted: Unlisted = {
         files: task.files_count - listed,
-        unexpectedFiles: task.files_count > listed ? this.unexpectedAfter(task.id, listed) : 0,
+        unexpectedFiles: task.files_count > listed ? (task.files_unlisted_unexpected ?? this.unexpectedAfter(task.id, listed)) : 0,
         overlapping: recorded.total - shown.length,
       };
       const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
@@ -333,7 +416,8 @@ export class TaskFiles {
     const rows = this.sql<FileRowSql>`
       SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
         lines_agent, lines_others, lines_not_observed
-      FROM file_changes WHERE task_id = ${task.id} AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
+      FROM file_changes WHERE task_id = ${task.id} AND page_last >= ${from} AND page_first < ${from + count}
+        AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
     const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
     const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
     const overlaps = view.verification?.overlapping ?? [];
@@ -359,7 +443,8 @@ export class TaskFiles {
 
   private unexpectedAfter(taskId: string, listed: number): number {
     return (
-      this.sql<{ n: number }>`SELECT count(*) AS n FROM file_changes WHERE task_id = ${taskId} AND ord >= ${listed} AND in_scope = 0`[0]
+      this.sql<{ n: number }>`
+        SELECT count(*) AS n FROM file_changes WHERE task_id = ${taskId} AND page_last >= ${listed} AND ord >= ${listed} AND in_scope = 0`[0]
         ?.n ?? 0
     );
   }
@@ -390,25 +475,76 @@ export class TaskFiles {
         (row) => ({ position: row.ord, item: overlapOf(row) }),
       );
     }
-    if (list === "line_ranges") {
-      return this.sql<{ ord: number; path: string; line_ranges: string }>`
-        SELECT ord, path, line_ranges FROM file_changes WHERE task_id = ${taskId} AND ord > ${from} AND line_ranges IS NOT NULL
-        ORDER BY ord LIMIT ${limit}`.map((row) => ({ position: row.ord, item: rangesItem(row.path, row.line_ranges) }));
+    // A page of files at a time from the one holding `from`, until `limit` items: each page is
+    // parsed once, and a read never parses the pages past what it returns.
+    // Each page found by a seek on the key: the one holding the position after `from`, then each next.
+    type Bounds = { first_ord: number; last_ord: number };
+    const found: { position: number; item: FileListItem }[] = [];
+    const next = (after: number) =>
+      this.sql<Bounds>`
+        SELECT first_ord, last_ord FROM file_pages WHERE task_id = ${taskId} AND first_ord > ${after} ORDER BY first_ord LIMIT 1`[0];
+    const holding = this.sql<Bounds>`
+      SELECT first_ord, last_ord FROM file_pages WHERE task_id = ${taskId} AND first_ord <= ${from + 1} ORDER BY first_ord DESC LIMIT 1`[0];
+    let page = holding && holding.last_ord > from ? holding : next(from);
+    while (page && found.length < limit) {
+      found.push(...this.pageItems(taskId, page.first_ord, list, from, limit - found.length));
+      page = next(page.last_ord);
     }
-    const rows = this.sql<FileRowSql>`
-      SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
-        lines_agent, lines_others, lines_not_observed
-      FROM file_changes WHERE task_id = ${taskId} AND ord > ${from} AND (CASE ${list}
-        WHEN 'added' THEN status = 'A' WHEN 'modified' THEN status = 'M' WHEN 'deleted' THEN status = 'D'
-        WHEN 'renamed' THEN renamed_to IS NOT NULL WHEN 'uncommitted' THEN committed = 0
-        WHEN 'lines' THEN lines_binary IS NOT NULL WHEN 'not_by_agent_tools' THEN agent_edit = 0
-        ELSE in_scope = 0 END)
-      ORDER BY ord LIMIT ${limit}`;
-    return rows.map((row) => {
+    return found;
+  }
+
+  /** Of one page of a task's files (the one starting at `first`), up to `limit` items of a list after position `from`. */
+  private pageItems(
+    taskId: string,
+    first: number,
+    list: FileList,
+    from: number,
+    limit: number,
+  ): { position: number; item: FileListItem }[] {
+    const found: { position: number; item: FileListItem }[] = [];
+    for (const tuple of this.parsedPage(taskId, first)) {
+      if (found.length >= limit) break;
+      if ((tuple[ORD] as number) <= from || !inList(tuple, list)) continue;
+      const row = fileRowOf(taskId, tuple);
       const item: FileListItem =
-        list === "renamed" ? { from: row.path, to: row.renamed_to as string } : list === "lines" ? (linesOf(row) as LineCount) : row.path;
-      return { position: row.ord, item };
-    });
+        list === "line_ranges"
+          ? rangesItem(row.path, row.line_ranges as string)
+          : list === "renamed"
+            ? { from: row.path, to: row.renamed_to as string }
+            : list === "lines"
+              ? (linesOf(row) as LineCount)
+              : row.path;
+      found.push({ position: row.ord, item });
+    }
+    return found;
+  }
+
+  /**
+   * One page of a task's files, parsed: picking a list out of them costs less than SQL reading each
+   * file's columns out of the JSON. The last few pages parsed are kept (a page never changes once
+   * written): a list's next page of items starts where the last one stopped, often on the same
+   * page, and the JSON export walks every list of a task in turn.
+   */
+  private parsedPage(taskId: string, first: number): readonly unknown[][] {
+    const key = `${taskId}\n${first}`;
+    const kept = this.pages.get(key);
+    if (kept) {
+      // The most recently used last: the oldest is dropped first.
+      this.pages.delete(key);
+      this.pages.set(key, kept);
+      return kept.files;
+    }
+    const text =
+      this.sql<{ files: string }>`SELECT files FROM file_pages WHERE task_id = ${taskId} AND first_ord = ${first}`[0]?.files ?? "[]";
+    const page = { files: JSON.parse(text) as unknown[][], chars: text.length };
+    for (const [oldest, dropped] of this.pages) {
+      if (this.pagesChars + page.chars <= PAGES_KEPT_CHARS) break;
+      this.pages.delete(oldest);
+      this.pagesChars -= dropped.chars;
+    }
+    this.pages.set(key, page);
+    this.pagesChars += page.chars;
+    return page.files;
   }
 
   private legacyItems(
@@ -443,7 +579,7 @@ export class TaskFiles {
       )
       , theirs(path) AS MATERIALIZED (SELECT DISTINCT c.path FROM below JOIN file_changes c ON c.task_id = below.id)
       SELECT own.path FROM file_changes own JOIN theirs ON theirs.path = own.path
-      WHERE own.task_id = ${parent.id} AND own.ord < ${listed}
+      WHERE own.task_id = ${parent.id} AND own.page_first < ${listed} AND own.ord < ${listed}
       ORDER BY own.path`.map((r) => r.path);
   }
 }

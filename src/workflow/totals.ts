@@ -1,8 +1,10 @@
 /**
  * @module workflow/totals
- * The workflow's running totals, one row updated once at the end of each write's transaction
- * (with everything the write counted): reading them costs the same for 1 task or 5,000, and so
- * does every write. Also the per-workflow quotas (events, bytes stored), which are counted here,
+ * The workflow's running totals, stored once at the end of each write's transaction (with
+ * everything the write counted) on the write's last event, or on the one totals row when the
+ * write appended none: reading them costs the same for 1 task or 5,000, and so does every write,
+ * and a write spends no row written on them. Nothing is kept only in memory: an object that
+ * restarts reads them back from where the last write stored them. Also the per-workflow quotas (events, bytes stored), which are counted here,
  * and two marks every write would otherwise spend a row written on (each is billed): the time of
  * the agent's last write (the workflow's updated_at) and the account outbox's position.
  */
@@ -12,13 +14,14 @@ import { type Failure, fail, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
 
-type TotalsRow = { [K in keyof Totals]: Totals[K] } & {
-  id: number;
+/** The totals as stored: on the totals row (with `id` and `seq`) or as the JSON on a write's last event. */
+type StoredTotals = { [K in keyof Totals]: Totals[K] } & {
   events: number;
   bytes_stored: number;
   synced_seq: number;
   updated_at: number | null;
 };
+type TotalsRow = StoredTotals & { id: number; seq: number };
 
 /** What a write stores besides its counts, in the same UPDATE. */
 export interface WriteMarks {
@@ -64,17 +67,27 @@ export class RunningTotals {
 
   constructor(private readonly sql: Sql) {}
 
-  /** The schema migration creates the row, so it always exists. */
-  private row(): TotalsRow {
+  /**
+   * The totals after the last write: the JSON its last event carries, or the totals row when that
+   * is newer (a write without events, a migration, an object whose events predate the column).
+   * The schema creates the row, so it always exists; only events after its `seq` are looked at.
+   */
+  private row(): StoredTotals {
     // Counted changes are stored at the end of their write: reading before then would miss them.
     if (this.change) throw new WaymarkError("INTERNAL", "totals read before the write's counts were stored");
     const row = this.sql<TotalsRow>`SELECT * FROM totals WHERE id = 1`[0];
     if (!row) throw new WaymarkError("INTERNAL", "totals row missing");
-    return row;
+    const { id: _id, seq, ...stored } = row;
+    const last = this.sql<{ totals: string }>`
+      SELECT totals FROM events WHERE seq > ${seq} AND totals IS NOT NULL ORDER BY seq DESC LIMIT 1`[0];
+    if (!last) return stored;
+    const carried = JSON.parse(last.totals) as StoredTotals;
+    // The alarm's acknowledgements are stored on the row between writes.
+    return { ...carried, synced_seq: Math.max(carried.synced_seq, stored.synced_seq) };
   }
 
   read(): Totals {
-    const { events: _events, bytes_stored: _bytes, id: _id, synced_seq: _synced, updated_at: _updated, ...totals } = this.row();
+    const { events: _events, bytes_stored: _bytes, synced_seq: _synced, updated_at: _updated, ...totals } = this.row();
     return { ...totals, cost_usd: roundCost(totals.cost_usd) };
   }
 
@@ -94,34 +107,58 @@ export class RunningTotals {
   }
 
   /**
-   * Stores the current write's counts with its events and bytes. Writes that open new work
+   * Stores the current write's counts with its events and bytes: on the write's last event
+   * (`seal`, no row written of their own), or on the totals row when the write appended none
+   * (`lastSeq`: the log's last event, which the row is then as new as). Writes that open new work
    * (tasks, logs) are refused past the quota; completing a task or a workflow is always allowed,
    * so work that has started can always be closed.
    */
-  countWrite(events: number, bytes: number, enforce: boolean, marks: WriteMarks): void {
+  countWrite(
+    events: number,
+    bytes: number,
+    enforce: boolean,
+    marks: WriteMarks,
+    seal: (totals: string) => boolean,
+    lastSeq: () => number,
+  ): void {
     const c = this.change ?? NO_CHANGE;
     this.change = null;
-    const [usage] = this.sql<{ events: number; bytes_stored: number }>`
-      UPDATE totals SET events = events + ${events}, bytes_stored = bytes_stored + ${bytes},
-        tasks = tasks + ${c.tasks}, open_tasks = open_tasks + ${c.open_tasks},
-        duration_seconds = duration_seconds + ${c.duration_seconds}, files_changed = files_changed + ${c.files_changed},
-        decisions = decisions + ${c.decisions}, issues = issues + ${c.issues}, reviews_needed = reviews_needed + ${c.reviews_needed},
-        input_tokens = input_tokens + ${c.input_tokens}, output_tokens = output_tokens + ${c.output_tokens},
-        cost_usd = cost_usd + ${c.cost_usd}, synced_seq = max(synced_seq, ${marks.syncedSeq}),
-        updated_at = coalesce(${marks.agentWriteAt}, updated_at)
-      WHERE id = 1 RETURNING events, bytes_stored`;
-    if (!usage) throw new WaymarkError("INTERNAL", "totals row missing");
+    const before = this.row();
+    const next: StoredTotals = {
+      tasks: before.tasks + c.tasks,
+      open_tasks: before.open_tasks + c.open_tasks,
+      duration_seconds: before.duration_seconds + c.duration_seconds,
+      files_changed: before.files_changed + c.files_changed,
+      decisions: before.decisions + c.decisions,
+      issues: before.issues + c.issues,
+      reviews_needed: before.reviews_needed + c.reviews_needed,
+      input_tokens: before.input_tokens + c.input_tokens,
+      output_tokens: before.output_tokens + c.output_tokens,
+      cost_usd: before.cost_usd + c.cost_usd,
+      events: before.events + events,
+      bytes_stored: before.bytes_stored + bytes,
+      synced_seq: Math.max(before.synced_seq, marks.syncedSeq),
+      updated_at: marks.agentWriteAt ?? before.updated_at,
+    };
+    if (!seal(JSON.stringify(next))) {
+      this.sql`UPDATE totals SET tasks = ${next.tasks}, open_tasks = ${next.open_tasks}, duration_seconds = ${next.duration_seconds},
+        files_changed = ${next.files_changed}, decisions = ${next.decisions}, issues = ${next.issues},
+        reviews_needed = ${next.reviews_needed}, input_tokens = ${next.input_tokens}, output_tokens = ${next.output_tokens},
+        cost_usd = ${next.cost_usd}, events = ${next.events}, bytes_stored = ${next.bytes_stored}, synced_seq = ${next.synced_seq},
+        updated_at = ${next.updated_at}, seq = ${lastSeq()}
+      WHERE id = 1`;
+    }
     if (!enforce) return;
-    if (usage.events > LIMITS.WORKFLOW_EVENTS) {
+    if (next.events > LIMITS.WORKFLOW_EVENTS) {
       throw new WaymarkError(
         "QUOTA_EXCEEDED",
-        `workflow: at most ${LIMITS.WORKFLOW_EVENTS} events per workflow (this one has ${usage.events}); complete it and start another`,
+        `workflow: at most ${LIMITS.WORKFLOW_EVENTS} events per workflow (this one has ${next.events}); complete it and start another`,
       );
     }
-    if (usage.bytes_stored > LIMITS.WORKFLOW_BYTES) {
+    if (next.bytes_stored > LIMITS.WORKFLOW_BYTES) {
       throw new WaymarkError(
         "QUOTA_EXCEEDED",
-        `workflow: at most ${LIMITS.WORKFLOW_BYTES} bytes stored per workflow (this one stores ${usage.bytes_stored}); complete it and start another`,
+        `workflow: at most ${LIMITS.WORKFLOW_BYTES} bytes stored per workflow (this one stores ${next.bytes_stored}); complete it and start another`,
       );
     }
   }

@@ -53,7 +53,7 @@ import { resumeInfo, type WorkflowState } from "./resume";
 import { type ShareAction, ShareLinks } from "./share";
 import type { FileList } from "./task-files";
 import { accountQuotaFailure, RunningTotals } from "./totals";
-import { WORKFLOW_MIGRATIONS } from "./workflow-schema";
+import { WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "./workflow-schema";
 import type { WriteScope } from "./write-scope";
 import { Writer } from "./writer";
 
@@ -86,7 +86,7 @@ export class WorkflowObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     meter.enableFrom(env);
-    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, "workflow", () => this.log.backfillChain());
+    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, "workflow", () => this.log.backfillChain(), WORKFLOW_SCHEMA);
     this.schema = schema;
     this.sql = sqlFor(ctx.storage, { kind: "workflow", id: ctx.id.toString() }, () => schema.ensure());
     this.records = new WorkflowRecords(this.sql, () => schema.exists());

@@ -13,6 +13,118 @@ import {
   RECOUNT_REVIEW_ITEMS,
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
+import { FILE_PAGE_COLUMNS } from "./task-files";
+
+/** The log tables' columns since v24 (WITHOUT ROWID, keyed in the order they are read). */
+const DECISIONS = `
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  category TEXT NOT NULL,
+  question TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '[]',
+  chosen TEXT NOT NULL,
+  reasoning TEXT NOT NULL,
+  trade_offs TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (created_at, id)`;
+const ISSUES = `
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  type TEXT NOT NULL,
+  description TEXT NOT NULL,
+  resolution TEXT NOT NULL,
+  requires_human_review INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (created_at, id)`;
+const MILESTONES = `
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  message TEXT NOT NULL,
+  progress REAL,
+  metadata TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (created_at, id)`;
+
+/** The workflow this object holds (one row) since v24: WITHOUT ROWID, its key the table. */
+const WORKFLOW = `
+  id TEXT PRIMARY KEY,
+  account TEXT NOT NULL,
+  name TEXT NOT NULL,
+  description TEXT,
+  plan TEXT NOT NULL DEFAULT '[]',
+  status TEXT NOT NULL DEFAULT 'active',
+  outcome TEXT,
+  created_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  updated_at INTEGER NOT NULL,
+  repository TEXT`;
+
+/** Buckets of the changed paths' hashes (v24): `n` hashes of 16 characters each in `hashes`. */
+const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMARY KEY, n INTEGER NOT NULL, hashes TEXT NOT NULL)";
+
+/** Completed tasks in completion order (overlap candidates, resume) and open tasks in start order (v24). */
+const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
+const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
+
+/** Tables keyed by their primary key alone since v24 (WITHOUT ROWID): one row written per insert, not two. */
+const SNAPSHOT_ENTRIES = `
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  path TEXT NOT NULL,
+  head_mode TEXT, head_blob TEXT,
+  worktree_mode TEXT, worktree_blob TEXT,
+  PRIMARY KEY (task_id, path)`;
+const TASK_OVERLAPS = `
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  ord INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  other_task_id TEXT NOT NULL,
+  same_change INTEGER NOT NULL,
+  other_workflow_id TEXT,
+  PRIMARY KEY (task_id, ord),
+  UNIQUE (task_id, path, other_task_id)`;
+const TASK_COMMANDS = `
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  ord INTEGER NOT NULL,
+  command TEXT NOT NULL,
+  truncated INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  exit_code INTEGER,
+  duration_ms INTEGER,
+  kinds TEXT NOT NULL,
+  PRIMARY KEY (task_id, ord)`;
+const IDEMPOTENCY = `
+  key TEXT PRIMARY KEY,
+  tool TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  result TEXT NOT NULL,
+  created_at INTEGER NOT NULL`;
+
+/**
+ * A completed task's files, a page per row (v24): `files` is a JSON array of the files `first_ord`
+ * to `last_ord`, each an array of FILE_PAGE_COLUMNS in that order (workflow/task-files writes
+ * them), under the value limit (a statement chunk). One row written per page, not one per file.
+ */
+const FILE_PAGES = `CREATE TABLE file_pages (
+  task_id TEXT NOT NULL,
+  first_ord INTEGER NOT NULL,
+  last_ord INTEGER NOT NULL,
+  files TEXT NOT NULL,
+  PRIMARY KEY (task_id, first_ord)
+) WITHOUT ROWID`;
+/** The files as one row each, as file_changes was a table before v24: every read of a task's files reads them so. */
+const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS SELECT p.task_id, ${FILE_PAGE_COLUMNS.map((column, n) => `f.value ->> ${n} AS ${column}`).join(", ")},
+  p.first_ord AS page_first, p.last_ord AS page_last
+  FROM file_pages p, json_each(p.files) f`;
+
+/** A table rebuilt WITHOUT ROWID with the same columns in the same order: its rows copied, its old indexes dropped with it. */
+function rebuildWithoutRowid(table: string, columns: string): string[] {
+  return [
+    `CREATE TABLE ${table}_new (${columns}\n) WITHOUT ROWID`,
+    `INSERT INTO ${table}_new SELECT * FROM ${table}`,
+    `DROP TABLE ${table}`,
+    `ALTER TABLE ${table}_new RENAME TO ${table}`,
+  ];
+}
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -405,4 +517,174 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE file_changes_v23 RENAME TO file_changes",
     ],
   },
+  // Fewer rows written per log entry and task (each is billed): a decision, issue or milestone is
+  // kept in the order every read pages it (created_at, id) without a rowid or an id index beside
+  // it, and its task's entries through one index; the index on a task's parent alone goes, as the
+  // siblings index starts with it. A log entry is looked up by id only for a reviewer's feedback,
+  // which reads its workflow's entries of that kind (rows read cost a thousandth of rows written).
+  {
+    version: 24,
+    statements: [
+      "DROP INDEX tasks_parent",
+      ...rebuildWithoutRowid("workflow", WORKFLOW),
+      ...rebuildWithoutRowid("decisions", DECISIONS),
+      "CREATE INDEX decisions_task ON decisions(task_id)",
+      ...rebuildWithoutRowid("issues", ISSUES),
+      "CREATE INDEX issues_task ON issues(task_id)",
+      ...rebuildWithoutRowid("milestones", MILESTONES),
+      "CREATE INDEX milestones_task ON milestones(task_id)",
+      FILE_PAGES,
+      // Pages of at most about 256 Ki characters of paths and line ranges (a statement chunk's size).
+      `INSERT INTO file_pages (task_id, first_ord, last_ord, files)
+        SELECT task_id, min(ord), max(ord), json_group_array(json(file) ORDER BY ord) FROM (
+          SELECT task_id, ord, json_array(${FILE_PAGE_COLUMNS.join(", ")}) AS file,
+            sum(length(path) + coalesce(length(line_ranges), 0) + 200) OVER (PARTITION BY task_id ORDER BY ord) / 262144 AS page
+          FROM file_changes
+        ) GROUP BY task_id, page`,
+      "DROP TABLE file_changes",
+      FILE_CHANGES_VIEW,
+      ...rebuildWithoutRowid("snapshot_entries", SNAPSHOT_ENTRIES),
+      ...rebuildWithoutRowid("task_overlaps", TASK_OVERLAPS),
+      ...rebuildWithoutRowid("task_commands", TASK_COMMANDS),
+      ...rebuildWithoutRowid("idempotency", IDEMPOTENCY),
+      "CREATE INDEX idempotency_created ON idempotency(created_at)",
+      // The running totals ride on each write's last event (never exported); the totals row holds
+      // them as of its `seq` (every event so far here), and is newer than the events only when a
+      // write appended none. A later migration that recounts a total updates the row and sets
+      // its seq to the last event's.
+      // Open and completed tasks through partial indexes: a task is in the first while it runs and
+      // in the second once it completes, one index row each instead of two kept all along.
+      "DROP INDEX tasks_completed",
+      "DROP INDEX tasks_status",
+      TASKS_DONE,
+      TASKS_OPEN,
+      // How many of a task's files past the ones its view lists are outside its areas, counted when
+      // it completes (NULL before: counted from its files when read).
+      "ALTER TABLE tasks ADD COLUMN files_unlisted_unexpected INTEGER",
+      // The paths tasks changed, hashed in a few rows (workflow/changed-paths); those recorded
+      // before stay in changed_paths, one row each, and are looked up there.
+      CHANGED_PATH_SETS,
+      "ALTER TABLE events ADD COLUMN totals TEXT",
+      "ALTER TABLE totals ADD COLUMN seq INTEGER NOT NULL DEFAULT 0",
+      "UPDATE totals SET seq = coalesce((SELECT max(seq) FROM events), 0)",
+    ],
+  },
 ];
+
+/**
+ * A new workflow's whole schema at the last migration's version, created in one go instead of
+ * replaying every migration (table rebuilds included): each statement a new object runs is rows
+ * written, and it runs once per workflow. Existing objects keep migrating one version at a time;
+ * test/workflow/schema.test.ts proves a migrated object and a new one end with the same tables,
+ * columns, keys and indexes. A new migration changes this script too, in the same commit.
+ */
+export const WORKFLOW_SCHEMA: Migration = {
+  version: 24,
+  statements: [
+    `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
+    `CREATE TABLE tasks (
+      id TEXT PRIMARY KEY,
+      parent_id TEXT REFERENCES tasks(id),
+      name TEXT NOT NULL,
+      goal TEXT NOT NULL,
+      areas TEXT NOT NULL DEFAULT '[]',
+      status TEXT NOT NULL DEFAULT 'in_progress',
+      snapshot_type TEXT NOT NULL,
+      snapshot_head TEXT,
+      snapshot_meta TEXT,
+      started_at INTEGER NOT NULL,
+      completed_at INTEGER,
+      duration_seconds INTEGER,
+      outcome TEXT,
+      metadata TEXT,
+      files_changed TEXT,
+      verification TEXT,
+      input_tokens INTEGER, output_tokens INTEGER, model TEXT, cost_usd REAL,
+      repository TEXT, metrics_source TEXT, price_table_date TEXT,
+      files_count INTEGER, files_listed INTEGER,
+      commands_observed INTEGER, commands_omitted INTEGER, last_edit_at INTEGER,
+      start_signature TEXT, metrics_device TEXT,
+      durability TEXT,
+      review_facts TEXT, started_by TEXT, completed_by TEXT,
+      files_unlisted_unexpected INTEGER
+    )`,
+    TASKS_DONE,
+    TASKS_OPEN,
+    "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
+    "CREATE INDEX tasks_started ON tasks(started_at, id)",
+    `CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`,
+    FILE_PAGES,
+    FILE_CHANGES_VIEW,
+    `CREATE TABLE task_overlaps (${TASK_OVERLAPS}\n) WITHOUT ROWID`,
+    `CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`,
+    `CREATE TABLE decisions (${DECISIONS}\n) WITHOUT ROWID`,
+    "CREATE INDEX decisions_task ON decisions(task_id)",
+    `CREATE TABLE issues (${ISSUES}\n) WITHOUT ROWID`,
+    "CREATE INDEX issues_task ON issues(task_id)",
+    `CREATE TABLE milestones (${MILESTONES}\n) WITHOUT ROWID`,
+    "CREATE INDEX milestones_task ON milestones(task_id)",
+    `CREATE TABLE events (
+      seq INTEGER PRIMARY KEY,
+      at INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      task_id TEXT,
+      data TEXT NOT NULL,
+      hash TEXT,
+      totals TEXT
+    )`,
+    `CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`,
+    "CREATE INDEX idempotency_created ON idempotency(created_at)",
+    `CREATE TABLE share_link (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      token_hash TEXT NOT NULL,
+      salt TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      expires_at INTEGER,
+      revoked_at INTEGER
+    )`,
+    `CREATE TABLE totals (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      tasks INTEGER NOT NULL DEFAULT 0,
+      open_tasks INTEGER NOT NULL DEFAULT 0,
+      duration_seconds INTEGER NOT NULL DEFAULT 0,
+      files_changed INTEGER NOT NULL DEFAULT 0,
+      decisions INTEGER NOT NULL DEFAULT 0,
+      issues INTEGER NOT NULL DEFAULT 0,
+      reviews_needed INTEGER NOT NULL DEFAULT 0,
+      input_tokens INTEGER NOT NULL DEFAULT 0,
+      output_tokens INTEGER NOT NULL DEFAULT 0,
+      cost_usd REAL NOT NULL DEFAULT 0,
+      events INTEGER NOT NULL DEFAULT 0,
+      bytes_stored INTEGER NOT NULL DEFAULT 0,
+      synced_seq INTEGER NOT NULL DEFAULT 0,
+      updated_at INTEGER,
+      seq INTEGER NOT NULL DEFAULT 0
+    )`,
+    "INSERT INTO totals (id) VALUES (1)",
+    "CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID",
+    CHANGED_PATH_SETS,
+    `CREATE TABLE feedback (
+      id TEXT PRIMARY KEY,
+      target TEXT NOT NULL,
+      target_id TEXT NOT NULL,
+      verdict TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      delivered_at INTEGER,
+      author TEXT, channel TEXT, location TEXT, requested_verdict TEXT
+    )`,
+    "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
+    `CREATE TABLE device_signed (
+      seq INTEGER NOT NULL,
+      task_id TEXT NOT NULL REFERENCES tasks(id),
+      part INTEGER NOT NULL,
+      text TEXT NOT NULL
+    )`,
+    `CREATE TABLE device_keys (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      generation INTEGER NOT NULL,
+      devices TEXT NOT NULL,
+      fresh_until INTEGER NOT NULL
+    )`,
+  ],
+};

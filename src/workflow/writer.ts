@@ -98,10 +98,14 @@ export class Writer {
         const value = mutate(context, scope);
         // The workflow's updated_at is the agent's last write: a reviewer's feedback leaves it.
         const agentWrite = written.some((event) => event.type !== "feedback.created");
-        this.totals.countWrite(written.length, bytes, options.enforceQuota, {
-          agentWriteAt: agentWrite ? scope.now : null,
-          syncedSeq: this.outbox.takeUnsavedAck(),
-        });
+        this.totals.countWrite(
+          written.length,
+          bytes,
+          options.enforceQuota,
+          { agentWriteAt: agentWrite ? scope.now : null, syncedSeq: this.outbox.takeUnsavedAck() },
+          (totals) => this.log.seal(totals),
+          () => this.log.lastSeq(),
+        );
         this.idempotency.record(tool, input.idempotency_key, hash, value, scope.now);
         events = written;
         return ok(withFeedback(value, scope.now));

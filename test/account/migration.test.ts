@@ -83,14 +83,14 @@ describe("the account schema migration that packs the path index", () => {
     });
 
     for (const path of [...big, ...odd]) {
-      const hits = await stub.searchPaths(path, false, 10);
+      const hits = (await stub.searchPaths(path, false, 10)).hits;
       const expected = [{ path, workflow_id: "wf_old_a", ...(odd.includes(path) ? ODD : BIG) }];
       if (path === "src/many/f001.ts")
         expected.unshift({ path, workflow_id: "wf_old_b", task_id: "tk_b", task_name: "Other", status: "D", at: minute(3) });
       expect(hits, path).toEqual(expected);
     }
     // A prefix: newest first (the other workflow's later deletion), then the big task's paths in path order.
-    const under = await stub.searchPaths("src/many/", true, 20);
+    const under = (await stub.searchPaths("src/many/", true, 20)).hits;
     expect(under.map((h) => `${h.workflow_id} ${h.path}`)).toEqual([
       "wf_old_b src/many/f001.ts",
       ...big.slice(0, 19).map((path) => `wf_old_a ${path}`),

@@ -79,6 +79,7 @@ describe("searching the account's workflows", () => {
     expect(body.results).toEqual([
       expect.objectContaining({ path: "src/billing/tax.ts", workflow_id: ids["Tax engine"], task_name: "Tax engine task", status: "A" }),
     ]);
+    expect(body.searched).toBe("all task completions");
   });
 
   it.each([

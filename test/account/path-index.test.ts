@@ -49,14 +49,14 @@ describe("prefix search order", () => {
       { path: "/lib/caf%E9.ts", task_id: "tk_l", task_name: "Latest", status: "A", at: minute(901) },
     ]);
 
-    const broadHits = await stub.searchPaths("lib/", true, 20);
+    const broadHits = (await stub.searchPaths("lib/", true, 20)).hits;
     expect(broadHits.map((h) => `${h.at} ${h.path}`)).toEqual(
       [expected("/lib/", 1)[0], ...expected("lib/", 19)].map((h) => `${h?.at} ${h?.path}`),
     );
     expect(broadHits[0]?.path).toBe("/lib/caf%E9.ts");
     expect(broadHits[1]?.path).toBe("lib/latest.ts");
 
-    const narrow = await stub.searchPaths("lib/m3/", true, 20);
+    const narrow = (await stub.searchPaths("lib/m3/", true, 20)).hits;
     expect(narrow.map((h) => `${h.at} ${h.path}`)).toEqual(expected("lib/m3/", 20).map((h) => `${h.at} ${h.path}`));
     expect(narrow.length).toBe(20);
   });
@@ -71,7 +71,7 @@ describe("recording paths", () => {
     await stub.recordWorkflow("path-record", workflowSummary("wf_rec", "rec"), { paths: odd.map((p) => entry(p)) });
     await stub.recordWorkflow("path-record", workflowSummary("wf_rec", "rec"), { paths: [entry("src/a.ts", "D")] });
     for (const path of odd) {
-      const hits = await stub.searchPaths(path, false, 5);
+      const hits = (await stub.searchPaths(path, false, 5)).hits;
       expect(
         hits.map((h) => [h.path, h.status]),
         path,
@@ -82,8 +82,8 @@ describe("recording paths", () => {
   it("stops at PATHS_PER_WORKFLOW per workflow", async () => {
     const many = Array.from({ length: LIMITS.PATHS_PER_WORKFLOW + 50 }, (_, i) => entry(`bulk/f${i}.ts`));
     await stub.recordWorkflow("path-record", workflowSummary("wf_bulk", "bulk"), { paths: many });
-    expect(await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW - 1}.ts`, false, 5)).toHaveLength(1);
-    expect(await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW}.ts`, false, 5)).toEqual([]);
+    expect((await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW - 1}.ts`, false, 5)).hits).toHaveLength(1);
+    expect(await stub.searchPaths(`bulk/f${LIMITS.PATHS_PER_WORKFLOW}.ts`, false, 5)).toEqual({ hits: [], searched_all: true });
   });
 });
 
@@ -114,8 +114,8 @@ describe("packed sets", () => {
     const after = await setsOf(stub);
     expect(after.map((row) => row.part)).toEqual([0, 1]);
     expect(after[0]).toEqual(first[0]);
-    expect((await stub.searchPaths("src/late.ts", false, 5)).map((h) => h.status)).toEqual(["A"]);
-    expect((await stub.searchPaths("src/", true, 20))[0]?.path).toBe("src/f0.ts");
+    expect((await stub.searchPaths("src/late.ts", false, 5)).hits.map((h) => h.status)).toEqual(["A"]);
+    expect((await stub.searchPaths("src/", true, 20)).hits[0]?.path).toBe("src/f0.ts");
   });
 
   it(`reads at most the newest ${LIMITS.PATH_SETS_SCANNED} sets, at that size`, async () => {
@@ -135,14 +135,19 @@ describe("packed sets", () => {
       );
     });
     const started = Date.now();
-    expect(await stub.searchPaths("nowhere/at-all.ts", false, 5)).toEqual([]);
+    const miss = await stub.searchPaths("nowhere/at-all.ts", false, 5);
     const missMs = Date.now() - started;
+    // Nothing found within the bound is said as such: older completions were not searched.
+    expect(miss).toEqual({ hits: [], searched_all: false });
     // The newest set and the oldest one still read are found; older ones are past the bound.
-    expect((await stub.searchPaths(`own/${total - 1}.ts`, false, 5)).map((h) => h.task_id)).toEqual([`tk_${total - 1}`]);
-    expect((await stub.searchPaths("own/100.ts", false, 5)).map((h) => h.task_id)).toEqual(["tk_100"]);
-    expect(await stub.searchPaths("own/99.ts", false, 5)).toEqual([]);
+    expect((await stub.searchPaths(`own/${total - 1}.ts`, false, 5)).hits.map((h) => h.task_id)).toEqual([`tk_${total - 1}`]);
+    expect((await stub.searchPaths("own/100.ts", false, 5)).hits.map((h) => h.task_id)).toEqual(["tk_100"]);
+    expect(await stub.searchPaths("own/99.ts", false, 5)).toEqual({ hits: [], searched_all: false });
     // A broad prefix stops at its first page.
-    const broad = await stub.searchPaths("common/", true, 20);
+    const broadSearch = await stub.searchPaths("common/", true, 20);
+    // Filled by the newest sets: no older one could rank before them.
+    expect(broadSearch.searched_all).toBe(true);
+    const broad = broadSearch.hits;
     // The newest set's 19 common paths, then the first of the set before it.
     expect(broad.map((h) => h.task_id)).toEqual([...Array.from({ length: 19 }, () => `tk_${total - 1}`), `tk_${total - 2}`]);
     console.log(`path lookup over ${LIMITS.PATH_SETS_SCANNED} sets of 20 paths, no match: ${missMs} ms`);

@@ -5,7 +5,7 @@ import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
 import { ACCOUNT_LAZY_PUSH_MS, ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
-import { pushToAccount, stubFor, value } from "./rpc";
+import { pushToAccount, storedTotals, stubFor, value } from "./rpc";
 
 // When the account index sees a write: right after the reply, unless a push went out less than
 // ACCOUNT_PUSH_DELAY_MS ago; then the alarm pushes at the end of that window, with whatever else was
@@ -34,9 +34,10 @@ const decide = (workflow: DurableObjectStub<WorkflowObject>, taskId: string, que
 /** What the outbox counts as acknowledged (stored or not yet), what the totals row holds, the last event, the alarm. */
 const syncState = (workflow: DurableObjectStub<WorkflowObject>) =>
   runInDurableObject(workflow, async (instance, state) => {
-    const row = state.storage.sql
-      .exec<{ stored: number; last: number }>("SELECT synced_seq AS stored, (SELECT max(seq) FROM events) AS last FROM totals")
-      .one();
+    const row = {
+      stored: storedTotals(state.storage.sql).synced_seq,
+      last: state.storage.sql.exec<{ last: number }>("SELECT max(seq) AS last FROM events").one().last,
+    };
     const outbox = (instance as unknown as { outbox: AccountOutbox }).outbox;
     return { ...row, synced: outbox.syncedSeq(), alarm: await state.storage.getAlarm() };
   });

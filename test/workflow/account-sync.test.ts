@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
-import { pushToAccount, value } from "./rpc";
+import { pushToAccount, setStoredTotals, storedTotals, value } from "./rpc";
 
 // The workflow object pushes its events to the account index through an outbox: the
 // account acknowledges a seq, and everything after it is pushed again until taken.
@@ -40,7 +40,7 @@ async function losePushes(id: string, workflow: DurableObjectStub<WorkflowObject
     state.storage.sql.exec("DELETE FROM memory_docs WHERE workflow_id = ?", id);
   });
   await runInDurableObject(workflow, async (_instance, state) => {
-    state.storage.sql.exec("UPDATE totals SET synced_seq = 1");
+    setStoredTotals(state.storage.sql, { synced_seq: 1 });
   });
 }
 
@@ -52,11 +52,12 @@ async function found(account: DurableObjectStub<AccountObject>, id: string): Pro
 describe("account index outbox", () => {
   it("acknowledges every event it pushed", async () => {
     const { workflow } = await setUp();
-    const [row] = await runInDurableObject(workflow, async (_i, state) =>
-      state.storage.sql
-        .exec<{ synced_seq: number; last: number }>("SELECT synced_seq, (SELECT max(seq) FROM events) AS last FROM totals")
-        .toArray(),
-    );
+    const [row] = await runInDurableObject(workflow, async (_i, state) => [
+      {
+        synced_seq: storedTotals(state.storage.sql).synced_seq,
+        last: state.storage.sql.exec<{ last: number }>("SELECT max(seq) AS last FROM events").one().last,
+      },
+    ]);
     expect(row?.synced_seq).toBe(row?.last);
   });
 

@@ -12,7 +12,7 @@ import { file } from "../domain/fixtures";
 import { clockPast, eventually } from "../support/eventually";
 import { callTool, connect } from "../support/mcp-client";
 import { ON_PAGE, workerTarget } from "../support/worker";
-import { failure, pushToAccount, readWhole, stubFor, value } from "./rpc";
+import { failure, pushToAccount, readWhole, setStoredTotals, storedTotals, stubFor, value } from "./rpc";
 
 // Quotas, retention and ownership rules of the WorkflowObject, exercised through its RPC
 // methods as the MCP layer calls them.
@@ -26,6 +26,15 @@ async function newTask(account = ACME) {
   value(await stub.startWorkflow(account, id, { name: `Limits ${id}` }));
   const task = value(await stub.startTask(account, { workflow_id: id, name: "T", goal: "G" }));
   return { id, stub, taskId: task.task_id };
+}
+
+/** Sets stored totals (workflow/totals) as a write would have left them. */
+async function setTotals(stub: DurableObjectStub<WorkflowObject>, fields: Record<string, number>): Promise<void> {
+  await runInDurableObject(stub, async (_i, state) => setStoredTotals(state.storage.sql, fields));
+}
+
+async function totalsNow(stub: DurableObjectStub<WorkflowObject>): Promise<Record<string, number | null>> {
+  return runInDurableObject(stub, async (_i, state) => storedTotals(state.storage.sql));
 }
 
 async function exec<T>(stub: DurableObjectStub<WorkflowObject>, query: string, ...params: (string | number)[]): Promise<T[]> {
@@ -59,7 +68,7 @@ describe("idempotency records", () => {
 describe("quotas", () => {
   it("refuse new work past the workflow's event quota with QUOTA_EXCEEDED, store nothing, and still let tasks complete", async () => {
     const { id, stub, taskId } = await newTask();
-    await exec(stub, "UPDATE totals SET events = ?", LIMITS.WORKFLOW_EVENTS);
+    await setTotals(stub, { events: LIMITS.WORKFLOW_EVENTS });
     const before = (await exec<{ n: number }>(stub, "SELECT count(*) AS n FROM events"))[0]?.n;
     const refused = failure(
       await stub.logDecision(ACME, { task_id: taskId, category: "other", question: "Q", chosen: "A", reasoning: "R" }),
@@ -75,7 +84,7 @@ describe("quotas", () => {
 
   it("refuse new work past the workflow's byte quota", async () => {
     const { stub, taskId } = await newTask();
-    await exec(stub, "UPDATE totals SET bytes_stored = ?", LIMITS.WORKFLOW_BYTES);
+    await setTotals(stub, { bytes_stored: LIMITS.WORKFLOW_BYTES });
     const refused = failure(await stub.logMilestone(ACME, { task_id: taskId, message: "one byte too many" }));
     expect(refused.code).toBe("QUOTA_EXCEEDED");
     expect(refused.message).toMatch(/bytes stored per workflow/);
@@ -105,18 +114,18 @@ describe("a write that rolls back", () => {
   it("leaves nothing behind: the next write continues the chain without a gap and the totals count it once", async () => {
     const { id, stub, taskId } = await newTask();
     value(await stub.logDecision(ACME, { task_id: taskId, category: "other", question: "Q", chosen: "A", reasoning: "R" }));
-    const [{ events } = { events: 0 }] = await exec<{ events: number }>(stub, "SELECT events FROM totals");
-    await exec(stub, "UPDATE totals SET events = ?", LIMITS.WORKFLOW_EVENTS);
+    const events = Number((await totalsNow(stub)).events);
+    await setTotals(stub, { events: LIMITS.WORKFLOW_EVENTS });
     const issue = { task_id: taskId, type: "other" as const, description: "D", resolution: "R", requires_human_review: true };
     expect(failure(await stub.logIssue(ACME, issue)).code).toBe("QUOTA_EXCEEDED");
-    await exec(stub, "UPDATE totals SET events = ?", events);
+    await setTotals(stub, { events });
     value(await stub.logIssue(ACME, issue));
     const exported = value(await readWhole(stub, ACME, true));
     const logged = (exported.events ?? []) as ChainedEvent[];
     expect(logged.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(verifyChain(id, logged, exported.chain?.head ?? "")).toMatchObject({ ok: true, events: 4 });
     expect(exported.totals).toMatchObject({ tasks: 1, decisions: 1, issues: 1, reviews_needed: 1 });
-    expect((await exec<{ events: number }>(stub, "SELECT events FROM totals"))[0]?.events).toBe(4);
+    expect((await totalsNow(stub)).events).toBe(4);
   });
 
   it("that took reviewer feedback leaves it undelivered for the next call", async () => {
@@ -155,7 +164,7 @@ describe("the workflow's updated_at", () => {
     ];
     for (const [tool, write] of writes) {
       await exec(stub, "UPDATE workflow SET updated_at = 0");
-      await exec(stub, "UPDATE totals SET updated_at = 0");
+      await setTotals(stub, { updated_at: 0 });
       await write();
       expect({ tool, updated_at: await updatedAt() }).toEqual({ tool, updated_at: await lastEventAt() });
     }

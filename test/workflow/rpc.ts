@@ -70,3 +70,25 @@ export async function pushToAccount(stub: DurableObjectStub<WorkflowObject>): Pr
   await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now()));
   await runDurableObjectAlarm(stub);
 }
+
+type StoredTotals = Record<string, number | null>;
+
+/**
+ * The running totals as the object stores them now (workflow/totals): on the last write's last
+ * event, unless the totals row is newer (its `seq` at or past that event).
+ */
+export function storedTotals(sql: SqlStorage): StoredTotals {
+  const row = sql.exec("SELECT * FROM totals WHERE id = 1").one() as StoredTotals;
+  const [last] = sql.exec("SELECT totals FROM events WHERE seq > ? AND totals IS NOT NULL ORDER BY seq DESC LIMIT 1", row.seq).toArray();
+  if (!last) return row;
+  const carried = JSON.parse(String(last.totals)) as StoredTotals;
+  return { ...row, ...carried, synced_seq: Math.max(Number(carried.synced_seq), Number(row.synced_seq)) };
+}
+
+/** Sets some of the stored totals, as if a write had stored them: the totals row, made the newest. */
+export function setStoredTotals(sql: SqlStorage, fields: StoredTotals): void {
+  const { id: _id, ...next } = { ...storedTotals(sql), ...fields };
+  next.seq = Number(sql.exec("SELECT coalesce(max(seq), 0) AS seq FROM events").one().seq);
+  const columns = Object.keys(next);
+  sql.exec(`UPDATE totals SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = 1`, ...columns.map((c) => next[c] ?? null));
+}

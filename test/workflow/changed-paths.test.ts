@@ -1,0 +1,57 @@
+/**
+ * The workflow's set of changed paths (workflow/changed-paths): hashed into a few rows, exact in
+ * what it counts as new, across bucket doublings and with paths recorded before v24 in their own rows.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { newWorkflowId } from "../../src/ids";
+import { migrate } from "../../src/storage/migrations";
+import { sqlFor } from "../../src/storage/sql";
+import { ChangedPaths, pathHash } from "../../src/workflow/changed-paths";
+import { WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
+import { stubFor } from "./rpc";
+
+const path = (n: number) => `src/module-${n % 97}/file-${n}.ts`;
+
+describe("the changed paths", () => {
+  it("count each path once, whatever the order, repeats and bucket doublings", async () => {
+    const result = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      const set = new ChangedPaths(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }));
+      const counts: number[] = [];
+      // 30,000 distinct paths in tasks of 1,000, each task repeating 200 paths of the one before.
+      for (let task = 0; task < 30; task++) {
+        const own = Array.from({ length: 1000 }, (_, n) => path(task * 1000 + n));
+        const again = task === 0 ? [] : Array.from({ length: 200 }, (_, n) => path((task - 1) * 1000 + n));
+        counts.push(set.add([...again, ...own, own[0] ?? ""]));
+      }
+      const everyPathAgain = set.add(Array.from({ length: 30_000 }, (_, n) => path(n)));
+      const buckets = state.storage.sql.exec("SELECT bucket, n, length(hashes) AS chars FROM changed_path_sets ORDER BY bucket").toArray();
+      return { counts, everyPathAgain, buckets };
+    });
+    expect(result.counts).toEqual(Array.from({ length: 30 }, () => 1000));
+    expect(result.everyPathAgain).toBe(0);
+    // Doubled past 6,000, 12,000 and 24,000 hashes: eight buckets holding every hash once.
+    expect(result.buckets.map((b) => b.bucket)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(result.buckets.reduce((sum, b) => sum + Number(b.n), 0)).toBe(30_000);
+    for (const b of result.buckets) expect(b.chars).toBe(Number(b.n) * 32);
+  });
+
+  it("take paths recorded before v24 (one row each) as already changed", async () => {
+    const added = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      state.storage.sql.exec("INSERT INTO changed_paths (path) VALUES ('old/a.ts'), ('old/b.ts')");
+      const set = new ChangedPaths(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }));
+      return [set.add(["old/a.ts", "new/c.ts"]), set.add(["old/b.ts", "new/c.ts", "new/d.ts"])];
+    });
+    expect(added).toEqual([1, 1]);
+  });
+
+  it("hash 200,000 distinct paths to 200,000 distinct values", () => {
+    const hashes = new Set<string>();
+    for (let n = 0; n < 200_000; n++) hashes.add(pathHash(`${path(n)}/${"é".repeat(n % 5)}`));
+    expect(hashes.size).toBe(200_000);
+    // SHA-256's first 128 bits (its published value for "a"): no agent picks two names that count once.
+    expect(pathHash("a")).toBe("ca978112ca1bbdcafac231b39a23dc4d");
+  });
+});

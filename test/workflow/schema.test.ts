@@ -1,0 +1,312 @@
+/**
+ * The workflow object's schema: a new workflow gets the whole current schema in one script
+ * (WORKFLOW_SCHEMA) while existing objects replay the migrations, and both end the same; data
+ * written at the schema before the last migration reads back the same after it.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
+import { describe, expect, it } from "vitest";
+import { newWorkflowId } from "../../src/ids";
+import { type LazySchema, migrate } from "../../src/storage/migrations";
+import type { FilesPage } from "../../src/workflow/reader";
+import { FILE_LISTS, type FileList } from "../../src/workflow/task-files";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
+import { WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
+import { ON_PAGE } from "../support/worker";
+import { readWhole, storedTotals, stubFor, value } from "./rpc";
+
+const ACME = "acme";
+const HEAD = "1".repeat(40);
+const LAST = WORKFLOW_MIGRATIONS.at(-1)?.version ?? 0;
+const T0 = Date.parse("2026-11-01T10:00:00Z");
+/** Files of the task written at the older schema: about 300,000 characters of paths, more than one page. */
+const FILES = 1500;
+
+type Stub = DurableObjectStub<WorkflowObject>;
+
+/** A file's row as the table held it before v24, as the view reads it since. */
+const FILE_COLUMNS = `task_id, ord, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope, renamed_to,
+  lines_added, lines_removed, lines_binary, agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges`;
+
+/**
+ * What sqlite_master says of each table, in a form the way it was created does not change: its
+ * columns (name, type, not null, default, key), whether it has a rowid, its indexes with their
+ * columns, uniqueness and origin, its foreign keys; each view's columns; the rows every new
+ * object starts with.
+ */
+function describeSchema(sql: SqlStorage) {
+  const all = <T>(query: string, ...args: string[]) => sql.exec(query, ...args).toArray() as T[];
+  const tables = all<{ type: string; name: string; sql: string }>(
+    "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name",
+  );
+  return {
+    tables: tables.map(({ type, name, sql: text }) => ({
+      type,
+      name,
+      withoutRowid: /WITHOUT ROWID\s*$/i.test(text),
+      columns: all(`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid`, name),
+      indexes: all<{ name: string; unique: number; origin: string; partial: number }>(
+        `SELECT name, "unique", origin, partial FROM pragma_index_list(?) ORDER BY name`,
+        name,
+      ).map((index) => ({ ...index, columns: all("SELECT seqno, name FROM pragma_index_info(?) ORDER BY seqno", index.name) })),
+      foreignKeys: all(`SELECT "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id, seq`, name),
+    })),
+    others: all("SELECT type, name, tbl_name FROM sqlite_master WHERE type NOT IN ('table', 'index') ORDER BY name"),
+    totals: all("SELECT * FROM totals"),
+    versions: all<{ version: number }>("SELECT version FROM schema_version"),
+  };
+}
+
+/** An object that has never held a workflow: no schema yet (LazySchema). */
+function emptyObject(): Stub {
+  return stubFor(newWorkflowId());
+}
+
+/** Every item of one of a task's file lists, through pages of `size`. */
+async function wholeList(stub: Stub, taskId: string, list: FileList, size: number): Promise<unknown[]> {
+  const items: unknown[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: FilesPage = value(await stub.readFiles(ACME, taskId, list, cursor, size));
+    items.push(...page.items);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return items;
+}
+
+/** The log entries and events a reader gets, page after page (nothing here reads a task's files). */
+async function readLogs(stub: Stub) {
+  const kinds: Record<"decisions" | "issues" | "milestones", unknown[]> = { decisions: [], issues: [], milestones: [] };
+  for (const kind of ["decisions", "issues", "milestones"] as const) {
+    kinds[kind] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { rows: unknown[]; next_cursor: string | null } = value(await stub.readRows(ACME, kind, cursor, 2));
+      kinds[kind].push(...page.rows);
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+  }
+  return { ...kinds, events: value(await stub.events(ACME, 0, 100)).events };
+}
+
+/** The stored rows of the tables the last migration rebuilt or paged, each read through the columns it had. */
+function storedRows(sql: SqlStorage) {
+  return {
+    workflow: sql.exec("SELECT * FROM workflow").toArray(),
+    decisions: sql.exec("SELECT * FROM decisions ORDER BY created_at, id").toArray(),
+    issues: sql.exec("SELECT * FROM issues ORDER BY created_at, id").toArray(),
+    milestones: sql.exec("SELECT * FROM milestones ORDER BY created_at, id").toArray(),
+    files: sql.exec(`SELECT ${FILE_COLUMNS} FROM file_changes ORDER BY task_id, ord`).toArray(),
+    snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
+    idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
+  };
+}
+
+describe("the workflow object's schema", () => {
+  it("a new object's one script ends where every migration replayed ends", async () => {
+    const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      return describeSchema(state.storage.sql);
+    });
+    const fresh = await runInDurableObject(emptyObject(), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      return describeSchema(state.storage.sql);
+    });
+    expect(WORKFLOW_SCHEMA.version).toBe(LAST);
+    expect(fresh.versions).toEqual([{ version: LAST }]);
+    expect(fresh.tables.length).toBeGreaterThan(10);
+    expect(fresh).toEqual(replayed);
+  });
+
+  it("a workflow started through the object gets the one script, and writes nothing but it when it starts", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    value(await stub.startWorkflow(ACME, id, { name: "New" }));
+    const schema = await runInDurableObject(stub, async (_instance, state) => describeSchema(state.storage.sql));
+    expect(schema.versions).toEqual([{ version: LAST }]);
+    const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      return describeSchema(state.storage.sql);
+    });
+    expect(schema.tables).toEqual(replayed.tables);
+  });
+
+  it(`a workflow stored at version ${LAST - 1} reads back the same after the object starts on version ${LAST}`, async () => {
+    // What a completed task without files keeps as JSON (the lists are rows), from a workflow of today.
+    const templateId = newWorkflowId();
+    const template = stubFor(templateId);
+    value(await template.startWorkflow(ACME, templateId, { name: "Template" }));
+    const done = value(await template.startTask(ACME, { workflow_id: templateId, name: "T", goal: "g" }));
+    value(await template.completeTask(ACME, { task_id: done.task_id, status: "success", outcome: { summary: "s" } }));
+    const [json] = await runInDurableObject(template, async (_instance, state) =>
+      state.storage.sql.exec<{ files_changed: string; verification: string }>("SELECT files_changed, verification FROM tasks").toArray(),
+    );
+
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    const parent = `tk_${id.slice(3)}_parent22`;
+    const child = `tk_${id.slice(3)}_child222`;
+    const decision = "dc_olddecisiona";
+    const issue = "is_oldissueaaaa";
+    // Rows as the code before the last migration wrote them, events not yet chained (the object
+    // chains them when it starts), and a completed task's files a row each in path order with every
+    // mark (long paths: more than one page of files once migrated).
+    const rowsBefore = await runInDurableObject(stub, async (_instance, state) => {
+      const sql = state.storage.sql;
+      migrate(
+        state.storage,
+        WORKFLOW_MIGRATIONS.filter((m) => m.version < LAST),
+        "workflow",
+      );
+      sql.exec("INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES (?, ?, 'Old', '[]', ?, ?)", id, ACME, T0, T0);
+      sql.exec(
+        `INSERT INTO tasks (id, parent_id, name, goal, snapshot_type, snapshot_head, started_at) VALUES
+          (?, NULL, 'P', 'g', 'none', NULL, ?), (?, ?, 'C', 'g', 'git', ?, ?)`,
+        parent,
+        T0 + 1,
+        child,
+        parent,
+        HEAD,
+        T0 + 2,
+      );
+      sql.exec(
+        `UPDATE tasks SET status = 'success', completed_at = ?, duration_seconds = 1, outcome = '{"summary":"s"}', files_changed = ?,
+          verification = ?, files_count = ?, files_listed = 10 WHERE id = ?`,
+        T0 + 3,
+        json?.files_changed ?? null,
+        json?.verification ?? null,
+        FILES,
+        child,
+      );
+      sql.exec("INSERT INTO snapshot_entries VALUES (?, 'src/a.ts', '100644', ?, '100644', ?)", child, "a".repeat(40), "b".repeat(40));
+      sql.exec(
+        `INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at) VALUES
+          (?, ?, 'architecture', 'Q', '["A","B"]', 'A', 'R', NULL, ?), ('dc_olddecisionb', ?, 'trade_off', 'Q2', '[]', 'B', 'R2', 'T', ?)`,
+        decision,
+        child,
+        T0 + 2,
+        parent,
+        T0 + 2,
+      );
+      sql.exec(
+        "INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at) VALUES (?, ?, 'other', 'D', 'R', 1, ?)",
+        issue,
+        child,
+        T0 + 2,
+      );
+      for (const [n, message] of ["one", "two", "three"].entries()) {
+        sql.exec(
+          "INSERT INTO milestones (id, task_id, message, progress, metadata, created_at) VALUES (?, ?, ?, NULL, NULL, ?)",
+          `ms_oldmilestone${"abc"[n]}`,
+          child,
+          message,
+          T0 + 2,
+        );
+      }
+      sql.exec("INSERT INTO idempotency VALUES ('start-child', 'start_task', 'h', '{}', ?)", T0 + 2);
+      const types = ["workflow.started", "task.started", "task.started", "decision.logged", "milestone.logged", "task.completed"];
+      for (const [n, type] of types.entries()) {
+        sql.exec(
+          "INSERT INTO events (seq, at, type, task_id, data) VALUES (?, ?, ?, ?, '{}')",
+          n + 1,
+          T0 + n,
+          type,
+          n === 0 ? null : child,
+        );
+      }
+      sql.exec(
+        `UPDATE totals SET tasks = 2, open_tasks = 1, files_changed = ?, decisions = 2, issues = 1, reviews_needed = 1, events = 6,
+          bytes_stored = 12345, synced_seq = 6, updated_at = ?`,
+        FILES,
+        T0 + 3,
+      );
+      sql.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${FILES - 1})
+        INSERT INTO file_changes (task_id, ord, path, status, before_mode, before_blob, after_mode, after_blob, committed, in_scope,
+          renamed_to, lines_added, lines_removed, lines_binary, agent_edit, lines_agent, lines_others, lines_not_observed, line_ranges)
+        SELECT ?, i, printf('%s/f%05d-%s', CASE i % 2 WHEN 0 THEN 'keep' ELSE 'other' END, i, replace(hex(zeroblob(90)), '00', 'x')),
+          CASE i % 3 WHEN 0 THEN 'A' WHEN 1 THEN 'M' ELSE 'D' END,
+          CASE i % 3 WHEN 0 THEN NULL ELSE '100644' END, CASE i % 3 WHEN 0 THEN NULL ELSE printf('%040d', i) END,
+          CASE i % 3 WHEN 2 THEN NULL ELSE '100644' END, CASE i % 3 WHEN 2 THEN NULL ELSE printf('%040d', i + 1) END,
+          i % 4 != 0, i % 2 = 0, CASE i WHEN 5 THEN 'moved/to.txt' END,
+          CASE WHEN i % 7 = 0 THEN NULL ELSE i END, CASE WHEN i % 7 = 0 THEN NULL ELSE 1 END, CASE WHEN i % 7 = 0 THEN NULL ELSE 0 END,
+          CASE WHEN i % 5 = 0 THEN NULL ELSE i % 2 END, CASE WHEN i % 3 = 0 THEN i END, CASE WHEN i % 3 = 0 THEN 0 END,
+          CASE WHEN i % 3 = 0 THEN 1 END,
+          CASE WHEN i % 11 = 0 THEN json_object('ranges', json_array(json_array(1, i, 'agent', 'h' || i))) END
+        FROM n`,
+        child,
+      );
+      return storedRows(sql);
+    });
+    expect(rowsBefore.files).toHaveLength(FILES);
+    expect(rowsBefore.milestones).toHaveLength(3);
+
+    // The object starts on the newer code: it finds the schema, migrates it and chains the events.
+    const after = await runInDurableObject(stub, async (instance, state) => {
+      (instance as unknown as { schema: LazySchema }).schema.open();
+      return {
+        schema: describeSchema(state.storage.sql),
+        rows: storedRows(state.storage.sql),
+        pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
+      };
+    });
+    expect(after.schema.versions.map((v) => v.version).sort()).toEqual([LAST - 1, LAST]);
+    // Every stored value as it was, read through the same columns.
+    expect(after.rows).toEqual(rowsBefore);
+    // Pages that follow each other, more than one.
+    expect(after.pages.length).toBeGreaterThan(1);
+    expect(after.pages.at(-1)).toMatchObject({ last_ord: FILES - 1 });
+
+    // What readers get: the totals as stored, the logs as the rows say, the events chained.
+    const head = value(await stub.readHead(ACME, true));
+    expect(head.totals).toMatchObject({ tasks: 2, open_tasks: 1, files_changed: FILES, decisions: 2, issues: 1 });
+    expect(Date.parse(head.workflow.updated_at)).toBe(T0 + 3);
+    const logs = await readLogs(stub);
+    expect((logs.decisions as { id: string }[]).map((d) => d.id)).toEqual(rowsBefore.decisions.map((d) => d.id));
+    expect((logs.milestones as { message: string }[]).map((m) => m.message)).toEqual(["one", "two", "three"]);
+    expect(verifyChain(id, logs.events as ChainedEvent[], head.chain.head)).toMatchObject({ ok: true, events: 6 });
+    // Every file list, paged, as the rows say.
+    const files = rowsBefore.files as unknown as {
+      path: string;
+      status: string;
+      in_scope: number;
+      line_ranges: string | null;
+    }[];
+    const lists = Object.fromEntries(await Promise.all(FILE_LISTS.map(async (list) => [list, await wholeList(stub, child, list, 97)])));
+    expect(lists.added).toEqual(files.filter((f) => f.status === "A").map((f) => f.path));
+    expect(lists.deleted).toEqual(files.filter((f) => f.status === "D").map((f) => f.path));
+    expect(lists.unexpected_files).toEqual(files.filter((f) => f.in_scope === 0).map((f) => f.path));
+    expect(lists.renamed).toEqual([{ from: files[5]?.path, to: "moved/to.txt" }]);
+    expect((lists.line_ranges as { path: string }[]).map((r) => r.path)).toEqual(
+      files.filter((f) => f.line_ranges !== null).map((f) => f.path),
+    );
+    // The task's view lists its first files; a window of its files page crosses a page of rows.
+    const view = value(await stub.readTask(ACME, child));
+    expect(view.files_changed?.more).toBe(FILES - 10);
+    const window = value(await stub.readTask(ACME, child, 990));
+    const shown = [
+      ...(window.files_changed?.added ?? []),
+      ...(window.files_changed?.modified ?? []),
+      ...(window.files_changed?.deleted ?? []),
+    ];
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.sort()).toEqual(
+      files
+        .slice(990, 990 + shown.length)
+        .map((f) => f.path)
+        .sort(),
+    );
+
+    // And it keeps working: a log on the migrated tables counted on the stored totals, feedback
+    // on an entry found by its id.
+    value(await stub.logMilestone(ACME, { task_id: parent, message: "after" }));
+    value(await stub.addFeedback(ACME, { target: "decision", target_id: decision, verdict: "approved", body: "OK", ...ON_PAGE }));
+    value(await stub.addFeedback(ACME, { target: "issue", target_id: issue, verdict: "approved", body: "OK", ...ON_PAGE }));
+    const whole = value(await readWhole(stub, ACME, true, true));
+    expect(whole.milestones.map((m) => m.message)).toEqual(["one", "two", "three", "after"]);
+    expect(whole.totals).toMatchObject({ tasks: 2, decisions: 2, issues: 1, reviews_needed: 0, files_changed: FILES });
+    const usage = await runInDurableObject(stub, async (_instance, state) => storedTotals(state.storage.sql));
+    expect(usage.events).toBe(9);
+    expect(usage.synced_seq).toBeGreaterThanOrEqual(6);
+  });
+});
