@@ -12,7 +12,11 @@
  * Bounded by its counts or its deadline; stops by itself.
  *
  *   npx node bench/load.ts [--agents 50] [--workflows 2] [--tasks 3] [--writers 50] [--writes 8] [--json out.json]
- *   npx node bench/load.ts --agents 1000 --seconds 180 [--perf] [--json out.json]
+ *   npx node bench/load.ts --agents 1000 --seconds 180 [--perf] [--client wire|sdk] [--json out.json]
+ *
+ * --client (with --seconds): each agent a wire client (default: bench/lib/wire-client.ts, an SDK v2
+ * client's requests at the cost of their bytes) or an SDK v2 client; the CPU per call of every
+ * process is printed either way.
  *
  * --perf (needs linux-perf): the Worker process's CPU time during the run (bench/lib/process-cpu.ts),
  * and the share of it spent inside the account object's methods (perf samples,
@@ -23,11 +27,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { loadAgents, loadWriters } from "../test/support/agents.ts";
+import { type AgentConnect, loadAgents, loadWriters } from "../test/support/agents.ts";
 import { startDevServer } from "../test/support/dev-server.ts";
 import { ACCOUNT_OBJECT_STAGES, recordPerf, stageShares } from "./lib/perf-stacks.ts";
 import { cpuDuring } from "./lib/process-cpu.ts";
 import { teamLoad } from "./lib/team-load.ts";
+import { wireClient } from "./lib/wire-client.ts";
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +44,7 @@ const { values } = parseArgs({
     seconds: { type: "string" },
     /** With --seconds: record the Worker's process with perf, for the account object's share of its CPU. */
     perf: { type: "boolean", default: false },
+    client: { type: "string", default: "wire" },
     json: { type: "string" },
   },
 });
@@ -56,10 +62,15 @@ if (values.seconds !== undefined) {
   const scratch = mkdtempSync(join(tmpdir(), "waymark-load-perf-"));
   let result: Awaited<ReturnType<typeof teamLoad>>;
   let accountCpu: { workerCpuMsPerSecond: number; accountShare: number } | null = null;
+  let cpuPerCall: Record<string, number> = {};
   try {
     const perf = values.perf ? await recordPerf(port, join(scratch, "load.data"), scratch, 199) : null;
     await perf?.sampling(true);
-    const run = await cpuDuring(port, () => teamLoad(server, { agents: Number(values.agents), seconds: Number(values.seconds) }));
+    const connectAgent: AgentConnect | undefined = values.client === "sdk" ? undefined : (target, i) => wireClient(target, `agent-${i}`);
+    const run = await cpuDuring(port, () =>
+      teamLoad(server, { agents: Number(values.agents), seconds: Number(values.seconds), connectAgent }),
+    );
+    cpuPerCall = Object.fromEntries(Object.entries(run.cpuMs).map(([role, cpu]) => [role, cpu / Math.max(1, run.value.calls)]));
     await perf?.sampling(false);
     await perf?.stop();
     result = run.value;
@@ -79,6 +90,11 @@ if (values.seconds !== undefined) {
     `team: ${result.agents} agents, one account, ${result.calls} calls in ${result.seconds.toFixed(1)} s ` +
       `(${result.calls_per_second.toFixed(0)} calls/s), errors ${result.errors.length}, ` +
       `${result.checked} workflows read back, inconsistencies ${result.problems.length}; load average ${before} before, ${load()} after`,
+  );
+  console.log(
+    `  CPU per call (read-back included): ${Object.entries(cpuPerCall)
+      .map(([role, cpu]) => `${role} ${ms(cpu)}`)
+      .join(", ")}`,
   );
   console.log(
     `  all calls: median ${ms(result.latency.median)}, p95 ${ms(result.latency.p95)}, p99 ${ms(result.latency.p99)}, max ${ms(result.latency.max)}`,

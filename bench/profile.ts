@@ -9,10 +9,13 @@
  * write's commit waits for the local disk, which no CPU figure shows. Needs `perf` (linux-perf),
  * `strace` and permission to record the process.
  *
- *   npx node bench/profile.ts [--calls 300] [--signed 40] [--json out.json]
+ *   npx node bench/profile.ts [--calls 300] [--signed 40] [--json out.json] [--keep dir]
+ *
+ * --keep: the perf recordings (one per shape, `<n>.data`) and V8's perf map are copied there, for
+ * `perf report -i dir/1.data --no-children --sort symbol` (which functions, not only which stages).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     calls: { type: "string", default: "300" },
     signed: { type: "string", default: "40" },
     json: { type: "string" },
+    keep: { type: "string" },
   },
 });
 const calls = Number(values.calls);
@@ -171,6 +175,11 @@ try {
   await client.close();
 } finally {
   await server.stop();
+  if (values.keep) {
+    mkdirSync(values.keep, { recursive: true });
+    for (const name of readdirSync(scratch).filter((n) => n.endsWith(".data"))) copyFileSync(join(scratch, name), join(values.keep, name));
+    if (perfMap) copyFileSync(perfMap, join(values.keep, perfMap.replace("/tmp/", "")));
+  }
   rmSync(scratch, { recursive: true, force: true });
   if (perfMap) rmSync(perfMap, { force: true });
 }

@@ -20,6 +20,8 @@ interface Env {
   WAYMARK_SUBSCRIPTION_RECHECK_MS?: string;
   /** "1" counts what the deployment is billed for and answers GET /meter (src/meter.ts); the benches set it. */
   WAYMARK_METER?: string;
+  /** "1" serves every /mcp exchange through the MCP SDK's handler, the lean tools/call path off (src/mcp/lean-call.ts): tests compare the two. */
+  WAYMARK_MCP_SDK_ONLY?: string;
 }
 interface Env {
   /** Extra browser origins allowed to call /mcp, comma separated. */

@@ -55,12 +55,25 @@ export function signingKeysProblem(env: Pick<Env, "WAYMARK_SIGNING_KEYS" | "WAYM
       ? null
       : "WAYMARK_SIGNING_KEYS is not set: generate a key with `npm run signing-key` and store it with `wrangler secret put WAYMARK_SIGNING_KEYS`";
   }
-  try {
-    const [current] = parseKeys(raw);
-    return current ? currentKeyProblem(current.lifetime, now, false) : null;
-  } catch (error) {
-    return `WAYMARK_SIGNING_KEYS: ${(error as Error).message}`;
+  const parsed = parsedKeys(raw);
+  if (typeof parsed === "string") return `WAYMARK_SIGNING_KEYS: ${parsed}`;
+  const [current] = parsed;
+  return current ? currentKeyProblem(current.lifetime, now, false) : null;
+}
+
+/** The guard asks signingKeysProblem on every request: the keys are parsed once per configuration (their period is still checked each time). */
+let lastParsed: { raw: string; keys: ConfiguredKey[] | string } | null = null;
+
+/** The configured keys, or why they cannot be read. */
+function parsedKeys(raw: string): ConfiguredKey[] | string {
+  if (lastParsed?.raw !== raw) {
+    try {
+      lastParsed = { raw, keys: parseKeys(raw) };
+    } catch (error) {
+      lastParsed = { raw, keys: (error as Error).message };
+    }
   }
+  return lastParsed.keys;
 }
 
 /**

@@ -62,24 +62,36 @@ export function runQueueNanos(pid: number): number {
   return schedstat(pid, 1);
 }
 
+/** What each process spent between `cpuMeter` and the call of the function it returns: CPU ms and ms waited for a core, by role. */
+export interface CpuSpent {
+  cpuMs: Record<string, number>;
+  waitMs: Record<string, number>;
+}
+
 /**
- * Milliseconds of CPU each of the server's processes (and this process, the client) spent during
- * `operation`, and how long each waited for a core while ready to run (`waitMs`).
+ * Starts counting the CPU each of the server's processes (and this process, the client) spends;
+ * the function returned reads what each spent since, and how long each waited for a core while
+ * ready to run (`waitMs`).
  */
-export async function cpuDuring<T>(
-  port: number,
-  operation: () => Promise<T>,
-): Promise<{ value: T; cpuMs: Record<string, number>; waitMs: Record<string, number> }> {
+export function cpuMeter(port: number): () => CpuSpent {
   const watched = [...serverProcesses(port), { pid: process.pid, role: "client (this node)" }];
   const before = watched.map((m) => [cpuNanos(m.pid), runQueueNanos(m.pid)] as const);
+  return () => {
+    const cpuMs: Record<string, number> = {};
+    const waitMs: Record<string, number> = {};
+    watched.forEach((m, i) => {
+      cpuMs[m.role] = (cpuMs[m.role] ?? 0) + (cpuNanos(m.pid) - (before[i]?.[0] ?? 0)) / 1e6;
+      waitMs[m.role] = (waitMs[m.role] ?? 0) + (runQueueNanos(m.pid) - (before[i]?.[1] ?? 0)) / 1e6;
+    });
+    return { cpuMs, waitMs };
+  };
+}
+
+/** Milliseconds of CPU each of the server's processes (and this process, the client) spent during `operation` (cpuMeter). */
+export async function cpuDuring<T>(port: number, operation: () => Promise<T>): Promise<CpuSpent & { value: T }> {
+  const spent = cpuMeter(port);
   const value = await operation();
-  const cpuMs: Record<string, number> = {};
-  const waitMs: Record<string, number> = {};
-  watched.forEach((m, i) => {
-    cpuMs[m.role] = (cpuMs[m.role] ?? 0) + (cpuNanos(m.pid) - (before[i]?.[0] ?? 0)) / 1e6;
-    waitMs[m.role] = (waitMs[m.role] ?? 0) + (runQueueNanos(m.pid) - (before[i]?.[1] ?? 0)) / 1e6;
-  });
-  return { value, cpuMs, waitMs };
+  return { value, ...spent() };
 }
 
 /** Clock ticks per second of /proc's stat fields (USER_HZ, 100 on Linux). */

@@ -8,7 +8,7 @@
  * on it, against the workflow objects'. Every acknowledged write of a sample of the workflows is
  * read back (export and event log). Bounded by its deadline; stops by itself.
  */
-import { type Acked, newAcked, pool, timed } from "../../test/support/agents.ts";
+import { type Acked, type AgentConnect, newAcked, pool, timed } from "../../test/support/agents.ts";
 import { connect, type McpTarget } from "../../test/support/mcp-client.ts";
 import { verifyWorkflow } from "../../test/support/readback.ts";
 import { Recorder, type Summary, summarize } from "../../test/support/stats.ts";
@@ -73,7 +73,7 @@ const blob = (n: number) => n.toString(16).padStart(40, "e");
 
 export async function teamLoad(
   target: McpTarget,
-  options: { agents: number; seconds: number; filesPerTask?: number; checkWorkflows?: number },
+  options: { agents: number; seconds: number; filesPerTask?: number; checkWorkflows?: number; connectAgent?: AgentConnect },
 ): Promise<TeamLoadResult> {
   const files = options.filesPerTask ?? 2;
   const recorder = new Recorder();
@@ -86,7 +86,9 @@ export async function teamLoad(
   const rampMs = Math.min(options.seconds * 1000, 180_000) / 6;
   const results = await pool(options.agents, options.agents, async (i) => {
     await new Promise((resolve) => setTimeout(resolve, (rampMs * i) / options.agents));
-    const client = await connect(target, { negotiation: "auto", name: `agent-${i}` });
+    const client = options.connectAgent
+      ? await options.connectAgent(target, i)
+      : await connect(target, { negotiation: "auto", name: `agent-${i}` });
     try {
       const wf = await timed(client, recorder, "start_workflow", { name: `Team ${round} agent ${i}`, description: "team load" });
       const state = newAcked(String(wf.workflow_id), String(wf.share_url));

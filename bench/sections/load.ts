@@ -5,21 +5,32 @@
  * side from a temporary checkout, both on fresh servers with empty data. After a warm-up of both,
  * rounds alternate A B B A so drift in machine load hits both alike (A B B A A B B A at full size).
  * 0 errors and every workflow read back consistent; calls/s and p99 per side; target: this
- * build ≥ 1.5x the old build's calls/s.
+ * build ≥ 1.5x the old build's calls/s. Each agent is a wire client (bench/lib/wire-client.ts: an
+ * SDK v2 client's requests at the cost of their bytes), so the bench's one client process is not
+ * what limits the run; the CPU each process spent per call — the Worker's, wrangler's proxy's and
+ * Node's, and the clients' — is reported per side (bench/lib/process-cpu.ts), with the share of a
+ * core the client process took (near 1.0 would mean its one thread was the limit).
  */
-import { type AgentsResult, loadAgents } from "../../test/support/agents.ts";
+import { type AgentConnect, type AgentsResult, loadAgents } from "../../test/support/agents.ts";
 import { type DevServer, startDevServer } from "../../test/support/dev-server.ts";
 import { summarize } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { checkOutOldBuild } from "../lib/old-build.ts";
+import { cpuMeter } from "../lib/process-cpu.ts";
 import { atLeast, count, percentiles, times } from "../lib/table.ts";
+import { wireClient } from "../lib/wire-client.ts";
 
 const TARGET = 1.5;
 
 interface Side {
   label: string;
   rounds: AgentsResult[];
+  /** CPU ms each process spent over every round, by role, and the rounds' wall seconds. */
+  cpuMs: Record<string, number>;
 }
+
+const CLIENT = "client (this node)";
+const wireAgent: AgentConnect = (target, i) => wireClient(target, `agent-${i}`);
 
 export async function loadAB(context: BenchContext, vars: Record<string, string>, oldRef: string): Promise<void> {
   const agents = context.quick ? 10 : 50;
@@ -37,15 +48,22 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
     // build's, which made every related-work query and account push of this build dearer.
     current = await startDevServer({ vars });
     oldServer = await startDevServer({ root: old.dir, vars });
-    const a: Side = { label: "this build", rounds: [] };
-    const b: Side = { label: `old build ${oldRef} (${old.commit.slice(0, 7)})`, rounds: [] };
+    const a: Side = { label: "this build", rounds: [], cpuMs: {} };
+    const b: Side = { label: `old build ${oldRef} (${old.commit.slice(0, 7)})`, rounds: [], cpuMs: {} };
     // Both servers warm (first requests compile the Worker and open its storage) before any round counts.
-    for (const server of [current, oldServer]) await loadAgents(server, { agents: Math.max(2, agents / 5), workflows: 1, tasks: 1 });
+    for (const server of [current, oldServer])
+      await loadAgents(server, { agents: Math.max(2, agents / 5), workflows: 1, tasks: 1, connectAgent: wireAgent });
     const order = Array.from({ length: roundsPerSide }, (_, r) => (r % 2 === 0 ? [a, b] : [b, a])).flat();
     for (const side of order) {
       const server = side === a ? current : oldServer;
       context.log(`load A/B: ${agents} agents on ${side.label}`);
-      side.rounds.push(await loadAgents(server, { agents, workflows: 1, tasks }));
+      const port = Number(new URL(server.url).port);
+      const spent = cpuMeter(port);
+      let cpuMs: Record<string, number> = {};
+      side.rounds.push(
+        await loadAgents(server, { agents, workflows: 1, tasks, connectAgent: wireAgent, afterCalls: () => ({ cpuMs } = spent()) }),
+      );
+      for (const [role, cpu] of Object.entries(cpuMs)) side.cpuMs[role] = (side.cpuMs[role] ?? 0) + cpu;
     }
     const summary = (side: Side) => {
       const calls = side.rounds.reduce((n, r) => n + r.calls, 0);
@@ -54,7 +72,10 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
       const problems = side.rounds.flatMap((r) => r.problems);
       // Percentiles over every call of every round (each round's samples are kept by tool).
       const latency = summarize(side.rounds.flatMap((r) => r.samples));
-      return { label: side.label, calls, seconds, callsPerSecond: calls / seconds, errors, problems, latency };
+      // CPU per call by process (while the agents called: the read-back after each round apart), and the client's share of one core.
+      const cpuPerCall = Object.fromEntries(Object.entries(side.cpuMs).map(([role, cpu]) => [role, cpu / calls]));
+      const clientCores = (side.cpuMs[CLIENT] ?? 0) / 1000 / seconds;
+      return { label: side.label, calls, seconds, callsPerSecond: calls / seconds, errors, problems, latency, cpuPerCall, clientCores };
     };
     const sa = summary(a);
     const sb = summary(b);
@@ -74,6 +95,14 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
       value: percentiles(sb.latency),
       ratio: `p99 ${times(sa.latency.p99, sb.latency.p99)}`,
     });
+    for (const s of [sa, sb]) {
+      context.table.add({
+        measure: `${s.label}: CPU per call by process; the client process took ${s.clientCores.toFixed(2)} of a core`,
+        value: Object.entries(s.cpuPerCall)
+          .map(([role, cpu]) => `${role} ${cpu.toFixed(2)} ms`)
+          .join(", "),
+      });
+    }
     context.results.load_ab = {
       agents,
       rounds_per_side: roundsPerSide,

@@ -6,18 +6,23 @@
  * beside the workflow objects'). Where linux-perf is there, the Worker process is sampled during
  * the 1,000-agent run and the share of its CPU inside the account object's methods is reported:
  * the work one account's object does for that load, which on Cloudflare runs on that object's one
- * thread (docs/storage.md, "The account object's ceiling").
+ * thread (docs/storage.md, "The account object's ceiling"). Each agent is a wire client
+ * (bench/lib/wire-client.ts: an SDK v2 client's requests at the cost of their bytes), as each real
+ * agent's client runs in a process of its own; the clients' CPU per call is reported beside the
+ * servers'.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import type { AgentConnect } from "../../test/support/agents.ts";
 import { startDevServer } from "../../test/support/dev-server.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { ACCOUNT_OBJECT_STAGES, recordPerf, stageShares } from "../lib/perf-stacks.ts";
 import { cpuDuring } from "../lib/process-cpu.ts";
 import { atLeast, count, ms, percentiles } from "../lib/table.ts";
 import { type TeamLoadResult, teamLoad } from "../lib/team-load.ts";
+import { wireClient } from "../lib/wire-client.ts";
 
 const TARGET_CALLS_PER_SECOND = 500;
 const WORKER = "worker (workerd)";
@@ -35,6 +40,8 @@ interface Run {
   result: TeamLoadResult;
   load: string;
   workerCpuMsPerSecond: number;
+  /** CPU ms per call of every process: the Worker's, wrangler's proxy and Node process, the clients' (read-back included). */
+  cpuPerCall: Record<string, number>;
   /** Milliseconds per second the Worker's threads were ready to run and waited for a core (other load on the machine). */
   workerWaitMsPerSecond: number;
   accountShare: number | null;
@@ -52,7 +59,8 @@ async function run(context: BenchContext, vars: Record<string, string>, agents: 
     context.log(`team: ${agents} agents on one account for ${seconds} s (load average ${loadavg()[0]?.toFixed(1)})`);
     const perf = perfOn ? await recordPerf(port, join(scratch, "team.data"), scratch, 199) : null;
     await perf?.sampling(true);
-    const measured = await cpuDuring(port, () => teamLoad(server, { agents, seconds }));
+    const connectAgent: AgentConnect = (target, i) => wireClient(target, `agent-${i}`);
+    const measured = await cpuDuring(port, () => teamLoad(server, { agents, seconds, connectAgent }));
     await perf?.sampling(false);
     await perf?.stop();
     const result = measured.value;
@@ -67,6 +75,7 @@ async function run(context: BenchContext, vars: Record<string, string>, agents: 
         .map((x) => x.toFixed(1))
         .join(" "),
       workerCpuMsPerSecond: (measured.cpuMs[WORKER] ?? 0) / result.seconds,
+      cpuPerCall: Object.fromEntries(Object.entries(measured.cpuMs).map(([role, cpu]) => [role, cpu / Math.max(1, result.calls)])),
       workerWaitMsPerSecond: (measured.waitMs[WORKER] ?? 0) / result.seconds,
       accountShare,
     };
@@ -86,6 +95,9 @@ export async function team(context: BenchContext, vars: Record<string, string>):
       area: index === 0 ? "one account, many agents (a workflow each)" : "",
       measure: `${result.agents} agents for ${result.seconds.toFixed(0)} s: ${count(result.calls)} calls, ${result.calls_per_second.toFixed(0)} calls/s, errors ${result.errors.length}, ${result.checked} workflows read back, inconsistent ${result.problems.length}; load average after ${r.load}`,
       value: percentiles(result.latency),
+      ratio: `CPU per call: ${Object.entries(r.cpuPerCall)
+        .map(([role, cpu]) => `${role} ${ms(cpu)}`)
+        .join(", ")}`,
       // The server's own capacity: the Worker process's CPU per call (the objects' included; wrangler's proxy and the clients apart).
       floor: `Worker process ${r.workerCpuMsPerSecond.toFixed(0)} ms CPU/s (${ms(r.workerCpuMsPerSecond / result.calls_per_second)} per call), waited ${r.workerWaitMsPerSecond.toFixed(0)} ms/s for a core`,
       target:

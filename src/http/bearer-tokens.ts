@@ -65,12 +65,33 @@ function cachedAuthority(key: string, now: number): Verified | null {
   return null;
 }
 
+/**
+ * SHA-256 of tokens that authenticated in this isolate: an agent sends the same token with every
+ * call. Only the hash is memoized, never a verdict: what a token holds is still looked up (the
+ * bootstrap table, a managed token's object through `verified`) on every request, so a revoked
+ * token fails on its next request as before. Tokens that proved nothing are not kept (a hit
+ * answers a token that already authenticates, so its speed tells a caller nothing new).
+ */
+const tokenHashes = new Map<string, string>();
+
+async function tokenHash(token: string): Promise<string> {
+  return tokenHashes.get(token) ?? (await sha256Hex(token));
+}
+
+function rememberHash(token: string, hash: string): void {
+  if (tokenHashes.size >= VERIFIED_CACHE_ENTRIES) tokenHashes.clear();
+  tokenHashes.set(token, hash);
+}
+
 /** Who a bearer token (bootstrap or managed) acts for, or null. Lookup is by hash, so timing reveals nothing about tokens. */
 export async function authenticateToken(env: Env, token: string, now = Date.now()): Promise<Principal | null> {
-  const hash = await sha256Hex(token);
+  const hash = await tokenHash(token);
   const table = await bootstrapTable(env);
   const account = table.get(hash);
-  if (account) return { account, scopes: SCOPES, credential: bootstrapRef(hash), expiresAt: null };
+  if (account) {
+    rememberHash(token, hash);
+    return { account, scopes: SCOPES, credential: bootstrapRef(hash), expiresAt: null };
+  }
   const ref = parseManagedToken(token);
   // Accounts exist through their bootstrap tokens, so a managed token of any other name is refused
   // before an object is addressed: a made-up token never creates storage for a made-up account.
@@ -83,6 +104,7 @@ export async function authenticateToken(env: Env, token: string, now = Date.now(
     entry = { hash, authority: grant, until: Math.min(now + VERIFIED_TTL_MS, grant.expiresAt ?? Infinity) };
     remember(key, entry);
   }
+  rememberHash(token, hash);
   recordUse(env, ref.account, ref.id, now);
   return { account: ref.account, ...entry.authority, credential: managedRef(ref.id) };
 }

@@ -5,7 +5,9 @@
  * body is parsed (bounded in objects and arrays) and checked where the SDK answers badly, the
  * caller's scopes are checked per message (mcp/message-scopes.ts), and a subscription opens its
  * stream (mcp/subscriptions.ts) or the stateless MCP handler (one per isolate) runs with the
- * caller's context (on the request's AuthInfo: the servers themselves are shared, src/mcp/server.ts).
+ * caller's context (on the request's AuthInfo: the servers themselves are shared, src/mcp/server.ts);
+ * a plain 2026-07-28 `tools/call` of one of our tools is answered by mcp/lean-call.ts with the same
+ * tool and the same bytes, without the SDK's per-request transport.
  *
  * The MCP SDK's own `createMcpHandler` serves it. Cloudflare's `agents` package wraps that same
  * handler and is not a dependency: its wrapper would check Host and Origin a second time under a
@@ -24,6 +26,7 @@ import { LIMITS } from "../limits";
 import { oauthPrincipal } from "../oauth/provider";
 import { rendersApps } from "./app";
 import { contextOf, type ToolContext, type WaymarkAuthInfo } from "./context";
+import { answerLeanCall, leanCallOf } from "./lean-call";
 import { mcpScopes } from "./message-scopes";
 import { serverFor } from "./server";
 import { openSubscription, subscriptionRequest } from "./subscriptions";
@@ -120,6 +123,8 @@ mcpRoutes.all(
       author,
       credential: c.var.principal.credential,
     };
+    const lean = c.env.WAYMARK_MCP_SDK_ONLY === "1" ? null : leanCallOf(c.req.raw, rpc.parsed);
+    if (lean) return answerLeanCall(lean, context);
     const authInfo: WaymarkAuthInfo = { token: "", clientId: account, scopes: [...scopes], extra: { context } };
     // The body was read once; the SDK is handed the parsed body and a request it can read again.
     const request = new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: rpc.body });

@@ -11,7 +11,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { BIN, SYSTEM_NODE } from "../../client-helper/test/support.ts";
-import { connect, type McpTarget, ok } from "./mcp-client.ts";
+import { type CallableClient, connect, type McpTarget, ok } from "./mcp-client.ts";
 import { checkConsistency, exportView, readEvents, verifyWorkflow } from "./readback.ts";
 import { Recorder, type Summary, summarize } from "./stats.ts";
 
@@ -67,7 +67,7 @@ export async function agentWriteToken(owner: McpTarget, name = "the agent"): Pro
 
 /** Calls a tool that must succeed, timing it into `recorder` under the tool's name. */
 export async function timed(
-  client: Client,
+  client: CallableClient,
   recorder: Recorder | null,
   name: string,
   args: Record<string, unknown>,
@@ -139,7 +139,7 @@ export interface AgentOptions {
  * two log_milestone, complete_task with files; get_workflow; complete_workflow.
  * 3 + 6 × tasks calls. Throws on the first failure, with `acked` holding what was acknowledged.
  */
-export async function runAgentWorkflow(client: Client, options: AgentOptions, acked?: { current: Acked | null }): Promise<Acked> {
+export async function runAgentWorkflow(client: CallableClient, options: AgentOptions, acked?: { current: Acked | null }): Promise<Acked> {
   const rec = options.recorder ?? null;
   const files = options.filesPerTask ?? 2;
   const wf = await timed(client, rec, "start_workflow", {
@@ -239,20 +239,36 @@ export interface WritersResult {
   problems: string[];
 }
 
-export async function loadAgents(target: McpTarget, options: { agents: number; workflows: number; tasks: number }): Promise<AgentsResult> {
+/** An agent's MCP client (an SDK v2 client with version negotiation unless the caller brings its own: bench/lib/wire-client.ts). */
+export type AgentConnect = (target: McpTarget, index: number) => Promise<CallableClient & { close(): Promise<void> }>;
+
+const sdkAgent: AgentConnect = (target) => connect(target, { negotiation: "auto" });
+
+export async function loadAgents(
+  target: McpTarget,
+  options: {
+    agents: number;
+    workflows: number;
+    tasks: number;
+    connectAgent?: AgentConnect;
+    /** Called once every agent is done, before the workflows are read back (a bench stops its CPU count there). */
+    afterCalls?: () => void;
+  },
+): Promise<AgentsResult> {
   const recorder = new Recorder();
   const started = performance.now();
   const done: Acked[] = [];
   // Names unique to this call: a workflow an earlier round left open must not be resumed by name.
   const round = Math.random().toString(36).slice(2, 8);
   const results = await pool(options.agents, options.agents, async (i) => {
-    const client = await connect(target, { negotiation: "auto" });
+    const client = await (options.connectAgent ?? sdkAgent)(target, i);
     for (let w = 0; w < options.workflows; w++) {
       done.push(await runAgentWorkflow(client, { label: `${round}-agent${i}-w${w}`, tasks: options.tasks, recorder }));
     }
     await client.close();
   });
   const seconds = (performance.now() - started) / 1000;
+  options.afterCalls?.();
   const errors = results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
   const problems: string[] = [];
   for (const acked of done) problems.push(...(await verifyWorkflow(acked)));
