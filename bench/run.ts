@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,price,quota,team,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,price,quota,migration,team,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -33,6 +33,7 @@ import { insightsBench } from "./sections/insights.ts";
 import { liveUpdate } from "./sections/live.ts";
 import { loadAB } from "./sections/load.ts";
 import { mergeMatrix } from "./sections/merges.ts";
+import { migration } from "./sections/migration.ts";
 import { pagesUnderLoad } from "./sections/pages.ts";
 import { price } from "./sections/price.ts";
 import { quota } from "./sections/quota.ts";
@@ -48,6 +49,7 @@ const SECTIONS = [
   "cost-ab",
   "price",
   "quota",
+  "migration",
   "team",
   "helper-calls",
   "helper-tasks",
@@ -161,6 +163,9 @@ await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
 await section("price", () => price(context, serverVars, values["old-ref"]));
 // Its own metered server: a workflow filled to its byte quota, then completed and read.
 await section("quota", () => quota(context, serverVars));
+// Its own two servers on one data directory: workflows filled by the build before the last
+// workflow migration, then each one's first request on this build (the migration inside it).
+await section("migration", () => migration(context, serverVars));
 // Its own metered server: one account, many agents, for a set time.
 await section("team", () => team(context, serverVars));
 
