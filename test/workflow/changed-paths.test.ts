@@ -1,6 +1,7 @@
 /**
- * The workflow's set of changed paths (workflow/changed-paths): hashed into a few rows, exact in
- * what it counts as new, across bucket doublings and with paths recorded before v24 in their own rows.
+ * The workflow's set of changed paths (workflow/changed-paths): a small set packed in one row of
+ * hashes, a larger one a row per path past it, exact in what it counts as new either way, with
+ * paths recorded before v24 in their own rows.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -14,7 +15,7 @@ import { stubFor } from "./rpc";
 const path = (n: number) => `src/module-${n % 97}/file-${n}.ts`;
 
 describe("the changed paths", () => {
-  it("count each path once, whatever the order, repeats and bucket doublings", async () => {
+  it("count each path once, whatever the order and repeats, packed and past the packed row", async () => {
     const result = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
       migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
       const set = new ChangedPaths(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }));
@@ -26,15 +27,31 @@ describe("the changed paths", () => {
         counts.push(set.add([...again, ...own, own[0] ?? ""]));
       }
       const everyPathAgain = set.add(Array.from({ length: 30_000 }, (_, n) => path(n)));
-      const buckets = state.storage.sql.exec("SELECT bucket, n, length(hashes) AS chars FROM changed_path_sets ORDER BY bucket").toArray();
-      return { counts, everyPathAgain, buckets };
+      const packed = state.storage.sql.exec("SELECT bucket, n, length(hashes) AS chars FROM changed_path_sets").toArray();
+      const rows = state.storage.sql.exec("SELECT count(*) AS n FROM changed_paths").one().n;
+      return { counts, everyPathAgain, packed, rows };
     });
     expect(result.counts).toEqual(Array.from({ length: 30 }, () => 1000));
     expect(result.everyPathAgain).toBe(0);
-    // Doubled past 6,000, 12,000 and 24,000 hashes: eight buckets holding every hash once.
-    expect(result.buckets.map((b) => b.bucket)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(result.buckets.reduce((sum, b) => sum + Number(b.n), 0)).toBe(30_000);
-    for (const b of result.buckets) expect(b.chars).toBe(Number(b.n) * 32);
+    // The first two tasks' 2,000 paths packed in one row of hashes; every later path a row of its own.
+    expect(result.packed).toEqual([{ bucket: 0, n: 2000, chars: 2000 * 32 }]);
+    expect(result.rows).toBe(28_000);
+  });
+
+  it("write one row for a completion while the set is small, and bounded bytes past it", async () => {
+    const written = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      const set = new ChangedPaths(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }));
+      const sizes: number[] = [];
+      for (let task = 0; task < 40; task++) {
+        set.add(Array.from({ length: 100 }, (_, n) => path(task * 100 + n)));
+        sizes.push(Number(state.storage.sql.exec("SELECT coalesce(sum(length(hashes)), 0) AS n FROM changed_path_sets").one().n));
+      }
+      return sizes;
+    });
+    // The packed row grows to 2,000 hashes (64 KB) and no further, however many tasks follow.
+    expect(written.at(19)).toBe(2000 * 32);
+    expect(written.at(-1)).toBe(2000 * 32);
   });
 
   it("take paths recorded before v24 (one row each) as already changed", async () => {
