@@ -14,11 +14,17 @@ import { stubFor } from "./rpc";
 
 const path = (n: number) => `src/module-${n % 97}/file-${n}.ts`;
 
+/** Runs `body` in a new workflow object at the current schema, with its set of changed paths. */
+function inNewWorkflow<T>(body: (set: ChangedPaths, state: DurableObjectState) => T): Promise<T> {
+  return runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
+    migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+    return body(new ChangedPaths(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() })), state);
+  });
+}
+
 describe("the changed paths", () => {
   it("count each path once, whatever the order and repeats, packed and past the packed row", async () => {
-    const result = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
-      const set = new ChangedPaths(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }));
+    const result = await inNewWorkflow((set, state) => {
       const counts: number[] = [];
       // 30,000 distinct paths in tasks of 1,000, each task repeating 200 paths of the one before.
       for (let task = 0; task < 30; task++) {
@@ -39,9 +45,7 @@ describe("the changed paths", () => {
   });
 
   it("write one row for a completion while the set is small, and bounded bytes past it", async () => {
-    const written = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
-      const set = new ChangedPaths(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }));
+    const written = await inNewWorkflow((set, state) => {
       const sizes: number[] = [];
       for (let task = 0; task < 40; task++) {
         set.add(Array.from({ length: 100 }, (_, n) => path(task * 100 + n)));
