@@ -34,7 +34,19 @@ function hashesIn(text: string): string[] {
 }
 
 export class ChangedPaths {
+  /**
+   * The packed hashes as last read, parsed: once the packed row is full it never changes, and
+   * parsing its 2,000 hashes into a set was the largest single cost of a completion. Keyed by the
+   * stored text itself, so a rolled-back write can never leave a stale set behind.
+   */
+  private parsed: { text: string; hashes: Set<string> } | null = null;
+
   constructor(private readonly sql: Sql) {}
+
+  private packedHashes(text: string): Set<string> {
+    if (this.parsed?.text !== text) this.parsed = { text, hashes: new Set(hashesIn(text)) };
+    return this.parsed.hashes;
+  }
 
   /** Adds a completed task's paths to the workflow's set; returns how many it did not hold yet. */
   add(paths: readonly string[]): number {
@@ -47,7 +59,7 @@ export class ChangedPaths {
       }
     }
     const packedRows = this.sql<{ bucket: number; n: number; hashes: string }>`SELECT bucket, n, hashes FROM changed_path_sets`;
-    const packed = new Set(packedRows.flatMap((row) => hashesIn(row.hashes)));
+    const packed = this.packedHashes(packedRows.map((row) => row.hashes).join(""));
     const fresh = new Map<string, string>();
     for (const path of unique) {
       if (recorded.has(path)) continue;
