@@ -3,7 +3,7 @@
  * SQLite schema of one AccountObject, applied in order by storage/migrations when the object
  * starts. Never edit a shipped migration; append a new one. docs/storage.md explains every table.
  */
-import type { Migration } from "../storage/migrations";
+import { type Migration, rebuildWithoutRowid } from "../storage/migrations";
 
 export const ACCOUNT_MIGRATIONS: Migration[] = [
   {
@@ -366,45 +366,22 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE memory_docs_v18 RENAME TO memory_docs",
       // The Insights tables keyed by their key alone, without a rowid beside it (one row written per
       // insert instead of two), and the tasks without their index by workflow, which no query reads.
-      `CREATE TABLE insight_tasks_v18 (
-        task_id TEXT PRIMARY KEY,
-        workflow_id TEXT NOT NULL,
-        day TEXT NOT NULL,
-        agent TEXT NOT NULL,
-        model TEXT NOT NULL,
-        repository TEXT NOT NULL,
-        completed_at INTEGER NOT NULL,
-        fact TEXT NOT NULL,
-        contribution TEXT NOT NULL
-      ) WITHOUT ROWID`,
-      "INSERT INTO insight_tasks_v18 SELECT task_id, workflow_id, day, agent, model, repository, completed_at, fact, contribution FROM insight_tasks",
-      "DROP TABLE insight_tasks",
-      "ALTER TABLE insight_tasks_v18 RENAME TO insight_tasks",
-      `CREATE TABLE insight_buckets_v18 (
-        kind TEXT NOT NULL,
-        start TEXT NOT NULL,
-        agent TEXT NOT NULL,
-        model TEXT NOT NULL,
-        repository TEXT NOT NULL,
-        sums TEXT NOT NULL,
-        PRIMARY KEY (kind, start, agent, model, repository)
-      ) WITHOUT ROWID`,
-      "INSERT INTO insight_buckets_v18 SELECT kind, start, agent, model, repository, sums FROM insight_buckets",
-      "DROP TABLE insight_buckets",
-      "ALTER TABLE insight_buckets_v18 RENAME TO insight_buckets",
-      `CREATE TABLE insight_groups_v18 (
-        agent TEXT NOT NULL,
-        model TEXT NOT NULL,
-        repository TEXT NOT NULL,
-        PRIMARY KEY (agent, model, repository)
-      ) WITHOUT ROWID`,
-      "INSERT INTO insight_groups_v18 SELECT agent, model, repository FROM insight_groups",
-      "DROP TABLE insight_groups",
-      "ALTER TABLE insight_groups_v18 RENAME TO insight_groups",
-      "CREATE TABLE insight_repositories_v18 (fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL) WITHOUT ROWID",
-      "INSERT INTO insight_repositories_v18 SELECT fingerprint, remote, at FROM insight_repositories",
-      "DROP TABLE insight_repositories",
-      "ALTER TABLE insight_repositories_v18 RENAME TO insight_repositories",
+      // Columns in the order v15 created them: the rows are copied as they are.
+      ...rebuildWithoutRowid(
+        "insight_tasks",
+        `task_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, day TEXT NOT NULL, agent TEXT NOT NULL, model TEXT NOT NULL,
+        repository TEXT NOT NULL, completed_at INTEGER NOT NULL, fact TEXT NOT NULL, contribution TEXT NOT NULL`,
+      ),
+      ...rebuildWithoutRowid(
+        "insight_buckets",
+        `kind TEXT NOT NULL, start TEXT NOT NULL, agent TEXT NOT NULL, model TEXT NOT NULL, repository TEXT NOT NULL,
+        sums TEXT NOT NULL, PRIMARY KEY (kind, start, agent, model, repository)`,
+      ),
+      ...rebuildWithoutRowid(
+        "insight_groups",
+        "agent TEXT NOT NULL, model TEXT NOT NULL, repository TEXT NOT NULL, PRIMARY KEY (agent, model, repository)",
+      ),
+      ...rebuildWithoutRowid("insight_repositories", "fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL"),
     ],
   },
 ];

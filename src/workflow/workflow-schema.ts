@@ -4,7 +4,7 @@
  * storage/migrations. Never edit a shipped migration; append a new one. docs/storage.md
  * explains every table.
  */
-import type { Migration } from "../storage/migrations";
+import { type Migration, rebuildWithoutRowid } from "../storage/migrations";
 import {
   FEEDBACK_AUTHOR_STATEMENTS,
   FEEDBACK_LOCATION_STATEMENTS,
@@ -115,16 +115,6 @@ const FILE_PAGES = `CREATE TABLE file_pages (
 const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS SELECT p.task_id, ${FILE_PAGE_COLUMNS.map((column, n) => `f.value ->> ${n} AS ${column}`).join(", ")},
   p.first_ord AS page_first, p.last_ord AS page_last
   FROM file_pages p, json_each(p.files) f`;
-
-/** A table rebuilt WITHOUT ROWID with the same columns in the same order: its rows copied, its old indexes dropped with it. */
-function rebuildWithoutRowid(table: string, columns: string): string[] {
-  return [
-    `CREATE TABLE ${table}_new (${columns}\n) WITHOUT ROWID`,
-    `INSERT INTO ${table}_new SELECT * FROM ${table}`,
-    `DROP TABLE ${table}`,
-    `ALTER TABLE ${table}_new RENAME TO ${table}`,
-  ];
-}
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
