@@ -99,6 +99,9 @@ export const LIMITS = {
   // A path lookup reads at most this many of the newest path sets (one per task completion, its paths
   // packed in one row): older completions are not found (docs/storage.md, account/path-index).
   PATH_SETS_SCANNED: 20_000,
+  // …and at most this many bytes of them (a set's part may hold up to STATEMENT_CHUNK_BYTES): well
+  // above 20,000 completions of 20 paths, so long paths cannot make one lookup read gigabytes.
+  PATH_SETS_SCANNED_BYTES: 64 * 1024 * 1024,
   // Commits the account's commit index keeps per workflow; commits one GET /api/commits may ask about
   // (a pull request's range: GitHub lists at most 250 commits of a pull request).
   COMMITS_PER_WORKFLOW: 5000,

@@ -86,7 +86,8 @@ export class OwnerSearch {
   page(query: DashboardQuery): DashboardPage {
     const searches: Found[] = [];
     if (query.text?.trim()) searches.push(textMatches(this.memory.search(query.text, LIMITS.SEARCH_RESULTS).results));
-    if (query.path) searches.push(pathMatches(this.paths.find(query.path, query.prefix === true, LIMITS.PATHS_PER_WORKFLOW)));
+    const byPath = query.path ? this.paths.search(query.path, query.prefix === true, LIMITS.PATHS_PER_WORKFLOW) : null;
+    if (byPath) searches.push(pathMatches(byPath.hits));
     const { ids, matches } = combineSearches(searches);
     const filter = { status: query.status ?? null, needsReview: query.needs_review === true, ids };
     const total = this.workflows.count(filter);
@@ -95,6 +96,6 @@ export class OwnerSearch {
       const match = matches.get(row.id);
       return match ? { ...row, match } : row;
     });
-    return { rows, total, page, pages };
+    return byPath ? { rows, total, page, pages, paths_searched_all: byPath.searched_all } : { rows, total, page, pages };
   }
 }

@@ -10,7 +10,8 @@
  * completion; a set costs one. Rows written are billed a thousand times rows read, so a lookup
  * scans the sets instead of seeking: newest first along the key, a page at a time, each set's
  * text first tested with `instr` (a byte search, no JSON parsed) and only candidates expanded,
- * stopping once a page has filled the limit, and never past the newest PATH_SETS_SCANNED sets.
+ * stopping once a page has filled the limit, and never past the newest PATH_SETS_SCANNED sets or
+ * PATH_SETS_SCANNED_BYTES bytes of them (a lookup then says older sets were not searched).
  *
  * Paths are compared byte for byte (git paths are case-sensitive), in their wire form.
  */
@@ -21,7 +22,7 @@ import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 
 /** A match: the path, and the task that changed it. */
-/** A lookup's hits, and whether it read every set (false: it stopped at LIMITS.PATH_SETS_SCANNED, older sets unread). */
+/** A lookup's hits, and whether it read every set (false: it stopped at LIMITS.PATH_SETS_SCANNED sets or PATH_SETS_SCANNED_BYTES bytes, older sets unread). */
 export interface PathSearch {
   hits: PathHit[];
   searched_all: boolean;
@@ -166,7 +167,7 @@ export class PathIndex {
   /**
    * The newest `limit` hits of `ranges`: the sets newest first, PATH_SETS_PAGE per statement,
    * until the hits so far fill the limit with ones newer than every later set, or
-   * PATH_SETS_SCANNED sets were read. Within a page only the sets whose text holds a range's needle are parsed.
+   * PATH_SETS_SCANNED sets (or PATH_SETS_SCANNED_BYTES bytes of them) were read. Within a page only the sets whose text holds a range's needle are parsed.
    */
   private scan(ranges: readonly PathRange[], limit: number): PathSearch {
     const terms = JSON.stringify(ranges.map((r) => [r.from, r.to]));
@@ -174,18 +175,20 @@ export class PathIndex {
     const [n1, n2, n3] = [...new Set(ranges.map((r) => needleOf(r.from)))];
     const hits: PathHit[] = [];
     let after: SetKey | null = null;
+    let bytes = 0;
     for (let scanned = 0; scanned < LIMITS.PATH_SETS_SCANNED; scanned += PATH_SETS_PAGE) {
       const page = Math.min(PATH_SETS_PAGE, LIMITS.PATH_SETS_SCANNED - scanned);
       const [a, w, t, p]: SetKey = after ?? [MAX_CODE_POINT, "", "", 0];
-      const keys: { at: string; workflow_id: string; task_id: string; part: number }[] = this.sql<{
-        at: string;
-        workflow_id: string;
-        task_id: string;
-        part: number;
-      }>`
-        SELECT at, workflow_id, task_id, part FROM path_sets WHERE (at, workflow_id, task_id, part) < (${a}, ${w}, ${t}, ${p})
+      type SetHead = { at: string; workflow_id: string; task_id: string; part: number; bytes: number };
+      const keys: SetHead[] = this.sql<SetHead>`
+        SELECT at, workflow_id, task_id, part, octet_length(paths) AS bytes FROM path_sets
+        WHERE (at, workflow_id, task_id, part) < (${a}, ${w}, ${t}, ${p})
         ORDER BY at DESC, workflow_id DESC, task_id DESC, part DESC LIMIT ${page}`;
-      const last = keys.at(-1);
+      // The page ends early where the sets read so far pass the bytes a lookup may read (their sizes known without reading them).
+      let within = 0;
+      while (within < keys.length && bytes <= LIMITS.PATH_SETS_SCANNED_BYTES) bytes += (keys[within++] as SetHead).bytes;
+      const spent = bytes > LIMITS.PATH_SETS_SCANNED_BYTES;
+      const last: SetHead | undefined = keys[within - 1];
       if (!last) return { hits: newestFirst(hits, limit), searched_all: true };
       const rows = this.sql<Row>`
         SELECT s.at, s.workflow_id, s.task_id, s.task_name, j.value ->> 0 AS path, j.value ->> 1 AS status
@@ -196,14 +199,15 @@ export class PathIndex {
           AND EXISTS (SELECT 1 FROM json_each(${terms}) AS r WHERE CASE WHEN r.value ->> 1 IS NULL
             THEN j.value ->> 0 = r.value ->> 0 ELSE j.value ->> 0 >= r.value ->> 0 AND j.value ->> 0 < r.value ->> 1 END)`;
       hits.push(...rows.map(hitOf));
-      if (keys.length < page) return { hits: newestFirst(hits, limit), searched_all: true };
+      if (!spent && keys.length < page) return { hits: newestFirst(hits, limit), searched_all: true };
       after = [last.at, last.workflow_id, last.task_id, last.part];
       // Later pages hold sets no newer than this page's last: done once the limit-th hit is newer
       // still (a hit of the same time could still sort before it by path).
       const kept = newestFirst(hits, limit);
       if (kept.length === limit && (kept[limit - 1] as PathHit).at > last.at) return { hits: kept, searched_all: true };
+      if (spent) break;
     }
-    // Stopped at the bound: older sets, if any, were not read.
+    // Stopped at a bound (sets or characters read): older sets, if any, were not read.
     const more =
       after !== null &&
       this

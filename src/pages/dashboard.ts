@@ -7,6 +7,7 @@
 import { html, raw } from "hono/html";
 import type { AccountSettings, AccountTotals, DashboardMatch, DashboardPage, DashboardRow } from "../account/account-object";
 import type { ShareInfo } from "../domain/share-status";
+import { LIMITS } from "../limits";
 import { STATUS_WORD } from "./files";
 import { formatCount, formatUsd, renderTime, srOnly, statusBadge } from "./format";
 import { OWNER_SCRIPT } from "./scripts";
@@ -228,6 +229,7 @@ ${
 }
 ${renderFilters(filters)}
 <p class="muted" id="result-count">${page.total} workflow${page.total === 1 ? "" : "s"}${filtered ? " match" : ""}, newest activity first</p>
+${page.paths_searched_all === false ? html`<p class="muted" id="paths-searched">The path was searched in the account's newest task completions only (${LIMITS.PATH_SETS_SCANNED} or ${LIMITS.PATH_SETS_SCANNED_BYTES / 1024 / 1024} MiB of their paths); older ones were not searched.</p>` : ""}
 ${
   page.rows.length === 0
     ? html`<p class="muted">${filtered ? "Nothing matches these filters." : "No workflows yet. Agents create them with start_workflow."}</p>`

@@ -122,7 +122,7 @@ accountRoutes.get("/api/paths", bearerOrSession, jsonQuery(pathsQuery), async (c
   // Where the lookup stopped at its bound, older completions were not searched: said, never an absence.
   const searched = found.searched_all
     ? "all task completions"
-    : `the newest ${LIMITS.PATH_SETS_SCANNED} task completions; older ones not searched`;
+    : `the newest task completions up to a lookup's bound (${LIMITS.PATH_SETS_SCANNED} completions or ${LIMITS.PATH_SETS_SCANNED_BYTES / 1024 / 1024} MiB of their paths); older ones not searched`;
   return c.json({ path: q.path, prefix: q.prefix ?? false, results: found.hits, searched });
 });
 

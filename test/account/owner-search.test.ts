@@ -80,6 +80,8 @@ describe("searching the account's workflows", () => {
       expect.objectContaining({ path: "src/billing/tax.ts", workflow_id: ids["Tax engine"], task_name: "Tax engine task", status: "A" }),
     ]);
     expect(body.searched).toBe("all task completions");
+    // The dashboard's path filter, over REST: every completion searched.
+    expect((await api("/api/workflows?path=src/billing/tax.ts")).body.paths_searched_all).toBe(true);
   });
 
   it.each([

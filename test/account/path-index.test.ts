@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { PATH_SETS_PAGE, type PathHit } from "../../src/account/path-index";
 import type { PathEntry } from "../../src/domain/path-entries";
 import { LIMITS } from "../../src/limits";
+import { renderDashboard } from "../../src/pages/dashboard";
 import { workflowSummary } from "./fixtures";
 
 /**
@@ -151,5 +152,44 @@ describe("packed sets", () => {
     // The newest set's 19 common paths, then the first of the set before it.
     expect(broad.map((h) => h.task_id)).toEqual([...Array.from({ length: 19 }, () => `tk_${total - 1}`), `tk_${total - 2}`]);
     console.log(`path lookup over ${LIMITS.PATH_SETS_SCANNED} sets of 20 paths, no match: ${missMs} ms`);
+  });
+
+  it(`reads at most ${LIMITS.PATH_SETS_SCANNED_BYTES / 1024 / 1024} MiB of sets, however long their paths`, async () => {
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("path-sets-bytes"));
+    // 300 sets of about 240 KB each (60 paths of 4,000 bytes, then one of the set's own): 72 MB in all.
+    const sets = 300;
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         INSERT INTO path_sets (at, workflow_id, task_id, part, task_name, paths)
+         SELECT strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'), 'wf_long', 'tk_' || i, 0, 'T' || i,
+           (SELECT json_group_array(json_array(p, 'M')) FROM (SELECT 'long/' || j || '/' || replace(hex(zeroblob(4000)), '00', 'x') AS p FROM
+             (WITH RECURSIVE m(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM m WHERE j + 1 < 60) SELECT j FROM m)
+             UNION ALL SELECT 'own/' || i || '.ts'))
+         FROM n`,
+        sets,
+      );
+    });
+    // Fewer sets than one page, but more bytes than a lookup reads: a miss says older sets were not searched.
+    expect(await stub.searchPaths("nowhere/at-all.ts", false, 5)).toEqual({ hits: [], searched_all: false });
+    expect((await stub.searchPaths(`own/${sets - 1}.ts`, false, 5)).hits.map((h) => h.task_id)).toEqual([`tk_${sets - 1}`]);
+    // The oldest sets are past the bytes read.
+    expect(await stub.searchPaths("own/0.ts", false, 5)).toEqual({ hits: [], searched_all: false });
+    // The dashboard's path filter says the same instead of "nothing matches".
+    const query = { path: "own/0.ts" };
+    const page = await stub.dashboardPage(query);
+    expect(page).toMatchObject({ rows: [], total: 0, paths_searched_all: false });
+    const filters = { q: "", path: query.path, status: "", review: false, page: 0 };
+    const shown = String(
+      renderDashboard("nonce", {
+        account: "acme",
+        page,
+        totals: await stub.totals(),
+        settings: await stub.settings(),
+        filters,
+        shown: null,
+      }),
+    );
+    expect(shown).toContain("older ones were not searched");
   });
 });

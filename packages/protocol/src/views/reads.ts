@@ -167,6 +167,8 @@ export const dashboardPageSchema = z.strictObject({
   total: countSchema,
   page: countSchema,
   pages: countSchema,
+  /** With a path filter: false when the path lookup stopped at its bound (the newest completions only, older ones not searched). */
+  paths_searched_all: z.boolean().optional(),
 });
 export type DashboardPage = z.infer<typeof dashboardPageSchema>;
 
