@@ -395,10 +395,13 @@ export class WorkflowRecords {
     type Counted = LoggedTask & { log_count: number };
     const [row] =
       table === "decisions"
-        ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM decisions WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`
+        ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM decisions WHERE task_id = ${id}) AS log_count
+            FROM tasks WHERE id = ${id}`
         : table === "issues"
-          ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM issues WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`
-          : this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM milestones WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`;
+          ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM issues WHERE task_id = ${id}) AS log_count
+              FROM tasks WHERE id = ${id}`
+          : this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM milestones WHERE task_id = ${id}) AS log_count
+              FROM tasks WHERE id = ${id}`;
     if (!row) return null;
     const { log_count: logs, ...task } = row;
     return { task, logs };
