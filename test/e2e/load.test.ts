@@ -54,7 +54,9 @@ describe.runIf(existsSync("/dev/shm"))("load through wrangler dev with its data 
       expect(result.errors).toEqual([]);
       expect(result.problems).toEqual([]);
       const objects = readdirSync(`/dev/shm/${ours[0]}/v3/do`, { recursive: true }).map(String);
-      expect(objects.filter((name) => name.startsWith("waymark-WorkflowObject/") && name.endsWith(".sqlite")).length).toBeGreaterThanOrEqual(4);
+      expect(
+        objects.filter((name) => name.startsWith("waymark-WorkflowObject/") && name.endsWith(".sqlite")).length,
+      ).toBeGreaterThanOrEqual(4);
       // At the default level wrangler prints "POST /mcp 200 OK (…ms)" for every request.
       expect(inMemory.output()).not.toMatch(/POST \/mcp/);
     } finally {
