@@ -11,10 +11,13 @@
  *   POST /write     one RPC; the object INSERTs the body (a JSON text) as one row
  *   POST /complete  the body's 100 changed files (a signed completion's essentials) in one RPC; one row INSERTed
  *   POST /mcp       an MCP server with one tool, `write`, that INSERTs its arguments as one row (JSON responses)
+ *   POST /lean/mcp  the same server, but a `tools/call` of `write` is answered without the SDK's per-request
+ *                   transport (the least an MCP server can do: parse, write, answer the result's JSON), as
+ *                   Waymark's mcp/lean-call.ts answers its tool calls; every other message goes to the SDK
  */
 
 import { DurableObject } from "cloudflare:workers";
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, McpServer, SERVER_INFO_META_KEY } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 /** One object holds every row: Waymark's calls in the bench all go to one workflow's object too. */
@@ -41,13 +44,15 @@ export class FloorObject extends DurableObject<Env> {
   }
 }
 
+const SERVER_INFO = { name: "floor", version: "0.0.0" };
+
 const stubOf = (env: Env) => env.FLOOR.get(env.FLOOR.idFromName("floor"));
 
 /** The one tool's server, a new one per exchange as the SDK's stateless handler wants. */
 const mcp = (env: Env) =>
   createMcpHandler(
     () => {
-      const server = new McpServer({ name: "floor", version: "0.0.0" });
+      const server = new McpServer(SERVER_INFO);
       server.registerTool(
         "write",
         {
@@ -66,6 +71,18 @@ const mcp = (env: Env) =>
 
 let handler: ReturnType<typeof mcp> | null = null;
 
+/** A `tools/call` of `write` answered directly (the result as the SDK encodes it for 2026-07-28); anything else to the SDK. */
+async function leanMcp(request: Request, env: Env, sdk: ReturnType<typeof mcp>): Promise<Response> {
+  const text = await request.text();
+  const message = JSON.parse(text) as { method?: string; id?: unknown; params?: { name?: string; arguments?: unknown } };
+  if (message.method !== "tools/call" || message.params?.name !== "write") {
+    return sdk.fetch(new Request(request.url, { method: "POST", headers: request.headers, body: text }));
+  }
+  await stubOf(env).write(JSON.stringify(message.params.arguments));
+  const result = { content: [{ type: "text", text: "ok" }], resultType: "complete", _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } };
+  return Response.json({ result, jsonrpc: "2.0", id: message.id });
+}
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const { pathname } = new URL(request.url);
@@ -77,9 +94,9 @@ export default {
       const { files } = (await request.json()) as { files: { path: string; blob: string }[] };
       return Response.json({ rows: await stubOf(env).complete(files) });
     }
-    if (pathname === "/mcp") {
+    if (pathname === "/mcp" || pathname === "/lean/mcp") {
       handler ??= mcp(env);
-      return handler.fetch(request);
+      return pathname === "/mcp" ? handler.fetch(request) : leanMcp(request, env, handler);
     }
     return new Response("not found", { status: 404 });
   },
