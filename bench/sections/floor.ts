@@ -232,6 +232,16 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
       floor: `floor (5b) own ${ms(floorOwn)}; Waymark's own ${ms(waymarkOwn)}`,
       ratio: `${((100 * (waymarkOwn - floorOwn)) / waymarkOwn).toFixed(0)}% of Waymark's own cost`,
     });
+    // The same in the Worker process's CPU, which the machine's load moves far less than wall time.
+    const workerCpu = (key: Measure) => (cpu[key]["worker (workerd)"] ?? 0) / (summaries[M[key]] as Summary).n;
+    const waymarkCpu = workerCpu("milestone") - workerCpu("health");
+    const floorCpu = workerCpu("leanWrite") - workerCpu("floorHealth");
+    context.table.add({
+      measure: "the same in the Worker process's CPU per call (each minus its /health's)",
+      value: ms(waymarkCpu - floorCpu),
+      floor: `floor (5b) own ${ms(floorCpu)}; Waymark's own ${ms(waymarkCpu)}`,
+      ratio: `${((100 * (waymarkCpu - floorCpu)) / waymarkCpu).toFixed(0)}% of Waymark's own CPU`,
+    });
     for (const [key, over] of [
       ["complete", "write"],
       ["signed", "milestone"],
