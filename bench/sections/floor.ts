@@ -74,6 +74,11 @@ type Measure = keyof typeof M;
 function processMeter(port: number) {
   const watched = [...serverProcesses(port), { pid: process.pid, role: "client (this node)" }];
   return {
+    /** The same processes still serve (wrangler dev starts a new workerd when a watched file changes: the figures would be void). */
+    unchanged: () => {
+      const now = serverProcesses(port).map((p) => p.pid);
+      return now.length === watched.length - 1 && now.every((pid) => watched.some((p) => p.pid === pid));
+    },
     // This client's counter is read last before the call and first after it, so its figure leaves out the reading of the servers'.
     before: () => watched.map((p) => cpuNanos(p.pid)),
     after: () => {
@@ -185,6 +190,10 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
     await floorClient.close();
     await leanClient.close();
     const loadAtEnd = loadavg();
+    for (const [name, meter] of Object.entries(meters)) {
+      if (!meter.unchanged())
+        throw new Error(`the ${name} server's processes changed during the run (a reload?): its CPU figures are void`);
+    }
 
     const summaries = recorder.summaries();
     const median = (key: Measure) => (summaries[M[key]] as Summary).median;
