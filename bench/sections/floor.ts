@@ -78,10 +78,17 @@ function processMeter(port: number) {
   const watched = [...serverProcesses(port), { pid: process.pid, role: "client (this node)" }];
   const waits = () => watched.reduce((sum, p) => sum + runQueueNanos(p.pid), 0);
   return {
-    /** The same processes still serve (wrangler dev starts a new workerd when a watched file changes: the figures would be void). */
+    /** null while the same processes still serve, else what changed (wrangler dev starts a new workerd when a watched file changes: the figures would be void). */
     unchanged: () => {
-      const now = serverProcesses(port).map((p) => p.pid);
-      return now.length === watched.length - 1 && now.every((pid) => watched.some((p) => p.pid === pid));
+      // Helpers such as esbuild's service come and go (role "other"); the workerds and wrangler's Node must not.
+      const kept = (list: { pid: number; role: string }[]) =>
+        list
+          .filter((p) => p.role === "worker (workerd)" || p.role === "proxy (workerd)" || p.role === "wrangler (node)")
+          .map((p) => p.pid)
+          .sort()
+          .join();
+      const now = kept(serverProcesses(port));
+      return now === kept(watched) ? null : `${kept(watched)} → ${now}`;
     },
     // This client's counter is read last before the call and first after it, so its figure leaves out the reading of the servers'.
     before: () => ({ waited: waits(), cpu: watched.map((p) => cpuNanos(p.pid)) }),
