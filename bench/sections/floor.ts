@@ -79,7 +79,7 @@ function processMeter(port: number) {
   const waits = () => watched.reduce((sum, p) => sum + runQueueNanos(p.pid), 0);
   return {
     /** null while the same processes still serve, else what changed (wrangler dev starts a new workerd when a watched file changes: the figures would be void). */
-    unchanged: () => {
+    changedSinceStart: () => {
       // Helpers such as esbuild's service come and go (role "other"); the workerds and wrangler's Node must not.
       const kept = (list: { pid: number; role: string }[]) =>
         list
@@ -211,8 +211,9 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
     await leanClient.close();
     const loadAtEnd = loadavg();
     for (const [name, meter] of Object.entries(meters)) {
-      if (!meter.unchanged())
-        throw new Error(`the ${name} server's processes changed during the run (a reload?): its CPU figures are void`);
+      const changed = meter.changedSinceStart();
+      if (changed !== null)
+        throw new Error(`the ${name} server's processes changed during the run (${changed}; a reload?): its CPU figures are void`);
     }
 
     const summaries = recorder.summaries();
