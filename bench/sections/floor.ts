@@ -18,7 +18,8 @@
  * files in one RPC that INSERTs one row, beside 8. Waymark's signed 100-file complete_task (as
  * cost-ab sends it). Own cost is a median minus its server's /health median. CPU per call of each
  * process (the Worker's workerd, wrangler's proxy workerd, wrangler's Node, this client) is read
- * from the kernel around each call (bench/lib/process-cpu.ts), so where the time goes is measured.
+ * from the kernel around each call (bench/lib/process-cpu.ts), so where the time goes is measured; each
+ * measure's 10th percentile is printed too, the calls the machine's other load touched least.
  */
 import { loadavg } from "node:os";
 import { healthRoundTrip, timed } from "../../test/support/agents.ts";
@@ -27,7 +28,7 @@ import { connect, ok } from "../../test/support/mcp-client.ts";
 import { Recorder, type Summary } from "../../test/support/stats.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { approvedDevice, loadDeviceKeys } from "../lib/device-keys.ts";
-import { cpuNanos, runQueueNanos, serverProcesses } from "../lib/process-cpu.ts";
+import { cpuNanos, serverProcesses } from "../lib/process-cpu.ts";
 import { atMost, ms, percentiles, times } from "../lib/table.ts";
 
 const OWN_COST_TARGET = 0.25;
@@ -70,13 +71,9 @@ const M = {
 } as const;
 type Measure = keyof typeof M;
 
-/**
- * Reads every process of a server (and this client) before and after a call: CPU ns by role, and
- * the ns all of them waited for a core while ready to run (what other load on the machine added).
- */
+/** Reads every process of a server (and this client) before and after a call: CPU ns by role. */
 function processMeter(port: number) {
   const watched = [...serverProcesses(port), { pid: process.pid, role: "client (this node)" }];
-  const waits = () => watched.reduce((sum, p) => sum + runQueueNanos(p.pid), 0);
   return {
     /** null while the same processes still serve, else what changed (wrangler dev starts a new workerd when a watched file changes: the figures would be void). */
     changedSinceStart: () => {
@@ -91,10 +88,10 @@ function processMeter(port: number) {
       return now === kept(watched) ? null : `${kept(watched)} → ${now}`;
     },
     // This client's counter is read last before the call and first after it, so its figure leaves out the reading of the servers'.
-    before: () => ({ waited: waits(), cpu: watched.map((p) => cpuNanos(p.pid)) }),
+    before: () => watched.map((p) => cpuNanos(p.pid)),
     after: () => {
       const mine = cpuNanos(process.pid);
-      return { cpu: watched.map((p) => (p.pid === process.pid ? mine : cpuNanos(p.pid))), waited: waits() };
+      return watched.map((p) => (p.pid === process.pid ? mine : cpuNanos(p.pid)));
     },
     add(into: Record<string, number>, before: number[], after: number[]) {
       watched.forEach((p, i) => {
@@ -141,7 +138,6 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
     };
 
     const recorder = new Recorder();
-    const unwaited = new Recorder();
     const cpu: Record<Measure, Record<string, number>> = Object.fromEntries(Object.keys(M).map((k) => [k, {}])) as Record<
       Measure,
       Record<string, number>
@@ -156,9 +152,7 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
       const after = meter.after();
       if (!record) return;
       recorder.add(M[key], elapsed);
-      // The call's time less what its processes waited for a core: the same call on an otherwise idle machine, estimated.
-      unwaited.add(M[key], elapsed - (after.waited - before.waited) / 1e6);
-      meter.add(cpu[key], before.cpu, after.cpu);
+      meter.add(cpu[key], before, after);
     };
 
     const turn = async (index: number, record: boolean) => {
@@ -272,21 +266,19 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
       floor: `floor (5b) own ${ms(floorCpu)}; Waymark's own ${ms(waymarkCpu)}`,
       ratio: `${((100 * (waymarkCpu - floorCpu)) / waymarkCpu).toFixed(0)}% of Waymark's own CPU`,
     });
-    // Load-robust estimates of the same ratios, for a machine shared with other work: the calls the load touched least
-    // (each measure's 10th percentile), and each call's time less what its processes waited for a core.
-    const samplesOf = (key: Measure) => recorder.samples.get(M[key]) ?? [];
-    const unwaitedMedian = (key: Measure) => (unwaited.summaries()[M[key]] as Summary).median;
-    const estimates: Record<string, { p10_ms: number; unwaited_ms: number }> = {};
+    // A load-robust estimate of the same ratios on a machine shared with other work: each measure's 10th percentile,
+    // the calls the load touched least. (A call's time less its processes' run-queue waits was tried and is no estimate:
+    // threads of one process wait at once, so the sum of their waits exceeded the call's time.)
+    const p10s: Record<string, number> = {};
     for (const key of ["health", "floorHealth", "rpc", "write", "mcpWrite", "leanWrite", "milestone"] as const) {
-      estimates[key] = { p10_ms: p10(samplesOf(key)), unwaited_ms: unwaitedMedian(key) };
+      p10s[key] = p10(recorder.samples.get(M[key]) ?? []);
       const base = key === "health" || key === "milestone" ? "health" : "floorHealth";
-      const own = (pick: "p10_ms" | "unwaited_ms") =>
-        times((estimates[key]?.[pick] ?? 0) - (estimates[base]?.[pick] ?? 0), estimates[base]?.[pick] ?? 0);
+      const own = (p10s[key] ?? 0) - (p10s[base] ?? 0);
       context.table.add({
-        area: key === "health" ? "the same, load-robust estimates" : "",
-        measure: `${M[key]}: 10th percentile; median of (wall − run-queue wait of its processes)`,
-        value: `${ms(estimates[key].p10_ms)}; ${ms(estimates[key].unwaited_ms)}`,
-        ratio: key === base ? "" : `own ${own("p10_ms")} / ${own("unwaited_ms")} of its /health`,
+        area: key === "health" ? "the same at the 10th percentile" : "",
+        measure: `${M[key]}, 10th percentile`,
+        value: ms(p10s[key] ?? Number.NaN),
+        ratio: key === base ? "" : `own ${ms(own)} = ${times(own, p10s[base] ?? 0)} of its /health`,
       });
     }
 
@@ -317,7 +309,7 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
       load_end: loadAtEnd,
       medians_ms: medians,
       cpu_ms_per_call: cpuPerCall,
-      estimates_ms: estimates,
+      p10_ms: p10s,
     };
   } finally {
     for (const server of servers) await server.stop();
