@@ -7,10 +7,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanGitEnv, type GitContext, GitError, runGit, startGit } from "../src/git/process.js";
-import { shellChecked } from "../src/git/spawner.js";
+import { shellChecked, startGitThroughShell } from "../src/git/spawner.js";
 import { cleanupTempDirs, Repo, tempDir } from "./fixtures.js";
 
 afterAll(cleanupTempDirs);
+// As `waymark mcp` does.
+startGitThroughShell();
 
 const ODD = "o'dd \"name\" $HOME `id` \\ *.txt";
 

@@ -8,7 +8,8 @@
  * (each two sockets Node made for it: stdin and stdout on one, stderr), starts the next git
  * processes: `git -C <dir> <args>`, the slot's sockets as its standard streams and every other
  * slot's closed. A shell whose slots are used up is let go and the next call starts another: one
- * fork of the helper per SLOTS gits.
+ * fork of the helper per SLOTS gits. Only where the process asked for it (`waymark mcp`, which runs
+ * for a whole session): a short-lived command would pay a shell and its check for a git or two.
  * What git is given is the same as spawn's: its arguments (never parsed by the shell: every word
  * is quoted), its directory, and its environment, checked once per environment by running
  * `/usr/bin/env` the same way (a shell may add or change variables; until the check answered, or
@@ -149,6 +150,13 @@ const shells = new Map<string, Shell>();
 /** Whether `git` is on a PATH (an absolute PATH only: a relative entry depends on the directory). */
 const gitFound = new Map<string, boolean>();
 let usable: boolean | undefined;
+/** Off unless the process asked for it: a short-lived command would pay a shell and its check for a git or two. */
+let enabled = false;
+
+/** From now on, this process's git processes are started by a shell where that is exact (`waymark mcp`). */
+export function startGitThroughShell(): void {
+  enabled = true;
+}
 
 function gitOnPath(path: string | undefined): boolean {
   if (path === undefined || path === "") return false;
@@ -260,7 +268,7 @@ export function shellChecked(env: NodeJS.ProcessEnv): Promise<boolean> {
  * the caller must spawn it itself (see the module comment).
  */
 export function startThroughShell(cwd: string, env: NodeJS.ProcessEnv, args: readonly string[]): ShellStarted | undefined {
-  if (!shellUsable() || !isAbsolute(cwd) || !gitOnPath(env.PATH)) return undefined;
+  if (!enabled || !shellUsable() || !isAbsolute(cwd) || !gitOnPath(env.PATH)) return undefined;
   // A directory that is not there fails as spawn's ENOENT: spawned, as before.
   if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) return undefined;
   const assignments = assignmentsOf(env);
