@@ -14,7 +14,7 @@ afterAll(cleanupTempDirs);
 // As `waymark mcp` does.
 startGitThroughShell();
 
-const ODD = "o'dd \"name\" $HOME `id` \\ *.txt";
+const ODD = 'o\'dd "name" $HOME `id` \\ *.txt';
 
 function context(dir: string, env: NodeJS.ProcessEnv = cleanGitEnv()): GitContext {
   return { cwd: dir, env, fileMode: true, symlinks: true };

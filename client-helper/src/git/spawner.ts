@@ -113,7 +113,11 @@ class Shell {
     // The last slot used: the shell ends once its git processes have (their streams stay open until then).
     if (this.next === SLOTS) this.child.stdin?.end();
     const streamsEnded = Promise.all([stdout, stderr].map((stream) => new Promise<void>((done) => stream.once("close", () => done()))));
-    return { stdin, stdout, stderr, exited: exited.then(async (code) => (await streamsEnded, code)) };
+    const ended = async (code: number | null) => {
+      await streamsEnded;
+      return code;
+    };
+    return { stdin, stdout, stderr, exited: exited.then(ended) };
   }
 
   private answered(chunk: string): void {
@@ -231,7 +235,11 @@ function verify(key: string, env: NodeJS.ProcessEnv, expected: readonly string[]
   run.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
   return run.exited.then(
     (code) => {
-      const printed = Buffer.concat(out).toString("utf8").split("\n").filter((line) => line !== "").sort();
+      const printed = Buffer.concat(out)
+        .toString("utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .sort();
       const same = code === 0 && printed.length === expected.length && printed.every((line, at) => line === expected[at]);
       verified.set(key, same);
       if (!same) {
