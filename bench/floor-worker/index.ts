@@ -20,9 +20,14 @@ import { DurableObject } from "cloudflare:workers";
 import { createMcpHandler, McpServer, SERVER_INFO_META_KEY } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
+/** The floor Worker's bindings (its wrangler.toml). The runtime's types: worker-configuration.d.ts, which `npm run typecheck` generates. */
+interface FloorEnv {
+  FLOOR: DurableObjectNamespace<FloorObject>;
+}
+
 /** One object holds every row: Waymark's calls in the bench all go to one workflow's object too. */
-export class FloorObject extends DurableObject<Env> {
-  constructor(ctx: DurableObjectState, env: Env) {
+export class FloorObject extends DurableObject<FloorEnv> {
+  constructor(ctx: DurableObjectState, env: FloorEnv) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
   }
@@ -46,10 +51,10 @@ export class FloorObject extends DurableObject<Env> {
 
 const SERVER_INFO = { name: "floor", version: "0.0.0" };
 
-const stubOf = (env: Env) => env.FLOOR.get(env.FLOOR.idFromName("floor"));
+const stubOf = (env: FloorEnv) => env.FLOOR.get(env.FLOOR.idFromName("floor"));
 
 /** The one tool's server, a new one per exchange as the SDK's stateless handler wants. */
-const mcp = (env: Env) =>
+const mcp = (env: FloorEnv) =>
   createMcpHandler(
     () => {
       const server = new McpServer(SERVER_INFO);
@@ -72,7 +77,7 @@ const mcp = (env: Env) =>
 let handler: ReturnType<typeof mcp> | null = null;
 
 /** A `tools/call` of `write` answered directly (the result as the SDK encodes it for 2026-07-28); anything else to the SDK. */
-async function leanMcp(request: Request, env: Env, sdk: ReturnType<typeof mcp>): Promise<Response> {
+async function leanMcp(request: Request, env: FloorEnv, sdk: ReturnType<typeof mcp>): Promise<Response> {
   const text = await request.text();
   const message = JSON.parse(text) as { method?: string; id?: unknown; params?: { name?: string; arguments?: unknown } };
   if (message.method !== "tools/call" || message.params?.name !== "write") {
@@ -84,7 +89,7 @@ async function leanMcp(request: Request, env: Env, sdk: ReturnType<typeof mcp>):
 }
 
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: FloorEnv): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === "/health") return Response.json({ ok: true });
     if (request.method !== "POST") return new Response("not found", { status: 404 });
@@ -100,4 +105,4 @@ export default {
     }
     return new Response("not found", { status: 404 });
   },
-} satisfies ExportedHandler<Env>;
+} satisfies ExportedHandler<FloorEnv>;
