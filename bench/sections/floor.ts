@@ -30,6 +30,7 @@ import type { BenchContext } from "../lib/context.ts";
 import { approvedDevice, loadDeviceKeys } from "../lib/device-keys.ts";
 import { cpuNanos, serverProcesses } from "../lib/process-cpu.ts";
 import { atMost, ms, percentiles, times } from "../lib/table.ts";
+import { gitChanges } from "./cost-ab.ts";
 
 const OWN_COST_TARGET = 0.25;
 const SIGNED_TARGET = 2;
@@ -47,16 +48,6 @@ const ENTRY = JSON.stringify({
   hash: "a".repeat(64),
   prev_hash: "b".repeat(64),
 });
-
-/** What a helper sends for 100 files added during task `t` (cost-ab's change). */
-function gitChanges(t: number) {
-  const dirty = Array.from({ length: 100 }, (_, k) => ({
-    path: `src/t${t}/file-${k}.ts`,
-    head: null,
-    worktree: { mode: "100644", blob: (t * 1000 + k + 1).toString(16).padStart(40, "a") },
-  }));
-  return { type: "git", start_head: HEAD, head: HEAD, committed: [], dirty };
-}
 
 const M = {
   health: "(1) Waymark GET /health",
