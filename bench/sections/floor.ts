@@ -7,12 +7,14 @@
  * (each turn starts one measure later, as cost-ab alternates its builds) so drift in machine load
  * hits all alike:
  *
- *   1. Waymark's GET /health                       4. the floor's POST whose object INSERTs one row
- *   2. the floor's GET /health (no object)         5. the same as the one tool of a minimal MCP server
- *   3. the floor's POST with one RPC into its object   (same SDK as Waymark; SDK v2 client as cost-ab's),
- *                                                      5b. with the tools/call answered without the SDK's
- *                                                      transport, as Waymark's lean path answers its own
- *                                                   6. Waymark's log_milestone through that client
+ *   1. Waymark's GET /health
+ *   2. the floor's GET /health (no object)
+ *   3. the floor's POST with one RPC into its object, which returns
+ *   4. the floor's POST whose object INSERTs one row (a log entry's JSON text)
+ *   5. the same as the one tool of a minimal MCP server (the same SDK as Waymark's, JSON responses),
+ *      called by the SDK v2 client cost-ab uses
+ *   5b. the same with its tools/call answered without the SDK's transport, as Waymark's lean path answers its own
+ *   6. Waymark's log_milestone through that client
  *
  * and, for the signed 100-file completion's ≤ 2x target, 7. the floor's POST carrying 100 changed
  * files in one RPC that INSERTs one row, beside 8. Waymark's signed 100-file complete_task (as
