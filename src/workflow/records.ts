@@ -40,6 +40,7 @@ import { DeviceSignedRecords } from "./device-signed";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
+import type { WorkflowTables } from "./workflow-tables";
 
 /**
  * Rows as workflow-schema's migrations make them (`SELECT *`). A column the view shows as it is
@@ -206,13 +207,17 @@ export class WorkflowRecords {
   /** The device-signed payloads the edge accepted, kept whole for the export. */
   readonly deviceSigned: DeviceSignedRecords;
 
-  /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
+  /**
+   * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
+   * `tables`: the tables created on first use (a task's dirty start entries, its overlaps, commands, changed paths past the packed set).
+   */
   constructor(
     private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
     private readonly stored: () => boolean = () => true,
   ) {
-    this.files = new TaskFiles(sql);
-    this.commands = new TaskCommands(sql);
+    this.files = new TaskFiles(sql, tables);
+    this.commands = new TaskCommands(sql, tables);
     this.deviceSigned = new DeviceSignedRecords(sql);
   }
 
@@ -408,13 +413,15 @@ export class WorkflowRecords {
 
   storedSnapshot(task: TaskRow): Snapshot | null {
     if (task.snapshot_type === "git") {
-      const rows = this.sql<{
-        path: string;
-        head_mode: string | null;
-        head_blob: string | null;
-        worktree_mode: string | null;
-        worktree_blob: string | null;
-      }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
+      const rows = !this.tables.has("snapshot_entries")
+        ? []
+        : this.sql<{
+            path: string;
+            head_mode: string | null;
+            head_blob: string | null;
+            worktree_mode: string | null;
+            worktree_blob: string | null;
+          }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
       const meta = parse<{ branch: string | null }>(task.snapshot_meta);
       return {
         type: "git",
@@ -526,6 +533,7 @@ export class WorkflowRecords {
       e.worktree?.mode ?? null,
       e.worktree?.blob ?? null,
     ]);
+    this.tables.ensure("snapshot_entries");
     for (const chunk of jsonChunks(rows)) {
       this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
         SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true

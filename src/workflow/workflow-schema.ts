@@ -14,6 +14,7 @@ import {
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
 import { FILE_PAGE_COLUMNS } from "./task-files";
+import type { WorkflowLazyTable } from "./workflow-tables";
 
 /** The log tables' columns since v24 (WITHOUT ROWID, keyed in the order they are read). */
 const DECISIONS = `
@@ -562,11 +563,39 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
 ];
 
 /**
+ * Tables a new workflow creates on first use (storage/lazy-tables), each with its indexes, at the
+ * current version: most workflows never write some of them (a reviewer's feedback, a dirty start,
+ * overlapping tasks, observed commands, idempotency keys, more than PACKED_MAX changed paths), and
+ * each CREATE is rows written. Objects migrated from before they were lazy have them all.
+ */
+export const WORKFLOW_LAZY_TABLES = {
+  snapshot_entries: [`CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`],
+  task_overlaps: [`CREATE TABLE task_overlaps (${TASK_OVERLAPS}\n) WITHOUT ROWID`],
+  task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
+  idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`, "CREATE INDEX idempotency_created ON idempotency(created_at)"],
+  changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
+  feedback: [
+    `CREATE TABLE feedback (
+      id TEXT PRIMARY KEY,
+      target TEXT NOT NULL,
+      target_id TEXT NOT NULL,
+      verdict TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      delivered_at INTEGER,
+      author TEXT, channel TEXT, location TEXT, requested_verdict TEXT
+    )`,
+    "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
+  ],
+} as const satisfies Record<WorkflowLazyTable, readonly string[]>;
+
+/**
  * A new workflow's whole schema at the last migration's version, created in one go instead of
  * replaying every migration (table rebuilds included): each statement a new object runs is rows
  * written, and it runs once per workflow. Existing objects keep migrating one version at a time;
  * test/workflow/schema.test.ts proves a migrated object and a new one end with the same tables,
- * columns, keys and indexes. A new migration changes this script too, in the same commit.
+ * columns, keys and indexes. A new migration changes this script too, in the same commit. The tables of WORKFLOW_LAZY_TABLES are left out: each is created by the
+ * first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
   version: 24,
@@ -602,11 +631,8 @@ export const WORKFLOW_SCHEMA: Migration = {
     TASKS_OPEN,
     "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
     "CREATE INDEX tasks_started ON tasks(started_at, id)",
-    `CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`,
     FILE_PAGES,
     FILE_CHANGES_VIEW,
-    `CREATE TABLE task_overlaps (${TASK_OVERLAPS}\n) WITHOUT ROWID`,
-    `CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`,
     `CREATE TABLE decisions (${DECISIONS}\n) WITHOUT ROWID`,
     "CREATE INDEX decisions_task ON decisions(task_id)",
     `CREATE TABLE issues (${ISSUES}\n) WITHOUT ROWID`,
@@ -622,8 +648,6 @@ export const WORKFLOW_SCHEMA: Migration = {
       hash TEXT,
       totals TEXT
     )`,
-    `CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`,
-    "CREATE INDEX idempotency_created ON idempotency(created_at)",
     `CREATE TABLE share_link (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       token_hash TEXT NOT NULL,
@@ -651,19 +675,7 @@ export const WORKFLOW_SCHEMA: Migration = {
       seq INTEGER NOT NULL DEFAULT 0
     )`,
     "INSERT INTO totals (id) VALUES (1)",
-    "CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID",
     CHANGED_PATH_SETS,
-    `CREATE TABLE feedback (
-      id TEXT PRIMARY KEY,
-      target TEXT NOT NULL,
-      target_id TEXT NOT NULL,
-      verdict TEXT NOT NULL,
-      body TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      delivered_at INTEGER,
-      author TEXT, channel TEXT, location TEXT, requested_verdict TEXT
-    )`,
-    "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
     `CREATE TABLE device_signed (
       seq INTEGER NOT NULL,
       task_id TEXT NOT NULL REFERENCES tasks(id),
