@@ -560,6 +560,14 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "UPDATE totals SET seq = coalesce((SELECT max(seq) FROM events), 0)",
     ],
   },
+  // Indexes no read needs enough to pay a row written on every insert: the tasks in start order
+  // (only the JSON export pages all tasks so; it sorts the task ids, at most TASKS_PER_WORKFLOW,
+  // per page instead) and the idempotency keys by age (read by the hourly sweep, which scans them).
+  // Since v25 a new workflow also creates the tables most never use on first use (WORKFLOW_LAZY_TABLES).
+  {
+    version: 25,
+    statements: ["DROP INDEX tasks_started", "DROP INDEX idempotency_created"],
+  },
 ];
 
 /**
@@ -572,7 +580,7 @@ export const WORKFLOW_LAZY_TABLES = {
   snapshot_entries: [`CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`],
   task_overlaps: [`CREATE TABLE task_overlaps (${TASK_OVERLAPS}\n) WITHOUT ROWID`],
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
-  idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`, "CREATE INDEX idempotency_created ON idempotency(created_at)"],
+  idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
   feedback: [
     `CREATE TABLE feedback (
@@ -598,7 +606,7 @@ export const WORKFLOW_LAZY_TABLES = {
  * first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 24,
+  version: 25,
   statements: [
     `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (
@@ -630,7 +638,6 @@ export const WORKFLOW_SCHEMA: Migration = {
     TASKS_DONE,
     TASKS_OPEN,
     "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
-    "CREATE INDEX tasks_started ON tasks(started_at, id)",
     FILE_PAGES,
     FILE_CHANGES_VIEW,
     `CREATE TABLE decisions (${DECISIONS}\n) WITHOUT ROWID`,

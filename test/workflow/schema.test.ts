@@ -19,6 +19,8 @@ import { readWhole, storedTotals, stubFor, value } from "./rpc";
 const ACME = "acme";
 const HEAD = "1".repeat(40);
 const LAST = WORKFLOW_MIGRATIONS.at(-1)?.version ?? 0;
+/** The version before the files were paged (v24): the stored rows below are written as it kept them, then migrated to LAST. */
+const OLD = 23;
 /** The tables a new object creates on first use. */
 const LAZY: readonly string[] = Object.keys(WORKFLOW_LAZY_TABLES);
 const T0 = Date.parse("2026-11-01T10:00:00Z");
@@ -178,7 +180,7 @@ describe("the workflow object's schema", () => {
     expect(found).toBe(false);
   });
 
-  it(`a workflow stored at version ${LAST - 1} reads back the same after the object starts on version ${LAST}`, async () => {
+  it(`a workflow stored at version ${OLD} reads back the same after the object starts on version ${LAST}`, async () => {
     // What a completed task without files keeps as JSON (the lists are rows), from a workflow of today.
     const templateId = newWorkflowId();
     const template = stubFor(templateId);
@@ -202,7 +204,7 @@ describe("the workflow object's schema", () => {
       const sql = state.storage.sql;
       migrate(
         state.storage,
-        WORKFLOW_MIGRATIONS.filter((m) => m.version < LAST),
+        WORKFLOW_MIGRATIONS.filter((m) => m.version <= OLD),
         "workflow",
       );
       sql.exec("INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES (?, ?, 'Old', '[]', ?, ?)", id, ACME, T0, T0);
@@ -297,7 +299,7 @@ describe("the workflow object's schema", () => {
         pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
       };
     });
-    expect(after.schema.versions.map((v) => v.version).sort()).toEqual([LAST - 1, LAST]);
+    expect(after.schema.versions.map((v) => v.version).sort()).toEqual([OLD, LAST]);
     // Every stored value as it was, read through the same columns.
     expect(after.rows).toEqual(rowsBefore);
     // Pages that follow each other, more than one.
@@ -351,6 +353,8 @@ describe("the workflow object's schema", () => {
     value(await stub.addFeedback(ACME, { target: "issue", target_id: issue, verdict: "approved", body: "OK", ...ON_PAGE }));
     const whole = value(await readWhole(stub, ACME, true, true));
     expect(whole.milestones.map((m) => m.message)).toEqual(["one", "two", "three", "after"]);
+    // The tasks in start order through the paged reads, without the start-order index v25 dropped.
+    expect(whole.tasks.map((t) => t.id)).toEqual([parent, child]);
     expect(whole.totals).toMatchObject({ tasks: 2, decisions: 2, issues: 1, reviews_needed: 0, files_changed: FILES });
     const usage = await runInDurableObject(stub, async (_instance, state) => storedTotals(state.storage.sql));
     expect(usage.events).toBe(9);
