@@ -218,7 +218,7 @@ export class WorkflowRecords {
   ) {
     this.files = new TaskFiles(sql, tables);
     this.commands = new TaskCommands(sql, tables);
-    this.deviceSigned = new DeviceSignedRecords(sql);
+    this.deviceSigned = new DeviceSignedRecords(sql, tables);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {

@@ -563,10 +563,12 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // Indexes no read needs enough to pay a row written on every insert: the tasks in start order
   // (only the JSON export pages all tasks so; it sorts the task ids, at most TASKS_PER_WORKFLOW,
   // per page instead) and the idempotency keys by age (read by the hourly sweep, which scans them).
+  // A device-signed payload of one part rides on its event's row (`signed`) instead of a row of
+  // its own (workflow/device-signed); those kept before stay in device_signed and read as before.
   // Since v25 a new workflow also creates the tables most never use on first use (WORKFLOW_LAZY_TABLES).
   {
     version: 25,
-    statements: ["DROP INDEX tasks_started", "DROP INDEX idempotency_created"],
+    statements: ["DROP INDEX tasks_started", "DROP INDEX idempotency_created", "ALTER TABLE events ADD COLUMN signed TEXT"],
   },
 ];
 
@@ -582,6 +584,14 @@ export const WORKFLOW_LAZY_TABLES = {
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
+  device_signed: [
+    `CREATE TABLE device_signed (
+      seq INTEGER NOT NULL,
+      task_id TEXT NOT NULL REFERENCES tasks(id),
+      part INTEGER NOT NULL,
+      text TEXT NOT NULL
+    )`,
+  ],
   feedback: [
     `CREATE TABLE feedback (
       id TEXT PRIMARY KEY,
@@ -653,7 +663,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       task_id TEXT,
       data TEXT NOT NULL,
       hash TEXT,
-      totals TEXT
+      totals TEXT,
+      signed TEXT
     )`,
     `CREATE TABLE share_link (
       id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -683,12 +694,6 @@ export const WORKFLOW_SCHEMA: Migration = {
     )`,
     "INSERT INTO totals (id) VALUES (1)",
     CHANGED_PATH_SETS,
-    `CREATE TABLE device_signed (
-      seq INTEGER NOT NULL,
-      task_id TEXT NOT NULL REFERENCES tasks(id),
-      part INTEGER NOT NULL,
-      text TEXT NOT NULL
-    )`,
     `CREATE TABLE device_keys (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       generation INTEGER NOT NULL,

@@ -6,6 +6,13 @@
  */
 import type { LazyTables } from "../storage/lazy-tables";
 
-export type WorkflowLazyTable = "snapshot_entries" | "task_overlaps" | "task_commands" | "idempotency" | "changed_paths" | "feedback";
+export type WorkflowLazyTable =
+  | "snapshot_entries"
+  | "task_overlaps"
+  | "task_commands"
+  | "idempotency"
+  | "changed_paths"
+  | "feedback"
+  | "device_signed";
 
 export type WorkflowTables = LazyTables<WorkflowLazyTable>;
