@@ -584,6 +584,14 @@ export const WORKFLOW_LAZY_TABLES = {
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
+  device_keys: [
+    `CREATE TABLE device_keys (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      generation INTEGER NOT NULL,
+      devices TEXT NOT NULL,
+      fresh_until INTEGER NOT NULL
+    )`,
+  ],
   device_signed: [
     `CREATE TABLE device_signed (
       seq INTEGER NOT NULL,
@@ -694,11 +702,5 @@ export const WORKFLOW_SCHEMA: Migration = {
     )`,
     "INSERT INTO totals (id) VALUES (1)",
     CHANGED_PATH_SETS,
-    `CREATE TABLE device_keys (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      generation INTEGER NOT NULL,
-      devices TEXT NOT NULL,
-      fresh_until INTEGER NOT NULL
-    )`,
   ],
 };

@@ -13,6 +13,7 @@ export type WorkflowLazyTable =
   | "idempotency"
   | "changed_paths"
   | "feedback"
-  | "device_signed";
+  | "device_signed"
+  | "device_keys";
 
 export type WorkflowTables = LazyTables<WorkflowLazyTable>;
