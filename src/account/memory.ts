@@ -90,8 +90,18 @@ const MEMORY_PRUNE_SLACK = 500;
 /** A query's terms (matchAll, matchAny) searched in the documents' text columns only, never in their ids (`ref`). */
 const inText = (match: string) => `{title body context} : (${match})`;
 
-/** The phrase that finds a document's entry by its entity id through the index (compared exactly after). */
-const refMatch = (id: string) => `ref : "${id.replaceAll('"', '""')}"`;
+/**
+ * The phrase that finds a document's entry by its entity id through the index (compared exactly
+ * after): the id's last segment, its random part (`dc_<random>`, `tk_<workflow>_<random>`), whose
+ * token is in about one document; the whole id's tokens would include its kind (`dc`, `tk`), in
+ * every document of that kind, and matching that token's whole list cost 0.2 ms a document at
+ * 10,000 documents (0.05 ms by the last segment).
+ */
+function refMatch(id: string): string {
+  const last = id.slice(id.lastIndexOf("_") + 1);
+  const phrase = /[\p{L}\p{N}]/u.test(last) ? last : id;
+  return `ref : "${phrase.replaceAll('"', '""')}"`;
+}
 
 type StoredDoc = {
   rowid: number;
