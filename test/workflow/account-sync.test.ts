@@ -38,8 +38,8 @@ async function losePushes(id: string, workflow: DurableObjectStub<WorkflowObject
   await runInDurableObject(account, async (_instance, state) => {
     state.storage.sql.exec("DELETE FROM memory_fts WHERE workflow_id = ?", id);
   });
-  await runInDurableObject(workflow, async (_instance, state) => {
-    setStoredTotals(state.storage.sql, { synced_seq: 1 });
+  await runInDurableObject(workflow, async (instance, state) => {
+    setStoredTotals(state.storage.sql, { synced_seq: 1 }, instance);
   });
 }
 
