@@ -620,8 +620,9 @@ export const WORKFLOW_LAZY_TABLES = {
  * replaying every migration (table rebuilds included): each statement a new object runs is rows
  * written, and it runs once per workflow. Existing objects keep migrating one version at a time;
  * test/workflow/schema.test.ts proves a migrated object and a new one end with the same tables,
- * columns, keys and indexes. A new migration changes this script too, in the same commit. The tables of WORKFLOW_LAZY_TABLES are left out: each is created by the
- * first write that needs it.
+ * columns, keys and indexes (once the new one's lazy tables exist). A new migration changes this
+ * script too, in the same commit. The tables of WORKFLOW_LAZY_TABLES are left out: each is created
+ * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
   version: 25,
