@@ -209,6 +209,13 @@ export class WorkflowRecords {
   readonly commands: TaskCommands;
   /** The device-signed payloads the edge accepted, kept whole for the export. */
   readonly deviceSigned: DeviceSignedRecords;
+  /**
+   * The ids of the tasks still running, once read (one scan of the tasks per object instance):
+   * kept here instead of an index on open tasks (v25 dropped it), whose entry every task's start
+   * wrote and its completion deleted. Starts add, completions remove; a write that rolls back
+   * forgets them (forgetUncommitted), and the next read scans again.
+   */
+  private openIds: Set<string> | null = null;
 
   /**
    * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
@@ -329,7 +336,16 @@ export class WorkflowRecords {
   }
 
   openTasks(): TaskRow[] {
-    return this.sql<TaskRow>`SELECT * FROM tasks WHERE status = 'in_progress' ORDER BY started_at`;
+    this.openIds ??= new Set(this.sql<{ id: string }>`SELECT id FROM tasks WHERE status = 'in_progress'`.map((row) => row.id));
+    if (this.openIds.size === 0) return [];
+    return this.sql<TaskRow>`
+      SELECT * FROM tasks WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...this.openIds])})) AND status = 'in_progress'
+      ORDER BY started_at`;
+  }
+
+  /** The write that started or completed tasks rolled back: the running tasks are read again. */
+  forgetUncommitted(): void {
+    this.openIds = null;
   }
 
   openChildren(taskId: string): { id: string; name: string }[] {
@@ -527,6 +543,7 @@ export class WorkflowRecords {
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
+    this.openIds?.add(taskId);
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
         repository, start_signature)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
@@ -603,6 +620,7 @@ export class WorkflowRecords {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
     // One update of the task row for everything the completion knows before its view is read.
+    this.openIds?.delete(taskId);
     this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},

@@ -114,7 +114,7 @@ export class WorkflowObject extends DurableObject<Env> {
       this.followers,
       this.outbox,
       (now) => this.feedback.takeDigest(() => this.records.identity()?.id ?? "", now),
-      [this.log, this.totals, this.feedback, tables],
+      [this.log, this.totals, this.feedback, tables, this.records],
     );
     this.lifecycle = new TaskLifecycle(this.records, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.ownership, accountIndex);

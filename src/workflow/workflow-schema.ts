@@ -562,13 +562,20 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   },
   // Indexes no read needs enough to pay a row written on every insert: the tasks in start order
   // (only the JSON export pages all tasks so; it sorts the task ids, at most TASKS_PER_WORKFLOW,
-  // per page instead) and the idempotency keys by age (read by the hourly sweep, which scans them).
+  // per page instead), the open tasks (two rows a task: its start and completion; the object keeps
+  // their ids in memory, read by one scan per instance: workflow/records) and the idempotency keys
+  // by age (read by the hourly sweep, which scans them).
   // A device-signed payload of one part rides on its event's row (`signed`) instead of a row of
   // its own (workflow/device-signed); those kept before stay in device_signed and read as before.
   // Since v25 a new workflow also creates the tables most never use on first use (WORKFLOW_LAZY_TABLES).
   {
     version: 25,
-    statements: ["DROP INDEX tasks_started", "DROP INDEX idempotency_created", "ALTER TABLE events ADD COLUMN signed TEXT"],
+    statements: [
+      "DROP INDEX tasks_started",
+      "DROP INDEX tasks_open",
+      "DROP INDEX idempotency_created",
+      "ALTER TABLE events ADD COLUMN signed TEXT",
+    ],
   },
 ];
 
@@ -655,7 +662,6 @@ export const WORKFLOW_SCHEMA: Migration = {
       files_unlisted_unexpected INTEGER
     )`,
     TASKS_DONE,
-    TASKS_OPEN,
     "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
     FILE_PAGES,
     FILE_CHANGES_VIEW,
