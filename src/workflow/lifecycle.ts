@@ -210,7 +210,7 @@ export class TaskLifecycle {
       durability: durabilityReported(changes),
     });
     w.countBytes(stored.bytes);
-    const view = this.records.written(task.id);
+    const view = this.records.written(task.id, stored.listed);
     // Its part in the review counts, read once from the view every reader shows, and kept.
     const facts = taskReviewFacts(view);
     this.records.setCompletion(task.id, facts, writer);

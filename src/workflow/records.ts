@@ -19,7 +19,7 @@ import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
 import { type StartSignature, type TaskRepository, taskRepository } from "../domain/provenance";
-import type { StoredFiles } from "../domain/stored-files";
+import type { ListedFile, StoredFiles } from "../domain/stored-files";
 import type {
   DecisionView,
   IssueView,
@@ -302,15 +302,19 @@ export class WorkflowRecords {
     return this.sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`[0] ?? null;
   }
 
-  /** The view of a task the current write just wrote: its absence is a bug, not a caller's mistake. */
-  written(id: string): TaskView {
+  /**
+   * The view of a task the current write just wrote: its absence is a bug, not a caller's mistake.
+   * `listed`: the files its view lists, when this write stored them (TaskFiles.store): not read back.
+   */
+  written(id: string, listed?: readonly ListedFile[]): TaskView {
     const task = this.task(id);
     if (!task) throw new WaymarkError("INTERNAL", `task ${id} vanished during a write`);
-    return this.taskView(task);
+    return this.taskView(task, listed);
   }
 
-  taskView(row: TaskRow): TaskView {
-    return taskView(row, this.files.views([row]).get(row.id) ?? null, this.commands.views([row]).get(row.id));
+  taskView(row: TaskRow, listed?: readonly ListedFile[]): TaskView {
+    const files = this.files.views([row], listed ? { taskId: row.id, listed } : undefined);
+    return taskView(row, files.get(row.id) ?? null, this.commands.views([row]).get(row.id));
   }
 
   /** Views of several tasks, their files and commands read in a few batched statements. */
@@ -580,7 +584,7 @@ export class WorkflowRecords {
       /** Earlier tasks' lines its helper found still present or gone (null: none reported). */
       durability: LineDurability[] | null;
     },
-  ): { newPaths: number; bytes: number } {
+  ): { newPaths: number; bytes: number; listed: ListedFile[] } {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
     // One update of the task row for everything the completion knows before its view is read.
@@ -598,7 +602,7 @@ export class WorkflowRecords {
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId}`;
     const stored = this.files.store(taskId, done.files);
-    return { newPaths: stored.newPaths, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
+    return { ...stored, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
   }
 
   startSignature(task: TaskRow): StartSignature | null {

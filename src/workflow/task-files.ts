@@ -16,7 +16,7 @@ import type { Overlap } from "../domain/overlap";
 import { jsonBytes, type ListedFile, type StoredFiles, type Unlisted, viewOfStoredFiles } from "../domain/stored-files";
 import type { Verification } from "../domain/view";
 import { LIMITS } from "../limits";
-import { jsonChunks } from "../storage/chunks";
+import { jsonChunkItems, jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { ChangedPaths } from "./changed-paths";
 
@@ -249,11 +249,13 @@ export class TaskFiles {
 
   /**
    * Stores a completed task's files and overlaps in chunked statements. Returns how many paths no
-   * earlier task had changed (the distinct-files total) and the bytes stored (the byte quota).
+   * earlier task had changed (the distinct-files total), the bytes stored (the byte quota), and the
+   * files its view lists as a read of the rows just written gives them (`listed`, through the same
+   * tuples and listedFile): the write's own view then reads no file back (views' `written`).
    */
-  store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number } {
+  store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number; listed: ListedFile[] } {
     let bytes = 0;
-    const rows = stored.rows.map((row) => {
+    const rows = stored.rows.map((row): unknown[] => {
       const { change, lines } = row;
       const text = lines && !("binary" in lines) && lines.agent !== undefined ? lines : null;
       bytes += FILE_ROW_OVERHEAD + row.viewBytes + (row.ranges === null ? 0 : jsonBytes(row.ranges));
@@ -279,14 +281,16 @@ export class TaskFiles {
         row.ranges === null ? null : JSON.stringify(row.ranges),
       ];
     });
-    // One row written per page of files (a chunk, under the value limit), not one per file.
-    for (const chunk of jsonChunks(rows)) {
+    // One row written per page of files (a chunk, under the value limit), not one per file; rows
+    // are in `ord` order, so a page's bounds are its first and last file's (SQL need not parse the page for them).
+    for (const chunk of jsonChunkItems(rows)) {
       this.sql`INSERT INTO file_pages (task_id, first_ord, last_ord, files)
-        SELECT ${taskId}, min(f.value ->> 0), max(f.value ->> 0), p.files FROM (SELECT ${chunk} AS files) p, json_each(p.files) f`;
+        VALUES (${taskId}, ${chunk.first[ORD] as number}, ${chunk.last[ORD] as number}, ${chunk.json})`;
     }
     const newPaths = this.changedPaths.add(stored.rows.map((row) => row.change.path));
     bytes += this.addOverlaps(taskId, stored.overlaps).bytes;
-    return { newPaths, bytes };
+    const listed = rows.filter((tuple) => (tuple[ORD] as number) < stored.listed).map((tuple) => listedFile(fileRowOf(taskId, tuple)));
+    return { newPaths, bytes, listed };
   }
 
   /** Appends overlaps to a task's (a later task reported them); one already recorded is kept as it is. Returns how many were new and their bytes. */
@@ -353,20 +357,27 @@ export class TaskFiles {
     return this.changes(taskId).filter((change) => wanted.has(change.path));
   }
 
-  /** files_changed and verification of completed tasks, as one value shows them, by task id. */
-  views(tasks: readonly TaskFilesColumns[]): Map<string, { files_changed: FilesChanged; verification: Verification | null }> {
+  /**
+   * files_changed and verification of completed tasks, as one value shows them, by task id.
+   * `written`: the listed files of a task the current write stored (store's `listed`), not read back.
+   */
+  views(
+    tasks: readonly TaskFilesColumns[],
+    written?: { taskId: string; listed: readonly ListedFile[] },
+  ): Map<string, { files_changed: FilesChanged; verification: Verification | null }> {
     const views = new Map<string, { files_changed: FilesChanged; verification: Verification | null }>();
     const completed = tasks.filter((t) => t.files_changed !== null);
     if (completed.length === 0) return views;
-    const ids = JSON.stringify(completed.map((t) => t.id));
     const files = new Map<string, ListedFile[]>();
-    const current = completed.filter((t) => t.files_count !== null);
+    const current = completed.filter((t) => t.files_count !== null && t.id !== written?.taskId);
+    const ids = JSON.stringify(completed.map((t) => t.id));
     if (current.length > 0) {
+      const currentIds = JSON.stringify(current.map((t) => t.id));
       for (const row of this.sql<FileRowSql>`
         SELECT f.task_id, f.ord, f.path, f.status, f.committed, f.in_scope, f.renamed_to, f.lines_added, f.lines_removed,
           f.lines_binary, f.agent_edit, f.lines_agent, f.lines_others, f.lines_not_observed
         FROM tasks t JOIN file_changes f ON f.task_id = t.id
-        WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.page_first < t.files_listed
+        WHERE t.id IN (SELECT value FROM json_each(${currentIds})) AND t.files_count IS NOT NULL AND f.page_first < t.files_listed
           AND f.ord < t.files_listed
         ORDER BY f.task_id, f.ord`) {
         const list = files.get(row.task_id) ?? [];
@@ -399,7 +410,8 @@ export class TaskFiles {
       };
       const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
       const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
-      views.set(task.id, viewOfStoredFiles(filesJson, verificationJson, files.get(task.id) ?? [], shown, unlisted));
+      const listedFiles = task.id === written?.taskId ? written.listed : (files.get(task.id) ?? []);
+      views.set(task.id, viewOfStoredFiles(filesJson, verificationJson, listedFiles, shown, unlisted));
     }
     return views;
   }

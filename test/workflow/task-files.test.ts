@@ -89,6 +89,9 @@ describe("a task's files as rows", () => {
     expect(pages.lines).toHaveLength(3001);
     expect(pages.unexpected_files).toHaveLength(1500 + 1);
     expect(done.verification.unexpected_files.length + (done.verification.more?.unexpected_files ?? 0)).toBe(1501);
+    // The completion's own view (its listed files kept from the write, not read back) is the view every later read gives, byte for byte.
+    const read = value(await stub.task(ACME, taskId));
+    expect(JSON.stringify({ f: read.files_changed, v: read.verification })).toBe(JSON.stringify({ f, v: done.verification }));
     // The JSON export holds them all too, as if the task had been one value.
     const whole = value(await readWhole(stub, ACME));
     expect(whole.tasks[0]?.files_changed?.more).toBe(f.more);

@@ -71,10 +71,23 @@ export function bytesToBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/**
+ * The fingerprints last computed, by key: a signed call asks for its key's three times (the
+ * device looked up, the verdict, the payload kept) and an account has a few devices. Bounded: a
+ * caller sending many keys only empties it.
+ */
+const fingerprints = new Map<string, string>();
+const FINGERPRINTS_KEPT = 64;
+
 /** `SHA256:…`, as ssh-keygen -l prints a key's fingerprint. */
 export function deviceFingerprint(key: string): string {
+  const known = fingerprints.get(key);
+  if (known !== undefined) return known;
   const digest = createHash("sha256").update(base64UrlToBytes(key)).digest("base64");
-  return `SHA256:${digest.replace(/=+$/, "")}`;
+  const fingerprint = `SHA256:${digest.replace(/=+$/, "")}`;
+  if (fingerprints.size >= FINGERPRINTS_KEPT) fingerprints.clear();
+  fingerprints.set(key, fingerprint);
+  return fingerprint;
 }
 
 type WithSource = { source?: { device?: unknown } & Record<string, unknown> } & Record<string, unknown>;
