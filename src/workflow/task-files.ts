@@ -10,7 +10,7 @@
  * Tasks completed before files were kept this way (`files_count` NULL) hold their whole lists as
  * JSON in the task row: their views and pages are read from it.
  */
-import type { FileLineRanges, LineAuthor, LineCount } from "@waymark/protocol/wire";
+import type { Changes, FileLineRanges, LineAuthor, LineCount } from "@waymark/protocol/wire";
 import type { FilesChanged, PathChange } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
 import { jsonBytes, type ListedFile, type StoredFiles, type Unlisted, viewOfStoredFiles } from "../domain/stored-files";
@@ -18,7 +18,7 @@ import type { Verification } from "../domain/view";
 import { LIMITS } from "../limits";
 import { jsonChunkItems, jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
-import { ChangedPaths } from "./changed-paths";
+import { ChangedPaths, pathsNamed } from "./changed-paths";
 
 /**
  * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
@@ -170,12 +170,6 @@ function listedFile(row: FileRowSql): ListedFile {
   };
 }
 
-/** One file of a `file_pages` row (an array of FILE_PAGE_COLUMNS in order) as the view file_changes reads it. */
-function fileRowOf(taskId: string, tuple: readonly unknown[]): FileRowSql & { line_ranges: string | null } {
-  const row = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, tuple[n] ?? null]));
-  return { ...(row as Omit<FileRowSql, "task_id"> & { line_ranges: string | null }), task_id: taskId };
-}
-
 /** A column's place in a file's values (FILE_PAGE_COLUMNS). */
 const at = (column: (typeof FILE_PAGE_COLUMNS)[number]) => FILE_PAGE_COLUMNS.indexOf(column);
 const STATUS = at("status");
@@ -186,6 +180,33 @@ const LINES_BINARY = at("lines_binary");
 const AGENT_EDIT = at("agent_edit");
 const LINE_RANGES = at("line_ranges");
 const ORD = at("ord");
+const PLACES = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, n])) as Record<(typeof FILE_PAGE_COLUMNS)[number], number>;
+
+/**
+ * One file of a `file_pages` row (an array of FILE_PAGE_COLUMNS in order) as the view file_changes
+ * reads it (a missing value is NULL). Each column by its place, written out: it runs for every
+ * file a completion lists.
+ */
+function fileRowOf(taskId: string, tuple: readonly unknown[]): FileRowSql & { line_ranges: string | null } {
+  const value = <T>(column: (typeof FILE_PAGE_COLUMNS)[number]) => (tuple[PLACES[column]] ?? null) as T;
+  return {
+    ord: value("ord"),
+    path: value("path"),
+    status: value("status"),
+    committed: value("committed"),
+    in_scope: value("in_scope"),
+    renamed_to: value("renamed_to"),
+    lines_added: value("lines_added"),
+    lines_removed: value("lines_removed"),
+    lines_binary: value("lines_binary"),
+    agent_edit: value("agent_edit"),
+    lines_agent: value("lines_agent"),
+    lines_others: value("lines_others"),
+    lines_not_observed: value("lines_not_observed"),
+    line_ranges: value("line_ranges"),
+    task_id: taskId,
+  };
+}
 
 /** Whether a file (its values, FILE_PAGE_COLUMNS) is in one of the lists of a task's record (overlapping excepted: those are rows of their own). */
 function inList(file: readonly unknown[], list: FileList): boolean {
@@ -245,6 +266,11 @@ export class TaskFiles {
 
   constructor(private readonly sql: Sql) {
     this.changedPaths = new ChangedPaths(sql);
+  }
+
+  /** Before a completion's write: the hashes of the paths its changes name, so the write does not compute them (changed-paths). */
+  hashAhead(changes: Changes | undefined): Promise<void> {
+    return this.changedPaths.hashAhead(pathsNamed(changes));
   }
 
   /**

@@ -219,6 +219,8 @@ export class WorkflowObject extends DurableObject<Env> {
     const [{ input, verdict, signed }, elsewhere] = await Promise.all([
       this.signatures.completion(account, owned, signedInput),
       this.otherWorkflows.tasksNamed(account, signedInput),
+      // The changed files' hashes (the distinct-files total), off the write's transaction.
+      owned ? this.records.files.hashAhead(signedInput.changes) : undefined,
     ]);
     const completed = await this.writer.run(
       "complete_task",
@@ -228,7 +230,7 @@ export class WorkflowObject extends DurableObject<Env> {
         const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed, writer ?? null);
         // The chain after every event of this write: the repository's note names it (docs/evidence.md).
         const chain = this.log.chain();
-        const workflowId = this.records.workflow()?.id ?? "";
+        const workflowId = this.records.identity()?.id ?? "";
         output.checkpoint = {
           workflow_id: workflowId,
           task_name: task.name,
