@@ -168,11 +168,23 @@ export function messageBytes(message: SignedMessage): Uint8Array {
   return new TextEncoder().encode(canonicalJson(message));
 }
 
+/** Public keys as imported, by their text: an account's few devices sign every call. Bounded like the fingerprints. */
+const importedKeys = new Map<string, Promise<CryptoKey>>();
+
+function publicKey(key: string): Promise<CryptoKey> {
+  let imported = importedKeys.get(key);
+  if (!imported) {
+    imported = crypto.subtle.importKey("raw", base64UrlToBytes(key), { name: "Ed25519" }, false, ["verify"]);
+    if (importedKeys.size >= FINGERPRINTS_KEPT) importedKeys.clear();
+    importedKeys.set(key, imported);
+  }
+  return imported;
+}
+
 /** Ed25519 through Web Crypto (the edge's workerd and Node alike); a key or signature that is not one verifies nothing. */
 export async function ed25519Verifies(key: string, signature: string, bytes: Uint8Array): Promise<boolean> {
   try {
-    const publicKey = await crypto.subtle.importKey("raw", base64UrlToBytes(key), { name: "Ed25519" }, false, ["verify"]);
-    return await crypto.subtle.verify({ name: "Ed25519" }, publicKey, base64UrlToBytes(signature), bytes);
+    return await crypto.subtle.verify({ name: "Ed25519" }, await publicKey(key), base64UrlToBytes(signature), bytes);
   } catch {
     return false;
   }
