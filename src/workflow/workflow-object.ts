@@ -91,7 +91,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.sql = sqlFor(ctx.storage, { kind: "workflow", id: ctx.id.toString() }, () => schema.ensure());
     this.records = new WorkflowRecords(this.sql, () => schema.exists());
     this.ownership = new Ownership(this.records);
-    this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
+    this.log = new EventLog(this.sql, () => this.records.identity()?.id ?? "");
     this.idempotency = new IdempotencyRecords(this.sql);
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
