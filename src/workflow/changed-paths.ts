@@ -13,7 +13,6 @@
  * path costs what the completion itself adds. Paths recorded before v24 are in `changed_paths` too.
  */
 import { createHash } from "node:crypto";
-import type { Changes } from "@waymark/protocol/wire";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 
@@ -26,25 +25,6 @@ const PACKED_BUCKET = 0;
 /** A path's 128-bit hash as 32 hex characters: the first half of the SHA-256 of its UTF-8 bytes. */
 export function pathHash(path: string): string {
   return createHash("sha256").update(path, "utf8").digest("hex").slice(0, HASH_CHARS);
-}
-
-const encoder = new TextEncoder();
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
-
-/** pathHash through Web Crypto: the same value, computed off a write's transaction (it is asynchronous) for less CPU than node:crypto's per-call cost. */
-async function pathHashAhead(path: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(path)), 0, HASH_CHARS / 2);
-  let hex = "";
-  for (const byte of digest) hex += HEX[byte];
-  return hex;
-}
-
-/** The paths a completion's changes name (its changed files are among them, or in its start snapshot). */
-export function pathsNamed(changes: Changes | undefined): string[] {
-  if (!changes) return [];
-  if (changes.type === "git") return [...changes.committed.map((entry) => entry.path), ...changes.dirty.map((entry) => entry.path)];
-  if (changes.type === "checksum" || changes.type === "net") return changes.transitions.map((entry) => entry.path);
-  return [];
 }
 
 function hashesIn(text: string): string[] {
@@ -61,21 +41,7 @@ export class ChangedPaths {
    */
   private parsed: { text: string; hashes: Set<string> } | null = null;
 
-  /**
-   * Hashes of the paths a completion's changes name, computed before its write (hashAhead): a
-   * path's hash never changes, so one computed ahead is as good as one computed in the write,
-   * which computes any path missing here itself. Taken by the next add.
-   */
-  private ahead: ReadonlyMap<string, string> = new Map();
-
   constructor(private readonly sql: Sql) {}
-
-  /** Computes the hashes of `paths` for the next add (the completion's write that follows). */
-  async hashAhead(paths: readonly string[]): Promise<void> {
-    const unique = [...new Set(paths)];
-    const hashes = await Promise.all(unique.map(pathHashAhead));
-    this.ahead = new Map(unique.map((path, index) => [path, hashes[index] as string]));
-  }
 
   private packedHashes(text: string): Set<string> {
     if (this.parsed?.text !== text) this.parsed = { text, hashes: new Set(hashesIn(text)) };
@@ -95,11 +61,9 @@ export class ChangedPaths {
     const packedRows = this.sql<{ bucket: number; n: number; hashes: string }>`SELECT bucket, n, hashes FROM changed_path_sets`;
     const packed = this.packedHashes(packedRows.map((row) => row.hashes).join(""));
     const fresh = new Map<string, string>();
-    const ahead = this.ahead;
-    this.ahead = new Map();
     for (const path of unique) {
       if (recorded.has(path)) continue;
-      const hash = ahead.get(path) ?? pathHash(path);
+      const hash = pathHash(path);
       if (!packed.has(hash)) fresh.set(path, hash);
     }
     if (fresh.size === 0) return 0;

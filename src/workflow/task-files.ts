@@ -10,7 +10,7 @@
  * Tasks completed before files were kept this way (`files_count` NULL) hold their whole lists as
  * JSON in the task row: their views and pages are read from it.
  */
-import type { Changes, FileLineRanges, LineAuthor, LineCount } from "@waymark/protocol/wire";
+import type { FileLineRanges, LineAuthor, LineCount } from "@waymark/protocol/wire";
 import type { FilesChanged, PathChange } from "../domain/changes";
 import type { Overlap } from "../domain/overlap";
 import { jsonBytes, type ListedFile, type StoredFiles, type Unlisted, viewOfStoredFiles } from "../domain/stored-files";
@@ -18,7 +18,7 @@ import type { Verification } from "../domain/view";
 import { LIMITS } from "../limits";
 import { jsonChunkItems, jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
-import { ChangedPaths, pathsNamed } from "./changed-paths";
+import { ChangedPaths } from "./changed-paths";
 
 /**
  * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
@@ -266,11 +266,6 @@ export class TaskFiles {
 
   constructor(private readonly sql: Sql) {
     this.changedPaths = new ChangedPaths(sql);
-  }
-
-  /** Before a completion's write: the hashes of the paths its changes name, so the write does not compute them (changed-paths). */
-  hashAhead(changes: Changes | undefined): Promise<void> {
-    return this.changedPaths.hashAhead(pathsNamed(changes));
   }
 
   /**

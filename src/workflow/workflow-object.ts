@@ -219,8 +219,6 @@ export class WorkflowObject extends DurableObject<Env> {
     const [{ input, verdict, signed }, elsewhere] = await Promise.all([
       this.signatures.completion(account, owned, signedInput),
       this.otherWorkflows.tasksNamed(account, signedInput),
-      // The changed files' hashes (the distinct-files total), off the write's transaction.
-      owned ? this.records.files.hashAhead(signedInput.changes) : undefined,
     ]);
     const completed = await this.writer.run(
       "complete_task",
