@@ -212,7 +212,7 @@ export class TaskLifecycle {
       durability: durabilityReported(changes),
     });
     w.countBytes(stored.bytes);
-    const view = this.records.written(task.id, stored.listed);
+    const view = stored.view;
     // Its part in the review counts, read once from the view every reader shows, and kept.
     const facts = taskReviewFacts(view);
     this.records.setCompletion(task.id, facts, writer);

@@ -19,7 +19,7 @@ import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
 import { type StartSignature, type TaskRepository, taskRepository } from "../domain/provenance";
-import type { ListedFile, StoredFiles } from "../domain/stored-files";
+import type { StoredFiles } from "../domain/stored-files";
 import type {
   DecisionView,
   IssueView,
@@ -38,7 +38,7 @@ import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
 import { commandMarks, TaskCommands } from "./task-commands";
-import { TaskFiles } from "./task-files";
+import { TaskFiles, type WrittenFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
 
 /**
@@ -302,18 +302,16 @@ export class WorkflowRecords {
     return this.sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`[0] ?? null;
   }
 
-  /**
-   * The view of a task the current write just wrote: its absence is a bug, not a caller's mistake.
-   * `listed`: the files its view lists, when this write stored them (TaskFiles.store): not read back.
-   */
-  written(id: string, listed?: readonly ListedFile[]): TaskView {
+  /** The view of a task the current write just wrote: its absence is a bug, not a caller's mistake. */
+  written(id: string): TaskView {
     const task = this.task(id);
     if (!task) throw new WaymarkError("INTERNAL", `task ${id} vanished during a write`);
-    return this.taskView(task, listed);
+    return this.taskView(task);
   }
 
-  taskView(row: TaskRow, listed?: readonly ListedFile[]): TaskView {
-    const files = this.files.views([row], listed ? { taskId: row.id, listed } : undefined);
+  /** `written`: the task's files as the current write stored them (TaskFiles.store), not read back. */
+  taskView(row: TaskRow, written?: WrittenFiles): TaskView {
+    const files = this.files.views([row], written);
     return taskView(row, files.get(row.id) ?? null, this.commands.views([row]).get(row.id));
   }
 
@@ -565,8 +563,9 @@ export class WorkflowRecords {
   /**
    * Completes a task: its outcome, usage and their provenance, the end commit, its files (rows
    * in chunked statements, the rest of files_changed and verification as small JSON) and the
-   * commands observed (rows). Returns how many paths no earlier task had changed and the bytes
-   * the file and command rows take.
+   * commands observed (rows). Returns how many paths no earlier task had changed, the bytes
+   * the file and command rows take, and the task's view as stored (its row as the update returned
+   * it, its files as stored: nothing read back).
    */
   completeTask(
     taskId: string,
@@ -584,11 +583,12 @@ export class WorkflowRecords {
       /** Earlier tasks' lines its helper found still present or gone (null: none reported). */
       durability: LineDurability[] | null;
     },
-  ): { newPaths: number; bytes: number; listed: ListedFile[] } {
+  ): { newPaths: number; bytes: number; view: TaskView } {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
-    // One update of the task row for everything the completion knows before its view is read.
-    this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
+    // One update of the task row for everything the completion knows before its view is read; the row comes back with it.
+    const [row] = this
+      .sql<TaskRow>`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
       files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
@@ -600,9 +600,12 @@ export class WorkflowRecords {
       durability = ${done.durability ? JSON.stringify(done.durability) : null},
       commands_observed = ${commands.observed}, commands_omitted = ${commands.omitted}, last_edit_at = ${commands.lastEditAt},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
-      WHERE id = ${taskId}`;
-    const stored = this.files.store(taskId, done.files);
-    return { ...stored, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
+      WHERE id = ${taskId} RETURNING *`;
+    if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
+    const { newPaths, bytes, written } = this.files.store(taskId, done.files);
+    const commandBytes = this.commands.store(taskId, done.commands);
+    // The view as every later read gives it, from the row as updated and the files as stored.
+    return { newPaths, bytes: bytes + commandBytes, view: this.taskView(row, written) };
   }
 
   startSignature(task: TaskRow): StartSignature | null {

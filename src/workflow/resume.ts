@@ -70,7 +70,12 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
           (t) => [t.id, t.outcome],
         ),
   );
-  const lastDone = sql<{ outcome: string }>`
+  // The next steps come from the latest three outcomes: those listed already hold them unless too few of them have one.
+  const listedOutcomes = listed.map((t) => outcomes.get(t.id) ?? null).filter((outcome): outcome is string => outcome !== null);
+  const lastDone =
+    listedOutcomes.length >= 3 || listed.length < LIMITS.RESUME_COMPLETED
+      ? listedOutcomes.slice(0, 3).map((outcome) => ({ outcome }))
+      : sql<{ outcome: string }>`
     SELECT outcome FROM tasks WHERE outcome IS NOT NULL AND completed_at IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
   return {
     workflow: {

@@ -87,6 +87,13 @@ function rangesItem(path: string, stored: string): FileRangesItem {
   };
 }
 
+/** A task's files as the current write stored them (TaskFiles.store): what its view lists, and how many overlaps it added. */
+export interface WrittenFiles {
+  taskId: string;
+  listed: readonly ListedFile[];
+  overlaps: number;
+}
+
 /** What a task row holds about its files (the columns of workflow/records' TaskRow this module reads). */
 export interface TaskFilesColumns {
   id: string;
@@ -274,7 +281,7 @@ export class TaskFiles {
    * files its view lists as a read of the rows just written gives them (`listed`, through the same
    * tuples and listedFile): the write's own view then reads no file back (views' `written`).
    */
-  store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number; listed: ListedFile[] } {
+  store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number; written: WrittenFiles } {
     let bytes = 0;
     const rows = stored.rows.map((row): unknown[] => {
       const { change, lines } = row;
@@ -309,9 +316,10 @@ export class TaskFiles {
         VALUES (${taskId}, ${chunk.first[ORD] as number}, ${chunk.last[ORD] as number}, ${chunk.json})`;
     }
     const newPaths = this.changedPaths.add(stored.rows.map((row) => row.change.path));
-    bytes += this.addOverlaps(taskId, stored.overlaps).bytes;
+    const overlaps = this.addOverlaps(taskId, stored.overlaps);
+    bytes += overlaps.bytes;
     const listed = rows.filter((tuple) => (tuple[ORD] as number) < stored.listed).map((tuple) => listedFile(fileRowOf(taskId, tuple)));
-    return { newPaths, bytes, listed };
+    return { newPaths, bytes, written: { taskId, listed, overlaps: overlaps.added } };
   }
 
   /** Appends overlaps to a task's (a later task reported them); one already recorded is kept as it is. Returns how many were new and their bytes. */
@@ -380,11 +388,11 @@ export class TaskFiles {
 
   /**
    * files_changed and verification of completed tasks, as one value shows them, by task id.
-   * `written`: the listed files of a task the current write stored (store's `listed`), not read back.
+   * `written`: a task the current write stored (store's answer): its listed files are not read back.
    */
   views(
     tasks: readonly TaskFilesColumns[],
-    written?: { taskId: string; listed: readonly ListedFile[] },
+    written?: WrittenFiles,
   ): Map<string, { files_changed: FilesChanged; verification: Verification | null }> {
     const views = new Map<string, { files_changed: FilesChanged; verification: Verification | null }>();
     const completed = tasks.filter((t) => t.files_changed !== null);
@@ -407,14 +415,18 @@ export class TaskFiles {
       }
     }
     const overlaps = new Map<string, { rows: Overlap[]; total: number }>();
-    for (const row of this.sql<OverlapSql & { total: number }>`
+    // A task has overlap rows only from its completion on: one that just stored none has none to read.
+    const noOverlaps = written !== undefined && completed.length === 1 && written.taskId === completed[0]?.id && written.overlaps === 0;
+    if (!noOverlaps) {
+      for (const row of this.sql<OverlapSql & { total: number }>`
       SELECT task_id, ord, path, other_task_id, same_change, other_workflow_id, total FROM (
         SELECT *, count(*) OVER (PARTITION BY task_id) AS total, row_number() OVER (PARTITION BY task_id ORDER BY ord) AS n
         FROM task_overlaps WHERE task_id IN (SELECT value FROM json_each(${ids}))
       ) WHERE n <= ${VIEW_OVERLAP_ROWS} ORDER BY task_id, ord`) {
-      const entry = overlaps.get(row.task_id) ?? { rows: [], total: row.total };
-      entry.rows.push(overlapOf(row));
-      overlaps.set(row.task_id, entry);
+        const entry = overlaps.get(row.task_id) ?? { rows: [], total: row.total };
+        entry.rows.push(overlapOf(row));
+        overlaps.set(row.task_id, entry);
+      }
     }
     for (const task of completed) {
       const recorded = overlaps.get(task.id) ?? { rows: [], total: 0 };

@@ -97,6 +97,41 @@ describe("a task's files as rows", () => {
     expect(whole.tasks[0]?.files_changed?.more).toBe(f.more);
   });
 
+  it("a completion that overlapped with a concurrent task answers with the view later reads give, overlaps included", async () => {
+    const { id, stub } = await newWorkflow();
+    const snapshot = { type: "git" as const, head: HEAD, dirty: [] };
+    const first = value(await stub.startTask(ACME, { workflow_id: id, name: "First", goal: "g", snapshot }));
+    const second = value(await stub.startTask(ACME, { workflow_id: id, name: "Second", goal: "g", snapshot }));
+    const changes = (paths: string[], content: string) => ({
+      type: "git" as const,
+      start_head: HEAD,
+      head: HEAD,
+      committed: [],
+      dirty: paths.map((path) => ({ path, head: null, worktree: file(`${content}${path}`) })),
+    });
+    const answers = [];
+    for (const [task, content] of [
+      [first, "a"],
+      [second, "b"],
+    ] as const) {
+      const done = value(
+        await stub.completeTask(ACME, {
+          task_id: task.task_id,
+          status: "success",
+          outcome: { summary: "s" },
+          changes: changes(["both/one.ts", "both/two.ts", `own/${task.task_id}.ts`], content),
+        }),
+      );
+      answers.push({ done, read: value(await stub.task(ACME, task.task_id)) });
+    }
+    expect(answers[1]?.done.verification.overlapping?.map((o) => o.path)).toEqual(["both/one.ts", "both/two.ts"]);
+    for (const { done, read } of answers) {
+      expect(JSON.stringify({ f: read.files_changed, v: read.verification })).toBe(
+        JSON.stringify({ f: done.files_changed, v: done.verification }),
+      );
+    }
+  });
+
   it("a page's cursor names its task and list: another one is refused", async () => {
     const { id, stub } = await newWorkflow();
     const { taskId } = await bigTask(stub, id, 1200);
