@@ -410,14 +410,18 @@ export class WorkflowRecords {
 
   storedSnapshot(task: TaskRow): Snapshot | null {
     if (task.snapshot_type === "git") {
-      const rows = this.sql<{
-        path: string;
-        head_mode: string | null;
-        head_blob: string | null;
-        worktree_mode: string | null;
-        worktree_blob: string | null;
-      }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
-      const meta = parse<{ branch: string | null }>(task.snapshot_meta);
+      const meta = parse<{ branch: string | null; dirty?: number }>(task.snapshot_meta);
+      // A start on a clean tree (its count kept with it) has no entries to read.
+      const rows =
+        meta?.dirty === 0
+          ? []
+          : this.sql<{
+              path: string;
+              head_mode: string | null;
+              head_blob: string | null;
+              worktree_mode: string | null;
+              worktree_blob: string | null;
+            }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
       return {
         type: "git",
         head: task.snapshot_head,
@@ -618,7 +622,11 @@ export class WorkflowRecords {
   }
 
   window(task: TaskRow, completedAt: number | null): TaskWindow {
-    const ancestors = this.sql<{ id: string }>`
+    // A top-level task has no ancestors to look for.
+    const ancestors =
+      task.parent_id === null
+        ? []
+        : this.sql<{ id: string }>`
       WITH RECURSIVE up(id, parent_id) AS (
         SELECT id, parent_id FROM tasks WHERE id = ${task.id}
         UNION ALL SELECT t.id, t.parent_id FROM tasks t JOIN up ON t.id = up.parent_id
