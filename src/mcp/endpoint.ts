@@ -108,12 +108,14 @@ mcpRoutes.all(
   },
   mcpScopes,
   (c) => {
-    const { account, scopes } = c.var.principal;
-    const author = authorOf(c.var.principal, c.var.principal.client === undefined ? "token" : "oauth");
-    const rpc = c.var.rpc;
+    // c.get, not c.var: hono builds a new object of every variable on each read of c.var.
+    const principal = c.get("principal");
+    const { account, scopes } = principal;
+    const author = authorOf(principal, principal.client === undefined ? "token" : "oauth");
+    const rpc = c.get("rpc");
     if (!rpc) throw new Error("/mcp reached its handler without a parsed body");
     const subscription = subscriptionRequest(rpc.parsed);
-    if (subscription) return openSubscription(c.req.raw, c.env, c.var.principal, subscription);
+    if (subscription) return openSubscription(c.req.raw, c.env, principal, subscription);
     const context: ToolContext = {
       env: c.env,
       account,
@@ -121,7 +123,7 @@ mcpRoutes.all(
       origin: new URL(c.req.url).origin,
       rendersApps: rendersApps(rpc.parsed),
       author,
-      credential: c.var.principal.credential,
+      credential: principal.credential,
     };
     const lean = c.env.WAYMARK_MCP_SDK_ONLY === "1" ? null : leanCallOf(c.req.raw, rpc.parsed);
     if (lean) return answerLeanCall(lean, context);

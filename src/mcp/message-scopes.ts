@@ -55,6 +55,6 @@ function scopeRefusal(body: unknown, scopes: readonly Scope[]): Response | null 
 
 /** The /mcp step between the parsed body and the MCP handler: refuses a body the principal's scopes do not cover. */
 export const mcpScopes: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const refused = scopeRefusal(c.var.rpc?.parsed, c.var.principal.scopes);
+  const refused = scopeRefusal(c.get("rpc")?.parsed, c.get("principal").scopes);
   return refused ?? next();
 };

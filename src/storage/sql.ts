@@ -46,11 +46,26 @@ export interface StorageOwner {
   id: string;
 }
 
+/**
+ * Each call site's query text, joined once: a tagged template's strings array is the same object
+ * on every call from one site, so a write's statements cost no string building each time.
+ */
+const queries = new WeakMap<TemplateStringsArray, string>();
+
+function queryOf(strings: TemplateStringsArray): string {
+  let query = queries.get(strings);
+  if (query === undefined) {
+    query = strings.join("?");
+    queries.set(strings, query);
+  }
+  return query;
+}
+
 /** `beforeQuery` runs before every query (a lazily created schema makes sure it exists). */
 export function sqlFor(storage: DurableObjectStorage, owner: StorageOwner, beforeQuery?: () => void) {
   return function sql<T extends Row = Row>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] {
     beforeQuery?.();
-    const query = strings.join("?");
+    const query = queryOf(strings);
     checkValues(query, values);
     try {
       const cursor = storage.sql.exec<T>(query, ...values);

@@ -32,7 +32,7 @@ import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
 import type { AcceptedPayload } from "./device-signatures";
 import { noWorkflowOrTask } from "./ownership";
-import { iso, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
+import { iso, type LoggedTask, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -55,7 +55,7 @@ export class TaskLifecycle {
    * A log (decision, issue, milestone) is written only on an open task, within its bound;
    * `logs` is how many of this kind the task already has.
    */
-  openForLogs(task: TaskRow, table: LogTable, logs: number): void {
+  openForLogs(task: LoggedTask, table: LogTable, logs: number): void {
     if (task.status !== "in_progress") {
       throw new WaymarkError("CONFLICT", `task_id: task ${task.id} is already completed (${task.status}); log on an open task`);
     }
@@ -64,7 +64,7 @@ export class TaskLifecycle {
     }
   }
 
-  logDecision(task: TaskRow, input: Tools.LogDecisionInput, w: WriteScope): LogOutput {
+  logDecision(task: LoggedTask, input: Tools.LogDecisionInput, w: WriteScope): LogOutput {
     const id = newRowId("dc");
     const decision = this.records.insertDecision(id, task.id, input, w.now);
     this.totals.decisionLogged();
@@ -72,7 +72,7 @@ export class TaskLifecycle {
     return { id, task_id: task.id };
   }
 
-  logIssue(task: TaskRow, input: Tools.LogIssueInput, w: WriteScope): LogOutput {
+  logIssue(task: LoggedTask, input: Tools.LogIssueInput, w: WriteScope): LogOutput {
     const id = newRowId("is");
     const issue = this.records.insertIssue(id, task.id, input, w.now);
     this.totals.issueLogged(input.requires_human_review === true);
@@ -81,7 +81,7 @@ export class TaskLifecycle {
   }
 
   /** `earlier`: how many milestones the task had; past LIMITS.MILESTONES_ADVISED the result says so. */
-  logMilestone(task: TaskRow, input: Tools.LogMilestoneInput, w: WriteScope, earlier: number): LogOutput {
+  logMilestone(task: LoggedTask, input: Tools.LogMilestoneInput, w: WriteScope, earlier: number): LogOutput {
     const id = newRowId("ms");
     const milestone = this.records.insertMilestone(id, task.id, input, w.now);
     if (milestone) w.emit("milestone.logged", task.id, milestone);

@@ -85,6 +85,9 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     completed_by: string | null;
   };
 
+/** What a log write needs of its task: which task, and whether it is open. */
+export type LoggedTask = Pick<TaskRow, "id" | "status">;
+
 export type WorkflowRow = Pick<WorkflowHeader, "id" | "name" | "description" | "status"> & {
   account: string;
   /** JSON PlanStep[], WorkflowOutcome. */
@@ -389,14 +392,18 @@ export class WorkflowRecords {
    * A task with how many rows of one log kind it has, in one query (a log write's bound check);
    * the kinds are fixed table names, never input.
    */
-  taskWithLogCount(id: string, table: "decisions" | "issues" | "milestones"): { task: TaskRow; logs: number } | null {
-    type Counted = TaskRow & { log_count: number };
+  taskWithLogCount(id: string, table: "decisions" | "issues" | "milestones"): { task: LoggedTask; logs: number } | null {
+    // Only what a log write reads of its task: a row of every column cost more than the insert.
+    type Counted = LoggedTask & { log_count: number };
     const [row] =
       table === "decisions"
-        ? this.sql<Counted>`SELECT *, (SELECT count(*) FROM decisions WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`
+        ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM decisions WHERE task_id = ${id}) AS log_count
+            FROM tasks WHERE id = ${id}`
         : table === "issues"
-          ? this.sql<Counted>`SELECT *, (SELECT count(*) FROM issues WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`
-          : this.sql<Counted>`SELECT *, (SELECT count(*) FROM milestones WHERE task_id = ${id}) AS log_count FROM tasks WHERE id = ${id}`;
+          ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM issues WHERE task_id = ${id}) AS log_count
+              FROM tasks WHERE id = ${id}`
+          : this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM milestones WHERE task_id = ${id}) AS log_count
+              FROM tasks WHERE id = ${id}`;
     if (!row) return null;
     const { log_count: logs, ...task } = row;
     return { task, logs };

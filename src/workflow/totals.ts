@@ -4,7 +4,7 @@
  * everything the write counted) on the write's last event, or on the one totals row when the
  * write appended none: reading them costs the same for 1 task or 5,000, and so does every write,
  * and a write spends no row written on them. Nothing is kept only in memory: an object that
- * restarts reads them back from where the last write stored them. Also the per-workflow quotas (events, bytes stored), which are counted here,
+ * restarts reads them back from where the last write stored them (a copy is kept in memory meanwhile, so a write reads none). Also the per-workflow quotas (events, bytes stored), which are counted here,
  * and two marks every write would otherwise spend a row written on (each is billed): the time of
  * the agent's last write (the workflow's updated_at) and the account outbox's position.
  */
@@ -64,6 +64,12 @@ export class RunningTotals {
    * write rolls back (forgetUncommitted).
    */
   private change: Record<Counter, number> | null = null;
+  /**
+   * The stored totals as the last read or committed write left them: only this object writes
+   * them, so a write reads no row for them (two statements and a JSON parse per write). A write
+   * that rolls back forgets them (forgetUncommitted), and they are read again.
+   */
+  private kept: StoredTotals | null = null;
 
   constructor(private readonly sql: Sql) {}
 
@@ -75,6 +81,12 @@ export class RunningTotals {
   private row(): StoredTotals {
     // Counted changes are stored at the end of their write: reading before then would miss them.
     if (this.change) throw new WaymarkError("INTERNAL", "totals read before the write's counts were stored");
+    if (this.kept) return this.kept;
+    this.kept = this.stored();
+    return this.kept;
+  }
+
+  private stored(): StoredTotals {
     const row = this.sql<TotalsRow>`SELECT * FROM totals WHERE id = 1`[0];
     if (!row) throw new WaymarkError("INTERNAL", "totals row missing");
     const { id: _id, seq, ...stored } = row;
@@ -104,6 +116,7 @@ export class RunningTotals {
   /** Stores an acknowledgement outside a write (the alarm's push). */
   saveSyncedSeq(seq: number): void {
     this.sql`UPDATE totals SET synced_seq = max(synced_seq, ${seq}) WHERE id = 1`;
+    if (this.kept) this.kept = { ...this.kept, synced_seq: Math.max(this.kept.synced_seq, seq) };
   }
 
   /**
@@ -148,6 +161,7 @@ export class RunningTotals {
         updated_at = ${next.updated_at}, seq = ${lastSeq()}
       WHERE id = 1`;
     }
+    this.kept = next;
     if (!enforce) return;
     if (next.events > LIMITS.WORKFLOW_EVENTS) {
       throw new WaymarkError(
@@ -166,6 +180,7 @@ export class RunningTotals {
   /** The write rolled back: its counts go with it. */
   forgetUncommitted(): void {
     this.change = null;
+    this.kept = null;
   }
 
   private count(delta: Partial<Record<Counter, number>>): void {

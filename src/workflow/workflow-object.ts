@@ -47,7 +47,7 @@ import { LiveFeed } from "./live-feed";
 import { OtherWorkflows } from "./other-workflows";
 import { noWorkflowOrTask, Ownership } from "./ownership";
 import { type FilesPage, type RowsPage, WorkflowReader } from "./reader";
-import { type RecordKind, type TaskRow, WorkflowRecords } from "./records";
+import { type LoggedTask, type RecordKind, WorkflowRecords } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, KeptState, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import { resumeInfo, type WorkflowState } from "./resume";
 import { type ShareAction, ShareLinks } from "./share";
@@ -469,7 +469,7 @@ export class WorkflowObject extends DurableObject<Env> {
     tool: string,
     table: LogTable,
     input: { task_id: string; idempotency_key?: string },
-    insert: (task: TaskRow, scope: WriteScope, earlier: number) => LogOutput,
+    insert: (task: LoggedTask, scope: WriteScope, earlier: number) => LogOutput,
   ): Promise<Result<LogOutput>> {
     return this.writer.run(
       tool,

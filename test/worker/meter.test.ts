@@ -1,7 +1,7 @@
 /**
  * The deployment's meter (src/meter.ts): GET /meter answers only where WAYMARK_METER=1, and then
  * counts what a tool call cost as the storage reports it: a log write's rows written in the
- * workflow object, its one object request, and the Worker request itself.
+ * workflow object, its one object request, the Worker request itself, and its statements.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -47,5 +47,24 @@ describe("GET /meter", () => {
     const added = Object.entries(byTable(after)).map(([table, n]) => [table, n - (byTable(before)[table] ?? 0)] as const);
     expect(Object.fromEntries(added.filter(([, n]) => n > 0))).toHaveProperty("events", 1);
     expect(added.reduce((sum, [, n]) => sum + n, 0)).toBe(written);
+  });
+
+  it("counts three statements for a log write once the workflow object runs: its task, the insert, the event (the totals are not read back)", async () => {
+    const target = {
+      url: ORIGIN,
+      token: TOKENS.acme,
+      fetch: async (input: string | URL | Request, init?: RequestInit) => app.fetch(new Request(input, init), METERED),
+    };
+    const client = await connect(target);
+    const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Three statements" });
+    const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name: "T", goal: "g" });
+    // The first milestone may set the alarm of the account push's lazy window; the next ones ride on it.
+    await ok(client, "log_milestone", { task_id, message: "first" });
+    const statements = async () => ((await (await get("/meter", METERED)).json()) as Reading).objects.workflow?.statements ?? 0;
+    for (const message of ["second", "third"]) {
+      const before = await statements();
+      await ok(client, "log_milestone", { task_id, message });
+      expect({ message, statements: (await statements()) - before }).toEqual({ message, statements: 3 });
+    }
   });
 });

@@ -39,8 +39,8 @@ async function losePushes(id: string, workflow: DurableObjectStub<WorkflowObject
     state.storage.sql.exec("DELETE FROM memory_fts WHERE rowid IN (SELECT rowid FROM memory_docs WHERE workflow_id = ?)", id);
     state.storage.sql.exec("DELETE FROM memory_docs WHERE workflow_id = ?", id);
   });
-  await runInDurableObject(workflow, async (_instance, state) => {
-    setStoredTotals(state.storage.sql, { synced_seq: 1 });
+  await runInDurableObject(workflow, async (instance, state) => {
+    setStoredTotals(state.storage.sql, { synced_seq: 1 }, instance);
   });
 }
 

@@ -30,7 +30,7 @@ async function newTask(account = ACME) {
 
 /** Sets stored totals (workflow/totals) as a write would have left them. */
 async function setTotals(stub: DurableObjectStub<WorkflowObject>, fields: Record<string, number>): Promise<void> {
-  await runInDurableObject(stub, async (_i, state) => setStoredTotals(state.storage.sql, fields));
+  await runInDurableObject(stub, async (instance, state) => setStoredTotals(state.storage.sql, fields, instance));
 }
 
 async function totalsNow(stub: DurableObjectStub<WorkflowObject>): Promise<Record<string, number | null>> {

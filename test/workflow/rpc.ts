@@ -85,8 +85,13 @@ export function storedTotals(sql: SqlStorage): StoredTotals {
   return { ...row, ...carried, synced_seq: Math.max(Number(carried.synced_seq), Number(row.synced_seq)) };
 }
 
-/** Sets some of the stored totals, as if a write had stored them: the totals row, made the newest. */
-export function setStoredTotals(sql: SqlStorage, fields: StoredTotals): void {
+/**
+ * Sets some of the stored totals, as if a write had stored them: the totals row, made the newest.
+ * The object keeps a copy of its totals in memory (workflow/totals): given its `instance`, that
+ * copy is dropped too, so it reads them back as an object started again would.
+ */
+export function setStoredTotals(sql: SqlStorage, fields: StoredTotals, instance?: unknown): void {
+  (instance as { totals?: { forgetUncommitted(): void } } | undefined)?.totals?.forgetUncommitted();
   const { id: _id, ...next } = { ...storedTotals(sql), ...fields };
   next.seq = Number(sql.exec("SELECT coalesce(max(seq), 0) AS seq FROM events").one().seq);
   const columns = Object.keys(next);
