@@ -169,9 +169,10 @@ export function messageBytes(message: SignedMessage): Uint8Array {
 }
 
 /** Public keys as imported, by their text: an account's few devices sign every call. Bounded like the fingerprints. */
-const importedKeys = new Map<string, Promise<CryptoKey>>();
+type ImportedKey = ReturnType<typeof crypto.subtle.importKey>;
+const importedKeys = new Map<string, ImportedKey>();
 
-function publicKey(key: string): Promise<CryptoKey> {
+function publicKey(key: string): ImportedKey {
   let imported = importedKeys.get(key);
   if (!imported) {
     imported = crypto.subtle.importKey("raw", base64UrlToBytes(key), { name: "Ed25519" }, false, ["verify"]);
