@@ -31,6 +31,7 @@ import { WaymarkError } from "../errors";
 import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
 import type { AcceptedPayload } from "./device-signatures";
+import { signedInline } from "./device-signed";
 import { noWorkflowOrTask } from "./ownership";
 import { iso, type LoggedTask, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
@@ -151,8 +152,9 @@ export class TaskLifecycle {
     const taskId = newTaskId(workflow.id);
     w.countBytes(this.records.insertTask(taskId, input, w.now, writer, signed ? startSignature(signed) : null));
     this.totals.taskStarted();
-    const seq = w.emit("task.started", taskId, this.records.written(taskId));
-    if (kept) w.countBytes(this.keep(seq, workflow.id, taskId, kept));
+    const payload = kept ? this.signedText(workflow.id, taskId, kept) : null;
+    const seq = w.emit("task.started", taskId, this.records.written(taskId), signedInline(payload));
+    if (payload !== null) w.countBytes(this.records.deviceSigned.store(seq, taskId, payload));
     const output: StartTaskOutput = {
       task_id: taskId,
       snapshot_id: snapshotId(input.snapshot, taskId),
@@ -226,8 +228,9 @@ export class TaskLifecycle {
       output_tokens: metrics?.output_tokens ?? 0,
       cost_usd: metrics?.cost_usd ?? 0,
     });
-    const seq = w.emit("task.completed", task.id, view);
-    if (kept) w.countBytes(this.keep(seq, this.records.identity()?.id ?? "", task.id, kept));
+    const payload = kept ? this.signedText(this.records.identity()?.id ?? "", task.id, kept) : null;
+    const seq = w.emit("task.completed", task.id, view, signedInline(payload));
+    if (payload !== null) w.countBytes(this.records.deviceSigned.store(seq, task.id, payload));
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);
     const output: CompleteTaskOutput = {
       task_id: task.id,
@@ -241,10 +244,9 @@ export class TaskLifecycle {
     return output;
   }
 
-  /** Keeps an accepted device-signed payload with the event that recorded it; returns the bytes. */
-  private keep(seq: number, workflowId: string, taskId: string, kept: AcceptedPayload): number {
-    const text = deviceSignedText({ workflow_id: workflowId, task_id: taskId }, kept.message, kept.dataText, kept.signature);
-    return this.records.deviceSigned.store(seq, taskId, text);
+  /** An accepted device-signed payload as it is kept (its canonical JSON), with the event that recorded it. */
+  private signedText(workflowId: string, taskId: string, kept: AcceptedPayload): string {
+    return deviceSignedText({ workflow_id: workflowId, task_id: taskId }, kept.message, kept.dataText, kept.signature);
   }
 
   /**

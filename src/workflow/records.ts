@@ -40,6 +40,7 @@ import { DeviceSignedRecords } from "./device-signed";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
+import type { WorkflowTables } from "./workflow-tables";
 
 /**
  * Rows as workflow-schema's migrations make them (`SELECT *`). A column the view shows as it is
@@ -208,15 +209,26 @@ export class WorkflowRecords {
   readonly commands: TaskCommands;
   /** The device-signed payloads the edge accepted, kept whole for the export. */
   readonly deviceSigned: DeviceSignedRecords;
+  /**
+   * The ids of the tasks still running, once read (one scan of the tasks per object instance):
+   * kept here instead of an index on open tasks (v25 dropped it), whose entry every task's start
+   * wrote and its completion deleted. Starts add, completions remove; a write that rolls back
+   * forgets them (forgetUncommitted), and the next read scans again.
+   */
+  private openIds: Set<string> | null = null;
 
-  /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
+  /**
+   * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
+   * `tables`: the tables created on first use (a task's dirty start entries, its overlaps, commands, changed paths past the packed set).
+   */
   constructor(
     private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
     private readonly stored: () => boolean = () => true,
   ) {
-    this.files = new TaskFiles(sql);
-    this.commands = new TaskCommands(sql);
-    this.deviceSigned = new DeviceSignedRecords(sql);
+    this.files = new TaskFiles(sql, tables);
+    this.commands = new TaskCommands(sql, tables);
+    this.deviceSigned = new DeviceSignedRecords(sql, tables);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
@@ -326,7 +338,16 @@ export class WorkflowRecords {
   }
 
   openTasks(): TaskRow[] {
-    return this.sql<TaskRow>`SELECT * FROM tasks WHERE status = 'in_progress' ORDER BY started_at`;
+    this.openIds ??= new Set(this.sql<{ id: string }>`SELECT id FROM tasks WHERE status = 'in_progress'`.map((row) => row.id));
+    if (this.openIds.size === 0) return [];
+    return this.sql<TaskRow>`
+      SELECT * FROM tasks WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...this.openIds])})) AND status = 'in_progress'
+      ORDER BY started_at`;
+  }
+
+  /** The write that started or completed tasks rolled back: the running tasks are read again. */
+  forgetUncommitted(): void {
+    this.openIds = null;
   }
 
   openChildren(taskId: string): { id: string; name: string }[] {
@@ -367,7 +388,11 @@ export class WorkflowRecords {
     const at = after?.at ?? -1;
     const id = after?.id ?? "";
     if (kind === "tasks") {
-      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}`;
+      // No index in start order (v25: a row written per task for this read alone): the page's rows
+      // are picked by sorting the (start, id) of the tasks after the position, then read whole.
+      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE rowid IN (
+          SELECT rowid FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}
+        ) ORDER BY started_at, id`;
       const views = this.taskViews(rows);
       return rows.map((r, index) => ({ at: r.started_at, id: r.id, view: views[index] as TaskView }));
     }
@@ -418,9 +443,9 @@ export class WorkflowRecords {
   storedSnapshot(task: TaskRow): Snapshot | null {
     if (task.snapshot_type === "git") {
       const meta = parse<{ branch: string | null; dirty?: number }>(task.snapshot_meta);
-      // A start on a clean tree (its count kept with it) has no entries to read.
+      // A start on a clean tree (its count kept with it) has no entries to read; nor a workflow whose table was never made.
       const rows =
-        meta?.dirty === 0
+        meta?.dirty === 0 || !this.tables.has("snapshot_entries")
           ? []
           : this.sql<{
               path: string;
@@ -522,6 +547,7 @@ export class WorkflowRecords {
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
+    this.openIds?.add(taskId);
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
         repository, start_signature)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
@@ -539,6 +565,7 @@ export class WorkflowRecords {
       e.worktree?.mode ?? null,
       e.worktree?.blob ?? null,
     ]);
+    this.tables.ensure("snapshot_entries");
     for (const chunk of jsonChunks(rows)) {
       this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
         SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
@@ -598,6 +625,7 @@ export class WorkflowRecords {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
     // One update of the task row for everything the completion knows before its view is read; the row comes back with it.
+    this.openIds?.delete(taskId);
     const [row] = this
       .sql<TaskRow>`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},

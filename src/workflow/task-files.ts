@@ -19,6 +19,7 @@ import { LIMITS } from "../limits";
 import { jsonChunkItems, jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { ChangedPaths } from "./changed-paths";
+import type { WorkflowTables } from "./workflow-tables";
 
 /**
  * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
@@ -271,8 +272,16 @@ export class TaskFiles {
 
   private readonly changedPaths: ChangedPaths;
 
-  constructor(private readonly sql: Sql) {
-    this.changedPaths = new ChangedPaths(sql);
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
+  ) {
+    this.changedPaths = new ChangedPaths(sql, tables);
+  }
+
+  /** Rows of `task_overlaps`, or none while no task has recorded an overlap (the table is created by the first). */
+  private overlapRows<T>(query: () => T[]): T[] {
+    return this.tables.has("task_overlaps") ? query() : [];
   }
 
   /**
@@ -325,6 +334,7 @@ export class TaskFiles {
   /** Appends overlaps to a task's (a later task reported them); one already recorded is kept as it is. Returns how many were new and their bytes. */
   addOverlaps(taskId: string, overlaps: readonly Overlap[]): { added: number; bytes: number } {
     if (overlaps.length === 0) return { added: 0, bytes: 0 };
+    this.tables.ensure("task_overlaps");
     let next = (this.sql<{ n: number | null }>`SELECT max(ord) AS n FROM task_overlaps WHERE task_id = ${taskId}`[0]?.n ?? -1) + 1;
     let bytes = 0;
     const rows = overlaps.map((o) => {
@@ -355,8 +365,10 @@ export class TaskFiles {
 
   /** A task's overlaps with tasks of other workflows (at most those the helper named: WIRE_LIMITS.CONCURRENT_TASKS × SHARED_PATHS). */
   overlapsElsewhere(taskId: string): Overlap[] {
-    return this.sql<OverlapSql>`
-      SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND other_workflow_id IS NOT NULL ORDER BY ord`.map(overlapOf);
+    return this.overlapRows(
+      () => this.sql<OverlapSql>`
+      SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND other_workflow_id IS NOT NULL ORDER BY ord`,
+    ).map(overlapOf);
   }
 
   /**
@@ -418,11 +430,13 @@ export class TaskFiles {
     // A task has overlap rows only from its completion on: one that just stored none has none to read.
     const noOverlaps = written !== undefined && completed.length === 1 && written.taskId === completed[0]?.id && written.overlaps === 0;
     if (!noOverlaps) {
-      for (const row of this.sql<OverlapSql & { total: number }>`
-      SELECT task_id, ord, path, other_task_id, same_change, other_workflow_id, total FROM (
-        SELECT *, count(*) OVER (PARTITION BY task_id) AS total, row_number() OVER (PARTITION BY task_id ORDER BY ord) AS n
-        FROM task_overlaps WHERE task_id IN (SELECT value FROM json_each(${ids}))
-      ) WHERE n <= ${VIEW_OVERLAP_ROWS} ORDER BY task_id, ord`) {
+      for (const row of this.overlapRows(
+        () => this.sql<OverlapSql & { total: number }>`
+        SELECT task_id, ord, path, other_task_id, same_change, other_workflow_id, total FROM (
+          SELECT *, count(*) OVER (PARTITION BY task_id) AS total, row_number() OVER (PARTITION BY task_id ORDER BY ord) AS n
+          FROM task_overlaps WHERE task_id IN (SELECT value FROM json_each(${ids}))
+        ) WHERE n <= ${VIEW_OVERLAP_ROWS} ORDER BY task_id, ord`,
+      )) {
         const entry = overlaps.get(row.task_id) ?? { rows: [], total: row.total };
         entry.rows.push(overlapOf(row));
         overlaps.set(row.task_id, entry);
@@ -516,9 +530,9 @@ export class TaskFiles {
   private rowItems(taskId: string, list: FileList, after: number | null, limit: number): { position: number; item: FileListItem }[] {
     const from = after ?? -1;
     if (list === "overlapping") {
-      return this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND ord > ${from} ORDER BY ord LIMIT ${limit}`.map(
-        (row) => ({ position: row.ord, item: overlapOf(row) }),
-      );
+      return this.overlapRows(
+        () => this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND ord > ${from} ORDER BY ord LIMIT ${limit}`,
+      ).map((row) => ({ position: row.ord, item: overlapOf(row) }));
     }
     // A page of files at a time from the one holding `from`, until `limit` items: each page is
     // parsed once, and a read never parses the pages past what it returns.
@@ -604,7 +618,9 @@ export class TaskFiles {
     if (list === "line_ranges") all = [];
     else if (list === "unexpected_files") all = verification?.unexpected_files ?? [];
     else if (list === "overlapping") {
-      const more = this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${task.id} ORDER BY ord`.map(overlapOf);
+      const more = this.overlapRows(() => this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${task.id} ORDER BY ord`).map(
+        overlapOf,
+      );
       all = [...(verification?.overlapping ?? []), ...more];
     } else all = files?.[list] ?? [];
     const start = (after ?? -1) + 1;
