@@ -189,14 +189,16 @@ export class TaskLifecycle {
         `task_id: task ${task.id} was already completed (${task.status}) at ${task.completed_at === null ? "?" : iso(task.completed_at)}; retry with the same idempotency_key to get the first result`,
       );
     }
-    const openChildren = this.records.openChildren(task.id);
+    // A task without subtasks (most) has none open: one statement asks both.
+    const descendants = this.records.descendants(task.id);
+    const openChildren = descendants.length === 0 ? [] : this.records.openChildren(task.id);
     if (openChildren.length > 0) {
       const names = openChildren.map((c) => `${c.id} (${c.name})`).join(", ");
       throw new WaymarkError("CONFLICT", `task_id: subtasks still open: ${names}; complete them first`);
     }
     // Provenance: the files are the device's when it signed both ends of the task; the usage when it signed the completion.
     const trust = signed ? trustOf(signed, this.records.startSignature(task)) : undefined;
-    const attribution = this.attribute(task, input, w.now, elsewhere, trust);
+    const attribution = this.attribute(task, input, w.now, descendants, elsewhere, trust);
     const duration = Math.max(0, Math.round((w.now - task.started_at) / 1000));
     const changes = input.changes ?? null;
     const usage = metricsProvenance(input.metrics, trust);
@@ -212,7 +214,7 @@ export class TaskLifecycle {
       durability: durabilityReported(changes),
     });
     w.countBytes(stored.bytes);
-    const view = this.records.written(task.id);
+    const view = stored.view;
     // Its part in the review counts, read once from the view every reader shows, and kept.
     const facts = taskReviewFacts(view);
     this.records.setCompletion(task.id, facts, writer);
@@ -265,8 +267,14 @@ export class TaskLifecycle {
     );
   }
 
-  private attribute(task: TaskRow, input: Tools.CompleteTaskInput, now: number, elsewhere: readonly TaskElsewhere[], trust?: Trust) {
-    const descendants = this.records.descendants(task.id);
+  private attribute(
+    task: TaskRow,
+    input: Tools.CompleteTaskInput,
+    now: number,
+    descendants: readonly string[],
+    elsewhere: readonly TaskElsewhere[],
+    trust?: Trust,
+  ) {
     try {
       return attributeTask({
         snapshot: this.records.storedSnapshot(task),

@@ -38,7 +38,7 @@ import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
 import { commandMarks, TaskCommands } from "./task-commands";
-import { TaskFiles } from "./task-files";
+import { TaskFiles, type WrittenFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
 import type { WorkflowTables } from "./workflow-tables";
 
@@ -324,8 +324,10 @@ export class WorkflowRecords {
     return this.taskView(task);
   }
 
-  taskView(row: TaskRow): TaskView {
-    return taskView(row, this.files.views([row]).get(row.id) ?? null, this.commands.views([row]).get(row.id));
+  /** `written`: the task's files as the current write stored them (TaskFiles.store), not read back. */
+  taskView(row: TaskRow, written?: WrittenFiles): TaskView {
+    const files = this.files.views([row], written);
+    return taskView(row, files.get(row.id) ?? null, this.commands.views([row]).get(row.id));
   }
 
   /** Views of several tasks, their files and commands read in a few batched statements. */
@@ -440,16 +442,18 @@ export class WorkflowRecords {
 
   storedSnapshot(task: TaskRow): Snapshot | null {
     if (task.snapshot_type === "git") {
-      const rows = !this.tables.has("snapshot_entries")
-        ? []
-        : this.sql<{
-            path: string;
-            head_mode: string | null;
-            head_blob: string | null;
-            worktree_mode: string | null;
-            worktree_blob: string | null;
-          }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
-      const meta = parse<{ branch: string | null }>(task.snapshot_meta);
+      const meta = parse<{ branch: string | null; dirty?: number }>(task.snapshot_meta);
+      // A start on a clean tree (its count kept with it) has no entries to read; nor a workflow whose table was never made.
+      const rows =
+        meta?.dirty === 0 || !this.tables.has("snapshot_entries")
+          ? []
+          : this.sql<{
+              path: string;
+              head_mode: string | null;
+              head_blob: string | null;
+              worktree_mode: string | null;
+              worktree_blob: string | null;
+            }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
       return {
         type: "git",
         head: task.snapshot_head,
@@ -597,8 +601,9 @@ export class WorkflowRecords {
   /**
    * Completes a task: its outcome, usage and their provenance, the end commit, its files (rows
    * in chunked statements, the rest of files_changed and verification as small JSON) and the
-   * commands observed (rows). Returns how many paths no earlier task had changed and the bytes
-   * the file and command rows take.
+   * commands observed (rows). Returns how many paths no earlier task had changed, the bytes
+   * the file and command rows take, and the task's view as stored (its row as the update returned
+   * it, its files as stored: nothing read back).
    */
   completeTask(
     taskId: string,
@@ -616,12 +621,13 @@ export class WorkflowRecords {
       /** Earlier tasks' lines its helper found still present or gone (null: none reported). */
       durability: LineDurability[] | null;
     },
-  ): { newPaths: number; bytes: number } {
+  ): { newPaths: number; bytes: number; view: TaskView } {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
-    // One update of the task row for everything the completion knows before its view is read.
+    // One update of the task row for everything the completion knows before its view is read; the row comes back with it.
     this.openIds?.delete(taskId);
-    this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
+    const [row] = this
+      .sql<TaskRow>`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
       files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
@@ -633,9 +639,12 @@ export class WorkflowRecords {
       durability = ${done.durability ? JSON.stringify(done.durability) : null},
       commands_observed = ${commands.observed}, commands_omitted = ${commands.omitted}, last_edit_at = ${commands.lastEditAt},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
-      WHERE id = ${taskId}`;
-    const stored = this.files.store(taskId, done.files);
-    return { newPaths: stored.newPaths, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
+      WHERE id = ${taskId} RETURNING *`;
+    if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
+    const { newPaths, bytes, written } = this.files.store(taskId, done.files);
+    const commandBytes = this.commands.store(taskId, done.commands);
+    // The view as every later read gives it, from the row as updated and the files as stored.
+    return { newPaths, bytes: bytes + commandBytes, view: this.taskView(row, written) };
   }
 
   startSignature(task: TaskRow): StartSignature | null {
@@ -648,7 +657,11 @@ export class WorkflowRecords {
   }
 
   window(task: TaskRow, completedAt: number | null): TaskWindow {
-    const ancestors = this.sql<{ id: string }>`
+    // A top-level task has no ancestors to look for.
+    const ancestors =
+      task.parent_id === null
+        ? []
+        : this.sql<{ id: string }>`
       WITH RECURSIVE up(id, parent_id) AS (
         SELECT id, parent_id FROM tasks WHERE id = ${task.id}
         UNION ALL SELECT t.id, t.parent_id FROM tasks t JOIN up ON t.id = up.parent_id

@@ -93,7 +93,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const tables = new LazyTables(ctx.storage, "workflow", WORKFLOW_LAZY_TABLES);
     this.records = new WorkflowRecords(this.sql, tables, () => schema.exists());
     this.ownership = new Ownership(this.records);
-    this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
+    this.log = new EventLog(this.sql, () => this.records.identity()?.id ?? "");
     this.idempotency = new IdempotencyRecords(this.sql, tables);
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
@@ -234,7 +234,7 @@ export class WorkflowObject extends DurableObject<Env> {
         const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed, writer ?? null);
         // The chain after every event of this write: the repository's note names it (docs/evidence.md).
         const chain = this.log.chain();
-        const workflowId = this.records.workflow()?.id ?? "";
+        const workflowId = this.records.identity()?.id ?? "";
         output.checkpoint = {
           workflow_id: workflowId,
           task_name: task.name,
