@@ -42,6 +42,8 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** The checkout to serve (its wrangler.toml and node_modules); this repository by default. */
   root?: string;
+  /** Another Worker's wrangler config to serve (relative to `root`), e.g. the bench's floor Worker; `root`'s wrangler.toml by default. */
+  config?: string;
 }
 
 const OUTPUT_LIMIT = 64 * 1024;
@@ -78,7 +80,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const root = options.root ?? REPO_ROOT;
   let vars = { ...options.vars };
   // This checkout's Worker bundles its page scripts and the helper tarball; an old build checked out elsewhere predates them.
-  if (root === REPO_ROOT) ensureWorkerBuild(root);
+  if (root === REPO_ROOT && options.config === undefined) ensureWorkerBuild(root);
   let output = "";
   let child: ChildProcess | null = null;
 
@@ -97,6 +99,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       "--persist-to",
       persistTo,
     ];
+    if (options.config !== undefined) args.push("--config", options.config);
     args.push("--var", `WAYMARK_DEV_TOKEN:${token}`, "--show-interactive-dev-session=false");
     for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
     const proc = spawn("npx", args, {
