@@ -5,7 +5,7 @@
  * held to. Everything targets servers on 127.0.0.1 that the bench starts itself; every loop is
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
- *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,price,quota,migration,team,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
+ *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,floor,price,quota,migration,team,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
  *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
@@ -25,6 +25,7 @@ import { Table } from "./lib/table.ts";
 import { blameBench } from "./sections/blame.ts";
 import { costAB } from "./sections/cost-ab.ts";
 import { edge } from "./sections/edge.ts";
+import { floor } from "./sections/floor.ts";
 import { growth } from "./sections/growth.ts";
 import { buildHelper, checksumSnapshot, gitSnapshots, helperCalls } from "./sections/helper.ts";
 import { helperTasks } from "./sections/helper-tasks.ts";
@@ -47,6 +48,7 @@ const SECTIONS = [
   "growth",
   "load",
   "cost-ab",
+  "floor",
   "price",
   "quota",
   "migration",
@@ -159,6 +161,8 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
 
 // Its own two servers: this build and the old one, side by side with empty data.
 await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
+// Its own two servers: this build and the platform's floor Worker (bench/floor-worker), taking turns.
+await section("floor", () => floor(context, serverVars));
 // Its own metered servers (this build and the old one): one agent session each, priced.
 await section("price", () => price(context, serverVars, values["old-ref"]));
 // Its own metered server: a workflow filled to its byte quota, then completed and read.

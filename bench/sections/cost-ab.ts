@@ -29,8 +29,8 @@ const OWN_COST_TARGET = 0.25;
 const SIGNED_TARGET = 2;
 const HEAD = "c".repeat(40);
 
-/** What a helper sends for 100 files added and left uncommitted during task `t`. */
-function gitChanges(t: number) {
+/** What a helper sends for 100 files added and left uncommitted during task `t` (the floor section sends the same). */
+export function gitChanges(t: number) {
   const dirty = Array.from({ length: 100 }, (_, k) => ({
     path: `src/t${t}/file-${k}.ts`,
     head: null,

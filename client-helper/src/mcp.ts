@@ -13,6 +13,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotoc
 import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import { redactToolArguments } from "@waymark/protocol/redact";
 import { AGENTS } from "./agents/registry.js";
+import { startGitThroughShell } from "./git/spawner.js";
 import { completeTask } from "./proxy/complete-task.js";
 import type { OpeningFront } from "./proxy/opening.js";
 import { withRedactionNote } from "./proxy/redaction.js";
@@ -158,6 +159,8 @@ function callIdOf(meta: Record<string, unknown> | undefined): string | undefined
  * last one's (./proxy/opening.ts): the SDK reads and writes through it.
  */
 export async function runMcp(options: McpOptions, opening?: OpeningFront): Promise<void> {
+  // A long-lived process: its git processes are started by a small shell, not by forking it (./git/spawner.ts).
+  startGitThroughShell();
   const proxy = new HelperProxy(options);
   let closed: () => void = () => {};
   const done = new Promise<void>((resolve) => {

@@ -384,4 +384,21 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       ...rebuildWithoutRowid("insight_repositories", "fingerprint TEXT PRIMARY KEY, remote TEXT, at TEXT NOT NULL"),
     ],
   },
+  // Memory in one FTS table: each document's entity id (an indexed column of its own, `ref`, that
+  // searches leave out) and its result columns (unindexed) live in its FTS entry, so a new or
+  // changed document is one row written instead of two. A document is found by its id through
+  // the index (`ref` matched as a phrase, then compared exactly); its rowid keeps its place.
+  {
+    version: 19,
+    statements: [
+      `CREATE VIRTUAL TABLE memory_fts_v19 USING fts5(title, body, context, ref, kind UNINDEXED, workflow_id UNINDEXED, task_id UNINDEXED,
+        text UNINDEXED, at UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`,
+      `INSERT INTO memory_fts_v19 (rowid, title, body, context, ref, kind, workflow_id, task_id, text, at)
+        SELECT f.rowid, f.title, f.body, f.context, d.entity_id, d.kind, d.workflow_id, d.task_id, d.text, d.at
+        FROM memory_fts f JOIN memory_docs d ON d.entity_id = f.entity_id`,
+      "DROP TABLE memory_fts",
+      "DROP TABLE memory_docs",
+      "ALTER TABLE memory_fts_v19 RENAME TO memory_fts",
+    ],
+  },
 ];

@@ -15,6 +15,7 @@
 import { createHash } from "node:crypto";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import type { WorkflowTables } from "./workflow-tables";
 
 /** Paths kept packed in one row before new ones get a row each (32 characters a hash: 64 KB). */
 const PACKED_MAX = 2_000;
@@ -41,7 +42,10 @@ export class ChangedPaths {
    */
   private parsed: { text: string; hashes: Set<string> } | null = null;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
+  ) {}
 
   private packedHashes(text: string): Set<string> {
     if (this.parsed?.text !== text) this.parsed = { text, hashes: new Set(hashesIn(text)) };
@@ -53,7 +57,8 @@ export class ChangedPaths {
     const unique = [...new Set(paths)];
     if (unique.length === 0) return 0;
     const recorded = new Set<string>();
-    for (const chunk of jsonChunks(unique)) {
+    // changed_paths is created by the first completion past PACKED_MAX (and held the paths of workflows from before v24).
+    for (const chunk of this.tables.has("changed_paths") ? jsonChunks(unique) : []) {
       for (const row of this.sql<{ path: string }>`SELECT path FROM changed_paths WHERE path IN (SELECT value FROM json_each(${chunk}))`) {
         recorded.add(row.path);
       }
@@ -73,6 +78,7 @@ export class ChangedPaths {
       this.sql`INSERT INTO changed_path_sets (bucket, n, hashes) VALUES (${PACKED_BUCKET}, ${(row?.n ?? 0) + fresh.size}, ${hashes})
         ON CONFLICT (bucket) DO UPDATE SET n = excluded.n, hashes = excluded.hashes`;
     } else {
+      this.tables.ensure("changed_paths");
       for (const chunk of jsonChunks([...fresh.keys()])) {
         this.sql`INSERT INTO changed_paths (path) SELECT value FROM json_each(${chunk}) WHERE true ON CONFLICT (path) DO NOTHING`;
       }

@@ -17,6 +17,7 @@ import { type DeviceSignature, deviceFingerprint } from "@waymark/protocol/devic
 import { type DeviceKeySet, type DeviceUse, type SignatureVerdict, verifyDeviceSignature } from "../domain/device-signature";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
+import type { WorkflowTables } from "./workflow-tables";
 
 /** The account's side: its keys, this workflow subscribed to their changes (AccountObject.deviceKeys). */
 export type FetchDeviceKeys = (account: string) => Promise<DeviceKeySet>;
@@ -33,6 +34,8 @@ export class DeviceKeyCache {
   constructor(
     private readonly sql: Sql,
     private readonly fetchKeys: FetchDeviceKeys,
+    /** device_keys is created by the first copy kept (a workflow no paired device signs for never needs it). */
+    private readonly tables: WorkflowTables,
   ) {}
 
   /** The verdict on a signature over `message`, from the kept copy (fetched first when there is none or it is no longer trusted). */
@@ -81,7 +84,9 @@ export class DeviceKeyCache {
 
   private read(): Kept | null {
     if (this.kept === undefined) {
-      const row = this.sql<{ generation: number; devices: string; fresh_until: number }>`
+      const row = !this.tables.has("device_keys")
+        ? undefined
+        : this.sql<{ generation: number; devices: string; fresh_until: number }>`
         SELECT generation, devices, fresh_until FROM device_keys WHERE id = 1`[0];
       this.kept = row ? { generation: row.generation, devices: JSON.parse(row.devices), fresh_until: row.fresh_until } : null;
     }
@@ -89,6 +94,7 @@ export class DeviceKeyCache {
   }
 
   private store(kept: Kept): Kept {
+    this.tables.ensure("device_keys");
     this.sql`INSERT INTO device_keys (id, generation, devices, fresh_until)
       VALUES (1, ${kept.generation}, ${JSON.stringify(kept.devices)}, ${kept.fresh_until})
       ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, devices = excluded.devices, fresh_until = excluded.fresh_until`;

@@ -28,7 +28,7 @@ export interface ChainHead {
   events: number;
 }
 
-type PendingEvent = { seq: number; at: number; type: EventType; taskId: string | null; json: string; hash: string };
+type PendingEvent = { seq: number; at: number; type: EventType; taskId: string | null; json: string; hash: string; signed: string | null };
 
 export class EventLog {
   /**
@@ -48,8 +48,18 @@ export class EventLog {
     private readonly workflowId: () => string,
   ) {}
 
-  /** Appends one event and returns it with its size in bytes, for the caller's fan-out and quota. */
-  append(now: number, type: EventType, taskId: string | null, data: WorkflowEvent["data"]): { event: WorkflowEvent; bytes: number } {
+  /**
+   * Appends one event and returns it with its size in bytes, for the caller's fan-out and quota.
+   * `signed`: the device-signed payload the write kept with it, stored in the same row (column
+   * `signed`, never part of the event itself or its hash; workflow/device-signed reads it).
+   */
+  append(
+    now: number,
+    type: EventType,
+    taskId: string | null,
+    data: WorkflowEvent["data"],
+    signed?: string,
+  ): { event: WorkflowEvent; bytes: number } {
     const last = this.last();
     const seq = last.seq + 1;
     const json = JSON.stringify(data);
@@ -57,7 +67,7 @@ export class EventLog {
     // Hashed from the stored bytes, exactly as an export will carry them.
     const hash = eventHash(last.hash, { ...event, data: JSON.parse(json) });
     this.insertPending(null);
-    this.pending = { seq, at: now, type, taskId, json, hash };
+    this.pending = { seq, at: now, type, taskId, json, hash, signed: signed ?? null };
     this.head = { seq, hash };
     return { event: { ...event, hash }, bytes: json.length };
   }
@@ -76,8 +86,8 @@ export class EventLog {
     const e = this.pending;
     if (!e) return;
     this.pending = null;
-    this.sql`INSERT INTO events (seq, at, type, task_id, data, hash, totals)
-      VALUES (${e.seq}, ${e.at}, ${e.type}, ${e.taskId}, ${e.json}, ${e.hash}, ${totals})`;
+    this.sql`INSERT INTO events (seq, at, type, task_id, data, hash, totals, signed)
+      VALUES (${e.seq}, ${e.at}, ${e.type}, ${e.taskId}, ${e.json}, ${e.hash}, ${totals}, ${e.signed})`;
   }
 
   /** The write that appended since the last commit rolled back: the head is read again. */

@@ -27,6 +27,7 @@ import type { Sql } from "../storage/sql";
 import { notFoundError } from "./ownership";
 import { iso, type WorkflowRecords } from "./records";
 import type { RunningTotals } from "./totals";
+import type { WorkflowTables } from "./workflow-tables";
 import type { WriteScope } from "./write-scope";
 
 /**
@@ -177,6 +178,8 @@ export class FeedbackRecords {
     private readonly sql: Sql,
     private readonly totals: RunningTotals,
     private readonly records: WorkflowRecords,
+    /** The feedback table is created by the first item (most workflows never get one). */
+    private readonly tables: WorkflowTables,
   ) {}
 
   /**
@@ -185,6 +188,7 @@ export class FeedbackRecords {
    */
   add(workflowId: string, input: NewFeedback, w: WriteScope): FeedbackView {
     const taskId = this.taskOfTarget(workflowId, input.target, input.target_id);
+    this.tables.ensure("feedback");
     const count = this.sql<{ n: number }>`SELECT count(*) AS n FROM feedback`[0]?.n ?? 0;
     if (count >= LIMITS.FEEDBACK_PER_WORKFLOW) {
       throw new WaymarkError("PAYLOAD_TOO_LARGE", `body: at most ${LIMITS.FEEDBACK_PER_WORKFLOW} feedback items per workflow`);
@@ -247,12 +251,13 @@ export class FeedbackRecords {
 
   /** Everything, oldest first. */
   list(): FeedbackView[] {
+    if (!this.tables.has("feedback")) return [];
     return this.sql<FeedbackRow>`SELECT * FROM feedback ORDER BY created_at, rowid`.map(viewOf);
   }
 
   /** Marks everything delivered (get_workflow {workflow_id} has just shown it all). */
   markAllDelivered(now: number): void {
-    this.sql`UPDATE feedback SET delivered_at = ${now} WHERE delivered_at IS NULL`;
+    if (this.tables.has("feedback")) this.sql`UPDATE feedback SET delivered_at = ${now} WHERE delivered_at IS NULL`;
     this.undelivered = false;
   }
 
@@ -267,6 +272,10 @@ export class FeedbackRecords {
    */
   takeDigest(workflowId: () => string, now: number): FeedbackDigest | null {
     if (this.undelivered === false) return null;
+    if (!this.tables.has("feedback")) {
+      this.undelivered = false;
+      return null;
+    }
     const pending = this.sql<FeedbackRow>`SELECT * FROM feedback WHERE delivered_at IS NULL ORDER BY created_at, rowid LIMIT 50`;
     this.undelivered = pending.length > 0;
     if (pending.length === 0) return null;

@@ -8,6 +8,7 @@ import { sha256Hex } from "../crypto";
 import { fail, ok, type Result } from "../errors";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
+import type { WorkflowTables } from "./workflow-tables";
 
 /** Same input → same hash: decides whether a reused key is a retry or a mistake. */
 export async function requestHash(tool: string, input: object): Promise<string> {
@@ -21,11 +22,15 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 export class IdempotencyRecords {
   private lastSweep = 0;
 
-  constructor(private readonly sql: Sql) {}
+  /** `tables`: the idempotency table is created by the first keyed write. */
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
+  ) {}
 
   /** The stored result of this request, a CONFLICT when the key served another request, or null. */
   replay<T>(tool: string, key: string | undefined, hash: string, now = Date.now()): Result<T> | null {
-    if (key === undefined) return null;
+    if (key === undefined || !this.tables.has("idempotency")) return null;
     const row = this.sql<{ tool: string; request_hash: string; result: string }>`
       SELECT tool, request_hash, result FROM idempotency WHERE key = ${key} AND created_at > ${now - LIMITS.IDEMPOTENCY_TTL_MS}`[0];
     if (!row) return null;
@@ -37,6 +42,7 @@ export class IdempotencyRecords {
 
   record(tool: string, key: string | undefined, hash: string, result: unknown, now = Date.now()): void {
     if (key === undefined) return;
+    this.tables.ensure("idempotency");
     this
       .sql`INSERT INTO idempotency (key, tool, request_hash, result, created_at) VALUES (${key}, ${tool}, ${hash}, ${JSON.stringify(result)}, ${now})
       ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, request_hash = excluded.request_hash, result = excluded.result, created_at = excluded.created_at`;

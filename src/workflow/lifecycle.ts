@@ -31,6 +31,7 @@ import { WaymarkError } from "../errors";
 import { newRowId, newTaskId } from "../ids";
 import { LIMITS } from "../limits";
 import type { AcceptedPayload } from "./device-signatures";
+import { signedInline } from "./device-signed";
 import { noWorkflowOrTask } from "./ownership";
 import { iso, type LoggedTask, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
@@ -151,8 +152,9 @@ export class TaskLifecycle {
     const taskId = newTaskId(workflow.id);
     w.countBytes(this.records.insertTask(taskId, input, w.now, writer, signed ? startSignature(signed) : null));
     this.totals.taskStarted();
-    const seq = w.emit("task.started", taskId, this.records.written(taskId));
-    if (kept) w.countBytes(this.keep(seq, workflow.id, taskId, kept));
+    const payload = kept ? this.signedText(workflow.id, taskId, kept) : null;
+    const seq = w.emit("task.started", taskId, this.records.written(taskId), signedInline(payload));
+    if (payload !== null) w.countBytes(this.records.deviceSigned.store(seq, taskId, payload));
     const output: StartTaskOutput = {
       task_id: taskId,
       snapshot_id: snapshotId(input.snapshot, taskId),
@@ -187,14 +189,16 @@ export class TaskLifecycle {
         `task_id: task ${task.id} was already completed (${task.status}) at ${task.completed_at === null ? "?" : iso(task.completed_at)}; retry with the same idempotency_key to get the first result`,
       );
     }
-    const openChildren = this.records.openChildren(task.id);
+    // A task without subtasks (most) has none open: one statement asks both.
+    const descendants = this.records.descendants(task.id);
+    const openChildren = descendants.length === 0 ? [] : this.records.openChildren(task.id);
     if (openChildren.length > 0) {
       const names = openChildren.map((c) => `${c.id} (${c.name})`).join(", ");
       throw new WaymarkError("CONFLICT", `task_id: subtasks still open: ${names}; complete them first`);
     }
     // Provenance: the files are the device's when it signed both ends of the task; the usage when it signed the completion.
     const trust = signed ? trustOf(signed, this.records.startSignature(task)) : undefined;
-    const attribution = this.attribute(task, input, w.now, elsewhere, trust);
+    const attribution = this.attribute(task, input, w.now, descendants, elsewhere, trust);
     const duration = Math.max(0, Math.round((w.now - task.started_at) / 1000));
     const changes = input.changes ?? null;
     const usage = metricsProvenance(input.metrics, trust);
@@ -210,7 +214,7 @@ export class TaskLifecycle {
       durability: durabilityReported(changes),
     });
     w.countBytes(stored.bytes);
-    const view = this.records.written(task.id);
+    const view = stored.view;
     // Its part in the review counts, read once from the view every reader shows, and kept.
     const facts = taskReviewFacts(view);
     this.records.setCompletion(task.id, facts, writer);
@@ -224,8 +228,9 @@ export class TaskLifecycle {
       output_tokens: metrics?.output_tokens ?? 0,
       cost_usd: metrics?.cost_usd ?? 0,
     });
-    const seq = w.emit("task.completed", task.id, view);
-    if (kept) w.countBytes(this.keep(seq, this.records.identity()?.id ?? "", task.id, kept));
+    const payload = kept ? this.signedText(this.records.identity()?.id ?? "", task.id, kept) : null;
+    const seq = w.emit("task.completed", task.id, view, signedInline(payload));
+    if (payload !== null) w.countBytes(this.records.deviceSigned.store(seq, task.id, payload));
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);
     const output: CompleteTaskOutput = {
       task_id: task.id,
@@ -239,10 +244,9 @@ export class TaskLifecycle {
     return output;
   }
 
-  /** Keeps an accepted device-signed payload with the event that recorded it; returns the bytes. */
-  private keep(seq: number, workflowId: string, taskId: string, kept: AcceptedPayload): number {
-    const text = deviceSignedText({ workflow_id: workflowId, task_id: taskId }, kept.message, kept.dataText, kept.signature);
-    return this.records.deviceSigned.store(seq, taskId, text);
+  /** An accepted device-signed payload as it is kept (its canonical JSON), with the event that recorded it. */
+  private signedText(workflowId: string, taskId: string, kept: AcceptedPayload): string {
+    return deviceSignedText({ workflow_id: workflowId, task_id: taskId }, kept.message, kept.dataText, kept.signature);
   }
 
   /**
@@ -263,8 +267,14 @@ export class TaskLifecycle {
     );
   }
 
-  private attribute(task: TaskRow, input: Tools.CompleteTaskInput, now: number, elsewhere: readonly TaskElsewhere[], trust?: Trust) {
-    const descendants = this.records.descendants(task.id);
+  private attribute(
+    task: TaskRow,
+    input: Tools.CompleteTaskInput,
+    now: number,
+    descendants: readonly string[],
+    elsewhere: readonly TaskElsewhere[],
+    trust?: Trust,
+  ) {
     try {
       return attributeTask({
         snapshot: this.records.storedSnapshot(task),

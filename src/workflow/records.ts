@@ -38,8 +38,9 @@ import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
 import { commandMarks, TaskCommands } from "./task-commands";
-import { TaskFiles } from "./task-files";
+import { TaskFiles, type WrittenFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
+import type { WorkflowTables } from "./workflow-tables";
 
 /**
  * Rows as workflow-schema's migrations make them (`SELECT *`). A column the view shows as it is
@@ -208,15 +209,26 @@ export class WorkflowRecords {
   readonly commands: TaskCommands;
   /** The device-signed payloads the edge accepted, kept whole for the export. */
   readonly deviceSigned: DeviceSignedRecords;
+  /**
+   * The ids of the tasks still running, once read (one scan of the tasks per object instance):
+   * kept here instead of an index on open tasks (v25 dropped it), whose entry every task's start
+   * wrote and its completion deleted. Starts add, completions remove; a write that rolls back
+   * forgets them (forgetUncommitted), and the next read scans again.
+   */
+  private openIds: Set<string> | null = null;
 
-  /** `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing. */
+  /**
+   * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
+   * `tables`: the tables created on first use (a task's dirty start entries, its overlaps, commands, changed paths past the packed set).
+   */
   constructor(
     private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
     private readonly stored: () => boolean = () => true,
   ) {
-    this.files = new TaskFiles(sql);
-    this.commands = new TaskCommands(sql);
-    this.deviceSigned = new DeviceSignedRecords(sql);
+    this.files = new TaskFiles(sql, tables);
+    this.commands = new TaskCommands(sql, tables);
+    this.deviceSigned = new DeviceSignedRecords(sql, tables);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
@@ -312,8 +324,10 @@ export class WorkflowRecords {
     return this.taskView(task);
   }
 
-  taskView(row: TaskRow): TaskView {
-    return taskView(row, this.files.views([row]).get(row.id) ?? null, this.commands.views([row]).get(row.id));
+  /** `written`: the task's files as the current write stored them (TaskFiles.store), not read back. */
+  taskView(row: TaskRow, written?: WrittenFiles): TaskView {
+    const files = this.files.views([row], written);
+    return taskView(row, files.get(row.id) ?? null, this.commands.views([row]).get(row.id));
   }
 
   /** Views of several tasks, their files and commands read in a few batched statements. */
@@ -324,7 +338,16 @@ export class WorkflowRecords {
   }
 
   openTasks(): TaskRow[] {
-    return this.sql<TaskRow>`SELECT * FROM tasks WHERE status = 'in_progress' ORDER BY started_at`;
+    this.openIds ??= new Set(this.sql<{ id: string }>`SELECT id FROM tasks WHERE status = 'in_progress'`.map((row) => row.id));
+    if (this.openIds.size === 0) return [];
+    return this.sql<TaskRow>`
+      SELECT * FROM tasks WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...this.openIds])})) AND status = 'in_progress'
+      ORDER BY started_at`;
+  }
+
+  /** The write that started or completed tasks rolled back: the running tasks are read again. */
+  forgetUncommitted(): void {
+    this.openIds = null;
   }
 
   openChildren(taskId: string): { id: string; name: string }[] {
@@ -365,7 +388,11 @@ export class WorkflowRecords {
     const at = after?.at ?? -1;
     const id = after?.id ?? "";
     if (kind === "tasks") {
-      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}`;
+      // No index in start order (v25: a row written per task for this read alone): the page's rows
+      // are picked by sorting the (start, id) of the tasks after the position, then read whole.
+      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE rowid IN (
+          SELECT rowid FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}
+        ) ORDER BY started_at, id`;
       const views = this.taskViews(rows);
       return rows.map((r, index) => ({ at: r.started_at, id: r.id, view: views[index] as TaskView }));
     }
@@ -415,14 +442,18 @@ export class WorkflowRecords {
 
   storedSnapshot(task: TaskRow): Snapshot | null {
     if (task.snapshot_type === "git") {
-      const rows = this.sql<{
-        path: string;
-        head_mode: string | null;
-        head_blob: string | null;
-        worktree_mode: string | null;
-        worktree_blob: string | null;
-      }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
-      const meta = parse<{ branch: string | null }>(task.snapshot_meta);
+      const meta = parse<{ branch: string | null; dirty?: number }>(task.snapshot_meta);
+      // A start on a clean tree (its count kept with it) has no entries to read; nor a workflow whose table was never made.
+      const rows =
+        meta?.dirty === 0 || !this.tables.has("snapshot_entries")
+          ? []
+          : this.sql<{
+              path: string;
+              head_mode: string | null;
+              head_blob: string | null;
+              worktree_mode: string | null;
+              worktree_blob: string | null;
+            }>`SELECT path, head_mode, head_blob, worktree_mode, worktree_blob FROM snapshot_entries WHERE task_id = ${task.id}`;
       return {
         type: "git",
         head: task.snapshot_head,
@@ -516,6 +547,7 @@ export class WorkflowRecords {
     // Repository identity: which repository and branch the task ran in, from its start commit on.
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
+    this.openIds?.add(taskId);
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
         repository, start_signature)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
@@ -533,6 +565,7 @@ export class WorkflowRecords {
       e.worktree?.mode ?? null,
       e.worktree?.blob ?? null,
     ]);
+    this.tables.ensure("snapshot_entries");
     for (const chunk of jsonChunks(rows)) {
       this.sql`INSERT INTO snapshot_entries (task_id, path, head_mode, head_blob, worktree_mode, worktree_blob)
         SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${chunk}) WHERE true
@@ -568,8 +601,9 @@ export class WorkflowRecords {
   /**
    * Completes a task: its outcome, usage and their provenance, the end commit, its files (rows
    * in chunked statements, the rest of files_changed and verification as small JSON) and the
-   * commands observed (rows). Returns how many paths no earlier task had changed and the bytes
-   * the file and command rows take.
+   * commands observed (rows). Returns how many paths no earlier task had changed, the bytes
+   * the file and command rows take, and the task's view as stored (its row as the update returned
+   * it, its files as stored: nothing read back).
    */
   completeTask(
     taskId: string,
@@ -587,11 +621,13 @@ export class WorkflowRecords {
       /** Earlier tasks' lines its helper found still present or gone (null: none reported). */
       durability: LineDurability[] | null;
     },
-  ): { newPaths: number; bytes: number } {
+  ): { newPaths: number; bytes: number; view: TaskView } {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
-    // One update of the task row for everything the completion knows before its view is read.
-    this.sql`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
+    // One update of the task row for everything the completion knows before its view is read; the row comes back with it.
+    this.openIds?.delete(taskId);
+    const [row] = this
+      .sql<TaskRow>`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
       files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
       files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
@@ -603,9 +639,12 @@ export class WorkflowRecords {
       durability = ${done.durability ? JSON.stringify(done.durability) : null},
       commands_observed = ${commands.observed}, commands_omitted = ${commands.omitted}, last_edit_at = ${commands.lastEditAt},
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
-      WHERE id = ${taskId}`;
-    const stored = this.files.store(taskId, done.files);
-    return { newPaths: stored.newPaths, bytes: stored.bytes + this.commands.store(taskId, done.commands) };
+      WHERE id = ${taskId} RETURNING *`;
+    if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
+    const { newPaths, bytes, written } = this.files.store(taskId, done.files);
+    const commandBytes = this.commands.store(taskId, done.commands);
+    // The view as every later read gives it, from the row as updated and the files as stored.
+    return { newPaths, bytes: bytes + commandBytes, view: this.taskView(row, written) };
   }
 
   startSignature(task: TaskRow): StartSignature | null {
@@ -618,7 +657,11 @@ export class WorkflowRecords {
   }
 
   window(task: TaskRow, completedAt: number | null): TaskWindow {
-    const ancestors = this.sql<{ id: string }>`
+    // A top-level task has no ancestors to look for.
+    const ancestors =
+      task.parent_id === null
+        ? []
+        : this.sql<{ id: string }>`
       WITH RECURSIVE up(id, parent_id) AS (
         SELECT id, parent_id FROM tasks WHERE id = ${task.id}
         UNION ALL SELECT t.id, t.parent_id FROM tasks t JOIN up ON t.id = up.parent_id

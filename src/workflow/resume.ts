@@ -45,21 +45,37 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
   // Plan progress matches every completed task by name and goal; without a plan only the tasks listed
   // are read (a helper's start_task and complete_task read this after every write: ../mcp/resume-text).
   // Outcomes (the large column) are read only for the few tasks listed.
-  type Completed = { id: string; parent_id: string | null; name: string; goal: string; status: string; completed_at: number };
+  type Completed = {
+    id: string;
+    parent_id: string | null;
+    name: string;
+    goal: string;
+    status: string;
+    completed_at: number;
+    outcome?: string | null;
+  };
+  // Without a plan the tasks listed are all that is read, their outcomes in the same statement.
   const completed =
     header.plan.length === 0
       ? sql<Completed>`
-    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`
+    SELECT id, parent_id, name, goal, status, completed_at, outcome FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`
       : sql<Completed>`
     SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC`;
   const listed = completed.slice(0, LIMITS.RESUME_COMPLETED);
   const outcomes = new Map(
-    sql<{ id: string; outcome: string | null }>`
+    header.plan.length === 0
+      ? listed.map((t) => [t.id, t.outcome ?? null])
+      : sql<{ id: string; outcome: string | null }>`
       SELECT id, outcome FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`.map(
-      (t) => [t.id, t.outcome],
-    ),
+          (t) => [t.id, t.outcome],
+        ),
   );
-  const lastDone = sql<{ outcome: string }>`
+  // The next steps come from the latest three outcomes: those listed already hold them unless too few of them have one.
+  const listedOutcomes = listed.map((t) => outcomes.get(t.id) ?? null).filter((outcome): outcome is string => outcome !== null);
+  const lastDone =
+    listedOutcomes.length >= 3 || listed.length < LIMITS.RESUME_COMPLETED
+      ? listedOutcomes.slice(0, 3).map((outcome) => ({ outcome }))
+      : sql<{ outcome: string }>`
     SELECT outcome FROM tasks WHERE outcome IS NOT NULL AND completed_at IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
   return {
     workflow: {

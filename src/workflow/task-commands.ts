@@ -13,6 +13,7 @@ import type { CommandRunView, TaskCommandsView } from "../domain/view";
 import { isoTime, isoTimeOrNull } from "../iso-time";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
+import type { WorkflowTables } from "./workflow-tables";
 
 /** What a task row holds about its commands (the columns of workflow/records' TaskRow this module reads). */
 export interface TaskCommandsColumns {
@@ -58,7 +59,10 @@ export function commandMarks(commands: ObservedCommands | null): {
 }
 
 export class TaskCommands {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
+  ) {}
 
   /**
    * Stores the observed commands of a completed task (null: not observed) as rows; returns the
@@ -72,6 +76,7 @@ export class TaskCommands {
       bytes += COMMAND_ROW_OVERHEAD + run.command.length;
       return [ord, run.command, run.truncated ? 1 : 0, run.at, run.exit_code, run.duration_ms, JSON.stringify(run.kinds)];
     });
+    if (rows.length > 0) this.tables.ensure("task_commands");
     for (const chunk of jsonChunks(rows)) {
       this.sql`INSERT INTO task_commands (task_id, ord, command, truncated, at, exit_code, duration_ms, kinds)
         SELECT ${taskId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6
@@ -92,6 +97,7 @@ export class TaskCommands {
         last_edit_at: isoTimeOrNull(task.last_edit_at),
       });
     }
+    if (!this.tables.has("task_commands")) return views;
     const ids = JSON.stringify(observed.map((task) => task.id));
     for (const row of this.sql<CommandRowSql>`
       SELECT task_id, ord, command, truncated, at, exit_code, duration_ms, kinds FROM task_commands

@@ -16,9 +16,10 @@ import type { Overlap } from "../domain/overlap";
 import { jsonBytes, type ListedFile, type StoredFiles, type Unlisted, viewOfStoredFiles } from "../domain/stored-files";
 import type { Verification } from "../domain/view";
 import { LIMITS } from "../limits";
-import { jsonChunks } from "../storage/chunks";
+import { jsonChunkItems, jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { ChangedPaths } from "./changed-paths";
+import type { WorkflowTables } from "./workflow-tables";
 
 /**
  * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
@@ -85,6 +86,13 @@ function rangesItem(path: string, stored: string): FileRangesItem {
     ranges: ranges.map(([start_line, end_line, author, content_hash]) => ({ start_line, end_line, author, content_hash })),
     ...rest,
   };
+}
+
+/** A task's files as the current write stored them (TaskFiles.store): what its view lists, and how many overlaps it added. */
+export interface WrittenFiles {
+  taskId: string;
+  listed: readonly ListedFile[];
+  overlaps: number;
 }
 
 /** What a task row holds about its files (the columns of workflow/records' TaskRow this module reads). */
@@ -170,12 +178,6 @@ function listedFile(row: FileRowSql): ListedFile {
   };
 }
 
-/** One file of a `file_pages` row (an array of FILE_PAGE_COLUMNS in order) as the view file_changes reads it. */
-function fileRowOf(taskId: string, tuple: readonly unknown[]): FileRowSql & { line_ranges: string | null } {
-  const row = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, tuple[n] ?? null]));
-  return { ...(row as Omit<FileRowSql, "task_id"> & { line_ranges: string | null }), task_id: taskId };
-}
-
 /** A column's place in a file's values (FILE_PAGE_COLUMNS). */
 const at = (column: (typeof FILE_PAGE_COLUMNS)[number]) => FILE_PAGE_COLUMNS.indexOf(column);
 const STATUS = at("status");
@@ -186,6 +188,33 @@ const LINES_BINARY = at("lines_binary");
 const AGENT_EDIT = at("agent_edit");
 const LINE_RANGES = at("line_ranges");
 const ORD = at("ord");
+const PLACES = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, n])) as Record<(typeof FILE_PAGE_COLUMNS)[number], number>;
+
+/**
+ * One file of a `file_pages` row (an array of FILE_PAGE_COLUMNS in order) as the view file_changes
+ * reads it (a missing value is NULL). Each column by its place, written out: it runs for every
+ * file a completion lists.
+ */
+function fileRowOf(taskId: string, tuple: readonly unknown[]): FileRowSql & { line_ranges: string | null } {
+  const value = <T>(column: (typeof FILE_PAGE_COLUMNS)[number]) => (tuple[PLACES[column]] ?? null) as T;
+  return {
+    ord: value("ord"),
+    path: value("path"),
+    status: value("status"),
+    committed: value("committed"),
+    in_scope: value("in_scope"),
+    renamed_to: value("renamed_to"),
+    lines_added: value("lines_added"),
+    lines_removed: value("lines_removed"),
+    lines_binary: value("lines_binary"),
+    agent_edit: value("agent_edit"),
+    lines_agent: value("lines_agent"),
+    lines_others: value("lines_others"),
+    lines_not_observed: value("lines_not_observed"),
+    line_ranges: value("line_ranges"),
+    task_id: taskId,
+  };
+}
 
 /** Whether a file (its values, FILE_PAGE_COLUMNS) is in one of the lists of a task's record (overlapping excepted: those are rows of their own). */
 function inList(file: readonly unknown[], list: FileList): boolean {
@@ -243,17 +272,27 @@ export class TaskFiles {
 
   private readonly changedPaths: ChangedPaths;
 
-  constructor(private readonly sql: Sql) {
-    this.changedPaths = new ChangedPaths(sql);
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: WorkflowTables,
+  ) {
+    this.changedPaths = new ChangedPaths(sql, tables);
+  }
+
+  /** Rows of `task_overlaps`, or none while no task has recorded an overlap (the table is created by the first). */
+  private overlapRows<T>(query: () => T[]): T[] {
+    return this.tables.has("task_overlaps") ? query() : [];
   }
 
   /**
    * Stores a completed task's files and overlaps in chunked statements. Returns how many paths no
-   * earlier task had changed (the distinct-files total) and the bytes stored (the byte quota).
+   * earlier task had changed (the distinct-files total), the bytes stored (the byte quota), and the
+   * files its view lists as a read of the rows just written gives them (`listed`, through the same
+   * tuples and listedFile): the write's own view then reads no file back (views' `written`).
    */
-  store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number } {
+  store(taskId: string, stored: StoredFiles): { newPaths: number; bytes: number; written: WrittenFiles } {
     let bytes = 0;
-    const rows = stored.rows.map((row) => {
+    const rows = stored.rows.map((row): unknown[] => {
       const { change, lines } = row;
       const text = lines && !("binary" in lines) && lines.agent !== undefined ? lines : null;
       bytes += FILE_ROW_OVERHEAD + row.viewBytes + (row.ranges === null ? 0 : jsonBytes(row.ranges));
@@ -279,19 +318,23 @@ export class TaskFiles {
         row.ranges === null ? null : JSON.stringify(row.ranges),
       ];
     });
-    // One row written per page of files (a chunk, under the value limit), not one per file.
-    for (const chunk of jsonChunks(rows)) {
+    // One row written per page of files (a chunk, under the value limit), not one per file; rows
+    // are in `ord` order, so a page's bounds are its first and last file's (SQL need not parse the page for them).
+    for (const chunk of jsonChunkItems(rows)) {
       this.sql`INSERT INTO file_pages (task_id, first_ord, last_ord, files)
-        SELECT ${taskId}, min(f.value ->> 0), max(f.value ->> 0), p.files FROM (SELECT ${chunk} AS files) p, json_each(p.files) f`;
+        VALUES (${taskId}, ${chunk.first[ORD] as number}, ${chunk.last[ORD] as number}, ${chunk.json})`;
     }
     const newPaths = this.changedPaths.add(stored.rows.map((row) => row.change.path));
-    bytes += this.addOverlaps(taskId, stored.overlaps).bytes;
-    return { newPaths, bytes };
+    const overlaps = this.addOverlaps(taskId, stored.overlaps);
+    bytes += overlaps.bytes;
+    const listed = rows.filter((tuple) => (tuple[ORD] as number) < stored.listed).map((tuple) => listedFile(fileRowOf(taskId, tuple)));
+    return { newPaths, bytes, written: { taskId, listed, overlaps: overlaps.added } };
   }
 
   /** Appends overlaps to a task's (a later task reported them); one already recorded is kept as it is. Returns how many were new and their bytes. */
   addOverlaps(taskId: string, overlaps: readonly Overlap[]): { added: number; bytes: number } {
     if (overlaps.length === 0) return { added: 0, bytes: 0 };
+    this.tables.ensure("task_overlaps");
     let next = (this.sql<{ n: number | null }>`SELECT max(ord) AS n FROM task_overlaps WHERE task_id = ${taskId}`[0]?.n ?? -1) + 1;
     let bytes = 0;
     const rows = overlaps.map((o) => {
@@ -322,8 +365,10 @@ export class TaskFiles {
 
   /** A task's overlaps with tasks of other workflows (at most those the helper named: WIRE_LIMITS.CONCURRENT_TASKS × SHARED_PATHS). */
   overlapsElsewhere(taskId: string): Overlap[] {
-    return this.sql<OverlapSql>`
-      SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND other_workflow_id IS NOT NULL ORDER BY ord`.map(overlapOf);
+    return this.overlapRows(
+      () => this.sql<OverlapSql>`
+      SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND other_workflow_id IS NOT NULL ORDER BY ord`,
+    ).map(overlapOf);
   }
 
   /**
@@ -353,20 +398,27 @@ export class TaskFiles {
     return this.changes(taskId).filter((change) => wanted.has(change.path));
   }
 
-  /** files_changed and verification of completed tasks, as one value shows them, by task id. */
-  views(tasks: readonly TaskFilesColumns[]): Map<string, { files_changed: FilesChanged; verification: Verification | null }> {
+  /**
+   * files_changed and verification of completed tasks, as one value shows them, by task id.
+   * `written`: a task the current write stored (store's answer): its listed files are not read back.
+   */
+  views(
+    tasks: readonly TaskFilesColumns[],
+    written?: WrittenFiles,
+  ): Map<string, { files_changed: FilesChanged; verification: Verification | null }> {
     const views = new Map<string, { files_changed: FilesChanged; verification: Verification | null }>();
     const completed = tasks.filter((t) => t.files_changed !== null);
     if (completed.length === 0) return views;
-    const ids = JSON.stringify(completed.map((t) => t.id));
     const files = new Map<string, ListedFile[]>();
-    const current = completed.filter((t) => t.files_count !== null);
+    const current = completed.filter((t) => t.files_count !== null && t.id !== written?.taskId);
+    const ids = JSON.stringify(completed.map((t) => t.id));
     if (current.length > 0) {
+      const currentIds = JSON.stringify(current.map((t) => t.id));
       for (const row of this.sql<FileRowSql>`
         SELECT f.task_id, f.ord, f.path, f.status, f.committed, f.in_scope, f.renamed_to, f.lines_added, f.lines_removed,
           f.lines_binary, f.agent_edit, f.lines_agent, f.lines_others, f.lines_not_observed
         FROM tasks t JOIN file_changes f ON f.task_id = t.id
-        WHERE t.id IN (SELECT value FROM json_each(${ids})) AND t.files_count IS NOT NULL AND f.page_first < t.files_listed
+        WHERE t.id IN (SELECT value FROM json_each(${currentIds})) AND t.files_count IS NOT NULL AND f.page_first < t.files_listed
           AND f.ord < t.files_listed
         ORDER BY f.task_id, f.ord`) {
         const list = files.get(row.task_id) ?? [];
@@ -375,14 +427,20 @@ export class TaskFiles {
       }
     }
     const overlaps = new Map<string, { rows: Overlap[]; total: number }>();
-    for (const row of this.sql<OverlapSql & { total: number }>`
-      SELECT task_id, ord, path, other_task_id, same_change, other_workflow_id, total FROM (
-        SELECT *, count(*) OVER (PARTITION BY task_id) AS total, row_number() OVER (PARTITION BY task_id ORDER BY ord) AS n
-        FROM task_overlaps WHERE task_id IN (SELECT value FROM json_each(${ids}))
-      ) WHERE n <= ${VIEW_OVERLAP_ROWS} ORDER BY task_id, ord`) {
-      const entry = overlaps.get(row.task_id) ?? { rows: [], total: row.total };
-      entry.rows.push(overlapOf(row));
-      overlaps.set(row.task_id, entry);
+    // A task has overlap rows only from its completion on: one that just stored none has none to read.
+    const noOverlaps = written !== undefined && completed.length === 1 && written.taskId === completed[0]?.id && written.overlaps === 0;
+    if (!noOverlaps) {
+      for (const row of this.overlapRows(
+        () => this.sql<OverlapSql & { total: number }>`
+        SELECT task_id, ord, path, other_task_id, same_change, other_workflow_id, total FROM (
+          SELECT *, count(*) OVER (PARTITION BY task_id) AS total, row_number() OVER (PARTITION BY task_id ORDER BY ord) AS n
+          FROM task_overlaps WHERE task_id IN (SELECT value FROM json_each(${ids}))
+        ) WHERE n <= ${VIEW_OVERLAP_ROWS} ORDER BY task_id, ord`,
+      )) {
+        const entry = overlaps.get(row.task_id) ?? { rows: [], total: row.total };
+        entry.rows.push(overlapOf(row));
+        overlaps.set(row.task_id, entry);
+      }
     }
     for (const task of completed) {
       const recorded = overlaps.get(task.id) ?? { rows: [], total: 0 };
@@ -399,7 +457,8 @@ export class TaskFiles {
       };
       const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
       const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
-      views.set(task.id, viewOfStoredFiles(filesJson, verificationJson, files.get(task.id) ?? [], shown, unlisted));
+      const listedFiles = task.id === written?.taskId ? written.listed : (files.get(task.id) ?? []);
+      views.set(task.id, viewOfStoredFiles(filesJson, verificationJson, listedFiles, shown, unlisted));
     }
     return views;
   }
@@ -471,9 +530,9 @@ export class TaskFiles {
   private rowItems(taskId: string, list: FileList, after: number | null, limit: number): { position: number; item: FileListItem }[] {
     const from = after ?? -1;
     if (list === "overlapping") {
-      return this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND ord > ${from} ORDER BY ord LIMIT ${limit}`.map(
-        (row) => ({ position: row.ord, item: overlapOf(row) }),
-      );
+      return this.overlapRows(
+        () => this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${taskId} AND ord > ${from} ORDER BY ord LIMIT ${limit}`,
+      ).map((row) => ({ position: row.ord, item: overlapOf(row) }));
     }
     // A page of files at a time from the one holding `from`, until `limit` items: each page is
     // parsed once, and a read never parses the pages past what it returns.
@@ -559,7 +618,9 @@ export class TaskFiles {
     if (list === "line_ranges") all = [];
     else if (list === "unexpected_files") all = verification?.unexpected_files ?? [];
     else if (list === "overlapping") {
-      const more = this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${task.id} ORDER BY ord`.map(overlapOf);
+      const more = this.overlapRows(() => this.sql<OverlapSql>`SELECT * FROM task_overlaps WHERE task_id = ${task.id} ORDER BY ord`).map(
+        overlapOf,
+      );
       all = [...(verification?.overlapping ?? []), ...more];
     } else all = files?.[list] ?? [];
     const start = (after ?? -1) + 1;

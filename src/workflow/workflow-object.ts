@@ -31,6 +31,7 @@ import { fail, ok, type Result } from "../errors";
 import { workflowOfTask } from "../ids";
 import { isoTime } from "../iso-time";
 import { meter } from "../meter";
+import { LazyTables } from "../storage/lazy-tables";
 import { LazySchema } from "../storage/migrations";
 import { type Sql, sqlFor } from "../storage/sql";
 import { accountStub, workflowStub } from "../stubs";
@@ -53,7 +54,7 @@ import { resumeInfo, type WorkflowState } from "./resume";
 import { type ShareAction, ShareLinks } from "./share";
 import type { FileList } from "./task-files";
 import { accountQuotaFailure, RunningTotals } from "./totals";
-import { WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "./workflow-schema";
+import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "./workflow-schema";
 import type { WriteScope } from "./write-scope";
 import { Writer } from "./writer";
 
@@ -89,17 +90,22 @@ export class WorkflowObject extends DurableObject<Env> {
     const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, "workflow", () => this.log.backfillChain(), WORKFLOW_SCHEMA);
     this.schema = schema;
     this.sql = sqlFor(ctx.storage, { kind: "workflow", id: ctx.id.toString() }, () => schema.ensure());
-    this.records = new WorkflowRecords(this.sql, () => schema.exists());
+    const tables = new LazyTables(ctx.storage, "workflow", WORKFLOW_LAZY_TABLES);
+    this.records = new WorkflowRecords(this.sql, tables, () => schema.exists());
     this.ownership = new Ownership(this.records);
-    this.log = new EventLog(this.sql, () => this.records.workflow()?.id ?? "");
-    this.idempotency = new IdempotencyRecords(this.sql);
+    this.log = new EventLog(this.sql, () => this.records.identity()?.id ?? "");
+    this.idempotency = new IdempotencyRecords(this.sql, tables);
     this.totals = new RunningTotals(this.sql);
     this.followers = new LiveFollowers(ctx, this.log);
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
     const accountIndex = (account: string) => accountStub(env, account);
-    this.deviceKeys = new DeviceKeyCache(this.sql, (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""));
+    this.deviceKeys = new DeviceKeyCache(
+      this.sql,
+      (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""),
+      tables,
+    );
     this.outbox = new AccountOutbox(this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at), this.deviceKeys);
-    this.feedback = new FeedbackRecords(this.sql, this.totals, this.records);
+    this.feedback = new FeedbackRecords(this.sql, this.totals, this.records, tables);
     this.writer = new Writer(
       ctx,
       this.idempotency,
@@ -108,7 +114,7 @@ export class WorkflowObject extends DurableObject<Env> {
       this.followers,
       this.outbox,
       (now) => this.feedback.takeDigest(() => this.records.identity()?.id ?? "", now),
-      [this.log, this.totals, this.feedback],
+      [this.log, this.totals, this.feedback, tables, this.records],
     );
     this.lifecycle = new TaskLifecycle(this.records, this.totals);
     this.liveFeed = new LiveFeed(this.followers, this.shareLinks, this.log, this.ownership, accountIndex);
@@ -228,7 +234,7 @@ export class WorkflowObject extends DurableObject<Env> {
         const output = this.lifecycle.complete(task, input, w, elsewhere, verdict, signed, writer ?? null);
         // The chain after every event of this write: the repository's note names it (docs/evidence.md).
         const chain = this.log.chain();
-        const workflowId = this.records.workflow()?.id ?? "";
+        const workflowId = this.records.identity()?.id ?? "";
         output.checkpoint = {
           workflow_id: workflowId,
           task_name: task.name,

@@ -14,6 +14,7 @@ import {
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
 import { FILE_PAGE_COLUMNS } from "./task-files";
+import type { WorkflowLazyTable } from "./workflow-tables";
 
 /** The log tables' columns since v24 (WITHOUT ROWID, keyed in the order they are read). */
 const DECISIONS = `
@@ -559,17 +560,79 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "UPDATE totals SET seq = coalesce((SELECT max(seq) FROM events), 0)",
     ],
   },
+  // Indexes no read needs enough to pay a row written on every insert: the tasks in start order
+  // (only the JSON export pages all tasks so; it sorts the task ids, at most TASKS_PER_WORKFLOW,
+  // per page instead), the open tasks (two rows a task: its start and completion; the object keeps
+  // their ids in memory, read by one scan per instance: workflow/records) and the idempotency keys
+  // by age (read by the hourly sweep, which scans them).
+  // A device-signed payload of one part rides on its event's row (`signed`) instead of a row of
+  // its own (workflow/device-signed); those kept before stay in device_signed and read as before.
+  // Since v25 a new workflow also creates the tables most never use on first use (WORKFLOW_LAZY_TABLES).
+  {
+    version: 25,
+    statements: [
+      "DROP INDEX tasks_started",
+      "DROP INDEX tasks_open",
+      "DROP INDEX idempotency_created",
+      "ALTER TABLE events ADD COLUMN signed TEXT",
+    ],
+  },
 ];
+
+/**
+ * Tables a new workflow creates on first use (storage/lazy-tables), each with its indexes, at the
+ * current version: most workflows never write some of them (a reviewer's feedback, a dirty start,
+ * overlapping tasks, observed commands, idempotency keys, more than PACKED_MAX changed paths), and
+ * each CREATE is rows written. Objects migrated from before they were lazy have them all.
+ */
+export const WORKFLOW_LAZY_TABLES = {
+  snapshot_entries: [`CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`],
+  task_overlaps: [`CREATE TABLE task_overlaps (${TASK_OVERLAPS}\n) WITHOUT ROWID`],
+  task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
+  idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
+  changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
+  device_keys: [
+    `CREATE TABLE device_keys (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      generation INTEGER NOT NULL,
+      devices TEXT NOT NULL,
+      fresh_until INTEGER NOT NULL
+    )`,
+  ],
+  device_signed: [
+    `CREATE TABLE device_signed (
+      seq INTEGER NOT NULL,
+      task_id TEXT NOT NULL REFERENCES tasks(id),
+      part INTEGER NOT NULL,
+      text TEXT NOT NULL
+    )`,
+  ],
+  feedback: [
+    `CREATE TABLE feedback (
+      id TEXT PRIMARY KEY,
+      target TEXT NOT NULL,
+      target_id TEXT NOT NULL,
+      verdict TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      delivered_at INTEGER,
+      author TEXT, channel TEXT, location TEXT, requested_verdict TEXT
+    )`,
+    "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
+  ],
+} as const satisfies Record<WorkflowLazyTable, readonly string[]>;
 
 /**
  * A new workflow's whole schema at the last migration's version, created in one go instead of
  * replaying every migration (table rebuilds included): each statement a new object runs is rows
  * written, and it runs once per workflow. Existing objects keep migrating one version at a time;
  * test/workflow/schema.test.ts proves a migrated object and a new one end with the same tables,
- * columns, keys and indexes. A new migration changes this script too, in the same commit.
+ * columns, keys and indexes (once the new one's lazy tables exist). A new migration changes this
+ * script too, in the same commit. The tables of WORKFLOW_LAZY_TABLES are left out: each is created
+ * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 24,
+  version: 25,
   statements: [
     `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (
@@ -599,14 +662,9 @@ export const WORKFLOW_SCHEMA: Migration = {
       files_unlisted_unexpected INTEGER
     )`,
     TASKS_DONE,
-    TASKS_OPEN,
     "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
-    "CREATE INDEX tasks_started ON tasks(started_at, id)",
-    `CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`,
     FILE_PAGES,
     FILE_CHANGES_VIEW,
-    `CREATE TABLE task_overlaps (${TASK_OVERLAPS}\n) WITHOUT ROWID`,
-    `CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`,
     `CREATE TABLE decisions (${DECISIONS}\n) WITHOUT ROWID`,
     "CREATE INDEX decisions_task ON decisions(task_id)",
     `CREATE TABLE issues (${ISSUES}\n) WITHOUT ROWID`,
@@ -620,10 +678,9 @@ export const WORKFLOW_SCHEMA: Migration = {
       task_id TEXT,
       data TEXT NOT NULL,
       hash TEXT,
-      totals TEXT
+      totals TEXT,
+      signed TEXT
     )`,
-    `CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`,
-    "CREATE INDEX idempotency_created ON idempotency(created_at)",
     `CREATE TABLE share_link (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       token_hash TEXT NOT NULL,
@@ -651,30 +708,6 @@ export const WORKFLOW_SCHEMA: Migration = {
       seq INTEGER NOT NULL DEFAULT 0
     )`,
     "INSERT INTO totals (id) VALUES (1)",
-    "CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID",
     CHANGED_PATH_SETS,
-    `CREATE TABLE feedback (
-      id TEXT PRIMARY KEY,
-      target TEXT NOT NULL,
-      target_id TEXT NOT NULL,
-      verdict TEXT NOT NULL,
-      body TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      delivered_at INTEGER,
-      author TEXT, channel TEXT, location TEXT, requested_verdict TEXT
-    )`,
-    "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
-    `CREATE TABLE device_signed (
-      seq INTEGER NOT NULL,
-      task_id TEXT NOT NULL REFERENCES tasks(id),
-      part INTEGER NOT NULL,
-      text TEXT NOT NULL
-    )`,
-    `CREATE TABLE device_keys (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      generation INTEGER NOT NULL,
-      devices TEXT NOT NULL,
-      fresh_until INTEGER NOT NULL
-    )`,
   ],
 };

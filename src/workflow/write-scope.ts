@@ -8,7 +8,10 @@ import type { EventType, WorkflowEvent } from "../domain/view";
 
 export interface WriteScope {
   now: number;
-  /** Appends an event; returns its seq. */
-  emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"]): number;
+  /**
+   * Appends an event; returns its seq. `signed`: a device-signed payload the write accepted, kept
+   * in the event's own row (workflow/device-signed: one that fits one part).
+   */
+  emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"], signed?: string): number;
   countBytes(bytes: number): void;
 }

@@ -85,8 +85,8 @@ export class Writer {
         let bytes = 0;
         const scope: WriteScope = {
           now: Date.now(),
-          emit: (type, taskId, data) => {
-            const appended = this.log.append(scope.now, type, taskId, data);
+          emit: (type, taskId, data, signed) => {
+            const appended = this.log.append(scope.now, type, taskId, data, signed);
             written.push(appended.event);
             bytes += appended.bytes;
             return appended.event.seq;

@@ -8,7 +8,8 @@ import { workflowSummary } from "./fixtures";
  * An account stored by the schema before the path index was packed (v17) keeps everything across
  * the migration: every path of every task is found again with its status, task and time (a task
  * with more paths than one packed part holds included), the workflows' summaries and their path
- * counts, the memory documents and the Insights rows, now in tables without a rowid.
+ * counts, the memory documents and the Insights rows, now in tables without a rowid; and through
+ * v19, each memory document whole in its one FTS entry.
  */
 const PACKED_MIGRATION = 18;
 const minute = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 60_000).toISOString();
@@ -68,13 +69,15 @@ describe("the account schema migration that packs the path index", () => {
       migrate(state.storage, ACCOUNT_MIGRATIONS, "account");
       const shapes = sql
         .exec<{ name: string; sql: string }>(
-          "SELECT name, sql FROM sqlite_master WHERE name IN ('insight_tasks', 'insight_buckets', 'insight_groups', 'insight_repositories', 'path_sets', 'memory_docs')",
+          "SELECT name, sql FROM sqlite_master WHERE name IN ('insight_tasks', 'insight_buckets', 'insight_groups', 'insight_repositories', 'path_sets')",
         )
         .toArray();
-      expect(shapes).toHaveLength(6);
+      expect(shapes).toHaveLength(5);
       for (const shape of shapes) expect(shape.sql, shape.name).toContain("WITHOUT ROWID");
       expect(
-        sql.exec("SELECT name FROM sqlite_master WHERE name IN ('workflow_paths', 'workflows_updated', 'memory_docs_kind')").toArray(),
+        sql
+          .exec("SELECT name FROM sqlite_master WHERE name IN ('workflow_paths', 'workflows_updated', 'memory_docs_kind', 'memory_docs')")
+          .toArray(),
       ).toEqual([]);
       expect(sql.exec("SELECT count(*) AS n FROM path_sets WHERE task_id = 'tk_big'").one().n).toBe(3);
       expect(sql.exec("SELECT * FROM insight_tasks").toArray()).toHaveLength(1);
@@ -95,7 +98,20 @@ describe("the account schema migration that packs the path index", () => {
       "wf_old_b src/many/f001.ts",
       ...big.slice(0, 19).map((path) => `wf_old_a ${path}`),
     ]);
-    expect((await stub.search("zeppelin", 5)).results.map((r) => r.id)).toEqual(["dc_old"]);
+    // The document whole (v19 keeps it in its FTS entry), found by its text and by its id: pushed again, it is not added twice.
+    const zeppelin = {
+      kind: "decision" as const,
+      id: "dc_old",
+      workflow_id: "wf_old_a",
+      task_id: "tk_odd",
+      text: "Zeppelin codec?",
+      at: minute(2),
+    };
+    expect((await stub.search("zeppelin", 5)).results).toEqual([zeppelin]);
+    const again = { ...zeppelin, title: "Zeppelin codec?", body: "brotli zstd", context: "" };
+    await stub.recordWorkflow("migration-packed-paths", workflowSummary("wf_old_a", "wf_old_a"), { documents: [again] });
+    expect((await stub.search("zstd", 5)).results).toEqual([zeppelin]);
+    expect((await stub.search("zeppelin", 5)).results).toHaveLength(1);
     // The summary's path count was kept: pushing the same paths again adds none, and the summary still updates.
     await stub.recordWorkflow(
       "migration-packed-paths",

@@ -26,6 +26,11 @@ describe("canonical JSON", () => {
     [{ z: "é\n\u2028", y: undefined }, '{"z":"é\\n\u2028"}'],
     [[undefined, 1.5, -0, true], "[null,1.5,0,true]"],
     ["plain", '"plain"'],
+    [{}, "{}"],
+    [[[], {}, [undefined]], "[[],{},[null]]"],
+    // Members in UTF-16 code unit order (an astral character's surrogates sort before U+FFFD), undefined ones left out.
+    [{ "\uFFFD": 1, "😀": 2, a: 3, B: 4, "": 5, é: undefined }, '{"":5,"B":4,"a":3,"😀":2,"\uFFFD":1}'],
+    [{ list: [{ b: [1, { d: 2, c: 3 }], a: null }] }, '{"list":[{"a":null,"b":[1,{"c":3,"d":2}]}]}'],
   ])("%j → %s", (value, expected) => {
     expect(canonicalJson(value)).toBe(expected);
   });

@@ -50,6 +50,8 @@ export interface DevServerOptions {
   dataInMemory?: boolean;
   /** wrangler's `--log-level` (its default, `log`, as `npm start` runs it, when not given). */
   logLevel?: "debug" | "info" | "log" | "warn" | "error" | "none";
+  /** Another Worker's wrangler config to serve (relative to `root`), e.g. the bench's floor Worker; `root`'s wrangler.toml by default. */
+  config?: string;
 }
 
 const OUTPUT_LIMIT = 64 * 1024;
@@ -87,7 +89,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const root = options.root ?? REPO_ROOT;
   let vars = { ...options.vars };
   // This checkout's Worker bundles its page scripts and the helper tarball; an old build checked out elsewhere predates them.
-  if (root === REPO_ROOT) ensureWorkerBuild(root);
+  if (root === REPO_ROOT && options.config === undefined) ensureWorkerBuild(root);
   let output = "";
   let child: ChildProcess | null = null;
 
@@ -106,6 +108,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       "--persist-to",
       persistTo,
     ];
+    if (options.config !== undefined) args.push("--config", options.config);
     args.push("--var", `WAYMARK_DEV_TOKEN:${token}`, "--show-interactive-dev-session=false");
     if (options.logLevel !== undefined) args.push("--log-level", options.logLevel);
     for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);

@@ -36,8 +36,7 @@ async function setUp() {
 /** The account forgets this workflow's documents, and the workflow forgets the acknowledgement. */
 async function losePushes(id: string, workflow: DurableObjectStub<WorkflowObject>, account: DurableObjectStub<AccountObject>) {
   await runInDurableObject(account, async (_instance, state) => {
-    state.storage.sql.exec("DELETE FROM memory_fts WHERE rowid IN (SELECT rowid FROM memory_docs WHERE workflow_id = ?)", id);
-    state.storage.sql.exec("DELETE FROM memory_docs WHERE workflow_id = ?", id);
+    state.storage.sql.exec("DELETE FROM memory_fts WHERE workflow_id = ?", id);
   });
   await runInDurableObject(workflow, async (instance, state) => {
     setStoredTotals(state.storage.sql, { synced_seq: 1 }, instance);

@@ -75,9 +75,13 @@ describe("quotas", () => {
     );
     expect(refused.code).toBe("QUOTA_EXCEEDED");
     expect(refused.message).toMatch(/^workflow: at most 100000 events per workflow/);
+    // The running tasks as the object keeps them in memory (read once), then a start that rolls back.
+    const open = async () => value(await stub.resume(ACME, 5, false)).open_tasks.map((task) => task.task_id);
+    expect(await open()).toEqual([taskId]);
     expect(failure(await stub.startTask(ACME, { workflow_id: id, name: "More", goal: "G" })).code).toBe("QUOTA_EXCEEDED");
     const after = (await exec<{ n: number }>(stub, "SELECT count(*) AS n FROM events"))[0]?.n;
     expect(after).toBe(before);
+    expect(await open()).toEqual([taskId]);
     value(await stub.completeTask(ACME, { task_id: taskId, status: "success", outcome: { summary: "Done anyway." } }));
     value(await stub.completeWorkflow(ACME, { workflow_id: id, status: "success", summary: "Closed." }));
   });

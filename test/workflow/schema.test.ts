@@ -7,17 +7,22 @@ import { runInDurableObject } from "cloudflare:test";
 import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
+import { LazyTables } from "../../src/storage/lazy-tables";
 import { type LazySchema, migrate } from "../../src/storage/migrations";
 import type { FilesPage } from "../../src/workflow/reader";
 import { FILE_LISTS, type FileList } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
-import { WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
+import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
 import { ON_PAGE } from "../support/worker";
 import { readWhole, storedTotals, stubFor, value } from "./rpc";
 
 const ACME = "acme";
 const HEAD = "1".repeat(40);
 const LAST = WORKFLOW_MIGRATIONS.at(-1)?.version ?? 0;
+/** The version before the files were paged (v24): the stored rows below are written as it kept them, then migrated to LAST. */
+const OLD = 23;
+/** The tables a new object creates on first use. */
+const LAZY: readonly string[] = Object.keys(WORKFLOW_LAZY_TABLES);
 const T0 = Date.parse("2026-11-01T10:00:00Z");
 /** Files of the task written at the older schema: about 300,000 characters of paths, more than one page. */
 const FILES = 1500;
@@ -108,14 +113,19 @@ describe("the workflow object's schema", () => {
       migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
       return describeSchema(state.storage.sql);
     });
-    const fresh = await runInDurableObject(emptyObject(), async (_instance, state) => {
+    const { before, fresh } = await runInDurableObject(emptyObject(), async (_instance, state) => {
       migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
-      return describeSchema(state.storage.sql);
+      const before = describeSchema(state.storage.sql);
+      // "The same" once the tables a new object creates on first use exist: each as a migrated object has it.
+      new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES).ensureAll();
+      return { before, fresh: describeSchema(state.storage.sql) };
     });
     expect(WORKFLOW_SCHEMA.version).toBe(LAST);
     expect(fresh.versions).toEqual([{ version: LAST }]);
     expect(fresh.tables.length).toBeGreaterThan(10);
     expect(fresh).toEqual(replayed);
+    // Before their first use, exactly the lazy tables are missing, and nothing else differs.
+    expect(before.tables).toEqual(replayed.tables.filter((table) => !LAZY.includes(table.name)));
   });
 
   it("a workflow started through the object gets the one script, and writes nothing but it when it starts", async () => {
@@ -128,10 +138,49 @@ describe("the workflow object's schema", () => {
       migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
       return describeSchema(state.storage.sql);
     });
-    expect(schema.tables).toEqual(replayed.tables);
+    expect(schema.tables).toEqual(replayed.tables.filter((table) => !LAZY.includes(table.name)));
   });
 
-  it(`a workflow stored at version ${LAST - 1} reads back the same after the object starts on version ${LAST}`, async () => {
+  it("creates each table a new workflow leaves out with the first write that needs it, as a migrated object has it", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    value(await stub.startWorkflow(ACME, id, { name: "Lazy" }));
+    const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      return describeSchema(state.storage.sql).tables;
+    });
+    const tables = async () => (await runInDurableObject(stub, async (_instance, state) => describeSchema(state.storage.sql))).tables;
+    const created = async () => (await tables()).map((table) => table.name).filter((name) => LAZY.includes(name));
+    // Reads of tables not there yet answer as empty ones would.
+    const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "g" }));
+    expect(await stub.takeFeedback(ACME)).toBeNull();
+    expect(value(await readWhole(stub, ACME, true, true)).feedback).toEqual([]);
+    expect(await created()).toEqual([]);
+    value(await stub.logMilestone(ACME, { task_id: task.task_id, message: "m", idempotency_key: "once" }));
+    value(await stub.addFeedback(ACME, { target: "task", target_id: task.task_id, verdict: "comment", body: "Looks odd", ...ON_PAGE }));
+    expect(await created()).toEqual(["feedback", "idempotency"]);
+    expect((await stub.takeFeedback(ACME))?.items.map((item) => item.body)).toEqual(["Looks odd"]);
+    const now = await tables();
+    for (const name of ["feedback", "idempotency"]) expect(now.find((t) => t.name === name)).toEqual(replayed.find((t) => t.name === name));
+  });
+
+  it("forgets a table a rolled-back write created", async () => {
+    const found = await runInDurableObject(emptyObject(), async (_instance, state) => {
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      const tables = new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES);
+      expect(() =>
+        state.storage.transactionSync(() => {
+          tables.ensure("feedback");
+          throw new Error("the write failed");
+        }),
+      ).toThrow("the write failed");
+      tables.forgetUncommitted();
+      return tables.has("feedback");
+    });
+    expect(found).toBe(false);
+  });
+
+  it(`a workflow stored at version ${OLD} reads back the same after the object starts on version ${LAST}`, async () => {
     // What a completed task without files keeps as JSON (the lists are rows), from a workflow of today.
     const templateId = newWorkflowId();
     const template = stubFor(templateId);
@@ -155,7 +204,7 @@ describe("the workflow object's schema", () => {
       const sql = state.storage.sql;
       migrate(
         state.storage,
-        WORKFLOW_MIGRATIONS.filter((m) => m.version < LAST),
+        WORKFLOW_MIGRATIONS.filter((m) => m.version <= OLD),
         "workflow",
       );
       sql.exec("INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES (?, ?, 'Old', '[]', ?, ?)", id, ACME, T0, T0);
@@ -250,7 +299,7 @@ describe("the workflow object's schema", () => {
         pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
       };
     });
-    expect(after.schema.versions.map((v) => v.version).sort()).toEqual([LAST - 1, LAST]);
+    expect(after.schema.versions.map((v) => v.version).sort()).toEqual([OLD, LAST]);
     // Every stored value as it was, read through the same columns.
     expect(after.rows).toEqual(rowsBefore);
     // Pages that follow each other, more than one.
@@ -304,6 +353,8 @@ describe("the workflow object's schema", () => {
     value(await stub.addFeedback(ACME, { target: "issue", target_id: issue, verdict: "approved", body: "OK", ...ON_PAGE }));
     const whole = value(await readWhole(stub, ACME, true, true));
     expect(whole.milestones.map((m) => m.message)).toEqual(["one", "two", "three", "after"]);
+    // The tasks in start order through the paged reads, without the start-order index v25 dropped.
+    expect(whole.tasks.map((t) => t.id)).toEqual([parent, child]);
     expect(whole.totals).toMatchObject({ tasks: 2, decisions: 2, issues: 1, reviews_needed: 0, files_changed: FILES });
     const usage = await runInDurableObject(stub, async (_instance, state) => storedTotals(state.storage.sql));
     expect(usage.events).toBe(9);

@@ -89,9 +89,47 @@ describe("a task's files as rows", () => {
     expect(pages.lines).toHaveLength(3001);
     expect(pages.unexpected_files).toHaveLength(1500 + 1);
     expect(done.verification.unexpected_files.length + (done.verification.more?.unexpected_files ?? 0)).toBe(1501);
+    // The completion's own view (its listed files kept from the write, not read back) is the view every later read gives, byte for byte.
+    const read = value(await stub.task(ACME, taskId));
+    expect(JSON.stringify({ f: read.files_changed, v: read.verification })).toBe(JSON.stringify({ f, v: done.verification }));
     // The JSON export holds them all too, as if the task had been one value.
     const whole = value(await readWhole(stub, ACME));
     expect(whole.tasks[0]?.files_changed?.more).toBe(f.more);
+  });
+
+  it("a completion that overlapped with a concurrent task answers with the view later reads give, overlaps included", async () => {
+    const { id, stub } = await newWorkflow();
+    const snapshot = { type: "git" as const, head: HEAD, dirty: [] };
+    const first = value(await stub.startTask(ACME, { workflow_id: id, name: "First", goal: "g", snapshot }));
+    const second = value(await stub.startTask(ACME, { workflow_id: id, name: "Second", goal: "g", snapshot }));
+    const changes = (paths: string[], content: string) => ({
+      type: "git" as const,
+      start_head: HEAD,
+      head: HEAD,
+      committed: [],
+      dirty: paths.map((path) => ({ path, head: null, worktree: file(`${content}${path}`) })),
+    });
+    const answers = [];
+    for (const [task, content] of [
+      [first, "a"],
+      [second, "b"],
+    ] as const) {
+      const done = value(
+        await stub.completeTask(ACME, {
+          task_id: task.task_id,
+          status: "success",
+          outcome: { summary: "s" },
+          changes: changes(["both/one.ts", "both/two.ts", `own/${task.task_id}.ts`], content),
+        }),
+      );
+      answers.push({ done, read: value(await stub.task(ACME, task.task_id)) });
+    }
+    expect(answers[1]?.done.verification.overlapping?.map((o) => o.path)).toEqual(["both/one.ts", "both/two.ts"]);
+    for (const { done, read } of answers) {
+      expect(JSON.stringify({ f: read.files_changed, v: read.verification })).toBe(
+        JSON.stringify({ f: done.files_changed, v: done.verification }),
+      );
+    }
   });
 
   it("a page's cursor names its task and list: another one is refused", async () => {

@@ -7,6 +7,7 @@
  * code and stderr.
  */
 import { spawn } from "node:child_process";
+import { type ShellStarted, startThroughShell } from "./spawner.js";
 
 export class GitError extends Error {
   constructor(
@@ -68,30 +69,40 @@ export type StartedGit = {
 
 /** Spawns git with the helper's fixed flags; `finish` ends its stdin with the input (if it reads one) and reads its answer. */
 export function startGit(context: GitContext, args: readonly string[], readsInput = true): StartedGit {
-  const child = spawn("git", ["--no-pager", "--no-optional-locks", ...args], {
-    cwd: context.cwd,
-    env: context.env,
-    stdio: [readsInput ? "pipe" : "ignore", "pipe", "pipe"],
-  });
+  const words = ["--no-pager", "--no-optional-locks", ...args];
+  // Started by a small shell where that gives git exactly what spawn would (./spawner.ts): no fork of this process.
+  const started = startThroughShell(context.cwd, context.env, words) ?? spawnGit(context, words, readsInput);
+  const { stdin, stdout, stderr, exited } = started;
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
-  child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-  child.stdin?.on("error", () => {}); // git may exit before reading it all; its exit code says why
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", resolve);
-  });
+  stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+  stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+  stdin?.on("error", () => {}); // git may exit before reading it all; its exit code says why
   exited.catch(() => {});
+  if (!readsInput) stdin?.end();
   return {
     async finish(input, options = {}) {
-      child.stdin?.end(input);
+      if (readsInput) stdin?.end(input);
       const code = await exited;
       if (code === 0 || (code === 1 && options.differencesOk)) return Buffer.concat(out);
       const stderr = Buffer.concat(err).toString("utf8").trim();
       throw new GitError(`git ${args[0]} failed (exit ${code}): ${stderr}`, code, stderr);
     },
   };
+}
+
+/** git spawned by this process itself. */
+function spawnGit(context: GitContext, words: readonly string[], readsInput: boolean): ShellStarted {
+  const child = spawn("git", words, {
+    cwd: context.cwd,
+    env: context.env,
+    stdio: [readsInput ? "pipe" : "ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  return { stdin: child.stdin, stdout: child.stdout, stderr: child.stderr, exited };
 }
 
 /**

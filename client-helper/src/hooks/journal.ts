@@ -90,7 +90,8 @@ export async function repositoryRoot(dir: string, timeoutMs = 1000): Promise<str
 
 function realRoot(path: string): string {
   try {
-    return realpathSync(path);
+    // One realpath(3) call: the JavaScript one stats every component of the path, for each journal opened.
+    return realpathSync.native(path);
   } catch {
     return resolve(path);
   }
@@ -126,6 +127,29 @@ type Batch = {
   /** The record folders made (or found) in this batch: not made again for each record. */
   made: Set<string>;
 };
+
+/** While above zero, stop states are noted in `heldBack` instead of written (holdStopStates). */
+let stopStateHolds = 0;
+const heldBack = new Map<string, { root: string; cache: string }>();
+
+/**
+ * Holds every journal's stop state back until the returned release: a completion changes it twice
+ * (the spool's edits recorded, then the task closed) and only the second is worth writing. The release
+ * writes what is due (the last hold's); a stop meanwhile finds the edit hook's mark newer than the
+ * stop state and reminds of every open task, as it does while the spool waits (./stop-state.ts).
+ */
+export function holdStopStates(): () => Promise<void> {
+  stopStateHolds++;
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    if (--stopStateHolds > 0) return;
+    const due = [...heldBack.values()];
+    heldBack.clear();
+    await Promise.all(due.map(({ root, cache }) => new Journal(root, cache).keepStopState().catch(() => {})));
+  };
+}
 
 export class Journal {
   readonly folder: string;
@@ -290,6 +314,10 @@ export class Journal {
   async keepStopState(): Promise<void> {
     if (this.batch) {
       this.batch.stopState = true;
+      return;
+    }
+    if (stopStateHolds > 0) {
+      heldBack.set(`${this.cache}\0${this.root}`, { root: this.root, cache: this.cache });
       return;
     }
     keepStopState(this.cache, this.root, await this.openAndDue());

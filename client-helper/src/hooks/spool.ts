@@ -10,7 +10,7 @@
  * the hooks' journal (./journal.ts) before it reads the journal: each edit is dated by its file's
  * modification time and goes to the tasks that were open then.
  */
-import { readdirSync, readFileSync, renameSync, type Stats, statSync, unlinkSync } from "node:fs";
+import { readdirSync, readFileSync, type Stats, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { SPOOL_DIR } from "@waymark/protocol/agent-config";
 import { Journal, repositoryRoot } from "./journal.js";
@@ -32,11 +32,11 @@ const WRITING_MS = 60_000;
 
 /**
  * Reads every spooled payload into the journal of the repository it was made in, then deletes it.
- * A payload is claimed by renaming it first, so two helpers draining at once record each edit once.
+ * A payload is claimed by removing it once read, so two helpers draining at once record each edit once.
  * The payloads of one journal are recorded as one batch (Journal.startBatch: its stop state kept
  * once, not after each). `known`: journals the caller already has, by the directory a payload
  * names (its `cwd`), so no git process is started to find their repository again.
- * Its files are read, claimed and removed synchronously, as the journal writes its own: each is
+ * Its files are read and claimed synchronously, as the journal writes its own: each is
  * small, and each operation through the thread pool costs a round trip on the way of the answer
  * (ten spooled edits held a complete_task for 15-45 ms that way on a busy machine, measured).
  * Never throws: an unreadable payload is an edit not recorded, never a failed tool call or hook.
@@ -46,6 +46,7 @@ export async function drainSpool(cache: string, recorder: SpoolRecorder, known?:
   const spooled: { path: string; agent: string; info: Stats }[] = [];
   for (const name of listed(dir)) {
     const agent = name.slice(0, Math.max(0, name.indexOf(".")));
+    // A `.claimed-<pid>` name: a payload an older helper (which renamed to claim) is recording or was when it stopped.
     if (agent === "" || name.includes(".claimed-")) continue;
     const info = statSync(join(dir, name), { throwIfNoEntry: false });
     if (info) spooled.push({ path: join(dir, name), agent, info });
@@ -98,24 +99,17 @@ async function drainOne(
       if (Date.now() - info.mtimeMs < WRITING_MS) return 0;
     }
   }
-  const claimed = `${path}.claimed-${process.pid}`;
-  renameSync(path, claimed);
-  try {
-    const cwd = payload ? recorder.journalDir(payload, agent) : null;
-    if (!payload || cwd === null) return 0;
-    const known = journals.get(cwd) ?? repositoryRoot(cwd).then((root) => new Journal(root, cache));
-    journals.set(cwd, known);
-    const journal = await known;
-    if (!batched.has(journal)) {
-      journal.startBatch();
-      batched.add(journal);
-    }
-    return ((await recorder.record(journal, payload, agent, info.mtimeMs)) ?? 0) > 0 ? 1 : 0;
-  } finally {
-    try {
-      unlinkSync(claimed);
-    } catch {
-      // Gone already.
-    }
+  // Claimed by removing it: of two helpers that read it, only the one whose unlink succeeds records it
+  // (a rename to a claimed name, then its removal, cost two metadata writes per edit for the same).
+  unlinkSync(path);
+  const cwd = payload ? recorder.journalDir(payload, agent) : null;
+  if (!payload || cwd === null) return 0;
+  const known = journals.get(cwd) ?? repositoryRoot(cwd).then((root) => new Journal(root, cache));
+  journals.set(cwd, known);
+  const journal = await known;
+  if (!batched.has(journal)) {
+    journal.startBatch();
+    batched.add(journal);
   }
+  return ((await recorder.record(journal, payload, agent, info.mtimeMs)) ?? 0) > 0 ? 1 : 0;
 }

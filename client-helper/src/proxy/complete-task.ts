@@ -22,6 +22,7 @@ import type { Changes } from "@waymark/protocol/wire";
 import { ledgerEntry, pendingObservations } from "../durability.js";
 import { inertContext } from "../git/inert-config.js";
 import { forgetCommands, observedCommands } from "../hooks/commands.js";
+import { holdStopStates } from "../hooks/journal.js";
 import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
 import type { LineInputs } from "../lines/attribute.js";
 import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
@@ -49,13 +50,26 @@ type Observed = {
   leftovers: Leftovers;
 };
 
-/** `callId`: the agent's id of this call, when it sends one (its transcript names the calling response by it). */
+/**
+ * `callId`: the agent's id of this call, when it sends one (its transcript names the calling response by it).
+ * The hooks' stop state is written once, when the call is done (../hooks/journal.ts holdStopStates):
+ * the spool drained and then the task closed would each have written it.
+ */
 export async function completeTask(
   session: ProxySession,
   dir: string,
   input: Record<string, unknown>,
   callId?: string,
 ): Promise<CallToolResult> {
+  const release = holdStopStates();
+  try {
+    return await completing(session, dir, input, callId);
+  } finally {
+    await release();
+  }
+}
+
+async function completing(session: ProxySession, dir: string, input: Record<string, unknown>, callId?: string): Promise<CallToolResult> {
   const { changes: _ignored, ...args } = input;
   const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
   if (taskId === undefined) return session.remote.request("tools/call", { name: "complete_task", arguments: args });

@@ -138,7 +138,10 @@ export class ProxySession {
    */
   keepWorkflowState(dir: string, state: KeptWorkflowState | null, top: string | undefined): void {
     if (!state) return;
-    const kept = noteWorkflowState(dir, state.workflow_id, state.text, this.options.cacheDir, top);
+    // Its file is written synchronously: on the next turn of the event loop, once the answer is written out.
+    const kept = new Promise<void>((done) => setImmediate(done)).then(() =>
+      noteWorkflowState(dir, state.workflow_id, state.text, this.options.cacheDir, top),
+    );
     this.stateKept = Promise.all([this.stateKept, kept]);
   }
 

@@ -71,10 +71,23 @@ export function bytesToBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/**
+ * The fingerprints last computed, by key: a signed call asks for its key's three times (the
+ * device looked up, the verdict, the payload kept) and an account has a few devices. Bounded: a
+ * caller sending many keys only empties it.
+ */
+const fingerprints = new Map<string, string>();
+const FINGERPRINTS_KEPT = 64;
+
 /** `SHA256:…`, as ssh-keygen -l prints a key's fingerprint. */
 export function deviceFingerprint(key: string): string {
+  const known = fingerprints.get(key);
+  if (known !== undefined) return known;
   const digest = createHash("sha256").update(base64UrlToBytes(key)).digest("base64");
-  return `SHA256:${digest.replace(/=+$/, "")}`;
+  const fingerprint = `SHA256:${digest.replace(/=+$/, "")}`;
+  if (fingerprints.size >= FINGERPRINTS_KEPT) fingerprints.clear();
+  fingerprints.set(key, fingerprint);
+  return fingerprint;
 }
 
 type WithSource = { source?: { device?: unknown } & Record<string, unknown> } & Record<string, unknown>;
@@ -155,11 +168,24 @@ export function messageBytes(message: SignedMessage): Uint8Array {
   return new TextEncoder().encode(canonicalJson(message));
 }
 
+/** Public keys as imported, by their text: an account's few devices sign every call. Bounded like the fingerprints. */
+type ImportedKey = ReturnType<typeof crypto.subtle.importKey>;
+const importedKeys = new Map<string, ImportedKey>();
+
+function publicKey(key: string): ImportedKey {
+  let imported = importedKeys.get(key);
+  if (!imported) {
+    imported = crypto.subtle.importKey("raw", base64UrlToBytes(key), { name: "Ed25519" }, false, ["verify"]);
+    if (importedKeys.size >= FINGERPRINTS_KEPT) importedKeys.clear();
+    importedKeys.set(key, imported);
+  }
+  return imported;
+}
+
 /** Ed25519 through Web Crypto (the edge's workerd and Node alike); a key or signature that is not one verifies nothing. */
 export async function ed25519Verifies(key: string, signature: string, bytes: Uint8Array): Promise<boolean> {
   try {
-    const publicKey = await crypto.subtle.importKey("raw", base64UrlToBytes(key), { name: "Ed25519" }, false, ["verify"]);
-    return await crypto.subtle.verify({ name: "Ed25519" }, publicKey, base64UrlToBytes(signature), bytes);
+    return await crypto.subtle.verify({ name: "Ed25519" }, await publicKey(key), base64UrlToBytes(signature), bytes);
   } catch {
     return false;
   }
