@@ -8,7 +8,9 @@
  * With --seconds N instead: one account driven by --agents agents, each in a workflow of its own
  *     running tasks back to back for N seconds (bench/lib/team-load.ts), on a server that meters
  *     itself: calls/s, latency, errors, and the account object's own throughput beside the
- *     workflow objects'. Add --log-level to pass wrangler's own (default: as `npm start`).
+ *     workflow objects'.
+ * Servers run as every throughput bench runs wrangler (bench/lib/load-server.ts: `--log-level warn`,
+ * data on tmpfs); --log-level and --data disk|memory change either, to measure what each costs.
  * Bounded by its counts or its deadline; stops by itself.
  *
  *   npx node bench/load.ts [--agents 50] [--workflows 2] [--tasks 3] [--writers 50] [--writes 8] [--json out.json]
@@ -28,7 +30,8 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type AgentConnect, loadAgents, loadWriters } from "../test/support/agents.ts";
-import { startDevServer } from "../test/support/dev-server.ts";
+import { type DevServerOptions, startDevServer } from "../test/support/dev-server.ts";
+import { LOAD_SERVER } from "./lib/load-server.ts";
 import { ACCOUNT_OBJECT_STAGES, recordPerf, stageShares } from "./lib/perf-stacks.ts";
 import { cpuDuring } from "./lib/process-cpu.ts";
 import { teamLoad } from "./lib/team-load.ts";
@@ -45,10 +48,19 @@ const { values } = parseArgs({
     /** With --seconds: record the Worker's process with perf, for the account object's share of its CPU. */
     perf: { type: "boolean", default: false },
     client: { type: "string", default: "wire" },
+    /** wrangler's --log-level (`log` is `npm start`'s: a terminal line per request). */
+    "log-level": { type: "string", default: LOAD_SERVER.logLevel },
+    /** Where the server's throwaway data lives: `memory` (tmpfs) or `disk` (the system's temporary directory, as `npm start` keeps its data on disk). */
+    data: { type: "string", default: "memory" },
     json: { type: "string" },
   },
 });
 const ms = (x: number) => `${x.toFixed(1)} ms`;
+const LOG_LEVELS = ["debug", "info", "log", "warn", "error", "none"] as const;
+const logLevel = LOG_LEVELS.find((level) => level === values["log-level"]);
+if (logLevel === undefined) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${values["log-level"]}"`);
+if (values.data !== "memory" && values.data !== "disk") throw new Error(`--data must be memory or disk, not "${values.data}"`);
+const serverOptions: DevServerOptions = { logLevel, dataInMemory: values.data === "memory" };
 const load = () =>
   loadavg()
     .map((x) => x.toFixed(1))
@@ -56,7 +68,7 @@ const load = () =>
 
 if (values.seconds !== undefined) {
   if (values.perf) process.env.MINIFLARE_WORKERD_V8_FLAGS = "--perf-basic-prof --logfile=/dev/null --no-logfile-per-isolate";
-  const server = await startDevServer({ vars: { WAYMARK_METER: "1" } });
+  const server = await startDevServer({ ...serverOptions, vars: { WAYMARK_METER: "1" } });
   const port = Number(new URL(server.url).port);
   const before = load();
   const scratch = mkdtempSync(join(tmpdir(), "waymark-load-perf-"));
@@ -128,7 +140,7 @@ if (values.seconds !== undefined) {
   if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...result, account_cpu: accountCpu }, null, 2)}\n`);
   process.exitCode = result.errors.length + result.problems.length > 0 ? 1 : 0;
 } else {
-  const server = await startDevServer();
+  const server = await startDevServer(serverOptions);
   let result: { agents: Awaited<ReturnType<typeof loadAgents>>; writers: Awaited<ReturnType<typeof loadWriters>> };
   try {
     const agents = await loadAgents(server, {

@@ -18,6 +18,7 @@ import { join } from "node:path";
 import type { AgentConnect } from "../../test/support/agents.ts";
 import { startDevServer } from "../../test/support/dev-server.ts";
 import type { BenchContext } from "../lib/context.ts";
+import { LOAD_SERVER } from "../lib/load-server.ts";
 import { ACCOUNT_OBJECT_STAGES, recordPerf, stageShares } from "../lib/perf-stacks.ts";
 import { cpuDuring } from "../lib/process-cpu.ts";
 import { atLeast, count, ms, percentiles } from "../lib/table.ts";
@@ -51,7 +52,7 @@ async function run(context: BenchContext, vars: Record<string, string>, agents: 
   const perfOn = withPerf && hasPerf();
   const flags = process.env.MINIFLARE_WORKERD_V8_FLAGS;
   if (perfOn) process.env.MINIFLARE_WORKERD_V8_FLAGS = "--perf-basic-prof --logfile=/dev/null --no-logfile-per-isolate";
-  const server = await startDevServer({ vars: { ...vars, WAYMARK_METER: "1" } });
+  const server = await startDevServer({ ...LOAD_SERVER, vars: { ...vars, WAYMARK_METER: "1" } });
   if (perfOn) process.env.MINIFLARE_WORKERD_V8_FLAGS = flags;
   const port = Number(new URL(server.url).port);
   const scratch = mkdtempSync(join(tmpdir(), "waymark-team-"));

@@ -4,6 +4,7 @@
  * one workflow. No call may fail, and everything acknowledged must be read back with a
  * gap-free event log. Slowness never fails it; only errors and inconsistencies do.
  */
+import { existsSync, readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadAgents, loadWriters } from "../support/agents";
 import { type DevServer, startDevServer } from "../support/dev-server";
@@ -35,5 +36,32 @@ describe("load through wrangler dev", () => {
     expect(result.errors).toEqual([]);
     expect(result.problems).toEqual([]);
     expect(result.calls).toBe(8 * (6 + 2));
+  });
+});
+
+// How the throughput benches run wrangler (bench/lib/load-server.ts): the same calls must hold with
+// the data directory on tmpfs and wrangler's per-request log line off, and the data must be there.
+describe.runIf(existsSync("/dev/shm"))("load through wrangler dev with its data on tmpfs and no request log", () => {
+  it("agents' writes land in a data directory on /dev/shm, no request line is printed, and stop() removes it", async () => {
+    const dataDirs = () => new Set(readdirSync("/dev/shm").filter((name) => name.startsWith("waymark-dev-")));
+    const before = dataDirs();
+    const inMemory = await startDevServer({ dataInMemory: true, logLevel: "warn" });
+    let ours: string[] = [];
+    try {
+      ours = [...dataDirs()].filter((name) => !before.has(name));
+      expect(ours).toHaveLength(1);
+      const result = await loadAgents(inMemory, { agents: 4, workflows: 1, tasks: 1 });
+      expect(result.errors).toEqual([]);
+      expect(result.problems).toEqual([]);
+      const objects = readdirSync(`/dev/shm/${ours[0]}/v3/do`, { recursive: true }).map(String);
+      expect(
+        objects.filter((name) => name.startsWith("waymark-WorkflowObject/") && name.endsWith(".sqlite")).length,
+      ).toBeGreaterThanOrEqual(4);
+      // At the default level wrangler prints "POST /mcp 200 OK (…ms)" for every request.
+      expect(inMemory.output()).not.toMatch(/POST \/mcp/);
+    } finally {
+      await inMemory.stop();
+    }
+    expect(ours.filter((name) => existsSync(`/dev/shm/${name}`))).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
  * /proc, for the fault tests and the memory figures of the benches.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -42,6 +42,14 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** The checkout to serve (its wrangler.toml and node_modules); this repository by default. */
   root?: string;
+  /**
+   * The temporary data directory on /dev/shm (tmpfs) instead of the system's temporary directory
+   * (where it exists; ignored with `persistTo`). SQLite's journal mode, its commits and their
+   * fsyncs are unchanged; a flush just does not wait for a disk.
+   */
+  dataInMemory?: boolean;
+  /** wrangler's `--log-level` (its default, `log`, as `npm start` runs it, when not given). */
+  logLevel?: "debug" | "info" | "log" | "warn" | "error" | "none";
   /** Another Worker's wrangler config to serve (relative to `root`), e.g. the bench's floor Worker; `root`'s wrangler.toml by default. */
   config?: string;
 }
@@ -74,7 +82,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const token = options.token ?? `dev-token-${Math.random().toString(36).slice(2, 12)}`;
   let port = options.port ?? (await freePort());
   const ownDir = options.persistTo === undefined;
-  const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), "waymark-dev-"));
+  const scratchRoot = options.dataInMemory && existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+  const persistTo = options.persistTo ?? mkdtempSync(join(scratchRoot, "waymark-dev-"));
   let url = `http://127.0.0.1:${port}`;
   const timeout = options.startTimeoutMs ?? 90_000;
   const root = options.root ?? REPO_ROOT;
@@ -101,6 +110,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     ];
     if (options.config !== undefined) args.push("--config", options.config);
     args.push("--var", `WAYMARK_DEV_TOKEN:${token}`, "--show-interactive-dev-session=false");
+    if (options.logLevel !== undefined) args.push("--log-level", options.logLevel);
     for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
     const proc = spawn("npx", args, {
       cwd: root,
