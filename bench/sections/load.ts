@@ -40,13 +40,9 @@ const wireAgent: AgentConnect = (target, i) => wireClient(target, `agent-${i}`);
 
 export async function loadAB(context: BenchContext, vars: Record<string, string>, oldRef: string): Promise<void> {
   const agents = context.quick ? 10 : 50;
-  // Full size: 50 agents × 4 rounds × 3 workflows × 21 calls = 12,600 calls per side; alternating
-  // rounds keep the load other processes put on the machine from favouring one side. A round ends
-  // with its slowest agent, and real agents never wait for each other: the round's tail, when fewer
-  // and fewer agents are still calling, is timed at full cost; three workflows an agent (not one)
-  // make that tail a third as large a part of each round.
+  // Full size: 50 agents × 4 rounds × 21 calls = 4,200 calls per side; short alternating rounds
+  // keep the load other processes put on the machine from favouring one side.
   const roundsPerSide = context.quick ? 2 : 4;
-  const workflowsPerRound = context.quick ? 1 : 3;
   const tasks = 3;
   context.log(`load A/B: checking out ${oldRef}`);
   const old = checkOutOldBuild(oldRef);
@@ -72,13 +68,7 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
       const spent = cpuMeter(port);
       let cpuMs: Record<string, number> = {};
       side.rounds.push(
-        await loadAgents(server, {
-          agents,
-          workflows: workflowsPerRound,
-          tasks,
-          connectAgent: wireAgent,
-          afterCalls: () => ({ cpuMs } = spent()),
-        }),
+        await loadAgents(server, { agents, workflows: 1, tasks, connectAgent: wireAgent, afterCalls: () => ({ cpuMs } = spent()) }),
       );
       for (const [role, cpu] of Object.entries(cpuMs)) side.cpuMs[role] = (side.cpuMs[role] ?? 0) + cpu;
     }
@@ -134,7 +124,6 @@ export async function loadAB(context: BenchContext, vars: Record<string, string>
     context.results.load_ab = {
       agents,
       rounds_per_side: roundsPerSide,
-      workflows_per_agent_per_round: workflowsPerRound,
       tasks_per_workflow: tasks,
       old_ref: oldRef,
       old_commit: old.commit,
