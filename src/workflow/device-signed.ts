@@ -120,6 +120,7 @@ export class DeviceSignedRecords {
     const parts = taken.map((t) => texts.get(`${t.seq}:${t.k}`)).filter((part): part is SignedPart => part !== undefined);
     return { parts, next: taken.length < sizes.length ? last.seq * PLACES_PER_EVENT + last.place : null };
   }
+
   /** The places and sizes of the parts on events' rows after `after` (a page and one more). */
   private sizesOnEvents(after: number, fromSeq: number, throughSeq: number): PartSize[] {
     return this.sql<PartSize>`

@@ -64,6 +64,9 @@ export const RECOUNT_REVIEW_ITEMS = `UPDATE totals SET reviews_needed =
   + ${OPEN_ISSUES}
   WHERE id = 1`;
 
+/** The index of feedback not yet delivered (migration 7's, unchanged since). */
+export const FEEDBACK_UNDELIVERED = "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)";
+
 export const FEEDBACK_MIGRATION_STATEMENTS = [
   `CREATE TABLE feedback (
     id TEXT PRIMARY KEY,
@@ -74,7 +77,7 @@ export const FEEDBACK_MIGRATION_STATEMENTS = [
     created_at INTEGER NOT NULL,
     delivered_at INTEGER
   )`,
-  "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
+  FEEDBACK_UNDELIVERED,
 ];
 
 /** Columns of migration 17: who posted an item (JSON FeedbackAuthor) and where. NULL: recorded before. */

@@ -178,8 +178,9 @@ function listedFile(row: FileRowSql): ListedFile {
   };
 }
 
-/** A column's place in a file's values (FILE_PAGE_COLUMNS). */
-const at = (column: (typeof FILE_PAGE_COLUMNS)[number]) => FILE_PAGE_COLUMNS.indexOf(column);
+/** Each column's place in a file's values (FILE_PAGE_COLUMNS). */
+const PLACES = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, n])) as Record<(typeof FILE_PAGE_COLUMNS)[number], number>;
+const at = (column: (typeof FILE_PAGE_COLUMNS)[number]) => PLACES[column];
 const STATUS = at("status");
 const COMMITTED = at("committed");
 const IN_SCOPE = at("in_scope");
@@ -188,7 +189,6 @@ const LINES_BINARY = at("lines_binary");
 const AGENT_EDIT = at("agent_edit");
 const LINE_RANGES = at("line_ranges");
 const ORD = at("ord");
-const PLACES = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, n])) as Record<(typeof FILE_PAGE_COLUMNS)[number], number>;
 
 /**
  * One file of a `file_pages` row (an array of FILE_PAGE_COLUMNS in order) as the view file_changes
@@ -196,7 +196,7 @@ const PLACES = Object.fromEntries(FILE_PAGE_COLUMNS.map((column, n) => [column, 
  * file a completion lists.
  */
 function fileRowOf(taskId: string, tuple: readonly unknown[]): FileRowSql & { line_ranges: string | null } {
-  const value = <T>(column: (typeof FILE_PAGE_COLUMNS)[number]) => (tuple[PLACES[column]] ?? null) as T;
+  const value = <T>(column: (typeof FILE_PAGE_COLUMNS)[number]) => (tuple[at(column)] ?? null) as T;
   return {
     ord: value("ord"),
     path: value("path"),

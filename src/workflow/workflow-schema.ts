@@ -10,6 +10,7 @@ import {
   FEEDBACK_LOCATION_STATEMENTS,
   FEEDBACK_MIGRATION_STATEMENTS,
   FEEDBACK_REQUESTED_VERDICT_STATEMENT,
+  FEEDBACK_UNDELIVERED,
   RECOUNT_REVIEW_ITEMS,
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
@@ -68,6 +69,13 @@ const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE complet
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
 
 /** Tables keyed by their primary key alone since v24 (WITHOUT ROWID): one row written per insert, not two. */
+/** The copy of the account's device keys (migration 21's table, unchanged since; created on first use now). */
+const DEVICE_KEYS = `CREATE TABLE device_keys (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  generation INTEGER NOT NULL,
+  devices TEXT NOT NULL,
+  fresh_until INTEGER NOT NULL
+)`;
 const SNAPSHOT_ENTRIES = `
   task_id TEXT NOT NULL REFERENCES tasks(id),
   path TEXT NOT NULL,
@@ -451,14 +459,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // here, without a call to the account; trusted until fresh_until, changes pushed meanwhile.
   {
     version: 21,
-    statements: [
-      `CREATE TABLE device_keys (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        generation INTEGER NOT NULL,
-        devices TEXT NOT NULL,
-        fresh_until INTEGER NOT NULL
-      )`,
-    ],
+    statements: [DEVICE_KEYS],
   },
   // Fewer rows written per write (each is billed): the outbox position and the time of the
   // agent's last write ride on the totals row every write updates anyway (workflow/totals), instead
@@ -591,14 +592,7 @@ export const WORKFLOW_LAZY_TABLES = {
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
-  device_keys: [
-    `CREATE TABLE device_keys (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      generation INTEGER NOT NULL,
-      devices TEXT NOT NULL,
-      fresh_until INTEGER NOT NULL
-    )`,
-  ],
+  device_keys: [DEVICE_KEYS],
   device_signed: [
     `CREATE TABLE device_signed (
       seq INTEGER NOT NULL,
@@ -618,7 +612,7 @@ export const WORKFLOW_LAZY_TABLES = {
       delivered_at INTEGER,
       author TEXT, channel TEXT, location TEXT, requested_verdict TEXT
     )`,
-    "CREATE INDEX feedback_undelivered ON feedback(delivered_at, created_at)",
+    FEEDBACK_UNDELIVERED,
   ],
 } as const satisfies Record<WorkflowLazyTable, readonly string[]>;
 

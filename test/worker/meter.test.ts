@@ -18,18 +18,22 @@ interface Reading {
   objects: Record<string, { requests: number; rows_written: number; statements: number; written_by_table: Record<string, number> }>;
 }
 
+/** An MCP client whose requests reach the Worker with metering on. */
+function meteredClient() {
+  return connect({
+    url: ORIGIN,
+    token: TOKENS.acme,
+    fetch: async (input: string | URL | Request, init?: RequestInit) => app.fetch(new Request(input, init), METERED),
+  });
+}
+
 describe("GET /meter", () => {
   it("is not found where the deployment does not meter itself", async () => {
     expect((await get("/meter", env)).status).toBe(404);
   });
 
   it("counts a log write's Worker request, object request and rows written", async () => {
-    const target = {
-      url: ORIGIN,
-      token: TOKENS.acme,
-      fetch: async (input: string | URL | Request, init?: RequestInit) => app.fetch(new Request(input, init), METERED),
-    };
-    const client = await connect(target);
+    const client = await meteredClient();
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Metered" });
     const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name: "T", goal: "g" });
     const read = async () => (await (await get("/meter", METERED)).json()) as Reading;
@@ -50,12 +54,7 @@ describe("GET /meter", () => {
   });
 
   it("counts three statements for a log write once the workflow object runs: its task, the insert, the event (the totals are not read back)", async () => {
-    const target = {
-      url: ORIGIN,
-      token: TOKENS.acme,
-      fetch: async (input: string | URL | Request, init?: RequestInit) => app.fetch(new Request(input, init), METERED),
-    };
-    const client = await connect(target);
+    const client = await meteredClient();
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Three statements" });
     const { task_id } = await ok<{ task_id: string }>(client, "start_task", { workflow_id, name: "T", goal: "g" });
     // The first milestone may set the alarm of the account push's lazy window; the next ones ride on it.
