@@ -90,8 +90,9 @@ export class DeviceSignedRecords {
    * the order they were kept (by event, then the one on the event's row, then the rows here in
    * the order written), at most READ_PAGE_BYTES of text (one part always). Neither source has an
    * index by event (each would be a row written per payload): the events are read along their
-   * key from the cursor's event, the rows here (only payloads over a part, and those kept before
-   * v25) scanned; rows read cost a thousandth of rows written.
+   * key from the cursor's event, a page of them; the rows here (only payloads over a part, and those
+   * kept before v25) by a scan of their event numbers, their text only for a page of them; rows
+   * read cost a thousandth of rows written.
    */
   page(after: number, throughSeq: number): SignedPartsPage {
     const fromSeq = Math.floor(after / PLACES_PER_EVENT);
@@ -129,14 +130,28 @@ export class DeviceSignedRecords {
       ORDER BY seq LIMIT ${LIMITS.READ_PAGE_ITEMS + 1}`;
   }
 
-  /** The same with the parts kept as rows here, in their order after the one on the event's row. */
+  /**
+   * The same with the parts kept as rows here, in their order after the one on the event's row.
+   * Each source is cut to a page before the parts are numbered, so a page reads a page of events
+   * (not every event after the cursor): cut there, a part whose event loses an earlier part falls
+   * past the page and its one more (each source keeps a page, two more and the cursor's event's
+   * parts already read, at least that many ahead of it).
+   */
   private sizesWithRows(after: number, fromSeq: number, throughSeq: number): PartSize[] {
+    const ahead = LIMITS.READ_PAGE_ITEMS + 2;
+    const readOfCursorEvent = after % PLACES_PER_EVENT;
     return this.sql<PartSize>`
       SELECT seq, k, units, place FROM (
         SELECT seq, k, units, row_number() OVER (PARTITION BY seq ORDER BY k) AS place FROM (
-          SELECT seq, 0 AS k, length(signed) AS units FROM events WHERE seq >= ${fromSeq} AND seq <= ${throughSeq} AND signed IS NOT NULL
+          SELECT * FROM (
+            SELECT seq, 0 AS k, length(signed) AS units FROM events
+            WHERE seq >= ${fromSeq} AND seq <= ${throughSeq} AND signed IS NOT NULL ORDER BY seq LIMIT ${ahead}
+          )
           UNION ALL
-          SELECT seq, rowid AS k, length(text) AS units FROM device_signed WHERE seq >= ${fromSeq} AND seq <= ${throughSeq}
+          SELECT kept.seq, kept.k, length(device_signed.text) AS units FROM (
+            SELECT seq, rowid AS k FROM device_signed WHERE seq >= ${fromSeq} AND seq <= ${throughSeq}
+            ORDER BY seq, rowid LIMIT ${ahead + readOfCursorEvent}
+          ) AS kept JOIN device_signed ON device_signed.rowid = kept.k
         )
       ) WHERE seq * ${PLACES_PER_EVENT} + place > ${after}
       ORDER BY seq, k LIMIT ${LIMITS.READ_PAGE_ITEMS + 1}`;
