@@ -10,6 +10,7 @@
  */
 import { eventHash, genesisHash } from "@waymark/protocol/chain";
 import type { EventsPage } from "@waymark/protocol/views/events";
+import { utf8Length } from "../domain/stored-files";
 import type { EventType, WorkflowEvent } from "../domain/view";
 import { isoTime } from "../iso-time";
 import type { Sql } from "../storage/sql";
@@ -18,6 +19,8 @@ export type { EventsPage } from "@waymark/protocol/views/events";
 
 /** What an event adds on the wire around its data (seq, time, type, task id, JSON framing). */
 const EVENT_ENVELOPE_BYTES = 200;
+/** What an event's row keeps besides its data, for the workflow's byte quota: seq, time, type, task id and the 64-character hash. */
+const EVENT_ROW_BYTES = 130;
 
 type EventRow = { seq: number; at: number; type: string; task_id: string | null; data: string; hash: string | null };
 
@@ -49,7 +52,7 @@ export class EventLog {
   ) {}
 
   /**
-   * Appends one event and returns it with its size in bytes, for the caller's fan-out and quota.
+   * Appends one event and returns it with the bytes its row keeps (UTF-8), for the workflow's quota.
    * `signed`: the device-signed payload the write kept with it, stored in the same row (column
    * `signed`, never part of the event itself or its hash; workflow/device-signed reads it).
    */
@@ -69,7 +72,7 @@ export class EventLog {
     this.insertPending(null);
     this.pending = { seq, at: now, type, taskId, json, hash, signed: signed ?? null };
     this.head = { seq, hash };
-    return { event: { ...event, hash }, bytes: json.length };
+    return { event: { ...event, hash }, bytes: utf8Length(json) + EVENT_ROW_BYTES };
   }
 
   /**

@@ -19,6 +19,7 @@
  * get_workflow {workflow_id} shows everything (and marks it all delivered).
  */
 import { isReviewItem } from "@waymark/protocol/review-counts";
+import { utf8Length } from "../domain/stored-files";
 import type { FeedbackAuthor, FeedbackChannel, FeedbackLocation, FeedbackTarget, FeedbackVerdict, FeedbackView } from "../domain/view";
 import { WaymarkError } from "../errors";
 import { newRowId, workflowOfTask } from "../ids";
@@ -208,7 +209,7 @@ export class FeedbackRecords {
         ${recorded.channel}, ${location}, ${requested})`;
     this.undelivered = true;
     const view = viewOf({ id, ...recorded, author, location, created_at: w.now, delivered_at: null, requested_verdict: requested });
-    w.countBytes(input.body.length);
+    w.countBytes(utf8Length(input.body));
     if (settled !== 0) this.totals.reviewAnswered(settled);
     w.emit("feedback.created", taskId, view);
     return view;

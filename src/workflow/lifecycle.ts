@@ -69,7 +69,7 @@ export class TaskLifecycle {
     const id = newRowId("dc");
     const decision = this.records.insertDecision(id, task.id, input, w.now);
     this.totals.decisionLogged();
-    if (decision) w.emit("decision.logged", task.id, decision);
+    if (decision) w.emitWithRow("decision.logged", task.id, decision);
     return { id, task_id: task.id };
   }
 
@@ -77,7 +77,7 @@ export class TaskLifecycle {
     const id = newRowId("is");
     const issue = this.records.insertIssue(id, task.id, input, w.now);
     this.totals.issueLogged(input.requires_human_review === true);
-    if (issue) w.emit("issue.logged", task.id, issue);
+    if (issue) w.emitWithRow("issue.logged", task.id, issue);
     return { id, task_id: task.id };
   }
 
@@ -85,7 +85,7 @@ export class TaskLifecycle {
   logMilestone(task: LoggedTask, input: Tools.LogMilestoneInput, w: WriteScope, earlier: number): LogOutput {
     const id = newRowId("ms");
     const milestone = this.records.insertMilestone(id, task.id, input, w.now);
-    if (milestone) w.emit("milestone.logged", task.id, milestone);
+    if (milestone) w.emitWithRow("milestone.logged", task.id, milestone);
     const count = earlier + 1;
     const output: LogOutput = { id, task_id: task.id };
     if (count > LIMITS.MILESTONES_ADVISED) {
@@ -153,7 +153,7 @@ export class TaskLifecycle {
     w.countBytes(this.records.insertTask(taskId, input, w.now, writer, signed ? startSignature(signed) : null));
     this.totals.taskStarted();
     const payload = kept ? this.signedText(workflow.id, taskId, kept) : null;
-    const seq = w.emit("task.started", taskId, this.records.written(taskId), signedInline(payload));
+    const seq = w.emitWithRow("task.started", taskId, this.records.written(taskId), signedInline(payload));
     if (payload !== null) w.countBytes(this.records.deviceSigned.store(seq, taskId, payload));
     const output: StartTaskOutput = {
       task_id: taskId,
@@ -229,7 +229,7 @@ export class TaskLifecycle {
       cost_usd: metrics?.cost_usd ?? 0,
     });
     const payload = kept ? this.signedText(this.records.identity()?.id ?? "", task.id, kept) : null;
-    const seq = w.emit("task.completed", task.id, view, signedInline(payload));
+    const seq = w.emitWithRow("task.completed", task.id, view, signedInline(payload));
     if (payload !== null) w.countBytes(this.records.deviceSigned.store(seq, task.id, payload));
     this.reportToEarlierTasks(task.id, attribution.verification.overlapping ?? [], w);
     const output: CompleteTaskOutput = {

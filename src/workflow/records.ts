@@ -19,7 +19,7 @@ import type { ObservedCommands, Repository } from "@waymark/protocol/wire";
 import type { Snapshot } from "../domain/changes";
 import type { CompletedTaskChanges, TaskWindow } from "../domain/overlap";
 import { type StartSignature, type TaskRepository, taskRepository } from "../domain/provenance";
-import type { StoredFiles } from "../domain/stored-files";
+import { type StoredFiles, utf8Length } from "../domain/stored-files";
 import type {
   DecisionView,
   IssueView,
@@ -556,7 +556,7 @@ export class WorkflowRecords {
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;
     let bytes = 0;
-    for (const entry of snapshot.dirty) bytes += entry.path.length + SNAPSHOT_ENTRY_OVERHEAD;
+    for (const entry of snapshot.dirty) bytes += utf8Length(entry.path) + SNAPSHOT_ENTRY_OVERHEAD;
     // A statement per chunk, not per entry (a statement per entry cost about 0.1 ms each); a path listed twice keeps its last entry.
     const rows = snapshot.dirty.map((e) => [
       e.path,

@@ -12,6 +12,10 @@
 import { roundCost, type Totals } from "../domain/view";
 import { type Failure, fail, WaymarkError } from "../errors";
 import { LIMITS } from "../limits";
+
+/** The JSON of the totals a write's last event carries: fourteen numbers and their names, under 400 bytes. */
+const SEALED_TOTALS_BYTES = 400;
+
 import type { Sql } from "../storage/sql";
 
 /** The totals as stored: on the totals row (with `id` and `seq`) or as the JSON on a write's last event. */
@@ -153,6 +157,8 @@ export class RunningTotals {
       synced_seq: Math.max(before.synced_seq, marks.syncedSeq),
       updated_at: marks.agentWriteAt ?? before.updated_at,
     };
+    // The totals ride on the write's last event: their JSON is what that row keeps besides the event.
+    if (events > 0) next.bytes_stored += SEALED_TOTALS_BYTES;
     if (!seal(JSON.stringify(next))) {
       this.sql`UPDATE totals SET tasks = ${next.tasks}, open_tasks = ${next.open_tasks}, duration_seconds = ${next.duration_seconds},
         files_changed = ${next.files_changed}, decisions = ${next.decisions}, issues = ${next.issues},

@@ -13,5 +13,10 @@ export interface WriteScope {
    * in the event's own row (workflow/device-signed: one that fits one part).
    */
   emit(type: EventType, taskId: string | null, data: WorkflowEvent["data"], signed?: string): number;
+  /**
+   * The same for an event whose data a row of the write keeps too (a log entry, a task as it
+   * stands): the bytes are counted for the row as well.
+   */
+  emitWithRow(type: EventType, taskId: string | null, data: WorkflowEvent["data"], signed?: string): number;
   countBytes(bytes: number): void;
 }

@@ -91,6 +91,12 @@ export class Writer {
             bytes += appended.bytes;
             return appended.event.seq;
           },
+          emitWithRow: (type, taskId, data, signed) => {
+            const appended = this.log.append(scope.now, type, taskId, data, signed);
+            written.push(appended.event);
+            bytes += 2 * appended.bytes;
+            return appended.event.seq;
+          },
           countBytes: (n) => {
             bytes += n;
           },

@@ -86,6 +86,64 @@ describe("quotas", () => {
     value(await stub.completeWorkflow(ACME, { workflow_id: id, status: "success", summary: "Closed." }));
   });
 
+  it("count at least every byte the workflow's rows keep, agent text in UTF-8 included", async () => {
+    const { id, stub, taskId } = await newTask();
+    // Text of two and three bytes a character: its UTF-16 length is half or a third of what is stored.
+    const text = (n: number) => "é漢".repeat(n);
+    for (let i = 0; i < 20; i++) {
+      value(
+        await stub.logDecision(ACME, {
+          task_id: taskId,
+          category: "other",
+          question: text(200),
+          chosen: text(50),
+          reasoning: text(400),
+          options_considered: [text(20), text(5)],
+        }),
+      );
+      value(await stub.logIssue(ACME, { task_id: taskId, type: "other", description: text(300), resolution: text(100) }));
+      value(await stub.logMilestone(ACME, { task_id: taskId, message: text(100), metadata: { note: text(50) } }));
+      value(await stub.logMilestone(ACME, { task_id: taskId, message: "m" }));
+    }
+    value(
+      await stub.completeTask(ACME, {
+        task_id: taskId,
+        status: "success",
+        outcome: { summary: text(500) },
+        changes: {
+          type: "checksum",
+          transitions: Array.from({ length: 50 }, (_, n) => `src/${text(3)}/${n}.ts`).map((path) => ({
+            path,
+            before: null,
+            after: file(path),
+          })),
+        },
+      }),
+    );
+    value(await stub.addFeedback(ACME, { target: "workflow", target_id: id, verdict: "comment", body: text(300), ...ON_PAGE }));
+    const { counted, kept } = await runInDurableObject(stub, async (_i, state) => {
+      const sql = state.storage.sql;
+      const tables = sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name NOT LIKE '_cf%'")
+        .toArray()
+        .map((t) => t.name);
+      const encoder = new TextEncoder();
+      const bytes = (v: unknown) =>
+        typeof v === "string" ? encoder.encode(v).length : v instanceof ArrayBuffer ? v.byteLength : v === null ? 0 : 8;
+      const kept: Record<string, number> = {};
+      for (const table of tables)
+        for (const row of sql.exec(`SELECT * FROM ${table}`).toArray())
+          for (const v of Object.values(row)) kept[table] = (kept[table] ?? 0) + bytes(v);
+      return { counted: storedTotals(sql).bytes_stored as number, kept };
+    });
+    // The workflow's own fixed rows (its row, the totals row, the migrations' record) are not work to count.
+    const { workflow: _w, totals: _t, _migrations: _m, ...grown } = kept;
+    const sum = Object.values(grown).reduce((a, b) => a + b, 0);
+    expect(counted, `counted ${counted} bytes; the rows keep ${JSON.stringify(grown)}`).toBeGreaterThanOrEqual(sum);
+    // And not wildly more: the quota is what is kept, with each row's overhead.
+    expect(counted).toBeLessThan(2 * sum);
+  });
+
   it("refuse new work past the workflow's byte quota", async () => {
     const { stub, taskId } = await newTask();
     await setTotals(stub, { bytes_stored: LIMITS.WORKFLOW_BYTES });
