@@ -36,7 +36,8 @@ githubWebhookRoutes.post("/hooks/github/:account/:receiver", noStore, dataHeader
   const account = c.req.param("account");
   const receiver = c.req.param("receiver");
   if (!ACCOUNT.test(account) || !RECEIVER.test(receiver) || !isConfiguredAccount(await bootstrapTable(c.env), account)) {
-    await c.req.raw.body?.cancel();
+    // The body is left unread, not cancelled: a cancelled one closes the connection under a sender
+    // still writing it, who then sees a reset instead of this answer.
     return apiError(c, "UNAUTHORIZED", REFUSED);
   }
   const body = await readBounded(c.req.raw, LIMITS.GITHUB_WEBHOOK_BODY_BYTES);

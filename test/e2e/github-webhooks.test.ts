@@ -216,6 +216,20 @@ describe("the GitHub receiver", () => {
     expect(await feedbackOf(scene.workflow)).toHaveLength(before);
   });
 
+  it("answers a refusal to a sender still writing its delivery: 140 to an account this deployment does not have, each a 401, none a reset connection", async () => {
+    // A delivery of GitHub's size (about 23 KB), seven at a time as GitHub retries and redelivers:
+    // the refusal comes before the body is read, and a body cancelled then reset the sender's
+    // connection (11 of 140 in a run before it was left unread instead).
+    const payload = lineComment("Sent to the wrong place", "src/parse.ts", 2);
+    const url = receiver.url.replace(/\/github\/[^/]+\//, "/github/nobody/");
+    const statuses: (number | string)[] = [];
+    for (let round = 0; round < 20; round++) {
+      const answers = await Promise.allSettled(Array.from({ length: 7 }, () => deliver("pull_request_review_comment", payload, { url })));
+      for (const answer of answers) statuses.push(answer.status === "fulfilled" ? answer.value.status : String(answer.reason));
+    }
+    expect(statuses.filter((status) => status !== 401)).toEqual([]);
+  });
+
   it("a person's approving review is a verdict on the workflow, named with its GitHub user; a bot's is a comment", async () => {
     const person = await deliver("pull_request_review", review("approved", "Looks right"));
     expect(person).toMatchObject({
