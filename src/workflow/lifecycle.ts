@@ -33,12 +33,13 @@ import { LIMITS } from "../limits";
 import type { AcceptedPayload } from "./device-signatures";
 import { signedInline } from "./device-signed";
 import { noWorkflowOrTask } from "./ownership";
-import { iso, type LoggedTask, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
+import { iso, type LoggedTask, type LogKind, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
 
-export type LogTable = "decisions" | "issues" | "milestones";
+/** A log kind: its table. */
+export type LogTable = LogKind;
 
 export class TaskLifecycle {
   constructor(

@@ -89,6 +89,13 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
 /** What a log write needs of its task: which task, and whether it is open. */
 export type LoggedTask = Pick<TaskRow, "id" | "status">;
 
+/** The log kinds, each its own table. */
+const LOG_KINDS = ["decisions", "issues", "milestones"] as const;
+export type LogKind = (typeof LOG_KINDS)[number];
+const logKey = (table: LogKind, taskId: string) => `${table}\0${taskId}`;
+/** Running tasks' log counts kept in memory at most (three kinds each): past it they are read again. */
+const LOG_COUNTS_KEPT = 3_000;
+
 export type WorkflowRow = Pick<WorkflowHeader, "id" | "name" | "description" | "status"> & {
   account: string;
   /** JSON PlanStep[], WorkflowOutcome. */
@@ -216,6 +223,13 @@ export class WorkflowRecords {
    * forgets them (forgetUncommitted), and the next read scans again.
    */
   private openIds: Set<string> | null = null;
+  /**
+   * How many entries of each log kind the running tasks have, once a log write read it (the bound
+   * check of the next log on the task then reads nothing; only a completion ends a task's
+   * running, and it drops the task's counts): inserts add, a rolled-back write forgets them all.
+   * At most LOG_COUNTS_KEPT, then read again.
+   */
+  private readonly logCounts = new Map<string, number>();
 
   /**
    * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
@@ -348,6 +362,14 @@ export class WorkflowRecords {
   /** The write that started or completed tasks rolled back: the running tasks are read again. */
   forgetUncommitted(): void {
     this.openIds = null;
+    this.logCounts.clear();
+  }
+
+  /** A log entry was inserted for `taskId`: its kept count, if any, follows. */
+  private logged(table: LogKind, taskId: string): void {
+    const key = logKey(table, taskId);
+    const kept = this.logCounts.get(key);
+    if (kept !== undefined) this.logCounts.set(key, kept + 1);
   }
 
   openChildren(taskId: string): { id: string; name: string }[] {
@@ -417,7 +439,9 @@ export class WorkflowRecords {
    * A task with how many rows of one log kind it has, in one query (a log write's bound check);
    * the kinds are fixed table names, never input.
    */
-  taskWithLogCount(id: string, table: "decisions" | "issues" | "milestones"): { task: LoggedTask; logs: number } | null {
+  taskWithLogCount(id: string, table: LogKind): { task: LoggedTask; logs: number } | null {
+    const kept = this.logCounts.get(logKey(table, id));
+    if (kept !== undefined) return { task: { id, status: "in_progress" }, logs: kept };
     // Only what a log write reads of its task: a row of every column cost more than the insert.
     type Counted = LoggedTask & { log_count: number };
     const [row] =
@@ -431,6 +455,10 @@ export class WorkflowRecords {
               FROM tasks WHERE id = ${id}`;
     if (!row) return null;
     const { log_count: logs, ...task } = row;
+    if (task.status === "in_progress") {
+      if (this.logCounts.size >= LOG_COUNTS_KEPT) this.logCounts.clear();
+      this.logCounts.set(logKey(table, id), logs);
+    }
     return { task, logs };
   }
 
@@ -581,6 +609,7 @@ export class WorkflowRecords {
       VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
               ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now})
       RETURNING *`;
+    this.logged("decisions", taskId);
     return row ? decisionView(row) : null;
   }
 
@@ -588,6 +617,7 @@ export class WorkflowRecords {
     const [row] = this.sql<IssueRow>`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at)
       VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})
       RETURNING *`;
+    this.logged("issues", taskId);
     return row ? issueView(row) : null;
   }
 
@@ -595,6 +625,7 @@ export class WorkflowRecords {
     const [row] = this.sql<MilestoneRow>`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at)
       VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now})
       RETURNING *`;
+    this.logged("milestones", taskId);
     return row ? milestoneView(row) : null;
   }
 
@@ -626,6 +657,7 @@ export class WorkflowRecords {
     const commands = commandMarks(done.commands);
     // One update of the task row for everything the completion knows before its view is read; the row comes back with it.
     this.openIds?.delete(taskId);
+    for (const table of LOG_KINDS) this.logCounts.delete(logKey(table, taskId));
     const [row] = this
       .sql<TaskRow>`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
       outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},

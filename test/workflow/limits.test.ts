@@ -144,6 +144,27 @@ describe("quotas", () => {
     expect(counted).toBeLessThan(2 * sum);
   });
 
+  it("hold a task's bound of log entries with its count kept in memory: a refused write does not count, a completed task takes none", async () => {
+    const { stub, taskId } = await newTask();
+    const decide = (n: number) =>
+      stub.logDecision(ACME, { task_id: taskId, category: "other", question: `Q${n}`, chosen: "A", reasoning: "R" });
+    for (let n = 1; n < LIMITS.LOGS_PER_TASK; n++) value(await decide(n));
+    // Inserted, then refused by the quota and rolled back: the count it added goes with it.
+    await setTotals(stub, { events: LIMITS.WORKFLOW_EVENTS });
+    expect(failure(await decide(0)).code).toBe("QUOTA_EXCEEDED");
+    await setTotals(stub, { events: 1_000 });
+    value(await decide(LIMITS.LOGS_PER_TASK));
+    expect(failure(await decide(LIMITS.LOGS_PER_TASK + 1))).toEqual({
+      code: "PAYLOAD_TOO_LARGE",
+      message: `task_id: at most ${LIMITS.LOGS_PER_TASK} decisions per task`,
+    });
+    expect((await exec<{ n: number }>(stub, "SELECT count(*) AS n FROM decisions"))[0]?.n).toBe(LIMITS.LOGS_PER_TASK);
+    // Each kind has its own bound.
+    value(await stub.logIssue(ACME, { task_id: taskId, type: "other", description: "D", resolution: "R" }));
+    value(await stub.completeTask(ACME, { task_id: taskId, status: "success", outcome: { summary: "Done." } }));
+    expect(failure(await stub.logIssue(ACME, { task_id: taskId, type: "other", description: "D", resolution: "R" })).code).toBe("CONFLICT");
+  });
+
   it("refuse new work past the workflow's byte quota", async () => {
     const { stub, taskId } = await newTask();
     await setTotals(stub, { bytes_stored: LIMITS.WORKFLOW_BYTES });
