@@ -49,7 +49,8 @@ export function expectedPushes(replies: readonly Reply[], pushMs: number, loop: 
       const loopAt = loop && committedInFlight && pending ? flightEnds : Number.POSITIVE_INFINITY;
       const alarm = alarmAt > 0 ? alarmAt : Number.POSITIVE_INFINITY;
       const next = Math.min(loopAt, alarm);
-      if (next > t) return;
+      // Nothing left to happen (t is infinite at the end of the replies) or nothing before t.
+      if (next === Number.POSITIVE_INFINITY || next > t) return;
       if (next === alarm) {
         alarmAt = 0;
         if (pending) push(Math.max(alarm, flightEnds));
