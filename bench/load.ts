@@ -23,7 +23,9 @@
  * --perf (needs linux-perf): the Worker process's CPU time during the run (bench/lib/process-cpu.ts),
  * and the share of it spent inside the account object's methods (perf samples,
  * bench/lib/perf-stacks.ts): the work one account object does for that load, which on Cloudflare
- * runs on the one thread of that object.
+ * runs on the one thread of that object; and that CPU by method, per call of each.
+ * With --seconds, the account pushes the outbox's rules predict from the agents' replies
+ * (bench/lib/push-model.ts) are printed beside the metered ones.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
