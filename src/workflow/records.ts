@@ -230,6 +230,12 @@ export class WorkflowRecords {
    * At most LOG_COUNTS_KEPT, then read again.
    */
   private readonly logCounts = new Map<string, number>();
+  /**
+   * The credentials that started or completed a task, once read (one scan of the tasks per object
+   * instance; a signed-in reviewer's every page read asks, recordedWith): starts and completions
+   * add theirs, a write that rolls back forgets them all.
+   */
+  private writers: Set<string> | null = null;
 
   /**
    * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
@@ -362,6 +368,7 @@ export class WorkflowRecords {
   /** The write that started or completed tasks rolled back: the running tasks are read again. */
   forgetUncommitted(): void {
     this.openIds = null;
+    this.writers = null;
     this.logCounts.clear();
   }
 
@@ -545,11 +552,17 @@ export class WorkflowRecords {
 
   /** Whether any task of the workflow was recorded with this credential. */
   recordedWith(credential: string): boolean {
-    return this.sql`SELECT 1 FROM tasks WHERE started_by = ${credential} OR completed_by = ${credential} LIMIT 1`.length > 0;
+    this.writers ??= new Set(
+      this.sql<{ writer: string }>`
+        SELECT started_by AS writer FROM tasks WHERE started_by IS NOT NULL
+        UNION SELECT completed_by FROM tasks WHERE completed_by IS NOT NULL`.map((row) => row.writer),
+    );
+    return this.writers.has(credential);
   }
 
   /** What completing a task keeps besides its record: its review facts and the credential that completed it. */
   setCompletion(taskId: string, facts: TaskReviewFacts, writer: string | null): void {
+    if (writer !== null) this.writers?.add(writer);
     this.sql`UPDATE tasks SET review_facts = ${JSON.stringify(facts)}, completed_by = ${writer} WHERE id = ${taskId}`;
   }
 
@@ -576,6 +589,7 @@ export class WorkflowRecords {
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
     this.openIds?.add(taskId);
+    if (writer !== null) this.writers?.add(writer);
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
         repository, start_signature)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},

@@ -40,8 +40,18 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
   const header = records.header();
   const decisions = sql<{ task_id: string; question: string; chosen: string }>`
     SELECT task_id, question, chosen FROM decisions ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
-  const issues = sql<{ task_id: string; type: string; description: string; requires_human_review: number }>`
-    SELECT task_id, type, description, requires_human_review FROM issues ORDER BY requires_human_review DESC, created_at DESC LIMIT ${recent}`;
+  // Those asking for review first, newest first (through their partial index, issues_review), then
+  // the newest others: the second statement skips at most the flagged ones, fewer than `recent` when it runs.
+  type IssueRow = { task_id: string; type: string; description: string; requires_human_review: number };
+  const flagged = sql<IssueRow>`
+    SELECT task_id, type, description, requires_human_review FROM issues WHERE requires_human_review = 1
+    ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
+  const issues =
+    flagged.length >= recent
+      ? flagged
+      : flagged.concat(sql<IssueRow>`
+    SELECT task_id, type, description, requires_human_review FROM issues WHERE requires_human_review = 0
+    ORDER BY created_at DESC, id DESC LIMIT ${recent - flagged.length}`);
   // Plan progress matches every completed task by name and goal; without a plan only the tasks listed
   // are read (a helper's start_task and complete_task read this after every write: ../mcp/resume-text).
   // Outcomes (the large column) are read only for the few tasks listed.

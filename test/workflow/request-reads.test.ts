@@ -1,0 +1,178 @@
+/**
+ * What one request reads does not grow with the workflow (docs/storage.md, "What a request
+ * reads"): each request kind's rows read (the meter's count of what SQLite reports, as billed)
+ * on a workflow filled through the object's own writes at two sizes, ten times apart.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { newWorkflowId } from "../../src/ids";
+import { LIMITS } from "../../src/limits";
+import { meter } from "../../src/meter";
+import type { WorkflowObject } from "../../src/workflow/workflow-object";
+import { file } from "../domain/fixtures";
+import { stubFor, value } from "./rpc";
+
+const ACME = "acme";
+const HEAD = "a".repeat(40);
+/** The credential the tasks are recorded with, and one that recorded none. */
+const AGENT = "b:agent";
+const REVIEWER = "b:reviewer";
+
+/** Rows read by each step, in order: the meter on only while the steps run. */
+async function rowsRead(steps: (() => Promise<unknown>)[]): Promise<number[]> {
+  const wasOn = meter.on;
+  meter.on = true;
+  try {
+    const read: number[] = [];
+    for (const step of steps) {
+      const before = meter.read().objects.workflow.rows_read;
+      await step();
+      read.push(meter.read().objects.workflow.rows_read - before);
+    }
+    return read;
+  } finally {
+    meter.on = wasOn;
+  }
+}
+
+/**
+ * A workflow of `tasks` tasks with `logs` log entries each (a third decisions, a third issues, one
+ * issue in seven asking for review, a third milestones), every task completed with four files;
+ * then `measure` runs on the same instance.
+ */
+async function filled<T>(tasks: number, logs: number, measure: (o: WorkflowObject, lastSeq: number) => Promise<T>): Promise<T> {
+  const id = newWorkflowId();
+  return runInDurableObject(stubFor(id), async (o, state) => {
+    value(await o.startWorkflow(ACME, id, { name: "Sized" }));
+    const ids: string[] = [];
+    for (let i = 0; i < tasks; i++) {
+      const task = value(
+        await o.startTask(ACME, { workflow_id: id, name: `T${i}`, goal: "g", snapshot: { type: "git", head: HEAD, dirty: [] } }, AGENT),
+      ).task_id;
+      ids.push(task);
+      for (let l = 0; l < logs; l++) {
+        if (l % 3 === 0) value(await o.logDecision(ACME, { task_id: task, category: "other", question: `q${l}`, chosen: "c", reasoning: "r" }));
+        else if (l % 3 === 1)
+          value(await o.logIssue(ACME, { task_id: task, type: "other", description: `d${l}`, resolution: "r", requires_human_review: l % 7 === 1 }));
+        else value(await o.logMilestone(ACME, { task_id: task, message: `m${l}` }));
+      }
+      value(
+        await o.completeTask(
+          ACME,
+          {
+            task_id: task,
+            status: "success",
+            outcome: { summary: "Done.", ...(i % 11 === 0 ? { manual_review_needed: true } : {}) },
+            changes: {
+              type: "git",
+              start_head: HEAD,
+              head: HEAD,
+              committed: [],
+              dirty: [0, 1, 2, 3].map((k) => ({ path: `src/f${i}-${k}.ts`, head: file(`o${i}`), worktree: file(`n${i}`) })),
+            },
+          },
+          AGENT,
+        ),
+      );
+    }
+    const lastSeq = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+    return measure(o, lastSeq);
+  });
+}
+
+/** The same measurement on a workflow of 20 tasks and on one of 200 (about 800 and 8,000 events). */
+async function atTwoSizes<T>(measure: (o: WorkflowObject, lastSeq: number) => Promise<T>): Promise<{ small: T; large: T }> {
+  return { small: await filled(20, 38, measure), large: await filled(200, 38, measure) };
+}
+
+describe("rows read per request, at two sizes of workflow", () => {
+  it("the resume (get_workflow, a helper's kept state) reads the newest issues, those asking for review first, not every issue", async () => {
+    const flags = (state: { recent_issues: { requires_human_review: boolean }[] }) => state.recent_issues.map((i) => i.requires_human_review);
+    const { small, large } = await atTwoSizes(async (o) => {
+      // The first resume of an instance reads the running tasks' ids once (records.openTasks).
+      value(await o.resume(ACME, 5, false));
+      const read = await rowsRead([() => o.resume(ACME, 5, false), () => o.resume(ACME, 60, false)]);
+      return { read, five: flags(value(await o.resume(ACME, 5, false))), sixty: flags(value(await o.resume(ACME, 60, false))) };
+    });
+    expect(small.five).toEqual(Array(5).fill(true));
+    expect(large.five).toEqual(Array(5).fill(true));
+    // 20 tasks hold 40 issues asking for review: the newest others fill the rest.
+    expect(small.sixty).toEqual([...Array(40).fill(true), ...Array(20).fill(false)]);
+    expect(large.sixty).toEqual(Array(60).fill(true));
+    // Read before: every issue, sorted (520 rows at 20 tasks, 5,200 at 200).
+    expect(large.read[0]).toBeLessThanOrEqual(small.read[0] + 5);
+    expect(large.read[0]).toBeLessThan(100);
+    expect(Math.max(...large.read, ...small.read)).toBeLessThan(300);
+  });
+
+  it("a page's head, read again before the next write, reads no task or issue", async () => {
+    const { small, large } = await atTwoSizes(async (o) => {
+      // The first read after a write counts the review figures; the next reads reuse them.
+      const first = value(await o.readHead(ACME, true));
+      const read = await rowsRead([() => o.readHead(ACME, true), () => o.readHead(ACME, false)]);
+      return { read, review_items: first.review_items };
+    });
+    expect(small.review_items).toEqual({ tasks: 2, issues: 40 });
+    expect(large.review_items).toEqual({ tasks: 19, issues: 400 });
+    // Read before by every head: every task's outcome and every issue (1,165 rows at 200 tasks for a link's reader).
+    expect(large.read).toEqual(small.read);
+    expect(Math.max(...large.read)).toBeLessThan(10);
+  });
+
+  it("a page of an unsigned workflow's device-signed payloads reads at most a page of events, not every event after the cursor", async () => {
+    const { small, large } = await atTwoSizes(async (o, lastSeq) => {
+      let after = 0;
+      let pages = 0;
+      const read: number[] = [];
+      for (;;) {
+        let next: number | null = null;
+        read.push(
+          ...(await rowsRead([
+            async () => {
+              const page = value(await o.readDeviceSigned(ACME, after, lastSeq));
+              expect(page.parts).toEqual([]);
+              next = page.next;
+            },
+          ])),
+        );
+        pages++;
+        if (next === null) break;
+        after = next;
+      }
+      return { pages, max: Math.max(...read), events: lastSeq };
+    });
+    // Read before: every event after the cursor (one page of 8,000 rows at 200 tasks). Now a span
+    // of EVENTS_PAGE events and what the reader's check reads.
+    expect(large.max).toBeLessThanOrEqual(small.max + 5);
+    expect(large.max).toBeLessThanOrEqual(LIMITS.EVENTS_PAGE + 50);
+    expect(large.pages).toBe(Math.ceil(large.events / LIMITS.EVENTS_PAGE));
+  });
+
+  it("whether a reviewer recorded tasks is read once per instance, then kept (starts and completions add theirs)", async () => {
+    const { small, large } = await atTwoSizes(async (o) => {
+      const asked = [value(await o.recordedWith(ACME, AGENT)), value(await o.recordedWith(ACME, REVIEWER))];
+      const read = await rowsRead([() => o.recordedWith(ACME, AGENT), () => o.recordedWith(ACME, REVIEWER)]);
+      return { asked, read };
+    });
+    expect(small.asked).toEqual([true, false]);
+    expect(large.asked).toEqual([true, false]);
+    // Read before by each ask: every task (200 rows at 200 tasks for a credential that recorded none).
+    expect(large.read).toEqual([0, 0]);
+  });
+
+  it("a credential that records its first task is known at once, and one whose write rolled back is not", async () => {
+    const id = newWorkflowId();
+    const asked = await runInDurableObject(stubFor(id), async (o) => {
+      value(await o.startWorkflow(ACME, id, { name: "Writers" }));
+      const before = value(await o.recordedWith(ACME, REVIEWER));
+      const task = value(await o.startTask(ACME, { workflow_id: id, name: "T", goal: "g" }, AGENT)).task_id;
+      const afterStart = [value(await o.recordedWith(ACME, AGENT)), value(await o.recordedWith(ACME, REVIEWER))];
+      // Refused inside its write (no such parent task): nothing recorded with the reviewer's credential.
+      const refused = await o.startTask(ACME, { workflow_id: id, name: "U", goal: "g", parent_task_id: "tk_nosuchtaskaaaaaaaaaaa" }, REVIEWER);
+      const afterRefused = value(await o.recordedWith(ACME, REVIEWER));
+      value(await o.completeTask(ACME, { task_id: task, status: "success", outcome: { summary: "ok" } }, REVIEWER));
+      return { before, afterStart, refused: refused.ok, afterRefused, afterCompletion: value(await o.recordedWith(ACME, REVIEWER)) };
+    });
+    expect(asked).toEqual({ before: false, afterStart: [true, false], refused: false, afterRefused: false, afterCompletion: true });
+  });
+});
