@@ -40,40 +40,67 @@ async function rowsRead(steps: (() => Promise<unknown>)[]): Promise<number[]> {
  * issue in seven asking for review, a third milestones), every task completed with four files;
  * then `measure` runs on the same instance.
  */
-async function filled<T>(tasks: number, logs: number, measure: (o: WorkflowObject, lastSeq: number) => Promise<T>): Promise<T> {
+async function filled<T>(
+  tasks: number,
+  logs: number,
+  measure: (o: WorkflowObject, lastSeq: number) => Promise<T>,
+  /** Every second task a subtask of the one before. */
+  nested = false,
+): Promise<T> {
   const id = newWorkflowId();
   return runInDurableObject(stubFor(id), async (o, state) => {
     value(await o.startWorkflow(ACME, id, { name: "Sized" }));
     const ids: string[] = [];
     for (let i = 0; i < tasks; i++) {
+      const parent = nested && i % 2 === 1 ? { parent_task_id: ids[i - 1] } : {};
       const task = value(
-        await o.startTask(ACME, { workflow_id: id, name: `T${i}`, goal: "g", snapshot: { type: "git", head: HEAD, dirty: [] } }, AGENT),
+        await o.startTask(
+          ACME,
+          { workflow_id: id, name: `T${i}`, goal: "g", ...parent, snapshot: { type: "git", head: HEAD, dirty: [] } },
+          AGENT,
+        ),
       ).task_id;
       ids.push(task);
       for (let l = 0; l < logs; l++) {
-        if (l % 3 === 0) value(await o.logDecision(ACME, { task_id: task, category: "other", question: `q${l}`, chosen: "c", reasoning: "r" }));
+        if (l % 3 === 0)
+          value(await o.logDecision(ACME, { task_id: task, category: "other", question: `q${l}`, chosen: "c", reasoning: "r" }));
         else if (l % 3 === 1)
-          value(await o.logIssue(ACME, { task_id: task, type: "other", description: `d${l}`, resolution: "r", requires_human_review: l % 7 === 1 }));
+          value(
+            await o.logIssue(ACME, {
+              task_id: task,
+              type: "other",
+              description: `d${l}`,
+              resolution: "r",
+              requires_human_review: l % 7 === 1,
+            }),
+          );
         else value(await o.logMilestone(ACME, { task_id: task, message: `m${l}` }));
       }
-      value(
-        await o.completeTask(
-          ACME,
-          {
-            task_id: task,
-            status: "success",
-            outcome: { summary: "Done.", ...(i % 11 === 0 ? { manual_review_needed: true } : {}) },
-            changes: {
-              type: "git",
-              start_head: HEAD,
-              head: HEAD,
-              committed: [],
-              dirty: [0, 1, 2, 3].map((k) => ({ path: `src/f${i}-${k}.ts`, head: file(`o${i}`), worktree: file(`n${i}`) })),
+      const done = async (task: string, i: number) =>
+        value(
+          await o.completeTask(
+            ACME,
+            {
+              task_id: task,
+              status: "success",
+              outcome: { summary: "Done.", ...(i % 11 === 0 ? { manual_review_needed: true } : {}) },
+              changes: {
+                type: "git",
+                start_head: HEAD,
+                head: HEAD,
+                committed: [],
+                dirty: [0, 1, 2, 3].map((k) => ({ path: `src/f${i}-${k}.ts`, head: file(`o${i}`), worktree: file(`n${i}`) })),
+              },
             },
-          },
-          AGENT,
-        ),
-      );
+            AGENT,
+          ),
+        );
+      // A parent completes after its subtask.
+      if (!nested) await done(task, i);
+      else if (i % 2 === 1) {
+        await done(task, i);
+        await done(ids[i - 1] as string, i - 1);
+      }
     }
     const lastSeq = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
     return measure(o, lastSeq);
@@ -81,13 +108,14 @@ async function filled<T>(tasks: number, logs: number, measure: (o: WorkflowObjec
 }
 
 /** The same measurement on a workflow of 20 tasks and on one of 200 (about 800 and 8,000 events). */
-async function atTwoSizes<T>(measure: (o: WorkflowObject, lastSeq: number) => Promise<T>): Promise<{ small: T; large: T }> {
-  return { small: await filled(20, 38, measure), large: await filled(200, 38, measure) };
+async function atTwoSizes<T>(measure: (o: WorkflowObject, lastSeq: number) => Promise<T>, nested = false): Promise<{ small: T; large: T }> {
+  return { small: await filled(20, 38, measure, nested), large: await filled(200, 38, measure, nested) };
 }
 
 describe("rows read per request, at two sizes of workflow", () => {
   it("the resume (get_workflow, a helper's kept state) reads the newest issues, those asking for review first, not every issue", async () => {
-    const flags = (state: { recent_issues: { requires_human_review: boolean }[] }) => state.recent_issues.map((i) => i.requires_human_review);
+    const flags = (state: { recent_issues: { requires_human_review: boolean }[] }) =>
+      state.recent_issues.map((i) => i.requires_human_review);
     const { small, large } = await atTwoSizes(async (o) => {
       // The first resume of an instance reads the running tasks' ids once (records.openTasks).
       value(await o.resume(ACME, 5, false));
@@ -117,6 +145,18 @@ describe("rows read per request, at two sizes of workflow", () => {
     // Read before by every head: every task's outcome and every issue (1,165 rows at 200 tasks for a link's reader).
     expect(large.read).toEqual(small.read);
     expect(Math.max(...large.read)).toBeLessThan(10);
+  });
+
+  it("a timeline page finds a parent's files its subtasks changed by reading its subtasks' files, not every task's", async () => {
+    const { small, large } = await atTwoSizes(async (o) => {
+      const page = value(await o.readTasks(ACME, null, 10, 20));
+      const [read] = await rowsRead([() => o.readTasks(ACME, null, 10, 20)]);
+      return { read, entries: page.entries.map((e) => [e.depth, e.subtasks]) };
+    }, true);
+    expect(small.entries).toEqual(large.entries);
+    expect(large.entries).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? [0, 1] : [1, 0])));
+    // Read before: every task's file pages for each parent on the page (1,865 rows at 20 tasks, 3,668 at 200; now 1,676 and 1,678).
+    expect(large.read).toBeLessThanOrEqual(small.read + 20);
   });
 
   it("a page of an unsigned workflow's device-signed payloads reads at most a page of events, not every event after the cursor", async () => {
@@ -168,7 +208,11 @@ describe("rows read per request, at two sizes of workflow", () => {
       const task = value(await o.startTask(ACME, { workflow_id: id, name: "T", goal: "g" }, AGENT)).task_id;
       const afterStart = [value(await o.recordedWith(ACME, AGENT)), value(await o.recordedWith(ACME, REVIEWER))];
       // Refused inside its write (no such parent task): nothing recorded with the reviewer's credential.
-      const refused = await o.startTask(ACME, { workflow_id: id, name: "U", goal: "g", parent_task_id: "tk_nosuchtaskaaaaaaaaaaa" }, REVIEWER);
+      const refused = await o.startTask(
+        ACME,
+        { workflow_id: id, name: "U", goal: "g", parent_task_id: "tk_nosuchtaskaaaaaaaaaaa" },
+        REVIEWER,
+      );
       const afterRefused = value(await o.recordedWith(ACME, REVIEWER));
       value(await o.completeTask(ACME, { task_id: task, status: "success", outcome: { summary: "ok" } }, REVIEWER));
       return { before, afterStart, refused: refused.ok, afterRefused, afterCompletion: value(await o.recordedWith(ACME, REVIEWER)) };
