@@ -159,6 +159,31 @@ describe("rows read per request, at two sizes of workflow", () => {
     expect(large.read).toBeLessThanOrEqual(small.read + 20);
   });
 
+  it("an object's start asks whether its event log needs chaining with one row, and chains an unhashed tail as it was", async () => {
+    const { small, large } = await atTwoSizes(async (o) => {
+      const log = (o as unknown as { log: { backfillChain(): void } }).log;
+      const [read] = await rowsRead([async () => log.backfillChain()]);
+      return { read };
+    });
+    // Read before at every start of the object: every event (801 and 8,001 rows).
+    expect(large.read).toBe(small.read);
+    expect(large.read).toBeLessThanOrEqual(1);
+    const id = newWorkflowId();
+    const chained = await runInDurableObject(stubFor(id), async (o, state) => {
+      value(await o.startWorkflow(ACME, id, { name: "Tail" }));
+      const task = value(await o.startTask(ACME, { workflow_id: id, name: "T", goal: "g" })).task_id;
+      for (let n = 0; n < 5; n++) value(await o.logMilestone(ACME, { task_id: task, message: `m${n}` }));
+      const hashes = () => state.storage.sql.exec<{ hash: string | null }>("SELECT hash FROM events ORDER BY seq").toArray();
+      const before = hashes();
+      // As a start interrupted midway through the chaining would leave it: the oldest hashed, the rest not.
+      state.storage.sql.exec("UPDATE events SET hash = NULL WHERE seq > 3");
+      (o as unknown as { log: { backfillChain(): void } }).log.backfillChain();
+      return { before, after: hashes() };
+    });
+    expect(chained.before).toHaveLength(7);
+    expect(chained.after).toEqual(chained.before);
+  });
+
   it("a page of an unsigned workflow's device-signed payloads reads at most a page of events, not every event after the cursor", async () => {
     const { small, large } = await atTwoSizes(async (o, lastSeq) => {
       let after = 0;
