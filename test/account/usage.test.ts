@@ -14,7 +14,11 @@ const summary = (n: number, bytes: number) => ({ ...workflowSummary(workflowId(n
 
 /** What a count over the stored rows gives. */
 const counted = (sql: SqlStorage) =>
-  sql.exec<{ workflows: number; bytes_stored: number }>("SELECT count(*) AS workflows, coalesce(sum(bytes_stored), 0) AS bytes_stored FROM workflows").one();
+  sql
+    .exec<{ workflows: number; bytes_stored: number }>(
+      "SELECT count(*) AS workflows, coalesce(sum(bytes_stored), 0) AS bytes_stored FROM workflows",
+    )
+    .one();
 
 async function rowsRead(step: () => Promise<unknown>): Promise<number> {
   const wasOn = meter.on;
@@ -63,7 +67,19 @@ describe("the account's quota usage", () => {
       const huge = "x".repeat(2_100_000);
       const refused = await o
         .recordWorkflow(name, summary(3, 7000), {
-          documents: [{ id: huge, kind: "decision", workflow_id: workflowId(3), task_id: "tk_x", title: "t", body: "", context: "", text: "t", at: "2026-01-01T00:00:00.000Z" }],
+          documents: [
+            {
+              id: huge,
+              kind: "decision",
+              workflow_id: workflowId(3),
+              task_id: "tk_x",
+              title: "t",
+              body: "",
+              context: "",
+              text: "t",
+              at: "2026-01-01T00:00:00.000Z",
+            },
+          ],
         })
         .then(
           () => "stored",
