@@ -37,6 +37,7 @@ import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
+import { PlanProgress } from "./plan-progress";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
@@ -216,6 +217,8 @@ export class WorkflowRecords {
   readonly commands: TaskCommands;
   /** The device-signed payloads the edge accepted, kept whole for the export. */
   readonly deviceSigned: DeviceSignedRecords;
+  /** Which completed tasks fulfilled each plan step (the resume's), kept once read. */
+  readonly planProgress: PlanProgress;
   /**
    * The ids of the tasks still running, once read (one scan of the tasks per object instance):
    * kept here instead of an index on open tasks (v25 dropped it), whose entry every task's start
@@ -249,6 +252,7 @@ export class WorkflowRecords {
     this.files = new TaskFiles(sql, tables);
     this.commands = new TaskCommands(sql, tables);
     this.deviceSigned = new DeviceSignedRecords(sql, tables);
+    this.planProgress = new PlanProgress(sql);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
@@ -369,6 +373,7 @@ export class WorkflowRecords {
   forgetUncommitted(): void {
     this.openIds = null;
     this.writers = null;
+    this.planProgress.forgetUncommitted();
     this.logCounts.clear();
   }
 
@@ -687,6 +692,7 @@ export class WorkflowRecords {
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId} RETURNING *`;
     if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
+    this.planProgress.completed(row);
     const { newPaths, bytes, written } = this.files.store(taskId, done.files);
     const commandBytes = this.commands.store(taskId, done.commands);
     // The view as every later read gives it, from the row as updated and the files as stored.

@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { meter } from "../../src/meter";
+import { sqlFor } from "../../src/storage/sql";
+import { PlanProgress } from "../../src/workflow/plan-progress";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { file } from "../domain/fixtures";
 import { stubFor, value } from "./rpc";
@@ -17,6 +19,10 @@ const HEAD = "a".repeat(40);
 /** The credential the tasks are recorded with, and one that recorded none. */
 const AGENT = "b:agent";
 const REVIEWER = "b:reviewer";
+const PLAN = [
+  { step: "1", goal: "Parse the input" },
+  { step: "2", goal: "Check the output" },
+];
 
 /** Rows read by each step, in order: the meter on only while the steps run. */
 async function rowsRead(steps: (() => Promise<unknown>)[]): Promise<number[]> {
@@ -50,19 +56,26 @@ async function filled<T>(
   tasks: number,
   logs: number,
   measure: (o: WorkflowObject, lastSeq: number) => Promise<T>,
-  /** Every second task a subtask of the one before. */
-  nested = false,
+  /** `nested`: every second task a subtask of the one before; `plan`: the workflow's plan, which every tenth task names. */
+  options: { nested?: boolean; plan?: boolean } = {},
 ): Promise<T> {
+  const nested = options.nested ?? false;
   const id = newWorkflowId();
   return runInDurableObject(stubFor(id), async (o, state) => {
-    value(await o.startWorkflow(ACME, id, { name: "Sized" }));
+    value(await o.startWorkflow(ACME, id, { name: "Sized", ...(options.plan ? { plan: PLAN } : {}) }));
     const ids: string[] = [];
     for (let i = 0; i < tasks; i++) {
       const parent = nested && i % 2 === 1 ? { parent_task_id: ids[i - 1] } : {};
       const task = value(
         await o.startTask(
           ACME,
-          { workflow_id: id, name: `T${i}`, goal: "g", ...parent, snapshot: { type: "git", head: HEAD, dirty: [] } },
+          {
+            workflow_id: id,
+            name: i % 10 === 0 ? `${(i / 10) % 2 === 0 ? "1" : "2"}. T${i}` : `T${i}`,
+            goal: "g",
+            ...parent,
+            snapshot: { type: "git", head: HEAD, dirty: [] },
+          },
           AGENT,
         ),
       ).task_id;
@@ -114,8 +127,11 @@ async function filled<T>(
 }
 
 /** The same measurement on a workflow of 20 tasks and on one of 200 (about 800 and 8,000 events). */
-async function atTwoSizes<T>(measure: (o: WorkflowObject, lastSeq: number) => Promise<T>, nested = false): Promise<{ small: T; large: T }> {
-  return { small: await filled(20, 38, measure, nested), large: await filled(200, 38, measure, nested) };
+async function atTwoSizes<T>(
+  measure: (o: WorkflowObject, lastSeq: number) => Promise<T>,
+  options: { nested?: boolean; plan?: boolean } = {},
+): Promise<{ small: T; large: T }> {
+  return { small: await filled(20, 38, measure, options), large: await filled(200, 38, measure, options) };
 }
 
 describe("rows read per request, at two sizes of workflow", () => {
@@ -140,6 +156,60 @@ describe("rows read per request, at two sizes of workflow", () => {
     expect(large.read.sixty).toBeLessThan(300);
   });
 
+  it("the resume of a workflow with a plan reads no completed task past those it lists: each step's tasks are kept", async () => {
+    const { small, large } = await atTwoSizes(
+      async (o) => {
+        value(await o.resume(ACME, 5, false));
+        const read = await rowsReadBy(() => o.resume(ACME, 5, false));
+        const progress = value(await o.resume(ACME, 5, false)).plan_progress ?? [];
+        return { read, done: progress.map((step) => step.done_by.length) };
+      },
+      { plan: true },
+    );
+    // Every tenth task names a step, alternately.
+    expect(small.done).toEqual([1, 1]);
+    expect(large.done).toEqual([10, 10]);
+    // Read before: every completed task, two rows each (93 rows at 20 tasks, 454 at 200; now 53 and 54).
+    expect(large.read).toBeLessThanOrEqual(small.read + 5);
+    expect(large.read).toBeLessThan(100);
+  });
+
+  it("a plan's progress, kept, is what matching every completed task gives, through completions, a failed task and a write that rolled back", async () => {
+    const id = newWorkflowId();
+    const seen = await runInDurableObject(stubFor(id), async (o, state) => {
+      value(await o.startWorkflow(ACME, id, { name: "Planned", plan: PLAN }));
+      const progress = async () => value(await o.resume(ACME, 5, false)).plan_progress;
+      const fresh = () => new PlanProgress(sqlFor(state.storage, { kind: "workflow", id })).of(PLAN);
+      const start = async (name: string, goal = "g") => value(await o.startTask(ACME, { workflow_id: id, name, goal })).task_id;
+      const steps: unknown[][] = [];
+      const a = await start("1. parse");
+      const b = await start("other", "Check the output now");
+      // Kept from here on: the first resume reads them.
+      steps.push([await progress(), fresh()]);
+      value(await o.completeTask(ACME, { task_id: b, status: "success", outcome: { summary: "ok" } }));
+      value(await o.completeTask(ACME, { task_id: a, status: "failed", outcome: { summary: "no" } }));
+      const c = await start("Step 1: again");
+      // Refused inside its write (a file list the start snapshot does not explain): nothing kept of it.
+      const refused = await o.completeTask(ACME, {
+        task_id: c,
+        status: "success",
+        outcome: { summary: "ok" },
+        changes: { type: "git", start_head: HEAD, head: HEAD, committed: [], dirty: [] },
+      });
+      steps.push([await progress(), fresh()]);
+      value(await o.completeTask(ACME, { task_id: c, status: "success", outcome: { summary: "ok" } }));
+      steps.push([await progress(), fresh()]);
+      return { steps, refused: refused.ok, ids: { b, c } };
+    });
+    expect(seen.refused).toBe(false);
+    for (const [kept, counted] of seen.steps) expect(kept).toEqual(counted);
+    expect(seen.steps.map(([kept]) => (kept as { done_by: string[] }[]).map((step) => step.done_by))).toEqual([
+      [[], []],
+      [[], [seen.ids.b]],
+      [[seen.ids.c], [seen.ids.b]],
+    ]);
+  });
+
   it("a page's head, read again before the next write, reads no task or issue", async () => {
     const { small, large } = await atTwoSizes(async (o) => {
       // The first read after a write counts the review figures; the next reads reuse them.
@@ -155,11 +225,14 @@ describe("rows read per request, at two sizes of workflow", () => {
   });
 
   it("a timeline page finds a parent's files its subtasks changed by reading its subtasks' files, not every task's", async () => {
-    const { small, large } = await atTwoSizes(async (o) => {
-      const page = value(await o.readTasks(ACME, null, 10, 20));
-      const read = await rowsReadBy(() => o.readTasks(ACME, null, 10, 20));
-      return { read, entries: page.entries.map((e) => [e.depth, e.subtasks]) };
-    }, true);
+    const { small, large } = await atTwoSizes(
+      async (o) => {
+        const page = value(await o.readTasks(ACME, null, 10, 20));
+        const read = await rowsReadBy(() => o.readTasks(ACME, null, 10, 20));
+        return { read, entries: page.entries.map((e) => [e.depth, e.subtasks]) };
+      },
+      { nested: true },
+    );
     expect(small.entries).toEqual(large.entries);
     expect(large.entries).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? [0, 1] : [1, 0])));
     // Read before: every task's file pages for each parent on the page (1,865 rows at 20 tasks, 3,668 at 200; now 1,676 and 1,678).
