@@ -37,6 +37,7 @@ import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
+import { HeadFigures } from "./head-figures";
 import { PlanProgress } from "./plan-progress";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
@@ -219,6 +220,8 @@ export class WorkflowRecords {
   readonly deviceSigned: DeviceSignedRecords;
   /** Which completed tasks fulfilled each plan step (the resume's), kept once read. */
   readonly planProgress: PlanProgress;
+  /** What the head's whole-workflow figures count (every task's review facts, the flagged issues, line totals), kept once read. */
+  readonly figures: HeadFigures;
   /**
    * The ids of the tasks still running, once read (one scan of the tasks per object instance):
    * kept here instead of an index on open tasks (v25 dropped it), whose entry every task's start
@@ -253,6 +256,7 @@ export class WorkflowRecords {
     this.commands = new TaskCommands(sql, tables);
     this.deviceSigned = new DeviceSignedRecords(sql, tables);
     this.planProgress = new PlanProgress(sql);
+    this.figures = new HeadFigures(sql);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
@@ -374,6 +378,7 @@ export class WorkflowRecords {
     this.openIds = null;
     this.writers = null;
     this.planProgress.forgetUncommitted();
+    this.figures.forgetUncommitted();
     this.logCounts.clear();
   }
 
@@ -528,17 +533,6 @@ export class WorkflowRecords {
     return facts;
   }
 
-  /** Every task's id, status, completion and kept review facts, in start order: what the review counts read. */
-  reviewRows(): Pick<TaskRow, "id" | "status" | "completed_at" | "review_facts">[] {
-    return this.sql<Pick<TaskRow, "id" | "status" | "completed_at" | "review_facts">>`
-      SELECT id, status, completed_at, review_facts FROM tasks ORDER BY started_at, id`;
-  }
-
-  /** The ids of the issues that require human review, in creation order. */
-  flaggedIssues(): string[] {
-    return this.sql<{ id: string }>`SELECT id FROM issues WHERE requires_human_review = 1 ORDER BY created_at, id`.map((r) => r.id);
-  }
-
   /** The task an issue was logged on, and whether it requires human review; null for no such issue. */
   issue(id: string): { task_id: string; requires_human_review: boolean } | null {
     const row = this.sql<{
@@ -568,7 +562,9 @@ export class WorkflowRecords {
   /** What completing a task keeps besides its record: its review facts and the credential that completed it. */
   setCompletion(taskId: string, facts: TaskReviewFacts, writer: string | null): void {
     if (writer !== null) this.writers?.add(writer);
-    this.sql`UPDATE tasks SET review_facts = ${JSON.stringify(facts)}, completed_by = ${writer} WHERE id = ${taskId}`;
+    const kept = JSON.stringify(facts);
+    this.figures.factsKept(taskId, kept);
+    this.sql`UPDATE tasks SET review_facts = ${kept}, completed_by = ${writer} WHERE id = ${taskId}`;
   }
 
   /**
@@ -594,6 +590,7 @@ export class WorkflowRecords {
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
     this.openIds?.add(taskId);
+    this.figures.started(taskId);
     if (writer !== null) this.writers?.add(writer);
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
         repository, start_signature)
@@ -637,6 +634,7 @@ export class WorkflowRecords {
       VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})
       RETURNING *`;
     this.logged("issues", taskId);
+    this.figures.issueLogged(id, input.requires_human_review === true);
     return row ? issueView(row) : null;
   }
 
@@ -693,6 +691,7 @@ export class WorkflowRecords {
       WHERE id = ${taskId} RETURNING *`;
     if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
     this.planProgress.completed(row);
+    this.figures.completed(row);
     const { newPaths, bytes, written } = this.files.store(taskId, done.files);
     const commandBytes = this.commands.store(taskId, done.commands);
     // The view as every later read gives it, from the row as updated and the files as stored.

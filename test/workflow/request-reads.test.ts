@@ -4,15 +4,17 @@
  * on a workflow filled through the object's own writes at two sizes, ten times apart.
  */
 import { runInDurableObject } from "cloudflare:test";
+import { reviewCounts } from "@waymark/protocol/review-counts";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import { meter } from "../../src/meter";
 import { sqlFor } from "../../src/storage/sql";
+import { HeadFigures } from "../../src/workflow/head-figures";
 import { PlanProgress } from "../../src/workflow/plan-progress";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { file } from "../domain/fixtures";
-import { stubFor, value } from "./rpc";
+import { readWhole, stubFor, value } from "./rpc";
 
 const ACME = "acme";
 const HEAD = "a".repeat(40);
@@ -208,6 +210,39 @@ describe("rows read per request, at two sizes of workflow", () => {
       [[], [seen.ids.b]],
       [[seen.ids.c], [seen.ids.b]],
     ]);
+  });
+
+  it("a page's head after a write reads no task or issue either: its figures are kept and each write adds to them", async () => {
+    const { small, large } = await atTwoSizes(async (o, _lastSeq) => {
+      value(await o.readHead(ACME, true));
+      const id = value(await o.readHead(ACME, true)).workflow.id;
+      const task = value(await o.startTask(ACME, { workflow_id: id, name: "After", goal: "g" }, AGENT)).task_id;
+      value(await o.logIssue(ACME, { task_id: task, type: "other", description: "d", resolution: "r", requires_human_review: true }));
+      value(
+        await o.completeTask(ACME, { task_id: task, status: "success", outcome: { summary: "ok", manual_review_needed: true } }, AGENT),
+      );
+      const read = await rowsReadBy(() => o.readHead(ACME, true));
+      const head = value(await o.readHead(ACME, true));
+      const whole = value(await readWhole(stubFor(id), ACME));
+      const fresh = new HeadFigures(sqlFor((o as unknown as { ctx: DurableObjectState }).ctx.storage, { kind: "workflow", id }));
+      return {
+        read,
+        head: { review: head.review, review_items: head.review_items, line_totals: head.line_totals },
+        counted: {
+          review: reviewCounts(whole, head.feedback ?? []),
+          review_items: { tasks: fresh.askedTasks(), issues: fresh.flaggedIssues().length },
+          line_totals: fresh.lineTotals(),
+        },
+      };
+    });
+    expect(small.head).toEqual(small.counted);
+    expect(large.head).toEqual(large.counted);
+    expect(large.head.review_items).toEqual({ tasks: 20, issues: 401 });
+    // Read before by the first head after a write: every task's facts, the flagged issues, the flagged tasks, the
+    // top-level tasks' lines (170 rows at 20 tasks, 1,610 at 200 with the flagged issues read through their index;
+    // on main, every issue too). Now 4 and 4.
+    expect(large.read).toBeLessThanOrEqual(small.read + 5);
+    expect(large.read).toBeLessThan(20);
   });
 
   it("a page's head, read again before the next write, reads no task or issue", async () => {
