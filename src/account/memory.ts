@@ -203,9 +203,10 @@ export class MemoryIndex {
    * Earlier decisions and issues most relevant to a new task (BM25 over its name, goal and
    * areas), never the task's own, and ranked ahead when they come from another workflow:
    * the same workflow's recent logs are one get_workflow away already. Only the newest
-   * RELATED_WINDOW documents are ranked (a rowid range FTS5 seeks to), so a start_task costs
-   * the same at 2,000 documents as at the 50,000 the index keeps; get_workflow {query}
-   * searches them all.
+   * RELATED_WINDOW documents are ranked (a rowid range passed to FTS5), so the ranking costs the
+   * same at 2,000 documents as at the 50,000 the index keeps; the rows read do not: FTS5 reports
+   * a row read for every document in the terms' entries, the range notwithstanding (docs/storage.md,
+   * "What a request reads"). get_workflow {query} searches them all.
    */
   related(input: { workflow_id: string; task_id: string; name: string; goal: string; areas: readonly string[] }): RelatedItem[] {
     const match = relatedQuery([input.name, input.goal, ...input.areas]);
