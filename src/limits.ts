@@ -39,7 +39,8 @@ export const LIMITS = {
   SEARCH_TERMS: 32,
   RELATED_ITEMS: 3,
   RELATED_TEXT: 160,
-  // start_task's related-work lookup ranks only the newest documents, so its cost stays the same however large the index grows.
+  // start_task's related-work lookup ranks only the newest documents (its ranking stays the same however large the index grows;
+  // its rows read grow with the documents matching its terms: docs/storage.md, "What a request reads").
   RELATED_WINDOW: 5_000,
   // Webhooks (per account).
   WEBHOOKS: 10,

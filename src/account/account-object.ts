@@ -150,17 +150,23 @@ export class AccountObject extends DurableObject<Env> {
   async recordWorkflow(account: string, summary: WorkflowSummary, push: WorkflowPush = {}): Promise<PushAnswer> {
     let queued = false;
     const holds = push.notifications ? await this.credentialCheck(account) : () => false;
-    const generation = this.ctx.storage.transactionSync(() => {
-      // The paths first: the summary's one row written counts what they added.
-      this.workflows.record(summary, push.paths ? this.paths.record(summary.id, push.paths) : 0);
-      if (push.documents) this.memory.upsert(push.documents);
-      if (push.commits) this.commits.record(summary.id, push.commits);
-      if (push.share) this.workflows.recordShare(summary.id, push.share);
-      if (push.insights) this.rollups.apply(push.insights);
-      if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
-      if (push.device_uses) this.devices.touchUsed(push.device_uses);
-      return this.devices.generation();
-    });
+    let generation: number;
+    try {
+      generation = this.ctx.storage.transactionSync(() => {
+        // The paths first: the summary's one row written counts what they added.
+        this.workflows.record(summary, push.paths ? this.paths.record(summary.id, push.paths) : 0);
+        if (push.documents) this.memory.upsert(push.documents);
+        if (push.commits) this.commits.record(summary.id, push.commits);
+        if (push.share) this.workflows.recordShare(summary.id, push.share);
+        if (push.insights) this.rollups.apply(push.insights);
+        if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
+        if (push.device_uses) this.devices.touchUsed(push.device_uses);
+        return this.devices.generation();
+      });
+    } catch (error) {
+      this.workflows.forgetUsage();
+      throw error;
+    }
     if (queued) await this.scheduleAlarm(Date.now());
     return { device_generation: generation };
   }

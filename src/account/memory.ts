@@ -223,8 +223,9 @@ export class MemoryIndex {
    * Earlier decisions and issues most relevant to a new task (BM25 over its name, goal and
    * areas), never the task's own, and ranked ahead when they come from another workflow:
    * the same workflow's recent logs are one get_workflow away already. Only the newest
-   * RELATED_WINDOW documents are ranked (a rowid range FTS5 seeks to); get_workflow {query}
-   * searches them all.
+   * RELATED_WINDOW documents are ranked (a rowid range passed to FTS5); get_workflow {query}
+   * searches them all. FTS5 reports a row read for every document in the ranked terms' entries,
+   * the range notwithstanding (docs/storage.md, "What a request reads").
    *
    * A term in at least half the documents (`task`, `src` in most accounts) weighs nothing in
    * BM25 (FTS5 clamps its IDF to 1e-6), yet ranking it scored every document of the window that

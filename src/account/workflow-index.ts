@@ -47,6 +47,13 @@ const listLimit = (limit: number) => Math.min(Math.max(limit, 1), 500);
 type Row = Record<string, SqlStorageValue>;
 
 export class WorkflowIndex {
+  /**
+   * The quotas' usage as stored, kept once read: counting it reads every workflow's row (up to
+   * ACCOUNT_WORKFLOWS) and every workflow's start asks for it, so each push moves it by what it
+   * changed instead. Only this object writes its storage; a push that rolls back forgets it (forgetUsage).
+   */
+  private keptUsage: { workflows: number; bytes_stored: number } | null = null;
+
   constructor(private readonly sql: Sql) {}
 
   /**
@@ -54,6 +61,14 @@ export class WorkflowIndex {
    * `pathsAdded` to the paths the path index holds for it: one row written per push.
    */
   record(s: WorkflowSummary, pathsAdded = 0): void {
+    if (this.keptUsage) {
+      // The row's bytes before the push (a row read by key): the kept usage moves by the difference.
+      const before = this.sql<{ bytes: number }>`SELECT bytes_stored AS bytes FROM workflows WHERE id = ${s.id}`[0];
+      this.keptUsage = {
+        workflows: this.keptUsage.workflows + (before ? 0 : 1),
+        bytes_stored: this.keptUsage.bytes_stored + (s.bytes_stored ?? 0) - (before?.bytes ?? 0),
+      };
+    }
     const repo = s.repository ?? null;
     // Most pushes change the counts and the time only: then the row is updated without touching the
     // (name_key, status) index, one row written fewer (each is billed); otherwise the whole upsert.
@@ -95,11 +110,18 @@ export class WorkflowIndex {
     return { workflow_id: s.id, name: s.name, created_at: s.created_at, updated_at: s.updated_at, open_tasks: s.open_tasks };
   }
 
-  /** What the account's quotas count: workflows and the bytes they store. */
+  /** What the account's quotas count: workflows and the bytes they store (counted once per object life, then kept). */
   usage(): { workflows: number; bytes_stored: number } {
+    if (this.keptUsage) return { ...this.keptUsage };
     const row = this.sql<{ workflows: number; bytes: number | null }>`
       SELECT count(*) AS workflows, sum(bytes_stored) AS bytes FROM workflows`[0];
-    return { workflows: row?.workflows ?? 0, bytes_stored: row?.bytes ?? 0 };
+    this.keptUsage = { workflows: row?.workflows ?? 0, bytes_stored: row?.bytes ?? 0 };
+    return { ...this.keptUsage };
+  }
+
+  /** A push rolled back: the kept usage may count what it did not store; the next usage() counts again. */
+  forgetUsage(): void {
+    this.keptUsage = null;
   }
 
   totals(): AccountTotals {

@@ -30,7 +30,7 @@ export interface SignedPart {
 
 export interface SignedPartsPage {
   parts: SignedPart[];
-  /** Pass back for the next page; null: no more parts up to the event asked for. */
+  /** Pass back for the next page (which may hold none: a page reads a bounded span of events); null: no more parts up to the event asked for. */
   next: number | null;
 }
 
@@ -90,15 +90,20 @@ export class DeviceSignedRecords {
    * the order they were kept (by event, then the one on the event's row, then the rows here in
    * the order written), at most READ_PAGE_BYTES of text (one part always). Neither source has an
    * index by event (each would be a row written per payload): the events are read along their
-   * key from the cursor's event, a page of them; the rows here (only payloads over a part, and those
-   * kept before v25) by a scan of their event numbers, their text only for a page of them; rows
-   * read cost a thousandth of rows written.
+   * key from the cursor's event, a page of them, and at most EVENTS_PAGE events (payloads are on a
+   * few of them, none of an unsigned workflow's: without that bound a page would read every event
+   * after the cursor to find none); the rows here (only payloads over a part, and those kept before
+   * v25) by a scan of their event numbers, their text only for a page of them; rows read cost a
+   * thousandth of rows written.
    */
   page(after: number, throughSeq: number): SignedPartsPage {
     const fromSeq = Math.floor(after / PLACES_PER_EVENT);
+    const spanEnd = Math.min(throughSeq, fromSeq + LIMITS.EVENTS_PAGE - 1);
+    // Past the span, the next page starts at the event after it (every part of the span's events taken).
+    const afterSpan = spanEnd < throughSeq ? (spanEnd + 1) * PLACES_PER_EVENT : null;
     const rows = this.tables.has("device_signed");
     // Sizes first, so a page never loads more text than it returns.
-    const sizes = rows ? this.sizesWithRows(after, fromSeq, throughSeq) : this.sizesOnEvents(after, fromSeq, throughSeq);
+    const sizes = rows ? this.sizesWithRows(after, fromSeq, spanEnd) : this.sizesOnEvents(after, fromSeq, spanEnd);
     let units = 0;
     const taken: { seq: number; k: number; place: number }[] = [];
     for (const row of sizes.slice(0, LIMITS.READ_PAGE_ITEMS)) {
@@ -107,7 +112,7 @@ export class DeviceSignedRecords {
       taken.push(row);
     }
     const last = taken.at(-1);
-    if (!last) return { parts: [], next: null };
+    if (!last) return { parts: [], next: afterSpan };
     const onEvents = JSON.stringify(taken.filter((t) => t.k === 0).map((t) => t.seq));
     const inRows = JSON.stringify(taken.filter((t) => t.k !== 0).map((t) => t.k));
     const texts = new Map<string, SignedPart>();
@@ -119,7 +124,7 @@ export class DeviceSignedRecords {
         SELECT seq, rowid AS k, part, text FROM device_signed WHERE rowid IN (SELECT value FROM json_each(${inRows}))`)
         texts.set(`${row.seq}:${row.k}`, { first: row.part === 0, text: row.text });
     const parts = taken.map((t) => texts.get(`${t.seq}:${t.k}`)).filter((part): part is SignedPart => part !== undefined);
-    return { parts, next: taken.length < sizes.length ? last.seq * PLACES_PER_EVENT + last.place : null };
+    return { parts, next: taken.length < sizes.length ? last.seq * PLACES_PER_EVENT + last.place : afterSpan };
   }
 
   /** The places and sizes of the parts on events' rows after `after` (a page and one more). */

@@ -110,12 +110,15 @@ export class EventLog {
   }
 
   /**
-   * Chains events written before the log was hashed, oldest first. Runs once when the object
-   * starts after the migration that added the column; later appends chain as they go.
+   * Chains events written before the log was hashed, oldest first. Asked each time the object
+   * starts; only the first start after the migration that added the column finds any (later
+   * appends chain as they go).
    */
   backfillChain(): void {
-    const pending = this.sql<{ n: number }>`SELECT count(*) AS n FROM events WHERE hash IS NULL`[0]?.n ?? 0;
-    if (pending === 0 || this.workflowId() === "") return;
+    // Every append is hashed and the backfill runs oldest first before any write, so an unhashed
+    // event leaves the last one unhashed: one row read when the object starts, not every event.
+    const last = this.sql<{ hash: string | null }>`SELECT hash FROM events ORDER BY seq DESC LIMIT 1`[0];
+    if (last === undefined || last.hash !== null || this.workflowId() === "") return;
     let previous = genesisHash(this.workflowId());
     for (const row of this.sql<EventRow>`SELECT seq, at, type, task_id, data, hash FROM events ORDER BY seq`) {
       const hash =

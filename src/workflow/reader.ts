@@ -340,58 +340,45 @@ export class WorkflowReader {
     if (rows.length > 0) level.after = rows[rows.length - 1] ?? null;
   }
 
+  /** The tasks and issues flagged for a person's review: kept by the object once read (workflow/head-figures). */
   private reviewItems(): WorkflowHead["review_items"] {
-    const tasks = this.sql<{ n: number }>`SELECT count(*) AS n FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1`[0]?.n;
-    const issues = this.sql<{ n: number }>`SELECT count(*) AS n FROM issues WHERE requires_human_review = 1`[0]?.n;
-    return { tasks: tasks ?? 0, issues: issues ?? 0 };
+    return { tasks: this.records.figures.askedTasks(), issues: this.records.figures.flaggedIssues().length };
   }
-
-  /** The last review counts, and the event they were counted at. */
-  private countedReviews: { seq: number; value: ReviewCounts } | null = null;
 
   /**
    * What needs a reviewer over the whole workflow (@waymark/protocol/review-counts): each task's
    * kept facts (a few hundred bytes each, never its record) and the issues that ask for review,
-   * read against the feedback. Counted once per event: only a write (feedback included) changes it.
+   * both kept by the object once read (workflow/head-figures), against the feedback (at most
+   * FEEDBACK_PER_WORKFLOW). Counted once per event: only a write (feedback included) changes it.
    */
-  private reviewCounts(): ReviewCounts {
-    const seq = this.log.lastSeq();
-    if (this.countedReviews?.seq === seq) return this.countedReviews.value;
+  private readonly reviewCounts = this.perEvent((): ReviewCounts => {
     const tally = new ReviewTally();
-    for (const row of this.records.reviewRows())
+    for (const row of this.records.figures.tasks())
       tally.addTask(
         { id: row.id, status: row.status, completed_at: row.completed_at === null ? null : iso(row.completed_at) },
         this.records.reviewFacts(row),
       );
-    for (const id of this.records.flaggedIssues()) tally.addIssue({ id, requires_human_review: true });
-    const value = tally.counts(this.feedback.list());
-    this.countedReviews = { seq, value };
-    return value;
-  }
-
-  /** The last line totals summed, and the event they were summed at. */
-  private summedLines: { seq: number; value: WorkflowHead["line_totals"] } | null = null;
+    for (const id of this.records.figures.flaggedIssues()) tally.addIssue({ id, requires_human_review: true });
+    return tally.counts(this.feedback.list());
+  });
 
   /**
-   * The whole view's header figure: lines summed over the top-level tasks that measured them.
-   * Summing reads every top-level task's files JSON (megabytes for a wide workflow), and every
-   * page read starts with the head: summed once per event (only a write, which logs one, changes it).
+   * The whole view's header figure: lines summed over the top-level tasks that measured them. Summing
+   * reads every top-level task's files JSON (megabytes for a wide workflow), and every page read starts
+   * with the head: summed once per object instance, each completion adding its own (workflow/head-figures).
    */
   private lineTotals(): WorkflowHead["line_totals"] {
-    const seq = this.log.lastSeq();
-    if (this.summedLines?.seq === seq) return this.summedLines.value;
-    const value = this.sumLines();
-    this.summedLines = { seq, value };
-    return value;
+    return this.records.figures.lineTotals();
   }
 
-  private sumLines(): WorkflowHead["line_totals"] {
-    const row = this.sql<{ n: number; added: number | null; removed: number | null; bin: number | null }>`
-      SELECT count(*) AS n, sum(json_extract(files_changed, '$.line_totals.added')) AS added,
-        sum(json_extract(files_changed, '$.line_totals.removed')) AS removed, sum(json_extract(files_changed, '$.line_totals.binary')) AS bin
-      FROM tasks WHERE parent_id IS NULL AND json_type(files_changed, '$.line_totals') = 'object'`[0];
-    if (!row || row.n === 0) return null;
-    return { added: row.added ?? 0, removed: row.removed ?? 0, binary: row.bin ?? 0 };
+  /** A figure of the whole workflow computed once per event: only a write (which logs one) changes it; kept with the event it was computed at. */
+  private perEvent<T>(compute: () => T): () => T {
+    let kept: { seq: number; value: T } | null = null;
+    return () => {
+      const seq = this.log.lastSeq();
+      if (kept?.seq !== seq) kept = { seq, value: compute() };
+      return kept.value;
+    };
   }
 }
 

@@ -37,6 +37,8 @@ import { WaymarkError } from "../errors";
 import { jsonChunks } from "../storage/chunks";
 import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
+import { HeadFigures } from "./head-figures";
+import { PlanProgress } from "./plan-progress";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
 import type { RunningTotals } from "./totals";
@@ -216,6 +218,10 @@ export class WorkflowRecords {
   readonly commands: TaskCommands;
   /** The device-signed payloads the edge accepted, kept whole for the export. */
   readonly deviceSigned: DeviceSignedRecords;
+  /** Which completed tasks fulfilled each plan step (the resume's), kept once read. */
+  readonly planProgress: PlanProgress;
+  /** What the head's whole-workflow figures count (every task's review facts, the flagged issues, line totals), kept once read. */
+  readonly figures: HeadFigures;
   /**
    * The ids of the tasks still running, once read (one scan of the tasks per object instance):
    * kept here instead of an index on open tasks (v25 dropped it), whose entry every task's start
@@ -230,6 +236,12 @@ export class WorkflowRecords {
    * At most LOG_COUNTS_KEPT, then read again.
    */
   private readonly logCounts = new Map<string, number>();
+  /**
+   * The credentials that started or completed a task, once read (one scan of the tasks per object
+   * instance; a signed-in reviewer's every page read asks, recordedWith): starts and completions
+   * add theirs, a write that rolls back forgets them all.
+   */
+  private writers: Set<string> | null = null;
 
   /**
    * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
@@ -243,6 +255,8 @@ export class WorkflowRecords {
     this.files = new TaskFiles(sql, tables);
     this.commands = new TaskCommands(sql, tables);
     this.deviceSigned = new DeviceSignedRecords(sql, tables);
+    this.planProgress = new PlanProgress(sql);
+    this.figures = new HeadFigures(sql);
   }
 
   insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
@@ -362,6 +376,9 @@ export class WorkflowRecords {
   /** The write that started or completed tasks rolled back: the running tasks are read again. */
   forgetUncommitted(): void {
     this.openIds = null;
+    this.writers = null;
+    this.planProgress.forgetUncommitted();
+    this.figures.forgetUncommitted();
     this.logCounts.clear();
   }
 
@@ -516,17 +533,6 @@ export class WorkflowRecords {
     return facts;
   }
 
-  /** Every task's id, status, completion and kept review facts, in start order: what the review counts read. */
-  reviewRows(): Pick<TaskRow, "id" | "status" | "completed_at" | "review_facts">[] {
-    return this.sql<Pick<TaskRow, "id" | "status" | "completed_at" | "review_facts">>`
-      SELECT id, status, completed_at, review_facts FROM tasks ORDER BY started_at, id`;
-  }
-
-  /** The ids of the issues that require human review, in creation order. */
-  flaggedIssues(): string[] {
-    return this.sql<{ id: string }>`SELECT id FROM issues WHERE requires_human_review = 1 ORDER BY created_at, id`.map((r) => r.id);
-  }
-
   /** The task an issue was logged on, and whether it requires human review; null for no such issue. */
   issue(id: string): { task_id: string; requires_human_review: boolean } | null {
     const row = this.sql<{
@@ -545,12 +551,20 @@ export class WorkflowRecords {
 
   /** Whether any task of the workflow was recorded with this credential. */
   recordedWith(credential: string): boolean {
-    return this.sql`SELECT 1 FROM tasks WHERE started_by = ${credential} OR completed_by = ${credential} LIMIT 1`.length > 0;
+    this.writers ??= new Set(
+      this.sql<{ writer: string }>`
+        SELECT started_by AS writer FROM tasks WHERE started_by IS NOT NULL
+        UNION SELECT completed_by FROM tasks WHERE completed_by IS NOT NULL`.map((row) => row.writer),
+    );
+    return this.writers.has(credential);
   }
 
   /** What completing a task keeps besides its record: its review facts and the credential that completed it. */
   setCompletion(taskId: string, facts: TaskReviewFacts, writer: string | null): void {
-    this.sql`UPDATE tasks SET review_facts = ${JSON.stringify(facts)}, completed_by = ${writer} WHERE id = ${taskId}`;
+    if (writer !== null) this.writers?.add(writer);
+    const kept = JSON.stringify(facts);
+    this.figures.factsKept(taskId, kept);
+    this.sql`UPDATE tasks SET review_facts = ${kept}, completed_by = ${writer} WHERE id = ${taskId}`;
   }
 
   /**
@@ -576,6 +590,8 @@ export class WorkflowRecords {
     const repository =
       snapshot?.type === "git" ? taskRepository(snapshot.repository, snapshot.head, snapshot.dirty, snapshot.dirty_omitted ?? 0) : null;
     this.openIds?.add(taskId);
+    this.figures.started(taskId);
+    if (writer !== null) this.writers?.add(writer);
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
         repository, start_signature)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
@@ -618,6 +634,7 @@ export class WorkflowRecords {
       VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})
       RETURNING *`;
     this.logged("issues", taskId);
+    this.figures.issueLogged(id, input.requires_human_review === true);
     return row ? issueView(row) : null;
   }
 
@@ -673,6 +690,8 @@ export class WorkflowRecords {
       repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
       WHERE id = ${taskId} RETURNING *`;
     if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
+    this.planProgress.completed(row);
+    this.figures.completed(row);
     const { newPaths, bytes, written } = this.files.store(taskId, done.files);
     const commandBytes = this.commands.store(taskId, done.commands);
     // The view as every later read gives it, from the row as updated and the files as stored.

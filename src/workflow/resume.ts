@@ -6,7 +6,7 @@
  * the next steps of the latest completed tasks, and totals. Lists are bounded whatever the
  * workflow's size.
  */
-import { planProgress, type StepProgress } from "../domain/plan";
+import type { StepProgress } from "../domain/plan";
 import type { FeedbackView, WorkflowHeader, WorkflowView } from "../domain/view";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
@@ -40,36 +40,25 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
   const header = records.header();
   const decisions = sql<{ task_id: string; question: string; chosen: string }>`
     SELECT task_id, question, chosen FROM decisions ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
-  const issues = sql<{ task_id: string; type: string; description: string; requires_human_review: number }>`
-    SELECT task_id, type, description, requires_human_review FROM issues ORDER BY requires_human_review DESC, created_at DESC LIMIT ${recent}`;
-  // Plan progress matches every completed task by name and goal; without a plan only the tasks listed
-  // are read (a helper's start_task and complete_task read this after every write: ../mcp/resume-text).
-  // Outcomes (the large column) are read only for the few tasks listed.
-  type Completed = {
-    id: string;
-    parent_id: string | null;
-    name: string;
-    goal: string;
-    status: string;
-    completed_at: number;
-    outcome?: string | null;
-  };
-  // Without a plan the tasks listed are all that is read, their outcomes in the same statement.
-  const completed =
-    header.plan.length === 0
-      ? sql<Completed>`
-    SELECT id, parent_id, name, goal, status, completed_at, outcome FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`
-      : sql<Completed>`
-    SELECT id, parent_id, name, goal, status, completed_at FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC`;
-  const listed = completed.slice(0, LIMITS.RESUME_COMPLETED);
-  const outcomes = new Map(
-    header.plan.length === 0
-      ? listed.map((t) => [t.id, t.outcome ?? null])
-      : sql<{ id: string; outcome: string | null }>`
-      SELECT id, outcome FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`.map(
-          (t) => [t.id, t.outcome],
-        ),
-  );
+  // Those asking for review first, newest first (through their partial index, issues_review), then
+  // the newest others: the second statement skips at most the flagged ones, fewer than `recent` when it runs.
+  type IssueRow = { task_id: string; type: string; description: string; requires_human_review: number };
+  const flagged = sql<IssueRow>`
+    SELECT task_id, type, description, requires_human_review FROM issues WHERE requires_human_review = 1
+    ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
+  const issues =
+    flagged.length >= recent
+      ? flagged
+      : flagged.concat(sql<IssueRow>`
+    SELECT task_id, type, description, requires_human_review FROM issues WHERE requires_human_review = 0
+    ORDER BY created_at DESC, id DESC LIMIT ${recent - flagged.length}`);
+  // The tasks listed, with their outcomes (the large column) in the same statement: plan progress is
+  // kept by the object (workflow/plan-progress), so a resume reads no other completed task (a
+  // helper's start_task and complete_task read this after every write: ../mcp/resume-text).
+  const listed = sql<{ id: string; parent_id: string | null; name: string; status: string; completed_at: number; outcome: string | null }>`
+    SELECT id, parent_id, name, status, completed_at, outcome FROM tasks WHERE status != 'in_progress' AND completed_at IS NOT NULL
+    ORDER BY completed_at DESC, id DESC LIMIT ${LIMITS.RESUME_COMPLETED}`;
+  const outcomes = new Map(listed.map((t) => [t.id, t.outcome]));
   // The next steps come from the latest three outcomes: those listed already hold them unless too few of them have one.
   const listedOutcomes = listed.map((t) => outcomes.get(t.id) ?? null).filter((outcome): outcome is string => outcome !== null);
   const lastDone =
@@ -109,13 +98,7 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
     ...(header.plan.length === 0
       ? {}
       : {
-          plan_progress: planProgress(
-            header.plan,
-            completed
-              .filter((t) => t.status !== "failed")
-              .reverse()
-              .map((t) => ({ task_id: t.id, name: t.name, goal: t.goal })),
-          ),
+          plan_progress: records.planProgress.of(header.plan),
         }),
     recent_decisions: decisions.map((d) => ({ task_id: d.task_id, question: d.question, chosen: d.chosen })),
     recent_issues: issues.map((i) => ({

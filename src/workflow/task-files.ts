@@ -638,7 +638,7 @@ export class TaskFiles {
         SELECT id FROM tasks WHERE parent_id = ${parent.id}
         UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
       )
-      , theirs(path) AS MATERIALIZED (SELECT DISTINCT c.path FROM below JOIN file_changes c ON c.task_id = below.id)
+      , theirs(path) AS MATERIALIZED (SELECT DISTINCT c.path FROM below CROSS JOIN file_changes c ON c.task_id = below.id)
       SELECT own.path FROM file_changes own JOIN theirs ON theirs.path = own.path
       WHERE own.task_id = ${parent.id} AND own.page_first < ${listed} AND own.ord < ${listed}
       ORDER BY own.path`.map((r) => r.path);

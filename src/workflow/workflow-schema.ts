@@ -38,6 +38,8 @@ const ISSUES = `
   requires_human_review INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
+/** The issues that ask for human review, in the table's order: the others have no entry (a partial index). */
+const ISSUES_REVIEW = "CREATE INDEX issues_review ON issues(created_at, id) WHERE requires_human_review = 1";
 const MILESTONES = `
   id TEXT NOT NULL,
   task_id TEXT NOT NULL REFERENCES tasks(id),
@@ -578,6 +580,10 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "ALTER TABLE events ADD COLUMN signed TEXT",
     ],
   },
+  // The issues that ask for human review, in creation order: the resume lists them first, the
+  // head counts them and the review counts read them, each without reading every issue. Only such
+  // an issue gets an entry (a row written per flagged issue; none for the others).
+  { version: 26, statements: [ISSUES_REVIEW] },
 ];
 
 /**
@@ -626,7 +632,7 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 25,
+  version: 26,
   statements: [
     `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (
@@ -663,6 +669,7 @@ export const WORKFLOW_SCHEMA: Migration = {
     "CREATE INDEX decisions_task ON decisions(task_id)",
     `CREATE TABLE issues (${ISSUES}\n) WITHOUT ROWID`,
     "CREATE INDEX issues_task ON issues(task_id)",
+    ISSUES_REVIEW,
     `CREATE TABLE milestones (${MILESTONES}\n) WITHOUT ROWID`,
     "CREATE INDEX milestones_task ON milestones(task_id)",
     `CREATE TABLE events (
