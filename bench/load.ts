@@ -23,7 +23,9 @@
  * --perf (needs linux-perf): the Worker process's CPU time during the run (bench/lib/process-cpu.ts),
  * and the share of it spent inside the account object's methods (perf samples,
  * bench/lib/perf-stacks.ts): the work one account object does for that load, which on Cloudflare
- * runs on the one thread of that object.
+ * runs on the one thread of that object; and that CPU by method, per call of each.
+ * With --seconds, the account pushes the outbox's rules predict from the agents' replies
+ * (bench/lib/push-model.ts) are printed beside the metered ones.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -32,7 +34,7 @@ import { parseArgs } from "node:util";
 import { type AgentConnect, loadAgents, loadWriters } from "../test/support/agents.ts";
 import { type DevServerOptions, startDevServer } from "../test/support/dev-server.ts";
 import { LOAD_SERVER } from "./lib/load-server.ts";
-import { ACCOUNT_OBJECT_STAGES, recordPerf, stageShares } from "./lib/perf-stacks.ts";
+import { ACCOUNT_METHOD_STAGES, recordPerf, stageShares } from "./lib/perf-stacks.ts";
 import { cpuDuring } from "./lib/process-cpu.ts";
 import { teamLoad } from "./lib/team-load.ts";
 import { wireClient } from "./lib/wire-client.ts";
@@ -73,7 +75,7 @@ if (values.seconds !== undefined) {
   const before = load();
   const scratch = mkdtempSync(join(tmpdir(), "waymark-load-perf-"));
   let result: Awaited<ReturnType<typeof teamLoad>>;
-  let accountCpu: { workerCpuMsPerSecond: number; accountShare: number } | null = null;
+  let accountCpu: { workerCpuMsPerSecond: number; accountShare: number; methodShares: Record<string, number> } | null = null;
   let cpuPerCall: Record<string, number> = {};
   try {
     const perf = values.perf ? await recordPerf(port, join(scratch, "load.data"), scratch, 199) : null;
@@ -87,10 +89,14 @@ if (values.seconds !== undefined) {
     await perf?.stop();
     result = run.value;
     if (perf) {
-      const shares = (await stageShares(join(scratch, "load.data"), ACCOUNT_OBJECT_STAGES)).shares;
+      // By method: a sample is the method's whose frame it holds; the account object's share is their sum.
+      const { "other workerd (event loop, I/O, allocation)": _notAccount, ...methodShares } = (
+        await stageShares(join(scratch, "load.data"), ACCOUNT_METHOD_STAGES)
+      ).shares;
       accountCpu = {
         workerCpuMsPerSecond: (run.cpuMs["worker (workerd)"] ?? 0) / result.seconds,
-        accountShare: shares["account object"] ?? 0,
+        accountShare: Object.values(methodShares).reduce((sum, share) => sum + share, 0),
+        methodShares,
       };
       rmSync(`/tmp/perf-${perf.pid}.map`, { force: true });
     }
@@ -127,6 +133,16 @@ if (values.seconds !== undefined) {
         `a call waited on ${ms(t.mean_call_ms)} on average (${methods})`,
     );
   }
+  if (result.account && result.expected_pushes_per_second) {
+    const metered = result.account.methods_per_second.recordWorkflow ?? 0;
+    const { loop, window } = result.expected_pushes_per_second;
+    const perCall = (n: number) => (n / result.calls_per_second).toFixed(2);
+    console.log(
+      `  account pushes: metered ${metered.toFixed(1)}/s (${perCall(metered)} a call); the outbox's rules on the agents' replies ` +
+        `predict ${loop.toFixed(1)}/s (${perCall(loop)}) when a push ending with new events pushes again at once, ` +
+        `${window.toFixed(1)}/s (${perCall(window)}) when the window's alarm takes them`,
+    );
+  }
   if (accountCpu) {
     const accountMs = accountCpu.workerCpuMsPerSecond * accountCpu.accountShare;
     const pushes = result.account?.methods_per_second.recordWorkflow ?? 0;
@@ -135,6 +151,15 @@ if (values.seconds !== undefined) {
         `${(100 * accountCpu.accountShare).toFixed(1)}% (${accountMs.toFixed(1)} ms/s: ${(accountMs / 10).toFixed(1)}% of one thread` +
         `${pushes > 0 ? `; ${(accountMs / (result.account?.requests_per_second ?? 1)).toFixed(2)} ms per account request` : ""})`,
     );
+    // Each method's CPU per call: its samples' share of the process's CPU over its calls from the meter.
+    const perMethod = Object.entries(accountCpu.methodShares)
+      .sort(([, a], [, b]) => b - a)
+      .map(([method, share]) => {
+        const cpuMsPerSecond = accountCpu.workerCpuMsPerSecond * share;
+        const calls = result.account?.methods_per_second[method] ?? 0;
+        return `${method} ${cpuMsPerSecond.toFixed(1)} ms/s${calls > 0 ? ` (${(cpuMsPerSecond / calls).toFixed(2)} ms a call)` : ""}`;
+      });
+    console.log(`  the account object's CPU by method: ${perMethod.join(", ")}`);
   }
   for (const p of [...result.errors, ...result.problems].slice(0, 20)) console.log(`  ${p}`);
   if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...result, account_cpu: accountCpu }, null, 2)}\n`);

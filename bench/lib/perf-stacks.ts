@@ -48,6 +48,9 @@ const ACCOUNT_METHODS = [
 /** The account object's share of the Worker process's samples (what one account object would run on its own thread). */
 export const ACCOUNT_OBJECT_STAGES: StageRule[] = [{ label: "account object", frame: js(...ACCOUNT_METHODS) }];
 
+/** The same samples by method: what each of the account object's calls costs it (bench/load.ts divides by the meter's calls). */
+export const ACCOUNT_METHOD_STAGES: StageRule[] = ACCOUNT_METHODS.map((name) => ({ label: name, frame: js(name) }));
+
 export const TOOL_CALL_STAGES: StageRule[] = [
   { label: "V8 garbage collection", frame: /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|cppgc::|Heap::Collect|GCTracer|MinorMS/ },
   {

@@ -12,6 +12,7 @@ import { type Acked, type AgentConnect, newAcked, pool, timed } from "../../test
 import { connect, type McpTarget } from "../../test/support/mcp-client.ts";
 import { verifyWorkflow } from "../../test/support/readback.ts";
 import { Recorder, type Summary, summarize } from "../../test/support/stats.ts";
+import { expectedPushes, type Reply } from "./push-model.ts";
 
 interface ObjectMeter {
   requests: number;
@@ -47,6 +48,12 @@ export interface TeamLoadResult {
   problems: string[];
   account: ObjectThroughput | null;
   workflow: ObjectThroughput | null;
+  /**
+   * Account pushes per second the outbox's rules predict from the agents' replies (bench/lib/push-model.ts),
+   * a push waiting the metered mean account call: with a push that ends with new events pushing again at
+   * once (`loop`), and with those left to the window's alarm (`window`); null without the meter.
+   */
+  expected_pushes_per_second: { loop: number; window: number } | null;
 }
 
 async function readMeter(target: McpTarget): Promise<MeterReading | null> {
@@ -78,6 +85,7 @@ export async function teamLoad(
   const files = options.filesPerTask ?? 2;
   const recorder = new Recorder();
   const acked: Acked[] = [];
+  const replies: Reply[][] = [];
   const round = Math.random().toString(36).slice(2, 8);
   const meterBefore = await readMeter(target);
   const started = performance.now();
@@ -89,14 +97,22 @@ export async function teamLoad(
     const client = options.connectAgent
       ? await options.connectAgent(target, i)
       : await connect(target, { negotiation: "auto", name: `agent-${i}` });
+    const mine: Reply[] = [];
+    replies.push(mine);
+    // Each call timed as before, and its reply's time kept for the push model.
+    const timedCall = async (tool: string, args: Record<string, unknown>) => {
+      const result = await timed(client, recorder, tool, args);
+      mine.push({ tool, at: performance.now() });
+      return result;
+    };
     try {
-      const wf = await timed(client, recorder, "start_workflow", { name: `Team ${round} agent ${i}`, description: "team load" });
+      const wf = await timedCall("start_workflow", { name: `Team ${round} agent ${i}`, description: "team load" });
       const state = newAcked(String(wf.workflow_id), String(wf.share_url));
       acked.push(state);
       for (let t = 0; performance.now() < deadline; t++) {
         const task = String(
           (
-            await timed(client, recorder, "start_task", {
+            await timedCall("start_task", {
               workflow_id: state.workflowId,
               name: `Task ${t}`,
               goal: "g",
@@ -108,7 +124,7 @@ export async function teamLoad(
         state.decisions.push(
           String(
             (
-              await timed(client, recorder, "log_decision", {
+              await timedCall("log_decision", {
                 task_id: task,
                 category: "trade_off",
                 question: `q${t}`,
@@ -119,22 +135,17 @@ export async function teamLoad(
           ),
         );
         state.issues.push(
-          String(
-            (await timed(client, recorder, "log_issue", { task_id: task, type: "bug_encountered", description: `d${t}`, resolution: "r" }))
-              .id,
-          ),
+          String((await timedCall("log_issue", { task_id: task, type: "bug_encountered", description: `d${t}`, resolution: "r" })).id),
         );
         for (const progress of [30, 70]) {
-          state.milestones.push(
-            String((await timed(client, recorder, "log_milestone", { task_id: task, message: `${progress}%`, progress })).id),
-          );
+          state.milestones.push(String((await timedCall("log_milestone", { task_id: task, message: `${progress}%`, progress })).id));
         }
         const transitions = Array.from({ length: files }, (_, k) => ({
           path: `src/a${i}/t${t}/f${k}.ts`,
           before: null,
           after: { mode: "100644", blob: blob(i * 1_000_000 + t * 100 + k) },
         }));
-        await timed(client, recorder, "complete_task", {
+        await timedCall("complete_task", {
           task_id: task,
           status: "success",
           outcome: { summary: `task ${t}` },
@@ -142,7 +153,7 @@ export async function teamLoad(
         });
         state.completed.set(task, files);
       }
-      await timed(client, recorder, "complete_workflow", { workflow_id: state.workflowId, status: "success", summary: "done" });
+      await timedCall("complete_workflow", { workflow_id: state.workflowId, status: "success", summary: "done" });
       state.workflowCompleted = true;
     } finally {
       await client.close();
@@ -156,6 +167,9 @@ export async function teamLoad(
     r.status === "fulfilled" ? r.value : [String(r.reason)],
   );
   const all = recorder.all();
+  const account = meterBefore && meterAfter ? throughput(meterBefore.objects.account, meterAfter.objects.account, seconds) : null;
+  const predicted = (loop: boolean) =>
+    replies.reduce((sum, line) => sum + expectedPushes(line, account?.mean_call_ms ?? 0, loop), 0) / seconds;
   return {
     agents: options.agents,
     seconds,
@@ -166,7 +180,8 @@ export async function teamLoad(
     errors,
     checked: sample.length,
     problems,
-    account: meterBefore && meterAfter ? throughput(meterBefore.objects.account, meterAfter.objects.account, seconds) : null,
+    account,
     workflow: meterBefore && meterAfter ? throughput(meterBefore.objects.workflow, meterAfter.objects.workflow, seconds) : null,
+    expected_pushes_per_second: account ? { loop: predicted(true), window: predicted(false) } : null,
   };
 }

@@ -68,13 +68,19 @@ const STOPWORDS = new Set(
   "a an and are as at be by for from how in into is it of on or that the this to with without we our use using via new add make".split(" "),
 );
 
-/** The related-work query of a new task: its name, goal and areas, minus filler words. */
-export function relatedQuery(parts: readonly string[]): string | null {
+/** The related-work terms of a new task (FTS5 phrases, as ftsTerms): its name, goal and areas, minus filler words. */
+export function relatedTerms(parts: readonly string[]): string[] {
   const words = parts
     .join(" ")
     .split(/[\s/*,.;:()[\]{}]+/)
     .filter((w) => w.length > 1 && !STOPWORDS.has(w.toLowerCase()));
-  return matchAny(words.join(" "));
+  return ftsTerms(words.join(" "));
+}
+
+/** The related-work query of a new task: any of its terms; null when nothing searchable remains. */
+export function relatedQuery(parts: readonly string[]): string | null {
+  const terms = relatedTerms(parts);
+  return terms.length > 0 ? terms.join(" OR ") : null;
 }
 
 // ── The index (inside the AccountObject) ───────────────────────────────────
@@ -86,6 +92,15 @@ const CONTEXT_WEIGHT = 0.25;
 
 /** Documents cut below MEMORY_DOCUMENTS when the index passes it, so the exact count runs once per this many. */
 const MEMORY_PRUNE_SLACK = 500;
+
+/** A term's document count is counted again once this many documents were added since (it moves by at most that many). */
+const RELATED_RECOUNT_AFTER = 500;
+
+/** At most this many terms' counts are kept in memory (all forgotten at once past it: a recount is one read of a posting list). */
+const RELATED_FREQUENCIES_KEPT = 4096;
+
+/** The fill of related work picks from at most this many documents holding only common terms, newest first. */
+const RELATED_FILL_CANDIDATES = 50;
 
 /** A query's terms (matchAll, matchAny) searched in the documents' text columns only, never in their ids (`ref`). */
 const inText = (match: string) => `{title body context} : (${match})`;
@@ -115,9 +130,14 @@ type StoredDoc = {
   at: string;
 };
 
+type RelatedRow = { rowid: number; kind: string; workflow_id: string; task_id: string | null; text: string; score: number };
+
 type HitRow = { entity_id: string; kind: string; workflow_id: string; task_id: string | null; text: string; at: string; score: number };
 
 export class MemoryIndex {
+  /** Documents per related-work term, and the newest rowid when counted (`frequency`). */
+  private readonly frequencies = new Map<string, { documents: number; newest: number }>();
+
   constructor(private readonly sql: Sql) {}
 
   /**
@@ -203,30 +223,80 @@ export class MemoryIndex {
    * Earlier decisions and issues most relevant to a new task (BM25 over its name, goal and
    * areas), never the task's own, and ranked ahead when they come from another workflow:
    * the same workflow's recent logs are one get_workflow away already. Only the newest
-   * RELATED_WINDOW documents are ranked (a rowid range passed to FTS5), so the ranking costs the
-   * same at 2,000 documents as at the 50,000 the index keeps; the rows read do not: FTS5 reports
-   * a row read for every document in the terms' entries, the range notwithstanding (docs/storage.md,
-   * "What a request reads"). get_workflow {query} searches them all.
+   * RELATED_WINDOW documents are ranked (a rowid range passed to FTS5); get_workflow {query}
+   * searches them all. FTS5 reports a row read for every document in the ranked terms' entries,
+   * the range notwithstanding (docs/storage.md, "What a request reads").
+   *
+   * A term in at least half the documents (`task`, `src` in most accounts) weighs nothing in
+   * BM25 (FTS5 clamps its IDF to 1e-6), yet ranking it scored every document of the window that
+   * holds it and read its whole posting list: 15 ms a start_task at 50,000 documents, 0.45 ms
+   * for rare words (BENCHMARKS.md). So only the other terms are ranked, as BM25 orders them; when
+   * they find fewer than RELATED_ITEMS, documents holding only the common terms fill the rest,
+   * other workflows' first, then newest first, from the newest RELATED_FILL_CANDIDATES of them.
    */
   related(input: { workflow_id: string; task_id: string; name: string; goal: string; areas: readonly string[] }): RelatedItem[] {
-    const match = relatedQuery([input.name, input.goal, ...input.areas]);
-    if (match === null) return [];
-    const newest = this.sql<{ rowid: number }>`SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1`[0]?.rowid;
-    if (newest === undefined) return [];
-    const from = newest - LIMITS.RELATED_WINDOW;
-    const rows = this.sql<HitRow>`
-      SELECT ref AS entity_id, kind, workflow_id, task_id, text, at, bm25(memory_fts, ${TITLE_WEIGHT}, ${BODY_WEIGHT}, ${CONTEXT_WEIGHT}, 0) AS score
-      FROM memory_fts WHERE memory_fts MATCH ${inText(match)} AND rowid > ${from}
+    const terms = relatedTerms([input.name, input.goal, ...input.areas]);
+    if (terms.length === 0) return [];
+    const ends = this.sql<{ newest: number | null; oldest: number | null }>`
+      SELECT (SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1) AS newest,
+        (SELECT rowid FROM memory_fts ORDER BY rowid LIMIT 1) AS oldest`[0];
+    if (ends?.newest == null || ends.oldest == null) return [];
+    const newest = ends.newest;
+    // The rowid span bounds the count from above, so a term counted common here is common to BM25 too.
+    const span = newest - ends.oldest + 1;
+    const common = terms.filter((term) => 2 * this.frequency(term, newest) >= span);
+    const rarer = terms.filter((term) => !common.includes(term));
+    const ranked = rarer.length > 0 ? this.rankRelated(rarer, input, newest) : [];
+    if (ranked.length >= LIMITS.RELATED_ITEMS || common.length === 0) return ranked.map(relatedOf);
+    return [...ranked, ...this.fillRelated(common, input, newest, ranked)].map(relatedOf);
+  }
+
+  /**
+   * How many documents hold `term`, counted over the whole index (what BM25's IDF counts) and kept
+   * in memory until RELATED_RECOUNT_AFTER documents have been added since: a count reads the
+   * term's posting list, which is the cost it saves.
+   */
+  private frequency(term: string, newest: number): number {
+    const key = term.toLowerCase();
+    const kept = this.frequencies.get(key);
+    if (kept && newest - kept.newest < RELATED_RECOUNT_AFTER && newest >= kept.newest) return kept.documents;
+    const documents = this.sql<{ n: number }>`SELECT count(*) AS n FROM memory_fts WHERE memory_fts MATCH ${inText(term)}`[0]?.n ?? 0;
+    if (this.frequencies.size >= RELATED_FREQUENCIES_KEPT) this.frequencies.clear();
+    this.frequencies.set(key, { documents, newest });
+    return documents;
+  }
+
+  private rankRelated(terms: readonly string[], input: { workflow_id: string; task_id: string }, newest: number): RelatedRow[] {
+    return this.sql<RelatedRow>`
+      SELECT rowid, kind, workflow_id, task_id, text, bm25(memory_fts, ${TITLE_WEIGHT}, ${BODY_WEIGHT}, ${CONTEXT_WEIGHT}, 0) AS score
+      FROM memory_fts WHERE memory_fts MATCH ${inText(terms.join(" OR "))} AND rowid > ${newest - LIMITS.RELATED_WINDOW}
         AND kind IN ('decision', 'issue') AND coalesce(task_id, '') != ${input.task_id}
       ORDER BY score * (CASE WHEN workflow_id = ${input.workflow_id} THEN 0.5 ELSE 1.0 END), rowid DESC
       LIMIT ${LIMITS.RELATED_ITEMS}`;
-    return rows.map((r) => ({
-      kind: r.kind as RelatedItem["kind"],
-      task_id: r.task_id,
-      workflow_id: r.workflow_id,
-      text: clip(r.text, LIMITS.RELATED_TEXT),
-    }));
   }
+
+  /** The places the ranked terms left: documents holding only common terms, read newest first (FTS5's own order) and bounded. */
+  private fillRelated(
+    common: readonly string[],
+    input: { workflow_id: string; task_id: string },
+    newest: number,
+    ranked: readonly RelatedRow[],
+  ): RelatedRow[] {
+    const taken = JSON.stringify(ranked.map((r) => r.rowid));
+    return this.sql<RelatedRow>`
+      SELECT rowid, kind, workflow_id, task_id, text, 0 AS score FROM (
+        SELECT rowid, kind, workflow_id, task_id, text FROM memory_fts
+        WHERE memory_fts MATCH ${inText(common.join(" OR "))} AND rowid > ${newest - LIMITS.RELATED_WINDOW}
+          AND kind IN ('decision', 'issue') AND coalesce(task_id, '') != ${input.task_id}
+          AND rowid NOT IN (SELECT value FROM json_each(${taken}))
+        ORDER BY rowid DESC LIMIT ${RELATED_FILL_CANDIDATES})
+      ORDER BY workflow_id = ${input.workflow_id}, rowid DESC
+      LIMIT ${LIMITS.RELATED_ITEMS - ranked.length}`;
+  }
+}
+
+function relatedOf(r: RelatedRow): RelatedItem {
+  return { kind: r.kind as RelatedItem["kind"], task_id: r.task_id, workflow_id: r.workflow_id, text: clip(r.text, LIMITS.RELATED_TEXT) };
 }
 
 function hitOf(r: HitRow): MemoryHit {

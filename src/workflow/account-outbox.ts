@@ -26,7 +26,9 @@
  * push carry some events the index already has.
  *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
- * concurrent flushes share one push loop. Empty parts of a push are left out, so the index does
+ * concurrent flushes share one push loop, which goes on past its first page only for a backlog or
+ * for events a reply waits for: a write committed while a push is under way is the window's, so a
+ * slow index does not turn each write into a push of its own. Empty parts of a push are left out, so the index does
  * no work for them.
  */
 
@@ -93,6 +95,8 @@ export class AccountOutbox {
   private alarmDueBy = 0;
   /** The last seq the index acknowledged that the totals row does not hold yet (0: none). */
   private unsavedAck = 0;
+  /** The last event a reply waits to see pushed (a workflow's start or completion): a push under way goes on until it is in. */
+  private urgentSeq = 0;
 
   constructor(
     private readonly log: EventLog,
@@ -148,6 +152,7 @@ export class AccountOutbox {
    */
   async afterWrite(urgency: PushUrgency, waitUntil: (promise: Promise<void>) => void): Promise<void> {
     if (urgency === "before_reply") {
+      this.urgentSeq = Math.max(this.urgentSeq, this.log.lastSeq());
       await this.flush();
       return;
     }
@@ -203,8 +208,9 @@ export class AccountOutbox {
         if (answer) this.devices.noteGeneration(answer.device_generation);
         if (this.pendingShare === share) this.pendingShare = undefined;
         this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
-        // Events committed while the index answered are pushed by the next loop.
-        more = page.has_more || this.log.lastSeq() > page.next_seq;
+        // Events committed while the index answered wait for the window's alarm their writes set (afterWrite),
+        // unless a reply waits for them: pushing them at once made a push per write whenever the index was slow.
+        more = page.has_more || this.syncedSeq() < this.urgentSeq;
       }
     } catch (error) {
       console.error("account index push failed; retrying from the alarm", error);

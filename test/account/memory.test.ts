@@ -136,6 +136,35 @@ describe("related work ranks only the newest documents", () => {
   });
 });
 
+describe("related work and the words half the documents hold", () => {
+  it("ranks the rarer words; documents holding only common words fill the rest, other workflows' first, newest first", async () => {
+    const stub = account("memory-common");
+    const mine = "wf_memorycommonaaaaaaaaa";
+    // "widget" is in every document, so BM25 gives it no weight: the oldest's title full of it no longer puts it ahead.
+    const documents = [
+      doc("dc_c1", "Widget widget layout", "widget"),
+      { ...doc("dc_c2", "Spacing", "widget"), workflow_id: mine },
+      doc("dc_c3", "Colours", "widget"),
+      doc("dc_c4", "Zeppelin widget codec", "opus"),
+      { ...doc("dc_c5", "Margins", "widget"), workflow_id: mine },
+    ];
+    await stub.recordWorkflow("memory-common", workflowSummary(mine, "Common"), { documents });
+    const task = { workflow_id: mine, task_id: "tk_new", name: "Widget zeppelin", goal: "", areas: [] };
+    expect((await stub.related(task)).map((r) => r.text)).toEqual([
+      "Zeppelin widget codec → opus",
+      "Colours → widget",
+      "Widget widget layout → widget",
+    ]);
+    // The task's own logs stay out of the fill too; with only common words, the fill is all there is.
+    expect((await stub.related({ ...task, name: "Widget", task_id: "tk_x" })).map((r) => r.text)).toEqual([]);
+    expect((await stub.related({ ...task, name: "Widget" })).map((r) => r.text)).toEqual([
+      "Zeppelin widget codec → opus",
+      "Colours → widget",
+      "Widget widget layout → widget",
+    ]);
+  });
+});
+
 describe("the bound on documents", () => {
   it(`keeps at most ${LIMITS.MEMORY_DOCUMENTS} documents, the oldest leaving first, and counts them once per slack`, async () => {
     const stub = account("memory-bound");

@@ -129,6 +129,38 @@ describe("account index pushes", () => {
     expect(results.map((r) => r.text).sort()).toEqual([1, 2, 3].map((n) => `Prompt ${n} ${id}? → yes`));
   });
 
+  it("a write committed while a push is under way waits for the window's alarm; a completion meanwhile is pushed before its reply", async () => {
+    const { id, workflow, account, task } = await setUp();
+    // The account object busy for 600 ms: the next push waits on it.
+    const busy = () =>
+      runInDurableObject(account, (_instance, state) => state.blockConcurrencyWhile(() => new Promise((r) => setTimeout(r, 600))));
+    let blocked = busy();
+    await new Promise((r) => setTimeout(r, 50));
+    const before = await syncState(workflow);
+    value(await decide(workflow, task.task_id, "Pushed at once?"));
+    value(await decide(workflow, task.task_id, "Committed during the push?"));
+    await blocked;
+    const first = await caughtUp(workflow, 1000);
+    // The first push took the first decision only; the second waits for the window, not pushed when the first push ended.
+    await new Promise((r) => setTimeout(r, 300));
+    const waiting = await syncState(workflow);
+    expect(waiting.synced).toBeLessThan(waiting.last);
+    expect(waiting.synced).toBe(first.synced);
+    expect(first.synced).toBe(before.last + 1);
+    expect(waiting.alarm).not.toBeNull();
+    const after = await caughtUp(workflow, ACCOUNT_PUSH_DELAY_MS + 1500);
+    expect(after.synced).toBe(after.last);
+    // Out of the window again: the task's completion is pushed at once and waits on the busy account; the
+    // workflow's completion, committed meanwhile, is in the index when its reply comes.
+    await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+    blocked = busy();
+    await new Promise((r) => setTimeout(r, 50));
+    value(await workflow.completeTask(ACCOUNT, { task_id: task.task_id, status: "success", outcome: { summary: "Done" } }));
+    value(await workflow.completeWorkflow(ACCOUNT, { workflow_id: id, status: "success", summary: "Closed." }));
+    expect((await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.status).toBe("success");
+    await blocked;
+  });
+
   it("a push the window deferred is made by the alarm whenever it runs (after a restart too)", async () => {
     const { id, workflow, account, task } = await setUp();
     value(await decide(workflow, task.task_id, "Opens the window?"));
