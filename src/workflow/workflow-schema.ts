@@ -70,7 +70,6 @@ const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMAR
 const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
 
-/** Tables keyed by their primary key alone since v24 (WITHOUT ROWID): one row written per insert, not two. */
 /** The copy of the account's device keys (migration 21's table, unchanged since; created on first use now). */
 const DEVICE_KEYS = `CREATE TABLE device_keys (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -78,6 +77,15 @@ const DEVICE_KEYS = `CREATE TABLE device_keys (
   devices TEXT NOT NULL,
   fresh_until INTEGER NOT NULL
 )`;
+/** Device-signed payloads in parts (migration 16's table, unchanged since; created on first use now). */
+const DEVICE_SIGNED = `CREATE TABLE device_signed (
+  seq INTEGER NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  part INTEGER NOT NULL,
+  text TEXT NOT NULL
+)`;
+
+/** Tables keyed by their primary key alone since v24 (WITHOUT ROWID): one row written per insert, not two. */
 const SNAPSHOT_ENTRIES = `
   task_id TEXT NOT NULL REFERENCES tasks(id),
   path TEXT NOT NULL,
@@ -425,14 +433,7 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // write that kept it; the JSON export carries them for `waymark verify`.
   {
     version: 16,
-    statements: [
-      `CREATE TABLE device_signed (
-        seq INTEGER NOT NULL,
-        task_id TEXT NOT NULL REFERENCES tasks(id),
-        part INTEGER NOT NULL,
-        text TEXT NOT NULL
-      )`,
-    ],
+    statements: [DEVICE_SIGNED],
   },
   // Who posted each feedback item and where (workflow/feedback.ts); NULL: recorded before.
   { version: 17, statements: FEEDBACK_AUTHOR_STATEMENTS },
@@ -599,14 +600,7 @@ export const WORKFLOW_LAZY_TABLES = {
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
   device_keys: [DEVICE_KEYS],
-  device_signed: [
-    `CREATE TABLE device_signed (
-      seq INTEGER NOT NULL,
-      task_id TEXT NOT NULL REFERENCES tasks(id),
-      part INTEGER NOT NULL,
-      text TEXT NOT NULL
-    )`,
-  ],
+  device_signed: [DEVICE_SIGNED],
   feedback: [
     `CREATE TABLE feedback (
       id TEXT PRIMARY KEY,

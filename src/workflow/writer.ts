@@ -83,20 +83,17 @@ export class Writer {
         if (replayed) return replayed.ok ? ok(withFeedback(replayed.value, Date.now())) : replayed;
         const written: WorkflowEvent[] = [];
         let bytes = 0;
+        /** Appends an event, its bytes counted `copies` times (its row, and a row that keeps the same data). */
+        const append = (copies: 1 | 2, ...[type, taskId, data, signed]: Parameters<WriteScope["emit"]>) => {
+          const appended = this.log.append(scope.now, type, taskId, data, signed);
+          written.push(appended.event);
+          bytes += copies * appended.bytes;
+          return appended.event.seq;
+        };
         const scope: WriteScope = {
           now: Date.now(),
-          emit: (type, taskId, data, signed) => {
-            const appended = this.log.append(scope.now, type, taskId, data, signed);
-            written.push(appended.event);
-            bytes += appended.bytes;
-            return appended.event.seq;
-          },
-          emitWithRow: (type, taskId, data, signed) => {
-            const appended = this.log.append(scope.now, type, taskId, data, signed);
-            written.push(appended.event);
-            bytes += 2 * appended.bytes;
-            return appended.event.seq;
-          },
+          emit: (...args) => append(1, ...args),
+          emitWithRow: (...args) => append(2, ...args),
           countBytes: (n) => {
             bytes += n;
           },
