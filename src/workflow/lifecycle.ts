@@ -9,7 +9,7 @@
  */
 
 import { deviceSignedText } from "@waymark/protocol/device-signature";
-import { isReviewItem, taskReviewFacts } from "@waymark/protocol/review-counts";
+import { isReviewItem } from "@waymark/protocol/review-counts";
 import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
@@ -203,22 +203,25 @@ export class TaskLifecycle {
     const duration = Math.max(0, Math.round((w.now - task.started_at) / 1000));
     const changes = input.changes ?? null;
     const usage = metricsProvenance(input.metrics, trust);
-    const stored = this.records.completeTask(task.id, input, {
-      now: w.now,
-      duration,
-      files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification, attribution.lineRanges),
-      metricsSource: usage?.source ?? null,
-      priceTableDate: usage?.price_table_date ?? null,
-      metricsDevice: usage?.device ?? null,
-      endCommit: endCommit(changes),
-      commands: observedCommands(changes),
-      durability: durabilityReported(changes),
-    });
+    const stored = this.records.completeTask(
+      task,
+      input,
+      {
+        now: w.now,
+        duration,
+        files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification, attribution.lineRanges),
+        metricsSource: usage?.source ?? null,
+        priceTableDate: usage?.price_table_date ?? null,
+        metricsDevice: usage?.device ?? null,
+        endCommit: endCommit(changes),
+        commands: observedCommands(changes),
+        durability: durabilityReported(changes),
+      },
+      writer,
+    );
     w.countBytes(stored.bytes);
-    const view = stored.view;
-    // Its part in the review counts, read once from the view every reader shows, and kept.
-    const facts = taskReviewFacts(view);
-    this.records.setCompletion(task.id, facts, writer);
+    // Its part in the review counts, read once from the view every reader shows, kept with it.
+    const { view, facts } = stored;
     const metrics = input.metrics;
     this.totals.taskCompleted({
       topLevel: task.parent_id === null,

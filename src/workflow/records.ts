@@ -559,14 +559,6 @@ export class WorkflowRecords {
     return this.writers.has(credential);
   }
 
-  /** What completing a task keeps besides its record: its review facts and the credential that completed it. */
-  setCompletion(taskId: string, facts: TaskReviewFacts, writer: string | null): void {
-    if (writer !== null) this.writers?.add(writer);
-    const kept = JSON.stringify(facts);
-    this.figures.factsKept(taskId, kept);
-    this.sql`UPDATE tasks SET review_facts = ${kept}, completed_by = ${writer} WHERE id = ${taskId}`;
-  }
-
   /**
    * Stores a new task and its start snapshot (`writer`: the credential that started it; `start`:
    * the device signature its snapshot carried, when one verified) in one row written; returns the
@@ -648,13 +640,16 @@ export class WorkflowRecords {
 
   /**
    * Completes a task: its outcome, usage and their provenance, the end commit, its files (rows
-   * in chunked statements, the rest of files_changed and verification as small JSON) and the
-   * commands observed (rows). Returns how many paths no earlier task had changed, the bytes
-   * the file and command rows take, and the task's view as stored (its row as the update returned
-   * it, its files as stored: nothing read back).
+   * in chunked statements, the rest of files_changed and verification as small JSON), the
+   * commands observed (rows), its part in the review counts and the credential that completed it
+   * (`writer`). Returns how many paths no earlier task had changed, the bytes the file and command
+   * rows take, the task's view as stored and its review facts. The row is written once: its new
+   * columns are known before the update, so the view (and the facts read from it) is built from
+   * the row as it will be stored and the files and commands as stored, and the facts go into the
+   * same update (a second update of the row after reading the view was a row written more).
    */
   completeTask(
-    taskId: string,
+    task: TaskRow,
     input: Tools.CompleteTaskInput,
     done: {
       now: number;
@@ -669,33 +664,62 @@ export class WorkflowRecords {
       /** Earlier tasks' lines its helper found still present or gone (null: none reported). */
       durability: LineDurability[] | null;
     },
-  ): { newPaths: number; bytes: number; view: TaskView } {
+    writer: string | null = null,
+  ): { newPaths: number; bytes: number; view: TaskView; facts: TaskReviewFacts } {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
-    // One update of the task row for everything the completion knows before its view is read; the row comes back with it.
-    this.openIds?.delete(taskId);
-    for (const table of LOG_KINDS) this.logCounts.delete(logKey(table, taskId));
-    const [row] = this
-      .sql<TaskRow>`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
-      outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
-      files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
-      files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
-      files_unlisted_unexpected = ${done.files.rows.filter((row) => !row.inScope && row.ord >= done.files.listed).length},
-      input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
-      model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null},
-      metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
-      metrics_device = ${done.metricsDevice ? JSON.stringify(done.metricsDevice) : null},
-      durability = ${done.durability ? JSON.stringify(done.durability) : null},
-      commands_observed = ${commands.observed}, commands_omitted = ${commands.omitted}, last_edit_at = ${commands.lastEditAt},
-      repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
-      WHERE id = ${taskId} RETURNING *`;
-    if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
-    this.planProgress.completed(row);
-    this.figures.completed(row);
-    const { newPaths, bytes, written } = this.files.store(taskId, done.files);
-    const commandBytes = this.commands.store(taskId, done.commands);
-    // The view as every later read gives it, from the row as updated and the files as stored.
-    return { newPaths, bytes: bytes + commandBytes, view: this.taskView(row, written) };
+    this.openIds?.delete(task.id);
+    for (const table of LOG_KINDS) this.logCounts.delete(logKey(table, task.id));
+    const { newPaths, bytes, written } = this.files.store(task.id, done.files);
+    const commandBytes = this.commands.store(task.id, done.commands);
+    const completed: TaskRow = {
+      ...task,
+      status: input.status,
+      completed_at: done.now,
+      duration_seconds: done.duration,
+      outcome: JSON.stringify(input.outcome),
+      metadata: input.metadata ? JSON.stringify(input.metadata) : null,
+      files_changed: JSON.stringify(done.files.filesJson),
+      verification: JSON.stringify(done.files.verificationJson),
+      files_count: done.files.rows.length,
+      files_listed: done.files.listed,
+      files_unlisted_unexpected: done.files.rows.filter((row) => !row.inScope && row.ord >= done.files.listed).length,
+      input_tokens: metrics?.input_tokens ?? null,
+      output_tokens: metrics?.output_tokens ?? null,
+      model: metrics?.model ?? null,
+      cost_usd: metrics?.cost_usd ?? null,
+      metrics_source: done.metricsSource as TaskRow["metrics_source"],
+      price_table_date: done.priceTableDate,
+      metrics_device: done.metricsDevice ? JSON.stringify(done.metricsDevice) : null,
+      durability: done.durability ? JSON.stringify(done.durability) : null,
+      commands_observed: commands.observed,
+      commands_omitted: commands.omitted,
+      last_edit_at: commands.lastEditAt,
+      repository:
+        task.repository === null ? null : JSON.stringify({ ...(JSON.parse(task.repository) as object), end_commit: done.endCommit }),
+      completed_by: writer,
+    };
+    // The view as every later read gives it, from the row as it will be stored and the files as stored.
+    const view = this.taskView(completed, written);
+    const facts = taskReviewFacts(view);
+    completed.review_facts = JSON.stringify(facts);
+    this.sql`UPDATE tasks SET status = ${completed.status}, completed_at = ${completed.completed_at},
+      duration_seconds = ${completed.duration_seconds}, outcome = ${completed.outcome}, metadata = ${completed.metadata},
+      files_changed = ${completed.files_changed}, verification = ${completed.verification},
+      files_count = ${completed.files_count}, files_listed = ${completed.files_listed},
+      files_unlisted_unexpected = ${completed.files_unlisted_unexpected},
+      input_tokens = ${completed.input_tokens}, output_tokens = ${completed.output_tokens},
+      model = ${completed.model}, cost_usd = ${completed.cost_usd},
+      metrics_source = ${completed.metrics_source}, price_table_date = ${completed.price_table_date},
+      metrics_device = ${completed.metrics_device}, durability = ${completed.durability},
+      commands_observed = ${completed.commands_observed}, commands_omitted = ${completed.commands_omitted},
+      last_edit_at = ${completed.last_edit_at}, repository = ${completed.repository},
+      review_facts = ${completed.review_facts}, completed_by = ${completed.completed_by}
+      WHERE id = ${task.id}`;
+    if (writer !== null) this.writers?.add(writer);
+    this.planProgress.completed(completed);
+    this.figures.completed(completed);
+    return { newPaths, bytes: bytes + commandBytes, view, facts };
   }
 
   startSignature(task: TaskRow): StartSignature | null {
