@@ -77,7 +77,7 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
       ...(header.repository ? { repository: header.repository } : {}),
     },
     open_tasks: records.openTasks().map((t) => {
-      const milestone = records.lastMilestone(t.id);
+      const milestone = records.lastMilestone(t);
       return {
         task_id: t.id,
         parent_task_id: t.parent_id,

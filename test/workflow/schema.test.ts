@@ -98,9 +98,15 @@ async function readLogs(stub: Stub) {
 function storedRows(sql: SqlStorage) {
   return {
     workflow: sql.exec("SELECT * FROM workflow").toArray(),
-    decisions: sql.exec("SELECT * FROM decisions ORDER BY created_at, id").toArray(),
-    issues: sql.exec("SELECT * FROM issues ORDER BY created_at, id").toArray(),
-    milestones: sql.exec("SELECT * FROM milestones ORDER BY created_at, id").toArray(),
+    decisions: sql
+      .exec(
+        "SELECT id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at FROM decisions ORDER BY created_at, id",
+      )
+      .toArray(),
+    issues: sql
+      .exec("SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM issues ORDER BY created_at, id")
+      .toArray(),
+    milestones: sql.exec("SELECT id, task_id, message, progress, metadata, created_at FROM milestones ORDER BY created_at, id").toArray(),
     files: sql.exec(`SELECT ${FILE_COLUMNS} FROM file_changes ORDER BY task_id, ord`).toArray(),
     snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
     idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
