@@ -359,4 +359,51 @@ describe("rows read per request, at two sizes of workflow", () => {
     });
     expect(asked).toEqual({ before: false, afterStart: [true, false], refused: false, afterRefused: false, afterCompletion: true });
   });
+
+  it("a long-running task's log count, timeline entry and last milestone read its window and its own entries, not every entry since it started", async () => {
+    /** A task open while other tasks log `entries` entries (half decisions, half milestones), then logs one of each itself. */
+    const withLongTask = (entries: number) => {
+      const id = newWorkflowId();
+      return runInDurableObject(stubFor(id), async (o) => {
+        value(await o.startWorkflow(ACME, id, { name: "Long" }));
+        const long = value(await o.startTask(ACME, { workflow_id: id, name: "Orchestrate", goal: "g" })).task_id;
+        value(await o.logMilestone(ACME, { task_id: long, message: "early" }));
+        for (let n = 0; n < entries / 10; n++) {
+          const task = value(await o.startTask(ACME, { workflow_id: id, name: `T${n}`, goal: "g" })).task_id;
+          for (let m = 0; m < 5; m++) {
+            value(await o.logMilestone(ACME, { task_id: task, message: `m${m}` }));
+            value(await o.logDecision(ACME, { task_id: task, category: "other", question: `q${m}`, chosen: "c", reasoning: "r" }));
+          }
+          value(await o.completeTask(ACME, { task_id: task, status: "success", outcome: { summary: "s" } }));
+        }
+        value(await o.logMilestone(ACME, { task_id: long, message: "late" }));
+        // Its first decision reads its count of decisions (then kept).
+        const count = await rowsReadBy(() =>
+          o.logDecision(ACME, { task_id: long, category: "other", question: "q", chosen: "c", reasoning: "r" }),
+        );
+        const page = value(await o.readTasks(ACME, null, 1));
+        const timeline = await rowsReadBy(() => o.readTasks(ACME, null, 1));
+        // The running tasks' ids are read once per instance (a scan of the tasks, then kept): read them first.
+        const state = value(await o.resume(ACME, 5, false));
+        const resume = await rowsReadBy(() => o.resume(ACME, 5, false));
+        return {
+          read: { count, timeline, resume },
+          logs: page.entries.map((e) => [e.task.id === long, e.decisions.length, e.milestones.map((m) => m.message)]),
+          last: state.open_tasks.map((t) => t.last_milestone),
+        };
+      });
+    };
+    // Both past the window (LOG_WINDOW_EVENTS events): 300 and 3,000 entries of other tasks.
+    const small = await withLongTask(300);
+    const large = await withLongTask(3000);
+    expect(large.logs).toEqual([[true, 1, ["early", "late"]]]);
+    expect(small.logs).toEqual(large.logs);
+    expect(large.last).toEqual(["late"]);
+    for (const kind of ["count", "timeline", "resume"] as const) {
+      expect({ kind, read: large.read[kind] }).toEqual({ kind, read: expect.any(Number) });
+      expect(large.read[kind], kind).toBeLessThanOrEqual(small.read[kind] + 10);
+      // The window's rows of a table at most, and a few more.
+      expect(large.read[kind], kind).toBeLessThanOrEqual(LIMITS.LOG_WINDOW_EVENTS + 60);
+    }
+  }, 120_000);
 });

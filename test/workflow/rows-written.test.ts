@@ -7,6 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { taskReviewFacts } from "@waymark/protocol/review-counts";
 import { describe, expect, it } from "vitest";
 import { newWorkflowId } from "../../src/ids";
+import { LIMITS } from "../../src/limits";
 import { meter } from "../../src/meter";
 import { file } from "../domain/fixtures";
 import { readWhole, stubFor, value } from "./rpc";
@@ -86,5 +87,24 @@ describe("rows written by a write", () => {
     const facts = taskReviewFacts(view);
     expect(JSON.parse(stored.review_facts)).toEqual(facts);
     expect(facts).toMatchObject({ asked: true, outside: 1, usage: "claimed" });
+  });
+
+  it("a log entry soon after its task's start is one row besides its event (no task index entry); one past its task's window is two", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    value(await stub.startWorkflow(ACME, id, { name: "Logs" }));
+    const task = value(await stub.startTask(ACME, { workflow_id: id, name: "T", goal: "g" })).task_id;
+    const milestone = (task_id: string, message: string) =>
+      writtenBy(async () => value(await stub.logMilestone(ACME, { task_id, message })));
+    // The first reads its task's count once; the second writes as every later one does.
+    await milestone(task, "first");
+    expect(await milestone(task, "soon")).toEqual({ milestones: 1, events: 1 });
+    // Another task's writes move the log past this task's window.
+    const other = value(await stub.startTask(ACME, { workflow_id: id, name: "Other", goal: "g" })).task_id;
+    for (let n = 0; n < LIMITS.LOG_WINDOW_EVENTS / 2; n++) {
+      value(await stub.logMilestone(ACME, { task_id: other, message: `m${n}` }));
+      value(await stub.logDecision(ACME, { task_id: other, category: "other", question: `q${n}`, chosen: "c", reasoning: "r" }));
+    }
+    expect(await milestone(task, "late")).toEqual({ milestones: 2, events: 1 });
   });
 });
