@@ -81,7 +81,7 @@ const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMAR
 const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
 
-/** The copy of the account's device keys (migration 21's table, unchanged since; created on first use now). */
+/** The copy of the account's device keys (migration 21's table; created on first use by v25; a column of totals since v27). */
 const DEVICE_KEYS = `CREATE TABLE device_keys (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   generation INTEGER NOT NULL,
@@ -600,6 +600,9 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // window from its start to the time of the LOG_WINDOW_EVENTS-th event after it, not through the
   // task index: the index keeps only later entries (a row written fewer per entry). Entries kept
   // before stay in the index (their tasks have no start seq), so nothing moves.
+  // The device keys' copy moves to a column of the totals row, which every workflow has: its table
+  // was two rows of sqlite_schema for each workflow a paired device signs in (created first where
+  // it is missing, as a lazy table may be, so the copy's statement and the drop always run).
   {
     version: 27,
     statements: [
@@ -609,6 +612,11 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
         `DROP INDEX ${table}_task`,
         taskIndex(table),
       ]),
+      "ALTER TABLE totals ADD COLUMN device_keys TEXT",
+      DEVICE_KEYS.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"),
+      `UPDATE totals SET device_keys = (SELECT json_object('generation', generation, 'devices', json(devices), 'fresh_until', fresh_until)
+        FROM device_keys WHERE id = 1)`,
+      "DROP TABLE device_keys",
     ],
   },
 ];
@@ -625,7 +633,6 @@ export const WORKFLOW_LAZY_TABLES = {
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
-  device_keys: [DEVICE_KEYS],
   device_signed: [DEVICE_SIGNED],
   feedback: [
     `CREATE TABLE feedback (
@@ -727,7 +734,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       bytes_stored INTEGER NOT NULL DEFAULT 0,
       synced_seq INTEGER NOT NULL DEFAULT 0,
       updated_at INTEGER,
-      seq INTEGER NOT NULL DEFAULT 0
+      seq INTEGER NOT NULL DEFAULT 0,
+      device_keys TEXT
     )`,
     "INSERT INTO totals (id) VALUES (1)",
     CHANGED_PATH_SETS,
