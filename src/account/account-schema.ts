@@ -401,4 +401,8 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE memory_fts_v19 RENAME TO memory_fts",
     ],
   },
+  // The Insights rollups without week buckets (domain/insight-buckets STORED_KINDS): a week's
+  // trend point is summed from its days, which every account already holds, so the week rows are
+  // read by nothing and go; each completed task then writes two buckets instead of three.
+  { version: 20, statements: ["DELETE FROM insight_buckets WHERE kind = 'week'"] },
 ];
