@@ -76,9 +76,10 @@ export class WorkflowIndex {
    * counts, open tasks, reviews, usage, indexed paths) and only moves the time and the bytes stored
    * by less than SUMMARY_TIME_LAG_MS and SUMMARY_BYTES_LAG since the stored row (a decision, an
    * issue, a milestone): the summary is the most frequent row the account writes. The next push
-   * that changes more, or passes either bound, stores the time and the bytes then.
+   * that changes more, or passes either bound, stores the time and the bytes then. A `share` (the
+   * link state a new workflow's first push carries) is stored with the row.
    */
-  record(s: WorkflowSummary, pathsAdded = 0): void {
+  record(s: WorkflowSummary, pathsAdded = 0, share?: ShareInfo): void {
     const repo = s.repository ?? null;
     const key = resumeKey(s.name, repo?.fingerprint);
     const bytes = s.bytes_stored ?? 0;
@@ -94,7 +95,7 @@ export class WorkflowIndex {
       stored.repository_remote === (repo?.remote ?? null) &&
       stored.repository_branch === (repo?.branch ?? null) &&
       stored.repository_fingerprint === (repo?.fingerprint ?? null);
-    if (sameKeys && pathsAdded === 0 && onlyTimeAndSize(stored, s)) return;
+    if (sameKeys && pathsAdded === 0 && !share && onlyTimeAndSize(stored, s)) return;
     if (this.keptUsage) {
       // The kept usage moves by what the stored row's bytes move.
       this.keptUsage = {
@@ -109,20 +110,26 @@ export class WorkflowIndex {
           reviews_needed = ${s.reviews_needed}, input_tokens = ${s.input_tokens}, output_tokens = ${s.output_tokens}, cost_usd = ${s.cost_usd},
           bytes_stored = ${bytes}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
         WHERE id = ${s.id}`;
+      if (share) this.recordShare(s.id, share);
       return;
     }
+    // A new workflow's first push carries its link: stored with the row (one row written, not two).
+    const link = share ?? { created_at: null, expires_at: null, revoked_at: null };
     this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
         input_tokens, output_tokens, cost_usd, bytes_stored, files_changed, repository_remote, repository_branch, repository_fingerprint,
-        paths_indexed)
+        paths_indexed, share_created_at, share_expires_at, share_revoked_at)
       VALUES (${s.id}, ${s.name}, ${key}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
         ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${bytes}, ${s.files_changed ?? 0},
-        ${repo?.remote ?? null}, ${repo?.branch ?? null}, ${repo?.fingerprint ?? null}, ${pathsAdded})
+        ${repo?.remote ?? null}, ${repo?.branch ?? null}, ${repo?.fingerprint ?? null}, ${pathsAdded},
+        ${link.created_at}, ${link.expires_at}, ${link.revoked_at})
       ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
         updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
         reviews_needed = excluded.reviews_needed, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
         cost_usd = excluded.cost_usd, bytes_stored = excluded.bytes_stored, files_changed = excluded.files_changed,
         repository_remote = excluded.repository_remote, repository_branch = excluded.repository_branch,
         repository_fingerprint = excluded.repository_fingerprint, paths_indexed = paths_indexed + excluded.paths_indexed`;
+    // The link's columns above only take on a new row; a stored one (its name or status changed) gets them here.
+    if (share && stored) this.recordShare(s.id, share);
   }
 
   /** A share link's state; a row is only updated, never created, here. */

@@ -7,6 +7,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { SUMMARY_BYTES_LAG, SUMMARY_TIME_LAG_MS } from "../../src/account/workflow-index";
+import type { ShareInfo } from "../../src/domain/share-status";
 import { meter } from "../../src/meter";
 import { workflowSummary } from "./fixtures";
 
@@ -164,5 +165,37 @@ describe("the account's quota usage", () => {
     ]);
     expect(result.worst).toBeGreaterThan(0);
     expect(result.worst).toBeLessThan(SUMMARY_BYTES_LAG);
+  });
+
+  it("a new workflow's link state rides in its summary's row; a later one is stored whatever else the push changes", async () => {
+    const name = "usage-share";
+    const result = await runInDurableObject(env.ACCOUNT.get(env.ACCOUNT.idFromName(name)), async (o: AccountObject) => {
+      const link: ShareInfo = {
+        status: "active",
+        token: null,
+        created_at: "2026-03-01T10:00:00.000Z",
+        expires_at: "2099-01-01T00:00:00.000Z",
+        revoked_at: null,
+      };
+      const base = summary(8, 1000);
+      const written = [await rows("rows_written", () => o.recordWorkflow(name, base, { share: link }))];
+      const share = async () => (await o.dashboardRows()).find((row) => row.id === base.id)?.share;
+      const created = await share();
+      // Revoked, with nothing else changed (a push the summary alone would skip).
+      const revoked: ShareInfo = { ...link, status: "revoked", revoked_at: "2026-03-01T10:00:05.000Z" };
+      written.push(await rows("rows_written", () => o.recordWorkflow(name, base, { share: revoked })));
+      const afterRevoke = await share();
+      // With a status change (the whole upsert).
+      await o.recordWorkflow(name, { ...base, status: "success" }, { share: link });
+      return { written, created, afterRevoke, last: await share() };
+    });
+    // The row and its resume-key entry: the link costs no row of its own.
+    expect(result.written[0]).toBe(2);
+    expect(result.created).toEqual({
+      status: "active",
+      ...{ created_at: "2026-03-01T10:00:00.000Z", expires_at: "2099-01-01T00:00:00.000Z", revoked_at: null },
+    });
+    expect(result.afterRevoke?.status).toBe("revoked");
+    expect(result.last?.status).toBe("active");
   });
 });
