@@ -472,9 +472,15 @@ export class WorkflowRecords {
       ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: milestoneView(r) }));
   }
 
-  /** A task's latest milestone (its milestones read through workflow/task-logs: its own and at most its window's rows). */
-  lastMilestone(task: LogWindowTask): string | undefined {
-    return this.logs.of<MilestoneRow>("milestones", [task]).at(-1)?.message;
+  /**
+   * Each task's latest milestone, by task id (their milestones read through workflow/task-logs in
+   * one statement: their index entries and their windows merged, so tasks running at once read the
+   * rows their windows share once).
+   */
+  lastMilestones(tasks: readonly LogWindowTask[]): Map<string, string> {
+    const last = new Map<string, string>();
+    for (const row of this.logs.of<MilestoneRow>("milestones", tasks)) last.set(row.task_id, row.message);
+    return last;
   }
 
   /**
