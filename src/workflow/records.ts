@@ -453,9 +453,10 @@ export class WorkflowRecords {
     const id = after?.id ?? "";
     if (kind === "tasks") {
       // No index in start order (v25: a row written per task for this read alone): the page's rows
-      // are picked by sorting the (start, id) of the tasks after the position, then read whole.
-      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE rowid IN (
-          SELECT rowid FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}
+      // are picked by sorting the (start, id) of the tasks after the position (the siblings index
+      // holds both), then read whole by their key.
+      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE id IN (
+          SELECT id FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}
         ) ORDER BY started_at, id`;
       const views = this.taskViews(rows);
       return rows.map((r, index) => ({ at: r.started_at, id: r.id, view: views[index] as TaskView }));

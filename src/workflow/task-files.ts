@@ -381,7 +381,7 @@ export class TaskFiles {
   taskForLine(path: string, line: number | null, made: ReadonlySet<string>): string | null {
     const rows = this.sql<{ task_id: string; line_ranges: string | null }>`
       SELECT f.task_id, f.line_ranges FROM file_changes f JOIN tasks t ON t.id = f.task_id
-      WHERE f.path = ${path} AND t.completed_at IS NOT NULL ORDER BY t.completed_at DESC, t.rowid DESC LIMIT 100`;
+      WHERE f.path = ${path} AND t.completed_at IS NOT NULL ORDER BY t.completed_at DESC, t.started_at DESC, t.id DESC LIMIT 100`;
     if (line !== null) {
       for (const row of rows) {
         if (row.line_ranges === null) continue;

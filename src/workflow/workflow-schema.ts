@@ -49,6 +49,9 @@ const MILESTONES = `
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
 
+/** The log tables: one shape of key, each with its task index. */
+const LOG_TABLES = ["decisions", "issues", "milestones"] as const;
+
 /**
  * Since v27 a log entry is in its task's index (`in_task_index = 1`, a partial index) only when it
  * was written more than LIMITS.LOG_WINDOW_EVENTS events after its task started (or its task started
@@ -77,6 +80,40 @@ const WORKFLOW = `
 /** Buckets of the changed paths' hashes (v24): `n` hashes of 16 characters each in `hashes`. */
 const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMARY KEY, n INTEGER NOT NULL, hashes TEXT NOT NULL)";
 
+/**
+ * The tasks' columns at v27, as every migration added them. Since v28 the table is WITHOUT ROWID,
+ * keyed by id: a task's row is found by its key, with no key index beside it (a row written fewer
+ * per task), and every index entry holds the id instead of a rowid.
+ */
+const TASKS = `
+  id TEXT PRIMARY KEY,
+  parent_id TEXT REFERENCES tasks(id),
+  name TEXT NOT NULL,
+  goal TEXT NOT NULL,
+  areas TEXT NOT NULL DEFAULT '[]',
+  status TEXT NOT NULL DEFAULT 'in_progress',
+  snapshot_type TEXT NOT NULL,
+  snapshot_head TEXT,
+  snapshot_meta TEXT,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  duration_seconds INTEGER,
+  outcome TEXT,
+  metadata TEXT,
+  files_changed TEXT,
+  verification TEXT,
+  input_tokens INTEGER, output_tokens INTEGER, model TEXT, cost_usd REAL,
+  repository TEXT, metrics_source TEXT, price_table_date TEXT,
+  files_count INTEGER, files_listed INTEGER,
+  commands_observed INTEGER, commands_omitted INTEGER, last_edit_at INTEGER,
+  start_signature TEXT, metrics_device TEXT,
+  durability TEXT,
+  review_facts TEXT, started_by TEXT, completed_by TEXT,
+  files_unlisted_unexpected INTEGER,
+  start_seq INTEGER`;
+
+/** A task's children in start order (the timeline pages them; v9); it starts with `parent_id`, so the parent needs no index of its own (v24). */
+const TASKS_SIBLINGS = "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)";
 /** Completed tasks in completion order (overlap candidates, resume) and open tasks in start order (v24). */
 const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
@@ -619,6 +656,35 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "DROP TABLE device_keys",
     ],
   },
+  // A task's row keyed by its id, without a rowid (v28): its start writes the row and its siblings
+  // entry, not a key index entry beside them (a row written fewer per task). The export's task
+  // pages read rows by id after picking them from the siblings index, as they read them by rowid.
+  // Other tables' rows refer to tasks, and foreign keys are enforced (they cannot be turned off
+  // inside the migration's transaction, and a rename would carry the references to the old table):
+  // dropping the table deletes its rows first, which leaves those references without their task
+  // until the rows are inserted again under the same name. So the check waits for the commit
+  // (defer_foreign_keys, off again after it), the rows are copied aside and go back into the new
+  // `tasks`, which settles every reference. Each row deleted and inserted looks its references up
+  // in every table that refers to tasks: the log tables' task indexes are partial (v27), which such
+  // a lookup cannot use, so a full index on each stands in while the migration runs, and the new
+  // table has its indexes before its rows (a task's subtasks are found through tasks_siblings).
+  // Without them it reads every entry and task for every task: 62 million rows, 2.3 s, at 5,000
+  // tasks of one entry each.
+  {
+    version: 28,
+    statements: [
+      "PRAGMA defer_foreign_keys = ON",
+      ...LOG_TABLES.map((table) => `CREATE INDEX ${table}_task_v28 ON ${table}(task_id)`),
+      "CREATE TABLE tasks_v27 AS SELECT * FROM tasks",
+      "DROP TABLE tasks",
+      `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
+      TASKS_DONE,
+      TASKS_SIBLINGS,
+      "INSERT INTO tasks SELECT * FROM tasks_v27",
+      "DROP TABLE tasks_v27",
+      ...LOG_TABLES.map((table) => `DROP INDEX ${table}_task_v28`),
+    ],
+  },
 ];
 
 /**
@@ -659,38 +725,12 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 27,
+  version: 28,
   statements: [
     `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
-    `CREATE TABLE tasks (
-      id TEXT PRIMARY KEY,
-      parent_id TEXT REFERENCES tasks(id),
-      name TEXT NOT NULL,
-      goal TEXT NOT NULL,
-      areas TEXT NOT NULL DEFAULT '[]',
-      status TEXT NOT NULL DEFAULT 'in_progress',
-      snapshot_type TEXT NOT NULL,
-      snapshot_head TEXT,
-      snapshot_meta TEXT,
-      started_at INTEGER NOT NULL,
-      completed_at INTEGER,
-      duration_seconds INTEGER,
-      outcome TEXT,
-      metadata TEXT,
-      files_changed TEXT,
-      verification TEXT,
-      input_tokens INTEGER, output_tokens INTEGER, model TEXT, cost_usd REAL,
-      repository TEXT, metrics_source TEXT, price_table_date TEXT,
-      files_count INTEGER, files_listed INTEGER,
-      commands_observed INTEGER, commands_omitted INTEGER, last_edit_at INTEGER,
-      start_signature TEXT, metrics_device TEXT,
-      durability TEXT,
-      review_facts TEXT, started_by TEXT, completed_by TEXT,
-      files_unlisted_unexpected INTEGER,
-      start_seq INTEGER
-    )`,
+    `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
     TASKS_DONE,
-    "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
+    TASKS_SIBLINGS,
     FILE_PAGES,
     FILE_CHANGES_VIEW,
     `CREATE TABLE decisions (${withTaskIndexMark(DECISIONS)}\n) WITHOUT ROWID`,

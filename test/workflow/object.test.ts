@@ -50,7 +50,7 @@ describe("WorkflowObject storage", () => {
     expect(workflow).toEqual({ id, account: ACME, name: "Auth refactor", plan: JSON.stringify([{ step: "1", goal: "Do it" }]) });
     const tasks = await rows<{ id: string; parent_id: string | null; areas: string }>(
       stub,
-      "SELECT id, parent_id, areas FROM tasks ORDER BY started_at, rowid",
+      "SELECT id, parent_id, areas FROM tasks ORDER BY started_at, parent_id IS NOT NULL",
     );
     expect(tasks).toEqual([
       { id: parent.task_id, parent_id: null, areas: '["auth"]' },
