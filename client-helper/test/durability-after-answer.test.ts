@@ -45,9 +45,9 @@ async function helper(repo: string, cacheHome: string, onAnswer?: (message: unkn
   if (pid === null) throw new Error("no helper process");
   const received = transport.onmessage;
   if (onAnswer && received) {
-    transport.onmessage = (message, extra) => {
+    transport.onmessage = (message) => {
       onAnswer(message, pid);
-      received(message, extra);
+      received(message);
     };
   }
   return { client, pid };
