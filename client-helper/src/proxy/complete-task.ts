@@ -88,6 +88,17 @@ async function completing(session: ProxySession, dir: string, input: Record<stri
   const record = (await session.store.load(taskId, dir)) ?? { task_id: taskId, dir, snapshot: null };
   // The hooks' journal of this repository, where the task was noted at its start.
   const top = gitTop(record.snapshot, record.dir, dir);
+  // What the task did, from git: its git status is started first, and everything below that does
+  // not need its answer runs while it does (the line inputs are handed in once they are being read).
+  let handLines: (lines: Promise<LineInputs>) => void = () => {};
+  const observing = observe(
+    session,
+    record,
+    dir,
+    new Promise<LineInputs>((resolve) => {
+      handLines = resolve;
+    }),
+  );
   const keySaved = ensureIdempotencyKey(session, record, args);
   // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
   const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
@@ -104,13 +115,14 @@ async function completing(session: ProxySession, dir: string, input: Record<stri
   const lines = edits
     .catch(() => undefined)
     .then(() => lineInputs(dir, taskId, session.options.cacheDir, join(session.cache, "line-counts"), top));
+  handLines(lines);
   // Evidence: the shell commands the hooks saw the agent run during the task (never their output),
   // read once the spool is in the journal (agentEdits drains it first; it never rejects).
   const commands = edits.then(() => observedCommands(dir, taskId, session.options.cacheDir, top));
   // Durability: what the helper found of earlier tasks' lines since the last completion here (a file read).
   const repoRoot = record.snapshot?.type === "git" ? record.snapshot.root : null;
   const lasting = repoRoot ? pendingObservations(session.cache, repoRoot).catch(() => []) : Promise.resolve([]);
-  const observed = await observe(session, record, dir, lines);
+  const observed = await observing;
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
   else {
