@@ -126,7 +126,7 @@ async function completing(session: ProxySession, dir: string, input: Record<stri
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
   else {
-    const fromTranscript = await usage;
+    const fromTranscript = (await usage)?.metrics;
     if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
   }
   // Provenance: the helper's identity on what it computed, with the agent's own edits when the hooks
@@ -184,7 +184,8 @@ async function completing(session: ProxySession, dir: string, input: Record<stri
   return {
     result,
     after: async () => {
-      await runFollowUp(session, followUp, [clearLeftovers(observed.leftovers)]);
+      // The usage the request read from the transcript is the done record's: the transcript is not read again.
+      await runFollowUp(session, followUp, [clearLeftovers(observed.leftovers)], (await usage)?.read);
       if (repoRoot) session.afterDurability(repoRoot, sentDurability, ledger);
     },
   };

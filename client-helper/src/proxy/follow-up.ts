@@ -16,6 +16,7 @@ import { noteTaskCompleted } from "../hooks/record.js";
 import { forgetLineEdits } from "../lines/inputs.js";
 import type { TaskStore, WorktreeMark } from "../store.js";
 import { startContentsOf } from "../task-review.js";
+import type { TranscriptUsage } from "../usage/transcript.js";
 
 /** What the follow-up of one completion needs, as kept on disk until it is done. */
 export type FollowUp = {
@@ -87,15 +88,22 @@ export function writeFollowUp(cache: string, followUp: FollowUp): KeptFollowUp {
 
 /**
  * The follow-up of one completion: the working tree's mark and the hooks' journal first (what
- * other processes read), then this process's copies; its file removed once all is done. Never throws.
+ * other processes read), then this process's copies; its file removed once all is done. `read`:
+ * the task's usage as the completion read it from the transcript (read again when undefined).
+ * Never throws.
  */
-export async function runFollowUp(session: ProxySession, followUp: FollowUp, extra: Promise<unknown>[] = []): Promise<void> {
+export async function runFollowUp(
+  session: ProxySession,
+  followUp: FollowUp,
+  extra: Promise<unknown>[] = [],
+  read?: TranscriptUsage | null,
+): Promise<void> {
   const { task_id: taskId, dir, top } = followUp;
   const cacheDir = session.options.cacheDir;
   await Promise.all([
     followUp.root !== undefined && markCompleted(session, followUp.root, followUp),
     // Hooks: the task's edited paths and transcript usage are kept locally; its commands were sent.
-    noteTaskCompleted(dir, taskId, cacheDir, session.log, top),
+    noteTaskCompleted(dir, taskId, cacheDir, session.log, top, read),
     forgetCommands(dir, taskId, cacheDir, top),
   ]);
   const record = await session.store.load(taskId, followUp.record_dir).catch(() => null);
