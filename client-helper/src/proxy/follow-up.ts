@@ -57,6 +57,9 @@ function fileOf(cache: string, taskId: string): string {
   return join(folder(cache), `${createHash("sha256").update(taskId).digest("hex").slice(0, 40)}.json`);
 }
 
+/** The caches whose follow-up folder this process made (or found): not made again for each completion. */
+const made = new Set<string>();
+
 /** A follow-up written beside its final name: `keep` once the edge accepted the task, `drop` otherwise. */
 export type KeptFollowUp = { keep(): void; drop(): void };
 
@@ -69,9 +72,12 @@ export function writeFollowUp(cache: string, followUp: FollowUp): KeptFollowUp {
   const target = fileOf(cache, followUp.task_id);
   const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
   try {
-    mkdirSync(folder(cache), { recursive: true, mode: 0o700 });
+    if (!made.has(cache)) mkdirSync(folder(cache), { recursive: true, mode: 0o700 });
+    made.add(cache);
     writeFileSync(temp, JSON.stringify(followUp), { mode: 0o600 });
   } catch {
+    // Made again next time (its folder may have been removed meanwhile).
+    made.delete(cache);
     // Done after the answer all the same; only a crash in between would leave it undone.
     return { keep() {}, drop() {} };
   }
