@@ -14,7 +14,7 @@ import {
   RECOUNT_REVIEW_ITEMS,
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
-import { FILE_PAGE_COLUMNS } from "./task-files";
+import { FILE_CHANGES_SELECT, FILE_PAGE_COLUMNS } from "./task-files";
 import type { WorkflowLazyTable } from "./workflow-tables";
 
 /** The log tables' columns since v24 (WITHOUT ROWID, keyed in the order they are read). */
@@ -178,10 +178,8 @@ const FILE_PAGES = `CREATE TABLE file_pages (
   files TEXT NOT NULL,
   PRIMARY KEY (task_id, first_ord)
 ) WITHOUT ROWID`;
-/** The files as one row each, as file_changes was a table before v24: every read of a task's files reads them so. */
-const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS SELECT p.task_id, ${FILE_PAGE_COLUMNS.map((column, n) => `f.value ->> ${n} AS ${column}`).join(", ")},
-  p.first_ord AS page_first, p.last_ord AS page_last
-  FROM file_pages p, json_each(p.files) f`;
+/** The files as one row each, as file_changes was a table before v24: a view from v24 to v28 (workflow/task-files FILE_CHANGES since). */
+const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS ${FILE_CHANGES_SELECT}`;
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -685,6 +683,10 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       ...LOG_TABLES.map((table) => `DROP INDEX ${table}_task_v28`),
     ],
   },
+  // The view over the file pages goes: every read names the same select in its FROM
+  // (workflow/task-files FILE_CHANGES), which SQLite reads as it read the view; a view was two
+  // rows of sqlite_schema in every new workflow's schema.
+  { version: 29, statements: ["DROP VIEW file_changes"] },
 ];
 
 /**
@@ -725,14 +727,13 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 28,
+  version: 29,
   statements: [
     `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
     TASKS_DONE,
     TASKS_SIBLINGS,
     FILE_PAGES,
-    FILE_CHANGES_VIEW,
     `CREATE TABLE decisions (${withTaskIndexMark(DECISIONS)}\n) WITHOUT ROWID`,
     taskIndex("decisions"),
     `CREATE TABLE issues (${withTaskIndexMark(ISSUES)}\n) WITHOUT ROWID`,

@@ -10,7 +10,7 @@ import { newWorkflowId } from "../../src/ids";
 import { LazyTables } from "../../src/storage/lazy-tables";
 import { type LazySchema, migrate } from "../../src/storage/migrations";
 import type { FilesPage } from "../../src/workflow/reader";
-import { FILE_LISTS, type FileList } from "../../src/workflow/task-files";
+import { FILE_CHANGES, FILE_LISTS, type FileList } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
 import { ON_PAGE } from "../support/worker";
@@ -96,8 +96,8 @@ async function readLogs(stub: Stub) {
   return { ...kinds, events: value(await stub.events(ACME, 0, 100)).events };
 }
 
-/** The stored rows of the tables the migrations since OLD rebuilt or paged, each read through the columns it had. */
-function storedRows(sql: SqlStorage) {
+/** The stored rows of the tables the migrations since OLD rebuilt or paged, each read through the columns it had (`files`: the files' table at OLD, FILE_CHANGES's select after). */
+function storedRows(sql: SqlStorage, files: string) {
   return {
     workflow: sql.exec("SELECT * FROM workflow").toArray(),
     tasks: sql.exec("SELECT * FROM tasks ORDER BY id").toArray(),
@@ -110,7 +110,7 @@ function storedRows(sql: SqlStorage) {
       .exec("SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM issues ORDER BY created_at, id")
       .toArray(),
     milestones: sql.exec("SELECT id, task_id, message, progress, metadata, created_at FROM milestones ORDER BY created_at, id").toArray(),
-    files: sql.exec(`SELECT ${FILE_COLUMNS} FROM file_changes ORDER BY task_id, ord`).toArray(),
+    files: sql.exec(`SELECT ${FILE_COLUMNS} FROM ${files} ORDER BY task_id, ord`).toArray(),
     snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
     idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
   };
@@ -295,7 +295,7 @@ describe("the workflow object's schema", () => {
         FROM n`,
         child,
       );
-      return storedRows(sql);
+      return storedRows(sql, "file_changes");
     });
     expect(rowsBefore.files).toHaveLength(FILES);
     expect(rowsBefore.milestones).toHaveLength(3);
@@ -305,7 +305,7 @@ describe("the workflow object's schema", () => {
       (instance as unknown as { schema: LazySchema }).schema.open();
       return {
         schema: describeSchema(state.storage.sql),
-        rows: storedRows(state.storage.sql),
+        rows: storedRows(state.storage.sql, FILE_CHANGES.text),
         pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
         deviceKeys: state.storage.sql.exec<{ keys: string }>("SELECT device_keys AS keys FROM totals").one().keys,
         danglingTaskRefs: state.storage.sql.exec("PRAGMA foreign_key_check").toArray(),
