@@ -203,7 +203,14 @@ export async function costAB(context: BenchContext, vars: Record<string, string>
             (thisBuild && isLog) || isFloor ? atMost((s.median - floor.median) / floor.median, OWN_COST_TARGET, "x /health") : undefined,
         });
       }
-      places[side.label] = byPlace(summaries, isFloor ? FLOOR_WRITES : LOGS);
+      const sidePlaces = byPlace(summaries, isFloor ? FLOOR_WRITES : LOGS);
+      places[side.label] = sidePlaces;
+      // Each place's median, averaged over the kinds that took it: what the place alone adds.
+      const atPlace = [0, 1, 2].map((k) => Object.values(sidePlaces).reduce((sum, m) => sum + (m[k] ?? Number.NaN), 0) / 3);
+      context.table.add({
+        measure: `${side.label}: ${isFloor ? "writes" : "log calls"} by place in the turn, @1 right after /health (mean of the kinds' medians)`,
+        value: atPlace.map((m, k) => `@${k + 1} ${ms(m)}`).join(" / "),
+      });
       if (isFloor) {
         const complete = summaries[FLOOR_COMPLETE] as Summary;
         own[FLOOR_COMPLETE] = complete.median;
