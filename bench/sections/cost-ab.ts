@@ -9,11 +9,12 @@
  * A side's turn: its /health, the three log calls, get_workflow, then a task completed with a
  * 100-file change signed by an approved device (started, signed, just before, untimed), as a
  * helper with a paired device sends it; its median is held against log_milestone's. The three log
- * calls take each place in the turn equally often (the order rotates turn by turn): the call right
- * after /health comes after the other side's turn and its own side's last completion, and was
- * 0.1–0.3 ms dearer than the same call later in the turn, whichever kind it was; each kind's
- * median by place is kept in the JSON results. Targets (this build): own cost per log_* ≤ 0.25x
- * the /health median; complete_task with a signed 100-file change ≤ 2x a log_milestone.
+ * calls take each place in the turn equally often (the order rotates turn by turn): with one fixed
+ * order the first of them, always log_decision, came out dearest in every run while the Worker's
+ * CPU per call and the object requests per call were the same for the three kinds
+ * (BENCHMARKS.md, "Own cost per log call against the platform's floor"); each kind's median by
+ * place is kept in the JSON results and their means are a row. Targets (this build): own cost per
+ * log_* ≤ 0.25x the /health median; complete_task with a signed 100-file change ≤ 2x a log_milestone.
  *
  * `--against-floor`: the other side is bench/floor-worker (no Waymark code) in the same turns:
  * its /health, then in the logs' three places (rotating the same way) the least an MCP tool call
