@@ -153,11 +153,10 @@ export class AccountObject extends DurableObject<Env> {
     let generation: number;
     try {
       generation = this.ctx.storage.transactionSync(() => {
-        // The paths first: the summary's one row written counts what they added.
-        this.workflows.record(summary, push.paths ? this.paths.record(summary.id, push.paths) : 0);
+        // The paths first: the summary's one row written counts what they added (and holds the link state the push carries).
+        this.workflows.record(summary, push.paths ? this.paths.record(summary.id, push.paths) : 0, push.share);
         if (push.documents) this.memory.upsert(push.documents);
         if (push.commits) this.commits.record(summary.id, push.commits);
-        if (push.share) this.workflows.recordShare(summary.id, push.share);
         if (push.insights) this.rollups.apply(push.insights);
         if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
         if (push.device_uses) this.devices.touchUsed(push.device_uses);

@@ -401,4 +401,26 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "ALTER TABLE memory_fts_v19 RENAME TO memory_fts",
     ],
   },
+  {
+    version: 20,
+    statements: [
+      // The Insights rollups without week buckets (domain/insight-buckets STORED_KINDS): a week's
+      // trend point is summed from its days, which every account already holds, so the week rows are
+      // read by nothing and go; each completed task then writes two buckets instead of three.
+      "DELETE FROM insight_buckets WHERE kind = 'week'",
+      // The workflows' summaries keyed by their id alone, without a rowid beside it: a new workflow's
+      // row is two rows written (the row, its resume-key entry) instead of three. Columns in the order
+      // v1 to v18 gave them: the rows are copied as they are.
+      ...rebuildWithoutRowid(
+        "workflows",
+        `id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        open_tasks INTEGER NOT NULL, tasks INTEGER NOT NULL, reviews_needed INTEGER NOT NULL, share_created_at TEXT,
+        share_expires_at TEXT, share_revoked_at TEXT, name_key TEXT, input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0, cost_usd REAL NOT NULL DEFAULT 0, bytes_stored INTEGER NOT NULL DEFAULT 0,
+        files_changed INTEGER NOT NULL DEFAULT 0, repository_remote TEXT, repository_branch TEXT, repository_fingerprint TEXT,
+        paths_indexed INTEGER NOT NULL DEFAULT 0`,
+      ),
+      "CREATE INDEX workflows_name_key ON workflows(name_key, status)",
+    ],
+  },
 ];

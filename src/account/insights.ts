@@ -4,14 +4,14 @@
  * objects push each completed top-level task's facts, people's verdicts and later observations of
  * its lines (domain/insight-facts, through the account outbox, off the tool's reply path), and
  * each task's contribution (domain/insight-measures) is kept in its row and added to one vector of
- * sums per day, week and month (domain/insight-buckets) and agent × model × repository group. Anything that changes a task's contribution
+ * sums per day and month (domain/insight-buckets) and agent × model × repository group. Anything that changes a task's contribution
  * (a verdict, an observation, a replayed push) takes the old one out of its bucket and puts the new
  * one in, so replays change nothing and no read ever looks at the tasks: a period's figures are
  * the sums of the fewest stored buckets that tile it (about 44 rows per group for two years),
  * whatever the number of tasks.
  */
 
-import { type BucketRange, bucketStart, dayNumber, dayOf, ROLLUP_KINDS, type RollupKind } from "../domain/insight-buckets";
+import { type BucketRange, bucketStart, dayNumber, dayOf, STORED_KINDS, type StoredKind } from "../domain/insight-buckets";
 import type { InsightDurabilityFact, InsightFacts, InsightTaskFact, InsightVerdictFact } from "../domain/insight-facts";
 import {
   addSums,
@@ -208,11 +208,11 @@ export class InsightRollups {
     return { latest: seen(rows.at(-1)), at_days: seen(rows.find((row) => row.at >= due)) };
   }
 
-  /** Adds `sums` × `sign` to the day, week and month buckets of the task's day and group. */
+  /** Adds `sums` × `sign` to the day and month buckets of the task's day and group: two rows written. */
   private addToBucket(key: Key, sums: Sums, sign: number): void {
     if (sums.every((value) => value === 0)) return;
     const day = dayNumber(key.day);
-    for (const kind of ROLLUP_KINDS) {
+    for (const kind of STORED_KINDS) {
       const start = dayOf(bucketStart(day, kind));
       const row = this.sql<{ sums: string }>`SELECT sums FROM insight_buckets WHERE kind = ${kind} AND start = ${start}
         AND agent = ${key.agent} AND model = ${key.model} AND repository = ${key.repository}`[0];
@@ -227,7 +227,7 @@ export class InsightRollups {
   private rebuild(): void {
     this.sql`DELETE FROM insight_buckets`;
     const tasks = this.sql<TaskRow>`SELECT task_id, day, agent, model, repository, completed_at, fact, contribution FROM insight_tasks`;
-    const buckets = new Map<string, { kind: RollupKind; start: string; key: Key; sums: Sums }>();
+    const buckets = new Map<string, { kind: StoredKind; start: string; key: Key; sums: Sums }>();
     for (const task of tasks) {
       const fact = JSON.parse(task.fact) as InsightTaskFact;
       const sums = contribution(
@@ -236,7 +236,7 @@ export class InsightRollups {
         this.durabilityState(task.task_id, task.completed_at),
       );
       this.sql`UPDATE insight_tasks SET contribution = ${JSON.stringify(sums)} WHERE task_id = ${task.task_id}`;
-      for (const kind of ROLLUP_KINDS) {
+      for (const kind of STORED_KINDS) {
         const start = dayOf(bucketStart(dayNumber(task.day), kind));
         const id = [kind, start, task.agent, task.model, task.repository].join("\u0000");
         const bucket = buckets.get(id) ?? { kind, start, key: task, sums: zeroSums() };

@@ -46,6 +46,19 @@ const listLimit = (limit: number) => Math.min(Math.max(limit, 1), 500);
 
 type Row = Record<string, SqlStorageValue>;
 
+/**
+ * How long the stored summary's "updated" time may stay behind the workflow's last write when
+ * nothing else it shows changed (the dashboard's time and its order by it lag by this much at most).
+ */
+export const SUMMARY_TIME_LAG_MS = 60_000;
+
+/**
+ * How far the stored summary's bytes may stay from the workflow's own count when nothing else it
+ * shows changed: the account's byte quota (read at start_workflow) counts each open workflow at
+ * most this much short (test/account/usage.test.ts).
+ */
+export const SUMMARY_BYTES_LAG = 64 * 1024;
+
 export class WorkflowIndex {
   /**
    * The quotas' usage as stored, kept once read: counting it reads every workflow's row (up to
@@ -58,41 +71,65 @@ export class WorkflowIndex {
 
   /**
    * Inserts or replaces a workflow's summary (pushes are replayed: the latest one wins), adding
-   * `pathsAdded` to the paths the path index holds for it: one row written per push.
+   * `pathsAdded` to the paths the path index holds for it: at most one row written per push, and
+   * none when the push changes nothing a person sees or a rule reads (name, status, repository,
+   * counts, open tasks, reviews, usage, indexed paths) and only moves the time and the bytes stored
+   * by less than SUMMARY_TIME_LAG_MS and SUMMARY_BYTES_LAG since the stored row (a decision, an
+   * issue, a milestone): the summary is the most frequent row the account writes. The next push
+   * that changes more, or passes either bound, stores the time and the bytes then. A `share` (the
+   * link state a new workflow's first push carries) is stored with the row.
    */
-  record(s: WorkflowSummary, pathsAdded = 0): void {
+  record(s: WorkflowSummary, pathsAdded = 0, share?: ShareInfo): void {
+    const repo = s.repository ?? null;
+    const key = resumeKey(s.name, repo?.fingerprint);
+    const bytes = s.bytes_stored ?? 0;
+    // One row read by key (a thousandth of a row written): what decides whether anything is written.
+    const stored = this.sql<Row>`SELECT name, name_key, status, updated_at, open_tasks, tasks, reviews_needed, input_tokens,
+        output_tokens, cost_usd, bytes_stored, files_changed, repository_remote, repository_branch, repository_fingerprint
+      FROM workflows WHERE id = ${s.id}`[0];
+    const sameKeys =
+      stored !== undefined &&
+      stored.name === s.name &&
+      stored.name_key === key &&
+      stored.status === s.status &&
+      stored.repository_remote === (repo?.remote ?? null) &&
+      stored.repository_branch === (repo?.branch ?? null) &&
+      stored.repository_fingerprint === (repo?.fingerprint ?? null);
+    if (sameKeys && pathsAdded === 0 && !share && onlyTimeAndSize(stored, s)) return;
     if (this.keptUsage) {
-      // The row's bytes before the push (a row read by key): the kept usage moves by the difference.
-      const before = this.sql<{ bytes: number }>`SELECT bytes_stored AS bytes FROM workflows WHERE id = ${s.id}`[0];
+      // The kept usage moves by what the stored row's bytes move.
       this.keptUsage = {
-        workflows: this.keptUsage.workflows + (before ? 0 : 1),
-        bytes_stored: this.keptUsage.bytes_stored + (s.bytes_stored ?? 0) - (before?.bytes ?? 0),
+        workflows: this.keptUsage.workflows + (stored ? 0 : 1),
+        bytes_stored: this.keptUsage.bytes_stored + bytes - Number(stored?.bytes_stored ?? 0),
       };
     }
-    const repo = s.repository ?? null;
-    // Most pushes change the counts and the time only: then the row is updated without touching the
-    // (name_key, status) index, one row written fewer (each is billed); otherwise the whole upsert.
-    const key = resumeKey(s.name, repo?.fingerprint);
-    const counted = this.sql`UPDATE workflows SET updated_at = ${s.updated_at}, open_tasks = ${s.open_tasks}, tasks = ${s.tasks},
-        reviews_needed = ${s.reviews_needed}, input_tokens = ${s.input_tokens}, output_tokens = ${s.output_tokens}, cost_usd = ${s.cost_usd},
-        bytes_stored = ${s.bytes_stored ?? 0}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
-      WHERE id = ${s.id} AND name = ${s.name} AND name_key = ${key} AND status = ${s.status}
-        AND repository_remote IS ${repo?.remote ?? null} AND repository_branch IS ${repo?.branch ?? null}
-        AND repository_fingerprint IS ${repo?.fingerprint ?? null}
-      RETURNING id`;
-    if (counted.length > 0) return;
+    if (sameKeys) {
+      // Most pushes change the counts and the time only: then the row is updated without touching the
+      // (name_key, status) index, one row written fewer (each is billed); otherwise the whole upsert.
+      this.sql`UPDATE workflows SET updated_at = ${s.updated_at}, open_tasks = ${s.open_tasks}, tasks = ${s.tasks},
+          reviews_needed = ${s.reviews_needed}, input_tokens = ${s.input_tokens}, output_tokens = ${s.output_tokens}, cost_usd = ${s.cost_usd},
+          bytes_stored = ${bytes}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
+        WHERE id = ${s.id}`;
+      if (share) this.recordShare(s.id, share);
+      return;
+    }
+    // A new workflow's first push carries its link: stored with the row (one row written, not two).
+    const link = share ?? { created_at: null, expires_at: null, revoked_at: null };
     this.sql`INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed,
         input_tokens, output_tokens, cost_usd, bytes_stored, files_changed, repository_remote, repository_branch, repository_fingerprint,
-        paths_indexed)
+        paths_indexed, share_created_at, share_expires_at, share_revoked_at)
       VALUES (${s.id}, ${s.name}, ${key}, ${s.status}, ${s.created_at}, ${s.updated_at}, ${s.open_tasks}, ${s.tasks},
-        ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${s.bytes_stored ?? 0}, ${s.files_changed ?? 0},
-        ${repo?.remote ?? null}, ${repo?.branch ?? null}, ${repo?.fingerprint ?? null}, ${pathsAdded})
+        ${s.reviews_needed}, ${s.input_tokens}, ${s.output_tokens}, ${s.cost_usd}, ${bytes}, ${s.files_changed ?? 0},
+        ${repo?.remote ?? null}, ${repo?.branch ?? null}, ${repo?.fingerprint ?? null}, ${pathsAdded},
+        ${link.created_at}, ${link.expires_at}, ${link.revoked_at})
       ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, status = excluded.status,
         updated_at = excluded.updated_at, open_tasks = excluded.open_tasks, tasks = excluded.tasks,
         reviews_needed = excluded.reviews_needed, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
         cost_usd = excluded.cost_usd, bytes_stored = excluded.bytes_stored, files_changed = excluded.files_changed,
         repository_remote = excluded.repository_remote, repository_branch = excluded.repository_branch,
         repository_fingerprint = excluded.repository_fingerprint, paths_indexed = paths_indexed + excluded.paths_indexed`;
+    // The link's columns above only take on a new row; a stored one (its name or status changed) gets them here.
+    if (share && stored) this.recordShare(s.id, share);
   }
 
   /** A share link's state; a row is only updated, never created, here. */
@@ -223,4 +260,23 @@ function repositoryOf(r: Row): WorkflowRepository | null {
   const text = (value: SqlStorageValue | undefined) => (typeof value === "string" ? value : null);
   const fingerprint = text(r.repository_fingerprint);
   return fingerprint === null ? null : { fingerprint, remote: text(r.repository_remote), branch: text(r.repository_branch) };
+}
+
+/**
+ * Whether the pushed summary differs from the stored row only in what may lag: its time by less
+ * than SUMMARY_TIME_LAG_MS after the stored one (or before it: a replayed push) and its bytes by
+ * less than SUMMARY_BYTES_LAG either way. The caller has compared the keys.
+ */
+function onlyTimeAndSize(stored: Row, s: WorkflowSummary): boolean {
+  const sameCounts =
+    Number(stored.open_tasks) === s.open_tasks &&
+    Number(stored.tasks) === s.tasks &&
+    Number(stored.reviews_needed) === s.reviews_needed &&
+    Number(stored.input_tokens ?? 0) === s.input_tokens &&
+    Number(stored.output_tokens ?? 0) === s.output_tokens &&
+    Number(stored.cost_usd ?? 0) === s.cost_usd &&
+    Number(stored.files_changed ?? 0) === (s.files_changed ?? 0);
+  if (!sameCounts) return false;
+  const later = Date.parse(s.updated_at) - Date.parse(String(stored.updated_at));
+  return later < SUMMARY_TIME_LAG_MS && Math.abs((s.bytes_stored ?? 0) - Number(stored.bytes_stored ?? 0)) < SUMMARY_BYTES_LAG;
 }

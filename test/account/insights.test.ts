@@ -2,9 +2,11 @@ import { env, runInDurableObject } from "cloudflare:test";
 import type { InsightFigure, InsightFigureId, InsightGroup, Insights } from "@waymark/protocol/views/insights";
 import { insightsSchema } from "@waymark/protocol/views/insights";
 import { describe, expect, it } from "vitest";
+import type { AccountObject } from "../../src/account/account-object";
 import type { InsightDurabilityFact, InsightFacts, InsightTaskFact, InsightVerdictFact } from "../../src/domain/insight-facts";
 import type { InsightRequest } from "../../src/domain/insight-view";
 import { LIMITS } from "../../src/limits";
+import { meter } from "../../src/meter";
 import { workflowSummary } from "./fixtures";
 
 /**
@@ -332,5 +334,61 @@ describe("the bound on groups", () => {
     // A task already counted stays where it was when it is pushed again.
     await acct.push({ tasks: tasks.slice(0, 10) });
     expect((await acct.read({ by: ["model"] })).groups.find((g) => g.other)?.tasks).toBe(3);
+  });
+});
+
+describe("two years of rollups, read as the Insights page reads them", () => {
+  it("every trend point is its tasks' own, from day and month rows; the rows read stay bounded by the period's plan", async () => {
+    const name = "insights-two-years";
+    const acct = account(name);
+    const groups = 10;
+    const days = 731;
+    // Every group completes a task every day: the densest rollups two years can hold for ten groups.
+    const tasks = Array.from({ length: days * groups }, (_, i) =>
+      task({
+        completed_at: at(Math.floor(i / groups) - days + 40, i % groups),
+        model: `model-${i % groups}`,
+        tests: i % 3 === 0 ? "failed" : "passed",
+      }),
+    );
+    for (let from = 0; from < tasks.length; from += 1000) await acct.push({ tasks: tasks.slice(from, from + 1000) });
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName(name));
+    const reads: Record<string, number> = {};
+    for (const span of [731, 182, 60, 31]) {
+      const request = {
+        from: at(40 - span + 1).slice(0, 10),
+        to: at(40).slice(0, 10),
+        by: ["model" as const],
+        trend: "tests_passed" as const,
+      };
+      const { insights, rowsRead } = await runInDurableObject(stub, async (instance: AccountObject) => {
+        const wasOn = meter.on;
+        meter.on = true;
+        try {
+          const before = meter.read().objects.account.rows_read;
+          const answer = await instance.insights({ filters: {}, compare: null, ...request });
+          return { insights: answer, rowsRead: meter.read().objects.account.rows_read - before };
+        } finally {
+          meter.on = wasOn;
+        }
+      });
+      reads[`${span} days (${insights.trend.bucket})`] = rowsRead;
+      const inPeriod = tasks.filter((t) => t.completed_at.slice(0, 10) >= request.from && t.completed_at.slice(0, 10) <= request.to);
+      expect(insights.total.tasks).toBe(inPeriod.length);
+      expect(fig(insights.total, "tests_passed").part).toBe(inPeriod.filter((t) => t.tests === "passed").length);
+      // Each point of the trend, each group's value: exactly that group's tasks completed within its span.
+      for (const point of insights.trend.points) {
+        insights.groups.forEach((group, g) => {
+          const inPoint = inPeriod.filter(
+            (t) => t.model === group.label && t.completed_at.slice(0, 10) >= point.start && t.completed_at.slice(0, 10) <= point.end,
+          );
+          expect(point.values[g]?.rests_on, `${span} days, ${point.start}, ${group.label}`).toBe(inPoint.length);
+        });
+      }
+    }
+    console.log("Insights rows read at two years of ten groups", reads);
+    // The plan's buckets per group, each read once (a week trend reads its days: up to 182 a group), and a few rows more.
+    expect(reads["182 days (week)"]).toBeLessThanOrEqual(182 * groups + 20);
+    expect(reads["731 days (month)"]).toBeLessThanOrEqual((24 + 62) * groups + 20);
   });
 });

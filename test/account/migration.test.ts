@@ -1,6 +1,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AccountObject } from "../../src/account/account-object";
 import { ACCOUNT_MIGRATIONS } from "../../src/account/account-schema";
+import { bucketStart, dayNumber, dayOf } from "../../src/domain/insight-buckets";
+import type { InsightTaskFact } from "../../src/domain/insight-facts";
+import { addSums, type Sums, zeroSums } from "../../src/domain/insight-measures";
 import { migrate } from "../../src/storage/migrations";
 import { workflowSummary } from "./fixtures";
 
@@ -131,3 +135,120 @@ describe("the account schema migration that packs the path index", () => {
 
 const BIG = { task_id: "tk_big", task_name: "Big task", status: "A", at: minute(1) };
 const ODD = { task_id: "tk_odd", task_name: "Odd names", status: "M", at: minute(2) };
+
+describe("the account schema migration that drops the week buckets (v20)", () => {
+  it("keeps every day and month bucket and task row of a v19 account, drops its weeks, and its Insights stay its tasks' own", async () => {
+    const name = "migration-no-weeks";
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName(name));
+    const day = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 86_400_000).toISOString();
+    const tasks = Array.from(
+      { length: 90 },
+      (_, i): InsightTaskFact => ({
+        task_id: `tk_${String(i).padStart(20, "w")}_wwwwwwww`,
+        workflow_id: "wf_weeks",
+        completed_at: day(i),
+        agent: "claude-code",
+        model: i % 2 === 0 ? "opus" : "sonnet",
+        repository: null,
+        status: "success",
+        files: "signed",
+        tests: i % 3 === 0 ? "failed" : "passed",
+        outside_areas: false,
+        areas_declared: true,
+        lines: { agent: 4, others: 0, not_observed: 0 },
+        usage: null,
+      }),
+    );
+    const kept = await runInDurableObject(stub, async (instance: AccountObject, state) => {
+      const sql = state.storage.sql;
+      // The object as a v19 deployment left it: every table dropped, then the migrations up to 19.
+      const tables = sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+        )
+        .toArray()
+        .map((row) => row.name)
+        .filter((table) => !table.startsWith("memory_fts_"));
+      for (const table of tables) sql.exec(`DROP TABLE IF EXISTS "${table}"`);
+      migrate(
+        state.storage,
+        ACCOUNT_MIGRATIONS.filter((m) => m.version < 20),
+        "account",
+      );
+      await instance.recordWorkflow(
+        name,
+        { ...workflowSummary("wf_weeks", "Weeks"), repository: { fingerprint: "f".repeat(64), remote: "github.com/a/b", branch: "main" } },
+        { insights: { tasks } },
+      );
+      await instance.recordWorkflow(name, { ...workflowSummary("wf_other", "Other"), tasks: 3, bytes_stored: 4096, status: "success" });
+      sql.exec("UPDATE workflows SET share_created_at = '2026-01-02T00:00:00.000Z' WHERE id = 'wf_other'");
+      // A week bucket beside the day and month ones, the sums of its days, as v19 wrote them.
+      const weeks = new Map<string, { key: string[]; sums: Sums }>();
+      for (const row of sql.exec<{ start: string; agent: string; model: string; repository: string; sums: string }>(
+        "SELECT start, agent, model, repository, sums FROM insight_buckets WHERE kind = 'day'",
+      )) {
+        const start = dayOf(bucketStart(dayNumber(row.start), "week"));
+        const id = [start, row.agent, row.model, row.repository].join("\u0000");
+        const week = weeks.get(id) ?? { key: [start, row.agent, row.model, row.repository], sums: zeroSums() };
+        addSums(week.sums, JSON.parse(row.sums) as Sums);
+        weeks.set(id, week);
+      }
+      for (const { key, sums } of weeks.values())
+        sql.exec("INSERT INTO insight_buckets VALUES ('week', ?, ?, ?, ?, ?)", ...key, JSON.stringify(sums));
+      const rows = (query: string) => sql.exec(query).toArray();
+      const before = {
+        others: rows("SELECT * FROM insight_buckets WHERE kind != 'week' ORDER BY kind, start, model"),
+        tasks: rows("SELECT * FROM insight_tasks ORDER BY task_id"),
+        workflows: rows("SELECT * FROM workflows ORDER BY id"),
+      };
+      expect(sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'workflows'").one().sql).not.toContain("WITHOUT ROWID");
+      expect(rows("SELECT * FROM insight_buckets WHERE kind = 'week'").length).toBeGreaterThan(10);
+      migrate(state.storage, ACCOUNT_MIGRATIONS, "account");
+      return {
+        before,
+        after: {
+          others: rows("SELECT * FROM insight_buckets WHERE kind != 'week' ORDER BY kind, start, model"),
+          tasks: rows("SELECT * FROM insight_tasks ORDER BY task_id"),
+          workflows: rows("SELECT * FROM workflows ORDER BY id"),
+        },
+        shape: sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'workflows'").one().sql,
+        indexes: rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'workflows' AND sql IS NOT NULL"),
+        weeks: rows("SELECT * FROM insight_buckets WHERE kind = 'week'").length,
+        version: sql.exec<{ v: number }>("SELECT max(version) AS v FROM schema_version").one().v,
+      };
+    });
+    expect(kept.weeks).toBe(0);
+    expect(kept.version).toBe(20);
+    expect(kept.after).toEqual(kept.before);
+    expect(kept.before.workflows).toHaveLength(2);
+    expect(kept.shape).toContain("WITHOUT ROWID");
+    expect(kept.indexes).toEqual([{ name: "workflows_name_key" }]);
+    // Resume by name and the quota's usage still read the summaries.
+    const prepared = await stub.prepareWorkflow({
+      name: "weeks",
+      fingerprint: "f".repeat(64),
+      origin: "https://example.com",
+      resume: true,
+    });
+    expect(prepared.candidate?.workflow_id).toBe("wf_weeks");
+    expect(prepared.usage).toEqual({ workflows: 2, bytes_stored: 4096 });
+    // 90 days: a week trend, each point's tasks read from its days.
+    const insights = await stub.insights({
+      from: day(0).slice(0, 10),
+      to: day(89).slice(0, 10),
+      by: ["model"],
+      filters: {},
+      trend: "tests_passed",
+      compare: null,
+    });
+    expect(insights.trend.bucket).toBe("week");
+    expect(insights.total.tasks).toBe(90);
+    for (const point of insights.trend.points)
+      insights.groups.forEach((group, g) => {
+        const inPoint = tasks.filter(
+          (t) => t.model === group.label && t.completed_at.slice(0, 10) >= point.start && t.completed_at.slice(0, 10) <= point.end,
+        );
+        expect(point.values[g]?.rests_on, `${point.start} ${group.label}`).toBe(inPoint.length);
+      });
+  });
+});

@@ -11,8 +11,8 @@ import {
 } from "../../src/domain/insight-buckets";
 
 /**
- * The rollups' calendar: a period is read from the fewest stored buckets (months, weeks, days)
- * that tile it exactly, each inside one of the trend's buckets, for any period up to two years.
+ * The rollups' calendar: a period is read from the fewest stored buckets (months, days: no week is
+ * stored) that tile it exactly, each inside one of the trend's buckets, for any period up to two years.
  */
 
 /** The stored buckets a plan names, one by one: [kind, first day, last day]. */
@@ -32,25 +32,15 @@ describe("reading a period from the fewest buckets", () => {
     expect(readPlan("2026-11-01", "2026-11-30", "day")).toEqual([{ kind: "day", from: "2026-11-01", to: "2026-11-30" }]);
   });
 
-  it("up to 26 weeks: the whole weeks, and the days of the weeks the period cuts", () => {
-    // 2026-01-15 is a Thursday, 2026-06-30 a Tuesday.
-    expect(readPlan("2026-01-15", "2026-06-30", "week")).toEqual([
-      { kind: "day", from: "2026-01-15", to: "2026-01-18" },
-      { kind: "week", from: "2026-01-19", to: "2026-06-22" },
-      { kind: "day", from: "2026-06-29", to: "2026-06-30" },
-    ]);
+  it("up to 26 weeks: a week trend's points read their days (no whole month fits inside a week)", () => {
+    expect(readPlan("2026-01-15", "2026-06-30", "week")).toEqual([{ kind: "day", from: "2026-01-15", to: "2026-06-30" }]);
   });
 
-  it("longer: whole months, and in the months the period cuts, whole weeks then days", () => {
-    // 2025-01-15 is a Wednesday; 2026-01-01 a Thursday.
+  it("longer: whole months, and the days of the months the period cuts", () => {
     expect(readPlan("2025-01-15", "2026-01-14", "month")).toEqual([
-      { kind: "day", from: "2025-01-15", to: "2025-01-19" },
-      { kind: "week", from: "2025-01-20", to: "2025-01-20" },
-      { kind: "day", from: "2025-01-27", to: "2025-01-31" },
+      { kind: "day", from: "2025-01-15", to: "2025-01-31" },
       { kind: "month", from: "2025-02-01", to: "2025-12-01" },
-      { kind: "day", from: "2026-01-01", to: "2026-01-04" },
-      { kind: "week", from: "2026-01-05", to: "2026-01-05" },
-      { kind: "day", from: "2026-01-12", to: "2026-01-14" },
+      { kind: "day", from: "2026-01-01", to: "2026-01-14" },
     ]);
   });
 
@@ -74,7 +64,7 @@ describe("reading a period from the fewest buckets", () => {
       expect(next).toBe(start + days);
       worst = Math.max(worst, got.length);
     }
-    // Two years: 24 months, and at most a month's worth of weeks and days at each end.
-    expect(worst).toBeLessThanOrEqual(50);
+    // Up to 26 weeks: at most 182 days; two years: 24 months and at most a month's days at each end.
+    expect(worst).toBeLessThanOrEqual(182);
   });
 });
