@@ -21,6 +21,10 @@ export const LIMITS = {
   PATH_BYTES: 4096,
   TASKS_PER_WORKFLOW: 5000,
   LOGS_PER_TASK: 200,
+  // A log entry written within this many events of its task's start is found by scanning the log
+  // table's key from the task's start to the time of that event (docs/storage.md, "A task's log
+  // entries"), not through the task index: at most about this many rows read per task (of the three tables).
+  LOG_WINDOW_EVENTS: 100,
   MILESTONES_ADVISED: 5,
   EVENTS_PAGE: 500,
   // Metrics reported at complete_task.

@@ -10,7 +10,8 @@
  *   wall time and CPU (its threads', its git children's and those of the shell that starts them,
  *   from /proc) against one `git status`
  *   plus one log_milestone through the same helper (wall; CPU: git's and the helper's for that
- *   call); target ≤ 1.2x;
+ *   call); target ≤ 1.2x; with an old build, the two builds' completions of each round compared too
+ *   (the median of the rounds' differences: the load of each moment weighs on both);
  * - the perf loop: tasks of 20 changed files one after another (start_task, the edits, complete_task)
  *   through one helper, in blocks the two builds take in turn; tasks per second, target ≥ 10. The
  *   tasks work in one part of the repository (20 of the same 100 files each, nothing committed),
@@ -184,6 +185,8 @@ interface CostSamples {
   statusMs: number[];
   milestoneMs: number[];
   completeMs: number[];
+  /** Each measured task's complete_task CPU, in the order of the rounds (paired with the other side's). */
+  completeCpu: number[];
   /** CPU sums over the measured tasks. */
   statusCpuMs: number;
   milestoneCpuMs: number;
@@ -216,8 +219,9 @@ async function costTask(side: Side, repo: string, edited: readonly string[], ind
   samples.completeMs.push(done.ms);
   samples.milestoneCpuMs += milestoneCpu;
   // The work the helper does after its answer (records removed) is counted with the call: read before the next task.
-  samples.completeCpuMs += -cpu;
-  samples.completeCpuMs += await settledCpu(side.pid);
+  const completeCpu = (await settledCpu(side.pid)) - cpu;
+  samples.completeCpuMs += completeCpu;
+  samples.completeCpu.push(completeCpu);
 }
 
 /**
@@ -280,7 +284,7 @@ async function settledCpu(pid: number): Promise<number> {
 }
 
 function emptySamples(): CostSamples {
-  return { statusMs: [], milestoneMs: [], completeMs: [], statusCpuMs: 0, milestoneCpuMs: 0, completeCpuMs: 0 };
+  return { statusMs: [], milestoneMs: [], completeMs: [], completeCpu: [], statusCpuMs: 0, milestoneCpuMs: 0, completeCpuMs: 0 };
 }
 
 /** Cost per complete_task at `files` files, the sides taking turns task by task; adds its rows. */
@@ -345,7 +349,35 @@ async function costAt(
     });
     results[label] = { status, milestone, complete, cpu_ms: cpu, floor_ms: floorMs, floor_cpu_ms: floorCpu };
   }
+  const [mine, old] = builds.map(([label]) => measured.get(label) as CostSamples);
+  if (mine && old) results.paired = pairedDifference(context, mine, old, builds[1]?.[0] ?? "");
   return results;
+}
+
+/**
+ * This build against the old one round by round: in each round both sides complete a task one after
+ * the other, so the load of that moment weighs on both; the median of the rounds' differences moves
+ * far less with the machine's load than the difference of two medians taken over a whole run.
+ */
+function pairedDifference(context: BenchContext, mine: CostSamples, old: CostSamples, oldLabel: string): Record<string, number> {
+  const differences = (a: readonly number[], b: readonly number[]) => a.map((x, k) => x - (b[k] ?? Number.NaN));
+  const wall = summarize(differences(mine.completeMs, old.completeMs)).median;
+  const floor = summarize(
+    differences(
+      mine.statusMs.map((x, k) => x + (mine.milestoneMs[k] ?? Number.NaN)),
+      old.statusMs.map((x, k) => x + (old.milestoneMs[k] ?? Number.NaN)),
+    ),
+  ).median;
+  const cpu = summarize(differences(mine.completeCpu, old.completeCpu)).median;
+  context.table.add({
+    measure: `this build − ${oldLabel}, round by round (both sides' tasks back to back): median of the differences; the floors' (git status + log_milestone) ${signedMs(floor)}`,
+    value: `wall ${signedMs(wall)}, CPU ${signedMs(cpu)}`,
+  });
+  return { complete_wall_ms: wall, floor_wall_ms: floor, complete_cpu_ms: cpu };
+}
+
+function signedMs(value: number): string {
+  return `${value >= 0 ? "+" : "−"}${ms(Math.abs(value))}`;
 }
 
 /** `tasks` tasks of 20 changed files per side, in blocks the sides take in turn; tasks per second of each. */

@@ -133,7 +133,7 @@ export type WorktreeMark = {
 };
 
 /** Paths kept per completed task to name shared files; the count stays exact beyond. */
-const MARK_PATHS = 2000;
+export const MARK_PATHS = 2000;
 /** A completed task matters to tasks still open that started before it ended; a week covers any real task. */
 const COMPLETED_MARK_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 /** A task left open this long was abandoned, not concurrent: it stops being reported (its mark is pruned at 30 days). */
@@ -236,12 +236,13 @@ export class TaskStore {
     return [parentId, ...(parent?.ancestors ?? [])];
   }
 
-  async markCompleted(tree: string, mark: WorktreeMark, changed: readonly string[]): Promise<void> {
+  /** `count`: how many paths the task changed, when `changed` was already cut (to MARK_PATHS). */
+  async markCompleted(tree: string, mark: WorktreeMark, changed: readonly string[], count = changed.length): Promise<void> {
     await this.writeMark(tree, {
       ...mark,
       completed_at: Date.now(),
       changed: changed.slice(0, MARK_PATHS),
-      changed_count: changed.length,
+      changed_count: count,
     });
   }
 

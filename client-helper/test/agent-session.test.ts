@@ -283,6 +283,8 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
         arguments: { task_id, status: "success", outcome: { summary: "Two files changed." } },
       });
       expect(done.isError).toBeFalsy();
+      // The hooks' journal is closed once the answer went out: the agent's next call waits for it.
+      const { task } = (await call(client, "get_workflow", { task_id })) as { task: Record<string, unknown> };
 
       const record = await journal.completed(String(task_id));
       expect(record?.edited_paths).toEqual(["src/a.ts", "README.md"]);
@@ -303,7 +305,6 @@ describe("waymark init, doctor and the hooks in a Claude Code session", () => {
 
       // The edge got the real usage (the agent reported none) and the files git saw change,
       // among them one no edit tool of the agent touched.
-      const { task } = (await call(client, "get_workflow", { task_id })) as { task: Record<string, unknown> };
       expect(task.metrics).toEqual({
         input_tokens: 15 + 1000 + 5000,
         output_tokens: 500,

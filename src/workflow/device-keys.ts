@@ -10,14 +10,15 @@
  * refused at once. Should a push fail, the next answer of the account to this workflow's outbox
  * push names the newer generation (`noteGeneration`) and the copy is fetched again before the next
  * verification; past its trust the copy is fetched again anyway. A copy never replaces a newer
- * one (`generation`). It is stored (one row), so it outlives the object's eviction; the uses of
+ * one (`generation`). It is stored (since v27 a column of the totals row, `device_keys`, which every
+ * workflow has: a table of its own was two rows of sqlite_schema written for each workflow a paired
+ * device signs in), so it outlives the object's eviction; the uses of
  * each device this workflow accepted ride on its next outbox push (the device's "last used").
  */
 import { type DeviceSignature, deviceFingerprint } from "@waymark/protocol/device-signature";
 import { type DeviceKeySet, type DeviceUse, type SignatureVerdict, verifyDeviceSignature } from "../domain/device-signature";
 import { LIMITS } from "../limits";
 import type { Sql } from "../storage/sql";
-import type { WorkflowTables } from "./workflow-tables";
 
 /** The account's side: its keys, this workflow subscribed to their changes (AccountObject.deviceKeys). */
 export type FetchDeviceKeys = (account: string) => Promise<DeviceKeySet>;
@@ -34,8 +35,6 @@ export class DeviceKeyCache {
   constructor(
     private readonly sql: Sql,
     private readonly fetchKeys: FetchDeviceKeys,
-    /** device_keys is created by the first copy kept (a workflow no paired device signs for never needs it). */
-    private readonly tables: WorkflowTables,
   ) {}
 
   /** The verdict on a signature over `message`, from the kept copy (fetched first when there is none or it is no longer trusted). */
@@ -84,20 +83,15 @@ export class DeviceKeyCache {
 
   private read(): Kept | null {
     if (this.kept === undefined) {
-      const row = !this.tables.has("device_keys")
-        ? undefined
-        : this.sql<{ generation: number; devices: string; fresh_until: number }>`
-        SELECT generation, devices, fresh_until FROM device_keys WHERE id = 1`[0];
-      this.kept = row ? { generation: row.generation, devices: JSON.parse(row.devices), fresh_until: row.fresh_until } : null;
+      const stored = this.sql<{ keys: string | null }>`SELECT device_keys AS keys FROM totals WHERE id = 1`[0]?.keys ?? null;
+      this.kept = stored === null ? null : (JSON.parse(stored) as Kept);
     }
     return this.kept;
   }
 
   private store(kept: Kept): Kept {
-    this.tables.ensure("device_keys");
-    this.sql`INSERT INTO device_keys (id, generation, devices, fresh_until)
-      VALUES (1, ${kept.generation}, ${JSON.stringify(kept.devices)}, ${kept.fresh_until})
-      ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, devices = excluded.devices, fresh_until = excluded.fresh_until`;
+    const stored: Kept = { generation: kept.generation, devices: kept.devices, fresh_until: kept.fresh_until };
+    this.sql`UPDATE totals SET device_keys = ${JSON.stringify(stored)} WHERE id = 1`;
     this.kept = kept;
     return kept;
   }

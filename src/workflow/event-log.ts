@@ -39,7 +39,7 @@ export class EventLog {
    * query for its predecessor. A write that rolls back forgets them (forgetUncommitted), as its
    * appends are undone with it.
    */
-  private head: { seq: number; hash: string } | null = null;
+  private head: { seq: number; hash: string; at: number } | null = null;
   /**
    * The write's latest event, inserted by the next append or by seal: the last event of a write
    * carries the workflow's running totals after it (workflow/totals) in the same row written.
@@ -71,7 +71,7 @@ export class EventLog {
     const hash = eventHash(last.hash, { ...event, data: JSON.parse(json) });
     this.insertPending(null);
     this.pending = { seq, at: now, type, taskId, json, hash, signed: signed ?? null };
-    this.head = { seq, hash };
+    this.head = { seq, hash, at: now };
     return { event: { ...event, hash }, bytes: utf8Length(json) + EVENT_ROW_BYTES };
   }
 
@@ -102,6 +102,15 @@ export class EventLog {
   lastSeq(): number {
     if (this.head) return this.head.seq;
     return this.sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM events`[0]?.seq ?? 0;
+  }
+
+  /**
+   * The time of the last event (ms; 0 before the first): a write is timed no earlier, so the log's
+   * times never go back even if the clock does (a task's log entries are found by time from its
+   * start: workflow/task-logs).
+   */
+  lastAt(): number {
+    return this.last().at;
   }
 
   chain(): ChainHead {
@@ -136,12 +145,12 @@ export class EventLog {
     this.head = null;
   }
 
-  private last(): { seq: number; hash: string } {
+  private last(): { seq: number; hash: string; at: number } {
     if (this.head) return this.head;
-    const row = this.sql<{ seq: number; hash: string | null }>`SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1`[0];
+    const row = this.sql<{ seq: number; hash: string | null; at: number }>`SELECT seq, hash, at FROM events ORDER BY seq DESC LIMIT 1`[0];
     // The genesis is not kept: it depends on the workflow id, which a write may be creating.
-    if (!row) return { seq: 0, hash: genesisHash(this.workflowId()) };
-    this.head = { seq: row.seq, hash: row.hash ?? "" };
+    if (!row) return { seq: 0, hash: genesisHash(this.workflowId()), at: 0 };
+    this.head = { seq: row.seq, hash: row.hash ?? "", at: row.at };
     return this.head;
   }
 

@@ -111,11 +111,6 @@ export class HeadFigures {
       this.kept.askedTasks++;
   }
 
-  factsKept(id: string, facts: string): void {
-    const row = this.kept?.tasks.get(id);
-    if (row) row.review_facts = facts;
-  }
-
   issueLogged(id: string, flagged: boolean): void {
     if (flagged) this.kept?.flaggedIssues.push(id);
   }

@@ -9,7 +9,7 @@
  */
 
 import { deviceSignedText } from "@waymark/protocol/device-signature";
-import { isReviewItem, taskReviewFacts } from "@waymark/protocol/review-counts";
+import { isReviewItem } from "@waymark/protocol/review-counts";
 import type * as Tools from "@waymark/protocol/tools";
 import type { Snapshot } from "../domain/changes";
 import { startWarnings } from "../domain/changes";
@@ -33,8 +33,9 @@ import { LIMITS } from "../limits";
 import type { AcceptedPayload } from "./device-signatures";
 import { signedInline } from "./device-signed";
 import { noWorkflowOrTask } from "./ownership";
-import { iso, type LoggedTask, type LogKind, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
+import { iso, type LoggedTask, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
+import type { LogKind } from "./task-logs";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
 
@@ -68,7 +69,7 @@ export class TaskLifecycle {
 
   logDecision(task: LoggedTask, input: Tools.LogDecisionInput, w: WriteScope): LogOutput {
     const id = newRowId("dc");
-    const decision = this.records.insertDecision(id, task.id, input, w.now);
+    const decision = this.records.insertDecision(id, task, input, w.now, w.lastSeq());
     this.totals.decisionLogged();
     if (decision) w.emitWithRow("decision.logged", task.id, decision);
     return { id, task_id: task.id };
@@ -76,7 +77,7 @@ export class TaskLifecycle {
 
   logIssue(task: LoggedTask, input: Tools.LogIssueInput, w: WriteScope): LogOutput {
     const id = newRowId("is");
-    const issue = this.records.insertIssue(id, task.id, input, w.now);
+    const issue = this.records.insertIssue(id, task, input, w.now, w.lastSeq());
     this.totals.issueLogged(input.requires_human_review === true);
     if (issue) w.emitWithRow("issue.logged", task.id, issue);
     return { id, task_id: task.id };
@@ -85,7 +86,7 @@ export class TaskLifecycle {
   /** `earlier`: how many milestones the task had; past LIMITS.MILESTONES_ADVISED the result says so. */
   logMilestone(task: LoggedTask, input: Tools.LogMilestoneInput, w: WriteScope, earlier: number): LogOutput {
     const id = newRowId("ms");
-    const milestone = this.records.insertMilestone(id, task.id, input, w.now);
+    const milestone = this.records.insertMilestone(id, task, input, w.now, w.lastSeq());
     if (milestone) w.emitWithRow("milestone.logged", task.id, milestone);
     const count = earlier + 1;
     const output: LogOutput = { id, task_id: task.id };
@@ -151,7 +152,7 @@ export class TaskLifecycle {
       for (const id of this.records.window(parent, null).ancestors) ancestors.add(id);
     }
     const taskId = newTaskId(workflow.id);
-    w.countBytes(this.records.insertTask(taskId, input, w.now, writer, signed ? startSignature(signed) : null));
+    w.countBytes(this.records.insertTask(taskId, input, w.now, writer, signed ? startSignature(signed) : null, w.lastSeq()));
     this.totals.taskStarted();
     const payload = kept ? this.signedText(workflow.id, taskId, kept) : null;
     const seq = w.emitWithRow("task.started", taskId, this.records.written(taskId), signedInline(payload));
@@ -203,22 +204,25 @@ export class TaskLifecycle {
     const duration = Math.max(0, Math.round((w.now - task.started_at) / 1000));
     const changes = input.changes ?? null;
     const usage = metricsProvenance(input.metrics, trust);
-    const stored = this.records.completeTask(task.id, input, {
-      now: w.now,
-      duration,
-      files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification, attribution.lineRanges),
-      metricsSource: usage?.source ?? null,
-      priceTableDate: usage?.price_table_date ?? null,
-      metricsDevice: usage?.device ?? null,
-      endCommit: endCommit(changes),
-      commands: observedCommands(changes),
-      durability: durabilityReported(changes),
-    });
+    const stored = this.records.completeTask(
+      task,
+      input,
+      {
+        now: w.now,
+        duration,
+        files: storedFiles(attribution.changes, attribution.files_changed, attribution.verification, attribution.lineRanges),
+        metricsSource: usage?.source ?? null,
+        priceTableDate: usage?.price_table_date ?? null,
+        metricsDevice: usage?.device ?? null,
+        endCommit: endCommit(changes),
+        commands: observedCommands(changes),
+        durability: durabilityReported(changes),
+      },
+      writer,
+    );
     w.countBytes(stored.bytes);
-    const view = stored.view;
-    // Its part in the review counts, read once from the view every reader shows, and kept.
-    const facts = taskReviewFacts(view);
-    this.records.setCompletion(task.id, facts, writer);
+    // Its part in the review counts, read once from the view every reader shows, kept with it.
+    const { view, facts } = stored;
     const metrics = input.metrics;
     this.totals.taskCompleted({
       topLevel: task.parent_id === null,

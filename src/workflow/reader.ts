@@ -26,7 +26,7 @@ import type { SignedPartsPage } from "./device-signed";
 import type { EventLog, EventsPage } from "./event-log";
 import type { FeedbackRecords } from "./feedback";
 import { notFoundError, noWorkflowOrTask, type Ownership } from "./ownership";
-import { iso, type RecordKind, type RecordView, type WorkflowRecords } from "./records";
+import { iso, type RecordKind, type RecordView, type TaskLogViews, type WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
 import type { FileList, FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
@@ -228,7 +228,7 @@ export class WorkflowReader {
   private timelinePage(cursor: string | null, limit: number, filesPerTask: number | null): TaskPage {
     const slots = this.walk(cursor, limit + 1);
     const candidates = slots.slice(0, limit);
-    const sizes = this.entrySizes(
+    const { sizes, logs } = this.entrySizes(
       candidates.map((slot) => slot.id),
       filesPerTask === null ? null : filesPerTask * FILE_OVERHEAD,
     );
@@ -242,7 +242,7 @@ export class WorkflowReader {
     }
     const last = chosen.at(-1);
     return {
-      entries: this.entries(chosen, filesPerTask),
+      entries: this.entries(chosen, logs, filesPerTask),
       next_cursor: chosen.length < slots.length && last ? timelineCursorAfter(last.id) : null,
     };
   }
@@ -268,31 +268,35 @@ export class WorkflowReader {
   /**
    * What each entry will weigh: its text columns and its logs', plus a constant per row for the
    * JSON around them; a task's files and verification count at most `filesBytes` each when the
-   * read lists only its first files.
+   * read lists only its first files. The logs are read here, once, for the entries that fit.
    */
-  private entrySizes(ids: string[], filesBytes: number | null): Map<string, number> {
+  private entrySizes(ids: string[], filesBytes: number | null): { sizes: Map<string, number>; logs: Map<string, TaskLogViews> } {
     const cap = filesBytes ?? Number.MAX_SAFE_INTEGER;
-    const rows = this.sql<{ id: string; size: number }>`
-      SELECT t.id, ${ROW_OVERHEAD} + length(t.name) + length(t.goal) + length(t.areas) + coalesce(length(t.outcome), 0)
+    const rows = this.sql<{ id: string; size: number; started_at: number; start_seq: number | null }>`
+      SELECT t.id, t.started_at, t.start_seq, ${ROW_OVERHEAD} + length(t.name) + length(t.goal) + length(t.areas) + coalesce(length(t.outcome), 0)
         + coalesce(length(t.metadata), 0) + min(coalesce(length(t.files_changed), 0), ${cap})
         + min(coalesce(length(t.verification), 0), ${cap})
         + coalesce(length(t.repository), 0)
         + min(coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM file_changes WHERE task_id = t.id AND page_first < t.files_listed AND ord < t.files_listed), 0), ${cap})
-        + coalesce((SELECT sum(${ROW_OVERHEAD} + length(question) + length(options) + length(chosen) + length(reasoning)
-            + coalesce(length(trade_offs), 0)) FROM decisions WHERE task_id = t.id), 0)
-        + coalesce((SELECT sum(${ROW_OVERHEAD} + length(description) + length(resolution)) FROM issues WHERE task_id = t.id), 0)
-        + coalesce((SELECT sum(${ROW_OVERHEAD} + length(message) + coalesce(length(metadata), 0)) FROM milestones WHERE task_id = t.id), 0)
         AS size
       FROM tasks t WHERE t.id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
-    return new Map(rows.map((row) => [row.id, row.size]));
+    // A task's entries through workflow/task-logs (its index entries and its log window), not a query per task.
+    const logs = this.records.logsOf(rows);
+    const sizes = new Map(
+      rows.map((row) => {
+        const own = logs.get(row.id);
+        const entries = own ? own.decisions.length + own.issues.length + own.milestones.length : 0;
+        return [row.id, row.size + entries * ROW_OVERHEAD + (own?.chars ?? 0)];
+      }),
+    );
+    return { sizes, logs };
   }
 
-  private entries(slots: Slot[], filesPerTask: number | null): TaskEntry[] {
+  private entries(slots: Slot[], logs: Map<string, TaskLogViews>, filesPerTask: number | null): TaskEntry[] {
     const ids = slots.map((slot) => slot.id);
     const found = this.records.tasksById(ids);
     const rows = new Map(found.map((row) => [row.id, row]));
     const views = new Map(this.records.taskViews(found).map((view) => [view.id, view]));
-    const logs = this.records.logsOf(ids);
     return slots.map((slot) => {
       const row = rows.get(slot.id);
       const task = views.get(slot.id);

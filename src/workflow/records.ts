@@ -41,6 +41,7 @@ import { HeadFigures } from "./head-figures";
 import { PlanProgress } from "./plan-progress";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
+import { inTaskIndex, LOG_KINDS, type LogKind, type LogWindowTask, TaskLogs } from "./task-logs";
 import type { RunningTotals } from "./totals";
 import type { WorkflowTables } from "./workflow-tables";
 
@@ -86,14 +87,12 @@ export type TaskRow = Pick<TaskView, "id" | "name" | "goal" | "status" | "snapsh
     /** The credentials (src/domain/credentials CredentialRef) that started and completed it; never shown, only compared. */
     started_by: string | null;
     completed_by: string | null;
+    /** The last event's seq before its start (v27; workflow/task-logs): NULL for tasks started before. */
+    start_seq: number | null;
   };
 
-/** What a log write needs of its task: which task, and whether it is open. */
-export type LoggedTask = Pick<TaskRow, "id" | "status">;
-
-/** The log kinds, each its own table. */
-const LOG_KINDS = ["decisions", "issues", "milestones"] as const;
-export type LogKind = (typeof LOG_KINDS)[number];
+/** What a log write needs of its task: which task, whether it is open, and its log window (workflow/task-logs). */
+export type LoggedTask = Pick<TaskRow, "id" | "status" | "started_at" | "start_seq">;
 const logKey = (table: LogKind, taskId: string) => `${table}\0${taskId}`;
 /** Running tasks' log counts kept in memory at most (three kinds each): past it they are read again. */
 const LOG_COUNTS_KEPT = 3_000;
@@ -113,6 +112,20 @@ export type WorkflowRow = Pick<WorkflowHeader, "id" | "name" | "description" | "
 type DecisionRow = Omit<DecisionView, "options_considered" | "created_at"> & { options: string; created_at: number };
 type IssueRow = Omit<IssueView, "requires_human_review" | "created_at"> & { requires_human_review: number; created_at: number };
 type MilestoneRow = Omit<MilestoneView, "metadata" | "created_at"> & { metadata: string | null; created_at: number };
+
+/** A task's log entries as views, and the characters of their text (what a page's budget weighs). */
+export interface TaskLogViews {
+  decisions: DecisionView[];
+  issues: IssueView[];
+  milestones: MilestoneView[];
+  chars: number;
+}
+
+/** Characters of a text as SQLite's length() counts them (code points, not UTF-16 units); none for NULL. */
+function chars(text: string | null): number {
+  if (text === null) return 0;
+  return text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
+}
 
 export type { RecordKind } from "@waymark/protocol/export-members";
 export type { RecordView } from "@waymark/protocol/views/reads";
@@ -235,13 +248,14 @@ export class WorkflowRecords {
    * running, and it drops the task's counts): inserts add, a rolled-back write forgets them all.
    * At most LOG_COUNTS_KEPT, then read again.
    */
-  private readonly logCounts = new Map<string, number>();
+  private readonly logCounts = new Map<string, { task: LoggedTask; logs: number }>();
   /**
    * The credentials that started or completed a task, once read (one scan of the tasks per object
    * instance; a signed-in reviewer's every page read asks, recordedWith): starts and completions
    * add theirs, a write that rolls back forgets them all.
    */
   private writers: Set<string> | null = null;
+  private readonly logs: TaskLogs;
 
   /**
    * `stored`: whether the object has a schema at all; without one there is no workflow, and asking creates nothing.
@@ -253,6 +267,7 @@ export class WorkflowRecords {
     private readonly stored: () => boolean = () => true,
   ) {
     this.files = new TaskFiles(sql, tables);
+    this.logs = new TaskLogs(sql);
     this.commands = new TaskCommands(sql, tables);
     this.deviceSigned = new DeviceSignedRecords(sql, tables);
     this.planProgress = new PlanProgress(sql);
@@ -386,7 +401,7 @@ export class WorkflowRecords {
   private logged(table: LogKind, taskId: string): void {
     const key = logKey(table, taskId);
     const kept = this.logCounts.get(key);
-    if (kept !== undefined) this.logCounts.set(key, kept + 1);
+    if (kept !== undefined) kept.logs++;
   }
 
   openChildren(taskId: string): { id: string; name: string }[] {
@@ -399,23 +414,33 @@ export class WorkflowRecords {
     return this.sql<TaskRow>`SELECT * FROM tasks WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   }
 
-  /** The logs of some tasks, by task, each oldest first (the order the whole view lists them in). */
-  logsOf(taskIds: readonly string[]): Map<string, { decisions: DecisionView[]; issues: IssueView[]; milestones: MilestoneView[] }> {
-    const ids = JSON.stringify(taskIds);
-    const logs = new Map<string, { decisions: DecisionView[]; issues: IssueView[]; milestones: MilestoneView[] }>();
+  /**
+   * The logs of some tasks (their rows, with their start and log window: workflow/task-logs), by
+   * task, each oldest first (the order the whole view lists them in), with what their text weighs
+   * (`chars`: the characters of the columns a page's budget counts, as SQLite's length() counts them).
+   */
+  logsOf(tasks: readonly LogWindowTask[]): Map<string, TaskLogViews> {
+    const logs = new Map<string, TaskLogViews>();
     const of = (taskId: string) => {
-      const own = logs.get(taskId) ?? { decisions: [], issues: [], milestones: [] };
+      const own = logs.get(taskId) ?? { decisions: [], issues: [], milestones: [], chars: 0 };
       logs.set(taskId, own);
       return own;
     };
-    for (const r of this.sql<DecisionRow>`
-      SELECT * FROM decisions WHERE task_id IN (SELECT value FROM json_each(${ids})) ORDER BY created_at, id`)
-      of(r.task_id).decisions.push(decisionView(r));
-    for (const r of this.sql<IssueRow>`SELECT * FROM issues WHERE task_id IN (SELECT value FROM json_each(${ids})) ORDER BY created_at, id`)
-      of(r.task_id).issues.push(issueView(r));
-    for (const r of this.sql<MilestoneRow>`
-      SELECT * FROM milestones WHERE task_id IN (SELECT value FROM json_each(${ids})) ORDER BY created_at, id`)
-      of(r.task_id).milestones.push(milestoneView(r));
+    for (const r of this.logs.of<DecisionRow>("decisions", tasks)) {
+      const own = of(r.task_id);
+      own.decisions.push(decisionView(r));
+      own.chars += chars(r.question) + chars(r.options) + chars(r.chosen) + chars(r.reasoning) + chars(r.trade_offs);
+    }
+    for (const r of this.logs.of<IssueRow>("issues", tasks)) {
+      const own = of(r.task_id);
+      own.issues.push(issueView(r));
+      own.chars += chars(r.description) + chars(r.resolution);
+    }
+    for (const r of this.logs.of<MilestoneRow>("milestones", tasks)) {
+      const own = of(r.task_id);
+      own.milestones.push(milestoneView(r));
+      own.chars += chars(r.message) + chars(r.metadata);
+    }
     return logs;
   }
 
@@ -447,9 +472,15 @@ export class WorkflowRecords {
       ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: milestoneView(r) }));
   }
 
-  lastMilestone(taskId: string): string | undefined {
-    return this.sql<{ message: string }>`
-      SELECT message FROM milestones WHERE task_id = ${taskId} ORDER BY created_at DESC, id DESC LIMIT 1`[0]?.message;
+  /**
+   * Each task's latest milestone, by task id (their milestones read through workflow/task-logs in
+   * one statement: their index entries and their windows merged, so tasks running at once read the
+   * rows their windows share once).
+   */
+  lastMilestones(tasks: readonly LogWindowTask[]): Map<string, string> {
+    const last = new Map<string, string>();
+    for (const row of this.logs.of<MilestoneRow>("milestones", tasks)) last.set(row.task_id, row.message);
+    return last;
   }
 
   /**
@@ -458,23 +489,14 @@ export class WorkflowRecords {
    */
   taskWithLogCount(id: string, table: LogKind): { task: LoggedTask; logs: number } | null {
     const kept = this.logCounts.get(logKey(table, id));
-    if (kept !== undefined) return { task: { id, status: "in_progress" }, logs: kept };
+    if (kept !== undefined) return { ...kept };
     // Only what a log write reads of its task: a row of every column cost more than the insert.
-    type Counted = LoggedTask & { log_count: number };
-    const [row] =
-      table === "decisions"
-        ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM decisions WHERE task_id = ${id}) AS log_count
-            FROM tasks WHERE id = ${id}`
-        : table === "issues"
-          ? this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM issues WHERE task_id = ${id}) AS log_count
-              FROM tasks WHERE id = ${id}`
-          : this.sql<Counted>`SELECT id, status, (SELECT count(*) FROM milestones WHERE task_id = ${id}) AS log_count
-              FROM tasks WHERE id = ${id}`;
-    if (!row) return null;
-    const { log_count: logs, ...task } = row;
+    const task = this.sql<LoggedTask>`SELECT id, status, started_at, start_seq FROM tasks WHERE id = ${id}`[0];
+    if (!task) return null;
+    const logs = this.logs.of<{ id: string }>(table, [task]).length;
     if (task.status === "in_progress") {
       if (this.logCounts.size >= LOG_COUNTS_KEPT) this.logCounts.clear();
-      this.logCounts.set(logKey(table, id), logs);
+      this.logCounts.set(logKey(table, id), { task, logs });
     }
     return { task, logs };
   }
@@ -559,14 +581,6 @@ export class WorkflowRecords {
     return this.writers.has(credential);
   }
 
-  /** What completing a task keeps besides its record: its review facts and the credential that completed it. */
-  setCompletion(taskId: string, facts: TaskReviewFacts, writer: string | null): void {
-    if (writer !== null) this.writers?.add(writer);
-    const kept = JSON.stringify(facts);
-    this.figures.factsKept(taskId, kept);
-    this.sql`UPDATE tasks SET review_facts = ${kept}, completed_by = ${writer} WHERE id = ${taskId}`;
-  }
-
   /**
    * Stores a new task and its start snapshot (`writer`: the credential that started it; `start`:
    * the device signature its snapshot carried, when one verified) in one row written; returns the
@@ -578,6 +592,7 @@ export class WorkflowRecords {
     now: number,
     writer: string | null = null,
     start: StartSignature | null = null,
+    startSeq: number | null = null,
   ): number {
     const snapshot = input.snapshot;
     const meta =
@@ -593,10 +608,10 @@ export class WorkflowRecords {
     this.figures.started(taskId);
     if (writer !== null) this.writers?.add(writer);
     this.sql`INSERT INTO tasks (id, parent_id, name, goal, areas, snapshot_type, snapshot_head, snapshot_meta, started_at, started_by,
-        repository, start_signature)
+        repository, start_signature, start_seq)
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
               ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now},
-              ${writer}, ${repository ? JSON.stringify(repository) : null}, ${start ? JSON.stringify(start) : null})`;
+              ${writer}, ${repository ? JSON.stringify(repository) : null}, ${start ? JSON.stringify(start) : null}, ${startSeq})`;
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;
     let bytes = 0;
@@ -619,28 +634,35 @@ export class WorkflowRecords {
     return bytes;
   }
 
-  insertDecision(id: string, taskId: string, input: Tools.LogDecisionInput, now: number): DecisionView | null {
+  /** `lastSeq`: the log's last event before the entry's own (whether the entry goes into its task's index: workflow/task-logs). */
+  insertDecision(id: string, task: LoggedTask, input: Tools.LogDecisionInput, now: number, lastSeq: number): DecisionView | null {
+    const taskId = task.id;
     const [row] = this.sql<DecisionRow>`
-      INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at)
+      INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at, in_task_index)
       VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
-              ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now})
+              ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now}, ${inTaskIndex(task, lastSeq) ? 1 : 0})
       RETURNING *`;
     this.logged("decisions", taskId);
     return row ? decisionView(row) : null;
   }
 
-  insertIssue(id: string, taskId: string, input: Tools.LogIssueInput, now: number): IssueView | null {
-    const [row] = this.sql<IssueRow>`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at)
-      VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now})
+  insertIssue(id: string, task: LoggedTask, input: Tools.LogIssueInput, now: number, lastSeq: number): IssueView | null {
+    const taskId = task.id;
+    const [row] = this.sql<IssueRow>`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at,
+        in_task_index)
+      VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now},
+        ${inTaskIndex(task, lastSeq) ? 1 : 0})
       RETURNING *`;
     this.logged("issues", taskId);
     this.figures.issueLogged(id, input.requires_human_review === true);
     return row ? issueView(row) : null;
   }
 
-  insertMilestone(id: string, taskId: string, input: Tools.LogMilestoneInput, now: number): MilestoneView | null {
-    const [row] = this.sql<MilestoneRow>`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at)
-      VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now})
+  insertMilestone(id: string, task: LoggedTask, input: Tools.LogMilestoneInput, now: number, lastSeq: number): MilestoneView | null {
+    const taskId = task.id;
+    const [row] = this.sql<MilestoneRow>`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at, in_task_index)
+      VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now},
+        ${inTaskIndex(task, lastSeq) ? 1 : 0})
       RETURNING *`;
     this.logged("milestones", taskId);
     return row ? milestoneView(row) : null;
@@ -648,13 +670,16 @@ export class WorkflowRecords {
 
   /**
    * Completes a task: its outcome, usage and their provenance, the end commit, its files (rows
-   * in chunked statements, the rest of files_changed and verification as small JSON) and the
-   * commands observed (rows). Returns how many paths no earlier task had changed, the bytes
-   * the file and command rows take, and the task's view as stored (its row as the update returned
-   * it, its files as stored: nothing read back).
+   * in chunked statements, the rest of files_changed and verification as small JSON), the
+   * commands observed (rows), its part in the review counts and the credential that completed it
+   * (`writer`). Returns how many paths no earlier task had changed, the bytes the file and command
+   * rows take, the task's view as stored and its review facts. The row is written once: its new
+   * columns are known before the update, so the view (and the facts read from it) is built from
+   * the row as it will be stored and the files and commands as stored, and the facts go into the
+   * same update (a second update of the row after reading the view was a row written more).
    */
   completeTask(
-    taskId: string,
+    task: TaskRow,
     input: Tools.CompleteTaskInput,
     done: {
       now: number;
@@ -669,33 +694,62 @@ export class WorkflowRecords {
       /** Earlier tasks' lines its helper found still present or gone (null: none reported). */
       durability: LineDurability[] | null;
     },
-  ): { newPaths: number; bytes: number; view: TaskView } {
+    writer: string | null = null,
+  ): { newPaths: number; bytes: number; view: TaskView; facts: TaskReviewFacts } {
     const metrics = input.metrics;
     const commands = commandMarks(done.commands);
-    // One update of the task row for everything the completion knows before its view is read; the row comes back with it.
-    this.openIds?.delete(taskId);
-    for (const table of LOG_KINDS) this.logCounts.delete(logKey(table, taskId));
-    const [row] = this
-      .sql<TaskRow>`UPDATE tasks SET status = ${input.status}, completed_at = ${done.now}, duration_seconds = ${done.duration},
-      outcome = ${JSON.stringify(input.outcome)}, metadata = ${input.metadata ? JSON.stringify(input.metadata) : null},
-      files_changed = ${JSON.stringify(done.files.filesJson)}, verification = ${JSON.stringify(done.files.verificationJson)},
-      files_count = ${done.files.rows.length}, files_listed = ${done.files.listed},
-      files_unlisted_unexpected = ${done.files.rows.filter((row) => !row.inScope && row.ord >= done.files.listed).length},
-      input_tokens = ${metrics?.input_tokens ?? null}, output_tokens = ${metrics?.output_tokens ?? null},
-      model = ${metrics?.model ?? null}, cost_usd = ${metrics?.cost_usd ?? null},
-      metrics_source = ${done.metricsSource}, price_table_date = ${done.priceTableDate},
-      metrics_device = ${done.metricsDevice ? JSON.stringify(done.metricsDevice) : null},
-      durability = ${done.durability ? JSON.stringify(done.durability) : null},
-      commands_observed = ${commands.observed}, commands_omitted = ${commands.omitted}, last_edit_at = ${commands.lastEditAt},
-      repository = CASE WHEN repository IS NULL THEN NULL ELSE json_set(repository, '$.end_commit', ${done.endCommit}) END
-      WHERE id = ${taskId} RETURNING *`;
-    if (!row) throw new WaymarkError("INTERNAL", `task ${taskId} vanished during a write`);
-    this.planProgress.completed(row);
-    this.figures.completed(row);
-    const { newPaths, bytes, written } = this.files.store(taskId, done.files);
-    const commandBytes = this.commands.store(taskId, done.commands);
-    // The view as every later read gives it, from the row as updated and the files as stored.
-    return { newPaths, bytes: bytes + commandBytes, view: this.taskView(row, written) };
+    this.openIds?.delete(task.id);
+    for (const table of LOG_KINDS) this.logCounts.delete(logKey(table, task.id));
+    const { newPaths, bytes, written } = this.files.store(task.id, done.files);
+    const commandBytes = this.commands.store(task.id, done.commands);
+    const completed: TaskRow = {
+      ...task,
+      status: input.status,
+      completed_at: done.now,
+      duration_seconds: done.duration,
+      outcome: JSON.stringify(input.outcome),
+      metadata: input.metadata ? JSON.stringify(input.metadata) : null,
+      files_changed: JSON.stringify(done.files.filesJson),
+      verification: JSON.stringify(done.files.verificationJson),
+      files_count: done.files.rows.length,
+      files_listed: done.files.listed,
+      files_unlisted_unexpected: done.files.rows.filter((row) => !row.inScope && row.ord >= done.files.listed).length,
+      input_tokens: metrics?.input_tokens ?? null,
+      output_tokens: metrics?.output_tokens ?? null,
+      model: metrics?.model ?? null,
+      cost_usd: metrics?.cost_usd ?? null,
+      metrics_source: done.metricsSource as TaskRow["metrics_source"],
+      price_table_date: done.priceTableDate,
+      metrics_device: done.metricsDevice ? JSON.stringify(done.metricsDevice) : null,
+      durability: done.durability ? JSON.stringify(done.durability) : null,
+      commands_observed: commands.observed,
+      commands_omitted: commands.omitted,
+      last_edit_at: commands.lastEditAt,
+      repository:
+        task.repository === null ? null : JSON.stringify({ ...(JSON.parse(task.repository) as object), end_commit: done.endCommit }),
+      completed_by: writer,
+    };
+    // The view as every later read gives it, from the row as it will be stored and the files as stored.
+    const view = this.taskView(completed, written);
+    const facts = taskReviewFacts(view);
+    completed.review_facts = JSON.stringify(facts);
+    this.sql`UPDATE tasks SET status = ${completed.status}, completed_at = ${completed.completed_at},
+      duration_seconds = ${completed.duration_seconds}, outcome = ${completed.outcome}, metadata = ${completed.metadata},
+      files_changed = ${completed.files_changed}, verification = ${completed.verification},
+      files_count = ${completed.files_count}, files_listed = ${completed.files_listed},
+      files_unlisted_unexpected = ${completed.files_unlisted_unexpected},
+      input_tokens = ${completed.input_tokens}, output_tokens = ${completed.output_tokens},
+      model = ${completed.model}, cost_usd = ${completed.cost_usd},
+      metrics_source = ${completed.metrics_source}, price_table_date = ${completed.price_table_date},
+      metrics_device = ${completed.metrics_device}, durability = ${completed.durability},
+      commands_observed = ${completed.commands_observed}, commands_omitted = ${completed.commands_omitted},
+      last_edit_at = ${completed.last_edit_at}, repository = ${completed.repository},
+      review_facts = ${completed.review_facts}, completed_by = ${completed.completed_by}
+      WHERE id = ${task.id}`;
+    if (writer !== null) this.writers?.add(writer);
+    this.planProgress.completed(completed);
+    this.figures.completed(completed);
+    return { newPaths, bytes: bytes + commandBytes, view, facts };
   }
 
   startSignature(task: TaskRow): StartSignature | null {

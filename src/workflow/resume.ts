@@ -66,6 +66,8 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
       ? listedOutcomes.slice(0, 3).map((outcome) => ({ outcome }))
       : sql<{ outcome: string }>`
     SELECT outcome FROM tasks WHERE outcome IS NOT NULL AND completed_at IS NOT NULL ORDER BY completed_at DESC LIMIT 3`;
+  const open = records.openTasks();
+  const milestones = records.lastMilestones(open);
   return {
     workflow: {
       id: header.id,
@@ -76,8 +78,8 @@ export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTo
       // Repository identity: which repository and branch this workflow was started in.
       ...(header.repository ? { repository: header.repository } : {}),
     },
-    open_tasks: records.openTasks().map((t) => {
-      const milestone = records.lastMilestone(t.id);
+    open_tasks: open.map((t) => {
+      const milestone = milestones.get(t.id);
       return {
         task_id: t.id,
         parent_task_id: t.parent_id,

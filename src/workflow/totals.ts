@@ -25,7 +25,8 @@ type StoredTotals = { [K in keyof Totals]: Totals[K] } & {
   synced_seq: number;
   updated_at: number | null;
 };
-type TotalsRow = StoredTotals & { id: number; seq: number };
+/** The row as stored: `device_keys` is the device keys' copy kept on it (workflow/device-keys), no total. */
+type TotalsRow = StoredTotals & { id: number; seq: number; device_keys: string | null };
 
 /** What a write stores besides its counts, in the same UPDATE. */
 export interface WriteMarks {
@@ -93,7 +94,7 @@ export class RunningTotals {
   private stored(): StoredTotals {
     const row = this.sql<TotalsRow>`SELECT * FROM totals WHERE id = 1`[0];
     if (!row) throw new WaymarkError("INTERNAL", "totals row missing");
-    const { id: _id, seq, ...stored } = row;
+    const { id: _id, seq, device_keys: _keys, ...stored } = row;
     const last = this.sql<{ totals: string }>`
       SELECT totals FROM events WHERE seq > ${seq} AND totals IS NOT NULL ORDER BY seq DESC LIMIT 1`[0];
     if (!last) return stored;

@@ -99,11 +99,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.followers = new LiveFollowers(ctx, this.log);
     this.shareLinks = new ShareLinks(this.sql, env, () => this.records.workflow()?.id ?? "");
     const accountIndex = (account: string) => accountStub(env, account);
-    this.deviceKeys = new DeviceKeyCache(
-      this.sql,
-      (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""),
-      tables,
-    );
+    this.deviceKeys = new DeviceKeyCache(this.sql, (account) => accountIndex(account).deviceKeys(this.records.identity()?.id ?? ""));
     this.outbox = new AccountOutbox(this.log, this.records, this.totals, accountIndex, (at) => this.scheduleAlarm(at), this.deviceKeys);
     this.feedback = new FeedbackRecords(this.sql, this.totals, this.records, tables);
     this.writer = new Writer(

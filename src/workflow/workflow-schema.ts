@@ -49,6 +49,17 @@ const MILESTONES = `
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
 
+/**
+ * Since v27 a log entry is in its task's index (`in_task_index = 1`, a partial index) only when it
+ * was written more than LIMITS.LOG_WINDOW_EVENTS events after its task started (or its task started
+ * before v27): the others are found by the table's key, in the window of their task's start
+ * (workflow/task-logs). An entry out of the index is a row written fewer.
+ */
+const IN_TASK_INDEX = "in_task_index INTEGER NOT NULL DEFAULT 1";
+/** A log table's columns at v27: v24's with `in_task_index` last, as ALTER TABLE adds it. */
+const withTaskIndexMark = (columns: string) => columns.replace(/,\n {2}PRIMARY KEY/, `,\n  ${IN_TASK_INDEX},\n  PRIMARY KEY`);
+const taskIndex = (table: string) => `CREATE INDEX ${table}_task ON ${table}(task_id) WHERE in_task_index = 1`;
+
 /** The workflow this object holds (one row) since v24: WITHOUT ROWID, its key the table. */
 const WORKFLOW = `
   id TEXT PRIMARY KEY,
@@ -70,7 +81,7 @@ const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMAR
 const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
 
-/** The copy of the account's device keys (migration 21's table, unchanged since; created on first use now). */
+/** The copy of the account's device keys (migration 21's table; created on first use by v25; a column of totals since v27). */
 const DEVICE_KEYS = `CREATE TABLE device_keys (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   generation INTEGER NOT NULL,
@@ -585,6 +596,29 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // head counts them and the review counts read them, each without reading every issue. Only such
   // an issue gets an entry (a row written per flagged issue; none for the others).
   { version: 26, statements: [ISSUES_REVIEW] },
+  // A task's log entries written soon after its start are found by the log table's key, in the
+  // window from its start to the time of the LOG_WINDOW_EVENTS-th event after it, not through the
+  // task index: the index keeps only later entries (a row written fewer per entry). Entries kept
+  // before stay in the index (their tasks have no start seq), so nothing moves.
+  // The device keys' copy moves to a column of the totals row, which every workflow has: its table
+  // was two rows of sqlite_schema for each workflow a paired device signs in (created first where
+  // it is missing, as a lazy table may be, so the copy's statement and the drop always run).
+  {
+    version: 27,
+    statements: [
+      "ALTER TABLE tasks ADD COLUMN start_seq INTEGER",
+      ...["decisions", "issues", "milestones"].flatMap((table) => [
+        `ALTER TABLE ${table} ADD COLUMN ${IN_TASK_INDEX}`,
+        `DROP INDEX ${table}_task`,
+        taskIndex(table),
+      ]),
+      "ALTER TABLE totals ADD COLUMN device_keys TEXT",
+      DEVICE_KEYS.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"),
+      `UPDATE totals SET device_keys = (SELECT json_object('generation', generation, 'devices', json(devices), 'fresh_until', fresh_until)
+        FROM device_keys WHERE id = 1)`,
+      "DROP TABLE device_keys",
+    ],
+  },
 ];
 
 /**
@@ -599,7 +633,6 @@ export const WORKFLOW_LAZY_TABLES = {
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
-  device_keys: [DEVICE_KEYS],
   device_signed: [DEVICE_SIGNED],
   feedback: [
     `CREATE TABLE feedback (
@@ -626,7 +659,7 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 26,
+  version: 27,
   statements: [
     `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (
@@ -653,19 +686,20 @@ export const WORKFLOW_SCHEMA: Migration = {
       start_signature TEXT, metrics_device TEXT,
       durability TEXT,
       review_facts TEXT, started_by TEXT, completed_by TEXT,
-      files_unlisted_unexpected INTEGER
+      files_unlisted_unexpected INTEGER,
+      start_seq INTEGER
     )`,
     TASKS_DONE,
     "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
     FILE_PAGES,
     FILE_CHANGES_VIEW,
-    `CREATE TABLE decisions (${DECISIONS}\n) WITHOUT ROWID`,
-    "CREATE INDEX decisions_task ON decisions(task_id)",
-    `CREATE TABLE issues (${ISSUES}\n) WITHOUT ROWID`,
-    "CREATE INDEX issues_task ON issues(task_id)",
+    `CREATE TABLE decisions (${withTaskIndexMark(DECISIONS)}\n) WITHOUT ROWID`,
+    taskIndex("decisions"),
+    `CREATE TABLE issues (${withTaskIndexMark(ISSUES)}\n) WITHOUT ROWID`,
+    taskIndex("issues"),
     ISSUES_REVIEW,
-    `CREATE TABLE milestones (${MILESTONES}\n) WITHOUT ROWID`,
-    "CREATE INDEX milestones_task ON milestones(task_id)",
+    `CREATE TABLE milestones (${withTaskIndexMark(MILESTONES)}\n) WITHOUT ROWID`,
+    taskIndex("milestones"),
     `CREATE TABLE events (
       seq INTEGER PRIMARY KEY,
       at INTEGER NOT NULL,
@@ -700,7 +734,8 @@ export const WORKFLOW_SCHEMA: Migration = {
       bytes_stored INTEGER NOT NULL DEFAULT 0,
       synced_seq INTEGER NOT NULL DEFAULT 0,
       updated_at INTEGER,
-      seq INTEGER NOT NULL DEFAULT 0
+      seq INTEGER NOT NULL DEFAULT 0,
+      device_keys TEXT
     )`,
     "INSERT INTO totals (id) VALUES (1)",
     CHANGED_PATH_SETS,

@@ -13,7 +13,6 @@ export type WorkflowLazyTable =
   | "idempotency"
   | "changed_paths"
   | "feedback"
-  | "device_signed"
-  | "device_keys";
+  | "device_signed";
 
 export type WorkflowTables = LazyTables<WorkflowLazyTable>;

@@ -7,7 +7,10 @@
 import type { EventType, WorkflowEvent } from "../domain/view";
 
 export interface WriteScope {
+  /** The write's time (ms): never before the last event's, so the log's times never go back. */
   now: number;
+  /** The seq of the last event appended so far (the write's own included). */
+  lastSeq(): number;
   /**
    * Appends an event; returns its seq. `signed`: a device-signed payload the write accepted, kept
    * in the event's own row (workflow/device-signed: one that fits one part).

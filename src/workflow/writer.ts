@@ -91,7 +91,8 @@ export class Writer {
           return appended.event.seq;
         };
         const scope: WriteScope = {
-          now: Date.now(),
+          now: Math.max(Date.now(), this.log.lastAt()),
+          lastSeq: () => this.log.lastSeq(),
           emit: (...args) => append(1, ...args),
           emitWithRow: (...args) => append(2, ...args),
           countBytes: (n) => {

@@ -96,7 +96,11 @@ describe("device keys kept by the workflow", () => {
     const { workflow_id } = await ok<{ workflow_id: string }>(client, "start_workflow", { name: "Aged copy", force_new: true });
     const task = await signedTask(client, device, workflow_id);
     await runInDurableObject(workflowStub(workflow_id), async (_instance, state) => {
-      state.storage.sql.exec("UPDATE device_keys SET fresh_until = 0");
+      // The copy is a column of the totals row every workflow has (no table of its own: no schema rows written for it).
+      const kept = state.storage.sql.exec<{ keys: string }>("SELECT device_keys AS keys FROM totals").one().keys;
+      expect((JSON.parse(kept) as { devices: { name: string }[] }).devices.map((d) => d.name)).toContain("aged copy laptop");
+      expect(state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'device_keys'").toArray()).toEqual([]);
+      state.storage.sql.exec("UPDATE totals SET device_keys = json_set(device_keys, '$.fresh_until', 0)");
     });
     // The object's parsed copy is its own memory: a new instance reads the stored one.
     await runInDurableObject(workflowStub(workflow_id), async (instance) => {

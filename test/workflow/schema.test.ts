@@ -24,6 +24,8 @@ const OLD = 23;
 /** The tables a new object creates on first use. */
 const LAZY: readonly string[] = Object.keys(WORKFLOW_LAZY_TABLES);
 const T0 = Date.parse("2026-11-01T10:00:00Z");
+/** The account's device keys as the workflow kept its copy at the older schema (a table then, a column of the totals row since v27). */
+const DEVICES = [{ name: "laptop", fingerprint: "SHA256:abc", key: "ssh-ed25519 AAAAC3", revoked_at: null }];
 /** Files of the task written at the older schema: about 300,000 characters of paths, more than one page. */
 const FILES = 1500;
 
@@ -98,9 +100,15 @@ async function readLogs(stub: Stub) {
 function storedRows(sql: SqlStorage) {
   return {
     workflow: sql.exec("SELECT * FROM workflow").toArray(),
-    decisions: sql.exec("SELECT * FROM decisions ORDER BY created_at, id").toArray(),
-    issues: sql.exec("SELECT * FROM issues ORDER BY created_at, id").toArray(),
-    milestones: sql.exec("SELECT * FROM milestones ORDER BY created_at, id").toArray(),
+    decisions: sql
+      .exec(
+        "SELECT id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at FROM decisions ORDER BY created_at, id",
+      )
+      .toArray(),
+    issues: sql
+      .exec("SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM issues ORDER BY created_at, id")
+      .toArray(),
+    milestones: sql.exec("SELECT id, task_id, message, progress, metadata, created_at FROM milestones ORDER BY created_at, id").toArray(),
     files: sql.exec(`SELECT ${FILE_COLUMNS} FROM file_changes ORDER BY task_id, ord`).toArray(),
     snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
     idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
@@ -253,6 +261,7 @@ describe("the workflow object's schema", () => {
         );
       }
       sql.exec("INSERT INTO idempotency VALUES ('start-child', 'start_task', 'h', '{}', ?)", T0 + 2);
+      sql.exec("INSERT INTO device_keys (id, generation, devices, fresh_until) VALUES (1, 7, ?, ?)", JSON.stringify(DEVICES), T0 + 9);
       const types = ["workflow.started", "task.started", "task.started", "decision.logged", "milestone.logged", "task.completed"];
       for (const [n, type] of types.entries()) {
         sql.exec(
@@ -297,11 +306,20 @@ describe("the workflow object's schema", () => {
         schema: describeSchema(state.storage.sql),
         rows: storedRows(state.storage.sql),
         pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
+        deviceKeys: state.storage.sql.exec<{ keys: string }>("SELECT device_keys AS keys FROM totals").one().keys,
+        logMarks: state.storage.sql
+          .exec(
+            "SELECT in_task_index AS mark, count(*) AS n FROM (SELECT in_task_index FROM decisions UNION ALL SELECT in_task_index FROM issues UNION ALL SELECT in_task_index FROM milestones) GROUP BY mark",
+          )
+          .toArray(),
       };
     });
     expect(after.schema.versions.map((v) => v.version).sort()).toEqual([OLD, LAST]);
-    // Every stored value as it was, read through the same columns.
+    // Every stored value as it was, read through the same columns; the device keys' copy moved to the totals row whole; every
+    // log entry kept before is in its task's index (its task has no log window).
     expect(after.rows).toEqual(rowsBefore);
+    expect(JSON.parse(after.deviceKeys)).toEqual({ generation: 7, devices: DEVICES, fresh_until: T0 + 9 });
+    expect(after.logMarks).toEqual([{ mark: 1, n: 6 }]);
     // Pages that follow each other, more than one.
     expect(after.pages.length).toBeGreaterThan(1);
     expect(after.pages.at(-1)).toMatchObject({ last_ord: FILES - 1 });

@@ -9,7 +9,7 @@
  * beside the tool call, never a reason for it to fail.
  */
 import { agentNamed } from "../agents/registry.js";
-import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics, transcriptUsage } from "../usage/transcript.js";
+import { awaitTranscriptLine, type EdgeMetrics, edgeMetrics, type TranscriptUsage, transcriptUsage } from "../usage/transcript.js";
 import { Journal } from "./journal.js";
 
 export async function noteTaskStarted(
@@ -33,16 +33,21 @@ export async function noteTaskStarted(
   }
 }
 
+/**
+ * `read`: the task's usage as its completion already read it from the transcript (transcriptMetrics),
+ * kept instead of reading the transcript again; read now when undefined.
+ */
 export async function noteTaskCompleted(
   dir: string,
   taskId: string,
   cacheDir: string | undefined,
   log: (line: string) => void,
   top?: string,
+  read?: TranscriptUsage | null,
 ): Promise<void> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
-    await journal.taskCompleted(taskId, Date.now(), transcriptUsage);
+    await journal.taskCompleted(taskId, Date.now(), read === undefined ? transcriptUsage : async () => read);
   } catch (error) {
     log(`waymark: could not close task ${taskId} for the hooks: ${String(error)}`);
   }
@@ -64,8 +69,11 @@ export async function noteWorkflowState(
   }
 }
 
+/** The task's usage as read from the agent's transcript (`read`), and as `complete_task` metrics when it has any. */
+export type TaskUsage = { metrics: EdgeMetrics | undefined; read: TranscriptUsage | null };
+
 /**
- * The task's usage from the agent's transcript, as `complete_task` metrics; undefined when unknown.
+ * The task's usage from the agent's transcript; undefined when the task is not open in the journal.
  * It includes the response that called `complete_task`: read once the agent has written its usage
  * (bounded), when the agent named the call (`callId`).
  */
@@ -75,7 +83,7 @@ export async function transcriptMetrics(
   cacheDir: string | undefined,
   top?: string,
   callId?: string,
-): Promise<EdgeMetrics | undefined> {
+): Promise<TaskUsage | undefined> {
   try {
     const journal = await Journal.forDirectory(dir, cacheDir, top);
     const session = await journal.session();
@@ -86,7 +94,8 @@ export async function transcriptMetrics(
       await awaitTranscriptLine(session.transcript_path, transcript.callingResponseWritten(callId));
     }
     const summary = await journal.summarize(taskId, Date.now(), transcriptUsage);
-    return summary?.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined;
+    if (!summary) return undefined;
+    return { metrics: summary.usage && summary.usage.responses > 0 ? edgeMetrics(summary.usage) : undefined, read: summary.usage };
   } catch {
     return undefined;
   }

@@ -9,9 +9,10 @@
  * 4. the call, with the helper's identity, signed by this device over the changes (commands and
  *    what it found of earlier tasks' lines included) and the usage for this task; then, once the
  *    edge accepted it, the task's record is attached to its commits as git notes
- *    (../notes/record.ts: the one thing the helper writes to a repository), the marks other
- *    processes read are written, this process's own copies are removed, and the task joins the
- *    durability ledger, whose tasks are looked at again (../durability.ts).
+ *    (../notes/record.ts: the one thing the helper writes to a repository) and the answer goes out;
+ *    after it, the marks other processes read are written, this process's own copies are removed
+ *    (./follow-up.ts, kept on disk first so that a helper ending in between leaves them to the next),
+ *    and the task joins the durability ledger, whose tasks are looked at again (../durability.ts).
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -21,11 +22,11 @@ import { redactDeep } from "@waymark/protocol/redact";
 import type { Changes } from "@waymark/protocol/wire";
 import { ledgerEntry, pendingObservations } from "../durability.js";
 import { inertContext } from "../git/inert-config.js";
-import { forgetCommands, observedCommands } from "../hooks/commands.js";
+import { observedCommands } from "../hooks/commands.js";
 import { holdStopStates } from "../hooks/journal.js";
-import { noteTaskCompleted, transcriptMetrics } from "../hooks/record.js";
+import { transcriptMetrics } from "../hooks/record.js";
 import type { LineInputs } from "../lines/attribute.js";
-import { forgetLineEdits, lineInputs } from "../lines/inputs.js";
+import { lineInputs } from "../lines/inputs.js";
 import { taskNoteEntries } from "../notes/record.js";
 import { writeNotes } from "../notes/store.js";
 import { changedPaths, outgoingChanges } from "../outgoing.js";
@@ -34,8 +35,9 @@ import { agentEdits, agentMetrics, signedChanges, transcriptSourced, withProvena
 import { type CountsNeeded, clearLeftovers, type Leftovers, OBJECT_SIZES } from "../review-measures.js";
 import { ScratchRepository } from "../scratch.js";
 import { computeChanges } from "../snapshot.js";
-import type { TaskRecord, WorktreeMark } from "../store.js";
-import { attachReview, startContentsOf } from "../task-review.js";
+import { MARK_PATHS, type TaskRecord, type WorktreeMark } from "../store.js";
+import { attachReview } from "../task-review.js";
+import { type FollowUp, type KeptFollowUp, runFollowUp, writeFollowUp } from "./follow-up.js";
 import { type KeptWorkflowState, unavailable } from "./results.js";
 import { gitTop, type ProxySession } from "./session.js";
 
@@ -53,7 +55,8 @@ type Observed = {
 /**
  * `callId`: the agent's id of this call, when it sends one (its transcript names the calling response by it).
  * The hooks' stop state is written once, when the call is done (../hooks/journal.ts holdStopStates):
- * the spool drained and then the task closed would each have written it.
+ * the spool drained and then the task closed would each have written it. A completed task's local
+ * records are written after the answer went out (./follow-up.ts), and the stop state with them.
  */
 export async function completeTask(
   session: ProxySession,
@@ -62,20 +65,40 @@ export async function completeTask(
   callId?: string,
 ): Promise<CallToolResult> {
   const release = holdStopStates();
+  let after: (() => Promise<void>) | undefined;
   try {
-    return await completing(session, dir, input, callId);
+    const done = await completing(session, dir, input, callId);
+    after = done.after;
+    return done.result;
   } finally {
-    await release();
+    if (after) {
+      const followUp = after;
+      session.afterAnswer(() => followUp().finally(release));
+    } else await release();
   }
 }
 
-async function completing(session: ProxySession, dir: string, input: Record<string, unknown>, callId?: string): Promise<CallToolResult> {
+/** The call's answer, and what is left to do once it is written out (a completed task's local records). */
+type Completed = { result: CallToolResult; after?: () => Promise<void> };
+
+async function completing(session: ProxySession, dir: string, input: Record<string, unknown>, callId?: string): Promise<Completed> {
   const { changes: _ignored, ...args } = input;
   const taskId = typeof args.task_id === "string" ? args.task_id : undefined;
-  if (taskId === undefined) return session.remote.request("tools/call", { name: "complete_task", arguments: args });
+  if (taskId === undefined) return { result: await session.remote.request("tools/call", { name: "complete_task", arguments: args }) };
   const record = (await session.store.load(taskId, dir)) ?? { task_id: taskId, dir, snapshot: null };
   // The hooks' journal of this repository, where the task was noted at its start.
   const top = gitTop(record.snapshot, record.dir, dir);
+  // What the task did, from git: its git status is started first, and everything below that does
+  // not need its answer runs while it does (the line inputs are handed in once they are being read).
+  let handLines: (lines: Promise<LineInputs>) => void = () => {};
+  const observing = observe(
+    session,
+    record,
+    dir,
+    new Promise<LineInputs>((resolve) => {
+      handLines = resolve;
+    }),
+  );
   const keySaved = ensureIdempotencyKey(session, record, args);
   // Provenance: the agent's own edits recorded by the hooks, read while the changes are computed.
   const edits = agentEdits(dir, taskId, session.options.cacheDir, top);
@@ -92,17 +115,18 @@ async function completing(session: ProxySession, dir: string, input: Record<stri
   const lines = edits
     .catch(() => undefined)
     .then(() => lineInputs(dir, taskId, session.options.cacheDir, join(session.cache, "line-counts"), top));
+  handLines(lines);
   // Evidence: the shell commands the hooks saw the agent run during the task (never their output),
   // read once the spool is in the journal (agentEdits drains it first; it never rejects).
   const commands = edits.then(() => observedCommands(dir, taskId, session.options.cacheDir, top));
   // Durability: what the helper found of earlier tasks' lines since the last completion here (a file read).
   const repoRoot = record.snapshot?.type === "git" ? record.snapshot.root : null;
   const lasting = repoRoot ? pendingObservations(session.cache, repoRoot).catch(() => []) : Promise.resolve([]);
-  const observed = await observe(session, record, dir, lines);
+  const observed = await observing;
   // Provenance: usage says whether it is the transcript's or the agent's claim.
   if (usage === undefined) args.metrics = agentMetrics(args.metrics);
   else {
-    const fromTranscript = await usage;
+    const fromTranscript = (await usage)?.metrics;
     if (fromTranscript) args.metrics = transcriptSourced(fromTranscript);
   }
   // Provenance: the helper's identity on what it computed, with the agent's own edits when the hooks
@@ -115,24 +139,56 @@ async function completing(session: ProxySession, dir: string, input: Record<stri
   if (ran) identified.commands = ran;
   const sentDurability = identified.type === "unavailable" ? [] : await lasting;
   if (sentDurability.length > 0 && identified.type !== "unavailable") identified.durability = sentDurability;
-  const changes = signedChanges(identified, args.metrics, await session.deviceKey(), taskId, record.start_nonce);
+  const key = await session.deviceKey();
+  const changes = signedChanges(identified, args.metrics, key, taskId, record.start_nonce);
   await keySaved;
+  // What the local records need once the edge has the task (./follow-up.ts): written while the
+  // request is in flight, and made the one the next helper finds only once the edge accepted it.
+  const start = record.snapshot;
+  const followUp: FollowUp = {
+    endpoint: session.options.url,
+    pid: process.pid,
+    at: Date.now(),
+    task_id: taskId,
+    dir,
+    record_dir: record.dir,
+    ...(top === undefined ? {} : { top }),
+    ...(start ? { root: start.root } : {}),
+    mark: observed.mark,
+    changed: observed.changed.slice(0, MARK_PATHS),
+    changed_count: observed.changed.length,
+  };
   let result: CallToolResult;
   let state: KeptWorkflowState | null;
+  const call = session.callWithHelperData("complete_task", args, changes);
+  // On the next turn of the event loop: the request is on its way by then.
+  const kept = new Promise<KeptFollowUp>((done) => setImmediate(() => done(writeFollowUp(session.cache, followUp))));
   try {
-    ({ result, state } = await session.callWithHelperData("complete_task", args, changes));
+    ({ result, state } = await call);
   } catch (error) {
+    (await kept).drop();
     session.bookkeeping = clearLeftovers(observed.leftovers);
     throw error;
   }
   if (result.isError) {
+    (await kept).drop();
     session.bookkeeping = clearLeftovers(observed.leftovers);
-    return result;
+    return { result };
   }
-  await Promise.all([attachRecord(session, record, changes, args.metrics, result), afterCompleted(session, record, dir, observed, top)]);
+  // The edge has the task: the local records are written after the answer goes out; the note on
+  // the task's commits before it.
+  (await kept).keep();
+  await attachRecord(session, record, changes, args.metrics, result);
   session.keepWorkflowState(dir, state, top);
-  if (repoRoot) session.afterDurability(repoRoot, sentDurability, ledgerEntry(taskId, changes, Date.now()));
-  return result;
+  const ledger = ledgerEntry(taskId, changes, Date.now());
+  return {
+    result,
+    after: async () => {
+      // The usage the request read from the transcript is the done record's: the transcript is not read again.
+      await runFollowUp(session, followUp, [clearLeftovers(observed.leftovers)], (await usage)?.read);
+      if (repoRoot) session.afterDurability(repoRoot, sentDurability, ledger);
+    },
+  };
 }
 
 /**
@@ -243,43 +299,4 @@ async function observe(session: ProxySession, record: TaskRecord, dir: string, l
     const opened = scratch;
     if (opened) leftovers.push(() => opened.remove());
   }
-}
-
-/**
- * What other processes read (the working tree's marks, the hooks' journal) is written before the
- * answer; this process's own records and copies are removed after it.
- */
-async function afterCompleted(
-  session: ProxySession,
-  record: TaskRecord,
-  dir: string,
-  observed: Observed,
-  top: string | undefined,
-): Promise<void> {
-  const start = record.snapshot;
-  const taskId = record.task_id;
-  await Promise.all([
-    start && markCompleted(session, start.root, taskId, observed.mark, observed.changed),
-    // Hooks: the task's edited paths and transcript usage are kept locally; its commands were sent.
-    noteTaskCompleted(dir, taskId, session.options.cacheDir, session.log, top),
-    forgetCommands(dir, taskId, session.options.cacheDir, top),
-  ]);
-  session.bookkeeping = Promise.all([
-    clearLeftovers(observed.leftovers),
-    forgetLineEdits(dir, taskId, session.options.cacheDir, top),
-    session.store.remove(taskId, record.dir).catch(() => {}),
-    start && startContentsOf(start)?.remove(),
-  ]);
-}
-
-/** `mark`: the task's mark as read before the call, if it was. */
-async function markCompleted(
-  session: ProxySession,
-  root: string,
-  taskId: string,
-  mark: WorktreeMark | null,
-  changed: readonly string[],
-): Promise<void> {
-  const known = mark ?? (await session.store.mark(root, taskId).catch(() => null));
-  await session.store.markCompleted(root, known ?? { task_id: taskId, started_at: 0, completed_at: null }, changed).catch(() => {});
 }

@@ -21,6 +21,7 @@ import { RootCommits } from "../repository.js";
 import type { CountsNeeded } from "../review-measures.js";
 import { takeSnapshot } from "../snapshot.js";
 import { cacheRoot, TaskStore } from "../store.js";
+import { recoverFollowUps } from "./follow-up.js";
 import { GitSessions } from "./git-session.js";
 import { type KeptWorkflowState, takeWorkflowState, unavailable, withWarnings } from "./results.js";
 
@@ -52,8 +53,9 @@ export class ProxySession {
    */
   countsNeeded: CountsNeeded = { objects: true, scratch: true };
   /**
-   * The last completed task's record and start-content copies being removed, after its answer
-   * went out: every later call, and the end of the process, waits for it.
+   * What the last call left to do after its answer went out (a completed task's local records,
+   * ./follow-up.ts; a started task's snapshot saved): every later call, and the end of the process,
+   * waits for it. At first, what an earlier helper left undone after a completion's answer.
    */
   bookkeeping: Promise<unknown> = Promise.resolve();
   private device: Promise<DeviceKey | null> | null = null;
@@ -73,6 +75,8 @@ export class ProxySession {
       version: options.version,
     });
     this.store = new TaskStore(options.url, options.cacheDir);
+    // What an earlier helper left undone after a completion's answer (it ended meanwhile): done before the first call.
+    this.bookkeeping = recoverFollowUps(this, options.url);
   }
 
   /** The user cache dir (task records, start contents, line-count scratch repository). */
@@ -129,6 +133,15 @@ export class ProxySession {
     const answer = await this.remote.request("tools/call", { name: tool, arguments: { ...args, [HELPER_INPUTS[tool]]: data } });
     const { result, state } = takeWorkflowState(answer);
     return { result: withWarnings(result, helperWarnings(data)), state };
+  }
+
+  /**
+   * `work` once the answer of the current call is written out (stdout to a pipe is written
+   * synchronously, on this turn of the event loop); every later call, and the end of the process, waits for it.
+   */
+  afterAnswer(work: () => Promise<unknown>): void {
+    const after = new Promise<void>((done) => setImmediate(done)).then(work);
+    this.bookkeeping = Promise.all([this.bookkeeping, after.catch(() => {})]);
   }
 
   /**

@@ -1,0 +1,94 @@
+/**
+ * @module workflow/task-logs
+ * A task's log entries (decisions, issues, milestones) without an index entry for most of them.
+ * The log tables are keyed in the order every whole-workflow read pages them, (created_at, id);
+ * since v27 an entry written within LIMITS.LOG_WINDOW_EVENTS events of its task's start is left
+ * out of the task index (`in_task_index = 0`: a row written fewer) and found by that key instead,
+ * in its task's window: from the task's start to the time of the LOG_WINDOW_EVENTS-th event after
+ * it (or the end of the log while there are fewer). The log's times never go back (the writer times
+ * a write no earlier than the last event), so every entry written inside that span of events lies
+ * inside that span of time, and the window holds about LOG_WINDOW_EVENTS rows of each table
+ * whatever the workflow's size. Later entries, and every entry of a task started before v27 (no
+ * `start_seq`), are in the partial index `<table>_task` and read through it.
+ */
+import { LIMITS } from "../limits";
+import type { Sql } from "../storage/sql";
+
+/** The log kinds, each its own table. */
+export const LOG_KINDS = ["decisions", "issues", "milestones"] as const;
+export type LogKind = (typeof LOG_KINDS)[number];
+
+/** What finding a task's entries needs of it: its start, and the last event's seq before it (null: started before v27). */
+export type LogWindowTask = { id: string; started_at: number; start_seq: number | null };
+
+/** Past any time a write is given (the end of a window whose closing event is not written yet). */
+const OPEN_END = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Whether an entry of `task` goes into its task's index: its task started before v27, or its event
+ * (the one after `lastSeq`) is past the task's window.
+ */
+export function inTaskIndex(task: Pick<LogWindowTask, "start_seq">, lastSeq: number): boolean {
+  return task.start_seq === null || lastSeq + 1 >= task.start_seq + LIMITS.LOG_WINDOW_EVENTS;
+}
+
+export class TaskLogs {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Each kind's entries of these tasks, each oldest first (the whole view's order): those in the
+   * task index through it, the others by the table's key within their tasks' windows (merged where
+   * they overlap, so a row is read once however many of the tasks' windows hold it).
+   */
+  of<T>(kind: LogKind, tasks: readonly LogWindowTask[]): T[] {
+    if (tasks.length === 0) return [];
+    const ids = JSON.stringify(tasks.map((task) => task.id));
+    const ranges = JSON.stringify(this.windows(tasks));
+    // CROSS JOIN: each window is a range of the key (SEARCH … USING PRIMARY KEY), never a scan per window.
+    if (kind === "decisions") {
+      return this.sql<T & Record<string, SqlStorageValue>>`
+        SELECT * FROM decisions WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
+        UNION ALL SELECT d.* FROM json_each(${ranges}) r CROSS JOIN decisions d
+          WHERE d.created_at >= r.value ->> 0 AND d.created_at <= r.value ->> 1 AND d.in_task_index = 0
+            AND d.task_id IN (SELECT value FROM json_each(${ids}))
+        ORDER BY created_at, id`;
+    }
+    if (kind === "issues") {
+      return this.sql<T & Record<string, SqlStorageValue>>`
+        SELECT * FROM issues WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
+        UNION ALL SELECT i.* FROM json_each(${ranges}) r CROSS JOIN issues i
+          WHERE i.created_at >= r.value ->> 0 AND i.created_at <= r.value ->> 1 AND i.in_task_index = 0
+            AND i.task_id IN (SELECT value FROM json_each(${ids}))
+        ORDER BY created_at, id`;
+    }
+    return this.sql<T & Record<string, SqlStorageValue>>`
+      SELECT * FROM milestones WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
+      UNION ALL SELECT m.* FROM json_each(${ranges}) r CROSS JOIN milestones m
+        WHERE m.created_at >= r.value ->> 0 AND m.created_at <= r.value ->> 1 AND m.in_task_index = 0
+          AND m.task_id IN (SELECT value FROM json_each(${ids}))
+      ORDER BY created_at, id`;
+  }
+
+  /** The tasks' windows as disjoint [from, to] time ranges, in order (tasks started before v27 have none). */
+  private windows(tasks: readonly LogWindowTask[]): [number, number][] {
+    const windowed = tasks.filter((task): task is LogWindowTask & { start_seq: number } => task.start_seq !== null);
+    if (windowed.length === 0) return [];
+    const ends = JSON.stringify(windowed.map((task) => task.start_seq + LIMITS.LOG_WINDOW_EVENTS));
+    const closed = new Map(
+      this.sql<{ seq: number; at: number }>`SELECT seq, at FROM events WHERE seq IN (SELECT value FROM json_each(${ends}))`.map((row) => [
+        row.seq,
+        row.at,
+      ]),
+    );
+    const spans = windowed
+      .map((task): [number, number] => [task.started_at, closed.get(task.start_seq + LIMITS.LOG_WINDOW_EVENTS) ?? OPEN_END])
+      .sort((a, b) => a[0] - b[0]);
+    const merged: [number, number][] = [];
+    for (const span of spans) {
+      const last = merged.at(-1);
+      if (last && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
+      else merged.push([...span]);
+    }
+    return merged;
+  }
+}
