@@ -6,13 +6,14 @@
  * bounded in count and time. Slowness never fails it; errors and inconsistencies do (exit 1).
  *
  *   npm run bench [-- --quick] [-- --only tools,live,growth,load,cost-ab,floor,price,quota,migration,team,helper-calls,helper-tasks,hooks,pages,edge,checksum,helper,blame,merges,insights,suite]
- *                 [-- --old-ref <git ref>] [-- --server-var NAME=value ...]
+ *                 [-- --old-ref <git ref>] [-- --against-floor] [-- --server-var NAME=value ...]
  *
  * --quick: smaller sizes (each row says so where the size differs), about 3 minutes.
  * suite: runs `npm test` for its wall time only when named in --only (it takes minutes); any
  * other run reports the last recorded one, with its date and commit (bench/sections/suite.ts).
  * --old-ref: the build the load and own-cost A/Bs compare with (default: 6413a27, main when this bench
- * was written). --server-var: a binding for this build's server (repeatable).
+ * was written). --against-floor: cost-ab's other side is bench/floor-worker instead of the old build
+ * (the least an MCP write costs, in the same turns). --server-var: a binding for this build's server (repeatable).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -74,6 +75,7 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     only: { type: "string" },
     "old-ref": { type: "string", default: "6413a27" },
+    "against-floor": { type: "boolean", default: false },
     "server-var": { type: "string", multiple: true, default: [] },
   },
 });
@@ -159,8 +161,8 @@ if (THROUGH_DEV_SERVER.some(wanted)) {
   }
 }
 
-// Its own two servers: this build and the old one, side by side with empty data.
-await section("cost-ab", () => costAB(context, serverVars, values["old-ref"]));
+// Its own two servers: this build and the old one (or the floor Worker), side by side with empty data.
+await section("cost-ab", () => costAB(context, serverVars, values["against-floor"] ? "floor" : values["old-ref"]));
 // Its own two servers: this build and the platform's floor Worker (bench/floor-worker), taking turns.
 await section("floor", () => floor(context, serverVars));
 // Its own metered servers (this build and the old one): one agent session each, priced.

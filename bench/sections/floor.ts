@@ -32,24 +32,11 @@ import type { BenchContext } from "../lib/context.ts";
 import { approvedDevice, loadDeviceKeys } from "../lib/device-keys.ts";
 import { cpuNanos, serverProcesses } from "../lib/process-cpu.ts";
 import { atMost, ms, percentiles, times } from "../lib/table.ts";
-import { gitChanges } from "./cost-ab.ts";
+import { ENTRY, floorFiles, floorPost, gitChanges } from "../lib/write-calls.ts";
 
 const OWN_COST_TARGET = 0.25;
 const SIGNED_TARGET = 2;
 const HEAD = "c".repeat(40);
-
-/** A log entry's JSON text as the object stores one (ids, message, progress, time, author, hash chain): about 330 bytes. */
-const ENTRY = JSON.stringify({
-  id: `mil_${"0".repeat(26)}`,
-  workflow_id: `wf_${"1".repeat(26)}`,
-  task_id: `tsk_${"2".repeat(26)}`,
-  message: "m",
-  progress: 50,
-  created_at: "2026-11-29T18:00:00.000Z",
-  author: "dev",
-  hash: "a".repeat(64),
-  prev_hash: "b".repeat(64),
-});
 
 const M = {
   health: "(1) Waymark GET /health",
@@ -124,11 +111,7 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
     let task_id = String((await timed(client, null, "start_task", { workflow_id, name: "T", goal: "g" })).task_id);
     const completions = String((await timed(client, null, "start_workflow", { name: "Floor completions" })).workflow_id);
 
-    const post = async (path: string, body: string) => {
-      const response = await fetch(`${floorServer.url}${path}`, { method: "POST", body, headers: { "content-type": "application/json" } });
-      await response.arrayBuffer();
-      if (!response.ok) throw new Error(`floor ${path} answered ${response.status}`);
-    };
+    const post = (path: string, body: string) => floorPost(floorServer, path, body);
 
     const recorder = new Recorder();
     const cpu: Record<Measure, Record<string, number>> = Object.fromEntries(Object.keys(M).map((k) => [k, {}])) as Record<
@@ -157,9 +140,7 @@ export async function floor(context: BenchContext, vars: Record<string, string>)
       const snapshot = await device.signSnapshot({ type: "git", head: HEAD, branch: "main", dirty: [] }, completions);
       const started = await timed(client, null, "start_task", { workflow_id: completions, name: `C${index}`, goal: "g", snapshot });
       const changes = await device.signChanges(gitChanges(index), null, String(started.task_id), keys.nonceOf(snapshot));
-      const files = JSON.stringify({
-        files: gitChanges(index).dirty.map((f) => ({ path: f.path, blob: f.worktree.blob })),
-      });
+      const files = floorFiles(index);
       const calls: [Measure, "waymark" | "floor", () => Promise<unknown>][] = [
         ["health", "waymark", () => healthRoundTrip(waymark)],
         ["floorHealth", "floor", () => healthRoundTrip(floorServer)],

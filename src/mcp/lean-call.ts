@@ -142,8 +142,6 @@ export async function answerLeanCall(call: LeanCall, context: ToolContext): Prom
     result = thrownResult(
       new Error(`Output validation error: Tool ${call.tool.name} has an output schema but no structured content was provided`),
     );
-  return Response.json(
-    { result: encoded(result), jsonrpc: "2.0", id: call.id },
-    { status: 200, headers: { "Content-Type": "application/json" } },
-  );
+  // Status 200 and `content-type: application/json` are Response.json's own: no init, no Headers object built from one.
+  return Response.json({ result: encoded(result), jsonrpc: "2.0", id: call.id });
 }
