@@ -77,7 +77,7 @@ const WORKFLOW = `
   updated_at INTEGER NOT NULL,
   repository TEXT`;
 
-/** Buckets of the changed paths' hashes (v24): `n` hashes of 16 characters each in `hashes`. */
+/** Buckets of the changed paths' hashes (v24): `n` hashes of 32 characters each in `hashes`; the workflow row's `path_hashes` since v30. */
 const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMARY KEY, n INTEGER NOT NULL, hashes TEXT NOT NULL)";
 
 /**
@@ -687,6 +687,21 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // (workflow/task-files FILE_CHANGES), which SQLite reads as it read the view; a view was two
   // rows of sqlite_schema in every new workflow's schema.
   { version: 29, statements: ["DROP VIEW file_changes"] },
+  // The packed set of changed paths moves to the workflow row (workflow/changed-paths), which every
+  // workflow has and only start_workflow and complete_workflow write: its table was two rows of
+  // sqlite_schema in every new workflow's schema. A set of one bucket moves (every set packed since
+  // v24); a set an older build split into several buckets (past what one value should hold) stays,
+  // read there and never written again, and the table with it (created on first use since v30: a
+  // new workflow never creates it).
+  {
+    version: 30,
+    statements: [
+      "ALTER TABLE workflow ADD COLUMN path_hashes TEXT",
+      `UPDATE workflow SET path_hashes = (SELECT hashes FROM changed_path_sets WHERE bucket = 0)
+        WHERE NOT EXISTS (SELECT 1 FROM changed_path_sets WHERE bucket != 0)`,
+      "DELETE FROM changed_path_sets WHERE NOT EXISTS (SELECT 1 FROM changed_path_sets WHERE bucket != 0)",
+    ],
+  },
 ];
 
 /**
@@ -694,6 +709,8 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
  * current version: most workflows never write some of them (a reviewer's feedback, a dirty start,
  * overlapping tasks, observed commands, idempotency keys, more than PACKED_MAX changed paths), and
  * each CREATE is rows written. Objects migrated from before they were lazy have them all.
+ * `changed_path_sets` is only ever read (a set an older build split in buckets, kept since v30): no
+ * write creates it, a new workflow never has it.
  */
 export const WORKFLOW_LAZY_TABLES = {
   snapshot_entries: [`CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`],
@@ -701,6 +718,7 @@ export const WORKFLOW_LAZY_TABLES = {
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
+  changed_path_sets: [CHANGED_PATH_SETS],
   device_signed: [DEVICE_SIGNED],
   feedback: [
     `CREATE TABLE feedback (
@@ -727,9 +745,9 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 29,
+  version: 30,
   statements: [
-    `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
+    `CREATE TABLE workflow (${WORKFLOW},\n  path_hashes TEXT\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
     TASKS_DONE,
     TASKS_SIBLINGS,
@@ -779,6 +797,5 @@ export const WORKFLOW_SCHEMA: Migration = {
       device_keys TEXT
     )`,
     "INSERT INTO totals (id) VALUES (1)",
-    CHANGED_PATH_SETS,
   ],
 };

@@ -99,7 +99,9 @@ async function readLogs(stub: Stub) {
 /** The stored rows of the tables the migrations since OLD rebuilt or paged, each read through the columns it had (`files`: the files' table at OLD, FILE_CHANGES's select after). */
 function storedRows(sql: SqlStorage, files: string) {
   return {
-    workflow: sql.exec("SELECT * FROM workflow").toArray(),
+    workflow: sql
+      .exec("SELECT id, account, name, description, plan, status, outcome, created_at, completed_at, updated_at, repository FROM workflow")
+      .toArray(),
     tasks: sql.exec("SELECT * FROM tasks ORDER BY id").toArray(),
     decisions: sql
       .exec(
