@@ -17,6 +17,15 @@ import { meter, type ObjectKind } from "../meter";
 export type SqlValue = string | number | null;
 type Row = Record<string, SqlStorageValue>;
 
+/**
+ * SQL text a module defines once from its own constants (a subquery it reads through in several
+ * statements): the one kind of value `sql` writes into the query instead of binding. Never built
+ * from a value a request carries: nothing but a module's constants may construct one.
+ */
+export class SqlText {
+  constructor(readonly text: string) {}
+}
+
 const encoder = new TextEncoder();
 
 /** The table a statement writes or reads first, for messages and the meter ("events" of INSERT INTO events …). */
@@ -61,11 +70,28 @@ function queryOf(strings: TemplateStringsArray): string {
   return query;
 }
 
+/** A query whose values include SqlText: that text written in its place, every other value still bound. */
+function inlined(strings: TemplateStringsArray, values: readonly (SqlValue | SqlText)[]): { query: string; bound: SqlValue[] } {
+  let query = strings[0] ?? "";
+  const bound: SqlValue[] = [];
+  values.forEach((value, n) => {
+    if (value instanceof SqlText) query += value.text;
+    else {
+      query += "?";
+      bound.push(value);
+    }
+    query += strings[n + 1] ?? "";
+  });
+  return { query, bound };
+}
+
 /** `beforeQuery` runs before every query (a lazily created schema makes sure it exists). */
 export function sqlFor(storage: DurableObjectStorage, owner: StorageOwner, beforeQuery?: () => void) {
-  return function sql<T extends Row = Row>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] {
+  return function sql<T extends Row = Row>(strings: TemplateStringsArray, ...given: (SqlValue | SqlText)[]): T[] {
     beforeQuery?.();
-    const query = queryOf(strings);
+    const { query, bound: values } = given.some((value) => value instanceof SqlText)
+      ? inlined(strings, given)
+      : { query: queryOf(strings), bound: given as SqlValue[] };
     checkValues(query, values);
     try {
       const cursor = storage.sql.exec<T>(query, ...values);

@@ -3,8 +3,11 @@
  * The set of paths any task of the workflow changed, for its "distinct files changed" total: a
  * completing task adds its paths and learns how many were new.
  *
- * A small set is packed: up to PACKED_MAX paths as 128-bit hashes in one row (`changed_path_sets`,
- * bucket 0), so a completion in a workflow of ordinary size writes one row, not one per path. The
+ * A small set is packed: up to PACKED_MAX paths as 128-bit hashes in one value, the workflow row's
+ * `path_hashes` (v30; the row is written by start_workflow and complete_workflow only, and read by
+ * its other columns), so a completion in a workflow of ordinary size writes one row, not one per
+ * path, and a new workflow has no table for it. Sets an older build split into several buckets of
+ * `changed_path_sets` stay there (v30 moves a set of one bucket) and are read, never written. The
  * hash is SHA-256 cut to 128 bits: no agent can choose two paths that count once, as it could
  * with a fast non-cryptographic hash, nor find a pair by brute force as it could at 64 bits.
  * Past PACKED_MAX, new paths are kept one row each in `changed_paths` (a primary key lookup per
@@ -20,8 +23,6 @@ import type { WorkflowTables } from "./workflow-tables";
 /** Paths kept packed in one row before new ones get a row each (32 characters a hash: 64 KB). */
 const PACKED_MAX = 2_000;
 const HASH_CHARS = 32;
-/** The one row a packed set is kept in (rows of other buckets, written while sets were split by hash, are still read). */
-const PACKED_BUCKET = 0;
 
 /** A path's 128-bit hash as 32 hex characters: the first half of the SHA-256 of its UTF-8 bytes. */
 export function pathHash(path: string): string {
@@ -63,8 +64,12 @@ export class ChangedPaths {
         recorded.add(row.path);
       }
     }
-    const packedRows = this.sql<{ bucket: number; n: number; hashes: string }>`SELECT bucket, n, hashes FROM changed_path_sets`;
-    const packed = this.packedHashes(packedRows.map((row) => row.hashes).join(""));
+    const kept = this.sql<{ hashes: string | null }>`SELECT path_hashes AS hashes FROM workflow`[0]?.hashes ?? "";
+    // Buckets an older build split a large set into (changed_path_sets exists only in objects from before v30).
+    const split = this.tables.has("changed_path_sets")
+      ? this.sql<{ hashes: string }>`SELECT hashes FROM changed_path_sets ORDER BY bucket`.map((row) => row.hashes).join("")
+      : "";
+    const packed = this.packedHashes(kept + split);
     const fresh = new Map<string, string>();
     for (const path of unique) {
       if (recorded.has(path)) continue;
@@ -73,10 +78,7 @@ export class ChangedPaths {
     }
     if (fresh.size === 0) return 0;
     if (packed.size + fresh.size <= PACKED_MAX) {
-      const row = packedRows.find((r) => r.bucket === PACKED_BUCKET);
-      const hashes = (row?.hashes ?? "") + [...fresh.values()].join("");
-      this.sql`INSERT INTO changed_path_sets (bucket, n, hashes) VALUES (${PACKED_BUCKET}, ${(row?.n ?? 0) + fresh.size}, ${hashes})
-        ON CONFLICT (bucket) DO UPDATE SET n = excluded.n, hashes = excluded.hashes`;
+      this.sql`UPDATE workflow SET path_hashes = ${kept + [...fresh.values()].join("")}`;
     } else {
       this.tables.ensure("changed_paths");
       for (const chunk of jsonChunks([...fresh.keys()])) {

@@ -28,7 +28,7 @@ import type { FeedbackRecords } from "./feedback";
 import { notFoundError, noWorkflowOrTask, type Ownership } from "./ownership";
 import { iso, type RecordKind, type RecordView, type TaskLogViews, type WorkflowRecords } from "./records";
 import type { ShareLinks } from "./share";
-import type { FileList, FileListItem } from "./task-files";
+import { FILE_CHANGES, type FileList, type FileListItem } from "./task-files";
 import type { RunningTotals } from "./totals";
 
 /** A page of one of the whole view's arrays. */
@@ -277,7 +277,7 @@ export class WorkflowReader {
         + coalesce(length(t.metadata), 0) + min(coalesce(length(t.files_changed), 0), ${cap})
         + min(coalesce(length(t.verification), 0), ${cap})
         + coalesce(length(t.repository), 0)
-        + min(coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM file_changes WHERE task_id = t.id AND page_first < t.files_listed AND ord < t.files_listed), 0), ${cap})
+        + min(coalesce((SELECT sum(${FILE_ENTRY_OVERHEAD} + length(path)) * 2 FROM ${FILE_CHANGES} file_changes WHERE task_id = t.id AND page_first < t.files_listed AND ord < t.files_listed), 0), ${cap})
         AS size
       FROM tasks t WHERE t.id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
     // A task's entries through workflow/task-logs (its index entries and its log window), not a query per task.

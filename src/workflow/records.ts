@@ -295,9 +295,11 @@ export class WorkflowRecords {
   workflow(): WorkflowRow | null {
     if (!this.stored()) return null;
     // The time of the agent's last write is stored with the totals every write stores (workflow/totals):
-    // on the last write's last event, or on the totals row when that is newer.
+    // on the last write's last event, or on the totals row when that is newer. The row's columns by
+    // name: its packed set of changed paths (up to 64 KB, workflow/changed-paths) is not read here.
     const row = this.sql<WorkflowRow & { last_write_at: number | null }>`
-      SELECT w.*, coalesce((SELECT e.totals ->> '$.updated_at' FROM events e WHERE e.seq > t.seq AND e.totals IS NOT NULL
+      SELECT w.id, w.account, w.name, w.description, w.plan, w.status, w.outcome, w.created_at, w.completed_at, w.updated_at,
+        w.repository, coalesce((SELECT e.totals ->> '$.updated_at' FROM events e WHERE e.seq > t.seq AND e.totals IS NOT NULL
           ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS last_write_at
       FROM workflow w LEFT JOIN totals t ON t.id = 1 LIMIT 1`[0];
     if (!row) return null;
@@ -453,9 +455,10 @@ export class WorkflowRecords {
     const id = after?.id ?? "";
     if (kind === "tasks") {
       // No index in start order (v25: a row written per task for this read alone): the page's rows
-      // are picked by sorting the (start, id) of the tasks after the position, then read whole.
-      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE rowid IN (
-          SELECT rowid FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}
+      // are picked by sorting the (start, id) of the tasks after the position (the siblings index
+      // holds both), then read whole by their key.
+      const rows = this.sql<TaskRow>`SELECT * FROM tasks WHERE id IN (
+          SELECT id FROM tasks WHERE (started_at, id) > (${at}, ${id}) ORDER BY started_at, id LIMIT ${limit}
         ) ORDER BY started_at, id`;
       const views = this.taskViews(rows);
       return rows.map((r, index) => ({ at: r.started_at, id: r.id, view: views[index] as TaskView }));

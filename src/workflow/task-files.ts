@@ -17,14 +17,14 @@ import { jsonBytes, type ListedFile, type StoredFiles, type Unlisted, viewOfStor
 import type { Verification } from "../domain/view";
 import { LIMITS } from "../limits";
 import { jsonChunkItems, jsonChunks } from "../storage/chunks";
-import type { Sql } from "../storage/sql";
+import { type Sql, SqlText } from "../storage/sql";
 import { ChangedPaths } from "./changed-paths";
 import type { WorkflowTables } from "./workflow-tables";
 
 /**
- * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; the view
- * file_changes names them). Migration 24 of workflow-schema pages the files in this order: a
- * change here is a new migration rewriting the pages and the view.
+ * A file's values in a `file_pages` row, in this order (written by TaskFiles.store; FILE_CHANGES
+ * names them). Migration 24 of workflow-schema pages the files in this order: a change here is a
+ * new migration rewriting the pages.
  */
 export const FILE_PAGE_COLUMNS = [
   "ord",
@@ -46,6 +46,19 @@ export const FILE_PAGE_COLUMNS = [
   "lines_not_observed",
   "line_ranges",
 ] as const;
+
+/**
+ * The files of completed tasks one row each, with the columns the table `file_changes` had before
+ * v24, plus `page_first`/`page_last` so a read names the pages it needs: a select over `file_pages`
+ * (`json_each`). From v24 to v28 the view `file_changes` was this select; since v29 every read
+ * names it in its FROM instead (FILE_CHANGES), as SQLite reads a view, and a new workflow's schema
+ * has no view (two rows of sqlite_schema fewer).
+ */
+export const FILE_CHANGES_SELECT = `SELECT p.task_id, ${FILE_PAGE_COLUMNS.map((column, n) => `f.value ->> ${n} AS ${column}`).join(", ")},
+  p.first_ord AS page_first, p.last_ord AS page_last
+  FROM file_pages p, json_each(p.files) f`;
+/** FILE_CHANGES_SELECT as a subquery a statement reads from: `FROM ${FILE_CHANGES} file_changes`. */
+export const FILE_CHANGES = new SqlText(`(${FILE_CHANGES_SELECT})`);
 
 /** The lists of a task's record, each read in pages in its own order. */
 export const FILE_LISTS = [
@@ -353,7 +366,7 @@ export class TaskFiles {
   /** The net changes a task was credited with, in path order (what a later concurrent task is compared with). */
   changes(taskId: string): PathChange[] {
     return this.sql<ChangeSql>`
-      SELECT path, status, before_mode, before_blob, after_mode, after_blob, committed FROM file_changes WHERE task_id = ${taskId}
+      SELECT path, status, before_mode, before_blob, after_mode, after_blob, committed FROM ${FILE_CHANGES} file_changes WHERE task_id = ${taskId}
       ORDER BY path`.map((r) => ({
       path: r.path,
       status: r.status as PathChange["status"],
@@ -380,8 +393,8 @@ export class TaskFiles {
    */
   taskForLine(path: string, line: number | null, made: ReadonlySet<string>): string | null {
     const rows = this.sql<{ task_id: string; line_ranges: string | null }>`
-      SELECT f.task_id, f.line_ranges FROM file_changes f JOIN tasks t ON t.id = f.task_id
-      WHERE f.path = ${path} AND t.completed_at IS NOT NULL ORDER BY t.completed_at DESC, t.rowid DESC LIMIT 100`;
+      SELECT f.task_id, f.line_ranges FROM ${FILE_CHANGES} f JOIN tasks t ON t.id = f.task_id
+      WHERE f.path = ${path} AND t.completed_at IS NOT NULL ORDER BY t.completed_at DESC, t.started_at DESC, t.id DESC LIMIT 100`;
     if (line !== null) {
       for (const row of rows) {
         if (row.line_ranges === null) continue;
@@ -417,7 +430,7 @@ export class TaskFiles {
       for (const row of this.sql<FileRowSql>`
         SELECT f.task_id, f.ord, f.path, f.status, f.committed, f.in_scope, f.renamed_to, f.lines_added, f.lines_removed,
           f.lines_binary, f.agent_edit, f.lines_agent, f.lines_others, f.lines_not_observed
-        FROM tasks t JOIN file_changes f ON f.task_id = t.id
+        FROM tasks t JOIN ${FILE_CHANGES} f ON f.task_id = t.id
         WHERE t.id IN (SELECT value FROM json_each(${currentIds})) AND t.files_count IS NOT NULL AND f.page_first < t.files_listed
           AND f.ord < t.files_listed
         ORDER BY f.task_id, f.ord`) {
@@ -475,7 +488,7 @@ export class TaskFiles {
     const rows = this.sql<FileRowSql>`
       SELECT task_id, ord, path, status, committed, in_scope, renamed_to, lines_added, lines_removed, lines_binary, agent_edit,
         lines_agent, lines_others, lines_not_observed
-      FROM file_changes WHERE task_id = ${task.id} AND page_last >= ${from} AND page_first < ${from + count}
+      FROM ${FILE_CHANGES} file_changes WHERE task_id = ${task.id} AND page_last >= ${from} AND page_first < ${from + count}
         AND ord >= ${from} AND ord < ${from + count} ORDER BY ord`.map(listedFile);
     const filesJson = JSON.parse(task.files_changed as string) as FilesChanged;
     const verificationJson = JSON.parse(task.verification ?? '{"scope_match":true,"unexpected_files":[],"warnings":[]}') as Verification;
@@ -503,7 +516,7 @@ export class TaskFiles {
   private unexpectedAfter(taskId: string, listed: number): number {
     return (
       this.sql<{ n: number }>`
-        SELECT count(*) AS n FROM file_changes WHERE task_id = ${taskId} AND page_last >= ${listed} AND ord >= ${listed} AND in_scope = 0`[0]
+        SELECT count(*) AS n FROM ${FILE_CHANGES} file_changes WHERE task_id = ${taskId} AND page_last >= ${listed} AND ord >= ${listed} AND in_scope = 0`[0]
         ?.n ?? 0
     );
   }
@@ -638,8 +651,8 @@ export class TaskFiles {
         SELECT id FROM tasks WHERE parent_id = ${parent.id}
         UNION ALL SELECT t.id FROM tasks t JOIN below ON t.parent_id = below.id
       )
-      , theirs(path) AS MATERIALIZED (SELECT DISTINCT c.path FROM below CROSS JOIN file_changes c ON c.task_id = below.id)
-      SELECT own.path FROM file_changes own JOIN theirs ON theirs.path = own.path
+      , theirs(path) AS MATERIALIZED (SELECT DISTINCT c.path FROM below CROSS JOIN ${FILE_CHANGES} c ON c.task_id = below.id)
+      SELECT own.path FROM ${FILE_CHANGES} own JOIN theirs ON theirs.path = own.path
       WHERE own.task_id = ${parent.id} AND own.page_first < ${listed} AND own.ord < ${listed}
       ORDER BY own.path`.map((r) => r.path);
   }

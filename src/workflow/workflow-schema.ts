@@ -14,7 +14,7 @@ import {
   RECOUNT_REVIEW_ITEMS,
   RECOUNT_REVIEWS_NEEDED,
 } from "./feedback";
-import { FILE_PAGE_COLUMNS } from "./task-files";
+import { FILE_CHANGES_SELECT, FILE_PAGE_COLUMNS } from "./task-files";
 import type { WorkflowLazyTable } from "./workflow-tables";
 
 /** The log tables' columns since v24 (WITHOUT ROWID, keyed in the order they are read). */
@@ -49,6 +49,9 @@ const MILESTONES = `
   created_at INTEGER NOT NULL,
   PRIMARY KEY (created_at, id)`;
 
+/** The log tables: one shape of key, each with its task index. */
+const LOG_TABLES = ["decisions", "issues", "milestones"] as const;
+
 /**
  * Since v27 a log entry is in its task's index (`in_task_index = 1`, a partial index) only when it
  * was written more than LIMITS.LOG_WINDOW_EVENTS events after its task started (or its task started
@@ -74,9 +77,43 @@ const WORKFLOW = `
   updated_at INTEGER NOT NULL,
   repository TEXT`;
 
-/** Buckets of the changed paths' hashes (v24): `n` hashes of 16 characters each in `hashes`. */
+/** Buckets of the changed paths' hashes (v24): `n` hashes of 32 characters each in `hashes`; the workflow row's `path_hashes` since v30. */
 const CHANGED_PATH_SETS = "CREATE TABLE changed_path_sets (bucket INTEGER PRIMARY KEY, n INTEGER NOT NULL, hashes TEXT NOT NULL)";
 
+/**
+ * The tasks' columns at v27, as every migration added them. Since v28 the table is WITHOUT ROWID,
+ * keyed by id: a task's row is found by its key, with no key index beside it (a row written fewer
+ * per task), and every index entry holds the id instead of a rowid.
+ */
+const TASKS = `
+  id TEXT PRIMARY KEY,
+  parent_id TEXT REFERENCES tasks(id),
+  name TEXT NOT NULL,
+  goal TEXT NOT NULL,
+  areas TEXT NOT NULL DEFAULT '[]',
+  status TEXT NOT NULL DEFAULT 'in_progress',
+  snapshot_type TEXT NOT NULL,
+  snapshot_head TEXT,
+  snapshot_meta TEXT,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  duration_seconds INTEGER,
+  outcome TEXT,
+  metadata TEXT,
+  files_changed TEXT,
+  verification TEXT,
+  input_tokens INTEGER, output_tokens INTEGER, model TEXT, cost_usd REAL,
+  repository TEXT, metrics_source TEXT, price_table_date TEXT,
+  files_count INTEGER, files_listed INTEGER,
+  commands_observed INTEGER, commands_omitted INTEGER, last_edit_at INTEGER,
+  start_signature TEXT, metrics_device TEXT,
+  durability TEXT,
+  review_facts TEXT, started_by TEXT, completed_by TEXT,
+  files_unlisted_unexpected INTEGER,
+  start_seq INTEGER`;
+
+/** A task's children in start order (the timeline pages them; v9); it starts with `parent_id`, so the parent needs no index of its own (v24). */
+const TASKS_SIBLINGS = "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)";
 /** Completed tasks in completion order (overlap candidates, resume) and open tasks in start order (v24). */
 const TASKS_DONE = "CREATE INDEX tasks_done ON tasks(completed_at) WHERE completed_at IS NOT NULL";
 const TASKS_OPEN = "CREATE INDEX tasks_open ON tasks(started_at) WHERE status = 'in_progress'";
@@ -141,10 +178,8 @@ const FILE_PAGES = `CREATE TABLE file_pages (
   files TEXT NOT NULL,
   PRIMARY KEY (task_id, first_ord)
 ) WITHOUT ROWID`;
-/** The files as one row each, as file_changes was a table before v24: every read of a task's files reads them so. */
-const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS SELECT p.task_id, ${FILE_PAGE_COLUMNS.map((column, n) => `f.value ->> ${n} AS ${column}`).join(", ")},
-  p.first_ord AS page_first, p.last_ord AS page_last
-  FROM file_pages p, json_each(p.files) f`;
+/** The files as one row each, as file_changes was a table before v24: a view from v24 to v28 (workflow/task-files FILE_CHANGES since). */
+const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS ${FILE_CHANGES_SELECT}`;
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -619,6 +654,54 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "DROP TABLE device_keys",
     ],
   },
+  // A task's row keyed by its id, without a rowid (v28): its start writes the row and its siblings
+  // entry, not a key index entry beside them (a row written fewer per task). The export's task
+  // pages read rows by id after picking them from the siblings index, as they read them by rowid.
+  // Other tables' rows refer to tasks, and foreign keys are enforced (they cannot be turned off
+  // inside the migration's transaction, and a rename would carry the references to the old table):
+  // dropping the table deletes its rows first, which leaves those references without their task
+  // until the rows are inserted again under the same name. So the check waits for the commit
+  // (defer_foreign_keys, off again after it), the rows are copied aside and go back into the new
+  // `tasks`, which settles every reference. Each row deleted and inserted looks its references up
+  // in every table that refers to tasks: the log tables' task indexes are partial (v27), which such
+  // a lookup cannot use, so a full index on each stands in while the migration runs, and the new
+  // table has its indexes before its rows (a task's subtasks are found through tasks_siblings).
+  // Without them it reads every entry and task for every task: 62 million rows, 2.3 s, at 5,000
+  // tasks of one entry each.
+  {
+    version: 28,
+    statements: [
+      "PRAGMA defer_foreign_keys = ON",
+      ...LOG_TABLES.map((table) => `CREATE INDEX ${table}_task_v28 ON ${table}(task_id)`),
+      "CREATE TABLE tasks_v27 AS SELECT * FROM tasks",
+      "DROP TABLE tasks",
+      `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
+      TASKS_DONE,
+      TASKS_SIBLINGS,
+      "INSERT INTO tasks SELECT * FROM tasks_v27",
+      "DROP TABLE tasks_v27",
+      ...LOG_TABLES.map((table) => `DROP INDEX ${table}_task_v28`),
+    ],
+  },
+  // The view over the file pages goes: every read names the same select in its FROM
+  // (workflow/task-files FILE_CHANGES), which SQLite reads as it read the view; a view was two
+  // rows of sqlite_schema in every new workflow's schema.
+  { version: 29, statements: ["DROP VIEW file_changes"] },
+  // The packed set of changed paths moves to the workflow row (workflow/changed-paths), which every
+  // workflow has and only start_workflow and complete_workflow write: its table was two rows of
+  // sqlite_schema in every new workflow's schema. A set of one bucket moves (every set packed since
+  // v24); a set an older build split into several buckets (past what one value should hold) stays,
+  // read there and never written again, and the table with it (created on first use since v30: a
+  // new workflow never creates it).
+  {
+    version: 30,
+    statements: [
+      "ALTER TABLE workflow ADD COLUMN path_hashes TEXT",
+      `UPDATE workflow SET path_hashes = (SELECT hashes FROM changed_path_sets WHERE bucket = 0)
+        WHERE NOT EXISTS (SELECT 1 FROM changed_path_sets WHERE bucket != 0)`,
+      "DELETE FROM changed_path_sets WHERE NOT EXISTS (SELECT 1 FROM changed_path_sets WHERE bucket != 0)",
+    ],
+  },
 ];
 
 /**
@@ -626,6 +709,8 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
  * current version: most workflows never write some of them (a reviewer's feedback, a dirty start,
  * overlapping tasks, observed commands, idempotency keys, more than PACKED_MAX changed paths), and
  * each CREATE is rows written. Objects migrated from before they were lazy have them all.
+ * `changed_path_sets` is only ever read (a set an older build split in buckets, kept since v30): no
+ * write creates it, a new workflow never has it.
  */
 export const WORKFLOW_LAZY_TABLES = {
   snapshot_entries: [`CREATE TABLE snapshot_entries (${SNAPSHOT_ENTRIES}\n) WITHOUT ROWID`],
@@ -633,6 +718,7 @@ export const WORKFLOW_LAZY_TABLES = {
   task_commands: [`CREATE TABLE task_commands (${TASK_COMMANDS}\n) WITHOUT ROWID`],
   idempotency: [`CREATE TABLE idempotency (${IDEMPOTENCY}\n) WITHOUT ROWID`],
   changed_paths: ["CREATE TABLE changed_paths (path TEXT PRIMARY KEY) WITHOUT ROWID"],
+  changed_path_sets: [CHANGED_PATH_SETS],
   device_signed: [DEVICE_SIGNED],
   feedback: [
     `CREATE TABLE feedback (
@@ -659,40 +745,13 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 27,
+  version: 30,
   statements: [
-    `CREATE TABLE workflow (${WORKFLOW}\n) WITHOUT ROWID`,
-    `CREATE TABLE tasks (
-      id TEXT PRIMARY KEY,
-      parent_id TEXT REFERENCES tasks(id),
-      name TEXT NOT NULL,
-      goal TEXT NOT NULL,
-      areas TEXT NOT NULL DEFAULT '[]',
-      status TEXT NOT NULL DEFAULT 'in_progress',
-      snapshot_type TEXT NOT NULL,
-      snapshot_head TEXT,
-      snapshot_meta TEXT,
-      started_at INTEGER NOT NULL,
-      completed_at INTEGER,
-      duration_seconds INTEGER,
-      outcome TEXT,
-      metadata TEXT,
-      files_changed TEXT,
-      verification TEXT,
-      input_tokens INTEGER, output_tokens INTEGER, model TEXT, cost_usd REAL,
-      repository TEXT, metrics_source TEXT, price_table_date TEXT,
-      files_count INTEGER, files_listed INTEGER,
-      commands_observed INTEGER, commands_omitted INTEGER, last_edit_at INTEGER,
-      start_signature TEXT, metrics_device TEXT,
-      durability TEXT,
-      review_facts TEXT, started_by TEXT, completed_by TEXT,
-      files_unlisted_unexpected INTEGER,
-      start_seq INTEGER
-    )`,
+    `CREATE TABLE workflow (${WORKFLOW},\n  path_hashes TEXT\n) WITHOUT ROWID`,
+    `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
     TASKS_DONE,
-    "CREATE INDEX tasks_siblings ON tasks(parent_id, started_at, id)",
+    TASKS_SIBLINGS,
     FILE_PAGES,
-    FILE_CHANGES_VIEW,
     `CREATE TABLE decisions (${withTaskIndexMark(DECISIONS)}\n) WITHOUT ROWID`,
     taskIndex("decisions"),
     `CREATE TABLE issues (${withTaskIndexMark(ISSUES)}\n) WITHOUT ROWID`,
@@ -738,6 +797,5 @@ export const WORKFLOW_SCHEMA: Migration = {
       device_keys TEXT
     )`,
     "INSERT INTO totals (id) VALUES (1)",
-    CHANGED_PATH_SETS,
   ],
 };

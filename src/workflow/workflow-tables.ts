@@ -12,6 +12,7 @@ export type WorkflowLazyTable =
   | "task_commands"
   | "idempotency"
   | "changed_paths"
+  | "changed_path_sets"
   | "feedback"
   | "device_signed";
 

@@ -6,6 +6,7 @@ import type { AccountObject } from "../../src/account/account-object";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
 import type { FeedbackRecords } from "../../src/workflow/feedback";
+import { FILE_CHANGES } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import type { WithFeedback } from "../../src/workflow/writer";
 import { file } from "../domain/fixtures";
@@ -298,7 +299,7 @@ describe("running totals", () => {
     const [recomputed] = await exec<Record<string, number>>(
       stub,
       `SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM tasks WHERE status = 'in_progress') AS open_tasks,
-        (SELECT count(DISTINCT path) FROM file_changes) AS files_changed, (SELECT count(*) FROM decisions) AS decisions,
+        (SELECT count(DISTINCT path) FROM ${FILE_CHANGES.text}) AS files_changed, (SELECT count(*) FROM decisions) AS decisions,
         (SELECT count(*) FROM issues) AS issues,
         (SELECT sum(requires_human_review) FROM issues) + (SELECT count(*) FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1) AS reviews_needed,
         (SELECT sum(input_tokens) FROM tasks) AS input_tokens, (SELECT sum(output_tokens) FROM tasks) AS output_tokens,

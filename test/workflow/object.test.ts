@@ -3,6 +3,7 @@ import { type ChainedEvent, verifyChain } from "@waymark/protocol/chain";
 import { describe, expect, it } from "vitest";
 import type { DirtyEntry, FileState, Transition } from "../../src/domain/changes";
 import { newWorkflowId } from "../../src/ids";
+import { FILE_CHANGES } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { WORKFLOW_MIGRATIONS } from "../../src/workflow/workflow-schema";
 import { file, objectId } from "../domain/fixtures";
@@ -50,7 +51,7 @@ describe("WorkflowObject storage", () => {
     expect(workflow).toEqual({ id, account: ACME, name: "Auth refactor", plan: JSON.stringify([{ step: "1", goal: "Do it" }]) });
     const tasks = await rows<{ id: string; parent_id: string | null; areas: string }>(
       stub,
-      "SELECT id, parent_id, areas FROM tasks ORDER BY started_at, rowid",
+      "SELECT id, parent_id, areas FROM tasks ORDER BY started_at, parent_id IS NOT NULL",
     );
     expect(tasks).toEqual([
       { id: parent.task_id, parent_id: null, areas: '["auth"]' },
@@ -237,7 +238,7 @@ describe("WorkflowObject change attribution", () => {
     });
     expect(done.verification.scope_match).toBe(false);
     expect(done.verification.unexpected_files).toEqual(["old.ts", "utils.ts"]);
-    const stored = await rows(stub, "SELECT path, status, committed, in_scope FROM file_changes ORDER BY path");
+    const stored = await rows(stub, `SELECT path, status, committed, in_scope FROM ${FILE_CHANGES.text} ORDER BY path`);
     expect(stored).toEqual([
       { path: "old.ts", status: "D", committed: 0, in_scope: 0 },
       { path: "src/auth/login.ts", status: "M", committed: 1, in_scope: 1 },
@@ -262,7 +263,7 @@ describe("WorkflowObject change attribution", () => {
     expect(refused.code).toBe("INPUT_VALIDATION_ERROR");
     expect(refused.message).toMatch(/start_head/);
     expect(await rows(stub, "SELECT status FROM tasks")).toEqual([{ status: "in_progress" }]);
-    expect(await rows(stub, "SELECT count(*) AS n FROM file_changes")).toEqual([{ n: 0 }]);
+    expect(await rows(stub, `SELECT count(*) AS n FROM ${FILE_CHANGES.text}`)).toEqual([{ n: 0 }]);
     expect(await rows(stub, "SELECT count(*) AS n FROM events WHERE type = 'task.completed'")).toEqual([{ n: 0 }]);
   });
 

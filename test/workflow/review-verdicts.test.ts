@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import type { FeedbackTarget, FeedbackVerdict } from "../../src/domain/view";
 import { newWorkflowId } from "../../src/ids";
 import { RECOUNT_REVIEW_ITEMS } from "../../src/workflow/feedback";
+import { FILE_CHANGES } from "../../src/workflow/task-files";
 import { ON_PAGE } from "../support/worker";
 import { pushToAccount, stubFor, value } from "./rpc";
 
@@ -41,7 +42,8 @@ async function bothCounts(stub: Stub): Promise<[number, number]> {
   const kept = await needed(stub);
   const counted = value(await stub.readHead(ACME, false)).review.review.open;
   const recounted = await runInDurableObject(stub, async (_instance, state) => {
-    state.storage.sql.exec(RECOUNT_REVIEW_ITEMS);
+    // The migration's recount (v20) read the files' table, which is FILE_CHANGES's select since v29.
+    state.storage.sql.exec(RECOUNT_REVIEW_ITEMS.replace("FROM file_changes c", `FROM ${FILE_CHANGES.text} c`));
     return state.storage.sql.exec<{ n: number }>("SELECT reviews_needed AS n FROM totals").one().n;
   });
   expect(counted, "the head's review counts").toBe(kept);

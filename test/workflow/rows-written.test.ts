@@ -89,6 +89,24 @@ describe("rows written by a write", () => {
     expect(facts).toMatchObject({ asked: true, outside: 1, usage: "claimed" });
   });
 
+  it("a task's start writes its row and its siblings entry, no key index entry beside them (tasks keyed by id)", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    value(await stub.startWorkflow(ACME, id, { name: "Starts" }));
+    const parent = value(await stub.startTask(ACME, { workflow_id: id, name: "P", goal: "g" })).task_id;
+    let child = "";
+    const written = await writtenBy(async () => {
+      child = value(await stub.startTask(ACME, { workflow_id: id, name: "C", goal: "g", parent_task_id: parent })).task_id;
+    });
+    // Before v28: three (the row, its rowid's key index entry, its siblings entry).
+    expect(written.tasks).toBe(2);
+    const whole = value(await readWhole(stub, ACME));
+    expect(whole.tasks.map((t) => [t.id, t.parent_task_id])).toEqual([
+      [parent, null],
+      [child, parent],
+    ]);
+  });
+
   it("a log entry soon after its task's start is one row besides its event (no task index entry); one past its task's window is two", async () => {
     const id = newWorkflowId();
     const stub = stubFor(id);

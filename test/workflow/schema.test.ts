@@ -10,7 +10,7 @@ import { newWorkflowId } from "../../src/ids";
 import { LazyTables } from "../../src/storage/lazy-tables";
 import { type LazySchema, migrate } from "../../src/storage/migrations";
 import type { FilesPage } from "../../src/workflow/reader";
-import { FILE_LISTS, type FileList } from "../../src/workflow/task-files";
+import { FILE_CHANGES, FILE_LISTS, type FileList } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
 import { ON_PAGE } from "../support/worker";
@@ -96,10 +96,13 @@ async function readLogs(stub: Stub) {
   return { ...kinds, events: value(await stub.events(ACME, 0, 100)).events };
 }
 
-/** The stored rows of the tables the last migration rebuilt or paged, each read through the columns it had. */
-function storedRows(sql: SqlStorage) {
+/** The stored rows of the tables the migrations since OLD rebuilt or paged, each read through the columns it had (`files`: the files' table at OLD, FILE_CHANGES's select after). */
+function storedRows(sql: SqlStorage, files: string) {
   return {
-    workflow: sql.exec("SELECT * FROM workflow").toArray(),
+    workflow: sql
+      .exec("SELECT id, account, name, description, plan, status, outcome, created_at, completed_at, updated_at, repository FROM workflow")
+      .toArray(),
+    tasks: sql.exec("SELECT * FROM tasks ORDER BY id").toArray(),
     decisions: sql
       .exec(
         "SELECT id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at FROM decisions ORDER BY created_at, id",
@@ -109,7 +112,7 @@ function storedRows(sql: SqlStorage) {
       .exec("SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM issues ORDER BY created_at, id")
       .toArray(),
     milestones: sql.exec("SELECT id, task_id, message, progress, metadata, created_at FROM milestones ORDER BY created_at, id").toArray(),
-    files: sql.exec(`SELECT ${FILE_COLUMNS} FROM file_changes ORDER BY task_id, ord`).toArray(),
+    files: sql.exec(`SELECT ${FILE_COLUMNS} FROM ${files} ORDER BY task_id, ord`).toArray(),
     snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
     idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
   };
@@ -294,7 +297,7 @@ describe("the workflow object's schema", () => {
         FROM n`,
         child,
       );
-      return storedRows(sql);
+      return storedRows(sql, "file_changes");
     });
     expect(rowsBefore.files).toHaveLength(FILES);
     expect(rowsBefore.milestones).toHaveLength(3);
@@ -304,9 +307,10 @@ describe("the workflow object's schema", () => {
       (instance as unknown as { schema: LazySchema }).schema.open();
       return {
         schema: describeSchema(state.storage.sql),
-        rows: storedRows(state.storage.sql),
+        rows: storedRows(state.storage.sql, FILE_CHANGES.text),
         pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
         deviceKeys: state.storage.sql.exec<{ keys: string }>("SELECT device_keys AS keys FROM totals").one().keys,
+        danglingTaskRefs: state.storage.sql.exec("PRAGMA foreign_key_check").toArray(),
         logMarks: state.storage.sql
           .exec(
             "SELECT in_task_index AS mark, count(*) AS n FROM (SELECT in_task_index FROM decisions UNION ALL SELECT in_task_index FROM issues UNION ALL SELECT in_task_index FROM milestones) GROUP BY mark",
@@ -317,7 +321,13 @@ describe("the workflow object's schema", () => {
     expect(after.schema.versions.map((v) => v.version).sort()).toEqual([OLD, LAST]);
     // Every stored value as it was, read through the same columns; the device keys' copy moved to the totals row whole; every
     // log entry kept before is in its task's index (its task has no log window).
-    expect(after.rows).toEqual(rowsBefore);
+    // A task's row through the columns it had at OLD (later ones are added empty).
+    const oldColumns = Object.keys(rowsBefore.tasks[0] ?? {});
+    const tasksAfter = after.rows.tasks.map((row) => Object.fromEntries(oldColumns.map((column) => [column, row[column]])));
+    expect({ ...after.rows, tasks: tasksAfter }).toEqual(rowsBefore);
+    expect(rowsBefore.tasks).toHaveLength(2);
+    // The tasks' rebuild (v28) left every row that names a task with its task.
+    expect(after.danglingTaskRefs).toEqual([]);
     expect(JSON.parse(after.deviceKeys)).toEqual({ generation: 7, devices: DEVICES, fresh_until: T0 + 9 });
     expect(after.logMarks).toEqual([{ mark: 1, n: 6 }]);
     // Pages that follow each other, more than one.
@@ -377,5 +387,54 @@ describe("the workflow object's schema", () => {
     const usage = await runInDurableObject(stub, async (_instance, state) => storedTotals(state.storage.sql));
     expect(usage.events).toBe(9);
     expect(usage.synced_seq).toBeGreaterThanOrEqual(6);
+  });
+  it("rebuilds 5,000 tasks keyed by id (v28) reading and writing rows in proportion to them, every reference to a task kept", async () => {
+    const TASKS = 5000;
+    const id = newWorkflowId();
+    const measured = await runInDurableObject(stubFor(id), async (_instance, state) => {
+      const sql = state.storage.sql;
+      migrate(
+        state.storage,
+        WORKFLOW_MIGRATIONS.filter((m) => m.version < 28),
+        "workflow",
+      );
+      // Every second task a subtask of the one before, each with a milestone (its log index partial since v27).
+      sql.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${TASKS - 1})
+        INSERT INTO tasks (id, parent_id, name, goal, snapshot_type, started_at, completed_at, status, outcome)
+        SELECT printf('tk_%06d', i), CASE WHEN i % 2 = 1 THEN printf('tk_%06d', i - 1) END, 'T' || i, 'g', 'git', ${T0} + i,
+          CASE WHEN i % 3 != 0 THEN ${T0} + 2 * i END, CASE WHEN i % 3 != 0 THEN 'success' ELSE 'in_progress' END, '{"summary":"s"}' FROM n`,
+      );
+      sql.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${TASKS - 1})
+        INSERT INTO milestones (id, task_id, message, created_at) SELECT printf('ms_%06d', i), printf('tk_%06d', i), 'm', ${T0} + i FROM n`,
+      );
+      const before = sql.exec("SELECT * FROM tasks ORDER BY id").toArray();
+      const v28 = WORKFLOW_MIGRATIONS.find((m) => m.version === 28);
+      if (!v28) throw new Error("no migration 28");
+      let read = 0;
+      let written = 0;
+      state.storage.transactionSync(() => {
+        for (const statement of v28.statements) {
+          const cursor = sql.exec(statement);
+          cursor.toArray();
+          read += cursor.rowsRead;
+          written += cursor.rowsWritten;
+        }
+      });
+      return {
+        read,
+        written,
+        same: JSON.stringify(sql.exec("SELECT * FROM tasks ORDER BY id").toArray()) === JSON.stringify(before),
+        dangling: sql.exec("PRAGMA foreign_key_check").toArray(),
+        withoutRowid: /WITHOUT ROWID\s*$/i.test(sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'tasks'").one().sql),
+        leftOver: sql.exec("SELECT name FROM sqlite_master WHERE name LIKE '%v27' OR name LIKE '%v28'").toArray(),
+      };
+    });
+    expect(measured).toMatchObject({ same: true, dangling: [], withoutRowid: true, leftOver: [] });
+    // Measured: about 13 rows read and 6 written a task. Each task's references looked up without an
+    // index usable for them would read every milestone and task for each task (millions of rows here).
+    expect(measured.read).toBeLessThan(20 * TASKS);
+    expect(measured.written).toBeLessThan(10 * TASKS);
   });
 });

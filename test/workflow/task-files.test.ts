@@ -8,8 +8,9 @@ import { describe, expect, it } from "vitest";
 import type { FilesChanged } from "../../src/domain/changes";
 import { newWorkflowId } from "../../src/ids";
 import { LIMITS } from "../../src/limits";
+import { sqlFor } from "../../src/storage/sql";
 import type { FilesPage } from "../../src/workflow/reader";
-import type { FileList } from "../../src/workflow/task-files";
+import { FILE_CHANGES, type FileList } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { file } from "../domain/fixtures";
 import { failure, readWhole, stubFor, value } from "./rpc";
@@ -130,6 +131,22 @@ describe("a task's files as rows", () => {
         JSON.stringify({ f: done.files_changed, v: done.verification }),
       );
     }
+  });
+
+  it("a read through the files' select (no view since v29) writes the select into the query and still binds every value", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    value(await stub.startWorkflow(ACME, id, { name: "Select" }));
+    const { taskId } = await bigTask(stub, id, 30);
+    const counts = await runInDurableObject(stub, async (_instance, state) => {
+      const sql = sqlFor(state.storage, { kind: "workflow", id });
+      const count = (task: string) =>
+        sql<{ n: number }>`SELECT count(*) AS n FROM ${FILE_CHANGES} file_changes WHERE task_id = ${task}`[0]?.n;
+      const views = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'view'").toArray();
+      return { own: count(taskId), injected: count(`${taskId}' OR 1 = 1 --`), views };
+    });
+    // 30 files and the rename's added path; a value that reads as SQL is compared as text, never run.
+    expect(counts).toEqual({ own: 31, injected: 0, views: [] });
   });
 
   it("a page's cursor names its task and list: another one is refused", async () => {
