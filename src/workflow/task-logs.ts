@@ -12,11 +12,14 @@
  * `start_seq`), are in the partial index `<table>_task` and read through it.
  */
 import { LIMITS } from "../limits";
-import type { Sql } from "../storage/sql";
+import { type Sql, SqlText } from "../storage/sql";
 
 /** The log kinds, each its own table. */
 export const LOG_KINDS = ["decisions", "issues", "milestones"] as const;
 export type LogKind = (typeof LOG_KINDS)[number];
+
+/** Each kind's table name, written into the statement (a name cannot be bound): from this list only. */
+const LOG_TABLES = Object.fromEntries(LOG_KINDS.map((kind) => [kind, new SqlText(kind)])) as Record<LogKind, SqlText>;
 
 /** What finding a task's entries needs of it: its start, and the last event's seq before it (null: started before v27). */
 export type LogWindowTask = { id: string; started_at: number; start_seq: number | null };
@@ -44,28 +47,13 @@ export class TaskLogs {
     if (tasks.length === 0) return [];
     const ids = JSON.stringify(tasks.map((task) => task.id));
     const ranges = JSON.stringify(this.windows(tasks));
+    const table = LOG_TABLES[kind];
     // CROSS JOIN: each window is a range of the key (SEARCH … USING PRIMARY KEY), never a scan per window.
-    if (kind === "decisions") {
-      return this.sql<T & Record<string, SqlStorageValue>>`
-        SELECT * FROM decisions WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
-        UNION ALL SELECT d.* FROM json_each(${ranges}) r CROSS JOIN decisions d
-          WHERE d.created_at >= r.value ->> 0 AND d.created_at <= r.value ->> 1 AND d.in_task_index = 0
-            AND d.task_id IN (SELECT value FROM json_each(${ids}))
-        ORDER BY created_at, id`;
-    }
-    if (kind === "issues") {
-      return this.sql<T & Record<string, SqlStorageValue>>`
-        SELECT * FROM issues WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
-        UNION ALL SELECT i.* FROM json_each(${ranges}) r CROSS JOIN issues i
-          WHERE i.created_at >= r.value ->> 0 AND i.created_at <= r.value ->> 1 AND i.in_task_index = 0
-            AND i.task_id IN (SELECT value FROM json_each(${ids}))
-        ORDER BY created_at, id`;
-    }
     return this.sql<T & Record<string, SqlStorageValue>>`
-      SELECT * FROM milestones WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
-      UNION ALL SELECT m.* FROM json_each(${ranges}) r CROSS JOIN milestones m
-        WHERE m.created_at >= r.value ->> 0 AND m.created_at <= r.value ->> 1 AND m.in_task_index = 0
-          AND m.task_id IN (SELECT value FROM json_each(${ids}))
+      SELECT * FROM ${table} WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
+      UNION ALL SELECT entry.* FROM json_each(${ranges}) r CROSS JOIN ${table} entry
+        WHERE entry.created_at >= r.value ->> 0 AND entry.created_at <= r.value ->> 1 AND entry.in_task_index = 0
+          AND entry.task_id IN (SELECT value FROM json_each(${ids}))
       ORDER BY created_at, id`;
   }
 
