@@ -609,6 +609,10 @@ export class WorkflowRecords {
       VALUES (${taskId}, ${input.parent_task_id ?? null}, ${input.name}, ${input.goal}, ${JSON.stringify(input.areas ?? [])},
               ${snapshot?.type ?? "none"}, ${snapshot?.type === "git" ? snapshot.head : null}, ${meta ? JSON.stringify(meta) : null}, ${now},
               ${writer}, ${repository ? JSON.stringify(repository) : null}, ${start ? JSON.stringify(start) : null}, ${startSeq})`;
+    // A task just inserted has no entries: its first log of each kind then reads nothing to count them.
+    const task: LoggedTask = { id: taskId, status: "in_progress", started_at: now, start_seq: startSeq };
+    if (this.logCounts.size + LOG_KINDS.length > LOG_COUNTS_KEPT) this.logCounts.clear();
+    for (const table of LOG_KINDS) this.logCounts.set(logKey(table, taskId), { task, logs: 0 });
     if (snapshot?.type !== "git") return 0;
     if (snapshot.dirty.length === 0) return 0;
     let bytes = 0;
