@@ -108,7 +108,10 @@ export class TaskLogs {
       ]),
     );
     return new Map(
-      windowed.map((task) => [task.id, [task.started_at, closed.get(task.start_seq + LIMITS.LOG_WINDOW_EVENTS) ?? OPEN_END] as [number, number]]),
+      windowed.map((task) => [
+        task.id,
+        [task.started_at, closed.get(task.start_seq + LIMITS.LOG_WINDOW_EVENTS) ?? OPEN_END] as [number, number],
+      ]),
     );
   }
 
