@@ -475,15 +475,9 @@ export class WorkflowRecords {
       ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: milestoneView(r) }));
   }
 
-  /**
-   * Each task's latest milestone, by task id (their milestones read through workflow/task-logs in
-   * one statement: their index entries and their windows merged, so tasks running at once read the
-   * rows their windows share once).
-   */
+  /** Each task's latest milestone, by task id (its newest entry through workflow/task-logs: a row or two a task, not all of them). */
   lastMilestones(tasks: readonly LogWindowTask[]): Map<string, string> {
-    const last = new Map<string, string>();
-    for (const row of this.logs.of<MilestoneRow>("milestones", tasks)) last.set(row.task_id, row.message);
-    return last;
+    return new Map([...this.logs.newest<MilestoneRow>("milestones", tasks)].map(([id, row]) => [id, row.message]));
   }
 
   /**

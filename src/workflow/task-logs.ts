@@ -24,6 +24,9 @@ const LOG_TABLES = Object.fromEntries(LOG_KINDS.map((kind) => [kind, new SqlText
 /** What finding a task's entries needs of it: its start, and the last event's seq before it (null: started before v27). */
 export type LogWindowTask = { id: string; started_at: number; start_seq: number | null };
 
+/** What orders a log entry (the tables' key) and whose it is. */
+type LogKey = { task_id: string; created_at: number; id: string };
+
 /** Past any time a write is given (the end of a window whose closing event is not written yet). */
 const OPEN_END = Number.MAX_SAFE_INTEGER;
 
@@ -57,10 +60,46 @@ export class TaskLogs {
       ORDER BY created_at, id`;
   }
 
-  /** The tasks' windows as disjoint [from, to] time ranges, in order (tasks started before v27 have none). */
-  private windows(tasks: readonly LogWindowTask[]): [number, number][] {
+  /**
+   * Each task's newest entry of a kind, by task id (the resume's last milestones), without reading
+   * all of a long-running task's entries as `of` does. Its newest index entry first, along the task
+   * index (which holds the table's key after the task id: newest first is its order, one row). An
+   * index entry is written after its task's window closed, so it is newer than every entry in the
+   * window but those of the window's last millisecond: only a task with no index entry, or one of
+   * that millisecond, has its window read, and those windows are read together (merged, as `of`
+   * reads them: a row once however many of the tasks' windows hold it).
+   */
+  newest<T extends LogKey>(kind: LogKind, tasks: readonly LogWindowTask[]): Map<string, T> {
+    const spans = this.spans(tasks);
+    const table = LOG_TABLES[kind];
+    const newest = new Map<string, T>();
+    const windowed: LogWindowTask[] = [];
+    for (const task of tasks) {
+      const [row] = this.sql<T & Record<string, SqlStorageValue>>`
+        SELECT * FROM ${table} WHERE in_task_index = 1 AND task_id = ${task.id} ORDER BY created_at DESC, id DESC LIMIT 1`;
+      if (row) newest.set(task.id, row);
+      const span = spans.get(task.id);
+      if (span && (!row || row.created_at <= span[1])) windowed.push(task);
+    }
+    if (windowed.length === 0) return newest;
+    const ids = JSON.stringify(windowed.map((task) => task.id));
+    const ranges = JSON.stringify(merged(windowed.map((task) => spans.get(task.id)).filter((span) => span !== undefined)));
+    // Oldest first: each task's last row is its newest in the windows.
+    for (const row of this.sql<T & Record<string, SqlStorageValue>>`
+      SELECT entry.* FROM json_each(${ranges}) r CROSS JOIN ${table} entry
+        WHERE entry.created_at >= r.value ->> 0 AND entry.created_at <= r.value ->> 1 AND entry.in_task_index = 0
+          AND entry.task_id IN (SELECT value FROM json_each(${ids}))
+      ORDER BY created_at, id`) {
+      const kept = newest.get(row.task_id);
+      if (!kept || newer(row, kept)) newest.set(row.task_id, row);
+    }
+    return newest;
+  }
+
+  /** Each windowed task's window as a [from, to] time range, by task id (tasks started before v27 have none). */
+  private spans(tasks: readonly LogWindowTask[]): Map<string, [number, number]> {
     const windowed = tasks.filter((task): task is LogWindowTask & { start_seq: number } => task.start_seq !== null);
-    if (windowed.length === 0) return [];
+    if (windowed.length === 0) return new Map();
     const ends = JSON.stringify(windowed.map((task) => task.start_seq + LIMITS.LOG_WINDOW_EVENTS));
     const closed = new Map(
       this.sql<{ seq: number; at: number }>`SELECT seq, at FROM events WHERE seq IN (SELECT value FROM json_each(${ends}))`.map((row) => [
@@ -68,15 +107,30 @@ export class TaskLogs {
         row.at,
       ]),
     );
-    const spans = windowed
-      .map((task): [number, number] => [task.started_at, closed.get(task.start_seq + LIMITS.LOG_WINDOW_EVENTS) ?? OPEN_END])
-      .sort((a, b) => a[0] - b[0]);
-    const merged: [number, number][] = [];
-    for (const span of spans) {
-      const last = merged.at(-1);
-      if (last && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
-      else merged.push([...span]);
-    }
-    return merged;
+    return new Map(
+      windowed.map((task) => [
+        task.id,
+        [task.started_at, closed.get(task.start_seq + LIMITS.LOG_WINDOW_EVENTS) ?? OPEN_END] as [number, number],
+      ]),
+    );
+  }
+
+  /** The tasks' windows as disjoint [from, to] time ranges, in order (tasks started before v27 have none). */
+  private windows(tasks: readonly LogWindowTask[]): [number, number][] {
+    return merged([...this.spans(tasks).values()]);
   }
 }
+
+/** Time ranges merged where they overlap, in order. */
+function merged(spans: readonly [number, number][]): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const span of [...spans].sort((a, b) => a[0] - b[0])) {
+    const last = ranges.at(-1);
+    if (last && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
+    else ranges.push([...span]);
+  }
+  return ranges;
+}
+
+/** Whether `a` comes after `b` in the log tables' key order, (created_at, id) (ids compared as SQLite compares them: ASCII, code unit by code unit). */
+const newer = (a: LogKey, b: LogKey): boolean => a.created_at > b.created_at || (a.created_at === b.created_at && a.id > b.id);

@@ -411,6 +411,50 @@ describe("rows read per request, at two sizes of workflow", () => {
     }
   }, 120_000);
 
+  it("the resume reads a long-running task's newest milestone along the task index, not every milestone it logged", async () => {
+    /** One running task that logs its window full of milestones, then `past` more (in the task index). */
+    const withMilestones = (past: number) => {
+      const id = newWorkflowId();
+      return runInDurableObject(stubFor(id), async (o, state) => {
+        value(await o.startWorkflow(ACME, id, { name: "Long" }));
+        const task = value(await o.startTask(ACME, { workflow_id: id, name: "Long", goal: "g" })).task_id;
+        const total = LIMITS.LOG_WINDOW_EVENTS + past;
+        for (let n = 1; n <= total; n++) {
+          // Its window closes with its LOG_WINDOW_EVENTS-th event (the first entry in the index): the later ones a millisecond on.
+          if (n === LIMITS.LOG_WINDOW_EVENTS + 1) await scheduler.wait(2);
+          value(await o.logMilestone(ACME, { task_id: task, message: `m${n}` }));
+        }
+        // The running tasks' ids are read once per instance: read them first.
+        value(await o.resume(ACME, 5, false));
+        const plan = state.storage.sql
+          .exec<{ detail: string }>(
+            "EXPLAIN QUERY PLAN SELECT * FROM milestones WHERE in_task_index = 1 AND task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            task,
+          )
+          .toArray()
+          .map((row) => row.detail);
+        // Its newest in the tables' order (created_at, id): entries of one millisecond are ordered by their ids.
+        const newest = state.storage.sql
+          .exec<{ message: string }>("SELECT message FROM milestones ORDER BY created_at DESC, id DESC LIMIT 1")
+          .one().message;
+        return {
+          read: await rowsReadBy(() => o.resume(ACME, 5, false)),
+          last: value(await o.resume(ACME, 5, false)).open_tasks.map((t) => t.last_milestone),
+          newest: [newest],
+          plan,
+        };
+      });
+    };
+    const small = await withMilestones(10);
+    const large = await withMilestones(LIMITS.LOGS_PER_TASK - LIMITS.LOG_WINDOW_EVENTS);
+    expect([small.last, large.last]).toEqual([small.newest, large.newest]);
+    // Its newest index entry is the first the index gives, newest first (the table's key follows the task id in it): no sort.
+    expect(large.plan).toEqual(["SEARCH milestones USING INDEX milestones_task (task_id=?)"]);
+    // The same rows at ten times the task's own milestones, its window unread (15; before: every one of them, 240 and 421).
+    expect(large.read).toBe(small.read);
+    expect(large.read).toBeLessThanOrEqual(30);
+  });
+
   it("the resume reads the log windows of tasks running at once together: the rows they share once, not once per task", async () => {
     const id = newWorkflowId();
     const { read, last, expected } = await runInDurableObject(stubFor(id), async (o) => {
