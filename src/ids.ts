@@ -44,3 +44,26 @@ export function workflowOfTask(taskId: string): string | null {
 export function newRowId(prefix: string): string {
   return `${prefix}_${randomToken(12)}`;
 }
+
+/** The alphabet in the order SQLite compares text (digits before letters): what "later" means for an id. */
+const SORTED = [...ALPHABET].sort().join("");
+
+/**
+ * A row id that sorts after `previous` (an id of the same form): `previous` plus one in the order ids
+ * are compared. Log entries are kept in (time, id) order, so two written in the same millisecond
+ * read back in the order they were written rather than in their random ids' order.
+ */
+export function rowIdAfter(previous: string): string {
+  const cut = previous.lastIndexOf("_") + 1;
+  const digits = [...previous.slice(cut)];
+  for (let i = digits.length - 1; i >= 0; i--) {
+    const place = SORTED.indexOf(digits[i] ?? "");
+    if (place < SORTED.length - 1) {
+      digits[i] = SORTED[place + 1] ?? "";
+      return previous.slice(0, cut) + digits.join("");
+    }
+    digits[i] = SORTED[0] ?? "";
+  }
+  // Every place at its last letter (one id in 32^12): nothing of this form sorts after it.
+  return previous.slice(0, cut) + digits.join("");
+}

@@ -28,7 +28,7 @@ import { boundWarnings, storedFiles, withWarning } from "../domain/stored-files"
 import { AttributionInputError, attributeTask } from "../domain/task-attribution";
 import type { TaskView } from "../domain/view";
 import { WaymarkError } from "../errors";
-import { newRowId, newTaskId } from "../ids";
+import { newRowId, newTaskId, rowIdAfter } from "../ids";
 import { LIMITS } from "../limits";
 import type { AcceptedPayload } from "./device-signatures";
 import { signedInline } from "./device-signed";
@@ -54,6 +54,22 @@ export class TaskLifecycle {
     return { workflow_id: id, created_at: iso(w.now) };
   }
 
+  /** Each log kind's last id and time this instance wrote (a rolled-back one only makes the next id larger). */
+  private readonly lastLogIds = new Map<string, { at: number; id: string }>();
+
+  /**
+   * A new log entry's id: random, unless the same kind had an entry in this millisecond, then the
+   * next id after it, so entries of one millisecond keep their writing order in the (time, id) order
+   * every read uses.
+   */
+  private logEntryId(prefix: string, now: number): string {
+    const last = this.lastLogIds.get(prefix);
+    let id = newRowId(prefix);
+    if (last && last.at === now && id <= last.id) id = rowIdAfter(last.id);
+    this.lastLogIds.set(prefix, { at: now, id });
+    return id;
+  }
+
   /**
    * A log (decision, issue, milestone) is written only on an open task, within its bound;
    * `logs` is how many of this kind the task already has.
@@ -68,7 +84,7 @@ export class TaskLifecycle {
   }
 
   logDecision(task: LoggedTask, input: Tools.LogDecisionInput, w: WriteScope): LogOutput {
-    const id = newRowId("dc");
+    const id = this.logEntryId("dc", w.now);
     const decision = this.records.insertDecision(id, task, input, w.now, w.lastSeq());
     this.totals.decisionLogged();
     if (decision) w.emitWithRow("decision.logged", task.id, decision);
@@ -76,7 +92,7 @@ export class TaskLifecycle {
   }
 
   logIssue(task: LoggedTask, input: Tools.LogIssueInput, w: WriteScope): LogOutput {
-    const id = newRowId("is");
+    const id = this.logEntryId("is", w.now);
     const issue = this.records.insertIssue(id, task, input, w.now, w.lastSeq());
     this.totals.issueLogged(input.requires_human_review === true);
     if (issue) w.emitWithRow("issue.logged", task.id, issue);
@@ -85,7 +101,7 @@ export class TaskLifecycle {
 
   /** `earlier`: how many milestones the task had; past LIMITS.MILESTONES_ADVISED the result says so. */
   logMilestone(task: LoggedTask, input: Tools.LogMilestoneInput, w: WriteScope, earlier: number): LogOutput {
-    const id = newRowId("ms");
+    const id = this.logEntryId("ms", w.now);
     const milestone = this.records.insertMilestone(id, task, input, w.now, w.lastSeq());
     if (milestone) w.emitWithRow("milestone.logged", task.id, milestone);
     const count = earlier + 1;
