@@ -18,6 +18,22 @@ import { workflowSummary } from "./fixtures";
 const PACKED_MIGRATION = 18;
 const minute = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 60_000).toISOString();
 
+/** The object as a deployment at `version` left it: every table dropped, then the migrations up to `version`. */
+function asDeployedAt(storage: DurableObjectStorage, version: number): void {
+  const sql = storage.sql;
+  const tables = sql
+    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+    .toArray()
+    .map((row) => row.name)
+    .filter((name) => !name.startsWith("memory_fts_"));
+  for (const name of tables) sql.exec(`DROP TABLE IF EXISTS "${name}"`);
+  migrate(
+    storage,
+    ACCOUNT_MIGRATIONS.filter((m) => m.version <= version),
+    "account",
+  );
+}
+
 describe("the account schema migration that packs the path index", () => {
   it("moves every path, summary, document and Insights row of a v17 account", async () => {
     const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName("migration-packed-paths"));
@@ -26,20 +42,7 @@ describe("the account schema migration that packs the path index", () => {
     const odd = ["src/ünï cödé.ts", 'quote"d\\back.ts', "/lib/caf%E9.ts", "line\nbreak.txt"];
     await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
-      // The object as a v17 deployment left it: every table dropped, then the migrations up to 17.
-      const tables = sql
-        .exec<{ name: string }>(
-          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
-        )
-        .toArray()
-        .map((row) => row.name)
-        .filter((name) => !name.startsWith("memory_fts_"));
-      for (const name of tables) sql.exec(`DROP TABLE IF EXISTS "${name}"`);
-      migrate(
-        state.storage,
-        ACCOUNT_MIGRATIONS.filter((m) => m.version < PACKED_MIGRATION),
-        "account",
-      );
+      asDeployedAt(state.storage, PACKED_MIGRATION - 1);
       const insertWorkflow = (id: string, paths: number) =>
         sql.exec(
           `INSERT INTO workflows (id, name, name_key, status, created_at, updated_at, open_tasks, tasks, reviews_needed, paths_indexed)
@@ -161,20 +164,7 @@ describe("the account schema migration that drops the week buckets (v20)", () =>
     );
     const kept = await runInDurableObject(stub, async (instance: AccountObject, state) => {
       const sql = state.storage.sql;
-      // The object as a v19 deployment left it: every table dropped, then the migrations up to 19.
-      const tables = sql
-        .exec<{ name: string }>(
-          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
-        )
-        .toArray()
-        .map((row) => row.name)
-        .filter((table) => !table.startsWith("memory_fts_"));
-      for (const table of tables) sql.exec(`DROP TABLE IF EXISTS "${table}"`);
-      migrate(
-        state.storage,
-        ACCOUNT_MIGRATIONS.filter((m) => m.version < 20),
-        "account",
-      );
+      asDeployedAt(state.storage, 19);
       await instance.recordWorkflow(
         name,
         { ...workflowSummary("wf_weeks", "Weeks"), repository: { fingerprint: "f".repeat(64), remote: "github.com/a/b", branch: "main" } },
