@@ -6,7 +6,7 @@
  * never inside their repository.
  */
 
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -15,6 +15,7 @@ import type { ConcurrentTask } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { checksumScanFromJson } from "./checksum.js";
 import type { LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
+import { nameHash } from "./name-hash.js";
 import { treeKey } from "./tree-key.js";
 
 export type TaskRecord = {
@@ -33,9 +34,7 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, "waymark");
 }
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
+const hash = nameHash;
 
 /** A task never completed (the agent gave up, the workflow was abandoned) leaves its record this long. */
 export const RECORD_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
