@@ -1,9 +1,9 @@
 /**
  * @module name-hash
  * The sha256 (hex) the helper's cache names its files and folders by (a task's records in the
- * journal, the task store and the command log; a project's folder): a pure function of its text,
- * asked for about twenty times per complete_task with the same few texts, so the last answers are
- * kept (createHash makes an object and crosses into C++ each time).
+ * journal, the task store and the command log; a project's folder; a working tree's key): a pure
+ * function of its text, asked for about thirty times per complete_task with the same few texts, so
+ * the last answers are kept (createHash makes an object and crosses into C++ each time).
  */
 import { createHash } from "node:crypto";
 
