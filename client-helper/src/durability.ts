@@ -16,7 +16,8 @@
  * only tasks completed through this machine's helper are known.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseTraceRecords, TraceIndex } from "@waymark/protocol/trace-blame";
 import type { Changes, DurabilityObservation } from "@waymark/protocol/wire";
@@ -62,9 +63,10 @@ function ledgerFile(cacheRoot: string, repoRoot: string): string {
   return join(cacheRoot, "durability", `${createHash("sha256").update(repoRoot).digest("hex").slice(0, 40)}.json`);
 }
 
+/** Read synchronously: a small file, read before every completion's request and again after its answer. */
 async function load(cacheRoot: string, repoRoot: string): Promise<Ledger> {
   try {
-    const ledger = JSON.parse(await readFile(ledgerFile(cacheRoot, repoRoot), "utf8")) as Ledger;
+    const ledger = JSON.parse(readFileSync(ledgerFile(cacheRoot, repoRoot), "utf8")) as Ledger;
     return ledger.version === 1 && Array.isArray(ledger.tasks) && Array.isArray(ledger.pending) ? ledger : empty();
   } catch {
     return empty();
