@@ -16,8 +16,7 @@
  * only tasks completed through this machine's helper are known.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseTraceRecords, TraceIndex } from "@waymark/protocol/trace-blame";
 import type { Changes, DurabilityObservation } from "@waymark/protocol/wire";
@@ -73,13 +72,16 @@ async function load(cacheRoot: string, repoRoot: string): Promise<Ledger> {
   }
 }
 
-/** Written whole, then moved into place: a reader never sees half a ledger (two helpers at once: the last one wins). */
+/**
+ * Written whole, then moved into place: a reader never sees half a ledger (two helpers at once: the
+ * last one wins). Synchronously, as it is read: through the thread pool it was five jobs.
+ */
 async function save(cacheRoot: string, repoRoot: string, ledger: Ledger): Promise<void> {
   const target = ledgerFile(cacheRoot, repoRoot);
-  await mkdir(join(cacheRoot, "durability"), { recursive: true, mode: 0o700 });
+  mkdirSync(join(cacheRoot, "durability"), { recursive: true, mode: 0o700 });
   const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
-  await writeFile(temp, JSON.stringify(ledger), { mode: 0o600 });
-  await rename(temp, target);
+  writeFileSync(temp, JSON.stringify(ledger), { mode: 0o600 });
+  renameSync(temp, target);
 }
 
 /**
