@@ -1,6 +1,8 @@
 /**
  * @module workflow/share
- * The share link of one workflow, kept in its WorkflowObject's SQLite: only the link's salt
+ * The share link of one workflow, kept in its WorkflowObject's SQLite (columns of the workflow
+ * row since v31, all NULL while there is no link: a table of its own was rows written by every
+ * new workflow's schema): only the link's salt
  * (so the owner can be shown the token again) and the SHA-256 of its token (domain/share-token
  * derives and verifies tokens). The object decides revoke, rotate and expiry; a token is checked
  * against the stored hash, never compared itself.
@@ -30,7 +32,10 @@ export class ShareLinks {
   ) {}
 
   private row(): ShareRow | null {
-    return this.sql<ShareRow>`SELECT token_hash, salt, created_at, expires_at, revoked_at FROM share_link WHERE id = 1`[0] ?? null;
+    return (
+      this.sql<ShareRow>`SELECT share_token_hash AS token_hash, share_salt AS salt, share_created_at AS created_at,
+        share_expires_at AS expires_at, share_revoked_at AS revoked_at FROM workflow WHERE share_token_hash IS NOT NULL`[0] ?? null
+    );
   }
 
   /** The owner's view of the link; the token is re-derived only while the link is active. */
@@ -56,10 +61,8 @@ export class ShareLinks {
     const { salt, hash } = await this.newToken();
     // No await between here and the write: a concurrent request cannot interleave.
     const expires = expiresInSeconds === null ? null : now + expiresInSeconds * 1000;
-    this.sql`INSERT INTO share_link (id, token_hash, salt, created_at, expires_at, revoked_at)
-      VALUES (1, ${hash}, ${salt}, ${now}, ${expires}, NULL)
-      ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash, salt = excluded.salt,
-        created_at = excluded.created_at, expires_at = excluded.expires_at, revoked_at = NULL`;
+    this.sql`UPDATE workflow SET share_token_hash = ${hash}, share_salt = ${salt}, share_created_at = ${now},
+      share_expires_at = ${expires}, share_revoked_at = NULL`;
   }
 
   /**
@@ -74,19 +77,20 @@ export class ShareLinks {
 
   /** Writes a first link (none exists yet) and returns the owner's view of it, without deriving the token again. */
   create(link: NewShareToken, now = Date.now()): ShareInfo {
-    this
-      .sql`INSERT INTO share_link (id, token_hash, salt, created_at) VALUES (1, ${link.hash}, ${link.salt}, ${now}) ON CONFLICT (id) DO NOTHING`;
+    // The workflow's row was written in the same transaction; a link already there stays.
+    this.sql`UPDATE workflow SET share_token_hash = ${link.hash}, share_salt = ${link.salt}, share_created_at = ${now}
+      WHERE share_token_hash IS NULL`;
     return { status: "active", token: link.token, created_at: isoTime(now), expires_at: null, revoked_at: null };
   }
 
   revoke(now = Date.now()): void {
-    this.sql`UPDATE share_link SET revoked_at = ${now} WHERE id = 1 AND revoked_at IS NULL`;
+    this.sql`UPDATE workflow SET share_revoked_at = ${now} WHERE share_token_hash IS NOT NULL AND share_revoked_at IS NULL`;
   }
 
   /** Changes the expiry of the current link (null: never). */
   setExpiry(expiresInSeconds: number | null, now = Date.now()): void {
     const expires = expiresInSeconds === null ? null : now + expiresInSeconds * 1000;
-    this.sql`UPDATE share_link SET expires_at = ${expires} WHERE id = 1`;
+    this.sql`UPDATE workflow SET share_expires_at = ${expires} WHERE share_token_hash IS NOT NULL`;
   }
 
   expiresAt(): number | null {

@@ -4,7 +4,7 @@
  * storage/migrations. Never edit a shipped migration; append a new one. docs/storage.md
  * explains every table.
  */
-import { type Migration, rebuildWithoutRowid } from "../storage/migrations";
+import { type Migration, rebuildWithoutRowid, type VersionRow } from "../storage/migrations";
 import {
   FEEDBACK_AUTHOR_STATEMENTS,
   FEEDBACK_LOCATION_STATEMENTS,
@@ -180,6 +180,19 @@ const FILE_PAGES = `CREATE TABLE file_pages (
 ) WITHOUT ROWID`;
 /** The files as one row each, as file_changes was a table before v24: a view from v24 to v28 (workflow/task-files FILE_CHANGES since). */
 const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS ${FILE_CHANGES_SELECT}`;
+
+/** The workflow row's share link since v31 (workflow/share): all NULL until a link is made; the token's hash, never the token. */
+const SHARE_COLUMNS = [
+  "share_token_hash TEXT",
+  "share_salt TEXT",
+  "share_created_at INTEGER",
+  "share_expires_at INTEGER",
+  "share_revoked_at INTEGER",
+] as const;
+/** The schema's version since v31: a column of the totals row, which every workflow has (storage/migrations VersionRow). */
+const SCHEMA_VERSION_COLUMN = "schema_version INTEGER NOT NULL DEFAULT 0";
+const VERSION = 31;
+export const WORKFLOW_VERSION_ROW: VersionRow = { table: "totals", column: "schema_version", since: 31 };
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -702,6 +715,22 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "DELETE FROM changed_path_sets WHERE NOT EXISTS (SELECT 1 FROM changed_path_sets WHERE bucket != 0)",
     ],
   },
+  // The schema's version moves to the totals row (WORKFLOW_VERSION_ROW; storage/migrations drops
+  // `schema_version` once it is there), and the share link to columns of the workflow row: each
+  // table was two rows of sqlite_schema and its row in every new workflow's schema (a workflow's
+  // link is written with its start when the account shares new workflows, the default), where a
+  // column of a row written anyway is none, and the link's first write one update.
+  {
+    version: 31,
+    statements: [
+      `ALTER TABLE totals ADD COLUMN ${SCHEMA_VERSION_COLUMN}`,
+      ...SHARE_COLUMNS.map((column) => `ALTER TABLE workflow ADD COLUMN ${column}`),
+      `UPDATE workflow SET (share_token_hash, share_salt, share_created_at, share_expires_at, share_revoked_at) =
+        (SELECT token_hash, salt, created_at, expires_at, revoked_at FROM share_link WHERE id = 1)
+        WHERE EXISTS (SELECT 1 FROM share_link WHERE id = 1)`,
+      "DROP TABLE share_link",
+    ],
+  },
 ];
 
 /**
@@ -745,9 +774,9 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 30,
+  version: VERSION,
   statements: [
-    `CREATE TABLE workflow (${WORKFLOW},\n  path_hashes TEXT\n) WITHOUT ROWID`,
+    `CREATE TABLE workflow (${WORKFLOW},\n  path_hashes TEXT,\n  ${SHARE_COLUMNS.join(",\n  ")}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
     TASKS_DONE,
     TASKS_SIBLINGS,
@@ -769,14 +798,6 @@ export const WORKFLOW_SCHEMA: Migration = {
       totals TEXT,
       signed TEXT
     )`,
-    `CREATE TABLE share_link (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      token_hash TEXT NOT NULL,
-      salt TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      expires_at INTEGER,
-      revoked_at INTEGER
-    )`,
     `CREATE TABLE totals (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       tasks INTEGER NOT NULL DEFAULT 0,
@@ -794,8 +815,10 @@ export const WORKFLOW_SCHEMA: Migration = {
       synced_seq INTEGER NOT NULL DEFAULT 0,
       updated_at INTEGER,
       seq INTEGER NOT NULL DEFAULT 0,
-      device_keys TEXT
+      device_keys TEXT,
+      ${SCHEMA_VERSION_COLUMN}
     )`,
-    "INSERT INTO totals (id) VALUES (1)",
+    // The schema's version with the row (WORKFLOW_VERSION_ROW): no table of its own.
+    `INSERT INTO totals (id, schema_version) VALUES (1, ${VERSION})`,
   ],
 };

@@ -425,7 +425,7 @@ describe("made-up ids", () => {
     // Nothing of Waymark's schema exists in the object: guessing ids creates no databases.
     const tables = await exec<{ name: string }>(
       stub,
-      "SELECT name FROM sqlite_master WHERE name IN ('workflow', 'events', 'schema_version')",
+      "SELECT name FROM sqlite_master WHERE name IN ('workflow', 'events', 'totals', 'schema_version')",
     );
     expect(tables).toEqual([]);
     // The same object still becomes a workflow when one is started there.

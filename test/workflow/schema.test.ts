@@ -12,7 +12,7 @@ import { type LazySchema, migrate } from "../../src/storage/migrations";
 import type { FilesPage } from "../../src/workflow/reader";
 import { FILE_CHANGES, FILE_LISTS, type FileList } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
-import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
+import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW } from "../../src/workflow/workflow-schema";
 import { ON_PAGE } from "../support/worker";
 import { readWhole, storedTotals, stubFor, value } from "./rpc";
 
@@ -60,7 +60,8 @@ function describeSchema(sql: SqlStorage) {
     })),
     others: all("SELECT type, name, tbl_name FROM sqlite_master WHERE type NOT IN ('table', 'index') ORDER BY name"),
     totals: all("SELECT * FROM totals"),
-    versions: all<{ version: number }>("SELECT version FROM schema_version"),
+    // The version's own table is gone since v31: the version is a column of the totals row (WORKFLOW_VERSION_ROW).
+    versionTables: all("SELECT name FROM sqlite_master WHERE name = 'schema_version'"),
   };
 }
 
@@ -121,18 +122,19 @@ function storedRows(sql: SqlStorage, files: string) {
 describe("the workflow object's schema", () => {
   it("a new object's one script ends where every migration replayed ends", async () => {
     const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
       return describeSchema(state.storage.sql);
     });
     const { before, fresh } = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
       const before = describeSchema(state.storage.sql);
       // "The same" once the tables a new object creates on first use exist: each as a migrated object has it.
       new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES).ensureAll();
       return { before, fresh: describeSchema(state.storage.sql) };
     });
     expect(WORKFLOW_SCHEMA.version).toBe(LAST);
-    expect(fresh.versions).toEqual([{ version: LAST }]);
+    expect(fresh.totals).toEqual([expect.objectContaining({ schema_version: LAST })]);
+    expect(fresh.versionTables).toEqual([]);
     expect(fresh.tables.length).toBeGreaterThan(10);
     expect(fresh).toEqual(replayed);
     // Before their first use, exactly the lazy tables are missing, and nothing else differs.
@@ -144,9 +146,10 @@ describe("the workflow object's schema", () => {
     const stub = stubFor(id);
     value(await stub.startWorkflow(ACME, id, { name: "New" }));
     const schema = await runInDurableObject(stub, async (_instance, state) => describeSchema(state.storage.sql));
-    expect(schema.versions).toEqual([{ version: LAST }]);
+    expect(schema.totals).toEqual([expect.objectContaining({ schema_version: LAST })]);
+    expect(schema.versionTables).toEqual([]);
     const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
       return describeSchema(state.storage.sql);
     });
     expect(schema.tables).toEqual(replayed.tables.filter((table) => !LAZY.includes(table.name)));
@@ -157,7 +160,7 @@ describe("the workflow object's schema", () => {
     const stub = stubFor(id);
     value(await stub.startWorkflow(ACME, id, { name: "Lazy" }));
     const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
       return describeSchema(state.storage.sql).tables;
     });
     const tables = async () => (await runInDurableObject(stub, async (_instance, state) => describeSchema(state.storage.sql))).tables;
@@ -177,7 +180,7 @@ describe("the workflow object's schema", () => {
 
   it("forgets a table a rolled-back write created", async () => {
     const found = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
       const tables = new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES);
       expect(() =>
         state.storage.transactionSync(() => {
@@ -264,6 +267,13 @@ describe("the workflow object's schema", () => {
         );
       }
       sql.exec("INSERT INTO idempotency VALUES ('start-child', 'start_task', 'h', '{}', ?)", T0 + 2);
+      // A link revoked after it was made: its own table's row until v31, columns of the workflow row since.
+      sql.exec(
+        "INSERT INTO share_link (id, token_hash, salt, created_at, expires_at, revoked_at) VALUES (1, ?, 's', ?, NULL, ?)",
+        "h".repeat(64),
+        T0,
+        T0 + 5,
+      );
       sql.exec("INSERT INTO device_keys (id, generation, devices, fresh_until) VALUES (1, 7, ?, ?)", JSON.stringify(DEVICES), T0 + 9);
       const types = ["workflow.started", "task.started", "task.started", "decision.logged", "milestone.logged", "task.completed"];
       for (const [n, type] of types.entries()) {
@@ -318,7 +328,9 @@ describe("the workflow object's schema", () => {
           .toArray(),
       };
     });
-    expect(after.schema.versions.map((v) => v.version).sort()).toEqual([OLD, LAST]);
+    // The version read from its table at OLD, kept on the totals row since, the table dropped.
+    expect(after.schema.totals).toEqual([expect.objectContaining({ schema_version: LAST })]);
+    expect(after.schema.versionTables).toEqual([]);
     // Every stored value as it was, read through the same columns; the device keys' copy moved to the totals row whole; every
     // log entry kept before is in its task's index (its task has no log window).
     // A task's row through the columns it had at OLD (later ones are added empty).
@@ -336,6 +348,13 @@ describe("the workflow object's schema", () => {
 
     // What readers get: the totals as stored, the logs as the rows say, the events chained.
     const head = value(await stub.readHead(ACME, true));
+    expect(value(await stub.shareLink(ACME))).toEqual({
+      status: "revoked",
+      token: null,
+      created_at: new Date(T0).toISOString(),
+      expires_at: null,
+      revoked_at: new Date(T0 + 5).toISOString(),
+    });
     expect(head.totals).toMatchObject({ tasks: 2, open_tasks: 1, files_changed: FILES, decisions: 2, issues: 1 });
     expect(Date.parse(head.workflow.updated_at)).toBe(T0 + 3);
     const logs = await readLogs(stub);
