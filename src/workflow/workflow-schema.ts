@@ -59,9 +59,40 @@ const LOG_TABLES = ["decisions", "issues", "milestones"] as const;
  * (workflow/task-logs). An entry out of the index is a row written fewer.
  */
 const IN_TASK_INDEX = "in_task_index INTEGER NOT NULL DEFAULT 1";
-/** A log table's columns at v27: v24's with `in_task_index` last, as ALTER TABLE adds it. */
-const withTaskIndexMark = (columns: string) => columns.replace(/,\n {2}PRIMARY KEY/, `,\n  ${IN_TASK_INDEX},\n  PRIMARY KEY`);
 const taskIndex = (table: string) => `CREATE INDEX ${table}_task ON ${table}(task_id) WHERE in_task_index = 1`;
+
+/**
+ * The three logs as one table since v31 (workflow/task-logs): a table and its indexes were rows of
+ * sqlite_schema in every new workflow's schema, three times over. Keyed by kind first, each kind
+ * is the range of the key its own table was, read in the same (created_at, id) order; each kind's
+ * columns are NULL in the others' rows, and its required ones are checked as NOT NULL was.
+ */
+const LOG_ENTRIES = `CREATE TABLE log_entries (
+  kind TEXT NOT NULL CHECK (kind IN ('decisions', 'issues', 'milestones')),
+  created_at INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  ${IN_TASK_INDEX},
+  category TEXT, question TEXT, options TEXT, chosen TEXT, reasoning TEXT, trade_offs TEXT,
+  type TEXT, description TEXT, resolution TEXT, requires_human_review INTEGER,
+  message TEXT, progress REAL, metadata TEXT,
+  PRIMARY KEY (kind, created_at, id),
+  CHECK (kind != 'decisions' OR (category IS NOT NULL AND question IS NOT NULL AND options IS NOT NULL AND chosen IS NOT NULL
+    AND reasoning IS NOT NULL)),
+  CHECK (kind != 'issues' OR (type IS NOT NULL AND description IS NOT NULL AND resolution IS NOT NULL
+    AND requires_human_review IS NOT NULL)),
+  CHECK (kind != 'milestones' OR message IS NOT NULL)
+) WITHOUT ROWID`;
+/** A kind's entries of a task past its log window (partial, as each table's task index was since v27); the key follows the task id. */
+const LOG_ENTRIES_TASK = "CREATE INDEX log_entries_task ON log_entries(kind, task_id) WHERE in_task_index = 1";
+/** The issues that ask for human review, in creation order (issues_review's entries; the other entries have none). */
+const LOG_ENTRIES_REVIEW = "CREATE INDEX log_entries_review ON log_entries(created_at, id) WHERE requires_human_review = 1";
+/** Each log table's own columns, as v31 copies them into log_entries. */
+const LOG_COLUMNS = {
+  decisions: "category, question, options, chosen, reasoning, trade_offs",
+  issues: "type, description, resolution, requires_human_review",
+  milestones: "message, progress, metadata",
+} as const;
 
 /** The workflow this object holds (one row) since v24: WITHOUT ROWID, its key the table. */
 const WORKFLOW = `
@@ -720,6 +751,10 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
   // table was two rows of sqlite_schema and its row in every new workflow's schema (a workflow's
   // link is written with its start when the account shares new workflows, the default), where a
   // column of a row written anyway is none, and the link's first write one update.
+  // The three log tables become one (LOG_ENTRIES), every entry copied with its kind: three tables
+  // and four indexes were eleven rows of every new workflow's schema, one table and two indexes are
+  // four. Each kind stays a range of the key in the order it is read; the entries in their task's
+  // index (in_task_index) stay in it.
   {
     version: 31,
     statements: [
@@ -729,6 +764,14 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
         (SELECT token_hash, salt, created_at, expires_at, revoked_at FROM share_link WHERE id = 1)
         WHERE EXISTS (SELECT 1 FROM share_link WHERE id = 1)`,
       "DROP TABLE share_link",
+      LOG_ENTRIES,
+      ...LOG_TABLES.flatMap((table) => [
+        `INSERT INTO log_entries (kind, created_at, id, task_id, in_task_index, ${LOG_COLUMNS[table]})
+          SELECT '${table}', created_at, id, task_id, in_task_index, ${LOG_COLUMNS[table]} FROM ${table}`,
+        `DROP TABLE ${table}`,
+      ]),
+      LOG_ENTRIES_TASK,
+      LOG_ENTRIES_REVIEW,
     ],
   },
 ];
@@ -781,13 +824,9 @@ export const WORKFLOW_SCHEMA: Migration = {
     TASKS_DONE,
     TASKS_SIBLINGS,
     FILE_PAGES,
-    `CREATE TABLE decisions (${withTaskIndexMark(DECISIONS)}\n) WITHOUT ROWID`,
-    taskIndex("decisions"),
-    `CREATE TABLE issues (${withTaskIndexMark(ISSUES)}\n) WITHOUT ROWID`,
-    taskIndex("issues"),
-    ISSUES_REVIEW,
-    `CREATE TABLE milestones (${withTaskIndexMark(MILESTONES)}\n) WITHOUT ROWID`,
-    taskIndex("milestones"),
+    LOG_ENTRIES,
+    LOG_ENTRIES_TASK,
+    LOG_ENTRIES_REVIEW,
     `CREATE TABLE events (
       seq INTEGER PRIMARY KEY,
       at INTEGER NOT NULL,

@@ -98,7 +98,7 @@ async function readLogs(stub: Stub) {
 }
 
 /** The stored rows of the tables the migrations since OLD rebuilt or paged, each read through the columns it had (`files`: the files' table at OLD, FILE_CHANGES's select after). */
-function storedRows(sql: SqlStorage, files: string) {
+function storedRows(sql: SqlStorage, files: string, logs: (kind: string) => string = (kind) => kind) {
   return {
     workflow: sql
       .exec("SELECT id, account, name, description, plan, status, outcome, created_at, completed_at, updated_at, repository FROM workflow")
@@ -106,13 +106,17 @@ function storedRows(sql: SqlStorage, files: string) {
     tasks: sql.exec("SELECT * FROM tasks ORDER BY id").toArray(),
     decisions: sql
       .exec(
-        "SELECT id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at FROM decisions ORDER BY created_at, id",
+        `SELECT id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at FROM ${logs("decisions")} ORDER BY created_at, id`,
       )
       .toArray(),
     issues: sql
-      .exec("SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM issues ORDER BY created_at, id")
+      .exec(
+        `SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM ${logs("issues")} ORDER BY created_at, id`,
+      )
       .toArray(),
-    milestones: sql.exec("SELECT id, task_id, message, progress, metadata, created_at FROM milestones ORDER BY created_at, id").toArray(),
+    milestones: sql
+      .exec(`SELECT id, task_id, message, progress, metadata, created_at FROM ${logs("milestones")} ORDER BY created_at, id`)
+      .toArray(),
     files: sql.exec(`SELECT ${FILE_COLUMNS} FROM ${files} ORDER BY task_id, ord`).toArray(),
     snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
     idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
@@ -317,15 +321,12 @@ describe("the workflow object's schema", () => {
       (instance as unknown as { schema: LazySchema }).schema.open();
       return {
         schema: describeSchema(state.storage.sql),
-        rows: storedRows(state.storage.sql, FILE_CHANGES.text),
+        // The three log tables are one since v31: each kind's entries read through the columns its table had.
+        rows: storedRows(state.storage.sql, FILE_CHANGES.text, (kind) => `(SELECT * FROM log_entries WHERE kind = '${kind}')`),
         pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
         deviceKeys: state.storage.sql.exec<{ keys: string }>("SELECT device_keys AS keys FROM totals").one().keys,
         danglingTaskRefs: state.storage.sql.exec("PRAGMA foreign_key_check").toArray(),
-        logMarks: state.storage.sql
-          .exec(
-            "SELECT in_task_index AS mark, count(*) AS n FROM (SELECT in_task_index FROM decisions UNION ALL SELECT in_task_index FROM issues UNION ALL SELECT in_task_index FROM milestones) GROUP BY mark",
-          )
-          .toArray(),
+        logMarks: state.storage.sql.exec("SELECT in_task_index AS mark, count(*) AS n FROM log_entries GROUP BY mark").toArray(),
       };
     });
     // The version read from its table at OLD, kept on the totals row since, the table dropped.
