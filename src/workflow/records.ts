@@ -41,7 +41,7 @@ import { HeadFigures } from "./head-figures";
 import { PlanProgress } from "./plan-progress";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
-import { inTaskIndex, LOG_KINDS, type LogKind, type LogWindowTask, TaskLogs } from "./task-logs";
+import { inTaskIndex, LOG_KINDS, type LogKind, type LogWindowTask, logColumns, TaskLogs } from "./task-logs";
 import type { RunningTotals } from "./totals";
 import type { WorkflowTables } from "./workflow-tables";
 
@@ -465,14 +465,16 @@ export class WorkflowRecords {
     }
     // A kind's entries are a range of the log's key (kind, created_at, id): the page is read along it.
     if (kind === "decisions") {
-      return this.sql<DecisionRow>`SELECT * FROM log_entries WHERE kind = 'decisions' AND (created_at, id) > (${at}, ${id})
+      return this
+        .sql<DecisionRow>`SELECT ${logColumns("decisions")} FROM log_entries WHERE kind = 'decisions' AND (created_at, id) > (${at}, ${id})
         ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: decisionView(r) }));
     }
     if (kind === "issues") {
-      return this.sql<IssueRow>`SELECT * FROM log_entries WHERE kind = 'issues' AND (created_at, id) > (${at}, ${id})
+      return this.sql<IssueRow>`SELECT ${logColumns("issues")} FROM log_entries WHERE kind = 'issues' AND (created_at, id) > (${at}, ${id})
         ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: issueView(r) }));
     }
-    return this.sql<MilestoneRow>`SELECT * FROM log_entries WHERE kind = 'milestones' AND (created_at, id) > (${at}, ${id})
+    return this
+      .sql<MilestoneRow>`SELECT ${logColumns("milestones")} FROM log_entries WHERE kind = 'milestones' AND (created_at, id) > (${at}, ${id})
       ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: milestoneView(r) }));
   }
 
@@ -643,7 +645,7 @@ export class WorkflowRecords {
       INSERT INTO log_entries (kind, id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at, in_task_index)
       VALUES ('decisions', ${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
               ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now}, ${inTaskIndex(task, lastSeq) ? 1 : 0})
-      RETURNING *`;
+      RETURNING ${logColumns("decisions")}`;
     this.logged("decisions", taskId);
     return row ? decisionView(row) : null;
   }
@@ -654,7 +656,7 @@ export class WorkflowRecords {
         created_at, in_task_index)
       VALUES ('issues', ${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now},
         ${inTaskIndex(task, lastSeq) ? 1 : 0})
-      RETURNING *`;
+      RETURNING ${logColumns("issues")}`;
     this.logged("issues", taskId);
     this.figures.issueLogged(id, input.requires_human_review === true);
     return row ? issueView(row) : null;
@@ -665,7 +667,7 @@ export class WorkflowRecords {
     const [row] = this.sql<MilestoneRow>`INSERT INTO log_entries (kind, id, task_id, message, progress, metadata, created_at, in_task_index)
       VALUES ('milestones', ${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now},
         ${inTaskIndex(task, lastSeq) ? 1 : 0})
-      RETURNING *`;
+      RETURNING ${logColumns("milestones")}`;
     this.logged("milestones", taskId);
     return row ? milestoneView(row) : null;
   }
