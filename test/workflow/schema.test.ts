@@ -408,6 +408,121 @@ describe("the workflow object's schema", () => {
     expect(usage.events).toBe(9);
     expect(usage.synced_seq).toBeGreaterThanOrEqual(6);
   });
+  it("moves every log entry of a workflow at v30 into one table (v31), each kind read back as it was, in its task's index or window as it was", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    const task = `tk_${id.slice(3)}_logtaska`;
+    // Written as v30's code wrote them: a task started after its first event (start_seq 1), entries of every kind inside its
+    // log window (not in the task index) and past it (in the index), an issue flagged for review, a same-millisecond pair.
+    const before = await runInDurableObject(stub, async (_instance, state) => {
+      const sql = state.storage.sql;
+      migrate(
+        state.storage,
+        WORKFLOW_MIGRATIONS.filter((m) => m.version <= 30),
+        "workflow",
+      );
+      sql.exec(
+        "INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES (?, ?, 'Logs', '[]', ?, ?)",
+        id,
+        ACME,
+        T0,
+        T0,
+      );
+      sql.exec("INSERT INTO tasks (id, name, goal, snapshot_type, started_at, start_seq) VALUES (?, 'T', 'g', 'none', ?, 1)", task, T0 + 1);
+      for (const [seq, type] of ["workflow.started", "task.started"].entries())
+        sql.exec("INSERT INTO events (seq, at, type, task_id, data) VALUES (?, ?, ?, ?, '{}')", seq + 1, T0 + seq, type, seq ? task : null);
+      for (const [n, mark] of [0, 0, 1].entries()) {
+        sql.exec(
+          `INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at, in_task_index)
+            VALUES (?, ?, 'architecture', ?, '["A","B"]', 'A', 'R', ?, ?, ?)`,
+          `dc_logdecision${"abc"[n]}`,
+          task,
+          `Q${n}`,
+          n === 1 ? "T" : null,
+          T0 + 2 + n,
+          mark,
+        );
+        sql.exec(
+          `INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at, in_task_index)
+            VALUES (?, ?, 'other', ?, 'R', ?, ?, ?)`,
+          `is_logissueaaa${"abc"[n]}`,
+          task,
+          `D${n}`,
+          n === 1 ? 1 : 0,
+          T0 + 2 + n,
+          mark,
+        );
+        sql.exec(
+          "INSERT INTO milestones (id, task_id, message, progress, metadata, created_at, in_task_index) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          `ms_logmilestone${"abc"[n]}`,
+          task,
+          `m${n}`,
+          n * 10,
+          n === 2 ? '{"k":1}' : null,
+          T0 + 2,
+          mark,
+        );
+      }
+      const all = (table: string) => sql.exec(`SELECT * FROM ${table} ORDER BY created_at, id`).toArray();
+      return { decisions: all("decisions"), issues: all("issues"), milestones: all("milestones") };
+    });
+    const after = await runInDurableObject(stub, async (instance, state) => {
+      (instance as unknown as { schema: LazySchema }).schema.open();
+      const kind = (name: string) =>
+        state.storage.sql.exec("SELECT * FROM log_entries WHERE kind = ? ORDER BY created_at, id", name).toArray();
+      return {
+        decisions: kind("decisions"),
+        issues: kind("issues"),
+        milestones: kind("milestones"),
+        tables: state.storage.sql
+          .exec("SELECT name FROM sqlite_master WHERE name IN ('decisions', 'issues', 'milestones', 'log_entries') ORDER BY name")
+          .toArray(),
+      };
+    });
+    // Every column each kind's table had, with the same values; the other kinds' columns empty.
+    for (const name of ["decisions", "issues", "milestones"] as const) {
+      const columns = Object.keys(before[name][0] ?? {});
+      expect(
+        after[name].map((row) => Object.fromEntries(columns.map((c) => [c, row[c]]))),
+        name,
+      ).toEqual(before[name]);
+      const others = Object.keys(after[name][0] ?? {}).filter((c) => !columns.includes(c) && c !== "kind");
+      expect(
+        after[name].every((row) => others.every((c) => row[c] === null)),
+        name,
+      ).toBe(true);
+    }
+    expect(after.tables).toEqual([{ name: "log_entries" }]);
+    // Read through the object: the task's entries on the timeline (from its window and its index), the pages of each kind,
+    // the flagged issue.
+    const entry = async () => {
+      const [first] = value(await stub.readTasks(ACME, null, 10)).entries;
+      if (!first) throw new Error("the task is not on the timeline");
+      return first;
+    };
+    const view = await entry();
+    expect(view.decisions.map((d) => d.question)).toEqual(["Q0", "Q1", "Q2"]);
+    expect(view.issues.map((i) => [i.description, i.requires_human_review])).toEqual([
+      ["D0", false],
+      ["D1", true],
+      ["D2", false],
+    ]);
+    expect(view.milestones.map((m) => [m.message, m.progress, m.metadata])).toEqual([
+      ["m0", 0, null],
+      ["m1", 10, null],
+      ["m2", 20, { k: 1 }],
+    ]);
+    const logs = await readLogs(stub);
+    expect((logs.milestones as { id: string }[]).map((m) => m.id)).toEqual(before.milestones.map((m) => m.id));
+    const resume = value(await stub.resume(ACME, 5, false));
+    expect(resume.recent_issues.map((i) => i.description)).toEqual(["D1", "D2", "D0"]);
+    expect(resume.recent_decisions.map((d) => d.question)).toEqual(["Q2", "Q1", "Q0"]);
+    // And new entries go into the one table, feedback finds an entry by its id.
+    value(await stub.logMilestone(ACME, { task_id: task, message: "after" }));
+    value(await stub.addFeedback(ACME, { target: "issue", target_id: "is_logissueaaab", verdict: "approved", body: "OK", ...ON_PAGE }));
+    expect((await entry()).milestones.map((m) => m.message)).toEqual(["m0", "m1", "m2", "after"]);
+  });
+
   it("rebuilds 5,000 tasks keyed by id (v28) reading and writing rows in proportion to them, every reference to a task kept", async () => {
     const TASKS = 5000;
     const id = newWorkflowId();
