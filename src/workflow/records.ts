@@ -39,6 +39,7 @@ import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
 import { HeadFigures } from "./head-figures";
 import { PlanProgress } from "./plan-progress";
+import type { ShareHash } from "./share";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
 import { inTaskIndex, LOG_KINDS, type LogKind, type LogWindowTask, logColumns, TaskLogs } from "./task-logs";
@@ -274,12 +275,14 @@ export class WorkflowRecords {
     this.figures = new HeadFigures(sql);
   }
 
-  insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
+  /** `link`: the workflow's first share link (workflow/share), written with the row rather than by an update after it (a row written fewer). */
+  insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number, link: ShareHash | null): void {
     // Repository identity as the helper reported it at start_workflow, in the same row written.
     const repository = input.repository ? JSON.stringify(input.repository) : null;
-    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at, repository)
+    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at, repository,
+        share_token_hash, share_salt, share_created_at)
       VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${now}, ${now},
-              ${repository})`;
+              ${repository}, ${link?.hash ?? null}, ${link?.salt ?? null}, ${link ? now : null})`;
   }
 
   completeWorkflow(input: Tools.CompleteWorkflowInput, now: number): void {

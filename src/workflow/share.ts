@@ -15,9 +15,13 @@ import type { Sql } from "../storage/sql";
 
 export type ShareAction = "rotate" | "revoke" | "set_expiry";
 
-export interface NewShareToken {
+/** What the workflow row keeps of a link: the token's hash and its salt. */
+export interface ShareHash {
   salt: string;
   hash: string;
+}
+
+export interface NewShareToken extends ShareHash {
   token: string;
 }
 
@@ -67,7 +71,8 @@ export class ShareLinks {
 
   /**
    * A first link's token, derived before its workflow exists (the signing is asynchronous), so
-   * that `create` can write it inside the transaction that creates the workflow.
+   * that the workflow's row is written with it (records.insertWorkflow), in the transaction that
+   * creates the workflow.
    */
   async newToken(workflowId = this.workflowId()): Promise<NewShareToken> {
     const salt = crypto.randomUUID();
@@ -75,11 +80,8 @@ export class ShareLinks {
     return { salt, hash: await sha256Hex(token), token };
   }
 
-  /** Writes a first link (none exists yet) and returns the owner's view of it, without deriving the token again. */
-  create(link: NewShareToken, now = Date.now()): ShareInfo {
-    // The workflow's row was written in the same transaction; a link already there stays.
-    this.sql`UPDATE workflow SET share_token_hash = ${link.hash}, share_salt = ${link.salt}, share_created_at = ${now}
-      WHERE share_token_hash IS NULL`;
+  /** The owner's view of a first link written with its workflow's row, without deriving the token again. */
+  created(link: NewShareToken, now: number): ShareInfo {
     return { status: "active", token: link.token, created_at: isoTime(now), expires_at: null, revoked_at: null };
   }
 

@@ -167,8 +167,8 @@ export class WorkflowObject extends DurableObject<Env> {
       input,
       () => null,
       (_none, w) => {
-        const output = this.lifecycle.startWorkflow(id, account, input, w);
-        if (link) this.outbox.carryShare(this.shareLinks.create(link, w.now));
+        const output = this.lifecycle.startWorkflow(id, account, input, w, link);
+        if (link) this.outbox.carryShare(this.shareLinks.created(link, w.now));
         return output;
       },
     );

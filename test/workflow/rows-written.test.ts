@@ -53,6 +53,20 @@ describe("rows written by a write", () => {
     expect(kept).toEqual([]);
   });
 
+  it("a workflow shared from its start writes its link with its row: one row, no update after it", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    let token: string | undefined;
+    const written = await writtenBy(async () => {
+      token = value(
+        await stub.startWorkflow(ACME, id, { name: "Shared" }, { usage: { workflows: 0, bytes_stored: 0 }, share: true }),
+      ).share_token;
+    });
+    expect(written.workflow).toBe(1);
+    expect(token).toBeTruthy();
+    expect(value(await stub.shareLink(ACME))).toMatchObject({ status: "active", token, expires_at: null, revoked_at: null });
+  });
+
   it("a completion writes its task row once (its review facts and its writer in the same update) and keeps what a later read shows", async () => {
     const id = newWorkflowId();
     const stub = stubFor(id);
