@@ -71,15 +71,17 @@ export class WorkflowIndex {
 
   /**
    * Inserts or replaces a workflow's summary (pushes are replayed: the latest one wins), adding
-   * `pathsAdded` to the paths the path index holds for it: at most one row written per push, and
-   * none when the push changes nothing a person sees or a rule reads (name, status, repository,
-   * counts, open tasks, reviews, usage, indexed paths) and only moves the time and the bytes stored
-   * by less than SUMMARY_TIME_LAG_MS and SUMMARY_BYTES_LAG since the stored row (a decision, an
-   * issue, a milestone): the summary is the most frequent row the account writes. The next push
-   * that changes more, or passes either bound, stores the time and the bytes then. A `share` (the
-   * link state a new workflow's first push carries) is stored with the row.
+   * `pathsAdded` to the paths the path index holds for it: at most one row written per push (the
+   * summary is the most frequent row the account writes), and none when the push may leave the
+   * stored row behind (whatMayWait): a decision's, an issue's or milestones' push that only moves
+   * the time and the bytes, and a push that moves only counts (a task's start: its open tasks and
+   * tasks) within SUMMARY_TIME_LAG_MS of the stored row. The next push that changes more, or passes
+   * a bound, stores them then; counts left behind are owed: the answer is true, and the workflow's
+   * alarm pushes again within ACCOUNT_LAZY_PUSH_MS with `settle` (workflow/account-outbox), which
+   * stores them. A `share` (the link state a new workflow's first push carries) is stored with the row.
    */
-  record(s: WorkflowSummary, pathsAdded = 0, share?: ShareInfo): void {
+  record(s: WorkflowSummary, options: { pathsAdded?: number; share?: ShareInfo | undefined; settle?: boolean } = {}): boolean {
+    const { pathsAdded = 0, share, settle = false } = options;
     const repo = s.repository ?? null;
     const key = resumeKey(s.name, repo?.fingerprint);
     const bytes = s.bytes_stored ?? 0;
@@ -95,7 +97,11 @@ export class WorkflowIndex {
       stored.repository_remote === (repo?.remote ?? null) &&
       stored.repository_branch === (repo?.branch ?? null) &&
       stored.repository_fingerprint === (repo?.fingerprint ?? null);
-    if (sameKeys && pathsAdded === 0 && !share && onlyTimeAndSize(stored, s)) return;
+    if (sameKeys && pathsAdded === 0 && !share) {
+      const waits = whatMayWait(stored, s);
+      if (waits === "time") return false;
+      if (waits === "counts" && !settle) return true;
+    }
     if (this.keptUsage) {
       // The kept usage moves by what the stored row's bytes move.
       this.keptUsage = {
@@ -111,7 +117,7 @@ export class WorkflowIndex {
           bytes_stored = ${bytes}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
         WHERE id = ${s.id}`;
       if (share) this.recordShare(s.id, share);
-      return;
+      return false;
     }
     // A new workflow's first push carries its link: stored with the row (one row written, not two).
     const link = share ?? { created_at: null, expires_at: null, revoked_at: null };
@@ -130,6 +136,7 @@ export class WorkflowIndex {
         repository_fingerprint = excluded.repository_fingerprint, paths_indexed = paths_indexed + excluded.paths_indexed`;
     // The link's columns above only take on a new row; a stored one (its name or status changed) gets them here.
     if (share && stored) this.recordShare(s.id, share);
+    return false;
   }
 
   /** A share link's state; a row is only updated, never created, here. */
@@ -263,20 +270,23 @@ function repositoryOf(r: Row): WorkflowRepository | null {
 }
 
 /**
- * Whether the pushed summary differs from the stored row only in what may lag: its time by less
- * than SUMMARY_TIME_LAG_MS after the stored one (or before it: a replayed push) and its bytes by
- * less than SUMMARY_BYTES_LAG either way. The caller has compared the keys.
+ * What of the pushed summary may stay behind in the stored row (the caller has compared the keys):
+ * "time" when it differs only in its time, by less than SUMMARY_TIME_LAG_MS after the stored one (or
+ * before it: a replayed push), and its bytes, by less than SUMMARY_BYTES_LAG either way (a bounded
+ * difference, never owed); "counts" when, within those bounds, it also moves counts a person reads
+ * (open tasks, tasks, usage, files changed: owed until the workflow's settling push); null when it
+ * must be stored now (the reviews needed, which ask a person to act, or a bound passed).
  */
-function onlyTimeAndSize(stored: Row, s: WorkflowSummary): boolean {
+function whatMayWait(stored: Row, s: WorkflowSummary): "time" | "counts" | null {
+  if (Number(stored.reviews_needed) !== s.reviews_needed) return null;
+  const later = Date.parse(s.updated_at) - Date.parse(String(stored.updated_at));
+  if (later >= SUMMARY_TIME_LAG_MS || Math.abs((s.bytes_stored ?? 0) - Number(stored.bytes_stored ?? 0)) >= SUMMARY_BYTES_LAG) return null;
   const sameCounts =
     Number(stored.open_tasks) === s.open_tasks &&
     Number(stored.tasks) === s.tasks &&
-    Number(stored.reviews_needed) === s.reviews_needed &&
     Number(stored.input_tokens ?? 0) === s.input_tokens &&
     Number(stored.output_tokens ?? 0) === s.output_tokens &&
     Number(stored.cost_usd ?? 0) === s.cost_usd &&
     Number(stored.files_changed ?? 0) === (s.files_changed ?? 0);
-  if (!sameCounts) return false;
-  const later = Date.parse(s.updated_at) - Date.parse(String(stored.updated_at));
-  return later < SUMMARY_TIME_LAG_MS && Math.abs((s.bytes_stored ?? 0) - Number(stored.bytes_stored ?? 0)) < SUMMARY_BYTES_LAG;
+  return sameCounts ? "time" : "counts";
 }

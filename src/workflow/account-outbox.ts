@@ -97,6 +97,10 @@ export class AccountOutbox {
   private unsavedAck = 0;
   /** The last event a reply waits to see pushed (a workflow's start or completion): a push under way goes on until it is in. */
   private urgentSeq = 0;
+  /** The index answered that its summary was left behind the pushed counts: the alarm owes it a settling push. */
+  private summaryBehind = false;
+  /** The alarm fired: the next push settles the summary (workflow/workflow-object's alarm flushes when this is set). */
+  private settleDue = false;
 
   constructor(
     private readonly log: EventLog,
@@ -124,8 +128,9 @@ export class AccountOutbox {
     this.totals.saveSyncedSeq(this.takeUnsavedAck());
   }
 
+  /** Events the index lacks, or a settling push the alarm owes it. */
   pending(): boolean {
-    return this.records.workflow() !== null && this.syncedSeq() < this.log.lastSeq();
+    return this.records.workflow() !== null && (this.settleDue || this.syncedSeq() < this.log.lastSeq());
   }
 
   /** Pushes everything not yet acknowledged; a flush requested while one runs joins it. */
@@ -134,9 +139,15 @@ export class AccountOutbox {
     return this.running;
   }
 
-  /** The alarm ran: none is due any more, so the next write that waits sets one again. */
+  /**
+   * The alarm ran: none is due any more, so the next write that waits sets one again. Its push
+   * settles whatever summary the index left behind, owed or not known to be (an instance started
+   * again does not know what the one before it owed: the alarm outlives the process); a settling
+   * push that finds the stored summary current writes nothing.
+   */
   alarmFired(): void {
     this.alarmDueBy = 0;
+    this.settleDue = true;
   }
 
   /** The next push carries this link state (the index then needs no call of its own for it). */
@@ -169,8 +180,12 @@ export class AccountOutbox {
       waitUntil(this.flush());
       return;
     }
-    const due = Math.max(windowEnds, now);
-    if (this.alarmDueBy > now && this.alarmDueBy <= due) return;
+    await this.alarmBy(Math.max(windowEnds, now));
+  }
+
+  /** An alarm due by `due`: written only when none this instance set is due by then (a burst sets it once). */
+  private async alarmBy(due: number): Promise<void> {
+    if (this.alarmDueBy > Date.now() && this.alarmDueBy <= due) return;
     this.alarmDueBy = due;
     await this.scheduleRetry(due);
   }
@@ -183,7 +198,9 @@ export class AccountOutbox {
         if (!workflow) return;
         // Bounded in bytes too: a page of completed tasks' events is at most one event over LIMITS.READ_PAGE_BYTES.
         const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE, LIMITS.READ_PAGE_BYTES);
-        if (page.events.length === 0) return;
+        // A settling push carries the summary alone when no event is new.
+        const settle = this.settleDue;
+        if (page.events.length === 0 && !settle) return;
         const share = this.pendingShare;
         const uses = this.devices.takeUses();
         const header = this.records.header();
@@ -196,6 +213,7 @@ export class AccountOutbox {
           device_uses: nonEmpty(uses),
           ...(share ? { share } : {}),
           ...(Object.keys(insights).length > 0 ? { insights } : {}),
+          ...(settle ? { settle } : {}),
         };
         let answer: PushAnswer | undefined;
         try {
@@ -207,10 +225,15 @@ export class AccountOutbox {
         // An account from before the answer existed answers nothing.
         if (answer) this.devices.noteGeneration(answer.device_generation);
         if (this.pendingShare === share) this.pendingShare = undefined;
+        if (settle) this.settleDue = false;
+        this.summaryBehind = answer?.summary_behind === true;
+        // Counts the index left behind are settled by the alarm within the lazy window (one already due by then serves).
+        if (this.summaryBehind) await this.alarmBy(Date.now() + ACCOUNT_LAZY_PUSH_MS);
         this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
         // Events committed while the index answered wait for the window's alarm their writes set (afterWrite),
         // unless a reply waits for them: pushing them at once made a push per write whenever the index was slow.
-        more = page.has_more || this.syncedSeq() < this.urgentSeq;
+        // A settling push the alarm asked for while this one was under way goes out too.
+        more = page.has_more || this.syncedSeq() < this.urgentSeq || this.settleDue;
       }
     } catch (error) {
       console.error("account index push failed; retrying from the alarm", error);

@@ -195,4 +195,34 @@ describe("account index pushes", () => {
     expect(stored).toBe(last);
     expect((await account.search(`Lost ${id}`, 5)).results.map((r) => r.text)).toEqual([`Lost ${id}? → no`]);
   });
+
+  it("a task's start leaves the index's counts behind, owed: the alarm settles them within ACCOUNT_LAZY_PUSH_MS (after a restart too)", async () => {
+    const { id, workflow, account } = await setUp();
+    const indexedOpen = async () => (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
+    expect(await indexedOpen()).toBe(1);
+    const start = async (name: string) => {
+      value(await workflow.startTask(ACCOUNT, { workflow_id: id, name, goal: "Counted later" }));
+      const pushed = await caughtUp(workflow, 1000);
+      expect(pushed.synced).toBe(pushed.last);
+      return pushed;
+    };
+    // Pushed (its memory document is searchable), but the summary's counts are left as they were, with an alarm owed.
+    const second = await start(`Second ${id}`);
+    expect((await account.search(`Second ${id}`, 5)).results).toHaveLength(1);
+    expect(await indexedOpen()).toBe(1);
+    expect(second.alarm).not.toBeNull();
+    expect(second.alarm).toBeLessThanOrEqual(Date.now() + ACCOUNT_LAZY_PUSH_MS);
+    expect(await runDurableObjectAlarm(workflow)).toBe(true);
+    expect(await indexedOpen()).toBe(2);
+    // Out of the push window: a third start, then the object forgets what it owed, as a new instance knows nothing of it.
+    await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+    const third = await start(`Third ${id}`);
+    expect(await indexedOpen()).toBe(2);
+    expect(third.alarm).not.toBeNull();
+    await runInDurableObject(workflow, (instance) => {
+      Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { summaryBehind: false, lastPushAt: 0, alarmDueBy: 0 });
+    });
+    expect(await runDurableObjectAlarm(workflow)).toBe(true);
+    expect(await indexedOpen()).toBe(3);
+  });
 });
