@@ -80,20 +80,16 @@ export interface WorkflowPush {
   /** What the Insights rollups take from these events: completed tasks, people's verdicts, durability observed. */
   insights?: InsightFacts;
   /**
-   * The workflow's alarm settles counts the index left behind (account/workflow-index): the
-   * summary is stored if anything it counts differs from the stored row.
+   * Whether the summary's counts may wait (account/workflow-index): "may_wait" when the workflow's
+   * alarm is due within ACCOUNT_LAZY_PUSH_MS anyway, and its push will settle them; "settle" for that
+   * push (the summary is stored if anything it counts differs). Absent: stored at once.
    */
-  settle?: boolean;
+  counts?: "may_wait" | "settle";
 }
 
 /** What a push answers: the generation of the devices' keys, so a workflow learns its copy is stale even if a push of the keys failed. */
 export interface PushAnswer {
   device_generation: number;
-  /**
-   * The stored summary was left behind the pushed counts (account/workflow-index): the workflow
-   * owes a settling push within ACCOUNT_LAZY_PUSH_MS (its alarm's). Absent: nothing left behind.
-   */
-  summary_behind?: boolean;
 }
 
 /** What creating a workflow needs from its account, in one call: resume candidate, quota usage, settings. */
@@ -161,14 +157,13 @@ export class AccountObject extends DurableObject<Env> {
     let queued = false;
     const holds = push.notifications ? await this.credentialCheck(account) : () => false;
     let generation: number;
-    let behind = false;
     try {
       generation = this.ctx.storage.transactionSync(() => {
         // The paths first: the summary's one row written counts what they added (and holds the link state the push carries).
-        behind = this.workflows.record(summary, {
+        this.workflows.record(summary, {
           pathsAdded: push.paths ? this.paths.record(summary.id, push.paths) : 0,
           share: push.share,
-          settle: push.settle === true,
+          counts: push.counts,
         });
         if (push.documents) this.memory.upsert(push.documents);
         if (push.commits) this.commits.record(summary.id, push.commits);
@@ -182,7 +177,7 @@ export class AccountObject extends DurableObject<Env> {
       throw error;
     }
     if (queued) await this.scheduleAlarm(Date.now());
-    return { device_generation: generation, ...(behind ? { summary_behind: true } : {}) };
+    return { device_generation: generation };
   }
 
   /** The workflow object pushes its link state after each change; a row is only updated, never created, here. */

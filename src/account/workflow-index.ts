@@ -74,14 +74,15 @@ export class WorkflowIndex {
    * `pathsAdded` to the paths the path index holds for it: at most one row written per push (the
    * summary is the most frequent row the account writes), and none when the push may leave the
    * stored row behind (whatMayWait): a decision's, an issue's or milestones' push that only moves
-   * the time and the bytes, and a push that moves only counts (a task's start: its open tasks and
-   * tasks) within SUMMARY_TIME_LAG_MS of the stored row. The next push that changes more, or passes
-   * a bound, stores them then; counts left behind are owed: the answer is true, and the workflow's
-   * alarm pushes again within ACCOUNT_LAZY_PUSH_MS with `settle` (workflow/account-outbox), which
-   * stores them. A `share` (the link state a new workflow's first push carries) is stored with the row.
+   * the time and the bytes; and, when the workflow's alarm is due within ACCOUNT_LAZY_PUSH_MS anyway
+   * (`counts` "may_wait"), a push that moves only counts (a task's start: its open tasks and tasks)
+   * within the same bounds: that alarm's push (`counts` "settle") stores them, unless a push that
+   * writes the row (a completion, with its paths) did first. The next push that changes more, or
+   * passes a bound, stores the time and the bytes. A `share` (the link state a new workflow's first
+   * push carries) is stored with the row.
    */
-  record(s: WorkflowSummary, options: { pathsAdded?: number; share?: ShareInfo | undefined; settle?: boolean } = {}): boolean {
-    const { pathsAdded = 0, share, settle = false } = options;
+  record(s: WorkflowSummary, options: { pathsAdded?: number; share?: ShareInfo | undefined; counts?: "may_wait" | "settle" | undefined } = {}): void {
+    const { pathsAdded = 0, share, counts } = options;
     const repo = s.repository ?? null;
     const key = resumeKey(s.name, repo?.fingerprint);
     const bytes = s.bytes_stored ?? 0;
@@ -99,8 +100,7 @@ export class WorkflowIndex {
       stored.repository_fingerprint === (repo?.fingerprint ?? null);
     if (sameKeys && pathsAdded === 0 && !share) {
       const waits = whatMayWait(stored, s);
-      if (waits === "time") return false;
-      if (waits === "counts" && !settle) return true;
+      if (waits === "time" || (waits === "counts" && counts === "may_wait")) return;
     }
     if (this.keptUsage) {
       // The kept usage moves by what the stored row's bytes move.
@@ -117,7 +117,7 @@ export class WorkflowIndex {
           bytes_stored = ${bytes}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
         WHERE id = ${s.id}`;
       if (share) this.recordShare(s.id, share);
-      return false;
+      return;
     }
     // A new workflow's first push carries its link: stored with the row (one row written, not two).
     const link = share ?? { created_at: null, expires_at: null, revoked_at: null };
@@ -136,7 +136,6 @@ export class WorkflowIndex {
         repository_fingerprint = excluded.repository_fingerprint, paths_indexed = paths_indexed + excluded.paths_indexed`;
     // The link's columns above only take on a new row; a stored one (its name or status changed) gets them here.
     if (share && stored) this.recordShare(s.id, share);
-    return false;
   }
 
   /** A share link's state; a row is only updated, never created, here. */
@@ -273,8 +272,8 @@ function repositoryOf(r: Row): WorkflowRepository | null {
  * What of the pushed summary may stay behind in the stored row (the caller has compared the keys):
  * "time" when it differs only in its time, by less than SUMMARY_TIME_LAG_MS after the stored one (or
  * before it: a replayed push), and its bytes, by less than SUMMARY_BYTES_LAG either way (a bounded
- * difference, never owed); "counts" when, within those bounds, it also moves counts a person reads
- * (open tasks, tasks, usage, files changed: owed until the workflow's settling push); null when it
+ * difference: nothing settles it); "counts" when, within those bounds, it also moves counts a person reads
+ * (open tasks, tasks, usage, files changed: they wait only for the workflow's alarm); null when it
  * must be stored now (the reviews needed, which ask a person to act, or a bound passed).
  */
 function whatMayWait(stored: Row, s: WorkflowSummary): "time" | "counts" | null {

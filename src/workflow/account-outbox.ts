@@ -97,9 +97,9 @@ export class AccountOutbox {
   private unsavedAck = 0;
   /** The last event a reply waits to see pushed (a workflow's start or completion): a push under way goes on until it is in. */
   private urgentSeq = 0;
-  /** The index answered that its summary was left behind the pushed counts: the alarm owes it a settling push. */
-  private summaryBehind = false;
-  /** The alarm fired: the next push settles the summary (workflow/workflow-object's alarm flushes when this is set). */
+  /** A push since the alarm last settled let the index leave the summary's counts behind (countsRule). */
+  private countsWaiting = false;
+  /** The alarm fired with counts waiting (or not known not to be): the next push settles them (the alarm flushes when this is set). */
   private settleDue = false;
 
   constructor(
@@ -141,13 +141,14 @@ export class AccountOutbox {
 
   /**
    * The alarm ran: none is due any more, so the next write that waits sets one again. Its push
-   * settles whatever summary the index left behind, owed or not known to be (an instance started
-   * again does not know what the one before it owed: the alarm outlives the process); a settling
-   * push that finds the stored summary current writes nothing.
+   * settles the counts the index may have left behind: when a push since the last settling one
+   * let it, while a push is under way (it may), and in an instance that has not pushed yet (the
+   * alarm outlives the process; the one before may have). A settling push that finds the stored
+   * summary current writes nothing.
    */
   alarmFired(): void {
     this.alarmDueBy = 0;
-    this.settleDue = true;
+    if (this.countsWaiting || this.running || this.lastPushAt === 0) this.settleDue = true;
   }
 
   /** The next push carries this link state (the index then needs no call of its own for it). */
@@ -180,14 +181,23 @@ export class AccountOutbox {
       waitUntil(this.flush());
       return;
     }
-    await this.alarmBy(Math.max(windowEnds, now));
-  }
-
-  /** An alarm due by `due`: written only when none this instance set is due by then (a burst sets it once). */
-  private async alarmBy(due: number): Promise<void> {
-    if (this.alarmDueBy > Date.now() && this.alarmDueBy <= due) return;
+    const due = Math.max(windowEnds, now);
+    if (this.alarmDueBy > now && this.alarmDueBy <= due) return;
     this.alarmDueBy = due;
     await this.scheduleRetry(due);
+  }
+
+  /**
+   * What the index may do with the summary's counts (account/workflow-index): the alarm's push
+   * settles them; while an alarm this instance set is due (at most ACCOUNT_LAZY_PUSH_MS away: a
+   * milestone's, a push window's) they may wait for it, as its push will settle them; otherwise
+   * they are stored at once, so waiting never costs an alarm of its own.
+   */
+  private countsRule(settle: boolean): WorkflowPush["counts"] {
+    if (settle) return "settle";
+    if (this.alarmDueBy <= Date.now()) return undefined;
+    this.countsWaiting = true;
+    return "may_wait";
   }
 
   private async pushAll(): Promise<void> {
@@ -213,8 +223,9 @@ export class AccountOutbox {
           device_uses: nonEmpty(uses),
           ...(share ? { share } : {}),
           ...(Object.keys(insights).length > 0 ? { insights } : {}),
-          ...(settle ? { settle } : {}),
         };
+        const counts = this.countsRule(settle);
+        if (counts) push.counts = counts;
         let answer: PushAnswer | undefined;
         try {
           answer = await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
@@ -225,10 +236,10 @@ export class AccountOutbox {
         // An account from before the answer existed answers nothing.
         if (answer) this.devices.noteGeneration(answer.device_generation);
         if (this.pendingShare === share) this.pendingShare = undefined;
-        if (settle) this.settleDue = false;
-        this.summaryBehind = answer?.summary_behind === true;
-        // Counts the index left behind are settled by the alarm within the lazy window (one already due by then serves).
-        if (this.summaryBehind) await this.alarmBy(Date.now() + ACCOUNT_LAZY_PUSH_MS);
+        if (settle) {
+          this.settleDue = false;
+          this.countsWaiting = false;
+        }
         this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
         // Events committed while the index answered wait for the window's alarm their writes set (afterWrite),
         // unless a reply waits for them: pushing them at once made a push per write whenever the index was slow.

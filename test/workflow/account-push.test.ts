@@ -196,33 +196,44 @@ describe("account index pushes", () => {
     expect((await account.search(`Lost ${id}`, 5)).results.map((r) => r.text)).toEqual([`Lost ${id}? → no`]);
   });
 
-  it("a task's start leaves the index's counts behind, owed: the alarm settles them within ACCOUNT_LAZY_PUSH_MS (after a restart too)", async () => {
-    const { id, workflow, account } = await setUp();
+  it("a task's start waits for an alarm already due to show its counts, never for one of its own; the alarm settles them (after a restart too)", async () => {
+    const { id, workflow, account, task } = await setUp();
     const indexedOpen = async () => (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
+    const outOfWindow = () => new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
     expect(await indexedOpen()).toBe(1);
     const start = async (name: string) => {
-      value(await workflow.startTask(ACCOUNT, { workflow_id: id, name, goal: "Counted later" }));
+      value(await workflow.startTask(ACCOUNT, { workflow_id: id, name, goal: "Counted" }));
       const pushed = await caughtUp(workflow, 1000);
       expect(pushed.synced).toBe(pushed.last);
+      // Its memory document is pushed at once either way.
+      expect((await account.search(name, 5)).results).toHaveLength(1);
       return pushed;
     };
-    // Pushed (its memory document is searchable), but the summary's counts are left as they were, with an alarm owed.
+    // No alarm due: the counts are stored with the push, and no alarm is set for them.
     const second = await start(`Second ${id}`);
-    expect((await account.search(`Second ${id}`, 5)).results).toHaveLength(1);
-    expect(await indexedOpen()).toBe(1);
-    expect(second.alarm).not.toBeNull();
-    expect(second.alarm).toBeLessThanOrEqual(Date.now() + ACCOUNT_LAZY_PUSH_MS);
-    expect(await runDurableObjectAlarm(workflow)).toBe(true);
     expect(await indexedOpen()).toBe(2);
-    // Out of the push window: a third start, then the object forgets what it owed, as a new instance knows nothing of it.
-    await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+    expect(second.alarm).toBeNull();
+    // A milestone's alarm is due: the next start's counts wait for it, and it settles them.
+    await outOfWindow();
+    const milestone = () => workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "halfway" });
+    value(await milestone());
+    const due = (await syncState(workflow)).alarm;
+    expect(due).not.toBeNull();
+    expect(due).toBeLessThanOrEqual(Date.now() + ACCOUNT_LAZY_PUSH_MS);
     const third = await start(`Third ${id}`);
     expect(await indexedOpen()).toBe(2);
-    expect(third.alarm).not.toBeNull();
-    await runInDurableObject(workflow, (instance) => {
-      Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { summaryBehind: false, lastPushAt: 0, alarmDueBy: 0 });
-    });
+    expect(third.alarm).toBe(due);
     expect(await runDurableObjectAlarm(workflow)).toBe(true);
     expect(await indexedOpen()).toBe(3);
+    // The same, then the object forgets what it knew, as a new instance knows nothing of it: its alarm settles too.
+    await outOfWindow();
+    value(await milestone());
+    await start(`Fourth ${id}`);
+    expect(await indexedOpen()).toBe(3);
+    await runInDurableObject(workflow, (instance) => {
+      Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { countsWaiting: false, lastPushAt: 0, alarmDueBy: 0 });
+    });
+    expect(await runDurableObjectAlarm(workflow)).toBe(true);
+    expect(await indexedOpen()).toBe(4);
   });
 });
