@@ -58,7 +58,7 @@ import {
   Webhooks,
 } from "./webhooks";
 import { WorkSearch, type WorkSearchResult } from "./work-search";
-import { type AccountTotals, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
+import { type AccountTotals, type CountsRule, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
 
 // The RPC contract's types, importable from the object as before the split.
 export type { DashboardMatch, DashboardPage, DashboardQuery } from "./owner-search";
@@ -84,7 +84,7 @@ export interface WorkflowPush {
    * alarm is due within ACCOUNT_LAZY_PUSH_MS anyway, and its push will settle them; "settle" for that
    * push (the summary is stored if anything it counts differs). Absent: stored at once.
    */
-  counts?: "may_wait" | "settle";
+  counts?: CountsRule;
 }
 
 /** What a push answers: the generation of the devices' keys, so a workflow learns its copy is stale even if a push of the keys failed. */

@@ -59,6 +59,12 @@ export const SUMMARY_TIME_LAG_MS = 60_000;
  */
 export const SUMMARY_BYTES_LAG = 64 * 1024;
 
+/**
+ * What a push lets the index do with the summary's counts (see record): wait for the workflow's
+ * alarm, which is due within ACCOUNT_LAZY_PUSH_MS anyway, or settle them (that alarm's push).
+ */
+export type CountsRule = "may_wait" | "settle";
+
 export class WorkflowIndex {
   /**
    * The quotas' usage as stored, kept once read: counting it reads every workflow's row (up to
@@ -81,7 +87,7 @@ export class WorkflowIndex {
    * passes a bound, stores the time and the bytes. A `share` (the link state a new workflow's first
    * push carries) is stored with the row.
    */
-  record(s: WorkflowSummary, options: { pathsAdded?: number; share?: ShareInfo | undefined; counts?: "may_wait" | "settle" | undefined } = {}): void {
+  record(s: WorkflowSummary, options: { pathsAdded?: number; share?: ShareInfo | undefined; counts?: CountsRule | undefined } = {}): void {
     const { pathsAdded = 0, share, counts } = options;
     const repo = s.repository ?? null;
     const key = resumeKey(s.name, repo?.fingerprint);

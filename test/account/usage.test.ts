@@ -112,9 +112,11 @@ describe("the account's quota usage", () => {
       const at = (ms: number) => new Date(start + ms).toISOString();
       const base = { ...summary(7, 10_000), created_at: at(0), updated_at: at(0) };
       const stored = () =>
-        state.storage.sql.exec<{ updated_at: string; bytes_stored: number; open_tasks: number }>(
-          "SELECT updated_at, bytes_stored, open_tasks FROM workflows",
-        ).one();
+        state.storage.sql
+          .exec<{ updated_at: string; bytes_stored: number; open_tasks: number }>(
+            "SELECT updated_at, bytes_stored, open_tasks FROM workflows",
+          )
+          .one();
       const steps: { written: number; stored: { updated_at: string; bytes_stored: number; open_tasks: number } }[] = [];
       const step = async (changes: Partial<typeof base>, counts?: "may_wait" | "settle") => {
         const written = await rows("rows_written", () => o.recordWorkflow(name, { ...base, ...changes }, counts ? { counts } : {}));
