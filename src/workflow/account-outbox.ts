@@ -25,6 +25,11 @@
  * alarm), never by a commit or a row of its own: lost with the process, it only makes the next
  * push carry some events the index already has.
  *
+ * The summary's counts alone (a task's start) may wait for an alarm that is due anyway (a
+ * milestone's, a push window's: at most ACCOUNT_LAZY_PUSH_MS away), whose push settles them
+ * (account/workflow-index: one summary row written fewer when a completion's push carries them
+ * first); with no alarm due they go with the push, so waiting never sets an alarm of its own.
+ *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
  * concurrent flushes share one push loop, which goes on past its first page only for a backlog or
  * for events a reply waits for: a write committed while a push is under way is the window's, so a
