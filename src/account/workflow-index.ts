@@ -117,7 +117,7 @@ export class WorkflowIndex {
     }
     if (sameKeys) {
       // Most pushes change the counts and the time only: then the row is updated without touching the
-      // (name_key, status) index, one row written fewer (each is billed); otherwise the whole upsert.
+      // resume-key index (open workflows' name_key, account v21), one row written fewer (each is billed); otherwise the whole upsert.
       this.sql`UPDATE workflows SET updated_at = ${s.updated_at}, open_tasks = ${s.open_tasks}, tasks = ${s.tasks},
           reviews_needed = ${s.reviews_needed}, input_tokens = ${s.input_tokens}, output_tokens = ${s.output_tokens}, cost_usd = ${s.cost_usd},
           bytes_stored = ${bytes}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}

@@ -179,9 +179,9 @@ describe("the account's quota usage", () => {
       }
       return { steps, worst };
     });
-    // A new row also writes its resume-key entry (2; 3 before v20 keyed the table by its id alone); a status change
-    // moves that entry (2); any other update is 1.
-    expect(result.steps.map((s) => s.written)).toEqual([2, 0, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 2]);
+    // A new row also writes its resume-key entry (2; 3 before v20 keyed the table by its id alone); a completion
+    // takes that entry out (1 since v21, which keeps open workflows only in it; 2 before); any other update is 1.
+    expect(result.steps.map((s) => s.written)).toEqual([2, 0, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 1]);
     const row = (ms: number, bytes: number, open: number) => ({
       updated_at: new Date(Date.parse("2026-03-01T10:00:00.000Z") + ms).toISOString(),
       bytes_stored: bytes,
