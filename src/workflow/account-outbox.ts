@@ -245,7 +245,8 @@ export class AccountOutbox {
           this.settleDue = false;
           this.countsWaiting = false;
         }
-        this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
+        // A settling push of the summary alone acknowledges nothing new (storing it again would be a row written).
+        if (page.events.length > 0) this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
         // Events committed while the index answered wait for the window's alarm their writes set (afterWrite),
         // unless a reply waits for them: pushing them at once made a push per write whenever the index was slow.
         // A settling push the alarm asked for while this one was under way goes out too.

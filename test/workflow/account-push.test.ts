@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { SUMMARY_TIME_LAG_MS } from "../../src/account/workflow-index";
 import { newWorkflowId } from "../../src/ids";
+import { meter } from "../../src/meter";
 import { ACCOUNT_LAZY_PUSH_MS, ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { pushToAccount, storedTotals, stubFor, value } from "./rpc";
@@ -235,5 +236,22 @@ describe("account index pushes", () => {
     });
     expect(await runDurableObjectAlarm(workflow)).toBe(true);
     expect(await indexedOpen()).toBe(4);
+    // A new instance's alarm with nothing to push or settle: its settling push writes no row anywhere.
+    await runInDurableObject(workflow, (instance, state) => {
+      Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { countsWaiting: false, lastPushAt: 0, alarmDueBy: 0 });
+      return state.storage.setAlarm(Date.now());
+    });
+    const wasOn = meter.on;
+    meter.on = true;
+    try {
+      const before = meter.read().objects;
+      expect(await runDurableObjectAlarm(workflow)).toBe(true);
+      const after = meter.read().objects;
+      expect(after.account.requests - before.account.requests).toBe(1);
+      expect(after.account.rows_written - before.account.rows_written).toBe(0);
+      expect(after.workflow.rows_written - before.workflow.rows_written).toBe(0);
+    } finally {
+      meter.on = wasOn;
+    }
   });
 });
