@@ -23,12 +23,33 @@ export function rebuildWithoutRowid(table: string, columns: string): string[] {
 }
 
 /**
+ * Where a schema keeps its version instead of a `schema_version` table of its own: a column of a
+ * one-row table its schema creates anyway (the workflow's totals row), from migration `since` on.
+ * A `schema_version` table is a table (two rows of sqlite_schema) and its row: three rows written
+ * by every new object; the version in a row the schema writes anyway is none (the fresh script
+ * writes it with that row). An object with a `schema_version` table (from before `since`) is read
+ * there, moves its version to the row when it migrates past `since`, and drops the table.
+ */
+export interface VersionRow {
+  table: string;
+  column: string;
+  since: number;
+}
+
+/**
  * `kind`: whose storage, for the meter (src/meter.ts): a new object's schema is rows written too.
  * `fresh`: the whole schema at the last migration's version, run instead of every migration when
  * the object has none yet (fewer statements and no table rebuilds: fewer rows written per object).
+ * `versionRow`: where the version is kept, if not in a `schema_version` table.
  */
-export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[], kind: ObjectKind, fresh?: Migration): void {
-  const exec = (query: string, ...values: number[]) => {
+export function migrate(
+  storage: DurableObjectStorage,
+  migrations: readonly Migration[],
+  kind: ObjectKind,
+  fresh?: Migration,
+  versionRow?: VersionRow,
+): void {
+  const exec = (query: string, ...values: (number | string)[]) => {
     const cursor = storage.sql.exec(query, ...values);
     const rows = cursor.toArray();
     if (meter.on) meter.statement(kind, cursor.rowsRead, cursor.rowsWritten, "schema");
@@ -37,8 +58,9 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
   // Every pending migration in one transaction: a new object (one per workflow) runs them all,
   // and one commit costs less than one per version. A failure leaves the stored version as it was.
   storage.transactionSync(() => {
-    exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-    const current = Number(exec("SELECT max(version) AS version FROM schema_version")[0]?.version ?? 0);
+    const names = exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('schema_version', ?)", versionRow?.table ?? "");
+    const tables = new Set(names.map((row) => String(row.name)));
+    const current = storedVersion(exec, tables, versionRow);
     let applied = current;
     const pending = current === 0 && fresh ? [fresh] : migrations;
     for (const migration of pending) {
@@ -46,10 +68,26 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
       for (const statement of migration.statements) exec(statement);
       applied = migration.version;
     }
+    if (applied === current) return;
+    if (versionRow && applied >= versionRow.since) {
+      // The fresh script wrote it with the row already: then this writes nothing.
+      exec(`UPDATE ${versionRow.table} SET ${versionRow.column} = ? WHERE ${versionRow.column} IS NOT ?`, applied, applied);
+      if (tables.has("schema_version")) exec("DROP TABLE schema_version");
+      return;
+    }
     // The highest version applied is all a later start reads (max): one row, not one per version
     // (a new workflow's object runs every migration, and each row written is billed).
-    if (applied > current) exec("INSERT INTO schema_version (version) VALUES (?)", applied);
+    exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    exec("INSERT INTO schema_version (version) VALUES (?)", applied);
   });
+}
+
+/** The version an object's schema is at: 0 when it has none yet. */
+function storedVersion(exec: (query: string) => Record<string, SqlStorageValue>[], tables: Set<string>, versionRow?: VersionRow): number {
+  if (tables.has("schema_version")) return Number(exec("SELECT max(version) AS version FROM schema_version")[0]?.version ?? 0);
+  if (versionRow && tables.has(versionRow.table))
+    return Number(exec(`SELECT ${versionRow.column} AS version FROM ${versionRow.table}`)[0]?.version ?? 0);
+  return 0;
 }
 
 /**
@@ -67,11 +105,14 @@ export class LazySchema {
     private readonly kind: ObjectKind,
     private readonly afterMigrate: () => void = () => {},
     private readonly fresh?: Migration,
+    private readonly versionRow?: VersionRow,
   ) {}
 
   /** Called once when the object starts (inside blockConcurrencyWhile): migrates an existing schema only. */
   open(): void {
-    const found = this.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").toArray().length;
+    const found = this.storage.sql
+      .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN ('schema_version', ?)", this.versionRow?.table ?? "")
+      .toArray().length;
     if (found > 0) this.ensure();
   }
 
@@ -83,7 +124,7 @@ export class LazySchema {
   /** Creates or upgrades the schema if that has not happened yet. */
   ensure(): void {
     if (this.ready) return;
-    migrate(this.storage, this.migrations, this.kind, this.fresh);
+    migrate(this.storage, this.migrations, this.kind, this.fresh, this.versionRow);
     this.ready = true;
     this.afterMigrate();
   }

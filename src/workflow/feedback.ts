@@ -319,8 +319,8 @@ export class FeedbackRecords {
     }
     const rows =
       target === "decision"
-        ? this.sql<{ task_id: string }>`SELECT task_id FROM decisions WHERE id = ${targetId}`
-        : this.sql<{ task_id: string }>`SELECT task_id FROM issues WHERE id = ${targetId}`;
+        ? this.sql<{ task_id: string }>`SELECT task_id FROM log_entries WHERE kind = 'decisions' AND id = ${targetId}`
+        : this.sql<{ task_id: string }>`SELECT task_id FROM log_entries WHERE kind = 'issues' AND id = ${targetId}`;
     const taskId = rows[0]?.task_id;
     if (!taskId) throw missing();
     return taskId;

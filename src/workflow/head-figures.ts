@@ -50,7 +50,8 @@ export class HeadFigures {
       tasks: new Map(
         this.sql<ReviewRow>`SELECT id, status, completed_at, review_facts FROM tasks ORDER BY started_at, id`.map((row) => [row.id, row]),
       ),
-      flaggedIssues: this.sql<{ id: string }>`SELECT id FROM issues WHERE requires_human_review = 1 ORDER BY created_at, id`.map(
+      // Only issues have the flag: the partial index log_entries_review holds exactly these.
+      flaggedIssues: this.sql<{ id: string }>`SELECT id FROM log_entries WHERE requires_human_review = 1 ORDER BY created_at, id`.map(
         (row) => row.id,
       ),
       askedTasks:

@@ -35,6 +35,7 @@ import { signedInline } from "./device-signed";
 import { noWorkflowOrTask } from "./ownership";
 import { iso, type LoggedTask, type TaskRow, type WorkflowRecords, type WorkflowRow } from "./records";
 import type { CompleteTaskOutput, CompleteWorkflowOutput, LogOutput, StartTaskOutput, StartWorkflowOutput } from "./results";
+import type { ShareHash } from "./share";
 import type { LogKind } from "./task-logs";
 import type { RunningTotals } from "./totals";
 import type { WriteScope } from "./write-scope";
@@ -48,8 +49,9 @@ export class TaskLifecycle {
     private readonly totals: RunningTotals,
   ) {}
 
-  startWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, w: WriteScope): StartWorkflowOutput {
-    this.records.insertWorkflow(id, account, input, w.now);
+  /** `link`: its first share link, stored with its row. */
+  startWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, w: WriteScope, link: ShareHash | null): StartWorkflowOutput {
+    this.records.insertWorkflow(id, account, input, w.now, link);
     w.emit("workflow.started", null, this.records.header());
     return { workflow_id: id, created_at: iso(w.now) };
   }

@@ -39,9 +39,10 @@ import type { Sql } from "../storage/sql";
 import { DeviceSignedRecords } from "./device-signed";
 import { HeadFigures } from "./head-figures";
 import { PlanProgress } from "./plan-progress";
+import type { ShareHash } from "./share";
 import { commandMarks, TaskCommands } from "./task-commands";
 import { TaskFiles, type WrittenFiles } from "./task-files";
-import { inTaskIndex, LOG_KINDS, type LogKind, type LogWindowTask, TaskLogs } from "./task-logs";
+import { inTaskIndex, LOG_KINDS, type LogKind, type LogWindowTask, logColumns, TaskLogs } from "./task-logs";
 import type { RunningTotals } from "./totals";
 import type { WorkflowTables } from "./workflow-tables";
 
@@ -274,12 +275,14 @@ export class WorkflowRecords {
     this.figures = new HeadFigures(sql);
   }
 
-  insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number): void {
+  /** `link`: the workflow's first share link (workflow/share), written with the row rather than by an update after it (a row written fewer). */
+  insertWorkflow(id: string, account: string, input: Tools.StartWorkflowInput, now: number, link: ShareHash | null): void {
     // Repository identity as the helper reported it at start_workflow, in the same row written.
     const repository = input.repository ? JSON.stringify(input.repository) : null;
-    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at, repository)
+    this.sql`INSERT INTO workflow (id, account, name, description, plan, created_at, updated_at, repository,
+        share_token_hash, share_salt, share_created_at)
       VALUES (${id}, ${account}, ${input.name}, ${input.description ?? null}, ${JSON.stringify(input.plan ?? [])}, ${now}, ${now},
-              ${repository})`;
+              ${repository}, ${link?.hash ?? null}, ${link?.salt ?? null}, ${link ? now : null})`;
   }
 
   completeWorkflow(input: Tools.CompleteWorkflowInput, now: number): void {
@@ -463,15 +466,18 @@ export class WorkflowRecords {
       const views = this.taskViews(rows);
       return rows.map((r, index) => ({ at: r.started_at, id: r.id, view: views[index] as TaskView }));
     }
+    // A kind's entries are a range of the log's key (kind, created_at, id): the page is read along it.
     if (kind === "decisions") {
-      return this.sql<DecisionRow>`SELECT * FROM decisions WHERE (created_at, id) > (${at}, ${id})
+      return this
+        .sql<DecisionRow>`SELECT ${logColumns("decisions")} FROM log_entries WHERE kind = 'decisions' AND (created_at, id) > (${at}, ${id})
         ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: decisionView(r) }));
     }
     if (kind === "issues") {
-      return this.sql<IssueRow>`SELECT * FROM issues WHERE (created_at, id) > (${at}, ${id})
+      return this.sql<IssueRow>`SELECT ${logColumns("issues")} FROM log_entries WHERE kind = 'issues' AND (created_at, id) > (${at}, ${id})
         ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: issueView(r) }));
     }
-    return this.sql<MilestoneRow>`SELECT * FROM milestones WHERE (created_at, id) > (${at}, ${id})
+    return this
+      .sql<MilestoneRow>`SELECT ${logColumns("milestones")} FROM log_entries WHERE kind = 'milestones' AND (created_at, id) > (${at}, ${id})
       ORDER BY created_at, id LIMIT ${limit}`.map((r) => ({ at: r.created_at, id: r.id, view: milestoneView(r) }));
   }
 
@@ -557,7 +563,7 @@ export class WorkflowRecords {
     const row = this.sql<{
       task_id: string;
       review: number;
-    }>`SELECT task_id, requires_human_review AS review FROM issues WHERE id = ${id}`[0];
+    }>`SELECT task_id, requires_human_review AS review FROM log_entries WHERE kind = 'issues' AND id = ${id}`[0];
     return row ? { task_id: row.task_id, requires_human_review: row.review === 1 } : null;
   }
 
@@ -639,21 +645,21 @@ export class WorkflowRecords {
   insertDecision(id: string, task: LoggedTask, input: Tools.LogDecisionInput, now: number, lastSeq: number): DecisionView | null {
     const taskId = task.id;
     const [row] = this.sql<DecisionRow>`
-      INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at, in_task_index)
-      VALUES (${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
+      INSERT INTO log_entries (kind, id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at, in_task_index)
+      VALUES ('decisions', ${id}, ${taskId}, ${input.category}, ${input.question}, ${JSON.stringify(input.options_considered ?? [])},
               ${input.chosen}, ${input.reasoning}, ${input.trade_offs ?? null}, ${now}, ${inTaskIndex(task, lastSeq) ? 1 : 0})
-      RETURNING *`;
+      RETURNING ${logColumns("decisions")}`;
     this.logged("decisions", taskId);
     return row ? decisionView(row) : null;
   }
 
   insertIssue(id: string, task: LoggedTask, input: Tools.LogIssueInput, now: number, lastSeq: number): IssueView | null {
     const taskId = task.id;
-    const [row] = this.sql<IssueRow>`INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at,
-        in_task_index)
-      VALUES (${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now},
+    const [row] = this.sql<IssueRow>`INSERT INTO log_entries (kind, id, task_id, type, description, resolution, requires_human_review,
+        created_at, in_task_index)
+      VALUES ('issues', ${id}, ${taskId}, ${input.type}, ${input.description}, ${input.resolution}, ${input.requires_human_review ? 1 : 0}, ${now},
         ${inTaskIndex(task, lastSeq) ? 1 : 0})
-      RETURNING *`;
+      RETURNING ${logColumns("issues")}`;
     this.logged("issues", taskId);
     this.figures.issueLogged(id, input.requires_human_review === true);
     return row ? issueView(row) : null;
@@ -661,10 +667,10 @@ export class WorkflowRecords {
 
   insertMilestone(id: string, task: LoggedTask, input: Tools.LogMilestoneInput, now: number, lastSeq: number): MilestoneView | null {
     const taskId = task.id;
-    const [row] = this.sql<MilestoneRow>`INSERT INTO milestones (id, task_id, message, progress, metadata, created_at, in_task_index)
-      VALUES (${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now},
+    const [row] = this.sql<MilestoneRow>`INSERT INTO log_entries (kind, id, task_id, message, progress, metadata, created_at, in_task_index)
+      VALUES ('milestones', ${id}, ${taskId}, ${input.message}, ${input.progress ?? null}, ${input.metadata ? JSON.stringify(input.metadata) : null}, ${now},
         ${inTaskIndex(task, lastSeq) ? 1 : 0})
-      RETURNING *`;
+      RETURNING ${logColumns("milestones")}`;
     this.logged("milestones", taskId);
     return row ? milestoneView(row) : null;
   }

@@ -39,18 +39,19 @@ export type WorkflowState = ResumeInfo & { feedback?: FeedbackView[] };
 export function resumeInfo(sql: Sql, records: WorkflowRecords, totals: RunningTotals, recent: number): ResumeInfo {
   const header = records.header();
   const decisions = sql<{ task_id: string; question: string; chosen: string }>`
-    SELECT task_id, question, chosen FROM decisions ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
-  // Those asking for review first, newest first (through their partial index, issues_review), then
+    SELECT task_id, question, chosen FROM log_entries WHERE kind = 'decisions' ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
+  // Those asking for review first, newest first (through their partial index, log_entries_review:
+  // only issues have the flag), then
   // the newest others: the second statement skips at most the flagged ones, fewer than `recent` when it runs.
   type IssueRow = { task_id: string; type: string; description: string; requires_human_review: number };
   const flagged = sql<IssueRow>`
-    SELECT task_id, type, description, requires_human_review FROM issues WHERE requires_human_review = 1
+    SELECT task_id, type, description, requires_human_review FROM log_entries WHERE requires_human_review = 1
     ORDER BY created_at DESC, id DESC LIMIT ${recent}`;
   const issues =
     flagged.length >= recent
       ? flagged
       : flagged.concat(sql<IssueRow>`
-    SELECT task_id, type, description, requires_human_review FROM issues WHERE requires_human_review = 0
+    SELECT task_id, type, description, requires_human_review FROM log_entries WHERE kind = 'issues' AND requires_human_review = 0
     ORDER BY created_at DESC, id DESC LIMIT ${recent - flagged.length}`);
   // The tasks listed, with their outcomes (the large column) in the same statement: plan progress is
   // kept by the object (workflow/plan-progress), so a resume reads no other completed task (a

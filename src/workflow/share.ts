@@ -1,6 +1,8 @@
 /**
  * @module workflow/share
- * The share link of one workflow, kept in its WorkflowObject's SQLite: only the link's salt
+ * The share link of one workflow, kept in its WorkflowObject's SQLite (columns of the workflow
+ * row since v31, all NULL while there is no link: a table of its own was rows written by every
+ * new workflow's schema): only the link's salt
  * (so the owner can be shown the token again) and the SHA-256 of its token (domain/share-token
  * derives and verifies tokens). The object decides revoke, rotate and expiry; a token is checked
  * against the stored hash, never compared itself.
@@ -13,9 +15,13 @@ import type { Sql } from "../storage/sql";
 
 export type ShareAction = "rotate" | "revoke" | "set_expiry";
 
-export interface NewShareToken {
+/** What the workflow row keeps of a link: the token's hash and its salt. */
+export interface ShareHash {
   salt: string;
   hash: string;
+}
+
+export interface NewShareToken extends ShareHash {
   token: string;
 }
 
@@ -30,7 +36,10 @@ export class ShareLinks {
   ) {}
 
   private row(): ShareRow | null {
-    return this.sql<ShareRow>`SELECT token_hash, salt, created_at, expires_at, revoked_at FROM share_link WHERE id = 1`[0] ?? null;
+    return (
+      this.sql<ShareRow>`SELECT share_token_hash AS token_hash, share_salt AS salt, share_created_at AS created_at,
+        share_expires_at AS expires_at, share_revoked_at AS revoked_at FROM workflow WHERE share_token_hash IS NOT NULL`[0] ?? null
+    );
   }
 
   /** The owner's view of the link; the token is re-derived only while the link is active. */
@@ -56,15 +65,14 @@ export class ShareLinks {
     const { salt, hash } = await this.newToken();
     // No await between here and the write: a concurrent request cannot interleave.
     const expires = expiresInSeconds === null ? null : now + expiresInSeconds * 1000;
-    this.sql`INSERT INTO share_link (id, token_hash, salt, created_at, expires_at, revoked_at)
-      VALUES (1, ${hash}, ${salt}, ${now}, ${expires}, NULL)
-      ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash, salt = excluded.salt,
-        created_at = excluded.created_at, expires_at = excluded.expires_at, revoked_at = NULL`;
+    this.sql`UPDATE workflow SET share_token_hash = ${hash}, share_salt = ${salt}, share_created_at = ${now},
+      share_expires_at = ${expires}, share_revoked_at = NULL`;
   }
 
   /**
    * A first link's token, derived before its workflow exists (the signing is asynchronous), so
-   * that `create` can write it inside the transaction that creates the workflow.
+   * that the workflow's row is written with it (records.insertWorkflow), in the transaction that
+   * creates the workflow.
    */
   async newToken(workflowId = this.workflowId()): Promise<NewShareToken> {
     const salt = crypto.randomUUID();
@@ -72,21 +80,19 @@ export class ShareLinks {
     return { salt, hash: await sha256Hex(token), token };
   }
 
-  /** Writes a first link (none exists yet) and returns the owner's view of it, without deriving the token again. */
-  create(link: NewShareToken, now = Date.now()): ShareInfo {
-    this
-      .sql`INSERT INTO share_link (id, token_hash, salt, created_at) VALUES (1, ${link.hash}, ${link.salt}, ${now}) ON CONFLICT (id) DO NOTHING`;
+  /** The owner's view of a first link written with its workflow's row, without deriving the token again. */
+  created(link: NewShareToken, now: number): ShareInfo {
     return { status: "active", token: link.token, created_at: isoTime(now), expires_at: null, revoked_at: null };
   }
 
   revoke(now = Date.now()): void {
-    this.sql`UPDATE share_link SET revoked_at = ${now} WHERE id = 1 AND revoked_at IS NULL`;
+    this.sql`UPDATE workflow SET share_revoked_at = ${now} WHERE share_token_hash IS NOT NULL AND share_revoked_at IS NULL`;
   }
 
   /** Changes the expiry of the current link (null: never). */
   setExpiry(expiresInSeconds: number | null, now = Date.now()): void {
     const expires = expiresInSeconds === null ? null : now + expiresInSeconds * 1000;
-    this.sql`UPDATE share_link SET expires_at = ${expires} WHERE id = 1`;
+    this.sql`UPDATE workflow SET share_expires_at = ${expires} WHERE share_token_hash IS NOT NULL`;
   }
 
   expiresAt(): number | null {

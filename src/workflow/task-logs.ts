@@ -1,25 +1,37 @@
 /**
  * @module workflow/task-logs
  * A task's log entries (decisions, issues, milestones) without an index entry for most of them.
- * The log tables are keyed in the order every whole-workflow read pages them, (created_at, id);
+ * The entries of every kind are one table since v31 (`log_entries`), keyed by kind and then in the
+ * order every whole-workflow read pages a kind, (created_at, id): a kind is a range of the key;
  * since v27 an entry written within LIMITS.LOG_WINDOW_EVENTS events of its task's start is left
  * out of the task index (`in_task_index = 0`: a row written fewer) and found by that key instead,
  * in its task's window: from the task's start to the time of the LOG_WINDOW_EVENTS-th event after
  * it (or the end of the log while there are fewer). The log's times never go back (the writer times
  * a write no earlier than the last event), so every entry written inside that span of events lies
- * inside that span of time, and the window holds about LOG_WINDOW_EVENTS rows of each table
+ * inside that span of time, and the window holds about LOG_WINDOW_EVENTS rows of each kind
  * whatever the workflow's size. Later entries, and every entry of a task started before v27 (no
- * `start_seq`), are in the partial index `<table>_task` and read through it.
+ * `start_seq`), are in the partial index `log_entries_task` (kind, task id) and read through it.
  */
 import { LIMITS } from "../limits";
 import { type Sql, SqlText } from "../storage/sql";
 
-/** The log kinds, each its own table. */
+/** The log kinds: the `kind` of their entries in `log_entries` (each its own table before v31). */
 export const LOG_KINDS = ["decisions", "issues", "milestones"] as const;
 export type LogKind = (typeof LOG_KINDS)[number];
 
-/** Each kind's table name, written into the statement (a name cannot be bound): from this list only. */
-const LOG_TABLES = Object.fromEntries(LOG_KINDS.map((kind) => [kind, new SqlText(kind)])) as Record<LogKind, SqlText>;
+/** Each kind's columns (its table's before v31): a row of `log_entries` holds every kind's, the others NULL, and reading them all was a third more time per page. */
+const KIND_COLUMNS: Record<LogKind, readonly string[]> = {
+  decisions: ["category", "question", "options", "chosen", "reasoning", "trade_offs"],
+  issues: ["type", "description", "resolution", "requires_human_review"],
+  milestones: ["message", "progress", "metadata"],
+};
+
+/** A kind's entry as read: its key, its task and its own columns, in statements (`prefix`: the entry's alias in a join). */
+export function logColumns(kind: LogKind, prefix = ""): SqlText {
+  // Named as the columns are (AS): an ORDER BY of the join then means the entry's id, not json_each's.
+  const columns = ["id", "task_id", "created_at", ...KIND_COLUMNS[kind]];
+  return new SqlText(columns.map((column) => (prefix ? `${prefix}${column} AS ${column}` : column)).join(", "));
+}
 
 /** What finding a task's entries needs of it: its start, and the last event's seq before it (null: started before v27). */
 export type LogWindowTask = { id: string; started_at: number; start_seq: number | null };
@@ -50,12 +62,13 @@ export class TaskLogs {
     if (tasks.length === 0) return [];
     const ids = JSON.stringify(tasks.map((task) => task.id));
     const ranges = JSON.stringify(this.windows(tasks));
-    const table = LOG_TABLES[kind];
     // CROSS JOIN: each window is a range of the key (SEARCH … USING PRIMARY KEY), never a scan per window.
+    // INDEXED BY: the kind is also the key's first column, and a planner taking that range reads every entry of the kind.
     return this.sql<T & Record<string, SqlStorageValue>>`
-      SELECT * FROM ${table} WHERE in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
-      UNION ALL SELECT entry.* FROM json_each(${ranges}) r CROSS JOIN ${table} entry
-        WHERE entry.created_at >= r.value ->> 0 AND entry.created_at <= r.value ->> 1 AND entry.in_task_index = 0
+      SELECT ${logColumns(kind)} FROM log_entries INDEXED BY log_entries_task
+        WHERE kind = ${kind} AND in_task_index = 1 AND task_id IN (SELECT value FROM json_each(${ids}))
+      UNION ALL SELECT ${logColumns(kind, "entry.")} FROM json_each(${ranges}) r CROSS JOIN log_entries entry
+        WHERE entry.kind = ${kind} AND entry.created_at >= r.value ->> 0 AND entry.created_at <= r.value ->> 1 AND entry.in_task_index = 0
           AND entry.task_id IN (SELECT value FROM json_each(${ids}))
       ORDER BY created_at, id`;
   }
@@ -71,12 +84,12 @@ export class TaskLogs {
    */
   newest<T extends LogKey>(kind: LogKind, tasks: readonly LogWindowTask[]): Map<string, T> {
     const spans = this.spans(tasks);
-    const table = LOG_TABLES[kind];
     const newest = new Map<string, T>();
     const windowed: LogWindowTask[] = [];
     for (const task of tasks) {
       const [row] = this.sql<T & Record<string, SqlStorageValue>>`
-        SELECT * FROM ${table} WHERE in_task_index = 1 AND task_id = ${task.id} ORDER BY created_at DESC, id DESC LIMIT 1`;
+        SELECT ${logColumns(kind)} FROM log_entries INDEXED BY log_entries_task WHERE kind = ${kind} AND in_task_index = 1 AND task_id = ${task.id}
+        ORDER BY created_at DESC, id DESC LIMIT 1`;
       if (row) newest.set(task.id, row);
       const span = spans.get(task.id);
       if (span && (!row || row.created_at <= span[1])) windowed.push(task);
@@ -86,9 +99,9 @@ export class TaskLogs {
     const ranges = JSON.stringify(merged(windowed.map((task) => spans.get(task.id)).filter((span) => span !== undefined)));
     // Oldest first: each task's last row is its newest in the windows.
     for (const row of this.sql<T & Record<string, SqlStorageValue>>`
-      SELECT entry.* FROM json_each(${ranges}) r CROSS JOIN ${table} entry
-        WHERE entry.created_at >= r.value ->> 0 AND entry.created_at <= r.value ->> 1 AND entry.in_task_index = 0
-          AND entry.task_id IN (SELECT value FROM json_each(${ids}))
+      SELECT ${logColumns(kind, "entry.")} FROM json_each(${ranges}) r CROSS JOIN log_entries entry
+        WHERE entry.kind = ${kind} AND entry.created_at >= r.value ->> 0 AND entry.created_at <= r.value ->> 1
+          AND entry.in_task_index = 0 AND entry.task_id IN (SELECT value FROM json_each(${ids}))
       ORDER BY created_at, id`) {
       const kept = newest.get(row.task_id);
       if (!kept || newer(row, kept)) newest.set(row.task_id, row);
@@ -132,5 +145,5 @@ function merged(spans: readonly [number, number][]): [number, number][] {
   return ranges;
 }
 
-/** Whether `a` comes after `b` in the log tables' key order, (created_at, id) (ids compared as SQLite compares them: ASCII, code unit by code unit). */
+/** Whether `a` comes after `b` in a kind's key order, (created_at, id) (ids compared as SQLite compares them: ASCII, code unit by code unit). */
 const newer = (a: LogKey, b: LogKey): boolean => a.created_at > b.created_at || (a.created_at === b.created_at && a.id > b.id);

@@ -26,7 +26,8 @@ type StoredTotals = { [K in keyof Totals]: Totals[K] } & {
   updated_at: number | null;
 };
 /** The row as stored: `device_keys` is the device keys' copy kept on it (workflow/device-keys), no total. */
-type TotalsRow = StoredTotals & { id: number; seq: number; device_keys: string | null };
+/** The row's columns that are not totals: its key, its seq, the device keys' copy and (v31) the schema's version. */
+type TotalsRow = StoredTotals & { id: number; seq: number; device_keys: string | null; schema_version: number };
 
 /** What a write stores besides its counts, in the same UPDATE. */
 export interface WriteMarks {
@@ -94,7 +95,7 @@ export class RunningTotals {
   private stored(): StoredTotals {
     const row = this.sql<TotalsRow>`SELECT * FROM totals WHERE id = 1`[0];
     if (!row) throw new WaymarkError("INTERNAL", "totals row missing");
-    const { id: _id, seq, device_keys: _keys, ...stored } = row;
+    const { id: _id, seq, device_keys: _keys, schema_version: _version, ...stored } = row;
     const last = this.sql<{ totals: string }>`
       SELECT totals FROM events WHERE seq > ${seq} AND totals IS NOT NULL ORDER BY seq DESC LIMIT 1`[0];
     if (!last) return stored;

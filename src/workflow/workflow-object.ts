@@ -54,7 +54,7 @@ import { resumeInfo, type WorkflowState } from "./resume";
 import { type ShareAction, ShareLinks } from "./share";
 import type { FileList } from "./task-files";
 import { accountQuotaFailure, RunningTotals } from "./totals";
-import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "./workflow-schema";
+import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW } from "./workflow-schema";
 import type { WriteScope } from "./write-scope";
 import { Writer } from "./writer";
 
@@ -87,7 +87,14 @@ export class WorkflowObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     meter.enableFrom(env);
-    const schema = new LazySchema(ctx.storage, WORKFLOW_MIGRATIONS, "workflow", () => this.log.backfillChain(), WORKFLOW_SCHEMA);
+    const schema = new LazySchema(
+      ctx.storage,
+      WORKFLOW_MIGRATIONS,
+      "workflow",
+      () => this.log.backfillChain(),
+      WORKFLOW_SCHEMA,
+      WORKFLOW_VERSION_ROW,
+    );
     this.schema = schema;
     this.sql = sqlFor(ctx.storage, { kind: "workflow", id: ctx.id.toString() }, () => schema.ensure());
     const tables = new LazyTables(ctx.storage, "workflow", WORKFLOW_LAZY_TABLES);
@@ -160,8 +167,8 @@ export class WorkflowObject extends DurableObject<Env> {
       input,
       () => null,
       (_none, w) => {
-        const output = this.lifecycle.startWorkflow(id, account, input, w);
-        if (link) this.outbox.carryShare(this.shareLinks.create(link, w.now));
+        const output = this.lifecycle.startWorkflow(id, account, input, w, link);
+        if (link) this.outbox.carryShare(this.shareLinks.created(link, w.now));
         return output;
       },
     );

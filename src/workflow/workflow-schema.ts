@@ -4,7 +4,7 @@
  * storage/migrations. Never edit a shipped migration; append a new one. docs/storage.md
  * explains every table.
  */
-import { type Migration, rebuildWithoutRowid } from "../storage/migrations";
+import { type Migration, rebuildWithoutRowid, type VersionRow } from "../storage/migrations";
 import {
   FEEDBACK_AUTHOR_STATEMENTS,
   FEEDBACK_LOCATION_STATEMENTS,
@@ -59,9 +59,40 @@ const LOG_TABLES = ["decisions", "issues", "milestones"] as const;
  * (workflow/task-logs). An entry out of the index is a row written fewer.
  */
 const IN_TASK_INDEX = "in_task_index INTEGER NOT NULL DEFAULT 1";
-/** A log table's columns at v27: v24's with `in_task_index` last, as ALTER TABLE adds it. */
-const withTaskIndexMark = (columns: string) => columns.replace(/,\n {2}PRIMARY KEY/, `,\n  ${IN_TASK_INDEX},\n  PRIMARY KEY`);
 const taskIndex = (table: string) => `CREATE INDEX ${table}_task ON ${table}(task_id) WHERE in_task_index = 1`;
+
+/**
+ * The three logs as one table since v31 (workflow/task-logs): a table and its indexes were rows of
+ * sqlite_schema in every new workflow's schema, three times over. Keyed by kind first, each kind
+ * is the range of the key its own table was, read in the same (created_at, id) order; each kind's
+ * columns are NULL in the others' rows, and its required ones are checked as NOT NULL was.
+ */
+const LOG_ENTRIES = `CREATE TABLE log_entries (
+  kind TEXT NOT NULL CHECK (kind IN ('decisions', 'issues', 'milestones')),
+  created_at INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  ${IN_TASK_INDEX},
+  category TEXT, question TEXT, options TEXT, chosen TEXT, reasoning TEXT, trade_offs TEXT,
+  type TEXT, description TEXT, resolution TEXT, requires_human_review INTEGER,
+  message TEXT, progress REAL, metadata TEXT,
+  PRIMARY KEY (kind, created_at, id),
+  CHECK (kind != 'decisions' OR (category IS NOT NULL AND question IS NOT NULL AND options IS NOT NULL AND chosen IS NOT NULL
+    AND reasoning IS NOT NULL)),
+  CHECK (kind != 'issues' OR (type IS NOT NULL AND description IS NOT NULL AND resolution IS NOT NULL
+    AND requires_human_review IS NOT NULL)),
+  CHECK (kind != 'milestones' OR message IS NOT NULL)
+) WITHOUT ROWID`;
+/** A kind's entries of a task past its log window (partial, as each table's task index was since v27); the key follows the task id. */
+const LOG_ENTRIES_TASK = "CREATE INDEX log_entries_task ON log_entries(kind, task_id) WHERE in_task_index = 1";
+/** The issues that ask for human review, in creation order (issues_review's entries; the other entries have none). */
+const LOG_ENTRIES_REVIEW = "CREATE INDEX log_entries_review ON log_entries(created_at, id) WHERE requires_human_review = 1";
+/** Each log table's own columns, as v31 copies them into log_entries. */
+const LOG_COLUMNS = {
+  decisions: "category, question, options, chosen, reasoning, trade_offs",
+  issues: "type, description, resolution, requires_human_review",
+  milestones: "message, progress, metadata",
+} as const;
 
 /** The workflow this object holds (one row) since v24: WITHOUT ROWID, its key the table. */
 const WORKFLOW = `
@@ -180,6 +211,19 @@ const FILE_PAGES = `CREATE TABLE file_pages (
 ) WITHOUT ROWID`;
 /** The files as one row each, as file_changes was a table before v24: a view from v24 to v28 (workflow/task-files FILE_CHANGES since). */
 const FILE_CHANGES_VIEW = `CREATE VIEW file_changes AS ${FILE_CHANGES_SELECT}`;
+
+/** The workflow row's share link since v31 (workflow/share): all NULL until a link is made; the token's hash, never the token. */
+const SHARE_COLUMNS = [
+  "share_token_hash TEXT",
+  "share_salt TEXT",
+  "share_created_at INTEGER",
+  "share_expires_at INTEGER",
+  "share_revoked_at INTEGER",
+] as const;
+/** The schema's version since v31: a column of the totals row, which every workflow has (storage/migrations VersionRow). */
+const SCHEMA_VERSION_COLUMN = "schema_version INTEGER NOT NULL DEFAULT 0";
+const VERSION = 31;
+export const WORKFLOW_VERSION_ROW: VersionRow = { table: "totals", column: "schema_version", since: 31 };
 
 export const WORKFLOW_MIGRATIONS: Migration[] = [
   {
@@ -702,6 +746,34 @@ export const WORKFLOW_MIGRATIONS: Migration[] = [
       "DELETE FROM changed_path_sets WHERE NOT EXISTS (SELECT 1 FROM changed_path_sets WHERE bucket != 0)",
     ],
   },
+  // The schema's version moves to the totals row (WORKFLOW_VERSION_ROW; storage/migrations drops
+  // `schema_version` once it is there), and the share link to columns of the workflow row: each
+  // table was two rows of sqlite_schema and its row in every new workflow's schema (a workflow's
+  // link is written with its start when the account shares new workflows, the default), where a
+  // column of a row written anyway is none, and the link's first write one update.
+  // The three log tables become one (LOG_ENTRIES), every entry copied with its kind: three tables
+  // and four indexes were eleven rows of every new workflow's schema, one table and two indexes are
+  // four. Each kind stays a range of the key in the order it is read; the entries in their task's
+  // index (in_task_index) stay in it.
+  {
+    version: 31,
+    statements: [
+      `ALTER TABLE totals ADD COLUMN ${SCHEMA_VERSION_COLUMN}`,
+      ...SHARE_COLUMNS.map((column) => `ALTER TABLE workflow ADD COLUMN ${column}`),
+      `UPDATE workflow SET (share_token_hash, share_salt, share_created_at, share_expires_at, share_revoked_at) =
+        (SELECT token_hash, salt, created_at, expires_at, revoked_at FROM share_link WHERE id = 1)
+        WHERE EXISTS (SELECT 1 FROM share_link WHERE id = 1)`,
+      "DROP TABLE share_link",
+      LOG_ENTRIES,
+      ...LOG_TABLES.flatMap((table) => [
+        `INSERT INTO log_entries (kind, created_at, id, task_id, in_task_index, ${LOG_COLUMNS[table]})
+          SELECT '${table}', created_at, id, task_id, in_task_index, ${LOG_COLUMNS[table]} FROM ${table}`,
+        `DROP TABLE ${table}`,
+      ]),
+      LOG_ENTRIES_TASK,
+      LOG_ENTRIES_REVIEW,
+    ],
+  },
 ];
 
 /**
@@ -745,20 +817,16 @@ export const WORKFLOW_LAZY_TABLES = {
  * by the first write that needs it.
  */
 export const WORKFLOW_SCHEMA: Migration = {
-  version: 30,
+  version: VERSION,
   statements: [
-    `CREATE TABLE workflow (${WORKFLOW},\n  path_hashes TEXT\n) WITHOUT ROWID`,
+    `CREATE TABLE workflow (${WORKFLOW},\n  path_hashes TEXT,\n  ${SHARE_COLUMNS.join(",\n  ")}\n) WITHOUT ROWID`,
     `CREATE TABLE tasks (${TASKS}\n) WITHOUT ROWID`,
     TASKS_DONE,
     TASKS_SIBLINGS,
     FILE_PAGES,
-    `CREATE TABLE decisions (${withTaskIndexMark(DECISIONS)}\n) WITHOUT ROWID`,
-    taskIndex("decisions"),
-    `CREATE TABLE issues (${withTaskIndexMark(ISSUES)}\n) WITHOUT ROWID`,
-    taskIndex("issues"),
-    ISSUES_REVIEW,
-    `CREATE TABLE milestones (${withTaskIndexMark(MILESTONES)}\n) WITHOUT ROWID`,
-    taskIndex("milestones"),
+    LOG_ENTRIES,
+    LOG_ENTRIES_TASK,
+    LOG_ENTRIES_REVIEW,
     `CREATE TABLE events (
       seq INTEGER PRIMARY KEY,
       at INTEGER NOT NULL,
@@ -768,14 +836,6 @@ export const WORKFLOW_SCHEMA: Migration = {
       hash TEXT,
       totals TEXT,
       signed TEXT
-    )`,
-    `CREATE TABLE share_link (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      token_hash TEXT NOT NULL,
-      salt TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      expires_at INTEGER,
-      revoked_at INTEGER
     )`,
     `CREATE TABLE totals (
       id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -794,8 +854,10 @@ export const WORKFLOW_SCHEMA: Migration = {
       synced_seq INTEGER NOT NULL DEFAULT 0,
       updated_at INTEGER,
       seq INTEGER NOT NULL DEFAULT 0,
-      device_keys TEXT
+      device_keys TEXT,
+      ${SCHEMA_VERSION_COLUMN}
     )`,
-    "INSERT INTO totals (id) VALUES (1)",
+    // The schema's version with the row (WORKFLOW_VERSION_ROW): no table of its own.
+    `INSERT INTO totals (id, schema_version) VALUES (1, ${VERSION})`,
   ],
 };

@@ -10,7 +10,7 @@ import { LazyTables } from "../../src/storage/lazy-tables";
 import { migrate } from "../../src/storage/migrations";
 import { sqlFor } from "../../src/storage/sql";
 import { ChangedPaths, pathHash } from "../../src/workflow/changed-paths";
-import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
+import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW } from "../../src/workflow/workflow-schema";
 import { stubFor } from "./rpc";
 
 const path = (n: number) => `src/module-${n % 97}/file-${n}.ts`;
@@ -18,7 +18,7 @@ const path = (n: number) => `src/module-${n % 97}/file-${n}.ts`;
 /** Runs `body` in a new workflow object at the current schema, with its set of changed paths. */
 function inNewWorkflow<T>(body: (set: ChangedPaths, state: DurableObjectState) => T): Promise<T> {
   return runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
-    migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+    migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
     // The workflow's row, which keeps the packed set (start_workflow writes it).
     state.storage.sql.exec("INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES ('wf', 'acme', 'W', '[]', 0, 0)");
     return body(
@@ -70,7 +70,7 @@ describe("the changed paths", () => {
   it("take paths recorded before v24 (one row each) as already changed", async () => {
     const added = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
       // Replayed, as an object from before v24 was: its changed_paths table exists (a new object creates it past the packed set).
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
       state.storage.sql.exec(
         "INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES ('wf', 'acme', 'W', '[]', 0, 0)",
       );
@@ -97,7 +97,7 @@ describe("the changed paths", () => {
         sql.exec("INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES ('wf', 'acme', 'W', '[]', 0, 0)");
         for (const [bucket, text] of buckets.entries())
           sql.exec("INSERT INTO changed_path_sets VALUES (?, ?, ?)", bucket, text.length / 32, text);
-        migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+        migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
         const set = new ChangedPaths(
           sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }),
           new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES),

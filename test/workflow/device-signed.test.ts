@@ -12,7 +12,7 @@ import { LazyTables } from "../../src/storage/lazy-tables";
 import { migrate } from "../../src/storage/migrations";
 import { sqlFor } from "../../src/storage/sql";
 import { DeviceSignedRecords } from "../../src/workflow/device-signed";
-import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
+import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW } from "../../src/workflow/workflow-schema";
 import { stubFor } from "./rpc";
 
 /** Longer than one part (512 Ki UTF-16 units): kept as rows. */
@@ -45,7 +45,7 @@ function insertEvent(sql: SqlStorage, seq: number, signed?: string) {
 describe("device-signed payloads", () => {
   it("keep one of one part on its event's row and a larger one in parts, read back whole and in order", async () => {
     const result = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
       const tables = new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES);
       const records = new DeviceSignedRecords(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }), tables);
       const sql = state.storage.sql;
@@ -93,7 +93,7 @@ describe("device-signed payloads", () => {
         sql.exec("INSERT INTO events (seq, at, type, task_id, data) VALUES (?, ?, 'task.updated', 'tk_a', '{}')", seq, seq);
       sql.exec(`INSERT INTO device_signed (seq, task_id, part, text) VALUES (1, 'tk_a', 0, '{"old":1}'), (3, 'tk_a', 0, '{"old":3,'),
         (3, 'tk_a', 1, '"more":true}')`);
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
       const records = new DeviceSignedRecords(
         sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }),
         new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES),
@@ -109,7 +109,7 @@ describe("device-signed payloads", () => {
     const events = 5 * LIMITS.READ_PAGE_ITEMS;
     const result = await runInDurableObject(stubFor(newWorkflowId()), async (_instance, state) => {
       const sql = state.storage.sql;
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
       const tables = new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES);
       const records = new DeviceSignedRecords(sqlFor(state.storage, { kind: "workflow", id: state.id.toString() }), tables);
       sql.exec("INSERT INTO tasks (id, name, goal, snapshot_type, started_at) VALUES ('tk_a', 'A', 'g', 'none', 1)");

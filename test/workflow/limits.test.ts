@@ -159,7 +159,9 @@ describe("quotas", () => {
       code: "PAYLOAD_TOO_LARGE",
       message: `task_id: at most ${LIMITS.LOGS_PER_TASK} decisions per task`,
     });
-    expect((await exec<{ n: number }>(stub, "SELECT count(*) AS n FROM decisions"))[0]?.n).toBe(LIMITS.LOGS_PER_TASK);
+    expect((await exec<{ n: number }>(stub, "SELECT count(*) AS n FROM log_entries WHERE kind = 'decisions'"))[0]?.n).toBe(
+      LIMITS.LOGS_PER_TASK,
+    );
     // Each kind has its own bound.
     value(await stub.logIssue(ACME, { task_id: taskId, type: "other", description: "D", resolution: "R" }));
     value(await stub.completeTask(ACME, { task_id: taskId, status: "success", outcome: { summary: "Done." } }));
@@ -299,9 +301,9 @@ describe("running totals", () => {
     const [recomputed] = await exec<Record<string, number>>(
       stub,
       `SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM tasks WHERE status = 'in_progress') AS open_tasks,
-        (SELECT count(DISTINCT path) FROM ${FILE_CHANGES.text}) AS files_changed, (SELECT count(*) FROM decisions) AS decisions,
-        (SELECT count(*) FROM issues) AS issues,
-        (SELECT sum(requires_human_review) FROM issues) + (SELECT count(*) FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1) AS reviews_needed,
+        (SELECT count(DISTINCT path) FROM ${FILE_CHANGES.text}) AS files_changed, (SELECT count(*) FROM log_entries WHERE kind = 'decisions') AS decisions,
+        (SELECT count(*) FROM log_entries WHERE kind = 'issues') AS issues,
+        (SELECT sum(requires_human_review) FROM log_entries WHERE kind = 'issues') + (SELECT count(*) FROM tasks WHERE json_extract(outcome, '$.manual_review_needed') = 1) AS reviews_needed,
         (SELECT sum(input_tokens) FROM tasks) AS input_tokens, (SELECT sum(output_tokens) FROM tasks) AS output_tokens,
         (SELECT sum(cost_usd) FROM tasks) AS cost_usd,
         (SELECT sum(duration_seconds) FROM tasks WHERE parent_id IS NULL) AS duration_seconds`,
@@ -425,7 +427,7 @@ describe("made-up ids", () => {
     // Nothing of Waymark's schema exists in the object: guessing ids creates no databases.
     const tables = await exec<{ name: string }>(
       stub,
-      "SELECT name FROM sqlite_master WHERE name IN ('workflow', 'events', 'schema_version')",
+      "SELECT name FROM sqlite_master WHERE name IN ('workflow', 'events', 'totals', 'schema_version')",
     );
     expect(tables).toEqual([]);
     // The same object still becomes a workflow when one is started there.

@@ -57,14 +57,16 @@ describe("WorkflowObject storage", () => {
       { id: parent.task_id, parent_id: null, areas: '["auth"]' },
       { id: child.task_id, parent_id: parent.task_id, areas: "[]" },
     ]);
-    expect(await rows(stub, "SELECT category, options, chosen FROM decisions")).toEqual([
+    expect(await rows(stub, "SELECT category, options, chosen FROM log_entries WHERE kind = 'decisions'")).toEqual([
       { category: "architecture", options: '["A","B"]', chosen: "A" },
     ]);
-    expect(await rows(stub, "SELECT requires_human_review FROM issues")).toEqual([{ requires_human_review: 1 }]);
-    expect(await rows(stub, "SELECT progress, metadata FROM milestones")).toEqual([{ progress: 50, metadata: '{"suite":"auth"}' }]);
-    // A new object runs every migration and records the highest version once.
-    const versions = await rows<{ version: number }>(stub, "SELECT version FROM schema_version ORDER BY version");
-    expect(versions.map((v) => v.version)).toEqual([WORKFLOW_MIGRATIONS.at(-1)?.version]);
+    expect(await rows(stub, "SELECT requires_human_review FROM log_entries WHERE kind = 'issues'")).toEqual([{ requires_human_review: 1 }]);
+    expect(await rows(stub, "SELECT progress, metadata FROM log_entries WHERE kind = 'milestones'")).toEqual([
+      { progress: 50, metadata: '{"suite":"auth"}' },
+    ]);
+    // A new object's schema is at the last version, kept on the totals row (no table of its own).
+    expect(await rows(stub, "SELECT schema_version FROM totals")).toEqual([{ schema_version: WORKFLOW_MIGRATIONS.at(-1)?.version }]);
+    expect(await rows(stub, "SELECT name FROM sqlite_master WHERE name = 'schema_version'")).toEqual([]);
   });
 
   it("numbers events without gaps, one per write, and serves them from a cursor", async () => {

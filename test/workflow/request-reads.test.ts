@@ -428,14 +428,14 @@ describe("rows read per request, at two sizes of workflow", () => {
         value(await o.resume(ACME, 5, false));
         const plan = state.storage.sql
           .exec<{ detail: string }>(
-            "EXPLAIN QUERY PLAN SELECT * FROM milestones WHERE in_task_index = 1 AND task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            "EXPLAIN QUERY PLAN SELECT * FROM log_entries INDEXED BY log_entries_task WHERE kind = 'milestones' AND in_task_index = 1 AND task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
             task,
           )
           .toArray()
           .map((row) => row.detail);
         // Its newest in the tables' order (created_at, id): entries of one millisecond are ordered by their ids.
         const newest = state.storage.sql
-          .exec<{ message: string }>("SELECT message FROM milestones ORDER BY created_at DESC, id DESC LIMIT 1")
+          .exec<{ message: string }>("SELECT message FROM log_entries WHERE kind = 'milestones' ORDER BY created_at DESC, id DESC LIMIT 1")
           .one().message;
         return {
           read: await rowsReadBy(() => o.resume(ACME, 5, false)),
@@ -449,7 +449,7 @@ describe("rows read per request, at two sizes of workflow", () => {
     const large = await withMilestones(LIMITS.LOGS_PER_TASK - LIMITS.LOG_WINDOW_EVENTS);
     expect([small.last, large.last]).toEqual([small.newest, large.newest]);
     // Its newest index entry is the first the index gives, newest first (the table's key follows the task id in it): no sort.
-    expect(large.plan).toEqual(["SEARCH milestones USING INDEX milestones_task (task_id=?)"]);
+    expect(large.plan).toEqual(["SEARCH log_entries USING INDEX log_entries_task (kind=? AND task_id=?)"]);
     // The same rows at ten times the task's own milestones, its window unread (15; before: every one of them, 240 and 421).
     expect(large.read).toBe(small.read);
     expect(large.read).toBeLessThanOrEqual(30);

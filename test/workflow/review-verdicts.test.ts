@@ -42,8 +42,11 @@ async function bothCounts(stub: Stub): Promise<[number, number]> {
   const kept = await needed(stub);
   const counted = value(await stub.readHead(ACME, false)).review.review.open;
   const recounted = await runInDurableObject(stub, async (_instance, state) => {
-    // The migration's recount (v20) read the files' table, which is FILE_CHANGES's select since v29.
-    state.storage.sql.exec(RECOUNT_REVIEW_ITEMS.replace("FROM file_changes c", `FROM ${FILE_CHANGES.text} c`));
+    // The migration's recount (v20) read the files' table, which is FILE_CHANGES's select since v29, and the issues' table,
+    // whose entries are log_entries' of kind 'issues' since v31 (only they have the flag).
+    state.storage.sql.exec(
+      RECOUNT_REVIEW_ITEMS.replace("FROM file_changes c", `FROM ${FILE_CHANGES.text} c`).replace("FROM issues i", "FROM log_entries i"),
+    );
     return state.storage.sql.exec<{ n: number }>("SELECT reviews_needed AS n FROM totals").one().n;
   });
   expect(counted, "the head's review counts").toBe(kept);

@@ -36,6 +36,37 @@ async function writtenBy(step: () => Promise<unknown>): Promise<Record<string, n
 }
 
 describe("rows written by a write", () => {
+  it("a new workflow's schema is its tables and indexes only: no table of its own for the version, the share link or each log kind", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    const written = await writtenBy(async () => value(await stub.startWorkflow(ACME, id, { name: "New" })));
+    // Two rows of sqlite_schema a table (workflow, tasks, file_pages, log_entries, events, totals), one an index (tasks_done,
+    // tasks_siblings, log_entries_task, log_entries_review), the totals row with the version: 17 (v30: 28).
+    expect(written.schema).toBe(17);
+    const kept = await runInDurableObject(stub, async (_instance, state) =>
+      state.storage.sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE name IN ('schema_version', 'share_link', 'decisions', 'issues', 'milestones')",
+        )
+        .toArray(),
+    );
+    expect(kept).toEqual([]);
+  });
+
+  it("a workflow shared from its start writes its link with its row: one row, no update after it", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    let token: string | undefined;
+    const written = await writtenBy(async () => {
+      token = value(
+        await stub.startWorkflow(ACME, id, { name: "Shared" }, { usage: { workflows: 0, bytes_stored: 0 }, share: true }),
+      ).share_token;
+    });
+    expect(written.workflow).toBe(1);
+    expect(token).toBeTruthy();
+    expect(value(await stub.shareLink(ACME))).toMatchObject({ status: "active", token, expires_at: null, revoked_at: null });
+  });
+
   it("a completion writes its task row once (its review facts and its writer in the same update) and keeps what a later read shows", async () => {
     const id = newWorkflowId();
     const stub = stubFor(id);
@@ -116,13 +147,13 @@ describe("rows written by a write", () => {
       writtenBy(async () => value(await stub.logMilestone(ACME, { task_id, message })));
     // The first reads its task's count once; the second writes as every later one does.
     await milestone(task, "first");
-    expect(await milestone(task, "soon")).toEqual({ milestones: 1, events: 1 });
+    expect(await milestone(task, "soon")).toEqual({ log_entries: 1, events: 1 });
     // Another task's writes move the log past this task's window.
     const other = value(await stub.startTask(ACME, { workflow_id: id, name: "Other", goal: "g" })).task_id;
     for (let n = 0; n < LIMITS.LOG_WINDOW_EVENTS / 2; n++) {
       value(await stub.logMilestone(ACME, { task_id: other, message: `m${n}` }));
       value(await stub.logDecision(ACME, { task_id: other, category: "other", question: `q${n}`, chosen: "c", reasoning: "r" }));
     }
-    expect(await milestone(task, "late")).toEqual({ milestones: 2, events: 1 });
+    expect(await milestone(task, "late")).toEqual({ log_entries: 2, events: 1 });
   });
 });

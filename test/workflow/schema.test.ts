@@ -12,7 +12,7 @@ import { type LazySchema, migrate } from "../../src/storage/migrations";
 import type { FilesPage } from "../../src/workflow/reader";
 import { FILE_CHANGES, FILE_LISTS, type FileList } from "../../src/workflow/task-files";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
-import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA } from "../../src/workflow/workflow-schema";
+import { WORKFLOW_LAZY_TABLES, WORKFLOW_MIGRATIONS, WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW } from "../../src/workflow/workflow-schema";
 import { ON_PAGE } from "../support/worker";
 import { readWhole, storedTotals, stubFor, value } from "./rpc";
 
@@ -60,7 +60,8 @@ function describeSchema(sql: SqlStorage) {
     })),
     others: all("SELECT type, name, tbl_name FROM sqlite_master WHERE type NOT IN ('table', 'index') ORDER BY name"),
     totals: all("SELECT * FROM totals"),
-    versions: all<{ version: number }>("SELECT version FROM schema_version"),
+    // The version's own table is gone since v31: the version is a column of the totals row (WORKFLOW_VERSION_ROW).
+    versionTables: all("SELECT name FROM sqlite_master WHERE name = 'schema_version'"),
   };
 }
 
@@ -97,7 +98,7 @@ async function readLogs(stub: Stub) {
 }
 
 /** The stored rows of the tables the migrations since OLD rebuilt or paged, each read through the columns it had (`files`: the files' table at OLD, FILE_CHANGES's select after). */
-function storedRows(sql: SqlStorage, files: string) {
+function storedRows(sql: SqlStorage, files: string, logs: (kind: string) => string = (kind) => kind) {
   return {
     workflow: sql
       .exec("SELECT id, account, name, description, plan, status, outcome, created_at, completed_at, updated_at, repository FROM workflow")
@@ -105,13 +106,17 @@ function storedRows(sql: SqlStorage, files: string) {
     tasks: sql.exec("SELECT * FROM tasks ORDER BY id").toArray(),
     decisions: sql
       .exec(
-        "SELECT id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at FROM decisions ORDER BY created_at, id",
+        `SELECT id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at FROM ${logs("decisions")} ORDER BY created_at, id`,
       )
       .toArray(),
     issues: sql
-      .exec("SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM issues ORDER BY created_at, id")
+      .exec(
+        `SELECT id, task_id, type, description, resolution, requires_human_review, created_at FROM ${logs("issues")} ORDER BY created_at, id`,
+      )
       .toArray(),
-    milestones: sql.exec("SELECT id, task_id, message, progress, metadata, created_at FROM milestones ORDER BY created_at, id").toArray(),
+    milestones: sql
+      .exec(`SELECT id, task_id, message, progress, metadata, created_at FROM ${logs("milestones")} ORDER BY created_at, id`)
+      .toArray(),
     files: sql.exec(`SELECT ${FILE_COLUMNS} FROM ${files} ORDER BY task_id, ord`).toArray(),
     snapshotEntries: sql.exec("SELECT * FROM snapshot_entries ORDER BY task_id, path").toArray(),
     idempotency: sql.exec("SELECT * FROM idempotency ORDER BY key").toArray(),
@@ -121,18 +126,19 @@ function storedRows(sql: SqlStorage, files: string) {
 describe("the workflow object's schema", () => {
   it("a new object's one script ends where every migration replayed ends", async () => {
     const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
       return describeSchema(state.storage.sql);
     });
     const { before, fresh } = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
       const before = describeSchema(state.storage.sql);
       // "The same" once the tables a new object creates on first use exist: each as a migrated object has it.
       new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES).ensureAll();
       return { before, fresh: describeSchema(state.storage.sql) };
     });
     expect(WORKFLOW_SCHEMA.version).toBe(LAST);
-    expect(fresh.versions).toEqual([{ version: LAST }]);
+    expect(fresh.totals).toEqual([expect.objectContaining({ schema_version: LAST })]);
+    expect(fresh.versionTables).toEqual([]);
     expect(fresh.tables.length).toBeGreaterThan(10);
     expect(fresh).toEqual(replayed);
     // Before their first use, exactly the lazy tables are missing, and nothing else differs.
@@ -144,9 +150,10 @@ describe("the workflow object's schema", () => {
     const stub = stubFor(id);
     value(await stub.startWorkflow(ACME, id, { name: "New" }));
     const schema = await runInDurableObject(stub, async (_instance, state) => describeSchema(state.storage.sql));
-    expect(schema.versions).toEqual([{ version: LAST }]);
+    expect(schema.totals).toEqual([expect.objectContaining({ schema_version: LAST })]);
+    expect(schema.versionTables).toEqual([]);
     const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
       return describeSchema(state.storage.sql);
     });
     expect(schema.tables).toEqual(replayed.tables.filter((table) => !LAZY.includes(table.name)));
@@ -157,7 +164,7 @@ describe("the workflow object's schema", () => {
     const stub = stubFor(id);
     value(await stub.startWorkflow(ACME, id, { name: "Lazy" }));
     const replayed = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow");
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", undefined, WORKFLOW_VERSION_ROW);
       return describeSchema(state.storage.sql).tables;
     });
     const tables = async () => (await runInDurableObject(stub, async (_instance, state) => describeSchema(state.storage.sql))).tables;
@@ -177,7 +184,7 @@ describe("the workflow object's schema", () => {
 
   it("forgets a table a rolled-back write created", async () => {
     const found = await runInDurableObject(emptyObject(), async (_instance, state) => {
-      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA);
+      migrate(state.storage, WORKFLOW_MIGRATIONS, "workflow", WORKFLOW_SCHEMA, WORKFLOW_VERSION_ROW);
       const tables = new LazyTables(state.storage, "workflow", WORKFLOW_LAZY_TABLES);
       expect(() =>
         state.storage.transactionSync(() => {
@@ -264,6 +271,13 @@ describe("the workflow object's schema", () => {
         );
       }
       sql.exec("INSERT INTO idempotency VALUES ('start-child', 'start_task', 'h', '{}', ?)", T0 + 2);
+      // A link revoked after it was made: its own table's row until v31, columns of the workflow row since.
+      sql.exec(
+        "INSERT INTO share_link (id, token_hash, salt, created_at, expires_at, revoked_at) VALUES (1, ?, 's', ?, NULL, ?)",
+        "h".repeat(64),
+        T0,
+        T0 + 5,
+      );
       sql.exec("INSERT INTO device_keys (id, generation, devices, fresh_until) VALUES (1, 7, ?, ?)", JSON.stringify(DEVICES), T0 + 9);
       const types = ["workflow.started", "task.started", "task.started", "decision.logged", "milestone.logged", "task.completed"];
       for (const [n, type] of types.entries()) {
@@ -307,18 +321,17 @@ describe("the workflow object's schema", () => {
       (instance as unknown as { schema: LazySchema }).schema.open();
       return {
         schema: describeSchema(state.storage.sql),
-        rows: storedRows(state.storage.sql, FILE_CHANGES.text),
+        // The three log tables are one since v31: each kind's entries read through the columns its table had.
+        rows: storedRows(state.storage.sql, FILE_CHANGES.text, (kind) => `(SELECT * FROM log_entries WHERE kind = '${kind}')`),
         pages: state.storage.sql.exec("SELECT first_ord, last_ord FROM file_pages ORDER BY first_ord").toArray(),
         deviceKeys: state.storage.sql.exec<{ keys: string }>("SELECT device_keys AS keys FROM totals").one().keys,
         danglingTaskRefs: state.storage.sql.exec("PRAGMA foreign_key_check").toArray(),
-        logMarks: state.storage.sql
-          .exec(
-            "SELECT in_task_index AS mark, count(*) AS n FROM (SELECT in_task_index FROM decisions UNION ALL SELECT in_task_index FROM issues UNION ALL SELECT in_task_index FROM milestones) GROUP BY mark",
-          )
-          .toArray(),
+        logMarks: state.storage.sql.exec("SELECT in_task_index AS mark, count(*) AS n FROM log_entries GROUP BY mark").toArray(),
       };
     });
-    expect(after.schema.versions.map((v) => v.version).sort()).toEqual([OLD, LAST]);
+    // The version read from its table at OLD, kept on the totals row since, the table dropped.
+    expect(after.schema.totals).toEqual([expect.objectContaining({ schema_version: LAST })]);
+    expect(after.schema.versionTables).toEqual([]);
     // Every stored value as it was, read through the same columns; the device keys' copy moved to the totals row whole; every
     // log entry kept before is in its task's index (its task has no log window).
     // A task's row through the columns it had at OLD (later ones are added empty).
@@ -336,6 +349,13 @@ describe("the workflow object's schema", () => {
 
     // What readers get: the totals as stored, the logs as the rows say, the events chained.
     const head = value(await stub.readHead(ACME, true));
+    expect(value(await stub.shareLink(ACME))).toEqual({
+      status: "revoked",
+      token: null,
+      created_at: new Date(T0).toISOString(),
+      expires_at: null,
+      revoked_at: new Date(T0 + 5).toISOString(),
+    });
     expect(head.totals).toMatchObject({ tasks: 2, open_tasks: 1, files_changed: FILES, decisions: 2, issues: 1 });
     expect(Date.parse(head.workflow.updated_at)).toBe(T0 + 3);
     const logs = await readLogs(stub);
@@ -388,6 +408,121 @@ describe("the workflow object's schema", () => {
     expect(usage.events).toBe(9);
     expect(usage.synced_seq).toBeGreaterThanOrEqual(6);
   });
+  it("moves every log entry of a workflow at v30 into one table (v31), each kind read back as it was, in its task's index or window as it was", async () => {
+    const id = newWorkflowId();
+    const stub = stubFor(id);
+    const task = `tk_${id.slice(3)}_logtaska`;
+    // Written as v30's code wrote them: a task started after its first event (start_seq 1), entries of every kind inside its
+    // log window (not in the task index) and past it (in the index), an issue flagged for review, a same-millisecond pair.
+    const before = await runInDurableObject(stub, async (_instance, state) => {
+      const sql = state.storage.sql;
+      migrate(
+        state.storage,
+        WORKFLOW_MIGRATIONS.filter((m) => m.version <= 30),
+        "workflow",
+      );
+      sql.exec(
+        "INSERT INTO workflow (id, account, name, plan, created_at, updated_at) VALUES (?, ?, 'Logs', '[]', ?, ?)",
+        id,
+        ACME,
+        T0,
+        T0,
+      );
+      sql.exec("INSERT INTO tasks (id, name, goal, snapshot_type, started_at, start_seq) VALUES (?, 'T', 'g', 'none', ?, 1)", task, T0 + 1);
+      for (const [seq, type] of ["workflow.started", "task.started"].entries())
+        sql.exec("INSERT INTO events (seq, at, type, task_id, data) VALUES (?, ?, ?, ?, '{}')", seq + 1, T0 + seq, type, seq ? task : null);
+      for (const [n, mark] of [0, 0, 1].entries()) {
+        sql.exec(
+          `INSERT INTO decisions (id, task_id, category, question, options, chosen, reasoning, trade_offs, created_at, in_task_index)
+            VALUES (?, ?, 'architecture', ?, '["A","B"]', 'A', 'R', ?, ?, ?)`,
+          `dc_logdecision${"abc"[n]}`,
+          task,
+          `Q${n}`,
+          n === 1 ? "T" : null,
+          T0 + 2 + n,
+          mark,
+        );
+        sql.exec(
+          `INSERT INTO issues (id, task_id, type, description, resolution, requires_human_review, created_at, in_task_index)
+            VALUES (?, ?, 'other', ?, 'R', ?, ?, ?)`,
+          `is_logissueaaa${"abc"[n]}`,
+          task,
+          `D${n}`,
+          n === 1 ? 1 : 0,
+          T0 + 2 + n,
+          mark,
+        );
+        sql.exec(
+          "INSERT INTO milestones (id, task_id, message, progress, metadata, created_at, in_task_index) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          `ms_logmilestone${"abc"[n]}`,
+          task,
+          `m${n}`,
+          n * 10,
+          n === 2 ? '{"k":1}' : null,
+          T0 + 2,
+          mark,
+        );
+      }
+      const all = (table: string) => sql.exec(`SELECT * FROM ${table} ORDER BY created_at, id`).toArray();
+      return { decisions: all("decisions"), issues: all("issues"), milestones: all("milestones") };
+    });
+    const after = await runInDurableObject(stub, async (instance, state) => {
+      (instance as unknown as { schema: LazySchema }).schema.open();
+      const kind = (name: string) =>
+        state.storage.sql.exec("SELECT * FROM log_entries WHERE kind = ? ORDER BY created_at, id", name).toArray();
+      return {
+        decisions: kind("decisions"),
+        issues: kind("issues"),
+        milestones: kind("milestones"),
+        tables: state.storage.sql
+          .exec("SELECT name FROM sqlite_master WHERE name IN ('decisions', 'issues', 'milestones', 'log_entries') ORDER BY name")
+          .toArray(),
+      };
+    });
+    // Every column each kind's table had, with the same values; the other kinds' columns empty.
+    for (const name of ["decisions", "issues", "milestones"] as const) {
+      const columns = Object.keys(before[name][0] ?? {});
+      expect(
+        after[name].map((row) => Object.fromEntries(columns.map((c) => [c, row[c]]))),
+        name,
+      ).toEqual(before[name]);
+      const others = Object.keys(after[name][0] ?? {}).filter((c) => !columns.includes(c) && c !== "kind");
+      expect(
+        after[name].every((row) => others.every((c) => row[c] === null)),
+        name,
+      ).toBe(true);
+    }
+    expect(after.tables).toEqual([{ name: "log_entries" }]);
+    // Read through the object: the task's entries on the timeline (from its window and its index), the pages of each kind,
+    // the flagged issue.
+    const entry = async () => {
+      const [first] = value(await stub.readTasks(ACME, null, 10)).entries;
+      if (!first) throw new Error("the task is not on the timeline");
+      return first;
+    };
+    const view = await entry();
+    expect(view.decisions.map((d) => d.question)).toEqual(["Q0", "Q1", "Q2"]);
+    expect(view.issues.map((i) => [i.description, i.requires_human_review])).toEqual([
+      ["D0", false],
+      ["D1", true],
+      ["D2", false],
+    ]);
+    expect(view.milestones.map((m) => [m.message, m.progress, m.metadata])).toEqual([
+      ["m0", 0, null],
+      ["m1", 10, null],
+      ["m2", 20, { k: 1 }],
+    ]);
+    const logs = await readLogs(stub);
+    expect((logs.milestones as { id: string }[]).map((m) => m.id)).toEqual(before.milestones.map((m) => m.id));
+    const resume = value(await stub.resume(ACME, 5, false));
+    expect(resume.recent_issues.map((i) => i.description)).toEqual(["D1", "D2", "D0"]);
+    expect(resume.recent_decisions.map((d) => d.question)).toEqual(["Q2", "Q1", "Q0"]);
+    // And new entries go into the one table, feedback finds an entry by its id.
+    value(await stub.logMilestone(ACME, { task_id: task, message: "after" }));
+    value(await stub.addFeedback(ACME, { target: "issue", target_id: "is_logissueaaab", verdict: "approved", body: "OK", ...ON_PAGE }));
+    expect((await entry()).milestones.map((m) => m.message)).toEqual(["m0", "m1", "m2", "after"]);
+  });
+
   it("rebuilds 5,000 tasks keyed by id (v28) reading and writing rows in proportion to them, every reference to a task kept", async () => {
     const TASKS = 5000;
     const id = newWorkflowId();

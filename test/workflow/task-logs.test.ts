@@ -38,8 +38,8 @@ async function indexMarks(stub: Stub, taskId: string): Promise<Record<string, nu
     Object.fromEntries(
       state.storage.sql
         .exec<{ text: string; mark: number }>(
-          `SELECT question AS text, in_task_index AS mark FROM decisions WHERE task_id = ?1
-           UNION ALL SELECT message, in_task_index FROM milestones WHERE task_id = ?1`,
+          `SELECT question AS text, in_task_index AS mark FROM log_entries WHERE kind = 'decisions' AND task_id = ?1
+           UNION ALL SELECT message, in_task_index FROM log_entries WHERE kind = 'milestones' AND task_id = ?1`,
           taskId,
         )
         .toArray()
@@ -121,7 +121,7 @@ describe("a task's log entries, in and out of its task index", () => {
     await forgetKept(stub);
     value(await stub.logMilestone(ACME, { task_id: task, message: "after" }));
     const stamped = await runInDurableObject(stub, async (_o, state) => ({
-      entry: state.storage.sql.exec<{ at: number }>("SELECT created_at AS at FROM milestones").one().at,
+      entry: state.storage.sql.exec<{ at: number }>("SELECT created_at AS at FROM log_entries WHERE kind = 'milestones'").one().at,
       event: state.storage.sql.exec<{ at: number }>("SELECT at FROM events ORDER BY seq DESC LIMIT 1").one().at,
     }));
     expect(stamped).toEqual({ entry: ahead, event: ahead });
@@ -140,7 +140,7 @@ describe("a task's log entries, in and out of its task index", () => {
     const times = await runInDurableObject(stub, async (instance: WorkflowObject, state) => {
       for (const message of written) value(await instance.logMilestone(ACME, { task_id: task, message }));
       return state.storage.sql
-        .exec<{ at: number }>("SELECT created_at AS at FROM milestones")
+        .exec<{ at: number }>("SELECT created_at AS at FROM log_entries WHERE kind = 'milestones'")
         .toArray()
         .map((row) => row.at);
     });
