@@ -191,6 +191,8 @@ interface CostSamples {
   statusCpuMs: number;
   milestoneCpuMs: number;
   completeCpuMs: number;
+  /** complete_task's CPU summed over the measured tasks by where it ran (helperCpuParts). */
+  completeParts: CpuParts;
 }
 
 /** One task of one side: start_task, log_milestone, the agent's edits and command, complete_task; timed and CPU-counted. */
@@ -207,6 +209,7 @@ async function costTask(side: Side, repo: string, edited: readonly string[], ind
   for (const path of edited) agentEdit(side, repo, path);
   agentCommand(side, repo);
   cpu = helperCpuMs(side.pid);
+  const partsBefore = helperCpuParts(side.pid);
   const done = await timedCall(side.client, "complete_task", {
     task_id: task.structured.task_id,
     status: "success",
@@ -220,6 +223,8 @@ async function costTask(side: Side, repo: string, edited: readonly string[], ind
   samples.milestoneCpuMs += milestoneCpu;
   // The work the helper does after its answer (records removed) is counted with the call: read before the next task.
   const completeCpu = (await settledCpu(side.pid)) - cpu;
+  const partsAfter = helperCpuParts(side.pid);
+  for (const part of CPU_PARTS) samples.completeParts[part] += partsAfter[part] - partsBefore[part];
   samples.completeCpuMs += completeCpu;
   samples.completeCpu.push(completeCpu);
 }
@@ -233,6 +238,38 @@ function helperCpuMs(pid: number): number {
   let total = processCpuMs(pid);
   for (const child of descendants(pid)) total += ownAndWaitedMs(child);
   return total;
+}
+
+/** Where the helper's CPU runs: its main thread, V8's own threads, libuv's thread pool, and its child processes. */
+const CPU_PARTS = ["main thread", "V8 threads (compiler, GC)", "thread pool", "git and the shell starting it"] as const;
+type CpuParts = Record<(typeof CPU_PARTS)[number], number>;
+
+/**
+ * helperCpuMs split by where it ran: the helper's threads told apart by name (/proc's schedstat, as
+ * processCpuMs reads them: libuv's pool threads are `libuv-worker`, V8's workers and its other
+ * threads keep the process's name), the rest being its child processes (git, the shells that start
+ * git: client-helper/src/git/spawner.ts), waited for or not.
+ */
+function helperCpuParts(pid: number): CpuParts {
+  const parts: CpuParts = { "main thread": 0, "V8 threads (compiler, GC)": 0, "thread pool": 0, "git and the shell starting it": 0 };
+  let threads = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+        const ms = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+        const part = tid === String(pid) ? "main thread" : name === "libuv-worker" ? "thread pool" : "V8 threads (compiler, GC)";
+        parts[part] += ms;
+        threads += ms;
+      } catch {
+        // The thread ended while we looked.
+      }
+    }
+  } catch {
+    // The process ended.
+  }
+  parts["git and the shell starting it"] = helperCpuMs(pid) - threads;
+  return parts;
 }
 
 /** Every process under `pid` not yet waited for (zombies included: their times are final). */
@@ -284,7 +321,16 @@ async function settledCpu(pid: number): Promise<number> {
 }
 
 function emptySamples(): CostSamples {
-  return { statusMs: [], milestoneMs: [], completeMs: [], completeCpu: [], statusCpuMs: 0, milestoneCpuMs: 0, completeCpuMs: 0 };
+  return {
+    statusMs: [],
+    milestoneMs: [],
+    completeMs: [],
+    completeCpu: [],
+    statusCpuMs: 0,
+    milestoneCpuMs: 0,
+    completeCpuMs: 0,
+    completeParts: { "main thread": 0, "V8 threads (compiler, GC)": 0, "thread pool": 0, "git and the shell starting it": 0 },
+  };
 }
 
 /** Cost per complete_task at `files` files, the sides taking turns task by task; adds its rows. */
@@ -347,7 +393,12 @@ async function costAt(
       ratio: times(cpu.complete, floorCpu),
       target: target ? atMost(cpu.complete / floorCpu, COST_RATIO_TARGET, "x") : undefined,
     });
-    results[label] = { status, milestone, complete, cpu_ms: cpu, floor_ms: floorMs, floor_cpu_ms: floorCpu };
+    const parts = Object.fromEntries(CPU_PARTS.map((part) => [part, s.completeParts[part] / samples])) as CpuParts;
+    context.table.add({
+      measure: `${label}: that CPU by where it ran`,
+      value: CPU_PARTS.map((part) => `${part} ${ms(parts[part])}`).join(", "),
+    });
+    results[label] = { status, milestone, complete, cpu_ms: cpu, cpu_parts_ms: parts, floor_ms: floorMs, floor_cpu_ms: floorCpu };
   }
   const [mine, old] = builds.map(([label]) => measured.get(label) as CostSamples);
   if (mine && old) results.paired = pairedDifference(context, mine, old, builds[1]?.[0] ?? "");

@@ -16,7 +16,7 @@
  * only tasks completed through this machine's helper are known.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseTraceRecords, TraceIndex } from "@waymark/protocol/trace-blame";
 import type { Changes, DurabilityObservation } from "@waymark/protocol/wire";
@@ -62,22 +62,26 @@ function ledgerFile(cacheRoot: string, repoRoot: string): string {
   return join(cacheRoot, "durability", `${createHash("sha256").update(repoRoot).digest("hex").slice(0, 40)}.json`);
 }
 
+/** Read synchronously: a small file, read before every completion's request and again after its answer. */
 async function load(cacheRoot: string, repoRoot: string): Promise<Ledger> {
   try {
-    const ledger = JSON.parse(await readFile(ledgerFile(cacheRoot, repoRoot), "utf8")) as Ledger;
+    const ledger = JSON.parse(readFileSync(ledgerFile(cacheRoot, repoRoot), "utf8")) as Ledger;
     return ledger.version === 1 && Array.isArray(ledger.tasks) && Array.isArray(ledger.pending) ? ledger : empty();
   } catch {
     return empty();
   }
 }
 
-/** Written whole, then moved into place: a reader never sees half a ledger (two helpers at once: the last one wins). */
+/**
+ * Written whole, then moved into place: a reader never sees half a ledger (two helpers at once: the
+ * last one wins). Synchronously, as it is read: through the thread pool it was five jobs.
+ */
 async function save(cacheRoot: string, repoRoot: string, ledger: Ledger): Promise<void> {
   const target = ledgerFile(cacheRoot, repoRoot);
-  await mkdir(join(cacheRoot, "durability"), { recursive: true, mode: 0o700 });
+  mkdirSync(join(cacheRoot, "durability"), { recursive: true, mode: 0o700 });
   const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
-  await writeFile(temp, JSON.stringify(ledger), { mode: 0o600 });
-  await rename(temp, target);
+  writeFileSync(temp, JSON.stringify(ledger), { mode: 0o600 });
+  renameSync(temp, target);
 }
 
 /**

@@ -15,8 +15,8 @@
  * (./scratch.ts: no repository config or attributes apply). A side whose content is gone (or
  * larger than the limits) leaves the file without counts rather than guess.
  */
-import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
-import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
+import { readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PathChange } from "@waymark/protocol/attribution";
@@ -123,7 +123,7 @@ export async function saveStartContents(
     if (isContent(entry.worktree) && !wanted.has(entry.worktree.blob)) wanted.set(entry.worktree.blob, entry.path);
   }
   const inObjects: { has(blob: string): boolean } = stored ?? (await objectSizes(context, [...wanted.keys()]));
-  await mkdir(target, { recursive: true, mode: 0o700 });
+  mkdirSync(target, { recursive: true, mode: 0o700 });
   let bytes = 0;
   let copied = 0;
   const index: Record<string, [number, number]> = {};

@@ -7,8 +7,8 @@
  */
 
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync, readlinkSync, type Stats, statSync } from "node:fs";
-import { lstat, realpath } from "node:fs/promises";
+import { lstatSync, readFileSync, readlinkSync, realpathSync, type Stats, statSync } from "node:fs";
+import { lstat } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { decodeWirePath } from "@waymark/protocol/paths";
 import type { Changes, ChecksumSnapshot, DirtyEntry, FileState, GitChanges, Snapshot, Transition } from "@waymark/protocol/wire";
@@ -346,8 +346,9 @@ function blobsInObjects(status: StatusResult, hidden: readonly HiddenEntry[]): S
  * (a project kept in an ignored folder of an enclosing repository): git then sees none of its files.
  */
 async function ignoredByRepository(context: GitContext, root: string, dir: string): Promise<boolean> {
-  // git reports the top level with symlinks resolved: compare like with like.
-  const inside = relative(await realpath(root), await realpath(dir));
+  // git reports the top level with symlinks resolved: compare like with like (one realpath(3) each,
+  // as fs/promises' realpath makes it, without two trips through the thread pool).
+  const inside = relative(realpathSync.native(root), realpathSync.native(dir));
   if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return false;
   return gitIgnoresDirectory(context, inside.split(sep).join("/")).catch(() => false);
 }

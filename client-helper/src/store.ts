@@ -6,15 +6,16 @@
  * never inside their repository.
  */
 
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ConcurrentTask } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import { checksumScanFromJson } from "./checksum.js";
 import type { LocalChecksumSnapshot, LocalSnapshot } from "./local.js";
+import { nameHash } from "./name-hash.js";
 import { treeKey } from "./tree-key.js";
 
 export type TaskRecord = {
@@ -33,9 +34,7 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, "waymark");
 }
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
+const hash = nameHash;
 
 /** A task never completed (the agent gave up, the workflow was abandoned) leaves its record this long. */
 export const RECORD_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
@@ -166,12 +165,14 @@ export class TaskStore {
       // Housekeeping never delays or fails a tool call.
       void pruneCache(this.root).catch(() => {});
     }
+    // Synchronously, as the journal's records are: through the thread pool, the folder, the file's
+    // open, write and close and the rename were five jobs and their callbacks on every start_task.
     const folder = this.folder(record.dir);
-    await mkdir(folder, { recursive: true, mode: 0o700 });
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
     const target = this.file(record.dir, record.task_id);
     const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
-    await writeFile(temp, JSON.stringify(record), { mode: 0o600 });
-    await rename(temp, target);
+    writeFileSync(temp, JSON.stringify(record), { mode: 0o600 });
+    renameSync(temp, target);
   }
 
   /** The record from memory, else from disk (written by an earlier helper process). */
@@ -340,6 +341,7 @@ export class TaskStore {
   async remove(taskId: string, dir: string): Promise<void> {
     const record = this.memory.get(taskId);
     this.memory.delete(taskId);
-    await rm(this.file(record?.dir ?? dir, taskId), { force: true });
+    // Synchronously: one file, where rm through the thread pool is two jobs (a stat, then the unlink).
+    rmSync(this.file(record?.dir ?? dir, taskId), { force: true });
   }
 }

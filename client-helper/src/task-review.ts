@@ -6,7 +6,7 @@
  * recorded without line counts.
  */
 import { randomUUID } from "node:crypto";
-import { rm } from "node:fs/promises";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { computeNetChanges } from "@waymark/protocol/attribution";
 import type { Changes, ReviewData } from "@waymark/protocol/wire";
@@ -144,5 +144,14 @@ async function inRoot(root: string, context: Promise<GitContext> | undefined): P
 export function startContentsOf(start: LocalSnapshot): { remove(): Promise<void> } | undefined {
   if (start.type !== "git" || start.start_contents === undefined) return undefined;
   const dir = start.start_contents;
-  return { remove: () => rm(dir, { recursive: true, force: true }).catch(() => {}) };
+  // Synchronously: a folder of two files, where a recursive removal through the thread pool is a job per file and folder.
+  return {
+    remove: async () => {
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // Left for the age-based removal.
+      }
+    },
+  };
 }

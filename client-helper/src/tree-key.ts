@@ -8,9 +8,9 @@
  * key: it never inherits the old one's open tasks or workflow. Read with a few lstat calls (no
  * git process), so a hook can afford it on every run.
  */
-import { createHash } from "node:crypto";
 import { lstatSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { nameHash } from "./name-hash.js";
 
 function stamp(path: string): string | null {
   const info = lstatSync(path, { bigint: true, throwIfNoEntry: false });
@@ -26,9 +26,10 @@ function enclosingGit(dir: string): string | null {
   }
 }
 
-/** A hex key for `dir` (an absolute, real path) and the repository in it. */
+/**
+ * A hex key for `dir` (an absolute, real path) and the repository in it: its identities read each
+ * time (a few lstat calls), their hash kept by its text (a completion asks about a dozen times).
+ */
 export function treeKey(dir: string): string {
-  return createHash("sha256")
-    .update(`waymark-tree-v1\0${dir}\0${stamp(dir) ?? "missing"}\0${enclosingGit(dir) ?? "no-git"}`)
-    .digest("hex");
+  return nameHash(`waymark-tree-v1\0${dir}\0${stamp(dir) ?? "missing"}\0${enclosingGit(dir) ?? "no-git"}`);
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
@@ -42,6 +43,18 @@ describe("task record cache", () => {
     const other = aged(join(folder, "notes.txt"), RECORD_MAX_AGE_MS * 2);
     expect(await pruneCache(root)).toBe(2);
     expect([old, recent, staleTemp, other].map((p) => existsSync(p))).toEqual([false, true, false, true]);
+  });
+
+  it("names a task's record by its id's sha256 however many other tasks were named since (the kept names evict, never change)", async () => {
+    const root = tempDir("waymark-cache-");
+    const store = new TaskStore("http://edge/mcp", root);
+    await store.save({ task_id: "tk_first", dir: "/repo", snapshot: null, idempotency_key: "k1" });
+    // More ids than the helper keeps names of: the first one's is made again, the same.
+    for (let k = 0; k < 600; k++) expect(await store.load(`tk_other_${k}`, "/repo")).toBeNull();
+    expect((await store.load("tk_first", "/repo"))?.idempotency_key).toBe("k1");
+    const named = createHash("sha256").update("tk_first").digest("hex").slice(0, 40);
+    const folders = readdirSync(root).filter((name) => existsSync(join(root, name, `${named}.json`)));
+    expect(folders).toHaveLength(1);
   });
 
   it("copes with a cache folder that does not exist yet", async () => {

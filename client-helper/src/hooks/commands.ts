@@ -15,7 +15,6 @@
  * `<journal>/commands/<task>.jsonl`, appended to every task open when the command ended;
  * bounded by compaction to what would be sent. complete_task reads them (observedCommands).
  */
-import { createHash } from "node:crypto";
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CommandKind, type CommandKindRules, commandKinds } from "@waymark/protocol/command-kind";
@@ -24,6 +23,7 @@ import type { ObservedCommand, ObservedCommands } from "@waymark/protocol/wire";
 import { WIRE_LIMITS } from "@waymark/protocol/wire-constants";
 import type { ShellRun } from "../agents/agent.js";
 import { agentNamed } from "../agents/registry.js";
+import { nameHash } from "../name-hash.js";
 import { Journal } from "./journal.js";
 
 /** A command as the journal keeps it: redacted, bounded, its kinds known. */
@@ -68,7 +68,7 @@ export function commandRecord(run: ShellRun, agent: string, at: number, rules: C
 }
 
 function logFile(journal: Journal, taskId: string): string {
-  return join(journal.folder, "commands", `${createHash("sha256").update(taskId).digest("hex").slice(0, 40)}.jsonl`);
+  return join(journal.folder, "commands", `${nameHash(taskId).slice(0, 40)}.jsonl`);
 }
 
 /**

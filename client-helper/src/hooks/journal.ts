@@ -9,13 +9,14 @@
  * appended, one JSON line per tool call.
  */
 import { execFile } from "node:child_process";
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { AgentConfig, HookPayload } from "@waymark/protocol/agent-config";
 import { plainTop } from "../git/plain-top.js";
 import { cleanGitEnv } from "../git/process.js";
+import { nameHash } from "../name-hash.js";
 import { cacheRoot } from "../store.js";
 import { treeKey } from "../tree-key.js";
 import type { TranscriptUsage } from "../usage/transcript.js";
@@ -66,9 +67,7 @@ const BATCH_LINES_CHARS = 1024 * 1024;
 /** Paths kept per task; a task that edits more is still recorded, the list says so. */
 export const EDITED_PATHS_LIMIT = 5000;
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
+const hash = nameHash;
 
 /**
  * The repository top level of a directory (git), else the directory itself; real path either way.

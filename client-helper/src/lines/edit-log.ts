@@ -15,8 +15,8 @@
  * SHA-256) are still read.
  */
 import { createHash } from "node:crypto";
-import { statSync } from "node:fs";
-import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Agent } from "../agents/agent.js";
 import type { PatchChunk } from "../agents/codex-patch.js";
@@ -159,7 +159,8 @@ export class LineEditLog {
   async edits(taskId: string): Promise<LoggedEdit[] | null> {
     let text: string;
     try {
-      text = await readFile(this.file(taskId, "jsonl"), "utf8");
+      // Read synchronously, as the journal's other records are: one read through the thread pool is four of its jobs.
+      text = readFileSync(this.file(taskId, "jsonl"), "utf8");
     } catch {
       return null;
     }
@@ -217,19 +218,21 @@ export class LineEditLog {
    * EDIT_LOG_LIMITS.MAX_AGE_MS (with the contents of earlier helpers' records no record names).
    */
   async forget(taskId: string, now = Date.now()): Promise<void> {
-    await rm(this.file(taskId, "jsonl"), { force: true });
-    await rm(this.file(taskId, "bytes"), { force: true });
-    const names = await readdir(this.folder).catch(() => [] as string[]);
+    // Synchronously, each a few metadata operations: through the thread pool every one was a job and a
+    // callback, about a dozen for each completion (the folder holds the open tasks' logs only).
+    rmSync(this.file(taskId, "jsonl"), { force: true });
+    rmSync(this.file(taskId, "bytes"), { force: true });
+    const names = listed(this.folder);
     const legacy = names.includes("blobs");
     const kept = new Set<string>();
     for (const name of names) {
       if (!name.endsWith(".jsonl")) continue;
       const path = join(this.folder, name);
-      const info = await stat(path).catch(() => null);
+      const info = statSync(path, { throwIfNoEntry: false });
       if (!info) continue;
       if (now - info.mtimeMs > EDIT_LOG_LIMITS.MAX_AGE_MS) {
-        await rm(path, { force: true });
-        await rm(path.replace(/\.jsonl$/, ".bytes"), { force: true });
+        rmSync(path, { force: true });
+        rmSync(path.replace(/\.jsonl$/, ".bytes"), { force: true });
         continue;
       }
       if (!legacy) continue;
@@ -239,8 +242,17 @@ export class LineEditLog {
     }
     if (!legacy) return;
     const blobs = join(this.folder, "blobs");
-    const left = await readdir(blobs).catch(() => [] as string[]);
-    for (const name of left) if (!kept.has(name)) await rm(join(blobs, name), { force: true });
-    if (left.every((name) => !kept.has(name))) await rm(blobs, { recursive: true, force: true });
+    const left = listed(blobs);
+    for (const name of left) if (!kept.has(name)) rmSync(join(blobs, name), { force: true });
+    if (left.every((name) => !kept.has(name))) rmSync(blobs, { recursive: true, force: true });
+  }
+}
+
+/** A folder's names; none when it cannot be read (not made yet, or removed meanwhile). */
+function listed(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
   }
 }

@@ -8,12 +8,13 @@
  * helper of this cache finds the file and does them (recoverFollowUps). The edge already has
  * everything these records hold (the edits, the commands, the usage were sent with the task).
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { forgetCommands } from "../hooks/commands.js";
 import { noteTaskCompleted } from "../hooks/record.js";
 import { forgetLineEdits } from "../lines/inputs.js";
+import { nameHash } from "../name-hash.js";
 import type { TaskStore, WorktreeMark } from "../store.js";
 import { startContentsOf } from "../task-review.js";
 import type { TranscriptUsage } from "../usage/transcript.js";
@@ -54,7 +55,7 @@ function folder(cache: string): string {
 }
 
 function fileOf(cache: string, taskId: string): string {
-  return join(folder(cache), `${createHash("sha256").update(taskId).digest("hex").slice(0, 40)}.json`);
+  return join(folder(cache), `${nameHash(taskId).slice(0, 40)}.json`);
 }
 
 /** The caches whose follow-up folder this process made (or found): not made again for each completion. */
