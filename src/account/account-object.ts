@@ -58,7 +58,7 @@ import {
   Webhooks,
 } from "./webhooks";
 import { WorkSearch, type WorkSearchResult } from "./work-search";
-import { type AccountTotals, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
+import { type AccountTotals, type CountsRule, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
 
 // The RPC contract's types, importable from the object as before the split.
 export type { DashboardMatch, DashboardPage, DashboardQuery } from "./owner-search";
@@ -79,6 +79,12 @@ export interface WorkflowPush {
   device_uses?: DeviceUse[];
   /** What the Insights rollups take from these events: completed tasks, people's verdicts, durability observed. */
   insights?: InsightFacts;
+  /**
+   * Whether the summary's counts may wait (account/workflow-index): "may_wait" when the workflow's
+   * alarm is due within ACCOUNT_LAZY_PUSH_MS anyway, and its push will settle them; "settle" for that
+   * push (the summary is stored if anything it counts differs). Absent: stored at once.
+   */
+  counts?: CountsRule;
 }
 
 /** What a push answers: the generation of the devices' keys, so a workflow learns its copy is stale even if a push of the keys failed. */
@@ -154,7 +160,11 @@ export class AccountObject extends DurableObject<Env> {
     try {
       generation = this.ctx.storage.transactionSync(() => {
         // The paths first: the summary's one row written counts what they added (and holds the link state the push carries).
-        this.workflows.record(summary, push.paths ? this.paths.record(summary.id, push.paths) : 0, push.share);
+        this.workflows.record(summary, {
+          pathsAdded: push.paths ? this.paths.record(summary.id, push.paths) : 0,
+          share: push.share,
+          counts: push.counts,
+        });
         if (push.documents) this.memory.upsert(push.documents);
         if (push.commits) this.commits.record(summary.id, push.commits);
         if (push.insights) this.rollups.apply(push.insights);

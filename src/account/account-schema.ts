@@ -423,4 +423,11 @@ export const ACCOUNT_MIGRATIONS: Migration[] = [
       "CREATE INDEX workflows_name_key ON workflows(name_key, status)",
     ],
   },
+  // The resume-by-name index holds open workflows only (resume reads nothing else): a workflow's
+  // completion takes its entry out, one row written (its summary's; moving the entry within an index
+  // on (name_key, status) wrote two), and a new workflow's row is two rows written as before.
+  {
+    version: 21,
+    statements: ["DROP INDEX workflows_name_key", "CREATE INDEX workflows_name_key ON workflows(name_key) WHERE status = 'active'"],
+  },
 ];

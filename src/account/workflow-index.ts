@@ -59,6 +59,12 @@ export const SUMMARY_TIME_LAG_MS = 60_000;
  */
 export const SUMMARY_BYTES_LAG = 64 * 1024;
 
+/**
+ * What a push lets the index do with the summary's counts (see record): wait for the workflow's
+ * alarm, which is due within ACCOUNT_LAZY_PUSH_MS anyway, or settle them (that alarm's push).
+ */
+export type CountsRule = "may_wait" | "settle";
+
 export class WorkflowIndex {
   /**
    * The quotas' usage as stored, kept once read: counting it reads every workflow's row (up to
@@ -71,15 +77,18 @@ export class WorkflowIndex {
 
   /**
    * Inserts or replaces a workflow's summary (pushes are replayed: the latest one wins), adding
-   * `pathsAdded` to the paths the path index holds for it: at most one row written per push, and
-   * none when the push changes nothing a person sees or a rule reads (name, status, repository,
-   * counts, open tasks, reviews, usage, indexed paths) and only moves the time and the bytes stored
-   * by less than SUMMARY_TIME_LAG_MS and SUMMARY_BYTES_LAG since the stored row (a decision, an
-   * issue, a milestone): the summary is the most frequent row the account writes. The next push
-   * that changes more, or passes either bound, stores the time and the bytes then. A `share` (the
-   * link state a new workflow's first push carries) is stored with the row.
+   * `pathsAdded` to the paths the path index holds for it: at most one row written per push (the
+   * summary is the most frequent row the account writes), and none when the push may leave the
+   * stored row behind (whatMayWait): a decision's, an issue's or milestones' push that only moves
+   * the time and the bytes; and, when the workflow's alarm is due within ACCOUNT_LAZY_PUSH_MS anyway
+   * (`counts` "may_wait"), a push that moves only counts (a task's start: its open tasks and tasks)
+   * within the same bounds: that alarm's push (`counts` "settle") stores them, unless a push that
+   * writes the row (a completion, with its paths) did first. The next push that changes more, or
+   * passes a bound, stores the time and the bytes. A `share` (the link state a new workflow's first
+   * push carries) is stored with the row.
    */
-  record(s: WorkflowSummary, pathsAdded = 0, share?: ShareInfo): void {
+  record(s: WorkflowSummary, options: { pathsAdded?: number; share?: ShareInfo | undefined; counts?: CountsRule | undefined } = {}): void {
+    const { pathsAdded = 0, share, counts } = options;
     const repo = s.repository ?? null;
     const key = resumeKey(s.name, repo?.fingerprint);
     const bytes = s.bytes_stored ?? 0;
@@ -95,7 +104,10 @@ export class WorkflowIndex {
       stored.repository_remote === (repo?.remote ?? null) &&
       stored.repository_branch === (repo?.branch ?? null) &&
       stored.repository_fingerprint === (repo?.fingerprint ?? null);
-    if (sameKeys && pathsAdded === 0 && !share && onlyTimeAndSize(stored, s)) return;
+    if (sameKeys && pathsAdded === 0 && !share) {
+      const waits = whatMayWait(stored, s);
+      if (waits === "time" || (waits === "counts" && counts === "may_wait")) return;
+    }
     if (this.keptUsage) {
       // The kept usage moves by what the stored row's bytes move.
       this.keptUsage = {
@@ -105,7 +117,7 @@ export class WorkflowIndex {
     }
     if (sameKeys) {
       // Most pushes change the counts and the time only: then the row is updated without touching the
-      // (name_key, status) index, one row written fewer (each is billed); otherwise the whole upsert.
+      // resume-key index (open workflows' name_key, account v21), one row written fewer (each is billed); otherwise the whole upsert.
       this.sql`UPDATE workflows SET updated_at = ${s.updated_at}, open_tasks = ${s.open_tasks}, tasks = ${s.tasks},
           reviews_needed = ${s.reviews_needed}, input_tokens = ${s.input_tokens}, output_tokens = ${s.output_tokens}, cost_usd = ${s.cost_usd},
           bytes_stored = ${bytes}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
@@ -263,20 +275,23 @@ function repositoryOf(r: Row): WorkflowRepository | null {
 }
 
 /**
- * Whether the pushed summary differs from the stored row only in what may lag: its time by less
- * than SUMMARY_TIME_LAG_MS after the stored one (or before it: a replayed push) and its bytes by
- * less than SUMMARY_BYTES_LAG either way. The caller has compared the keys.
+ * What of the pushed summary may stay behind in the stored row (the caller has compared the keys):
+ * "time" when it differs only in its time, by less than SUMMARY_TIME_LAG_MS after the stored one (or
+ * before it: a replayed push), and its bytes, by less than SUMMARY_BYTES_LAG either way (a bounded
+ * difference: nothing settles it); "counts" when, within those bounds, it also moves counts a person reads
+ * (open tasks, tasks, usage, files changed: they wait only for the workflow's alarm); null when it
+ * must be stored now (the reviews needed, which ask a person to act, or a bound passed).
  */
-function onlyTimeAndSize(stored: Row, s: WorkflowSummary): boolean {
+function whatMayWait(stored: Row, s: WorkflowSummary): "time" | "counts" | null {
+  if (Number(stored.reviews_needed) !== s.reviews_needed) return null;
+  const later = Date.parse(s.updated_at) - Date.parse(String(stored.updated_at));
+  if (later >= SUMMARY_TIME_LAG_MS || Math.abs((s.bytes_stored ?? 0) - Number(stored.bytes_stored ?? 0)) >= SUMMARY_BYTES_LAG) return null;
   const sameCounts =
     Number(stored.open_tasks) === s.open_tasks &&
     Number(stored.tasks) === s.tasks &&
-    Number(stored.reviews_needed) === s.reviews_needed &&
     Number(stored.input_tokens ?? 0) === s.input_tokens &&
     Number(stored.output_tokens ?? 0) === s.output_tokens &&
     Number(stored.cost_usd ?? 0) === s.cost_usd &&
     Number(stored.files_changed ?? 0) === (s.files_changed ?? 0);
-  if (!sameCounts) return false;
-  const later = Date.parse(s.updated_at) - Date.parse(String(stored.updated_at));
-  return later < SUMMARY_TIME_LAG_MS && Math.abs((s.bytes_stored ?? 0) - Number(stored.bytes_stored ?? 0)) < SUMMARY_BYTES_LAG;
+  return sameCounts ? "time" : "counts";
 }

@@ -25,6 +25,11 @@
  * alarm), never by a commit or a row of its own: lost with the process, it only makes the next
  * push carry some events the index already has.
  *
+ * The summary's counts alone (a task's start) may wait for an alarm that is due anyway (a
+ * milestone's, a push window's: at most ACCOUNT_LAZY_PUSH_MS away), whose push settles them
+ * (account/workflow-index: one summary row written fewer when a completion's push carries them
+ * first); with no alarm due they go with the push, so waiting never sets an alarm of its own.
+ *
  * Cost: each push reads only the new events and the running totals, never the whole workflow;
  * concurrent flushes share one push loop, which goes on past its first page only for a backlog or
  * for events a reply waits for: a write committed while a push is under way is the window's, so a
@@ -97,6 +102,10 @@ export class AccountOutbox {
   private unsavedAck = 0;
   /** The last event a reply waits to see pushed (a workflow's start or completion): a push under way goes on until it is in. */
   private urgentSeq = 0;
+  /** A push since the alarm last settled let the index leave the summary's counts behind (countsRule). */
+  private countsWaiting = false;
+  /** The alarm fired with counts waiting (or not known not to be): the next push settles them (the alarm flushes when this is set). */
+  private settleDue = false;
 
   constructor(
     private readonly log: EventLog,
@@ -124,8 +133,9 @@ export class AccountOutbox {
     this.totals.saveSyncedSeq(this.takeUnsavedAck());
   }
 
+  /** Events the index lacks, or a settling push the alarm owes it. */
   pending(): boolean {
-    return this.records.workflow() !== null && this.syncedSeq() < this.log.lastSeq();
+    return this.records.workflow() !== null && (this.settleDue || this.syncedSeq() < this.log.lastSeq());
   }
 
   /** Pushes everything not yet acknowledged; a flush requested while one runs joins it. */
@@ -134,9 +144,16 @@ export class AccountOutbox {
     return this.running;
   }
 
-  /** The alarm ran: none is due any more, so the next write that waits sets one again. */
+  /**
+   * The alarm ran: none is due any more, so the next write that waits sets one again. Its push
+   * settles the counts the index may have left behind: when a push since the last settling one
+   * let it, while a push is under way (it may), and in an instance that has not pushed yet (the
+   * alarm outlives the process; the one before may have). A settling push that finds the stored
+   * summary current writes nothing.
+   */
   alarmFired(): void {
     this.alarmDueBy = 0;
+    if (this.countsWaiting || this.running || this.lastPushAt === 0) this.settleDue = true;
   }
 
   /** The next push carries this link state (the index then needs no call of its own for it). */
@@ -175,6 +192,19 @@ export class AccountOutbox {
     await this.scheduleRetry(due);
   }
 
+  /**
+   * What the index may do with the summary's counts (account/workflow-index): the alarm's push
+   * settles them; while an alarm this instance set is due (at most ACCOUNT_LAZY_PUSH_MS away: a
+   * milestone's, a push window's) they may wait for it, as its push will settle them; otherwise
+   * they are stored at once, so waiting never costs an alarm of its own.
+   */
+  private countsRule(settle: boolean): WorkflowPush["counts"] {
+    if (settle) return "settle";
+    if (this.alarmDueBy <= Date.now()) return undefined;
+    this.countsWaiting = true;
+    return "may_wait";
+  }
+
   private async pushAll(): Promise<void> {
     try {
       for (let more = true; more; ) {
@@ -183,7 +213,9 @@ export class AccountOutbox {
         if (!workflow) return;
         // Bounded in bytes too: a page of completed tasks' events is at most one event over LIMITS.READ_PAGE_BYTES.
         const page = this.log.after(this.syncedSeq(), LIMITS.EVENTS_PAGE, LIMITS.READ_PAGE_BYTES);
-        if (page.events.length === 0) return;
+        // A settling push carries the summary alone when no event is new.
+        const settle = this.settleDue;
+        if (page.events.length === 0 && !settle) return;
         const share = this.pendingShare;
         const uses = this.devices.takeUses();
         const header = this.records.header();
@@ -197,6 +229,8 @@ export class AccountOutbox {
           ...(share ? { share } : {}),
           ...(Object.keys(insights).length > 0 ? { insights } : {}),
         };
+        const counts = this.countsRule(settle);
+        if (counts) push.counts = counts;
         let answer: PushAnswer | undefined;
         try {
           answer = await this.accountStub(workflow.account).recordWorkflow(workflow.account, this.records.summary(this.totals), push);
@@ -207,10 +241,16 @@ export class AccountOutbox {
         // An account from before the answer existed answers nothing.
         if (answer) this.devices.noteGeneration(answer.device_generation);
         if (this.pendingShare === share) this.pendingShare = undefined;
-        this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
+        if (settle) {
+          this.settleDue = false;
+          this.countsWaiting = false;
+        }
+        // A settling push of the summary alone acknowledges nothing new (storing it again would be a row written).
+        if (page.events.length > 0) this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
         // Events committed while the index answered wait for the window's alarm their writes set (afterWrite),
         // unless a reply waits for them: pushing them at once made a push per write whenever the index was slow.
-        more = page.has_more || this.syncedSeq() < this.urgentSeq;
+        // A settling push the alarm asked for while this one was under way goes out too.
+        more = page.has_more || this.syncedSeq() < this.urgentSeq || this.settleDue;
       }
     } catch (error) {
       console.error("account index push failed; retrying from the alarm", error);

@@ -5,6 +5,7 @@ import { ACCOUNT_MIGRATIONS } from "../../src/account/account-schema";
 import { bucketStart, dayNumber, dayOf } from "../../src/domain/insight-buckets";
 import type { InsightTaskFact } from "../../src/domain/insight-facts";
 import { addSums, type Sums, zeroSums } from "../../src/domain/insight-measures";
+import { meter } from "../../src/meter";
 import { migrate } from "../../src/storage/migrations";
 import { workflowSummary } from "./fixtures";
 
@@ -208,7 +209,7 @@ describe("the account schema migration that drops the week buckets (v20)", () =>
       };
     });
     expect(kept.weeks).toBe(0);
-    expect(kept.version).toBe(20);
+    expect(kept.version).toBe(ACCOUNT_MIGRATIONS.at(-1)?.version);
     expect(kept.after).toEqual(kept.before);
     expect(kept.before.workflows).toHaveLength(2);
     expect(kept.shape).toContain("WITHOUT ROWID");
@@ -240,5 +241,67 @@ describe("the account schema migration that drops the week buckets (v20)", () =>
         );
         expect(point.values[g]?.rests_on, `${point.start} ${group.label}`).toBe(inPoint.length);
       });
+  });
+});
+
+describe("the account schema migration that keeps only open workflows in the resume index (v21)", () => {
+  it("keeps every summary of a v20 account, resumes the same workflows, and a completion writes one row", async () => {
+    const name = "migration-open-resume-index";
+    const stub = env.ACCOUNT.get(env.ACCOUNT.idFromName(name));
+    const fingerprint = "e".repeat(64);
+    const repository = { fingerprint, remote: "github.com/a/b", branch: "main" };
+    const summary = (id: string, workflowName: string, status: "active" | "success", minutes: number) => ({
+      ...workflowSummary(id, workflowName, status),
+      repository,
+      created_at: minute(0),
+      updated_at: minute(minutes),
+      tasks: 2,
+    });
+    const resume = (workflowName: string) =>
+      stub.prepareWorkflow({ name: workflowName, fingerprint, origin: "https://waymark.example", resume: true });
+    const result = await runInDurableObject(stub, async (instance: AccountObject, state) => {
+      const sql = state.storage.sql;
+      const rows = (query: string) => sql.exec(query).toArray();
+      asDeployedAt(state.storage, 20);
+      // One name done twice and open once, another only done, a third open: as v20 stored them.
+      await instance.recordWorkflow(name, summary("wf_daily_1", "Daily", "success", 1));
+      await instance.recordWorkflow(name, summary("wf_daily_2", "Daily", "success", 2));
+      await instance.recordWorkflow(name, summary("wf_daily_3", " daily ", "active", 3));
+      await instance.recordWorkflow(name, summary("wf_done", "Done", "success", 4));
+      await instance.recordWorkflow(name, summary("wf_open", "Open", "active", 5));
+      const before = rows("SELECT * FROM workflows ORDER BY id");
+      migrate(state.storage, ACCOUNT_MIGRATIONS, "account");
+      return {
+        before,
+        after: rows("SELECT * FROM workflows ORDER BY id"),
+        index: sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'workflows_name_key'").one().sql,
+        plan: rows(
+          "EXPLAIN QUERY PLAN SELECT * FROM workflows WHERE name_key = 'daily' AND status = 'active' ORDER BY updated_at DESC LIMIT 1",
+        ).map((row) => String(row.detail)),
+      };
+    });
+    expect(result.after).toEqual(result.before);
+    expect(result.after).toHaveLength(5);
+    expect(result.index).toContain("WHERE status = 'active'");
+    expect(result.plan.join(" ")).toContain("USING INDEX workflows_name_key");
+    expect((await resume("DAILY")).candidate?.workflow_id).toBe("wf_daily_3");
+    expect((await resume("Open")).candidate?.workflow_id).toBe("wf_open");
+    expect((await resume("Done")).candidate).toBeNull();
+    // A completion takes the workflow out of the index: one row written (two when the entry moved within (name_key, status)).
+    const wasOn = meter.on;
+    meter.on = true;
+    try {
+      const before = meter.read().objects.account.rows_written;
+      await stub.recordWorkflow(name, summary("wf_open", "Open", "success", 6));
+      expect(meter.read().objects.account.rows_written - before).toBe(1);
+      // A new open workflow: its row and its entry.
+      const beforeNew = meter.read().objects.account.rows_written;
+      await stub.recordWorkflow(name, summary("wf_open_2", "Open", "active", 7));
+      expect(meter.read().objects.account.rows_written - beforeNew).toBe(2);
+    } finally {
+      meter.on = wasOn;
+    }
+    expect((await resume("open")).candidate?.workflow_id).toBe("wf_open_2");
+    expect((await stub.listWorkflows({ limit: 10 })).find((w) => w.id === "wf_open")?.status).toBe("success");
   });
 });

@@ -112,56 +112,95 @@ describe("the account's quota usage", () => {
       const at = (ms: number) => new Date(start + ms).toISOString();
       const base = { ...summary(7, 10_000), created_at: at(0), updated_at: at(0) };
       const stored = () =>
-        state.storage.sql.exec<{ updated_at: string; bytes_stored: number }>("SELECT updated_at, bytes_stored FROM workflows").one();
-      const push = (changes: Partial<typeof base>) => rows("rows_written", () => o.recordWorkflow(name, { ...base, ...changes }));
-      const steps: { written: number; stored: { updated_at: string; bytes_stored: number } }[] = [];
-      const step = async (changes: Partial<typeof base>) => steps.push({ written: await push(changes), stored: stored() });
+        state.storage.sql
+          .exec<{ updated_at: string; bytes_stored: number; open_tasks: number }>(
+            "SELECT updated_at, bytes_stored, open_tasks FROM workflows",
+          )
+          .one();
+      const steps: { written: number; stored: { updated_at: string; bytes_stored: number; open_tasks: number } }[] = [];
+      const step = async (changes: Partial<typeof base>, counts?: "may_wait" | "settle") => {
+        const written = await rows("rows_written", () => o.recordWorkflow(name, { ...base, ...changes }, counts ? { counts } : {}));
+        steps.push({ written, stored: { ...stored() } });
+      };
       await step({});
       // A decision 10 s later: its bytes and time only.
       await step({ updated_at: at(10_000), bytes_stored: 12_000 });
-      // A task's start: its counts are shown at once, with the time and bytes of then.
-      await step({ updated_at: at(20_000), bytes_stored: 14_000, open_tasks: 1, tasks: 1 });
-      await step({ updated_at: at(30_000), bytes_stored: 14_000 + SUMMARY_BYTES_LAG - 1, open_tasks: 1, tasks: 1 });
+      // A task's start: counts only, within the time bound. Stored at once unless the workflow's alarm is due anyway
+      // (the push says the counts may wait); then that alarm's settling push stores them, and one that finds them
+      // current writes nothing.
+      const started = { updated_at: at(20_000), bytes_stored: 14_000, open_tasks: 1, tasks: 1 };
+      await step(started, "may_wait");
+      await step(started, "settle");
+      await step(started, "settle");
+      await step({ ...started, updated_at: at(21_000), open_tasks: 2, tasks: 2 });
+      await step({ updated_at: at(30_000), bytes_stored: 14_000 + SUMMARY_BYTES_LAG - 1, open_tasks: 2, tasks: 2 });
       // Past the byte bound.
-      await step({ updated_at: at(31_000), bytes_stored: 14_000 + SUMMARY_BYTES_LAG, open_tasks: 1, tasks: 1 });
+      await step({ updated_at: at(31_000), bytes_stored: 14_000 + SUMMARY_BYTES_LAG, open_tasks: 2, tasks: 2 });
       // Past the time bound.
       await step({
         updated_at: at(31_000 + SUMMARY_TIME_LAG_MS - 1),
         bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 5,
-        open_tasks: 1,
-        tasks: 1,
+        open_tasks: 2,
+        tasks: 2,
       });
-      await step({ updated_at: at(31_000 + SUMMARY_TIME_LAG_MS), bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 9, open_tasks: 1, tasks: 1 });
+      await step({ updated_at: at(31_000 + SUMMARY_TIME_LAG_MS), bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 9, open_tasks: 2, tasks: 2 });
+      // Counts moved past the time bound are stored at once, though they might wait.
+      await step(
+        { updated_at: at(32_000 + 2 * SUMMARY_TIME_LAG_MS), bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 9, open_tasks: 1, tasks: 2 },
+        "may_wait",
+      );
+      // A review asked for is stored at once, whatever its time.
+      await step(
+        {
+          updated_at: at(32_001 + 2 * SUMMARY_TIME_LAG_MS),
+          bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 9,
+          open_tasks: 0,
+          tasks: 2,
+          reviews_needed: 1,
+        },
+        "may_wait",
+      );
       // A status change is stored whatever its time.
       await step({
-        updated_at: at(31_001 + SUMMARY_TIME_LAG_MS),
+        updated_at: at(32_002 + 2 * SUMMARY_TIME_LAG_MS),
         bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 9,
         status: "success",
-        tasks: 1,
+        tasks: 2,
+        reviews_needed: 1,
       });
       // Many small writes: what the quota counts never falls SUMMARY_BYTES_LAG behind the workflow's own count.
       let bytes = 500_000;
       let worst = 0;
       for (let n = 1; n <= 200; n++) {
         bytes += 1_000 + ((n * 7919) % 3_000);
-        await o.recordWorkflow(name, { ...base, status: "success", tasks: 1, updated_at: at(100_000 + n * 500), bytes_stored: bytes });
+        await o.recordWorkflow(name, { ...base, status: "success", tasks: 1, updated_at: at(300_000 + n * 500), bytes_stored: bytes });
         worst = Math.max(worst, bytes - (await o.usage()).bytes_stored);
         expect(await o.usage()).toEqual(counted(state.storage.sql));
       }
       return { steps, worst };
     });
-    // A new row also writes its resume-key entry (2; 3 before v20 keyed the table by its id alone); a status change
-    // moves that entry (2); a counts-only update is 1.
-    expect(result.steps.map((s) => s.written)).toEqual([2, 0, 1, 0, 1, 0, 1, 2]);
+    // A new row also writes its resume-key entry (2; 3 before v20 keyed the table by its id alone); a completion
+    // takes that entry out (1 since v21, which keeps open workflows only in it; 2 before); any other update is 1.
+    expect(result.steps.map((s) => s.written)).toEqual([2, 0, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 1]);
+    const row = (ms: number, bytes: number, open: number) => ({
+      updated_at: new Date(Date.parse("2026-03-01T10:00:00.000Z") + ms).toISOString(),
+      bytes_stored: bytes,
+      open_tasks: open,
+    });
     expect(result.steps.map((s) => s.stored)).toEqual([
-      { updated_at: "2026-03-01T10:00:00.000Z", bytes_stored: 10_000 },
-      { updated_at: "2026-03-01T10:00:00.000Z", bytes_stored: 10_000 },
-      { updated_at: "2026-03-01T10:00:20.000Z", bytes_stored: 14_000 },
-      { updated_at: "2026-03-01T10:00:20.000Z", bytes_stored: 14_000 },
-      { updated_at: "2026-03-01T10:00:31.000Z", bytes_stored: 14_000 + SUMMARY_BYTES_LAG },
-      { updated_at: "2026-03-01T10:00:31.000Z", bytes_stored: 14_000 + SUMMARY_BYTES_LAG },
-      { updated_at: "2026-03-01T10:01:31.000Z", bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 9 },
-      { updated_at: "2026-03-01T10:01:31.001Z", bytes_stored: 14_000 + SUMMARY_BYTES_LAG + 9 },
+      row(0, 10_000, 0),
+      row(0, 10_000, 0),
+      row(0, 10_000, 0),
+      row(20_000, 14_000, 1),
+      row(20_000, 14_000, 1),
+      row(21_000, 14_000, 2),
+      row(21_000, 14_000, 2),
+      row(31_000, 14_000 + SUMMARY_BYTES_LAG, 2),
+      row(31_000, 14_000 + SUMMARY_BYTES_LAG, 2),
+      row(31_000 + SUMMARY_TIME_LAG_MS, 14_000 + SUMMARY_BYTES_LAG + 9, 2),
+      row(32_000 + 2 * SUMMARY_TIME_LAG_MS, 14_000 + SUMMARY_BYTES_LAG + 9, 1),
+      row(32_001 + 2 * SUMMARY_TIME_LAG_MS, 14_000 + SUMMARY_BYTES_LAG + 9, 0),
+      row(32_002 + 2 * SUMMARY_TIME_LAG_MS, 14_000 + SUMMARY_BYTES_LAG + 9, 0),
     ]);
     expect(result.worst).toBeGreaterThan(0);
     expect(result.worst).toBeLessThan(SUMMARY_BYTES_LAG);

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { AccountObject } from "../../src/account/account-object";
 import { SUMMARY_TIME_LAG_MS } from "../../src/account/workflow-index";
 import { newWorkflowId } from "../../src/ids";
+import { meter } from "../../src/meter";
 import { ACCOUNT_LAZY_PUSH_MS, ACCOUNT_PUSH_DELAY_MS, type AccountOutbox } from "../../src/workflow/account-outbox";
 import type { WorkflowObject } from "../../src/workflow/workflow-object";
 import { pushToAccount, storedTotals, stubFor, value } from "./rpc";
@@ -194,5 +195,63 @@ describe("account index pushes", () => {
     // The alarm's own transaction stores the acknowledgement.
     expect(stored).toBe(last);
     expect((await account.search(`Lost ${id}`, 5)).results.map((r) => r.text)).toEqual([`Lost ${id}? → no`]);
+  });
+
+  it("a task's start waits for an alarm already due to show its counts, never for one of its own; the alarm settles them (after a restart too)", async () => {
+    const { id, workflow, account, task } = await setUp();
+    const indexedOpen = async () => (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
+    const outOfWindow = () => new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+    expect(await indexedOpen()).toBe(1);
+    const start = async (name: string) => {
+      value(await workflow.startTask(ACCOUNT, { workflow_id: id, name, goal: "Counted" }));
+      const pushed = await caughtUp(workflow, 1000);
+      expect(pushed.synced).toBe(pushed.last);
+      // Its memory document is pushed at once either way.
+      expect((await account.search(name, 5)).results).toHaveLength(1);
+      return pushed;
+    };
+    // No alarm due: the counts are stored with the push, and no alarm is set for them.
+    const second = await start(`Second ${id}`);
+    expect(await indexedOpen()).toBe(2);
+    expect(second.alarm).toBeNull();
+    // A milestone's alarm is due: the next start's counts wait for it, and it settles them.
+    await outOfWindow();
+    const milestone = () => workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "halfway" });
+    value(await milestone());
+    const due = (await syncState(workflow)).alarm;
+    expect(due).not.toBeNull();
+    expect(due).toBeLessThanOrEqual(Date.now() + ACCOUNT_LAZY_PUSH_MS);
+    const third = await start(`Third ${id}`);
+    expect(await indexedOpen()).toBe(2);
+    expect(third.alarm).toBe(due);
+    expect(await runDurableObjectAlarm(workflow)).toBe(true);
+    expect(await indexedOpen()).toBe(3);
+    // The same, then the object forgets what it knew, as a new instance knows nothing of it: its alarm settles too.
+    await outOfWindow();
+    value(await milestone());
+    await start(`Fourth ${id}`);
+    expect(await indexedOpen()).toBe(3);
+    await runInDurableObject(workflow, (instance) => {
+      Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { countsWaiting: false, lastPushAt: 0, alarmDueBy: 0 });
+    });
+    expect(await runDurableObjectAlarm(workflow)).toBe(true);
+    expect(await indexedOpen()).toBe(4);
+    // A new instance's alarm with nothing to push or settle: its settling push writes no row anywhere.
+    await runInDurableObject(workflow, (instance, state) => {
+      Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { countsWaiting: false, lastPushAt: 0, alarmDueBy: 0 });
+      return state.storage.setAlarm(Date.now());
+    });
+    const wasOn = meter.on;
+    meter.on = true;
+    try {
+      const before = meter.read().objects;
+      expect(await runDurableObjectAlarm(workflow)).toBe(true);
+      const after = meter.read().objects;
+      expect(after.account.requests - before.account.requests).toBe(1);
+      expect(after.account.rows_written - before.account.rows_written).toBe(0);
+      expect(after.workflow.rows_written - before.workflow.rows_written).toBe(0);
+    } finally {
+      meter.on = wasOn;
+    }
   });
 });
