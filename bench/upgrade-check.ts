@@ -23,6 +23,8 @@ import { checkOutOldBuild } from "./lib/old-build.ts";
 const ROOT = join(import.meta.dirname, "..");
 const ref = process.argv[2] ?? "d0cf18c";
 const keep = process.argv.includes("--keep");
+/** Stop the old build at once, its account pushes still due (a deploy waits for nothing): their alarms then run on this build. */
+const noWait = process.argv.includes("--no-wait");
 const token = `dev-token-${Math.random().toString(36).slice(2, 12)}`;
 const signingKeys = execFileSync(process.execPath, [join(ROOT, "scripts", "signing-key.mjs")], { cwd: ROOT }).toString().trim();
 const vars = { WAYMARK_SIGNING_KEYS: signingKeys };
@@ -36,8 +38,10 @@ interface Filled {
   workflows: { id: string; name: string; share: string | null; tasks: string[] }[];
   revokedShare: string;
   milestoneTask: string;
-  openTask: string;
+  openTask: { taskId: string; nonce: string };
   openWorkflow: string;
+  /** Signs a completion as the device's helper does. */
+  signCompletion(task: { taskId: string; nonce: string }): Promise<Record<string, unknown>>;
 }
 
 async function fill(callTool: CallTool): Promise<Filled> {
@@ -58,13 +62,8 @@ async function fill(callTool: CallTool): Promise<Filled> {
     });
     return { taskId: String(started.task_id), nonce: keys.nonceOf(snapshot) };
   };
-  const complete = async (task: { taskId: string; nonce: string }, status: string, summary: string) =>
-    callTool("complete_task", {
-      task_id: task.taskId,
-      status,
-      outcome: { summary, achievements: [`${summary} achieved`], manual_review_needed: status === "failed" },
-      metadata: { commands_executed: ["npm test"], tests_status: status === "failed" ? "failed" : "passed" },
-      changes: await device.signChanges(
+  const signCompletion = (task: { taskId: string; nonce: string }) =>
+    device.signChanges(
         {
           type: "git",
           start_head: head,
@@ -75,11 +74,18 @@ async function fill(callTool: CallTool): Promise<Filled> {
         null,
         task.taskId,
         task.nonce,
-      ),
+      );
+  const complete = async (task: { taskId: string; nonce: string }, status: string, summary: string) =>
+    callTool("complete_task", {
+      task_id: task.taskId,
+      status,
+      outcome: { summary, achievements: [`${summary} achieved`], manual_review_needed: status === "failed" },
+      metadata: { commands_executed: ["npm test"], tests_status: status === "failed" ? "failed" : "passed" },
+      changes: await signCompletion(task),
     });
   let milestoneTask = "";
-  let openTask = "";
-  for (const [n, name] of ["Billing export", "Auth rewrite", "Search index"].entries()) {
+  let openTask = { taskId: "", nonce: "" };
+  for (const [n, name] of ["Billing export", "Auth rewrite", "Search index", "Docs pass"].entries()) {
     const wf = await callTool("start_workflow", {
       name,
       description: `${name} description`,
@@ -126,7 +132,7 @@ async function fill(callTool: CallTool): Promise<Filled> {
     if (n === 1) {
       await complete(root, "success", `${name} root done`);
       await callTool("complete_workflow", { workflow_id: id, status: "partial_success", summary: `${name} finished`, achievements: ["most"] });
-    } else if (n === 0) openTask = root.taskId;
+    } else if (n === 0) openTask = root;
     workflows.push({ id, name, share: wf.share_url ? String(wf.share_url) : null, tasks });
   }
   // The owner's verdicts from the page.
@@ -143,7 +149,22 @@ async function fill(callTool: CallTool): Promise<Filled> {
     body: JSON.stringify({ action: "revoke" }),
   });
   if (!revoked.ok) throw new Error(`revoke answered ${revoked.status}: ${await revoked.text()}`);
-  return { workflows, revokedShare: third.share ?? "", milestoneTask, openTask, openWorkflow: a.id };
+  // The second workflow's link with a day's expiry; the fourth's rotated, then expired.
+  const manage = async (wf: Filled["workflows"][0], body: Record<string, unknown>) => {
+    const response = await fetch(`${url}/api/workflows/${wf.id}/share`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`share ${JSON.stringify(body)} answered ${response.status}: ${await response.text()}`);
+    return (await response.json()) as { share_url: string | null };
+  };
+  await manage(b, { action: "set_expiry", expires_in_seconds: 86_400 });
+  const fourth = workflows[3] as Filled["workflows"][0];
+  fourth.share = (await manage(fourth, { action: "rotate" })).share_url;
+  await manage(fourth, { action: "set_expiry", expires_in_seconds: 1 });
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  return { workflows, revokedShare: third.share ?? "", milestoneTask, openTask, openWorkflow: a.id, signCompletion };
 }
 
 /** Everything a user reads, by name: status and body, the CSP nonce masked. */
@@ -151,7 +172,7 @@ async function capture(callTool: CallTool, filled: Filled, phase: string): Promi
   const out = new Map<string, string>();
   const cookie = await ownerSession(url, token);
   const get = async (name: string, path: string, headers: Record<string, string> = {}) => {
-    const response = await fetch(new URL(path, url), { headers, redirect: "manual" });
+    const response = await patientFetch(new URL(path, url).href, { headers, redirect: "manual" });
     const body = await response.text();
     out.set(name, `${response.status}\n${comparable(body)}`);
     return body;
@@ -191,6 +212,14 @@ async function capture(callTool: CallTool, filled: Filled, phase: string): Promi
   return out;
 }
 
+/** A read retried once after the wait a 429 asks for (exports are 20 a minute per account, wrangler.toml). */
+async function patientFetch(target: string, init: RequestInit): Promise<Response> {
+  const response = await fetch(target, init);
+  if (response.status !== 429) return response;
+  await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get("Retry-After") ?? 60)));
+  return fetch(target, init);
+}
+
 /**
  * What must not change between two reads: the page's CSP nonce and an export statement's issue
  * time and signature (signed at each download) are masked, everything else is kept byte for byte.
@@ -220,11 +249,26 @@ try {
     const callTool = toolCaller(fetch, `${url}/mcp`, token);
     filled = await fill(callTool);
     // The first read delivers the owner's feedback to the agent (its delivered_at): the second is what the upgrade must keep.
-    await capture(callTool, filled, "before");
+    for (const wf of filled.workflows) await callTool("get_workflow", { workflow_id: wf.id });
     seen = await capture(callTool, filled, "before");
+    // What the comparison holds the new build to: the live links open, the revoked and expired ones refused, every export served.
+    const status = (name: string) => Number((seen.get(name) ?? "0").split("\n", 1)[0]);
+    const [billing, auth, search, docs] = filled.workflows.map((wf) => wf.name);
+    const expected: [string, (code: number) => boolean][] = [
+      [`share page ${billing}`, (code) => code === 200],
+      [`share page ${auth}`, (code) => code === 200],
+      [`share page ${search}`, (code) => code >= 400],
+      [`share page ${docs}`, (code) => code >= 400],
+      ...filled.workflows.flatMap((wf): [string, (code: number) => boolean][] => [
+        [`owner page ${wf.name}`, (code) => code === 200],
+        [`export.json ${wf.name}`, (code) => code === 200],
+        [`export.md ${wf.name}`, (code) => code === 200],
+      ]),
+    ];
+    for (const [name, holds] of expected) if (!holds(status(name))) problems.push(`on the old build, ${name} answered ${status(name)}`);
     resumedBefore = await callTool("start_workflow", { name: "Billing export" });
-    // The account pushes the old build scheduled, done before it stops.
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    // The account pushes the old build scheduled, done before it stops (unless --no-wait).
+    if (!noWait) await new Promise((resolve) => setTimeout(resolve, 5_000));
   } finally {
     await before.stop();
   }
@@ -256,8 +300,20 @@ try {
       problems.push(`resume by name: ${JSON.stringify(resumedBefore)}\n  → ${JSON.stringify(resumed)}`);
     // Writing on: entries on the old task come after its old ones, a new task after the old tasks.
     await callTool("log_milestone", { task_id: filled.milestoneTask, message: "after the upgrade" });
-    await callTool("log_decision", { task_id: filled.openTask, category: "other", question: "after?", chosen: "yes", reasoning: "upgrade" });
-    await callTool("complete_task", { task_id: filled.openTask, status: "success", outcome: { summary: "closed after the upgrade" } });
+    // The device's helper completes the task it started on the old build: signed, naming that start's nonce.
+    await callTool("log_decision", {
+      task_id: filled.openTask.taskId,
+      category: "other",
+      question: "after?",
+      chosen: "yes",
+      reasoning: "upgrade",
+    });
+    await callTool("complete_task", {
+      task_id: filled.openTask.taskId,
+      status: "success",
+      outcome: { summary: "closed after the upgrade" },
+      changes: await filled.signCompletion(filled.openTask),
+    });
     const fresh = await callTool("start_task", { workflow_id: filled.openWorkflow, name: "New task", goal: "after the upgrade" });
     await callTool("log_issue", {
       task_id: String(fresh.task_id),
@@ -266,9 +322,12 @@ try {
       resolution: "none",
       requires_human_review: true,
     });
-    const finalText = await (
-      await fetch(`${url}/api/workflows/${filled.openWorkflow}/export.json`, { headers: { Authorization: `Bearer ${token}` } })
-    ).text();
+    const finalResponse = await patientFetch(`${url}/api/workflows/${filled.openWorkflow}/export.json`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    const finalText = await finalResponse.text();
+    writeFileSync(join(files, "final.json"), finalText);
+    if (!finalResponse.ok) throw new Error(`the export after writing on answered ${finalResponse.status}: ${finalText.slice(0, 500)}`);
     const exported = JSON.parse(finalText) as {
       milestones: { message: string; task_id: string }[];
       decisions: { question: string }[];
@@ -281,8 +340,27 @@ try {
     if (exported.decisions.at(-1)?.question !== "after?") problems.push(`last decision: ${exported.decisions.at(-1)?.question}`);
     if (exported.issues.at(-1)?.description !== "new issue") problems.push(`last issue: ${exported.issues.at(-1)?.description}`);
     if (exported.tasks.at(-1)?.id !== fresh.task_id) problems.push("the new task is not last");
-    const task = (await callTool("get_workflow", { task_id: filled.milestoneTask })) as { milestones?: { message: string }[] };
-    console.log(`upgrade-check: the old task's newest milestones: ${JSON.stringify(task.milestones?.slice(-2))}`);
+    // The account side on upgraded data: resume by name finds the open workflow, never the completed
+    // one; the dashboard row counts the writes made after the upgrade (counts may wait for the
+    // workflow's alarm, ACCOUNT_LAZY_PUSH_MS: polled up to 90 s).
+    const [billing, auth, search] = filled.workflows as [Filled["workflows"][0], Filled["workflows"][0], Filled["workflows"][0]];
+    const searchResumed = await callTool("start_workflow", { name: search.name });
+    if (searchResumed.workflow_id !== search.id || searchResumed.resumed !== true)
+      problems.push(`resume by name of the open "${search.name}": ${JSON.stringify(searchResumed)}`);
+    const authAgain = await callTool("start_workflow", { name: auth.name });
+    if (authAgain.workflow_id === auth.id) problems.push(`the completed "${auth.name}" was resumed: ${JSON.stringify(authAgain)}`);
+    const deadline = Date.now() + 90_000;
+    let row: { tasks?: number; open_tasks?: number } | undefined;
+    for (;;) {
+      const page = (await (await fetch(`${url}/api/workflows`, { headers: { Authorization: `Bearer ${token}` } })).json()) as {
+        rows: { id: string; tasks: number; open_tasks: number }[];
+      };
+      row = page.rows.find((r) => r.id === billing.id);
+      if ((row?.tasks === 4 && row.open_tasks === 1) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    if (row?.tasks !== 4 || row.open_tasks !== 1)
+      problems.push(`the dashboard row of "${billing.name}" after writing on: ${JSON.stringify(row)} (4 tasks, 1 open expected)`);
     const final = join(files, "final.json");
     writeFileSync(final, finalText);
     const finalCheck = verify(final);
