@@ -3,11 +3,13 @@
  * The upgrade as an operator makes it: an older build (`node bench/upgrade-check.ts [ref]`, d0cf18c
  * by default) serves a persisted state directory that real clients fill (workflows with tasks,
  * subtasks, every log kind, a task past its log window, a failed task, a completed workflow, a
- * paired device's signed completions, the owner's verdicts, a live and a revoked share link, the
- * exports and `waymark verify` on them); then this build serves the same directory on the same
- * port, and everything a user reads is read again and compared byte for byte (CSP nonces aside).
- * Then it keeps writing to the upgraded workflows and checks the new entries read back after the
- * old ones. Prints each difference; exits 1 when any.
+ * paired device's signed completions, the owner's verdicts, live, expiring, revoked and expired
+ * share links, the exports and `waymark verify` on them); then this build serves the same directory
+ * on the same port, and everything a user reads is read again and compared byte for byte (what is
+ * new at each read masked: `comparable`). Then it keeps writing to the upgraded workflows and checks
+ * the new entries read back after the old ones, and the account's resume and dashboard row. Prints
+ * each difference; exits 1 when any. `waymark verify` is the helper's build (npm run build:helper).
+ * docs/storage.md ("Upgrading over existing data") has what it found.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,7 +28,9 @@ const keep = process.argv.includes("--keep");
 /** Stop the old build at once, its account pushes still due (a deploy waits for nothing): their alarms then run on this build. */
 const noWait = process.argv.includes("--no-wait");
 const token = `dev-token-${Math.random().toString(36).slice(2, 12)}`;
-const signingKeys = execFileSync(process.execPath, [join(ROOT, "scripts", "signing-key.mjs")], { cwd: ROOT }).toString().trim();
+const signingKeys = execFileSync(process.execPath, [join(ROOT, "scripts", "signing-key.mjs")], { cwd: ROOT })
+  .toString()
+  .trim();
 const vars = { WAYMARK_SIGNING_KEYS: signingKeys };
 const state = mkdtempSync(join(tmpdir(), "waymark-upgrade-"));
 const files = mkdtempSync(join(tmpdir(), "waymark-upgrade-files-"));
@@ -36,7 +40,6 @@ const url = `http://127.0.0.1:${port}`;
 
 interface Filled {
   workflows: { id: string; name: string; share: string | null; tasks: string[] }[];
-  revokedShare: string;
   milestoneTask: string;
   openTask: { taskId: string; nonce: string };
   openWorkflow: string;
@@ -64,17 +67,17 @@ async function fill(callTool: CallTool): Promise<Filled> {
   };
   const signCompletion = (task: { taskId: string; nonce: string }) =>
     device.signChanges(
-        {
-          type: "git",
-          start_head: head,
-          head,
-          committed: [],
-          dirty: [{ path: `src/${task.taskId}.ts`, head: null, worktree: { mode: "100644", blob: "a".repeat(40) } }],
-        },
-        null,
-        task.taskId,
-        task.nonce,
-      );
+      {
+        type: "git",
+        start_head: head,
+        head,
+        committed: [],
+        dirty: [{ path: `src/${task.taskId}.ts`, head: null, worktree: { mode: "100644", blob: "a".repeat(40) } }],
+      },
+      null,
+      task.taskId,
+      task.nonce,
+    );
   const complete = async (task: { taskId: string; nonce: string }, status: string, summary: string) =>
     callTool("complete_task", {
       task_id: task.taskId,
@@ -117,7 +120,12 @@ async function fill(callTool: CallTool): Promise<Filled> {
       });
     const milestones = n === 0 ? 130 : 5;
     for (let i = 0; i < milestones; i++)
-      await callTool("log_milestone", { task_id: (n === 0 ? root : child).taskId, message: `${name} milestone ${i}`, progress: Math.min(100, i), metadata: { i } });
+      await callTool("log_milestone", {
+        task_id: (n === 0 ? root : child).taskId,
+        message: `${name} milestone ${i}`,
+        progress: Math.min(100, i),
+        metadata: { i },
+      });
     await callTool("log_decision", {
       task_id: child.taskId,
       category: "trade_off",
@@ -131,7 +139,12 @@ async function fill(callTool: CallTool): Promise<Filled> {
     const tasks = [root.taskId, child.taskId, sibling.taskId];
     if (n === 1) {
       await complete(root, "success", `${name} root done`);
-      await callTool("complete_workflow", { workflow_id: id, status: "partial_success", summary: `${name} finished`, achievements: ["most"] });
+      await callTool("complete_workflow", {
+        workflow_id: id,
+        status: "partial_success",
+        summary: `${name} finished`,
+        achievements: ["most"],
+      });
     } else if (n === 0) openTask = root;
     workflows.push({ id, name, share: wf.share_url ? String(wf.share_url) : null, tasks });
   }
@@ -164,7 +177,7 @@ async function fill(callTool: CallTool): Promise<Filled> {
   fourth.share = (await manage(fourth, { action: "rotate" })).share_url;
   await manage(fourth, { action: "set_expiry", expires_in_seconds: 1 });
   await new Promise((resolve) => setTimeout(resolve, 1_500));
-  return { workflows, revokedShare: third.share ?? "", milestoneTask, openTask, openWorkflow: a.id, signCompletion };
+  return { workflows, milestoneTask, openTask, openWorkflow: a.id, signCompletion };
 }
 
 /** Everything a user reads, by name: status and body, the CSP nonce masked. */
@@ -293,7 +306,8 @@ try {
     // `waymark verify` on the exports downloaded before passed, and gives the same report on the ones downloaded after (compared above).
     for (const wf of filled.workflows) {
       const result = seen.get(`verify ${wf.name}`) ?? "";
-      if (!result.startsWith("0\n")) problems.push(`verify of an export downloaded before the upgrade, on the old build (${wf.name}):\n${result}`);
+      if (!result.startsWith("0\n"))
+        problems.push(`verify of an export downloaded before the upgrade, on the old build (${wf.name}):\n${result}`);
     }
     const resumed = await callTool("start_workflow", { name: "Billing export" });
     if (JSON.stringify(resumed) !== JSON.stringify(resumedBefore))
