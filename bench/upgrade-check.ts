@@ -3,21 +3,25 @@
  * The upgrade as an operator makes it: an older build (`node bench/upgrade-check.ts [ref]`, d0cf18c
  * by default) serves a persisted state directory that real clients fill (workflows with tasks,
  * subtasks, every log kind, a task past its log window, a failed task, a completed workflow, a
- * paired device's signed completions, the owner's verdicts, live, expiring, revoked and expired
+ * paired device's signed completions, a workflow the real helper records in a git repository with
+ * a device paired as a person pairs one, the owner's verdicts, live, expiring, revoked and expired
  * share links, the exports and `waymark verify` on them); then this build serves the same directory
  * on the same port, and everything a user reads is read again and compared byte for byte (what is
  * new at each read masked: `comparable`). Then it keeps writing to the upgraded workflows and checks
- * the new entries read back after the old ones, and the account's resume and dashboard row. Prints
- * each difference; exits 1 when any. `waymark verify` is the helper's build (npm run build:helper).
+ * the new entries read back after the old ones (the helper completes the task it started on the old
+ * build), and the account's resume and dashboard row. Prints each difference; exits 1 when any.
+ * The helper (`waymark mcp`, `waymark verify`) is this checkout's build (npm run build:helper).
  * docs/storage.md ("Upgrading over existing data") has what it found.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, SYSTEM_NODE } from "../client-helper/test/support.ts";
 import { type CallTool, toolCaller } from "../test/pages/fixture.ts";
+import { connectThroughHelper } from "../test/support/agents.ts";
 import { freePort, startDevServer } from "../test/support/dev-server.ts";
+import { ok } from "../test/support/mcp-client.ts";
 import { ownerSession, reviewTask } from "../test/support/owner-session.ts";
 import { approvedDevice, loadDeviceKeys } from "./lib/device-keys.ts";
 import { checkOutOldBuild } from "./lib/old-build.ts";
@@ -45,6 +49,87 @@ interface Filled {
   openWorkflow: string;
   /** Signs a completion as the device's helper does. */
   signCompletion(task: { taskId: string; nonce: string }): Promise<Record<string, unknown>>;
+  /** The workflow the real helper recorded in a git repository, and its task left open. */
+  helper: { workflowId: string; name: string; openTask: string };
+}
+
+/** The real helper (`waymark mcp`, this checkout's build) of a device paired as a person pairs one, in a git repository. */
+const helperHome = {
+  config: mkdtempSync(join(tmpdir(), "waymark-upgrade-config-")),
+  cache: mkdtempSync(join(tmpdir(), "waymark-upgrade-cache-")),
+  repo: mkdtempSync(join(tmpdir(), "waymark-upgrade-repo-")),
+};
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "Dev",
+  GIT_AUTHOR_EMAIL: "dev@example.com",
+  GIT_COMMITTER_NAME: "Dev",
+  GIT_COMMITTER_EMAIL: "dev@example.com",
+};
+const git = (...args: string[]) => execFileSync("git", args, { cwd: helperHome.repo, env: GIT_ENV, encoding: "utf8" });
+const connectHelper = () =>
+  connectThroughHelper({ url, token }, helperHome.repo, {
+    cacheHome: helperHome.cache,
+    env: { XDG_CONFIG_HOME: helperHome.config },
+    quiet: true,
+  });
+
+/** `waymark device pair`, then the owner approves its code on the Devices page; the key is pinned in the allowed signers. */
+async function pairHelper(cookie: string): Promise<void> {
+  const env = { ...process.env, XDG_CONFIG_HOME: helperHome.config, WAYMARK_TOKEN: token };
+  const run = spawnSync(SYSTEM_NODE, [BIN, "device", "pair", "--url", `${url}/mcp`, "--name", "workstation"], { env, encoding: "utf8" });
+  const code = /\b[A-Z2-9]{4}-[A-Z2-9]{4}\b/.exec(run.stdout)?.[0];
+  const line = run.stdout
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l.includes("waymark-ed25519"));
+  if (run.status !== 0 || !code || !line) throw new Error(`waymark device pair: ${run.status}\n${run.stdout}${run.stderr}`);
+  const approved = await fetch(`${url}/dashboard/devices/approve`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: url, Cookie: cookie },
+    body: new URLSearchParams({ code, name: "workstation" }).toString(),
+    redirect: "manual",
+  });
+  if (approved.status !== 303) throw new Error(`approving ${code} answered ${approved.status}: ${(await approved.text()).slice(0, 300)}`);
+  appendFileSync(signers, `${line}\n`);
+}
+
+/** An agent's session through the helper: a task that commits, one that fails, one left open with an uncommitted edit. */
+async function helperWork(workflows: Filled["workflows"]): Promise<Filled["helper"]> {
+  git("init", "-q", "-b", "main");
+  writeFileSync(join(helperHome.repo, "README.md"), "# Demo\n");
+  git("add", "-A");
+  git("commit", "-qm", "initial");
+  const agent = await connectHelper();
+  try {
+    const name = "Helper work";
+    const wf = await ok<{ workflow_id: string; share_url: string }>(agent, "start_workflow", { name });
+    const start = (task: string) =>
+      ok<{ task_id: string }>(agent, "start_task", { workflow_id: wf.workflow_id, name: task, goal: `${task} done`, areas: ["src/**"] });
+    const first = await start("Add the parser");
+    writeFileSync(join(helperHome.repo, "parser.ts"), "export const parse = (s: string) => s.split(',');\n");
+    await ok(agent, "log_milestone", { task_id: first.task_id, message: "parser written", progress: 80 });
+    git("add", "-A");
+    git("commit", "-qm", "Add the parser");
+    await ok(agent, "complete_task", { task_id: first.task_id, status: "success", outcome: { summary: "parser added" } });
+    const failing = await start("Speed it up");
+    writeFileSync(join(helperHome.repo, "parser.ts"), "export const parse = (s: string) => s.split(/,/);\n");
+    await ok(agent, "log_issue", {
+      task_id: failing.task_id,
+      type: "other",
+      description: "slower",
+      resolution: "reverted",
+      requires_human_review: true,
+    });
+    git("checkout", "--", "parser.ts");
+    await ok(agent, "complete_task", { task_id: failing.task_id, status: "failed", outcome: { summary: "no faster" } });
+    const open = await start("Document it");
+    writeFileSync(join(helperHome.repo, "README.md"), "# Demo\n\nparse(s) splits on commas.\n");
+    workflows.push({ id: wf.workflow_id, name, share: wf.share_url, tasks: [first.task_id, failing.task_id, open.task_id] });
+    return { workflowId: wf.workflow_id, name, openTask: open.task_id };
+  } finally {
+    await agent.close();
+  }
 }
 
 async function fill(callTool: CallTool): Promise<Filled> {
@@ -150,6 +235,8 @@ async function fill(callTool: CallTool): Promise<Filled> {
   }
   // The owner's verdicts from the page.
   const cookie = await ownerSession(url, token);
+  await pairHelper(cookie);
+  const helper = await helperWork(workflows);
   const [a, b] = workflows as [Filled["workflows"][0], Filled["workflows"][0]];
   await reviewTask(url, cookie, { workflow: a.id, task: a.tasks[1] as string, verdict: "approved", body: "Looks right" });
   await reviewTask(url, cookie, { workflow: b.id, task: b.tasks[2] as string, verdict: "changes_requested", body: "Retry the failure" });
@@ -177,7 +264,7 @@ async function fill(callTool: CallTool): Promise<Filled> {
   fourth.share = (await manage(fourth, { action: "rotate" })).share_url;
   await manage(fourth, { action: "set_expiry", expires_in_seconds: 1 });
   await new Promise((resolve) => setTimeout(resolve, 1_500));
-  return { workflows, milestoneTask, openTask, openWorkflow: a.id, signCompletion };
+  return { workflows, milestoneTask, openTask, openWorkflow: a.id, signCompletion, helper };
 }
 
 /** Everything a user reads, by name: status and body, the CSP nonce masked. */
@@ -328,6 +415,33 @@ try {
       outcome: { summary: "closed after the upgrade" },
       changes: await filled.signCompletion(filled.openTask),
     });
+    // The helper started a task on the old build; a new helper process (same cache) completes it on this one.
+    const agent = await connectHelper();
+    try {
+      git("add", "-A");
+      git("commit", "-qm", "Document the parser");
+      await ok(agent, "complete_task", { task_id: filled.helper.openTask, status: "success", outcome: { summary: "documented" } });
+      const resumedHelper = await ok<{ workflow_id: string }>(agent, "start_workflow", { name: filled.helper.name });
+      if (resumedHelper.workflow_id !== filled.helper.workflowId)
+        problems.push(`the helper's resume by name: ${JSON.stringify(resumedHelper)}`);
+    } finally {
+      await agent.close();
+    }
+    const helperExport = join(files, "helper-final.json");
+    const helperResponse = await patientFetch(`${url}/api/workflows/${filled.helper.workflowId}/export.json`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    writeFileSync(helperExport, await helperResponse.text());
+    const helperCheck = verify(helperExport);
+    if (!helperCheck.startsWith("0\n") || !helperCheck.includes("checked, allowed signer"))
+      problems.push(`verify of the helper's workflow after its task completed across the upgrade:\n${helperCheck}`);
+    else
+      console.log(
+        `upgrade-check: the helper's workflow after the upgrade: ${helperCheck
+          .split("\n")
+          .filter((l) => l.includes("files:"))
+          .join(" ")}`,
+      );
     const fresh = await callTool("start_task", { workflow_id: filled.openWorkflow, name: "New task", goal: "after the upgrade" });
     await callTool("log_issue", {
       task_id: String(fresh.task_id),
@@ -384,7 +498,7 @@ try {
   }
 } finally {
   old.remove();
-  if (!keep) rmSync(state, { recursive: true, force: true });
+  if (!keep) for (const dir of [state, ...Object.values(helperHome)]) rmSync(dir, { recursive: true, force: true });
 }
 console.log(`upgrade-check: ${problems.length} difference(s)${problems.length ? `\n${problems.join("\n")}` : ""}`);
 process.exitCode = problems.length ? 1 : 0;
