@@ -29,7 +29,7 @@ import { checkOutOldBuild } from "./lib/old-build.ts";
 const ROOT = join(import.meta.dirname, "..");
 const ref = process.argv[2] ?? "d0cf18c";
 const keep = process.argv.includes("--keep");
-/** Stop the old build at once, its account pushes still due (a deploy waits for nothing): their alarms then run on this build. */
+/** Stop the old build right after the last read, without waiting for its account pushes (a deploy waits for nothing): any still due run on this build. */
 const noWait = process.argv.includes("--no-wait");
 const token = `dev-token-${Math.random().toString(36).slice(2, 12)}`;
 const signingKeys = execFileSync(process.execPath, [join(ROOT, "scripts", "signing-key.mjs")], { cwd: ROOT })
