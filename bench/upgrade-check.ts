@@ -501,4 +501,6 @@ try {
   if (!keep) for (const dir of [state, ...Object.values(helperHome)]) rmSync(dir, { recursive: true, force: true });
 }
 console.log(`upgrade-check: ${problems.length} difference(s)${problems.length ? `\n${problems.join("\n")}` : ""}`);
+// The reads of each side are kept where they differ (named in each difference), and with --keep.
+if (problems.length === 0 && !keep) rmSync(files, { recursive: true, force: true });
 process.exitCode = problems.length ? 1 : 0;
