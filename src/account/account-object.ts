@@ -58,7 +58,14 @@ import {
   Webhooks,
 } from "./webhooks";
 import { WorkSearch, type WorkSearchResult } from "./work-search";
-import { type AccountTotals, type CountsRule, type DashboardRow, type ResumeCandidate, WorkflowIndex } from "./workflow-index";
+import {
+  type AccountTotals,
+  type CountsLeft,
+  type CountsRule,
+  type DashboardRow,
+  type ResumeCandidate,
+  WorkflowIndex,
+} from "./workflow-index";
 
 // The RPC contract's types, importable from the object as before the split.
 export type { DashboardMatch, DashboardPage, DashboardQuery } from "./owner-search";
@@ -90,6 +97,8 @@ export interface WorkflowPush {
 /** What a push answers: the generation of the devices' keys, so a workflow learns its copy is stale even if a push of the keys failed. */
 export interface PushAnswer {
   device_generation: number;
+  /** Whether the summary's counts were left for the workflow's alarm to settle (absent from an account before it said). */
+  counts?: CountsLeft;
 }
 
 /** What creating a workflow needs from its account, in one call: resume candidate, quota usage, settings. */
@@ -156,11 +165,11 @@ export class AccountObject extends DurableObject<Env> {
   async recordWorkflow(account: string, summary: WorkflowSummary, push: WorkflowPush = {}): Promise<PushAnswer> {
     let queued = false;
     const holds = push.notifications ? await this.credentialCheck(account) : () => false;
-    let generation: number;
+    let answer: PushAnswer;
     try {
-      generation = this.ctx.storage.transactionSync(() => {
+      answer = this.ctx.storage.transactionSync(() => {
         // The paths first: the summary's one row written counts what they added (and holds the link state the push carries).
-        this.workflows.record(summary, {
+        const counts = this.workflows.record(summary, {
           pathsAdded: push.paths ? this.paths.record(summary.id, push.paths) : 0,
           share: push.share,
           counts: push.counts,
@@ -170,14 +179,14 @@ export class AccountObject extends DurableObject<Env> {
         if (push.insights) this.rollups.apply(push.insights);
         if (push.notifications) queued = this.webhooks.enqueue(account, push.notifications, this.storedSettings.origin(), holds);
         if (push.device_uses) this.devices.touchUsed(push.device_uses);
-        return this.devices.generation();
+        return { device_generation: this.devices.generation(), counts };
       });
     } catch (error) {
       this.workflows.forgetUsage();
       throw error;
     }
     if (queued) await this.scheduleAlarm(Date.now());
-    return { device_generation: generation };
+    return answer;
   }
 
   /** The workflow object pushes its link state after each change; a row is only updated, never created, here. */

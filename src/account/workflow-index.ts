@@ -65,6 +65,13 @@ export const SUMMARY_BYTES_LAG = 64 * 1024;
  */
 export type CountsRule = "may_wait" | "settle";
 
+/**
+ * Whether a push left the stored summary's counts behind ("behind": they wait for the workflow's
+ * alarm) or the stored row counts what the push carried ("current": nothing is left to settle, so
+ * the workflow's alarm need not push again for them).
+ */
+export type CountsLeft = "behind" | "current";
+
 export class WorkflowIndex {
   /**
    * The quotas' usage as stored, kept once read: counting it reads every workflow's row (up to
@@ -87,7 +94,10 @@ export class WorkflowIndex {
    * passes a bound, stores the time and the bytes. A `share` (the link state a new workflow's first
    * push carries) is stored with the row.
    */
-  record(s: WorkflowSummary, options: { pathsAdded?: number; share?: ShareInfo | undefined; counts?: CountsRule | undefined } = {}): void {
+  record(
+    s: WorkflowSummary,
+    options: { pathsAdded?: number; share?: ShareInfo | undefined; counts?: CountsRule | undefined } = {},
+  ): CountsLeft {
     const { pathsAdded = 0, share, counts } = options;
     const repo = s.repository ?? null;
     const key = resumeKey(s.name, repo?.fingerprint);
@@ -106,7 +116,8 @@ export class WorkflowIndex {
       stored.repository_fingerprint === (repo?.fingerprint ?? null);
     if (sameKeys && pathsAdded === 0 && !share) {
       const waits = whatMayWait(stored, s);
-      if (waits === "time" || (waits === "counts" && counts === "may_wait")) return;
+      if (waits === "time") return "current";
+      if (waits === "counts" && counts === "may_wait") return "behind";
     }
     if (this.keptUsage) {
       // The kept usage moves by what the stored row's bytes move.
@@ -123,7 +134,7 @@ export class WorkflowIndex {
           bytes_stored = ${bytes}, files_changed = ${s.files_changed ?? 0}, paths_indexed = paths_indexed + ${pathsAdded}
         WHERE id = ${s.id}`;
       if (share) this.recordShare(s.id, share);
-      return;
+      return "current";
     }
     // A new workflow's first push carries its link: stored with the row (one row written, not two).
     const link = share ?? { created_at: null, expires_at: null, revoked_at: null };
@@ -142,6 +153,7 @@ export class WorkflowIndex {
         repository_fingerprint = excluded.repository_fingerprint, paths_indexed = paths_indexed + excluded.paths_indexed`;
     // The link's columns above only take on a new row; a stored one (its name or status changed) gets them here.
     if (share && stored) this.recordShare(s.id, share);
+    return "current";
   }
 
   /** A share link's state; a row is only updated, never created, here. */

@@ -102,7 +102,7 @@ export class AccountOutbox {
   private unsavedAck = 0;
   /** The last event a reply waits to see pushed (a workflow's start or completion): a push under way goes on until it is in. */
   private urgentSeq = 0;
-  /** A push since the alarm last settled let the index leave the summary's counts behind (countsRule). */
+  /** The index may have left the summary's counts behind (countsRule; its answer says, once it answered). */
   private countsWaiting = false;
   /** The alarm fired with counts waiting (or not known not to be): the next push settles them (the alarm flushes when this is set). */
   private settleDue = false;
@@ -241,10 +241,11 @@ export class AccountOutbox {
         // An account from before the answer existed answers nothing.
         if (answer) this.devices.noteGeneration(answer.device_generation);
         if (this.pendingShare === share) this.pendingShare = undefined;
-        if (settle) {
-          this.settleDue = false;
-          this.countsWaiting = false;
-        }
+        if (settle) this.settleDue = false;
+        // The index says whether it left the counts behind: a push that stored the row (a completion's,
+        // with its paths) settled them as the alarm's would, so the alarm makes no push for them.
+        if (answer?.counts !== undefined) this.countsWaiting = answer.counts === "behind";
+        else if (settle) this.countsWaiting = false;
         // A settling push of the summary alone acknowledges nothing new (storing it again would be a row written).
         if (page.events.length > 0) this.unsavedAck = Math.max(this.unsavedAck, page.next_seq);
         // Events committed while the index answered wait for the window's alarm their writes set (afterWrite),

@@ -197,6 +197,43 @@ describe("account index pushes", () => {
     expect((await account.search(`Lost ${id}`, 5)).results.map((r) => r.text)).toEqual([`Lost ${id}? → no`]);
   });
 
+  it("counts a later push stored leave the alarm nothing to settle: it makes no request to the account", async () => {
+    const { id, workflow, account, task } = await setUp();
+    const indexedOpen = async () => (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
+    const outOfWindow = () => new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+    // A milestone's alarm is due; a task's start then leaves its counts for it.
+    await outOfWindow();
+    value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "halfway" }));
+    value(await workflow.startTask(ACCOUNT, { workflow_id: id, name: `Waits ${id}`, goal: "Counted later" }));
+    await caughtUp(workflow, 1000);
+    expect(await indexedOpen()).toBe(1);
+    // An issue that asks for review is stored at once, and the row with it counts the open tasks too.
+    await outOfWindow();
+    value(
+      await workflow.logIssue(ACCOUNT, {
+        task_id: task.task_id,
+        type: "bug_encountered",
+        description: "Needs a person",
+        resolution: "Asked",
+        requires_human_review: true,
+      }),
+    );
+    const pushed = await caughtUp(workflow, 1000);
+    expect(pushed.synced).toBe(pushed.last);
+    expect(await indexedOpen()).toBe(2);
+    const wasOn = meter.on;
+    meter.on = true;
+    try {
+      const before = meter.read().objects;
+      expect(await runDurableObjectAlarm(workflow)).toBe(true);
+      const after = meter.read().objects;
+      expect(after.account.requests - before.account.requests).toBe(0);
+    } finally {
+      meter.on = wasOn;
+    }
+    expect(await indexedOpen()).toBe(2);
+  });
+
   it("a task's start waits for an alarm already due to show its counts, never for one of its own; the alarm settles them (after a restart too)", async () => {
     const { id, workflow, account, task } = await setUp();
     const indexedOpen = async () => (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
