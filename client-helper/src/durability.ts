@@ -15,7 +15,7 @@
  * does not follow counts as gone; a task is observed whole or not at all (the bounds below), and
  * only tasks completed through this machine's helper are known.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseTraceRecords, TraceIndex } from "@waymark/protocol/trace-blame";
@@ -25,6 +25,7 @@ import { blameLines, parseBlamePorcelain } from "./blame-command.js";
 import { inertContext } from "./git/inert-config.js";
 import { type GitContext, runGit } from "./git/process.js";
 import { gitIsAncestor } from "./git/queries.js";
+import { nameHash } from "./name-hash.js";
 
 /** Tasks the ledger keeps per repository (the newest). */
 export const LEDGER_TASKS = 50;
@@ -59,7 +60,7 @@ interface Ledger {
 const empty = (): Ledger => ({ version: 1, tasks: [], pending: [] });
 
 function ledgerFile(cacheRoot: string, repoRoot: string): string {
-  return join(cacheRoot, "durability", `${createHash("sha256").update(repoRoot).digest("hex").slice(0, 40)}.json`);
+  return join(cacheRoot, "durability", `${nameHash(repoRoot).slice(0, 40)}.json`);
 }
 
 /** Read synchronously: a small file, read before every completion's request and again after its answer. */

@@ -17,6 +17,13 @@ import { pushToAccount, storedTotals, stubFor, value } from "./rpc";
 
 const ACCOUNT = "acme";
 
+/** The open tasks the account index shows for a workflow. */
+const indexedOpen = async (account: DurableObjectStub<AccountObject>, id: string) =>
+  (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
+
+/** Past the push window of the last write: the next one is pushed at once. */
+const outOfWindow = () => new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+
 async function setUp() {
   const id = newWorkflowId();
   const workflow = stubFor(id);
@@ -25,7 +32,7 @@ async function setUp() {
   const task = value(await workflow.startTask(ACCOUNT, { workflow_id: id, name: "Batch", goal: "One push" }));
   await pushToAccount(workflow);
   // Out of the window of that push: the next write is pushed at once.
-  await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+  await outOfWindow();
   return { id, workflow, account, task };
 }
 
@@ -67,6 +74,24 @@ async function expectIndexedWithinLag(account: DurableObjectStub<AccountObject>,
   const lag = await indexedLag(account, id, updatedAt);
   expect(lag).toBeGreaterThanOrEqual(0);
   expect(lag).toBeLessThan(SUMMARY_TIME_LAG_MS);
+}
+
+/** Runs the workflow's alarm with the meter on: what it cost each kind of object. */
+async function meteredAlarm(workflow: DurableObjectStub<WorkflowObject>) {
+  const wasOn = meter.on;
+  meter.on = true;
+  try {
+    const before = meter.read().objects;
+    expect(await runDurableObjectAlarm(workflow)).toBe(true);
+    const after = meter.read().objects;
+    return {
+      accountRequests: after.account.requests - before.account.requests,
+      accountRowsWritten: after.account.rows_written - before.account.rows_written,
+      workflowRowsWritten: after.workflow.rows_written - before.workflow.rows_written,
+    };
+  } finally {
+    meter.on = wasOn;
+  }
 }
 
 describe("account index pushes", () => {
@@ -165,7 +190,7 @@ describe("account index pushes", () => {
     expect(after.synced).toBe(after.last);
     // Out of the window again: the task's completion is pushed at once and waits on the busy account; the
     // workflow's completion, committed meanwhile, is in the index when its reply comes.
-    await new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
+    await outOfWindow();
     blocked = busy();
     await new Promise((r) => setTimeout(r, 50));
     value(await workflow.completeTask(ACCOUNT, { task_id: task.task_id, status: "success", outcome: { summary: "Done" } }));
@@ -199,14 +224,12 @@ describe("account index pushes", () => {
 
   it("counts a later push stored leave the alarm nothing to settle: it makes no request to the account", async () => {
     const { id, workflow, account, task } = await setUp();
-    const indexedOpen = async () => (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
-    const outOfWindow = () => new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
     // A milestone's alarm is due; a task's start then leaves its counts for it.
     await outOfWindow();
     value(await workflow.logMilestone(ACCOUNT, { task_id: task.task_id, message: "halfway" }));
     value(await workflow.startTask(ACCOUNT, { workflow_id: id, name: `Waits ${id}`, goal: "Counted later" }));
     await caughtUp(workflow, 1000);
-    expect(await indexedOpen()).toBe(1);
+    expect(await indexedOpen(account, id)).toBe(1);
     // An issue that asks for review is stored at once, and the row with it counts the open tasks too.
     await outOfWindow();
     value(
@@ -220,25 +243,14 @@ describe("account index pushes", () => {
     );
     const pushed = await caughtUp(workflow, 1000);
     expect(pushed.synced).toBe(pushed.last);
-    expect(await indexedOpen()).toBe(2);
-    const wasOn = meter.on;
-    meter.on = true;
-    try {
-      const before = meter.read().objects;
-      expect(await runDurableObjectAlarm(workflow)).toBe(true);
-      const after = meter.read().objects;
-      expect(after.account.requests - before.account.requests).toBe(0);
-    } finally {
-      meter.on = wasOn;
-    }
-    expect(await indexedOpen()).toBe(2);
+    expect(await indexedOpen(account, id)).toBe(2);
+    expect((await meteredAlarm(workflow)).accountRequests).toBe(0);
+    expect(await indexedOpen(account, id)).toBe(2);
   });
 
   it("a task's start waits for an alarm already due to show its counts, never for one of its own; the alarm settles them (after a restart too)", async () => {
     const { id, workflow, account, task } = await setUp();
-    const indexedOpen = async () => (await account.listWorkflows({ limit: 500 })).find((w) => w.id === id)?.open_tasks;
-    const outOfWindow = () => new Promise((r) => setTimeout(r, ACCOUNT_PUSH_DELAY_MS + 50));
-    expect(await indexedOpen()).toBe(1);
+    expect(await indexedOpen(account, id)).toBe(1);
     const start = async (name: string) => {
       value(await workflow.startTask(ACCOUNT, { workflow_id: id, name, goal: "Counted" }));
       const pushed = await caughtUp(workflow, 1000);
@@ -249,7 +261,7 @@ describe("account index pushes", () => {
     };
     // No alarm due: the counts are stored with the push, and no alarm is set for them.
     const second = await start(`Second ${id}`);
-    expect(await indexedOpen()).toBe(2);
+    expect(await indexedOpen(account, id)).toBe(2);
     expect(second.alarm).toBeNull();
     // A milestone's alarm is due: the next start's counts wait for it, and it settles them.
     await outOfWindow();
@@ -259,36 +271,25 @@ describe("account index pushes", () => {
     expect(due).not.toBeNull();
     expect(due).toBeLessThanOrEqual(Date.now() + ACCOUNT_LAZY_PUSH_MS);
     const third = await start(`Third ${id}`);
-    expect(await indexedOpen()).toBe(2);
+    expect(await indexedOpen(account, id)).toBe(2);
     expect(third.alarm).toBe(due);
     expect(await runDurableObjectAlarm(workflow)).toBe(true);
-    expect(await indexedOpen()).toBe(3);
+    expect(await indexedOpen(account, id)).toBe(3);
     // The same, then the object forgets what it knew, as a new instance knows nothing of it: its alarm settles too.
     await outOfWindow();
     value(await milestone());
     await start(`Fourth ${id}`);
-    expect(await indexedOpen()).toBe(3);
+    expect(await indexedOpen(account, id)).toBe(3);
     await runInDurableObject(workflow, (instance) => {
       Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { countsWaiting: false, lastPushAt: 0, alarmDueBy: 0 });
     });
     expect(await runDurableObjectAlarm(workflow)).toBe(true);
-    expect(await indexedOpen()).toBe(4);
+    expect(await indexedOpen(account, id)).toBe(4);
     // A new instance's alarm with nothing to push or settle: its settling push writes no row anywhere.
     await runInDurableObject(workflow, (instance, state) => {
       Object.assign((instance as unknown as { outbox: AccountOutbox }).outbox, { countsWaiting: false, lastPushAt: 0, alarmDueBy: 0 });
       return state.storage.setAlarm(Date.now());
     });
-    const wasOn = meter.on;
-    meter.on = true;
-    try {
-      const before = meter.read().objects;
-      expect(await runDurableObjectAlarm(workflow)).toBe(true);
-      const after = meter.read().objects;
-      expect(after.account.requests - before.account.requests).toBe(1);
-      expect(after.account.rows_written - before.account.rows_written).toBe(0);
-      expect(after.workflow.rows_written - before.workflow.rows_written).toBe(0);
-    } finally {
-      meter.on = wasOn;
-    }
+    expect(await meteredAlarm(workflow)).toEqual({ accountRequests: 1, accountRowsWritten: 0, workflowRowsWritten: 0 });
   });
 });
